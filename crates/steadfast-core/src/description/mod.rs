@@ -1,0 +1,1 @@
+//! Server and topology descriptions: immutable values describing what the driver knows.

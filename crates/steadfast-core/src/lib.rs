@@ -1,0 +1,15 @@
+//! Pure decisions of the steadfast MongoDB driver.
+//!
+//! Nothing in this crate performs I/O, reads a clock, sleeps, spawns a task or draws global
+//! randomness: time arrives as an `Instant` argument and randomness as `&mut impl Rng`. Every
+//! decision is a value (`TopologyChange`, `SdamActions`, `Selection`, `RetryDecision`) that the
+//! async `steadfast` crate carries out. That keeps every rule of the MongoDB specifications unit
+//! testable without a runtime, and lets the official JSON suites run against this crate alone.
+
+pub mod address;
+pub mod description;
+pub mod options;
+pub mod sdam;
+pub mod selection;
+
+pub use address::ServerAddress;

@@ -1,0 +1,1 @@
+//! Connection strings (`mongodb://`, `mongodb+srv://`) and client options.

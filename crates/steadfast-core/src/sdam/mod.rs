@@ -1,0 +1,1 @@
+//! The SDAM state machine and application-error handling.
