@@ -3,10 +3,14 @@
 use std::path::{Path, PathBuf};
 
 /// The root of the official test suites.
+/// A relative `STEADFAST_SPEC_TESTS` is taken relative to the workspace root, like the default,
+/// so the same value works whatever directory cargo runs the test binary from.
 pub(crate) fn spec_root() -> PathBuf {
+    let workspace_root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     match std::env::var_os("STEADFAST_SPEC_TESTS") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/spec-tests"),
+        Some(p) if Path::new(&p).is_absolute() => PathBuf::from(p),
+        Some(p) => workspace_root.join(p),
+        None => workspace_root.join("../shared/spec-tests"),
     }
 }
 
