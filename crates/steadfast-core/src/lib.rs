@@ -9,6 +9,7 @@
 pub mod address;
 pub mod description;
 pub mod options;
+pub mod pool;
 pub mod sdam;
 pub mod selection;
 

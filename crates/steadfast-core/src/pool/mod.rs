@@ -1,0 +1,560 @@
+//! The connection pool (CMAP) as a pure state machine.
+//!
+//! [`PoolState`] holds everything the specification says a pool knows — its status, generation,
+//! per-service generations, the connections it owns and in which state, and the FIFO wait queue —
+//! and answers every question with a decision value. The async pool worker in `steadfast` owns one
+//! `PoolState` per server, performs the I/O the decisions ask for (establish, close, interrupt) and
+//! reports the results back. Keeping the rules here means that the fairness of the wait queue,
+//! `maxConnecting`, generations and perishing are unit-tested without sockets or a clock.
+
+pub mod events;
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use bson::oid::ObjectId;
+
+pub use events::{CheckOutFailedReason, ConnectionClosedReason, PoolEvent};
+
+/// The identifier of a connection within its pool: assigned from 1 in order of creation.
+pub type ConnectionId = u32;
+
+/// The identifier the worker gives a check-out request while it waits in the queue.
+pub type WaiterId = u64;
+
+/// The pool options of the CMAP specification.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolOptions {
+    /// The most connections (pending, available and in use) the pool may hold; `None` is
+    /// unlimited (`maxPoolSize=0` in a connection string).
+    pub max_pool_size: Option<u32>,
+    /// Connections kept open in the background while the pool is ready.
+    pub min_pool_size: u32,
+    /// The most connections being established at once.
+    pub max_connecting: u32,
+    /// How long a connection may stay available before it is closed as idle.
+    pub max_idle_time: Option<Duration>,
+    /// Whether the pool serves a load balancer (per-`serviceId` generations, no pausing).
+    pub load_balanced: bool,
+}
+
+impl Default for PoolOptions {
+    fn default() -> Self {
+        PoolOptions {
+            max_pool_size: Some(100),
+            min_pool_size: 0,
+            max_connecting: 2,
+            max_idle_time: None,
+            load_balanced: false,
+        }
+    }
+}
+
+/// The three states of a pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolStatus {
+    /// The initial state, and the state after a clear: no check-outs, no background creation.
+    Paused,
+    /// Serving check-outs and populating to `minPoolSize`.
+    Ready,
+    /// Closed for good.
+    Closed,
+}
+
+/// Where a connection is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ConnectionState {
+    /// Being established; `for_waiter` is set when a check-out created it.
+    Pending { for_waiter: bool },
+    /// In the pool since the given instant.
+    Available { since: Instant },
+    /// Checked out.
+    InUse,
+}
+
+#[derive(Clone, Debug)]
+struct ConnectionRecord {
+    generation: u32,
+    service_id: Option<ObjectId>,
+    state: ConnectionState,
+}
+
+/// Why a check-out could not even join the wait queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckOutRefusal {
+    /// The pool is closed (PoolClosedError).
+    Closed,
+    /// The pool is paused after a clear (PoolClearedError: retryable, does not mark the server
+    /// Unknown).
+    Paused,
+}
+
+/// What a waiter at the head of the queue was given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grant {
+    /// An established connection taken from the pool, now in use.
+    Existing {
+        /// The waiter served.
+        waiter: WaiterId,
+        /// The connection handed over.
+        connection: ConnectionId,
+    },
+    /// A new pending connection that the waiter must establish (and then report with
+    /// [`PoolState::established`] or [`PoolState::establish_failed`]).
+    Create {
+        /// The waiter served.
+        waiter: WaiterId,
+        /// The new connection's id.
+        connection: ConnectionId,
+        /// The generation the connection belongs to.
+        generation: u32,
+    },
+}
+
+/// The result of servicing the wait queue: grants to hand out and perished connections to close.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServiceOutcome {
+    /// Waiters served, in queue order.
+    pub grants: Vec<Grant>,
+    /// Available connections found perished on the way, to be closed.
+    pub closed: Vec<(ConnectionId, ConnectionClosedReason)>,
+}
+
+/// What to do with a connection being checked in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckInDecision {
+    /// Keep it: it is available again.
+    Pool,
+    /// Close it, for the reason given.
+    Close(ConnectionClosedReason),
+}
+
+/// What a clear asks the worker to do.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClearOutcome {
+    /// Whether a PoolClearedEvent is due (not when the pool was already paused).
+    pub emit_event: bool,
+    /// Waiters to fail with a retryable PoolClearedError, eagerly.
+    pub failed_waiters: Vec<WaiterId>,
+    /// In-use connections to interrupt (only with `interruptInUseConnections`).
+    pub interrupt: Vec<ConnectionId>,
+    /// Available connections that are now stale and can be closed right away.
+    pub closed: Vec<ConnectionId>,
+}
+
+/// Background work for one maintenance run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MaintenanceOutcome {
+    /// Perished available connections to close.
+    pub closed: Vec<(ConnectionId, ConnectionClosedReason)>,
+    /// New pending connections to establish and then report with [`PoolState::established`].
+    pub create: Vec<(ConnectionId, u32)>,
+}
+
+/// The state of one pool. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct PoolState {
+    options: PoolOptions,
+    status: PoolStatus,
+    generation: u32,
+    service_generations: HashMap<ObjectId, ServiceEntry>,
+    next_connection_id: ConnectionId,
+    connections: HashMap<ConnectionId, ConnectionRecord>,
+    /// Available connections, most recently checked in last (taken LIFO to keep the hot set small
+    /// and let idle ones age out).
+    available: Vec<ConnectionId>,
+    pending: u32,
+    wait_queue: VecDeque<WaiterId>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct ServiceEntry {
+    generation: u32,
+    connections: u32,
+}
+
+impl PoolState {
+    /// A new pool: paused, generation 0.
+    pub fn new(options: PoolOptions) -> Self {
+        PoolState {
+            options,
+            status: PoolStatus::Paused,
+            generation: 0,
+            service_generations: HashMap::new(),
+            next_connection_id: 1,
+            connections: HashMap::new(),
+            available: Vec::new(),
+            pending: 0,
+            wait_queue: VecDeque::new(),
+        }
+    }
+
+    /// The pool's options.
+    pub fn options(&self) -> &PoolOptions {
+        &self.options
+    }
+
+    /// Paused, ready or closed.
+    pub fn status(&self) -> PoolStatus {
+        self.status
+    }
+
+    /// The pool's generation (non-load-balanced mode).
+    pub fn generation(&self) -> u32 {
+        self.generation
+    }
+
+    /// The generation that applies to connections of `service_id` (load-balanced mode), or the
+    /// pool generation without one.
+    pub fn generation_for(&self, service_id: Option<&ObjectId>) -> u32 {
+        match service_id {
+            Some(id) if self.options.load_balanced => self
+                .service_generations
+                .get(id)
+                .map_or(0, |entry| entry.generation),
+            _ => self.generation,
+        }
+    }
+
+    /// Pending + available + in use.
+    pub fn total_connections(&self) -> usize {
+        self.connections.len()
+    }
+
+    /// Connections waiting in the pool.
+    pub fn available_connections(&self) -> usize {
+        self.available.len()
+    }
+
+    /// Connections being established.
+    pub fn pending_connections(&self) -> u32 {
+        self.pending
+    }
+
+    /// Check-out requests waiting.
+    pub fn waiters(&self) -> usize {
+        self.wait_queue.len()
+    }
+
+    /// Marks the pool ready. Returns whether it changed (and so whether a PoolReadyEvent is due).
+    pub fn ready(&mut self) -> bool {
+        if self.status == PoolStatus::Paused {
+            self.status = PoolStatus::Ready;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Closes the pool for good. Returns the available connections to close and the waiters to
+    /// fail with PoolClosedError.
+    pub fn close(&mut self) -> (Vec<ConnectionId>, Vec<WaiterId>) {
+        self.status = PoolStatus::Closed;
+        let closing: Vec<ConnectionId> = std::mem::take(&mut self.available);
+        for id in &closing {
+            self.forget(*id);
+        }
+        (closing, self.wait_queue.drain(..).collect())
+    }
+
+    /// A check-out request joins the wait queue. Call [`PoolState::service`] afterwards.
+    ///
+    /// # Errors
+    /// [`CheckOutRefusal`] when the pool is closed or paused.
+    pub fn enqueue(&mut self, waiter: WaiterId) -> Result<(), CheckOutRefusal> {
+        match self.status {
+            PoolStatus::Closed => Err(CheckOutRefusal::Closed),
+            PoolStatus::Paused if !self.options.load_balanced => Err(CheckOutRefusal::Paused),
+            _ => {
+                self.wait_queue.push_back(waiter);
+                Ok(())
+            }
+        }
+    }
+
+    /// A waiter left the queue without being served (timed out or its future was dropped).
+    /// Returns whether it was still queued. Call [`PoolState::service`] afterwards: the next
+    /// waiter may now be at the head.
+    pub fn cancel(&mut self, waiter: WaiterId) -> bool {
+        let before = self.wait_queue.len();
+        self.wait_queue.retain(|w| *w != waiter);
+        before != self.wait_queue.len()
+    }
+
+    /// Serves the wait queue in order for as long as the head can be served: with a non-perished
+    /// available connection (closing perished ones met on the way), or with a new pending
+    /// connection while under `maxPoolSize` and `maxConnecting`. A newer request is never served
+    /// before an older one.
+    pub fn service(&mut self, now: Instant) -> ServiceOutcome {
+        let mut outcome = ServiceOutcome::default();
+        while let Some(&waiter) = self.wait_queue.front() {
+            if let Some(connection) = self.take_available(now, &mut outcome.closed) {
+                self.wait_queue.pop_front();
+                outcome.grants.push(Grant::Existing { waiter, connection });
+            } else if self.may_create() {
+                self.wait_queue.pop_front();
+                let (connection, generation) = self.create(true);
+                outcome.grants.push(Grant::Create {
+                    waiter,
+                    connection,
+                    generation,
+                });
+            } else {
+                break;
+            }
+        }
+        outcome
+    }
+
+    /// A pending connection finished its handshake. One created for a waiter is now in use; one
+    /// created in the background is available. `service_id` is the handshake's (load-balanced).
+    /// Returns `false` if the connection is unknown (already closed). Call
+    /// [`PoolState::service`] afterwards: `maxConnecting` may have been freed.
+    pub fn established(
+        &mut self,
+        connection: ConnectionId,
+        service_id: Option<ObjectId>,
+        now: Instant,
+    ) -> bool {
+        let Some(record) = self.connections.get_mut(&connection) else {
+            return false;
+        };
+        let ConnectionState::Pending { for_waiter } = record.state else {
+            return false;
+        };
+        self.pending -= 1;
+        if self.options.load_balanced
+            && let Some(id) = service_id
+        {
+            let entry = self.service_generations.entry(id).or_default();
+            entry.connections += 1;
+            record.generation = entry.generation;
+            record.service_id = Some(id);
+        }
+        if for_waiter {
+            record.state = ConnectionState::InUse;
+        } else {
+            record.state = ConnectionState::Available { since: now };
+            self.available.push(connection);
+        }
+        true
+    }
+
+    /// A pending connection failed to establish: it is gone. Call [`PoolState::service`]
+    /// afterwards.
+    pub fn establish_failed(&mut self, connection: ConnectionId) {
+        if matches!(
+            self.connections.get(&connection).map(|r| r.state),
+            Some(ConnectionState::Pending { .. })
+        ) {
+            self.forget(connection);
+        }
+    }
+
+    /// An in-use connection comes back. `healthy` is false when it hit an error (network,
+    /// timeout, protocol) and must be closed. Call [`PoolState::service`] afterwards.
+    pub fn check_in(
+        &mut self,
+        connection: ConnectionId,
+        healthy: bool,
+        now: Instant,
+    ) -> CheckInDecision {
+        let Some(record) = self.connections.get(&connection) else {
+            // Already closed (interrupted by a clear, or by pool close): nothing to keep.
+            return CheckInDecision::Close(ConnectionClosedReason::Stale);
+        };
+        let decision = if self.status == PoolStatus::Closed {
+            CheckInDecision::Close(ConnectionClosedReason::PoolClosed)
+        } else if !healthy {
+            CheckInDecision::Close(ConnectionClosedReason::Error)
+        } else if self.is_stale(record) {
+            CheckInDecision::Close(ConnectionClosedReason::Stale)
+        } else {
+            CheckInDecision::Pool
+        };
+        match decision {
+            CheckInDecision::Pool => {
+                if let Some(record) = self.connections.get_mut(&connection) {
+                    record.state = ConnectionState::Available { since: now };
+                }
+                self.available.push(connection);
+            }
+            CheckInDecision::Close(_) => self.forget(connection),
+        }
+        decision
+    }
+
+    /// Clears the pool: bumps the generation (of `service_id` in load-balanced mode), pauses a
+    /// non-load-balanced pool, fails every waiter, and lists in-use connections of the old
+    /// generation to interrupt when `interrupt_in_use` is set.
+    pub fn clear(&mut self, service_id: Option<ObjectId>, interrupt_in_use: bool) -> ClearOutcome {
+        let mut outcome = ClearOutcome::default();
+        if self.status == PoolStatus::Closed {
+            return outcome;
+        }
+        if self.options.load_balanced {
+            // Load-balanced pools never pause and keep their waiters; only that service's
+            // connections become stale.
+            if let Some(id) = service_id {
+                self.service_generations.entry(id).or_default().generation += 1;
+            }
+            outcome.emit_event = true;
+        } else {
+            let old_generation = self.generation;
+            self.generation += 1;
+            outcome.emit_event = self.status != PoolStatus::Paused;
+            self.status = PoolStatus::Paused;
+            outcome.failed_waiters = self.wait_queue.drain(..).collect();
+            if interrupt_in_use {
+                let mut ids: Vec<ConnectionId> = self
+                    .connections
+                    .iter()
+                    .filter(|(_, r)| {
+                        r.state == ConnectionState::InUse && r.generation <= old_generation
+                    })
+                    .map(|(id, _)| *id)
+                    .collect();
+                ids.sort_unstable();
+                for id in &ids {
+                    self.forget(*id);
+                }
+                outcome.interrupt = ids;
+            }
+        }
+        let stale: Vec<ConnectionId> = self
+            .available
+            .iter()
+            .copied()
+            .filter(|id| self.connections.get(id).is_some_and(|r| self.is_stale(r)))
+            .collect();
+        for id in &stale {
+            self.forget(*id);
+        }
+        outcome.closed = stale;
+        outcome
+    }
+
+    /// One background run: close perished available connections, and, while ready, start as
+    /// many connections as `minPoolSize` still needs within `maxConnecting`. A run does what it
+    /// can now and never waits.
+    pub fn maintain(&mut self, now: Instant) -> MaintenanceOutcome {
+        let mut outcome = MaintenanceOutcome::default();
+        let perished: Vec<(ConnectionId, ConnectionClosedReason)> = self
+            .available
+            .iter()
+            .filter_map(|id| {
+                let record = self.connections.get(id)?;
+                self.perish_reason(record, now).map(|reason| (*id, reason))
+            })
+            .collect();
+        for (id, _) in &perished {
+            self.forget(*id);
+        }
+        outcome.closed = perished;
+        if self.status == PoolStatus::Ready {
+            while self.connections.len() < self.options.min_pool_size as usize && self.may_create()
+            {
+                outcome.create.push(self.create(false));
+            }
+        }
+        outcome
+    }
+
+    /// Forgets a connection that the worker closed for its own reasons (for example an
+    /// interrupted in-use connection whose task reported back). Returns whether it was known.
+    pub fn remove(&mut self, connection: ConnectionId) -> bool {
+        let known = self.connections.contains_key(&connection);
+        self.forget(connection);
+        known
+    }
+
+    fn may_create(&self) -> bool {
+        let under_max = self
+            .options
+            .max_pool_size
+            .is_none_or(|max| self.connections.len() < max as usize);
+        under_max && self.pending < self.options.max_connecting
+    }
+
+    fn create(&mut self, for_waiter: bool) -> (ConnectionId, u32) {
+        let id = self.next_connection_id;
+        self.next_connection_id += 1;
+        self.pending += 1;
+        self.connections.insert(
+            id,
+            ConnectionRecord {
+                generation: self.generation,
+                service_id: None,
+                state: ConnectionState::Pending { for_waiter },
+            },
+        );
+        (id, self.generation)
+    }
+
+    fn take_available(
+        &mut self,
+        now: Instant,
+        closed: &mut Vec<(ConnectionId, ConnectionClosedReason)>,
+    ) -> Option<ConnectionId> {
+        while let Some(id) = self.available.pop() {
+            let Some(record) = self.connections.get(&id) else {
+                continue;
+            };
+            if let Some(reason) = self.perish_reason(record, now) {
+                self.forget(id);
+                closed.push((id, reason));
+                continue;
+            }
+            if let Some(record) = self.connections.get_mut(&id) {
+                record.state = ConnectionState::InUse;
+            }
+            return Some(id);
+        }
+        None
+    }
+
+    fn is_stale(&self, record: &ConnectionRecord) -> bool {
+        record.generation != self.generation_for(record.service_id.as_ref())
+    }
+
+    fn perish_reason(
+        &self,
+        record: &ConnectionRecord,
+        now: Instant,
+    ) -> Option<ConnectionClosedReason> {
+        if self.is_stale(record) {
+            return Some(ConnectionClosedReason::Stale);
+        }
+        match (record.state, self.options.max_idle_time) {
+            (ConnectionState::Available { since }, Some(max_idle))
+                if now.saturating_duration_since(since) >= max_idle =>
+            {
+                Some(ConnectionClosedReason::Idle)
+            }
+            _ => None,
+        }
+    }
+
+    /// Removes a connection from every count.
+    fn forget(&mut self, id: ConnectionId) {
+        let Some(record) = self.connections.remove(&id) else {
+            return;
+        };
+        match record.state {
+            ConnectionState::Pending { .. } => self.pending -= 1,
+            ConnectionState::Available { .. } => self.available.retain(|a| *a != id),
+            ConnectionState::InUse => {}
+        }
+        if let Some(service) = record.service_id
+            && let Some(entry) = self.service_generations.get_mut(&service)
+        {
+            entry.connections = entry.connections.saturating_sub(1);
+            if entry.connections == 0 {
+                self.service_generations.remove(&service);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
