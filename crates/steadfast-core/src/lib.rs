@@ -12,5 +12,6 @@ pub mod options;
 pub mod pool;
 pub mod sdam;
 pub mod selection;
+pub mod session;
 
 pub use address::ServerAddress;

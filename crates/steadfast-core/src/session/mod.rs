@@ -1,0 +1,216 @@
+//! Server sessions: the client-side pool of logical session ids, transaction numbers for
+//! retryable writes, and cluster-time gossip.
+//!
+//! A server session is only an id (a random v4 UUID generated here from an injected rng), the
+//! last time it was sent, a transaction-number counter and a dirty flag. The pool follows the
+//! driver-sessions specification: LIFO reuse, sessions within a minute of the server's
+//! `logicalSessionTimeoutMinutes` are discarded rather than reused, and sessions that saw a
+//! network error are never pooled again.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use bson::{Binary, Document, Timestamp, doc, spec::BinarySubtype};
+use rand::Rng;
+
+/// How close to expiry a session may be and still be reused.
+pub const EXPIRY_MARGIN: Duration = Duration::from_secs(60);
+
+/// One server session.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerSession {
+    id: [u8; 16],
+    last_use: Instant,
+    txn_number: i64,
+    dirty: bool,
+}
+
+impl ServerSession {
+    /// A new session with a random version-4 UUID, last used `now`.
+    pub fn new(rng: &mut impl Rng, now: Instant) -> Self {
+        let mut id: [u8; 16] = rng.random();
+        // RFC 4122 section 4.4: version 4, variant 10xx.
+        id[6] = (id[6] & 0x0f) | 0x40;
+        id[8] = (id[8] & 0x3f) | 0x80;
+        ServerSession {
+            id,
+            last_use: now,
+            txn_number: 0,
+            dirty: false,
+        }
+    }
+
+    /// The raw UUID bytes.
+    pub fn id_bytes(&self) -> &[u8; 16] {
+        &self.id
+    }
+
+    /// The `lsid` document sent with commands: `{ id: UUID }` (binary subtype 4).
+    pub fn lsid(&self) -> Document {
+        doc! { "id": Binary { subtype: BinarySubtype::Uuid, bytes: self.id.to_vec() } }
+    }
+
+    /// Records that the id was sent to a server at `now`.
+    pub fn touch(&mut self, now: Instant) {
+        self.last_use = now;
+    }
+
+    /// When the id was last sent.
+    pub fn last_use(&self) -> Instant {
+        self.last_use
+    }
+
+    /// Advances and returns the transaction number for a new retryable write. Every attempt of
+    /// that write reuses the returned number.
+    pub fn next_txn_number(&mut self) -> i64 {
+        self.txn_number += 1;
+        self.txn_number
+    }
+
+    /// The last transaction number handed out (0 before any).
+    pub fn txn_number(&self) -> i64 {
+        self.txn_number
+    }
+
+    /// Marks the session as having seen a network error: it will not return to the pool.
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Whether a network error was seen with this session.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// Whether the server may consider this session expired within [`EXPIRY_MARGIN`] of `now`.
+    /// `timeout` is the topology's `logicalSessionTimeoutMinutes`; `None` (unknown) counts as
+    /// about to expire, so nothing stale is ever reused.
+    pub fn is_about_to_expire(&self, timeout: Option<Duration>, now: Instant) -> bool {
+        match timeout {
+            None => true,
+            Some(timeout) => {
+                let idle = now.saturating_duration_since(self.last_use);
+                idle + EXPIRY_MARGIN >= timeout
+            }
+        }
+    }
+}
+
+/// The client's pool of server sessions.
+#[derive(Debug, Default)]
+pub struct SessionPool {
+    /// Front: most recently returned.
+    sessions: VecDeque<ServerSession>,
+}
+
+impl SessionPool {
+    /// An empty pool.
+    pub fn new() -> Self {
+        SessionPool::default()
+    }
+
+    /// Takes the most recently returned session that is not about to expire, discarding the
+    /// ones that are; creates a new one if none is left. In load-balanced mode expiry is not
+    /// checked (`timeout` is ignored), as the load-balancer specification says.
+    pub fn acquire(
+        &mut self,
+        timeout: Option<Duration>,
+        load_balanced: bool,
+        rng: &mut impl Rng,
+        now: Instant,
+    ) -> ServerSession {
+        while let Some(session) = self.sessions.pop_front() {
+            if load_balanced || !session.is_about_to_expire(timeout, now) {
+                return session;
+            }
+        }
+        ServerSession::new(rng, now)
+    }
+
+    /// Returns a session: first prunes expiring sessions from the back, then keeps the session at
+    /// the front unless it is dirty or about to expire.
+    pub fn release(&mut self, session: ServerSession, timeout: Option<Duration>, now: Instant) {
+        while self
+            .sessions
+            .back()
+            .is_some_and(|s| s.is_about_to_expire(timeout, now))
+        {
+            self.sessions.pop_back();
+        }
+        if !session.is_dirty() && !session.is_about_to_expire(timeout, now) {
+            self.sessions.push_front(session);
+        }
+    }
+
+    /// Sessions waiting in the pool.
+    pub fn len(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Whether the pool is empty.
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty()
+    }
+
+    /// Empties the pool, returning the `lsid` documents to send in `endSessions` batches of at
+    /// most 10,000 ids (the server's limit per command).
+    pub fn drain_for_end_sessions(&mut self) -> Vec<Vec<Document>> {
+        let ids: Vec<Document> = self.sessions.drain(..).map(|s| s.lsid()).collect();
+        ids.chunks(10_000).map(<[Document]>::to_vec).collect()
+    }
+}
+
+/// A `$clusterTime` document and the timestamp that orders it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterTime {
+    /// The ordering key: `clusterTime` (seconds, then increment).
+    pub timestamp: Timestamp,
+    /// The whole document as the server sent it (with its signature), to send back unchanged.
+    pub document: Document,
+}
+
+impl ClusterTime {
+    /// Reads `$clusterTime` from a server reply, if it carries a well-formed one.
+    pub fn from_reply(reply: &Document) -> Option<Self> {
+        let document = reply.get_document("$clusterTime").ok()?;
+        let timestamp = document.get_timestamp("clusterTime").ok()?;
+        Some(ClusterTime {
+            timestamp,
+            document: document.clone(),
+        })
+    }
+
+    /// The greater of two optional cluster times (signature ignored in the comparison).
+    pub fn max<'a>(
+        a: Option<&'a ClusterTime>,
+        b: Option<&'a ClusterTime>,
+    ) -> Option<&'a ClusterTime> {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(if ts_key(y.timestamp) > ts_key(x.timestamp) {
+                y
+            } else {
+                x
+            }),
+            (x, None) => x,
+            (None, y) => y,
+        }
+    }
+
+    /// Replaces `current` with `candidate` if the candidate is newer. Returns whether it advanced.
+    pub fn advance(current: &mut Option<ClusterTime>, candidate: &ClusterTime) -> bool {
+        let newer = current
+            .as_ref()
+            .is_none_or(|c| ts_key(candidate.timestamp) > ts_key(c.timestamp));
+        if newer {
+            *current = Some(candidate.clone());
+        }
+        newer
+    }
+}
+
+fn ts_key(ts: Timestamp) -> (u32, u32) {
+    (ts.time, ts.increment)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,143 @@
+use std::time::{Duration, Instant};
+
+use bson::{Timestamp, doc};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+use super::*;
+
+const THIRTY_MIN: Option<Duration> = Some(Duration::from_secs(30 * 60));
+
+#[test]
+fn session_ids_are_version_4_uuids() {
+    let mut rng = StdRng::seed_from_u64(7);
+    let s = ServerSession::new(&mut rng, Instant::now());
+    assert_eq!(s.id_bytes()[6] >> 4, 4);
+    assert_eq!(s.id_bytes()[8] >> 6, 0b10);
+    let lsid = s.lsid();
+    let Some(bson::Bson::Binary(id)) = lsid.get("id") else {
+        panic!("lsid.id is not binary")
+    };
+    assert_eq!(id.subtype, bson::spec::BinarySubtype::Uuid);
+    assert_eq!(id.bytes.len(), 16);
+}
+
+#[test]
+fn pool_reuses_most_recent_first() {
+    let mut rng = StdRng::seed_from_u64(1);
+    let now = Instant::now();
+    let mut pool = SessionPool::new();
+    let a = pool.acquire(THIRTY_MIN, false, &mut rng, now);
+    let b = pool.acquire(THIRTY_MIN, false, &mut rng, now);
+    assert_ne!(a.id_bytes(), b.id_bytes());
+    let (a_id, b_id) = (*a.id_bytes(), *b.id_bytes());
+    pool.release(a, THIRTY_MIN, now);
+    pool.release(b, THIRTY_MIN, now);
+    assert_eq!(
+        *pool.acquire(THIRTY_MIN, false, &mut rng, now).id_bytes(),
+        b_id
+    );
+    assert_eq!(
+        *pool.acquire(THIRTY_MIN, false, &mut rng, now).id_bytes(),
+        a_id
+    );
+}
+
+#[test]
+fn dirty_and_expiring_sessions_are_discarded() {
+    let mut rng = StdRng::seed_from_u64(2);
+    let t0 = Instant::now();
+    let mut pool = SessionPool::new();
+    let mut dirty = pool.acquire(THIRTY_MIN, false, &mut rng, t0);
+    dirty.mark_dirty();
+    pool.release(dirty, THIRTY_MIN, t0);
+    assert!(pool.is_empty());
+
+    let old = pool.acquire(THIRTY_MIN, false, &mut rng, t0);
+    let old_id = *old.id_bytes();
+    pool.release(old, THIRTY_MIN, t0);
+    // 29 minutes later the session has less than a minute left: acquire skips it.
+    let later = t0 + Duration::from_secs(29 * 60);
+    let fresh = pool.acquire(THIRTY_MIN, false, &mut rng, later);
+    assert_ne!(*fresh.id_bytes(), old_id);
+    assert!(pool.is_empty());
+}
+
+#[test]
+fn release_prunes_expiring_sessions_from_the_back() {
+    let mut rng = StdRng::seed_from_u64(3);
+    let t0 = Instant::now();
+    let mut pool = SessionPool::new();
+    let old = ServerSession::new(&mut rng, t0);
+    pool.release(old, THIRTY_MIN, t0);
+    let later = t0 + Duration::from_secs(29 * 60 + 30);
+    let fresh = ServerSession::new(&mut rng, later);
+    pool.release(fresh, THIRTY_MIN, later);
+    assert_eq!(pool.len(), 1);
+}
+
+#[test]
+fn unknown_timeout_never_pools_and_load_balanced_ignores_expiry() {
+    let mut rng = StdRng::seed_from_u64(4);
+    let now = Instant::now();
+    let mut pool = SessionPool::new();
+    let s = ServerSession::new(&mut rng, now);
+    pool.release(s, None, now);
+    assert!(
+        pool.is_empty(),
+        "sessions unsupported or unknown: nothing pooled"
+    );
+    let s = ServerSession::new(&mut rng, now);
+    let id = *s.id_bytes();
+    pool.release(s, THIRTY_MIN, now);
+    let later = now + Duration::from_secs(3600);
+    assert_eq!(*pool.acquire(None, true, &mut rng, later).id_bytes(), id);
+}
+
+#[test]
+fn txn_numbers_increase_per_session() {
+    let mut rng = StdRng::seed_from_u64(5);
+    let mut s = ServerSession::new(&mut rng, Instant::now());
+    assert_eq!(s.txn_number(), 0);
+    assert_eq!(s.next_txn_number(), 1);
+    assert_eq!(s.next_txn_number(), 2);
+}
+
+#[test]
+fn end_sessions_batches_ids() {
+    let mut rng = StdRng::seed_from_u64(6);
+    let now = Instant::now();
+    let mut pool = SessionPool::new();
+    for _ in 0..3 {
+        pool.release(ServerSession::new(&mut rng, now), THIRTY_MIN, now);
+    }
+    let batches = pool.drain_for_end_sessions();
+    assert_eq!(batches.len(), 1);
+    assert_eq!(batches[0].len(), 3);
+    assert!(pool.is_empty());
+}
+
+#[test]
+fn cluster_time_advances_only_forward() {
+    let ct = |t, i| ClusterTime {
+        timestamp: Timestamp {
+            time: t,
+            increment: i,
+        },
+        document: doc! { "clusterTime": Timestamp { time: t, increment: i } },
+    };
+    let mut current = None;
+    assert!(ClusterTime::advance(&mut current, &ct(10, 1)));
+    assert!(!ClusterTime::advance(&mut current, &ct(9, 100)));
+    assert!(ClusterTime::advance(&mut current, &ct(10, 2)));
+    assert_eq!(current.as_ref().unwrap().timestamp.increment, 2);
+    let reply = doc! { "ok": 1, "$clusterTime": { "clusterTime": Timestamp { time: 5, increment: 1 }, "signature": {} } };
+    let parsed = ClusterTime::from_reply(&reply).unwrap();
+    assert_eq!(parsed.timestamp.time, 5);
+    let bigger = ct(20, 0);
+    assert_eq!(
+        ClusterTime::max(Some(&parsed), Some(&bigger)),
+        Some(&bigger)
+    );
+    assert_eq!(ClusterTime::max(None, Some(&parsed)), Some(&parsed));
+}
