@@ -1,10 +1,21 @@
 //! Server selection: read preferences, staleness, the latency window, operation-count choice.
+//!
+//! [`select`] is a pure decision over one topology snapshot: the caller supplies the operation
+//! counts and the random number generator, and on [`Selection::NoneSuitable`] waits for the next
+//! snapshot itself.
 
 pub mod read_preference;
 pub mod rtt;
+mod select;
 pub mod staleness;
+mod suitable;
 pub mod window;
 
 pub use read_preference::{ReadPreference, ReadPreferenceError, ReadPreferenceMode, TagSet};
 pub use rtt::{MinRoundTripTime, RoundTripTimeEstimator};
-pub use window::{DEFAULT_LOCAL_THRESHOLD, choose_in_window, within_latency_window};
+pub use select::{Candidates, Selection, SelectionCriteria, SelectionError, candidates, select};
+pub use suitable::tag_set_matches;
+pub use window::{choose_in_window, within_latency_window};
+
+#[cfg(test)]
+mod tests;

@@ -79,7 +79,8 @@ pub enum ReadPreferenceError {
     /// Mode primary cannot carry maxStalenessSeconds.
     #[error("read preference mode primary cannot be combined with maxStalenessSeconds")]
     PrimaryWithMaxStaleness,
-    /// maxStalenessSeconds is below the allowed minimum for this topology.
+    /// maxStalenessSeconds is below the allowed minimum for a replica set (see
+    /// [`minimum_max_staleness`](super::staleness::minimum_max_staleness)).
     #[error("maxStalenessSeconds must be at least {minimum_secs} seconds, got {given_secs}")]
     MaxStalenessTooSmall {
         /// The value given, in seconds.
@@ -103,12 +104,15 @@ impl ReadPreference {
         }
     }
 
-    /// Checks the combinations the server selection specification forbids, independently of
-    /// the topology (the heartbeat-dependent staleness minimum is checked at selection time).
+    /// Checks the combinations the server selection specification forbids whatever the
+    /// topology. The lower bound on `max_staleness` (90 s and heartbeatFrequencyMS +
+    /// idleWritePeriodMS) is not checked here: it applies only when selecting from a replica set
+    /// (mongos checks it itself), so a client accepts `maxStalenessSeconds=1` and
+    /// [`select`](super::select) reports it (max-staleness-tests.md, "No validation").
     ///
     /// # Errors
-    /// [`ReadPreferenceError`] for mode primary with tag sets (other than one empty set) or with a
-    /// staleness bound, and for a staleness bound below 90 seconds.
+    /// [`ReadPreferenceError`] for mode primary with tag sets (other than empty sets) or with a
+    /// staleness bound.
     pub fn validate(&self) -> Result<(), ReadPreferenceError> {
         if self.mode == ReadPreferenceMode::Primary {
             if self.tag_sets.iter().any(|t| !t.is_empty()) {
@@ -117,14 +121,6 @@ impl ReadPreference {
             if self.max_staleness.is_some() {
                 return Err(ReadPreferenceError::PrimaryWithMaxStaleness);
             }
-        }
-        if let Some(ms) = self.max_staleness
-            && ms < SMALLEST_MAX_STALENESS
-        {
-            return Err(ReadPreferenceError::MaxStalenessTooSmall {
-                given_secs: ms.as_secs(),
-                minimum_secs: SMALLEST_MAX_STALENESS.as_secs(),
-            });
         }
         Ok(())
     }
@@ -161,11 +157,9 @@ mod tests {
             rp.validate(),
             Err(ReadPreferenceError::PrimaryWithMaxStaleness)
         );
+        // The staleness floor depends on the topology, so it is left to selection.
         let mut rp = ReadPreference::with_mode(ReadPreferenceMode::Nearest);
-        rp.max_staleness = Some(Duration::from_secs(89));
-        assert!(matches!(
-            rp.validate(),
-            Err(ReadPreferenceError::MaxStalenessTooSmall { .. })
-        ));
+        rp.max_staleness = Some(Duration::from_secs(1));
+        assert_eq!(rp.validate(), Ok(()));
     }
 }

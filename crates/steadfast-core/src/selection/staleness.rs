@@ -139,9 +139,18 @@ mod tests {
             last_write_date_ms: write_s * 1000,
         };
         let hb = secs(10);
-        assert_eq!(staleness_with_primary(obs(60, 0), obs(60, 10), hb), secs(20));
-        assert_eq!(staleness_with_primary(obs(70, 5), obs(60, 10), hb), secs(25));
-        assert_eq!(staleness_with_primary(obs(70, 5), obs(80, 30), hb), secs(25));
+        assert_eq!(
+            staleness_with_primary(obs(60, 0), obs(60, 10), hb),
+            secs(20)
+        );
+        assert_eq!(
+            staleness_with_primary(obs(70, 5), obs(60, 10), hb),
+            secs(25)
+        );
+        assert_eq!(
+            staleness_with_primary(obs(70, 5), obs(80, 30), hb),
+            secs(25)
+        );
     }
 
     #[test]

@@ -4,9 +4,6 @@ use std::time::Duration;
 
 use rand::Rng;
 
-/// The default width of the latency window (`localThresholdMS`).
-pub const DEFAULT_LOCAL_THRESHOLD: Duration = Duration::from_millis(15);
-
 /// Keeps the servers whose average RTT is within `local_threshold` of the fastest one.
 ///
 /// `rtt` reads a server's average round-trip time. A server without one (a load balancer, which

@@ -6,11 +6,13 @@
 //! skip with its reason, and fails when it found no files or any case failed.
 
 mod harness;
+mod selection;
 
 fn main() {
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let mut suites = harness::Suites::new(filter);
     // Each suite module registers itself here as it is written.
     let _ = &mut suites;
+    selection::run(&mut suites);
     std::process::exit(suites.finish());
 }
