@@ -6,4 +6,5 @@
 //! every reply itself and never reuses the driver's SDAM or hello logic, so a bug cannot hide on
 //! both sides of the wire.
 
+pub mod failpoint;
 pub mod store;

@@ -1,0 +1,222 @@
+//! mongod's fail points, as the `configureFailPoint` command sets them.
+//!
+//! Pure state: parsing and evaluation take the random generator as an argument, so a test can
+//! replay any sequence. Each simulated process owns one [`FailPoints`]; a restart gives it a
+//! fresh one, as restarting mongod does.
+//!
+//! Supported fail points:
+//! - `failCommand`: filters `appName`, `namespace`, `failCommands` (checked in that order, and
+//!   before the mode counts, so a command that does not match never consumes `times` or
+//!   `skip`); effects `blockConnection`/`blockTimeMS`, `closeConnection`, `errorCode`,
+//!   `errorLabels` (replacing the default labels; `[]` removes them) and `writeConcernError`
+//!   (added after the write is applied, counted separately, as mongod does).
+//! - `onPrimaryTransactionalWrite`: `closeConnection` after the write commits (default) or
+//!   `failBeforeCommitExceptionCode`.
+//!
+//! Modes: `"alwaysOn"`, `"off"`, `{times}`, `{skip}`, `{activationProbability}`. The reply is
+//! `{count, ok: 1}` where `count` is how many times the fail point triggered since it was last
+//! configured.
+//!
+//! Deviations from mongod, all stricter: an unknown fail point name, and a `data` document
+//! mongod would only reject when the fail point fires (e.g. `blockConnection` without
+//! `blockTimeMS`), are rejected by `configureFailPoint` itself.
+
+mod fail_command;
+mod mode;
+mod overload;
+
+#[cfg(test)]
+mod tests;
+
+use bson::{Bson, Document, doc};
+use rand::Rng;
+
+pub use fail_command::{
+    CommandFacts, FailCommand, FailCommandAction, FailOutcome, TransactionalWriteAction,
+    TransactionalWriteFault, WriteConcernInjection,
+};
+pub use mode::FailPointMode;
+pub use overload::{OVERLOAD_CODE, Overload, OverloadError};
+
+use mode::ModeState;
+
+/// An error from `configureFailPoint`, shaped like mongod's command errors.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{code_name} ({code}): {message}")]
+pub struct FailPointError {
+    /// The error code.
+    pub code: i32,
+    /// The code's name.
+    pub code_name: &'static str,
+    /// The message.
+    pub message: String,
+}
+
+impl FailPointError {
+    fn new(code: i32, code_name: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            code_name,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn bad_value(message: impl Into<String>) -> Self {
+        Self::new(2, "BadValue", message)
+    }
+
+    pub(crate) fn type_mismatch(message: impl Into<String>) -> Self {
+        Self::new(14, "TypeMismatch", message)
+    }
+
+    pub(crate) fn invalid_options(message: impl Into<String>) -> Self {
+        Self::new(72, "InvalidOptions", message)
+    }
+
+    /// The error as a command reply: `{ok: 0, errmsg, code, codeName}`.
+    pub fn to_reply(&self) -> Document {
+        doc! {
+            "ok": 0.0,
+            "errmsg": self.message.clone(),
+            "code": self.code,
+            "codeName": self.code_name,
+        }
+    }
+}
+
+/// The names of the fail points [`FailPoints`] understands.
+pub const FAIL_COMMAND: &str = "failCommand";
+/// See [`FAIL_COMMAND`].
+pub const ON_PRIMARY_TRANSACTIONAL_WRITE: &str = "onPrimaryTransactionalWrite";
+
+/// The fail points of one simulated server process.
+#[derive(Debug, Clone, Default)]
+pub struct FailPoints {
+    fail_command: Option<(ModeState, FailCommand)>,
+    transactional_write: Option<(ModeState, TransactionalWriteFault)>,
+}
+
+impl FailPoints {
+    /// Empty: every fail point off.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Runs `configureFailPoint` (the caller has checked it was sent to `admin`), returning the
+    /// reply `{count, ok: 1}`.
+    ///
+    /// # Errors
+    ///
+    /// The mongod-style error to send back (`BadValue`, `TypeMismatch`, `InvalidOptions`, or
+    /// `IllegalOperation` (20) when `mode` is missing).
+    pub fn configure(&mut self, command: &Document) -> Result<Document, FailPointError> {
+        let name = match command.get("configureFailPoint") {
+            Some(Bson::String(name)) => name.as_str(),
+            _ => {
+                return Err(FailPointError::type_mismatch(
+                    "'configureFailPoint' must be the name of a fail point",
+                ));
+            }
+        };
+        let mode = match command.get("mode") {
+            Some(mode) => FailPointMode::parse(mode)?,
+            None => {
+                return Err(FailPointError::new(
+                    20,
+                    "IllegalOperation",
+                    "When setting a failpoint, you must supply a 'mode'",
+                ));
+            }
+        };
+        let empty = Document::new();
+        let data = match command.get("data") {
+            None => &empty,
+            Some(Bson::Document(data)) => data,
+            Some(_) => {
+                return Err(FailPointError::type_mismatch(
+                    "the 'data' field must be a JSON object",
+                ));
+            }
+        };
+        let previous_count = match name {
+            FAIL_COMMAND => {
+                let parsed = FailCommand::parse(data)?;
+                let previous = self.fail_command.replace((ModeState::new(mode), parsed));
+                previous.map_or(0, |(state, _)| state.times_entered())
+            }
+            ON_PRIMARY_TRANSACTIONAL_WRITE => {
+                let parsed = TransactionalWriteFault::parse(data)?;
+                let previous = self
+                    .transactional_write
+                    .replace((ModeState::new(mode), parsed));
+                previous.map_or(0, |(state, _)| state.times_entered())
+            }
+            other => {
+                return Err(FailPointError::bad_value(format!(
+                    "Failed to find FailPoint {other}"
+                )));
+            }
+        };
+        Ok(doc! { "count": previous_count, "ok": 1.0 })
+    }
+
+    /// Evaluates `failCommand` before a command runs. `None` when it does not trigger.
+    pub fn before_command(
+        &mut self,
+        facts: &CommandFacts<'_>,
+        rng: &mut impl Rng,
+    ) -> Option<FailCommandAction> {
+        let (state, fail_command) = self.fail_command.as_mut()?;
+        if !state.is_active() || !fail_command.acts_before_command() || !fail_command.matches(facts)
+        {
+            return None;
+        }
+        state
+            .should_trigger(rng)
+            .then(|| fail_command.before_command_action())
+    }
+
+    /// Evaluates `failCommand`'s `writeConcernError` after a write was applied. `None` when it
+    /// does not trigger.
+    pub fn after_write(
+        &mut self,
+        facts: &CommandFacts<'_>,
+        rng: &mut impl Rng,
+    ) -> Option<WriteConcernInjection> {
+        let (state, fail_command) = self.fail_command.as_mut()?;
+        let error = fail_command.write_concern_error.as_ref()?;
+        if !facts.supports_write_concern || !state.is_active() || !fail_command.matches(facts) {
+            return None;
+        }
+        state.should_trigger(rng).then(|| WriteConcernInjection {
+            error: error.clone(),
+            labels: fail_command.error_labels.clone(),
+        })
+    }
+
+    /// Evaluates `onPrimaryTransactionalWrite` for a write carrying `lsid` + `txnNumber` on a
+    /// primary.
+    pub fn transactional_write(&mut self, rng: &mut impl Rng) -> TransactionalWriteAction {
+        match self.transactional_write.as_mut() {
+            Some((state, fault)) if state.is_active() => {
+                if state.should_trigger(rng) {
+                    fault.action()
+                } else {
+                    TransactionalWriteAction::Proceed
+                }
+            }
+            _ => TransactionalWriteAction::Proceed,
+        }
+    }
+
+    /// True if any fail point can still trigger (lets the hot path skip evaluation).
+    pub fn any_active(&self) -> bool {
+        self.fail_command
+            .as_ref()
+            .is_some_and(|(state, _)| state.is_active())
+            || self
+                .transactional_write
+                .as_ref()
+                .is_some_and(|(state, _)| state.is_active())
+    }
+}
