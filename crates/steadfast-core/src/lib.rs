@@ -10,6 +10,7 @@ pub mod address;
 pub mod description;
 pub mod options;
 pub mod pool;
+pub mod retry;
 pub mod sdam;
 pub mod selection;
 pub mod session;
