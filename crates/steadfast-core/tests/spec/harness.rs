@@ -34,6 +34,8 @@ pub(crate) enum Outcome {
     /// The case failed; the message names the file, the phase and the field that differed.
     Fail(String),
     /// The case was not run, for the reason given (listed in one place per suite).
+    // Not every registered suite has skips; until one does, nothing constructs this.
+    #[allow(dead_code)]
     Skip(String),
 }
 
