@@ -7,4 +7,5 @@
 //! both sides of the wire.
 
 pub mod failpoint;
+pub mod server;
 pub mod store;

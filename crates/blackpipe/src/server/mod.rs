@@ -1,0 +1,280 @@
+//! The server layer: a TCP listener on 127.0.0.1 that frames the MongoDB wire protocol and
+//! hands every request to a [`Handler`].
+//!
+//! What it takes care of so handlers need not: one task per connection (a slow reaction on one
+//! connection never delays another), OP_MSG with document sequences merged into the command,
+//! legacy OP_QUERY hello answered with OP_REPLY, OP_COMPRESSED in and out (a reply uses the
+//! compressor its request used) and compressor negotiation in hello, `moreToCome` requests left
+//! unanswered, exhaust streams, `maxMessageSizeBytes`, and shutdown. A client that sends
+//! garbage, disconnects mid-message or floods loses only its own connection.
+
+mod connection;
+mod handler;
+mod reaction;
+mod request;
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+pub use handler::{
+    BoxFuture, ConnectionContext, ConnectionId, ConnectionInfo, Extensions, Handler,
+};
+pub use reaction::{
+    CommandError, Gate, Outcome, Reaction, ReplyStream, ReplyStreamSender, StreamClosed,
+};
+pub use request::{Request, RequestError, RequestKind, is_hello_command};
+
+/// How a [`Server`] listens and what it accepts.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// Port on 127.0.0.1; 0 picks an ephemeral port.
+    pub port: u16,
+    /// Largest message accepted or sent (`maxMessageSizeBytes`); a client that announces a
+    /// larger frame is disconnected.
+    pub max_message_size: usize,
+    /// Compressors the server supports, by handshake name (`snappy`, `zlib`, `zstd`).
+    pub compressors: Vec<String>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            port: 0,
+            max_message_size: steadfast_wire::DEFAULT_MAX_MESSAGE_SIZE,
+            compressors: ["snappy", "zlib", "zstd"].map(String::from).to_vec(),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Listens on `port` (0 for an ephemeral port).
+    #[must_use]
+    pub fn with_port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Sets the largest message accepted or sent.
+    #[must_use]
+    pub fn with_max_message_size(mut self, max_message_size: usize) -> Self {
+        self.max_message_size = max_message_size;
+        self
+    }
+
+    /// Sets the compressors the server supports.
+    #[must_use]
+    pub fn with_compressors<I, S>(mut self, compressors: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.compressors = compressors.into_iter().map(Into::into).collect();
+        self
+    }
+}
+
+/// State shared by the listener and every connection task.
+struct Shared {
+    handler: Arc<dyn Handler>,
+    config: ServerConfig,
+    next_connection_id: AtomicU64,
+    next_reply_id: AtomicI32,
+    open_connections: watch::Sender<usize>,
+}
+
+impl Shared {
+    /// A fresh positive message id for a reply.
+    fn next_reply_id(&self) -> i32 {
+        self.next_reply_id.fetch_add(1, Ordering::Relaxed) & i32::MAX
+    }
+}
+
+/// Stops a [`Server`]: the listener and every connection close. Cloneable; also triggered when
+/// the [`Server`] is dropped.
+#[derive(Clone, Debug)]
+pub struct ShutdownHandle {
+    signal: Arc<watch::Sender<bool>>,
+}
+
+impl ShutdownHandle {
+    /// Stops accepting and closes every connection (without waiting for them to finish).
+    pub fn shutdown(&self) {
+        self.signal.send_replace(true);
+    }
+
+    /// Whether shutdown has been requested.
+    pub fn is_shut_down(&self) -> bool {
+        *self.signal.borrow()
+    }
+}
+
+/// A running wire-protocol server. Dropping it shuts it down.
+pub struct Server {
+    local_addr: SocketAddr,
+    shared: Arc<Shared>,
+    shutdown: ShutdownHandle,
+    listener_done: watch::Receiver<bool>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("local_addr", &self.local_addr)
+            .field("open_connections", &self.open_connections())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Binds 127.0.0.1 on the configured port and starts accepting connections, each served
+    /// by `handler` on its own task. Must be called within a tokio runtime.
+    ///
+    /// # Errors
+    /// The I/O error if the port cannot be bound.
+    pub async fn bind(config: ServerConfig, handler: Arc<dyn Handler>) -> io::Result<Self> {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, config.port)).await?;
+        let local_addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            handler,
+            config,
+            next_connection_id: AtomicU64::new(1),
+            next_reply_id: AtomicI32::new(1),
+            open_connections: watch::Sender::new(0),
+        });
+        let shutdown = ShutdownHandle {
+            signal: Arc::new(watch::Sender::new(false)),
+        };
+        let (done_sender, listener_done) = watch::channel(false);
+        tokio::spawn(accept_loop(
+            listener,
+            Arc::clone(&shared),
+            shutdown.signal.subscribe(),
+            done_sender,
+        ));
+        tracing::debug!(%local_addr, "blackpipe server listening");
+        Ok(Self {
+            local_addr,
+            shared,
+            shutdown,
+            listener_done,
+        })
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The configuration the server runs with.
+    pub fn config(&self) -> &ServerConfig {
+        &self.shared.config
+    }
+
+    /// How many connections are open right now.
+    pub fn open_connections(&self) -> usize {
+        *self.shared.open_connections.borrow()
+    }
+
+    /// How many connections have been accepted since the server started.
+    pub fn accepted_connections(&self) -> u64 {
+        self.shared.next_connection_id.load(Ordering::Relaxed) - 1
+    }
+
+    /// Resolves once exactly `count` connections are open (a leak check awaits 0).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn wait_for_open_connections(&self, count: usize) {
+        let mut open = self.shared.open_connections.subscribe();
+        // The sender lives in `self.shared`, so waiting cannot fail while `self` is borrowed.
+        let _ = open.wait_for(|open| *open == count).await;
+    }
+
+    /// A handle that can shut the server down from elsewhere.
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        self.shutdown.clone()
+    }
+
+    /// Stops accepting, closes every connection, and waits until all are closed.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: shutdown is requested before the first `.await`; dropping the future only
+    /// stops waiting for it to complete.
+    pub async fn shutdown(&self) {
+        self.shutdown.shutdown();
+        let mut done = self.listener_done.clone();
+        // Err means the listener task is gone, which is what we are waiting for anyway.
+        let _ = done.wait_for(|done| *done).await;
+        self.wait_for_open_connections(0).await;
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.shutdown.shutdown();
+    }
+}
+
+/// Accepts connections until shutdown, spawning a task for each.
+async fn accept_loop(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    mut shutdown: watch::Receiver<bool>,
+    done: watch::Sender<bool>,
+) {
+    loop {
+        let accepted = tokio::select! {
+            biased;
+            _ = shutdown.wait_for(|down| *down) => break,
+            accepted = listener.accept() => accepted,
+        };
+        match accepted {
+            Ok((stream, peer)) => {
+                let id =
+                    ConnectionId::new(shared.next_connection_id.fetch_add(1, Ordering::Relaxed));
+                let guard = OpenConnectionGuard::new(Arc::clone(&shared));
+                let context = ConnectionContext::new(id, peer);
+                shared.handler.connection_opened(&context.info());
+                let task_shared = Arc::clone(&shared);
+                let task_shutdown = shutdown.clone();
+                tokio::spawn(async move {
+                    connection::serve(stream, context, task_shared, task_shutdown).await;
+                    drop(guard);
+                });
+            }
+            Err(error) => {
+                // Usually out of file descriptors: back off instead of spinning on the error.
+                tracing::warn!(%error, "accept failed");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
+    done.send_replace(true);
+}
+
+/// Counts a connection as open for as long as its task lives, however the task ends.
+struct OpenConnectionGuard {
+    shared: Arc<Shared>,
+}
+
+impl OpenConnectionGuard {
+    fn new(shared: Arc<Shared>) -> Self {
+        shared.open_connections.send_modify(|open| *open += 1);
+        Self { shared }
+    }
+}
+
+impl Drop for OpenConnectionGuard {
+    fn drop(&mut self) {
+        self.shared
+            .open_connections
+            .send_modify(|open| *open = open.saturating_sub(1));
+    }
+}
