@@ -292,12 +292,13 @@ impl ServerDescription {
     }
 
     /// Whether the server's wire range overlaps the driver's, or `Err` with the message the
-    /// SDAM specification prescribes. Unknown servers are always compatible.
+    /// SDAM specification prescribes. Unknown servers are always compatible, and so are load
+    /// balancers, which are never checked (the load-balancer specification).
     ///
     /// # Errors
     /// The compatibility error text when the ranges do not overlap.
     pub fn check_compatibility(&self) -> Result<(), String> {
-        if !self.server_type.is_known() {
+        if !self.server_type.is_known() || self.server_type == ServerType::LoadBalancer {
             return Ok(());
         }
         if self.min_wire_version > MAX_WIRE_VERSION {

@@ -143,6 +143,9 @@ pub struct TopologyDescription {
     pub local_threshold: Duration,
     /// `heartbeatFrequencyMS`: needed by max-staleness estimates.
     pub heartbeat_frequency: Duration,
+    /// Whether the seed list had exactly one address: a Standalone found while the type is
+    /// Unknown then makes the topology Single instead of being removed.
+    pub(crate) single_seed: bool,
 }
 
 impl TopologyDescription {
@@ -189,6 +192,7 @@ impl TopologyDescription {
         } else {
             TopologyType::Unknown
         };
+        let single_seed = seeds.len() == 1;
         let servers = seeds
             .into_iter()
             .map(|address| {
@@ -210,6 +214,7 @@ impl TopologyDescription {
             logical_session_timeout_minutes: None,
             local_threshold: config.local_threshold,
             heartbeat_frequency: config.heartbeat_frequency,
+            single_seed,
         };
         description.refresh_derived_fields();
         Ok(description)
@@ -235,11 +240,6 @@ impl TopologyDescription {
     /// Whether some server has answered a check with a usable type.
     pub fn has_known_servers(&self) -> bool {
         self.servers.values().any(|s| s.server_type.is_known())
-    }
-
-    /// Whether some server may receive reads (for the driver's `readable` probes).
-    pub fn has_readable_server(&self) -> bool {
-        self.servers.values().any(|s| s.server_type.is_readable())
     }
 
     /// Recomputes what is derived from the server set after any change: the compatibility
