@@ -44,3 +44,6 @@ pub use header::{DEFAULT_MAX_MESSAGE_SIZE, HEADER_LEN, MessageHeader, OpCode, fr
 pub use legacy::{OpQuery, OpReply};
 pub use message::{Body, Message};
 pub use msg::{DocumentSequence, OpMsg};
+
+#[cfg(test)]
+mod tests;
