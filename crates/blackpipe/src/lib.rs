@@ -6,6 +6,7 @@
 //! every reply itself and never reuses the driver's SDAM or hello logic, so a bug cannot hide on
 //! both sides of the wire.
 
+pub mod deployment;
 pub mod failpoint;
 pub mod server;
 pub mod store;

@@ -1,0 +1,88 @@
+//! Errors of the control API and the admin commands, with the codes mongod uses for the same
+//! situations.
+
+use bson::{Document, doc};
+
+/// Why a control request (stepdown, election, kill, reconfig, ...) was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ControlError {
+    /// The deployment is not a replica set.
+    #[error("not running with --replSet")]
+    NotReplicaSet,
+    /// Stepdown asked of a member that is not primary.
+    #[error("not primary so can't step down")]
+    NotPrimary,
+    /// Stepdown without `force` and no electable secondary to take over.
+    #[error("No electable secondaries caught up")]
+    NoElectableSecondary,
+    /// The member can never be primary, or is not a secondary now.
+    #[error("member {0} is not electable")]
+    NotElectable(String),
+    /// The member is down or partitioned.
+    #[error("member {0} is unreachable")]
+    Unreachable(String),
+    /// Fewer than a majority of voting members are reachable.
+    #[error("cannot elect a primary: a majority of voting members is unreachable")]
+    NoMajority,
+    /// `replSetFreeze` on the primary.
+    #[error("cannot freeze node when primary or running for election. state: Primary")]
+    FreezePrimary,
+    /// No such member.
+    #[error("no member {0} in this deployment")]
+    UnknownMember(String),
+    /// The requested configuration is invalid.
+    #[error("{0}")]
+    InvalidConfig(String),
+    /// The configuration version does not increase.
+    #[error("{0}")]
+    NewConfigIncompatible(String),
+    /// A malformed admin command.
+    #[error("{0}")]
+    BadArgument(String),
+    /// A listener could not be bound (restart, reconfig adding a member).
+    #[error("cannot listen: {0}")]
+    Listen(String),
+}
+
+impl ControlError {
+    /// The error code mongod would use.
+    pub fn code(&self) -> i32 {
+        match self {
+            Self::NotReplicaSet => 76,
+            Self::NotPrimary => 10107,
+            Self::NoElectableSecondary => 262,
+            Self::NotElectable(_) | Self::Unreachable(_) | Self::NoMajority | Self::Listen(_) => {
+                125
+            }
+            Self::FreezePrimary => 95,
+            Self::UnknownMember(_) | Self::BadArgument(_) => 2,
+            Self::InvalidConfig(_) => 93,
+            Self::NewConfigIncompatible(_) => 103,
+        }
+    }
+
+    /// The name of [`Self::code`].
+    pub fn code_name(&self) -> &'static str {
+        match self.code() {
+            76 => "NoReplicationEnabled",
+            10107 => "NotWritablePrimary",
+            262 => "ExceededTimeLimit",
+            95 => "NotSecondary",
+            2 => "BadValue",
+            93 => "InvalidReplicaSetConfig",
+            103 => "NewReplicaSetConfigurationIncompatible",
+            _ => "CommandFailed",
+        }
+    }
+
+    /// The error as a command reply.
+    pub fn to_reply(&self) -> Document {
+        doc! {
+            "ok": 0.0,
+            "errmsg": self.to_string(),
+            "code": self.code(),
+            "codeName": self.code_name(),
+        }
+    }
+}
