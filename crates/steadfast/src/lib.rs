@@ -1,1 +1,28 @@
-//! steadfast
+//! steadfast: a MongoDB driver for Rust built to keep working through elections, stepdowns,
+//! dropped connections and overloaded servers.
+//!
+//! This is the foundation stage: connections (TCP, TLS), the handshake, SCRAM authentication,
+//! the [`Error`] type, and a first [`Client`] that talks to a single server:
+//!
+//! ```no_run
+//! # async fn demo() -> steadfast::Result<()> {
+//! let client = steadfast::Client::with_uri_str("mongodb://127.0.0.1:27017").await?;
+//! let reply = client.database("admin").run_command(bson::doc! { "ping": 1 }).await?;
+//! assert_eq!(reply.get_f64("ok").ok(), Some(1.0));
+//! # Ok(())
+//! # }
+//! ```
+
+mod auth;
+mod client;
+mod conn;
+mod db;
+pub mod error;
+mod handshake;
+mod runtime;
+
+pub use client::Client;
+pub use conn::config::ServerApi;
+pub use db::Database;
+pub use error::{Error, ErrorKind, Result};
+pub use steadfast_core::options::{ClientOptions, Credential};

@@ -1,0 +1,183 @@
+//! What a connection needs to know to open, handshake and authenticate: the connection-level
+//! subset of the client options, resolved once per client (TLS files read, metadata built).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bson::Document;
+use steadfast_core::options::{AuthMechanism, ClientOptions, Credential};
+use steadfast_wire::Compressor;
+
+use super::tls;
+use crate::auth::scram::{ScramCache, ScramVariant};
+use crate::error::{Error, Result};
+use crate::handshake::metadata::{Environment, client_metadata};
+
+/// The Stable API version to declare on every command (`apiVersion`, `apiStrict`,
+/// `apiDeprecationErrors`). Declaring one also makes the handshake use `hello` from the start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerApi {
+    /// The API version; "1" is the only one defined.
+    pub version: String,
+    /// Reject commands outside the declared API version.
+    pub strict: Option<bool>,
+    /// Reject deprecated commands and options.
+    pub deprecation_errors: Option<bool>,
+}
+
+impl ServerApi {
+    /// Declares API version 1 with the server's defaults for strictness.
+    pub fn v1() -> Self {
+        ServerApi {
+            version: "1".to_string(),
+            strict: None,
+            deprecation_errors: None,
+        }
+    }
+
+    /// Sets `apiStrict`.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = Some(strict);
+        self
+    }
+
+    /// Sets `apiDeprecationErrors`.
+    pub fn deprecation_errors(mut self, on: bool) -> Self {
+        self.deprecation_errors = Some(on);
+        self
+    }
+
+    /// Adds the API fields to a command document.
+    pub(crate) fn append_to(&self, command: &mut Document) {
+        command.insert("apiVersion", self.version.clone());
+        if let Some(strict) = self.strict {
+            command.insert("apiStrict", strict);
+        }
+        if let Some(errors) = self.deprecation_errors {
+            command.insert("apiDeprecationErrors", errors);
+        }
+    }
+}
+
+/// Which authentication mechanism a credential asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MechanismChoice {
+    /// None given: negotiate with `saslSupportedMechs` (SCRAM-SHA-256 if offered, else SHA-1).
+    Negotiate,
+    /// A SCRAM variant chosen by the application.
+    Scram(ScramVariant),
+}
+
+/// A resolved SCRAM credential. The password never appears in `Debug` output.
+pub(crate) struct AuthSettings {
+    pub(crate) username: String,
+    pub(crate) password: String,
+    /// The database the SASL commands go to (authSource, default "admin").
+    pub(crate) source: String,
+    pub(crate) mechanism: MechanismChoice,
+    /// Salted passwords computed for this credential, shared by all its connections.
+    pub(crate) cache: ScramCache,
+}
+
+impl fmt::Debug for AuthSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthSettings")
+            .field("username", &self.username)
+            .field("password", &"<redacted>")
+            .field("source", &self.source)
+            .field("mechanism", &self.mechanism)
+            .finish()
+    }
+}
+
+/// The connection-level configuration of one client.
+#[derive(Debug, Clone)]
+pub(crate) struct ConnectionConfig {
+    /// The `client` metadata document sent in the handshake (already within 512 bytes).
+    pub(crate) metadata: Document,
+    /// Compressors to offer, in the application's order of preference.
+    pub(crate) compressors: Vec<Compressor>,
+    /// Bound on DNS + TCP connect + TLS handshake; `None` = no limit (connectTimeoutMS=0).
+    pub(crate) connect_timeout: Option<Duration>,
+    /// Bound on each socket read or write; `None` = no limit.
+    pub(crate) socket_timeout: Option<Duration>,
+    /// TLS configuration when TLS is on.
+    pub(crate) tls: Option<Arc<rustls::ClientConfig>>,
+    /// The credential, when authentication is configured.
+    pub(crate) auth: Option<Arc<AuthSettings>>,
+    /// The declared Stable API version.
+    pub(crate) server_api: Option<ServerApi>,
+    /// Whether the deployment is behind a load balancer.
+    pub(crate) load_balanced: bool,
+}
+
+impl ConnectionConfig {
+    /// Resolves the connection-level options of `options`: builds the metadata document, reads
+    /// the TLS files, maps compressors and the credential.
+    ///
+    /// # Errors
+    /// `Configuration` for an unsupported authentication mechanism, a credential without the
+    /// username or password SCRAM needs, or an over-long appName; TLS and I/O errors from
+    /// reading certificate files.
+    pub(crate) fn from_options(
+        options: &ClientOptions,
+        server_api: Option<ServerApi>,
+    ) -> Result<Self> {
+        let metadata = client_metadata(options.app_name.as_deref(), &Environment::current())?;
+        let compressors = options
+            .compressors
+            .iter()
+            .filter_map(|c| Compressor::from_name(c.as_str(), options.zlib_compression_level))
+            .collect();
+        let tls = if options.tls.enabled {
+            Some(tls::client_config(&options.tls)?)
+        } else {
+            None
+        };
+        let auth = match &options.credential {
+            Some(credential) => Some(Arc::new(auth_settings(credential)?)),
+            None => None,
+        };
+        Ok(ConnectionConfig {
+            metadata,
+            compressors,
+            connect_timeout: options.connect_timeout.filter(|t| !t.is_zero()),
+            socket_timeout: options.socket_timeout.filter(|t| !t.is_zero()),
+            tls,
+            auth,
+            server_api,
+            load_balanced: options.load_balanced,
+        })
+    }
+}
+
+fn auth_settings(credential: &Credential) -> Result<AuthSettings> {
+    let mechanism = match credential.mechanism {
+        None => MechanismChoice::Negotiate,
+        Some(AuthMechanism::ScramSha1) => MechanismChoice::Scram(ScramVariant::Sha1),
+        Some(AuthMechanism::ScramSha256) => MechanismChoice::Scram(ScramVariant::Sha256),
+        Some(other) => {
+            return Err(Error::configuration(format!(
+                "authMechanism {other} is not supported yet (SCRAM-SHA-1 and SCRAM-SHA-256 are)"
+            )));
+        }
+    };
+    let username = credential
+        .username
+        .clone()
+        .filter(|u| !u.is_empty())
+        .ok_or_else(|| Error::configuration("SCRAM authentication requires a username"))?;
+    let password = credential
+        .password
+        .clone()
+        .ok_or_else(|| Error::configuration("SCRAM authentication requires a password"))?;
+    Ok(AuthSettings {
+        username,
+        password,
+        source: credential.resolved_source(),
+        mechanism,
+        cache: ScramCache::default(),
+    })
+}

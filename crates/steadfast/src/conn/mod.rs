@@ -1,0 +1,372 @@
+//! One connection to one server: a byte stream, wire framing, and the request/reply discipline
+//! (one request in flight, `responseTo` checked, broken on the first network or protocol error).
+//!
+//! Establishing a connection (`Connection::establish`) opens the stream, runs the handshake and
+//! authenticates. The pool task will own many of these; in the foundation stage the client
+//! holds one.
+
+pub(crate) mod config;
+pub(crate) mod description;
+pub(crate) mod stream;
+pub(crate) mod tls;
+#[cfg(test)]
+mod tests;
+
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+use bson::RawDocumentBuf;
+use steadfast_core::ServerAddress;
+use steadfast_wire::{
+    Body, DEFAULT_MAX_MESSAGE_SIZE, FrameDecoder, Message, OpMsg, WireError,
+    is_uncompressible_command,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use self::config::ConnectionConfig;
+use self::description::StreamDescription;
+use self::stream::BoxedStream;
+use crate::error::{Error, Result};
+
+/// Request ids are unique per process, so a reply can never be mistaken for another
+/// connection's even in logs.
+static NEXT_REQUEST_ID: AtomicI32 = AtomicI32::new(1);
+
+fn next_request_id() -> i32 {
+    // Wrapping is fine: ids only need to differ from the few requests in flight.
+    NEXT_REQUEST_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A single connection. Not `Clone`: exactly one owner sends on it at a time.
+pub(crate) struct Connection {
+    id: u64,
+    address: ServerAddress,
+    stream: BoxedStream,
+    decoder: FrameDecoder,
+    /// Reused for every request so that steady-state sends do not allocate.
+    write_buffer: Vec<u8>,
+    description: Option<StreamDescription>,
+    socket_timeout: Option<Duration>,
+    /// Set on the first network, timeout or protocol error: the connection must be discarded.
+    broken: bool,
+    /// Set while a request/reply exchange is under way. If the future doing it is dropped
+    /// midway, the stream may hold half a request or an unread reply, so the flag stays set
+    /// and the connection counts as broken.
+    in_flight: bool,
+    /// The request id of the last reply that carried moreToCome: the server will send another
+    /// reply to it without a new request (exhaust).
+    more_to_come_from: Option<i32>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("id", &self.id)
+            .field("address", &format_args!("{}", self.address))
+            .field("broken", &self.is_broken())
+            .finish()
+    }
+}
+
+impl Connection {
+    /// Wraps an open stream; no handshake has happened yet.
+    pub(crate) fn new(
+        id: u64,
+        address: ServerAddress,
+        stream: BoxedStream,
+        socket_timeout: Option<Duration>,
+    ) -> Self {
+        Connection {
+            id,
+            address,
+            stream,
+            decoder: FrameDecoder::new(DEFAULT_MAX_MESSAGE_SIZE),
+            write_buffer: Vec::with_capacity(512),
+            description: None,
+            socket_timeout,
+            broken: false,
+            in_flight: false,
+            more_to_come_from: None,
+        }
+    }
+
+    /// Opens a stream to `address`, performs the handshake and authenticates.
+    ///
+    /// `connect_timeout` from `config` bounds the stream setup; `deadline`, if given, bounds
+    /// the whole establishment (the handshake commands also use socketTimeoutMS).
+    ///
+    /// # Errors
+    /// Network, timeout and TLS errors from opening the stream, command errors from the
+    /// handshake, authentication errors; all carry the server address.
+    ///
+    /// # Cancel safety
+    /// Dropping the future drops the half-established connection, closing its socket.
+    pub(crate) async fn establish(
+        id: u64,
+        address: &ServerAddress,
+        config: &ConnectionConfig,
+        deadline: Option<Instant>,
+    ) -> Result<Connection> {
+        let connect_timeout = match (config.connect_timeout, deadline) {
+            (Some(t), Some(d)) => Some(t.min(d.saturating_duration_since(Instant::now()))),
+            (t, None) => t,
+            (None, Some(d)) => Some(d.saturating_duration_since(Instant::now())),
+        };
+        let stream = stream::open(address, config.tls.as_ref(), connect_timeout).await?;
+        let mut connection = Connection::new(id, address.clone(), stream, config.socket_timeout);
+        crate::handshake::perform(&mut connection, config, deadline)
+            .await
+            .map_err(|e| e.with_address(address))?;
+        if let Some(description) = connection.description() {
+            tracing::debug!(
+                connection = connection.id(),
+                %address,
+                server_connection_id = description.server_connection_id,
+                max_wire_version = description.max_wire_version,
+                compressor = description.compressor.map(|c| c.name()),
+                "connection established"
+            );
+        }
+        Ok(connection)
+    }
+
+    /// The driver-side id of this connection.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The server this connection talks to.
+    pub(crate) fn address(&self) -> &ServerAddress {
+        &self.address
+    }
+
+    /// What the handshake learnt, once it has completed.
+    pub(crate) fn description(&self) -> Option<&StreamDescription> {
+        self.description.as_ref()
+    }
+
+    pub(crate) fn set_description(&mut self, description: StreamDescription) {
+        let max = description.max_message_size_bytes;
+        self.decoder.set_max_message_size(max);
+        self.description = Some(description);
+    }
+
+    /// Whether the connection hit an error (or an exchange was abandoned midway) and must be
+    /// discarded rather than reused.
+    pub(crate) fn is_broken(&self) -> bool {
+        self.broken || self.in_flight
+    }
+
+    fn max_message_size(&self) -> usize {
+        self.description
+            .as_ref()
+            .map_or(DEFAULT_MAX_MESSAGE_SIZE, |d| d.max_message_size_bytes)
+    }
+
+    /// Sends `command` (which must already carry `$db`) as an OP_MSG and returns the reply's
+    /// body. The negotiated compressor is used unless the command is one that must never be
+    /// compressed. `deadline` bounds the exchange together with socketTimeoutMS.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the command exceeds the server's maximum message size (nothing is
+    /// sent; the connection stays usable). Network, timeout and protocol errors mark the
+    /// connection broken. A reply with `ok: 0` is *not* an error here: callers decide.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: dropping the future midway leaves the connection broken.
+    pub(crate) async fn send_command(
+        &mut self,
+        command: RawDocumentBuf,
+        deadline: Option<Instant>,
+    ) -> Result<RawDocumentBuf> {
+        let reply = self.send_message(OpMsg::new(command), deadline).await?;
+        Ok(reply.body)
+    }
+
+    /// Sends one OP_MSG and reads its reply; see [`Connection::send_command`].
+    ///
+    /// # Errors
+    /// As [`Connection::send_command`], plus a protocol error when the reply is not an OP_MSG.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: dropping the future midway leaves the connection broken.
+    pub(crate) async fn send_message(
+        &mut self,
+        message: OpMsg,
+        deadline: Option<Instant>,
+    ) -> Result<OpMsg> {
+        if self.is_broken() {
+            return Err(Error::network("the connection is broken and cannot be reused")
+                .with_address(&self.address));
+        }
+        if self.more_to_come_from.is_some() {
+            return Err(Error::invalid_argument(
+                "the connection is streaming replies (moreToCome); read them before sending",
+            )
+            .with_address(&self.address));
+        }
+        let compressor = match message.command_name() {
+            Some(name) if !is_uncompressible_command(name) => self
+                .description
+                .as_ref()
+                .and_then(|d| d.compressor.as_ref())
+                .copied(),
+            _ => None,
+        };
+        let request_id = next_request_id();
+        let expects_reply = !message.more_to_come();
+        let message = Message::new(request_id, 0, message);
+        self.write_buffer.clear();
+        message
+            .encode(compressor.as_ref(), self.max_message_size(), &mut self.write_buffer)
+            .map_err(|e| {
+                Error::invalid_argument("the command cannot be sent")
+                    .with_source(e)
+                    .with_address(&self.address)
+            })?;
+
+        self.in_flight = true;
+        let result = self.exchange(request_id, expects_reply, deadline).await;
+        match result {
+            Ok(reply) => {
+                self.in_flight = false;
+                Ok(reply)
+            }
+            Err(error) => {
+                self.in_flight = false;
+                self.broken = true;
+                Err(error.with_address(&self.address))
+            }
+        }
+    }
+
+    /// Reads the next reply the server streams after a reply that carried moreToCome.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when no streamed reply is pending; otherwise as
+    /// [`Connection::send_message`].
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: dropping the future midway leaves the connection broken.
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "the streaming SDAM monitor (a later task) reads exhaust replies")
+    )]
+    pub(crate) async fn next_streamed_reply(&mut self, deadline: Option<Instant>) -> Result<OpMsg> {
+        let Some(previous) = self.more_to_come_from else {
+            return Err(Error::invalid_argument("no streamed (moreToCome) reply is pending"));
+        };
+        if self.is_broken() {
+            return Err(Error::network("the connection is broken and cannot be reused")
+                .with_address(&self.address));
+        }
+        self.in_flight = true;
+        let result = self.read_reply(previous, deadline).await;
+        self.in_flight = false;
+        result.map_err(|error| {
+            self.broken = true;
+            error.with_address(&self.address)
+        })
+    }
+
+    /// Whether the last reply said more replies will follow without a request.
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "the streaming SDAM monitor (a later task) reads exhaust replies")
+    )]
+    pub(crate) fn is_streaming(&self) -> bool {
+        self.more_to_come_from.is_some()
+    }
+
+    async fn exchange(
+        &mut self,
+        request_id: i32,
+        expects_reply: bool,
+        deadline: Option<Instant>,
+    ) -> Result<OpMsg> {
+        let io_deadline = self.io_deadline(deadline);
+        let stream = &mut self.stream;
+        let bytes = &self.write_buffer;
+        let write = async move {
+            stream.write_all(bytes).await?;
+            stream.flush().await
+        };
+        with_deadline(io_deadline, "writing a request", write)
+            .await?
+            .map_err(|e| Error::network("writing a request failed").with_source(e))?;
+        if !expects_reply {
+            return Ok(OpMsg::new(RawDocumentBuf::new()));
+        }
+        self.read_reply(request_id, deadline).await
+    }
+
+    async fn read_reply(&mut self, response_to: i32, deadline: Option<Instant>) -> Result<OpMsg> {
+        let io_deadline = self.io_deadline(deadline);
+        let message = with_deadline(io_deadline, "waiting for a reply", self.read_message()).await??;
+        if message.response_to != response_to {
+            return Err(Error::protocol(format!(
+                "reply answers request {} but request {response_to} was sent",
+                message.response_to
+            )));
+        }
+        match message.body {
+            Body::Msg(reply) => {
+                self.more_to_come_from = reply.more_to_come().then_some(message.request_id);
+                Ok(reply)
+            }
+            other => Err(Error::protocol(format!(
+                "expected an OP_MSG reply, got {:?}",
+                other.op_code()
+            ))),
+        }
+    }
+
+    /// Reads until the decoder yields one whole message.
+    async fn read_message(&mut self) -> Result<Message> {
+        loop {
+            if let Some(message) = self.decoder.next_message().map_err(wire_error)? {
+                return Ok(message);
+            }
+            let buffered = self.decoder.buffered_len();
+            let read = self
+                .stream
+                .read_buf(self.decoder.read_buffer())
+                .await
+                .map_err(|e| Error::network("reading a reply failed").with_source(e))?;
+            if read == 0 {
+                return Err(Error::network(if buffered == 0 {
+                    "the server closed the connection".to_string()
+                } else {
+                    format!("the server closed the connection in the middle of a reply ({buffered} bytes received)")
+                }));
+            }
+        }
+    }
+
+    /// The earlier of the operation deadline and now + socketTimeoutMS.
+    fn io_deadline(&self, deadline: Option<Instant>) -> Option<Instant> {
+        let socket = self.socket_timeout.map(|t| Instant::now() + t);
+        match (socket, deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+fn wire_error(error: WireError) -> Error {
+    Error::protocol("the server sent a malformed message").with_source(error)
+}
+
+/// Runs `fut` until `deadline` (no limit when `None`).
+async fn with_deadline<F: std::future::Future>(
+    deadline: Option<Instant>,
+    what: &str,
+    fut: F,
+) -> Result<F::Output> {
+    match deadline {
+        None => Ok(fut.await),
+        Some(deadline) => tokio::time::timeout_at(deadline.into(), fut)
+            .await
+            .map_err(|_| Error::timeout(what.to_string())),
+    }
+}

@@ -1,0 +1,416 @@
+//! The driver's one error type.
+//!
+//! Every fallible call in steadfast returns [`Error`]: a small, cheap-to-move handle (one boxed
+//! allocation) around an [`ErrorKind`] that says *what* went wrong, the labels that say *what may
+//! be done about it* (`RetryableWriteError`, `SystemOverloadedError`, ...), the address of the
+//! server involved, and the underlying cause as a [`std::error::Error::source`] chain.
+//!
+//! Messages never contain secrets: passwords, SCRAM proofs and private keys are never formatted.
+
+mod command;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use steadfast_core::ServerAddress;
+
+pub use command::{CommandError, WriteConcernError, WriteError, WriteFailure};
+pub(crate) use command::reply_is_ok;
+
+/// Error label the server (4.4+) or the driver attaches to errors that a retryable write may retry.
+pub const RETRYABLE_WRITE_ERROR: &str = "RetryableWriteError";
+/// Error label for errors inside a transaction after which the whole transaction may be retried.
+pub const TRANSIENT_TRANSACTION_ERROR: &str = "TransientTransactionError";
+/// Error label for a commit whose outcome is unknown.
+pub const UNKNOWN_TRANSACTION_COMMIT_RESULT: &str = "UnknownTransactionCommitResult";
+/// Error label the server attaches when it shed load (client backpressure specification).
+pub const SYSTEM_OVERLOADED_ERROR: &str = "SystemOverloadedError";
+/// Error label saying the server considers the command safe to retry (client backpressure).
+pub const RETRYABLE_ERROR: &str = "RetryableError";
+/// Error label saying that no attempt of a write modified data (retryable writes).
+pub const NO_WRITES_PERFORMED: &str = "NoWritesPerformed";
+
+/// A specialised `Result` whose error is the driver's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong. Match on it through [`Error::kind`]; new variants may be added.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Reading from or writing to a socket failed, or the server closed the connection.
+    Network {
+        /// What the driver was doing, e.g. "reading a reply".
+        message: String,
+    },
+    /// A socket read or write, a connection attempt or an operation ran out of time.
+    Timeout {
+        /// What timed out, e.g. "connecting (connectTimeoutMS 10s)".
+        message: String,
+    },
+    /// The peer broke the wire protocol: a malformed frame, an unexpected `responseTo`, a reply
+    /// that is not a valid command reply. The connection is unusable afterwards.
+    Protocol {
+        /// What was wrong with the bytes received.
+        message: String,
+    },
+    /// The server answered a command with `ok: 0`.
+    Command(CommandError),
+    /// A write was acknowledged with write errors or a write concern error.
+    Write(WriteFailure),
+    /// Authentication failed: wrong credentials, a server signature that did not verify, or a
+    /// SASL conversation that went wrong.
+    Authentication {
+        /// What failed (never includes the password or a proof).
+        message: String,
+    },
+    /// An argument passed to an API call is invalid.
+    InvalidArgument {
+        /// Which argument and why.
+        message: String,
+    },
+    /// The client options or connection string are invalid or inconsistent.
+    Configuration {
+        /// Which option and why.
+        message: String,
+    },
+    /// No suitable server was found before the server selection timeout.
+    ServerSelection {
+        /// Why no server was suitable.
+        message: String,
+    },
+    /// TLS could not be set up or the TLS handshake failed (certificate rejected, bad CA file...).
+    Tls {
+        /// What failed.
+        message: String,
+    },
+    /// A local I/O operation that is not network traffic failed (reading a CA or key file).
+    Io {
+        /// What the driver was doing.
+        message: String,
+    },
+}
+
+/// One earlier attempt of an operation that ended with this error, in order.
+///
+/// The executor that retries operations fills this in; errors from a single attempt (everything
+/// in the foundation stage of the driver) have an empty history.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct AttemptRecord {
+    /// The server the attempt was sent to, if one was selected.
+    pub address: Option<ServerAddress>,
+    /// How that attempt failed.
+    pub error: Error,
+    /// How long the driver waited before the next attempt.
+    pub delay_before_next: Duration,
+}
+
+/// The driver's error: see the [module documentation](self).
+#[derive(Clone)]
+pub struct Error {
+    inner: Box<ErrorInner>,
+}
+
+#[derive(Clone)]
+struct ErrorInner {
+    kind: ErrorKind,
+    labels: BTreeSet<String>,
+    address: Option<ServerAddress>,
+    source: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
+    retry_history: Vec<AttemptRecord>,
+}
+
+impl Error {
+    /// An error of the given kind with no labels, address or source.
+    pub fn new(kind: ErrorKind) -> Self {
+        Error {
+            inner: Box::new(ErrorInner {
+                kind,
+                labels: BTreeSet::new(),
+                address: None,
+                source: None,
+                retry_history: Vec::new(),
+            }),
+        }
+    }
+
+    pub(crate) fn network(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Network {
+            message: message.into(),
+        })
+    }
+
+    pub(crate) fn timeout(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Timeout {
+            message: message.into(),
+        })
+    }
+
+    pub(crate) fn protocol(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Protocol {
+            message: message.into(),
+        })
+    }
+
+    pub(crate) fn authentication(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Authentication {
+            message: message.into(),
+        })
+    }
+
+    pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidArgument {
+            message: message.into(),
+        })
+    }
+
+    pub(crate) fn configuration(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Configuration {
+            message: message.into(),
+        })
+    }
+
+    pub(crate) fn tls(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Tls {
+            message: message.into(),
+        })
+    }
+
+    pub(crate) fn io(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Io {
+            message: message.into(),
+        })
+    }
+
+    /// Attaches the underlying cause, reported by [`std::error::Error::source`].
+    pub(crate) fn with_source(
+        mut self,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        self.inner.source = Some(Arc::new(source));
+        self
+    }
+
+    /// Records the server this error came from (kept if one is already set).
+    pub(crate) fn with_address(mut self, address: &ServerAddress) -> Self {
+        if self.inner.address.is_none() {
+            self.inner.address = Some(address.clone());
+        }
+        self
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.inner.kind
+    }
+
+    /// The server involved, when the error is tied to one.
+    pub fn address(&self) -> Option<&ServerAddress> {
+        self.inner.address.as_ref()
+    }
+
+    /// Whether the error carries `label` (labels sent by the server in `errorLabels` and labels
+    /// the driver added). Labels are case-sensitive, as the specifications define them.
+    pub fn has_label(&self, label: &str) -> bool {
+        self.inner.labels.contains(label)
+    }
+
+    /// Every label, sorted.
+    pub fn labels(&self) -> impl Iterator<Item = &str> {
+        self.inner.labels.iter().map(String::as_str)
+    }
+
+    /// The earlier attempts of the operation, oldest first (empty for a single attempt).
+    pub fn retry_history(&self) -> &[AttemptRecord] {
+        &self.inner.retry_history
+    }
+
+    /// The server error code: the command error's `code`, or the write concern error's code,
+    /// or the first write error's code.
+    pub fn code(&self) -> Option<i32> {
+        match &self.inner.kind {
+            ErrorKind::Command(c) => c.code_if_present(),
+            ErrorKind::Write(w) => w.code(),
+            _ => None,
+        }
+    }
+
+    /// The command error, when the server answered `ok: 0`.
+    pub fn command_error(&self) -> Option<&CommandError> {
+        match &self.inner.kind {
+            ErrorKind::Command(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// A network error in the specifications' sense: the socket failed or was closed, or a
+    /// socket read/write timed out. Use [`Error::is_timeout`] to tell the two apart.
+    pub fn is_network_error(&self) -> bool {
+        matches!(
+            self.inner.kind,
+            ErrorKind::Network { .. } | ErrorKind::Timeout { .. }
+        )
+    }
+
+    /// Whether something ran out of time (a socket timeout, connectTimeoutMS, a deadline).
+    pub fn is_timeout(&self) -> bool {
+        matches!(self.inner.kind, ErrorKind::Timeout { .. })
+    }
+
+    /// Whether the peer broke the wire protocol.
+    pub fn is_protocol_error(&self) -> bool {
+        matches!(self.inner.kind, ErrorKind::Protocol { .. })
+    }
+
+    /// Whether authentication failed.
+    pub fn is_authentication_error(&self) -> bool {
+        matches!(self.inner.kind, ErrorKind::Authentication { .. })
+    }
+
+    /// An SDAM "state change" error: "not writable primary" or "node is recovering", judged by
+    /// the command error's code (or, only without a code, by its message) and by the write
+    /// concern error. Write errors are never considered.
+    pub fn is_state_change_error(&self) -> bool {
+        self.is_not_writable_primary() || self.is_node_recovering()
+    }
+
+    /// An SDAM "not writable primary" error (NotWritablePrimary, NotPrimaryNoSecondaryOk,
+    /// LegacyNotPrimary, or a message containing "not master" when there is no code).
+    pub fn is_not_writable_primary(&self) -> bool {
+        self.state_change_source()
+            .is_some_and(|(code, msg)| command::is_not_writable_primary(code, msg))
+    }
+
+    /// An SDAM "node is recovering" error (InterruptedAtShutdown, InterruptedDueToReplStateChange,
+    /// NotPrimaryOrSecondary, PrimarySteppedDown, ShutdownInProgress, or the message fallback).
+    pub fn is_node_recovering(&self) -> bool {
+        self.state_change_source()
+            .is_some_and(|(code, msg)| command::is_node_recovering(code, msg))
+    }
+
+    /// An SDAM "node is shutting down" error (InterruptedAtShutdown, ShutdownInProgress): the
+    /// one state-change case after which the server's pool is cleared.
+    pub fn is_shutting_down(&self) -> bool {
+        self.state_change_source()
+            .is_some_and(|(code, _)| code.is_some_and(command::is_shutdown_code))
+    }
+
+    /// Whether the server shed load (`SystemOverloadedError` label).
+    pub fn is_overload_error(&self) -> bool {
+        self.has_label(SYSTEM_OVERLOADED_ERROR)
+    }
+
+    /// The code (if any) and message that SDAM inspects: the command error itself, or the write
+    /// concern error of an acknowledged write.
+    fn state_change_source(&self) -> Option<(Option<i32>, &str)> {
+        match &self.inner.kind {
+            ErrorKind::Command(c) => Some((c.code_if_present(), c.message.as_str())),
+            ErrorKind::Write(w) => w
+                .write_concern_error
+                .as_ref()
+                .map(|wce| (Some(wce.code), wce.message.as_str())),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorKind::Network { message } => write!(f, "network error: {message}"),
+            ErrorKind::Timeout { message } => write!(f, "timed out {message}"),
+            ErrorKind::Protocol { message } => write!(f, "wire protocol error: {message}"),
+            ErrorKind::Command(c) => write!(f, "{c}"),
+            ErrorKind::Write(w) => write!(f, "{w}"),
+            ErrorKind::Authentication { message } => write!(f, "authentication failed: {message}"),
+            ErrorKind::InvalidArgument { message } => write!(f, "invalid argument: {message}"),
+            ErrorKind::Configuration { message } => write!(f, "invalid configuration: {message}"),
+            ErrorKind::ServerSelection { message } => write!(f, "server selection: {message}"),
+            ErrorKind::Tls { message } => write!(f, "TLS error: {message}"),
+            ErrorKind::Io { message } => write!(f, "I/O error: {message}"),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.inner.kind)?;
+        if let Some(address) = &self.inner.address {
+            write!(f, " (server {address})")?;
+        }
+        if !self.inner.labels.is_empty() {
+            let labels: Vec<&str> = self.labels().collect();
+            write!(f, " [labels: {}]", labels.join(", "))?;
+        }
+        if let Some(source) = &self.inner.source {
+            write!(f, ": {source}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Error");
+        d.field("kind", &self.inner.kind);
+        if let Some(address) = &self.inner.address {
+            d.field("address", &format_args!("{address}"));
+        }
+        if !self.inner.labels.is_empty() {
+            d.field("labels", &self.inner.labels);
+        }
+        if let Some(source) = &self.inner.source {
+            d.field("source", source);
+        }
+        if !self.inner.retry_history.is_empty() {
+            d.field("retry_history", &self.inner.retry_history);
+        }
+        d.finish()
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.inner
+            .source
+            .as_deref()
+            .map(|s| s as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Self {
+        Error::new(kind)
+    }
+}
+
+impl From<CommandError> for Error {
+    /// A command error, carrying the labels the server sent.
+    fn from(command: CommandError) -> Self {
+        let labels = command.labels.clone();
+        let mut error = Error::new(ErrorKind::Command(command));
+        error.inner.labels.extend(labels);
+        error
+    }
+}
+
+impl From<WriteFailure> for Error {
+    /// A write failure, carrying the labels the server sent.
+    fn from(failure: WriteFailure) -> Self {
+        let labels = failure.labels.clone();
+        let mut error = Error::new(ErrorKind::Write(failure));
+        error.inner.labels.extend(labels);
+        error
+    }
+}
+
+impl From<bson::error::Error> for Error {
+    /// A BSON (de)serialisation failure of a document the application supplied.
+    fn from(e: bson::error::Error) -> Self {
+        Error::invalid_argument("a document could not be (de)serialised as BSON").with_source(e)
+    }
+}

@@ -1,0 +1,158 @@
+use super::*;
+
+fn env(vars: &[(&str, &str)]) -> Environment {
+    Environment {
+        os_type: "Linux".into(),
+        os_name: Some("linux".into()),
+        architecture: Some("x86_64".into()),
+        variables: vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        docker: false,
+    }
+}
+
+#[test]
+fn required_fields_are_present() {
+    let client = client_metadata(Some("my-app"), &env(&[])).unwrap();
+    assert_eq!(
+        client.get_document("application").unwrap().get_str("name"),
+        Ok("my-app")
+    );
+    let driver = client.get_document("driver").unwrap();
+    assert_eq!(driver.get_str("name"), Ok("steadfast"));
+    assert_eq!(driver.get_str("version"), Ok(env!("CARGO_PKG_VERSION")));
+    let os = client.get_document("os").unwrap();
+    assert_eq!(os.get_str("type"), Ok("Linux"));
+    assert_eq!(os.get_str("architecture"), Ok("x86_64"));
+    assert!(client.get_str("platform").unwrap().starts_with("Rust"));
+    assert!(!client.contains_key("env"), "no env document without detections");
+}
+
+#[test]
+fn no_application_without_app_name_and_long_names_are_rejected() {
+    let client = client_metadata(None, &env(&[])).unwrap();
+    assert!(!client.contains_key("application"));
+    let long = "x".repeat(MAX_APP_NAME_SIZE + 1);
+    let err = client_metadata(Some(&long), &env(&[])).unwrap_err();
+    assert!(err.to_string().contains("appName"), "{err}");
+    assert!(client_metadata(Some(&"x".repeat(MAX_APP_NAME_SIZE)), &env(&[])).is_ok());
+}
+
+#[test]
+fn aws_lambda_is_detected_with_its_fields() {
+    let client = client_metadata(
+        None,
+        &env(&[
+            ("AWS_EXECUTION_ENV", "AWS_Lambda_java8"),
+            ("AWS_REGION", "us-east-2"),
+            ("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "1024"),
+        ]),
+    )
+    .unwrap();
+    let e = client.get_document("env").unwrap();
+    assert_eq!(e.get_str("name"), Ok("aws.lambda"));
+    assert_eq!(e.get_str("region"), Ok("us-east-2"));
+    assert_eq!(e.get_i32("memory_mb"), Ok(1024));
+}
+
+#[test]
+fn wrongly_typed_values_are_omitted_silently() {
+    let client = client_metadata(
+        None,
+        &env(&[("AWS_LAMBDA_RUNTIME_API", "x"), ("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "big")]),
+    )
+    .unwrap();
+    let e = client.get_document("env").unwrap();
+    assert_eq!(e.get_str("name"), Ok("aws.lambda"));
+    assert!(!e.contains_key("memory_mb"));
+}
+
+#[test]
+fn aws_execution_env_must_have_the_lambda_prefix() {
+    let client = client_metadata(None, &env(&[("AWS_EXECUTION_ENV", "EC2")])).unwrap();
+    assert!(!client.contains_key("env"));
+}
+
+#[test]
+fn gcp_and_azure_and_vercel() {
+    let gcp = client_metadata(
+        None,
+        &env(&[
+            ("K_SERVICE", "svc"),
+            ("FUNCTION_MEMORY_MB", "1024"),
+            ("FUNCTION_TIMEOUT_SEC", "60"),
+            ("FUNCTION_REGION", "us-central1"),
+        ]),
+    )
+    .unwrap();
+    let e = gcp.get_document("env").unwrap();
+    assert_eq!(e.get_str("name"), Ok("gcp.func"));
+    assert_eq!(e.get_i32("timeout_sec"), Ok(60));
+    assert_eq!(e.get_str("region"), Ok("us-central1"));
+    let azure = client_metadata(None, &env(&[("FUNCTIONS_WORKER_RUNTIME", "node")])).unwrap();
+    assert_eq!(azure.get_document("env").unwrap().get_str("name"), Ok("azure.func"));
+    // vercel wins over aws; any other combination omits the FaaS fields.
+    let both = client_metadata(
+        None,
+        &env(&[("AWS_LAMBDA_RUNTIME_API", "x"), ("VERCEL", "1"), ("VERCEL_REGION", "cdg1")]),
+    )
+    .unwrap();
+    let e = both.get_document("env").unwrap();
+    assert_eq!(e.get_str("name"), Ok("vercel"));
+    assert_eq!(e.get_str("region"), Ok("cdg1"));
+    let conflicting = client_metadata(
+        None,
+        &env(&[("AWS_LAMBDA_RUNTIME_API", "x"), ("FUNCTIONS_WORKER_RUNTIME", "node")]),
+    )
+    .unwrap();
+    assert!(!conflicting.contains_key("env"));
+}
+
+#[test]
+fn container_runtime_and_orchestrator() {
+    let mut e = env(&[("KUBERNETES_SERVICE_HOST", "10.0.0.1"), ("FUNCTIONS_WORKER_RUNTIME", "n")]);
+    e.docker = true;
+    let client = client_metadata(None, &e).unwrap();
+    let env_doc = client.get_document("env").unwrap();
+    assert_eq!(env_doc.get_str("name"), Ok("azure.func"), "FaaS and container together");
+    let container = env_doc.get_document("container").unwrap();
+    assert_eq!(container.get_str("runtime"), Ok("docker"));
+    assert_eq!(container.get_str("orchestrator"), Ok("kubernetes"));
+}
+
+#[test]
+fn truncation_drops_env_fields_first_then_os_fields() {
+    let region = "r".repeat(400);
+    let client = client_metadata(
+        Some("app"),
+        &env(&[("VERCEL", "1"), ("VERCEL_REGION", region.as_str())]),
+    )
+    .unwrap();
+    assert!(encoded_len(&client) <= MAX_METADATA_SIZE);
+    let e = client.get_document("env").unwrap();
+    assert_eq!(e.get_str("name"), Ok("vercel"));
+    assert!(!e.contains_key("region"));
+    assert!(client.get_document("os").unwrap().contains_key("name"), "os untouched when enough");
+
+    let mut big_os = env(&[("VERCEL", "1")]);
+    big_os.os_name = Some("n".repeat(450));
+    let client = client_metadata(Some("app"), &big_os).unwrap();
+    assert!(encoded_len(&client) <= MAX_METADATA_SIZE);
+    let os = client.get_document("os").unwrap();
+    assert_eq!(os.keys().collect::<Vec<_>>(), ["type"]);
+    assert_eq!(client.get_document("env").unwrap().get_str("name"), Ok("vercel"));
+}
+
+#[test]
+fn truncation_finally_cuts_the_platform() {
+    let mut huge = env(&[("VERCEL", "1")]);
+    huge.os_type = "t".repeat(300);
+    let client = client_metadata(Some(&"a".repeat(MAX_APP_NAME_SIZE)), &huge).unwrap();
+    assert!(encoded_len(&client) <= MAX_METADATA_SIZE);
+    assert!(!client.contains_key("env"));
+    let platform = client.get_str("platform").unwrap();
+    assert!(platform.len() < super::platform().len());
+    assert!(super::platform().starts_with(platform));
+}

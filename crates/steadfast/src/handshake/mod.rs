@@ -1,0 +1,142 @@
+//! The connection handshake (handshake specification): the first command on every connection,
+//! carrying client metadata, compression negotiation, mechanism negotiation and the first SCRAM
+//! message (speculative authentication), followed by authentication.
+
+pub(crate) mod metadata;
+
+use std::time::Instant;
+
+use bson::spec::BinarySubtype;
+use bson::{Binary, Bson, Document, RawDocumentBuf, doc};
+use steadfast_core::description::ServerType;
+
+use crate::auth::scram::{ClientFirst, ScramVariant};
+use crate::auth::{self, SpeculativeState};
+use crate::conn::Connection;
+use crate::conn::config::{ConnectionConfig, MechanismChoice};
+use crate::conn::description::StreamDescription;
+use crate::error::{CommandError, Error, Result, reply_is_ok};
+
+/// The value of the handshake's `backpressure` field. The handshake specification requires the
+/// string "2" (the version of the client backpressure specification this driver implements),
+/// explicitly not a number.
+pub(crate) const BACKPRESSURE_VERSION: &str = "2";
+
+/// Builds the handshake command (without `$db`). With `speculative`, the first SCRAM message
+/// rides along in `speculativeAuthenticate`.
+pub(crate) fn handshake_command(
+    config: &ConnectionConfig,
+    speculative: Option<&ClientFirst>,
+) -> Document {
+    // Legacy hello (with helloOk) unless the application declared a Stable API version or the
+    // deployment is load balanced; both require `hello`. Either way it travels in an OP_MSG.
+    let mut command = if config.server_api.is_some() || config.load_balanced {
+        doc! { "hello": 1 }
+    } else {
+        doc! { "isMaster": 1, "helloOk": true }
+    };
+    command.insert("backpressure", BACKPRESSURE_VERSION);
+    command.insert("client", config.metadata.clone());
+    let names: Vec<Bson> = config
+        .compressors
+        .iter()
+        .map(|c| Bson::String(c.name().to_string()))
+        .collect();
+    command.insert("compression", names);
+    if config.load_balanced {
+        command.insert("loadBalanced", true);
+    }
+    if let Some(auth) = &config.auth {
+        if auth.mechanism == MechanismChoice::Negotiate {
+            // The username is sent as the application gave it: never SASLprepped.
+            command.insert(
+                "saslSupportedMechs",
+                format!("{}.{}", auth.source, auth.username),
+            );
+        }
+        if let Some(first) = speculative {
+            let mut start = auth::sasl_start_command(first);
+            start.insert("db", auth.source.clone());
+            command.insert("speculativeAuthenticate", start);
+        }
+    }
+    if let Some(api) = &config.server_api {
+        api.append_to(&mut command);
+    }
+    command
+}
+
+/// The mechanism speculative authentication uses: the configured one, or SCRAM-SHA-256 when
+/// negotiating (as the handshake specification requires).
+pub(crate) fn speculative_variant(choice: MechanismChoice) -> ScramVariant {
+    match choice {
+        MechanismChoice::Negotiate => ScramVariant::Sha256,
+        MechanismChoice::Scram(variant) => variant,
+    }
+}
+
+/// Runs the handshake on a fresh connection, records its stream description, then
+/// authenticates when a credential is configured.
+///
+/// # Errors
+/// Network/timeout/protocol errors from the exchange; a command error when the server answers
+/// the handshake with `ok: 0`; authentication errors.
+///
+/// # Cancel safety
+/// Not cancel safe: a dropped future leaves the connection broken.
+pub(crate) async fn perform(
+    connection: &mut Connection,
+    config: &ConnectionConfig,
+    deadline: Option<Instant>,
+) -> Result<()> {
+    let speculative = config.auth.as_ref().map(|auth| {
+        ClientFirst::new(
+            speculative_variant(auth.mechanism),
+            &auth.username,
+            &crate::runtime::scram_nonce(),
+        )
+    });
+    let mut command = handshake_command(config, speculative.as_ref());
+    command.insert("$db", "admin");
+    let command = RawDocumentBuf::try_from(&command).map_err(|e| {
+        Error::invalid_argument("the handshake command cannot be encoded").with_source(e)
+    })?;
+    let reply = connection.send_command(command, deadline).await?;
+    let reply = Document::try_from(reply)
+        .map_err(|e| Error::protocol("the handshake reply is not valid BSON").with_source(e))?;
+    if !reply_is_ok(&reply) {
+        return Err(CommandError::from_reply(&reply).into());
+    }
+    let description =
+        StreamDescription::from_handshake_reply(connection.address(), &reply, &config.compressors)?;
+    let is_arbiter = description.server_type == ServerType::RsArbiter;
+    let mechanisms = description.sasl_supported_mechs.clone();
+    connection.set_description(description);
+
+    let Some(auth) = &config.auth else {
+        return Ok(());
+    };
+    // Authentication is impossible (and unnecessary) against an arbiter.
+    if is_arbiter {
+        return Ok(());
+    }
+    let speculative = match (speculative, reply.get_document("speculativeAuthenticate")) {
+        (Some(first), Ok(server_reply)) => Some(SpeculativeState {
+            first,
+            reply: server_reply.clone(),
+        }),
+        _ => None,
+    };
+    auth::authenticate(connection, auth, mechanisms.as_deref(), speculative, deadline).await
+}
+
+/// A SASL payload as BSON binary data.
+pub(crate) fn binary(bytes: Vec<u8>) -> Bson {
+    Bson::Binary(Binary {
+        subtype: BinarySubtype::Generic,
+        bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests;
