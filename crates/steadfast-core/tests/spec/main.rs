@@ -7,6 +7,7 @@
 
 mod harness;
 mod selection;
+mod uri;
 
 fn main() {
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
@@ -14,5 +15,6 @@ fn main() {
     // Each suite module registers itself here as it is written.
     let _ = &mut suites;
     selection::run(&mut suites);
+    uri::run(&mut suites);
     std::process::exit(suites.finish());
 }

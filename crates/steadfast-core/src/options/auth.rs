@@ -1,0 +1,282 @@
+//! Credentials and the per-mechanism rules of the authentication specification (auth.md).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use super::{OptionsError, redacted};
+
+/// The database that external mechanisms (X.509, Kerberos, AWS, OIDC) authenticate against.
+pub const EXTERNAL_SOURCE: &str = "$external";
+
+/// The source SCRAM uses when neither authSource nor a database is given.
+pub const ADMIN_SOURCE: &str = "admin";
+
+/// An authentication mechanism.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AuthMechanism {
+    /// SCRAM-SHA-1.
+    ScramSha1,
+    /// SCRAM-SHA-256.
+    ScramSha256,
+    /// PLAIN (LDAP proxy authentication).
+    Plain,
+    /// MONGODB-X509: the client certificate's subject is the user.
+    MongoDbX509,
+    /// GSSAPI (Kerberos).
+    Gssapi,
+    /// MONGODB-AWS: IAM credentials from the environment.
+    MongoDbAws,
+    /// MONGODB-OIDC: tokens from an identity provider.
+    MongoDbOidc,
+}
+
+impl AuthMechanism {
+    const ALL: [AuthMechanism; 7] = [
+        AuthMechanism::ScramSha1,
+        AuthMechanism::ScramSha256,
+        AuthMechanism::Plain,
+        AuthMechanism::MongoDbX509,
+        AuthMechanism::Gssapi,
+        AuthMechanism::MongoDbAws,
+        AuthMechanism::MongoDbOidc,
+    ];
+
+    /// The mechanism's name as used in connection strings and on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthMechanism::ScramSha1 => "SCRAM-SHA-1",
+            AuthMechanism::ScramSha256 => "SCRAM-SHA-256",
+            AuthMechanism::Plain => "PLAIN",
+            AuthMechanism::MongoDbX509 => "MONGODB-X509",
+            AuthMechanism::Gssapi => "GSSAPI",
+            AuthMechanism::MongoDbAws => "MONGODB-AWS",
+            AuthMechanism::MongoDbOidc => "MONGODB-OIDC",
+        }
+    }
+
+    /// Parses a mechanism name (case-insensitively); `None` for an unknown name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.as_str().eq_ignore_ascii_case(name))
+    }
+
+    /// The source used when the user gives no authSource. `database` is the connection
+    /// string's database, if any.
+    pub fn default_source(self, database: Option<&str>) -> String {
+        match self {
+            AuthMechanism::ScramSha1 | AuthMechanism::ScramSha256 => {
+                database.unwrap_or(ADMIN_SOURCE).to_string()
+            }
+            AuthMechanism::Plain => database.unwrap_or(EXTERNAL_SOURCE).to_string(),
+            AuthMechanism::MongoDbX509
+            | AuthMechanism::Gssapi
+            | AuthMechanism::MongoDbAws
+            | AuthMechanism::MongoDbOidc => EXTERNAL_SOURCE.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for AuthMechanism {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Credentials for one user. The `Debug` output never shows the password.
+#[derive(Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Credential {
+    /// The user name (optional for X.509, AWS and OIDC).
+    pub username: Option<String>,
+    /// The password.
+    pub password: Option<String>,
+    /// The database to authenticate against; `None` means the mechanism's default.
+    pub source: Option<String>,
+    /// The mechanism; `None` means negotiate SCRAM-SHA-256 or SCRAM-SHA-1 with the server.
+    pub mechanism: Option<AuthMechanism>,
+    /// Mechanism properties, keys upper-cased (names are case-insensitive).
+    pub mechanism_properties: BTreeMap<String, String>,
+}
+
+impl fmt::Debug for Credential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credential")
+            .field("username", &self.username)
+            .field("password", &redacted(&self.password))
+            .field("source", &self.source)
+            .field("mechanism", &self.mechanism)
+            .field("mechanism_properties", &self.mechanism_properties)
+            .finish()
+    }
+}
+
+const GSSAPI_PROPERTIES: &[&str] = &[
+    "SERVICE_NAME",
+    "CANONICALIZE_HOST_NAME",
+    "SERVICE_REALM",
+    "SERVICE_HOST",
+];
+const CANONICALIZE_VALUES: &[&str] = &["true", "false", "none", "forward", "forwardAndReverse"];
+const OIDC_PROPERTIES: &[&str] = &["ENVIRONMENT", "TOKEN_RESOURCE"];
+const OIDC_ENVIRONMENTS: &[&str] = &["test", "azure", "gcp", "k8s"];
+/// OIDC environments whose token request names a resource (auth.md, TOKEN_RESOURCE).
+const OIDC_RESOURCE_ENVIRONMENTS: &[&str] = &["azure", "gcp"];
+
+impl Credential {
+    /// The source to authenticate against: the explicit one, else the mechanism's default
+    /// (SCRAM's default, `admin`, when the mechanism is negotiated).
+    pub fn resolved_source(&self) -> String {
+        match (&self.source, self.mechanism) {
+            (Some(source), _) => source.clone(),
+            (None, Some(mechanism)) => mechanism.default_source(None),
+            (None, None) => ADMIN_SOURCE.to_string(),
+        }
+    }
+
+    /// A mechanism property, looked up case-insensitively.
+    pub fn property(&self, name: &str) -> Option<&str> {
+        self.mechanism_properties
+            .get(&name.to_ascii_uppercase())
+            .map(String::as_str)
+    }
+
+    /// Checks the rules the authentication specification sets for the credential's mechanism.
+    ///
+    /// # Errors
+    /// [`OptionsError::InvalidCredential`] naming the mechanism and the missing or forbidden
+    /// part: a missing or empty username or password where required, a password or mechanism
+    /// property where forbidden, a source other than `$external` for external mechanisms, an
+    /// unknown property or an invalid property value.
+    pub fn validate(&self) -> Result<(), OptionsError> {
+        let name = self
+            .mechanism
+            .map_or("the default mechanism", AuthMechanism::as_str);
+        let fail = |reason: String| OptionsError::InvalidCredential {
+            mechanism: name,
+            reason,
+        };
+        let username_given = self.username.as_deref().is_some_and(|u| !u.is_empty());
+        match self.mechanism {
+            None => {
+                // The password may be supplied later in code, so only the username is required here.
+                if !username_given {
+                    return Err(fail("a non-empty username is required".into()));
+                }
+                self.forbid_properties(&fail)?;
+            }
+            Some(AuthMechanism::ScramSha1 | AuthMechanism::ScramSha256 | AuthMechanism::Plain) => {
+                if !username_given {
+                    return Err(fail("a non-empty username is required".into()));
+                }
+                if self.password.is_none() {
+                    return Err(fail("a password is required".into()));
+                }
+                self.forbid_properties(&fail)?;
+            }
+            Some(AuthMechanism::MongoDbX509) => {
+                if self.password.is_some() {
+                    return Err(fail("a password must not be given".into()));
+                }
+                self.require_external_source(&fail)?;
+                self.forbid_properties(&fail)?;
+            }
+            Some(AuthMechanism::Gssapi) => {
+                if !username_given {
+                    return Err(fail("a non-empty username is required".into()));
+                }
+                self.require_external_source(&fail)?;
+                self.allow_properties(GSSAPI_PROPERTIES, &fail)?;
+                if let Some(value) = self.property("CANONICALIZE_HOST_NAME")
+                    && !CANONICALIZE_VALUES.contains(&value)
+                {
+                    return Err(fail(format!(
+                        "CANONICALIZE_HOST_NAME must be one of {CANONICALIZE_VALUES:?}, got {value:?}"
+                    )));
+                }
+            }
+            Some(AuthMechanism::MongoDbAws) => {
+                // AWS credentials come from the environment, never from the options (auth.md).
+                if self.username.is_some() || self.password.is_some() {
+                    return Err(fail(
+                        "credentials must come from the environment, not a username or password"
+                            .into(),
+                    ));
+                }
+                self.require_external_source(&fail)?;
+                self.forbid_properties(&fail)?;
+            }
+            Some(AuthMechanism::MongoDbOidc) => {
+                if self.password.is_some() {
+                    return Err(fail("a password must not be given".into()));
+                }
+                self.require_external_source(&fail)?;
+                self.allow_properties(OIDC_PROPERTIES, &fail)?;
+                self.validate_oidc_environment(&fail)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn require_external_source(
+        &self,
+        fail: &impl Fn(String) -> OptionsError,
+    ) -> Result<(), OptionsError> {
+        match self.source.as_deref() {
+            Some(source) if source != EXTERNAL_SOURCE => Err(fail(format!(
+                "the source must be \"{EXTERNAL_SOURCE}\", got {source:?}"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    fn forbid_properties(
+        &self,
+        fail: &impl Fn(String) -> OptionsError,
+    ) -> Result<(), OptionsError> {
+        match self.mechanism_properties.keys().next() {
+            Some(key) => Err(fail(format!("mechanism property {key} does not apply"))),
+            None => Ok(()),
+        }
+    }
+
+    fn allow_properties(
+        &self,
+        allowed: &[&str],
+        fail: &impl Fn(String) -> OptionsError,
+    ) -> Result<(), OptionsError> {
+        match self
+            .mechanism_properties
+            .keys()
+            .find(|k| !allowed.contains(&k.as_str()))
+        {
+            Some(key) => Err(fail(format!("unknown mechanism property {key}"))),
+            None => Ok(()),
+        }
+    }
+
+    fn validate_oidc_environment(
+        &self,
+        fail: &impl Fn(String) -> OptionsError,
+    ) -> Result<(), OptionsError> {
+        let environment = self.property("ENVIRONMENT");
+        if let Some(env) = environment
+            && !OIDC_ENVIRONMENTS.contains(&env)
+        {
+            return Err(fail(format!(
+                "ENVIRONMENT must be one of {OIDC_ENVIRONMENTS:?}, got {env:?}"
+            )));
+        }
+        let needs_resource = environment.is_some_and(|e| OIDC_RESOURCE_ENVIRONMENTS.contains(&e));
+        match (needs_resource, self.property("TOKEN_RESOURCE").is_some()) {
+            (true, false) => Err(fail(format!(
+                "TOKEN_RESOURCE is required with ENVIRONMENT {}",
+                environment.unwrap_or_default()
+            ))),
+            (false, true) => Err(fail(
+                "TOKEN_RESOURCE is only allowed with ENVIRONMENT azure or gcp".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
