@@ -50,11 +50,15 @@ pub(crate) fn check_document(
 /// Validates `bytes` as one complete BSON document, deeply.
 pub(crate) fn validate_document(bytes: &[u8]) -> Result<&RawDocument, WireError> {
     let document = RawDocument::from_bytes(bytes).map_err(invalid)?;
-    let mut stack: Vec<RawIter<'_>> = Vec::new();
-    stack.push(document.iter_elements());
-    while let Some(iter) = stack.last_mut() {
-        let Some(element) = iter.next() else {
-            stack.pop();
+    // Iterators of the enclosing documents; empty (and unallocated) for flat documents.
+    let mut parents: Vec<RawIter<'_>> = Vec::new();
+    let mut current = document.iter_elements();
+    loop {
+        let Some(element) = current.next() else {
+            match parents.pop() {
+                Some(parent) => current = parent,
+                None => break,
+            }
             continue;
         };
         let nested = match element
@@ -66,12 +70,13 @@ pub(crate) fn validate_document(bytes: &[u8]) -> Result<&RawDocument, WireError>
             RawBsonRef::JavaScriptCodeWithScope(code) => code.scope.iter_elements(),
             _ => continue,
         };
-        if stack.len() >= MAX_BSON_NESTING_DEPTH {
+        // `current` is at depth parents.len() + 1; `nested` would be one deeper.
+        if parents.len() + 2 > MAX_BSON_NESTING_DEPTH {
             return Err(WireError::InvalidBson(format!(
                 "nested deeper than {MAX_BSON_NESTING_DEPTH} levels"
             )));
         }
-        stack.push(nested);
+        parents.push(std::mem::replace(&mut current, nested));
     }
     Ok(document)
 }

@@ -168,13 +168,21 @@ fn compress_zlib(input: &[u8], level: Option<i32>, out: &mut Vec<u8>) -> Result<
 }
 
 fn compress_zstd(input: &[u8], level: Option<i32>, out: &mut Vec<u8>) -> Result<(), WireError> {
-    let start = out.len();
-    out.resize(start + zstd::zstd_safe::compress_bound(input.len()), 0);
-    let target = out.get_mut(start..).unwrap_or_default();
-    let written =
-        zstd::bulk::compress_to_buffer(input, target, level.unwrap_or(0)).map_err(codec_error)?;
-    out.truncate(start + written);
+    out.reserve(zstd::zstd_safe::compress_bound(input.len()));
+    let mut compressor = zstd::bulk::Compressor::new(level.unwrap_or(0)).map_err(codec_error)?;
+    compressor
+        .compress_to_buffer(input, &mut appender(out))
+        .map_err(codec_error)?;
     Ok(())
+}
+
+/// A zstd output buffer that appends to `out`, writing into its spare capacity without
+/// zero-filling it first.
+fn appender(out: &mut Vec<u8>) -> std::io::Cursor<&mut Vec<u8>> {
+    let end = u64::try_from(out.len()).unwrap_or(u64::MAX);
+    let mut cursor = std::io::Cursor::new(out);
+    cursor.set_position(end);
+    cursor
 }
 
 /// Decompresses an OP_COMPRESSED payload, appending exactly `declared` bytes to `out`.
@@ -235,38 +243,35 @@ fn decompress_snappy(payload: &[u8], declared: usize, out: &mut Vec<u8>) -> Resu
 
 fn decompress_zlib(payload: &[u8], declared: usize, out: &mut Vec<u8>) -> Result<(), WireError> {
     let start = out.len();
-    // One spare byte lets an over-long stream show itself instead of stopping at the limit.
-    out.resize(start + declared + 1, 0);
+    // One spare byte lets an over-long stream show itself instead of stopping at the limit;
+    // zlib writes only into spare capacity, so nothing beyond it is ever produced.
+    out.reserve_exact(declared + 1);
     let mut decoder = flate2::Decompress::new(true);
     let counter = |value: u64| usize::try_from(value).unwrap_or(usize::MAX);
-    let outcome = loop {
-        let (consumed, produced) = (counter(decoder.total_in()), counter(decoder.total_out()));
-        let input = payload.get(consumed..).unwrap_or_default();
-        let target = out
-            .get_mut(start.saturating_add(produced)..)
-            .unwrap_or_default();
-        if target.is_empty() {
-            break Err(WireError::UncompressedSizeMismatch {
+    loop {
+        let produced = out.len() - start;
+        if produced > declared {
+            return Err(WireError::UncompressedSizeMismatch {
                 declared,
                 actual: produced,
             });
         }
-        match decoder.decompress(input, target, flate2::FlushDecompress::Finish) {
-            Err(error) => break Err(decompression_error(error)),
-            Ok(flate2::Status::StreamEnd) => break Ok(()),
-            Ok(flate2::Status::Ok | flate2::Status::BufError) => {
-                let stalled = counter(decoder.total_in()) == consumed
-                    && counter(decoder.total_out()) == produced;
-                if stalled {
-                    break Err(WireError::Decompression(
+        let consumed = counter(decoder.total_in());
+        let input = payload.get(consumed..).unwrap_or_default();
+        let status = decoder
+            .decompress_vec(input, out, flate2::FlushDecompress::Finish)
+            .map_err(decompression_error)?;
+        match status {
+            flate2::Status::StreamEnd => break,
+            flate2::Status::Ok | flate2::Status::BufError => {
+                if counter(decoder.total_in()) == consumed && out.len() - start == produced {
+                    return Err(WireError::Decompression(
                         "zlib stream ends before its end marker".to_owned(),
                     ));
                 }
             }
         }
-    };
-    out.truncate(start.saturating_add(counter(decoder.total_out())));
-    outcome?;
+    }
     let consumed = counter(decoder.total_in());
     if consumed == payload.len() {
         Ok(())
@@ -279,11 +284,23 @@ fn decompress_zlib(payload: &[u8], declared: usize, out: &mut Vec<u8>) -> Result
 }
 
 fn decompress_zstd(payload: &[u8], declared: usize, out: &mut Vec<u8>) -> Result<(), WireError> {
-    let start = out.len();
-    out.resize(start + declared, 0);
-    let target = out.get_mut(start..).unwrap_or_default();
-    // zstd fails with "destination too small" rather than writing past `declared`.
-    let written = zstd::bulk::decompress_to_buffer(payload, target).map_err(decompression_error)?;
-    out.truncate(start + written);
+    // A first frame that announces more than the declared size cannot be valid: stop before
+    // allocating anything for it.
+    if let Ok(Some(first_frame)) = zstd::zstd_safe::get_frame_content_size(payload) {
+        let first_frame = usize::try_from(first_frame).unwrap_or(usize::MAX);
+        if first_frame > declared {
+            return Err(WireError::UncompressedSizeMismatch {
+                declared,
+                actual: first_frame,
+            });
+        }
+    }
+    out.reserve_exact(declared);
+    let mut decompressor = zstd::bulk::Decompressor::new().map_err(decompression_error)?;
+    // zstd writes only into the spare capacity and fails with "destination too small" rather
+    // than past it.
+    decompressor
+        .decompress_to_buffer(payload, &mut appender(out))
+        .map_err(decompression_error)?;
     Ok(())
 }
