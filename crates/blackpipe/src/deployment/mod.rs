@@ -2,6 +2,8 @@
 //! listen on their own 127.0.0.1 ports and answer like mongod/mongos.
 
 mod control_error;
+pub mod errors;
+pub mod hello;
 mod model;
 
 #[cfg(test)]

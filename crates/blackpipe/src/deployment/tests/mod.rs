@@ -1,1 +1,3 @@
+mod errors;
+mod hello;
 mod model;

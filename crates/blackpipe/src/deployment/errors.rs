@@ -1,0 +1,225 @@
+//! Error replies as an 8.0 server shapes them: code names, the error labels it attaches, and
+//! `topologyVersion` on state-change errors.
+
+use std::borrow::Cow;
+
+use bson::{Bson, Document, doc};
+
+use super::hello::version_document;
+use super::model::TopologyVersion;
+
+/// Codes the server labels `RetryableWriteError` on a retryable write (the list of the
+/// retryable writes specification).
+pub const RETRYABLE_WRITE_CODES: [i32; 12] = [
+    11600, 11602, 10107, 13435, 13436, 189, 91, 7, 6, 89, 9001, 262,
+];
+
+/// `NotWritablePrimary`.
+pub const NOT_WRITABLE_PRIMARY: i32 = 10107;
+/// `NotPrimaryNoSecondaryOk`.
+pub const NOT_PRIMARY_NO_SECONDARY_OK: i32 = 13435;
+/// `NotPrimaryOrSecondary`.
+pub const NOT_PRIMARY_OR_SECONDARY: i32 = 13436;
+/// `InterruptedDueToReplStateChange`.
+pub const INTERRUPTED_DUE_TO_REPL_STATE_CHANGE: i32 = 11602;
+/// `ShutdownInProgress`.
+pub const SHUTDOWN_IN_PROGRESS: i32 = 91;
+
+/// The name mongod gives `code` (`Location<code>` for codes it has no name for).
+pub fn code_name(code: i32) -> Cow<'static, str> {
+    let name = match code {
+        1 => "InternalError",
+        2 => "BadValue",
+        6 => "HostUnreachable",
+        7 => "HostNotFound",
+        8 => "UnknownError",
+        9 => "FailedToParse",
+        11 => "UserNotFound",
+        13 => "Unauthorized",
+        14 => "TypeMismatch",
+        18 => "AuthenticationFailed",
+        20 => "IllegalOperation",
+        24 => "LockTimeout",
+        26 => "NamespaceNotFound",
+        27 => "IndexNotFound",
+        43 => "CursorNotFound",
+        48 => "NamespaceExists",
+        50 => "MaxTimeMSExpired",
+        59 => "CommandNotFound",
+        64 => "WriteConcernFailed",
+        66 => "ImmutableField",
+        72 => "InvalidOptions",
+        73 => "InvalidNamespace",
+        76 => "NoReplicationEnabled",
+        79 => "UnknownReplWriteConcern",
+        89 => "NetworkTimeout",
+        91 => "ShutdownInProgress",
+        93 => "InvalidReplicaSetConfig",
+        95 => "NotSecondary",
+        96 => "OperationFailed",
+        100 => "UnsatisfiableWriteConcern",
+        103 => "NewReplicaSetConfigurationIncompatible",
+        112 => "WriteConflict",
+        115 => "CommandNotSupported",
+        125 => "CommandFailed",
+        133 => "FailedToSatisfyReadPreference",
+        134 => "ReadConcernMajorityNotAvailableYet",
+        136 => "CappedPositionLost",
+        150 => "StaleEpoch",
+        175 => "QueryPlanKilled",
+        189 => "PrimarySteppedDown",
+        217 => "IncompleteTransactionHistory",
+        225 => "TransactionTooOld",
+        234 => "RetryChangeStream",
+        251 => "NoSuchTransaction",
+        256 => "TransactionCommitted",
+        262 => "ExceededTimeLimit",
+        280 => "ChangeStreamFatalError",
+        286 => "ChangeStreamHistoryLost",
+        462 => "IngressRequestRateLimitExceeded",
+        9001 => "SocketException",
+        10107 => "NotWritablePrimary",
+        11000 => "DuplicateKey",
+        11600 => "InterruptedAtShutdown",
+        11601 => "Interrupted",
+        11602 => "InterruptedDueToReplStateChange",
+        13388 => "StaleConfig",
+        13435 => "NotPrimaryNoSecondaryOk",
+        13436 => "NotPrimaryOrSecondary",
+        _ => return Cow::Owned(format!("Location{code}")),
+    };
+    Cow::Borrowed(name)
+}
+
+/// Codes of mongod's NotPrimaryError and ShutdownError categories: replies carrying them also
+/// carry the node's `topologyVersion`.
+pub fn is_state_change_code(code: i32) -> bool {
+    matches!(code, 10107 | 13435 | 13436 | 11602 | 189 | 91 | 11600)
+}
+
+/// `{ok: 0, errmsg, code, codeName}`.
+pub fn error_reply(code: i32, errmsg: impl Into<String>) -> Document {
+    doc! {
+        "ok": 0.0,
+        "errmsg": errmsg.into(),
+        "code": code,
+        "codeName": code_name(code).into_owned(),
+    }
+}
+
+/// What the server knows about the session of a command when it picks error labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SessionFacts {
+    /// The command carried a `txnNumber`.
+    pub has_txn_number: bool,
+    /// The command carried `autocommit` (it is part of a multi-document transaction).
+    pub in_transaction: bool,
+    /// The command is `commitTransaction` or `abortTransaction`.
+    pub commit_or_abort: bool,
+}
+
+impl SessionFacts {
+    /// Reads `txnNumber` and `autocommit` from a command.
+    pub fn of(command_name: &str, command: &Document) -> Self {
+        Self {
+            has_txn_number: command.contains_key("txnNumber"),
+            in_transaction: command.contains_key("autocommit"),
+            commit_or_abort: matches!(command_name, "commitTransaction" | "abortTransaction"),
+        }
+    }
+}
+
+/// The labels an 8.0 server attaches on its own: `SystemOverloadedError` + `RetryableError` for
+/// overload rejections; `RetryableWriteError` for a retryable code (top-level or in
+/// `writeConcernError`) on a retryable write or a transaction's commit/abort.
+pub fn default_labels(
+    code: Option<i32>,
+    write_concern_code: Option<i32>,
+    session: SessionFacts,
+) -> Vec<String> {
+    if code == Some(crate::failpoint::OVERLOAD_CODE) {
+        return vec!["SystemOverloadedError".into(), "RetryableError".into()];
+    }
+    let retryable_write = session.has_txn_number && !session.in_transaction;
+    let commit_or_abort =
+        session.has_txn_number && session.in_transaction && session.commit_or_abort;
+    let retryable_code =
+        |code: Option<i32>| code.is_some_and(|c| RETRYABLE_WRITE_CODES.contains(&c));
+    if (retryable_write || commit_or_abort)
+        && (retryable_code(code) || retryable_code(write_concern_code))
+    {
+        return vec!["RetryableWriteError".into()];
+    }
+    Vec::new()
+}
+
+/// The top-level error code of a reply with `ok: 0`.
+pub fn reply_error_code(reply: &Document) -> Option<i32> {
+    if reply_is_ok(reply) {
+        return None;
+    }
+    match reply.get("code") {
+        Some(Bson::Int32(code)) => Some(*code),
+        Some(Bson::Int64(code)) => i32::try_from(*code).ok(),
+        _ => None,
+    }
+}
+
+/// Whether a reply has `ok: 1` (or no `ok`, which the server layer turns into `ok: 1`).
+pub fn reply_is_ok(reply: &Document) -> bool {
+    match reply.get("ok") {
+        None => true,
+        Some(Bson::Double(ok)) => *ok == 1.0,
+        Some(Bson::Int32(ok)) => *ok == 1,
+        Some(Bson::Int64(ok)) => *ok == 1,
+        Some(Bson::Boolean(ok)) => *ok,
+        Some(_) => false,
+    }
+}
+
+fn write_concern_error_code(reply: &Document) -> Option<i32> {
+    match reply.get_document("writeConcernError").ok()?.get("code")? {
+        Bson::Int32(code) => Some(*code),
+        Bson::Int64(code) => i32::try_from(*code).ok(),
+        _ => None,
+    }
+}
+
+/// Finishes a reply the way mongod's command dispatch does: attaches error labels (the fail
+/// point's `errorLabels` replace the defaults when given, `[]` removing them) and, for
+/// state-change errors, the node's `topologyVersion`.
+pub fn finish_reply(
+    reply: &mut Document,
+    session: SessionFacts,
+    labels_override: Option<&[String]>,
+    version: TopologyVersion,
+) {
+    let code = reply_error_code(reply);
+    let labels: Vec<String> = match labels_override {
+        Some(labels) => labels.to_vec(),
+        None => {
+            let mut labels: Vec<String> = reply
+                .get_array("errorLabels")
+                .map(|existing| {
+                    existing
+                        .iter()
+                        .filter_map(|label| label.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            for label in default_labels(code, write_concern_error_code(reply), session) {
+                if !labels.contains(&label) {
+                    labels.push(label);
+                }
+            }
+            labels
+        }
+    };
+    reply.remove("errorLabels");
+    if !labels.is_empty() {
+        reply.insert("errorLabels", labels);
+    }
+    if code.is_some_and(is_state_change_code) && !reply.contains_key("topologyVersion") {
+        reply.insert("topologyVersion", version_document(version));
+    }
+}
