@@ -6,6 +6,9 @@
 //! skip with its reason, and fails when it found no files or any case failed.
 
 mod harness;
+mod sdam;
+mod sdam_events;
+mod sdam_input;
 mod selection;
 mod uri;
 
@@ -16,5 +19,6 @@ fn main() {
     let _ = &mut suites;
     selection::run(&mut suites);
     uri::run(&mut suites);
+    sdam::run(&mut suites);
     std::process::exit(suites.finish());
 }
