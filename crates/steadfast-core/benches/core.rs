@@ -1,12 +1,15 @@
 //! Cost of the pure decisions on the hot path: one server selection (replica set with tags,
-//! sharded cluster), and how it grows with the number of servers.
+//! sharded cluster), applying one hello reply to a replica-set description, and how both grow
+//! with the number of servers.
 //!
 //! Run with `cargo bench -p steadfast-core --bench core -- --warm-up-time 1 --measurement-time 3`.
 
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkId, Criterion};
+use bson::oid::ObjectId;
+use bson::{Bson, Document, doc};
+use criterion::{BatchSize, BenchmarkId, Criterion};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -15,6 +18,7 @@ use steadfast_core::description::{
     MAX_WIRE_VERSION, ServerDescription, ServerType, TopologyConfig, TopologyDescription,
     TopologyType,
 };
+use steadfast_core::sdam::ApplyOutcome;
 use steadfast_core::selection::{
     ReadPreference, ReadPreferenceMode, SelectionCriteria, TagSet, select,
 };
@@ -132,11 +136,89 @@ fn bench_scaling(c: &mut Criterion) {
     group.finish();
 }
 
+fn host(i: usize) -> String {
+    format!("host{i}.example.net:27017")
+}
+
+/// The hello reply of member `i` of an `n`-member set whose primary is member 0.
+fn hello_reply(i: usize, n: usize, last_write_ms: i64) -> Document {
+    let primary = i == 0;
+    let mut reply = doc! {
+        "ok": 1,
+        "helloOk": true,
+        "isWritablePrimary": primary,
+        "secondary": !primary,
+        "setName": "rs0",
+        "setVersion": 1,
+        "hosts": (0..n).map(|h| Bson::String(host(h))).collect::<Vec<_>>(),
+        "me": host(i),
+        "primary": host(0),
+        "minWireVersion": 0,
+        "maxWireVersion": 21,
+        "logicalSessionTimeoutMinutes": 30,
+        "lastWrite": { "lastWriteDate": bson::DateTime::from_millis(last_write_ms) },
+        "tags": { "dc": DATA_CENTERS[i % DATA_CENTERS.len()] },
+    };
+    if primary {
+        reply.insert(
+            "electionId",
+            ObjectId::from_bytes([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]),
+        );
+    }
+    reply
+}
+
+fn hello_description(i: usize, n: usize, last_write_ms: i64, now: Instant) -> ServerDescription {
+    let rtt = Duration::from_millis(5 + (i as u64 * 7) % 36);
+    ServerDescription::from_hello(address(i), &hello_reply(i, n, last_write_ms), rtt, rtt, now)
+}
+
+/// An `n`-member replica set discovered the way the driver discovers it: seeded with the
+/// primary, whose reply adds the other members, then one reply from every secondary.
+fn discovered_replica_set(n: usize, now: Instant) -> TopologyDescription {
+    let mut config = TopologyConfig::new([address(0)]);
+    config.replica_set = Some("rs0".to_string());
+    let mut topology = TopologyDescription::new(&config).expect("a valid seed list");
+    for i in 0..n {
+        topology = topology
+            .apply(hello_description(i, n, 1_700_000_000_000, now))
+            .description;
+    }
+    assert_eq!(topology.topology_type, TopologyType::ReplicaSetWithPrimary);
+    assert_eq!(topology.servers.len(), n);
+    topology
+}
+
+fn bench_apply(c: &mut Criterion) {
+    let now = Instant::now();
+    let mut group = c.benchmark_group("sdam_apply_secondary_hello");
+    for n in [10, 50, 100] {
+        let topology = discovered_replica_set(n, now);
+        // A later heartbeat of a secondary: same membership, newer lastWriteDate.
+        let next = hello_description(n / 2, n, 1_700_000_010_000, now + Duration::from_secs(10));
+        assert_eq!(topology.apply(next.clone()).outcome, ApplyOutcome::Applied);
+        group.bench_with_input(BenchmarkId::from_parameter(n), &topology, |b, t| {
+            b.iter_batched(|| next.clone(), |d| t.apply(d), BatchSize::SmallInput)
+        });
+    }
+    group.finish();
+    let topology = discovered_replica_set(50, now);
+    let reply = hello_reply(25, 50, 1_700_000_010_000);
+    let rtt = Duration::from_millis(9);
+    c.bench_function("sdam/parse_and_apply_hello_rs50", |b| {
+        b.iter(|| {
+            let d = ServerDescription::from_hello(address(25), black_box(&reply), rtt, rtt, now);
+            topology.apply(d)
+        })
+    });
+}
+
 fn main() {
     // What `criterion_main!` expands to, written out so that no undocumented public function
     // is generated.
     let mut criterion = Criterion::default().configure_from_args();
     bench_selection(&mut criterion);
     bench_scaling(&mut criterion);
+    bench_apply(&mut criterion);
     criterion.final_summary();
 }
