@@ -61,8 +61,9 @@ impl Client {
             Ok(ParsedUri::NeedsSrv(_)) => Err(Error::configuration(
                 "mongodb+srv:// connection strings need SRV resolution, which this client does not do yet",
             )),
-            Err(e) => Err(Error::configuration(format!("invalid connection string: {e}"))
-                .with_source(e)),
+            Err(e) => {
+                Err(Error::configuration(format!("invalid connection string: {e}")).with_source(e))
+            }
         }
     }
 
@@ -162,7 +163,11 @@ struct SingleServer {
 
 impl SingleServer {
     /// Sends on the connection, opening one first if there is none or the last one broke.
-    async fn send(&self, command: RawDocumentBuf, deadline: Option<Instant>) -> Result<RawDocumentBuf> {
+    async fn send(
+        &self,
+        command: RawDocumentBuf,
+        deadline: Option<Instant>,
+    ) -> Result<RawDocumentBuf> {
         let mut slot = self.connection.lock().await;
         if slot.as_ref().is_some_and(Connection::is_broken) {
             tracing::debug!(address = %self.address, "discarding a broken connection");

@@ -37,7 +37,10 @@ pub(crate) fn sasl_start_command(first: &ClientFirst) -> Document {
 
 /// The SCRAM variant to use: the configured one, else SCRAM-SHA-256 when the server lists it
 /// for this user, else SCRAM-SHA-1 (auth specification, "Default Authentication Methods").
-pub(crate) fn choose_variant(choice: MechanismChoice, negotiated: Option<&[String]>) -> ScramVariant {
+pub(crate) fn choose_variant(
+    choice: MechanismChoice,
+    negotiated: Option<&[String]>,
+) -> ScramVariant {
     match choice {
         MechanismChoice::Scram(variant) => variant,
         MechanismChoice::Negotiate => {
@@ -73,8 +76,13 @@ pub(crate) async fn authenticate(
         Some(state) if state.first.variant() == variant => (state.first, state.reply),
         _ => {
             let first = ClientFirst::new(variant, &auth.username, &crate::runtime::scram_nonce());
-            let reply = sasl_command(connection, &auth.source, sasl_start_command(&first), deadline)
-                .await?;
+            let reply = sasl_command(
+                connection,
+                &auth.source,
+                sasl_start_command(&first),
+                deadline,
+            )
+            .await?;
             (first, reply)
         }
     };

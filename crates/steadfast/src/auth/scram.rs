@@ -207,9 +207,8 @@ impl ClientFirst {
                 _ => {}
             }
         }
-        let missing = |what| {
-            Error::authentication(format!("the server-first SCRAM message has no {what}"))
-        };
+        let missing =
+            |what| Error::authentication(format!("the server-first SCRAM message has no {what}"));
         let nonce = nonce.ok_or_else(|| missing("nonce"))?;
         let salt = salt.ok_or_else(|| missing("salt"))?;
         let iterations = iterations.ok_or_else(|| missing("iteration count"))?;
@@ -295,9 +294,9 @@ impl ClientFinal {
                 "the server rejected the SCRAM proof: {error}"
             )));
         }
-        let signature = first
-            .strip_prefix("v=")
-            .ok_or_else(|| Error::authentication("the server-final SCRAM message has no verifier"))?;
+        let signature = first.strip_prefix("v=").ok_or_else(|| {
+            Error::authentication("the server-final SCRAM message has no verifier")
+        })?;
         let signature = BASE64
             .decode(signature)
             .map_err(|_| Error::authentication("the SCRAM server signature is not valid base64"))?;

@@ -8,9 +8,9 @@
 pub(crate) mod config;
 pub(crate) mod description;
 pub(crate) mod stream;
-pub(crate) mod tls;
 #[cfg(test)]
 mod tests;
+pub(crate) mod tls;
 
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
@@ -196,8 +196,10 @@ impl Connection {
         deadline: Option<Instant>,
     ) -> Result<OpMsg> {
         if self.is_broken() {
-            return Err(Error::network("the connection is broken and cannot be reused")
-                .with_address(&self.address));
+            return Err(
+                Error::network("the connection is broken and cannot be reused")
+                    .with_address(&self.address),
+            );
         }
         if self.more_to_come_from.is_some() {
             return Err(Error::invalid_argument(
@@ -218,7 +220,11 @@ impl Connection {
         let message = Message::new(request_id, 0, message);
         self.write_buffer.clear();
         message
-            .encode(compressor.as_ref(), self.max_message_size(), &mut self.write_buffer)
+            .encode(
+                compressor.as_ref(),
+                self.max_message_size(),
+                &mut self.write_buffer,
+            )
             .map_err(|e| {
                 Error::invalid_argument("the command cannot be sent")
                     .with_source(e)
@@ -250,15 +256,22 @@ impl Connection {
     /// Not cancel safe: dropping the future midway leaves the connection broken.
     #[cfg_attr(
         not(test),
-        expect(dead_code, reason = "the streaming SDAM monitor (a later task) reads exhaust replies")
+        expect(
+            dead_code,
+            reason = "the streaming SDAM monitor (a later task) reads exhaust replies"
+        )
     )]
     pub(crate) async fn next_streamed_reply(&mut self, deadline: Option<Instant>) -> Result<OpMsg> {
         let Some(previous) = self.more_to_come_from else {
-            return Err(Error::invalid_argument("no streamed (moreToCome) reply is pending"));
+            return Err(Error::invalid_argument(
+                "no streamed (moreToCome) reply is pending",
+            ));
         };
         if self.is_broken() {
-            return Err(Error::network("the connection is broken and cannot be reused")
-                .with_address(&self.address));
+            return Err(
+                Error::network("the connection is broken and cannot be reused")
+                    .with_address(&self.address),
+            );
         }
         self.in_flight = true;
         let result = self.read_reply(previous, deadline).await;
@@ -272,7 +285,10 @@ impl Connection {
     /// Whether the last reply said more replies will follow without a request.
     #[cfg_attr(
         not(test),
-        expect(dead_code, reason = "the streaming SDAM monitor (a later task) reads exhaust replies")
+        expect(
+            dead_code,
+            reason = "the streaming SDAM monitor (a later task) reads exhaust replies"
+        )
     )]
     pub(crate) fn is_streaming(&self) -> bool {
         self.more_to_come_from.is_some()
@@ -302,7 +318,8 @@ impl Connection {
 
     async fn read_reply(&mut self, response_to: i32, deadline: Option<Instant>) -> Result<OpMsg> {
         let io_deadline = self.io_deadline(deadline);
-        let message = with_deadline(io_deadline, "waiting for a reply", self.read_message()).await??;
+        let message =
+            with_deadline(io_deadline, "waiting for a reply", self.read_message()).await??;
         if message.response_to != response_to {
             return Err(Error::protocol(format!(
                 "reply answers request {} but request {response_to} was sent",
@@ -337,7 +354,9 @@ impl Connection {
                 return Err(Error::network(if buffered == 0 {
                     "the server closed the connection".to_string()
                 } else {
-                    format!("the server closed the connection in the middle of a reply ({buffered} bytes received)")
+                    format!(
+                        "the server closed the connection in the middle of a reply ({buffered} bytes received)"
+                    )
                 }));
             }
         }

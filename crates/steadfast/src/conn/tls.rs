@@ -10,7 +10,9 @@ use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::WebPkiSupportedAlgorithms;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
 
 use steadfast_core::options::Tls;
 
@@ -46,8 +48,11 @@ pub(crate) fn client_config(settings: &Tls) -> Result<Arc<ClientConfig>> {
             }
             for cert in certs {
                 roots.add(cert).map_err(|e| {
-                    Error::tls(format!("tlsCAFile {} holds an invalid certificate", path.display()))
-                        .with_source(e)
+                    Error::tls(format!(
+                        "tlsCAFile {} holds an invalid certificate",
+                        path.display()
+                    ))
+                    .with_source(e)
                 })?;
             }
         }
@@ -195,10 +200,13 @@ impl ServerCertVerifier for IgnoreHostname {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        match self
-            .inner
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        match self.inner.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        ) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),

@@ -214,7 +214,9 @@ pub(crate) fn bson_as_i32(value: &Bson) -> Option<i32> {
     match value {
         Bson::Int32(v) => Some(*v),
         Bson::Int64(v) => i32::try_from(*v).ok(),
-        Bson::Double(v) if v.fract() == 0.0 && *v >= f64::from(i32::MIN) && *v <= f64::from(i32::MAX) => {
+        Bson::Double(v)
+            if v.fract() == 0.0 && *v >= f64::from(i32::MIN) && *v <= f64::from(i32::MAX) =>
+        {
             // Exact: checked integral and in range just above.
             Some(*v as i32)
         }
@@ -248,7 +250,9 @@ pub(super) fn is_not_writable_primary(code: Option<i32>, message: &str) -> bool 
 pub(super) fn is_node_recovering(code: Option<i32>, message: &str) -> bool {
     match code {
         Some(code) => NODE_RECOVERING_CODES.contains(&code),
-        None => message.contains("node is recovering") || message.contains("not master or secondary"),
+        None => {
+            message.contains("node is recovering") || message.contains("not master or secondary")
+        }
     }
 }
 

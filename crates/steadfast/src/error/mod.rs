@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use steadfast_core::ServerAddress;
 
-pub use command::{CommandError, WriteConcernError, WriteError, WriteFailure};
 pub(crate) use command::reply_is_ok;
+pub use command::{CommandError, WriteConcernError, WriteError, WriteFailure};
 
 /// Error label the server (4.4+) or the driver attaches to errors that a retryable write may retry.
 pub const RETRYABLE_WRITE_ERROR: &str = "RetryableWriteError";

@@ -153,7 +153,11 @@ fn env_document(env: &Environment) -> Option<Document> {
     if let Some(name) = faas_name(env) {
         out.insert("name", name);
         let (region, memory, timeout) = match name {
-            "aws.lambda" => (Some("AWS_REGION"), Some("AWS_LAMBDA_FUNCTION_MEMORY_SIZE"), None),
+            "aws.lambda" => (
+                Some("AWS_REGION"),
+                Some("AWS_LAMBDA_FUNCTION_MEMORY_SIZE"),
+                None,
+            ),
             "gcp.func" => (
                 Some("FUNCTION_REGION"),
                 Some("FUNCTION_MEMORY_MB"),

@@ -127,7 +127,14 @@ pub(crate) async fn perform(
         }),
         _ => None,
     };
-    auth::authenticate(connection, auth, mechanisms.as_deref(), speculative, deadline).await
+    auth::authenticate(
+        connection,
+        auth,
+        mechanisms.as_deref(),
+        speculative,
+        deadline,
+    )
+    .await
 }
 
 /// A SASL payload as BSON binary data.

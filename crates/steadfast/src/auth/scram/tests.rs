@@ -95,7 +95,11 @@ fn wrong_server_signature_is_rejected() {
 fn low_iteration_count_is_rejected() {
     let first = ClientFirst::new(ScramVariant::Sha256, "user", "abc");
     let err = first
-        .handle_server_first("pencil", b"r=abcdef,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4095", None)
+        .handle_server_first(
+            "pencil",
+            b"r=abcdef,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4095",
+            None,
+        )
         .unwrap_err();
     assert!(err.to_string().contains("4095"), "{err}");
 }
@@ -134,10 +138,15 @@ fn sha256_passwords_are_saslprepped() {
     let v = ScramVariant::Sha256;
     assert_eq!(v.prepare_password("IX", "I\u{00AD}X").unwrap(), "IX");
     assert_eq!(v.prepare_password("x", "\u{2168}").unwrap(), "IX");
-    assert!(v.prepare_password("x", "a\u{0007}b").is_err(), "control characters are prohibited");
+    assert!(
+        v.prepare_password("x", "a\u{0007}b").is_err(),
+        "control characters are prohibited"
+    );
     // SHA-1 passwords are digested, never SASLprepped.
     assert_ne!(
-        ScramVariant::Sha1.prepare_password("IX", "I\u{00AD}X").unwrap(),
+        ScramVariant::Sha1
+            .prepare_password("IX", "I\u{00AD}X")
+            .unwrap(),
         ScramVariant::Sha1.prepare_password("IX", "IX").unwrap()
     );
 }
@@ -152,9 +161,25 @@ fn cache_reuses_salted_password_only_for_same_parameters() {
         .clone()
         .handle_server_first("pencil", server_first.as_bytes(), Some(&cache))
         .unwrap();
-    assert!(cache.get(ScramVariant::Sha256, &BASE64.decode("W22ZaJ0SNY7soEsUEjb6gQ==").unwrap(), 4096).is_some());
+    assert!(
+        cache
+            .get(
+                ScramVariant::Sha256,
+                &BASE64.decode("W22ZaJ0SNY7soEsUEjb6gQ==").unwrap(),
+                4096
+            )
+            .is_some()
+    );
     assert!(cache.get(ScramVariant::Sha256, b"other", 4096).is_none());
-    assert!(cache.get(ScramVariant::Sha1, &BASE64.decode("W22ZaJ0SNY7soEsUEjb6gQ==").unwrap(), 4096).is_none());
+    assert!(
+        cache
+            .get(
+                ScramVariant::Sha1,
+                &BASE64.decode("W22ZaJ0SNY7soEsUEjb6gQ==").unwrap(),
+                4096
+            )
+            .is_none()
+    );
     let b = first
         .handle_server_first("pencil", server_first.as_bytes(), Some(&cache))
         .unwrap();

@@ -1,0 +1,157 @@
+use std::error::Error as _;
+
+use bson::doc;
+use bson::oid::ObjectId;
+
+use super::*;
+
+fn command_error(reply: bson::Document) -> Error {
+    Error::from(CommandError::from_reply(&reply))
+}
+
+#[test]
+fn command_error_carries_code_name_message_labels_and_topology_version() {
+    let process_id = ObjectId::new();
+    let error = command_error(doc! {
+        "ok": 0,
+        "code": 10107,
+        "codeName": "NotWritablePrimary",
+        "errmsg": "not primary",
+        "errorLabels": ["RetryableWriteError"],
+        "topologyVersion": { "processId": process_id, "counter": 3_i64 },
+    })
+    .with_address(&ServerAddress::tcp("db1", 27017));
+    assert_eq!(error.code(), Some(10107));
+    let command = error.command_error().expect("a command error");
+    assert_eq!(command.code_name, "NotWritablePrimary");
+    assert_eq!(command.message, "not primary");
+    let tv = command.topology_version.expect("topology version parsed");
+    assert_eq!((tv.process_id, tv.counter), (process_id, 3));
+    assert!(error.has_label(RETRYABLE_WRITE_ERROR));
+    assert!(
+        !error.has_label("retryablewriteerror"),
+        "labels are case-sensitive"
+    );
+    assert_eq!(error.labels().collect::<Vec<_>>(), [RETRYABLE_WRITE_ERROR]);
+    let text = error.to_string();
+    for part in [
+        "NotWritablePrimary",
+        "10107",
+        "not primary",
+        "db1:27017",
+        "RetryableWriteError",
+    ] {
+        assert!(text.contains(part), "{text:?} should mention {part}");
+    }
+    assert!(error.retry_history().is_empty());
+}
+
+#[test]
+fn state_change_errors_are_judged_by_code_first() {
+    for code in [10107, 13435, 10058] {
+        let e = command_error(doc! { "ok": 0, "code": code, "errmsg": "x" });
+        assert!(
+            e.is_not_writable_primary() && e.is_state_change_error(),
+            "{code}"
+        );
+        assert!(!e.is_node_recovering());
+    }
+    for code in [11600, 11602, 13436, 189, 91] {
+        let e = command_error(doc! { "ok": 0, "code": code, "errmsg": "x" });
+        assert!(
+            e.is_node_recovering() && e.is_state_change_error(),
+            "{code}"
+        );
+        assert_eq!(e.is_shutting_down(), code == 11600 || code == 91, "{code}");
+    }
+    // A code that is not a state change wins over a message that looks like one.
+    let e = command_error(doc! { "ok": 0, "code": 2, "errmsg": "not master" });
+    assert!(!e.is_state_change_error());
+}
+
+#[test]
+fn message_fallback_applies_only_without_a_code() {
+    let e = command_error(doc! { "ok": 0, "errmsg": "not master" });
+    assert!(e.is_not_writable_primary());
+    assert_eq!(e.code(), None);
+    let e = command_error(doc! { "ok": 0, "errmsg": "node is recovering" });
+    assert!(e.is_node_recovering() && !e.is_not_writable_primary());
+    let e = command_error(doc! { "ok": 0, "errmsg": "not master or secondary; cannot read" });
+    assert!(e.is_node_recovering() && !e.is_not_writable_primary());
+    let e = command_error(doc! { "ok": 0, "errmsg": "something else" });
+    assert!(!e.is_state_change_error());
+}
+
+#[test]
+fn write_concern_errors_count_for_sdam_but_write_errors_do_not() {
+    let failure = WriteFailure::from_reply(&doc! {
+        "ok": 1, "n": 0,
+        "writeConcernError": { "code": 91, "errmsg": "shutting down", "errorLabels": ["RetryableWriteError"] },
+    })
+    .expect("a write concern error");
+    let e = Error::from(failure);
+    assert!(e.is_shutting_down() && e.is_state_change_error());
+    assert!(
+        e.has_label(RETRYABLE_WRITE_ERROR),
+        "labels inside writeConcernError are kept"
+    );
+    assert_eq!(e.code(), Some(91));
+
+    let failure = WriteFailure::from_reply(&doc! {
+        "ok": 1, "n": 1,
+        "writeErrors": [{ "index": 1, "code": 10107, "errmsg": "not primary" }],
+    })
+    .expect("a write error");
+    assert_eq!(failure.write_errors[0].index, 1);
+    let e = Error::from(failure);
+    assert!(
+        !e.is_state_change_error(),
+        "writeErrors must not be inspected"
+    );
+    assert!(e.to_string().contains("index 1"));
+    assert!(WriteFailure::from_reply(&doc! { "ok": 1, "n": 1 }).is_none());
+}
+
+#[test]
+fn network_timeout_and_protocol_predicates() {
+    let net = Error::network("reading")
+        .with_source(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+    assert!(net.is_network_error() && !net.is_timeout());
+    assert!(net.source().is_some(), "the io error is the source");
+    let timeout = Error::timeout("waiting for a reply");
+    assert!(timeout.is_network_error() && timeout.is_timeout());
+    let protocol = Error::protocol("bad frame");
+    assert!(protocol.is_protocol_error() && !protocol.is_network_error());
+    assert_eq!(protocol.code(), None);
+    let overloaded = command_error(doc! {
+        "ok": 0, "code": 462, "errorLabels": ["SystemOverloadedError", "RetryableError"],
+    });
+    assert!(overloaded.is_overload_error() && overloaded.has_label(RETRYABLE_ERROR));
+}
+
+#[test]
+fn command_error_without_code_name_or_message_displays_cleanly() {
+    let e = command_error(doc! { "ok": 0.0 });
+    assert_eq!(e.to_string(), "command failed");
+    let e = command_error(doc! { "ok": 0, "code": 8000_i64 });
+    assert_eq!(e.to_string(), "command failed (code 8000)");
+}
+
+#[test]
+fn address_is_kept_from_the_first_attachment() {
+    let e = Error::network("x")
+        .with_address(&ServerAddress::tcp("a", 1))
+        .with_address(&ServerAddress::tcp("b", 2));
+    assert_eq!(e.address(), Some(&ServerAddress::tcp("a", 1)));
+}
+
+#[test]
+fn ok_field_accepts_every_numeric_type() {
+    assert!(reply_is_ok(&doc! { "ok": 1 }));
+    assert!(reply_is_ok(&doc! { "ok": 1.0 }));
+    assert!(reply_is_ok(&doc! { "ok": 1_i64 }));
+    assert!(reply_is_ok(&doc! { "ok": true }));
+    assert!(!reply_is_ok(&doc! { "ok": 0 }));
+    assert!(!reply_is_ok(&doc! { "ok": "1" }));
+    assert!(!reply_is_ok(&doc! {}));
+}
