@@ -8,5 +8,6 @@
 
 pub mod deployment;
 pub mod failpoint;
+pub mod scripted;
 pub mod server;
 pub mod store;
