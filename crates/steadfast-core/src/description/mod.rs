@@ -10,3 +10,6 @@ pub use server::{
     TopologyVersion,
 };
 pub use topology::{TopologyConfig, TopologyConfigError, TopologyDescription, TopologyType};
+
+#[cfg(test)]
+mod tests;

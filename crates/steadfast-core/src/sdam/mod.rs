@@ -19,3 +19,6 @@ pub use errors::{
 };
 pub use events::SdamEvent;
 pub use monitor::{HeartbeatFailure, HeartbeatFailureActions, NextCheck, on_heartbeat_failure};
+
+#[cfg(test)]
+mod tests;
