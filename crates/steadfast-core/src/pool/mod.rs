@@ -17,7 +17,7 @@ use bson::oid::ObjectId;
 pub use events::{CheckOutFailedReason, ConnectionClosedReason, PoolEvent};
 
 /// The identifier of a connection within its pool: assigned from 1 in order of creation.
-pub type ConnectionId = u32;
+pub type ConnectionId = u64;
 
 /// The identifier the worker gives a check-out request while it waits in the queue.
 pub type WaiterId = u64;
