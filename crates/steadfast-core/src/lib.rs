@@ -16,3 +16,4 @@ pub mod selection;
 pub mod session;
 
 pub use address::ServerAddress;
+pub use options::{ClientOptions, ConnectionString, OptionsError};

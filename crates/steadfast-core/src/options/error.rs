@@ -11,8 +11,11 @@ use crate::address::AddressError;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum OptionsError {
-    /// The string does not start with `mongodb://` or `mongodb+srv://`.
-    #[error("connection string must start with \"mongodb://\" or \"mongodb+srv://\", got {0:?}")]
+    /// The string does not start with `mongodb://` or `mongodb+srv://`. Holds the scheme found
+    /// (empty when there is none); the rest of the string is not echoed as it may hold secrets.
+    #[error(
+        "connection string must start with \"mongodb://\" or \"mongodb+srv://\", got scheme {0:?}"
+    )]
     InvalidScheme(String),
     /// No host follows the scheme.
     #[error("connection string names no host")]

@@ -75,8 +75,9 @@ impl ConnectionString {
         } else if let Some(rest) = uri.strip_prefix(SRV_SCHEME) {
             (true, rest)
         } else {
-            let shown: String = uri.chars().take(20).collect();
-            return Err(OptionsError::InvalidScheme(shown));
+            // Only the scheme is echoed: the rest may hold a password.
+            let scheme = uri.split_once("://").map_or("", |(scheme, _)| scheme);
+            return Err(OptionsError::InvalidScheme(scheme.to_string()));
         };
         // The host information ends at the first '/' or '?': neither may appear in it unescaped.
         let host_end = rest.find(['/', '?']).unwrap_or(rest.len());
@@ -88,25 +89,36 @@ impl ConnectionString {
             ),
             None => (None, authority),
         };
-        if hosts_text.is_empty() {
-            if after_hosts.contains(".sock") {
-                return Err(OptionsError::UnescapedSocketPath(after_hosts.to_string()));
-            }
-            return Err(OptionsError::MissingHost);
-        }
         let (path, query) = match after_hosts.split_once('?') {
             Some((path, query)) => (path, query),
             None => (after_hosts, ""),
         };
-        let default_database = parse_database(path.strip_prefix('/').unwrap_or(path))?;
+        if hosts_text.is_empty() {
+            if path.contains(".sock") {
+                return Err(OptionsError::UnescapedSocketPath(path.to_string()));
+            }
+            return Err(OptionsError::MissingHost);
+        }
+        // With an '@' after the first '/', the user information most likely holds an unescaped
+        // '/': say so instead of reporting the strange host or database that results.
+        let slash_in_user_info = |error: OptionsError| {
+            if user_info.is_none() && path.contains('@') {
+                OptionsError::InvalidUserInfo("it contains an unescaped '/'")
+            } else {
+                error
+            }
+        };
+        let default_database =
+            parse_database(path.strip_prefix('/').unwrap_or(path)).map_err(slash_in_user_info)?;
         let host_info = if is_srv {
-            HostInfo::Srv(SrvHost::parse(hosts_text)?)
+            HostInfo::Srv(SrvHost::parse(hosts_text).map_err(slash_in_user_info)?)
         } else {
             HostInfo::Seeds(
                 hosts_text
                     .split(',')
                     .map(parse_host)
-                    .collect::<Result<_, _>>()?,
+                    .collect::<Result<_, _>>()
+                    .map_err(slash_in_user_info)?,
             )
         };
         let mut warnings = Vec::new();
