@@ -16,4 +16,5 @@ pub mod selection;
 pub mod session;
 
 pub use address::ServerAddress;
+pub use description::{ServerDescription, ServerType, TopologyDescription, TopologyType};
 pub use options::{ClientOptions, ConnectionString, OptionsError};
