@@ -1,0 +1,135 @@
+//! Operations: what one driver call sends and how it reads the reply.
+//!
+//! An [`Operation`] is a value describing one command — its body, where it may run, whether it
+//! may be retried — and the function that turns the server's reply into the caller's result.
+//! The executor (`crate::executor`) does everything that is the same for every command:
+//! selecting a server, checking out a connection, adding `$db`, `lsid`, `txnNumber`,
+//! `$clusterTime`, `readConcern`, `$readPreference`, `maxTimeMS` and the Stable API fields,
+//! sending, turning `ok: 0` and retryable write-concern errors into errors, SDAM error handling,
+//! events, and the retry loop. Operations never do I/O.
+
+use bson::{Document, RawDocumentBuf};
+use steadfast_core::ServerAddress;
+use steadfast_core::options::{ReadConcern, WriteConcern};
+use steadfast_core::selection::SelectionCriteria;
+use steadfast_wire::DocumentSequence;
+
+use crate::conn::description::StreamDescription;
+use crate::error::Result;
+
+/// A command ready to be sent, before the executor adds the fields common to all commands.
+#[derive(Clone, Debug)]
+#[allow(dead_code)] // Read by the executor, which lands next.
+pub(crate) struct Command {
+    /// The command name (the body's first key).
+    pub(crate) name: String,
+    /// The database it runs against (sent as `$db`).
+    pub(crate) database: String,
+    /// The body, command name first.
+    pub(crate) body: Document,
+    /// OP_MSG kind-1 sections (`documents`, `updates`, `deletes`), kept out of the body so that
+    /// large batches are not re-encoded into one nested document.
+    pub(crate) sequences: Vec<DocumentSequence>,
+}
+
+impl Command {
+    /// A command with a body and no document sequences.
+    #[allow(dead_code)] // Used by the operations as they land.
+    pub(crate) fn new(name: impl Into<String>, database: impl Into<String>, body: Document) -> Self {
+        Command {
+            name: name.into(),
+            database: database.into(),
+            body,
+            sequences: Vec::new(),
+        }
+    }
+}
+
+/// Which retry rules apply to an operation (see `steadfast_core::retry::OperationKind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(dead_code)] // Variants are used by the operations as they land.
+pub(crate) enum Retryability {
+    /// A read in the retryable-reads list.
+    Read,
+    /// A write that may carry a txnNumber (insertOne/Many, updateOne, replaceOne, deleteOne,
+    /// findAndModify, bulk writes without multi-document statements).
+    Write,
+    /// Never retried by retryable reads or writes (updateMany, deleteMany, most admin commands);
+    /// only overload retries apply.
+    None,
+    /// getMore.
+    GetMore,
+    /// A generic runCommand.
+    RunCommand,
+}
+
+/// What the executor knows about the attempt that produced a reply.
+#[derive(Debug)]
+#[allow(dead_code)] // Fields are read by the operations as they land.
+pub(crate) struct ReplyContext<'a> {
+    /// The connection's view of its server.
+    pub(crate) description: &'a StreamDescription,
+    /// The server that answered.
+    pub(crate) address: &'a ServerAddress,
+}
+
+/// One command of the driver: see the module documentation.
+#[allow(dead_code)] // Default methods are overridden by the operations as they land.
+pub(crate) trait Operation: Send + Sync {
+    /// The caller's result.
+    type Output: Send;
+
+    /// The command name, for events, tracing and retry decisions.
+    fn name(&self) -> &str;
+
+    /// Builds the command for this connection. Called once per attempt (a retry may go to a
+    /// server with a different wire version); the executor then adds the common fields.
+    fn build(&mut self, description: &StreamDescription) -> Result<Command>;
+
+    /// Reads a reply whose `ok` is 1 (the executor has already turned `ok: 0` into an error).
+    /// A write concern error that the executor did not retry is still present in `reply`.
+    fn handle_reply(&mut self, reply: RawDocumentBuf, context: &ReplyContext<'_>) -> Result<Self::Output>;
+
+    /// Which servers may run it.
+    fn selection_criteria(&self) -> SelectionCriteria {
+        SelectionCriteria::Write
+    }
+
+    /// A server it must run on (getMore and killCursors go where their cursor lives).
+    fn target(&self) -> Option<&ServerAddress> {
+        None
+    }
+
+    /// Which retry rules apply.
+    fn retryability(&self) -> Retryability;
+
+    /// Whether running it twice has the same effect as once (lets BestEffort retry it even when
+    /// an attempt may have executed).
+    fn idempotent(&self) -> bool {
+        matches!(self.retryability(), Retryability::Read | Retryability::GetMore)
+    }
+
+    /// The write concern to send, if any.
+    fn write_concern(&self) -> Option<&WriteConcern> {
+        None
+    }
+
+    /// The read concern to send, if the command takes one.
+    fn read_concern(&self) -> Option<&ReadConcern> {
+        None
+    }
+
+    /// Whether the write is acknowledged; unacknowledged (w:0) writes carry no session and are
+    /// never retried.
+    fn is_acknowledged(&self) -> bool {
+        self.write_concern()
+            .and_then(|wc| wc.w.as_ref())
+            .is_none_or(|w| *w != steadfast_core::options::Acknowledgment::Nodes(0))
+    }
+
+    /// Whether the command may carry an `lsid` (false for killCursors-like exceptions and for
+    /// unacknowledged writes, which the executor checks separately).
+    fn supports_sessions(&self) -> bool {
+        true
+    }
+}
