@@ -1,0 +1,8 @@
+//! blackpipe's integration tests: the scripted server driven by raw wire clients and by the
+//! official `mongodb` driver.
+
+mod interop;
+mod robustness;
+mod scripted;
+mod support;
+mod wire;

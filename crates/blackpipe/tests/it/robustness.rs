@@ -1,0 +1,207 @@
+//! Misbehaving clients lose only their own connection; shutdown closes everything.
+
+use blackpipe::scripted::{ScriptedConfig, ScriptedServer};
+use blackpipe::server::ServerConfig;
+use bson::doc;
+use steadfast_wire::{Message, OpMsg};
+
+use crate::support::{RawClient, raw, within};
+
+/// A second client that must keep working whatever the first one does.
+async fn assert_bystander_works(bystander: &mut RawClient) {
+    let reply = bystander
+        .round_trip(doc! { "ping": 1, "$db": "admin" })
+        .await;
+    assert_eq!(reply.get_f64("ok").unwrap(), 1.0);
+}
+
+#[tokio::test]
+async fn garbage_bytes_close_only_that_connection() {
+    let server = ScriptedServer::start().await.unwrap();
+    let mut bystander = RawClient::connect(server.address()).await;
+    assert_bystander_works(&mut bystander).await;
+
+    // A length prefix below the 16-byte header size: framing is lost at once.
+    let mut garbage = RawClient::connect(server.address()).await;
+    garbage
+        .write_raw(&[5, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4])
+        .await;
+    garbage.expect_closed().await;
+
+    // A well-framed message with an unknown opcode.
+    let mut unknown = RawClient::connect(server.address()).await;
+    let mut frame = Vec::new();
+    frame.extend_from_slice(&20_i32.to_le_bytes());
+    frame.extend_from_slice(&1_i32.to_le_bytes());
+    frame.extend_from_slice(&0_i32.to_le_bytes());
+    frame.extend_from_slice(&9999_i32.to_le_bytes());
+    frame.extend_from_slice(&[0, 0, 0, 0]);
+    unknown.write_raw(&frame).await;
+    unknown.expect_closed().await;
+
+    // An OP_MSG whose body is not valid BSON.
+    let mut bad_bson = RawClient::connect(server.address()).await;
+    let mut frame = Vec::new();
+    let body = [12_u8, 0, 0, 0, 0x02, b'a', 0, 0xff, 0xff, 0xff, 0xff, 0];
+    let length = 16 + 4 + 1 + body.len();
+    frame.extend_from_slice(&(length as i32).to_le_bytes());
+    frame.extend_from_slice(&1_i32.to_le_bytes());
+    frame.extend_from_slice(&0_i32.to_le_bytes());
+    frame.extend_from_slice(&2013_i32.to_le_bytes());
+    frame.extend_from_slice(&0_u32.to_le_bytes());
+    frame.push(0);
+    frame.extend_from_slice(&body);
+    bad_bson.write_raw(&frame).await;
+    bad_bson.expect_closed().await;
+
+    within(server.wait_for_open_connections(1)).await;
+    assert_bystander_works(&mut bystander).await;
+    assert!(server.requests().iter().all(|r| r.command_name() == "ping"));
+}
+
+#[tokio::test]
+async fn a_client_leaving_mid_message_is_cleaned_up() {
+    let server = ScriptedServer::start().await.unwrap();
+    let mut bystander = RawClient::connect(server.address()).await;
+    let mut quitter = RawClient::connect(server.address()).await;
+    within(server.wait_for_open_connections(2)).await;
+
+    let frame = Message::new(1, 0, OpMsg::new(raw(&doc! { "ping": 1, "$db": "admin" })))
+        .to_bytes(None, steadfast_wire::DEFAULT_MAX_MESSAGE_SIZE)
+        .unwrap();
+    quitter.write_raw(&frame[..frame.len() / 2]).await;
+    quitter.shutdown_write().await;
+    quitter.expect_closed().await;
+    drop(quitter);
+
+    within(server.wait_for_open_connections(1)).await;
+    assert_bystander_works(&mut bystander).await;
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "the half message was never a request"
+    );
+}
+
+#[tokio::test]
+async fn an_oversized_frame_is_refused_before_its_body_arrives() {
+    let config =
+        ScriptedConfig::default().with_server(ServerConfig::default().with_max_message_size(1024));
+    let server = ScriptedServer::start_with(config).await.unwrap();
+    let mut bystander = RawClient::connect(server.address()).await;
+
+    // Only a header announcing 48 MB: the server must not wait for (or allocate) the body.
+    let mut announcer = RawClient::connect(server.address()).await;
+    let mut header = Vec::new();
+    header.extend_from_slice(&48_000_000_i32.to_le_bytes());
+    header.extend_from_slice(&1_i32.to_le_bytes());
+    header.extend_from_slice(&0_i32.to_le_bytes());
+    header.extend_from_slice(&2013_i32.to_le_bytes());
+    announcer.write_raw(&header).await;
+    announcer.expect_closed().await;
+
+    // A complete, valid message just over the limit.
+    let mut big = RawClient::connect(server.address()).await;
+    big.send_command(doc! { "insert": "c", "pad": "x".repeat(2000), "$db": "app" })
+        .await;
+    big.expect_closed().await;
+
+    within(server.wait_for_open_connections(1)).await;
+    assert_bystander_works(&mut bystander).await;
+}
+
+#[tokio::test]
+async fn a_flooding_client_does_not_slow_down_others() {
+    let server = ScriptedServer::start().await.unwrap();
+    let mut bystander = RawClient::connect(server.address()).await;
+    let mut flooder = RawClient::connect(server.address()).await;
+
+    // Far more pipelined requests than socket buffers hold, and the flooder never reads its
+    // replies: its connection stalls on a full socket (backpressure), nobody else's does.
+    // Large replies make the stall come after a few thousand requests rather than millions.
+    server
+        .rule("flood", doc! { "pad": "x".repeat(4096) })
+        .always();
+    let one = Message::new(1, 0, OpMsg::new(raw(&doc! { "flood": 1, "$db": "admin" })))
+        .to_bytes(None, steadfast_wire::DEFAULT_MAX_MESSAGE_SIZE)
+        .unwrap();
+    let burst: Vec<u8> = one
+        .iter()
+        .copied()
+        .cycle()
+        .take(one.len() * 200_000)
+        .collect();
+    let flood = tokio::spawn(async move {
+        flooder.write_raw(&burst).await;
+        flooder
+    });
+    within(server.wait_for_requests("flood", 500))
+        .await
+        .unwrap();
+    for _ in 0..20 {
+        assert_bystander_works(&mut bystander).await;
+    }
+
+    // Hanging up the flooder (possibly mid-write) frees its connection on the server.
+    flood.abort();
+    let _ = flood.await;
+    within(server.wait_for_open_connections(1)).await;
+    assert_bystander_works(&mut bystander).await;
+}
+
+#[tokio::test]
+async fn a_client_that_gives_up_on_an_unanswered_request_is_released() {
+    let server = ScriptedServer::start().await.unwrap();
+    let mut client = RawClient::connect(server.address()).await;
+    client
+        .send_command(doc! { "find": "c", "$db": "app" })
+        .await;
+    let pending = within(server.next_request("find")).await.unwrap();
+    assert!(pending.is_connection_open());
+
+    drop(client);
+    within(server.wait_for_open_connections(0)).await;
+    assert!(!pending.is_connection_open());
+    let error = pending.ok().unwrap_err();
+    assert!(error.to_string().contains("closed"), "{error}");
+}
+
+#[tokio::test]
+async fn shutdown_closes_every_connection() {
+    let server = ScriptedServer::start().await.unwrap();
+    let mut clients = Vec::new();
+    for _ in 0..3 {
+        clients.push(RawClient::connect(server.address()).await);
+    }
+    // One of them is waiting for an answer the test will never give.
+    clients[0]
+        .send_command(doc! { "find": "c", "$db": "app" })
+        .await;
+    let _pending = within(server.next_request("find")).await.unwrap();
+    within(server.wait_for_open_connections(3)).await;
+    assert_eq!(server.server().accepted_connections(), 3);
+
+    within(server.shutdown()).await;
+    assert_eq!(server.open_connections(), 0);
+    for client in &mut clients {
+        client.expect_closed().await;
+    }
+    assert!(
+        tokio::net::TcpStream::connect(server.address())
+            .await
+            .is_err(),
+        "the listener is closed"
+    );
+}
+
+#[tokio::test]
+async fn dropping_the_server_closes_every_connection() {
+    let server = ScriptedServer::start().await.unwrap();
+    let mut client = RawClient::connect(server.address()).await;
+    client
+        .send_command(doc! { "find": "c", "$db": "app" })
+        .await;
+    within(server.wait_for_requests("find", 1)).await.unwrap();
+    drop(server);
+    client.expect_closed().await;
+}
