@@ -51,7 +51,7 @@ fn topology(kind: TopologyType, servers: Vec<ServerDescription>) -> TopologyDesc
     t.topology_type = kind;
     t.servers = servers
         .into_iter()
-        .map(|s| (s.address.clone(), s))
+        .map(|s| (s.address.clone(), std::sync::Arc::new(s)))
         .collect();
     t.refresh_derived_fields();
     t

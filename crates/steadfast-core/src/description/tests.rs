@@ -300,21 +300,22 @@ fn session_timeout_is_the_minimum_over_data_bearing_servers() {
             Instant::now(),
         )
     };
-    topology.servers.insert(a(), member(a(), Some(30)));
-    topology
-        .servers
-        .insert(b.clone(), member(b.clone(), Some(10)));
+    topology.insert_server(member(a(), Some(30)));
+    topology.insert_server(member(b.clone(), Some(10)));
     topology.refresh_derived_fields();
     assert_eq!(topology.logical_session_timeout_minutes, Some(10));
-    topology.servers.insert(b.clone(), member(b.clone(), None));
+    topology.insert_server(member(b.clone(), None));
     topology.refresh_derived_fields();
     assert_eq!(topology.logical_session_timeout_minutes, None);
     // An arbiter holds no data, so its missing timeout does not count.
     let arbiter = doc! {"ok": 1, "arbiterOnly": true, "setName": "rs"};
-    topology.servers.insert(
-        b.clone(),
-        ServerDescription::from_hello(b, &arbiter, Duration::ZERO, Duration::ZERO, Instant::now()),
-    );
+    topology.insert_server(ServerDescription::from_hello(
+        b,
+        &arbiter,
+        Duration::ZERO,
+        Duration::ZERO,
+        Instant::now(),
+    ));
     topology.refresh_derived_fields();
     assert_eq!(topology.logical_session_timeout_minutes, Some(30));
 }

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bson::oid::ObjectId;
@@ -132,7 +133,7 @@ pub struct TopologyDescription {
     /// The largest electionId of a primary.
     pub max_election_id: Option<ObjectId>,
     /// One description per monitored server, ordered by address.
-    pub servers: BTreeMap<ServerAddress, ServerDescription>,
+    pub servers: BTreeMap<ServerAddress, Arc<ServerDescription>>,
     /// Why the deployment is unusable when some server's wire range does not overlap ours;
     /// `None` when every server is compatible.
     pub compatibility_error: Option<String>,
@@ -201,7 +202,7 @@ impl TopologyDescription {
                 } else {
                     ServerDescription::unknown(address.clone())
                 };
-                (address, description)
+                (address, Arc::new(description))
             })
             .collect();
         let mut description = TopologyDescription {
@@ -227,7 +228,19 @@ impl TopologyDescription {
 
     /// The description of the server at `address`, if it is part of the topology.
     pub fn server(&self, address: &ServerAddress) -> Option<&ServerDescription> {
-        self.servers.get(address)
+        self.servers.get(address).map(Arc::as_ref)
+    }
+
+    /// A mutable view of one server's description. Descriptions are shared between snapshots,
+    /// so this copies the one being changed (and only that one).
+    pub fn server_mut(&mut self, address: &ServerAddress) -> Option<&mut ServerDescription> {
+        self.servers.get_mut(address).map(Arc::make_mut)
+    }
+
+    /// Adds or replaces a server's description (call `refresh_derived_fields` afterwards).
+    pub fn insert_server(&mut self, description: ServerDescription) {
+        self.servers
+            .insert(description.address.clone(), Arc::new(description));
     }
 
     /// The primary, if the topology has one.
@@ -235,6 +248,7 @@ impl TopologyDescription {
         self.servers
             .values()
             .find(|s| s.server_type == ServerType::RsPrimary)
+            .map(Arc::as_ref)
     }
 
     /// Whether some server has answered a check with a usable type.

@@ -94,9 +94,10 @@ impl Update {
         if self.topology.servers.contains_key(address) {
             return;
         }
-        self.topology
-            .servers
-            .insert(address.clone(), ServerDescription::unknown(address.clone()));
+        self.topology.servers.insert(
+            address.clone(),
+            Arc::new(ServerDescription::unknown(address.clone())),
+        );
         if let Some(i) = self.removed.iter().position(|a| a == address) {
             // Removed and re-added within one decision: its monitor simply keeps running.
             self.removed.remove(i);
@@ -137,7 +138,7 @@ impl Update {
             let error = format!(
                 "server reports replica set {reported:?} but replicaSet={required:?} was required"
             );
-            *server = ServerDescription::from_error(address.clone(), error, None);
+            *server = Arc::new(ServerDescription::from_error(address.clone(), error, None));
         }
     }
 
@@ -215,7 +216,7 @@ impl TopologyDescription {
 
         let mut first = ready.clone();
         for server in first.servers.values_mut() {
-            *server = ServerDescription::unknown(server.address.clone());
+            *server = Arc::new(ServerDescription::unknown(server.address.clone()));
         }
         first.refresh_derived_fields();
 
@@ -292,7 +293,10 @@ impl TopologyDescription {
 
         let server_type = incoming.server_type;
         let mut update = Update::new(self.clone());
-        update.topology.servers.insert(address.clone(), incoming);
+        update
+            .topology
+            .servers
+            .insert(address.clone(), Arc::new(incoming));
         update.dispatch(&address, server_type);
         update.topology.refresh_derived_fields();
 
@@ -381,8 +385,8 @@ impl TopologyDescription {
             let new = next.servers.get(address)?;
             (!same_server_for_events(old, new)).then(|| SdamEvent::ServerDescriptionChanged {
                 address: address.clone(),
-                previous: Box::new(old.clone()),
-                new: Box::new(new.clone()),
+                previous: Box::new(ServerDescription::clone(old)),
+                new: Box::new(ServerDescription::clone(new)),
             })
         };
         events.extend(changed(checked));

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use bson::oid::ObjectId;
 
@@ -42,7 +43,7 @@ impl Update {
         if let Some(server) = self.topology.servers.get_mut(primary)
             && server.server_type == ServerType::Unknown
         {
-            server.server_type = ServerType::PossiblePrimary;
+            Arc::make_mut(server).server_type = ServerType::PossiblePrimary;
         }
     }
 
@@ -79,7 +80,7 @@ impl Update {
         if let Err(why) = self.record_election(&primary) {
             self.topology.servers.insert(
                 address.clone(),
-                ServerDescription::from_error(address.clone(), why, None),
+                Arc::new(ServerDescription::from_error(address.clone(), why, None)),
             );
             self.check_if_has_primary();
             return;
@@ -100,7 +101,9 @@ impl Update {
                 "primary marked stale due to discovery of newer primary",
                 None,
             );
-            self.topology.servers.insert(old.clone(), invalidated);
+            self.topology
+                .servers
+                .insert(old.clone(), Arc::new(invalidated));
             self.check_now.push(old);
         }
 

@@ -139,7 +139,7 @@ pub fn candidates<'a>(
             reference.unwrap_or(StalenessReference::FreshestSecondary(None)),
         ),
     };
-    let everyone: Vec<&ServerDescription> = topology.servers.values().collect();
+    let everyone: Vec<&ServerDescription> = topology.servers.values().map(AsRef::as_ref).collect();
     let mut used_deprioritized = false;
     let suitable = if deprioritized.is_empty() {
         suitable_among(&everyone)

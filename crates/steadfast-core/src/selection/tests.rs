@@ -29,7 +29,7 @@ fn topology(kind: TopologyType, servers: Vec<ServerDescription>) -> TopologyDesc
     t.topology_type = kind;
     t.servers = servers
         .into_iter()
-        .map(|s| (s.address.clone(), s))
+        .map(|s| (s.address.clone(), std::sync::Arc::new(s)))
         .collect();
     t.refresh_derived_fields();
     t
@@ -228,12 +228,12 @@ fn stale_and_unmeasurable_secondaries_are_not_eligible() {
     let mut t = replica_set();
     let write_at = |ms: i64| Some(bson::DateTime::from_millis(ms));
     for s in t.servers.values_mut() {
-        s.last_update_time = Some(now);
+        std::sync::Arc::make_mut(s).last_update_time = Some(now);
     }
-    let primary = t.servers.get_mut(&addr("p")).unwrap();
+    let primary = t.server_mut(&addr("p")).unwrap();
     primary.last_write_date = write_at(1_000_000);
     // s1 is 200 s behind the primary: 200 s + 10 s heartbeat > 120 s.
-    t.servers.get_mut(&addr("s1")).unwrap().last_write_date = write_at(800_000);
+    t.server_mut(&addr("s1")).unwrap().last_write_date = write_at(800_000);
     // s2 never reported a lastWriteDate, so its staleness cannot be estimated.
     let mut rp = ReadPreference::with_mode(ReadPreferenceMode::Secondary);
     rp.max_staleness = Some(Duration::from_secs(120));
@@ -242,13 +242,13 @@ fn stale_and_unmeasurable_secondaries_are_not_eligible() {
     assert!(found.suitable.is_empty());
 
     // 100 s behind: 110 s estimated staleness is within 120 s.
-    t.servers.get_mut(&addr("s1")).unwrap().last_write_date = write_at(900_000);
+    t.server_mut(&addr("s1")).unwrap().last_write_date = write_at(900_000);
     let found = candidates(&t, &criteria, &[]).unwrap();
     let names: Vec<_> = found.suitable.iter().map(|s| s.address.clone()).collect();
     assert_eq!(names, [addr("s1")]);
 
     // secondaryPreferred falls back on the primary when no secondary is fresh enough.
-    t.servers.get_mut(&addr("s1")).unwrap().last_write_date = write_at(0);
+    t.server_mut(&addr("s1")).unwrap().last_write_date = write_at(0);
     rp.mode = ReadPreferenceMode::SecondaryPreferred;
     let found = candidates(&t, &SelectionCriteria::ReadPreference(rp), &[]).unwrap();
     let names: Vec<_> = found.suitable.iter().map(|s| s.address.clone()).collect();
@@ -262,10 +262,10 @@ fn staleness_is_filtered_before_tags() {
     t.topology_type = TopologyType::ReplicaSetNoPrimary;
     t.servers.remove(&addr("p"));
     let tag = |v: &str| TagSet::from([("dc".to_string(), v.to_string())]);
-    let s1 = t.servers.get_mut(&addr("s1")).unwrap();
+    let s1 = t.server_mut(&addr("s1")).unwrap();
     s1.tags = tag("first");
     s1.last_write_date = Some(bson::DateTime::from_millis(0));
-    let s2 = t.servers.get_mut(&addr("s2")).unwrap();
+    let s2 = t.server_mut(&addr("s2")).unwrap();
     s2.tags = tag("second");
     s2.last_write_date = Some(bson::DateTime::from_millis(300_000));
     let mut rp = ReadPreference::with_mode(ReadPreferenceMode::Secondary);

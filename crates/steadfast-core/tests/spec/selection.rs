@@ -214,7 +214,10 @@ fn topology(json: &Value, epoch: Instant) -> Result<TopologyDescription, String>
         .enumerate()
     {
         let description = server_description(s, &format!("servers[{i}]"), epoch)?;
-        servers.insert(description.address.clone(), description);
+        servers.insert(
+            description.address.clone(),
+            std::sync::Arc::new(description),
+        );
     }
     // The initial description needs a seed; the file's servers then replace the seed list.
     let mut config = TopologyConfig::new([ServerAddress::tcp("seed.invalid", 27017)]);
