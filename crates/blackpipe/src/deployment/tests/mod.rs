@@ -1,3 +1,4 @@
+mod admin;
 mod errors;
 mod hello;
 mod model;

@@ -1,0 +1,147 @@
+//! Hello, awaitable hello (`topologyVersion` + `maxAwaitTimeMS`) and streaming hello
+//! (`exhaustAllowed`): the reply waits for the node's topologyVersion to move or for
+//! `maxAwaitTimeMS`, whichever comes first; with exhaust, replies keep coming with
+//! `moreToCome`, each after the next change or timeout, until the client goes away.
+
+use std::time::Duration;
+
+use bson::Document;
+use tokio::sync::watch;
+
+use super::hello::{
+    AwaitDecision, AwaitRequest, await_decision, future_counter_error, parse_await,
+};
+use super::member::{NodeContext, wants_hello_ok};
+use super::model::{Health, TopologyVersion};
+use crate::server::{
+    ConnectionContext, Outcome, Reaction, ReplyStream, ReplyStreamSender, Request, RequestKind,
+};
+
+/// Waits until the version differs from `seen` (another process, or a higher counter) or
+/// `max_await` passes.
+async fn wait_for_change(
+    changes: &mut watch::Receiver<TopologyVersion>,
+    seen: TopologyVersion,
+    max_await: Duration,
+) {
+    let deadline = tokio::time::Instant::now() + max_await;
+    loop {
+        let current = *changes.borrow_and_update();
+        if await_decision(current, seen) != AwaitDecision::Wait {
+            return;
+        }
+        match tokio::time::timeout_at(deadline, changes.changed()).await {
+            Ok(Ok(())) => {}
+            // Timed out, or the node is gone: reply with what there is.
+            Ok(Err(_)) | Err(_) => return,
+        }
+    }
+}
+
+/// Answers a hello-family command.
+pub(crate) async fn hello(
+    node: &NodeContext,
+    request: &Request,
+    connection: &ConnectionContext,
+    legacy: bool,
+) -> Outcome {
+    let command = request.command();
+    let hello_ok = wants_hello_ok(command);
+    let connection_id = i64::try_from(connection.id().get()).unwrap_or(i64::MAX);
+    let awaited = match parse_await(command) {
+        Ok(awaited) => awaited,
+        Err(error) => return Reaction::reply(error.to_reply()).into(),
+    };
+    let Some(AwaitRequest { seen, max_await_ms }) = awaited else {
+        return reply_now(node, legacy, hello_ok, connection_id);
+    };
+    let mut changes = node.version.subscribe();
+    let current = *changes.borrow_and_update();
+    if await_decision(current, seen) == AwaitDecision::FutureCounter {
+        return Reaction::reply(future_counter_error().to_reply()).into();
+    }
+    let max_await = Duration::from_millis(max_await_ms);
+    if request.kind() == RequestKind::Msg && request.exhaust_allowed() {
+        let (sender, stream) = ReplyStream::channel(1);
+        let node = node.clone();
+        tokio::spawn(async move {
+            stream_hellos(
+                node,
+                sender,
+                changes,
+                seen,
+                max_await,
+                legacy,
+                hello_ok,
+                connection_id,
+            )
+            .await;
+        });
+        return Outcome::Stream(stream);
+    }
+    wait_for_change(&mut changes, seen, max_await).await;
+    reply_now(node, legacy, hello_ok, connection_id)
+}
+
+fn reply_now(node: &NodeContext, legacy: bool, hello_ok: bool, connection_id: i64) -> Outcome {
+    match node.hello_reply(legacy, hello_ok, connection_id) {
+        Some((reply, _)) => Reaction::Reply(reply).into(),
+        None => Reaction::HangUp.into(),
+    }
+}
+
+/// Feeds an exhaust stream: one reply per change or `max_await`, until the connection closes
+/// or the node goes down. A partitioned node sends nothing until it heals.
+#[allow(clippy::too_many_arguments)]
+async fn stream_hellos(
+    node: NodeContext,
+    sender: ReplyStreamSender,
+    mut changes: watch::Receiver<TopologyVersion>,
+    mut seen: TopologyVersion,
+    max_await: Duration,
+    legacy: bool,
+    hello_ok: bool,
+    connection_id: i64,
+) {
+    loop {
+        tokio::select! {
+            () = sender.closed() => return,
+            () = wait_for_change(&mut changes, seen, max_await) => {}
+        }
+        let Some((reply, view)) = node.hello_reply(legacy, hello_ok, connection_id) else {
+            return;
+        };
+        match view.health {
+            // The connections of a killed node are being closed; dropping the sender closes
+            // this one too.
+            Health::Down => return,
+            Health::Partitioned => {
+                seen = view.version;
+                continue;
+            }
+            Health::ShuttingDown => {
+                let _ = sender
+                    .finish_with(Reaction::Reply(shutdown_error(&node, view.version)))
+                    .await;
+                return;
+            }
+            Health::Up => {}
+        }
+        seen = view.version;
+        if sender.send(reply).await.is_err() {
+            return;
+        }
+    }
+}
+
+fn shutdown_error(node: &NodeContext, version: TopologyVersion) -> Document {
+    let mut reply = super::errors::error_reply(
+        super::errors::SHUTDOWN_IN_PROGRESS,
+        "The server is in quiesce mode and will shut down",
+    );
+    reply.insert("topologyVersion", super::hello::version_document(version));
+    if let Some(view) = node.view() {
+        node.append_cluster_time(&view, &mut reply);
+    }
+    reply
+}

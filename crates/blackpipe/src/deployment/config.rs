@@ -1,0 +1,116 @@
+//! How to start a [`Deployment`](super::Deployment).
+
+use std::time::Duration;
+
+use super::model::{DeploymentKind, MemberOptions};
+
+/// What to start and how it behaves. Build with [`DeploymentConfig::standalone`],
+/// [`DeploymentConfig::replica_set`], [`DeploymentConfig::replica_set_with`] or
+/// [`DeploymentConfig::sharded`], then adjust with the `with_*` methods.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DeploymentConfig {
+    /// Standalone, replica set or sharded.
+    pub kind: DeploymentKind,
+    /// The replica set name (replica sets only).
+    pub set_name: String,
+    /// One entry per node: member options for a replica set; defaults for the others.
+    pub members: Vec<MemberOptions>,
+    /// The first node listens on this port, the next on `port + 1`, and so on; 0 gives every
+    /// node an ephemeral port.
+    pub port: u16,
+    /// When the set loses its primary (stepdown, kill, partition), elect the best remaining
+    /// candidate after [`Self::election_delay`], as mongod's election handoff and election
+    /// timeout do. On by default.
+    pub auto_failover: bool,
+    /// Delay before an automatic election.
+    pub election_delay: Duration,
+    /// How far behind the primary the secondaries' `lastWrite` trails.
+    pub replication_lag: Duration,
+    /// Seed for the generator behind `activationProbability` and probabilistic overload;
+    /// `None` seeds from the operating system.
+    pub seed: Option<u64>,
+}
+
+impl DeploymentConfig {
+    fn new(kind: DeploymentKind, members: Vec<MemberOptions>) -> Self {
+        Self {
+            kind,
+            set_name: "rs0".into(),
+            members,
+            port: 0,
+            auto_failover: true,
+            election_delay: Duration::from_millis(100),
+            replication_lag: Duration::ZERO,
+            seed: None,
+        }
+    }
+
+    /// One standalone mongod.
+    pub fn standalone() -> Self {
+        Self::new(DeploymentKind::Standalone, vec![MemberOptions::default()])
+    }
+
+    /// A replica set of `members` electable members (the first one starts as primary).
+    pub fn replica_set(members: usize) -> Self {
+        Self::new(
+            DeploymentKind::ReplicaSet,
+            vec![MemberOptions::electable(); members.max(1)],
+        )
+    }
+
+    /// A replica set with these members (priority-0, hidden, arbiters...).
+    pub fn replica_set_with(members: Vec<MemberOptions>) -> Self {
+        Self::new(DeploymentKind::ReplicaSet, members)
+    }
+
+    /// `routers` mongos-like routers over one shared store.
+    pub fn sharded(routers: usize) -> Self {
+        Self::new(
+            DeploymentKind::Sharded,
+            vec![MemberOptions::default(); routers.max(1)],
+        )
+    }
+
+    /// Listens on `port`, `port + 1`, ... (0: ephemeral ports).
+    #[must_use]
+    pub fn with_port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Names the replica set.
+    #[must_use]
+    pub fn with_set_name(mut self, name: impl Into<String>) -> Self {
+        self.set_name = name.into();
+        self
+    }
+
+    /// Turns automatic elections on or off.
+    #[must_use]
+    pub fn with_auto_failover(mut self, enabled: bool) -> Self {
+        self.auto_failover = enabled;
+        self
+    }
+
+    /// Sets the delay before an automatic election.
+    #[must_use]
+    pub fn with_election_delay(mut self, delay: Duration) -> Self {
+        self.election_delay = delay;
+        self
+    }
+
+    /// Sets the replication lag secondaries report.
+    #[must_use]
+    pub fn with_replication_lag(mut self, lag: Duration) -> Self {
+        self.replication_lag = lag;
+        self
+    }
+
+    /// Seeds the random generator.
+    #[must_use]
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+}

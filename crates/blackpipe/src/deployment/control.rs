@@ -1,0 +1,250 @@
+//! Running control commands on a node: blackpipe's `{blackpipe: ...}` admin command, mongod's
+//! replica set commands (`replSetStepDown`, `replSetFreeze`, `replSetStepUp`,
+//! `replSetGetStatus`, `replSetGetConfig`, `replSetReconfig`, `shutdown`) and the trivial
+//! commands every server answers (`ping`, `buildInfo`, session commands...).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bson::{Document, doc};
+
+use super::admin::{self, AdminRequest, MemberRef};
+use super::control_error::ControlError;
+use super::errors::SessionFacts;
+use super::member::{NodeContext, ok, ok_reply};
+use super::model::{DeploymentKind, NodeIndex};
+use super::runtime::{Inner, lock};
+use crate::server::{ConnectionContext, Outcome, Reaction, ReplyStream, Request};
+
+fn error(node: &NodeContext, error: &ControlError) -> Outcome {
+    node.finish(error.to_reply(), SessionFacts::default(), None)
+}
+
+fn resolve(node: &NodeContext, member: &MemberRef) -> Result<NodeIndex, ControlError> {
+    let state = lock(&node.inner.state);
+    member.resolve(&state.topology, node.index)
+}
+
+/// Runs `operation` on its own task, so that the client hanging up cannot cancel it halfway,
+/// and waits for it.
+async fn detached<F>(operation: F) -> Result<(), ControlError>
+where
+    F: Future<Output = Result<(), ControlError>> + Send + 'static,
+{
+    tokio::spawn(operation)
+        .await
+        .unwrap_or_else(|join| Err(ControlError::Listen(format!("control task failed: {join}"))))
+}
+
+/// Replies `{ok: 1}` first, then runs `operation` (which will close this very connection):
+/// the stream's receiver is dropped only once the reply has been written.
+fn reply_then<F>(operation: F) -> Outcome
+where
+    F: Future<Output = Result<(), ControlError>> + Send + 'static,
+{
+    let (sender, stream) = ReplyStream::channel(1);
+    tokio::spawn(async move {
+        if sender.send(doc! { "ok": 1.0 }).await.is_ok() {
+            sender.closed().await;
+        }
+        if let Err(error) = operation.await {
+            tracing::warn!(%error, "control operation failed after replying");
+        }
+    });
+    Outcome::Stream(stream)
+}
+
+/// Runs `{blackpipe: <action>, ...}`.
+pub(crate) async fn run_admin(node: &NodeContext, command: &Document) -> Outcome {
+    let request = match admin::parse_admin(command) {
+        Ok(request) => request,
+        Err(failure) => return error(node, &failure),
+    };
+    match execute(node, request).await {
+        Ok(outcome) => outcome,
+        Err(failure) => error(node, &failure),
+    }
+}
+
+async fn execute(node: &NodeContext, request: AdminRequest) -> Result<Outcome, ControlError> {
+    let inner: &Arc<Inner> = &node.inner;
+    match request {
+        AdminRequest::Status => {
+            let reply = admin::blackpipe_status(&inner.topology(), Instant::now());
+            return Ok(ok_reply(node, reply));
+        }
+        AdminRequest::StepDown {
+            member,
+            freeze_for,
+            force,
+        } => {
+            let index = match member {
+                Some(member) => Some(resolve(node, &member)?),
+                None => None,
+            };
+            inner.step_down(index, freeze_for, force)?;
+        }
+        AdminRequest::Elect { member, after } => {
+            let index = resolve(node, &member)?;
+            if after.is_zero() {
+                inner.elect(index)?;
+            } else {
+                let inner = Arc::clone(inner);
+                tokio::spawn(async move {
+                    tokio::time::sleep(after).await;
+                    if let Err(error) = inner.elect(index) {
+                        tracing::warn!(%error, index, "delayed election failed");
+                    }
+                });
+            }
+        }
+        AdminRequest::Freeze { member, duration } => {
+            inner.freeze(resolve(node, &member)?, duration)?;
+        }
+        AdminRequest::Kill { member } => {
+            let index = resolve(node, &member)?;
+            let killer = Arc::clone(inner);
+            if index == node.index {
+                return Ok(reply_then(async move { killer.kill(index).await }));
+            }
+            detached(async move { killer.kill(index).await }).await?;
+        }
+        AdminRequest::Restart { member } => {
+            let index = resolve(node, &member)?;
+            let restarter = Arc::clone(inner);
+            detached(async move { restarter.restart(index).await }).await?;
+        }
+        AdminRequest::Partition { member } => inner.partition(resolve(node, &member)?)?,
+        AdminRequest::Heal { member } => inner.heal(resolve(node, &member)?)?,
+        AdminRequest::Shutdown { member, quiesce } => {
+            let index = resolve(node, &member)?;
+            let stopper = Arc::clone(inner);
+            return Ok(reply_then(
+                async move { stopper.shutdown(index, quiesce).await },
+            ));
+        }
+        AdminRequest::Slow { member, delay } => inner.slow(resolve(node, &member)?, delay)?,
+        AdminRequest::Overload { member, overload } => {
+            inner.overload(resolve(node, &member)?, Some(overload))?;
+        }
+        AdminRequest::ReplicationLag { lag } => inner.set_replication_lag(lag),
+        AdminRequest::AutoFailover {
+            enabled,
+            election_delay,
+        } => inner.set_auto_failover(enabled, election_delay),
+        AdminRequest::AddMember { options } => {
+            let adder = Arc::clone(inner);
+            let (index, host) = tokio::spawn(async move { adder.add_member(options).await })
+                .await
+                .unwrap_or_else(|join| {
+                    Err(ControlError::Listen(format!("control task failed: {join}")))
+                })?;
+            let index = i64::try_from(index).unwrap_or(i64::MAX);
+            return Ok(ok_reply(node, doc! { "member": index, "host": host }));
+        }
+    }
+    Ok(ok(node))
+}
+
+fn require_replica_set(node: &NodeContext) -> Result<(), ControlError> {
+    if lock(&node.inner.state).topology.kind() == DeploymentKind::ReplicaSet {
+        Ok(())
+    } else {
+        Err(ControlError::NotReplicaSet)
+    }
+}
+
+/// Answers the commands the node handles itself; `None` for everything else (the store's).
+pub(crate) async fn run_builtin(
+    node: &NodeContext,
+    name: &str,
+    request: &Request,
+    connection: &ConnectionContext,
+) -> Option<Outcome> {
+    let admin_command = matches!(
+        name,
+        "replSetStepDown"
+            | "replSetFreeze"
+            | "replSetStepUp"
+            | "replSetGetStatus"
+            | "replSetGetConfig"
+            | "replSetReconfig"
+            | "shutdown"
+    );
+    if admin_command && request.database() != "admin" {
+        let reply = super::errors::error_reply(
+            13,
+            format!("{name} may only be run against the admin database."),
+        );
+        return Some(node.finish(reply, SessionFacts::default(), None));
+    }
+    let result = match name {
+        "ping"
+        | "endSessions"
+        | "killSessions"
+        | "killAllSessions"
+        | "killAllSessionsByPattern"
+        | "refreshSessions" => Ok(ok(node)),
+        "buildInfo" => Ok(ok_reply(
+            node,
+            doc! {
+                "version": "8.0.0",
+                "gitVersion": "blackpipe",
+                "versionArray": [8, 0, 0, 0],
+                "bits": 64,
+                "maxBsonObjectSize": super::hello::MAX_BSON_OBJECT_SIZE,
+            },
+        )),
+        "connectionStatus" => Ok(ok_reply(
+            node,
+            doc! { "authInfo": { "authenticatedUsers": [], "authenticatedUserRoles": [] } },
+        )),
+        "whatsmyuri" => Ok(ok_reply(
+            node,
+            doc! { "you": connection.peer().to_string() },
+        )),
+        "replSetStepDown" => {
+            admin::parse_step_down(request.command()).and_then(|(freeze_for, force)| {
+                require_replica_set(node)?;
+                node.inner
+                    .step_down(Some(node.index), freeze_for, force)
+                    .map(|()| ok(node))
+            })
+        }
+        "replSetFreeze" => admin::parse_freeze(request.command())
+            .and_then(|duration| node.inner.freeze(node.index, duration).map(|()| ok(node))),
+        "replSetStepUp" => node.inner.elect(node.index).map(|()| ok(node)),
+        "replSetGetStatus" => require_replica_set(node).map(|()| {
+            let reply = admin::status_reply(&node.inner.topology(), node.index);
+            ok_reply(node, reply)
+        }),
+        "replSetGetConfig" => require_replica_set(node).map(|()| {
+            let reply = admin::config_reply(&node.inner.topology());
+            ok_reply(node, reply)
+        }),
+        "replSetReconfig" => {
+            let set_name = node.inner.topology().set_name().to_owned();
+            match require_replica_set(node)
+                .and_then(|()| admin::parse_reconfig(request.command(), &set_name))
+            {
+                Ok((members, version)) => {
+                    let inner = Arc::clone(&node.inner);
+                    detached(async move { inner.reconfigure(members, version).await })
+                        .await
+                        .map(|()| ok(node))
+                }
+                Err(failure) => Err(failure),
+            }
+        }
+        "shutdown" => {
+            // mongod does not answer `shutdown`: the connection just closes.
+            let inner = Arc::clone(&node.inner);
+            let index = node.index;
+            tokio::spawn(async move { inner.kill(index).await });
+            Ok(Reaction::NoReply.into())
+        }
+        _ => return None,
+    };
+    Some(result.unwrap_or_else(|failure| error(node, &failure)))
+}

@@ -1,0 +1,349 @@
+//! [`Deployment`]: the Rust handle to a running simulated deployment, and
+//! [`serve_forever`] for the `blackpipe` binary.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::backend::DataStore;
+use super::config::DeploymentConfig;
+use super::control_error::ControlError;
+use super::model::{DeploymentKind, MemberOptions, NodeIndex, Topology};
+use super::runtime::{Inner, NodeCounters, lock};
+use crate::failpoint::Overload;
+
+/// A running standalone, replica set or sharded front end. Every node listens on its own
+/// 127.0.0.1 port. Dropping the handle stops every node.
+pub struct Deployment {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Deployment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deployment")
+            .field("uri", &self.uri())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Deployment {
+    /// Starts the nodes `config` describes, serving `store`. Must run within a tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// [`ControlError::Listen`] if a port cannot be bound; [`ControlError::InvalidConfig`] for
+    /// an invalid replica set configuration.
+    pub async fn start_with_store(
+        config: DeploymentConfig,
+        store: Arc<dyn DataStore>,
+    ) -> Result<Self, ControlError> {
+        let inner = Inner::start(&config, store).await?;
+        Ok(Self { inner })
+    }
+
+    /// What this deployment is.
+    pub fn kind(&self) -> DeploymentKind {
+        lock(&self.inner.state).topology.kind()
+    }
+
+    /// The `host:port` of every node, in configuration order (removed members included).
+    pub fn hosts(&self) -> Vec<String> {
+        lock(&self.inner.state)
+            .topology
+            .nodes()
+            .iter()
+            .map(|node| node.host().to_owned())
+            .collect()
+    }
+
+    /// The `host:port` of node `index`.
+    pub fn host(&self, index: NodeIndex) -> Option<String> {
+        lock(&self.inner.state)
+            .topology
+            .node(index)
+            .map(|node| node.host().to_owned())
+    }
+
+    /// A connection string naming every node (`replicaSet=<name>` for a replica set,
+    /// `directConnection=true` for a standalone).
+    pub fn uri(&self) -> String {
+        let state = lock(&self.inner.state);
+        let hosts: Vec<&str> = state
+            .topology
+            .nodes()
+            .iter()
+            .map(|node| node.host())
+            .collect();
+        let options = match state.topology.kind() {
+            DeploymentKind::ReplicaSet => format!("?replicaSet={}", state.topology.set_name()),
+            DeploymentKind::Standalone => "?directConnection=true".to_owned(),
+            DeploymentKind::Sharded => String::new(),
+        };
+        format!("mongodb://{}/{options}", hosts.join(","))
+    }
+
+    /// A snapshot of the model: roles, health, terms, versions.
+    pub fn topology(&self) -> Topology {
+        self.inner.topology()
+    }
+
+    /// The current primary.
+    pub fn primary(&self) -> Option<NodeIndex> {
+        lock(&self.inner.state).topology.primary()
+    }
+
+    /// The data the nodes serve.
+    pub fn store(&self) -> &Arc<dyn DataStore> {
+        &self.inner.store
+    }
+
+    /// Request counters of node `index`.
+    pub fn counters(&self, index: NodeIndex) -> Option<Arc<NodeCounters>> {
+        lock(&self.inner.state)
+            .slots
+            .get(index)
+            .map(|slot| Arc::clone(&slot.counters))
+    }
+
+    /// Resolves once `predicate` holds for the model; checked now and after every change.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe.
+    pub async fn wait_until(&self, predicate: impl FnMut(&Topology) -> bool) {
+        self.inner.wait_until(predicate).await;
+    }
+
+    /// Resolves with the primary once there is one.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe.
+    pub async fn wait_for_primary(&self) -> NodeIndex {
+        self.inner
+            .wait_until(|topology| topology.primary().is_some())
+            .await;
+        self.primary().unwrap_or_default()
+    }
+
+    /// `replSetStepDown` on the primary: it becomes a secondary and sits out automatic
+    /// elections for `freeze_for`.
+    ///
+    /// # Errors
+    ///
+    /// `NotPrimary` without a primary; `NoElectableSecondary` when no member could take over.
+    pub fn step_down(&self, freeze_for: Duration) -> Result<(), ControlError> {
+        self.inner.step_down(None, freeze_for, false)
+    }
+
+    /// Steps the primary down even if no member can take over.
+    ///
+    /// # Errors
+    ///
+    /// `NotPrimary` without a primary.
+    pub fn force_step_down(&self, freeze_for: Duration) -> Result<(), ControlError> {
+        self.inner.step_down(None, freeze_for, true)
+    }
+
+    /// Makes `index` primary in a new term now.
+    ///
+    /// # Errors
+    ///
+    /// If the member is not electable or a majority is unreachable.
+    pub fn elect(&self, index: NodeIndex) -> Result<(), ControlError> {
+        self.inner.elect(index)
+    }
+
+    /// Makes `index` primary after `delay`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::elect`], evaluated when the delay is over.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future before the delay is over cancels the election.
+    pub async fn elect_after(&self, index: NodeIndex, delay: Duration) -> Result<(), ControlError> {
+        tokio::time::sleep(delay).await;
+        self.inner.elect(index)
+    }
+
+    /// Keeps `index` out of automatic elections for `duration` (zero unfreezes).
+    ///
+    /// # Errors
+    ///
+    /// On the primary.
+    pub fn freeze(&self, index: NodeIndex, duration: Duration) -> Result<(), ControlError> {
+        self.inner.freeze(index, duration)
+    }
+
+    /// Kills `index`: its port refuses connections and its open connections drop.
+    ///
+    /// # Errors
+    ///
+    /// If `index` is unknown.
+    ///
+    /// # Cancel safety
+    ///
+    /// The node is dead as soon as the future is first polled; dropping it only stops
+    /// waiting for its connections to close.
+    pub async fn kill(&self, index: NodeIndex) -> Result<(), ControlError> {
+        self.inner.kill(index).await
+    }
+
+    /// Restarts a killed node as a new process (new `processId`) on the same port.
+    ///
+    /// # Errors
+    ///
+    /// If the node is not down or its port cannot be bound.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe: dropping the future may leave the node down.
+    pub async fn restart(&self, index: NodeIndex) -> Result<(), ControlError> {
+        self.inner.restart(index).await
+    }
+
+    /// Partitions `index`: it accepts connections and never answers.
+    ///
+    /// # Errors
+    ///
+    /// If `index` is unknown.
+    pub fn partition(&self, index: NodeIndex) -> Result<(), ControlError> {
+        self.inner.partition(index)
+    }
+
+    /// Ends the partition of `index`.
+    ///
+    /// # Errors
+    ///
+    /// If `index` is unknown or down.
+    pub fn heal(&self, index: NodeIndex) -> Result<(), ControlError> {
+        self.inner.heal(index)
+    }
+
+    /// Shuts `index` down: it answers `ShutdownInProgress` for `quiesce`, then dies.
+    ///
+    /// # Errors
+    ///
+    /// If `index` is unknown.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe: dropping the future during the quiesce period leaves the node
+    /// answering `ShutdownInProgress` without dying.
+    pub async fn shutdown_node(
+        &self,
+        index: NodeIndex,
+        quiesce: Duration,
+    ) -> Result<(), ControlError> {
+        self.inner.shutdown(index, quiesce).await
+    }
+
+    /// Delays every reply of `index` by `delay` (zero restores full speed).
+    ///
+    /// # Errors
+    ///
+    /// If `index` is unknown.
+    pub fn slow(&self, index: NodeIndex, delay: Duration) -> Result<(), ControlError> {
+        self.inner.slow(index, delay)
+    }
+
+    /// Makes `index` reject commands with code 462 as `overload` says; `None` stops it.
+    ///
+    /// # Errors
+    ///
+    /// If `index` is unknown.
+    pub fn overload(
+        &self,
+        index: NodeIndex,
+        overload: Option<Overload>,
+    ) -> Result<(), ControlError> {
+        self.inner.overload(index, overload)
+    }
+
+    /// Sets how far behind the primary the secondaries' `lastWrite` trails.
+    pub fn set_replication_lag(&self, lag: Duration) {
+        self.inner.set_replication_lag(lag);
+    }
+
+    /// Turns automatic elections on or off (and optionally changes their delay).
+    pub fn set_auto_failover(&self, enabled: bool, election_delay: Option<Duration>) {
+        self.inner.set_auto_failover(enabled, election_delay);
+    }
+
+    /// Installs a new member list (`replSetReconfig`): `setVersion` increases; new hosts
+    /// (`127.0.0.1:<port>`) start listening.
+    ///
+    /// # Errors
+    ///
+    /// For an invalid configuration or a port that cannot be bound.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe: dropping the future may leave new ports bound without the config.
+    pub async fn reconfigure(
+        &self,
+        members: Vec<(String, MemberOptions)>,
+    ) -> Result<(), ControlError> {
+        self.inner.reconfigure(members, None).await
+    }
+
+    /// Adds a member on a new port; returns its index.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::reconfigure`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`Self::reconfigure`].
+    pub async fn add_member(&self, options: MemberOptions) -> Result<NodeIndex, ControlError> {
+        self.inner.add_member(options).await.map(|(index, _)| index)
+    }
+
+    /// Stops every node and waits until all their connections are closed.
+    ///
+    /// # Cancel safety
+    ///
+    /// Every node is told to stop before the first `.await`; dropping the future only stops
+    /// waiting.
+    pub async fn stop(&self) {
+        self.inner.stop().await;
+    }
+}
+
+impl Drop for Deployment {
+    fn drop(&mut self) {
+        // Dropping a server signals its shutdown; this also breaks the handler -> deployment
+        // reference cycle.
+        let servers: Vec<_> = lock(&self.inner.state)
+            .slots
+            .iter_mut()
+            .filter_map(|slot| slot.server.take())
+            .collect();
+        drop(servers);
+    }
+}
+
+/// Starts `config` and serves until the process is stopped, printing the connection string
+/// (and one line per node) to standard output first.
+///
+/// # Errors
+///
+/// If the deployment cannot start.
+///
+/// # Cancel safety
+///
+/// Dropping the future stops the deployment.
+pub async fn serve_forever(
+    config: DeploymentConfig,
+    store: Arc<dyn DataStore>,
+) -> Result<(), ControlError> {
+    let deployment = Deployment::start_with_store(config, store).await?;
+    println!("{}", deployment.uri());
+    for (index, host) in deployment.hosts().into_iter().enumerate() {
+        println!("  node {index}: {host}");
+    }
+    std::future::pending::<()>().await;
+    Ok(())
+}

@@ -1,0 +1,501 @@
+//! One node's [`Handler`]: the command pipeline of a mongod (or mongos) process, in mongod's
+//! order: ingress (partition, slowness, shutdown) -> overload -> `failCommand` -> hello ->
+//! control and trivial commands -> primary/secondary checks -> the store -> write-concern
+//! error injection -> error labels, `topologyVersion` and `$clusterTime`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bson::{Bson, DateTime, Document, doc};
+use tokio::sync::watch;
+
+use super::control;
+use super::errors::{
+    self, INTERRUPTED_DUE_TO_REPL_STATE_CHANGE, NOT_PRIMARY_NO_SECONDARY_OK,
+    NOT_PRIMARY_OR_SECONDARY, NOT_WRITABLE_PRIMARY, SHUTDOWN_IN_PROGRESS, SessionFacts,
+};
+use super::hello::{self, HelloFacts, OpTime};
+use super::model::{DeploymentKind, Health, NodeIndex, Role, TopologyVersion};
+use super::runtime::{Inner, NodeCounters, Process, lock};
+use crate::failpoint::{CommandFacts, FailOutcome, TransactionalWriteAction};
+use crate::server::{
+    BoxFuture, ConnectionContext, Handler, Outcome, Reaction, Request, RequestKind,
+};
+
+/// OP_QUERY flag bit 2: the legacy secondaryOk bit.
+const QUERY_SECONDARY_OK: u32 = 1 << 2;
+
+/// How mongod lets a command run on a node that is not primary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CommandClass {
+    /// Runs anywhere (hello, ping, getMore, admin commands...).
+    Always,
+    /// A read: on a secondary only with secondaryOk (`kOptIn`).
+    Read,
+    /// A write: primary only (`kNever`).
+    Write,
+}
+
+/// The canonical name mongod gives a command (aliases resolved).
+pub(crate) fn canonical_name(name: &str) -> &str {
+    match name {
+        "ismaster" => "isMaster",
+        "findandmodify" => "findAndModify",
+        "buildinfo" => "buildInfo",
+        other => other,
+    }
+}
+
+pub(crate) fn classify(name: &str) -> CommandClass {
+    match name {
+        "insert" | "update" | "delete" | "findAndModify" | "create" | "drop" | "dropDatabase"
+        | "createIndexes" | "dropIndexes" | "renameCollection" | "collMod" | "bulkWrite"
+        | "commitTransaction" | "abortTransaction" => CommandClass::Write,
+        "find" | "aggregate" | "count" | "distinct" | "listCollections" | "listIndexes"
+        | "listDatabases" | "dbStats" | "collStats" | "dataSize" => CommandClass::Read,
+        _ => CommandClass::Always,
+    }
+}
+
+/// What a node knows about itself at one instant (read under the state lock).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NodeView {
+    pub(crate) kind: DeploymentKind,
+    pub(crate) role: Role,
+    pub(crate) health: Health,
+    pub(crate) term: i64,
+    pub(crate) version: TopologyVersion,
+    pub(crate) slow: Duration,
+    pub(crate) replication_lag: Duration,
+}
+
+/// Everything one node's tasks share; cheap to clone into spawned tasks.
+#[derive(Clone)]
+pub(crate) struct NodeContext {
+    pub(crate) inner: Arc<Inner>,
+    pub(crate) index: NodeIndex,
+    pub(crate) process: Arc<Process>,
+    pub(crate) version: Arc<watch::Sender<TopologyVersion>>,
+}
+
+impl NodeContext {
+    pub(crate) fn view(&self) -> Option<NodeView> {
+        let state = lock(&self.inner.state);
+        let node = state.topology.node(self.index)?;
+        let slot = state.slots.get(self.index)?;
+        Some(NodeView {
+            kind: state.topology.kind(),
+            role: node.role(),
+            health: node.health(),
+            term: state.topology.term(),
+            version: node.topology_version(),
+            slow: slot.slow,
+            replication_lag: state.replication_lag,
+        })
+    }
+
+    /// The optime this node reports: the store's latest write on a primary, a lagging one on
+    /// a secondary; a baseline (the deployment's start) before any write.
+    fn op_times(&self, view: &NodeView, now: DateTime) -> (OpTime, OpTime) {
+        let latest = self.inner.store.last_write();
+        let lagging = if view.replication_lag.is_zero() {
+            latest
+        } else {
+            let lag_ms = i64::try_from(view.replication_lag.as_millis()).unwrap_or(i64::MAX);
+            let cutoff = DateTime::from_millis(now.timestamp_millis().saturating_sub(lag_ms));
+            self.inner.store.last_write_before(cutoff)
+        };
+        let to_op_time = |write: Option<super::backend::WriteTime>| {
+            let write = write.unwrap_or(self.inner.baseline);
+            OpTime {
+                ts: write.ts,
+                term: view.term.max(1),
+                wall: write.wall,
+            }
+        };
+        let mine = if view.role == Role::Primary {
+            to_op_time(latest)
+        } else {
+            to_op_time(lagging)
+        };
+        (mine, to_op_time(lagging))
+    }
+
+    /// Builds this node's hello reply, `$clusterTime` included where mongod adds it.
+    pub(crate) fn hello_reply(
+        &self,
+        legacy: bool,
+        hello_ok: bool,
+        connection_id: i64,
+    ) -> Option<(Document, NodeView)> {
+        let view = self.view()?;
+        let now = DateTime::now();
+        let (last_write, majority) = self.op_times(&view, now);
+        let facts = HelloFacts {
+            legacy,
+            hello_ok,
+            connection_id,
+            local_time: now,
+            last_write: Some(last_write),
+            majority_write: Some(majority),
+        };
+        let mut reply = {
+            let state = lock(&self.inner.state);
+            hello::hello_reply(&state.topology, self.index, &facts)
+        };
+        self.append_cluster_time(&view, &mut reply);
+        Some((reply, view))
+    }
+
+    pub(crate) fn append_cluster_time(&self, view: &NodeView, reply: &mut Document) {
+        if view.kind != DeploymentKind::Standalone {
+            let latest = self.inner.store.last_write().unwrap_or(self.inner.baseline);
+            hello::append_cluster_time(reply, latest.ts.max(self.inner.baseline.ts));
+        }
+    }
+
+    /// Finishes a reply: labels, `topologyVersion` on state-change errors, `$clusterTime`.
+    pub(crate) fn finish(
+        &self,
+        mut reply: Document,
+        session: SessionFacts,
+        labels: Option<&[String]>,
+    ) -> Outcome {
+        if let Some(view) = self.view() {
+            errors::finish_reply(&mut reply, session, labels, view.version);
+            self.append_cluster_time(&view, &mut reply);
+        }
+        Reaction::Reply(reply).into()
+    }
+
+    /// Waits `duration`. For a write that started on the primary, a stepdown meanwhile
+    /// interrupts the wait (`Err`), as mongod kills in-flight writes when it steps down.
+    async fn pause(&self, duration: Duration, write_on_primary: Option<i64>) -> Result<(), ()> {
+        let deadline = tokio::time::Instant::now() + duration;
+        let Some(term) = write_on_primary else {
+            tokio::time::sleep_until(deadline).await;
+            return Ok(());
+        };
+        let mut changes = self.version.subscribe();
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep_until(deadline) => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        tokio::time::sleep_until(deadline).await;
+                        return Ok(());
+                    }
+                    let still_primary = self
+                        .view()
+                        .is_some_and(|view| view.role == Role::Primary && view.term == term);
+                    if !still_primary {
+                        return Err(());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The [`Handler`] of one node process.
+pub(crate) struct MemberHandler {
+    node: NodeContext,
+    counters: Arc<NodeCounters>,
+}
+
+impl MemberHandler {
+    pub(crate) fn new(
+        inner: Arc<Inner>,
+        index: NodeIndex,
+        process: Arc<Process>,
+        version: Arc<watch::Sender<TopologyVersion>>,
+        counters: Arc<NodeCounters>,
+    ) -> Self {
+        Self {
+            node: NodeContext {
+                inner,
+                index,
+                process,
+                version,
+            },
+            counters,
+        }
+    }
+}
+
+impl Handler for MemberHandler {
+    fn handle<'a>(
+        &'a self,
+        request: Arc<Request>,
+        connection: &'a mut ConnectionContext,
+    ) -> BoxFuture<'a, Outcome> {
+        Box::pin(dispatch(&self.node, &self.counters, request, connection))
+    }
+}
+
+fn interrupted(node: &NodeContext, session: SessionFacts) -> Outcome {
+    node.finish(
+        errors::error_reply(
+            INTERRUPTED_DUE_TO_REPL_STATE_CHANGE,
+            "operation was interrupted because a replica set state change occurred",
+        ),
+        session,
+        None,
+    )
+}
+
+/// `db.coll` when the command's first value names a collection, `db.$cmd` otherwise.
+fn namespace_of(request: &Request) -> String {
+    match request.command().values().next() {
+        Some(Bson::String(collection)) => format!("{}.{collection}", request.database()),
+        _ => format!("{}.$cmd", request.database()),
+    }
+}
+
+/// OP_MSG: a `$readPreference` other than primary; OP_QUERY: the secondaryOk bit.
+fn secondary_ok(request: &Request) -> bool {
+    match request.kind() {
+        RequestKind::Msg => request
+            .command()
+            .get_document("$readPreference")
+            .ok()
+            .and_then(|preference| preference.get_str("mode").ok())
+            .is_some_and(|mode| mode != "primary"),
+        RequestKind::Query => match &request.message().body {
+            steadfast_wire::Body::Query(query) => query.flags & QUERY_SECONDARY_OK != 0,
+            _ => false,
+        },
+    }
+}
+
+fn role_check(view: &NodeView, class: CommandClass, request: &Request) -> Option<Document> {
+    if view.kind != DeploymentKind::ReplicaSet || class == CommandClass::Always {
+        return None;
+    }
+    match (class, view.role) {
+        (CommandClass::Write, Role::Primary) | (CommandClass::Read, Role::Primary) => None,
+        (CommandClass::Write, _) => Some(errors::error_reply(NOT_WRITABLE_PRIMARY, "not primary")),
+        (CommandClass::Read, role) => {
+            if !secondary_ok(request) {
+                Some(errors::error_reply(
+                    NOT_PRIMARY_NO_SECONDARY_OK,
+                    "not primary and secondaryOk=false",
+                ))
+            } else if role == Role::Secondary {
+                None
+            } else {
+                Some(errors::error_reply(
+                    NOT_PRIMARY_OR_SECONDARY,
+                    "node is not in primary or recovering state",
+                ))
+            }
+        }
+        (CommandClass::Always, _) => None,
+    }
+}
+
+fn admin_only(request: &Request, name: &str) -> Option<Document> {
+    (request.database() != "admin").then(|| {
+        errors::error_reply(
+            13,
+            format!("{name} may only be run against the admin database."),
+        )
+    })
+}
+
+async fn dispatch(
+    node: &NodeContext,
+    counters: &NodeCounters,
+    request: Arc<Request>,
+    connection: &mut ConnectionContext,
+) -> Outcome {
+    let name = canonical_name(request.command_name()).to_owned();
+    let is_hello = matches!(name.as_str(), "hello" | "isMaster");
+    counters.count(is_hello);
+    let session = SessionFacts::of(&name, request.command());
+    let class = classify(&name);
+    let Some(mut view) = node.view() else {
+        return Reaction::reply(errors::error_reply(91, "this node is not running")).into();
+    };
+    match view.health {
+        Health::Partitioned => return Reaction::NoReply.into(),
+        Health::Down => return Reaction::HangUp.into(),
+        Health::Up | Health::ShuttingDown => {}
+    }
+    let write_on_primary =
+        (class == CommandClass::Write && view.role == Role::Primary).then_some(view.term);
+    if !view.slow.is_zero() {
+        if node.pause(view.slow, write_on_primary).await.is_err() {
+            return interrupted(node, session);
+        }
+        match node.view() {
+            Some(fresh) => view = fresh,
+            None => return Reaction::HangUp.into(),
+        }
+        if view.health == Health::Partitioned {
+            return Reaction::NoReply.into();
+        }
+    }
+    if view.health == Health::ShuttingDown {
+        return node.finish(
+            errors::error_reply(
+                SHUTDOWN_IN_PROGRESS,
+                "The server is in quiesce mode and will shut down",
+            ),
+            session,
+            None,
+        );
+    }
+    match name.as_str() {
+        "configureFailPoint" => {
+            if let Some(error) = admin_only(&request, &name) {
+                return node.finish(error, session, None);
+            }
+            let result = lock(&node.process.fail_points).configure(request.command());
+            let reply = result.unwrap_or_else(|error| error.to_reply());
+            return node.finish(reply, SessionFacts::default(), None);
+        }
+        "blackpipe" => {
+            if let Some(error) = admin_only(&request, &name) {
+                return node.finish(error, session, None);
+            }
+            return control::run_admin(node, request.command()).await;
+        }
+        _ => {}
+    }
+    if !is_hello {
+        let rejected = {
+            let mut state = lock(&node.inner.state);
+            match state
+                .slots
+                .get_mut(node.index)
+                .and_then(|slot| slot.overload.as_mut())
+            {
+                Some(overload) => overload.evaluate(&mut *lock(&node.inner.rng)),
+                None => None,
+            }
+        };
+        if let Some(rejection) = rejected {
+            return node.finish(rejection.to_reply(), session, None);
+        }
+    }
+    let namespace = namespace_of(&request);
+    let app_name = connection.app_name().map(str::to_owned);
+    let facts = CommandFacts {
+        name: &name,
+        namespace: &namespace,
+        app_name: app_name.as_deref(),
+        supports_write_concern: class == CommandClass::Write,
+    };
+    let action = {
+        let mut fail_points = lock(&node.process.fail_points);
+        if fail_points.any_active() {
+            fail_points.before_command(&facts, &mut *lock(&node.inner.rng))
+        } else {
+            None
+        }
+    };
+    if let Some(action) = action {
+        if let Some(block) = action.block_for {
+            if node.pause(block, write_on_primary).await.is_err() {
+                return interrupted(node, session);
+            }
+        }
+        match action.outcome {
+            FailOutcome::Proceed => {}
+            FailOutcome::CloseConnection => return Reaction::HangUp.into(),
+            FailOutcome::Error { code, labels } => {
+                return node.finish(
+                    errors::error_reply(code, "Failing command via 'failCommand' failpoint"),
+                    session,
+                    labels.as_deref(),
+                );
+            }
+        }
+    }
+    if is_hello {
+        return super::awaitable::hello(node, &request, connection, name == "isMaster").await;
+    }
+    if let Some(outcome) = control::run_builtin(node, &name, &request, connection).await {
+        return outcome;
+    }
+    let view = match node.view() {
+        Some(view) => view,
+        None => return Reaction::HangUp.into(),
+    };
+    if let Some(error) = role_check(&view, class, &request) {
+        return node.finish(error, session, None);
+    }
+    execute_in_store(node, &request, &facts, session, class).await
+}
+
+async fn execute_in_store(
+    node: &NodeContext,
+    request: &Request,
+    facts: &CommandFacts<'_>,
+    session: SessionFacts,
+    class: CommandClass,
+) -> Outcome {
+    let retryable_write = class == CommandClass::Write
+        && session.has_txn_number
+        && !session.in_transaction
+        && request.command().contains_key("lsid");
+    let transactional = if retryable_write {
+        lock(&node.process.fail_points).transactional_write(&mut *lock(&node.inner.rng))
+    } else {
+        TransactionalWriteAction::Proceed
+    };
+    if let TransactionalWriteAction::FailBeforeCommit { code } = transactional {
+        return node.finish(
+            errors::error_reply(
+                code,
+                "Failing write via 'onPrimaryTransactionalWrite' failpoint",
+            ),
+            session,
+            None,
+        );
+    }
+    let started = Instant::now();
+    let mut reply =
+        node.inner
+            .store
+            .execute(request.database(), request.command(), DateTime::now());
+    tracing::trace!(command = facts.name, elapsed = ?started.elapsed(), "store executed");
+    if transactional == TransactionalWriteAction::CloseAfterCommit {
+        return Reaction::HangUp.into();
+    }
+    let mut labels = None;
+    if class == CommandClass::Write && errors::reply_is_ok(&reply) {
+        let injection = {
+            let mut fail_points = lock(&node.process.fail_points);
+            if fail_points.any_active() {
+                fail_points.after_write(facts, &mut *lock(&node.inner.rng))
+            } else {
+                None
+            }
+        };
+        if let Some(injection) = injection {
+            reply.insert("writeConcernError", injection.error);
+            labels = injection.labels;
+        }
+    }
+    node.finish(reply, session, labels.as_deref())
+}
+
+/// Reads `helloOk: true`.
+pub(crate) fn wants_hello_ok(command: &Document) -> bool {
+    matches!(command.get("helloOk"), Some(Bson::Boolean(true)))
+}
+
+/// A plain `{ok: 1}` reply with `$clusterTime` where the node adds it.
+pub(crate) fn ok_reply(node: &NodeContext, mut reply: Document) -> Outcome {
+    if !reply.contains_key("ok") {
+        reply.insert("ok", 1.0);
+    }
+    node.finish(reply, SessionFacts::default(), None)
+}
+
+/// Shorthand for an empty success.
+pub(crate) fn ok(node: &NodeContext) -> Outcome {
+    ok_reply(node, doc! {})
+}

@@ -1,0 +1,132 @@
+//! Control operations that only touch the model and per-node settings (no ports to bind or
+//! close): stepdown, election, freeze, partition, slowness, overload, replication lag.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::control_error::ControlError;
+use super::model::{MemberOptions, NodeIndex, Role};
+use super::runtime::{Inner, lock};
+use crate::failpoint::Overload;
+
+impl Inner {
+    /// Steps the primary (or `index`) down; it may not be re-elected automatically for
+    /// `freeze_for`.
+    pub(crate) fn step_down(
+        self: &Arc<Self>,
+        index: Option<NodeIndex>,
+        freeze_for: Duration,
+        force: bool,
+    ) -> Result<(), ControlError> {
+        self.mutate(|state| {
+            let target = match index {
+                Some(index) => index,
+                None => state.topology.primary().ok_or(ControlError::NotPrimary)?,
+            };
+            state
+                .topology
+                .step_down(target, Instant::now(), freeze_for, force)
+        })
+    }
+
+    /// Elects `index` now.
+    pub(crate) fn elect(self: &Arc<Self>, index: NodeIndex) -> Result<(), ControlError> {
+        self.mutate(|state| state.topology.elect(index))
+    }
+
+    /// Freezes (or with zero, unfreezes) `index`.
+    pub(crate) fn freeze(
+        self: &Arc<Self>,
+        index: NodeIndex,
+        duration: Duration,
+    ) -> Result<(), ControlError> {
+        self.mutate(|state| state.topology.freeze(index, Instant::now(), duration))
+    }
+
+    /// Partitions `index`.
+    pub(crate) fn partition(self: &Arc<Self>, index: NodeIndex) -> Result<(), ControlError> {
+        self.mutate(|state| state.topology.partition(index))
+    }
+
+    /// Ends the partition of `index`.
+    pub(crate) fn heal(self: &Arc<Self>, index: NodeIndex) -> Result<(), ControlError> {
+        self.mutate(|state| state.topology.heal(index))
+    }
+
+    /// Delays every reply of `index` by `delay` (zero restores full speed).
+    pub(crate) fn slow(&self, index: NodeIndex, delay: Duration) -> Result<(), ControlError> {
+        let mut state = lock(&self.state);
+        let slot = state
+            .slots
+            .get_mut(index)
+            .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?;
+        slot.slow = delay;
+        Ok(())
+    }
+
+    /// Makes `index` reject commands as `overload` says (`None` stops it).
+    pub(crate) fn overload(
+        &self,
+        index: NodeIndex,
+        overload: Option<Overload>,
+    ) -> Result<(), ControlError> {
+        let mut state = lock(&self.state);
+        let slot = state
+            .slots
+            .get_mut(index)
+            .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?;
+        slot.overload = overload.filter(Overload::is_active);
+        Ok(())
+    }
+
+    /// Sets the lag secondaries report in `lastWrite`.
+    pub(crate) fn set_replication_lag(&self, lag: Duration) {
+        lock(&self.state).replication_lag = lag;
+    }
+
+    /// Turns automatic elections on or off; turning them on in a set without a primary
+    /// schedules one.
+    pub(crate) fn set_auto_failover(
+        self: &Arc<Self>,
+        enabled: bool,
+        election_delay: Option<Duration>,
+    ) {
+        // `mutate` with no model change: it schedules the election if one is now due.
+        let _ = self.mutate(|state| {
+            state.auto_failover = enabled;
+            if let Some(delay) = election_delay {
+                state.election_delay = delay;
+            }
+            Ok(())
+        });
+    }
+
+    /// The members of the current config, for building a new one.
+    pub(crate) fn current_members(&self) -> Vec<(String, MemberOptions)> {
+        let state = lock(&self.state);
+        state
+            .topology
+            .nodes()
+            .iter()
+            .filter(|node| node.role() != Role::Removed)
+            .map(|node| (node.host().to_owned(), node.options().clone()))
+            .collect()
+    }
+
+    /// Adds a member on a new port; returns its index and host.
+    pub(crate) async fn add_member(
+        self: &Arc<Self>,
+        options: MemberOptions,
+    ) -> Result<(NodeIndex, String), ControlError> {
+        let port = self.next_port(self.fixed_ports)?;
+        let host = format!("127.0.0.1:{port}");
+        let mut members = self.current_members();
+        members.push((host.clone(), options));
+        self.reconfigure(members, None).await?;
+        let index = lock(&self.state)
+            .topology
+            .index_of(&host)
+            .ok_or_else(|| ControlError::UnknownMember(host.clone()))?;
+        Ok((index, host))
+    }
+}
