@@ -33,7 +33,7 @@ pub use pending::{HeldReply, PendingRequest};
 pub use record::{HandledBy, RecordedRequest};
 pub use rules::{Responder, RuleBuilder, RuleHandle};
 
-use crate::server::{Server, ServerConfig};
+use crate::server::{ConnectionId, Server, ServerConfig};
 use state::{Claim, Script, ScriptHandler};
 
 /// How a [`ScriptedServer`] starts.
@@ -277,6 +277,15 @@ impl ScriptedServer {
         matching(&state.records, matcher)
     }
 
+    fn count_matching(&self, matcher: &Matcher) -> usize {
+        let state = self.script.lock();
+        state
+            .records
+            .iter()
+            .filter(|record| matcher.matches(record.request(), record.connection()))
+            .count()
+    }
+
     /// Waits until at least `count` received requests match `matcher` (whoever answered them)
     /// and returns all that do. Waits at most the configured receive timeout.
     ///
@@ -293,13 +302,13 @@ impl ScriptedServer {
         let matcher = matcher.into();
         let timeout = self.script.lock().receive_timeout;
         let mut recorded = self.script.subscribe_records();
-        let enough = recorded.wait_for(|_| self.requests_matching(&matcher).len() >= count);
+        let enough = recorded.wait_for(|_| self.count_matching(&matcher) >= count);
         match tokio::time::timeout(timeout, enough).await {
             Ok(_) => Ok(self.requests_matching(&matcher)),
             Err(_) => Err(ScriptError::NotEnoughRequests {
                 matcher: matcher.to_string(),
                 expected: count,
-                found: self.requests_matching(&matcher).len(),
+                found: self.count_matching(&matcher),
                 waited: timeout,
             }),
         }
@@ -308,6 +317,17 @@ impl ScriptedServer {
     /// Summaries of the requests queued for the test and not claimed yet.
     pub fn unclaimed_requests(&self) -> Vec<String> {
         self.script.unclaimed()
+    }
+
+    /// Closes one client connection, leaving the others open. Returns false if it is not open.
+    pub fn close_connection(&self, id: ConnectionId) -> bool {
+        self.server.close_connection(id)
+    }
+
+    /// Closes every client connection but keeps accepting new ones (a stepdown, a network
+    /// blip). Returns how many were told to close.
+    pub fn close_all_connections(&self) -> usize {
+        self.server.close_all_connections()
     }
 
     /// How many connections are open right now.
@@ -351,3 +371,6 @@ fn matching(records: &[RecordedRequest], matcher: &Matcher) -> Vec<RecordedReque
         .cloned()
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

@@ -35,7 +35,7 @@ pub(super) async fn serve(
     stream: TcpStream,
     context: ConnectionContext,
     shared: Arc<Shared>,
-    shutdown: watch::Receiver<bool>,
+    stop: StopSignals,
 ) {
     // Replies are small and latency matters more than throughput in tests.
     let _ = stream.set_nodelay(true);
@@ -46,7 +46,7 @@ pub(super) async fn serve(
             scratch: vec![0; READ_CHUNK],
             backlog: Vec::new(),
             backlog_limit: max_message_size,
-            shutdown,
+            stop,
         },
         decoder: FrameDecoder::new(max_message_size),
         context,
@@ -120,12 +120,12 @@ impl Connection {
             let Io {
                 stream,
                 scratch,
-                shutdown,
+                stop,
                 ..
             } = &mut self.io;
             let read = tokio::select! {
                 biased;
-                () = shutdown_signalled(shutdown) => return Ok(None),
+                () = stop.requested() => return Ok(None),
                 read = stream.read(scratch) => read,
             };
             match read {
@@ -327,7 +327,7 @@ struct Io {
     backlog: Vec<u8>,
     /// Past this many backlog bytes the connection stops reading (backpressure on a flood).
     backlog_limit: usize,
-    shutdown: watch::Receiver<bool>,
+    stop: StopSignals,
 }
 
 impl Io {
@@ -339,11 +339,11 @@ impl Io {
             scratch,
             backlog,
             backlog_limit,
-            shutdown,
+            stop,
         } = self;
         tokio::select! {
             biased;
-            () = shutdown_signalled(shutdown) => None,
+            () = stop.requested() => None,
             output = future => Some(output),
             () = watch_peer(stream, scratch, backlog, *backlog_limit) => None,
         }
@@ -351,20 +351,30 @@ impl Io {
 
     /// Writes all of `bytes`; false if the peer is gone or the server is shutting down.
     async fn write(&mut self, bytes: &[u8]) -> bool {
-        let Io {
-            stream, shutdown, ..
-        } = self;
+        let Io { stream, stop, .. } = self;
         tokio::select! {
             biased;
-            () = shutdown_signalled(shutdown) => false,
+            () = stop.requested() => false,
             written = stream.write_all(bytes) => written.is_ok(),
         }
     }
 }
 
-/// Resolves when the server shuts down (or its shutdown handle is gone).
-async fn shutdown_signalled(shutdown: &mut watch::Receiver<bool>) {
-    let _ = shutdown.wait_for(|down| *down).await;
+/// What tells a connection to close: the server shutting down, or this connection alone
+/// being closed ([`super::Server::close_connection`]).
+pub(super) struct StopSignals {
+    pub(super) server: watch::Receiver<bool>,
+    pub(super) connection: watch::Receiver<bool>,
+}
+
+impl StopSignals {
+    /// Resolves once either signal is raised (or its sender is gone).
+    async fn requested(&mut self) {
+        tokio::select! {
+            _ = self.server.wait_for(|stop| *stop) => {}
+            _ = self.connection.wait_for(|stop| *stop) => {}
+        }
+    }
 }
 
 /// Resolves when the peer disconnects, keeping whatever it sends meanwhile in `backlog`.

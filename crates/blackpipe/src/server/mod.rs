@@ -13,10 +13,11 @@ mod handler;
 mod reaction;
 mod request;
 
+use std::collections::BTreeMap;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -87,9 +88,19 @@ struct Shared {
     next_connection_id: AtomicU64,
     next_reply_id: AtomicI32,
     open_connections: watch::Sender<usize>,
+    /// Each open connection's own close signal.
+    connections: Mutex<BTreeMap<ConnectionId, watch::Sender<bool>>>,
 }
 
 impl Shared {
+    fn connections(
+        &self,
+    ) -> std::sync::MutexGuard<'_, BTreeMap<ConnectionId, watch::Sender<bool>>> {
+        self.connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// A fresh positive message id for a reply.
     fn next_reply_id(&self) -> i32 {
         self.next_reply_id.fetch_add(1, Ordering::Relaxed) & i32::MAX
@@ -147,6 +158,7 @@ impl Server {
             next_connection_id: AtomicU64::new(1),
             next_reply_id: AtomicI32::new(1),
             open_connections: watch::Sender::new(0),
+            connections: Mutex::new(BTreeMap::new()),
         });
         let shutdown = ShutdownHandle {
             signal: Arc::new(watch::Sender::new(false)),
@@ -197,6 +209,32 @@ impl Server {
         let _ = open.wait_for(|open| *open == count).await;
     }
 
+    /// The ids of the open connections, oldest first.
+    pub fn connection_ids(&self) -> Vec<ConnectionId> {
+        self.shared.connections().keys().copied().collect()
+    }
+
+    /// Closes one connection (as a server that drops a client does), leaving the others and
+    /// the listener alone. Returns false if no such connection is open. The connection is
+    /// closed once its task notices, which [`Server::wait_for_open_connections`] can await.
+    pub fn close_connection(&self, id: ConnectionId) -> bool {
+        self.shared
+            .connections()
+            .get(&id)
+            .map(|close| close.send_replace(true))
+            .is_some()
+    }
+
+    /// Closes every open connection but keeps accepting new ones (as mongod does on stepdown).
+    /// Returns how many connections were told to close.
+    pub fn close_all_connections(&self) -> usize {
+        let connections = self.shared.connections();
+        for close in connections.values() {
+            close.send_replace(true);
+        }
+        connections.len()
+    }
+
     /// A handle that can shut the server down from elsewhere.
     pub fn shutdown_handle(&self) -> ShutdownHandle {
         self.shutdown.clone()
@@ -239,13 +277,16 @@ async fn accept_loop(
             Ok((stream, peer)) => {
                 let id =
                     ConnectionId::new(shared.next_connection_id.fetch_add(1, Ordering::Relaxed));
-                let guard = OpenConnectionGuard::new(Arc::clone(&shared));
+                let (guard, close) = OpenConnectionGuard::new(Arc::clone(&shared), id);
                 let context = ConnectionContext::new(id, peer);
                 shared.handler.connection_opened(&context.info());
                 let task_shared = Arc::clone(&shared);
-                let task_shutdown = shutdown.clone();
+                let stop = connection::StopSignals {
+                    server: shutdown.clone(),
+                    connection: close,
+                };
                 tokio::spawn(async move {
-                    connection::serve(stream, context, task_shared, task_shutdown).await;
+                    connection::serve(stream, context, task_shared, stop).await;
                     drop(guard);
                 });
             }
@@ -259,22 +300,31 @@ async fn accept_loop(
     done.send_replace(true);
 }
 
-/// Counts a connection as open for as long as its task lives, however the task ends.
+/// Counts a connection as open, and keeps its close signal registered, for as long as its
+/// task lives, however the task ends.
 struct OpenConnectionGuard {
     shared: Arc<Shared>,
+    id: ConnectionId,
 }
 
 impl OpenConnectionGuard {
-    fn new(shared: Arc<Shared>) -> Self {
+    /// Registers connection `id`; returns the guard and the connection's close signal.
+    fn new(shared: Arc<Shared>, id: ConnectionId) -> (Self, watch::Receiver<bool>) {
+        let (close, closed) = watch::channel(false);
+        shared.connections().insert(id, close);
         shared.open_connections.send_modify(|open| *open += 1);
-        Self { shared }
+        (Self { shared, id }, closed)
     }
 }
 
 impl Drop for OpenConnectionGuard {
     fn drop(&mut self) {
+        self.shared.connections().remove(&self.id);
         self.shared
             .open_connections
             .send_modify(|open| *open = open.saturating_sub(1));
     }
 }
+
+#[cfg(test)]
+mod tests;

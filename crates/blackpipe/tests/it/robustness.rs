@@ -205,3 +205,31 @@ async fn dropping_the_server_closes_every_connection() {
     drop(server);
     client.expect_closed().await;
 }
+
+#[tokio::test]
+async fn the_server_can_close_one_connection_or_all_and_keep_listening() {
+    let server = ScriptedServer::start().await.unwrap();
+    let mut first = RawClient::connect(server.address()).await;
+    let mut second = RawClient::connect(server.address()).await;
+    let mut third = RawClient::connect(server.address()).await;
+    within(server.wait_for_open_connections(3)).await;
+    let ids = server.server().connection_ids();
+    assert_eq!(ids.len(), 3);
+
+    // Which id is whose: ask each client's request.
+    first.round_trip(doc! { "ping": 1, "$db": "admin" }).await;
+    let first_id = server.requests()[0].connection_id();
+    assert!(server.close_connection(first_id));
+    first.expect_closed().await;
+    within(server.wait_for_open_connections(2)).await;
+    assert!(!server.close_connection(first_id), "already closed");
+    assert_bystander_works(&mut second).await;
+
+    assert_eq!(server.close_all_connections(), 2);
+    second.expect_closed().await;
+    third.expect_closed().await;
+    within(server.wait_for_open_connections(0)).await;
+
+    let mut newcomer = RawClient::connect(server.address()).await;
+    assert_bystander_works(&mut newcomer).await;
+}
