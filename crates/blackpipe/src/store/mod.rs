@@ -1,1 +1,208 @@
 //! The in-memory document store shared by the members of a simulated deployment.
+//!
+//! [`Store::execute`] takes a command document and returns the reply mongod would send. The store
+//! is synchronous and does no I/O: the server layer calls it from its connection tasks. Time comes
+//! from the caller ([`CommandContext::now`]) and randomness from a generator seeded through
+//! [`StoreOptions`], so runs are reproducible.
+//!
+//! Supported commands: `insert update delete find getMore killCursors findAndModify count
+//! distinct aggregate createIndexes listIndexes dropIndexes listCollections listDatabases drop
+//! dropDatabase create dbStats endSessions`. Retryable writes (`lsid` + `txnNumber`) are
+//! recorded per statement in a transaction table that lives with the store, so it survives
+//! stepdowns of the simulated members that share it. Multi-document transactions, regular
+//! expressions, positional update operators, collations and views are not supported and fail
+//! with a clear error.
+
+mod aggregate;
+mod arith;
+mod catalog;
+mod collection;
+mod commands;
+mod cursor;
+mod errors;
+mod expr;
+mod index;
+mod key;
+mod oplog;
+mod path;
+mod projection;
+mod query;
+mod sort;
+mod txn;
+mod update;
+mod value_order;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Mutex;
+
+use bson::oid::ObjectId;
+use bson::{Bson, DateTime, Document};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use self::catalog::{Catalog, lock, read};
+use self::cursor::CursorRegistry;
+use self::oplog::Oplog;
+use self::txn::TransactionTable;
+
+pub use self::commands::{CommandContext, CommandOutcome};
+pub use self::oplog::{OpTime, OplogEntry, OplogOp};
+
+/// Options of a [`Store`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct StoreOptions {
+    /// Seed of the generator behind cursor ids, collection UUIDs and server-generated ObjectIds.
+    pub seed: u64,
+    /// How many recent writes the op log retains (for [`Store::op_time_at`] and
+    /// [`Store::oplog_since`]); older entries are forgotten, counters are not.
+    pub oplog_capacity: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            seed: 0x00b1_ac6b_1be5_70e0,
+            oplog_capacity: 100_000,
+        }
+    }
+}
+
+impl StoreOptions {
+    /// Sets the random seed.
+    #[must_use]
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Sets how many op log entries are retained.
+    #[must_use]
+    pub fn with_oplog_capacity(mut self, capacity: usize) -> Self {
+        self.oplog_capacity = capacity;
+        self
+    }
+}
+
+/// An in-memory MongoDB store: databases, collections, indexes, cursors, the retryable-write
+/// table and the op log. `Send + Sync`; share it (e.g. in an `Arc`) between simulated members.
+#[derive(Debug)]
+pub struct Store {
+    catalog: Catalog,
+    oplog: Mutex<Oplog>,
+    cursors: Mutex<CursorRegistry>,
+    transactions: TransactionTable,
+    rng: Mutex<SmallRng>,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store::new(StoreOptions::default())
+    }
+}
+
+impl Store {
+    /// An empty store.
+    pub fn new(options: StoreOptions) -> Store {
+        Store {
+            catalog: Catalog::default(),
+            oplog: Mutex::new(Oplog::new(options.oplog_capacity)),
+            cursors: Mutex::new(CursorRegistry::default()),
+            transactions: TransactionTable::default(),
+            rng: Mutex::new(SmallRng::seed_from_u64(options.seed)),
+        }
+    }
+
+    /// The optime of the last applied write ([`OpTime::ZERO`] before any): what a primary reports
+    /// as `lastWrite`.
+    pub fn op_time(&self) -> OpTime {
+        lock(&self.oplog).last()
+    }
+
+    /// The optime of the newest write applied at or before wall time `wall`. A secondary lagging
+    /// by `lag` reports `op_time_at(now - lag)` as its `lastWrite`. Writes older than the
+    /// retained op log are unknown, in which case the answer is [`OpTime::ZERO`].
+    pub fn op_time_at(&self, wall: DateTime) -> OpTime {
+        lock(&self.oplog).at(wall)
+    }
+
+    /// The retained op log entries after `after` (all retained entries for [`OpTime::ZERO`]).
+    pub fn oplog_since(&self, after: OpTime) -> Vec<OplogEntry> {
+        lock(&self.oplog).since(after)
+    }
+
+    /// How many document writes (inserts, updates that changed a document, deletes) have been
+    /// applied to namespace `ns` (`"db.collection"`). Replayed retries do not count, so tests
+    /// can check that a retried write was applied exactly once.
+    pub fn writes_applied(&self, ns: &str) -> u64 {
+        lock(&self.oplog).applied(ns)
+    }
+
+    /// How many cursors are open.
+    pub fn open_cursor_count(&self) -> usize {
+        lock(&self.cursors).len()
+    }
+
+    /// How many sessions have a retryable-write history.
+    pub fn session_count(&self) -> usize {
+        self.transactions.len()
+    }
+
+    /// Names of the databases that hold at least one collection.
+    pub fn database_names(&self) -> Vec<String> {
+        self.catalog.database_names()
+    }
+
+    /// The document with `_id` equal to `id` (an index lookup, no scan).
+    pub fn find_by_id(&self, db: &str, collection: &str, id: &Bson) -> Option<Document> {
+        let handle = self.catalog.collection(db, collection)?;
+        let collection = read(&handle);
+        let record = collection.record_by_id(id)?;
+        collection.get(record).map(|document| (**document).clone())
+    }
+
+    /// Every document of a collection in natural (insertion) order; empty if it does not exist.
+    pub fn documents(&self, db: &str, collection: &str) -> Vec<Document> {
+        let Some(handle) = self.catalog.collection(db, collection) else {
+            return Vec::new();
+        };
+        let collection = read(&handle);
+        collection
+            .documents()
+            .map(|document| (**document).clone())
+            .collect()
+    }
+
+    /// Registers a cursor under a fresh random id: positive, non-zero, not already open.
+    fn register_cursor(&self, cursor: cursor::OpenCursor) -> i64 {
+        loop {
+            let id = lock(&self.rng).random::<i64>() & i64::MAX;
+            let mut registry = lock(&self.cursors);
+            if id != 0 && !registry.contains(id) {
+                registry.insert(id, cursor);
+                return id;
+            }
+        }
+    }
+
+    fn random_uuid(&self) -> [u8; 16] {
+        let mut bytes: [u8; 16] = lock(&self.rng).random();
+        // RFC 4122 version 4, variant 1.
+        bytes[6] = (bytes[6] & 0x0f) | 0x40;
+        bytes[8] = (bytes[8] & 0x3f) | 0x80;
+        bytes
+    }
+
+    /// An ObjectId for a document inserted without `_id`: the creation second from the
+    /// caller's clock, then random bytes.
+    fn new_object_id(&self, now: DateTime) -> ObjectId {
+        let seconds = u32::try_from(now.timestamp_millis().div_euclid(1000)).unwrap_or(0);
+        let tail: [u8; 8] = lock(&self.rng).random();
+        let mut bytes = [0u8; 12];
+        bytes[..4].copy_from_slice(&seconds.to_be_bytes());
+        bytes[4..].copy_from_slice(&tail);
+        ObjectId::from_bytes(bytes)
+    }
+}

@@ -1,0 +1,513 @@
+//! Aggregation pipelines: `$match $project $addFields/$set $unset $group $sort $limit $skip
+//! $count $unwind $replaceRoot/$replaceWith $sortByCount`.
+
+mod group;
+
+use std::sync::Arc;
+
+use bson::{Bson, Document, doc};
+
+use self::group::GroupSpec;
+use super::errors::{CommandError, StoreResult, code, type_name};
+use super::expr::Expr;
+use super::path::{get_path, set_path_creating, split_path};
+use super::projection::{Projection, ProjectionKind};
+use super::query::Filter;
+use super::sort::SortSpec;
+use super::value_order::Number;
+
+/// A parsed pipeline.
+#[derive(Debug, Clone)]
+pub(crate) struct Pipeline {
+    stages: Vec<Stage>,
+}
+
+#[derive(Debug, Clone)]
+enum Stage {
+    Match(Filter),
+    Project(Projection),
+    AddFields(Vec<(Vec<String>, Expr)>),
+    Group(GroupSpec),
+    Sort(SortSpec),
+    Limit(usize),
+    Skip(usize),
+    Count(String),
+    Unwind {
+        parts: Vec<String>,
+        include_index: Option<String>,
+        preserve: bool,
+    },
+    ReplaceRoot(Expr),
+}
+
+/// Stages mongod has that blackpipe does not implement; they get a clear error.
+const UNSUPPORTED_STAGES: &[&str] = &[
+    "$lookup",
+    "$facet",
+    "$out",
+    "$merge",
+    "$graphLookup",
+    "$bucket",
+    "$bucketAuto",
+    "$sample",
+    "$geoNear",
+    "$redact",
+    "$collStats",
+    "$indexStats",
+    "$changeStream",
+    "$currentOp",
+    "$listSessions",
+    "$documents",
+    "$densify",
+    "$fill",
+    "$setWindowFields",
+    "$unionWith",
+    "$search",
+    "$planCacheStats",
+];
+
+impl Pipeline {
+    /// Parses an aggregation pipeline.
+    pub(crate) fn parse(stages: &[Bson]) -> StoreResult<Pipeline> {
+        let mut parsed = Vec::with_capacity(stages.len());
+        for stage in stages {
+            parsed.extend(parse_stage(stage)?);
+        }
+        Ok(Pipeline { stages: parsed })
+    }
+
+    /// Parses a pipeline-style update, which allows only the document-reshaping stages.
+    pub(crate) fn parse_for_update(stages: &[Bson]) -> StoreResult<Pipeline> {
+        let pipeline = Pipeline::parse(stages)?;
+        for stage in &pipeline.stages {
+            if !matches!(
+                stage,
+                Stage::Project(_) | Stage::AddFields(_) | Stage::ReplaceRoot(_)
+            ) {
+                return Err(CommandError::new(
+                    code::INVALID_OPTIONS,
+                    "Only $addFields, $set, $project, $unset, $replaceRoot and $replaceWith are allowed in an update pipeline",
+                ));
+            }
+        }
+        Ok(pipeline)
+    }
+
+    /// The filter of a leading `$match`, which can be evaluated while scanning the collection.
+    pub(crate) fn leading_match(&self) -> Option<&Filter> {
+        match self.stages.first() {
+            Some(Stage::Match(filter)) => Some(filter),
+            _ => None,
+        }
+    }
+
+    /// Runs the pipeline; with `skip_leading_match`, the caller already applied [`Self::leading_match`].
+    pub(crate) fn run(
+        &self,
+        mut documents: Vec<Arc<Document>>,
+        skip_leading_match: bool,
+    ) -> StoreResult<Vec<Arc<Document>>> {
+        let skip = usize::from(skip_leading_match && self.leading_match().is_some());
+        for stage in &self.stages[skip..] {
+            documents = run_stage(stage, documents)?;
+        }
+        Ok(documents)
+    }
+
+    /// Applies a (reshaping-only) pipeline to one document, for pipeline-style updates.
+    pub(crate) fn apply_to_one(&self, document: Document) -> StoreResult<Document> {
+        let mut output = self.run(vec![Arc::new(document)], false)?;
+        let result = output
+            .pop()
+            .ok_or_else(|| CommandError::bad_value("update pipeline produced no document"))?;
+        Ok(Arc::unwrap_or_clone(result))
+    }
+}
+
+/// Parses one stage; `$sortByCount` expands to a `$group` followed by a `$sort`.
+fn parse_stage(stage: &Bson) -> StoreResult<Vec<Stage>> {
+    let Bson::Document(stage) = stage else {
+        return Err(CommandError::new(
+            14,
+            "Each element of the 'pipeline' array must be an object",
+        ));
+    };
+    if stage.len() != 1 {
+        return Err(CommandError::new(
+            40323,
+            "A pipeline stage specification object must contain exactly one field.",
+        ));
+    }
+    let Some((name, spec)) = stage.iter().next() else {
+        return Err(CommandError::new(
+            40323,
+            "A pipeline stage specification object must contain exactly one field.",
+        ));
+    };
+    let parsed = match name.as_str() {
+        "$match" => match spec {
+            Bson::Document(filter) => Stage::Match(Filter::parse(filter)?),
+            _ => {
+                return Err(CommandError::new(
+                    15959,
+                    "the match filter must be an expression in an object",
+                ));
+            }
+        },
+        "$project" => match spec {
+            Bson::Document(projection) => Stage::Project(
+                Projection::parse(projection, ProjectionKind::Stage)?.ok_or_else(|| {
+                    CommandError::new(
+                        51272,
+                        "projection specification must have at least one field",
+                    )
+                })?,
+            ),
+            _ => {
+                return Err(CommandError::new(
+                    15969,
+                    "$project specification must be an object",
+                ));
+            }
+        },
+        "$addFields" | "$set" => match spec {
+            Bson::Document(fields) => Stage::AddFields(parse_add_fields(fields, "")?),
+            _ => {
+                return Err(CommandError::new(
+                    40272,
+                    format!(
+                        "{name} specification stage must be an object, got {}",
+                        type_name(spec)
+                    ),
+                ));
+            }
+        },
+        "$unset" => Stage::Project(Projection::exclusion(&unset_paths(spec)?)),
+        "$group" => Stage::Group(GroupSpec::parse(spec)?),
+        "$sort" => match spec {
+            Bson::Document(keys) if !keys.is_empty() => Stage::Sort(SortSpec::parse(keys)?),
+            Bson::Document(_) => {
+                return Err(CommandError::new(
+                    15976,
+                    "$sort stage must have at least one sort key",
+                ));
+            }
+            _ => {
+                return Err(CommandError::new(
+                    15973,
+                    "the $sort key specification must be an object",
+                ));
+            }
+        },
+        "$limit" => match whole_number(spec) {
+            Some(limit) if limit > 0 => Stage::Limit(usize::try_from(limit).unwrap_or(usize::MAX)),
+            Some(_) => return Err(CommandError::new(15958, "the limit must be positive")),
+            None => {
+                return Err(CommandError::new(
+                    15957,
+                    "the limit must be specified as a number",
+                ));
+            }
+        },
+        "$skip" => match whole_number(spec) {
+            Some(skip) if skip >= 0 => Stage::Skip(usize::try_from(skip).unwrap_or(usize::MAX)),
+            Some(_) => {
+                return Err(CommandError::new(
+                    5107200,
+                    "invalid argument to $skip stage: value cannot be negative",
+                ));
+            }
+            None => {
+                return Err(CommandError::new(
+                    15972,
+                    "Argument to $skip must be a number",
+                ));
+            }
+        },
+        "$count" => Stage::Count(count_field(spec)?),
+        "$unwind" => parse_unwind(spec)?,
+        "$replaceRoot" => match spec {
+            Bson::Document(options) => match options.get("newRoot") {
+                Some(root) => Stage::ReplaceRoot(Expr::parse(root)?),
+                None => {
+                    return Err(CommandError::new(
+                        40231,
+                        "no newRoot specified for the $replaceRoot stage",
+                    ));
+                }
+            },
+            _ => {
+                return Err(CommandError::new(
+                    40229,
+                    "expected an object as specification for $replaceRoot stage",
+                ));
+            }
+        },
+        "$replaceWith" => Stage::ReplaceRoot(Expr::parse(spec)?),
+        "$sortByCount" => {
+            let group = doc! { "_id": spec.clone(), "count": { "$sum": 1 } };
+            let group = Stage::Group(GroupSpec::parse(&Bson::Document(group))?);
+            let sort = Stage::Sort(SortSpec::parse(&doc! { "count": -1 })?);
+            return Ok(vec![group, sort]);
+        }
+        other if UNSUPPORTED_STAGES.contains(&other) => {
+            return Err(CommandError::new(
+                code::UNRECOGNIZED_STAGE,
+                format!("blackpipe does not support the {other} stage"),
+            ));
+        }
+        other => {
+            return Err(CommandError::new(
+                code::UNRECOGNIZED_STAGE,
+                format!("Unrecognized pipeline stage name: '{other}'"),
+            ));
+        }
+    };
+    Ok(vec![parsed])
+}
+
+fn whole_number(value: &Bson) -> Option<i64> {
+    match Number::of(value)? {
+        Number::Int(number) => Some(number),
+        #[allow(clippy::cast_possible_truncation)]
+        Number::Float(number) if number.fract() == 0.0 => Some(number as i64),
+        Number::Float(_) => None,
+    }
+}
+
+fn parse_add_fields(fields: &Document, prefix: &str) -> StoreResult<Vec<(Vec<String>, Expr)>> {
+    let mut out = Vec::with_capacity(fields.len());
+    for (name, value) in fields {
+        let path = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}.{name}")
+        };
+        match value {
+            // A nested object without operators sets the fields inside the embedded document.
+            Bson::Document(nested)
+                if !nested.is_empty()
+                    && !nested.keys().next().is_some_and(|key| key.starts_with('$')) =>
+            {
+                out.extend(parse_add_fields(nested, &path)?);
+            }
+            other => out.push((split_path(&path), Expr::parse(other)?)),
+        }
+    }
+    Ok(out)
+}
+
+fn unset_paths(spec: &Bson) -> StoreResult<Vec<String>> {
+    let invalid = || {
+        CommandError::new(
+            31002,
+            "$unset specification must be a string or an array containing only string values",
+        )
+    };
+    match spec {
+        Bson::String(path) => Ok(vec![path.clone()]),
+        Bson::Array(items) if !items.is_empty() => items
+            .iter()
+            .map(|item| item.as_str().map(str::to_owned).ok_or_else(invalid))
+            .collect(),
+        _ => Err(invalid()),
+    }
+}
+
+fn count_field(spec: &Bson) -> StoreResult<String> {
+    let Bson::String(name) = spec else {
+        return Err(CommandError::new(
+            40156,
+            "the count field must be a non-empty string",
+        ));
+    };
+    if name.is_empty() {
+        return Err(CommandError::new(
+            40157,
+            "the count field must be a non-empty string",
+        ));
+    }
+    if name.starts_with('$') {
+        return Err(CommandError::new(
+            40158,
+            "the count field cannot be a $-prefixed path",
+        ));
+    }
+    if name.contains('.') {
+        return Err(CommandError::new(
+            40160,
+            "the count field cannot contain '.'",
+        ));
+    }
+    Ok(name.clone())
+}
+
+fn parse_unwind(spec: &Bson) -> StoreResult<Stage> {
+    let (path, include_index, preserve) = match spec {
+        Bson::String(path) => (path.clone(), None, false),
+        Bson::Document(options) => {
+            let Some(Bson::String(path)) = options.get("path") else {
+                return Err(CommandError::new(
+                    28812,
+                    "no path specified to $unwind stage",
+                ));
+            };
+            let include_index = match options.get("includeArrayIndex") {
+                None => None,
+                Some(Bson::String(name)) if !name.is_empty() && !name.starts_with('$') => {
+                    Some(name.clone())
+                }
+                Some(_) => {
+                    return Err(CommandError::new(
+                        28810,
+                        "includeArrayIndex option to $unwind stage should be a non-empty string without a $ prefix",
+                    ));
+                }
+            };
+            let preserve = match options.get("preserveNullAndEmptyArrays") {
+                None => false,
+                Some(Bson::Boolean(flag)) => *flag,
+                Some(_) => {
+                    return Err(CommandError::new(
+                        28809,
+                        "expected a boolean for preserveNullAndEmptyArrays option to $unwind stage",
+                    ));
+                }
+            };
+            (path.clone(), include_index, preserve)
+        }
+        _ => {
+            return Err(CommandError::new(
+                15981,
+                "expected either a string or an object as specification for $unwind stage",
+            ));
+        }
+    };
+    let Some(field) = path.strip_prefix('$') else {
+        return Err(CommandError::new(
+            28818,
+            format!("path option to $unwind stage should be prefixed with a '$': {path}"),
+        ));
+    };
+    Ok(Stage::Unwind {
+        parts: split_path(field),
+        include_index,
+        preserve,
+    })
+}
+
+fn run_stage(stage: &Stage, documents: Vec<Arc<Document>>) -> StoreResult<Vec<Arc<Document>>> {
+    match stage {
+        Stage::Match(filter) => Ok(documents.into_iter().filter(|document| filter.matches(document)).collect()),
+        Stage::Project(projection) => {
+            documents.iter().map(|document| projection.apply(document).map(Arc::new)).collect()
+        }
+        Stage::AddFields(fields) => documents
+            .into_iter()
+            .map(|document| {
+                let mut updated = Arc::unwrap_or_clone(document);
+                let root = updated.clone();
+                for (parts, expr) in fields {
+                    match expr.evaluate(&root)? {
+                        Some(value) => set_path_creating(&mut updated, parts, value),
+                        None => remove_path(&mut updated, parts),
+                    }
+                }
+                Ok(Arc::new(updated))
+            })
+            .collect(),
+        Stage::Group(spec) => spec.run(documents),
+        Stage::Sort(spec) => Ok(spec.sort(documents, |document| Some(document.as_ref()))),
+        Stage::Limit(limit) => Ok(documents.into_iter().take(*limit).collect()),
+        Stage::Skip(skip) => Ok(documents.into_iter().skip(*skip).collect()),
+        Stage::Count(name) => {
+            if documents.is_empty() {
+                return Ok(Vec::new());
+            }
+            let count = documents.len();
+            let count = i32::try_from(count).map_or(Bson::Int64(i64::try_from(count).unwrap_or(i64::MAX)), Bson::Int32);
+            let mut out = Document::new();
+            out.insert(name.clone(), count);
+            Ok(vec![Arc::new(out)])
+        }
+        Stage::Unwind { parts, include_index, preserve } => Ok(unwind(documents, parts, include_index.as_deref(), *preserve)),
+        Stage::ReplaceRoot(expr) => documents
+            .iter()
+            .map(|document| match expr.evaluate(document)? {
+                Some(Bson::Document(root)) => Ok(Arc::new(root)),
+                other => Err(CommandError::new(
+                    40228,
+                    format!(
+                        "'replacement document' must evaluate to an object, but resulting value was: {}. Type of resulting value: '{}'.",
+                        other.as_ref().map_or_else(|| "MISSING".to_owned(), super::errors::format_value),
+                        other.as_ref().map_or("missing", type_name)
+                    ),
+                )),
+            })
+            .collect(),
+    }
+}
+
+fn remove_path(document: &mut Document, parts: &[String]) {
+    match parts {
+        [] => {}
+        [last] => {
+            document.remove(last);
+        }
+        [first, rest @ ..] => {
+            if let Some(Bson::Document(child)) = document.get_mut(first) {
+                remove_path(child, rest);
+            }
+        }
+    }
+}
+
+fn unwind(
+    documents: Vec<Arc<Document>>,
+    parts: &[String],
+    include_index: Option<&str>,
+    preserve: bool,
+) -> Vec<Arc<Document>> {
+    let mut out = Vec::with_capacity(documents.len());
+    for document in documents {
+        match get_path(&document, parts) {
+            Some(Bson::Array(items)) if !items.is_empty() => {
+                for (position, item) in items.iter().enumerate() {
+                    let mut copy = (*document).clone();
+                    set_path_creating(&mut copy, parts, item.clone());
+                    if let Some(name) = include_index {
+                        copy.insert(
+                            name,
+                            Bson::Int64(i64::try_from(position).unwrap_or(i64::MAX)),
+                        );
+                    }
+                    out.push(Arc::new(copy));
+                }
+            }
+            Some(Bson::Array(_)) | Some(Bson::Null) | None => {
+                if preserve {
+                    let mut copy = (*document).clone();
+                    // An empty array disappears from the output document; null stays.
+                    if matches!(get_path(&document, parts), Some(Bson::Array(_))) {
+                        remove_path(&mut copy, parts);
+                    }
+                    if let Some(name) = include_index {
+                        copy.insert(name, Bson::Null);
+                    }
+                    out.push(Arc::new(copy));
+                }
+            }
+            // A non-array value is treated as a one-element array.
+            Some(_) => {
+                if let Some(name) = include_index {
+                    let mut copy = (*document).clone();
+                    copy.insert(name, Bson::Null);
+                    out.push(Arc::new(copy));
+                } else {
+                    out.push(document);
+                }
+            }
+        }
+    }
+    out
+}

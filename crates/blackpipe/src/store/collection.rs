@@ -1,0 +1,286 @@
+//! One collection: documents in insertion order, the unique `_id` index and secondary indexes.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use bson::{Bson, Document, doc};
+
+use super::errors::{CommandError, StoreResult, code};
+use super::index::{SecondaryIndex, same_key_pattern};
+use super::key::encode_key;
+use super::query::Filter;
+use super::value_order::document_size;
+
+/// A collection's documents and indexes. Documents are shared (`Arc`) so that queries and
+/// cursors never copy a whole collection.
+#[derive(Debug)]
+pub(crate) struct Collection {
+    pub(crate) ns: String,
+    pub(crate) uuid: [u8; 16],
+    pub(crate) options: Document,
+    next_record: u64,
+    /// Record id -> document; record ids grow, so iteration is insertion order.
+    records: BTreeMap<u64, Arc<Document>>,
+    /// Encoded `_id` -> record id.
+    id_index: HashMap<Vec<u8>, u64>,
+    secondary: Vec<SecondaryIndex>,
+    data_size: usize,
+}
+
+impl Collection {
+    pub(crate) fn new(ns: String, uuid: [u8; 16], options: Document) -> Collection {
+        Collection {
+            ns,
+            uuid,
+            options,
+            next_record: 1,
+            records: BTreeMap::new(),
+            id_index: HashMap::new(),
+            secondary: Vec::new(),
+            data_size: 0,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// The sum of the documents' BSON sizes.
+    pub(crate) fn data_size(&self) -> usize {
+        self.data_size
+    }
+
+    pub(crate) fn index_count(&self) -> usize {
+        1 + self.secondary.len()
+    }
+
+    pub(crate) fn get(&self, record: u64) -> Option<&Arc<Document>> {
+        self.records.get(&record)
+    }
+
+    /// Looks a document up by `_id` through the index.
+    pub(crate) fn record_by_id(&self, id: &Bson) -> Option<u64> {
+        self.id_index.get(&encode_key(id)).copied()
+    }
+
+    /// Every document, in insertion order.
+    pub(crate) fn documents(&self) -> impl Iterator<Item = &Arc<Document>> {
+        self.records.values()
+    }
+
+    /// Record ids of the documents matching `filter`, in insertion order, at most `limit` of them.
+    /// Filters that pin `_id` use the index instead of scanning.
+    pub(crate) fn matching_records(&self, filter: &Filter, limit: Option<usize>) -> Vec<u64> {
+        let limit = limit.unwrap_or(usize::MAX);
+        if let Some(ids) = filter.id_candidates() {
+            let mut records: Vec<u64> = ids.iter().filter_map(|id| self.record_by_id(id)).collect();
+            records.sort_unstable();
+            records.dedup();
+            records.retain(|record| {
+                self.records
+                    .get(record)
+                    .is_some_and(|document| filter.matches(document))
+            });
+            records.truncate(limit);
+            return records;
+        }
+        self.records
+            .iter()
+            .filter(|(_, document)| filter.matches(document))
+            .map(|(record, _)| *record)
+            .take(limit)
+            .collect()
+    }
+
+    /// The matching documents themselves (shared, not copied).
+    pub(crate) fn matching_documents(
+        &self,
+        filter: &Filter,
+        limit: Option<usize>,
+    ) -> Vec<Arc<Document>> {
+        self.matching_records(filter, limit)
+            .into_iter()
+            .filter_map(|record| self.records.get(&record).cloned())
+            .collect()
+    }
+
+    fn id_conflict(&self, id: &Bson) -> CommandError {
+        CommandError::duplicate_key(
+            &self.ns,
+            "_id_",
+            &doc! { "_id": 1 },
+            doc! { "_id": id.clone() },
+        )
+    }
+
+    /// Inserts a document that already carries its `_id`.
+    pub(crate) fn insert(&mut self, document: Document) -> StoreResult<()> {
+        let id = document.get("_id").cloned().unwrap_or(Bson::Null);
+        let id_key = encode_key(&id);
+        if self.id_index.contains_key(&id_key) {
+            return Err(self.id_conflict(&id));
+        }
+        let record = self.next_record;
+        let mut keys_per_index = Vec::with_capacity(self.secondary.len());
+        for index in &self.secondary {
+            let keys = index.keys_for(&document);
+            if let Some(conflict) = index.conflict(&keys, record) {
+                return Err(CommandError::duplicate_key(
+                    &self.ns,
+                    &index.name,
+                    &index.key,
+                    conflict.value.clone(),
+                ));
+            }
+            keys_per_index.push(keys);
+        }
+        for (index, keys) in self.secondary.iter_mut().zip(keys_per_index) {
+            index.add(keys, record);
+        }
+        self.next_record += 1;
+        self.data_size += document_size(&document);
+        self.id_index.insert(id_key, record);
+        self.records.insert(record, Arc::new(document));
+        Ok(())
+    }
+
+    /// Replaces the document of a record (its `_id` is unchanged, checked by the caller).
+    pub(crate) fn replace(&mut self, record: u64, document: Document) -> StoreResult<()> {
+        let Some(old) = self.records.get(&record).cloned() else {
+            return Ok(());
+        };
+        let mut new_keys = Vec::with_capacity(self.secondary.len());
+        for index in &self.secondary {
+            let keys = index.keys_for(&document);
+            if let Some(conflict) = index.conflict(&keys, record) {
+                return Err(CommandError::duplicate_key(
+                    &self.ns,
+                    &index.name,
+                    &index.key,
+                    conflict.value.clone(),
+                ));
+            }
+            new_keys.push(keys);
+        }
+        for (index, keys) in self.secondary.iter_mut().zip(new_keys) {
+            let old_keys = index.keys_for(&old);
+            index.remove(&old_keys, record);
+            index.add(keys, record);
+        }
+        self.data_size =
+            self.data_size.saturating_sub(document_size(&old)) + document_size(&document);
+        self.records.insert(record, Arc::new(document));
+        Ok(())
+    }
+
+    /// Removes a record, returning its document.
+    pub(crate) fn remove(&mut self, record: u64) -> Option<Arc<Document>> {
+        let document = self.records.remove(&record)?;
+        if let Some(id) = document.get("_id") {
+            self.id_index.remove(&encode_key(id));
+        }
+        for index in &mut self.secondary {
+            let keys = index.keys_for(&document);
+            index.remove(&keys, record);
+        }
+        self.data_size = self.data_size.saturating_sub(document_size(&document));
+        Some(document)
+    }
+
+    /// The `listIndexes` entries, `_id_` first.
+    pub(crate) fn index_specs(&self) -> Vec<Document> {
+        let mut specs = vec![doc! { "v": 2, "key": { "_id": 1 }, "name": "_id_" }];
+        specs.extend(self.secondary.iter().map(|index| index.spec.clone()));
+        specs
+    }
+
+    /// Adds an index; `Ok(false)` if an identical index already exists.
+    pub(crate) fn create_index(&mut self, mut index: SecondaryIndex) -> StoreResult<bool> {
+        if index.name == "_id_" || same_key_pattern(&index.key, &doc! { "_id": 1 }) {
+            return Ok(false);
+        }
+        if let Some(existing) = self
+            .secondary
+            .iter()
+            .find(|existing| existing.name == index.name)
+        {
+            if existing.same_definition(&index) {
+                return Ok(false);
+            }
+            let code = if same_key_pattern(&existing.key, &index.key) {
+                code::INDEX_OPTIONS_CONFLICT
+            } else {
+                code::INDEX_KEY_SPECS_CONFLICT
+            };
+            return Err(CommandError::new(
+                code,
+                format!(
+                    "An existing index has the same name as the requested index. When index names are not specified, \
+                     they are auto generated and can cause conflicts. Please refer to our documentation. Requested \
+                     index: {}, existing index: {}",
+                    super::errors::format_document(&index.spec),
+                    super::errors::format_document(&existing.spec)
+                ),
+            ));
+        }
+        if let Some(existing) = self
+            .secondary
+            .iter()
+            .find(|existing| same_key_pattern(&existing.key, &index.key))
+        {
+            if existing.same_definition(&index) {
+                return Err(CommandError::new(
+                    code::INDEX_OPTIONS_CONFLICT,
+                    format!(
+                        "Index already exists with a different name: {}",
+                        existing.name
+                    ),
+                ));
+            }
+        }
+        for (record, document) in &self.records {
+            let keys = index.keys_for(document);
+            if let Some(conflict) = index.conflict(&keys, *record) {
+                let error = CommandError::duplicate_key(
+                    &self.ns,
+                    &index.name,
+                    &index.key,
+                    conflict.value.clone(),
+                );
+                return Err(CommandError {
+                    message: format!(
+                        "Index build failed: {} :: caused by :: {}",
+                        self.ns, error.message
+                    ),
+                    ..error
+                });
+            }
+            index.add(keys, *record);
+        }
+        self.secondary.push(index);
+        Ok(true)
+    }
+
+    /// Drops a secondary index by name.
+    pub(crate) fn drop_index(&mut self, name: &str) -> bool {
+        let before = self.secondary.len();
+        self.secondary.retain(|index| index.name != name);
+        self.secondary.len() != before
+    }
+
+    /// The name of the index with this key pattern, if any.
+    pub(crate) fn index_name_for_key(&self, key: &Document) -> Option<String> {
+        if same_key_pattern(key, &doc! { "_id": 1 }) {
+            return Some("_id_".to_owned());
+        }
+        self.secondary
+            .iter()
+            .find(|index| same_key_pattern(&index.key, key))
+            .map(|index| index.name.clone())
+    }
+
+    /// Drops every secondary index.
+    pub(crate) fn drop_all_indexes(&mut self) {
+        self.secondary.clear();
+    }
+}

@@ -1,0 +1,317 @@
+//! Catalog commands: indexes, collections, databases and statistics.
+
+use std::sync::Arc;
+
+use bson::{Binary, Bson, Document, doc, spec::BinarySubtype};
+
+use super::Exec;
+use super::args::{
+    collection_name, cursor_batch_size, is_generic_field, optional_bool, optional_document,
+    required_array,
+};
+use super::find::open_cursor;
+use super::write::collection_for_write;
+use crate::store::catalog::{read, validate_namespace, write};
+use crate::store::errors::{CommandError, StoreResult, code, format_value};
+use crate::store::index::SecondaryIndex;
+use crate::store::query::Filter;
+
+fn count_as_i32(count: usize) -> i32 {
+    i32::try_from(count).unwrap_or(i32::MAX)
+}
+
+fn size_as_i64(size: usize) -> i64 {
+    i64::try_from(size).unwrap_or(i64::MAX)
+}
+
+pub(crate) fn create_indexes(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    let collection = collection_name(command, "createIndexes")?;
+    validate_namespace(exec.db, collection)?;
+    let specs = required_array(command, "createIndexes", "indexes")?;
+    if specs.is_empty() {
+        return Err(CommandError::bad_value(
+            "Must specify at least one index to create",
+        ));
+    }
+    let indexes = specs
+        .iter()
+        .map(|spec| match spec {
+            Bson::Document(spec) => SecondaryIndex::from_spec(spec),
+            other => Err(CommandError::type_mismatch(format!(
+                "The elements of the 'indexes' array must be objects, but found {}",
+                format_value(other)
+            ))),
+        })
+        .collect::<StoreResult<Vec<_>>>()?;
+    let created_collection = exec.store.catalog.collection(exec.db, collection).is_none();
+    let handle = collection_for_write(exec, collection);
+    let mut guard = write(&handle);
+    let before = guard.index_count();
+    let mut created = 0;
+    for index in indexes {
+        if guard.create_index(index)? {
+            created += 1;
+        }
+    }
+    let after = guard.index_count();
+    drop(guard);
+    if created > 0 {
+        exec.record_command();
+    }
+    let mut reply =
+        doc! { "numIndexesBefore": count_as_i32(before), "numIndexesAfter": count_as_i32(after) };
+    if created == 0 {
+        reply.insert("note", "all indexes already exist");
+    } else {
+        reply.insert("createdCollectionAutomatically", created_collection);
+    }
+    reply.insert("ok", 1.0);
+    Ok(reply)
+}
+
+pub(crate) fn list_indexes(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    let collection = collection_name(command, "listIndexes")?;
+    validate_namespace(exec.db, collection)?;
+    let batch_size = cursor_batch_size(command, "listIndexes")?;
+    let Some(handle) = exec.store.catalog.collection(exec.db, collection) else {
+        return Err(CommandError::new(
+            code::NAMESPACE_NOT_FOUND,
+            format!("ns does not exist: {}", exec.ns(collection)),
+        ));
+    };
+    let specs: Vec<Arc<Document>> = read(&handle)
+        .index_specs()
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    let ns = format!("{}.$cmd.listIndexes.{collection}", exec.db);
+    Ok(open_cursor(exec, &ns, specs, batch_size, false))
+}
+
+pub(crate) fn drop_indexes(
+    exec: &mut Exec<'_>,
+    command: &Document,
+    name: &str,
+) -> StoreResult<Document> {
+    let collection = collection_name(command, name)?;
+    validate_namespace(exec.db, collection)?;
+    let Some(handle) = exec.store.catalog.collection(exec.db, collection) else {
+        return Err(CommandError::new(
+            code::NAMESPACE_NOT_FOUND,
+            format!("ns not found {}", exec.ns(collection)),
+        ));
+    };
+    let target = command
+        .get("index")
+        .ok_or_else(|| super::args::missing(name, "index"))?;
+    let mut guard = write(&handle);
+    let before = guard.index_count();
+    let names: Vec<String> = match target {
+        Bson::String(all) if all == "*" => {
+            guard.drop_all_indexes();
+            Vec::new()
+        }
+        Bson::String(index) => vec![index.clone()],
+        Bson::Array(items) => items
+            .iter()
+            .filter_map(|item| item.as_str().map(str::to_owned))
+            .collect(),
+        Bson::Document(key) => match guard.index_name_for_key(key) {
+            Some(index) => vec![index],
+            None => {
+                return Err(CommandError::new(
+                    code::INDEX_NOT_FOUND,
+                    format!(
+                        "can't find index with key: {}",
+                        crate::store::errors::format_document(key)
+                    ),
+                ));
+            }
+        },
+        other => {
+            return Err(CommandError::type_mismatch(format!(
+                "BSON field '{name}.index' is the wrong type '{}', expected types '[string, object, array]'",
+                crate::store::errors::type_name(other)
+            )));
+        }
+    };
+    for index in &names {
+        if index == "_id_" {
+            return Err(CommandError::new(
+                code::INVALID_OPTIONS,
+                "cannot drop _id index",
+            ));
+        }
+        if !guard.drop_index(index) {
+            return Err(CommandError::new(
+                code::INDEX_NOT_FOUND,
+                format!("index not found with name [{index}]"),
+            ));
+        }
+    }
+    let changed = guard.index_count() != before;
+    drop(guard);
+    if changed {
+        exec.record_command();
+    }
+    Ok(doc! { "nIndexesWas": count_as_i32(before), "ok": 1.0 })
+}
+
+pub(crate) fn list_collections(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    let filter = match optional_document(command, "listCollections", "filter")? {
+        Some(filter) => Filter::parse(filter)?,
+        None => Filter::match_all(),
+    };
+    let name_only = optional_bool(command, "listCollections", "nameOnly")?.unwrap_or(false);
+    let batch_size = cursor_batch_size(command, "listCollections")?;
+    let mut entries = Vec::new();
+    for (name, handle) in exec.store.catalog.collections(exec.db) {
+        let collection = read(&handle);
+        let full = doc! {
+            "name": name.clone(),
+            "type": "collection",
+            "options": collection.options.clone(),
+            "info": {
+                "readOnly": false,
+                "uuid": Binary { subtype: BinarySubtype::Uuid, bytes: collection.uuid.to_vec() },
+            },
+            "idIndex": { "v": 2, "key": { "_id": 1 }, "name": "_id_" },
+        };
+        drop(collection);
+        if !filter.matches(&full) {
+            continue;
+        }
+        let entry = if name_only {
+            doc! { "name": name, "type": "collection" }
+        } else {
+            full
+        };
+        entries.push(Arc::new(entry));
+    }
+    let ns = format!("{}.$cmd.listCollections", exec.db);
+    Ok(open_cursor(exec, &ns, entries, batch_size, false))
+}
+
+pub(crate) fn list_databases(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    if exec.db != "admin" {
+        return Err(CommandError::new(
+            code::UNAUTHORIZED,
+            "listDatabases may only be run against the admin database.",
+        ));
+    }
+    let filter = match optional_document(command, "listDatabases", "filter")? {
+        Some(filter) => Filter::parse(filter)?,
+        None => Filter::match_all(),
+    };
+    let name_only = optional_bool(command, "listDatabases", "nameOnly")?.unwrap_or(false);
+    let mut databases = Vec::new();
+    let mut total = 0usize;
+    for name in exec.store.catalog.database_names() {
+        let size: usize = exec
+            .store
+            .catalog
+            .collections(&name)
+            .iter()
+            .map(|(_, handle)| read(handle).data_size())
+            .sum();
+        let entry = doc! { "name": name.clone(), "sizeOnDisk": size_as_i64(size), "empty": false };
+        if !filter.matches(&entry) {
+            continue;
+        }
+        total += size;
+        databases.push(if name_only {
+            doc! { "name": name }
+        } else {
+            entry
+        });
+    }
+    if name_only {
+        return Ok(doc! { "databases": databases, "ok": 1.0 });
+    }
+    Ok(doc! {
+        "databases": databases,
+        "totalSize": size_as_i64(total),
+        "totalSizeMb": size_as_i64(total / (1024 * 1024)),
+        "ok": 1.0,
+    })
+}
+
+pub(crate) fn drop_collection(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    let collection = collection_name(command, "drop")?;
+    validate_namespace(exec.db, collection)?;
+    // Since MongoDB 7.0, dropping a missing collection succeeds.
+    let Some(handle) = exec.store.catalog.drop_collection(exec.db, collection) else {
+        return Ok(doc! { "ok": 1.0 });
+    };
+    let indexes = read(&handle).index_count();
+    exec.record_command();
+    Ok(doc! { "nIndexesWas": count_as_i32(indexes), "ns": exec.ns(collection), "ok": 1.0 })
+}
+
+pub(crate) fn drop_database(exec: &mut Exec<'_>) -> StoreResult<Document> {
+    if exec.store.catalog.drop_database(exec.db) {
+        exec.record_command();
+        return Ok(doc! { "dropped": exec.db, "ok": 1.0 });
+    }
+    Ok(doc! { "ok": 1.0 })
+}
+
+pub(crate) fn create(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    let collection = collection_name(command, "create")?;
+    validate_namespace(exec.db, collection)?;
+    if command.contains_key("viewOn") || command.contains_key("pipeline") {
+        return Err(CommandError::new(
+            code::INVALID_OPTIONS,
+            "blackpipe does not support views",
+        ));
+    }
+    let options: Document = command
+        .iter()
+        .skip(1)
+        .filter(|(field, _)| !is_generic_field(field))
+        .map(|(field, value)| (field.clone(), value.clone()))
+        .collect();
+    let uuid = exec.store.random_uuid();
+    if exec
+        .store
+        .catalog
+        .create(exec.db, collection, options, uuid)?
+    {
+        exec.record_command();
+    }
+    Ok(doc! { "ok": 1.0 })
+}
+
+pub(crate) fn db_stats(exec: &mut Exec<'_>) -> StoreResult<Document> {
+    let collections = exec.store.catalog.collections(exec.db);
+    let (mut objects, mut data_size, mut indexes) = (0usize, 0usize, 0usize);
+    for (_, handle) in &collections {
+        let collection = read(handle);
+        objects += collection.len();
+        data_size += collection.data_size();
+        indexes += collection.index_count();
+    }
+    // Document counts and sizes are far below 2^53, so the conversions are exact.
+    #[allow(clippy::cast_precision_loss)]
+    let average = if objects == 0 {
+        0.0
+    } else {
+        data_size as f64 / objects as f64
+    };
+    #[allow(clippy::cast_precision_loss)]
+    let data_size_f64 = data_size as f64;
+    Ok(doc! {
+        "db": exec.db,
+        "collections": size_as_i64(collections.len()),
+        "views": 0_i64,
+        "objects": size_as_i64(objects),
+        "avgObjSize": average,
+        "dataSize": data_size_f64,
+        "storageSize": data_size_f64,
+        "indexes": size_as_i64(indexes),
+        "indexSize": 0.0,
+        "totalSize": data_size_f64,
+        "scaleFactor": 1_i64,
+        "ok": 1.0,
+    })
+}

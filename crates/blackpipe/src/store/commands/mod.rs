@@ -1,0 +1,193 @@
+//! The command layer: one entry point that takes a command document and returns mongod's reply.
+
+mod admin;
+mod args;
+mod find;
+mod find_and_modify;
+mod read;
+mod write;
+
+use bson::{Bson, DateTime, Document};
+
+use super::Store;
+use super::catalog::{lock, validate_database_name};
+use super::errors::{CommandError, StoreResult, code};
+use super::oplog::{OpTime, OplogOp};
+
+/// What a command needs from its caller besides the document.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct CommandContext {
+    /// The wall-clock time of the command (the simulated member's clock): stamped on writes'
+    /// optimes, `$currentDate`, and generated ObjectIds.
+    pub now: DateTime,
+}
+
+impl CommandContext {
+    /// A context at wall-clock time `now`.
+    pub fn new(now: DateTime) -> CommandContext {
+        CommandContext { now }
+    }
+}
+
+/// The reply to a command, plus what the deployment layer needs to know about it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CommandOutcome {
+    /// The reply document exactly as mongod would build it (`ok: 1.0` or the error fields).
+    pub reply: Document,
+    /// The optime of the last write this command applied, if it applied any.
+    pub last_write: Option<OpTime>,
+}
+
+impl CommandOutcome {
+    /// Whether the reply has `ok: 1` (write errors inside an ok reply still count as ok).
+    pub fn is_ok(&self) -> bool {
+        matches!(self.reply.get("ok"), Some(Bson::Double(ok)) if *ok == 1.0)
+    }
+
+    /// The top-level error code of a failed command.
+    pub fn error_code(&self) -> Option<i32> {
+        if self.is_ok() {
+            return None;
+        }
+        match self.reply.get("code") {
+            Some(Bson::Int32(code)) => Some(*code),
+            _ => None,
+        }
+    }
+}
+
+/// The commands the store implements (first field of the command document).
+pub(crate) const COMMANDS: &[&str] = &[
+    "insert",
+    "update",
+    "delete",
+    "find",
+    "getMore",
+    "killCursors",
+    "findAndModify",
+    "findandmodify",
+    "count",
+    "distinct",
+    "aggregate",
+    "createIndexes",
+    "listIndexes",
+    "dropIndexes",
+    "deleteIndexes",
+    "listCollections",
+    "listDatabases",
+    "drop",
+    "dropDatabase",
+    "create",
+    "dbStats",
+    "endSessions",
+];
+
+/// The state of one command execution.
+pub(crate) struct Exec<'a> {
+    pub(crate) store: &'a Store,
+    pub(crate) db: &'a str,
+    pub(crate) now: DateTime,
+    pub(crate) last_write: Option<OpTime>,
+}
+
+impl Exec<'_> {
+    /// Records an applied write in the op log. Document writes call this while still holding
+    /// the collection lock, so op log order is apply order.
+    pub(crate) fn record(&mut self, ns: &str, op: OplogOp, id: Option<Bson>) {
+        let op_time = lock(&self.store.oplog).record(self.now, ns, op, id);
+        self.last_write = Some(op_time);
+    }
+
+    /// Records a catalog change on `db.$cmd`.
+    pub(crate) fn record_command(&mut self) {
+        let ns = format!("{}.$cmd", self.db);
+        self.record(&ns, OplogOp::Command, None);
+    }
+
+    pub(crate) fn ns(&self, collection: &str) -> String {
+        format!("{}.{collection}", self.db)
+    }
+}
+
+impl Store {
+    /// Executes one command against database `db` and returns mongod's reply.
+    ///
+    /// OP_MSG document sequences (`documents`, `updates`, `deletes`) must already be merged into
+    /// `command` as arrays. Commands the store does not implement get a CommandNotFound (59)
+    /// reply; [`Store::supports`] tells them apart beforehand. Write commands carrying `lsid` and
+    /// `txnNumber` are retryable: a retry replays the recorded outcome of every statement that
+    /// already succeeded instead of applying it twice.
+    pub fn execute(
+        &self,
+        db: &str,
+        command: &Document,
+        context: &CommandContext,
+    ) -> CommandOutcome {
+        let mut exec = Exec {
+            store: self,
+            db,
+            now: context.now,
+            last_write: None,
+        };
+        let reply = match self.dispatch(&mut exec, command) {
+            Ok(reply) => reply,
+            Err(error) => error.to_reply(),
+        };
+        CommandOutcome {
+            reply,
+            last_write: exec.last_write,
+        }
+    }
+
+    /// Whether [`Store::execute`] implements the command named `name`.
+    pub fn supports(name: &str) -> bool {
+        COMMANDS.contains(&name)
+    }
+
+    fn dispatch(&self, exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+        let Some(name) = command.keys().next() else {
+            return Err(CommandError::new(
+                code::COMMAND_NOT_FOUND,
+                "no such command: ''",
+            ));
+        };
+        if !Store::supports(name) {
+            return Err(CommandError::new(
+                code::COMMAND_NOT_FOUND,
+                format!("no such command: '{name}'"),
+            ));
+        }
+        validate_database_name(exec.db)?;
+        match name.as_str() {
+            "insert" => write::insert(exec, command),
+            "update" => write::update(exec, command),
+            "delete" => write::delete(exec, command),
+            "find" => find::find(exec, command),
+            "getMore" => find::get_more(exec, command),
+            "killCursors" => find::kill_cursors(exec, command),
+            "findAndModify" | "findandmodify" => {
+                find_and_modify::find_and_modify(exec, command, name)
+            }
+            "count" => read::count(exec, command),
+            "distinct" => read::distinct(exec, command),
+            "aggregate" => read::aggregate(exec, command),
+            "createIndexes" => admin::create_indexes(exec, command),
+            "listIndexes" => admin::list_indexes(exec, command),
+            "dropIndexes" | "deleteIndexes" => admin::drop_indexes(exec, command, name),
+            "listCollections" => admin::list_collections(exec, command),
+            "listDatabases" => admin::list_databases(exec, command),
+            "drop" => admin::drop_collection(exec, command),
+            "dropDatabase" => admin::drop_database(exec),
+            "create" => admin::create(exec, command),
+            "dbStats" => admin::db_stats(exec),
+            // Sessions live in the driver's pool; the store keeps no per-session state to end.
+            "endSessions" => Ok(bson::doc! { "ok": 1.0 }),
+            other => Err(CommandError::new(
+                code::COMMAND_NOT_FOUND,
+                format!("no such command: '{other}'"),
+            )),
+        }
+    }
+}

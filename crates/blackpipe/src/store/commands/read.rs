@@ -1,0 +1,141 @@
+//! `count`, `distinct` and `aggregate`.
+
+use std::sync::Arc;
+
+use bson::{Bson, Document, doc};
+
+use super::Exec;
+use super::args::{
+    collection_name, cursor_batch_size, missing, optional_document, optional_integer,
+    optional_non_negative, required_array,
+};
+use super::find::open_cursor;
+use crate::store::aggregate::Pipeline;
+use crate::store::catalog::{read, validate_namespace};
+use crate::store::errors::{CommandError, StoreResult, code, type_name};
+use crate::store::path::{Leaf, collect_leaves, split_path};
+use crate::store::query::Filter;
+use crate::store::value_order::{compare_values, values_equal};
+
+fn filter_of(command: &Document, name: &str) -> StoreResult<Filter> {
+    match optional_document(command, name, "query")? {
+        Some(filter) => Filter::parse(filter),
+        None => Ok(Filter::match_all()),
+    }
+}
+
+pub(crate) fn count(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    let collection = collection_name(command, "count")?;
+    validate_namespace(exec.db, collection)?;
+    let filter = filter_of(command, "count")?;
+    let skip = optional_non_negative(command, "count", "skip")?.unwrap_or(0);
+    // A negative limit counts like its absolute value, as mongod does for count.
+    let limit = optional_integer(command, "count", "limit")?
+        .map(i64::unsigned_abs)
+        .filter(|limit| *limit > 0)
+        .map(|limit| usize::try_from(limit).unwrap_or(usize::MAX));
+    let matched = match exec.store.catalog.collection(exec.db, collection) {
+        Some(handle) => {
+            let collection = read(&handle);
+            let scan_limit = limit.map(|limit| limit.saturating_add(skip));
+            collection.matching_records(&filter, scan_limit).len()
+        }
+        None => 0,
+    };
+    let n = matched
+        .saturating_sub(skip)
+        .min(limit.unwrap_or(usize::MAX));
+    Ok(doc! { "n": i32::try_from(n).unwrap_or(i32::MAX), "ok": 1.0 })
+}
+
+pub(crate) fn distinct(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    let collection = collection_name(command, "distinct")?;
+    validate_namespace(exec.db, collection)?;
+    let key = match command.get("key") {
+        Some(Bson::String(key)) => key.clone(),
+        Some(other) => {
+            return Err(CommandError::type_mismatch(format!(
+                "BSON field 'distinct.key' is the wrong type '{}', expected type 'string'",
+                type_name(other)
+            )));
+        }
+        None => return Err(missing("distinct", "key")),
+    };
+    let filter = filter_of(command, "distinct")?;
+    let parts = split_path(&key);
+    let mut values: Vec<Bson> = Vec::new();
+    if let Some(handle) = exec.store.catalog.collection(exec.db, collection) {
+        let collection = read(&handle);
+        for document in collection.matching_documents(&filter, None) {
+            let mut leaves = Vec::new();
+            collect_leaves(&document, &parts, &mut leaves);
+            for leaf in leaves {
+                let Leaf::Present(value) = leaf else {
+                    continue;
+                };
+                // Arrays contribute their elements, as mongod's distinct does.
+                let candidates: Vec<&Bson> = match value {
+                    Bson::Array(items) => items.iter().collect(),
+                    other => vec![other],
+                };
+                for candidate in candidates {
+                    if !values
+                        .iter()
+                        .any(|existing| values_equal(existing, candidate))
+                    {
+                        values.push(candidate.clone());
+                    }
+                }
+            }
+        }
+    }
+    values.sort_by(compare_values);
+    Ok(doc! { "values": values, "ok": 1.0 })
+}
+
+pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    let collection = match command.get("aggregate") {
+        Some(Bson::String(collection)) => collection.clone(),
+        Some(other)
+            if other.as_i32() == Some(1)
+                || other.as_f64() == Some(1.0)
+                || other.as_i64() == Some(1) =>
+        {
+            return Err(CommandError::new(
+                code::INVALID_NAMESPACE,
+                "{aggregate: 1} is not valid for the stages blackpipe supports; a collection is required.",
+            ));
+        }
+        _ => collection_name(command, "aggregate")?.to_owned(),
+    };
+    validate_namespace(exec.db, &collection)?;
+    let stages = required_array(command, "aggregate", "pipeline")?;
+    if command
+        .get("explain")
+        .is_some_and(|explain| explain.as_bool() == Some(true))
+    {
+        return Err(CommandError::bad_value(
+            "blackpipe does not support explain",
+        ));
+    }
+    if optional_document(command, "aggregate", "cursor")?.is_none() {
+        return Err(CommandError::failed_to_parse(
+            "The 'cursor' option is required, except for aggregate with the explain argument",
+        ));
+    }
+    let batch_size = cursor_batch_size(command, "aggregate")?;
+    let pipeline = Pipeline::parse(stages)?;
+    let input: Vec<Arc<Document>> = match exec.store.catalog.collection(exec.db, &collection) {
+        Some(handle) => {
+            let guard = read(&handle);
+            match pipeline.leading_match() {
+                Some(filter) => guard.matching_documents(filter, None),
+                None => guard.documents().cloned().collect(),
+            }
+        }
+        None => Vec::new(),
+    };
+    let output = pipeline.run(input, true)?;
+    let ns = exec.ns(&collection);
+    Ok(open_cursor(exec, &ns, output, batch_size, false))
+}

@@ -1,0 +1,456 @@
+//! `insert`, `update` and `delete`: batches of statements with per-statement write errors,
+//! ordered or unordered, retryable through the transaction table.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bson::{Bson, Document, doc};
+
+use super::Exec;
+use super::args::{
+    collection_name, missing, optional_bool, optional_document, required_array, statement,
+};
+use crate::store::catalog::{CollectionHandle, lock, validate_namespace, write};
+use crate::store::collection::Collection;
+use crate::store::cursor::MAX_BATCH_BYTES;
+use crate::store::errors::{CommandError, StoreResult, code, index_as_i32};
+use crate::store::oplog::OplogOp;
+use crate::store::query::Filter;
+use crate::store::txn::{
+    RetryableWrite, SessionRecord, StatementOutcome, retryable_write_of, statement_ids,
+};
+use crate::store::update::{ApplyContext, Update, with_id_first};
+use crate::store::value_order::{document_size, documents_identical};
+
+/// mongod's `maxWriteBatchSize`.
+const MAX_WRITE_BATCH: usize = 100_000;
+
+/// The session record of a retryable write, checked out for the whole command.
+pub(crate) struct CheckedOutSession {
+    record: Option<(Arc<Mutex<SessionRecord>>, RetryableWrite)>,
+}
+
+impl CheckedOutSession {
+    /// Finds the command's session record, if the command is a retryable write.
+    pub(crate) fn of(exec: &Exec<'_>, command: &Document) -> StoreResult<CheckedOutSession> {
+        let record = retryable_write_of(command)?.map(|retryable| {
+            (
+                exec.store.transactions.session(&retryable.session),
+                retryable,
+            )
+        });
+        Ok(CheckedOutSession { record })
+    }
+
+    /// Locks the record for the rest of the command (see [`crate::store::txn`]) and starts or
+    /// resumes the command's txnNumber under that lock.
+    pub(crate) fn begin(&self) -> StoreResult<Option<MutexGuard<'_, SessionRecord>>> {
+        let Some((record, retryable)) = &self.record else {
+            return Ok(None);
+        };
+        let mut guard = lock(record);
+        guard.begin(retryable.txn_number, &retryable.session)?;
+        Ok(Some(guard))
+    }
+}
+
+/// Results accumulated over a batch.
+#[derive(Default)]
+struct BatchResult {
+    n: i64,
+    modified: i64,
+    upserted: Vec<Document>,
+    write_errors: Vec<Document>,
+    retried: Vec<Bson>,
+}
+
+impl BatchResult {
+    fn into_reply(self, with_modified: bool) -> Document {
+        let mut reply = doc! { "n": i32::try_from(self.n).unwrap_or(i32::MAX) };
+        if !self.upserted.is_empty() {
+            reply.insert("upserted", self.upserted);
+        }
+        if with_modified {
+            reply.insert(
+                "nModified",
+                i32::try_from(self.modified).unwrap_or(i32::MAX),
+            );
+        }
+        if !self.write_errors.is_empty() {
+            reply.insert("writeErrors", self.write_errors);
+        }
+        if !self.retried.is_empty() {
+            reply.insert("retriedStmtIds", self.retried);
+        }
+        reply.insert("ok", 1.0);
+        reply
+    }
+}
+
+fn check_batch_size(count: usize) -> StoreResult<()> {
+    if count == 0 || count > MAX_WRITE_BATCH {
+        return Err(CommandError::new(
+            code::INVALID_LENGTH,
+            format!(
+                "Write batch sizes must be between 1 and {MAX_WRITE_BATCH}. Got {count} operations."
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Gives an inserted document its `_id` (generated if missing) as first field, and validates it.
+pub(crate) fn prepare_for_insert(exec: &Exec<'_>, document: &Document) -> StoreResult<Document> {
+    let prepared = match document.get("_id") {
+        Some(Bson::Array(_)) => return Err(CommandError::bad_value("can't use an array for _id")),
+        Some(Bson::RegularExpression(_)) => {
+            return Err(CommandError::bad_value("can't use a regex for _id"));
+        }
+        Some(Bson::Undefined) => {
+            return Err(CommandError::bad_value("can't use a undefined for _id"));
+        }
+        Some(_) => with_id_first(document.clone(), None),
+        None => with_id_first(
+            document.clone(),
+            Some(&Bson::ObjectId(exec.store.new_object_id(exec.now))),
+        ),
+    };
+    let size = document_size(&prepared);
+    if size > MAX_BATCH_BYTES {
+        return Err(CommandError::bad_value(format!(
+            "object to insert too large. size in bytes: {size}, max size: {MAX_BATCH_BYTES}"
+        )));
+    }
+    Ok(prepared)
+}
+
+/// The collection for a write, created implicitly (and logged) if missing.
+pub(crate) fn collection_for_write(exec: &mut Exec<'_>, collection: &str) -> CollectionHandle {
+    let store = exec.store;
+    let (handle, created) = store
+        .catalog
+        .collection_or_create(exec.db, collection, || store.random_uuid());
+    if created {
+        exec.record_command();
+    }
+    handle
+}
+
+pub(crate) fn insert(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    let collection = collection_name(command, "insert")?;
+    validate_namespace(exec.db, collection)?;
+    let documents = required_array(command, "insert", "documents")?;
+    check_batch_size(documents.len())?;
+    let ordered = optional_bool(command, "insert", "ordered")?.unwrap_or(true);
+    let statements = statement_ids(command, documents.len())?;
+    let checked_out = CheckedOutSession::of(exec, command)?;
+    let mut session = checked_out.begin()?;
+    let handle = collection_for_write(exec, collection);
+    let ns = exec.ns(collection);
+    let mut result = BatchResult::default();
+    for (position, (item, statement_id)) in documents.iter().zip(&statements).enumerate() {
+        if session
+            .as_ref()
+            .is_some_and(|record| record.executed(*statement_id).is_some())
+        {
+            result.n += 1;
+            result.retried.push(Bson::Int32(*statement_id));
+            continue;
+        }
+        let outcome = statement(item, "insert", "documents", position)
+            .and_then(|document| prepare_for_insert(exec, document))
+            .and_then(|document| {
+                let id = document.get("_id").cloned();
+                let mut guard = write(&handle);
+                guard.insert(document)?;
+                exec.record(&ns, OplogOp::Insert, id);
+                Ok(())
+            });
+        match outcome {
+            Ok(()) => {
+                result.n += 1;
+                if let Some(record) = session.as_mut() {
+                    record.record(*statement_id, StatementOutcome::Inserted);
+                }
+            }
+            Err(error) => {
+                result.write_errors.push(error.to_write_error(position));
+                if ordered {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(result.into_reply(false))
+}
+
+/// What one update statement did.
+pub(crate) struct UpdateResult {
+    pub(crate) matched: i64,
+    pub(crate) modified: i64,
+    pub(crate) upserted_id: Option<Bson>,
+}
+
+/// Applies an update to the matching documents of a locked collection (or upserts).
+pub(crate) fn apply_update(
+    exec: &mut Exec<'_>,
+    collection: &mut Collection,
+    filter: &Filter,
+    update: &Update,
+    multi: bool,
+    upsert: bool,
+) -> StoreResult<UpdateResult> {
+    let records = collection.matching_records(filter, if multi { None } else { Some(1) });
+    let context = ApplyContext {
+        is_insert: false,
+        now: exec.now,
+    };
+    if records.is_empty() {
+        if !upsert {
+            return Ok(UpdateResult {
+                matched: 0,
+                modified: 0,
+                upserted_id: None,
+            });
+        }
+        let document = update.upsert_document(
+            filter,
+            ApplyContext {
+                is_insert: true,
+                now: exec.now,
+            },
+        )?;
+        let document = prepare_for_insert(exec, &document)?;
+        let id = document.get("_id").cloned();
+        collection.insert(document)?;
+        exec.record(&collection.ns.clone(), OplogOp::Insert, id.clone());
+        return Ok(UpdateResult {
+            matched: 0,
+            modified: 0,
+            upserted_id: id,
+        });
+    }
+    let mut result = UpdateResult {
+        matched: 0,
+        modified: 0,
+        upserted_id: None,
+    };
+    for record in records {
+        let Some(original) = collection.get(record).cloned() else {
+            continue;
+        };
+        let updated = update.apply(&original, context)?;
+        result.matched += 1;
+        if documents_identical(&original, &updated) {
+            continue;
+        }
+        if document_size(&updated) > MAX_BATCH_BYTES {
+            return Err(CommandError::bad_value(
+                "Resulting document after update is larger than 16777216",
+            ));
+        }
+        let id = updated.get("_id").cloned();
+        collection.replace(record, updated)?;
+        exec.record(&collection.ns.clone(), OplogOp::Update, id);
+        result.modified += 1;
+    }
+    Ok(result)
+}
+
+struct UpdateStatement {
+    filter: Document,
+    update: Bson,
+    multi: bool,
+    upsert: bool,
+}
+
+fn parse_update_statement(item: &Bson, position: usize) -> StoreResult<UpdateStatement> {
+    let statement = statement(item, "update", "updates", position)?;
+    let filter = optional_document(statement, "update.updates", "q")?
+        .ok_or_else(|| missing("update.updates", "q"))?;
+    let update = match statement.get("u") {
+        Some(update @ (Bson::Document(_) | Bson::Array(_))) => update.clone(),
+        Some(_) => {
+            return Err(CommandError::type_mismatch(
+                "Update argument must be either an object or an array",
+            ));
+        }
+        None => return Err(missing("update.updates", "u")),
+    };
+    if statement.get("arrayFilters").is_some() {
+        return Err(CommandError::bad_value(
+            "blackpipe does not support arrayFilters",
+        ));
+    }
+    Ok(UpdateStatement {
+        filter: filter.clone(),
+        update,
+        multi: optional_bool(statement, "update.updates", "multi")?.unwrap_or(false),
+        upsert: optional_bool(statement, "update.updates", "upsert")?.unwrap_or(false),
+    })
+}
+
+pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    let collection = collection_name(command, "update")?;
+    validate_namespace(exec.db, collection)?;
+    let items = required_array(command, "update", "updates")?;
+    check_batch_size(items.len())?;
+    let statements_parsed = items
+        .iter()
+        .enumerate()
+        .map(|(position, item)| parse_update_statement(item, position))
+        .collect::<StoreResult<Vec<_>>>()?;
+    let ordered = optional_bool(command, "update", "ordered")?.unwrap_or(true);
+    let statements = statement_ids(command, items.len())?;
+    let checked_out = CheckedOutSession::of(exec, command)?;
+    let mut session = checked_out.begin()?;
+    let mut handle = exec.store.catalog.collection(exec.db, collection);
+    let mut result = BatchResult::default();
+    for (position, (parsed, statement_id)) in statements_parsed.iter().zip(&statements).enumerate()
+    {
+        if let Some(StatementOutcome::Updated {
+            matched,
+            modified,
+            upserted_id,
+        }) = session
+            .as_ref()
+            .and_then(|record| record.executed(*statement_id))
+        {
+            result.n += matched + i64::from(upserted_id.is_some());
+            result.modified += modified;
+            if let Some(id) = upserted_id {
+                result
+                    .upserted
+                    .push(doc! { "index": index_as_i32(position), "_id": id.clone() });
+            }
+            result.retried.push(Bson::Int32(*statement_id));
+            continue;
+        }
+        let outcome = Filter::parse(&parsed.filter).and_then(|filter| {
+            let update = Update::parse(&parsed.update)?;
+            if parsed.multi && update.is_replacement() {
+                return Err(CommandError::failed_to_parse(
+                    "multi update is not supported for replacement-style update",
+                ));
+            }
+            if handle.is_none() && parsed.upsert {
+                handle = Some(collection_for_write(exec, collection));
+            }
+            let Some(handle) = &handle else {
+                return Ok(UpdateResult {
+                    matched: 0,
+                    modified: 0,
+                    upserted_id: None,
+                });
+            };
+            let mut guard = write(handle);
+            apply_update(
+                exec,
+                &mut guard,
+                &filter,
+                &update,
+                parsed.multi,
+                parsed.upsert,
+            )
+        });
+        match outcome {
+            Ok(outcome) => {
+                result.n += outcome.matched + i64::from(outcome.upserted_id.is_some());
+                result.modified += outcome.modified;
+                if let Some(id) = &outcome.upserted_id {
+                    result
+                        .upserted
+                        .push(doc! { "index": index_as_i32(position), "_id": id.clone() });
+                }
+                // Multi-document updates are not retryable: mongod does not record them either.
+                if let (Some(record), false) = (session.as_mut(), parsed.multi) {
+                    record.record(
+                        *statement_id,
+                        StatementOutcome::Updated {
+                            matched: outcome.matched,
+                            modified: outcome.modified,
+                            upserted_id: outcome.upserted_id,
+                        },
+                    );
+                }
+            }
+            Err(error) => {
+                result.write_errors.push(error.to_write_error(position));
+                if ordered {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(result.into_reply(true))
+}
+
+pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    let collection = collection_name(command, "delete")?;
+    validate_namespace(exec.db, collection)?;
+    let items = required_array(command, "delete", "deletes")?;
+    check_batch_size(items.len())?;
+    let mut parsed = Vec::with_capacity(items.len());
+    for (position, item) in items.iter().enumerate() {
+        let statement = statement(item, "delete", "deletes", position)?;
+        let filter = optional_document(statement, "delete.deletes", "q")?
+            .ok_or_else(|| missing("delete.deletes", "q"))?;
+        let limit = match super::args::optional_integer(statement, "delete.deletes", "limit")? {
+            Some(limit @ (0 | 1)) => limit,
+            Some(other) => {
+                return Err(CommandError::failed_to_parse(format!(
+                    "The limit field in delete objects must be 0 or 1. Got {other}"
+                )));
+            }
+            None => return Err(missing("delete.deletes", "limit")),
+        };
+        parsed.push((filter.clone(), limit == 1));
+    }
+    let ordered = optional_bool(command, "delete", "ordered")?.unwrap_or(true);
+    let statements = statement_ids(command, items.len())?;
+    let checked_out = CheckedOutSession::of(exec, command)?;
+    let mut session = checked_out.begin()?;
+    let handle = exec.store.catalog.collection(exec.db, collection);
+    let ns = exec.ns(collection);
+    let mut result = BatchResult::default();
+    for (position, ((filter, just_one), statement_id)) in parsed.iter().zip(&statements).enumerate()
+    {
+        if let Some(StatementOutcome::Deleted { count }) = session
+            .as_ref()
+            .and_then(|record| record.executed(*statement_id))
+        {
+            result.n += count;
+            result.retried.push(Bson::Int32(*statement_id));
+            continue;
+        }
+        let outcome = Filter::parse(filter).map(|filter| {
+            let Some(handle) = &handle else {
+                return 0;
+            };
+            let mut guard = write(handle);
+            let records = guard.matching_records(&filter, if *just_one { Some(1) } else { None });
+            let mut count = 0;
+            for record in records {
+                if let Some(removed) = guard.remove(record) {
+                    exec.record(&ns, OplogOp::Delete, removed.get("_id").cloned());
+                    count += 1;
+                }
+            }
+            count
+        });
+        match outcome {
+            Ok(count) => {
+                result.n += count;
+                if let (Some(record), true) = (session.as_mut(), *just_one) {
+                    record.record(*statement_id, StatementOutcome::Deleted { count });
+                }
+            }
+            Err(error) => {
+                result.write_errors.push(error.to_write_error(position));
+                if ordered {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(result.into_reply(false))
+}

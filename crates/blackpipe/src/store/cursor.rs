@@ -1,0 +1,109 @@
+//! Server-side cursors: results are computed when the cursor opens and handed out in batches
+//! with mongod's batching rules.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use bson::{Bson, Document, doc};
+
+use super::value_order::document_size;
+
+/// mongod's limit on the documents of one reply batch.
+pub(crate) const MAX_BATCH_BYTES: usize = 16 * 1024 * 1024;
+
+/// The first batch's default document count when the client sets no batchSize.
+pub(crate) const DEFAULT_FIRST_BATCH: usize = 101;
+
+/// One open cursor.
+#[derive(Debug)]
+pub(crate) struct OpenCursor {
+    pub(crate) ns: String,
+    pub(crate) remaining: VecDeque<Arc<Document>>,
+}
+
+/// The store's open cursors, shared by every simulated member.
+#[derive(Debug, Default)]
+pub(crate) struct CursorRegistry {
+    cursors: HashMap<i64, OpenCursor>,
+}
+
+impl CursorRegistry {
+    pub(crate) fn insert(&mut self, id: i64, cursor: OpenCursor) {
+        self.cursors.insert(id, cursor);
+    }
+
+    pub(crate) fn contains(&self, id: i64) -> bool {
+        self.cursors.contains_key(&id)
+    }
+
+    pub(crate) fn get_mut(&mut self, id: i64) -> Option<&mut OpenCursor> {
+        self.cursors.get_mut(&id)
+    }
+
+    pub(crate) fn remove(&mut self, id: i64) -> Option<OpenCursor> {
+        self.cursors.remove(&id)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.cursors.len()
+    }
+}
+
+/// A batch taken from a cursor's remaining results.
+pub(crate) struct Batch {
+    pub(crate) documents: Vec<Arc<Document>>,
+    /// The batch stopped because it reached its document count or byte limit, so (like mongod,
+    /// which does not look ahead) the cursor stays open even if nothing remains.
+    pub(crate) stopped_early: bool,
+}
+
+/// Takes up to `max_count` documents (and at most 16 MiB, but always one document if any).
+pub(crate) fn take_batch(
+    remaining: &mut VecDeque<Arc<Document>>,
+    max_count: Option<usize>,
+) -> Batch {
+    let max_count = max_count.unwrap_or(usize::MAX);
+    let mut documents = Vec::new();
+    let mut bytes = 0;
+    while documents.len() < max_count {
+        let Some(next) = remaining.front() else {
+            return Batch {
+                documents,
+                stopped_early: false,
+            };
+        };
+        let size = document_size(next);
+        if !documents.is_empty() && bytes + size > MAX_BATCH_BYTES {
+            return Batch {
+                documents,
+                stopped_early: true,
+            };
+        }
+        bytes += size;
+        if let Some(next) = remaining.pop_front() {
+            documents.push(next);
+        }
+    }
+    Batch {
+        documents,
+        stopped_early: true,
+    }
+}
+
+/// `{cursor: {firstBatch|nextBatch: [...], id, ns}, ok: 1.0}`.
+pub(crate) fn cursor_reply(
+    batch_field: &str,
+    documents: Vec<Arc<Document>>,
+    id: i64,
+    ns: &str,
+) -> Document {
+    let batch: Vec<Bson> = documents
+        .into_iter()
+        .map(|document| Bson::Document(Arc::unwrap_or_clone(document)))
+        .collect();
+    let mut cursor = Document::new();
+    cursor.insert(batch_field, batch);
+    cursor.insert("id", Bson::Int64(id));
+    cursor.insert("ns", ns);
+    doc! { "cursor": cursor, "ok": 1.0 }
+}

@@ -1,0 +1,707 @@
+//! Aggregation expressions: field paths (`"$a.b"`), `$$ROOT`, literals, object and array
+//! literals, and a subset of operators.
+
+use std::cmp::Ordering;
+
+use bson::{Bson, Document};
+
+use super::arith::{ArithOp, apply_widening, divide, is_number, remainder};
+use super::errors::{CommandError, StoreResult, code, type_name};
+use super::path::split_path;
+use super::value_order::{Number, compare_values};
+
+/// A parsed expression.
+#[derive(Debug, Clone)]
+pub(crate) enum Expr {
+    Literal(Bson),
+    /// A field path from the current document (`"$a.b"`, `"$$ROOT.a"`, `"$$ROOT"` when empty).
+    Field(Vec<String>),
+    /// `$$REMOVE`: evaluates to a missing value.
+    Remove,
+    Object(Vec<(String, Expr)>),
+    Array(Vec<Expr>),
+    Operator(Operator, Vec<Expr>),
+}
+
+/// The supported expression operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Operator {
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Mod,
+    Abs,
+    Size,
+    Concat,
+    ToUpper,
+    ToLower,
+    IfNull,
+    Cond,
+    Eq,
+    Ne,
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+    Cmp,
+    And,
+    Or,
+    Not,
+    In,
+    ArrayElemAt,
+    IsArray,
+    Type,
+    Min,
+    Max,
+}
+
+impl Operator {
+    fn from_name(name: &str) -> Option<Operator> {
+        let operator = match name {
+            "$add" => Operator::Add,
+            "$subtract" => Operator::Subtract,
+            "$multiply" => Operator::Multiply,
+            "$divide" => Operator::Divide,
+            "$mod" => Operator::Mod,
+            "$abs" => Operator::Abs,
+            "$size" => Operator::Size,
+            "$concat" => Operator::Concat,
+            "$toUpper" => Operator::ToUpper,
+            "$toLower" => Operator::ToLower,
+            "$ifNull" => Operator::IfNull,
+            "$cond" => Operator::Cond,
+            "$eq" => Operator::Eq,
+            "$ne" => Operator::Ne,
+            "$gt" => Operator::Gt,
+            "$gte" => Operator::Gte,
+            "$lt" => Operator::Lt,
+            "$lte" => Operator::Lte,
+            "$cmp" => Operator::Cmp,
+            "$and" => Operator::And,
+            "$or" => Operator::Or,
+            "$not" => Operator::Not,
+            "$in" => Operator::In,
+            "$arrayElemAt" => Operator::ArrayElemAt,
+            "$isArray" => Operator::IsArray,
+            "$type" => Operator::Type,
+            "$min" => Operator::Min,
+            "$max" => Operator::Max,
+            _ => return None,
+        };
+        Some(operator)
+    }
+
+    /// The exact number of arguments, for operators that take a fixed count.
+    fn arity(self) -> Option<usize> {
+        match self {
+            Operator::Abs
+            | Operator::Size
+            | Operator::ToUpper
+            | Operator::ToLower
+            | Operator::Not => Some(1),
+            Operator::IsArray | Operator::Type => Some(1),
+            Operator::Subtract | Operator::Divide | Operator::Mod | Operator::Eq | Operator::Ne => {
+                Some(2)
+            }
+            Operator::Gt | Operator::Gte | Operator::Lt | Operator::Lte | Operator::Cmp => Some(2),
+            Operator::In | Operator::ArrayElemAt => Some(2),
+            Operator::Cond => Some(3),
+            _ => None,
+        }
+    }
+}
+
+impl Expr {
+    /// Parses an expression.
+    pub(crate) fn parse(value: &Bson) -> StoreResult<Expr> {
+        match value {
+            Bson::String(text) if text.starts_with('$') => parse_path(text),
+            Bson::Document(document) => parse_object(document),
+            Bson::Array(items) => Ok(Expr::Array(
+                items.iter().map(Expr::parse).collect::<StoreResult<_>>()?,
+            )),
+            other => Ok(Expr::Literal(other.clone())),
+        }
+    }
+
+    /// Evaluates against a document; `None` means "missing".
+    pub(crate) fn evaluate(&self, root: &Document) -> StoreResult<Option<Bson>> {
+        match self {
+            Expr::Literal(value) => Ok(Some(value.clone())),
+            Expr::Field(parts) => Ok(if parts.is_empty() {
+                Some(Bson::Document(root.clone()))
+            } else {
+                field_path_in_document(root, parts)
+            }),
+            Expr::Remove => Ok(None),
+            Expr::Object(fields) => {
+                let mut out = Document::new();
+                for (name, expr) in fields {
+                    if let Some(value) = expr.evaluate(root)? {
+                        out.insert(name.clone(), value);
+                    }
+                }
+                Ok(Some(Bson::Document(out)))
+            }
+            Expr::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    // Missing values inside array literals become null, as in mongod.
+                    out.push(item.evaluate(root)?.unwrap_or(Bson::Null));
+                }
+                Ok(Some(Bson::Array(out)))
+            }
+            Expr::Operator(operator, arguments) => evaluate_operator(*operator, arguments, root),
+        }
+    }
+
+    /// Evaluates as a condition (`$expr`, `$cond`): errors count as false.
+    pub(crate) fn evaluate_truthy(&self, root: &Document) -> bool {
+        matches!(self.evaluate(root), Ok(Some(value)) if is_truthy(&value))
+    }
+}
+
+fn parse_path(text: &str) -> StoreResult<Expr> {
+    if let Some(variable) = text.strip_prefix("$$") {
+        let (name, rest) = variable.split_once('.').unwrap_or((variable, ""));
+        return match name {
+            "ROOT" | "CURRENT" => Ok(Expr::Field(if rest.is_empty() {
+                Vec::new()
+            } else {
+                split_path(rest)
+            })),
+            "REMOVE" => Ok(Expr::Remove),
+            _ => Err(CommandError::new(
+                17276,
+                format!("Use of undefined variable: {name}"),
+            )),
+        };
+    }
+    let path = &text[1..];
+    if path.is_empty() {
+        return Err(CommandError::new(
+            16872,
+            "'$' by itself is not a valid FieldPath",
+        ));
+    }
+    Ok(Expr::Field(split_path(path)))
+}
+
+fn parse_object(document: &Document) -> StoreResult<Expr> {
+    let Some(first) = document.keys().next() else {
+        return Ok(Expr::Object(Vec::new()));
+    };
+    if !first.starts_with('$') {
+        let mut fields = Vec::with_capacity(document.len());
+        for (key, value) in document {
+            if key.starts_with('$') {
+                return Err(CommandError::new(
+                    16410,
+                    format!(
+                        "FieldPath field names may not start with '$'. Consider using $getField or $setField.: {key}"
+                    ),
+                ));
+            }
+            fields.push((key.clone(), Expr::parse(value)?));
+        }
+        return Ok(Expr::Object(fields));
+    }
+    if document.len() > 1 {
+        return Err(CommandError::new(
+            15983,
+            format!(
+                "an expression specification must contain exactly one field, the name of the expression. Found {} fields in {}",
+                document.len(),
+                super::errors::format_document(document)
+            ),
+        ));
+    }
+    let (name, argument) = document
+        .iter()
+        .next()
+        .ok_or_else(|| CommandError::bad_value("empty expression"))?;
+    if name == "$literal" {
+        return Ok(Expr::Literal(argument.clone()));
+    }
+    let Some(operator) = Operator::from_name(name) else {
+        return Err(CommandError::new(
+            code::INVALID_PIPELINE_OPERATOR,
+            format!("Unrecognized expression '{name}'"),
+        ));
+    };
+    let arguments = if operator == Operator::Cond {
+        parse_cond(argument)?
+    } else {
+        match argument {
+            Bson::Array(items) => items
+                .iter()
+                .map(Expr::parse)
+                .collect::<StoreResult<Vec<_>>>()?,
+            other => vec![Expr::parse(other)?],
+        }
+    };
+    if let Some(arity) = operator.arity() {
+        if arguments.len() != arity {
+            return Err(CommandError::new(
+                16020,
+                format!(
+                    "Expression {name} takes exactly {arity} arguments. {} were passed in.",
+                    arguments.len()
+                ),
+            ));
+        }
+    }
+    Ok(Expr::Operator(operator, arguments))
+}
+
+fn parse_cond(argument: &Bson) -> StoreResult<Vec<Expr>> {
+    match argument {
+        Bson::Document(spec) => {
+            let mut parts = [None, None, None];
+            for (key, value) in spec {
+                let slot = match key.as_str() {
+                    "if" => 0,
+                    "then" => 1,
+                    "else" => 2,
+                    _ => {
+                        return Err(CommandError::new(
+                            17083,
+                            format!("Unrecognized parameter to $cond: {key}"),
+                        ));
+                    }
+                };
+                parts[slot] = Some(Expr::parse(value)?);
+            }
+            let [Some(condition), Some(then), Some(otherwise)] = parts else {
+                return Err(CommandError::new(
+                    17080,
+                    "Missing 'if', 'then' or 'else' parameter to $cond",
+                ));
+            };
+            Ok(vec![condition, then, otherwise])
+        }
+        Bson::Array(items) => items.iter().map(Expr::parse).collect(),
+        other => Ok(vec![Expr::parse(other)?]),
+    }
+}
+
+/// Aggregation field-path semantics: arrays met along the way are mapped element by element.
+pub(crate) fn field_path_in_document(document: &Document, parts: &[String]) -> Option<Bson> {
+    let (first, rest) = parts.split_first()?;
+    field_path_in_value(document.get(first)?, rest)
+}
+
+fn field_path_in_value(value: &Bson, parts: &[String]) -> Option<Bson> {
+    if parts.is_empty() {
+        return Some(value.clone());
+    }
+    match value {
+        Bson::Document(document) => field_path_in_document(document, parts),
+        Bson::Array(items) => Some(Bson::Array(
+            items
+                .iter()
+                .filter(|item| matches!(item, Bson::Document(_) | Bson::Array(_)))
+                .filter_map(|item| field_path_in_value(item, parts))
+                .collect(),
+        )),
+        _ => None,
+    }
+}
+
+/// Aggregation truthiness: false, null, missing, undefined and zero are false.
+pub(crate) fn is_truthy(value: &Bson) -> bool {
+    match value {
+        Bson::Boolean(flag) => *flag,
+        Bson::Null | Bson::Undefined => false,
+        other => Number::of(other).is_none_or(|number| number.as_f64() != 0.0),
+    }
+}
+
+fn is_nullish(value: Option<&Bson>) -> bool {
+    matches!(value, None | Some(Bson::Null | Bson::Undefined))
+}
+
+fn type_of(value: Option<&Bson>) -> &'static str {
+    value.map_or("missing", type_name)
+}
+
+fn evaluate_all(arguments: &[Expr], root: &Document) -> StoreResult<Vec<Option<Bson>>> {
+    arguments
+        .iter()
+        .map(|argument| argument.evaluate(root))
+        .collect()
+}
+
+fn evaluate_operator(
+    operator: Operator,
+    arguments: &[Expr],
+    root: &Document,
+) -> StoreResult<Option<Bson>> {
+    // Short-circuiting operators evaluate their arguments lazily.
+    match operator {
+        Operator::Cond => {
+            let condition = arguments[0].evaluate(root)?;
+            let branch = if condition.as_ref().is_some_and(is_truthy) {
+                &arguments[1]
+            } else {
+                &arguments[2]
+            };
+            return branch.evaluate(root);
+        }
+        Operator::And => {
+            for argument in arguments {
+                if !argument.evaluate(root)?.as_ref().is_some_and(is_truthy) {
+                    return Ok(Some(Bson::Boolean(false)));
+                }
+            }
+            return Ok(Some(Bson::Boolean(true)));
+        }
+        Operator::Or => {
+            for argument in arguments {
+                if argument.evaluate(root)?.as_ref().is_some_and(is_truthy) {
+                    return Ok(Some(Bson::Boolean(true)));
+                }
+            }
+            return Ok(Some(Bson::Boolean(false)));
+        }
+        Operator::IfNull => {
+            let Some((replacement, candidates)) = arguments.split_last() else {
+                return Err(CommandError::new(
+                    1257300,
+                    "$ifNull needs at least two arguments",
+                ));
+            };
+            if candidates.is_empty() {
+                return Err(CommandError::new(
+                    1257300,
+                    "$ifNull needs at least two arguments",
+                ));
+            }
+            for candidate in candidates {
+                let value = candidate.evaluate(root)?;
+                if !is_nullish(value.as_ref()) {
+                    return Ok(value);
+                }
+            }
+            return replacement.evaluate(root);
+        }
+        _ => {}
+    }
+    let values = evaluate_all(arguments, root)?;
+    match operator {
+        Operator::Add => add(&values),
+        Operator::Multiply => multiply(&values),
+        Operator::Subtract => subtract(values[0].as_ref(), values[1].as_ref()),
+        Operator::Divide | Operator::Mod => {
+            divide_or_mod(operator, values[0].as_ref(), values[1].as_ref())
+        }
+        Operator::Abs => match values[0].as_ref() {
+            value if is_nullish(value) => Ok(Some(Bson::Null)),
+            Some(Bson::Int32(number)) => Ok(Some(
+                number
+                    .checked_abs()
+                    .map_or(Bson::Int64(i64::from(*number).abs()), Bson::Int32),
+            )),
+            Some(Bson::Int64(number)) => Ok(Some(Bson::Int64(number.saturating_abs()))),
+            Some(value) if is_number(value) => {
+                Ok(Number::of(value).map(|number| Bson::Double(number.as_f64().abs())))
+            }
+            other => Err(CommandError::new(
+                28765,
+                format!("$abs only supports numeric types, not {}", type_of(other)),
+            )),
+        },
+        Operator::Size => match values[0].as_ref() {
+            Some(Bson::Array(items)) => Ok(Some(Bson::Int32(
+                i32::try_from(items.len()).unwrap_or(i32::MAX),
+            ))),
+            other => Err(CommandError::new(
+                17124,
+                format!(
+                    "The argument to $size must be an array. Type of argument: {}",
+                    type_of(other)
+                ),
+            )),
+        },
+        Operator::Concat => concat(&values),
+        Operator::ToUpper | Operator::ToLower => {
+            let text = match values[0].as_ref() {
+                value if is_nullish(value) => String::new(),
+                Some(Bson::String(text)) => text.clone(),
+                Some(other) => super::errors::format_value(other),
+                None => String::new(),
+            };
+            Ok(Some(Bson::String(if operator == Operator::ToUpper {
+                text.to_uppercase()
+            } else {
+                text.to_lowercase()
+            })))
+        }
+        Operator::Eq
+        | Operator::Ne
+        | Operator::Gt
+        | Operator::Gte
+        | Operator::Lt
+        | Operator::Lte
+        | Operator::Cmp => {
+            let left = values[0].clone().unwrap_or(Bson::Undefined);
+            let right = values[1].clone().unwrap_or(Bson::Undefined);
+            let order = compare_values(&left, &right);
+            let result = match operator {
+                Operator::Eq => order == Ordering::Equal,
+                Operator::Ne => order != Ordering::Equal,
+                Operator::Gt => order == Ordering::Greater,
+                Operator::Gte => order != Ordering::Less,
+                Operator::Lt => order == Ordering::Less,
+                Operator::Lte => order != Ordering::Greater,
+                _ => {
+                    let number = match order {
+                        Ordering::Less => -1,
+                        Ordering::Equal => 0,
+                        Ordering::Greater => 1,
+                    };
+                    return Ok(Some(Bson::Int32(number)));
+                }
+            };
+            Ok(Some(Bson::Boolean(result)))
+        }
+        Operator::Not => Ok(Some(Bson::Boolean(
+            !values[0].as_ref().is_some_and(is_truthy),
+        ))),
+        Operator::In => match values[1].as_ref() {
+            Some(Bson::Array(items)) => {
+                let needle = values[0].clone().unwrap_or(Bson::Undefined);
+                Ok(Some(Bson::Boolean(items.iter().any(|item| {
+                    compare_values(item, &needle) == Ordering::Equal
+                }))))
+            }
+            other => Err(CommandError::new(
+                40081,
+                format!(
+                    "$in requires an array as a second argument, found: {}",
+                    type_of(other)
+                ),
+            )),
+        },
+        Operator::ArrayElemAt => array_elem_at(values[0].as_ref(), values[1].as_ref()),
+        Operator::IsArray => Ok(Some(Bson::Boolean(matches!(
+            values[0],
+            Some(Bson::Array(_))
+        )))),
+        Operator::Type => Ok(Some(Bson::String(type_of(values[0].as_ref()).to_owned()))),
+        Operator::Min | Operator::Max => Ok(extreme(operator == Operator::Max, values)),
+        Operator::Cond | Operator::And | Operator::Or | Operator::IfNull => Ok(None),
+    }
+}
+
+fn add(values: &[Option<Bson>]) -> StoreResult<Option<Bson>> {
+    let mut total = Bson::Int32(0);
+    let mut date: Option<i64> = None;
+    for value in values {
+        match value {
+            value if is_nullish(value.as_ref()) => return Ok(Some(Bson::Null)),
+            Some(Bson::DateTime(at)) => {
+                if date.is_some() {
+                    return Err(CommandError::new(
+                        16612,
+                        "only one date allowed in an $add expression",
+                    ));
+                }
+                date = Some(at.timestamp_millis());
+            }
+            Some(number) if is_number(number) => {
+                total = apply_widening(ArithOp::Add, &total, number).unwrap_or(Bson::Null);
+            }
+            other => {
+                return Err(CommandError::new(
+                    16554,
+                    format!(
+                        "$add only supports numeric or date types, not {}",
+                        type_of(other.as_ref())
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(Some(match date {
+        Some(millis) => {
+            let offset = Number::of(&total).map_or(0.0, Number::as_f64);
+            // Millisecond offsets are rounded like mongod does for date arithmetic.
+            #[allow(clippy::cast_possible_truncation)]
+            let offset = offset.round() as i64;
+            Bson::DateTime(bson::DateTime::from_millis(millis.saturating_add(offset)))
+        }
+        None => total,
+    }))
+}
+
+fn multiply(values: &[Option<Bson>]) -> StoreResult<Option<Bson>> {
+    let mut product = Bson::Int32(1);
+    for value in values {
+        match value {
+            value if is_nullish(value.as_ref()) => return Ok(Some(Bson::Null)),
+            Some(number) if is_number(number) => {
+                product = apply_widening(ArithOp::Multiply, &product, number).unwrap_or(Bson::Null);
+            }
+            other => {
+                return Err(CommandError::new(
+                    16555,
+                    format!(
+                        "$multiply only supports numeric types, not {}",
+                        type_of(other.as_ref())
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(Some(product))
+}
+
+fn subtract(left: Option<&Bson>, right: Option<&Bson>) -> StoreResult<Option<Bson>> {
+    if is_nullish(left) || is_nullish(right) {
+        return Ok(Some(Bson::Null));
+    }
+    match (left, right) {
+        (Some(Bson::DateTime(a)), Some(Bson::DateTime(b))) => Ok(Some(Bson::Int64(
+            a.timestamp_millis().saturating_sub(b.timestamp_millis()),
+        ))),
+        (Some(Bson::DateTime(a)), Some(number)) if is_number(number) => {
+            #[allow(clippy::cast_possible_truncation)]
+            let offset = Number::of(number).map_or(0.0, Number::as_f64).round() as i64;
+            Ok(Some(Bson::DateTime(bson::DateTime::from_millis(
+                a.timestamp_millis().saturating_sub(offset),
+            ))))
+        }
+        (Some(a), Some(b)) if is_number(a) && is_number(b) => {
+            Ok(apply_widening(ArithOp::Subtract, a, b))
+        }
+        (a, b) => Err(CommandError::new(
+            16556,
+            format!("can't $subtract {} from {}", type_of(b), type_of(a)),
+        )),
+    }
+}
+
+fn divide_or_mod(
+    operator: Operator,
+    left: Option<&Bson>,
+    right: Option<&Bson>,
+) -> StoreResult<Option<Bson>> {
+    if is_nullish(left) || is_nullish(right) {
+        return Ok(Some(Bson::Null));
+    }
+    let (Some(a), Some(b)) = (left, right) else {
+        return Ok(Some(Bson::Null));
+    };
+    let name = if operator == Operator::Divide {
+        "$divide"
+    } else {
+        "$mod"
+    };
+    if !is_number(a) || !is_number(b) {
+        return Err(CommandError::new(
+            16609,
+            format!(
+                "{name} only supports numeric types, not {} and {}",
+                type_name(a),
+                type_name(b)
+            ),
+        ));
+    }
+    if Number::of(b).is_some_and(|number| number.as_f64() == 0.0) {
+        let (code, message) = if operator == Operator::Divide {
+            (16608, "can't $divide by zero")
+        } else {
+            (16610, "can't $mod by 0")
+        };
+        return Err(CommandError::new(code, message));
+    }
+    Ok(if operator == Operator::Divide {
+        divide(a, b)
+    } else {
+        remainder(a, b)
+    })
+}
+
+fn concat(values: &[Option<Bson>]) -> StoreResult<Option<Bson>> {
+    let mut out = String::new();
+    for value in values {
+        match value {
+            value if is_nullish(value.as_ref()) => return Ok(Some(Bson::Null)),
+            Some(Bson::String(text)) => out.push_str(text),
+            other => {
+                return Err(CommandError::new(
+                    16702,
+                    format!(
+                        "$concat only supports strings, not {}",
+                        type_of(other.as_ref())
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(Some(Bson::String(out)))
+}
+
+fn array_elem_at(array: Option<&Bson>, index: Option<&Bson>) -> StoreResult<Option<Bson>> {
+    if is_nullish(array) || is_nullish(index) {
+        return Ok(Some(Bson::Null));
+    }
+    let Some(Bson::Array(items)) = array else {
+        return Err(CommandError::new(
+            28689,
+            format!(
+                "$arrayElemAt's first argument must be an array, but is {}",
+                type_of(array)
+            ),
+        ));
+    };
+    let position = match index.and_then(Number::of) {
+        Some(Number::Int(position)) => position,
+        Some(Number::Float(position)) if position.fract() == 0.0 => {
+            #[allow(clippy::cast_possible_truncation)]
+            let position = position as i64;
+            position
+        }
+        _ => {
+            return Err(CommandError::new(
+                28690,
+                format!(
+                    "$arrayElemAt's second argument must be a numeric value, but is {}",
+                    type_of(index)
+                ),
+            ));
+        }
+    };
+    let len = i64::try_from(items.len()).unwrap_or(i64::MAX);
+    let resolved = if position < 0 {
+        len + position
+    } else {
+        position
+    };
+    Ok(usize::try_from(resolved)
+        .ok()
+        .and_then(|position| items.get(position))
+        .cloned())
+}
+
+fn extreme(want_max: bool, values: Vec<Option<Bson>>) -> Option<Bson> {
+    // With a single array argument, $min/$max look inside the array.
+    let candidates: Vec<Bson> = match values.as_slice() {
+        [Some(Bson::Array(items))] => items.clone(),
+        _ => values.into_iter().flatten().collect(),
+    };
+    let best = candidates
+        .into_iter()
+        .filter(|value| !matches!(value, Bson::Null | Bson::Undefined))
+        .reduce(|best, value| {
+            let order = compare_values(&value, &best);
+            if (want_max && order == Ordering::Greater) || (!want_max && order == Ordering::Less) {
+                value
+            } else {
+                best
+            }
+        });
+    Some(best.unwrap_or(Bson::Null))
+}

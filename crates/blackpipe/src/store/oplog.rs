@@ -1,0 +1,150 @@
+//! The operation clock and op log: every applied write gets a strictly increasing optime, and a
+//! bounded log of recent writes lets a lagging secondary report where it would be.
+
+use std::collections::{HashMap, VecDeque};
+
+use bson::{Bson, DateTime, Timestamp};
+
+/// The position of a write in the store's history: the oplog timestamp (seconds + increment)
+/// and the wall-clock time the write was applied at (as given by the caller).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpTime {
+    /// The oplog timestamp; strictly increasing across writes.
+    pub ts: Timestamp,
+    /// The wall-clock time of the write, never decreasing.
+    pub wall: DateTime,
+}
+
+impl OpTime {
+    /// The optime before any write: timestamp (0, 0) at the Unix epoch.
+    pub const ZERO: OpTime = OpTime {
+        ts: Timestamp {
+            time: 0,
+            increment: 0,
+        },
+        wall: DateTime::from_millis(0),
+    };
+}
+
+/// What kind of change an op log entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OplogOp {
+    /// A document was inserted (also for upserts).
+    Insert,
+    /// A document was updated or replaced.
+    Update,
+    /// A document was deleted.
+    Delete,
+    /// A catalog change: create, drop, index creation or removal.
+    Command,
+}
+
+/// One applied write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OplogEntry {
+    /// When the write was applied.
+    pub op_time: OpTime,
+    /// `db.collection` for document writes, `db.$cmd` for catalog changes.
+    pub ns: String,
+    /// The kind of change.
+    pub op: OplogOp,
+    /// The `_id` of the document written, for document writes.
+    pub id: Option<Bson>,
+}
+
+/// The clock, the bounded entry log and per-namespace counters of applied document writes.
+#[derive(Debug)]
+pub(crate) struct Oplog {
+    last: OpTime,
+    entries: VecDeque<OplogEntry>,
+    capacity: usize,
+    applied: HashMap<String, u64>,
+}
+
+impl Oplog {
+    pub(crate) fn new(capacity: usize) -> Oplog {
+        Oplog {
+            last: OpTime::ZERO,
+            entries: VecDeque::new(),
+            capacity,
+            applied: HashMap::new(),
+        }
+    }
+
+    /// Records one write applied at wall time `now`, returning its optime.
+    pub(crate) fn record(
+        &mut self,
+        now: DateTime,
+        ns: &str,
+        op: OplogOp,
+        id: Option<Bson>,
+    ) -> OpTime {
+        let wall = if now > self.last.wall {
+            now
+        } else {
+            self.last.wall
+        };
+        let seconds = u32::try_from(wall.timestamp_millis().div_euclid(1000)).unwrap_or(u32::MAX);
+        let ts = if seconds > self.last.ts.time {
+            Timestamp {
+                time: seconds,
+                increment: 1,
+            }
+        } else {
+            Timestamp {
+                time: self.last.ts.time,
+                increment: self.last.ts.increment.saturating_add(1),
+            }
+        };
+        self.last = OpTime { ts, wall };
+        if op != OplogOp::Command {
+            *self.applied.entry(ns.to_owned()).or_default() += 1;
+        }
+        if self.capacity > 0 {
+            if self.entries.len() == self.capacity {
+                self.entries.pop_front();
+            }
+            self.entries.push_back(OplogEntry {
+                op_time: self.last,
+                ns: ns.to_owned(),
+                op,
+                id,
+            });
+        }
+        self.last
+    }
+
+    pub(crate) fn last(&self) -> OpTime {
+        self.last
+    }
+
+    /// The optime of the newest write applied at or before `wall`. Older than the retained log,
+    /// the oldest retained entry's predecessor is unknown, so the answer is [`OpTime::ZERO`].
+    pub(crate) fn at(&self, wall: DateTime) -> OpTime {
+        if self.last.wall <= wall {
+            return self.last;
+        }
+        let newer = self
+            .entries
+            .partition_point(|entry| entry.op_time.wall <= wall);
+        match newer
+            .checked_sub(1)
+            .and_then(|position| self.entries.get(position))
+        {
+            Some(entry) => entry.op_time,
+            None => OpTime::ZERO,
+        }
+    }
+
+    /// Retained entries strictly after `after`.
+    pub(crate) fn since(&self, after: OpTime) -> Vec<OplogEntry> {
+        let start = self
+            .entries
+            .partition_point(|entry| entry.op_time.ts <= after.ts);
+        self.entries.iter().skip(start).cloned().collect()
+    }
+
+    pub(crate) fn applied(&self, ns: &str) -> u64 {
+        self.applied.get(ns).copied().unwrap_or(0)
+    }
+}

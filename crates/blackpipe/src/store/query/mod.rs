@@ -1,0 +1,268 @@
+//! The query language: filters are parsed once into a [`Filter`] and then matched against many
+//! documents.
+
+mod parse;
+
+use std::cmp::Ordering;
+
+use bson::{Bson, Document};
+
+use super::errors::StoreResult;
+use super::expr::Expr;
+use super::path::{Leaf, collect_leaves};
+use super::value_order::{canonical_rank, compare_values, values_equal};
+
+/// A parsed query filter.
+#[derive(Debug, Clone)]
+pub(crate) struct Filter {
+    root: Node,
+}
+
+#[derive(Debug, Clone)]
+enum Node {
+    And(Vec<Node>),
+    Or(Vec<Node>),
+    Nor(Vec<Node>),
+    Path(PathPredicate),
+    Expr(Expr),
+}
+
+#[derive(Debug, Clone)]
+struct PathPredicate {
+    parts: Vec<String>,
+    predicate: Predicate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Comparison {
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+}
+
+#[derive(Debug, Clone)]
+enum Predicate {
+    Eq(Bson),
+    Compare(Comparison, Bson),
+    In(Vec<Bson>),
+    Exists(bool),
+    Type(Vec<TypeSelector>),
+    Size(usize),
+    /// `$elemMatch` over documents: the element must be a document matching the filter.
+    ElemMatchObject(Box<Filter>),
+    /// `$elemMatch` over values: the element itself must satisfy every predicate.
+    ElemMatchValue(Vec<Predicate>),
+    Not(Box<Predicate>),
+    All(Vec<Predicate>),
+    /// Matches nothing (`$all: []`, `$in: []` are expressed this way).
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TypeSelector {
+    /// One BSON type by its numeric code.
+    Code(i32),
+    /// The `"number"` alias: any numeric type.
+    Number,
+}
+
+impl Filter {
+    /// Parses a filter document.
+    pub(crate) fn parse(filter: &Document) -> StoreResult<Filter> {
+        Ok(Filter {
+            root: parse::parse_document(filter)?,
+        })
+    }
+
+    /// A filter that matches every document.
+    pub(crate) fn match_all() -> Filter {
+        Filter {
+            root: Node::And(Vec::new()),
+        }
+    }
+
+    /// Whether the document satisfies the filter.
+    pub(crate) fn matches(&self, document: &Document) -> bool {
+        node_matches(&self.root, document)
+    }
+
+    /// When the filter pins `_id` to one or more values (`{_id: v}`, `{_id: {$eq: v}}`,
+    /// `{_id: {$in: [...]}}`) at the top level, those values: a lookup in the `_id` index then
+    /// finds every candidate, and the full filter is still applied to each.
+    pub(crate) fn id_candidates(&self) -> Option<Vec<&Bson>> {
+        let conjuncts: &[Node] = match &self.root {
+            Node::And(nodes) => nodes,
+            other => std::slice::from_ref(other),
+        };
+        conjuncts.iter().find_map(|node| match node {
+            Node::Path(PathPredicate { parts, predicate })
+                if parts.len() == 1 && parts[0] == "_id" =>
+            {
+                match predicate {
+                    Predicate::Eq(value) if !matches!(value, Bson::Null | Bson::Array(_)) => {
+                        Some(vec![value])
+                    }
+                    Predicate::In(values)
+                        if values
+                            .iter()
+                            .all(|value| !matches!(value, Bson::Null | Bson::Array(_))) =>
+                    {
+                        Some(values.iter().collect())
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+    }
+
+    /// The `path = value` equalities an upsert copies into the document it inserts
+    /// (top-level fields and `$and` branches; `$eq` counts, other operators do not).
+    pub(crate) fn equality_fields(&self) -> Vec<(Vec<String>, Bson)> {
+        let mut out = Vec::new();
+        collect_equalities(&self.root, &mut out);
+        out
+    }
+}
+
+fn collect_equalities(node: &Node, out: &mut Vec<(Vec<String>, Bson)>) {
+    match node {
+        Node::And(nodes) => nodes.iter().for_each(|node| collect_equalities(node, out)),
+        Node::Or(nodes) if nodes.len() == 1 => collect_equalities(&nodes[0], out),
+        Node::Path(PathPredicate { parts, predicate }) => match predicate {
+            Predicate::Eq(value) => out.push((parts.clone(), value.clone())),
+            Predicate::All(predicates) => {
+                for predicate in predicates {
+                    if let Predicate::Eq(value) = predicate {
+                        out.push((parts.clone(), value.clone()));
+                    }
+                }
+            }
+            _ => {}
+        },
+        _ => {}
+    }
+}
+
+fn node_matches(node: &Node, document: &Document) -> bool {
+    match node {
+        Node::And(nodes) => nodes.iter().all(|node| node_matches(node, document)),
+        Node::Or(nodes) => nodes.iter().any(|node| node_matches(node, document)),
+        Node::Nor(nodes) => !nodes.iter().any(|node| node_matches(node, document)),
+        Node::Path(PathPredicate { parts, predicate }) => {
+            let mut leaves = Vec::new();
+            collect_leaves(document, parts, &mut leaves);
+            predicate_matches(predicate, &leaves)
+        }
+        Node::Expr(expr) => expr.evaluate_truthy(document),
+    }
+}
+
+/// Whether a predicate holds for the values a path reached.
+fn predicate_matches(predicate: &Predicate, leaves: &[Leaf<'_>]) -> bool {
+    match predicate {
+        Predicate::Not(inner) => !predicate_matches(inner, leaves),
+        Predicate::All(predicates) => predicates
+            .iter()
+            .all(|predicate| predicate_matches(predicate, leaves)),
+        Predicate::Never => false,
+        Predicate::Exists(wanted) => {
+            leaves.iter().any(|leaf| matches!(leaf, Leaf::Present(_))) == *wanted
+        }
+        Predicate::Size(size) => leaves
+            .iter()
+            .any(|leaf| matches!(leaf, Leaf::Present(Bson::Array(items)) if items.len() == *size)),
+        Predicate::ElemMatchObject(filter) => leaves.iter().any(|leaf| match leaf {
+            Leaf::Present(Bson::Array(items)) => items
+                .iter()
+                .any(|item| matches!(item, Bson::Document(document) if filter.matches(document))),
+            _ => false,
+        }),
+        Predicate::ElemMatchValue(predicates) => leaves.iter().any(|leaf| match leaf {
+            Leaf::Present(Bson::Array(items)) => items.iter().any(|item| {
+                let element = [Leaf::Present(item)];
+                predicates
+                    .iter()
+                    .all(|predicate| predicate_matches(predicate, &element))
+            }),
+            _ => false,
+        }),
+        _ => leaves.iter().any(|leaf| leaf_matches(predicate, *leaf)),
+    }
+}
+
+/// A leaf satisfies a simple predicate if its value does or, for an array, if one element does.
+fn leaf_matches(predicate: &Predicate, leaf: Leaf<'_>) -> bool {
+    match leaf {
+        Leaf::Missing => missing_matches(predicate),
+        Leaf::Present(value) => {
+            value_matches(predicate, value)
+                || matches!(value, Bson::Array(items) if items.iter().any(|item| value_matches(predicate, item)))
+        }
+    }
+}
+
+/// A missing field compares equal to null.
+fn missing_matches(predicate: &Predicate) -> bool {
+    match predicate {
+        Predicate::Eq(Bson::Null) => true,
+        Predicate::Compare(Comparison::Gte | Comparison::Lte, Bson::Null) => true,
+        Predicate::In(values) => values.iter().any(|value| matches!(value, Bson::Null)),
+        _ => false,
+    }
+}
+
+fn value_matches(predicate: &Predicate, value: &Bson) -> bool {
+    match predicate {
+        Predicate::Eq(target) => equals_for_query(value, target),
+        Predicate::Compare(comparison, target) => compare_for_query(*comparison, value, target),
+        Predicate::In(targets) => targets.iter().any(|target| equals_for_query(value, target)),
+        Predicate::Type(selectors) => selectors
+            .iter()
+            .any(|selector| type_matches(*selector, value)),
+        _ => false,
+    }
+}
+
+fn equals_for_query(value: &Bson, target: &Bson) -> bool {
+    match target {
+        // `{a: null}` also matches the deprecated undefined.
+        Bson::Null => matches!(value, Bson::Null | Bson::Undefined),
+        _ => values_equal(value, target),
+    }
+}
+
+/// Comparisons only match values of the same canonical type ("type bracketing"), except that
+/// MinKey and MaxKey bound everything.
+fn compare_for_query(comparison: Comparison, value: &Bson, target: &Bson) -> bool {
+    let bracketed = matches!(target, Bson::MinKey | Bson::MaxKey)
+        || canonical_rank(value) == canonical_rank(target)
+        || (matches!(target, Bson::Null) && matches!(value, Bson::Undefined));
+    if !bracketed {
+        return false;
+    }
+    let order = compare_values(value, target);
+    match comparison {
+        Comparison::Gt => order == Ordering::Greater,
+        Comparison::Gte => order != Ordering::Less,
+        Comparison::Lt => order == Ordering::Less,
+        Comparison::Lte => order != Ordering::Greater,
+    }
+}
+
+fn type_matches(selector: TypeSelector, value: &Bson) -> bool {
+    match selector {
+        TypeSelector::Number => {
+            matches!(
+                value,
+                Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_)
+            )
+        }
+        TypeSelector::Code(code) => {
+            i32::from(value.element_type() as u8) == code
+                || (code == -1 && matches!(value, Bson::MinKey))
+                || (code == 127 && matches!(value, Bson::MaxKey))
+        }
+    }
+}
