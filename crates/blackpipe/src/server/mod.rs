@@ -297,6 +297,8 @@ async fn accept_loop(
             }
         }
     }
+    // Unbind before reporting done, so that after `Server::shutdown` nothing listens any more.
+    drop(listener);
     done.send_replace(true);
 }
 

@@ -506,3 +506,24 @@ async fn the_record_keeps_arrival_order_across_connections() {
         .collect();
     assert_eq!(on_first.len(), 2);
 }
+
+#[tokio::test]
+async fn start_on_uses_the_given_port_and_fails_if_it_is_taken() {
+    let first = ScriptedServer::start().await.unwrap();
+    let port = first.port();
+    assert_eq!(
+        first.uri(),
+        format!("mongodb://127.0.0.1:{port}/?directConnection=true")
+    );
+    assert!(
+        ScriptedServer::start_on(port).await.is_err(),
+        "port {port} is taken"
+    );
+
+    within(first.shutdown()).await;
+    drop(first);
+    let second = ScriptedServer::start_on(port).await.unwrap();
+    assert_eq!(second.address().port(), port);
+    let mut client = RawClient::connect(second.address()).await;
+    client.round_trip(doc! { "ping": 1, "$db": "admin" }).await;
+}
