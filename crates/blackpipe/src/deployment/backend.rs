@@ -1,7 +1,9 @@
-//! What the deployment needs from the data it serves, as a trait: the members run the CRUD
+//! The adapter between the deployment and the shared [`Store`]: the members run the data
 //! commands through it and report its optimes in `lastWrite` and `$clusterTime`.
 
 use bson::{DateTime, Document, Timestamp};
+
+use crate::store::{CommandContext, OpTime, Store};
 
 /// An optime: the oplog timestamp of a write and its wall-clock time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,19 +14,33 @@ pub struct WriteTime {
     pub wall: DateTime,
 }
 
-/// The data behind a deployment, shared by all its nodes (a replica set's members see the same
-/// data; replication lag is only reported, through [`DataStore::last_write_before`]).
-pub trait DataStore: Send + Sync + 'static {
-    /// Runs a data command (CRUD, cursors, indexes, collections, sessions) on `database` and
-    /// returns mongod's reply: `{ok: 1, ...}` or `{ok: 0, errmsg, code, codeName}`. The
-    /// deployment has already dealt with roles, fail points and admin commands. `now` is the
-    /// wall-clock time to record for a write.
-    fn execute(&self, database: &str, command: &Document, now: DateTime) -> Document;
+fn known(op_time: OpTime) -> Option<WriteTime> {
+    (op_time != OpTime::ZERO).then_some(WriteTime {
+        ts: op_time.ts,
+        wall: op_time.wall,
+    })
+}
 
-    /// The optime of the latest write, if there was one.
-    fn last_write(&self) -> Option<WriteTime>;
+/// Runs a data command (CRUD, cursors, indexes, collections, `endSessions`) and returns the
+/// store's reply. The member has already dealt with roles, fail points and admin commands.
+pub(crate) fn execute(
+    store: &Store,
+    database: &str,
+    command: &Document,
+    now: DateTime,
+) -> Document {
+    store
+        .execute(database, command, &CommandContext::new(now))
+        .reply
+}
 
-    /// The optime of the latest write made at or before `wall` (what a secondary lagging
-    /// behind by `now - wall` has replicated).
-    fn last_write_before(&self, wall: DateTime) -> Option<WriteTime>;
+/// The optime of the latest write, if there was one.
+pub(crate) fn last_write(store: &Store) -> Option<WriteTime> {
+    known(store.op_time())
+}
+
+/// The optime of the latest write made at or before `wall`: what a secondary lagging behind
+/// by `now - wall` has replicated.
+pub(crate) fn last_write_before(store: &Store, wall: DateTime) -> Option<WriteTime> {
+    known(store.op_time_at(wall))
 }

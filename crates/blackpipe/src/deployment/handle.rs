@@ -4,12 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::backend::DataStore;
 use super::config::DeploymentConfig;
 use super::control_error::ControlError;
 use super::model::{DeploymentKind, MemberOptions, NodeIndex, Topology};
 use super::runtime::{Inner, NodeCounters, lock};
 use crate::failpoint::Overload;
+use crate::store::{Store, StoreOptions};
 
 /// A running standalone, replica set or sharded front end. Every node listens on its own
 /// 127.0.0.1 port. Dropping the handle stops every node.
@@ -26,15 +26,29 @@ impl std::fmt::Debug for Deployment {
 }
 
 impl Deployment {
-    /// Starts the nodes `config` describes, serving `store`. Must run within a tokio runtime.
+    /// Starts the nodes `config` describes over a fresh, empty [`Store`]. Must run within a
+    /// tokio runtime.
     ///
     /// # Errors
     ///
     /// [`ControlError::Listen`] if a port cannot be bound; [`ControlError::InvalidConfig`] for
     /// an invalid replica set configuration.
+    pub async fn start(config: DeploymentConfig) -> Result<Self, ControlError> {
+        let mut options = StoreOptions::default();
+        if let Some(seed) = config.seed {
+            options = options.with_seed(seed);
+        }
+        Self::start_with_store(config, Arc::new(Store::new(options))).await
+    }
+
+    /// Starts the nodes `config` describes, serving `store` (which may already hold data).
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::start`].
     pub async fn start_with_store(
         config: DeploymentConfig,
-        store: Arc<dyn DataStore>,
+        store: Arc<Store>,
     ) -> Result<Self, ControlError> {
         let inner = Inner::start(&config, store).await?;
         Ok(Self { inner })
@@ -91,8 +105,8 @@ impl Deployment {
         lock(&self.inner.state).topology.primary()
     }
 
-    /// The data the nodes serve.
-    pub fn store(&self) -> &Arc<dyn DataStore> {
+    /// The data the nodes serve (tests check it, e.g. [`Store::writes_applied`]).
+    pub fn store(&self) -> &Arc<Store> {
         &self.inner.store
     }
 
@@ -335,11 +349,8 @@ impl Drop for Deployment {
 /// # Cancel safety
 ///
 /// Dropping the future stops the deployment.
-pub async fn serve_forever(
-    config: DeploymentConfig,
-    store: Arc<dyn DataStore>,
-) -> Result<(), ControlError> {
-    let deployment = Deployment::start_with_store(config, store).await?;
+pub async fn serve_forever(config: DeploymentConfig) -> Result<(), ControlError> {
+    let deployment = Deployment::start(config).await?;
     println!("{}", deployment.uri());
     for (index, host) in deployment.hosts().into_iter().enumerate() {
         println!("  node {index}: {host}");

@@ -97,13 +97,13 @@ impl NodeContext {
     /// The optime this node reports: the store's latest write on a primary, a lagging one on
     /// a secondary; a baseline (the deployment's start) before any write.
     fn op_times(&self, view: &NodeView, now: DateTime) -> (OpTime, OpTime) {
-        let latest = self.inner.store.last_write();
+        let latest = super::backend::last_write(&self.inner.store);
         let lagging = if view.replication_lag.is_zero() {
             latest
         } else {
             let lag_ms = i64::try_from(view.replication_lag.as_millis()).unwrap_or(i64::MAX);
             let cutoff = DateTime::from_millis(now.timestamp_millis().saturating_sub(lag_ms));
-            self.inner.store.last_write_before(cutoff)
+            super::backend::last_write_before(&self.inner.store, cutoff)
         };
         let to_op_time = |write: Option<super::backend::WriteTime>| {
             let write = write.unwrap_or(self.inner.baseline);
@@ -149,7 +149,8 @@ impl NodeContext {
 
     pub(crate) fn append_cluster_time(&self, view: &NodeView, reply: &mut Document) {
         if view.kind != DeploymentKind::Standalone {
-            let latest = self.inner.store.last_write().unwrap_or(self.inner.baseline);
+            let latest =
+                super::backend::last_write(&self.inner.store).unwrap_or(self.inner.baseline);
             hello::append_cluster_time(reply, latest.ts.max(self.inner.baseline.ts));
         }
     }
@@ -456,10 +457,12 @@ async fn execute_in_store(
         );
     }
     let started = Instant::now();
-    let mut reply =
-        node.inner
-            .store
-            .execute(request.database(), request.command(), DateTime::now());
+    let mut reply = super::backend::execute(
+        &node.inner.store,
+        request.database(),
+        request.command(),
+        DateTime::now(),
+    );
     tracing::trace!(command = facts.name, elapsed = ?started.elapsed(), "store executed");
     if transactional == TransactionalWriteAction::CloseAfterCommit {
         return Reaction::HangUp.into();

@@ -26,7 +26,7 @@ mod runtime;
 #[cfg(test)]
 mod tests;
 
-pub use backend::{DataStore, WriteTime};
+pub use backend::WriteTime;
 pub use config::DeploymentConfig;
 pub use control_error::ControlError;
 pub use handle::{Deployment, serve_forever};

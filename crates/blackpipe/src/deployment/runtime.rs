@@ -11,13 +11,14 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use tokio::sync::watch;
 
-use super::backend::{DataStore, WriteTime};
+use super::backend::WriteTime;
 use super::config::DeploymentConfig;
 use super::control_error::ControlError;
 use super::member::MemberHandler;
 use super::model::{Health, MemberOptions, NodeIndex, Topology, TopologyVersion};
 use crate::failpoint::{FailPoints, Overload};
 use crate::server::{Server, ServerConfig};
+use crate::store::Store;
 
 /// Locks a mutex, ignoring poisoning: every critical section here leaves the data consistent
 /// before anything that could panic.
@@ -79,7 +80,7 @@ pub(crate) struct State {
 /// The shared heart of a deployment.
 pub(crate) struct Inner {
     pub(crate) state: Mutex<State>,
-    pub(crate) store: Arc<dyn DataStore>,
+    pub(crate) store: Arc<Store>,
     pub(crate) rng: Mutex<SmallRng>,
     /// Serialises control operations (kill, restart, reconfig...) that bind or close ports.
     control: tokio::sync::Mutex<()>,
@@ -132,7 +133,7 @@ impl Inner {
     /// Binds every node and builds the initial topology.
     pub(crate) async fn start(
         config: &DeploymentConfig,
-        store: Arc<dyn DataStore>,
+        store: Arc<Store>,
     ) -> Result<Arc<Self>, ControlError> {
         let mut ports = Vec::with_capacity(config.members.len());
         for offset in 0..config.members.len() {
