@@ -1,0 +1,242 @@
+//! TLS: a listener in the test terminates TLS (with certificates generated here by rcgen) and
+//! forwards the plaintext to a scripted server.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use blackpipe::scripted::ScriptedServer;
+use bson::doc;
+use rcgen::{
+    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
+    KeyPair, KeyUsagePurpose,
+};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use steadfast::{Client, ErrorKind};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+use crate::server;
+
+/// PEM files of one test: a CA, a server certificate signed by it, a client certificate.
+struct Pki {
+    dir: PathBuf,
+    ca_file: PathBuf,
+    server_cert: Vec<CertificateDer<'static>>,
+    server_key: PrivateKeyDer<'static>,
+    ca_der: CertificateDer<'static>,
+    client_file: PathBuf,
+}
+
+impl Drop for Pki {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
+
+/// Generates a CA and a server certificate whose only subject alternative name is `server_san`.
+fn pki(server_san: &str) -> Pki {
+    let dir = std::env::temp_dir().join(format!(
+        "steadfast-tls-{}-{}",
+        std::process::id(),
+        NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "steadfast test CA");
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+
+    let server_key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(vec![server_san.to_string()]).unwrap();
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    let server_cert = params.signed_by(&server_key, &ca).unwrap();
+
+    let client_key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "steadfast test client");
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    let client_cert = params.signed_by(&client_key, &ca).unwrap();
+
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+    let client_file = dir.join("client.pem");
+    std::fs::write(
+        &client_file,
+        format!("{}{}", client_cert.pem(), client_key.serialize_pem()),
+    )
+    .unwrap();
+    Pki {
+        dir,
+        ca_file,
+        server_cert: vec![server_cert.der().clone()],
+        server_key: PrivateKeyDer::from_pem_slice(server_key.serialize_pem().as_bytes()).unwrap(),
+        ca_der: ca.der().clone(),
+        client_file,
+    }
+}
+
+/// A TLS-terminating forwarder to `backend`; aborted when dropped.
+struct TlsProxy {
+    port: u16,
+    task: JoinHandle<()>,
+}
+
+impl Drop for TlsProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn tls_proxy(pki: &Pki, backend: &ScriptedServer, require_client_cert: bool) -> TlsProxy {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .unwrap();
+    let builder = if require_client_cert {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(pki.ca_der.clone()).unwrap();
+        let verifier =
+            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .unwrap();
+        builder.with_client_cert_verifier(verifier)
+    } else {
+        builder.with_no_client_auth()
+    };
+    let config = builder
+        .with_single_cert(pki.server_cert.clone(), pki.server_key.clone_key())
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let backend_port = backend.port();
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((socket, _)) = listener.accept().await else {
+                return;
+            };
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                // A rejected handshake just ends this connection; the client reports it.
+                let Ok(mut tls) = acceptor.accept(socket).await else {
+                    return;
+                };
+                let Ok(mut plain) = TcpStream::connect(("127.0.0.1", backend_port)).await else {
+                    return;
+                };
+                let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
+            });
+        }
+    });
+    TlsProxy { port, task }
+}
+
+async fn ping_via(proxy: &TlsProxy, query: &str) -> steadfast::Result<bson::Document> {
+    let client = Client::with_uri_str(&format!(
+        "mongodb://127.0.0.1:{}/?tls=true&{query}",
+        proxy.port
+    ))
+    .await?;
+    client
+        .database("admin")
+        .run_command(doc! { "ping": 1 })
+        .await
+}
+
+fn ca(pki: &Pki) -> String {
+    format!("tlsCAFile={}", pki.ca_file.display())
+}
+
+#[tokio::test]
+async fn verified_with_the_ca_file() {
+    let backend = server().await;
+    let pki = pki("127.0.0.1");
+    let proxy = tls_proxy(&pki, &backend, false).await;
+    ping_via(&proxy, &ca(&pki)).await.unwrap();
+    assert_eq!(
+        backend.requests()[0].command_name(),
+        "isMaster",
+        "the handshake went through TLS"
+    );
+}
+
+#[tokio::test]
+async fn rejected_without_the_ca_file() {
+    let backend = server().await;
+    let pki = pki("127.0.0.1");
+    let proxy = tls_proxy(&pki, &backend, false).await;
+    let error = ping_via(&proxy, "").await.unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::Tls { .. }), "{error:?}");
+    assert!(backend.requests().is_empty(), "nothing reached the server");
+}
+
+#[tokio::test]
+async fn allowed_with_tls_allow_invalid_certificates() {
+    let backend = server().await;
+    let pki = pki("127.0.0.1");
+    let proxy = tls_proxy(&pki, &backend, false).await;
+    ping_via(&proxy, "tlsAllowInvalidCertificates=true")
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn hostname_mismatch_rejected_unless_allowed() {
+    let backend = server().await;
+    let pki = pki("db.example.invalid");
+    let proxy = tls_proxy(&pki, &backend, false).await;
+    let error = ping_via(&proxy, &ca(&pki)).await.unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::Tls { .. }), "{error:?}");
+    ping_via(
+        &proxy,
+        &format!("{}&tlsAllowInvalidHostnames=true", ca(&pki)),
+    )
+    .await
+    .unwrap();
+    // Ignoring the name does not mean ignoring the chain.
+    let error = ping_via(&proxy, "tlsAllowInvalidHostnames=true")
+        .await
+        .unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::Tls { .. }), "{error:?}");
+}
+
+#[tokio::test]
+async fn client_certificate_from_the_key_file() {
+    let backend = server().await;
+    let pki = pki("127.0.0.1");
+    let proxy = tls_proxy(&pki, &backend, true).await;
+    let with_cert = format!(
+        "{}&tlsCertificateKeyFile={}",
+        ca(&pki),
+        pki.client_file.display()
+    );
+    ping_via(&proxy, &with_cert).await.unwrap();
+    assert!(
+        ping_via(&proxy, &ca(&pki)).await.is_err(),
+        "the proxy requires a client certificate"
+    );
+}
+
+#[tokio::test]
+async fn missing_ca_file_is_an_io_error_naming_the_file() {
+    let error =
+        Client::with_uri_str("mongodb://127.0.0.1:1/?tls=true&tlsCAFile=/nonexistent/ca.pem")
+            .await
+            .unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::Io { .. }), "{error:?}");
+    assert!(error.to_string().contains("/nonexistent/ca.pem"), "{error}");
+}

@@ -1,0 +1,75 @@
+//! Connection-string errors and secret redaction.
+
+use bson::doc;
+use steadfast::{Client, ErrorKind};
+
+#[tokio::test]
+async fn invalid_uris_name_the_bad_part() {
+    for (uri, part) in [
+        ("mongodb://127.0.0.1:99999/", "99999"),
+        (
+            "mongodb://127.0.0.1/?tlsInsecure=true&tlsAllowInvalidCertificates=true",
+            "tlsInsecure",
+        ),
+        ("postgres://127.0.0.1/", "postgres"),
+        (
+            "mongodb://127.0.0.1/?loadBalanced=true&directConnection=true",
+            "directConnection",
+        ),
+    ] {
+        let Err(error) = Client::with_uri_str(uri).await else {
+            panic!("{uri} should be rejected");
+        };
+        assert!(
+            matches!(error.kind(), ErrorKind::Configuration { .. }),
+            "{uri}: {error:?}"
+        );
+        assert!(
+            error
+                .to_string()
+                .to_lowercase()
+                .contains(&part.to_lowercase()),
+            "{uri}: {error} should name {part}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn several_hosts_are_refused_until_discovery_exists() {
+    let error = Client::with_uri_str("mongodb://127.0.0.1:1,127.0.0.1:2/")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::Configuration { .. }),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn unsupported_mechanism_is_a_configuration_error() {
+    let error = Client::with_uri_str("mongodb://u:p@127.0.0.1/?authMechanism=PLAIN")
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("PLAIN"), "{error}");
+}
+
+#[tokio::test]
+async fn secrets_never_appear_in_debug_or_errors() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let client = Client::with_uri_str(&format!("mongodb://alice:s3cr3t-pw@127.0.0.1:{port}/"))
+        .await
+        .unwrap();
+    let debug = format!("{client:?} {:?}", client.options());
+    assert!(!debug.contains("s3cr3t-pw"), "{debug}");
+    assert!(debug.contains("alice"), "the user name is not a secret");
+    let credential = client.options().credential.clone().unwrap();
+    assert!(!format!("{credential:?}").contains("s3cr3t-pw"));
+    let error = client
+        .database("db")
+        .run_command(doc! { "ping": 1 })
+        .await
+        .unwrap_err();
+    assert!(!format!("{error} {error:?}").contains("s3cr3t-pw"));
+}
