@@ -1,0 +1,94 @@
+//! Options of the CRUD API: per-handle settings ([`CollectionOptions`], [`DatabaseOptions`]),
+//! per-operation option structs ([`FindOptions`], [`InsertManyOptions`], ...) and the small
+//! value types they use ([`Hint`], [`ReturnDocument`], [`UpdateModifications`], ...).
+//!
+//! Every option struct is `#[non_exhaustive]` with a `Default` and chainable setters, so new
+//! options can be added without breaking callers:
+//!
+//! ```
+//! use steadfast::options::{FindOptions, Hint};
+//! let options = FindOptions::default()
+//!     .limit(10)
+//!     .sort(bson::doc! { "age": -1 })
+//!     .hint(Hint::Name("age_-1".into()));
+//! assert_eq!(options.limit, Some(10));
+//! ```
+//!
+//! Options left at `None` are not sent: the server's (or the enclosing handle's) default applies.
+
+/// Defines a public `#[non_exhaustive]` options struct whose fields are all `Option<_>`, with a
+/// chainable setter per field. A field marked `[into]` takes `impl Into<Type>`.
+macro_rules! options_struct {
+    (
+        $(#[$struct_meta:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[$field_meta:meta])*
+                $([$into:ident])? $field:ident : $ty:ty
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$struct_meta])*
+        #[derive(Clone, Debug, Default, PartialEq)]
+        #[non_exhaustive]
+        pub struct $name {
+            $(
+                $(#[$field_meta])*
+                pub $field: Option<$ty>,
+            )*
+        }
+
+        impl $name {
+            $(
+                options_struct!(@setter $name, $field, $ty $(, $into)?);
+            )*
+        }
+    };
+    (@setter $name:ident, $field:ident, $ty:ty, into) => {
+        #[doc = concat!("Sets [`", stringify!($name), "::", stringify!($field), "`].")]
+        #[must_use]
+        pub fn $field(mut self, value: impl Into<$ty>) -> Self {
+            self.$field = Some(value.into());
+            self
+        }
+    };
+    (@setter $name:ident, $field:ident, $ty:ty) => {
+        #[doc = concat!("Sets [`", stringify!($name), "::", stringify!($field), "`].")]
+        #[must_use]
+        pub fn $field(mut self, value: $ty) -> Self {
+            self.$field = Some(value);
+            self
+        }
+    };
+}
+
+mod admin;
+mod handle;
+mod index;
+mod read;
+mod types;
+mod write;
+
+pub use admin::{
+    CreateCollectionOptions, CreateIndexOptions, DropCollectionOptions, DropDatabaseOptions,
+    DropIndexOptions, ListCollectionsOptions, ListDatabasesOptions, ListIndexesOptions,
+};
+pub use handle::{CollectionOptions, DatabaseOptions};
+pub use index::{IndexModel, IndexModelBuilder, IndexOptions};
+pub use read::{
+    AggregateOptions, CountOptions, DistinctOptions, EstimatedDocumentCountOptions, FindOneOptions,
+    FindOptions,
+};
+pub use types::{CursorType, Hint, ReturnDocument, UpdateModifications};
+pub use write::{
+    BulkWriteOptions, DeleteOptions, FindOneAndDeleteOptions, FindOneAndReplaceOptions,
+    FindOneAndUpdateOptions, InsertManyOptions, InsertOneOptions, ReplaceOptions, UpdateOptions,
+};
+
+pub use steadfast_core::options::{
+    Acknowledgment, ClientOptions, Credential, ReadConcern, ReadConcernLevel, WriteConcern,
+};
+pub use steadfast_core::retry::{RetryPolicy, SpecPolicy};
+pub use steadfast_core::selection::{ReadPreference, ReadPreferenceMode, TagSet};
+
+pub(crate) use types::{append_hint, duration_ms};
