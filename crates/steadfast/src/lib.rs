@@ -18,7 +18,11 @@ mod client;
 mod conn;
 mod db;
 pub mod error;
+pub mod event;
 mod handshake;
+mod operation;
+pub mod options;
+pub mod results;
 mod runtime;
 
 pub use client::Client;
