@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bson::oid::ObjectId;
 
-use super::ConnectionId;
+use super::{ConnectionId, PoolOptions};
 use crate::address::ServerAddress;
 
 /// Why a connection was closed.
@@ -65,6 +65,8 @@ pub enum PoolEvent {
     PoolCreated {
         /// The server the pool connects to.
         address: ServerAddress,
+        /// The options the pool was created with.
+        options: PoolOptions,
     },
     /// The pool became ready.
     PoolReady {

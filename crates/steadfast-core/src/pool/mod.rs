@@ -16,6 +16,8 @@ use bson::oid::ObjectId;
 
 pub use events::{CheckOutFailedReason, ConnectionClosedReason, PoolEvent};
 
+use crate::options::ClientOptions;
+
 /// The identifier of a connection within its pool: assigned from 1 in order of creation.
 pub type ConnectionId = u64;
 
@@ -36,6 +38,25 @@ pub struct PoolOptions {
     pub max_idle_time: Option<Duration>,
     /// Whether the pool serves a load balancer (per-`serviceId` generations, no pausing).
     pub load_balanced: bool,
+    /// How long a check-out may wait in the queue (`waitQueueTimeoutMS`); `None` is no limit
+    /// beyond the operation's own deadline. The worker enforces it: the state machine has no
+    /// clock.
+    pub wait_queue_timeout: Option<Duration>,
+}
+
+impl From<&ClientOptions> for PoolOptions {
+    /// The pool options a client's options imply (`maxPoolSize=0` becomes unlimited, a zero
+    /// `maxIdleTimeMS` or `waitQueueTimeoutMS` means no limit).
+    fn from(options: &ClientOptions) -> Self {
+        PoolOptions {
+            max_pool_size: (options.max_pool_size != 0).then_some(options.max_pool_size),
+            min_pool_size: options.min_pool_size,
+            max_connecting: options.max_connecting.max(1),
+            max_idle_time: options.max_idle_time.filter(|t| !t.is_zero()),
+            load_balanced: options.load_balanced,
+            wait_queue_timeout: options.wait_queue_timeout.filter(|t| !t.is_zero()),
+        }
+    }
 }
 
 impl Default for PoolOptions {
@@ -46,6 +67,7 @@ impl Default for PoolOptions {
             max_connecting: 2,
             max_idle_time: None,
             load_balanced: false,
+            wait_queue_timeout: None,
         }
     }
 }
@@ -129,6 +151,22 @@ pub enum CheckInDecision {
     Close(ConnectionClosedReason),
 }
 
+/// What to do with a connection whose establishment just succeeded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EstablishedDecision {
+    /// Hand it to the waiter that created it: it is now in use.
+    HandToWaiter,
+    /// It was created in the background (or its waiter left): it is now available. Call
+    /// [`PoolState::service`]: a waiter may be waiting for it.
+    MakeAvailable,
+    /// Close it: the pool was closed, or it is a background connection that a clear made stale
+    /// while it was being established. The pool has already forgotten it.
+    Close(ConnectionClosedReason),
+    /// The pool no longer knows it (a clear with `interruptInUseConnections` or a close
+    /// cancelled it and already reported it closed): drop it silently.
+    Forgotten,
+}
+
 /// What a clear asks the worker to do.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClearOutcome {
@@ -138,8 +176,25 @@ pub struct ClearOutcome {
     pub failed_waiters: Vec<WaiterId>,
     /// In-use connections to interrupt (only with `interruptInUseConnections`).
     pub interrupt: Vec<ConnectionId>,
+    /// Pending connections of the old generation whose establishment must be cancelled (only
+    /// with `interruptInUseConnections`): the pool has forgotten them. A waiter that was
+    /// establishing one of them fails with a retryable PoolClearedError.
+    pub cancelled: Vec<ConnectionId>,
     /// Available connections that are now stale and can be closed right away.
     pub closed: Vec<ConnectionId>,
+}
+
+/// What closing the pool asks the worker to do.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CloseOutcome {
+    /// Whether a PoolClosedEvent is due (not when the pool was already closed).
+    pub emit_event: bool,
+    /// Available connections to close.
+    pub closed: Vec<ConnectionId>,
+    /// Pending connections whose establishment must be cancelled; the pool has forgotten them.
+    pub cancelled: Vec<ConnectionId>,
+    /// Waiters to fail with PoolClosedError.
+    pub failed_waiters: Vec<WaiterId>,
 }
 
 /// Background work for one maintenance run.
@@ -246,15 +301,54 @@ impl PoolState {
         }
     }
 
-    /// Closes the pool for good. Returns the available connections to close and the waiters to
-    /// fail with PoolClosedError.
-    pub fn close(&mut self) -> (Vec<ConnectionId>, Vec<WaiterId>) {
+    /// Closes the pool for good: the available connections are closed, pending establishments
+    /// cancelled and waiters failed with PoolClosedError. In-use connections are closed when
+    /// they are checked in. Closing a closed pool does nothing.
+    pub fn close(&mut self) -> CloseOutcome {
+        if self.status == PoolStatus::Closed {
+            return CloseOutcome::default();
+        }
         self.status = PoolStatus::Closed;
-        let closing: Vec<ConnectionId> = std::mem::take(&mut self.available);
-        for id in &closing {
+        let closed: Vec<ConnectionId> = std::mem::take(&mut self.available);
+        for id in &closed {
             self.forget(*id);
         }
-        (closing, self.wait_queue.drain(..).collect())
+        let cancelled = self.ids_where(|r| matches!(r.state, ConnectionState::Pending { .. }));
+        for id in &cancelled {
+            self.forget(*id);
+        }
+        CloseOutcome {
+            emit_event: true,
+            closed,
+            cancelled,
+            failed_waiters: self.wait_queue.drain(..).collect(),
+        }
+    }
+
+    /// The generation a known connection belongs to (its service's, in load-balanced mode).
+    pub fn generation_of(&self, connection: ConnectionId) -> Option<u32> {
+        self.connections.get(&connection).map(|r| r.generation)
+    }
+
+    /// Whether `connection` is being established.
+    pub fn is_pending(&self, connection: ConnectionId) -> bool {
+        matches!(
+            self.connections.get(&connection).map(|r| r.state),
+            Some(ConnectionState::Pending { .. })
+        )
+    }
+
+    /// The waiter that a [`Grant::Create`] was for left before the connection was established
+    /// (its future was dropped or its deadline passed). The connection keeps being established
+    /// and will become available instead of in use. Returns whether it was still pending.
+    pub fn abandon(&mut self, connection: ConnectionId) -> bool {
+        match self.connections.get_mut(&connection) {
+            Some(record) if matches!(record.state, ConnectionState::Pending { .. }) => {
+                record.state = ConnectionState::Pending { for_waiter: false };
+                true
+            }
+            _ => false,
+        }
     }
 
     /// A check-out request joins the wait queue. Call [`PoolState::service`] afterwards.
@@ -285,12 +379,19 @@ impl PoolState {
     /// available connection (closing perished ones met on the way), or with a new pending
     /// connection while under `maxPoolSize` and `maxConnecting`. A newer request is never served
     /// before an older one.
+    ///
+    /// While a connection started in the background (for `minPoolSize`, or abandoned by its
+    /// waiter) is still being established and nobody has claimed it, the head waits for it
+    /// instead of starting another one: it was started earlier, so it is ready sooner, and a
+    /// second connection would overshoot the pool size the background run aimed for.
     pub fn service(&mut self, now: Instant) -> ServiceOutcome {
         let mut outcome = ServiceOutcome::default();
         while let Some(&waiter) = self.wait_queue.front() {
             if let Some(connection) = self.take_available(now, &mut outcome.closed) {
                 self.wait_queue.pop_front();
                 outcome.grants.push(Grant::Existing { waiter, connection });
+            } else if self.unclaimed_background_pending() > 0 {
+                break;
             } else if self.may_create() {
                 self.wait_queue.pop_front();
                 let (connection, generation) = self.create(true);
@@ -308,19 +409,31 @@ impl PoolState {
 
     /// A pending connection finished its handshake. One created for a waiter is now in use; one
     /// created in the background is available. `service_id` is the handshake's (load-balanced).
-    /// Returns `false` if the connection is unknown (already closed). Call
-    /// [`PoolState::service`] afterwards: `maxConnecting` may have been freed.
+    /// Call [`PoolState::service`] afterwards: `maxConnecting` may have been freed.
     pub fn established(
         &mut self,
         connection: ConnectionId,
         service_id: Option<ObjectId>,
         now: Instant,
-    ) -> bool {
-        let Some(record) = self.connections.get_mut(&connection) else {
-            return false;
+    ) -> EstablishedDecision {
+        let Some(record) = self.connections.get(&connection) else {
+            return EstablishedDecision::Forgotten;
         };
         let ConnectionState::Pending { for_waiter } = record.state else {
-            return false;
+            return EstablishedDecision::Forgotten;
+        };
+        if self.status == PoolStatus::Closed {
+            self.forget(connection);
+            return EstablishedDecision::Close(ConnectionClosedReason::PoolClosed);
+        }
+        if !for_waiter && !self.options.load_balanced && self.is_stale(record) {
+            // Nobody waits for it and a clear made it stale on the way: pooling it would only
+            // mean closing it at the next check-out.
+            self.forget(connection);
+            return EstablishedDecision::Close(ConnectionClosedReason::Stale);
+        }
+        let Some(record) = self.connections.get_mut(&connection) else {
+            return EstablishedDecision::Forgotten;
         };
         self.pending -= 1;
         if self.options.load_balanced
@@ -333,21 +446,23 @@ impl PoolState {
         }
         if for_waiter {
             record.state = ConnectionState::InUse;
+            EstablishedDecision::HandToWaiter
         } else {
             record.state = ConnectionState::Available { since: now };
             self.available.push(connection);
+            EstablishedDecision::MakeAvailable
         }
-        true
     }
 
-    /// A pending connection failed to establish: it is gone. Call [`PoolState::service`]
+    /// A pending connection failed to establish: it is gone. Returns whether the pool still
+    /// knew it (a cancelled one was already reported closed). Call [`PoolState::service`]
     /// afterwards.
-    pub fn establish_failed(&mut self, connection: ConnectionId) {
-        if matches!(
-            self.connections.get(&connection).map(|r| r.state),
-            Some(ConnectionState::Pending { .. })
-        ) {
+    pub fn establish_failed(&mut self, connection: ConnectionId) -> bool {
+        if self.is_pending(connection) {
             self.forget(connection);
+            true
+        } else {
+            false
         }
     }
 
@@ -395,8 +510,10 @@ impl PoolState {
         if self.options.load_balanced {
             // Load-balanced pools never pause and keep their waiters; only that service's
             // connections become stale.
-            if let Some(id) = service_id {
-                self.service_generations.entry(id).or_default().generation += 1;
+            // A service without connections has no entry (the specification drops entries whose
+            // count reaches 0), and nothing of it can become stale.
+            if let Some(entry) = service_id.and_then(|id| self.service_generations.get_mut(&id)) {
+                entry.generation += 1;
             }
             outcome.emit_event = true;
         } else {
@@ -406,19 +523,18 @@ impl PoolState {
             self.status = PoolStatus::Paused;
             outcome.failed_waiters = self.wait_queue.drain(..).collect();
             if interrupt_in_use {
-                let mut ids: Vec<ConnectionId> = self
-                    .connections
-                    .iter()
-                    .filter(|(_, r)| {
-                        r.state == ConnectionState::InUse && r.generation <= old_generation
-                    })
-                    .map(|(id, _)| *id)
-                    .collect();
-                ids.sort_unstable();
-                for id in &ids {
+                let interrupt = self.ids_where(|r| {
+                    r.state == ConnectionState::InUse && r.generation <= old_generation
+                });
+                let cancelled = self.ids_where(|r| {
+                    matches!(r.state, ConnectionState::Pending { .. })
+                        && r.generation <= old_generation
+                });
+                for id in interrupt.iter().chain(&cancelled) {
                     self.forget(*id);
                 }
-                outcome.interrupt = ids;
+                outcome.interrupt = interrupt;
+                outcome.cancelled = cancelled;
             }
         }
         let stale: Vec<ConnectionId> = self
@@ -466,6 +582,26 @@ impl PoolState {
         let known = self.connections.contains_key(&connection);
         self.forget(connection);
         known
+    }
+
+    /// The ids of the connections whose record satisfies `predicate`, in creation order.
+    fn ids_where(&self, predicate: impl Fn(&ConnectionRecord) -> bool) -> Vec<ConnectionId> {
+        let mut ids: Vec<ConnectionId> = self
+            .connections
+            .iter()
+            .filter(|(_, r)| predicate(r))
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Pending connections that no waiter is establishing.
+    fn unclaimed_background_pending(&self) -> usize {
+        self.connections
+            .values()
+            .filter(|r| r.state == ConnectionState::Pending { for_waiter: false })
+            .count()
     }
 
     fn may_create(&self) -> bool {

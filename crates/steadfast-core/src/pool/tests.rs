@@ -19,7 +19,10 @@ fn check_out(p: &mut PoolState, waiter: WaiterId, now: Instant) -> ConnectionId 
     match outcome.grants.as_slice() {
         [Grant::Existing { connection, .. }] => *connection,
         [Grant::Create { connection, .. }] => {
-            assert!(p.established(*connection, None, now));
+            assert_eq!(
+                p.established(*connection, None, now),
+                EstablishedDecision::HandToWaiter
+            );
             *connection
         }
         other => panic!("expected one grant, got {other:?}"),
@@ -238,8 +241,15 @@ fn closed_pool_refuses_and_closes_check_ins() {
     let b = check_out(&mut p, 2, now);
     p.check_in(b, true, now);
     p.enqueue(3).unwrap_or(());
-    let (closing, _failed) = p.close();
-    assert_eq!(closing, vec![b]);
+    let closing = p.close();
+    assert!(closing.emit_event);
+    assert_eq!(closing.closed, vec![b]);
+    assert_eq!(closing.failed_waiters, vec![3]);
+    assert_eq!(
+        p.close(),
+        CloseOutcome::default(),
+        "closing twice does nothing"
+    );
     assert_eq!(p.enqueue(4), Err(CheckOutRefusal::Closed));
     assert_eq!(
         p.check_in(a, true, now),
@@ -289,4 +299,236 @@ fn load_balanced_clear_is_per_service_and_never_pauses() {
         CheckInDecision::Close(ConnectionClosedReason::Stale)
     );
     assert_eq!(p.check_in(b, true, now), CheckInDecision::Pool);
+}
+
+#[test]
+fn a_waiter_waits_for_an_unclaimed_background_connection_instead_of_creating_one() {
+    let mut p = PoolState::new(PoolOptions {
+        min_pool_size: 2,
+        max_pool_size: Some(3),
+        max_connecting: 2,
+        ..PoolOptions::default()
+    });
+    p.ready();
+    let now = Instant::now();
+    let background: Vec<ConnectionId> = p.maintain(now).create.iter().map(|c| c.0).collect();
+    assert_eq!(background.len(), 2);
+    p.enqueue(1).unwrap();
+    p.enqueue(2).unwrap();
+    assert!(
+        p.service(now).grants.is_empty(),
+        "both wait: maxConnecting is reached"
+    );
+    assert_eq!(
+        p.established(background[0], None, now),
+        EstablishedDecision::MakeAvailable
+    );
+    let out = p.service(now);
+    assert_eq!(
+        out.grants,
+        vec![Grant::Existing {
+            waiter: 1,
+            connection: background[0]
+        }],
+        "the second waiter does not start a third connection while the second background one is under way"
+    );
+    p.established(background[1], None, now);
+    let out = p.service(now);
+    assert_eq!(
+        out.grants,
+        vec![Grant::Existing {
+            waiter: 2,
+            connection: background[1]
+        }]
+    );
+    assert_eq!(p.total_connections(), 2);
+}
+
+#[test]
+fn a_failed_background_connection_lets_the_waiter_create_its_own() {
+    let mut p = PoolState::new(PoolOptions {
+        min_pool_size: 1,
+        ..PoolOptions::default()
+    });
+    p.ready();
+    let now = Instant::now();
+    let (background, _) = p.maintain(now).create[0];
+    p.enqueue(1).unwrap();
+    assert!(p.service(now).grants.is_empty());
+    assert!(p.establish_failed(background));
+    assert!(!p.establish_failed(background), "reported once");
+    assert!(matches!(
+        p.service(now).grants.as_slice(),
+        [Grant::Create { waiter: 1, .. }]
+    ));
+}
+
+#[test]
+fn an_abandoned_connection_becomes_available_when_established() {
+    let mut p = pool(None, 2);
+    let now = Instant::now();
+    p.enqueue(1).unwrap();
+    let [Grant::Create { connection, .. }] = p.service(now).grants[..] else {
+        panic!("expected a create grant")
+    };
+    assert!(p.abandon(connection));
+    p.enqueue(2).unwrap();
+    assert!(
+        p.service(now).grants.is_empty(),
+        "the next waiter waits for the abandoned connection"
+    );
+    assert_eq!(
+        p.established(connection, None, now),
+        EstablishedDecision::MakeAvailable
+    );
+    assert_eq!(
+        p.service(now).grants,
+        vec![Grant::Existing {
+            waiter: 2,
+            connection
+        }]
+    );
+    assert!(!p.abandon(connection), "no longer pending");
+}
+
+#[test]
+fn clear_with_interrupt_cancels_pending_connections_of_old_generations() {
+    let mut p = pool(None, 2);
+    let now = Instant::now();
+    p.enqueue(1).unwrap();
+    let [Grant::Create { connection, .. }] = p.service(now).grants[..] else {
+        panic!("expected a create grant")
+    };
+    let out = p.clear(None, true);
+    assert_eq!(out.cancelled, vec![connection]);
+    assert_eq!(p.pending_connections(), 0);
+    assert_eq!(p.total_connections(), 0);
+    assert_eq!(
+        p.established(connection, None, now),
+        EstablishedDecision::Forgotten
+    );
+    assert!(!p.establish_failed(connection));
+}
+
+#[test]
+fn clear_without_interrupt_lets_pending_connections_finish() {
+    let mut p = pool(None, 2);
+    let now = Instant::now();
+    p.enqueue(1).unwrap();
+    let [Grant::Create { connection, .. }] = p.service(now).grants[..] else {
+        panic!("expected a create grant")
+    };
+    let out = p.clear(None, false);
+    assert!(out.cancelled.is_empty());
+    assert_eq!(
+        p.established(connection, None, now),
+        EstablishedDecision::HandToWaiter,
+        "the check-out that created it still gets it"
+    );
+    assert_eq!(
+        p.check_in(connection, true, now),
+        CheckInDecision::Close(ConnectionClosedReason::Stale)
+    );
+}
+
+#[test]
+fn a_background_connection_made_stale_on_the_way_is_closed() {
+    let mut p = PoolState::new(PoolOptions {
+        min_pool_size: 1,
+        ..PoolOptions::default()
+    });
+    p.ready();
+    let now = Instant::now();
+    let (connection, _) = p.maintain(now).create[0];
+    p.clear(None, false);
+    assert_eq!(
+        p.established(connection, None, now),
+        EstablishedDecision::Close(ConnectionClosedReason::Stale)
+    );
+    assert_eq!(p.total_connections(), 0);
+}
+
+#[test]
+fn close_cancels_pending_connections_and_fails_waiters() {
+    let mut p = pool(Some(1), 1);
+    let now = Instant::now();
+    p.enqueue(1).unwrap();
+    let [Grant::Create { connection, .. }] = p.service(now).grants[..] else {
+        panic!("expected a create grant")
+    };
+    p.enqueue(2).unwrap();
+    let out = p.close();
+    assert_eq!(out.cancelled, vec![connection]);
+    assert_eq!(out.failed_waiters, vec![2]);
+    assert_eq!(p.total_connections(), 0);
+    assert_eq!(
+        p.established(connection, None, now),
+        EstablishedDecision::Forgotten
+    );
+}
+
+#[test]
+fn a_connection_established_after_close_is_closed() {
+    let mut p = PoolState::new(PoolOptions {
+        min_pool_size: 1,
+        ..PoolOptions::default()
+    });
+    p.ready();
+    let now = Instant::now();
+    let (connection, _) = p.maintain(now).create[0];
+    // The worker had not yet learnt of the close when the establishment finished.
+    p.status = PoolStatus::Closed;
+    assert_eq!(
+        p.established(connection, None, now),
+        EstablishedDecision::Close(ConnectionClosedReason::PoolClosed)
+    );
+}
+
+#[test]
+fn generation_of_follows_service_generations() {
+    let mut p = PoolState::new(PoolOptions {
+        load_balanced: true,
+        ..PoolOptions::default()
+    });
+    let now = Instant::now();
+    let service = ObjectId::new();
+    p.clear(Some(service), false);
+    p.enqueue(1).unwrap();
+    let [Grant::Create { connection, .. }] = p.service(now).grants[..] else {
+        panic!("expected a create grant")
+    };
+    p.established(connection, Some(service), now);
+    assert_eq!(
+        p.generation_of(connection),
+        Some(0),
+        "the entry was dropped with no connections"
+    );
+    p.clear(Some(service), false);
+    assert_eq!(p.generation_of(connection), Some(0));
+    assert_eq!(
+        p.check_in(connection, true, now),
+        CheckInDecision::Close(ConnectionClosedReason::Stale)
+    );
+}
+
+#[test]
+fn options_from_client_options() {
+    let client = ClientOptions {
+        max_pool_size: 0,
+        min_pool_size: 3,
+        max_connecting: 4,
+        max_idle_time: Some(Duration::ZERO),
+        wait_queue_timeout: Some(Duration::from_millis(50)),
+        ..ClientOptions::default()
+    };
+    let options = PoolOptions::from(&client);
+    assert_eq!(options.max_pool_size, None, "0 is unlimited");
+    assert_eq!(options.min_pool_size, 3);
+    assert_eq!(options.max_connecting, 4);
+    assert_eq!(options.max_idle_time, None, "0 is no limit");
+    assert_eq!(options.wait_queue_timeout, Some(Duration::from_millis(50)));
+    assert_eq!(
+        PoolOptions::from(&ClientOptions::default()),
+        PoolOptions::default()
+    );
 }
