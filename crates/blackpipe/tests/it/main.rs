@@ -2,6 +2,8 @@
 //! official `mongodb` driver.
 
 mod deployment;
+mod fidelity;
+mod fidelity_sdam;
 mod interop;
 mod robustness;
 mod scripted;
