@@ -15,7 +15,9 @@
 
 mod auth;
 mod client;
+mod coll;
 mod conn;
+mod cursor;
 mod db;
 pub mod error;
 pub mod event;
@@ -26,6 +28,7 @@ pub mod results;
 mod runtime;
 
 pub use client::Client;
+pub use coll::Namespace;
 pub use conn::config::ServerApi;
 pub use db::Database;
 pub use error::{Error, ErrorKind, Result};

@@ -8,6 +8,17 @@
 //! sending, turning `ok: 0` and retryable write-concern errors into errors, SDAM error handling,
 //! events, and the retry loop. Operations never do I/O.
 
+pub(crate) mod admin;
+pub(crate) mod aggregate;
+pub(crate) mod count;
+pub(crate) mod fields;
+pub(crate) mod find;
+pub(crate) mod find_and_modify;
+pub(crate) mod get_more;
+pub(crate) mod list;
+pub(crate) mod write;
+pub(crate) mod write_reply;
+
 use bson::{Document, RawDocumentBuf};
 use steadfast_core::ServerAddress;
 use steadfast_core::options::{ReadConcern, WriteConcern};
@@ -35,7 +46,11 @@ pub(crate) struct Command {
 impl Command {
     /// A command with a body and no document sequences.
     #[allow(dead_code)] // Used by the operations as they land.
-    pub(crate) fn new(name: impl Into<String>, database: impl Into<String>, body: Document) -> Self {
+    pub(crate) fn new(
+        name: impl Into<String>,
+        database: impl Into<String>,
+        body: Document,
+    ) -> Self {
         Command {
             name: name.into(),
             database: database.into(),
@@ -88,7 +103,11 @@ pub(crate) trait Operation: Send + Sync {
 
     /// Reads a reply whose `ok` is 1 (the executor has already turned `ok: 0` into an error).
     /// A write concern error that the executor did not retry is still present in `reply`.
-    fn handle_reply(&mut self, reply: RawDocumentBuf, context: &ReplyContext<'_>) -> Result<Self::Output>;
+    fn handle_reply(
+        &mut self,
+        reply: RawDocumentBuf,
+        context: &ReplyContext<'_>,
+    ) -> Result<Self::Output>;
 
     /// Which servers may run it.
     fn selection_criteria(&self) -> SelectionCriteria {
@@ -106,7 +125,10 @@ pub(crate) trait Operation: Send + Sync {
     /// Whether running it twice has the same effect as once (lets BestEffort retry it even when
     /// an attempt may have executed).
     fn idempotent(&self) -> bool {
-        matches!(self.retryability(), Retryability::Read | Retryability::GetMore)
+        matches!(
+            self.retryability(),
+            Retryability::Read | Retryability::GetMore
+        )
     }
 
     /// The write concern to send, if any.

@@ -188,7 +188,9 @@ fn bson_as_u64(value: &Bson) -> Option<u64> {
         Bson::Int32(v) => u64::try_from(*v).ok(),
         Bson::Int64(v) => u64::try_from(*v).ok(),
         // Servers store some numbers as doubles; only whole non-negative ones are meaningful.
-        Bson::Double(v) if v.fract() == 0.0 && *v >= 0.0 && *v <= u64::MAX as f64 => Some(*v as u64),
+        Bson::Double(v) if v.fract() == 0.0 && *v >= 0.0 && *v <= u64::MAX as f64 => {
+            Some(*v as u64)
+        }
         _ => None,
     }
 }

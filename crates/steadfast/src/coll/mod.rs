@@ -1,0 +1,5 @@
+//! Collections: the typed handle the CRUD API hangs off.
+
+mod namespace;
+
+pub use namespace::Namespace;

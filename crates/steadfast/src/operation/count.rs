@@ -1,0 +1,147 @@
+//! `count` (for `estimated_document_count`) and `distinct`.
+
+use bson::{Bson, Document, RawDocumentBuf};
+use steadfast_core::options::ReadConcern;
+use steadfast_core::selection::SelectionCriteria;
+
+use super::fields::{put, put_max_time, reply_count};
+use super::{Command, Operation, ReplyContext, Retryability};
+use crate::coll::Namespace;
+use crate::conn::description::StreamDescription;
+use crate::error::{Error, Result};
+use crate::options::{DistinctOptions, EstimatedDocumentCountOptions, append_hint};
+
+/// `count` without a filter: the collection's document count from its metadata.
+#[derive(Debug)]
+pub(crate) struct EstimatedCount {
+    ns: Namespace,
+    options: EstimatedDocumentCountOptions,
+    read_concern: Option<ReadConcern>,
+    criteria: SelectionCriteria,
+}
+
+impl EstimatedCount {
+    /// Counts `ns`.
+    pub(crate) fn new(
+        ns: Namespace,
+        options: EstimatedDocumentCountOptions,
+        read_concern: Option<ReadConcern>,
+        criteria: SelectionCriteria,
+    ) -> Self {
+        EstimatedCount {
+            ns,
+            options,
+            read_concern,
+            criteria,
+        }
+    }
+}
+
+impl Operation for EstimatedCount {
+    type Output = u64;
+
+    fn name(&self) -> &str {
+        "count"
+    }
+
+    fn build(&mut self, _description: &StreamDescription) -> Result<Command> {
+        let mut body = Document::new();
+        body.insert("count", self.ns.coll.clone());
+        put_max_time(&mut body, self.options.max_time);
+        put(&mut body, "comment", self.options.comment.clone());
+        Ok(Command::new("count", self.ns.db.clone(), body))
+    }
+
+    fn handle_reply(&mut self, reply: RawDocumentBuf, _context: &ReplyContext<'_>) -> Result<u64> {
+        reply_count(&reply, "n", "count")
+    }
+
+    fn selection_criteria(&self) -> SelectionCriteria {
+        self.criteria.clone()
+    }
+
+    fn retryability(&self) -> Retryability {
+        Retryability::Read
+    }
+
+    fn read_concern(&self) -> Option<&ReadConcern> {
+        self.read_concern.as_ref()
+    }
+}
+
+/// `distinct`: the distinct values of a field among the matching documents.
+#[derive(Debug)]
+pub(crate) struct Distinct {
+    ns: Namespace,
+    field: String,
+    filter: Document,
+    options: DistinctOptions,
+    read_concern: Option<ReadConcern>,
+    criteria: SelectionCriteria,
+}
+
+impl Distinct {
+    /// The distinct values of `field` in `ns` among documents matching `filter`.
+    pub(crate) fn new(
+        ns: Namespace,
+        field: String,
+        filter: Document,
+        options: DistinctOptions,
+        read_concern: Option<ReadConcern>,
+        criteria: SelectionCriteria,
+    ) -> Self {
+        Distinct {
+            ns,
+            field,
+            filter,
+            options,
+            read_concern,
+            criteria,
+        }
+    }
+}
+
+impl Operation for Distinct {
+    type Output = Vec<Bson>;
+
+    fn name(&self) -> &str {
+        "distinct"
+    }
+
+    fn build(&mut self, _description: &StreamDescription) -> Result<Command> {
+        let mut body = Document::new();
+        body.insert("distinct", self.ns.coll.clone());
+        body.insert("key", self.field.clone());
+        body.insert("query", self.filter.clone());
+        put(&mut body, "collation", self.options.collation.clone());
+        put(&mut body, "comment", self.options.comment.clone());
+        append_hint(&mut body, self.options.hint.as_ref());
+        put_max_time(&mut body, self.options.max_time);
+        Ok(Command::new("distinct", self.ns.db.clone(), body))
+    }
+
+    fn handle_reply(
+        &mut self,
+        reply: RawDocumentBuf,
+        _context: &ReplyContext<'_>,
+    ) -> Result<Vec<Bson>> {
+        let reply = Document::try_from(reply)
+            .map_err(|e| Error::protocol("the distinct reply is not valid BSON").with_source(e))?;
+        match reply.get("values") {
+            Some(Bson::Array(values)) => Ok(values.clone()),
+            _ => Err(Error::protocol("the distinct reply has no `values` array")),
+        }
+    }
+
+    fn selection_criteria(&self) -> SelectionCriteria {
+        self.criteria.clone()
+    }
+
+    fn retryability(&self) -> Retryability {
+        Retryability::Read
+    }
+
+    fn read_concern(&self) -> Option<&ReadConcern> {
+        self.read_concern.as_ref()
+    }
+}

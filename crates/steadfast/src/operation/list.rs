@@ -1,0 +1,163 @@
+//! `listIndexes`, `listCollections` (cursors) and `listDatabases` (one reply).
+
+use bson::{Bson, Document, RawBsonRef, RawDocumentBuf};
+use steadfast_core::selection::SelectionCriteria;
+
+use super::fields::put;
+use super::{Command, Operation, ReplyContext, Retryability};
+use crate::conn::description::StreamDescription;
+use crate::cursor::CursorReply;
+use crate::error::{Error, Result};
+
+/// A listing command that opens a cursor (`listIndexes`, `listCollections`); a retryable read
+/// on the primary.
+#[derive(Debug)]
+pub(crate) struct ListCursor {
+    name: &'static str,
+    db: String,
+    body: Document,
+}
+
+impl ListCursor {
+    /// `listIndexes` of `db.coll`.
+    pub(crate) fn indexes(
+        db: &str,
+        coll: &str,
+        batch_size: Option<u32>,
+        max_time: Option<std::time::Duration>,
+        comment: Option<Bson>,
+    ) -> Self {
+        let mut body = Document::new();
+        body.insert("listIndexes", coll);
+        body.insert("cursor", cursor_field(batch_size));
+        super::fields::put_max_time(&mut body, max_time);
+        put(&mut body, "comment", comment);
+        ListCursor {
+            name: "listIndexes",
+            db: db.to_string(),
+            body,
+        }
+    }
+
+    /// `listCollections` of `db`.
+    pub(crate) fn collections(
+        db: &str,
+        filter: Option<Document>,
+        name_only: bool,
+        authorized_collections: Option<bool>,
+        batch_size: Option<u32>,
+        comment: Option<Bson>,
+    ) -> Self {
+        let mut body = Document::new();
+        body.insert("listCollections", 1);
+        put(&mut body, "filter", filter);
+        if name_only {
+            body.insert("nameOnly", true);
+        }
+        put(&mut body, "authorizedCollections", authorized_collections);
+        body.insert("cursor", cursor_field(batch_size));
+        put(&mut body, "comment", comment);
+        ListCursor {
+            name: "listCollections",
+            db: db.to_string(),
+            body,
+        }
+    }
+}
+
+fn cursor_field(batch_size: Option<u32>) -> Document {
+    let mut cursor = Document::new();
+    put(&mut cursor, "batchSize", batch_size.map(i64::from));
+    cursor
+}
+
+impl Operation for ListCursor {
+    type Output = CursorReply;
+
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn build(&mut self, _description: &StreamDescription) -> Result<Command> {
+        Ok(Command::new(self.name, self.db.clone(), self.body.clone()))
+    }
+
+    fn handle_reply(
+        &mut self,
+        reply: RawDocumentBuf,
+        _context: &ReplyContext<'_>,
+    ) -> Result<CursorReply> {
+        CursorReply::parse(&reply, self.name)
+    }
+
+    fn selection_criteria(&self) -> SelectionCriteria {
+        SelectionCriteria::primary_read()
+    }
+
+    fn retryability(&self) -> Retryability {
+        Retryability::Read
+    }
+}
+
+/// `listDatabases` on `admin`: the `databases` array of its single reply.
+#[derive(Debug)]
+pub(crate) struct ListDatabases {
+    body: Document,
+}
+
+impl ListDatabases {
+    /// Lists the databases matching `filter`.
+    pub(crate) fn new(
+        filter: Option<Document>,
+        name_only: bool,
+        authorized_databases: Option<bool>,
+        comment: Option<Bson>,
+    ) -> Self {
+        let mut body = Document::new();
+        body.insert("listDatabases", 1);
+        put(&mut body, "filter", filter);
+        if name_only {
+            body.insert("nameOnly", true);
+        }
+        put(&mut body, "authorizedDatabases", authorized_databases);
+        put(&mut body, "comment", comment);
+        ListDatabases { body }
+    }
+}
+
+impl Operation for ListDatabases {
+    type Output = Vec<RawDocumentBuf>;
+
+    fn name(&self) -> &str {
+        "listDatabases"
+    }
+
+    fn build(&mut self, _description: &StreamDescription) -> Result<Command> {
+        Ok(Command::new("listDatabases", "admin", self.body.clone()))
+    }
+
+    fn handle_reply(
+        &mut self,
+        reply: RawDocumentBuf,
+        _context: &ReplyContext<'_>,
+    ) -> Result<Vec<RawDocumentBuf>> {
+        let malformed =
+            || Error::protocol("the listDatabases reply has no `databases` array of documents");
+        let databases = reply.get_array("databases").map_err(|_| malformed())?;
+        databases
+            .into_iter()
+            .map(|entry| match entry {
+                Ok(RawBsonRef::Document(doc)) => Ok(doc.to_owned()),
+                _ => Err(malformed()),
+            })
+            .collect()
+    }
+
+    fn selection_criteria(&self) -> SelectionCriteria {
+        SelectionCriteria::primary_read()
+    }
+
+    fn retryability(&self) -> Retryability {
+        Retryability::Read
+    }
+}

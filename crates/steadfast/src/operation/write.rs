@@ -1,0 +1,392 @@
+//! The `insert`, `update` and `delete` write commands, one batch per command.
+//!
+//! A [`WriteBatch`] holds a whole run of statements of one kind and sends the next batch that
+//! fits the connection's limits: at most `maxWriteBatchSize` statements, and a message no larger
+//! than `maxMessageSizeBytes` once the executor has added its fields (a fixed reserve covers
+//! them). The statements travel as an OP_MSG document sequence (`documents`, `updates`,
+//! `deletes`), so the body is never re-encoded around them. The caller executes one `WriteBatch`
+//! per batch (each execution gets its own `txnNumber`) and advances by the number of statements
+//! the reply says were sent.
+
+use std::sync::Arc;
+
+use bson::oid::ObjectId;
+use bson::{Bson, Document, RawDocumentBuf};
+use steadfast_core::options::WriteConcern;
+use steadfast_wire::DocumentSequence;
+
+use super::write_reply::BatchOutcome;
+use super::{Command, Operation, ReplyContext, Retryability};
+use crate::coll::Namespace;
+use crate::conn::description::StreamDescription;
+use crate::error::{Error, Result};
+use crate::options::{Hint, UpdateModifications};
+
+/// Bytes kept free in every batch command for what the executor adds to the body (`$db`,
+/// `lsid`, `txnNumber`, `$clusterTime`, `writeConcern`, `$readPreference`, Stable API fields)
+/// and for the message header, section kinds and checksum. The write-commands specification
+/// allows a command to exceed `maxBsonObjectSize` by 16 KiB for this overhead.
+pub(crate) const COMMAND_OVERHEAD: usize = 16 * 1024;
+
+/// Which write command a run of statements belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WriteKind {
+    /// `insert` with `documents`.
+    Insert,
+    /// `update` with `updates`.
+    Update,
+    /// `delete` with `deletes`.
+    Delete,
+}
+
+impl WriteKind {
+    /// The command name.
+    pub(crate) fn command_name(self) -> &'static str {
+        match self {
+            WriteKind::Insert => "insert",
+            WriteKind::Update => "update",
+            WriteKind::Delete => "delete",
+        }
+    }
+
+    /// The document sequence identifier (the command argument the statements belong to).
+    pub(crate) fn sequence_identifier(self) -> &'static str {
+        match self {
+            WriteKind::Insert => "documents",
+            WriteKind::Update => "updates",
+            WriteKind::Delete => "deletes",
+        }
+    }
+}
+
+/// One statement of a write command, encoded once.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Statement {
+    /// The document sent in the sequence: the document to insert, or `{q, u, ...}` /
+    /// `{q, limit, ...}`.
+    pub(crate) document: RawDocumentBuf,
+    /// The size checked against `maxBsonObjectSize`: the inserted document, or the larger of
+    /// an update's filter and update (the specification's limit is on those user documents).
+    pub(crate) checked_len: usize,
+    /// Whether the statement may touch several documents (`multi: true`, `limit: 0`).
+    pub(crate) multi: bool,
+}
+
+impl Statement {
+    /// An insert statement. Returns it with the document's `_id`, which is generated (an
+    /// ObjectId, placed first) when the document has none, so that a retried insert can never
+    /// create a second copy.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the document's `_id` cannot be read.
+    pub(crate) fn insert(document: RawDocumentBuf) -> Result<(Statement, Bson)> {
+        let existing = document.get("_id").map_err(|e| {
+            Error::invalid_argument("the document's _id cannot be read").with_source(e)
+        })?;
+        let (document, id) = match existing {
+            Some(id) => {
+                let id = Bson::try_from(id).map_err(|e| {
+                    Error::invalid_argument("the document's _id cannot be read").with_source(e)
+                })?;
+                (document, id)
+            }
+            None => {
+                let id = ObjectId::new();
+                (prepend_object_id(&document, id)?, Bson::ObjectId(id))
+            }
+        };
+        let checked_len = document.as_bytes().len();
+        Ok((
+            Statement {
+                document,
+                checked_len,
+                multi: false,
+            },
+            id,
+        ))
+    }
+
+    /// An update or replacement statement.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when a document cannot be encoded.
+    pub(crate) fn update(
+        filter: &Document,
+        modifications: &UpdateModifications,
+        multi: bool,
+        fields: UpdateStatementFields<'_>,
+    ) -> Result<Statement> {
+        let filter_len = encoded_len(filter)?;
+        let update = modifications.to_bson();
+        let update_len = match &update {
+            Bson::Document(doc) => encoded_len(doc)?,
+            Bson::Array(stages) => stages
+                .iter()
+                .filter_map(Bson::as_document)
+                .map(encoded_len)
+                .sum::<Result<usize>>()?,
+            _ => 0,
+        };
+        let mut statement = Document::new();
+        statement.insert("q", filter.clone());
+        statement.insert("u", update);
+        if multi {
+            statement.insert("multi", true);
+        }
+        if let Some(upsert) = fields.upsert {
+            statement.insert("upsert", upsert);
+        }
+        if let Some(filters) = fields.array_filters {
+            statement.insert(
+                "arrayFilters",
+                filters
+                    .iter()
+                    .cloned()
+                    .map(Bson::Document)
+                    .collect::<Vec<_>>(),
+            );
+        }
+        if let Some(collation) = fields.collation {
+            statement.insert("collation", collation.clone());
+        }
+        if let Some(hint) = fields.hint {
+            statement.insert("hint", hint.to_bson());
+        }
+        Ok(Statement {
+            document: encode(&statement)?,
+            checked_len: filter_len.max(update_len),
+            multi,
+        })
+    }
+
+    /// A delete statement (`limit: 0` deletes every match, `limit: 1` one).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the filter cannot be encoded.
+    pub(crate) fn delete(
+        filter: &Document,
+        multi: bool,
+        collation: Option<&Document>,
+        hint: Option<&Hint>,
+    ) -> Result<Statement> {
+        let mut statement = Document::new();
+        statement.insert("q", filter.clone());
+        statement.insert("limit", if multi { 0 } else { 1 });
+        if let Some(collation) = collation {
+            statement.insert("collation", collation.clone());
+        }
+        if let Some(hint) = hint {
+            statement.insert("hint", hint.to_bson());
+        }
+        Ok(Statement {
+            document: encode(&statement)?,
+            checked_len: encoded_len(filter)?,
+            multi,
+        })
+    }
+}
+
+/// The optional per-statement fields of an update.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct UpdateStatementFields<'a> {
+    pub(crate) upsert: Option<bool>,
+    pub(crate) array_filters: Option<&'a [Document]>,
+    pub(crate) collation: Option<&'a Document>,
+    pub(crate) hint: Option<&'a Hint>,
+}
+
+/// Command-level fields shared by every batch of a run.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct WriteCommandFields {
+    pub(crate) ordered: bool,
+    pub(crate) bypass_document_validation: Option<bool>,
+    pub(crate) write_concern: Option<WriteConcern>,
+    pub(crate) comment: Option<Bson>,
+    pub(crate) let_vars: Option<Document>,
+}
+
+/// One batch command of a run of same-kind statements: see the module documentation.
+#[derive(Debug)]
+pub(crate) struct WriteBatch {
+    ns: Namespace,
+    kind: WriteKind,
+    statements: Arc<[Statement]>,
+    /// The first statement of this batch.
+    start: usize,
+    /// How many statements this batch holds, fixed by the first attempt so that a retry
+    /// (same `txnNumber`) resends exactly the same statements.
+    chosen: Option<usize>,
+    fields: Arc<WriteCommandFields>,
+    /// Whether the whole bulk has no multi-document statement (then it is a retryable write).
+    retryable: bool,
+}
+
+impl WriteBatch {
+    /// The batch of `statements` starting at `start`. `retryable` is false when any statement
+    /// of the whole bulk operation (not only this run) may touch several documents.
+    pub(crate) fn new(
+        ns: Namespace,
+        kind: WriteKind,
+        statements: Arc<[Statement]>,
+        start: usize,
+        fields: Arc<WriteCommandFields>,
+        retryable: bool,
+    ) -> Self {
+        WriteBatch {
+            ns,
+            kind,
+            statements,
+            start,
+            chosen: None,
+            fields,
+            retryable,
+        }
+    }
+
+    fn body(&self) -> Document {
+        let mut body = Document::new();
+        body.insert(self.kind.command_name(), self.ns.coll.clone());
+        body.insert("ordered", self.fields.ordered);
+        if let Some(bypass) = self.fields.bypass_document_validation {
+            body.insert("bypassDocumentValidation", bypass);
+        }
+        if let Some(comment) = &self.fields.comment {
+            body.insert("comment", comment.clone());
+        }
+        if let Some(let_vars) = &self.fields.let_vars {
+            body.insert("let", let_vars.clone());
+        }
+        body
+    }
+
+    /// How many statements from `start` fit one command on a connection with `description`,
+    /// given a body of `body_len` bytes. At least one, since every statement passed the
+    /// `maxBsonObjectSize` check and one such statement always fits a message.
+    fn batch_len(&self, description: &StreamDescription, body_len: usize) -> usize {
+        let max_count = usize::try_from(description.max_write_batch_size)
+            .ok()
+            .filter(|n| *n > 0)
+            .unwrap_or(1);
+        // Sequence section: size field, identifier and its NUL, then the documents.
+        let fixed = body_len + COMMAND_OVERHEAD + 4 + self.kind.sequence_identifier().len() + 1;
+        let budget = description.max_message_size_bytes.saturating_sub(fixed);
+        let mut used = 0usize;
+        let mut count = 0usize;
+        for statement in &self.statements[self.start..] {
+            let len = statement.document.as_bytes().len();
+            if count == max_count || (count > 0 && used + len > budget) {
+                break;
+            }
+            used += len;
+            count += 1;
+        }
+        count
+    }
+
+    /// Rejects, before anything is sent, every statement over the server's document limit.
+    fn check_sizes(&self, description: &StreamDescription) -> Result<()> {
+        let limit = usize::try_from(description.max_bson_object_size).unwrap_or(usize::MAX);
+        // The first batch checks the whole run, so an oversized statement anywhere fails the
+        // operation before its first command is sent.
+        for (index, statement) in self.statements.iter().enumerate().skip(self.start) {
+            if statement.checked_len > limit {
+                return Err(Error::invalid_argument(format!(
+                    "statement {index} of the {} is {} bytes, over the server's maxBsonObjectSize of {limit} bytes",
+                    self.kind.command_name(),
+                    statement.checked_len
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Operation for WriteBatch {
+    type Output = BatchOutcome;
+
+    fn name(&self) -> &str {
+        self.kind.command_name()
+    }
+
+    fn build(&mut self, description: &StreamDescription) -> Result<Command> {
+        if self.start >= self.statements.len() {
+            return Err(Error::invalid_argument(format!(
+                "a {} command needs at least one statement",
+                self.kind.command_name()
+            )));
+        }
+        let body = self.body();
+        let count = match self.chosen {
+            Some(count) => count,
+            None => {
+                self.check_sizes(description)?;
+                let body_len = encoded_len(&body)?;
+                let count = self.batch_len(description, body_len);
+                self.chosen = Some(count);
+                count
+            }
+        };
+        let end = (self.start + count).min(self.statements.len());
+        let documents = self.statements[self.start..end]
+            .iter()
+            .map(|s| s.document.clone())
+            .collect();
+        let mut command = Command::new(self.kind.command_name(), self.ns.db.clone(), body);
+        command.sequences.push(DocumentSequence::new(
+            self.kind.sequence_identifier(),
+            documents,
+        ));
+        Ok(command)
+    }
+
+    fn handle_reply(
+        &mut self,
+        reply: RawDocumentBuf,
+        _context: &ReplyContext<'_>,
+    ) -> Result<BatchOutcome> {
+        let count = self.chosen.unwrap_or(0);
+        BatchOutcome::parse(&reply, self.kind, self.start, count)
+    }
+
+    fn retryability(&self) -> Retryability {
+        if self.retryable {
+            Retryability::Write
+        } else {
+            Retryability::None
+        }
+    }
+
+    fn write_concern(&self) -> Option<&WriteConcern> {
+        self.fields.write_concern.as_ref()
+    }
+}
+
+/// `document` with `_id: id` as its first field.
+fn prepend_object_id(document: &RawDocumentBuf, id: ObjectId) -> Result<RawDocumentBuf> {
+    let old = document.as_bytes();
+    // A valid document is at least 5 bytes: its length and the trailing NUL.
+    let elements = old.get(4..old.len().saturating_sub(1)).unwrap_or_default();
+    let len = 4 + (1 + 4 + 12) + elements.len() + 1;
+    let len_field = i32::try_from(len)
+        .map_err(|_| Error::invalid_argument("the document is too large to encode"))?;
+    let mut bytes = Vec::with_capacity(len);
+    bytes.extend_from_slice(&len_field.to_le_bytes());
+    bytes.push(0x07); // ObjectId element.
+    bytes.extend_from_slice(b"_id\0");
+    bytes.extend_from_slice(&id.bytes());
+    bytes.extend_from_slice(elements);
+    bytes.push(0);
+    RawDocumentBuf::from_bytes(bytes)
+        .map_err(|e| Error::invalid_argument("the document cannot be encoded").with_source(e))
+}
+
+/// `doc` encoded as BSON.
+pub(crate) fn encode(doc: &Document) -> Result<RawDocumentBuf> {
+    RawDocumentBuf::try_from(doc)
+        .map_err(|e| Error::invalid_argument("a document cannot be encoded as BSON").with_source(e))
+}
+
+/// The encoded size of `doc`.
+pub(crate) fn encoded_len(doc: &Document) -> Result<usize> {
+    Ok(encode(doc)?.as_bytes().len())
+}
