@@ -34,8 +34,37 @@ pub(crate) enum ProjectionKind {
     Stage,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Include,
+    Exclude,
+    Compute,
+}
+
+impl Modes {
+    /// Notes a field's mode; `_id` inclusion or exclusion never decides the projection's mode.
+    fn note(&mut self, mode: Mode, path: &str) {
+        if path == "_id" && mode != Mode::Compute {
+            return;
+        }
+        if !self.decided {
+            self.decided = true;
+            self.first_is_exclusion = mode == Mode::Exclude;
+        }
+        let slot = match mode {
+            Mode::Include => &mut self.inclusion,
+            Mode::Exclude => &mut self.exclusion,
+            Mode::Compute => &mut self.computed,
+        };
+        slot.get_or_insert_with(|| path.to_owned());
+    }
+}
+
 #[derive(Default)]
 struct Modes {
+    /// Whether the first field that decided the mode was an exclusion.
+    first_is_exclusion: bool,
+    decided: bool,
     inclusion: Option<String>,
     exclusion: Option<String>,
     computed: Option<String>,
@@ -84,22 +113,30 @@ impl Projection {
             }
             insert_path(&mut fields, key, node);
         }
-        if let Some(path) = &modes.exclusion {
-            if let Some(included) = &modes.inclusion {
-                return Err(CommandError::new(
-                    31254,
-                    format!(
-                        "Cannot do exclusion on field {path} in inclusion projection (first included: {included})"
-                    ),
-                ));
-            }
-            if let Some(computed) = &modes.computed {
-                return Err(CommandError::new(
-                    31252,
-                    format!(
-                        "Cannot use expression other than $meta in exclusion projection: {computed}"
-                    ),
-                ));
+        if let Some(excluded) = &modes.exclusion {
+            let exclusion_first = modes.first_is_exclusion;
+            match (&modes.inclusion, &modes.computed) {
+                (Some(included), _) if exclusion_first => {
+                    return Err(CommandError::new(
+                        31253,
+                        format!("Cannot do inclusion on field {included} in exclusion projection"),
+                    ));
+                }
+                (None, Some(computed)) if exclusion_first => {
+                    return Err(CommandError::new(
+                        31252,
+                        format!(
+                            "Cannot use expression other than $meta in exclusion projection: {computed}"
+                        ),
+                    ));
+                }
+                (Some(_), _) | (_, Some(_)) => {
+                    return Err(CommandError::new(
+                        31254,
+                        format!("Cannot do exclusion on field {excluded} in inclusion projection"),
+                    ));
+                }
+                (None, None) => {}
             }
         }
         let inclusion = modes.inclusion.is_some()
@@ -168,12 +205,6 @@ fn parse_node(
     path: &str,
     modes: &mut Modes,
 ) -> StoreResult<Node> {
-    let is_id = path == "_id";
-    let mark = |slot: &mut Option<String>| {
-        if !is_id && slot.is_none() {
-            *slot = Some(path.to_owned());
-        }
-    };
     match value {
         Bson::Boolean(_)
         | Bson::Int32(_)
@@ -185,10 +216,10 @@ fn parse_node(
                 other => Number::of(other).is_some_and(|number| number.as_f64() != 0.0),
             };
             if include {
-                mark(&mut modes.inclusion);
+                modes.note(Mode::Include, path);
                 Ok(Node::Include)
             } else {
-                mark(&mut modes.exclusion);
+                modes.note(Mode::Exclude, path);
                 Ok(Node::Exclude)
             }
         }
@@ -198,11 +229,11 @@ fn parse_node(
                     return parse_slice(argument);
                 }
                 if let Some(Bson::Document(filter)) = spec.get("$elemMatch") {
-                    mark(&mut modes.inclusion);
+                    modes.note(Mode::Include, path);
                     return Ok(Node::ElemMatch(Box::new(Filter::parse(filter)?)));
                 }
             }
-            modes.computed.get_or_insert_with(|| path.to_owned());
+            modes.note(Mode::Compute, path);
             Ok(Node::Computed(Expr::parse(value)?))
         }
         Bson::Document(spec) => {
@@ -224,7 +255,7 @@ fn parse_node(
             Ok(Node::Nested(children))
         }
         other => {
-            modes.computed.get_or_insert_with(|| path.to_owned());
+            modes.note(Mode::Compute, path);
             Ok(Node::Computed(Expr::parse(other)?))
         }
     }

@@ -1,0 +1,224 @@
+//! Catalog commands: indexes, collections, databases.
+
+use bson::{Bson, doc};
+
+use super::{batch, error_code, insert, new_store, run, run_ok};
+
+#[test]
+fn create_list_and_drop_indexes() {
+    let store = new_store();
+    let reply = run_ok(
+        &store,
+        "db",
+        doc! { "createIndexes": "c", "indexes": [
+            { "key": { "a": 1 }, "name": "a_1" },
+            { "key": { "b": -1, "c": 1 }, "name": "b_-1_c_1", "unique": true, "sparse": true },
+        ] },
+    );
+    assert_eq!(
+        reply,
+        doc! { "numIndexesBefore": 1, "numIndexesAfter": 3, "createdCollectionAutomatically": true, "ok": 1.0 }
+    );
+    let again = run_ok(
+        &store,
+        "db",
+        doc! { "createIndexes": "c", "indexes": [{ "key": { "a": 1 }, "name": "a_1" }] },
+    );
+    assert_eq!(
+        again,
+        doc! { "numIndexesBefore": 3, "numIndexesAfter": 3, "note": "all indexes already exist", "ok": 1.0 }
+    );
+    let listed = batch(&run_ok(&store, "db", doc! { "listIndexes": "c" }));
+    assert_eq!(
+        listed,
+        vec![
+            doc! { "v": 2, "key": { "_id": 1 }, "name": "_id_" },
+            doc! { "v": 2, "key": { "a": 1 }, "name": "a_1" },
+            doc! { "v": 2, "key": { "b": -1, "c": 1 }, "name": "b_-1_c_1", "unique": true, "sparse": true },
+        ]
+    );
+    let reply = run_ok(&store, "db", doc! { "listIndexes": "c" });
+    assert_eq!(
+        reply.get_document("cursor").unwrap().get_str("ns").unwrap(),
+        "db.$cmd.listIndexes.c"
+    );
+    assert_eq!(
+        run_ok(&store, "db", doc! { "dropIndexes": "c", "index": "a_1" }),
+        doc! { "nIndexesWas": 3, "ok": 1.0 }
+    );
+    assert_eq!(
+        error_code(&run(
+            &store,
+            "db",
+            doc! { "dropIndexes": "c", "index": "a_1" }
+        )),
+        27
+    );
+    assert_eq!(
+        error_code(&run(
+            &store,
+            "db",
+            doc! { "dropIndexes": "c", "index": "_id_" }
+        )),
+        72
+    );
+    run_ok(&store, "db", doc! { "dropIndexes": "c", "index": "*" });
+    assert_eq!(
+        batch(&run_ok(&store, "db", doc! { "listIndexes": "c" })).len(),
+        1
+    );
+    assert_eq!(
+        error_code(&run(&store, "db", doc! { "listIndexes": "nope" })),
+        26
+    );
+    let conflict = run(
+        &store,
+        "db",
+        doc! { "createIndexes": "c", "indexes": [{ "key": { "a": 1 }, "name": "x" }, { "key": { "z": 1 }, "name": "x" }] },
+    );
+    assert_eq!(error_code(&conflict), 86);
+    assert_eq!(
+        error_code(&run(
+            &store,
+            "db",
+            doc! { "createIndexes": "c", "indexes": [{ "key": { "a": 1 } }] }
+        )),
+        9
+    );
+}
+
+#[test]
+fn unique_index_build_fails_on_existing_duplicates() {
+    let store = new_store();
+    insert(
+        &store,
+        "c",
+        vec![doc! { "_id": 1, "a": 1 }, doc! { "_id": 2, "a": 1 }],
+    );
+    let reply = run(
+        &store,
+        "db",
+        doc! { "createIndexes": "c", "indexes": [{ "key": { "a": 1 }, "name": "a_1", "unique": true }] },
+    );
+    assert_eq!(error_code(&reply), 11000);
+    // Sparse unique indexes ignore documents without the field; array values index each element.
+    run_ok(
+        &store,
+        "db",
+        doc! { "createIndexes": "s", "indexes": [{ "key": { "t": 1 }, "name": "t_1", "unique": true, "sparse": true }] },
+    );
+    insert(
+        &store,
+        "s",
+        vec![
+            doc! { "_id": 1 },
+            doc! { "_id": 2 },
+            doc! { "_id": 3, "t": [1, 2] },
+        ],
+    );
+    let clash = run_ok(
+        &store,
+        "db",
+        doc! { "insert": "s", "documents": [{ "_id": 4, "t": 2 }] },
+    );
+    assert!(clash.contains_key("writeErrors"));
+    // A partial index only covers matching documents.
+    run_ok(
+        &store,
+        "db",
+        doc! { "createIndexes": "p", "indexes": [{ "key": { "u": 1 }, "name": "u_1", "unique": true, "partialFilterExpression": { "active": true } }] },
+    );
+    insert(
+        &store,
+        "p",
+        vec![
+            doc! { "u": 1, "active": false },
+            doc! { "u": 1, "active": true },
+        ],
+    );
+    let clash = run_ok(
+        &store,
+        "db",
+        doc! { "insert": "p", "documents": [{ "u": 1, "active": true }] },
+    );
+    assert!(clash.contains_key("writeErrors"));
+}
+
+#[test]
+fn collections_and_databases() {
+    let store = new_store();
+    run_ok(&store, "db", doc! { "create": "b", "capped": false });
+    run_ok(&store, "db", doc! { "create": "b", "capped": false });
+    assert_eq!(
+        error_code(&run(
+            &store,
+            "db",
+            doc! { "create": "b", "capped": true, "size": 1024 }
+        )),
+        48
+    );
+    insert(&store, "a", vec![doc! { "x": 1 }]);
+    let listed = batch(&run_ok(&store, "db", doc! { "listCollections": 1 }));
+    let names: Vec<&str> = listed
+        .iter()
+        .map(|entry| entry.get_str("name").unwrap())
+        .collect();
+    assert_eq!(names, vec!["a", "b"]);
+    assert_eq!(
+        listed[1].get_document("options").unwrap(),
+        &doc! { "capped": false }
+    );
+    assert!(matches!(
+        listed[0].get_document("info").unwrap().get("uuid"),
+        Some(Bson::Binary(_))
+    ));
+    let only_b = batch(&run_ok(
+        &store,
+        "db",
+        doc! { "listCollections": 1, "filter": { "name": "b" }, "nameOnly": true },
+    ));
+    assert_eq!(only_b, vec![doc! { "name": "b", "type": "collection" }]);
+
+    insert(&store, "c", vec![doc! { "x": 1 }]);
+    run_ok(
+        &store,
+        "other",
+        doc! { "insert": "z", "documents": [{ "y": "abc" }] },
+    );
+    let reply = run_ok(&store, "admin", doc! { "listDatabases": 1 });
+    let names: Vec<&str> = reply
+        .get_array("databases")
+        .unwrap()
+        .iter()
+        .map(|entry| entry.as_document().unwrap().get_str("name").unwrap())
+        .collect();
+    assert_eq!(names, vec!["db", "other"]);
+    assert!(reply.get_i64("totalSize").unwrap() > 0);
+    let reply = run_ok(
+        &store,
+        "admin",
+        doc! { "listDatabases": 1, "nameOnly": true, "filter": { "name": "other" } },
+    );
+    assert_eq!(
+        reply,
+        doc! { "databases": [{ "name": "other" }], "ok": 1.0 }
+    );
+    assert_eq!(
+        error_code(&run(&store, "db", doc! { "listDatabases": 1 })),
+        13
+    );
+
+    assert_eq!(
+        run_ok(&store, "db", doc! { "drop": "c" }),
+        doc! { "nIndexesWas": 1, "ns": "db.c", "ok": 1.0 }
+    );
+    assert_eq!(
+        run_ok(&store, "db", doc! { "drop": "c" }),
+        doc! { "ok": 1.0 }
+    );
+    run_ok(&store, "other", doc! { "dropDatabase": 1 });
+    assert_eq!(store.database_names(), vec!["db".to_owned()]);
+    let stats = run_ok(&store, "db", doc! { "dbStats": 1 });
+    assert_eq!(stats.get_i64("collections").unwrap(), 2);
+    assert_eq!(stats.get_i64("objects").unwrap(), 1);
+}
