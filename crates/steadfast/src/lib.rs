@@ -24,6 +24,10 @@ pub mod event;
 mod handshake;
 mod operation;
 pub mod options;
+/// One server's connection pool used on its own (conformance tests, tools); applications use
+/// [`Client`]. Not a stable API.
+#[doc(hidden)]
+pub mod pool;
 pub mod results;
 mod runtime;
 

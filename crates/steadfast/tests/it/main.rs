@@ -4,6 +4,7 @@ mod auth;
 mod commands;
 mod faults;
 mod handshake;
+mod pool;
 mod tls;
 mod uri;
 

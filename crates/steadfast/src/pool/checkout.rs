@@ -1,0 +1,242 @@
+//! Checking a connection out: join the wait queue, wait for a delivery within the wait-queue
+//! timeout and the operation's deadline, and leave nothing behind if the future is dropped.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use steadfast_core::pool::{CheckOutFailedReason, CheckOutRefusal, PoolEvent, WaiterId};
+use tokio::sync::oneshot;
+use tracing::Instrument as _;
+
+use super::{
+    ConnectionPool, Delivery, Inner, PooledConnection, Shared, WaiterPhase, WaiterSlot, errors,
+};
+use crate::error::{Error, Result};
+use crate::runtime;
+
+impl ConnectionPool {
+    /// Checks out a connection: an idle one, or a new one established for this check-out, in
+    /// the order check-outs arrived. Waiting in the queue is limited by `waitQueueTimeoutMS`
+    /// and `deadline`, whichever is earlier; once a new connection is being established for
+    /// this check-out only `deadline` applies (the establishment itself is bounded by
+    /// connectTimeoutMS).
+    ///
+    /// # Errors
+    /// PoolClosedError when the pool is closed; a retryable PoolClearedError when it is paused
+    /// or cleared while waiting; WaitQueueTimeoutError (a timeout) when a limit passes; the
+    /// establishment error (already reported to SDAM by the pool) when a new connection
+    /// fails. [`super::failure_of`] tells them apart.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: dropping the future leaves the wait queue, and a connection delivered to it
+    /// or being established for it goes back to the pool.
+    pub(crate) async fn check_out(&self, deadline: Option<Instant>) -> Result<PooledConnection> {
+        let span = tracing::debug_span!("check_out", address = %self.shared.address);
+        check_out(&self.shared, deadline).instrument(span).await
+    }
+}
+
+async fn check_out(shared: &Arc<Shared>, deadline: Option<Instant>) -> Result<PooledConnection> {
+    let started = runtime::now();
+    let (waiter, receiver) = shared.enqueue(started)?;
+    let mut wait = Wait {
+        shared: Arc::clone(shared),
+        waiter,
+        receiver,
+        finished: false,
+    };
+    let queue_limit = shared.options.wait_queue_timeout.map(|t| started + t);
+    let mut limit = earliest(queue_limit, deadline);
+    loop {
+        let delivered = match limit {
+            Some(at) => tokio::select! {
+                delivery = &mut wait.receiver => Some(delivery),
+                () = runtime::sleep_until(at) => None,
+            },
+            None => Some((&mut wait.receiver).await),
+        };
+        let delivery = match delivered {
+            Some(Ok(delivery)) => delivery,
+            Some(Err(_)) => {
+                wait.finished = true;
+                // Every slot is answered before its sender is dropped; this is a pool bug.
+                return Err(Error::network("the pool dropped a check-out request")
+                    .with_address(&shared.address));
+            }
+            None => {
+                let deadline_passed = deadline.is_some_and(|d| runtime::now() >= d);
+                match shared.wait_expired(&mut wait, deadline_passed) {
+                    Expiry::KeepWaiting => {
+                        limit = deadline;
+                        continue;
+                    }
+                    Expiry::Delivered(delivery) => delivery,
+                    Expiry::TimedOut(error) => {
+                        wait.finished = true;
+                        return Err(error);
+                    }
+                }
+            }
+        };
+        wait.finished = true;
+        return match delivery {
+            Delivery::Connection {
+                connection,
+                generation,
+                interrupt,
+            } => Ok(PooledConnection::new(
+                connection,
+                generation,
+                interrupt,
+                Arc::clone(shared),
+            )),
+            Delivery::Failed(error) => Err(error),
+        };
+    }
+}
+
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// What a passed time limit means for a check-out.
+enum Expiry {
+    /// The wait-queue timeout passed while a connection is being established for it: only the
+    /// operation's deadline applies now.
+    KeepWaiting,
+    /// Something was delivered just before the limit.
+    Delivered(Delivery),
+    /// The check-out failed with a timeout.
+    TimedOut(Error),
+}
+
+/// A check-out in progress. If its future is dropped before an answer was taken, `Drop` takes
+/// the waiter out of the pool and returns anything delivered to it.
+struct Wait {
+    shared: Arc<Shared>,
+    waiter: WaiterId,
+    receiver: oneshot::Receiver<Delivery>,
+    finished: bool,
+}
+
+impl Drop for Wait {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.shared.abandon_wait(self.waiter, &mut self.receiver);
+        }
+    }
+}
+
+impl Shared {
+    /// Emits ConnectionCheckOutStarted and joins the wait queue (or fails at once when the
+    /// pool is closed or paused).
+    fn enqueue(
+        self: &Arc<Self>,
+        started: Instant,
+    ) -> Result<(WaiterId, oneshot::Receiver<Delivery>)> {
+        let mut inner = self.lock();
+        self.emit(|| PoolEvent::ConnectionCheckOutStarted {
+            address: self.address.clone(),
+        });
+        let waiter = inner.next_waiter;
+        inner.next_waiter += 1;
+        if let Err(refusal) = inner.state.enqueue(waiter) {
+            let (reason, error) = match refusal {
+                CheckOutRefusal::Closed => (
+                    CheckOutFailedReason::PoolClosed,
+                    errors::pool_closed(&self.address),
+                ),
+                CheckOutRefusal::Paused => (
+                    CheckOutFailedReason::ConnectionError,
+                    errors::pool_cleared(&self.address, &inner.pause_cause),
+                ),
+            };
+            let duration = runtime::now().saturating_duration_since(started);
+            self.emit(|| PoolEvent::ConnectionCheckOutFailed {
+                address: self.address.clone(),
+                reason,
+                duration,
+            });
+            return Err(error);
+        }
+        let (sender, receiver) = oneshot::channel();
+        inner.waiters.insert(
+            waiter,
+            WaiterSlot {
+                sender,
+                started,
+                phase: WaiterPhase::Queued,
+            },
+        );
+        self.service(&mut inner);
+        Ok((waiter, receiver))
+    }
+
+    /// A time limit of a check-out passed. Queued: it leaves the queue with a timeout.
+    /// Establishing: it keeps waiting unless the operation's deadline passed.
+    fn wait_expired(self: &Arc<Self>, wait: &mut Wait, deadline_passed: bool) -> Expiry {
+        let mut inner = self.lock();
+        let Some(phase) = inner.waiters.get(&wait.waiter).map(|slot| slot.phase) else {
+            // Answered between the timer firing and taking the lock.
+            return match wait.receiver.try_recv() {
+                Ok(delivery) => Expiry::Delivered(delivery),
+                Err(_) => Expiry::TimedOut(errors::wait_queue_timeout(&self.address)),
+            };
+        };
+        if matches!(phase, WaiterPhase::Establishing(_)) && !deadline_passed {
+            return Expiry::KeepWaiting;
+        }
+        self.leave(&mut inner, wait.waiter);
+        if let Some(slot) = inner.waiters.remove(&wait.waiter) {
+            let duration = runtime::now().saturating_duration_since(slot.started);
+            self.emit(|| PoolEvent::ConnectionCheckOutFailed {
+                address: self.address.clone(),
+                reason: CheckOutFailedReason::Timeout,
+                duration,
+            });
+        }
+        self.service(&mut inner);
+        Expiry::TimedOut(errors::wait_queue_timeout(&self.address))
+    }
+
+    /// The future of a check-out was dropped before it took its answer.
+    fn abandon_wait(
+        self: &Arc<Self>,
+        waiter: WaiterId,
+        receiver: &mut oneshot::Receiver<Delivery>,
+    ) {
+        let mut inner = self.lock();
+        self.leave(&mut inner, waiter);
+        inner.waiters.remove(&waiter);
+        // Deliveries happen under the lock and only to waiters with a slot, so after the slot is
+        // gone, whatever was delivered is already in the channel.
+        receiver.close();
+        if let Ok(Delivery::Connection { connection, .. }) = receiver.try_recv() {
+            let healthy = !connection.is_broken();
+            self.check_in_locked(&mut inner, connection, healthy);
+        }
+        self.service(&mut inner);
+    }
+
+    /// Takes a waiter out of the state machine: out of the queue, or, if a connection is being
+    /// established for it, turns that connection into a background one. Keeps its slot.
+    fn leave(&self, inner: &mut Inner, waiter: WaiterId) {
+        let Some(phase) = inner.waiters.get(&waiter).map(|slot| slot.phase) else {
+            return;
+        };
+        match phase {
+            WaiterPhase::Queued => {
+                inner.state.cancel(waiter);
+            }
+            WaiterPhase::Establishing(connection) => {
+                inner.state.abandon(connection);
+                if let Some(entry) = inner.establishing.get_mut(&connection) {
+                    entry.waiter = None;
+                }
+            }
+        }
+    }
+}
