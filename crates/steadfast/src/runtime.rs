@@ -1,4 +1,4 @@
-//! The driver's only source of randomness (and, later, of clocks, sleeps and spawns): pure code
+//! The driver's only source of randomness, clocks, sleeps and spawns: pure code
 //! elsewhere takes these values as arguments.
 
 use base64::Engine as _;
@@ -10,4 +10,108 @@ pub(crate) fn scram_nonce() -> String {
     let mut bytes = [0u8; 24];
     rand::rng().fill_bytes(&mut bytes);
     base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The current monotonic time. Everything time-dependent in the driver reads it here, so that
+/// pure code receives time as an argument.
+pub(crate) fn now() -> std::time::Instant {
+    std::time::Instant::now()
+}
+
+/// Sleeps until `deadline` (returns at once if it has passed).
+///
+/// # Cancel safety
+/// Cancel safe.
+pub(crate) async fn sleep_until(deadline: std::time::Instant) {
+    tokio::time::sleep_until(deadline.into()).await;
+}
+
+/// A small, fast generator for the pure decisions that take `&mut impl Rng` (server selection,
+/// SRV host choice). Seeded from the thread-local CSPRNG; `Send`, so it may live in a task.
+pub(crate) fn rng() -> rand::rngs::SmallRng {
+    use rand::SeedableRng as _;
+    rand::rngs::SmallRng::from_rng(&mut rand::rng())
+}
+
+/// Spawns the driver's background tasks and counts the live ones, so that shutdown can prove
+/// nothing leaked. Cheap to clone: clones share the count.
+#[derive(Clone, Debug)]
+pub(crate) struct TaskTracker {
+    handle: tokio::runtime::Handle,
+    live: std::sync::Arc<TaskCount>,
+}
+
+#[derive(Debug, Default)]
+struct TaskCount {
+    live: std::sync::atomic::AtomicUsize,
+    changed: tokio::sync::Notify,
+}
+
+/// Decrements the live count when a tracked task ends, however it ends (completed, aborted or
+/// dropped with its runtime).
+struct LiveTask(std::sync::Arc<TaskCount>);
+
+impl Drop for LiveTask {
+    fn drop(&mut self) {
+        self.0
+            .live
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.changed.notify_waiters();
+    }
+}
+
+impl TaskTracker {
+    /// A tracker spawning on the current tokio runtime.
+    ///
+    /// # Errors
+    /// `Configuration` when called outside a tokio runtime: the driver's background tasks need
+    /// one.
+    pub(crate) fn new() -> crate::error::Result<Self> {
+        let handle = tokio::runtime::Handle::try_current().map_err(|_| {
+            crate::error::Error::configuration(
+                "the client must be created inside a tokio runtime (it runs background tasks)",
+            )
+        })?;
+        Ok(TaskTracker {
+            handle,
+            live: std::sync::Arc::default(),
+        })
+    }
+
+    /// Spawns `future` as a counted task.
+    pub(crate) fn spawn<F>(&self, future: F) -> tokio::task::JoinHandle<F::Output>
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.live
+            .live
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let guard = LiveTask(std::sync::Arc::clone(&self.live));
+        self.handle.spawn(async move {
+            let _guard = guard;
+            future.await
+        })
+    }
+
+    /// How many tasks spawned through this tracker (or its clones) are still alive.
+    pub(crate) fn live(&self) -> usize {
+        self.live.live.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Waits until no tracked task is alive.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub(crate) async fn wait_until_idle(&self) {
+        loop {
+            let changed = self.live.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if self.live() == 0 {
+                return;
+            }
+            changed.await;
+        }
+    }
 }
