@@ -1,0 +1,209 @@
+//! Bulk writes as plain values: grouping models into runs of one command kind, and merging the
+//! batch replies into one result or one write failure with the caller's positions.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use bson::Bson;
+use serde::Serialize;
+
+use super::models::WriteModel;
+use crate::error::{Error, Result, WriteConcernError, WriteError, WriteFailure};
+use crate::operation::write::{Statement, WriteKind};
+use crate::operation::write_reply::BatchOutcome;
+use crate::results::BulkWriteResult;
+
+/// Statements of one kind sent as consecutive batch commands.
+#[derive(Debug)]
+pub(crate) struct Run {
+    /// Which command.
+    pub(crate) kind: WriteKind,
+    /// The statements, in sending order.
+    pub(crate) statements: Arc<[Statement]>,
+    /// For each statement, the position of its model in the caller's input.
+    pub(crate) positions: Vec<usize>,
+    /// For insert runs, each statement's `_id`.
+    pub(crate) ids: Vec<Bson>,
+}
+
+/// The runs of a bulk write, and whether it is a retryable write.
+#[derive(Debug)]
+pub(crate) struct BulkPlan {
+    /// In execution order.
+    pub(crate) runs: Vec<Run>,
+    /// False when any model may touch several documents.
+    pub(crate) retryable: bool,
+}
+
+impl BulkPlan {
+    /// Groups `models`: ordered bulks keep their order (a new run starts whenever the kind
+    /// changes); unordered bulks send all inserts, then all updates, then all deletes.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for an empty list and for any model that cannot be encoded or is
+    /// invalid (checked for every model before anything is sent).
+    pub(crate) fn new<T: Serialize>(models: Vec<WriteModel<T>>, ordered: bool) -> Result<Self> {
+        if models.is_empty() {
+            return Err(Error::invalid_argument(
+                "a bulk write needs at least one write model",
+            ));
+        }
+        let retryable = !models.iter().any(WriteModel::is_multi);
+        let mut pending: Vec<(WriteKind, Vec<Statement>, Vec<usize>, Vec<Bson>)> = Vec::new();
+        for (position, model) in models.into_iter().enumerate() {
+            let kind = model.kind();
+            let (statement, id) = model
+                .into_statement()
+                .map_err(|e| at_position(e, position))?;
+            let slot = if ordered {
+                match pending.last() {
+                    Some((last, ..)) if *last == kind => pending.len() - 1,
+                    _ => {
+                        pending.push((kind, Vec::new(), Vec::new(), Vec::new()));
+                        pending.len() - 1
+                    }
+                }
+            } else {
+                match pending.iter().position(|(k, ..)| *k == kind) {
+                    Some(slot) => slot,
+                    None => {
+                        pending.push((kind, Vec::new(), Vec::new(), Vec::new()));
+                        pending.len() - 1
+                    }
+                }
+            };
+            let (_, statements, positions, ids) = &mut pending[slot];
+            statements.push(statement);
+            positions.push(position);
+            if let Some(id) = id {
+                ids.push(id);
+            }
+        }
+        if !ordered {
+            let rank = |kind: WriteKind| match kind {
+                WriteKind::Insert => 0,
+                WriteKind::Update => 1,
+                WriteKind::Delete => 2,
+            };
+            pending.sort_by_key(|(kind, ..)| rank(*kind));
+        }
+        let runs = pending
+            .into_iter()
+            .map(|(kind, statements, positions, ids)| Run {
+                kind,
+                statements: statements.into(),
+                positions,
+                ids,
+            })
+            .collect();
+        Ok(BulkPlan { runs, retryable })
+    }
+}
+
+/// Prefixes an invalid-argument error with the model's position.
+fn at_position(error: Error, position: usize) -> Error {
+    match error.kind() {
+        crate::ErrorKind::InvalidArgument { message } => {
+            Error::invalid_argument(format!("write model {position}: {message}"))
+        }
+        _ => error,
+    }
+}
+
+/// Merges batch outcomes. Write errors are reported with the caller's positions, sorted; the
+/// first write concern error is kept (later batches usually repeat it); labels are merged.
+#[derive(Debug, Default)]
+pub(crate) struct BulkAccumulator {
+    ordered: bool,
+    result: BulkWriteResult,
+    write_errors: Vec<WriteError>,
+    write_concern_error: Option<WriteConcernError>,
+    labels: Vec<String>,
+}
+
+impl BulkAccumulator {
+    /// An empty accumulator for an ordered or unordered bulk.
+    pub(crate) fn new(ordered: bool) -> Self {
+        BulkAccumulator {
+            ordered,
+            ..BulkAccumulator::default()
+        }
+    }
+
+    /// Adds the outcome of one batch of `run`.
+    pub(crate) fn add(&mut self, run: &Run, outcome: BatchOutcome) {
+        let position = |run_index: usize| run.positions.get(run_index).copied();
+        let failed: BTreeSet<usize> = outcome.write_errors.iter().map(|e| e.index).collect();
+        match run.kind {
+            WriteKind::Insert => {
+                self.result.inserted_count += outcome.n;
+                // An ordered batch stops at its first error: later statements never ran.
+                let executed_end = match (self.ordered, failed.first()) {
+                    (true, Some(first)) => *first,
+                    _ => outcome.start + outcome.count,
+                };
+                for run_index in outcome.start..executed_end {
+                    if failed.contains(&run_index) {
+                        continue;
+                    }
+                    if let (Some(at), Some(id)) = (position(run_index), run.ids.get(run_index)) {
+                        self.result.inserted_ids.insert(at, id.clone());
+                    }
+                }
+            }
+            WriteKind::Update => {
+                let upserts = u64::try_from(outcome.upserted.len()).unwrap_or(u64::MAX);
+                self.result.matched_count += outcome.n.saturating_sub(upserts);
+                self.result.modified_count += outcome.n_modified;
+                self.result.upserted_count += upserts;
+                for (run_index, id) in outcome.upserted {
+                    if let Some(at) = position(run_index) {
+                        self.result.upserted_ids.insert(at, id);
+                    }
+                }
+            }
+            WriteKind::Delete => self.result.deleted_count += outcome.n,
+        }
+        for mut error in outcome.write_errors {
+            if let Some(at) = position(error.index) {
+                error.index = at;
+            }
+            self.write_errors.push(error);
+        }
+        if self.write_concern_error.is_none() {
+            self.write_concern_error = outcome.write_concern_error;
+        }
+        for label in outcome.labels {
+            if !self.labels.contains(&label) {
+                self.labels.push(label);
+            }
+        }
+    }
+
+    /// Whether an ordered bulk must stop (a write error happened).
+    pub(crate) fn must_stop(&self) -> bool {
+        self.ordered && !self.write_errors.is_empty()
+    }
+
+    /// The totals so far (also what the caller gets when nothing failed).
+    pub(crate) fn result(&self) -> &BulkWriteResult {
+        &self.result
+    }
+
+    /// The merged result, or the write failure when any batch reported write errors or a write
+    /// concern error.
+    ///
+    /// # Errors
+    /// `Write` with every write error (caller positions, sorted) and the write concern error.
+    pub(crate) fn finish(mut self) -> Result<BulkWriteResult> {
+        if self.write_errors.is_empty() && self.write_concern_error.is_none() {
+            return Ok(self.result);
+        }
+        self.write_errors.sort_by_key(|e| e.index);
+        Err(Error::from(WriteFailure {
+            write_errors: self.write_errors,
+            write_concern_error: self.write_concern_error,
+            labels: self.labels,
+        }))
+    }
+}

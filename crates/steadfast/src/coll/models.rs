@@ -1,0 +1,327 @@
+//! The write models of `Collection::bulk_write`, and the validation shared with the single
+//! write helpers (update documents must start with an operator, replacements must not).
+
+use bson::{Document, RawDocumentBuf};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::operation::write::{Statement, UpdateStatementFields, WriteKind};
+use crate::options::{Hint, UpdateModifications};
+
+/// One write of a bulk write.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum WriteModel<T> {
+    /// Inserts a document (an `_id` is generated when it has none).
+    InsertOne(InsertOneModel<T>),
+    /// Updates the first matching document.
+    UpdateOne(UpdateModel),
+    /// Updates every matching document (makes the bulk write non-retryable).
+    UpdateMany(UpdateModel),
+    /// Replaces the first matching document.
+    ReplaceOne(ReplaceOneModel<T>),
+    /// Deletes the first matching document.
+    DeleteOne(DeleteModel),
+    /// Deletes every matching document (makes the bulk write non-retryable).
+    DeleteMany(DeleteModel),
+}
+
+/// Inserts one document.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct InsertOneModel<T> {
+    /// The document.
+    pub document: T,
+}
+
+impl<T> InsertOneModel<T> {
+    /// Inserts `document`.
+    pub fn new(document: T) -> Self {
+        InsertOneModel { document }
+    }
+}
+
+/// Updates the documents matching a filter (one or all, by the [`WriteModel`] variant).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct UpdateModel {
+    /// Which documents.
+    pub filter: Document,
+    /// Update operators or a pipeline.
+    pub update: UpdateModifications,
+    /// Inserts a document when none matches.
+    pub upsert: Option<bool>,
+    /// Which array elements `$[identifier]` operators apply to.
+    pub array_filters: Option<Vec<Document>>,
+    /// The collation.
+    pub collation: Option<Document>,
+    /// The index to use.
+    pub hint: Option<Hint>,
+}
+
+impl UpdateModel {
+    /// Applies `update` to the documents matching `filter`.
+    pub fn new(filter: Document, update: impl Into<UpdateModifications>) -> Self {
+        UpdateModel {
+            filter,
+            update: update.into(),
+            upsert: None,
+            array_filters: None,
+            collation: None,
+            hint: None,
+        }
+    }
+
+    /// Sets [`UpdateModel::upsert`].
+    #[must_use]
+    pub fn upsert(mut self, upsert: bool) -> Self {
+        self.upsert = Some(upsert);
+        self
+    }
+
+    /// Sets [`UpdateModel::array_filters`].
+    #[must_use]
+    pub fn array_filters(mut self, filters: Vec<Document>) -> Self {
+        self.array_filters = Some(filters);
+        self
+    }
+
+    /// Sets [`UpdateModel::collation`].
+    #[must_use]
+    pub fn collation(mut self, collation: Document) -> Self {
+        self.collation = Some(collation);
+        self
+    }
+
+    /// Sets [`UpdateModel::hint`].
+    #[must_use]
+    pub fn hint(mut self, hint: impl Into<Hint>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+/// Replaces the first document matching a filter.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ReplaceOneModel<T> {
+    /// Which document.
+    pub filter: Document,
+    /// The new document (without update operators).
+    pub replacement: T,
+    /// Inserts the replacement when no document matches.
+    pub upsert: Option<bool>,
+    /// The collation.
+    pub collation: Option<Document>,
+    /// The index to use.
+    pub hint: Option<Hint>,
+}
+
+impl<T> ReplaceOneModel<T> {
+    /// Replaces the first document matching `filter` with `replacement`.
+    pub fn new(filter: Document, replacement: T) -> Self {
+        ReplaceOneModel {
+            filter,
+            replacement,
+            upsert: None,
+            collation: None,
+            hint: None,
+        }
+    }
+
+    /// Sets [`ReplaceOneModel::upsert`].
+    #[must_use]
+    pub fn upsert(mut self, upsert: bool) -> Self {
+        self.upsert = Some(upsert);
+        self
+    }
+
+    /// Sets [`ReplaceOneModel::collation`].
+    #[must_use]
+    pub fn collation(mut self, collation: Document) -> Self {
+        self.collation = Some(collation);
+        self
+    }
+
+    /// Sets [`ReplaceOneModel::hint`].
+    #[must_use]
+    pub fn hint(mut self, hint: impl Into<Hint>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+/// Deletes the documents matching a filter (one or all, by the [`WriteModel`] variant).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct DeleteModel {
+    /// Which documents.
+    pub filter: Document,
+    /// The collation.
+    pub collation: Option<Document>,
+    /// The index to use.
+    pub hint: Option<Hint>,
+}
+
+impl DeleteModel {
+    /// Deletes the documents matching `filter`.
+    pub fn new(filter: Document) -> Self {
+        DeleteModel {
+            filter,
+            collation: None,
+            hint: None,
+        }
+    }
+
+    /// Sets [`DeleteModel::collation`].
+    #[must_use]
+    pub fn collation(mut self, collation: Document) -> Self {
+        self.collation = Some(collation);
+        self
+    }
+
+    /// Sets [`DeleteModel::hint`].
+    #[must_use]
+    pub fn hint(mut self, hint: impl Into<Hint>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl<T> WriteModel<T> {
+    /// Which write command carries this model.
+    pub(crate) fn kind(&self) -> WriteKind {
+        match self {
+            WriteModel::InsertOne(_) => WriteKind::Insert,
+            WriteModel::UpdateOne(_) | WriteModel::UpdateMany(_) | WriteModel::ReplaceOne(_) => {
+                WriteKind::Update
+            }
+            WriteModel::DeleteOne(_) | WriteModel::DeleteMany(_) => WriteKind::Delete,
+        }
+    }
+
+    /// Whether the model may touch several documents.
+    pub(crate) fn is_multi(&self) -> bool {
+        matches!(self, WriteModel::UpdateMany(_) | WriteModel::DeleteMany(_))
+    }
+}
+
+impl<T: Serialize> WriteModel<T> {
+    /// The statement this model sends, and the `_id` of an inserted document.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when a document cannot be serialised, an update document does not
+    /// start with an operator, or a replacement does.
+    pub(crate) fn into_statement(self) -> Result<(Statement, Option<bson::Bson>)> {
+        match self {
+            WriteModel::InsertOne(model) => {
+                let (statement, id) = Statement::insert(to_raw(&model.document)?)?;
+                Ok((statement, Some(id)))
+            }
+            WriteModel::UpdateOne(model) => Ok((update_statement(model, false)?, None)),
+            WriteModel::UpdateMany(model) => Ok((update_statement(model, true)?, None)),
+            WriteModel::ReplaceOne(model) => {
+                let replacement = replacement_document(&model.replacement)?;
+                let fields = UpdateStatementFields {
+                    upsert: model.upsert,
+                    array_filters: None,
+                    collation: model.collation.as_ref(),
+                    hint: model.hint.as_ref(),
+                };
+                let statement = Statement::update(
+                    &model.filter,
+                    &UpdateModifications::Document(replacement),
+                    false,
+                    fields,
+                )?;
+                Ok((statement, None))
+            }
+            WriteModel::DeleteOne(model) => Ok((
+                Statement::delete(
+                    &model.filter,
+                    false,
+                    model.collation.as_ref(),
+                    model.hint.as_ref(),
+                )?,
+                None,
+            )),
+            WriteModel::DeleteMany(model) => Ok((
+                Statement::delete(
+                    &model.filter,
+                    true,
+                    model.collation.as_ref(),
+                    model.hint.as_ref(),
+                )?,
+                None,
+            )),
+        }
+    }
+}
+
+fn update_statement(model: UpdateModel, multi: bool) -> Result<Statement> {
+    check_update(&model.update)?;
+    let fields = UpdateStatementFields {
+        upsert: model.upsert,
+        array_filters: model.array_filters.as_deref(),
+        collation: model.collation.as_ref(),
+        hint: model.hint.as_ref(),
+    };
+    Statement::update(&model.filter, &model.update, multi, fields)
+}
+
+/// `value` serialised as a BSON document.
+///
+/// # Errors
+/// `InvalidArgument` when it does not serialise to a document.
+pub(crate) fn to_raw<T: Serialize>(value: &T) -> Result<RawDocumentBuf> {
+    bson::serialize_to_raw_document_buf(value).map_err(|e| {
+        Error::invalid_argument("the value cannot be serialised as a BSON document").with_source(e)
+    })
+}
+
+/// Checks that an update document is made of update operators (the CRUD specification checks
+/// its first key); pipelines are left to the server.
+///
+/// # Errors
+/// `InvalidArgument` for an empty update document or one whose first key is not an operator.
+pub(crate) fn check_update(update: &UpdateModifications) -> Result<()> {
+    match update {
+        UpdateModifications::Document(doc) => match doc.keys().next() {
+            Some(first) if first.starts_with('$') => Ok(()),
+            Some(first) => Err(Error::invalid_argument(format!(
+                "an update document must contain only update operators, but its first key is `{first}`; use a replace operation to replace a document"
+            ))),
+            None => Err(Error::invalid_argument("the update document is empty")),
+        },
+        UpdateModifications::Pipeline(_) => Ok(()),
+    }
+}
+
+/// A replacement serialised as a document, checked not to start with an update operator.
+///
+/// # Errors
+/// `InvalidArgument` when it cannot be serialised or its first key starts with `$`.
+pub(crate) fn replacement_document<T: Serialize>(replacement: &T) -> Result<Document> {
+    let doc = bson::serialize_to_document(replacement).map_err(|e| {
+        Error::invalid_argument("the replacement cannot be serialised as a BSON document")
+            .with_source(e)
+    })?;
+    if let Some(first) = doc.keys().next().filter(|k| k.starts_with('$')) {
+        return Err(Error::invalid_argument(format!(
+            "a replacement document must not contain update operators, but its first key is `{first}`; use an update operation"
+        )));
+    }
+    Ok(doc)
+}
+
+impl<T> From<InsertOneModel<T>> for WriteModel<T> {
+    fn from(model: InsertOneModel<T>) -> Self {
+        WriteModel::InsertOne(model)
+    }
+}
+
+impl<T> From<ReplaceOneModel<T>> for WriteModel<T> {
+    fn from(model: ReplaceOneModel<T>) -> Self {
+        WriteModel::ReplaceOne(model)
+    }
+}

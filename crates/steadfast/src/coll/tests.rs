@@ -1,0 +1,218 @@
+//! Unit tests of bulk planning, result merging and model validation.
+
+use bson::{Bson, Document, doc, rawdoc};
+
+use super::bulk::{BulkAccumulator, BulkPlan};
+use super::models::{
+    DeleteModel, InsertOneModel, ReplaceOneModel, UpdateModel, WriteModel, check_update,
+    replacement_document,
+};
+use crate::error::ErrorKind;
+use crate::operation::write::WriteKind;
+use crate::operation::write_reply::BatchOutcome;
+use crate::options::UpdateModifications;
+
+fn mixed() -> Vec<WriteModel<Document>> {
+    vec![
+        WriteModel::InsertOne(InsertOneModel::new(doc! { "_id": 0 })),
+        WriteModel::InsertOne(InsertOneModel::new(doc! { "_id": 1 })),
+        WriteModel::UpdateOne(UpdateModel::new(
+            doc! { "_id": 0 },
+            doc! { "$set": { "a": 1 } },
+        )),
+        WriteModel::InsertOne(InsertOneModel::new(doc! { "x": 1 })),
+        WriteModel::DeleteOne(DeleteModel::new(doc! { "_id": 1 })),
+        WriteModel::ReplaceOne(
+            ReplaceOneModel::new(doc! { "_id": 9 }, doc! { "b": 2 }).upsert(true),
+        ),
+    ]
+}
+
+fn kinds(plan: &BulkPlan) -> Vec<(WriteKind, Vec<usize>)> {
+    plan.runs
+        .iter()
+        .map(|r| (r.kind, r.positions.clone()))
+        .collect()
+}
+
+#[test]
+fn ordered_plans_keep_order_and_split_on_kind_changes() {
+    let plan = BulkPlan::new(mixed(), true).expect("valid");
+    assert_eq!(
+        kinds(&plan),
+        [
+            (WriteKind::Insert, vec![0, 1]),
+            (WriteKind::Update, vec![2]),
+            (WriteKind::Insert, vec![3]),
+            (WriteKind::Delete, vec![4]),
+            (WriteKind::Update, vec![5]),
+        ]
+    );
+    assert!(plan.retryable);
+    assert_eq!(plan.runs[0].ids, [Bson::Int32(0), Bson::Int32(1)]);
+    assert!(
+        matches!(plan.runs[2].ids[0], Bson::ObjectId(_)),
+        "generated _id"
+    );
+}
+
+#[test]
+fn unordered_plans_group_by_kind() {
+    let plan = BulkPlan::new(mixed(), false).expect("valid");
+    assert_eq!(
+        kinds(&plan),
+        [
+            (WriteKind::Insert, vec![0, 1, 3]),
+            (WriteKind::Update, vec![2, 5]),
+            (WriteKind::Delete, vec![4]),
+        ]
+    );
+}
+
+#[test]
+fn multi_models_make_the_bulk_non_retryable() {
+    let mut models = mixed();
+    models.push(WriteModel::DeleteMany(DeleteModel::new(doc! {})));
+    assert!(!BulkPlan::new(models, true).expect("valid").retryable);
+    let many = vec![WriteModel::<Document>::UpdateMany(UpdateModel::new(
+        doc! {},
+        doc! { "$set": { "a": 1 } },
+    ))];
+    assert!(!BulkPlan::new(many, true).expect("valid").retryable);
+}
+
+#[test]
+fn invalid_models_are_rejected_with_their_position() {
+    assert!(BulkPlan::new(Vec::<WriteModel<Document>>::new(), true).is_err());
+    let mut models = mixed();
+    models.push(WriteModel::UpdateOne(UpdateModel::new(
+        doc! {},
+        doc! { "a": 1 },
+    )));
+    let error = BulkPlan::new(models, true).expect_err("not an operator");
+    assert!(
+        matches!(error.kind(), ErrorKind::InvalidArgument { message } if message.starts_with("write model 6:")),
+        "{error}"
+    );
+    let replace = vec![WriteModel::ReplaceOne(ReplaceOneModel::new(
+        doc! {},
+        doc! { "$set": { "a": 1 } },
+    ))];
+    assert!(BulkPlan::new(replace, true).is_err());
+}
+
+#[test]
+fn update_and_replacement_validation() {
+    assert!(check_update(&UpdateModifications::Document(doc! { "$set": { "a": 1 } })).is_ok());
+    assert!(check_update(&UpdateModifications::Document(doc! {})).is_err());
+    assert!(check_update(&UpdateModifications::Document(doc! { "a": 1, "$set": {} })).is_err());
+    assert!(
+        check_update(&UpdateModifications::Pipeline(vec![
+            doc! { "$set": { "a": 1 } }
+        ]))
+        .is_ok()
+    );
+    assert_eq!(
+        replacement_document(&doc! { "a": 1 }).expect("valid"),
+        doc! { "a": 1 }
+    );
+    assert!(replacement_document(&doc! { "$inc": { "a": 1 } }).is_err());
+}
+
+fn outcome(start: usize, count: usize, n: u64) -> BatchOutcome {
+    BatchOutcome {
+        start,
+        count,
+        n,
+        ..BatchOutcome::default()
+    }
+}
+
+fn write_error(index: usize, code: i32) -> crate::error::WriteError {
+    let reply = bson::doc! { "writeErrors": [ { "index": index as i32, "code": code, "errmsg": format!("error {code}") } ] };
+    crate::error::WriteFailure::from_reply(&reply)
+        .expect("one error")
+        .write_errors
+        .remove(0)
+}
+
+#[test]
+fn results_merge_across_runs_and_batches_with_caller_positions() {
+    let plan = BulkPlan::new(mixed(), false).expect("valid");
+    let mut acc = BulkAccumulator::new(false);
+    // Inserts in two batches: positions 0, 1 | 3.
+    acc.add(&plan.runs[0], outcome(0, 2, 2));
+    acc.add(&plan.runs[0], outcome(2, 1, 1));
+    // Updates: one match (position 2) and one upsert (position 5, run index 1).
+    let mut updates = outcome(0, 2, 2);
+    updates.n_modified = 1;
+    updates.upserted = vec![(1, Bson::Int32(9))];
+    acc.add(&plan.runs[1], updates);
+    acc.add(&plan.runs[2], outcome(0, 1, 1));
+    assert!(!acc.must_stop());
+    let result = acc.finish().expect("no failure");
+    assert_eq!(
+        (
+            result.inserted_count,
+            result.matched_count,
+            result.modified_count,
+            result.deleted_count,
+            result.upserted_count
+        ),
+        (3, 1, 1, 1, 1)
+    );
+    assert_eq!(result.upserted_ids.get(&5), Some(&Bson::Int32(9)));
+    assert_eq!(result.inserted_ids.len(), 3);
+    assert_eq!(result.inserted_ids.get(&1), Some(&Bson::Int32(1)));
+    assert!(result.inserted_ids.contains_key(&3));
+}
+
+#[test]
+fn write_errors_are_remapped_and_stop_ordered_bulks() {
+    let plan = BulkPlan::new(mixed(), false).expect("valid");
+    // The unordered insert run is positions [0, 1, 3]; its statement 2 (position 3) failed.
+    let mut failed = outcome(0, 3, 2);
+    failed.write_errors = vec![write_error(2, 11000)];
+    let mut acc = BulkAccumulator::new(false);
+    acc.add(&plan.runs[0], failed.clone());
+    assert!(!acc.must_stop(), "unordered bulks continue");
+    assert_eq!(acc.result().inserted_ids.len(), 2);
+    let error = acc.finish().expect_err("a write error");
+    let ErrorKind::Write(failure) = error.kind() else {
+        panic!("expected a write failure, got {error}");
+    };
+    assert_eq!(failure.write_errors[0].index, 3);
+    assert_eq!(failure.write_errors[0].code, 11000);
+    assert_eq!(error.code(), Some(11000));
+
+    let ordered = BulkPlan::new(mixed(), true).expect("valid");
+    let mut first_fails = outcome(0, 2, 0);
+    first_fails.write_errors = vec![write_error(0, 11000)];
+    let mut acc = BulkAccumulator::new(true);
+    acc.add(&ordered.runs[0], first_fails);
+    assert!(acc.must_stop());
+    assert!(
+        acc.result().inserted_ids.is_empty(),
+        "nothing after the first error ran"
+    );
+}
+
+#[test]
+fn write_concern_errors_fail_the_bulk_but_keep_counting() {
+    let plan = BulkPlan::new(mixed(), true).expect("valid");
+    let reply = rawdoc! {
+        "n": 2, "writeConcernError": { "code": 64, "errmsg": "timed out" },
+        "errorLabels": ["RetryableWriteError"], "ok": 1,
+    };
+    let with_wce = BatchOutcome::parse(&reply, WriteKind::Insert, 0, 2).expect("parses");
+    let mut acc = BulkAccumulator::new(true);
+    acc.add(&plan.runs[0], with_wce);
+    assert!(
+        !acc.must_stop(),
+        "a write concern error does not stop an ordered bulk"
+    );
+    assert_eq!(acc.result().inserted_count, 2);
+    let error = acc.finish().expect_err("write concern error");
+    assert_eq!(error.code(), Some(64));
+    assert!(error.has_label("RetryableWriteError"));
+}
