@@ -367,7 +367,7 @@ impl TopologyDescription {
                 .servers
                 .iter()
                 .zip(other.servers.iter())
-                .all(|((a, x), (b, y))| a == b && x.is_same_for_events(y))
+                .all(|((a, x), (b, y))| a == b && (Arc::ptr_eq(x, y) || x.is_same_for_events(y)))
     }
 
     /// The events leading from `self` to `next`: the checked server's description change
@@ -383,10 +383,14 @@ impl TopologyDescription {
         let changed = |address: &ServerAddress| -> Option<SdamEvent> {
             let old = self.servers.get(address)?;
             let new = next.servers.get(address)?;
-            (!same_server_for_events(old, new)).then(|| SdamEvent::ServerDescriptionChanged {
-                address: address.clone(),
-                previous: Box::new(ServerDescription::clone(old)),
-                new: Box::new(ServerDescription::clone(new)),
+            // Untouched servers share their description with the previous snapshot: skipping
+            // them by pointer keeps an update linear in the number of servers.
+            (!Arc::ptr_eq(old, new) && !same_server_for_events(old, new)).then(|| {
+                SdamEvent::ServerDescriptionChanged {
+                    address: address.clone(),
+                    previous: Box::new(ServerDescription::clone(old)),
+                    new: Box::new(ServerDescription::clone(new)),
+                }
             })
         };
         events.extend(changed(checked));
