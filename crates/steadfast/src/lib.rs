@@ -30,6 +30,7 @@ pub mod options;
 pub mod pool;
 pub mod results;
 mod runtime;
+mod sdam;
 
 pub use client::Client;
 pub use coll::Namespace;

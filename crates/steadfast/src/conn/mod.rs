@@ -254,13 +254,6 @@ impl Connection {
     ///
     /// # Cancel safety
     /// Not cancel safe: dropping the future midway leaves the connection broken.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "the streaming SDAM monitor (a later task) reads exhaust replies"
-        )
-    )]
     pub(crate) async fn next_streamed_reply(&mut self, deadline: Option<Instant>) -> Result<OpMsg> {
         let Some(previous) = self.more_to_come_from else {
             return Err(Error::invalid_argument(
@@ -283,13 +276,6 @@ impl Connection {
     }
 
     /// Whether the last reply said more replies will follow without a request.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "the streaming SDAM monitor (a later task) reads exhaust replies"
-        )
-    )]
     pub(crate) fn is_streaming(&self) -> bool {
         self.more_to_come_from.is_some()
     }

@@ -1,0 +1,175 @@
+//! The server selection loop of server-selection.md ("Multi-threaded or asynchronous server
+//! selection"): select on the current snapshot with core's `select`, and while nothing is
+//! suitable, request immediate checks and wait for the next snapshot, until
+//! serverSelectionTimeoutMS or the operation's deadline.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use steadfast_core::selection::{Selection, SelectionCriteria, select};
+use steadfast_core::{ServerAddress, TopologyDescription};
+
+use super::{OperationInFlight, SelectedServer, Snapshot, Topology};
+use crate::error::{Error, ErrorKind, Result};
+use crate::runtime;
+
+impl Topology {
+    /// Selects a server for `criteria`, preferring servers not in `deprioritized` (those an
+    /// earlier attempt of the same operation failed on), and counts one more operation in
+    /// flight on it until the returned value is dropped.
+    ///
+    /// Waits for topology changes while no server is suitable, requesting immediate checks,
+    /// for at most serverSelectionTimeoutMS (or until `deadline`, if that comes first).
+    ///
+    /// # Errors
+    /// `ServerSelection` when the time runs out (the message names the criteria and describes
+    /// the topology seen: its type and each server's type or last error), when the topology
+    /// is incompatible with this driver or the read preference is invalid (at once), or when
+    /// the topology is closed.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: nothing is selected (and no operation counted) until the future returns.
+    pub(crate) async fn select_server(
+        &self,
+        criteria: &SelectionCriteria,
+        deprioritized: &[ServerAddress],
+        deadline: Option<Instant>,
+    ) -> Result<SelectedServer> {
+        let started = runtime::now();
+        let timeout = self.inner.server_selection_timeout;
+        let give_up = match deadline {
+            Some(deadline) => deadline.min(started + timeout),
+            None => started + timeout,
+        };
+        // Reports sent before this selection started must be reflected in what it sees.
+        let reports_due = self.inner.reports_sent.load(Ordering::SeqCst);
+        let mut snapshots = self.inner.snapshots.clone();
+        let mut rng = runtime::rng();
+        loop {
+            let snapshot: Arc<Snapshot> = Arc::clone(&snapshots.borrow_and_update());
+            if snapshot.closed {
+                return Err(selection_error("the client has been closed".to_string()));
+            }
+            let mut last_reason = None;
+            if snapshot.reports_applied >= reports_due {
+                match self.try_select(&snapshot, criteria, deprioritized, &mut rng) {
+                    Attempt::Selected(server) => return Ok(*server),
+                    Attempt::Invalid(message) => return Err(selection_error(message)),
+                    Attempt::Wait(reason) => last_reason = Some(reason),
+                }
+                self.request_immediate_checks();
+            }
+            tokio::select! {
+                changed = snapshots.changed() => {
+                    if changed.is_err() {
+                        return Err(selection_error("the client has been closed".to_string()));
+                    }
+                }
+                () = runtime::sleep_until(give_up) => {
+                    let snapshot = Arc::clone(&snapshots.borrow());
+                    let reason = last_reason.unwrap_or_else(|| {
+                        "the topology had not processed earlier errors yet".to_string()
+                    });
+                    let waited = runtime::now().saturating_duration_since(started);
+                    return Err(timeout_error(
+                        &reason,
+                        waited,
+                        deadline.is_some_and(|d| d < started + timeout),
+                        &snapshot.description,
+                    ));
+                }
+            }
+        }
+    }
+
+    fn try_select(
+        &self,
+        snapshot: &Snapshot,
+        criteria: &SelectionCriteria,
+        deprioritized: &[ServerAddress],
+        rng: &mut impl rand::Rng,
+    ) -> Attempt {
+        let servers = self.inner.servers.read().unwrap_or_else(|p| p.into_inner());
+        let operations = |address: &ServerAddress| {
+            servers
+                .get(address)
+                .map_or(0, |server| server.operations.load(Ordering::SeqCst))
+        };
+        let description = &snapshot.description;
+        match select(description, criteria, deprioritized, operations, rng) {
+            Selection::Selected(address) => {
+                let (Some(server), Some(server_description)) =
+                    (servers.get(&address), description.servers.get(&address))
+                else {
+                    // The server left the topology after this snapshot; the next one will
+                    // not offer it.
+                    return Attempt::Wait(format!("{address} left the topology"));
+                };
+                Attempt::Selected(Box::new(SelectedServer {
+                    pool: server.pool.clone(),
+                    description: Arc::clone(server_description),
+                    topology_type: description.topology_type,
+                    _operation: OperationInFlight::start(&server.operations),
+                    address,
+                }))
+            }
+            Selection::NoneSuitable { reason } => Attempt::Wait(reason),
+            Selection::Invalid(error) => Attempt::Invalid(error.to_string()),
+        }
+    }
+}
+
+enum Attempt {
+    Selected(Box<SelectedServer>),
+    Wait(String),
+    Invalid(String),
+}
+
+fn selection_error(message: String) -> Error {
+    Error::new(ErrorKind::ServerSelection { message })
+}
+
+fn timeout_error(
+    reason: &str,
+    waited: Duration,
+    deadline_first: bool,
+    topology: &TopologyDescription,
+) -> Error {
+    let limit = if deadline_first {
+        "the operation's deadline"
+    } else {
+        "serverSelectionTimeoutMS"
+    };
+    selection_error(format!(
+        "timed out after {} ms ({limit}): {reason}; topology seen: {}",
+        waited.as_millis(),
+        describe(topology)
+    ))
+}
+
+/// "ReplicaSetNoPrimary (set rs0): a:27017 RSSecondary, b:27017 Unknown (error: ...)".
+pub(super) fn describe(topology: &TopologyDescription) -> String {
+    let mut text = topology.topology_type.to_string();
+    if let Some(set_name) = &topology.set_name {
+        let _ = write!(text, " (set {set_name})");
+    }
+    if let Some(error) = &topology.compatibility_error {
+        let _ = write!(text, " [incompatible: {error}]");
+    }
+    text.push_str(": ");
+    if topology.servers.is_empty() {
+        text.push_str("no servers");
+    }
+    for (i, server) in topology.servers.values().enumerate() {
+        if i > 0 {
+            text.push_str(", ");
+        }
+        let _ = write!(text, "{} {}", server.address, server.server_type);
+        if let Some(error) = &server.error {
+            let _ = write!(text, " (error: {error})");
+        }
+    }
+    text
+}

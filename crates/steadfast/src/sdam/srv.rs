@@ -1,0 +1,131 @@
+//! `mongodb+srv://` resolution (initial-dns-seedlist-discovery.md): the DNS queries happen here,
+//! the rules (target domains, TXT options, srvMaxHosts) in `steadfast_core::options`.
+
+use std::future::Future;
+
+use steadfast_core::options::{ConnectionString, HostInfo, SrvLookup, SrvRecord, SrvResolution};
+
+use crate::error::{Error, Result};
+use crate::runtime;
+
+/// Answers the two DNS questions of a `mongodb+srv://` connection string. The trait exists so
+/// that the resolution can run against canned answers as well as the system resolver.
+pub(crate) trait SrvResolver: Send + Sync {
+    /// The SRV records at `name` (`_mongodb._tcp.host.example.com`).
+    ///
+    /// # Errors
+    /// Any DNS failure, including "no records": a seed list cannot be empty.
+    fn srv_records(&self, name: &str) -> impl Future<Output = Result<Vec<SrvRecord>>> + Send;
+
+    /// The TXT records at `name`, each as its list of character strings. No records at all is
+    /// an empty list, not an error.
+    ///
+    /// # Errors
+    /// DNS failures other than "no such record".
+    fn txt_records(&self, name: &str) -> impl Future<Output = Result<Vec<Vec<String>>>> + Send;
+}
+
+/// Finishes a `mongodb+srv://` connection string: queries SRV and TXT records (both before any
+/// connection is attempted, as the specification requires), then lets core apply the rules.
+///
+/// # Errors
+/// `Configuration` for a `mongodb://` string, a DNS failure (the message says which query
+/// failed and why), no SRV records, a target outside the domain, a forbidden or malformed TXT
+/// option, or options that are invalid once combined.
+///
+/// # Cancel safety
+/// Cancel safe: nothing is kept between the queries.
+pub(crate) async fn resolve(
+    connection_string: &ConnectionString,
+    resolver: &impl SrvResolver,
+) -> Result<SrvResolution> {
+    let (Some(srv_name), HostInfo::Srv(host)) = (
+        connection_string.srv_query_name(),
+        &connection_string.host_info,
+    ) else {
+        return Err(Error::configuration(
+            "SRV resolution needs a mongodb+srv:// connection string",
+        ));
+    };
+    let txt_name = host.hostname().to_string();
+    let (srv, txt) = tokio::join!(
+        resolver.srv_records(&srv_name),
+        resolver.txt_records(&txt_name)
+    );
+    let lookup = SrvLookup {
+        srv_records: srv?,
+        txt_records: txt?,
+    };
+    connection_string
+        .resolve_srv(&lookup, &mut runtime::rng())
+        .map_err(|e| {
+            Error::configuration(format!("the mongodb+srv:// records cannot be used: {e}"))
+                .with_source(e)
+        })
+}
+
+/// The system resolver (`/etc/resolv.conf` on Unix), through hickory-resolver.
+pub(crate) struct HickoryResolver {
+    resolver: hickory_resolver::TokioResolver,
+}
+
+impl std::fmt::Debug for HickoryResolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HickoryResolver").finish_non_exhaustive()
+    }
+}
+
+impl HickoryResolver {
+    /// A resolver configured like the operating system's.
+    ///
+    /// # Errors
+    /// `Configuration` when the system resolver configuration cannot be read.
+    pub(crate) fn from_system_config() -> Result<Self> {
+        let builder = hickory_resolver::TokioResolver::builder_tokio().map_err(|e| {
+            Error::configuration("the system DNS configuration cannot be read").with_source(e)
+        })?;
+        Ok(HickoryResolver {
+            resolver: builder.build(),
+        })
+    }
+}
+
+impl SrvResolver for HickoryResolver {
+    async fn srv_records(&self, name: &str) -> Result<Vec<SrvRecord>> {
+        let answer = self.resolver.srv_lookup(name).await.map_err(|e| {
+            Error::configuration(format!(
+                "the SRV lookup of {name} failed, so no host can be found: {e}"
+            ))
+            .with_source(e)
+        })?;
+        Ok(answer
+            .iter()
+            .map(|srv| SrvRecord {
+                target: srv.target().to_utf8(),
+                port: srv.port(),
+            })
+            .collect())
+    }
+
+    async fn txt_records(&self, name: &str) -> Result<Vec<Vec<String>>> {
+        match self.resolver.txt_lookup(name).await {
+            Ok(answer) => Ok(answer
+                .iter()
+                .map(|txt| {
+                    txt.txt_data()
+                        .iter()
+                        .map(|part| String::from_utf8_lossy(part).into_owned())
+                        .collect()
+                })
+                .collect()),
+            Err(e) if e.is_no_records_found() || e.is_nx_domain() => Ok(Vec::new()),
+            Err(e) => Err(
+                Error::configuration(format!("the TXT lookup of {name} failed: {e}"))
+                    .with_source(e),
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
