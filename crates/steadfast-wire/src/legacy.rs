@@ -4,7 +4,7 @@
 use bson::RawDocumentBuf;
 
 use crate::WireError;
-use crate::bson_check::{BsonValidation, check_document};
+use crate::bson_check::{BsonValidation, check_bson};
 use crate::read::{Reader, len_i64};
 
 /// An OP_QUERY message body.
@@ -81,11 +81,11 @@ impl OpQuery {
         let full_collection_name = reader.cstr("fullCollectionName")?.to_owned();
         let number_to_skip = reader.i32()?;
         let number_to_return = reader.i32()?;
-        let query = check_document(reader.bson_bytes()?, validation)?.to_owned();
+        let query = check_bson(reader.bson_bytes()?, validation)?.to_owned();
         let return_fields_selector = if reader.is_empty() {
             None
         } else {
-            Some(check_document(reader.bson_bytes()?, validation)?.to_owned())
+            Some(check_bson(reader.bson_bytes()?, validation)?.to_owned())
         };
         if !reader.is_empty() {
             return Err(WireError::TrailingBytes {
@@ -146,7 +146,7 @@ impl OpReply {
         // Never trust the count for allocation: each document takes at least 5 bytes.
         let mut documents = Vec::with_capacity(count.min(reader.remaining() / 5));
         while !reader.is_empty() {
-            documents.push(check_document(reader.bson_bytes()?, validation)?.to_owned());
+            documents.push(check_bson(reader.bson_bytes()?, validation)?.to_owned());
         }
         if documents.len() != count {
             return Err(WireError::DocumentCountMismatch {

@@ -35,7 +35,7 @@ mod message;
 mod msg;
 mod read;
 
-pub use bson_check::{BsonValidation, MAX_BSON_NESTING_DEPTH};
+pub use bson_check::{BsonValidation, MAX_BSON_NESTING_DEPTH, check_bson};
 pub use compression::{Compressor, CompressorId, is_uncompressible_command};
 pub use decoder::FrameDecoder;
 pub use error::WireError;

@@ -2,7 +2,7 @@
 
 use bson::RawDocumentBuf;
 
-use crate::bson_check::{BsonValidation, check_document};
+use crate::bson_check::{BsonValidation, check_bson};
 use crate::read::{Reader, len_i64};
 use crate::{HEADER_LEN, MsgFlags, WireError};
 
@@ -183,7 +183,7 @@ fn decode_sections(
     while !reader.is_empty() {
         match reader.u8()? {
             KIND_BODY => {
-                let document = check_document(reader.bson_bytes()?, validation)?;
+                let document = check_bson(reader.bson_bytes()?, validation)?;
                 if body.is_some() {
                     return Err(WireError::DuplicateBody);
                 }
@@ -222,7 +222,7 @@ fn decode_sequence(
     let identifier = payload.cstr("document sequence identifier")?.to_owned();
     let mut documents = Vec::new();
     while !payload.is_empty() {
-        let document = check_document(payload.bson_bytes()?, validation)?;
+        let document = check_bson(payload.bson_bytes()?, validation)?;
         documents.push(document.to_owned());
     }
     Ok(DocumentSequence {
