@@ -9,8 +9,8 @@
 //! monitoring, server selection, pooling or retrying yet: the topology worker, the CMAP pool and
 //! the executor replace `SingleServer` without changing the public API.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Instant;
 
 use bson::{Document, RawDocumentBuf};
@@ -22,6 +22,7 @@ use crate::conn::Connection;
 use crate::conn::config::{ConnectionConfig, ServerApi};
 use crate::db::Database;
 use crate::error::{CommandError, Error, Result, reply_is_ok};
+use crate::handshake::metadata::{DriverInfo, Environment, client_metadata};
 
 /// A handle to a MongoDB deployment. Cheap to clone: clones share the connection.
 #[derive(Clone)]
@@ -31,6 +32,9 @@ pub struct Client {
 
 struct ClientInner {
     options: ClientOptions,
+    environment: Environment,
+    /// Wrapping libraries appended so far, in order (no duplicates).
+    wrappers: std::sync::Mutex<Vec<DriverInfo>>,
     server: SingleServer,
 }
 
@@ -96,13 +100,16 @@ impl Client {
                 )));
             }
         };
-        let config = ConnectionConfig::from_options(&options, server_api)?;
+        let environment = Environment::current();
+        let config = ConnectionConfig::from_options_in(&options, server_api, &environment)?;
         Ok(Client {
             inner: Arc::new(ClientInner {
                 options,
+                environment,
+                wrappers: std::sync::Mutex::new(Vec::new()),
                 server: SingleServer {
                     address,
-                    config,
+                    config: RwLock::new(Arc::new(config)),
                     connection: Mutex::new(None),
                     next_connection_id: AtomicU64::new(1),
                 },
@@ -113,6 +120,35 @@ impl Client {
     /// A handle to the database `name`. No I/O.
     pub fn database(&self, name: &str) -> Database {
         Database::new(self.clone(), name)
+    }
+
+    /// Appends a wrapping library's name, version and platform to the metadata that *new*
+    /// connections send in their handshake (existing connections keep theirs). Appending the
+    /// same information twice has no further effect.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when a field contains the delimiter `|`.
+    pub fn append_metadata(&self, info: DriverInfo) -> Result<()> {
+        info.validate()?;
+        let info = info.normalized();
+        let mut wrappers = self
+            .inner
+            .wrappers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if wrappers.contains(&info) {
+            return Ok(());
+        }
+        let mut updated = wrappers.clone();
+        updated.push(info);
+        let metadata = client_metadata(
+            self.inner.options.app_name.as_deref(),
+            &self.inner.environment,
+            &updated,
+        )?;
+        self.inner.server.replace_metadata(metadata);
+        *wrappers = updated;
+        Ok(())
     }
 
     /// The options this client was created with.
@@ -127,7 +163,7 @@ impl Client {
         }
         let mut command = command;
         command.insert("$db", database);
-        if let Some(api) = &self.inner.server.config.server_api {
+        if let Some(api) = &self.inner.server.config().server_api {
             api.append_to(&mut command);
         }
         let command = RawDocumentBuf::try_from(&command)
@@ -156,12 +192,28 @@ impl Client {
 /// topology tasks replace it.
 struct SingleServer {
     address: ServerAddress,
-    config: ConnectionConfig,
+    /// Replaced (not mutated) when metadata is appended; connections being opened keep the
+    /// snapshot they started with.
+    config: RwLock<Arc<ConnectionConfig>>,
     connection: Mutex<Option<Connection>>,
     next_connection_id: AtomicU64,
 }
 
 impl SingleServer {
+    fn config(&self) -> Arc<ConnectionConfig> {
+        self.config
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn replace_metadata(&self, metadata: bson::Document) {
+        let mut slot = self.config.write().unwrap_or_else(PoisonError::into_inner);
+        let mut config = ConnectionConfig::clone(&slot);
+        config.metadata = metadata;
+        *slot = Arc::new(config);
+    }
+
     /// Sends on the connection, opening one first if there is none or the last one broke.
     async fn send(
         &self,
@@ -177,7 +229,8 @@ impl SingleServer {
             Some(connection) => connection,
             None => {
                 let id = self.next_connection_id.fetch_add(1, Ordering::Relaxed);
-                Connection::establish(id, &self.address, &self.config, deadline).await?
+                let config = self.config();
+                Connection::establish(id, &self.address, &config, deadline).await?
             }
         };
         // The connection goes back into the slot before awaiting the exchange, so that a

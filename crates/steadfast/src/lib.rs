@@ -37,4 +37,5 @@ pub use coll::Namespace;
 pub use conn::config::ServerApi;
 pub use db::Database;
 pub use error::{Error, ErrorKind, Result};
+pub use handshake::metadata::DriverInfo;
 pub use steadfast_core::options::{ClientOptions, Credential};

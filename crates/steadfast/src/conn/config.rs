@@ -125,7 +125,19 @@ impl ConnectionConfig {
         options: &ClientOptions,
         server_api: Option<ServerApi>,
     ) -> Result<Self> {
-        let metadata = client_metadata(options.app_name.as_deref(), &Environment::current())?;
+        Self::from_options_in(options, server_api, &Environment::current())
+    }
+
+    /// [`ConnectionConfig::from_options`] with the process environment given.
+    ///
+    /// # Errors
+    /// As [`ConnectionConfig::from_options`].
+    pub(crate) fn from_options_in(
+        options: &ClientOptions,
+        server_api: Option<ServerApi>,
+        environment: &Environment,
+    ) -> Result<Self> {
+        let metadata = client_metadata(options.app_name.as_deref(), environment, &[])?;
         let compressors = options
             .compressors
             .iter()

@@ -203,6 +203,12 @@ impl Error {
         self
     }
 
+    /// Adds labels (idempotent).
+    pub(crate) fn with_labels(mut self, labels: impl IntoIterator<Item = String>) -> Self {
+        self.inner.labels.extend(labels);
+        self
+    }
+
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
         &self.inner.kind

@@ -87,6 +87,80 @@ impl Environment {
     }
 }
 
+/// What a library wrapping steadfast adds to the handshake metadata (handshake specification,
+/// "Supporting Wrapping Libraries"): each field is appended to the driver's own, after a `|`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DriverInfo {
+    /// The wrapping library's name.
+    pub name: String,
+    /// Its version.
+    pub version: Option<String>,
+    /// Its platform details.
+    pub platform: Option<String>,
+}
+
+impl DriverInfo {
+    /// Information naming the wrapping library.
+    pub fn new(name: impl Into<String>) -> Self {
+        DriverInfo {
+            name: name.into(),
+            version: None,
+            platform: None,
+        }
+    }
+
+    /// Sets the version.
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = Some(version.into());
+        self
+    }
+
+    /// Sets the platform.
+    pub fn platform(mut self, platform: impl Into<String>) -> Self {
+        self.platform = Some(platform.into());
+        self
+    }
+
+    /// The same information with empty strings treated as unset, as the specification compares.
+    pub(crate) fn normalized(&self) -> DriverInfo {
+        let keep = |v: &Option<String>| v.clone().filter(|s| !s.is_empty());
+        DriverInfo {
+            name: self.name.clone(),
+            version: keep(&self.version),
+            platform: keep(&self.platform),
+        }
+    }
+
+    /// Rejects the metadata delimiter inside any field.
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming the field that contains `|`.
+    pub(crate) fn validate(&self) -> Result<()> {
+        let fields = [
+            ("name", Some(&self.name)),
+            ("version", self.version.as_ref()),
+            ("platform", self.platform.as_ref()),
+        ];
+        for (field, value) in fields {
+            if value.is_some_and(|v| v.contains('|')) {
+                return Err(Error::invalid_argument(format!(
+                    "driver info {field} {value:?} contains the delimiter '|'"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Appends the non-empty values of `extra` to `base`, each after a `|`.
+fn appended<'a>(base: String, extra: impl Iterator<Item = Option<&'a str>>) -> String {
+    extra
+        .flatten()
+        .filter(|v| !v.is_empty())
+        .fold(base, |acc, v| format!("{acc}|{v}"))
+}
+
 /// The `platform` string: the language and runtime, most important first (truncation cuts the end).
 fn platform() -> String {
     format!(
@@ -95,11 +169,16 @@ fn platform() -> String {
     )
 }
 
-/// Builds the `client` document for `app_name` in `env`, truncated to 512 bytes.
+/// Builds the `client` document for `app_name` in `env`, with the wrapping libraries' `wrappers`
+/// appended in order, truncated to 512 bytes.
 ///
 /// # Errors
 /// `Configuration` when the application name exceeds 128 bytes.
-pub(crate) fn client_metadata(app_name: Option<&str>, env: &Environment) -> Result<Document> {
+pub(crate) fn client_metadata(
+    app_name: Option<&str>,
+    env: &Environment,
+    wrappers: &[DriverInfo],
+) -> Result<Document> {
     let mut client = Document::new();
     if let Some(name) = app_name {
         if name.len() > MAX_APP_NAME_SIZE {
@@ -110,10 +189,15 @@ pub(crate) fn client_metadata(app_name: Option<&str>, env: &Environment) -> Resu
         }
         client.insert("application", doc! { "name": name });
     }
-    client.insert(
-        "driver",
-        doc! { "name": DRIVER_NAME, "version": env!("CARGO_PKG_VERSION") },
+    let name = appended(
+        DRIVER_NAME.to_string(),
+        wrappers.iter().map(|w| Some(w.name.as_str())),
     );
+    let version = appended(
+        env!("CARGO_PKG_VERSION").to_string(),
+        wrappers.iter().map(|w| w.version.as_deref()),
+    );
+    client.insert("driver", doc! { "name": name, "version": version });
     let mut os = doc! { "type": env.os_type.as_str() };
     if let Some(name) = &env.os_name {
         os.insert("name", name.as_str());
@@ -122,7 +206,10 @@ pub(crate) fn client_metadata(app_name: Option<&str>, env: &Environment) -> Resu
         os.insert("architecture", arch.as_str());
     }
     client.insert("os", os);
-    client.insert("platform", platform());
+    client.insert(
+        "platform",
+        appended(platform(), wrappers.iter().map(|w| w.platform.as_deref())),
+    );
     if let Some(env_doc) = env_document(env) {
         client.insert("env", env_doc);
     }

@@ -105,7 +105,17 @@ pub(crate) async fn perform(
     let reply = Document::try_from(reply)
         .map_err(|e| Error::protocol("the handshake reply is not valid BSON").with_source(e))?;
     if !reply_is_ok(&reply) {
-        return Err(CommandError::from_reply(&reply).into());
+        let failure = CommandError::from_reply(&reply);
+        // The auth specification: with a credential, a failed handshake is an authentication
+        // failure (e.g. negotiation for a user that does not exist), whatever the server said.
+        if config.auth.is_some() {
+            return Err(
+                Error::authentication(format!("the handshake failed: {failure}"))
+                    .with_labels(failure.labels.iter().cloned())
+                    .with_source(failure),
+            );
+        }
+        return Err(failure.into());
     }
     let description =
         StreamDescription::from_handshake_reply(connection.address(), &reply, &config.compressors)?;

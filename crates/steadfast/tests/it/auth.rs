@@ -312,3 +312,44 @@ async fn rejected_credential_is_an_authentication_error() {
         "no password in messages: {error}"
     );
 }
+
+#[tokio::test]
+async fn a_failed_handshake_with_a_credential_is_an_authentication_error() {
+    let server = manual_hello_server().await;
+    let client = Client::with_uri_str(&format!("mongodb://ghost:pw@127.0.0.1:{}/", server.port()))
+        .await
+        .unwrap();
+    let db = client.database("app");
+    let run = tokio::spawn(async move { db.run_command(doc! { "ping": 1 }).await });
+    let hello = server.next_request(Matcher::hello()).await.unwrap();
+    hello
+        .reply_error(
+            11,
+            "UserNotFound",
+            "Could not find user \"ghost\"",
+            &["SystemOverloadedError"],
+        )
+        .unwrap();
+    let error = run.await.unwrap().unwrap_err();
+    assert!(error.is_authentication_error(), "{error:?}");
+    assert!(error.to_string().contains("UserNotFound"), "{error}");
+    assert!(
+        error.has_label("SystemOverloadedError"),
+        "server labels survive"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_handshake_without_a_credential_is_a_command_error() {
+    let server = manual_hello_server().await;
+    let client = crate::client(&server, "").await;
+    let db = client.database("app");
+    let run = tokio::spawn(async move { db.run_command(doc! { "ping": 1 }).await });
+    let hello = server.next_request(Matcher::hello()).await.unwrap();
+    hello
+        .reply_error(91, "ShutdownInProgress", "shutting down", &[])
+        .unwrap();
+    let error = run.await.unwrap().unwrap_err();
+    assert_eq!(error.code(), Some(91), "{error:?}");
+    assert!(error.is_shutting_down());
+}

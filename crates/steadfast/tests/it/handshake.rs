@@ -137,3 +137,54 @@ async fn one_connection_is_reused_across_commands() {
     assert_eq!(handshakes(&server).len(), 1);
     assert_eq!(server.server().accepted_connections(), 1);
 }
+
+#[tokio::test]
+async fn appended_metadata_reaches_new_connections_only_once() {
+    use blackpipe::scripted::Matcher;
+    use steadfast::DriverInfo;
+
+    let server = server().await;
+    let client = client(&server, "").await;
+    let db = client.database("admin");
+    db.run_command(doc! { "ping": 1 }).await.unwrap();
+    client
+        .append_metadata(DriverInfo::new("odm").version("2.1"))
+        .unwrap();
+    client
+        .append_metadata(DriverInfo::new("odm").version("2.1"))
+        .unwrap();
+    assert!(client.append_metadata(DriverInfo::new("bad|name")).is_err());
+
+    // The existing connection keeps its metadata: break it so that a new one is opened.
+    let probe = tokio::spawn({
+        let db = db.clone();
+        async move { db.run_command(doc! { "probe": 1 }).await }
+    });
+    server
+        .next_request(Matcher::command("probe"))
+        .await
+        .unwrap()
+        .hang_up()
+        .unwrap();
+    assert!(probe.await.unwrap().is_err());
+    db.run_command(doc! { "ping": 1 }).await.unwrap();
+
+    let hellos = handshakes(&server);
+    assert_eq!(hellos.len(), 2);
+    let driver = |i: usize| {
+        hellos[i]
+            .command()
+            .get_document("client")
+            .unwrap()
+            .get_document("driver")
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(driver(0).get_str("name").ok(), Some("steadfast"));
+    assert_eq!(
+        driver(1).get_str("name").ok(),
+        Some("steadfast|odm"),
+        "appended once"
+    );
+    assert!(driver(1).get_str("version").unwrap().ends_with("|2.1"));
+}

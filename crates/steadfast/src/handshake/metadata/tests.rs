@@ -1,5 +1,9 @@
 use super::*;
 
+fn metadata(app_name: Option<&str>, env: &Environment) -> Result<Document> {
+    client_metadata(app_name, env, &[])
+}
+
 fn env(vars: &[(&str, &str)]) -> Environment {
     Environment {
         os_type: "Linux".into(),
@@ -15,7 +19,7 @@ fn env(vars: &[(&str, &str)]) -> Environment {
 
 #[test]
 fn required_fields_are_present() {
-    let client = client_metadata(Some("my-app"), &env(&[])).unwrap();
+    let client = metadata(Some("my-app"), &env(&[])).unwrap();
     assert_eq!(
         client
             .get_document("application")
@@ -42,17 +46,17 @@ fn required_fields_are_present() {
 
 #[test]
 fn no_application_without_app_name_and_long_names_are_rejected() {
-    let client = client_metadata(None, &env(&[])).unwrap();
+    let client = metadata(None, &env(&[])).unwrap();
     assert!(!client.contains_key("application"));
     let long = "x".repeat(MAX_APP_NAME_SIZE + 1);
-    let err = client_metadata(Some(&long), &env(&[])).unwrap_err();
+    let err = metadata(Some(&long), &env(&[])).unwrap_err();
     assert!(err.to_string().contains("appName"), "{err}");
-    assert!(client_metadata(Some(&"x".repeat(MAX_APP_NAME_SIZE)), &env(&[])).is_ok());
+    assert!(metadata(Some(&"x".repeat(MAX_APP_NAME_SIZE)), &env(&[])).is_ok());
 }
 
 #[test]
 fn aws_lambda_is_detected_with_its_fields() {
-    let client = client_metadata(
+    let client = metadata(
         None,
         &env(&[
             ("AWS_EXECUTION_ENV", "AWS_Lambda_java8"),
@@ -69,7 +73,7 @@ fn aws_lambda_is_detected_with_its_fields() {
 
 #[test]
 fn wrongly_typed_values_are_omitted_silently() {
-    let client = client_metadata(
+    let client = metadata(
         None,
         &env(&[
             ("AWS_LAMBDA_RUNTIME_API", "x"),
@@ -84,13 +88,13 @@ fn wrongly_typed_values_are_omitted_silently() {
 
 #[test]
 fn aws_execution_env_must_have_the_lambda_prefix() {
-    let client = client_metadata(None, &env(&[("AWS_EXECUTION_ENV", "EC2")])).unwrap();
+    let client = metadata(None, &env(&[("AWS_EXECUTION_ENV", "EC2")])).unwrap();
     assert!(!client.contains_key("env"));
 }
 
 #[test]
 fn gcp_and_azure_and_vercel() {
-    let gcp = client_metadata(
+    let gcp = metadata(
         None,
         &env(&[
             ("K_SERVICE", "svc"),
@@ -104,13 +108,13 @@ fn gcp_and_azure_and_vercel() {
     assert_eq!(e.get_str("name").ok(), Some("gcp.func"));
     assert_eq!(e.get_i32("timeout_sec").ok(), Some(60));
     assert_eq!(e.get_str("region").ok(), Some("us-central1"));
-    let azure = client_metadata(None, &env(&[("FUNCTIONS_WORKER_RUNTIME", "node")])).unwrap();
+    let azure = metadata(None, &env(&[("FUNCTIONS_WORKER_RUNTIME", "node")])).unwrap();
     assert_eq!(
         azure.get_document("env").unwrap().get_str("name").ok(),
         Some("azure.func")
     );
     // vercel wins over aws; any other combination omits the FaaS fields.
-    let both = client_metadata(
+    let both = metadata(
         None,
         &env(&[
             ("AWS_LAMBDA_RUNTIME_API", "x"),
@@ -122,7 +126,7 @@ fn gcp_and_azure_and_vercel() {
     let e = both.get_document("env").unwrap();
     assert_eq!(e.get_str("name").ok(), Some("vercel"));
     assert_eq!(e.get_str("region").ok(), Some("cdg1"));
-    let conflicting = client_metadata(
+    let conflicting = metadata(
         None,
         &env(&[
             ("AWS_LAMBDA_RUNTIME_API", "x"),
@@ -140,7 +144,7 @@ fn container_runtime_and_orchestrator() {
         ("FUNCTIONS_WORKER_RUNTIME", "n"),
     ]);
     e.docker = true;
-    let client = client_metadata(None, &e).unwrap();
+    let client = metadata(None, &e).unwrap();
     let env_doc = client.get_document("env").unwrap();
     assert_eq!(
         env_doc.get_str("name").ok(),
@@ -155,7 +159,7 @@ fn container_runtime_and_orchestrator() {
 #[test]
 fn truncation_drops_env_fields_first_then_os_fields() {
     let region = "r".repeat(400);
-    let client = client_metadata(
+    let client = metadata(
         Some("app"),
         &env(&[("VERCEL", "1"), ("VERCEL_REGION", region.as_str())]),
     )
@@ -171,7 +175,7 @@ fn truncation_drops_env_fields_first_then_os_fields() {
 
     let mut big_os = env(&[("VERCEL", "1")]);
     big_os.os_name = Some("n".repeat(450));
-    let client = client_metadata(Some("app"), &big_os).unwrap();
+    let client = metadata(Some("app"), &big_os).unwrap();
     assert!(encoded_len(&client) <= MAX_METADATA_SIZE);
     let os = client.get_document("os").unwrap();
     assert_eq!(os.keys().collect::<Vec<_>>(), ["type"]);
@@ -185,10 +189,47 @@ fn truncation_drops_env_fields_first_then_os_fields() {
 fn truncation_finally_cuts_the_platform() {
     let mut huge = env(&[("VERCEL", "1")]);
     huge.os_type = "t".repeat(250);
-    let client = client_metadata(Some(&"a".repeat(MAX_APP_NAME_SIZE)), &huge).unwrap();
+    let client = metadata(Some(&"a".repeat(MAX_APP_NAME_SIZE)), &huge).unwrap();
     assert!(encoded_len(&client) <= MAX_METADATA_SIZE);
     assert!(!client.contains_key("env"));
     let platform = client.get_str("platform").unwrap();
     assert!(platform.len() < super::platform().len());
     assert!(super::platform().starts_with(platform));
+}
+
+#[test]
+fn wrapping_libraries_are_appended_with_a_delimiter() {
+    let wrappers = [
+        DriverInfo::new("odm")
+            .version("2.0")
+            .platform("odm-platform"),
+        DriverInfo::new("framework").version(""),
+    ];
+    let client = client_metadata(None, &env(&[]), &wrappers).unwrap();
+    let driver = client.get_document("driver").unwrap();
+    assert_eq!(driver.get_str("name").ok(), Some("steadfast|odm|framework"));
+    assert_eq!(
+        driver.get_str("version").ok(),
+        Some(format!("{}|2.0", env!("CARGO_PKG_VERSION")).as_str()),
+        "an empty version is not appended"
+    );
+    assert!(
+        client
+            .get_str("platform")
+            .unwrap()
+            .ends_with("|odm-platform")
+    );
+}
+
+#[test]
+fn driver_info_rules() {
+    assert!(DriverInfo::new("a|b").validate().is_err());
+    assert!(DriverInfo::new("a").version("1|2").validate().is_err());
+    assert!(DriverInfo::new("a").platform("x|").validate().is_err());
+    assert!(DriverInfo::new("a").version("1").validate().is_ok());
+    assert_eq!(
+        DriverInfo::new("a").version("").normalized(),
+        DriverInfo::new("a").normalized(),
+        "an empty field is the same as an unset one"
+    );
 }
