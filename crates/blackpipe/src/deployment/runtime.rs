@@ -98,9 +98,10 @@ fn free_port() -> std::io::Result<u16> {
     Ok(probe.local_addr()?.port())
 }
 
-/// The optime of "replica set initiated": now, increment 1.
+/// The optime of "replica set initiated": one second ago, so that every write the store
+/// records afterwards has a greater timestamp.
 fn baseline_write_time() -> WriteTime {
-    let wall = bson::DateTime::now();
+    let wall = bson::DateTime::from_millis(bson::DateTime::now().timestamp_millis() - 1000);
     let seconds = u32::try_from(wall.timestamp_millis() / 1000).unwrap_or(u32::MAX);
     WriteTime {
         ts: bson::Timestamp {

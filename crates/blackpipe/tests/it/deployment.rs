@@ -530,3 +530,67 @@ async fn topology_versions_are_published_to_every_node() {
         );
     }
 }
+
+#[tokio::test]
+async fn secondaries_report_a_lagging_last_write() {
+    let deployment = start(DeploymentConfig::replica_set(2)).await;
+    deployment.set_replication_lag(Duration::from_secs(3600));
+    let mut primary = client(&deployment, 0).await;
+    let reply = primary
+        .round_trip(doc! { "insert": "c", "documents": [{"_id": 1}], "$db": "db" })
+        .await;
+    assert_eq!(reply.get_i32("n").unwrap(), 1);
+    let op_time = |reply: &Document| {
+        reply
+            .get_document("lastWrite")
+            .unwrap()
+            .get_document("opTime")
+            .unwrap()
+            .get_timestamp("ts")
+            .unwrap()
+    };
+    let on_primary = primary.round_trip(hello()).await;
+    let on_secondary = client(&deployment, 1).await.round_trip(hello()).await;
+    assert!(op_time(&on_primary) > op_time(&on_secondary));
+    let majority = on_primary
+        .get_document("lastWrite")
+        .unwrap()
+        .get_document("majorityOpTime")
+        .unwrap()
+        .get_timestamp("ts")
+        .unwrap();
+    assert_eq!(majority, op_time(&on_secondary));
+    // Without lag, both report the write.
+    deployment.set_replication_lag(Duration::ZERO);
+    let on_secondary = client(&deployment, 1).await.round_trip(hello()).await;
+    assert_eq!(op_time(&on_primary), op_time(&on_secondary));
+    // The cluster time gossiped in every reply has reached the write too.
+    assert_eq!(
+        on_secondary
+            .get_document("$clusterTime")
+            .unwrap()
+            .get_timestamp("clusterTime")
+            .unwrap(),
+        op_time(&on_primary)
+    );
+}
+
+#[tokio::test]
+async fn session_commands_are_accepted() {
+    let deployment = start(DeploymentConfig::replica_set(2)).await;
+    let mut node = client(&deployment, 1).await;
+    let hello_reply = node.round_trip(hello()).await;
+    assert_eq!(
+        hello_reply.get_i32("logicalSessionTimeoutMinutes").unwrap(),
+        30
+    );
+    let lsid = doc! { "id": bson::Binary { subtype: bson::spec::BinarySubtype::Uuid, bytes: vec![1; 16] } };
+    for command in [
+        doc! { "endSessions": [lsid.clone()], "$db": "admin" },
+        doc! { "killAllSessions": [], "$db": "admin" },
+        doc! { "killSessions": [lsid], "$db": "admin" },
+    ] {
+        let reply = node.round_trip(command.clone()).await;
+        assert_eq!(reply.get_f64("ok").unwrap(), 1.0, "{command} -> {reply}");
+    }
+}

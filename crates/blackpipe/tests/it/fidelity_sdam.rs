@@ -292,3 +292,22 @@ async fn the_driver_uses_every_router_of_a_sharded_front_end() {
     assert_eq!(deployment.store().writes_applied("db.c"), 21);
     client.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_driver_talks_to_a_standalone() {
+    let deployment = start(DeploymentConfig::standalone()).await;
+    let (client, mut events) = monitored_client(&deployment.uri(), "standalone").await;
+    let mut types = ServerTypes::default();
+    let host = deployment.hosts().remove(0);
+    types
+        .until(&mut events, |types| types.is(&host, ServerType::Standalone))
+        .await;
+    let collection = client.database("db").collection::<Document>("c");
+    collection
+        .insert_one(doc! { "_id": 1, "x": 1 })
+        .await
+        .unwrap();
+    let found = collection.find_one(doc! { "x": 1 }).await.unwrap().unwrap();
+    assert_eq!(found.get_i32("_id").unwrap(), 1);
+    client.shutdown().await;
+}
