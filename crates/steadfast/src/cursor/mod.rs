@@ -1,5 +1,9 @@
 //! Cursors over the results of `find`, `aggregate` and the listing commands.
 
 mod reply;
+mod state;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use reply::CursorReply;
+pub(crate) use state::{CursorSettings, CursorState};

@@ -12,7 +12,7 @@ pub(crate) mod admin;
 pub(crate) mod aggregate;
 pub(crate) mod count;
 #[cfg(test)]
-mod crud_tests;
+pub(crate) mod crud_tests;
 pub(crate) mod fields;
 pub(crate) mod find;
 pub(crate) mod find_and_modify;

@@ -11,7 +11,7 @@ use super::ReplyContext;
 use crate::conn::description::StreamDescription;
 
 /// A 7.0-like server with the given limits.
-fn description(
+pub(crate) fn description(
     max_bson_object_size: i64,
     max_message_size_bytes: usize,
     max_write_batch_size: i64,
@@ -34,7 +34,7 @@ fn description(
 }
 
 /// The usual limits: 16 MiB documents, 48 MB messages, 100 000 writes per batch.
-fn default_description() -> StreamDescription {
+pub(crate) fn default_description() -> StreamDescription {
     description(16 * 1024 * 1024, 48_000_000, 100_000)
 }
 

@@ -1,0 +1,176 @@
+//! The pure bookkeeping of a cursor: its buffered batch, where it lives, what the next
+//! `getMore` asks for, and when it is finished.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use bson::{Bson, RawDocumentBuf};
+use steadfast_core::ServerAddress;
+
+use super::reply::CursorReply;
+use crate::coll::Namespace;
+use crate::operation::get_more::{GetMore, KillCursors};
+
+/// How a cursor fetches its next batches, fixed when it is opened.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct CursorSettings {
+    /// `batchSize` of every `getMore` (the server's default when `None` or 0).
+    pub(crate) batch_size: Option<u32>,
+    /// The total the cursor may return (`find`'s limit); `getMore`s never ask for more.
+    pub(crate) limit: Option<u64>,
+    /// `maxTimeMS` of `getMore` for tailable-await cursors.
+    pub(crate) max_await_time: Option<Duration>,
+    /// The comment repeated on every `getMore`.
+    pub(crate) comment: Option<Bson>,
+    /// Whether an empty batch leaves the cursor open (tailable cursors).
+    pub(crate) tailable: bool,
+}
+
+/// A cursor's position: the batch not yet handed out and the server cursor behind it.
+#[derive(Debug)]
+pub(crate) struct CursorState {
+    id: i64,
+    ns: Namespace,
+    address: ServerAddress,
+    buffer: VecDeque<RawDocumentBuf>,
+    /// Documents received from the server so far (for the limit).
+    received: u64,
+    post_batch_resume_token: Option<RawDocumentBuf>,
+    settings: CursorSettings,
+}
+
+impl CursorState {
+    /// The state after the opening command's reply, from `address`.
+    pub(crate) fn new(
+        reply: CursorReply,
+        address: ServerAddress,
+        settings: CursorSettings,
+    ) -> Self {
+        let mut state = CursorState {
+            id: 0,
+            ns: reply.ns.clone(),
+            address,
+            buffer: VecDeque::new(),
+            received: 0,
+            post_batch_resume_token: None,
+            settings,
+        };
+        state.absorb(reply);
+        state
+    }
+
+    /// Takes in a batch (the first one or a `getMore`'s).
+    pub(crate) fn absorb(&mut self, reply: CursorReply) {
+        self.id = reply.id;
+        self.ns = reply.ns;
+        self.received = self
+            .received
+            .saturating_add(u64::try_from(reply.first_batch.len()).unwrap_or(u64::MAX));
+        if self.buffer.is_empty() {
+            self.buffer = reply.first_batch;
+        } else {
+            self.buffer.extend(reply.first_batch);
+        }
+        if reply.post_batch_resume_token.is_some() {
+            self.post_batch_resume_token = reply.post_batch_resume_token;
+        }
+    }
+
+    /// The next buffered document.
+    pub(crate) fn pop(&mut self) -> Option<RawDocumentBuf> {
+        self.buffer.pop_front()
+    }
+
+    /// How many documents are buffered.
+    pub(crate) fn buffered(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// The server cursor id (0 once the server closed it).
+    pub(crate) fn id(&self) -> i64 {
+        self.id
+    }
+
+    /// The server holding the cursor.
+    pub(crate) fn address(&self) -> &ServerAddress {
+        &self.address
+    }
+
+    /// The resume token after the last batch.
+    pub(crate) fn post_batch_resume_token(&self) -> Option<&RawDocumentBuf> {
+        self.post_batch_resume_token.as_ref()
+    }
+
+    /// Whether the limit was reached: no more documents may be asked for, even if the server
+    /// left the cursor open (5.0+ does when a batch ends exactly at the limit).
+    fn limit_reached(&self) -> bool {
+        self.settings
+            .limit
+            .is_some_and(|limit| limit > 0 && self.received >= limit)
+    }
+
+    /// Whether no document will ever come again: the buffer is empty and the server cursor is
+    /// closed or the limit was reached.
+    pub(crate) fn is_exhausted(&self) -> bool {
+        self.buffer.is_empty() && (self.id == 0 || self.limit_reached())
+    }
+
+    /// Whether a server cursor is open that nothing will read (it must be killed).
+    pub(crate) fn needs_kill(&self) -> bool {
+        self.id != 0
+    }
+
+    /// Whether an empty batch keeps the cursor alive.
+    pub(crate) fn is_tailable(&self) -> bool {
+        self.settings.tailable
+    }
+
+    /// The `getMore` for the next batch, or `None` when the cursor is closed or its limit was
+    /// reached. Its `batchSize` never asks past the limit.
+    pub(crate) fn get_more(&self) -> Option<GetMore> {
+        if self.id == 0 || self.limit_reached() {
+            return None;
+        }
+        let remaining = self
+            .settings
+            .limit
+            .filter(|limit| *limit > 0)
+            .map(|limit| limit - self.received);
+        let batch_size = match (self.settings.batch_size.filter(|b| *b > 0), remaining) {
+            (Some(batch), Some(remaining)) => {
+                Some(u32::try_from(remaining).unwrap_or(u32::MAX).min(batch))
+            }
+            (None, Some(remaining)) => Some(u32::try_from(remaining).unwrap_or(u32::MAX)),
+            (batch, None) => batch,
+        };
+        Some(GetMore::new(
+            self.ns.clone(),
+            self.id,
+            self.address.clone(),
+            batch_size,
+            self.settings
+                .max_await_time
+                .filter(|_| self.settings.tailable),
+            self.settings.comment.clone(),
+        ))
+    }
+
+    /// The `killCursors` for the open server cursor, and forgets it (so it is killed once).
+    pub(crate) fn take_kill(&mut self) -> Option<KillCursors> {
+        if self.id == 0 {
+            return None;
+        }
+        let id = std::mem::replace(&mut self.id, 0);
+        Some(KillCursors::new(
+            self.ns.clone(),
+            vec![id],
+            self.address.clone(),
+        ))
+    }
+
+    /// Marks the server cursor closed without killing it (after an error that killed it, e.g.
+    /// CursorNotFound).
+    pub(crate) fn forget_server_cursor(&mut self) {
+        self.id = 0;
+    }
+}
