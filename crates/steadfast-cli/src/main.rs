@@ -1,1 +1,54 @@
-fn main() {}
+//! `steadfast`: the command-line companion of the steadfast driver.
+//!
+//! - `steadfast demo`: starts an embedded blackpipe deployment and drives real round trips
+//!   through steadfast, printing what happened and how long it took.
+
+mod demo;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// The steadfast command.
+#[derive(Debug, Parser)]
+#[command(
+    name = "steadfast",
+    version,
+    about = "steadfast: a resilient MongoDB driver, and its proving ground"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Start an embedded blackpipe server and show real round trips through steadfast.
+    Demo(demo::DemoArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("steadfast: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Demo(args) => demo::run(args).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("steadfast: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
