@@ -17,9 +17,10 @@
 //! - **Limits are enforced before allocating.** The maximum message size is checked on the length
 //!   prefix and on OP_COMPRESSED's uncompressedSize before any buffer is sized from them, each
 //!   codec stops once it would exceed the declared size, and the decompressed size must equal it.
-//! - **BSON is validated once, at the edge.** Received documents are walked deeply (see
-//!   [`BsonValidation`] and [`MAX_BSON_NESTING_DEPTH`]) so that later readers cannot fail on
-//!   malformed bytes or recurse without bound.
+//! - **BSON is validated once, at the edge.** Received documents are walked deeply, in one pass
+//!   that accepts exactly what bson's own parsers accept ([`check_bson`], [`BsonValidation`],
+//!   [`MAX_BSON_NESTING_DEPTH`]), so that later readers cannot fail on malformed bytes or recurse
+//!   without bound.
 //! - **One pass, few copies.** Encoding computes the exact size first (to check the limit and
 //!   reserve once) and writes each document's bytes directly; decoding copies each document out
 //!   of the frame exactly once, into the [`bson::RawDocumentBuf`] the caller receives.
