@@ -245,9 +245,16 @@ fn interrupted(node: &NodeContext, session: SessionFacts) -> Outcome {
     )
 }
 
-/// `db.coll` when the command's first value names a collection, `db.$cmd` otherwise.
+/// `db.coll` when the command's first value names a collection (for `getMore`, its
+/// `collection` field), `db.$cmd` otherwise.
 fn namespace_of(request: &Request) -> String {
-    match request.command().values().next() {
+    let command = request.command();
+    if request.command_name() == "getMore" {
+        if let Ok(collection) = command.get_str("collection") {
+            return format!("{}.{collection}", request.database());
+        }
+    }
+    match command.values().next() {
         Some(Bson::String(collection)) => format!("{}.{collection}", request.database()),
         _ => format!("{}.$cmd", request.database()),
     }

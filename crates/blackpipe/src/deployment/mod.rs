@@ -19,6 +19,7 @@ pub mod errors;
 mod handle;
 pub mod hello;
 mod member;
+mod member_options;
 mod model;
 mod operations;
 mod runtime;

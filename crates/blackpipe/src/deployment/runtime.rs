@@ -112,6 +112,32 @@ fn baseline_write_time() -> WriteTime {
     }
 }
 
+/// The initial model of `config` with its nodes on `ports`.
+fn build_topology(
+    config: &DeploymentConfig,
+    ports: &[u16],
+    process_ids: &[ObjectId],
+) -> Result<Topology, ControlError> {
+    let hosts = ports.iter().map(|&port| host_of(port));
+    Ok(match config.kind {
+        super::DeploymentKind::Standalone => Topology::standalone(
+            host_of(ports.first().copied().unwrap_or_default()),
+            process_ids.first().copied().unwrap_or_default(),
+        ),
+        super::DeploymentKind::Sharded => {
+            Topology::sharded(hosts.zip(process_ids.iter().copied()).collect())
+        }
+        super::DeploymentKind::ReplicaSet => Topology::replica_set(
+            config.set_name.clone(),
+            hosts
+                .zip(&config.members)
+                .zip(process_ids)
+                .map(|((host, options), &pid)| (host, options.clone(), pid))
+                .collect(),
+        )?,
+    })
+}
+
 fn host_of(port: u16) -> String {
     format!("127.0.0.1:{port}")
 }
@@ -136,37 +162,27 @@ impl Inner {
         config: &DeploymentConfig,
         store: Arc<Store>,
     ) -> Result<Arc<Self>, ControlError> {
-        let mut ports = Vec::with_capacity(config.members.len());
-        for offset in 0..config.members.len() {
-            let port = if config.port == 0 {
-                free_port().map_err(|error| ControlError::Listen(error.to_string()))?
-            } else {
-                u16::try_from(offset)
-                    .ok()
-                    .and_then(|offset| config.port.checked_add(offset))
+        let fixed_ports = config.port != 0;
+        let count = config.members.len();
+        // With ephemeral ports, each listener binds port 0 and the topology is rebuilt with the
+        // ports the system chose before anyone can know them: no window where another socket
+        // could take a probed port. Until then, distinct placeholders keep hosts unique.
+        let mut ports = Vec::with_capacity(count);
+        for offset in 0..count {
+            let offset =
+                u16::try_from(offset).map_err(|_| ControlError::Listen("too many nodes".into()))?;
+            let port = if fixed_ports {
+                config
+                    .port
+                    .checked_add(offset)
                     .ok_or_else(|| ControlError::Listen("port range overflows".into()))?
+            } else {
+                offset + 1
             };
             ports.push(port);
         }
-        let topology = match config.kind {
-            super::DeploymentKind::Standalone => {
-                Topology::standalone(host_of(ports[0]), ObjectId::new())
-            }
-            super::DeploymentKind::Sharded => Topology::sharded(
-                ports
-                    .iter()
-                    .map(|&port| (host_of(port), ObjectId::new()))
-                    .collect(),
-            ),
-            super::DeploymentKind::ReplicaSet => Topology::replica_set(
-                config.set_name.clone(),
-                ports
-                    .iter()
-                    .zip(&config.members)
-                    .map(|(&port, options)| (host_of(port), options.clone(), ObjectId::new()))
-                    .collect(),
-            )?,
-        };
+        let process_ids: Vec<ObjectId> = (0..count).map(|_| ObjectId::new()).collect();
+        let topology = build_topology(config, &ports, &process_ids)?;
         let slots = ports
             .iter()
             .zip(topology.nodes())
@@ -196,11 +212,23 @@ impl Inner {
             control: tokio::sync::Mutex::new(()),
             changes: watch::Sender::new(0),
             baseline: baseline_write_time(),
-            fixed_ports: config.port != 0,
+            fixed_ports,
         });
+        let mut bound = Vec::with_capacity(count);
         for (index, &port) in ports.iter().enumerate() {
-            let server = inner.bind(index, port).await?;
+            let server = inner
+                .bind(index, if fixed_ports { port } else { 0 })
+                .await?;
+            bound.push(server.local_addr().port());
             lock(&inner.state).slots[index].server = Some(server);
+        }
+        if !fixed_ports {
+            let topology = build_topology(config, &bound, &process_ids)?;
+            let mut state = lock(&inner.state);
+            for (slot, port) in state.slots.iter_mut().zip(&bound) {
+                slot.port = *port;
+            }
+            state.topology = topology;
         }
         Ok(inner)
     }
