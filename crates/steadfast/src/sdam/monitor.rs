@@ -161,7 +161,7 @@ struct Monitor {
 }
 
 enum Outcome {
-    Checked(Result<ServerDescription>),
+    Checked(Result<Box<ServerDescription>>),
     Cancelled,
     Stopped,
 }
@@ -178,7 +178,7 @@ impl Monitor {
                 biased;
                 _ = self.signals.stop.changed() => Outcome::Stopped,
                 _ = self.signals.cancel.changed() => Outcome::Cancelled,
-                result = self.state.check() => Outcome::Checked(result),
+                result = self.state.check() => Outcome::Checked(result.map(Box::new)),
             };
             let wait = match outcome {
                 Outcome::Stopped => {
@@ -350,14 +350,14 @@ impl MonitorState {
     }
 
     /// Reports a successful check; returns whether to wait before the next one.
-    fn succeeded(&mut self, description: ServerDescription) -> bool {
+    fn succeeded(&mut self, description: Box<ServerDescription>) -> bool {
         let server_streams =
             description.server_type.is_known() && description.topology_version.is_some();
         self.send(WorkerMessage::CheckSucceeded(
             self.params.id,
-            Box::new(description.clone()),
+            description.clone(),
         ));
-        self.previous = description;
+        self.previous = *description;
         if self.params.streaming_enabled && server_streams && self.rtt_task.is_none() {
             self.start_rtt_task();
         }

@@ -3,7 +3,9 @@
 
 use std::future::Future;
 
-use steadfast_core::options::{ConnectionString, HostInfo, SrvLookup, SrvRecord, SrvResolution};
+use steadfast_core::options::{
+    ClientOptions, ConnectionString, HostInfo, ParsedUri, SrvLookup, SrvRecord, SrvResolution,
+};
 
 use crate::error::{Error, Result};
 use crate::runtime;
@@ -62,6 +64,31 @@ pub(crate) async fn resolve(
             Error::configuration(format!("the mongodb+srv:// records cannot be used: {e}"))
                 .with_source(e)
         })
+}
+
+/// Parses a connection string into complete options, resolving `mongodb+srv://` through
+/// `resolver` first (so that the client is built from the resolved seed list). Returns the
+/// options and the warnings about ignored options.
+///
+/// # Errors
+/// `Configuration` for an invalid connection string, or as [`resolve`].
+///
+/// # Cancel safety
+/// Cancel safe.
+pub(crate) async fn options_from_uri(
+    uri: &str,
+    resolver: &impl SrvResolver,
+) -> Result<(ClientOptions, Vec<String>)> {
+    match ClientOptions::parse(uri) {
+        Ok(ParsedUri::Complete { options, warnings }) => Ok((options, warnings)),
+        Ok(ParsedUri::NeedsSrv(connection_string)) => {
+            let resolution = resolve(&connection_string, resolver).await?;
+            Ok((resolution.options, resolution.warnings))
+        }
+        Err(e) => {
+            Err(Error::configuration(format!("invalid connection string: {e}")).with_source(e))
+        }
+    }
 }
 
 /// The system resolver (`/etc/resolv.conf` on Unix), through hickory-resolver.

@@ -115,7 +115,7 @@ impl TopologyWorker {
             match message {
                 WorkerMessage::Event(monitor, event) => {
                     if self.live_monitors.contains(&monitor) {
-                        self.events.sdam(|| event);
+                        self.emit(event);
                     }
                 }
                 WorkerMessage::CheckSucceeded(monitor, description) => {
@@ -167,50 +167,42 @@ impl TopologyWorker {
         change: TopologyChange,
         clear: Option<(&ServerAddress, PoolClear, &Error)>,
     ) {
+        // Pools are created outside the map's lock: creating one emits PoolCreated, and an
+        // event handler must never run under a lock that selection takes.
+        let fresh: Vec<(ServerAddress, ServerHandle)> = change
+            .added
+            .iter()
+            .filter(|address| self.server(address).is_none())
+            .map(|address| (address.clone(), self.new_server(address)))
+            .collect();
         let mut departed = Vec::new();
         {
             let mut servers = self.servers.write().unwrap_or_else(|p| p.into_inner());
-            for address in &change.added {
-                servers
-                    .entry(address.clone())
-                    .or_insert_with(|| ServerHandle {
-                        pool: ConnectionPool::new(
-                            address.clone(),
-                            self.settings.pool_options.clone(),
-                            Arc::clone(&self.settings.pool_config),
-                            self.events.clone(),
-                            Some(super::pool_error_sink(
-                                self.sender.clone(),
-                                Arc::clone(&self.reports_sent),
-                            )),
-                        ),
-                        operations: Arc::default(),
-                        checks: Arc::default(),
-                    });
-            }
+            servers.extend(fresh);
             for address in &change.removed {
                 if let Some(handle) = servers.remove(address) {
                     departed.push((address.clone(), handle));
                 }
             }
-            if let Some((address, clear, cause)) = clear
-                && let Some(server) = servers.get(address)
-                && server.pool.generation() == clear.generation
-            {
-                server
-                    .pool
-                    .clear(cause, clear.service_id, clear.interrupt_in_use);
-            }
-            if let Some(address) = &change.pool_ready
-                && let Some(server) = servers.get(address)
-            {
-                server.pool.ready();
-            }
+        }
+        if let Some((address, clear, cause)) = clear
+            && let Some(server) = self.server(address)
+            // A newer generation means this clear already happened.
+            && server.pool.generation() == clear.generation
+        {
+            server
+                .pool
+                .clear(cause, clear.service_id, clear.interrupt_in_use);
+        }
+        if let Some(address) = &change.pool_ready
+            && let Some(server) = self.server(address)
+        {
+            server.pool.ready();
         }
         self.description = change.description;
         self.publish(false);
         for event in change.events {
-            self.events.sdam(|| event);
+            self.emit(event);
         }
         for address in &change.added {
             self.start_monitor(address);
@@ -228,6 +220,30 @@ impl TopologyWorker {
                 entry.handle.request_check();
             }
         }
+    }
+
+    fn new_server(&self, address: &ServerAddress) -> ServerHandle {
+        ServerHandle {
+            pool: ConnectionPool::new(
+                address.clone(),
+                self.settings.pool_options.clone(),
+                Arc::clone(&self.settings.pool_config),
+                self.events.clone(),
+                Some(super::pool_error_sink(
+                    self.sender.clone(),
+                    Arc::clone(&self.reports_sent),
+                )),
+            ),
+            operations: Arc::default(),
+            checks: Arc::default(),
+        }
+    }
+
+    /// Publishes an SDAM event to the subscribers and to the log (the specification's
+    /// "topology" component), in the order the worker processes changes.
+    fn emit(&self, event: SdamEvent) {
+        log_event(&event);
+        self.events.sdam(|| event);
     }
 
     fn start_monitor(&mut self, address: &ServerAddress) {
@@ -358,7 +374,7 @@ impl TopologyWorker {
         self.description = change.description;
         self.publish(true);
         for event in change.events {
-            self.events.sdam(|| event);
+            self.emit(event);
         }
     }
 
@@ -366,7 +382,7 @@ impl TopologyWorker {
     fn final_event(&mut self, message: WorkerMessage) {
         match message {
             WorkerMessage::Event(monitor, event) if self.live_monitors.contains(&monitor) => {
-                self.events.sdam(|| event);
+                self.emit(event);
             }
             // Another shutdown call: answered once this one is complete.
             WorkerMessage::Shutdown(Some(ack)) => self.extra_acks.push(ack),
@@ -406,5 +422,68 @@ fn application_error_kind(error: &Error, phase: ErrorPhase) -> Option<Applicatio
             }))
         }
         _ => None,
+    }
+}
+
+/// The log target of topology messages (the logging specification's "topology" component).
+const LOG_TARGET: &str = "steadfast::topology";
+
+/// One debug message per SDAM event, named as the SDAM logging specification names them.
+fn log_event(event: &SdamEvent) {
+    if !tracing::enabled!(target: LOG_TARGET, tracing::Level::DEBUG) {
+        return;
+    }
+    match event {
+        SdamEvent::TopologyOpening => {
+            tracing::debug!(target: LOG_TARGET, "Starting topology monitoring");
+        }
+        SdamEvent::TopologyClosed => {
+            tracing::debug!(target: LOG_TARGET, "Stopped topology monitoring");
+        }
+        SdamEvent::TopologyDescriptionChanged { previous, new } => {
+            tracing::debug!(target: LOG_TARGET,
+                previous = %super::select::describe(previous),
+                new = %super::select::describe(new),
+                "Topology description changed");
+        }
+        SdamEvent::ServerOpening { address } => {
+            tracing::debug!(target: LOG_TARGET, %address, "Starting server monitoring");
+        }
+        SdamEvent::ServerClosed { address } => {
+            tracing::debug!(target: LOG_TARGET, %address, "Stopped server monitoring");
+        }
+        SdamEvent::ServerDescriptionChanged {
+            address,
+            previous,
+            new,
+        } => {
+            tracing::debug!(target: LOG_TARGET, %address,
+                previous = %previous.server_type, new = %new.server_type,
+                error = new.error.as_deref().unwrap_or(""),
+                "Server description changed");
+        }
+        SdamEvent::ServerHeartbeatStarted { address, awaited } => {
+            tracing::debug!(target: LOG_TARGET, %address, awaited, "Server heartbeat started");
+        }
+        SdamEvent::ServerHeartbeatSucceeded {
+            address,
+            duration,
+            awaited,
+            ..
+        } => {
+            tracing::debug!(target: LOG_TARGET, %address, awaited,
+                duration_ms = duration.as_secs_f64() * 1000.0, "Server heartbeat succeeded");
+        }
+        SdamEvent::ServerHeartbeatFailed {
+            address,
+            duration,
+            failure,
+            awaited,
+        } => {
+            tracing::debug!(target: LOG_TARGET, %address, awaited, failure = %failure,
+                duration_ms = duration.as_secs_f64() * 1000.0, "Server heartbeat failed");
+        }
+        // The enum is non-exhaustive: a new kind of event is still delivered, just not logged.
+        _ => {}
     }
 }

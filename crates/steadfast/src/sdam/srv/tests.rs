@@ -176,3 +176,36 @@ async fn a_plain_connection_string_is_refused() {
         .expect_err("not SRV");
     assert!(error.to_string().contains("mongodb+srv"), "{error}");
 }
+
+#[tokio::test]
+async fn options_from_uri_resolves_only_srv_strings() {
+    let dns = CannedDns {
+        srv: vec![record("a.example.com", 27017)],
+        ..CannedDns::default()
+    };
+    let (options, _) = options_from_uri("mongodb://h1:1,h2:2/?replicaSet=rs", &dns)
+        .await
+        .expect("plain string");
+    assert_eq!(options.hosts.len(), 2);
+    assert!(
+        dns.asked.lock().unwrap().is_empty(),
+        "no DNS for mongodb://"
+    );
+
+    let (options, _) = options_from_uri("mongodb+srv://cluster.example.com/", &dns)
+        .await
+        .expect("SRV string");
+    assert_eq!(
+        options.hosts,
+        vec![ServerAddress::tcp("a.example.com", 27017)]
+    );
+    assert!(options.srv_host.is_some());
+
+    let error = options_from_uri("mongodb://h1:99999/", &dns)
+        .await
+        .expect_err("bad port");
+    assert!(
+        matches!(error.kind(), ErrorKind::Configuration { .. }),
+        "{error}"
+    );
+}
