@@ -6,6 +6,7 @@ mod discovery;
 mod errors;
 mod lifecycle;
 mod monitoring;
+mod pools;
 mod selection;
 
 use std::sync::Arc;
