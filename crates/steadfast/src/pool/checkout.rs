@@ -103,6 +103,10 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
 }
 
 /// What a passed time limit means for a check-out.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a short-lived return value, moved once"
+)]
 enum Expiry {
     /// The wait-queue timeout passed while a connection is being established for it: only the
     /// operation's deadline applies now.

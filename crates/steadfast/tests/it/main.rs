@@ -5,6 +5,9 @@ mod commands;
 mod faults;
 mod handshake;
 mod pool;
+mod pool_clear;
+mod pool_concurrency;
+mod pool_maintenance;
 mod tls;
 mod uri;
 
