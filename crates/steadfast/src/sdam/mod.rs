@@ -284,7 +284,8 @@ impl Topology {
 
     /// Stops the monitors (publishing the failure of checks in progress), closes the pools, and
     /// publishes the closed topology (TopologyClosed is the last event). Returns once every
-    /// task of the topology (worker, monitors, RTT tasks) has ended. Idempotent.
+    /// task of the topology (worker, monitors, RTT tasks, pool establishment and maintenance)
+    /// has ended. Idempotent.
     ///
     /// # Cancel safety
     /// Cancel safe: the shutdown is requested before the first `.await` and completes anyway.
@@ -302,7 +303,8 @@ impl Topology {
         self.inner.tracker.wait_until_idle().await;
     }
 
-    /// The tasks this topology runs (worker, monitors, RTT tasks), for proving none leaks.
+    /// The tasks this topology runs (worker, monitors, RTT tasks, and its pools' tasks), for
+    /// proving none leaks.
     #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn live_tasks(&self) -> usize {
         self.inner.tracker.live()

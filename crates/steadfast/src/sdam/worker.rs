@@ -22,7 +22,7 @@ use super::{ServerHandle, ServerMap, Snapshot};
 use crate::conn::config::ConnectionConfig;
 use crate::error::{Error, ErrorKind};
 use crate::event::EventEmitter;
-use crate::pool::ConnectionPool;
+use crate::pool::{ConnectionPool, PoolSettings};
 use crate::runtime::TaskTracker;
 
 /// Identifies one monitor for its whole life, so that reports from a monitor that was stopped
@@ -224,7 +224,7 @@ impl TopologyWorker {
 
     fn new_server(&self, address: &ServerAddress) -> ServerHandle {
         ServerHandle {
-            pool: ConnectionPool::new(
+            pool: ConnectionPool::with_settings(
                 address.clone(),
                 self.settings.pool_options.clone(),
                 Arc::clone(&self.settings.pool_config),
@@ -233,6 +233,11 @@ impl TopologyWorker {
                     self.sender.clone(),
                     Arc::clone(&self.reports_sent),
                 )),
+                // The pools' tasks are the topology's: shutdown waits for them too.
+                PoolSettings {
+                    tasks: Some(self.tracker.clone()),
+                    ..PoolSettings::default()
+                },
             ),
             operations: Arc::default(),
             checks: Arc::default(),

@@ -181,3 +181,32 @@ async fn selection_on_a_closed_topology_fails() {
         .expect_err("closed");
     assert!(selection_message(&error).contains("closed"), "{error}");
 }
+
+#[tokio::test]
+async fn a_load_balancer_is_selectable_at_once_and_never_monitored() {
+    let port = dead_port().await;
+    // Nothing needs to listen: a load balancer is never checked, and selection does not
+    // connect.
+    let harness = Harness::open(&format!(
+        "mongodb://127.0.0.1:{port}/?loadBalanced=true&heartbeatFrequencyMS=500"
+    ));
+    let selected = harness
+        .topology
+        .select_server(&SelectionCriteria::Write, &[], None)
+        .await
+        .expect("the load balancer");
+    assert_eq!(selected.address, ServerAddress::tcp("127.0.0.1", port));
+    assert_eq!(
+        selected.topology_type,
+        steadfast_core::TopologyType::LoadBalanced
+    );
+    drop(selected);
+    harness.topology.shutdown().await;
+    assert!(
+        !harness.sdam_events().iter().any(|e| matches!(
+            e,
+            steadfast_core::sdam::SdamEvent::ServerHeartbeatStarted { .. }
+        )),
+        "no monitor runs in load-balanced mode"
+    );
+}
