@@ -33,7 +33,9 @@ mod runtime;
 mod sdam;
 
 pub use client::Client;
-pub use coll::Namespace;
+pub use coll::{
+    Collection, DeleteModel, InsertOneModel, Namespace, ReplaceOneModel, UpdateModel, WriteModel,
+};
 pub use conn::config::ServerApi;
 pub use db::Database;
 pub use error::{Error, ErrorKind, Result};

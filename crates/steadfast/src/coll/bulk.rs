@@ -100,6 +100,27 @@ impl BulkPlan {
     }
 }
 
+impl BulkPlan {
+    /// One run of `statements` of one kind (the single-write helpers and `insert_many`).
+    pub(crate) fn single_run(
+        kind: WriteKind,
+        statements: Vec<Statement>,
+        ids: Vec<Bson>,
+    ) -> Self {
+        let retryable = !statements.iter().any(|s| s.multi);
+        let positions = (0..statements.len()).collect();
+        BulkPlan {
+            runs: vec![Run {
+                kind,
+                statements: statements.into(),
+                positions,
+                ids,
+            }],
+            retryable,
+        }
+    }
+}
+
 /// Prefixes an invalid-argument error with the model's position.
 fn at_position(error: Error, position: usize) -> Error {
     match error.kind() {

@@ -155,6 +155,12 @@ impl CursorState {
         ))
     }
 
+    /// The `killCursors` for the open server cursor, if one is open (the cursor keeps it).
+    pub(crate) fn kill_op(&self) -> Option<KillCursors> {
+        (self.id != 0)
+            .then(|| KillCursors::new(self.ns.clone(), vec![self.id], self.address.clone()))
+    }
+
     /// The `killCursors` for the open server cursor, and forgets it (so it is killed once).
     pub(crate) fn take_kill(&mut self) -> Option<KillCursors> {
         if self.id == 0 {
