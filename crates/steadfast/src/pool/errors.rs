@@ -15,7 +15,7 @@ use std::fmt;
 
 use steadfast_core::ServerAddress;
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, RETRYABLE_ERROR, SYSTEM_OVERLOADED_ERROR};
 
 /// What the pool says about an error it returned.
 #[derive(Clone, Debug)]
@@ -130,19 +130,25 @@ pub(super) fn interrupted(address: &ServerAddress) -> Error {
         })
 }
 
-/// Wraps an establishment error, keeping its kind and labels, with the pool's verdict.
+/// Wraps an establishment error, keeping its kind and labels, with the pool's verdict; when
+/// backpressure applies, adds the `SystemOverloadedError` and `RetryableError` labels (CMAP
+/// "backpressure-enabled").
 pub(super) fn establishment(
     address: &ServerAddress,
     cause: Error,
     system_overloaded: bool,
 ) -> Error {
-    let same_kind = match cause.kind() {
-        // Rebuilt through `From` so the server's labels come along.
-        ErrorKind::Command(command) => Error::from(command.clone()),
-        ErrorKind::Write(write) => Error::from(write.clone()),
-        other => Error::new(other.clone()),
+    let backpressure = if system_overloaded {
+        vec![
+            SYSTEM_OVERLOADED_ERROR.to_string(),
+            RETRYABLE_ERROR.to_string(),
+        ]
+    } else {
+        Vec::new()
     };
-    same_kind
+    let labels: Vec<String> = cause.labels().map(str::to_string).collect();
+    Error::new(cause.kind().clone())
+        .with_labels(labels.into_iter().chain(backpressure))
         .with_address(address)
         .with_source(PoolFailure::Establishment {
             system_overloaded,

@@ -10,7 +10,6 @@ use bson::{Document, doc};
 use steadfast::ClientOptions;
 use steadfast::event::{CmapEvent, ConnectionClosedReason, Event, EventRecorder};
 use steadfast::pool::standalone::{StandalonePool, pool_error_details};
-use steadfast_core::ServerAddress;
 use steadfast_core::options::ParsedUri;
 
 use crate::server;
@@ -24,13 +23,23 @@ pub(crate) fn pool_for(
     query: &str,
     maintenance: Option<Duration>,
 ) -> (StandalonePool, Arc<EventRecorder>) {
-    let uri = format!("mongodb://127.0.0.1:{}/?{query}", server.port());
-    let ParsedUri::Complete { options, .. } = ClientOptions::parse(&uri).expect("valid URI") else {
+    pool_for_uri(
+        &format!("mongodb://127.0.0.1:{}/?{query}", server.port()),
+        maintenance,
+    )
+}
+
+/// A pool for the single host of `uri`, recording its events.
+pub(crate) fn pool_for_uri(
+    uri: &str,
+    maintenance: Option<Duration>,
+) -> (StandalonePool, Arc<EventRecorder>) {
+    let ParsedUri::Complete { options, .. } = ClientOptions::parse(uri).expect("valid URI") else {
         panic!("not an SRV URI")
     };
     let recorder = Arc::new(EventRecorder::new());
     let pool = StandalonePool::new(
-        ServerAddress::tcp("127.0.0.1", server.port()),
+        options.hosts[0].clone(),
         &options,
         vec![recorder.clone()],
         maintenance,
@@ -233,6 +242,7 @@ async fn a_network_error_while_connecting_is_reported_with_backpressure_and_keep
     assert_eq!(details.spec_type, "ConnectionEstablishmentError");
     assert!(details.system_overloaded, "a network error in the hello");
     assert!(error.is_network_error());
+    assert!(error.has_label("SystemOverloadedError") && error.has_label("RetryableError"));
     assert_eq!(
         pool.generation(),
         0,
@@ -250,6 +260,51 @@ async fn a_network_error_while_connecting_is_reported_with_backpressure_and_keep
 }
 
 #[tokio::test]
+async fn a_refused_connection_gets_the_backpressure_labels() {
+    // A port nobody listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let (pool, _recorder) = pool_for_uri(&format!("mongodb://127.0.0.1:{port}/"), None);
+    pool.ready();
+    let error = pool.check_out().await.expect_err("refused");
+    assert!(error.is_network_error(), "{error}");
+    assert!(error.has_label("SystemOverloadedError") && error.has_label("RetryableError"));
+    assert_eq!(
+        pool.generation(),
+        0,
+        "backpressure: SDAM leaves the pool alone"
+    );
+}
+
+#[tokio::test]
+async fn a_network_error_during_authentication_gets_no_backpressure_labels() {
+    let server = server().await;
+    // The hello succeeds; the SASL conversation is hung up on.
+    server
+        .rule(Matcher::command("saslStart"), Reaction::hang_up())
+        .always();
+    let (pool, _recorder) = pool_for_uri(
+        &format!(
+            "mongodb://user:pencil@127.0.0.1:{}/?authMechanism=SCRAM-SHA-256",
+            server.port()
+        ),
+        None,
+    );
+    pool.ready();
+    let error = pool.check_out().await.expect_err("authentication fails");
+    assert!(error.is_network_error(), "{error}");
+    assert!(!error.has_label("SystemOverloadedError") && !error.has_label("RetryableError"));
+    assert!(!pool_error_details(&error).unwrap().system_overloaded);
+    assert_eq!(
+        pool.generation(),
+        1,
+        "not overload: the pool is cleared, as SDAM would"
+    );
+}
+
+#[tokio::test]
 async fn a_command_error_in_the_hello_clears_the_standalone_pool() {
     let server = server().await;
     server
@@ -264,6 +319,7 @@ async fn a_command_error_in_the_hello_clears_the_standalone_pool() {
     assert_eq!(error.code(), Some(91));
     let details = pool_error_details(&error).unwrap();
     assert!(!details.system_overloaded, "a server reply is not overload");
+    assert!(!error.has_label("SystemOverloadedError") && !error.has_label("RetryableError"));
     assert_eq!(pool.generation(), 1, "cleared, as SDAM would");
     let order: Vec<&str> = names(&recorder)
         .into_iter()
