@@ -8,6 +8,7 @@ use steadfast_core::pool::{
     WaiterId,
 };
 use steadfast_core::sdam::ErrorPhase;
+use tracing::Instrument as _;
 
 use super::{Establishing, Inner, LOG_TARGET, Shared, errors};
 use crate::conn::Connection;
@@ -139,11 +140,12 @@ impl Shared {
             .generation_of(id)
             .unwrap_or_else(|| inner.state.generation());
         let task = match self.tasks() {
-            Ok(tasks) => Some(
-                tasks
-                    .spawn(run(Arc::clone(self), id, generation))
-                    .abort_handle(),
-            ),
+            Ok(tasks) => {
+                let span = tracing::debug_span!(target: LOG_TARGET, "establish",
+                    address = %self.address, connection = id, generation);
+                let task = run(Arc::clone(self), id, generation).instrument(span);
+                Some(tasks.spawn(task).abort_handle())
+            }
             Err(error) => {
                 // Outside a tokio runtime: fail it here. (The task would lock the pool; the
                 // lock is held here, which is why the entry is recorded first.)
