@@ -49,35 +49,36 @@ impl BulkPlan {
             ));
         }
         let retryable = !models.iter().any(WriteModel::is_multi);
-        let mut pending: Vec<(WriteKind, Vec<Statement>, Vec<usize>, Vec<Bson>)> = Vec::new();
+        let mut runs: Vec<Run> = Vec::new();
+        let mut pending: Vec<Vec<Statement>> = Vec::new();
         for (position, model) in models.into_iter().enumerate() {
             let kind = model.kind();
             let (statement, id) = model
                 .into_statement()
                 .map_err(|e| at_position(e, position))?;
             let slot = if ordered {
-                match pending.last() {
-                    Some((last, ..)) if *last == kind => pending.len() - 1,
-                    _ => {
-                        pending.push((kind, Vec::new(), Vec::new(), Vec::new()));
-                        pending.len() - 1
-                    }
-                }
+                runs.last().filter(|run| run.kind == kind).map(|_| runs.len() - 1)
             } else {
-                match pending.iter().position(|(k, ..)| *k == kind) {
-                    Some(slot) => slot,
-                    None => {
-                        pending.push((kind, Vec::new(), Vec::new(), Vec::new()));
-                        pending.len() - 1
-                    }
-                }
+                runs.iter().position(|run| run.kind == kind)
             };
-            let (_, statements, positions, ids) = &mut pending[slot];
-            statements.push(statement);
-            positions.push(position);
+            let slot = slot.unwrap_or_else(|| {
+                runs.push(Run {
+                    kind,
+                    statements: Arc::from(Vec::new()),
+                    positions: Vec::new(),
+                    ids: Vec::new(),
+                });
+                pending.push(Vec::new());
+                runs.len() - 1
+            });
+            pending[slot].push(statement);
+            runs[slot].positions.push(position);
             if let Some(id) = id {
-                ids.push(id);
+                runs[slot].ids.push(id);
             }
+        }
+        for (run, statements) in runs.iter_mut().zip(pending) {
+            run.statements = statements.into();
         }
         if !ordered {
             let rank = |kind: WriteKind| match kind {
@@ -85,17 +86,8 @@ impl BulkPlan {
                 WriteKind::Update => 1,
                 WriteKind::Delete => 2,
             };
-            pending.sort_by_key(|(kind, ..)| rank(*kind));
+            runs.sort_by_key(|run| rank(run.kind));
         }
-        let runs = pending
-            .into_iter()
-            .map(|(kind, statements, positions, ids)| Run {
-                kind,
-                statements: statements.into(),
-                positions,
-                ids,
-            })
-            .collect();
         Ok(BulkPlan { runs, retryable })
     }
 }
@@ -206,7 +198,8 @@ impl BulkAccumulator {
         self.ordered && !self.write_errors.is_empty()
     }
 
-    /// The totals so far (also what the caller gets when nothing failed).
+    /// The totals so far.
+    #[cfg(test)]
     pub(crate) fn result(&self) -> &BulkWriteResult {
         &self.result
     }

@@ -35,7 +35,6 @@ pub(crate) struct CursorState {
     buffer: VecDeque<RawDocumentBuf>,
     /// Documents received from the server so far (for the limit).
     received: u64,
-    post_batch_resume_token: Option<RawDocumentBuf>,
     settings: CursorSettings,
 }
 
@@ -52,7 +51,6 @@ impl CursorState {
             address,
             buffer: VecDeque::new(),
             received: 0,
-            post_batch_resume_token: None,
             settings,
         };
         state.absorb(reply);
@@ -70,9 +68,6 @@ impl CursorState {
             self.buffer = reply.first_batch;
         } else {
             self.buffer.extend(reply.first_batch);
-        }
-        if reply.post_batch_resume_token.is_some() {
-            self.post_batch_resume_token = reply.post_batch_resume_token;
         }
     }
 
@@ -96,11 +91,6 @@ impl CursorState {
         &self.address
     }
 
-    /// The resume token after the last batch.
-    pub(crate) fn post_batch_resume_token(&self) -> Option<&RawDocumentBuf> {
-        self.post_batch_resume_token.as_ref()
-    }
-
     /// Whether the limit was reached: no more documents may be asked for, even if the server
     /// left the cursor open (5.0+ does when a batch ends exactly at the limit).
     fn limit_reached(&self) -> bool {
@@ -113,11 +103,6 @@ impl CursorState {
     /// closed or the limit was reached.
     pub(crate) fn is_exhausted(&self) -> bool {
         self.buffer.is_empty() && (self.id == 0 || self.limit_reached())
-    }
-
-    /// Whether a server cursor is open that nothing will read (it must be killed).
-    pub(crate) fn needs_kill(&self) -> bool {
-        self.id != 0
     }
 
     /// Whether an empty batch keeps the cursor alive.

@@ -68,11 +68,6 @@ impl Aggregate {
         }
     }
 
-    /// Whether the pipeline ends in `$out` or `$merge`.
-    pub(crate) fn writes(&self) -> bool {
-        self.writes
-    }
-
     fn body(&self) -> (String, Document) {
         let o = &self.options;
         let mut body = Document::new();

@@ -193,7 +193,6 @@ fn aggregate_reads_unless_it_writes() {
         Some(wc.clone()),
         secondary(),
     );
-    assert!(!read.writes());
     assert_eq!(read.retryability(), Retryability::Read);
     assert_eq!(read.selection_criteria(), secondary());
     assert_eq!(read.write_concern(), None, "a read sends no write concern");
@@ -211,7 +210,6 @@ fn aggregate_reads_unless_it_writes() {
         Some(wc.clone()),
         secondary(),
     );
-    assert!(out.writes());
     assert_eq!(out.retryability(), Retryability::None);
     assert!(!out.idempotent());
     assert_eq!(out.selection_criteria(), SelectionCriteria::Write);
