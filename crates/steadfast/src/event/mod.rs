@@ -13,9 +13,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use command::{CommandEvent, CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent, ConnectionInfo};
+pub use command::{
+    CommandEvent, CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent, ConnectionInfo,
+};
 pub use recorder::{Event, EventRecorder};
-pub use steadfast_core::pool::{CheckOutFailedReason, ConnectionClosedReason, PoolEvent as CmapEvent};
+pub use steadfast_core::pool::{
+    CheckOutFailedReason, ConnectionClosedReason, PoolEvent as CmapEvent,
+};
 pub use steadfast_core::retry::{Execution, RetryReason};
 pub use steadfast_core::sdam::SdamEvent;
 

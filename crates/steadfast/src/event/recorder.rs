@@ -96,7 +96,9 @@ impl EventRecorder {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
         // A handler that panicked mid-push leaves a usable Vec; keep recording.
-        self.events.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.events
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn push(&self, event: Event) {
