@@ -1,0 +1,282 @@
+//! Index management (create_index(es), drop_index(es), list_indexes, list_index_names) and
+//! dropping the collection.
+
+use std::time::Duration;
+
+use bson::{Bson, Document, doc};
+use futures_util::TryStreamExt;
+use steadfast_core::options::WriteConcern;
+
+use crate::coll::Collection;
+use crate::coll::exec::{execute, open_cursor};
+use crate::cursor::{Cursor, CursorSettings};
+use crate::error::{Error, Result};
+use crate::operation::admin::CatalogCommand;
+use crate::operation::fields::{put, put_max_time};
+use crate::operation::list::ListCursor;
+use crate::options::{
+    CreateIndexOptions, DropCollectionOptions, DropIndexOptions, IndexModel, ListIndexesOptions,
+};
+use crate::results::{CreateIndexResult, CreateIndexesResult};
+use crate::session::ClientSession;
+
+/// The server's code for a namespace that does not exist.
+const NAMESPACE_NOT_FOUND: i32 = 26;
+
+impl<T: Send + Sync> Collection<T> {
+    /// Creates one index (nothing happens if an identical one exists).
+    pub fn create_index(&self, index: IndexModel) -> CreateIndex<'_, T> {
+        CreateIndex {
+            inner: self.create_indexes([index]),
+        }
+    }
+
+    /// Creates several indexes with one `createIndexes` command.
+    pub fn create_indexes(
+        &self,
+        indexes: impl IntoIterator<Item = IndexModel>,
+    ) -> CreateIndexes<'_, T> {
+        CreateIndexes {
+            coll: self,
+            indexes: indexes.into_iter().collect(),
+            options: CreateIndexOptions::default(),
+            session: None,
+        }
+    }
+
+    /// Drops the index named `name`.
+    pub fn drop_index(&self, name: impl AsRef<str>) -> DropIndex<'_, T> {
+        DropIndex {
+            coll: self,
+            index: Bson::String(name.as_ref().to_string()),
+            options: DropIndexOptions::default(),
+            session: None,
+        }
+    }
+
+    /// Drops every index except the one on `_id`.
+    pub fn drop_indexes(&self) -> DropIndex<'_, T> {
+        DropIndex {
+            index: Bson::String("*".into()),
+            ..self.drop_index("*")
+        }
+    }
+
+    /// Lists the collection's indexes. Awaiting the action returns a cursor of
+    /// [`IndexModel`]s.
+    pub fn list_indexes(&self) -> ListIndexes<'_, T> {
+        ListIndexes {
+            coll: self,
+            options: ListIndexesOptions::default(),
+        }
+    }
+
+    /// The names of the collection's indexes.
+    ///
+    /// # Errors
+    /// As [`Collection::list_indexes`], plus `Protocol` for an index description without a
+    /// name.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: a dropped future drops its cursor, which is killed in the background.
+    pub async fn list_index_names(&self) -> Result<Vec<String>> {
+        let cursor: Cursor<Document> = self.list_indexes().documents().await?;
+        let specs: Vec<Document> = cursor.try_collect().await?;
+        specs
+            .iter()
+            .map(|spec| {
+                spec.get_str("name")
+                    .map(str::to_string)
+                    .map_err(|_| Error::protocol("an index description has no name"))
+            })
+            .collect()
+    }
+
+    /// Drops the collection (a collection that does not exist is not an error).
+    pub fn drop(&self) -> DropCollection<'_, T> {
+        DropCollection {
+            coll: self,
+            options: DropCollectionOptions::default(),
+            session: None,
+        }
+    }
+}
+
+/// The action of [`Collection::create_index`].
+#[must_use = "an action does nothing until awaited"]
+pub struct CreateIndex<'a, T: Send + Sync> {
+    inner: CreateIndexes<'a, T>,
+}
+
+impl<'a, T: Send + Sync> CreateIndex<'a, T> {
+    /// Replaces every option at once.
+    pub fn with_options(mut self, options: impl Into<Option<CreateIndexOptions>>) -> Self {
+        self.inner = self.inner.with_options(options);
+        self
+    }
+
+    /// Runs the operation in an explicit session.
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.inner = self.inner.session(session);
+        self
+    }
+
+    async fn run(self) -> Result<CreateIndexResult> {
+        let mut names = self.inner.run().await?.index_names;
+        let index_name = names
+            .pop()
+            .ok_or_else(|| Error::invalid_argument("no index to create"))?;
+        Ok(CreateIndexResult { index_name })
+    }
+}
+
+action_future!(CreateIndex<'a, T> where [T: Send + Sync + 'a] => CreateIndexResult);
+
+/// The action of [`Collection::create_indexes`].
+#[must_use = "an action does nothing until awaited"]
+pub struct CreateIndexes<'a, T: Send + Sync> {
+    coll: &'a Collection<T>,
+    indexes: Vec<IndexModel>,
+    options: CreateIndexOptions,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a, T: Send + Sync> CreateIndexes<'a, T> {
+    options_and_session!(CreateIndexOptions);
+    option_setters!(CreateIndexOptions;
+        commit_quorum: #[into] Bson,
+        max_time: Duration,
+        write_concern: WriteConcern,
+        comment: #[into] Bson,
+    );
+
+    async fn run(self) -> Result<CreateIndexesResult> {
+        if self.indexes.is_empty() {
+            return Err(Error::invalid_argument(
+                "create_indexes needs at least one index",
+            ));
+        }
+        if let Some(position) = self.indexes.iter().position(|i| i.keys.is_empty()) {
+            return Err(Error::invalid_argument(format!(
+                "index {position} has no keys"
+            )));
+        }
+        let index_names: Vec<String> = self.indexes.iter().map(IndexModel::name).collect();
+        let o = self.options;
+        let mut body = doc! {
+            "createIndexes": self.coll.name(),
+            "indexes": self.indexes.iter().map(|i| Bson::Document(i.to_spec())).collect::<Vec<_>>(),
+        };
+        put(&mut body, "commitQuorum", o.commit_quorum);
+        put_max_time(&mut body, o.max_time);
+        put(&mut body, "comment", o.comment);
+        let write_concern = self.coll.resolve_write_concern(o.write_concern);
+        let op = CatalogCommand::new("createIndexes", &self.coll.ns().db, body, write_concern)?;
+        let settings = self.coll.operation_settings();
+        execute(self.coll.client(), op, self.session, &settings).await?;
+        Ok(CreateIndexesResult { index_names })
+    }
+}
+
+action_future!(CreateIndexes<'a, T> where [T: Send + Sync + 'a] => CreateIndexesResult);
+
+/// The action of [`Collection::drop_index`] and [`Collection::drop_indexes`].
+#[must_use = "an action does nothing until awaited"]
+pub struct DropIndex<'a, T: Send + Sync> {
+    coll: &'a Collection<T>,
+    index: Bson,
+    options: DropIndexOptions,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a, T: Send + Sync> DropIndex<'a, T> {
+    options_and_session!(DropIndexOptions);
+    option_setters!(DropIndexOptions;
+        max_time: Duration,
+        write_concern: WriteConcern,
+        comment: #[into] Bson,
+    );
+
+    async fn run(self) -> Result<()> {
+        let o = self.options;
+        let mut body = doc! { "dropIndexes": self.coll.name(), "index": self.index };
+        put_max_time(&mut body, o.max_time);
+        put(&mut body, "comment", o.comment);
+        let write_concern = self.coll.resolve_write_concern(o.write_concern);
+        let op = CatalogCommand::new("dropIndexes", &self.coll.ns().db, body, write_concern)?;
+        let settings = self.coll.operation_settings();
+        execute(self.coll.client(), op, self.session, &settings).await
+    }
+}
+
+action_future!(DropIndex<'a, T> where [T: Send + Sync + 'a] => ());
+
+/// The action of [`Collection::list_indexes`].
+#[must_use = "an action does nothing until awaited"]
+pub struct ListIndexes<'a, T: Send + Sync> {
+    coll: &'a Collection<T>,
+    options: ListIndexesOptions,
+}
+
+impl<'a, T: Send + Sync> ListIndexes<'a, T> {
+    /// Replaces every option at once.
+    pub fn with_options(mut self, options: impl Into<Option<ListIndexesOptions>>) -> Self {
+        self.options = options.into().unwrap_or_default();
+        self
+    }
+
+    option_setters!(ListIndexesOptions;
+        batch_size: u32,
+        max_time: Duration,
+        comment: #[into] Bson,
+    );
+
+    async fn documents<U>(self) -> Result<Cursor<U>> {
+        let o = self.options;
+        let ns = self.coll.ns();
+        let op = ListCursor::indexes(&ns.db, &ns.coll, o.batch_size, o.max_time, o.comment.clone());
+        let cursor_settings = CursorSettings {
+            batch_size: o.batch_size,
+            comment: o.comment,
+            ..CursorSettings::default()
+        };
+        open_cursor(self.coll.client(), op, self.coll.operation_settings(), cursor_settings).await
+    }
+
+    async fn run(self) -> Result<Cursor<IndexModel>> {
+        self.documents().await
+    }
+}
+
+action_future!(ListIndexes<'a, T> where [T: Send + Sync + 'a] => Cursor<IndexModel>);
+
+/// The action of [`Collection::drop`].
+#[must_use = "an action does nothing until awaited"]
+pub struct DropCollection<'a, T: Send + Sync> {
+    coll: &'a Collection<T>,
+    options: DropCollectionOptions,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a, T: Send + Sync> DropCollection<'a, T> {
+    options_and_session!(DropCollectionOptions);
+    option_setters!(DropCollectionOptions;
+        write_concern: WriteConcern,
+        comment: #[into] Bson,
+    );
+
+    async fn run(self) -> Result<()> {
+        let o = self.options;
+        let mut body = doc! { "drop": self.coll.name() };
+        put(&mut body, "comment", o.comment);
+        let write_concern = self.coll.resolve_write_concern(o.write_concern);
+        let op = CatalogCommand::new("drop", &self.coll.ns().db, body, write_concern)?;
+        let settings = self.coll.operation_settings();
+        match execute(self.coll.client(), op, self.session, &settings).await {
+            Err(error) if error.code() == Some(NAMESPACE_NOT_FOUND) => Ok(()),
+            other => other,
+        }
+    }
+}
+
+action_future!(DropCollection<'a, T> where [T: Send + Sync + 'a] => ());

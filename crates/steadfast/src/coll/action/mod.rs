@@ -1,0 +1,72 @@
+//! The operation builders returned by `Collection`, `Database` and `Client` methods. Each is
+//! configured with chainable setters and runs when awaited (`IntoFuture`), like the official
+//! driver's actions: `coll.find(filter).sort(doc! {..}).limit(5).await?`.
+
+/// Chainable setters that fill the action's `options` struct, one per option field.
+macro_rules! option_setters {
+    ($options:ident; $($field:ident : $(#[$into:ident])? $ty:ty),* $(,)?) => {
+        $(
+            option_setters!(@one $options, $field, $ty $(, $into)?);
+        )*
+    };
+    (@one $options:ident, $field:ident, $ty:ty, into) => {
+        #[doc = concat!("Sets [`", stringify!($options), "::", stringify!($field), "`](crate::options::", stringify!($options), "::", stringify!($field), ").")]
+        pub fn $field(mut self, value: impl Into<$ty>) -> Self {
+            self.options.$field = Some(value.into());
+            self
+        }
+    };
+    (@one $options:ident, $field:ident, $ty:ty) => {
+        #[doc = concat!("Sets [`", stringify!($options), "::", stringify!($field), "`](crate::options::", stringify!($options), "::", stringify!($field), ").")]
+        pub fn $field(mut self, value: $ty) -> Self {
+            self.options.$field = Some(value);
+            self
+        }
+    };
+}
+
+/// `with_options` and `session` for an action with `options` and `session` fields.
+macro_rules! options_and_session {
+    ($options:ty) => {
+        /// Replaces every option at once.
+        pub fn with_options(mut self, options: impl Into<Option<$options>>) -> Self {
+            self.options = options.into().unwrap_or_default();
+            self
+        }
+
+        /// Runs the operation in an explicit session.
+        pub fn session(mut self, session: &'a mut crate::session::ClientSession) -> Self {
+            self.session = Some(session);
+            self
+        }
+    };
+}
+
+/// `IntoFuture` for an action whose `run(self)` async method produces the result.
+macro_rules! action_future {
+    ($action:ident<$lt:lifetime $(, $param:ident)*> $(where [$($bound:tt)+])? => $output:ty) => {
+        impl<$lt $(, $param)*> std::future::IntoFuture for $action<$lt $(, $param)*>
+        $(where $($bound)+)?
+        {
+            type Output = crate::error::Result<$output>;
+            type IntoFuture = futures_util::future::BoxFuture<$lt, Self::Output>;
+
+            fn into_future(self) -> Self::IntoFuture {
+                Box::pin(self.run())
+            }
+        }
+    };
+}
+
+pub(crate) mod find;
+pub(crate) mod find_and_modify;
+pub(crate) mod index;
+pub(crate) mod read;
+pub(crate) mod write;
+
+pub use crate::coll::db_actions::{CreateCollection, DropDatabase, ListCollections, ListDatabases};
+pub use find::{Aggregate, ExplicitSession, Find, FindOne, ImplicitSession};
+pub use find_and_modify::{FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate};
+pub use index::{CreateIndex, CreateIndexes, DropCollection, DropIndex, ListIndexes};
+pub use read::{CountDocuments, Distinct, EstimatedDocumentCount};
+pub use write::{BulkWrite, Delete, InsertMany, InsertOne, Replace, Update};

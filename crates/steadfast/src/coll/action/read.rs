@@ -1,0 +1,168 @@
+//! count_documents, estimated_document_count and distinct.
+
+use std::time::Duration;
+
+use bson::{Bson, Document};
+use steadfast_core::options::ReadConcern;
+use steadfast_core::selection::ReadPreference;
+
+use crate::coll::Collection;
+use crate::coll::exec::execute;
+use crate::error::Result;
+use crate::operation::aggregate::CountDocuments as CountDocumentsOp;
+use crate::operation::count::{Distinct as DistinctOp, EstimatedCount};
+use crate::options::{CountOptions, DistinctOptions, EstimatedDocumentCountOptions, Hint};
+use crate::session::ClientSession;
+
+impl<T: Send + Sync> Collection<T> {
+    /// Counts the documents matching `filter` exactly, with an aggregation (`$match` then
+    /// `$group`). Query operators that `$match` does not allow (`$where`, `$near`, ...) cannot
+    /// be used.
+    pub fn count_documents(&self, filter: Document) -> CountDocuments<'_, T> {
+        CountDocuments {
+            coll: self,
+            filter,
+            options: CountOptions::default(),
+            session: None,
+        }
+    }
+
+    /// An estimate of the collection's document count from its metadata, with the `count`
+    /// command (see the server's documentation of `count` for its behaviour; with the Stable
+    /// API, servers 5.0.0-5.0.8 need `apiStrict: false`).
+    pub fn estimated_document_count(&self) -> EstimatedDocumentCount<'_, T> {
+        EstimatedDocumentCount {
+            coll: self,
+            options: EstimatedDocumentCountOptions::default(),
+        }
+    }
+
+    /// The distinct values of `field` among the documents matching `filter`.
+    pub fn distinct(&self, field: impl AsRef<str>, filter: Document) -> Distinct<'_, T> {
+        Distinct {
+            coll: self,
+            field: field.as_ref().to_string(),
+            filter,
+            options: DistinctOptions::default(),
+            session: None,
+        }
+    }
+}
+
+/// The action of [`Collection::count_documents`].
+#[must_use = "an action does nothing until awaited"]
+pub struct CountDocuments<'a, T: Send + Sync> {
+    coll: &'a Collection<T>,
+    filter: Document,
+    options: CountOptions,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a, T: Send + Sync> CountDocuments<'a, T> {
+    options_and_session!(CountOptions);
+    option_setters!(CountOptions;
+        collation: #[into] Document,
+        comment: #[into] Bson,
+        hint: #[into] Hint,
+        limit: u64,
+        max_time: Duration,
+        skip: u64,
+        read_concern: ReadConcern,
+        read_preference: ReadPreference,
+    );
+
+    async fn run(self) -> Result<u64> {
+        let mut options = self.options;
+        let read_concern = self.coll.resolve_read_concern(options.read_concern.take());
+        let criteria = self.coll.resolve_criteria(options.read_preference.take());
+        let ns = self.coll.ns();
+        let op = CountDocumentsOp::new(
+            ns.db.clone(),
+            ns.coll.clone(),
+            self.filter,
+            options,
+            read_concern,
+            criteria,
+        );
+        let settings = self.coll.operation_settings();
+        execute(self.coll.client(), op, self.session, &settings).await
+    }
+}
+
+action_future!(CountDocuments<'a, T> where [T: Send + Sync + 'a] => u64);
+
+/// The action of [`Collection::estimated_document_count`].
+#[must_use = "an action does nothing until awaited"]
+pub struct EstimatedDocumentCount<'a, T: Send + Sync> {
+    coll: &'a Collection<T>,
+    options: EstimatedDocumentCountOptions,
+}
+
+impl<'a, T: Send + Sync> EstimatedDocumentCount<'a, T> {
+    /// Replaces every option at once.
+    pub fn with_options(
+        mut self,
+        options: impl Into<Option<EstimatedDocumentCountOptions>>,
+    ) -> Self {
+        self.options = options.into().unwrap_or_default();
+        self
+    }
+
+    option_setters!(EstimatedDocumentCountOptions;
+        comment: #[into] Bson,
+        max_time: Duration,
+        read_concern: ReadConcern,
+        read_preference: ReadPreference,
+    );
+
+    async fn run(self) -> Result<u64> {
+        let mut options = self.options;
+        let read_concern = self.coll.resolve_read_concern(options.read_concern.take());
+        let criteria = self.coll.resolve_criteria(options.read_preference.take());
+        let op = EstimatedCount::new(self.coll.ns().clone(), options, read_concern, criteria);
+        let settings = self.coll.operation_settings();
+        execute(self.coll.client(), op, None, &settings).await
+    }
+}
+
+action_future!(EstimatedDocumentCount<'a, T> where [T: Send + Sync + 'a] => u64);
+
+/// The action of [`Collection::distinct`].
+#[must_use = "an action does nothing until awaited"]
+pub struct Distinct<'a, T: Send + Sync> {
+    coll: &'a Collection<T>,
+    field: String,
+    filter: Document,
+    options: DistinctOptions,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a, T: Send + Sync> Distinct<'a, T> {
+    options_and_session!(DistinctOptions);
+    option_setters!(DistinctOptions;
+        collation: #[into] Document,
+        comment: #[into] Bson,
+        hint: #[into] Hint,
+        max_time: Duration,
+        read_concern: ReadConcern,
+        read_preference: ReadPreference,
+    );
+
+    async fn run(self) -> Result<Vec<Bson>> {
+        let mut options = self.options;
+        let read_concern = self.coll.resolve_read_concern(options.read_concern.take());
+        let criteria = self.coll.resolve_criteria(options.read_preference.take());
+        let op = DistinctOp::new(
+            self.coll.ns().clone(),
+            self.field,
+            self.filter,
+            options,
+            read_concern,
+            criteria,
+        );
+        let settings = self.coll.operation_settings();
+        execute(self.coll.client(), op, self.session, &settings).await
+    }
+}
+
+action_future!(Distinct<'a, T> where [T: Send + Sync + 'a] => Vec<Bson>);

@@ -1,0 +1,298 @@
+//! Database- and client-level CRUD methods (listings, drops, database aggregation), kept
+//! beside the collection code rather than in `db.rs`/`client.rs`.
+
+use std::time::Duration;
+
+use bson::{Bson, Document, doc};
+use futures_util::TryStreamExt;
+use steadfast_core::options::WriteConcern;
+
+use super::action::Aggregate;
+use super::exec::{execute, open_cursor};
+use super::inherit::Inherited;
+use crate::client::Client;
+use crate::cursor::{Cursor, CursorSettings, deserialize};
+use crate::db::Database;
+use crate::error::{Error, Result};
+use crate::operation::admin::CatalogCommand;
+use crate::operation::aggregate::AggregateTarget;
+use crate::operation::fields::put;
+use crate::operation::list::{ListCursor, ListDatabases as ListDatabasesOp};
+use crate::options::{
+    CollectionOptions, CreateCollectionOptions, DropDatabaseOptions, ListCollectionsOptions,
+    ListDatabasesOptions,
+};
+use crate::results::{CollectionSpecification, DatabaseSpecification};
+use crate::session::ClientSession;
+
+impl Database {
+    /// What operations on this database inherit.
+    pub(crate) fn inherited(&self) -> Inherited {
+        Inherited::new(self.client(), &CollectionOptions::default())
+    }
+
+    /// Runs a collection-less aggregation (`$currentOp`, `$listLocalSessions`, ...).
+    pub fn aggregate(&self, pipeline: impl IntoIterator<Item = Document>) -> Aggregate<'_> {
+        Aggregate::new(
+            self.client(),
+            AggregateTarget::Database(self.name().to_string()),
+            pipeline.into_iter().collect(),
+            self.inherited(),
+        )
+    }
+
+    /// Lists the database's collections and views. Awaiting the action returns a cursor of
+    /// [`CollectionSpecification`]s.
+    pub fn list_collections(&self) -> ListCollections<'_> {
+        ListCollections {
+            db: self,
+            options: ListCollectionsOptions::default(),
+        }
+    }
+
+    /// The names of the database's collections and views (`nameOnly: true`).
+    ///
+    /// # Errors
+    /// Command and network errors; `Protocol` for an entry without a name.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: a dropped future drops its cursor, which is killed in the background.
+    pub async fn list_collection_names(&self) -> Result<Vec<String>> {
+        let cursor: Cursor<Document> = self.list_collections().open(true).await?;
+        let entries: Vec<Document> = cursor.try_collect().await?;
+        entries
+            .iter()
+            .map(|entry| {
+                entry
+                    .get_str("name")
+                    .map(str::to_string)
+                    .map_err(|_| Error::protocol("a listCollections entry has no name"))
+            })
+            .collect()
+    }
+
+    /// Creates a collection (or a view, with `view_on` and `pipeline`) explicitly.
+    pub fn create_collection(&self, name: impl AsRef<str>) -> CreateCollection<'_> {
+        CreateCollection {
+            db: self,
+            name: name.as_ref().to_string(),
+            options: CreateCollectionOptions::default(),
+            session: None,
+        }
+    }
+
+    /// Drops the database.
+    pub fn drop(&self) -> DropDatabase<'_> {
+        DropDatabase {
+            db: self,
+            options: DropDatabaseOptions::default(),
+            session: None,
+        }
+    }
+}
+
+/// The action of [`Database::list_collections`].
+#[must_use = "an action does nothing until awaited"]
+pub struct ListCollections<'a> {
+    db: &'a Database,
+    options: ListCollectionsOptions,
+}
+
+impl<'a> ListCollections<'a> {
+    /// Replaces every option at once.
+    pub fn with_options(mut self, options: impl Into<Option<ListCollectionsOptions>>) -> Self {
+        self.options = options.into().unwrap_or_default();
+        self
+    }
+
+    option_setters!(ListCollectionsOptions;
+        filter: #[into] Document,
+        authorized_collections: bool,
+        batch_size: u32,
+        comment: #[into] Bson,
+    );
+
+    async fn open<U>(self, name_only: bool) -> Result<Cursor<U>> {
+        let o = self.options;
+        let op = ListCursor::collections(
+            self.db.name(),
+            o.filter,
+            name_only,
+            o.authorized_collections,
+            o.batch_size,
+            o.comment.clone(),
+        );
+        let cursor_settings = CursorSettings {
+            batch_size: o.batch_size,
+            comment: o.comment,
+            ..CursorSettings::default()
+        };
+        let settings = self.db.inherited().settings;
+        open_cursor(self.db.client(), op, settings, cursor_settings).await
+    }
+
+    async fn run(self) -> Result<Cursor<CollectionSpecification>> {
+        self.open(false).await
+    }
+}
+
+action_future!(ListCollections<'a> => Cursor<CollectionSpecification>);
+
+/// The action of [`Database::create_collection`].
+#[must_use = "an action does nothing until awaited"]
+pub struct CreateCollection<'a> {
+    db: &'a Database,
+    name: String,
+    options: CreateCollectionOptions,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a> CreateCollection<'a> {
+    options_and_session!(CreateCollectionOptions);
+    option_setters!(CreateCollectionOptions;
+        capped: bool,
+        size: u64,
+        max: u64,
+        validator: #[into] Document,
+        validation_level: #[into] String,
+        validation_action: #[into] String,
+        collation: #[into] Document,
+        view_on: #[into] String,
+        pipeline: Vec<Document>,
+        timeseries: #[into] Document,
+        expire_after: Duration,
+        clustered_index: #[into] Document,
+        write_concern: WriteConcern,
+        comment: #[into] Bson,
+    );
+
+    async fn run(self) -> Result<()> {
+        let o = self.options;
+        let as_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        let mut body = doc! { "create": self.name };
+        put(&mut body, "capped", o.capped);
+        put(&mut body, "size", o.size.map(as_i64));
+        put(&mut body, "max", o.max.map(as_i64));
+        put(&mut body, "validator", o.validator);
+        put(&mut body, "validationLevel", o.validation_level);
+        put(&mut body, "validationAction", o.validation_action);
+        put(&mut body, "collation", o.collation);
+        put(&mut body, "viewOn", o.view_on);
+        put(
+            &mut body,
+            "pipeline",
+            o.pipeline
+                .map(|stages| stages.into_iter().map(Bson::Document).collect::<Vec<_>>()),
+        );
+        put(&mut body, "timeseries", o.timeseries);
+        put(
+            &mut body,
+            "expireAfterSeconds",
+            o.expire_after.map(|d| as_i64(d.as_secs())),
+        );
+        put(&mut body, "clusteredIndex", o.clustered_index);
+        put(&mut body, "comment", o.comment);
+        let inherited = self.db.inherited();
+        let write_concern = inherited.write_concern(o.write_concern);
+        let op = CatalogCommand::new("create", self.db.name(), body, write_concern)?;
+        execute(self.db.client(), op, self.session, &inherited.settings).await
+    }
+}
+
+action_future!(CreateCollection<'a> => ());
+
+/// The action of [`Database::drop`].
+#[must_use = "an action does nothing until awaited"]
+pub struct DropDatabase<'a> {
+    db: &'a Database,
+    options: DropDatabaseOptions,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a> DropDatabase<'a> {
+    options_and_session!(DropDatabaseOptions);
+    option_setters!(DropDatabaseOptions;
+        write_concern: WriteConcern,
+        comment: #[into] Bson,
+    );
+
+    async fn run(self) -> Result<()> {
+        let o = self.options;
+        let mut body = doc! { "dropDatabase": 1 };
+        put(&mut body, "comment", o.comment);
+        let inherited = self.db.inherited();
+        let write_concern = inherited.write_concern(o.write_concern);
+        let op = CatalogCommand::new("dropDatabase", self.db.name(), body, write_concern)?;
+        execute(self.db.client(), op, self.session, &inherited.settings).await
+    }
+}
+
+action_future!(DropDatabase<'a> => ());
+
+impl Client {
+    /// Lists the deployment's databases with their sizes.
+    pub fn list_databases(&self) -> ListDatabases<'_> {
+        ListDatabases {
+            client: self,
+            options: ListDatabasesOptions::default(),
+        }
+    }
+
+    /// The names of the deployment's databases (`nameOnly: true`).
+    ///
+    /// # Errors
+    /// Command and network errors; `Protocol` for an entry without a name.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: listing has no effect on the server.
+    pub async fn list_database_names(&self) -> Result<Vec<String>> {
+        let entries = self.list_databases().fetch(true).await?;
+        entries
+            .iter()
+            .map(|entry| {
+                entry
+                    .get_str("name")
+                    .map(str::to_string)
+                    .map_err(|_| Error::protocol("a listDatabases entry has no name"))
+            })
+            .collect()
+    }
+}
+
+/// The action of [`Client::list_databases`].
+#[must_use = "an action does nothing until awaited"]
+pub struct ListDatabases<'a> {
+    client: &'a Client,
+    options: ListDatabasesOptions,
+}
+
+impl<'a> ListDatabases<'a> {
+    /// Replaces every option at once.
+    pub fn with_options(mut self, options: impl Into<Option<ListDatabasesOptions>>) -> Self {
+        self.options = options.into().unwrap_or_default();
+        self
+    }
+
+    option_setters!(ListDatabasesOptions;
+        filter: #[into] Document,
+        authorized_databases: bool,
+        comment: #[into] Bson,
+    );
+
+    async fn fetch(self, name_only: bool) -> Result<Vec<bson::RawDocumentBuf>> {
+        let o = self.options;
+        let op = ListDatabasesOp::new(o.filter, name_only, o.authorized_databases, o.comment);
+        let settings = Inherited::new(self.client, &CollectionOptions::default()).settings;
+        execute(self.client, op, None, &settings).await
+    }
+
+    async fn run(self) -> Result<Vec<DatabaseSpecification>> {
+        let entries = self.fetch(false).await?;
+        entries
+            .iter()
+            .map(|entry| deserialize(Some(entry)))
+            .collect()
+    }
+}
+
+action_future!(ListDatabases<'a> => Vec<DatabaseSpecification>);

@@ -1,0 +1,148 @@
+//! The one place the CRUD API meets the executor: running an operation with the resolved
+//! timeout and retry policy and an optional explicit session, running the batches of a bulk
+//! write, and opening cursors.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use steadfast_core::retry::RetryPolicy;
+
+use super::Namespace;
+use super::bulk::{BulkAccumulator, BulkPlan};
+use crate::client::Client;
+use crate::cursor::{Cursor, CursorReply, CursorSettings, CursorState, SessionCursor};
+use crate::error::{Error, Result};
+use crate::executor::ExecutionContext;
+use crate::operation::Operation;
+use crate::operation::write::{WriteBatch, WriteCommandFields};
+use crate::results::BulkWriteResult;
+use crate::session::ClientSession;
+
+/// The per-operation settings resolved from the handle levels.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct OperationSettings {
+    /// timeoutMS (`None`: unset).
+    pub(crate) timeout: Option<Duration>,
+    /// The retry policy (`None`: the client's).
+    pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
+}
+
+/// Runs `op`.
+///
+/// # Errors
+/// Whatever the executor or the operation reports.
+pub(crate) async fn execute<O: Operation>(
+    client: &Client,
+    op: O,
+    session: Option<&mut ClientSession>,
+    settings: &OperationSettings,
+) -> Result<O::Output> {
+    let context = ExecutionContext {
+        session,
+        timeout: settings.timeout,
+        retry_policy: settings.retry_policy.clone(),
+    };
+    client.execute(op, context).await
+}
+
+/// Runs an operation that opens a cursor, on an implicit session that the cursor keeps for
+/// its `getMore`s.
+///
+/// # Errors
+/// Whatever the executor or the operation reports.
+pub(crate) async fn open_cursor<O, T>(
+    client: &Client,
+    op: O,
+    settings: OperationSettings,
+    cursor_settings: CursorSettings,
+) -> Result<Cursor<T>>
+where
+    O: Operation<Output = CursorReply>,
+{
+    let context = ExecutionContext {
+        session: None,
+        timeout: settings.timeout,
+        retry_policy: settings.retry_policy.clone(),
+    };
+    let (reply, pin) = client.execute_cursor(op, context).await?;
+    let state = CursorState::new(reply, pin.address, cursor_settings);
+    Ok(Cursor::new(client.clone(), state, pin.session, settings))
+}
+
+/// Runs an operation that opens a cursor in the caller's session.
+///
+/// # Errors
+/// Whatever the executor or the operation reports.
+pub(crate) async fn open_session_cursor<O, T>(
+    client: &Client,
+    op: O,
+    session: &mut ClientSession,
+    settings: OperationSettings,
+    cursor_settings: CursorSettings,
+) -> Result<SessionCursor<T>>
+where
+    O: Operation<Output = CursorReply>,
+{
+    let context = ExecutionContext {
+        session: Some(session),
+        timeout: settings.timeout,
+        retry_policy: settings.retry_policy.clone(),
+    };
+    let (reply, pin) = client.execute_cursor(op, context).await?;
+    let state = CursorState::new(reply, pin.address, cursor_settings);
+    Ok(SessionCursor::new(client.clone(), state, settings))
+}
+
+/// Sends every batch of a bulk write, run by run: one command (and one `txnNumber`) per batch;
+/// an ordered bulk stops after the first batch with a write error.
+///
+/// # Errors
+/// A command error or network error of a batch as the executor reports it (earlier batches
+/// stay applied); `Write` with the merged write errors and write concern error.
+pub(crate) async fn run_bulk(
+    client: &Client,
+    ns: &Namespace,
+    plan: BulkPlan,
+    fields: WriteCommandFields,
+    mut session: Option<&mut ClientSession>,
+    settings: &OperationSettings,
+) -> Result<BulkWriteResult> {
+    let fields = Arc::new(fields);
+    let mut accumulator = BulkAccumulator::new(fields.ordered);
+    'runs: for run in &plan.runs {
+        let mut start = 0;
+        while start < run.statements.len() {
+            let batch = WriteBatch::new(
+                ns.clone(),
+                run.kind,
+                Arc::clone(&run.statements),
+                start,
+                Arc::clone(&fields),
+                plan.retryable,
+            );
+            let outcome = execute(client, batch, session.as_deref_mut(), settings).await?;
+            if outcome.count == 0 {
+                return Err(Error::protocol(format!(
+                    "a {} batch reported sending no statement",
+                    run.kind.command_name()
+                )));
+            }
+            start += outcome.count;
+            accumulator.add(run, outcome);
+            if accumulator.must_stop() {
+                break 'runs;
+            }
+        }
+    }
+    accumulator.finish()
+}
+
+impl<T: Send + Sync> super::Collection<T> {
+    /// timeoutMS and retry policy for this collection's operations.
+    pub(crate) fn operation_settings(&self) -> OperationSettings {
+        OperationSettings {
+            timeout: self.timeout(),
+            retry_policy: self.retry_policy(),
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! `SessionCursor<T>`: a cursor opened in an explicit session, which every `getMore` must use.
+
+use std::marker::PhantomData;
+
+use bson::{RawDocument, RawDocumentBuf};
+use futures_core::Stream;
+use serde::de::DeserializeOwned;
+
+use super::state::CursorState;
+use super::stream::{deserialize, spawn_kill};
+use crate::client::Client;
+use crate::coll::exec::{OperationSettings, execute};
+use crate::error::Result;
+use crate::session::ClientSession;
+
+/// A cursor opened with `.session(&mut session)`. Its `getMore`s must run in the same session,
+/// so each fetching call takes the session: [`SessionCursor::next`],
+/// [`SessionCursor::advance`], or [`SessionCursor::stream`] for a `Stream` borrowing both.
+///
+/// Dropped before it is exhausted, the cursor is killed in the background.
+pub struct SessionCursor<T> {
+    client: Client,
+    state: CursorState,
+    settings: OperationSettings,
+    current: Option<RawDocumentBuf>,
+    closed: bool,
+    _documents: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for SessionCursor<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionCursor")
+            .field("id", &self.state.id())
+            .field("address", &format_args!("{}", self.state.address()))
+            .field("buffered", &self.state.buffered())
+            .field("closed", &self.closed)
+            .finish()
+    }
+}
+
+impl<T> SessionCursor<T> {
+    pub(crate) fn new(client: Client, state: CursorState, settings: OperationSettings) -> Self {
+        SessionCursor {
+            client,
+            state,
+            settings,
+            current: None,
+            closed: false,
+            _documents: PhantomData,
+        }
+    }
+
+    /// Moves to the next document, fetching a batch in `session` if needed. Returns `false`
+    /// once the cursor is exhausted (for a tailable cursor, also after a batch that brought
+    /// nothing new).
+    ///
+    /// # Errors
+    /// The `getMore`'s error; the cursor is closed afterwards.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: a `getMore` abandoned midway loses its batch, so the cursor is closed
+    /// (and killed) if the future is dropped while one is in flight.
+    pub async fn advance(&mut self, session: &mut ClientSession) -> Result<bool> {
+        loop {
+            if let Some(document) = self.state.pop() {
+                self.current = Some(document);
+                return Ok(true);
+            }
+            self.current = None;
+            if self.closed || self.state.is_exhausted() {
+                self.close_now();
+                return Ok(false);
+            }
+            let Some(get_more) = self.state.get_more() else {
+                self.close_now();
+                return Ok(false);
+            };
+            // Until the reply is absorbed, a dropped future must leave the cursor closed.
+            self.closed = true;
+            match execute(&self.client, get_more, Some(session), &self.settings).await {
+                Ok(reply) => {
+                    self.closed = false;
+                    self.state.absorb(reply);
+                    if self.state.buffered() == 0
+                        && self.state.is_tailable()
+                        && !self.state.is_exhausted()
+                    {
+                        return Ok(false);
+                    }
+                }
+                Err(error) => {
+                    self.close_now();
+                    return Err(error);
+                }
+            }
+        }
+    }
+
+    /// The current document (after [`SessionCursor::advance`] returned `true`).
+    pub fn current(&self) -> Option<&RawDocument> {
+        self.current.as_deref()
+    }
+
+    /// Whether the cursor is exhausted or closed.
+    pub fn is_exhausted(&self) -> bool {
+        self.closed || self.state.is_exhausted()
+    }
+
+    fn close_now(&mut self) {
+        self.closed = true;
+        if let Some(kill) = self.state.take_kill() {
+            spawn_kill(self.client.clone(), kill, None);
+        }
+    }
+}
+
+impl<T: DeserializeOwned> SessionCursor<T> {
+    /// The current document deserialised as `T`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when there is no current document or it does not deserialise as `T`.
+    pub fn deserialize_current(&self) -> Result<T> {
+        deserialize(self.current.as_deref())
+    }
+
+    /// The next document, fetched in `session` if needed; `None` once exhausted.
+    ///
+    /// # Cancel safety
+    /// As [`SessionCursor::advance`].
+    pub async fn next(&mut self, session: &mut ClientSession) -> Option<Result<T>> {
+        match self.advance(session).await {
+            Ok(true) => Some(self.deserialize_current()),
+            Ok(false) => None,
+            Err(error) => Some(Err(error)),
+        }
+    }
+
+    /// A stream over the remaining documents, borrowing the cursor and the session.
+    pub fn stream<'a>(
+        &'a mut self,
+        session: &'a mut ClientSession,
+    ) -> impl Stream<Item = Result<T>> + 'a
+    where
+        T: 'a,
+    {
+        futures_util::stream::unfold((self, session), |(cursor, session)| async move {
+            let item = cursor.next(session).await?;
+            Some((item, (cursor, session)))
+        })
+    }
+}
+
+impl<T> Drop for SessionCursor<T> {
+    fn drop(&mut self) {
+        if let Some(kill) = self.state.take_kill() {
+            spawn_kill(self.client.clone(), kill, None);
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! `Cursor<T>`: a stream of documents backed by a server cursor on an implicit session.
+
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bson::{RawDocument, RawDocumentBuf};
+use futures_core::Stream;
+use futures_util::future::BoxFuture;
+use serde::de::DeserializeOwned;
+
+use super::state::CursorState;
+use crate::client::Client;
+use crate::coll::exec::{OperationSettings, execute};
+use crate::error::{Error, Result};
+use crate::operation::get_more::KillCursors;
+use crate::session::ClientSession;
+
+/// Server error codes after which the server cursor no longer exists.
+const CURSOR_GONE_CODES: [i32; 3] = [43 /* CursorNotFound */, 237 /* CursorKilled */, 175 /* QueryPlanKilled */];
+
+/// What a cursor needs to fetch batches; moved into the `getMore` future while one is in
+/// flight and handed back when it completes.
+struct Core {
+    client: Client,
+    state: CursorState,
+    /// The implicit session the cursor was opened on; returned to the pool when the cursor
+    /// is exhausted, closed or dropped.
+    session: Option<ClientSession>,
+    settings: OperationSettings,
+}
+
+impl Core {
+    /// Sends the next `getMore` (never retried by retryable reads) and buffers its batch.
+    async fn fetch(mut self: Box<Self>) -> (Box<Self>, Result<()>) {
+        let Some(get_more) = self.state.get_more() else {
+            return (self, Ok(()));
+        };
+        let result = execute(
+            &self.client,
+            get_more,
+            self.session.as_mut(),
+            &self.settings,
+        )
+        .await;
+        let result = match result {
+            Ok(reply) => {
+                self.state.absorb(reply);
+                Ok(())
+            }
+            Err(error) => {
+                if error
+                    .code()
+                    .is_some_and(|code| CURSOR_GONE_CODES.contains(&code))
+                {
+                    self.state.forget_server_cursor();
+                }
+                Err(error)
+            }
+        };
+        (self, result)
+    }
+
+    /// Ends the cursor: kills the server cursor if one is open (in the background) and
+    /// returns the session.
+    fn close(mut self: Box<Self>) {
+        let session = self.session.take();
+        if let Some(kill) = self.state.take_kill() {
+            spawn_kill(self.client.clone(), kill, session);
+        }
+    }
+}
+
+/// Where the cursor is in its life.
+enum Phase {
+    /// Waiting for the application; the next document is buffered or a `getMore` is due.
+    Idle(Box<Core>),
+    /// A `getMore` is in flight.
+    Fetching(BoxFuture<'static, (Box<Core>, Result<()>)>),
+    /// Exhausted, closed after an error, or killed.
+    Finished,
+}
+
+/// A cursor over the results of `find`, `aggregate` or a listing command, as a
+/// [`Stream`](futures_core::Stream) of `Result<T>`.
+///
+/// Batches are fetched with `getMore` on the server that holds the cursor, as the stream is
+/// polled. A cursor dropped before it is exhausted is killed (`killCursors`) in the background;
+/// its implicit session goes back to the pool when it is exhausted or dropped. After an error,
+/// the cursor is closed (the error is returned once, then the stream ends): a batch that may
+/// have been lost is never skipped silently.
+///
+/// Use it with `futures::StreamExt`/`TryStreamExt`, or with [`Cursor::advance`] and
+/// [`Cursor::deserialize_current`]:
+///
+/// ```no_run
+/// # async fn demo(orders: steadfast::Collection<bson::Document>) -> steadfast::Result<()> {
+/// let mut cursor = orders.find(bson::doc! {}).batch_size(100).await?;
+/// while cursor.advance().await? {
+///     let order = cursor.deserialize_current()?;
+///     println!("{order}");
+/// }
+/// # Ok(())
+/// # }
+/// ```
+pub struct Cursor<T> {
+    phase: Phase,
+    current: Option<RawDocumentBuf>,
+    /// While a `getMore` is in flight, what killing the server cursor takes if the cursor is
+    /// dropped before the reply arrives.
+    kill_if_dropped: Option<(Client, KillCursors)>,
+    _documents: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for Cursor<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("Cursor");
+        match &self.phase {
+            Phase::Idle(core) => d
+                .field("id", &core.state.id())
+                .field("address", &format_args!("{}", core.state.address()))
+                .field("buffered", &core.state.buffered()),
+            Phase::Fetching(_) => d.field("phase", &"fetching"),
+            Phase::Finished => d.field("phase", &"finished"),
+        };
+        d.finish()
+    }
+}
+
+impl<T> Cursor<T> {
+    pub(crate) fn new(
+        client: Client,
+        state: CursorState,
+        session: Option<ClientSession>,
+        settings: OperationSettings,
+    ) -> Self {
+        Cursor {
+            phase: Phase::Idle(Box::new(Core {
+                client,
+                state,
+                session,
+                settings,
+            })),
+            current: None,
+            kill_if_dropped: None,
+            _documents: PhantomData,
+        }
+    }
+
+    /// Moves to the next document, fetching a batch if needed. Returns `false` once the cursor
+    /// is exhausted (and for a tailable cursor, after a batch that brought nothing new: call it
+    /// again later).
+    ///
+    /// # Errors
+    /// The `getMore`'s error; the cursor is closed afterwards.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: an in-flight `getMore` stays with the cursor and the next call resumes it.
+    pub async fn advance(&mut self) -> Result<bool> {
+        std::future::poll_fn(|cx| self.poll_advance(cx)).await
+    }
+
+    /// The current document (after [`Cursor::advance`] returned `true`).
+    pub fn current(&self) -> Option<&RawDocument> {
+        self.current.as_deref()
+    }
+
+    /// Whether the cursor is finished: exhausted, or closed after an error.
+    pub fn is_exhausted(&self) -> bool {
+        matches!(self.phase, Phase::Finished)
+    }
+
+    /// Closes the cursor now instead of at drop: the server cursor is killed in the background
+    /// and the session released.
+    pub fn close(mut self) {
+        self.finish();
+    }
+
+    fn finish(&mut self) {
+        match std::mem::replace(&mut self.phase, Phase::Finished) {
+            Phase::Idle(core) => core.close(),
+            Phase::Fetching(_) => {
+                if let Some((client, kill)) = self.kill_if_dropped.take() {
+                    spawn_kill(client, kill, None);
+                }
+            }
+            Phase::Finished => {}
+        }
+    }
+
+    fn poll_advance(&mut self, cx: &mut Context<'_>) -> Poll<Result<bool>> {
+        loop {
+            match std::mem::replace(&mut self.phase, Phase::Finished) {
+                Phase::Finished => {
+                    self.current = None;
+                    return Poll::Ready(Ok(false));
+                }
+                Phase::Idle(mut core) => {
+                    if let Some(document) = core.state.pop() {
+                        self.current = Some(document);
+                        self.phase = Phase::Idle(core);
+                        return Poll::Ready(Ok(true));
+                    }
+                    self.current = None;
+                    if core.state.is_exhausted() {
+                        // Phase stays Finished; a server cursor left open at the limit is
+                        // killed and the session returned.
+                        core.close();
+                        return Poll::Ready(Ok(false));
+                    }
+                    self.kill_if_dropped = core
+                        .state
+                        .kill_op()
+                        .map(|kill| (core.client.clone(), kill));
+                    self.phase = Phase::Fetching(Box::pin(core.fetch()));
+                }
+                Phase::Fetching(mut fetch) => match fetch.as_mut().poll(cx) {
+                    Poll::Pending => {
+                        self.phase = Phase::Fetching(fetch);
+                        return Poll::Pending;
+                    }
+                    Poll::Ready((core, result)) => {
+                        self.kill_if_dropped = None;
+                        if let Err(error) = result {
+                            core.close();
+                            return Poll::Ready(Err(error));
+                        }
+                        let empty_tailable = core.state.buffered() == 0
+                            && core.state.is_tailable()
+                            && !core.state.is_exhausted();
+                        self.phase = Phase::Idle(core);
+                        if empty_tailable {
+                            return Poll::Ready(Ok(false));
+                        }
+                    }
+                },
+            }
+        }
+    }
+}
+
+impl<T: DeserializeOwned> Cursor<T> {
+    /// The current document deserialised as `T`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when there is no current document or it does not deserialise as `T`.
+    pub fn deserialize_current(&self) -> Result<T> {
+        deserialize(self.current.as_deref())
+    }
+
+    /// Changes the type documents are deserialised as.
+    pub fn with_type<U>(mut self) -> Cursor<U> {
+        Cursor {
+            phase: std::mem::replace(&mut self.phase, Phase::Finished),
+            current: self.current.take(),
+            kill_if_dropped: self.kill_if_dropped.take(),
+            _documents: PhantomData,
+        }
+    }
+}
+
+impl<T: DeserializeOwned> Stream for Cursor<T> {
+    type Item = Result<T>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<T>>> {
+        let this = self.get_mut();
+        match this.poll_advance(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Ok(true)) => Poll::Ready(Some(this.deserialize_current())),
+            Poll::Ready(Ok(false)) => Poll::Ready(None),
+            Poll::Ready(Err(error)) => Poll::Ready(Some(Err(error))),
+        }
+    }
+}
+
+impl<T> Drop for Cursor<T> {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// `document` deserialised as `T`.
+///
+/// # Errors
+/// `InvalidArgument` when there is no document or it does not deserialise.
+pub(crate) fn deserialize<T: DeserializeOwned>(document: Option<&RawDocument>) -> Result<T> {
+    let document = document.ok_or_else(|| {
+        Error::invalid_argument("there is no current document: call advance() first")
+    })?;
+    bson::deserialize_from_slice(document.as_bytes()).map_err(|e| {
+        Error::invalid_argument("the document does not deserialise as the cursor's type")
+            .with_source(e)
+    })
+}
+
+/// Kills a server cursor in the background (best effort: the server also times cursors out).
+pub(crate) fn spawn_kill(client: Client, kill: KillCursors, session: Option<ClientSession>) {
+    let spawner = client.clone();
+    spawner.spawn(async move {
+        let mut session = session;
+        if let Err(error) = execute(
+            &client,
+            kill,
+            session.as_mut(),
+            &OperationSettings::default(),
+        )
+        .await
+        {
+            tracing::debug!(%error, "killCursors failed; the server will time the cursor out");
+        }
+    });
+}
