@@ -1,0 +1,131 @@
+//! `expectError` assertions against a steadfast [`Error`].
+
+use bson::{Bson, Document};
+use steadfast::{Error, ErrorKind};
+
+use crate::matcher::{EntityValues, match_root};
+
+/// Checks `expected` (an `expectedError` document) against `error`; `partial_result` is the
+/// result the error carries, if any (a bulk write's `writeResult`).
+pub(crate) fn check(
+    expected: &Document,
+    error: &Error,
+    partial_result: Option<&Bson>,
+    entities: &dyn EntityValues,
+) -> Result<(), String> {
+    for (key, value) in expected {
+        match key.as_str() {
+            "isError" => {}
+            "isClientError" => {
+                let wanted = value.as_bool().ok_or("isClientError is a boolean")?;
+                let is_client =
+                    !matches!(error.kind(), ErrorKind::Command(_) | ErrorKind::Write(_));
+                if wanted != is_client {
+                    return Err(format!(
+                        "field `isClientError`: expected {wanted}, the error is {}a client error: {error}",
+                        if is_client { "" } else { "not " }
+                    ));
+                }
+            }
+            "isTimeoutError" => {
+                let wanted = value.as_bool().ok_or("isTimeoutError is a boolean")?;
+                if wanted != error.is_timeout() {
+                    return Err(format!(
+                        "field `isTimeoutError`: expected {wanted}, got {}: {error}",
+                        error.is_timeout()
+                    ));
+                }
+            }
+            "errorContains" => {
+                let needle = value.as_str().ok_or("errorContains is a string")?;
+                let message = error.to_string();
+                if !message.to_lowercase().contains(&needle.to_lowercase()) {
+                    return Err(format!(
+                        "field `errorContains`: {needle:?} not found in {message:?}"
+                    ));
+                }
+            }
+            "errorCode" => {
+                let wanted = integer(value).ok_or("errorCode is an integer")?;
+                if error.code().map(i64::from) != Some(wanted) {
+                    return Err(format!(
+                        "field `errorCode`: expected {wanted}, got {:?}: {error}",
+                        error.code()
+                    ));
+                }
+            }
+            "errorCodeName" => {
+                let wanted = value.as_str().ok_or("errorCodeName is a string")?;
+                let names = code_names(error);
+                if !names.iter().any(|n| n.eq_ignore_ascii_case(wanted)) {
+                    return Err(format!(
+                        "field `errorCodeName`: expected {wanted}, got {names:?}: {error}"
+                    ));
+                }
+            }
+            "errorLabelsContain" => {
+                for label in labels(value)? {
+                    if !error.has_label(label) {
+                        return Err(format!(
+                            "field `errorLabelsContain`: label {label} missing; labels are {:?}: {error}",
+                            error.labels().collect::<Vec<_>>()
+                        ));
+                    }
+                }
+            }
+            "errorLabelsOmit" => {
+                for label in labels(value)? {
+                    if error.has_label(label) {
+                        return Err(format!(
+                            "field `errorLabelsOmit`: label {label} present; labels are {:?}: {error}",
+                            error.labels().collect::<Vec<_>>()
+                        ));
+                    }
+                }
+            }
+            "expectResult" => {
+                match_root(value, partial_result, entities)
+                    .map_err(|m| format!("field `expectResult` of the error: {m}"))?;
+            }
+            other => {
+                return Err(format!(
+                    "field `{other}` of expectError is not supported by this runner"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn code_names(error: &Error) -> Vec<String> {
+    match error.kind() {
+        ErrorKind::Command(c) => vec![c.code_name.clone()],
+        ErrorKind::Write(w) => w
+            .write_concern_error
+            .iter()
+            .map(|e| e.code_name.clone())
+            .chain(w.write_errors.iter().map(|e| e.code_name.clone()))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn labels(value: &Bson) -> Result<Vec<&str>, String> {
+    match value {
+        Bson::Array(items) => items
+            .iter()
+            .map(|l| l.as_str().ok_or_else(|| "labels are strings".to_owned()))
+            .collect(),
+        _ => Err("error labels must be an array".to_owned()),
+    }
+}
+
+/// An integral BSON number.
+pub(crate) fn integer(value: &Bson) -> Option<i64> {
+    match value {
+        Bson::Int32(v) => Some(i64::from(*v)),
+        Bson::Int64(v) => Some(*v),
+        Bson::Double(v) if v.fract() == 0.0 => format!("{v:.0}").parse().ok(),
+        _ => None,
+    }
+}

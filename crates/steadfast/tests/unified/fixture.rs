@@ -1,0 +1,237 @@
+//! One blackpipe deployment per test run: starting it, loading `initialData` through its
+//! store, client connection strings, fail points (through a separate steadfast client
+//! connected directly to the node the test's client uses), and reading `outcome` back.
+
+use blackpipe::deployment::{Deployment, DeploymentConfig};
+use blackpipe::store::CommandContext;
+use bson::{Bson, DateTime, Document, doc};
+use steadfast::Client;
+
+use crate::matcher::exactly_equal;
+use crate::model::CollectionData;
+use crate::requirements::Topology;
+
+/// A running deployment and the fail points set on it.
+pub(crate) struct Fixture {
+    deployment: Deployment,
+    topology: Topology,
+    /// Fail points to turn off at the end: the client that set it and the fail point's name.
+    fail_points: Vec<(Client, String)>,
+}
+
+impl Fixture {
+    /// Starts a fresh deployment of `topology` and waits for its primary (replica sets).
+    pub(crate) async fn start(topology: Topology) -> Result<Fixture, String> {
+        let config = match topology {
+            Topology::ReplicaSet => DeploymentConfig::replica_set(3),
+            Topology::Sharded => DeploymentConfig::sharded(2),
+            Topology::Single => DeploymentConfig::standalone(),
+        };
+        let deployment = Deployment::start(config)
+            .await
+            .map_err(|e| format!("cannot start a {topology} deployment: {e}"))?;
+        if topology == Topology::ReplicaSet {
+            deployment.wait_for_primary().await;
+        }
+        Ok(Fixture {
+            deployment,
+            topology,
+            fail_points: Vec::new(),
+        })
+    }
+
+    /// The connection string a client entity starts from, before its `uriOptions`:
+    /// `useMultipleMongoses: false` on a sharded cluster names only the first router.
+    pub(crate) fn client_uri(&self, use_multiple_mongoses: Option<bool>) -> Result<String, String> {
+        if self.topology == Topology::Sharded && use_multiple_mongoses == Some(false) {
+            let first = self.first_host()?;
+            return Ok(format!("mongodb://{first}/"));
+        }
+        Ok(self.deployment.uri())
+    }
+
+    /// The node a `failPoint` operation targets: the primary, the standalone, or the router
+    /// that single-mongos clients use.
+    fn fail_point_host(&self) -> Result<String, String> {
+        match self.topology {
+            Topology::ReplicaSet => {
+                let primary = self
+                    .deployment
+                    .primary()
+                    .ok_or("the replica set has no primary for the fail point")?;
+                self.deployment
+                    .host(primary)
+                    .ok_or_else(|| "the primary has no address".to_owned())
+            }
+            Topology::Sharded | Topology::Single => self.first_host(),
+        }
+    }
+
+    fn first_host(&self) -> Result<String, String> {
+        self.deployment
+            .hosts()
+            .into_iter()
+            .next()
+            .ok_or_else(|| "the deployment has no node".to_owned())
+    }
+
+    /// Sends `configureFailPoint` through a separate client connected directly to the target
+    /// node, and remembers it so that [`Fixture::disable_fail_points`] turns it off.
+    pub(crate) async fn set_fail_point(&mut self, command: Document) -> Result<(), String> {
+        let name = command
+            .get_str("configureFailPoint")
+            .map_err(|_| "failPoint without configureFailPoint".to_owned())?
+            .to_owned();
+        let host = self.fail_point_host()?;
+        let client = Client::with_uri_str(&format!("mongodb://{host}/?directConnection=true"))
+            .await
+            .map_err(|e| format!("cannot create the fail point client: {e}"))?;
+        client
+            .database("admin")
+            .run_command(command)
+            .await
+            .map_err(|e| format!("configureFailPoint failed: {e}"))?;
+        self.fail_points.push((client, name));
+        Ok(())
+    }
+
+    /// Turns off every fail point set during the test, on the node it was set on.
+    pub(crate) async fn disable_fail_points(&mut self) -> Result<(), String> {
+        let mut problems = Vec::new();
+        for (client, name) in self.fail_points.drain(..) {
+            let off = doc! { "configureFailPoint": name.clone(), "mode": "off" };
+            if let Err(e) = client.database("admin").run_command(off).await {
+                problems.push(format!("turning off {name}: {e}"));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+
+    /// Loads `initialData`: drop, create (with `createOptions`), insert.
+    pub(crate) fn load(&self, data: &[CollectionData]) -> Result<(), String> {
+        for collection in data {
+            let db = collection.database.as_str();
+            let name = collection.collection.as_str();
+            for dropped in [
+                name.to_owned(),
+                format!("enxcol_.{name}.esc"),
+                format!("enxcol_.{name}.ecoc"),
+            ] {
+                let reply = self.execute(db, doc! { "drop": dropped.clone() });
+                // NamespaceNotFound (26) just means there was nothing to drop.
+                if !is_ok(&reply) && reply.get_i32("code").ok() != Some(26) {
+                    return Err(format!("initialData: dropping {db}.{dropped}: {reply}"));
+                }
+            }
+            let mut create = doc! { "create": name };
+            if let Some(options) = &collection.create_options {
+                create.extend(options.clone());
+            }
+            self.execute_ok(db, create, "initialData: create")?;
+            if !collection.documents.is_empty() {
+                let insert = doc! {
+                    "insert": name,
+                    "documents": collection.documents.iter().cloned().map(Bson::Document).collect::<Vec<_>>(),
+                };
+                let reply = self.execute_ok(db, insert, "initialData: insert")?;
+                if reply.contains_key("writeErrors") {
+                    return Err(format!("initialData: insert into {db}.{name}: {reply}"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks `outcome`: each collection holds exactly these documents, sorted by `_id`.
+    pub(crate) fn check_outcome(&self, data: &[CollectionData]) -> Result<(), String> {
+        for expected in data {
+            let db = expected.database.as_str();
+            let name = expected.collection.as_str();
+            let find =
+                doc! { "find": name, "filter": {}, "sort": { "_id": 1 }, "batchSize": i32::MAX };
+            let reply = self.execute_ok(db, find, "outcome: find")?;
+            let cursor = reply
+                .get_document("cursor")
+                .map_err(|_| format!("outcome: find reply without a cursor: {reply}"))?;
+            if cursor.get_i64("id").unwrap_or(0) != 0 {
+                return Err(format!("outcome: {db}.{name} did not fit in one batch"));
+            }
+            let actual = cursor
+                .get_array("firstBatch")
+                .map_err(|_| format!("outcome: find reply without firstBatch: {reply}"))?;
+            let expected_docs: Vec<Bson> = expected
+                .documents
+                .iter()
+                .cloned()
+                .map(Bson::Document)
+                .collect();
+            exactly_equal(
+                &Bson::Array(expected_docs.clone()),
+                &Bson::Array(actual.clone()),
+            )
+            .map_err(|m| {
+                format!(
+                    "outcome of {db}.{name}: {m}; expected {}, found {}",
+                    Bson::Array(expected_docs),
+                    Bson::Array(actual.clone())
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Stops every node.
+    pub(crate) async fn stop(self) {
+        self.deployment.stop().await;
+    }
+
+    fn execute(&self, db: &str, command: Document) -> Document {
+        let context = CommandContext::new(DateTime::now());
+        self.deployment
+            .store()
+            .execute(db, &command, &context)
+            .reply
+    }
+
+    fn execute_ok(&self, db: &str, command: Document, what: &str) -> Result<Document, String> {
+        let reply = self.execute(db, command);
+        if is_ok(&reply) {
+            Ok(reply)
+        } else {
+            Err(format!("{what} on {db}: {reply}"))
+        }
+    }
+}
+
+fn is_ok(reply: &Document) -> bool {
+    matches!(reply.get("ok"), Some(Bson::Double(ok)) if *ok == 1.0)
+        || matches!(reply.get("ok"), Some(Bson::Int32(1)))
+}
+
+/// The server version blackpipe reports, read with `buildInfo` from a throwaway standalone.
+pub(crate) async fn probe_version() -> Result<crate::requirements::Version, String> {
+    let fixture = Fixture::start(Topology::Single).await?;
+    let host = fixture.first_host()?;
+    let result = async {
+        let client = Client::with_uri_str(&format!("mongodb://{host}/?directConnection=true"))
+            .await
+            .map_err(|e| format!("cannot create a client: {e}"))?;
+        let reply = client
+            .database("admin")
+            .run_command(doc! { "buildInfo": 1 })
+            .await
+            .map_err(|e| format!("buildInfo failed: {e}"))?;
+        let parts: Vec<String> = match reply.get_array("versionArray") {
+            Ok(parts) => parts.iter().take(3).map(|p| p.to_string()).collect(),
+            Err(_) => vec![reply.get_str("version").unwrap_or_default().to_owned()],
+        };
+        crate::requirements::Version::parse(&parts.join("."))
+    }
+    .await;
+    fixture.stop().await;
+    result
+}

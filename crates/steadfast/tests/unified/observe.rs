@@ -1,0 +1,135 @@
+//! The event listener of a client entity: converts steadfast's events into the runner's
+//! neutral [`Observed`] form and keeps those the entity's `observeEvents` asks for.
+
+use std::sync::{Mutex, PoisonError};
+
+use bson::doc;
+use steadfast::event::{CmapEvent, CommandEvent, EventHandler};
+
+use crate::events::{CommandObserved, CommandStage, Observation, Observed};
+
+/// Records the events a client entity observes, in arrival order.
+#[derive(Debug, Default)]
+pub(crate) struct EntityListener {
+    observation: Observation,
+    events: Mutex<Vec<Observed>>,
+    /// Checked out minus checked in, for `assertNumberConnectionsCheckedOut` (counted whether
+    /// or not CMAP events are observed).
+    checked_out: Mutex<i64>,
+}
+
+impl EntityListener {
+    /// A listener applying `observation`.
+    pub(crate) fn new(observation: Observation) -> Self {
+        EntityListener {
+            observation,
+            events: Mutex::default(),
+            checked_out: Mutex::default(),
+        }
+    }
+
+    /// Every event kept so far.
+    pub(crate) fn events(&self) -> Vec<Observed> {
+        self.events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Connections checked out and not yet checked in.
+    pub(crate) fn checked_out(&self) -> i64 {
+        *self
+            .checked_out
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn keep(&self, event: Observed) {
+        if self.observation.keeps(&event) {
+            self.events
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(event);
+        }
+    }
+}
+
+impl EventHandler for EntityListener {
+    fn on_command(&self, event: &CommandEvent) {
+        let observed = match event {
+            CommandEvent::Started(e) => CommandObserved {
+                stage: CommandStage::Started,
+                command_name: e.command_name.clone(),
+                database_name: e.database_name.clone(),
+                document: e.command.clone(),
+                has_service_id: e.service_id.is_some(),
+                has_server_connection_id: e.connection.server_id.is_some(),
+            },
+            CommandEvent::Succeeded(e) => CommandObserved {
+                stage: CommandStage::Succeeded,
+                command_name: e.command_name.clone(),
+                database_name: e.database_name.clone(),
+                document: e.reply.clone(),
+                has_service_id: e.service_id.is_some(),
+                has_server_connection_id: e.connection.server_id.is_some(),
+            },
+            CommandEvent::Failed(e) => CommandObserved {
+                stage: CommandStage::Failed,
+                command_name: e.command_name.clone(),
+                database_name: e.database_name.clone(),
+                document: bson::Document::new(),
+                has_service_id: e.service_id.is_some(),
+                has_server_connection_id: e.connection.server_id.is_some(),
+            },
+            _ => return,
+        };
+        self.keep(Observed::Command(observed));
+    }
+
+    fn on_cmap(&self, event: &CmapEvent) {
+        let (name, fields) = match event {
+            CmapEvent::PoolCreated { .. } => ("poolCreatedEvent", doc! {}),
+            CmapEvent::PoolReady { .. } => ("poolReadyEvent", doc! {}),
+            CmapEvent::PoolCleared {
+                service_id,
+                interrupt_in_use_connections,
+                ..
+            } => (
+                "poolClearedEvent",
+                doc! {
+                    "hasServiceId": service_id.is_some(),
+                    "interruptInUseConnections": *interrupt_in_use_connections,
+                },
+            ),
+            CmapEvent::PoolClosed { .. } => ("poolClosedEvent", doc! {}),
+            CmapEvent::ConnectionCreated { .. } => ("connectionCreatedEvent", doc! {}),
+            CmapEvent::ConnectionReady { .. } => ("connectionReadyEvent", doc! {}),
+            CmapEvent::ConnectionClosed { reason, .. } => {
+                ("connectionClosedEvent", doc! { "reason": reason.as_str() })
+            }
+            CmapEvent::ConnectionCheckOutStarted { .. } => {
+                ("connectionCheckOutStartedEvent", doc! {})
+            }
+            CmapEvent::ConnectionCheckOutFailed { reason, .. } => (
+                "connectionCheckOutFailedEvent",
+                doc! { "reason": reason.as_str() },
+            ),
+            CmapEvent::ConnectionCheckedOut { .. } => {
+                *self
+                    .checked_out
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) += 1;
+                ("connectionCheckedOutEvent", doc! {})
+            }
+            CmapEvent::ConnectionCheckedIn { .. } => {
+                *self
+                    .checked_out
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) -= 1;
+                ("connectionCheckedInEvent", doc! {})
+            }
+            _ => return,
+        };
+        self.keep(Observed::Cmap { name, fields });
+    }
+}

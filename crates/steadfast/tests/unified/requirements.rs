@@ -1,0 +1,180 @@
+//! `runOnRequirements` against what a blackpipe deployment offers, and version strings.
+
+use std::fmt;
+
+use bson::{Bson, Document};
+
+use crate::skips::Key;
+
+/// The deployment shapes blackpipe simulates, in the order the runner tries them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Topology {
+    /// A replica set of three members.
+    ReplicaSet,
+    /// Two mongos routers over one store.
+    Sharded,
+    /// A standalone server.
+    Single,
+}
+
+impl Topology {
+    /// Every topology, in run order.
+    pub(crate) const ALL: [Topology; 3] =
+        [Topology::ReplicaSet, Topology::Sharded, Topology::Single];
+
+    /// The name `runOnRequirements` uses.
+    pub(crate) fn spec_name(self) -> &'static str {
+        match self {
+            Topology::ReplicaSet => "replicaset",
+            Topology::Sharded => "sharded",
+            Topology::Single => "single",
+        }
+    }
+
+    /// Parses a spec name; `None` for names blackpipe does not simulate.
+    pub(crate) fn from_spec_name(name: &str) -> Option<Topology> {
+        Topology::ALL.into_iter().find(|t| t.spec_name() == name)
+    }
+}
+
+impl fmt::Display for Topology {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.spec_name())
+    }
+}
+
+/// A `major.minor.patch` version; missing components are zero, extra ones are discarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Version(pub(crate) u32, pub(crate) u32, pub(crate) u32);
+
+impl Version {
+    /// Parses `"4.2"`, `"4.0.10"`, `"4.9.0-alpha4-271-g7d5cf02"`...
+    pub(crate) fn parse(text: &str) -> Result<Version, String> {
+        let mut parts = [0u32; 3];
+        for (slot, part) in parts.iter_mut().zip(text.split('.')) {
+            let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+            *slot = digits
+                .parse()
+                .map_err(|_| format!("bad version component {part:?} in {text:?}"))?;
+        }
+        Ok(Version(parts[0], parts[1], parts[2]))
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.0, self.1, self.2)
+    }
+}
+
+/// A requirement no blackpipe deployment meets: the skip-table key and what was asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Unmet {
+    /// The skip-table key.
+    pub(crate) key: Key,
+    /// The value that could not be met.
+    pub(crate) detail: String,
+}
+
+/// The topologies (in run order) on which at least one requirement of the list holds (all of
+/// them when `requirements` is absent). `Ok(Err(unmet))` when none holds anywhere, naming the
+/// first requirement that failed; `Err` when the list is malformed.
+pub(crate) fn satisfied_on(
+    requirements: Option<&Bson>,
+    version: Version,
+) -> Result<Result<Vec<Topology>, Unmet>, String> {
+    let Some(requirements) = requirements else {
+        return Ok(Ok(Topology::ALL.to_vec()));
+    };
+    let Bson::Array(list) = requirements else {
+        return Err("runOnRequirements must be an array".to_owned());
+    };
+    if list.is_empty() {
+        return Ok(Ok(Topology::ALL.to_vec()));
+    }
+    let mut first_unmet = None;
+    let mut topologies = Vec::new();
+    for topology in Topology::ALL {
+        for requirement in list {
+            let Bson::Document(requirement) = requirement else {
+                return Err("a runOnRequirement must be a document".to_owned());
+            };
+            match check(requirement, version, topology)? {
+                Ok(()) => {
+                    topologies.push(topology);
+                    break;
+                }
+                Err(unmet) => {
+                    first_unmet.get_or_insert(unmet);
+                }
+            }
+        }
+    }
+    match first_unmet {
+        Some(unmet) if topologies.is_empty() => Ok(Err(unmet)),
+        _ => Ok(Ok(topologies)),
+    }
+}
+
+/// Whether one requirement holds on `topology` of a server at `version`.
+fn check(
+    requirement: &Document,
+    version: Version,
+    topology: Topology,
+) -> Result<Result<(), Unmet>, String> {
+    let unmet = |key: &'static str, detail: String| {
+        Ok(Err(Unmet {
+            key: Key::Requirement(key),
+            detail,
+        }))
+    };
+    for (field, value) in requirement {
+        match field.as_str() {
+            "minServerVersion" => {
+                let min = Version::parse(value.as_str().ok_or("minServerVersion is a string")?)?;
+                if version < min {
+                    return unmet("version", format!("needs >= {min}, blackpipe is {version}"));
+                }
+            }
+            "maxServerVersion" => {
+                let max = Version::parse(value.as_str().ok_or("maxServerVersion is a string")?)?;
+                if version > max {
+                    return unmet("version", format!("needs <= {max}, blackpipe is {version}"));
+                }
+            }
+            "topologies" => {
+                let Bson::Array(names) = value else {
+                    return Err("topologies must be an array".to_owned());
+                };
+                let names: Vec<&str> = names.iter().filter_map(Bson::as_str).collect();
+                if !names
+                    .iter()
+                    .any(|n| Topology::from_spec_name(n) == Some(topology))
+                {
+                    return unmet("topologies", format!("needs one of {names:?}"));
+                }
+            }
+            // Not serverless: "forbid" and "allow" hold, "require" does not.
+            "serverless" => {
+                if value.as_str() == Some("require") {
+                    return unmet("serverless", "serverless: require".to_owned());
+                }
+            }
+            // blackpipe deployments have no authentication.
+            "auth" => {
+                if value.as_bool() == Some(true) {
+                    return unmet("auth", "auth: true".to_owned());
+                }
+            }
+            "authMechanism" => return unmet("auth", format!("authMechanism {value}")),
+            "serverParameters" => return unmet("serverParameters", value.to_string()),
+            "csfle" => {
+                if value.as_bool() != Some(false) {
+                    return unmet("csfle", format!("csfle: {value}"));
+                }
+            }
+            other => return Err(format!("unknown runOnRequirement field {other:?}")),
+        }
+    }
+    Ok(Ok(()))
+}

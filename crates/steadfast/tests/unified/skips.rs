@@ -1,0 +1,76 @@
+//! The one table of everything the runner skips, keyed by operation, entity type or
+//! requirement, with the reason. A test is skipped only through an entry here; there are no
+//! per-file or per-test special cases.
+
+/// What a skip is keyed by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Key {
+    /// An operation name (`operation.name`), on any object.
+    Operation(&'static str),
+    /// An entity type (`createEntities` key).
+    Entity(&'static str),
+    /// A `runOnRequirement` field that no blackpipe deployment satisfies.
+    Requirement(&'static str),
+}
+
+/// The table.
+pub(crate) const TABLE: &[(Key, &str)] = &[
+    (
+        Key::Operation("clientBulkWrite"),
+        "client-level bulkWrite (the 8.0 `bulkWrite` command) is out of scope for this runner",
+    ),
+    (
+        Key::Operation("createChangeStream"),
+        "change streams: neither steadfast nor blackpipe implements them",
+    ),
+    (
+        Key::Operation("mapReduce"),
+        "mapReduce: deprecated, and steadfast has no mapReduce API",
+    ),
+    (Key::Entity("bucket"), "GridFS: steadfast has no GridFS API"),
+    (
+        Key::Requirement("topologies"),
+        "none of the required topologies is one blackpipe simulates (single, replicaset, sharded)",
+    ),
+    (
+        Key::Requirement("version"),
+        "the server version blackpipe reports (buildInfo) is outside the required range",
+    ),
+    (
+        Key::Requirement("auth"),
+        "blackpipe deployments run without authentication",
+    ),
+    (
+        Key::Requirement("serverless"),
+        "blackpipe is not an Atlas Serverless deployment",
+    ),
+    (
+        Key::Requirement("serverParameters"),
+        "blackpipe does not answer getParameter",
+    ),
+    (
+        Key::Requirement("csfle"),
+        "client-side field level encryption is not implemented",
+    ),
+];
+
+/// The reason the table gives for `key`.
+pub(crate) fn reason(key: Key) -> Option<&'static str> {
+    TABLE.iter().find(|(k, _)| *k == key).map(|(_, r)| *r)
+}
+
+/// The table entry for an operation name, if the runner skips tests using it.
+pub(crate) fn for_operation(name: &str) -> Option<(Key, &'static str)> {
+    TABLE
+        .iter()
+        .find(|(k, _)| matches!(k, Key::Operation(n) if *n == name))
+        .copied()
+}
+
+/// The table entry for an entity type, if the runner skips tests creating one.
+pub(crate) fn for_entity(kind: &str) -> Option<(Key, &'static str)> {
+    TABLE
+        .iter()
+        .find(|(k, _)| matches!(k, Key::Entity(n) if *n == kind))
+        .copied()
+}
