@@ -118,6 +118,17 @@ impl Deployment {
             .map(|slot| Arc::clone(&slot.counters))
     }
 
+    /// Client connections open right now on every running node (monitoring connections
+    /// included): a client that shut down cleanly leaves none behind.
+    pub fn open_connections(&self) -> usize {
+        lock(&self.inner.state)
+            .slots
+            .iter()
+            .filter_map(|slot| slot.server.as_ref())
+            .map(crate::server::Server::open_connections)
+            .sum()
+    }
+
     /// Resolves once `predicate` holds for the model; checked now and after every change.
     ///
     /// # Cancel safety
