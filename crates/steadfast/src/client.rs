@@ -1,30 +1,54 @@
 //! The client: the application's handle to a deployment.
 //!
-//! # Foundation stage
-//!
-//! This client talks to **one server** through **one connection**, opened lazily on the first
-//! command and kept behind an async mutex, so commands from concurrent tasks run one after the
-//! other. A connection that hits a network or protocol error (or whose command future was
-//! dropped midway) is discarded, and the next command opens a new one. There is no server
-//! monitoring, server selection, pooling or retrying yet: the topology worker, the CMAP pool and
-//! the executor replace `SingleServer` without changing the public API.
+//! A [`Client`] owns the topology (monitors, one connection pool per server, the worker that
+//! keeps the description current), the server-session pool, the event emitter, the retry
+//! budget and the default retry policy. Operations run through the executor
+//! (`crate::executor`). Cloning is cheap; the clones share everything. When the last clone
+//! (and the last session, cursor or task holding one) is dropped, the topology shuts down in
+//! the background: monitors stop, pools close their sockets. [`Client::shutdown`] does the
+//! same but also ends the pooled server sessions (`endSessions`) and waits until every task
+//! and socket is gone.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
-use std::time::Instant;
+mod builder;
 
-use bson::{Document, RawDocumentBuf};
-use steadfast_core::ServerAddress;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
 use steadfast_core::options::{ClientOptions, ParsedUri};
-use tokio::sync::Mutex;
+use steadfast_core::retry::{RetryBudget, RetryPolicy};
+use steadfast_core::session::{ServerSession, SessionPool};
 
-use crate::conn::Connection;
+pub use self::builder::ClientBuilder;
 use crate::conn::config::{ConnectionConfig, ServerApi};
 use crate::db::Database;
-use crate::error::{CommandError, Error, Result, reply_is_ok};
+use crate::error::{Error, Result};
+use crate::event::EventEmitter;
+use crate::executor::ExecutionContext;
+use crate::executor::run_command::EndSessions;
 use crate::handshake::metadata::{DriverInfo, Environment, client_metadata};
+use crate::options::DatabaseOptions;
+use crate::runtime::{self, TaskTracker};
+use crate::sdam::Topology;
+use crate::sdam::srv::{self, HickoryResolver};
+use crate::session::{ClientSession, SessionOptions};
 
-/// A handle to a MongoDB deployment. Cheap to clone: clones share the connection.
+/// How long shutdown lets `endSessions` look for a server: the command is a courtesy (the
+/// server forgets idle sessions anyway), so shutdown never waits long for it.
+const END_SESSIONS_LIMIT: Duration = Duration::from_secs(1);
+
+/// A handle to a MongoDB deployment. Cheap to clone: clones share the topology, the pools and
+/// the sessions.
+///
+/// ```no_run
+/// # async fn demo() -> steadfast::Result<()> {
+/// let client = steadfast::Client::with_uri_str("mongodb://127.0.0.1:27017/?replicaSet=rs0").await?;
+/// let reply = client.database("admin").run_command(bson::doc! { "ping": 1 }).await?;
+/// assert_eq!(reply.get_f64("ok").ok(), Some(1.0));
+/// client.shutdown().await;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<ClientInner>,
@@ -33,52 +57,51 @@ pub struct Client {
 struct ClientInner {
     options: ClientOptions,
     environment: Environment,
+    config: Arc<ConnectionConfig>,
     /// Wrapping libraries appended so far, in order (no duplicates).
-    wrappers: std::sync::Mutex<Vec<DriverInfo>>,
-    server: SingleServer,
+    wrappers: Mutex<Vec<DriverInfo>>,
+    topology: Topology,
+    events: EventEmitter,
+    sessions: Mutex<SessionPool>,
+    budget: Mutex<RetryBudget>,
+    retry_policy: Arc<dyn RetryPolicy>,
+    /// Tasks the client spawns itself (background killCursors).
+    tasks: TaskTracker,
+    closed: AtomicBool,
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
             .field("options", &self.inner.options)
+            .field("topology", &self.inner.topology)
+            .field("retry_policy", &self.inner.retry_policy)
             .finish()
     }
 }
 
 impl Client {
-    /// Parses a `mongodb://` connection string and creates a client. No I/O happens here: the
-    /// connection opens on the first command.
+    /// Parses a connection string and creates a client. A `mongodb+srv://` string is resolved
+    /// through DNS first (SRV and TXT records); otherwise no I/O happens here: monitoring
+    /// starts in the background and operations wait for a suitable server.
     ///
     /// # Errors
-    /// `Configuration` naming the offending part when the string is invalid, when it is a
-    /// `mongodb+srv://` string (SRV resolution is not implemented yet), or when the options
-    /// cannot be honoured (see [`Client::with_options`]).
+    /// `Configuration` naming the offending part when the string is invalid, when its DNS
+    /// records cannot be resolved or used, or when the options cannot be honoured (see
+    /// [`Client::with_options`]).
     pub async fn with_uri_str(uri: &str) -> Result<Client> {
-        match ClientOptions::parse(uri) {
-            Ok(ParsedUri::Complete { options, warnings }) => {
-                for warning in warnings {
-                    tracing::warn!(%warning, "connection string option ignored");
-                }
-                Client::with_options(options)
-            }
-            Ok(ParsedUri::NeedsSrv(_)) => Err(Error::configuration(
-                "mongodb+srv:// connection strings need SRV resolution, which this client does not do yet",
-            )),
-            Err(e) => {
-                Err(Error::configuration(format!("invalid connection string: {e}")).with_source(e))
-            }
-        }
+        ClientBuilder::from_uri_str(uri).await?.build()
     }
 
-    /// Creates a client from options. No I/O happens here beyond reading TLS files.
+    /// Creates a client from options (after [`ClientOptions::validate`]). Must be called
+    /// inside a tokio runtime: the client's monitors and pools run as tasks on it.
     ///
     /// # Errors
-    /// `Configuration` when the options name more than one host (this foundation-stage client
-    /// talks to a single server), an unsupported authentication mechanism, or an over-long
-    /// appName; TLS and I/O errors when certificate files cannot be used.
+    /// `Configuration` for invalid options, an unsupported authentication mechanism, an
+    /// over-long appName, or outside a tokio runtime; TLS and I/O errors when certificate
+    /// files cannot be used.
     pub fn with_options(options: ClientOptions) -> Result<Client> {
-        Client::build(options, None)
+        ClientBuilder::new(options).build()
     }
 
     /// Like [`Client::with_options`], declaring a Stable API version on every command.
@@ -86,40 +109,56 @@ impl Client {
     /// # Errors
     /// As [`Client::with_options`].
     pub fn with_options_and_server_api(options: ClientOptions, api: ServerApi) -> Result<Client> {
-        Client::build(options, Some(api))
+        ClientBuilder::new(options).server_api(api).build()
     }
 
-    fn build(options: ClientOptions, server_api: Option<ServerApi>) -> Result<Client> {
-        let address = match options.hosts.as_slice() {
-            [single] => single.clone(),
-            [] => return Err(Error::configuration("no host to connect to")),
-            several => {
-                return Err(Error::configuration(format!(
-                    "{} hosts given; this client connects to a single server until server discovery lands",
-                    several.len()
-                )));
-            }
-        };
-        let environment = Environment::current();
-        let config = ConnectionConfig::from_options_in(&options, server_api, &environment)?;
-        Ok(Client {
-            inner: Arc::new(ClientInner {
-                options,
-                environment,
-                wrappers: std::sync::Mutex::new(Vec::new()),
-                server: SingleServer {
-                    address,
-                    config: RwLock::new(Arc::new(config)),
-                    connection: Mutex::new(None),
-                    next_connection_id: AtomicU64::new(1),
-                },
-            }),
-        })
+    /// A builder for a client with event handlers, a default retry policy, a retry budget or
+    /// a Stable API version.
+    pub fn builder(options: ClientOptions) -> ClientBuilder {
+        ClientBuilder::new(options)
     }
 
     /// A handle to the database `name`. No I/O.
     pub fn database(&self, name: &str) -> Database {
-        Database::new(self.clone(), name)
+        Database::new(self.clone(), name, DatabaseOptions::default())
+    }
+
+    /// A handle to the database `name` with settings of its own (read and write concern, read
+    /// preference, timeout, retry policy) that its collections inherit. No I/O.
+    pub fn database_with_options(&self, name: &str, options: DatabaseOptions) -> Database {
+        Database::new(self.clone(), name, options)
+    }
+
+    /// The database named in the connection string's path, if there was one.
+    pub fn default_database(&self) -> Option<Database> {
+        self.inner
+            .options
+            .default_database
+            .as_deref()
+            .map(|name| self.database(name))
+    }
+
+    /// Starts an explicit, causally consistent session.
+    ///
+    /// # Errors
+    /// `InvalidArgument` once the client has been shut down.
+    pub async fn start_session(&self) -> Result<ClientSession> {
+        self.start_session_with_options(SessionOptions::default())
+            .await
+    }
+
+    /// Starts an explicit session with `options`. No I/O: the session id is generated
+    /// locally, and whether the deployment supports sessions is checked by its first
+    /// operation.
+    ///
+    /// # Errors
+    /// `InvalidArgument` once the client has been shut down.
+    pub async fn start_session_with_options(
+        &self,
+        options: SessionOptions,
+    ) -> Result<ClientSession> {
+        self.ensure_open()?;
+        Ok(ClientSession::new(self.clone(), options, false))
     }
 
     /// Appends a wrapping library's name, version and platform to the metadata that *new*
@@ -146,7 +185,7 @@ impl Client {
             &self.inner.environment,
             &updated,
         )?;
-        self.inner.server.replace_metadata(metadata);
+        self.inner.config.appended_metadata.set(metadata);
         *wrappers = updated;
         Ok(())
     }
@@ -156,86 +195,207 @@ impl Client {
         &self.inner.options
     }
 
-    /// Runs `command` against `database` and returns the reply; `ok: 0` becomes a command error.
-    pub(crate) async fn run_command(&self, database: &str, command: Document) -> Result<Document> {
-        if command.is_empty() {
-            return Err(Error::invalid_argument("the command document is empty"));
+    /// Shuts the client down: ends the pooled server sessions with `endSessions` (best effort,
+    /// errors ignored), stops the monitors, closes every pool (TopologyClosed is the last
+    /// event), and returns once every task of the client has ended and every socket is
+    /// closed. Operations started afterwards, on this handle's clones too, fail at once.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: the topology's shutdown is requested before the future first waits, and
+    /// completes in the background if the future is dropped.
+    pub async fn shutdown(self) {
+        if !self.inner.closed.load(Ordering::SeqCst) {
+            self.end_pooled_sessions().await;
+            self.inner.closed.store(true, Ordering::SeqCst);
         }
-        let mut command = command;
-        command.insert("$db", database);
-        if let Some(api) = &self.inner.server.config().server_api {
-            api.append_to(&mut command);
+        self.inner.topology.shutdown().await;
+        self.inner.tasks.wait_until_idle().await;
+    }
+
+    /// The client's background work, for proving that none outlives it: tasks of the topology
+    /// (worker, monitors, RTT tasks, pools) and of the client itself.
+    #[doc(hidden)]
+    pub fn background_tasks(&self) -> BackgroundTasks {
+        BackgroundTasks {
+            trackers: [self.inner.topology.tasks(), self.inner.tasks.clone()],
         }
-        let command = RawDocumentBuf::try_from(&command)
-            .map_err(|e| Error::invalid_argument("the command cannot be encoded").with_source(e))?;
-        let deadline = self
+    }
+
+    async fn end_pooled_sessions(&self) {
+        let batches = self
             .inner
-            .options
-            .timeout
-            .filter(|t| !t.is_zero())
-            .map(|t| Instant::now() + t);
-        let server = &self.inner.server;
-        let reply = server.send(command, deadline).await?;
-        let reply = Document::try_from(reply).map_err(|e| {
-            Error::protocol("the reply is not valid BSON")
-                .with_source(e)
-                .with_address(&server.address)
-        })?;
-        if !reply_is_ok(&reply) {
-            return Err(Error::from(CommandError::from_reply(&reply)).with_address(&server.address));
-        }
-        Ok(reply)
-    }
-}
-
-/// The single-server path: one lazily opened connection behind an async mutex. The pool and
-/// topology tasks replace it.
-struct SingleServer {
-    address: ServerAddress,
-    /// Replaced (not mutated) when metadata is appended; connections being opened keep the
-    /// snapshot they started with.
-    config: RwLock<Arc<ConnectionConfig>>,
-    connection: Mutex<Option<Connection>>,
-    next_connection_id: AtomicU64,
-}
-
-impl SingleServer {
-    fn config(&self) -> Arc<ConnectionConfig> {
-        self.config
-            .read()
+            .sessions
+            .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    fn replace_metadata(&self, metadata: bson::Document) {
-        let mut slot = self.config.write().unwrap_or_else(PoisonError::into_inner);
-        let mut config = ConnectionConfig::clone(&slot);
-        config.metadata = metadata;
-        *slot = Arc::new(config);
-    }
-
-    /// Sends on the connection, opening one first if there is none or the last one broke.
-    async fn send(
-        &self,
-        command: RawDocumentBuf,
-        deadline: Option<Instant>,
-    ) -> Result<RawDocumentBuf> {
-        let mut slot = self.connection.lock().await;
-        if slot.as_ref().is_some_and(Connection::is_broken) {
-            tracing::debug!(address = %self.address, "discarding a broken connection");
-            *slot = None;
-        }
-        let connection = match slot.take() {
-            Some(connection) => connection,
-            None => {
-                let id = self.next_connection_id.fetch_add(1, Ordering::Relaxed);
-                let config = self.config();
-                Connection::establish(id, &self.address, &config, deadline).await?
+            .drain_for_end_sessions();
+        let limit = END_SESSIONS_LIMIT.min(self.inner.options.server_selection_timeout);
+        for ids in batches {
+            let context = ExecutionContext {
+                session: None,
+                timeout: Some(limit),
+                retry_policy: Some(Arc::new(steadfast_core::retry::FailFast)),
+            };
+            if let Err(error) = self.execute(EndSessions::new(ids), context).await {
+                tracing::debug!(%error, "endSessions failed at shutdown; the server will expire the sessions");
             }
-        };
-        // The connection goes back into the slot before awaiting the exchange, so that a
-        // dropped future leaves it there marked in-flight (broken) rather than lost.
-        let connection = slot.insert(connection);
-        connection.send_command(command, deadline).await
+        }
     }
+
+    pub(crate) fn from_parts(parts: builder::Parts) -> Client {
+        Client {
+            inner: Arc::new(ClientInner {
+                options: parts.options,
+                environment: parts.environment,
+                config: parts.config,
+                wrappers: Mutex::new(Vec::new()),
+                topology: parts.topology,
+                events: parts.events,
+                sessions: Mutex::new(SessionPool::new()),
+                budget: Mutex::new(RetryBudget::new(parts.budget)),
+                retry_policy: parts.retry_policy,
+                tasks: parts.tasks,
+                closed: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    pub(crate) fn topology(&self) -> &Topology {
+        &self.inner.topology
+    }
+
+    pub(crate) fn events(&self) -> &EventEmitter {
+        &self.inner.events
+    }
+
+    pub(crate) fn server_api(&self) -> Option<&ServerApi> {
+        self.inner.config.server_api.as_ref()
+    }
+
+    pub(crate) fn default_retry_policy(&self) -> Arc<dyn RetryPolicy> {
+        Arc::clone(&self.inner.retry_policy)
+    }
+
+    /// Whether two handles are clones of one client.
+    pub(crate) fn same_client(&self, other: &Client) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Fails once the client has been shut down.
+    pub(crate) fn ensure_open(&self) -> Result<()> {
+        if self.inner.closed.load(Ordering::SeqCst) {
+            return Err(Error::invalid_argument("the client has been shut down"));
+        }
+        Ok(())
+    }
+
+    /// Counts an operation's first attempt in the retry budget.
+    pub(crate) fn record_request(&self, now: Instant) {
+        self.inner
+            .budget
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .record_request(now);
+    }
+
+    /// Runs `decide` with the retry budget (locked for the call only) and a random source.
+    pub(crate) fn with_budget<R>(
+        &self,
+        decide: impl FnOnce(&mut RetryBudget, &mut dyn rand::RngCore) -> R,
+    ) -> R {
+        let mut rng = runtime::rng();
+        let mut budget = self
+            .inner
+            .budget
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        decide(&mut budget, &mut rng)
+    }
+
+    /// A server session from the pool (or a new one).
+    pub(crate) fn acquire_server_session(&self) -> ServerSession {
+        let timeout = self.inner.topology.logical_session_timeout();
+        let load_balanced = self.inner.options.load_balanced;
+        self.inner
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .acquire(timeout, load_balanced, &mut runtime::rng(), runtime::now())
+    }
+
+    /// Returns a server session to the pool (dropped if dirty, about to expire, or the client
+    /// is shut down).
+    pub(crate) fn release_server_session(&self, session: ServerSession) {
+        if self.inner.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        let timeout = self.inner.topology.logical_session_timeout();
+        self.inner
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .release(session, timeout, runtime::now());
+    }
+
+    /// Runs `future` as one of the client's background tasks.
+    pub(crate) fn spawn<F>(&self, future: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.inner.tasks.spawn(future);
+    }
+
+    /// Server sessions waiting in the pool.
+    #[cfg(test)]
+    pub(crate) fn pooled_sessions(&self) -> usize {
+        self.inner
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+/// Counts a client's live background tasks; keeps counting after the client is dropped.
+#[doc(hidden)]
+#[derive(Clone, Debug)]
+pub struct BackgroundTasks {
+    trackers: [TaskTracker; 2],
+}
+
+impl BackgroundTasks {
+    /// Tasks alive now.
+    pub fn live(&self) -> usize {
+        self.trackers.iter().map(TaskTracker::live).sum()
+    }
+
+    /// Waits until none is alive.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn wait_until_idle(&self) {
+        for tracker in &self.trackers {
+            tracker.wait_until_idle().await;
+        }
+    }
+}
+
+/// Parses `uri`, resolving `mongodb+srv://` through the system resolver.
+async fn options_from_uri(uri: &str) -> Result<ClientOptions> {
+    let (options, warnings) = match ClientOptions::parse(uri) {
+        Ok(ParsedUri::Complete { options, warnings }) => (options, warnings),
+        Ok(ParsedUri::NeedsSrv(connection_string)) => {
+            let resolver = HickoryResolver::from_system_config()?;
+            let resolution = srv::resolve(&connection_string, &resolver).await?;
+            (resolution.options, resolution.warnings)
+        }
+        Err(e) => {
+            return Err(
+                Error::configuration(format!("invalid connection string: {e}")).with_source(e),
+            );
+        }
+    };
+    for warning in warnings {
+        tracing::warn!(%warning, "connection string option ignored");
+    }
+    Ok(options)
 }

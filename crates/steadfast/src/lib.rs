@@ -1,14 +1,19 @@
 //! steadfast: a MongoDB driver for Rust built to keep working through elections, stepdowns,
 //! dropped connections and overloaded servers.
 //!
-//! This is the foundation stage: connections (TCP, TLS), the handshake, SCRAM authentication,
-//! the [`Error`] type, and a first [`Client`] that talks to a single server:
+//! A [`Client`] discovers and monitors the deployment (standalone, replica set, sharded
+//! cluster, load balancer), keeps a connection pool per server, and runs every operation
+//! through one executor that selects a server, attaches the session and cluster time, sends
+//! the command and, when it fails, retries what the MongoDB specifications (and the chosen
+//! [retry policy](retries)) allow — see [`retries`] for which operations retry and when, and
+//! [`error`] for what a failed operation reports.
 //!
 //! ```no_run
 //! # async fn demo() -> steadfast::Result<()> {
 //! let client = steadfast::Client::with_uri_str("mongodb://127.0.0.1:27017").await?;
 //! let reply = client.database("admin").run_command(bson::doc! { "ping": 1 }).await?;
 //! assert_eq!(reply.get_f64("ok").ok(), Some(1.0));
+//! client.shutdown().await;
 //! # Ok(())
 //! # }
 //! ```
@@ -21,6 +26,7 @@ mod cursor;
 mod db;
 pub mod error;
 pub mod event;
+mod executor;
 mod handshake;
 mod operation;
 pub mod options;
@@ -29,10 +35,12 @@ pub mod options;
 #[doc(hidden)]
 pub mod pool;
 pub mod results;
+pub mod retries;
 mod runtime;
 mod sdam;
+pub mod session;
 
-pub use client::Client;
+pub use client::{BackgroundTasks, Client, ClientBuilder};
 pub use coll::{
     Collection, DeleteModel, InsertOneModel, Namespace, ReplaceOneModel, UpdateModel, WriteModel,
 };
@@ -40,4 +48,5 @@ pub use conn::config::ServerApi;
 pub use db::Database;
 pub use error::{Error, ErrorKind, Result};
 pub use handshake::metadata::DriverInfo;
+pub use session::{ClientSession, SessionOptions};
 pub use steadfast_core::options::{ClientOptions, Credential};

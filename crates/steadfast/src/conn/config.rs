@@ -97,6 +97,10 @@ impl fmt::Debug for AuthSettings {
 pub(crate) struct ConnectionConfig {
     /// The `client` metadata document sent in the handshake (already within 512 bytes).
     pub(crate) metadata: Document,
+    /// Replaces `metadata` in handshakes once a wrapping library appended its information
+    /// (`Client::append_metadata`). Shared by every copy of the configuration, so pools and
+    /// monitors created before the append use it for their *new* connections.
+    pub(crate) appended_metadata: AppendedMetadata,
     /// Compressors to offer, in the application's order of preference.
     pub(crate) compressors: Vec<Compressor>,
     /// Bound on DNS + TCP connect + TLS handshake; `None` = no limit (connectTimeoutMS=0).
@@ -113,7 +117,36 @@ pub(crate) struct ConnectionConfig {
     pub(crate) load_balanced: bool,
 }
 
+/// The metadata document that replaces the original one after `Client::append_metadata`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AppendedMetadata(Arc<std::sync::RwLock<Option<Document>>>);
+
+impl AppendedMetadata {
+    /// The appended document, if any.
+    pub(crate) fn get(&self) -> Option<Document> {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Replaces the document new handshakes send.
+    pub(crate) fn set(&self, metadata: Document) {
+        *self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(metadata);
+    }
+}
+
 impl ConnectionConfig {
+    /// The `client` document the next handshake sends.
+    pub(crate) fn current_metadata(&self) -> Document {
+        self.appended_metadata
+            .get()
+            .unwrap_or_else(|| self.metadata.clone())
+    }
+
     /// Resolves the connection-level options of `options`: builds the metadata document, reads
     /// the TLS files, maps compressors and the credential.
     ///
@@ -154,6 +187,7 @@ impl ConnectionConfig {
         };
         Ok(ConnectionConfig {
             metadata,
+            appended_metadata: AppendedMetadata::default(),
             compressors,
             connect_timeout: options.connect_timeout.filter(|t| !t.is_zero()),
             socket_timeout: options.socket_timeout.filter(|t| !t.is_zero()),

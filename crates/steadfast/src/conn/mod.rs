@@ -56,6 +56,9 @@ pub(crate) struct Connection {
     /// The request id of the last reply that carried moreToCome: the server will send another
     /// reply to it without a new request (exhaust).
     more_to_come_from: Option<i32>,
+    /// An id handed out by [`Connection::reserve_request_id`] for the next request, so that a
+    /// command-started event can name it before the request is written.
+    reserved_request_id: Option<i32>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -87,6 +90,7 @@ impl Connection {
             broken: false,
             in_flight: false,
             more_to_come_from: None,
+            reserved_request_id: None,
         }
     }
 
@@ -149,6 +153,14 @@ impl Connection {
         let max = description.max_message_size_bytes;
         self.decoder.set_max_message_size(max);
         self.description = Some(description);
+    }
+
+    /// Picks the request id the next [`Connection::send_message`] will use, so that monitoring
+    /// can report it before anything is written. Calling it again replaces the reservation.
+    pub(crate) fn reserve_request_id(&mut self) -> i32 {
+        let id = next_request_id();
+        self.reserved_request_id = Some(id);
+        id
     }
 
     /// Whether the connection hit an error (or an exchange was abandoned midway) and must be
@@ -215,7 +227,10 @@ impl Connection {
                 .copied(),
             _ => None,
         };
-        let request_id = next_request_id();
+        let request_id = self
+            .reserved_request_id
+            .take()
+            .unwrap_or_else(next_request_id);
         let expects_reply = !message.more_to_come();
         let message = Message::new(request_id, 0, message);
         self.write_buffer.clear();

@@ -6,20 +6,46 @@
 //! server involved, and the underlying cause as a [`std::error::Error::source`] chain.
 //!
 //! Messages never contain secrets: passwords, SCRAM proofs and private keys are never formatted.
+//!
+//! # Errors after retries
+//!
+//! The error an operation ends with tells the whole story of its attempts (see the crate's
+//! `retries` documentation for which operations are retried and when):
+//!
+//! - [`Error::retry_history`]: every failed attempt, oldest first — the server it went to, its
+//!   error, why it failed ([`RetryReason`]), whether it could have run on the server
+//!   ([`Execution`]) and how long the driver waited before the next one.
+//! - Which attempt's error is reported follows the retryable-writes rules: the most recent
+//!   error of an attempt that may have written, or the first error when no attempt could have
+//!   (every attempt was refused with `NoWritesPerformed`, or never sent). A timeout under
+//!   `timeoutMS` is reported as a [`ErrorKind::Timeout`] whose
+//!   [`source`](std::error::Error::source) is the last underlying error.
+//! - [`Error::outcome`]: whether a write was certainly not applied, applied (only its write
+//!   concern failed), or may have been ([`Outcome::Ambiguous`]: an attempt reached the server
+//!   and its fate is unknown — make the write idempotent, or check before writing again).
+//! - [`Error::class`] sorts the failure into the three cases of "How to write resilient
+//!   MongoDB applications": a [transient](ErrorClass::Transient) error the driver did not retry
+//!   (the application may), a [persistent outage](ErrorClass::Outage) that outlasted every
+//!   retry allowed, or a [command error](ErrorClass::Command) the server would repeat. A
+//!   transient error that a retry overcame never reaches the application: the operation
+//!   succeeds, and the retry shows up as a `RetryEvent`, a `tracing` event and in the command
+//!   events.
 
 mod command;
+mod retry;
 #[cfg(test)]
 mod tests;
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use steadfast_core::ServerAddress;
 
 pub(crate) use command::reply_is_ok;
 pub use command::{CommandError, WriteConcernError, WriteError, WriteFailure};
+pub use retry::{AttemptRecord, ErrorClass};
+pub use steadfast_core::retry::{Execution, Outcome, RetryReason, StopReason};
 
 /// Error label the server (4.4+) or the driver attaches to errors that a retryable write may retry.
 pub const RETRYABLE_WRITE_ERROR: &str = "RetryableWriteError";
@@ -94,21 +120,6 @@ pub enum ErrorKind {
     },
 }
 
-/// One earlier attempt of an operation that ended with this error, in order.
-///
-/// The executor that retries operations fills this in; errors from a single attempt (everything
-/// in the foundation stage of the driver) have an empty history.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct AttemptRecord {
-    /// The server the attempt was sent to, if one was selected.
-    pub address: Option<ServerAddress>,
-    /// How that attempt failed.
-    pub error: Error,
-    /// How long the driver waited before the next attempt.
-    pub delay_before_next: Duration,
-}
-
 /// The driver's error: see the [module documentation](self).
 #[derive(Clone)]
 pub struct Error {
@@ -122,6 +133,8 @@ struct ErrorInner {
     address: Option<ServerAddress>,
     source: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
     retry_history: Vec<AttemptRecord>,
+    /// Set by the executor for the error an operation ends with.
+    retry: Option<retry::RetryReport>,
 }
 
 impl Error {
@@ -134,6 +147,7 @@ impl Error {
                 address: None,
                 source: None,
                 retry_history: Vec::new(),
+                retry: None,
             }),
         }
     }
@@ -230,7 +244,9 @@ impl Error {
         self.inner.labels.iter().map(String::as_str)
     }
 
-    /// The earlier attempts of the operation, oldest first (empty for a single attempt).
+    /// Every failed attempt of the operation, oldest first, including the one this error
+    /// reports; empty for errors that did not come from running an operation (invalid
+    /// options, a closed client). See [`Error::outcome`] and [`Error::class`].
     pub fn retry_history(&self) -> &[AttemptRecord] {
         &self.inner.retry_history
     }

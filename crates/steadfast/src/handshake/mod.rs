@@ -36,7 +36,7 @@ pub(crate) fn handshake_command(
         doc! { "isMaster": 1, "helloOk": true }
     };
     command.insert("backpressure", BACKPRESSURE_VERSION);
-    command.insert("client", config.metadata.clone());
+    command.insert("client", config.current_metadata());
     let names: Vec<Bson> = config
         .compressors
         .iter()

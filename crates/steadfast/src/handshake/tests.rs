@@ -10,6 +10,7 @@ use crate::conn::config::{AuthSettings, ServerApi};
 fn config() -> ConnectionConfig {
     ConnectionConfig {
         metadata: doc! { "driver": { "name": "steadfast", "version": "0" } },
+        appended_metadata: Default::default(),
         compressors: Vec::new(),
         connect_timeout: None,
         socket_timeout: None,

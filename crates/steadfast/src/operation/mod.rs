@@ -156,4 +156,17 @@ pub(crate) trait Operation: Send + Sync {
     fn supports_sessions(&self) -> bool {
         true
     }
+
+    /// Whether the command takes a `readConcern`: the executor then sends the operation's read
+    /// concern and, in a causally consistent session, `afterClusterTime`. By default the read
+    /// commands that accept one (find, aggregate, count, distinct).
+    fn supports_read_concern(&self) -> bool {
+        matches!(self.name(), "find" | "aggregate" | "count" | "distinct")
+    }
+
+    /// Whether the executor may add `maxTimeMS` under timeoutMS. Not for getMore, whose
+    /// `maxTimeMS` means the await time of a tailable cursor, nor for killCursors.
+    fn accepts_max_time(&self) -> bool {
+        self.retryability() != Retryability::GetMore && self.name() != "killCursors"
+    }
 }

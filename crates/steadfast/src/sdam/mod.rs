@@ -14,6 +14,7 @@
 
 mod hello;
 mod monitor;
+mod pinned;
 mod rtt;
 mod select;
 pub(crate) mod srv;

@@ -1,0 +1,141 @@
+//! What a failed attempt tells the retry rules: the error's class, whether the request left
+//! the driver, its labels (the server's and those the driver adds), and the server's
+//! `baseBackoffMS`.
+
+use std::time::Duration;
+
+use steadfast_core::retry::classify::RETRYABLE_CODES;
+use steadfast_core::retry::{FailureFacts, FailureKind, OperationKind, Sent, labels};
+
+use crate::error::{Error, ErrorKind};
+use crate::pool::{PoolFailure, failure_of};
+
+/// Servers from this wire version (4.4) label their retryable write errors themselves.
+const SERVER_LABELS_RETRYABLE_WRITES: i32 = 9;
+/// MaxTimeMSExpired: under timeoutMS, the server ran out of the time the driver gave it.
+const MAX_TIME_MS_EXPIRED: i32 = 50;
+
+/// What the classification needs to know besides the error.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Circumstances {
+    /// How the retry rules see the operation at this attempt.
+    pub(super) kind: OperationKind,
+    /// retryWrites.
+    pub(super) retry_writes: bool,
+    /// The max wire version of the server the attempt used (0 if none was selected).
+    pub(super) max_wire_version: i32,
+    /// Whether that server is a mongos (whose write concern error codes are never labelled by
+    /// the driver).
+    pub(super) mongos: bool,
+    /// Whether timeoutMS applies to the operation.
+    pub(super) csot: bool,
+    /// Whether the operation's deadline has passed.
+    pub(super) deadline_passed: bool,
+    /// Whether the request may have reached the server.
+    pub(super) sent: Sent,
+    /// `baseBackoffMS` from the server's error reply.
+    pub(super) base_backoff: Option<Duration>,
+}
+
+/// Classifies `error` and adds the labels the driver owes it; returns the facts and the
+/// labelled error.
+pub(super) fn classify(error: Error, circumstances: &Circumstances) -> (FailureFacts, Error) {
+    let mut added: Vec<String> = Vec::new();
+    let kind = match failure_of(&error) {
+        // A closed pool means the server left the topology: another server may serve a retry,
+        // which selection will find, exactly as after a clear.
+        Some(
+            PoolFailure::Cleared { .. } | PoolFailure::Interrupted { .. } | PoolFailure::Closed,
+        ) => FailureKind::PoolCleared,
+        Some(PoolFailure::WaitQueueTimeout) => expired_or(circumstances, FailureKind::NonRetryable),
+        Some(PoolFailure::Establishment {
+            system_overloaded,
+            cause,
+        }) => {
+            if *system_overloaded {
+                // CMAP backpressure: a connection refused or timed out while the server is busy
+                // is an overload error, retried with backoff.
+                added.push(labels::SYSTEM_OVERLOADED_ERROR.to_string());
+                added.push(labels::RETRYABLE_ERROR.to_string());
+            }
+            match cause.kind() {
+                ErrorKind::Timeout { .. } if circumstances.deadline_passed => {
+                    FailureKind::DeadlineExpired
+                }
+                ErrorKind::Network { .. } | ErrorKind::Timeout { .. } => {
+                    FailureKind::ConnectionEstablishment
+                }
+                ErrorKind::Command(command) => FailureKind::Command { code: command.code },
+                _ => FailureKind::NonRetryable,
+            }
+        }
+        None => match error.kind() {
+            ErrorKind::Network { .. } => FailureKind::Network,
+            ErrorKind::Timeout { .. } => expired_or(circumstances, FailureKind::NetworkTimeout),
+            ErrorKind::Command(command)
+                if circumstances.csot && command.code == MAX_TIME_MS_EXPIRED =>
+            {
+                FailureKind::DeadlineExpired
+            }
+            ErrorKind::Command(command) => FailureKind::Command { code: command.code },
+            ErrorKind::Write(failure) => match &failure.write_concern_error {
+                Some(wce) if circumstances.csot && wce.code == MAX_TIME_MS_EXPIRED => {
+                    FailureKind::DeadlineExpired
+                }
+                Some(wce) => FailureKind::WriteConcern { code: wce.code },
+                None => FailureKind::NonRetryable,
+            },
+            ErrorKind::ServerSelection { .. } => {
+                expired_or(circumstances, FailureKind::NonRetryable)
+            }
+            _ => FailureKind::NonRetryable,
+        },
+    };
+    if needs_retryable_write_label(&kind, circumstances) {
+        added.push(labels::RETRYABLE_WRITE_ERROR.to_string());
+    }
+    let error = if added.is_empty() {
+        error
+    } else {
+        error.with_labels(added)
+    };
+    let facts = FailureFacts {
+        kind,
+        sent: circumstances.sent,
+        labels: error.labels().map(str::to_string).collect(),
+        base_backoff: circumstances.base_backoff,
+        max_wire_version: circumstances.max_wire_version,
+    };
+    (facts, error)
+}
+
+/// `DeadlineExpired` once the operation's deadline has passed, else `otherwise`.
+fn expired_or(circumstances: &Circumstances, otherwise: FailureKind) -> FailureKind {
+    if circumstances.csot && circumstances.deadline_passed {
+        FailureKind::DeadlineExpired
+    } else {
+        otherwise
+    }
+}
+
+/// retryable-writes "RetryableWriteError Labels": the driver labels network errors and pool
+/// clears of retryable writes when retryWrites is on, and, for servers older than 4.4 (which
+/// do not label their own errors), command errors and mongod write concern errors whose code
+/// is in the retryable list.
+fn needs_retryable_write_label(kind: &FailureKind, circumstances: &Circumstances) -> bool {
+    if circumstances.kind != OperationKind::RetryableWrite || !circumstances.retry_writes {
+        return false;
+    }
+    let old_server = circumstances.max_wire_version < SERVER_LABELS_RETRYABLE_WRITES;
+    match kind {
+        FailureKind::PoolCleared
+        | FailureKind::ConnectionEstablishment
+        | FailureKind::Network
+        | FailureKind::NetworkTimeout => true,
+        FailureKind::Command { code } => old_server && RETRYABLE_CODES.contains(code),
+        FailureKind::WriteConcern { code } => {
+            old_server && !circumstances.mongos && RETRYABLE_CODES.contains(code)
+        }
+        FailureKind::DeadlineExpired | FailureKind::NonRetryable => false,
+    }
+}

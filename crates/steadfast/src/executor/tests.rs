@@ -1,0 +1,296 @@
+//! Unit tests of the executor's pure parts: the common fields, `$readPreference` routing, and
+//! the classification of failures.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use bson::{Bson, Timestamp, doc};
+use steadfast_core::TopologyType;
+use steadfast_core::description::ServerType;
+use steadfast_core::options::{Acknowledgment, ReadConcern, ReadConcernLevel, WriteConcern};
+use steadfast_core::retry::{FailureKind, OperationKind, Sent, labels};
+use steadfast_core::selection::{ReadPreference, ReadPreferenceMode, SelectionCriteria};
+
+use super::classify::{Circumstances, classify};
+use super::fields::{
+    CommonFields, read_concern_document, read_preference_document, write_concern_document,
+};
+use super::monitoring::is_sensitive;
+use crate::error::{CommandError, Error, WriteFailure};
+
+fn circumstances(kind: OperationKind) -> Circumstances {
+    Circumstances {
+        kind,
+        retry_writes: true,
+        max_wire_version: 25,
+        mongos: false,
+        csot: false,
+        deadline_passed: false,
+        sent: Sent::Yes,
+        base_backoff: None,
+    }
+}
+
+#[test]
+fn common_fields_are_added_after_the_body_and_replace_duplicates() {
+    let lsid = doc! { "id": 1 };
+    let cluster_time = doc! { "clusterTime": Timestamp { time: 5, increment: 1 } };
+    let fields = CommonFields {
+        database: "app",
+        lsid: Some(&lsid),
+        txn_number: Some(7),
+        cluster_time: Some(&cluster_time),
+        read_concern: Some(doc! { "level": "majority" }),
+        write_concern: Some(doc! { "w": "majority" }),
+        read_preference: Some(doc! { "mode": "secondary" }),
+        max_time: Some(Duration::from_micros(300)),
+        server_api: None,
+    };
+    let mut body = doc! { "insert": "c", "$db": "other", "maxTimeMS": 99_i64 };
+    fields.apply(&mut body);
+    let keys: Vec<&str> = body.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "insert",
+            "$db",
+            "maxTimeMS",
+            "lsid",
+            "txnNumber",
+            "$clusterTime",
+            "readConcern",
+            "writeConcern",
+            "$readPreference"
+        ]
+    );
+    assert_eq!(body.get_str("$db").ok(), Some("app"));
+    assert_eq!(body.get("txnNumber"), Some(&Bson::Int64(7)));
+    // Under a millisecond left still sends 1: 0 would mean "no limit" to the server.
+    assert_eq!(body.get_i64("maxTimeMS").ok(), Some(1));
+}
+
+#[test]
+fn nothing_optional_is_added_by_default() {
+    let mut body = doc! { "ping": 1 };
+    CommonFields {
+        database: "admin",
+        ..CommonFields::default()
+    }
+    .apply(&mut body);
+    assert_eq!(body, doc! { "ping": 1, "$db": "admin" });
+}
+
+#[test]
+fn read_concern_carries_the_level_and_after_cluster_time() {
+    let time = Timestamp {
+        time: 10,
+        increment: 2,
+    };
+    let majority = ReadConcern::new(ReadConcernLevel::Majority);
+    assert_eq!(read_concern_document(None, None), None);
+    assert_eq!(
+        read_concern_document(Some(&majority), None),
+        Some(doc! { "level": "majority" })
+    );
+    assert_eq!(
+        read_concern_document(None, Some(time)),
+        Some(doc! { "afterClusterTime": time })
+    );
+    assert_eq!(
+        read_concern_document(Some(&majority), Some(time)),
+        Some(doc! { "level": "majority", "afterClusterTime": time })
+    );
+}
+
+#[test]
+fn write_concern_drops_wtimeout_under_timeout_ms() {
+    let mut concern = WriteConcern::default();
+    assert_eq!(write_concern_document(&concern, false), None);
+    concern.w = Some(Acknowledgment::Majority);
+    concern.journal = Some(true);
+    concern.w_timeout = Some(Duration::from_millis(250));
+    assert_eq!(
+        write_concern_document(&concern, false),
+        Some(doc! { "w": "majority", "j": true, "wtimeout": 250_i64 })
+    );
+    assert_eq!(
+        write_concern_document(&concern, true),
+        Some(doc! { "w": "majority", "j": true })
+    );
+    concern.w = Some(Acknowledgment::Nodes(0));
+    concern.journal = None;
+    assert_eq!(
+        write_concern_document(&concern, true),
+        Some(doc! { "w": 0_i64 })
+    );
+}
+
+fn read(mode: ReadPreferenceMode) -> SelectionCriteria {
+    SelectionCriteria::ReadPreference(ReadPreference::with_mode(mode))
+}
+
+#[test]
+fn read_preference_follows_topology_and_server_type() {
+    use ReadPreferenceMode::{Primary, Secondary};
+    let primary = read(Primary);
+    let secondary = read(Secondary);
+    let doc_secondary = Some(doc! { "mode": "secondary" });
+    // Writes never carry one.
+    assert_eq!(
+        read_preference_document(
+            &SelectionCriteria::Write,
+            TopologyType::Sharded,
+            ServerType::Mongos
+        ),
+        None
+    );
+    // mongos: everything but primary is passed through.
+    for topology in [TopologyType::Sharded, TopologyType::Single] {
+        assert_eq!(
+            read_preference_document(&primary, topology, ServerType::Mongos),
+            None
+        );
+        assert_eq!(
+            read_preference_document(&secondary, topology, ServerType::Mongos),
+            doc_secondary
+        );
+    }
+    // A standalone never sees one.
+    assert_eq!(
+        read_preference_document(&secondary, TopologyType::Single, ServerType::Standalone),
+        None
+    );
+    // A replica set member reached directly accepts reads only with secondaryOk semantics.
+    assert_eq!(
+        read_preference_document(&primary, TopologyType::Single, ServerType::RsSecondary),
+        Some(doc! { "mode": "primaryPreferred" })
+    );
+    assert_eq!(
+        read_preference_document(&secondary, TopologyType::Single, ServerType::RsSecondary),
+        doc_secondary
+    );
+    // Replica sets: primary is implied.
+    assert_eq!(
+        read_preference_document(
+            &primary,
+            TopologyType::ReplicaSetWithPrimary,
+            ServerType::RsPrimary
+        ),
+        None
+    );
+    let mut tagged = ReadPreference::with_mode(ReadPreferenceMode::Nearest);
+    tagged.tag_sets = vec![BTreeMap::from([("dc".to_string(), "east".to_string())])];
+    tagged.max_staleness = Some(Duration::from_secs(120));
+    assert_eq!(
+        read_preference_document(
+            &SelectionCriteria::ReadPreference(tagged),
+            TopologyType::ReplicaSetWithPrimary,
+            ServerType::RsSecondary
+        ),
+        Some(
+            doc! { "mode": "nearest", "tags": [{ "dc": "east" }], "maxStalenessSeconds": 120_i64 }
+        )
+    );
+}
+
+#[test]
+fn network_errors_of_retryable_writes_get_the_retryable_write_label() {
+    let (facts, error) = classify(
+        Error::network("reset"),
+        &circumstances(OperationKind::RetryableWrite),
+    );
+    assert_eq!(facts.kind, FailureKind::Network);
+    assert!(error.has_label(labels::RETRYABLE_WRITE_ERROR));
+    assert!(facts.is_retryable_write_error());
+
+    // Not for reads, not with retryWrites off.
+    let (_, error) = classify(
+        Error::network("reset"),
+        &circumstances(OperationKind::RetryableRead),
+    );
+    assert!(!error.has_label(labels::RETRYABLE_WRITE_ERROR));
+    let mut off = circumstances(OperationKind::RetryableWrite);
+    off.retry_writes = false;
+    let (_, error) = classify(Error::network("reset"), &off);
+    assert!(!error.has_label(labels::RETRYABLE_WRITE_ERROR));
+}
+
+#[test]
+fn only_old_servers_get_the_label_from_the_code_list() {
+    let not_primary = || Error::from(CommandError::new(10107, "NotWritablePrimary", "no"));
+    let (facts, error) = classify(not_primary(), &circumstances(OperationKind::RetryableWrite));
+    assert_eq!(facts.kind, FailureKind::Command { code: 10107 });
+    assert!(
+        !error.has_label(labels::RETRYABLE_WRITE_ERROR),
+        "4.4+ labels itself"
+    );
+    let mut old = circumstances(OperationKind::RetryableWrite);
+    old.max_wire_version = 8;
+    let (_, error) = classify(not_primary(), &old);
+    assert!(error.has_label(labels::RETRYABLE_WRITE_ERROR));
+
+    // A mongos write concern error is never labelled by the driver.
+    let wce = || {
+        Error::from(
+            WriteFailure::from_reply(&doc! {
+                "ok": 1, "n": 1, "writeConcernError": { "code": 91, "errmsg": "shutting down" }
+            })
+            .unwrap(),
+        )
+    };
+    let (facts, error) = classify(wce(), &old);
+    assert_eq!(facts.kind, FailureKind::WriteConcern { code: 91 });
+    assert!(error.has_label(labels::RETRYABLE_WRITE_ERROR));
+    old.mongos = true;
+    let (_, error) = classify(wce(), &old);
+    assert!(!error.has_label(labels::RETRYABLE_WRITE_ERROR));
+}
+
+#[test]
+fn timeouts_become_deadline_expiries_only_under_timeout_ms_once_it_passed() {
+    let mut c = circumstances(OperationKind::RetryableRead);
+    let (facts, _) = classify(Error::timeout("reading"), &c);
+    assert_eq!(facts.kind, FailureKind::NetworkTimeout);
+    c.csot = true;
+    c.deadline_passed = true;
+    let (facts, _) = classify(Error::timeout("reading"), &c);
+    assert_eq!(facts.kind, FailureKind::DeadlineExpired);
+    // MaxTimeMSExpired under timeoutMS is the deadline too, whatever the clock says.
+    c.deadline_passed = false;
+    let (facts, _) = classify(
+        Error::from(CommandError::new(50, "MaxTimeMSExpired", "time limit")),
+        &c,
+    );
+    assert_eq!(facts.kind, FailureKind::DeadlineExpired);
+}
+
+#[test]
+fn overload_facts_carry_labels_and_base_backoff() {
+    let mut c = circumstances(OperationKind::NonRetryableWrite);
+    c.base_backoff = Some(Duration::from_millis(40));
+    let error = Error::from(CommandError::new(
+        462,
+        "IngressRequestRateLimitExceeded",
+        "busy",
+    ))
+    .with_labels([
+        labels::SYSTEM_OVERLOADED_ERROR.to_string(),
+        labels::RETRYABLE_ERROR.to_string(),
+    ]);
+    let (facts, _) = classify(error, &c);
+    assert!(facts.is_retryable_overload());
+    assert_eq!(facts.base_backoff, Some(Duration::from_millis(40)));
+    assert_eq!(facts.sent, Sent::Yes);
+}
+
+#[test]
+fn credential_commands_and_speculative_hellos_are_sensitive() {
+    assert!(is_sensitive("saslStart", &doc! {}));
+    assert!(is_sensitive("createUser", &doc! {}));
+    assert!(is_sensitive(
+        "hello",
+        &doc! { "hello": 1, "speculativeAuthenticate": {} }
+    ));
+    assert!(!is_sensitive("hello", &doc! { "hello": 1 }));
+    assert!(!is_sensitive("insert", &doc! {}));
+}

@@ -1,0 +1,222 @@
+//! Client sessions (driver-sessions specification).
+//!
+//! A [`ClientSession`] wraps one pooled server session (its `lsid` and transaction-number
+//! counter) together with the session's own view of time: the highest `$clusterTime` and the
+//! last `operationTime` it saw. The executor attaches the `lsid` to every command run in the
+//! session, gossips the cluster time, and, for causally consistent sessions, makes reads wait
+//! for the session's last operation (`readConcern.afterClusterTime`).
+//!
+//! Operations run without a session use an *implicit* one: the executor takes a server session
+//! from the pool only once it has a connection (so there are never more sessions in use than
+//! connections), keeps it for every retry of the operation, and returns it right after —
+//! or, for a cursor, once the cursor is exhausted or dropped.
+//!
+//! A session that saw a network error is *dirty*: the server may still be running its last
+//! command, so the session id is never reused once the session ends.
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+
+use bson::{Document, Timestamp};
+use steadfast_core::session::{ClusterTime, ServerSession};
+
+use crate::client::Client;
+use crate::error::{Error, Result};
+
+/// How a session started with [`Client::start_session_with_options`] behaves.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionOptions {
+    /// Whether reads in the session observe the session's earlier operations
+    /// (`readConcern.afterClusterTime`); `None` means yes, the specification's default.
+    pub causal_consistency: Option<bool>,
+}
+
+impl SessionOptions {
+    /// Sets [`SessionOptions::causal_consistency`].
+    #[must_use]
+    pub fn causal_consistency(mut self, on: bool) -> Self {
+        self.causal_consistency = Some(on);
+        self
+    }
+}
+
+/// A logical session: operations run in it share one server session id, and, when causally
+/// consistent, each read observes the session's earlier writes.
+///
+/// Start one with [`Client::start_session`]; pass it to operations (`.session(&mut session)`
+/// on the CRUD builders, [`crate::Database::run_command_with_session`]). Dropping it ends it:
+/// its server session goes back to the client's pool (unless it saw a network error) to be
+/// reused by a later session. A session is not thread safe in the specification's sense: use it
+/// for one operation at a time, which `&mut` enforces.
+///
+/// A session that waits more than about a minute short of the server's
+/// `logicalSessionTimeoutMinutes` (30 minutes by default) between operations risks the server
+/// forgetting it.
+pub struct ClientSession {
+    client: Client,
+    /// `Some` until dropped.
+    server_session: Option<ServerSession>,
+    lsid: Document,
+    cluster_time: Option<ClusterTime>,
+    operation_time: Option<Timestamp>,
+    options: SessionOptions,
+    implicit: bool,
+}
+
+impl fmt::Debug for ClientSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientSession")
+            .field("id", &self.lsid)
+            .field("implicit", &self.implicit)
+            .field("dirty", &self.is_dirty())
+            .field(
+                "cluster_time",
+                &self.cluster_time.as_ref().map(|c| c.timestamp),
+            )
+            .field("operation_time", &self.operation_time)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl ClientSession {
+    /// A session of `client` on a server session from its pool.
+    pub(crate) fn new(client: Client, options: SessionOptions, implicit: bool) -> Self {
+        let server_session = client.acquire_server_session();
+        ClientSession {
+            lsid: server_session.lsid(),
+            server_session: Some(server_session),
+            client,
+            cluster_time: None,
+            operation_time: None,
+            options,
+            implicit,
+        }
+    }
+
+    /// The client that started the session.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The session id, as sent in `lsid`: `{ id: <UUID> }`.
+    pub fn id(&self) -> &Document {
+        &self.lsid
+    }
+
+    /// The options the session was started with.
+    pub fn options(&self) -> &SessionOptions {
+        &self.options
+    }
+
+    /// Whether reads in this session wait for its earlier operations.
+    pub fn is_causally_consistent(&self) -> bool {
+        !self.implicit && self.options.causal_consistency.unwrap_or(true)
+    }
+
+    /// The highest `$clusterTime` this session has seen (from replies to its operations or
+    /// [`ClientSession::advance_cluster_time`]), as the server sent it.
+    pub fn cluster_time(&self) -> Option<&Document> {
+        self.cluster_time.as_ref().map(|c| &c.document)
+    }
+
+    /// Advances the session's cluster time to `cluster_time` (a `$clusterTime` document as a
+    /// server sent it, `{clusterTime: <timestamp>, signature: ...}`) if it is newer. Only this
+    /// session sends it; the client's own cluster time only ever comes from servers.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the document has no `clusterTime` timestamp.
+    pub fn advance_cluster_time(&mut self, cluster_time: &Document) -> Result<()> {
+        let timestamp = cluster_time.get_timestamp("clusterTime").map_err(|_| {
+            Error::invalid_argument("a $clusterTime document needs a `clusterTime` timestamp")
+        })?;
+        ClusterTime::advance(
+            &mut self.cluster_time,
+            &ClusterTime {
+                timestamp,
+                document: cluster_time.clone(),
+            },
+        );
+        Ok(())
+    }
+
+    /// The `operationTime` of the last operation run in this session (or given to
+    /// [`ClientSession::advance_operation_time`]).
+    pub fn operation_time(&self) -> Option<Timestamp> {
+        self.operation_time
+    }
+
+    /// Advances the session's operation time to `operation_time` if it is later, so that the
+    /// session's next read observes what that time covers (for example, an operation of
+    /// another session).
+    pub fn advance_operation_time(&mut self, operation_time: Timestamp) {
+        if self
+            .operation_time
+            .is_none_or(|current| ts_key(operation_time) > ts_key(current))
+        {
+            self.operation_time = Some(operation_time);
+        }
+    }
+
+    /// Whether the session saw a network error (its id will not be reused).
+    pub fn is_dirty(&self) -> bool {
+        self.server_session
+            .as_ref()
+            .is_some_and(ServerSession::is_dirty)
+    }
+
+    pub(crate) fn is_implicit(&self) -> bool {
+        self.implicit
+    }
+
+    /// Whether `client` is the client this session belongs to.
+    pub(crate) fn belongs_to(&self, client: &Client) -> bool {
+        self.client.same_client(client)
+    }
+
+    /// The session's own cluster time, for gossip.
+    pub(crate) fn cluster_time_value(&self) -> Option<&ClusterTime> {
+        self.cluster_time.as_ref()
+    }
+
+    /// Records a `$clusterTime` received from a server.
+    pub(crate) fn observe_cluster_time(&mut self, cluster_time: &ClusterTime) {
+        ClusterTime::advance(&mut self.cluster_time, cluster_time);
+    }
+
+    /// Marks the server session dirty after a network error.
+    pub(crate) fn mark_dirty(&mut self) {
+        if let Some(session) = &mut self.server_session {
+            session.mark_dirty();
+        }
+    }
+
+    /// Hands out the transaction number of a new retryable write.
+    pub(crate) fn next_txn_number(&mut self) -> Option<i64> {
+        self.server_session
+            .as_mut()
+            .map(ServerSession::next_txn_number)
+    }
+
+    /// Records that the session id is being sent now.
+    pub(crate) fn touch(&mut self) {
+        if let Some(session) = &mut self.server_session {
+            session.touch(crate::runtime::now());
+        }
+    }
+}
+
+impl Drop for ClientSession {
+    fn drop(&mut self) {
+        if let Some(session) = self.server_session.take() {
+            self.client.release_server_session(session);
+        }
+    }
+}
+
+fn ts_key(ts: Timestamp) -> (u32, u32) {
+    (ts.time, ts.increment)
+}
