@@ -3,6 +3,7 @@
 //! - `steadfast demo`: starts an embedded blackpipe deployment and drives real round trips
 //!   through steadfast, printing what happened and how long it took.
 
+mod bench;
 mod demo;
 
 use std::process::ExitCode;
@@ -25,6 +26,8 @@ struct Cli {
 enum Command {
     /// Start an embedded blackpipe server and show real round trips through steadfast.
     Demo(demo::DemoArgs),
+    /// Benchmark steadfast against the official driver on an embedded blackpipe server.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Demo(args) => demo::run(args).await,
+            Command::Bench(args) => bench::run(args).await,
         }
     });
     match result {

@@ -1,0 +1,191 @@
+//! `steadfast bench`: steadfast and the official `mongodb` crate side by side on the same
+//! embedded blackpipe server, interleaved round by round, against a raw-socket floor; then the
+//! same failover schedule for both, and each driver's memory in a fresh child process.
+
+mod failover;
+mod machine;
+mod memory;
+mod official;
+mod raw;
+mod report;
+mod stats;
+mod steadfast_side;
+mod throughput;
+mod workload;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use blackpipe::deployment::{Deployment, DeploymentConfig};
+use clap::Args;
+
+use self::failover::FailoverSchedule;
+use self::official::OfficialSide;
+use self::report::Report;
+use self::steadfast_side::SteadfastSide;
+use self::throughput::{Contender, RawSide, Schedule};
+use self::workload::{ContenderKind, Workload};
+
+/// Any failure of the bench itself (as opposed to a driver error it reports).
+pub(crate) type BenchError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Options of `steadfast bench`.
+#[derive(Debug, Args)]
+pub(crate) struct BenchArgs {
+    /// Shrink every duration for a smoke run (a few seconds in all).
+    #[arg(long)]
+    quick: bool,
+    /// Also write the report as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Also write the Markdown report to FILE.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Measured seconds per (workload, concurrency, contender), split into rounds
+    /// [default: 5, or 0.2 with --quick].
+    #[arg(long, value_name = "N")]
+    seconds: Option<f64>,
+    /// Internal: measure one driver's memory in this (child) process.
+    #[arg(long, hide = true, value_name = "DRIVER")]
+    memory_child: Option<String>,
+    /// Internal: the server the memory child connects to.
+    #[arg(long, hide = true, value_name = "URI", requires = "memory_child")]
+    memory_uri: Option<String>,
+}
+
+/// Concurrency levels of the driver workloads.
+const CONCURRENCIES: [usize; 3] = [1, 16, 64];
+/// Concurrency levels (sockets) of the raw baseline.
+const RAW_CONCURRENCIES: [usize; 2] = [1, 64];
+
+/// Runs the bench (or, with the hidden child options, one memory measurement).
+pub(crate) async fn run(args: BenchArgs) -> Result<(), BenchError> {
+    if let Some(driver) = &args.memory_child {
+        let uri = args
+            .memory_uri
+            .as_deref()
+            .ok_or("--memory-child needs --memory-uri")?;
+        return memory::child(driver, uri).await;
+    }
+    let (schedule, failover_schedule) = schedules(&args)?;
+    let mut report = Report::new(
+        std::env::args().collect::<Vec<_>>().join(" "),
+        schedule,
+        failover_schedule,
+    );
+    eprintln!(
+        "steadfast bench: {} rounds of {:?} per contender and cell",
+        schedule.rounds, schedule.round
+    );
+
+    report.throughput = throughput_cells(schedule).await?;
+    for driver in [ContenderKind::Steadfast, ContenderKind::Official] {
+        eprintln!("failover schedule with {}", driver.label());
+        report
+            .failover
+            .push(failover::run(driver, failover_schedule).await);
+    }
+    report.memory = memory_reports().await?;
+    report.evaluate_targets();
+
+    let markdown = report.to_markdown();
+    println!("{markdown}");
+    if let Some(path) = &args.markdown {
+        std::fs::write(path, &markdown)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, json + "\n")
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn schedules(args: &BenchArgs) -> Result<(Schedule, FailoverSchedule), BenchError> {
+    let (rounds, default_seconds) = if args.quick { (2, 0.2) } else { (10, 5.0) };
+    let seconds = args.seconds.unwrap_or(default_seconds);
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3_600.0) {
+        return Err("--seconds must be a positive number of seconds, at most 3600".into());
+    }
+    let round = Duration::from_secs_f64(seconds / f64::from(rounds));
+    let schedule = Schedule {
+        rounds,
+        round,
+        warmup: (round / 2).max(Duration::from_millis(20)),
+    };
+    let failover = if args.quick {
+        FailoverSchedule {
+            election_delay: Duration::from_millis(200),
+            patience: Duration::from_secs(10),
+            settle_writes: 10,
+        }
+    } else {
+        FailoverSchedule {
+            election_delay: Duration::from_secs(1),
+            patience: Duration::from_secs(30),
+            settle_writes: 50,
+        }
+    };
+    Ok((schedule, failover))
+}
+
+async fn standalone() -> Result<(Deployment, String, SocketAddr), BenchError> {
+    let deployment = Deployment::start(DeploymentConfig::standalone().with_port(0)).await?;
+    let host = deployment
+        .hosts()
+        .into_iter()
+        .next()
+        .ok_or("blackpipe started no node")?;
+    let address: SocketAddr = host.parse()?;
+    let uri = deployment.uri();
+    Ok((deployment, uri, address))
+}
+
+async fn throughput_cells(schedule: Schedule) -> Result<Vec<throughput::CellReport>, BenchError> {
+    let (deployment, uri, address) = standalone().await?;
+    for command in workload::seed_commands() {
+        raw::one_command(address, &command).await?;
+    }
+    let mut steadfast = Contender::Steadfast(SteadfastSide::connect(&uri).await?);
+    let mut official = Contender::Official(OfficialSide::connect(&uri).await?);
+    let mut raw = Contender::Raw(RawSide::new(address)?);
+    let mut cells = Vec::new();
+    for workload in Workload::ALL {
+        for concurrency in CONCURRENCIES {
+            eprintln!("  {} at concurrency {concurrency}", workload.label());
+            let with_raw =
+                raw.unsupported(workload).is_none() && RAW_CONCURRENCIES.contains(&concurrency);
+            let mut contenders: Vec<&mut Contender> = vec![&mut steadfast, &mut official];
+            if with_raw {
+                contenders.push(&mut raw);
+            }
+            cells.push(
+                throughput::run_cell(&mut contenders, workload, concurrency, schedule, address)
+                    .await?,
+            );
+        }
+    }
+    for contender in [steadfast, official] {
+        match contender {
+            Contender::Steadfast(side) => side.shutdown().await,
+            Contender::Official(side) => side.shutdown().await,
+            Contender::Raw(_) => {}
+        }
+    }
+    drop(raw);
+    deployment.stop().await;
+    Ok(cells)
+}
+
+async fn memory_reports() -> Result<Vec<memory::MemoryReport>, BenchError> {
+    let (deployment, uri, _) = standalone().await?;
+    let mut reports = Vec::new();
+    for driver in [ContenderKind::Steadfast, ContenderKind::Official] {
+        eprintln!("memory of {} in a child process", driver.label());
+        reports.push(memory::measure_in_child(driver, &uri).await?);
+    }
+    deployment.stop().await;
+    Ok(reports)
+}

@@ -1,0 +1,109 @@
+//! The official `mongodb` crate as a contender.
+
+use std::time::{Duration, Instant};
+
+use bson::{Document, doc};
+use futures_util::TryStreamExt;
+use mongodb::{Client, Collection, Database};
+
+use super::BenchError;
+use super::workload::{
+    DATABASE, FAILOVER, INSERTS, ITEMS, SCAN, SCAN_COUNT, Workload, fresh_batch, fresh_document,
+    item_id,
+};
+
+/// A connected official client and the handles the workloads use. Cheap to clone (the
+/// handles share the client), so every task gets its own clone.
+#[derive(Clone)]
+pub(crate) struct OfficialSide {
+    client: Client,
+    admin: Database,
+    items: Collection<Document>,
+    scan: Collection<Document>,
+    inserts: Collection<Document>,
+    failover: Collection<Document>,
+}
+
+impl OfficialSide {
+    /// Creates a client with default options for `uri` and waits until a `ping` succeeds.
+    pub(crate) async fn connect(uri: &str) -> Result<Self, BenchError> {
+        let client = Client::with_uri_str(uri).await?;
+        let db = client.database(DATABASE);
+        let side = Self {
+            admin: client.database("admin"),
+            items: db.collection(ITEMS),
+            scan: db.collection(SCAN),
+            inserts: db.collection(INSERTS),
+            failover: db.collection(FAILOVER),
+            client,
+        };
+        side.admin.run_command(doc! { "ping": 1 }).await?;
+        Ok(side)
+    }
+
+    /// Runs one operation of `workload` and returns its latency. Documents to insert are
+    /// built before the clock starts.
+    pub(crate) async fn execute(
+        &self,
+        workload: Workload,
+        sequence: u64,
+    ) -> Result<Duration, BenchError> {
+        match workload {
+            Workload::Ping => {
+                let started = Instant::now();
+                self.admin.run_command(doc! { "ping": 1 }).await?;
+                Ok(started.elapsed())
+            }
+            Workload::FindOne => {
+                let id = item_id(sequence);
+                let started = Instant::now();
+                let found = self.items.find_one(doc! { "_id": id }).await?;
+                let elapsed = started.elapsed();
+                if found.is_none() {
+                    return Err(format!("official find_one found no document {id}").into());
+                }
+                Ok(elapsed)
+            }
+            Workload::InsertOne => {
+                let document = fresh_document(sequence);
+                let started = Instant::now();
+                self.inserts.insert_one(document).await?;
+                Ok(started.elapsed())
+            }
+            Workload::InsertMany => {
+                let batch = fresh_batch(sequence);
+                let started = Instant::now();
+                let result = self.inserts.insert_many(batch).await?;
+                let elapsed = started.elapsed();
+                if result.inserted_ids.len() != super::workload::INSERT_MANY_BATCH {
+                    return Err("official insert_many reported a short insert".into());
+                }
+                Ok(elapsed)
+            }
+            Workload::Find => {
+                let started = Instant::now();
+                let mut cursor = self.scan.find(doc! {}).await?;
+                let mut seen = 0;
+                while cursor.try_next().await?.is_some() {
+                    seen += 1;
+                }
+                let elapsed = started.elapsed();
+                if seen != SCAN_COUNT {
+                    return Err(format!("official find returned {seen} of {SCAN_COUNT}").into());
+                }
+                Ok(elapsed)
+            }
+        }
+    }
+
+    /// One `insert_one` of the failover writer.
+    pub(crate) async fn failover_insert(&self, sequence: u64) -> Result<(), BenchError> {
+        self.failover.insert_one(fresh_document(sequence)).await?;
+        Ok(())
+    }
+
+    /// Closes the client's connections and stops its monitors.
+    pub(crate) async fn shutdown(self) {
+        self.client.shutdown().await;
+    }
+}
