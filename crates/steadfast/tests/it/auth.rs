@@ -133,11 +133,16 @@ fn payload_of(command: &Document) -> Vec<u8> {
     }
 }
 
+/// A server whose handshakes the test answers itself, except the monitor's first check: the
+/// client's monitor connects first (selection waits for it) and never authenticates, so the
+/// next hello is the application connection's handshake.
 async fn manual_hello_server() -> blackpipe::scripted::ScriptedServer {
-    server_with(
+    let server = server_with(
         ScriptedConfig::default().with_defaults(DefaultResponders::default().with_hello(false)),
     )
-    .await
+    .await;
+    server.rule(Matcher::hello(), standalone_hello()).once();
+    server
 }
 
 /// Speculative SCRAM-SHA-256 inside the handshake, finished with one saslContinue.

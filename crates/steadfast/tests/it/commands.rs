@@ -74,7 +74,7 @@ async fn ok_zero_is_a_typed_command_error() {
         .run_command(doc! { "ping": 1 })
         .await
         .unwrap();
-    assert_eq!(server.server().accepted_connections(), 1);
+    assert_eq!(crate::app_connections(&server), 1);
 }
 
 #[tokio::test]

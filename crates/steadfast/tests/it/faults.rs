@@ -22,8 +22,9 @@ async fn probe_with(react: impl FnOnce(PendingRequest)) -> Error {
         2,
         "a second connection was opened"
     );
-    assert_eq!(server.server().accepted_connections(), 2);
-    server.wait_for_open_connections(1).await;
+    assert_eq!(crate::app_connections(&server), 2);
+    // The broken connection was closed: the new one and the monitor's remain.
+    server.wait_for_open_connections(2).await;
     error
 }
 
@@ -117,73 +118,121 @@ async fn truncated_frame_with_socket_timeout_is_a_timeout() {
 }
 
 /// blackpipe cannot write part of a frame and then close, so this one peer is hand-rolled:
-/// it answers the handshake, then sends half of the next reply and closes the socket.
+/// it answers every hello (the monitor's and the handshakes), and when a connection sends the
+/// probe it sends half of the reply and closes that socket, then stops listening.
 #[tokio::test]
 async fn truncated_frame_then_close_is_a_network_error() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
+    let (probed, mut probe_seen) = tokio::sync::mpsc::unbounded_channel::<()>();
     let peer = tokio::spawn(async move {
-        let (mut socket, _) = listener.accept().await.unwrap();
-        let mut decoder = steadfast_wire::FrameDecoder::new(DEFAULT_MAX_MESSAGE_SIZE);
-        let mut next = async |socket: &mut tokio::net::TcpStream| loop {
-            if let Some(message) = decoder.next_message().unwrap() {
-                return message;
+        let mut connections = Vec::new();
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => {
+                    let (socket, _) = accepted.unwrap();
+                    connections.push(tokio::spawn(serve_until_probe(socket, probed.clone())));
+                }
+                _ = probe_seen.recv() => break,
             }
-            assert!(socket.read_buf(decoder.read_buffer()).await.unwrap() > 0);
-        };
-        let hello = next(&mut socket).await;
-        let reply = Message::new(
-            1,
-            hello.request_id,
-            OpMsg::new(rawdoc! { "isWritablePrimary": true, "maxWireVersion": 21, "ok": 1 }),
-        );
-        socket
-            .write_all(&reply.to_bytes(None, DEFAULT_MAX_MESSAGE_SIZE).unwrap())
-            .await
-            .unwrap();
-        let probe = next(&mut socket).await;
-        let frame = reply_frame(2, probe.request_id);
-        socket.write_all(&frame[..frame.len() / 2]).await.unwrap();
-        // Dropping the socket closes it mid-frame.
+        }
+        // The listener is dropped here: nothing can connect any more.
+        connections
     });
-    let client = Client::with_uri_str(&format!("mongodb://127.0.0.1:{port}/"))
-        .await
-        .unwrap();
+    let client = Client::with_uri_str(&format!(
+        "mongodb://127.0.0.1:{port}/?serverSelectionTimeoutMS=500"
+    ))
+    .await
+    .unwrap();
     let error = client
         .database("db")
         .run_command(doc! { "probe": 1 })
         .await
         .unwrap_err();
-    peer.await.unwrap();
     assert!(error.is_network_error() && !error.is_timeout(), "{error}");
     assert!(error.to_string().contains("middle of a reply"), "{error}");
-    // The listener is gone: reconnecting fails with a network error, not a stale-socket error.
+    // The listener is gone (and the monitor's connection with it): the next command fails
+    // with a network error, not a stale-socket error.
+    for connection in peer.await.unwrap() {
+        connection.abort();
+    }
     let again = client
         .database("db")
         .run_command(doc! { "ping": 1 })
         .await
         .unwrap_err();
-    assert!(again.is_network_error(), "{again}");
+    assert!(
+        again.is_network_error() || again.to_string().contains("network error"),
+        "{again}"
+    );
+}
+
+/// Answers hellos on `socket`; on any other command, writes half a reply, closes the socket
+/// and reports it.
+async fn serve_until_probe(
+    mut socket: tokio::net::TcpStream,
+    probed: tokio::sync::mpsc::UnboundedSender<()>,
+) {
+    let mut decoder = steadfast_wire::FrameDecoder::new(DEFAULT_MAX_MESSAGE_SIZE);
+    loop {
+        let message = loop {
+            if let Some(message) = decoder.next_message().unwrap() {
+                break message;
+            }
+            if socket.read_buf(decoder.read_buffer()).await.unwrap_or(0) == 0 {
+                return;
+            }
+        };
+        let steadfast_wire::Body::Msg(msg) = &message.body else {
+            return;
+        };
+        if msg.command_name().is_some_and(|n| n == "isMaster" || n == "hello") {
+            let reply = Message::new(
+                1,
+                message.request_id,
+                OpMsg::new(rawdoc! { "isWritablePrimary": true, "maxWireVersion": 21, "ok": 1 }),
+            );
+            if socket
+                .write_all(&reply.to_bytes(None, DEFAULT_MAX_MESSAGE_SIZE).unwrap())
+                .await
+                .is_err()
+            {
+                return;
+            }
+            continue;
+        }
+        let frame = reply_frame(2, message.request_id);
+        socket.write_all(&frame[..frame.len() / 2]).await.unwrap();
+        drop(socket);
+        let _ = probed.send(());
+        return;
+    }
 }
 
 #[tokio::test]
-async fn refused_connection_is_a_network_error_with_the_address() {
+async fn refused_connection_is_a_selection_error_naming_the_address_and_the_network_error() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     drop(listener);
-    let client = Client::with_uri_str(&format!("mongodb://127.0.0.1:{port}/"))
-        .await
-        .unwrap();
+    let client = Client::with_uri_str(&format!(
+        "mongodb://127.0.0.1:{port}/?serverSelectionTimeoutMS=300"
+    ))
+    .await
+    .unwrap();
     let error = client
         .database("db")
         .run_command(doc! { "ping": 1 })
         .await
         .unwrap_err();
-    assert!(error.is_network_error(), "{error}");
+    // The monitor's check failed, so no server was ever selectable: the error describes the
+    // topology seen, with the server's address and its network error.
     assert!(
-        error.to_string().contains(&format!("127.0.0.1:{port}")),
+        matches!(error.kind(), steadfast::ErrorKind::ServerSelection { .. }),
         "{error}"
     );
+    let text = error.to_string();
+    assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
+    assert!(text.contains("network error"), "{text}");
 }
 
 #[tokio::test]

@@ -40,13 +40,39 @@ pub(crate) async fn client(server: &ScriptedServer, query: &str) -> Client {
         .expect("valid connection string")
 }
 
-/// The handshakes (hello family) the server recorded, in arrival order.
+/// Whether `request` is a hello (handshake or monitoring check).
+fn is_hello(request: &RecordedRequest) -> bool {
+    matches!(request.command_name(), "hello" | "isMaster" | "ismaster")
+}
+
+/// The requests of each application connection (one that carried anything but hellos), in
+/// arrival order. Monitoring connections, which only ever send hellos, are left out.
+fn application_connections(server: &ScriptedServer) -> Vec<Vec<RecordedRequest>> {
+    let mut connections: Vec<Vec<RecordedRequest>> = Vec::new();
+    for request in server.requests() {
+        match connections
+            .iter_mut()
+            .find(|c| c[0].connection_id() == request.connection_id())
+        {
+            Some(connection) => connection.push(request),
+            None => connections.push(vec![request]),
+        }
+    }
+    connections.retain(|requests| !requests.iter().all(is_hello));
+    connections
+}
+
+/// The handshakes that opened application connections, in arrival order.
 pub(crate) fn handshakes(server: &ScriptedServer) -> Vec<RecordedRequest> {
-    server
-        .requests()
+    application_connections(server)
         .into_iter()
-        .filter(|r| matches!(r.command_name(), "hello" | "isMaster" | "ismaster"))
+        .filter_map(|requests| requests.into_iter().next().filter(is_hello))
         .collect()
+}
+
+/// How many application connections the server saw.
+pub(crate) fn app_connections(server: &ScriptedServer) -> usize {
+    application_connections(server).len()
 }
 
 /// Requests answered by the test or a rule (not by default responders).

@@ -35,8 +35,13 @@ async fn invalid_uris_name_the_bad_part() {
 }
 
 #[tokio::test]
-async fn several_hosts_are_refused_until_discovery_exists() {
-    let error = Client::with_uri_str("mongodb://127.0.0.1:1,127.0.0.1:2/")
+async fn several_hosts_are_seeds_for_discovery() {
+    let client = Client::with_uri_str("mongodb://127.0.0.1:1,127.0.0.1:2/")
+        .await
+        .expect("a seed list is accepted without I/O");
+    assert_eq!(client.options().hosts.len(), 2);
+    // directConnection=true with several hosts is the one combination refused.
+    let error = Client::with_uri_str("mongodb://127.0.0.1:1,127.0.0.1:2/?directConnection=true")
         .await
         .unwrap_err();
     assert!(
@@ -58,9 +63,11 @@ async fn secrets_never_appear_in_debug_or_errors() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     drop(listener);
-    let client = Client::with_uri_str(&format!("mongodb://alice:s3cr3t-pw@127.0.0.1:{port}/"))
-        .await
-        .unwrap();
+    let client = Client::with_uri_str(&format!(
+        "mongodb://alice:s3cr3t-pw@127.0.0.1:{port}/?serverSelectionTimeoutMS=200"
+    ))
+    .await
+    .unwrap();
     let debug = format!("{client:?} {:?}", client.options());
     assert!(!debug.contains("s3cr3t-pw"), "{debug}");
     assert!(debug.contains("alice"), "the user name is not a secret");
