@@ -41,10 +41,12 @@ mod sdam;
 pub mod session;
 
 pub use client::{BackgroundTasks, Client, ClientBuilder};
+pub use coll::action;
 pub use coll::{
     Collection, DeleteModel, InsertOneModel, Namespace, ReplaceOneModel, UpdateModel, WriteModel,
 };
 pub use conn::config::ServerApi;
+pub use cursor::{Cursor, SessionCursor};
 pub use db::Database;
 pub use error::{Error, ErrorKind, Result};
 pub use handshake::metadata::DriverInfo;

@@ -57,7 +57,9 @@ impl BulkPlan {
                 .into_statement()
                 .map_err(|e| at_position(e, position))?;
             let slot = if ordered {
-                runs.last().filter(|run| run.kind == kind).map(|_| runs.len() - 1)
+                runs.last()
+                    .filter(|run| run.kind == kind)
+                    .map(|_| runs.len() - 1)
             } else {
                 runs.iter().position(|run| run.kind == kind)
             };
@@ -94,11 +96,7 @@ impl BulkPlan {
 
 impl BulkPlan {
     /// One run of `statements` of one kind (the single-write helpers and `insert_many`).
-    pub(crate) fn single_run(
-        kind: WriteKind,
-        statements: Vec<Statement>,
-        ids: Vec<Bson>,
-    ) -> Self {
+    pub(crate) fn single_run(kind: WriteKind, statements: Vec<Statement>, ids: Vec<Bson>) -> Self {
         let retryable = !statements.iter().any(|s| s.multi);
         let positions = (0..statements.len()).collect();
         BulkPlan {
@@ -114,10 +112,10 @@ impl BulkPlan {
 }
 
 /// Prefixes an invalid-argument error with the model's position.
-fn at_position(error: Error, position: usize) -> Error {
+pub(crate) fn at_position(error: Error, position: usize) -> Error {
     match error.kind() {
         crate::ErrorKind::InvalidArgument { message } => {
-            Error::invalid_argument(format!("write model {position}: {message}"))
+            Error::invalid_argument(format!("write {position}: {message}"))
         }
         _ => error,
     }

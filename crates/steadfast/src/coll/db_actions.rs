@@ -28,7 +28,10 @@ use crate::session::ClientSession;
 impl Database {
     /// What operations on this database inherit.
     pub(crate) fn inherited(&self) -> Inherited {
-        Inherited::new(self.client(), &CollectionOptions::default())
+        Inherited::new(
+            self.client(),
+            &self.options().overridden_by(&CollectionOptions::default()),
+        )
     }
 
     /// Runs a collection-less aggregation (`$currentOp`, `$listLocalSessions`, ...).

@@ -18,6 +18,7 @@ impl Database {
         name: &str,
         options: CollectionOptions,
     ) -> Collection<T> {
-        Collection::new(self.clone(), name, options)
+        let settings = self.options().overridden_by(&options);
+        Collection::new(self.clone(), name, settings)
     }
 }

@@ -14,7 +14,7 @@ use crate::cursor::{Cursor, CursorReply, CursorSettings, CursorState, SessionCur
 use crate::error::{Error, Result};
 use crate::executor::ExecutionContext;
 use crate::operation::Operation;
-use crate::operation::write::{WriteBatch, WriteCommandFields};
+use crate::operation::write::{SizeCheck, WriteBatch, WriteCommandFields};
 use crate::results::BulkWriteResult;
 use crate::session::ClientSession;
 
@@ -109,6 +109,22 @@ pub(crate) async fn run_bulk(
 ) -> Result<BulkWriteResult> {
     let fields = Arc::new(fields);
     let mut accumulator = BulkAccumulator::new(fields.ordered);
+    // The first batch checks every statement of the bulk against the server's limit, so an
+    // oversized document fails the operation before anything is sent.
+    let mut size_check: Option<Arc<[SizeCheck]>> = Some(
+        plan.runs
+            .iter()
+            .flat_map(|run| {
+                run.positions
+                    .iter()
+                    .zip(run.statements.iter())
+                    .map(|(&position, statement)| SizeCheck {
+                        position,
+                        len: statement.checked_len,
+                    })
+            })
+            .collect(),
+    );
     'runs: for run in &plan.runs {
         let mut start = 0;
         while start < run.statements.len() {
@@ -120,6 +136,10 @@ pub(crate) async fn run_bulk(
                 Arc::clone(&fields),
                 plan.retryable,
             );
+            let batch = match size_check.take() {
+                Some(sizes) => batch.with_size_check(sizes),
+                None => batch,
+            };
             let outcome = execute(client, batch, session.as_deref_mut(), settings).await?;
             if outcome.count == 0 {
                 return Err(Error::protocol(format!(

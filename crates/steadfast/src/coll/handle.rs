@@ -101,6 +101,11 @@ impl<T: Send + Sync> Collection<T> {
         &self.inner.ns
     }
 
+    /// The settings given to this handle (over its database's).
+    pub(crate) fn handle_options(&self) -> &CollectionOptions {
+        &self.inner.settings
+    }
+
     /// The write concern operations use unless they set one (`None`: the server's default).
     pub fn write_concern(&self) -> Option<&WriteConcern> {
         self.inner
@@ -147,7 +152,10 @@ impl<T: Send + Sync> Collection<T> {
 
     /// timeoutMS for this collection's operations (`None`: unset).
     pub(crate) fn timeout(&self) -> Option<Duration> {
-        self.inner.settings.timeout.or(self.client().options().timeout)
+        self.inner
+            .settings
+            .timeout
+            .or(self.client().options().timeout)
     }
 
     /// The retry policy for this collection's operations (`None`: the client's).

@@ -1,8 +1,13 @@
 //! Collections: the typed handle the CRUD API hangs off.
 
+#[macro_use]
+pub mod action;
 mod bulk;
+pub(crate) mod db_actions;
 mod db_ops;
+pub(crate) mod exec;
 mod handle;
+mod inherit;
 mod models;
 mod namespace;
 #[cfg(test)]

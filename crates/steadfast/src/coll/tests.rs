@@ -91,7 +91,7 @@ fn invalid_models_are_rejected_with_their_position() {
     )));
     let error = BulkPlan::new(models, true).expect_err("not an operator");
     assert!(
-        matches!(error.kind(), ErrorKind::InvalidArgument { message } if message.starts_with("write model 6:")),
+        matches!(error.kind(), ErrorKind::InvalidArgument { message } if message.starts_with("write 6:")),
         "{error}"
     );
     let replace = vec![WriteModel::ReplaceOne(ReplaceOneModel::new(

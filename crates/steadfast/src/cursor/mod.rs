@@ -2,10 +2,15 @@
 
 mod pin;
 mod reply;
+mod session_cursor;
 mod state;
+mod stream;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use pin::CursorPin;
 pub(crate) use reply::CursorReply;
+pub use session_cursor::SessionCursor;
 pub(crate) use state::{CursorSettings, CursorState};
+pub use stream::Cursor;
+pub(crate) use stream::deserialize;

@@ -17,7 +17,11 @@ use crate::operation::get_more::KillCursors;
 use crate::session::ClientSession;
 
 /// Server error codes after which the server cursor no longer exists.
-const CURSOR_GONE_CODES: [i32; 3] = [43 /* CursorNotFound */, 237 /* CursorKilled */, 175 /* QueryPlanKilled */];
+const CURSOR_GONE_CODES: [i32; 3] = [
+    43,  /* CursorNotFound */
+    237, /* CursorKilled */
+    175, /* QueryPlanKilled */
+];
 
 /// What a cursor needs to fetch batches; moved into the `getMore` future while one is in
 /// flight and handed back when it completes.
@@ -208,10 +212,8 @@ impl<T> Cursor<T> {
                         core.close();
                         return Poll::Ready(Ok(false));
                     }
-                    self.kill_if_dropped = core
-                        .state
-                        .kill_op()
-                        .map(|kill| (core.client.clone(), kill));
+                    self.kill_if_dropped =
+                        core.state.kill_op().map(|kill| (core.client.clone(), kill));
                     self.phase = Phase::Fetching(Box::pin(core.fetch()));
                 }
                 Phase::Fetching(mut fetch) => match fetch.as_mut().poll(cx) {

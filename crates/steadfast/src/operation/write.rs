@@ -219,6 +219,20 @@ pub(crate) struct WriteBatch {
     fields: Arc<WriteCommandFields>,
     /// Whether the whole bulk has no multi-document statement (then it is a retryable write).
     retryable: bool,
+    /// Set on the first batch of a bulk write: the caller's position and checked size of every
+    /// statement of the whole bulk, so that an oversized one fails the operation before its
+    /// first command is sent.
+    size_check: Option<Arc<[SizeCheck]>>,
+}
+
+/// A statement's position in the caller's input and the size checked against
+/// `maxBsonObjectSize`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SizeCheck {
+    /// Where the statement's model was in the caller's input.
+    pub(crate) position: usize,
+    /// [`Statement::checked_len`].
+    pub(crate) len: usize,
 }
 
 impl WriteBatch {
@@ -240,7 +254,15 @@ impl WriteBatch {
             chosen: None,
             fields,
             retryable,
+            size_check: None,
         }
+    }
+
+    /// Makes this batch check every statement of the bulk against the server's document
+    /// limit before it is first sent.
+    pub(crate) fn with_size_check(mut self, sizes: Arc<[SizeCheck]>) -> Self {
+        self.size_check = Some(sizes);
+        self
     }
 
     fn body(&self) -> Document {
@@ -283,21 +305,20 @@ impl WriteBatch {
         count
     }
 
-    /// Rejects, before anything is sent, every statement over the server's document limit.
+    /// Rejects, before anything is sent, every statement of the bulk over the server's
+    /// document limit.
     fn check_sizes(&self, description: &StreamDescription) -> Result<()> {
         let limit = usize::try_from(description.max_bson_object_size).unwrap_or(usize::MAX);
-        // The first batch checks the whole run, so an oversized statement anywhere fails the
-        // operation before its first command is sent.
-        for (index, statement) in self.statements.iter().enumerate().skip(self.start) {
-            if statement.checked_len > limit {
-                return Err(Error::invalid_argument(format!(
-                    "statement {index} of the {} is {} bytes, over the server's maxBsonObjectSize of {limit} bytes",
-                    self.kind.command_name(),
-                    statement.checked_len
-                )));
-            }
+        let Some(sizes) = &self.size_check else {
+            return Ok(());
+        };
+        match sizes.iter().find(|check| check.len > limit) {
+            Some(check) => Err(Error::invalid_argument(format!(
+                "write {} is {} bytes, over the server's maxBsonObjectSize of {limit} bytes",
+                check.position, check.len
+            ))),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 

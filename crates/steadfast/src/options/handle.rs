@@ -91,3 +91,29 @@ handle_options! {
     /// Settings of a `Database` handle, inherited by its collections.
     DatabaseOptions
 }
+
+impl DatabaseOptions {
+    /// These settings with `over`'s set fields taking precedence (a collection's settings over
+    /// its database's).
+    pub(crate) fn overridden_by(&self, over: &CollectionOptions) -> CollectionOptions {
+        CollectionOptions {
+            read_concern: over
+                .read_concern
+                .clone()
+                .or_else(|| self.read_concern.clone()),
+            write_concern: over
+                .write_concern
+                .clone()
+                .or_else(|| self.write_concern.clone()),
+            read_preference: over
+                .read_preference
+                .clone()
+                .or_else(|| self.read_preference.clone()),
+            timeout: over.timeout.or(self.timeout),
+            retry_policy: over
+                .retry_policy
+                .clone()
+                .or_else(|| self.retry_policy.clone()),
+        }
+    }
+}

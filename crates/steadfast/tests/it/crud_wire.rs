@@ -12,7 +12,11 @@ use crate::{client, server};
 
 /// Answers every write command with `n` = its number of statements (and nothing else).
 fn acknowledge_writes(server: &ScriptedServer) {
-    for (command, sequence) in [("insert", "documents"), ("update", "updates"), ("delete", "deletes")] {
+    for (command, sequence) in [
+        ("insert", "documents"),
+        ("update", "updates"),
+        ("delete", "deletes"),
+    ] {
         server
             .rule(
                 Matcher::command(command),
@@ -39,7 +43,10 @@ fn batch_sizes(server: &ScriptedServer, command: &str, sequence: &str) -> Vec<us
                 r.request().came_in_sequence(sequence),
                 "statements travel as a document sequence"
             );
-            r.command().get_array(sequence).map(|a| a.len()).unwrap_or(0)
+            r.command()
+                .get_array(sequence)
+                .map(|a| a.len())
+                .unwrap_or(0)
         })
         .collect()
 }
@@ -133,7 +140,10 @@ async fn write_errors_across_batches_are_reported_at_the_callers_positions() {
         .unwrap()
         .reply(doc! { "n": 2, "ok": 1 })
         .unwrap();
-    let second = server.next_request(Matcher::command("insert")).await.unwrap();
+    let second = server
+        .next_request(Matcher::command("insert"))
+        .await
+        .unwrap();
     assert_eq!(second.command().get_bool("ordered").ok(), Some(false));
     second
         .reply(doc! {
@@ -156,7 +166,10 @@ async fn write_errors_across_batches_are_reported_at_the_callers_positions() {
     assert_eq!(failure.write_errors[0].index, 3);
     assert_eq!(failure.write_errors[0].code, 11000);
     assert_eq!(failure.write_errors[0].code_name, "DuplicateKey");
-    assert_eq!(failure.write_errors[0].message, "E11000 duplicate key error");
+    assert_eq!(
+        failure.write_errors[0].message,
+        "E11000 duplicate key error"
+    );
 }
 
 #[tokio::test]
@@ -176,7 +189,11 @@ async fn an_ordered_bulk_stops_after_the_batch_with_a_write_error() {
         .await
         .unwrap_err();
     assert_eq!(error.code(), Some(121));
-    assert_eq!(batch_sizes(&server, "insert", "documents"), [2], "no batch after the failure");
+    assert_eq!(
+        batch_sizes(&server, "insert", "documents"),
+        [2],
+        "no batch after the failure"
+    );
 }
 
 #[tokio::test]
@@ -203,7 +220,10 @@ async fn write_concern_errors_fail_the_write_but_do_not_stop_an_ordered_bulk() {
         panic!("expected a write failure, got {error:?}");
     };
     let wce = failure.write_concern_error.as_ref().unwrap();
-    assert_eq!((wce.code, wce.message.as_str()), (64, "waiting for replication timed out"));
+    assert_eq!(
+        (wce.code, wce.message.as_str()),
+        (64, "waiting for replication timed out")
+    );
     assert_eq!(wce.details, Some(doc! { "wtimeout": true }));
     assert_eq!(batch_sizes(&server, "insert", "documents"), [1, 1]);
 }
@@ -219,13 +239,23 @@ async fn an_oversized_document_is_rejected_and_nothing_is_sent() {
         .insert_many([doc! { "ok": 1 }, doc! { "big": "b".repeat(2000) }])
         .await
         .unwrap_err();
-    assert!(matches!(error.kind(), ErrorKind::InvalidArgument { .. }), "{error}");
-    assert!(server.requests_matching(&Matcher::command("insert")).is_empty());
+    assert!(
+        matches!(error.kind(), ErrorKind::InvalidArgument { .. }),
+        "{error}"
+    );
+    assert!(
+        server
+            .requests_matching(&Matcher::command("insert"))
+            .is_empty()
+    );
 }
 
 /// A find whose first batch holds `first` documents of a cursor with id 42.
 fn cursor_reply(batch: &str, documents: impl IntoIterator<Item = i32>, id: i64) -> Document {
-    let documents: Vec<Bson> = documents.into_iter().map(|i| Bson::Document(doc! { "i": i })).collect();
+    let documents: Vec<Bson> = documents
+        .into_iter()
+        .map(|i| Bson::Document(doc! { "i": i }))
+        .collect();
     doc! { "cursor": { "id": id, "ns": "db.items", batch: documents }, "ok": 1 }
 }
 
@@ -233,7 +263,10 @@ fn cursor_reply(batch: &str, documents: impl IntoIterator<Item = i32>, id: i64) 
 async fn a_cursor_dropped_early_is_killed_on_its_server() {
     let server = server().await;
     server
-        .rule(Matcher::command("find"), cursor_reply("firstBatch", 0..2, 42))
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..2, 42),
+        )
         .always();
     let client = client_for(&server).await;
     let items = client.database("db").collection::<Document>("items");
@@ -246,21 +279,34 @@ async fn a_cursor_dropped_early_is_killed_on_its_server() {
         .unwrap();
     assert_eq!(kill.database(), "db");
     assert_eq!(kill.command().get_str("killCursors").ok(), Some("items"));
-    assert_eq!(kill.command().get_array("cursors").unwrap(), &vec![Bson::Int64(42)]);
-    kill.reply(doc! { "cursorsKilled": [42_i64], "ok": 1 }).unwrap();
+    assert_eq!(
+        kill.command().get_array("cursors").unwrap(),
+        &vec![Bson::Int64(42)]
+    );
+    kill.reply(doc! { "cursorsKilled": [42_i64], "ok": 1 })
+        .unwrap();
 }
 
 #[tokio::test]
 async fn get_mores_follow_the_cursor_and_an_exhausted_cursor_is_not_killed() {
     let server = server().await;
     server
-        .rule(Matcher::command("find"), cursor_reply("firstBatch", 0..2, 7))
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..2, 7),
+        )
         .once();
     server
-        .rule(Matcher::command("getMore"), cursor_reply("nextBatch", 2..4, 7))
+        .rule(
+            Matcher::command("getMore"),
+            cursor_reply("nextBatch", 2..4, 7),
+        )
         .once();
     server
-        .rule(Matcher::command("getMore"), cursor_reply("nextBatch", 4..5, 0))
+        .rule(
+            Matcher::command("getMore"),
+            cursor_reply("nextBatch", 4..5, 0),
+        )
         .once();
     let client = client_for(&server).await;
     let items = client.database("db").collection::<Document>("items");
@@ -283,19 +329,34 @@ async fn get_mores_follow_the_cursor_and_an_exhausted_cursor_is_not_killed() {
         assert_eq!(get_more.command().get_str("comment").ok(), Some("trace"));
     }
     // A ping round trip orders the check after anything the cursor might have sent.
-    client.database("admin").run_command(doc! { "ping": 1 }).await.unwrap();
-    assert!(server.requests_matching(&Matcher::command("killCursors")).is_empty());
+    client
+        .database("admin")
+        .run_command(doc! { "ping": 1 })
+        .await
+        .unwrap();
+    assert!(
+        server
+            .requests_matching(&Matcher::command("killCursors"))
+            .is_empty()
+    );
 }
 
 #[tokio::test]
 async fn find_one_asks_for_a_single_document_in_a_single_batch() {
     let server = server().await;
     server
-        .rule(Matcher::command("find"), cursor_reply("firstBatch", 0..1, 0))
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..1, 0),
+        )
         .always();
     let client = client_for(&server).await;
     let items = client.database("db").collection::<Document>("items");
-    let found = items.find_one(doc! { "i": 0 }).sort(doc! { "i": 1 }).await.unwrap();
+    let found = items
+        .find_one(doc! { "i": 0 })
+        .sort(doc! { "i": 1 })
+        .await
+        .unwrap();
     assert_eq!(found, Some(doc! { "i": 0 }));
     let find = &server.requests_matching(&Matcher::command("find"))[0];
     let command = find.command();
@@ -311,7 +372,11 @@ async fn typed_command_errors_carry_the_servers_code_and_message() {
     server
         .rule(
             Matcher::command("aggregate"),
-            Reaction::error(16436, "Location16436", "Unrecognized pipeline stage name: '$nope'"),
+            Reaction::error(
+                16436,
+                "Location16436",
+                "Unrecognized pipeline stage name: '$nope'",
+            ),
         )
         .always();
     let client = client_for(&server).await;
@@ -323,4 +388,69 @@ async fn typed_command_errors_carry_the_servers_code_and_message() {
     assert_eq!(command.code, 16436);
     assert_eq!(command.code_name, "Location16436");
     assert!(command.message.contains("$nope"));
+}
+
+#[tokio::test]
+async fn a_writing_aggregation_carries_the_write_concern_and_no_batch_size() {
+    let server = server().await;
+    server
+        .rule(
+            Matcher::command("aggregate"),
+            cursor_reply("firstBatch", 0..0, 0),
+        )
+        .always();
+    let client = client(&server, "serverSelectionTimeoutMS=5000&w=majority").await;
+    let db = client.database("db");
+    let items = db.collection::<Document>("items");
+    let out: Vec<Document> = items
+        .aggregate([doc! { "$match": {} }, doc! { "$out": "archive" }])
+        .batch_size(5)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert!(out.is_empty());
+    let read: Vec<Document> = items
+        .aggregate([doc! { "$match": {} }])
+        .batch_size(5)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert!(read.is_empty());
+    let _: Vec<Document> = db
+        .aggregate([doc! { "$currentOp": {} }])
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+
+    let requests = server.requests_matching(&Matcher::command("aggregate"));
+    let (writing, reading, database) = (
+        requests[0].command(),
+        requests[1].command(),
+        requests[2].command(),
+    );
+    assert_eq!(
+        writing.get_document("cursor").ok(),
+        Some(&doc! {}),
+        "no batch size with $out"
+    );
+    assert_eq!(
+        writing.get_document("writeConcern").ok(),
+        Some(&doc! { "w": "majority" })
+    );
+    assert_eq!(
+        reading.get_document("cursor").ok(),
+        Some(&doc! { "batchSize": 5_i64 })
+    );
+    assert!(
+        reading.get("writeConcern").is_none(),
+        "a read sends no write concern"
+    );
+    assert_eq!(database.get_i32("aggregate").ok(), Some(1));
+    assert_eq!(requests[2].database(), "db");
 }

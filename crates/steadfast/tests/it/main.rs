@@ -2,6 +2,8 @@
 
 mod auth;
 mod commands;
+mod crud;
+mod crud_wire;
 mod faults;
 mod handshake;
 mod pool;

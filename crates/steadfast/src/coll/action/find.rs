@@ -162,7 +162,13 @@ where
         Box::pin(async move {
             let coll = self.coll;
             let (op, cursor_settings, _) = self.prepare();
-            open_cursor(coll.client(), op, coll.operation_settings(), cursor_settings).await
+            open_cursor(
+                coll.client(),
+                op,
+                coll.operation_settings(),
+                cursor_settings,
+            )
+            .await
         })
     }
 }
@@ -324,7 +330,15 @@ impl<'a, S, T> Aggregate<'a, S, T> {
         }
     }
 
-    fn prepare(self) -> (&'a Client, aggregate::Aggregate, CursorSettings, Inherited, S) {
+    fn prepare(
+        self,
+    ) -> (
+        &'a Client,
+        aggregate::Aggregate,
+        CursorSettings,
+        Inherited,
+        S,
+    ) {
         let mut options = self.options;
         let cursor_settings = CursorSettings {
             batch_size: options.batch_size,
@@ -388,8 +402,7 @@ where
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let (client, op, cursor_settings, inherited, ExplicitSession(session)) =
-                self.prepare();
+            let (client, op, cursor_settings, inherited, ExplicitSession(session)) = self.prepare();
             open_session_cursor(client, op, session, inherited.settings, cursor_settings).await
         })
     }

@@ -108,7 +108,14 @@ impl<'a, T: Send + Sync> FindOneAndDelete<'a, T> {
         T: DeserializeOwned,
     {
         let fields = FindAndModifyFields::from(self.options);
-        find_and_modify(self.coll, self.filter, Modification::Delete, fields, self.session).await
+        find_and_modify(
+            self.coll,
+            self.filter,
+            Modification::Delete,
+            fields,
+            self.session,
+        )
+        .await
     }
 }
 

@@ -234,13 +234,25 @@ impl<'a, T: Send + Sync> ListIndexes<'a, T> {
     async fn documents<U>(self) -> Result<Cursor<U>> {
         let o = self.options;
         let ns = self.coll.ns();
-        let op = ListCursor::indexes(&ns.db, &ns.coll, o.batch_size, o.max_time, o.comment.clone());
+        let op = ListCursor::indexes(
+            &ns.db,
+            &ns.coll,
+            o.batch_size,
+            o.max_time,
+            o.comment.clone(),
+        );
         let cursor_settings = CursorSettings {
             batch_size: o.batch_size,
             comment: o.comment,
             ..CursorSettings::default()
         };
-        open_cursor(self.coll.client(), op, self.coll.operation_settings(), cursor_settings).await
+        open_cursor(
+            self.coll.client(),
+            op,
+            self.coll.operation_settings(),
+            cursor_settings,
+        )
+        .await
     }
 
     async fn run(self) -> Result<Cursor<IndexModel>> {

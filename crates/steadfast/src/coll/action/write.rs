@@ -6,7 +6,7 @@ use bson::{Bson, Document, RawDocumentBuf};
 use serde::Serialize;
 
 use crate::coll::Collection;
-use crate::coll::bulk::BulkPlan;
+use crate::coll::bulk::{BulkPlan, at_position};
 use crate::coll::exec::run_bulk;
 use crate::coll::models::{WriteModel, check_update, replacement_document, to_raw};
 use crate::error::{Error, Result};
@@ -15,7 +15,9 @@ use crate::options::{
     BulkWriteOptions, DeleteOptions, Hint, InsertManyOptions, InsertOneOptions, ReplaceOptions,
     UpdateModifications, UpdateOptions,
 };
-use crate::results::{BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult, UpdateResult};
+use crate::results::{
+    BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult, UpdateResult,
+};
 use crate::session::ClientSession;
 use steadfast_core::options::WriteConcern;
 
@@ -169,10 +171,24 @@ impl<'a, T: Send + Sync> InsertOne<'a, T> {
     async fn run(self) -> Result<InsertOneResult> {
         let (statement, id) = Statement::insert(self.document?)?;
         let o = self.options;
-        let fields = self.coll.write_fields(true, o.bypass_document_validation, o.write_concern, o.comment, None);
+        let fields = self.coll.write_fields(
+            true,
+            o.bypass_document_validation,
+            o.write_concern,
+            o.comment,
+            None,
+        );
         let plan = BulkPlan::single_run(WriteKind::Insert, vec![statement], vec![id.clone()]);
         let settings = self.coll.operation_settings();
-        run_bulk(self.coll.client(), self.coll.ns(), plan, fields, self.session, &settings).await?;
+        run_bulk(
+            self.coll.client(),
+            self.coll.ns(),
+            plan,
+            fields,
+            self.session,
+            &settings,
+        )
+        .await?;
         Ok(InsertOneResult { inserted_id: id })
     }
 }
@@ -199,14 +215,16 @@ impl<'a, T: Send + Sync> InsertMany<'a, T> {
 
     async fn run(self) -> Result<InsertManyResult> {
         if self.documents.is_empty() {
-            return Err(Error::invalid_argument("insert_many needs at least one document"));
+            return Err(Error::invalid_argument(
+                "insert_many needs at least one document",
+            ));
         }
         let mut statements = Vec::with_capacity(self.documents.len());
         let mut ids = Vec::with_capacity(self.documents.len());
         for (position, document) in self.documents.into_iter().enumerate() {
             let (statement, id) = document
                 .and_then(Statement::insert)
-                .map_err(|e| Error::invalid_argument(format!("document {position}: {e}")))?;
+                .map_err(|e| at_position(e, position))?;
             statements.push(statement);
             ids.push(id);
         }
@@ -220,9 +238,18 @@ impl<'a, T: Send + Sync> InsertMany<'a, T> {
         );
         let plan = BulkPlan::single_run(WriteKind::Insert, statements, ids);
         let settings = self.coll.operation_settings();
-        let result =
-            run_bulk(self.coll.client(), self.coll.ns(), plan, fields, self.session, &settings).await?;
-        Ok(InsertManyResult { inserted_ids: result.inserted_ids })
+        let result = run_bulk(
+            self.coll.client(),
+            self.coll.ns(),
+            plan,
+            fields,
+            self.session,
+            &settings,
+        )
+        .await?;
+        Ok(InsertManyResult {
+            inserted_ids: result.inserted_ids,
+        })
     }
 }
 
@@ -266,7 +293,13 @@ impl<'a, T: Send + Sync> Update<'a, T> {
                 hint: o.hint.as_ref(),
             },
         )?;
-        let fields = self.coll.write_fields(true, o.bypass_document_validation, o.write_concern, o.comment, o.let_vars);
+        let fields = self.coll.write_fields(
+            true,
+            o.bypass_document_validation,
+            o.write_concern,
+            o.comment,
+            o.let_vars,
+        );
         run_update(self.coll, statement, fields, self.session).await
     }
 }
@@ -325,7 +358,13 @@ impl<'a, T: Send + Sync> Replace<'a, T> {
                 hint: o.hint.as_ref(),
             },
         )?;
-        let fields = self.coll.write_fields(true, o.bypass_document_validation, o.write_concern, o.comment, o.let_vars);
+        let fields = self.coll.write_fields(
+            true,
+            o.bypass_document_validation,
+            o.write_concern,
+            o.comment,
+            o.let_vars,
+        );
         run_update(self.coll, statement, fields, self.session).await
     }
 }
@@ -354,13 +393,29 @@ impl<'a, T: Send + Sync> Delete<'a, T> {
 
     async fn run(self) -> Result<DeleteResult> {
         let o = self.options;
-        let statement = Statement::delete(&self.filter, self.multi, o.collation.as_ref(), o.hint.as_ref())?;
-        let fields = self.coll.write_fields(true, None, o.write_concern, o.comment, o.let_vars);
+        let statement = Statement::delete(
+            &self.filter,
+            self.multi,
+            o.collation.as_ref(),
+            o.hint.as_ref(),
+        )?;
+        let fields = self
+            .coll
+            .write_fields(true, None, o.write_concern, o.comment, o.let_vars);
         let plan = BulkPlan::single_run(WriteKind::Delete, vec![statement], Vec::new());
         let settings = self.coll.operation_settings();
-        let result =
-            run_bulk(self.coll.client(), self.coll.ns(), plan, fields, self.session, &settings).await?;
-        Ok(DeleteResult { deleted_count: result.deleted_count })
+        let result = run_bulk(
+            self.coll.client(),
+            self.coll.ns(),
+            plan,
+            fields,
+            self.session,
+            &settings,
+        )
+        .await?;
+        Ok(DeleteResult {
+            deleted_count: result.deleted_count,
+        })
     }
 }
 
@@ -389,9 +444,23 @@ impl<'a, T: Serialize + Send + Sync> BulkWrite<'a, T> {
         let o = self.options;
         let ordered = o.ordered.unwrap_or(true);
         let plan = BulkPlan::new(self.models, ordered)?;
-        let fields = self.coll.write_fields(ordered, o.bypass_document_validation, o.write_concern, o.comment, o.let_vars);
+        let fields = self.coll.write_fields(
+            ordered,
+            o.bypass_document_validation,
+            o.write_concern,
+            o.comment,
+            o.let_vars,
+        );
         let settings = self.coll.operation_settings();
-        run_bulk(self.coll.client(), self.coll.ns(), plan, fields, self.session, &settings).await
+        run_bulk(
+            self.coll.client(),
+            self.coll.ns(),
+            plan,
+            fields,
+            self.session,
+            &settings,
+        )
+        .await
     }
 }
 

@@ -9,7 +9,8 @@ use super::{default_description, description, with_context};
 use crate::coll::Namespace;
 use crate::error::ErrorKind;
 use crate::operation::write::{
-    COMMAND_OVERHEAD, Statement, UpdateStatementFields, WriteBatch, WriteCommandFields, WriteKind,
+    COMMAND_OVERHEAD, SizeCheck, Statement, UpdateStatementFields, WriteBatch, WriteCommandFields,
+    WriteKind,
 };
 use crate::operation::write_reply::BatchOutcome;
 use crate::operation::{Operation, Retryability};
@@ -151,10 +152,21 @@ fn an_oversized_document_anywhere_fails_before_the_first_batch() {
             .0,
     );
     let limits = description(1024, 48_000_000, 2);
-    let mut op = batch(statements.into(), 0);
+    let sizes: Arc<[SizeCheck]> = statements
+        .iter()
+        .enumerate()
+        .map(|(i, s)| SizeCheck {
+            position: 10 + i,
+            len: s.checked_len,
+        })
+        .collect();
+    let statements: Arc<[Statement]> = statements.into();
+    // Without the check (later batches), nothing is rejected client-side.
+    assert!(batch(statements.clone(), 0).build(&limits).is_ok());
+    let mut op = batch(statements, 0).with_size_check(sizes);
     let error = op.build(&limits).expect_err("too large");
     assert!(
-        matches!(error.kind(), ErrorKind::InvalidArgument { message } if message.contains("statement 3")),
+        matches!(error.kind(), ErrorKind::InvalidArgument { message } if message.contains("write 13 ")),
         "{error}"
     );
 }
