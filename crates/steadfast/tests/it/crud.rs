@@ -548,3 +548,69 @@ async fn server_errors_are_typed_command_errors() {
     assert!(!command.message.is_empty());
     assert_eq!(error.code(), Some(command.code));
 }
+
+#[tokio::test]
+async fn a_retried_batch_of_a_split_insert_many_is_applied_exactly_once() {
+    let deployment = Deployment::start(DeploymentConfig::replica_set(1))
+        .await
+        .expect("the deployment starts");
+    deployment.wait_for_primary().await;
+    let client = Client::with_uri_str(&deployment.uri()).await.unwrap();
+    let items = client.database("retry").collection::<Document>("items");
+    items.insert_one(doc! { "warm": "up" }).await.unwrap();
+    // The first batch command is applied, then its connection is closed before the reply:
+    // the driver resends that batch with the same txnNumber and the server replays its reply.
+    client
+        .database("admin")
+        .run_command(doc! {
+            "configureFailPoint": "onPrimaryTransactionalWrite",
+            "mode": { "times": 1 },
+            "data": { "closeConnection": true },
+        })
+        .await
+        .unwrap();
+    // One more than maxWriteBatchSize: two batch commands.
+    let count = 100_001;
+    let result = items
+        .insert_many((0..count).map(|i| doc! { "n": i }))
+        .await
+        .unwrap();
+    assert_eq!(result.inserted_ids.len(), count as usize);
+    assert_eq!(
+        items
+            .count_documents(doc! { "n": { "$exists": true } })
+            .await
+            .unwrap(),
+        count as u64,
+        "every document exactly once"
+    );
+    let fired = client
+        .database("admin")
+        .run_command(doc! { "configureFailPoint": "onPrimaryTransactionalWrite", "mode": "off" })
+        .await
+        .unwrap();
+    assert_eq!(
+        fired
+            .get_i64("count")
+            .ok()
+            .or(fired.get_i32("count").ok().map(i64::from)),
+        Some(1),
+        "the fail point fired: {fired}"
+    );
+
+    // update_many is not a retryable write: the same failure reaches the caller.
+    client
+        .database("admin")
+        .run_command(doc! {
+            "configureFailPoint": "failCommand",
+            "mode": { "times": 1 },
+            "data": { "failCommands": ["update"], "closeConnection": true },
+        })
+        .await
+        .unwrap();
+    let error = items
+        .update_many(doc! {}, doc! { "$set": { "seen": true } })
+        .await
+        .unwrap_err();
+    assert!(error.is_network_error(), "{error}");
+}

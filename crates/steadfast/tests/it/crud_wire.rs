@@ -454,3 +454,92 @@ async fn a_writing_aggregation_carries_the_write_concern_and_no_batch_size() {
     assert_eq!(database.get_i32("aggregate").ok(), Some(1));
     assert_eq!(requests[2].database(), "db");
 }
+
+#[tokio::test]
+async fn an_explicit_session_is_used_by_writes_reads_and_get_mores() {
+    let server = server().await;
+    acknowledge_writes(&server);
+    server
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..1, 9),
+        )
+        .once();
+    server
+        .rule(
+            Matcher::command("getMore"),
+            cursor_reply("nextBatch", 1..2, 9),
+        )
+        .once();
+    let client = client_for(&server).await;
+    let items = client.database("db").collection::<Document>("items");
+    let mut session = client.start_session().await.unwrap();
+    items
+        .insert_one(doc! { "a": 1 })
+        .session(&mut session)
+        .await
+        .unwrap();
+    let mut cursor = items
+        .find(doc! {})
+        .batch_size(1)
+        .session(&mut session)
+        .await
+        .unwrap();
+    assert_eq!(
+        cursor.next(&mut session).await.unwrap().unwrap(),
+        doc! { "i": 0 }
+    );
+    assert_eq!(
+        cursor.next(&mut session).await.unwrap().unwrap(),
+        doc! { "i": 1 }
+    );
+    drop(cursor);
+    let kill = server
+        .next_request(Matcher::command("killCursors"))
+        .await
+        .unwrap();
+    kill.reply(doc! { "ok": 1 }).unwrap();
+
+    let lsid = session.id().clone();
+    for name in ["insert", "find", "getMore"] {
+        let requests = server.requests_matching(&Matcher::command(name));
+        assert_eq!(requests.len(), 1, "{name}");
+        assert_eq!(
+            requests[0].command().get_document("lsid").ok(),
+            Some(&lsid),
+            "{name} runs in the session"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_cursor_dropped_during_a_get_more_is_still_killed() {
+    let server = server().await;
+    server
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..1, 77),
+        )
+        .once();
+    let client = client_for(&server).await;
+    let items = client.database("db").collection::<Document>("items");
+    let mut cursor = items.find(doc! {}).await.unwrap();
+    let reader = tokio::spawn(async move { while cursor.advance().await.unwrap() {} });
+    // The getMore reaches the server and is left unanswered; the reader is then dropped.
+    let get_more = server
+        .next_request(Matcher::command("getMore"))
+        .await
+        .unwrap();
+    reader.abort();
+    assert!(reader.await.unwrap_err().is_cancelled());
+    let kill = server
+        .next_request(Matcher::command("killCursors"))
+        .await
+        .unwrap();
+    assert_eq!(
+        kill.command().get_array("cursors").unwrap(),
+        &vec![Bson::Int64(77)]
+    );
+    kill.reply(doc! { "ok": 1 }).unwrap();
+    drop(get_more);
+}
