@@ -205,12 +205,7 @@ async fn run_schedule(
     deployment.wait_for_primary().await;
     let uri = deployment.uri();
     let writer = match driver {
-        ContenderKind::Steadfast => {
-            if let Some(reason) = SteadfastSide::unsupported(super::workload::Workload::InsertOne) {
-                return Err(reason.into());
-            }
-            Writer::Steadfast(SteadfastSide::connect(&uri).await?)
-        }
+        ContenderKind::Steadfast => Writer::Steadfast(SteadfastSide::connect(&uri).await?),
         ContenderKind::Official => Writer::Official(OfficialSide::connect(&uri).await?),
         ContenderKind::Raw => return Err("the raw baseline has no failover".into()),
     };

@@ -17,7 +17,10 @@ use super::workload::{ContenderKind, Workload};
 /// Tasks sharing the client while the pool grows.
 const POOL_TASKS: u64 = 64;
 /// `ping`s each of those tasks sends.
-const PINGS_PER_TASK: u64 = 200;
+const PINGS_PER_TASK: u64 = 10;
+/// How long the server holds each `ping` while the memory children run, so that 64 tasks
+/// really hold 64 connections at once instead of a fast loop reusing a few.
+pub(crate) const PING_BLOCK_MS: i32 = 20;
 
 /// What a child process measured (all sizes in bytes).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -114,6 +117,17 @@ async fn measure_in_this_process(driver: &str, uri: &str) -> Result<MemoryReport
             .map(|n| busy_growth / n),
         note: None,
     })
+}
+
+/// The fail point the parent arms (on its server, for every connection) before running the
+/// children.
+pub(crate) fn slow_ping_fail_point() -> bson::Document {
+    bson::doc! {
+        "configureFailPoint": "failCommand",
+        "mode": "alwaysOn",
+        "data": { "failCommands": ["ping"], "blockConnection": true, "blockTimeMS": PING_BLOCK_MS },
+        "$db": "admin",
+    }
 }
 
 /// The parent side: runs the child for `driver` and parses its report.

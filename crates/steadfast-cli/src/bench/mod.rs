@@ -180,7 +180,8 @@ async fn throughput_cells(schedule: Schedule) -> Result<Vec<throughput::CellRepo
 }
 
 async fn memory_reports() -> Result<Vec<memory::MemoryReport>, BenchError> {
-    let (deployment, uri, _) = standalone().await?;
+    let (deployment, uri, address) = standalone().await?;
+    raw::one_command(address, &memory::slow_ping_fail_point()).await?;
     let mut reports = Vec::new();
     for driver in [ContenderKind::Steadfast, ContenderKind::Official] {
         eprintln!("memory of {} in a child process", driver.label());

@@ -238,7 +238,7 @@ impl Report {
             "| workload | tasks | steadfast ops/s | p50 | p99 | official ops/s | p50 | p99 | steadfast / official |"
         );
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-        let mut notes = Vec::new();
+        let mut notes: Vec<(ContenderKind, String, Vec<String>)> = Vec::new();
         for cell in &self.throughput {
             let steadfast = cell.summary(ContenderKind::Steadfast);
             let official = cell.summary(ContenderKind::Official);
@@ -256,18 +256,25 @@ impl Report {
             );
             for result in &cell.results {
                 if let Some(note) = &result.note {
-                    notes.push(format!(
-                        "- {} at {} tasks, {}: {note}",
-                        cell.workload.label(),
-                        cell.concurrency,
-                        result.contender.label()
-                    ));
+                    let where_ = format!("{}×{}", cell.workload.label(), cell.concurrency);
+                    match notes
+                        .iter_mut()
+                        .find(|(who, what, _)| *who == result.contender && what == note)
+                    {
+                        Some((_, _, cells)) => cells.push(where_),
+                        None => notes.push((result.contender, note.clone(), vec![where_])),
+                    }
                 }
             }
         }
-        notes.dedup();
-        for note in notes {
-            let _ = writeln!(out, "{note}");
+        for (who, what, cells) in notes {
+            let _ = writeln!(
+                out,
+                "- {} ({}): {}",
+                who.label(),
+                cells.join(", "),
+                cell_text(&what)
+            );
         }
         let _ = writeln!(out);
     }
@@ -354,7 +361,9 @@ impl Report {
             out,
             "## Memory (RSS from /proc/self/statm, each driver in a fresh child process)\n\n\
              Idle client: creating one client and completing one ping. Per connection: growth \
-             while 64 tasks share the client, over the sockets it opened meanwhile.\n"
+             while 64 tasks share the client (the server holding each ping {} ms, so that the \
+             tasks overlap), over the sockets it opened meanwhile.\n",
+            super::memory::PING_BLOCK_MS
         );
         let _ = writeln!(
             out,

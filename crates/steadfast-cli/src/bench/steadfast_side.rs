@@ -2,64 +2,108 @@
 
 use std::time::{Duration, Instant};
 
-use bson::doc;
-use steadfast::{Client, Database};
+use bson::{Document, doc};
+use futures_util::TryStreamExt;
+use steadfast::{Client, Collection, Database};
 
 use super::BenchError;
-use super::workload::Workload;
+use super::workload::{
+    DATABASE, FAILOVER, INSERT_MANY_BATCH, INSERTS, ITEMS, SCAN, SCAN_COUNT, Workload, fresh_batch,
+    fresh_document, item_id,
+};
 
 /// A connected steadfast client and the handles the workloads use. Cheap to clone (the handles
 /// share the client), so every task gets its own clone.
 #[derive(Clone)]
 pub(crate) struct SteadfastSide {
+    client: Client,
     admin: Database,
+    items: Collection<Document>,
+    scan: Collection<Document>,
+    inserts: Collection<Document>,
+    failover: Collection<Document>,
 }
 
 impl SteadfastSide {
     /// Creates a client with default options for `uri` and waits until a `ping` succeeds.
     pub(crate) async fn connect(uri: &str) -> Result<Self, BenchError> {
         let client = Client::with_uri_str(uri).await?;
+        let db = client.database(DATABASE);
         let side = Self {
             admin: client.database("admin"),
+            items: db.collection(ITEMS),
+            scan: db.collection(SCAN),
+            inserts: db.collection(INSERTS),
+            failover: db.collection(FAILOVER),
+            client,
         };
         side.admin.run_command(doc! { "ping": 1 }).await?;
         Ok(side)
     }
 
-    /// Why steadfast cannot run `workload` yet, if it cannot.
-    pub(crate) fn unsupported(workload: Workload) -> Option<&'static str> {
+    /// Runs one operation of `workload` and returns its latency. Documents to insert are
+    /// built before the clock starts.
+    pub(crate) async fn execute(
+        &self,
+        workload: Workload,
+        sequence: u64,
+    ) -> Result<Duration, BenchError> {
         match workload {
-            Workload::Ping => None,
-            Workload::FindOne | Workload::InsertOne | Workload::InsertMany | Workload::Find => {
-                Some("steadfast's Collection CRUD API has not landed yet")
+            Workload::Ping => {
+                let started = Instant::now();
+                self.admin.run_command(doc! { "ping": 1 }).await?;
+                Ok(started.elapsed())
+            }
+            Workload::FindOne => {
+                let id = item_id(sequence);
+                let started = Instant::now();
+                let found = self.items.find_one(doc! { "_id": id }).await?;
+                let elapsed = started.elapsed();
+                if found.is_none() {
+                    return Err(format!("steadfast find_one found no document {id}").into());
+                }
+                Ok(elapsed)
+            }
+            Workload::InsertOne => {
+                let document = fresh_document(sequence);
+                let started = Instant::now();
+                self.inserts.insert_one(document).await?;
+                Ok(started.elapsed())
+            }
+            Workload::InsertMany => {
+                let batch = fresh_batch(sequence);
+                let started = Instant::now();
+                let result = self.inserts.insert_many(batch).await?;
+                let elapsed = started.elapsed();
+                if result.inserted_ids.len() != INSERT_MANY_BATCH {
+                    return Err("steadfast insert_many reported a short insert".into());
+                }
+                Ok(elapsed)
+            }
+            Workload::Find => {
+                let started = Instant::now();
+                let mut cursor = self.scan.find(doc! {}).await?;
+                let mut seen = 0;
+                while cursor.try_next().await?.is_some() {
+                    seen += 1;
+                }
+                let elapsed = started.elapsed();
+                if seen != SCAN_COUNT {
+                    return Err(format!("steadfast find returned {seen} of {SCAN_COUNT}").into());
+                }
+                Ok(elapsed)
             }
         }
     }
 
-    /// Runs one operation of `workload` and returns its latency.
-    pub(crate) async fn execute(
-        &self,
-        workload: Workload,
-        _sequence: u64,
-    ) -> Result<Duration, BenchError> {
-        if let Some(reason) = Self::unsupported(workload) {
-            return Err(reason.into());
-        }
-        let started = Instant::now();
-        self.admin.run_command(doc! { "ping": 1 }).await?;
-        Ok(started.elapsed())
-    }
-
     /// One `insert_one` of the failover writer.
-    pub(crate) async fn failover_insert(&self, _sequence: u64) -> Result<(), BenchError> {
-        Err(Self::unsupported(Workload::InsertOne)
-            .unwrap_or("unsupported")
-            .into())
+    pub(crate) async fn failover_insert(&self, sequence: u64) -> Result<(), BenchError> {
+        self.failover.insert_one(fresh_document(sequence)).await?;
+        Ok(())
     }
 
-    /// Lets go of the client (this foundation-stage client has no shutdown of its own; its one
-    /// connection closes when the last handle is dropped).
+    /// Ends the client's sessions, stops its monitors and closes its connections.
     pub(crate) async fn shutdown(self) {
-        drop(self);
+        self.client.shutdown().await;
     }
 }

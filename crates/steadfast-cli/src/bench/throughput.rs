@@ -109,8 +109,7 @@ impl Contender {
     /// Why this contender does not run `workload`, if it does not.
     pub(crate) fn unsupported(&self, workload: Workload) -> Option<&'static str> {
         match self {
-            Contender::Steadfast(_) => SteadfastSide::unsupported(workload),
-            Contender::Official(_) => None,
+            Contender::Steadfast(_) | Contender::Official(_) => None,
             Contender::Raw(_) => match workload {
                 Workload::Ping | Workload::FindOne => None,
                 _ => Some("the raw baseline covers ping and find_one only"),
