@@ -100,12 +100,6 @@ pub(crate) fn retryable_write_of(command: &Document) -> StoreResult<Option<Retry
             "Transaction number cannot be negative: {txn_number}"
         )));
     }
-    if matches!(command.get("autocommit"), Some(Bson::Boolean(false))) {
-        return Err(CommandError::new(
-            code::ILLEGAL_OPERATION,
-            "blackpipe does not support multi-document transactions",
-        ));
-    }
     let Some(lsid) = command.get("lsid") else {
         return Err(CommandError::new(
             code::INVALID_OPTIONS,

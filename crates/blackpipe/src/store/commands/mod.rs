@@ -160,6 +160,12 @@ impl Store {
             ));
         }
         validate_database_name(exec.db)?;
+        if command.contains_key("startTransaction") || command.contains_key("autocommit") {
+            return Err(CommandError::new(
+                code::ILLEGAL_OPERATION,
+                "blackpipe does not support multi-document transactions",
+            ));
+        }
         match name.as_str() {
             "insert" => write::insert(exec, command),
             "update" => write::update(exec, command),

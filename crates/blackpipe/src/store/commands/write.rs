@@ -138,7 +138,11 @@ pub(crate) fn collection_for_write(exec: &mut Exec<'_>, collection: &str) -> Col
 pub(crate) fn insert(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let collection = collection_name(command, "insert")?;
     validate_namespace(exec.db, collection)?;
-    let documents = required_array(command, "insert", "documents")?;
+    let documents = required_array(command, "insert", "documents")?
+        .iter()
+        .enumerate()
+        .map(|(position, item)| statement(item, "insert", "documents", position))
+        .collect::<StoreResult<Vec<_>>>()?;
     check_batch_size(documents.len())?;
     let ordered = optional_bool(command, "insert", "ordered")?.unwrap_or(true);
     let statements = statement_ids(command, documents.len())?;
@@ -156,15 +160,13 @@ pub(crate) fn insert(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             result.retried.push(Bson::Int32(*statement_id));
             continue;
         }
-        let outcome = statement(item, "insert", "documents", position)
-            .and_then(|document| prepare_for_insert(exec, document))
-            .and_then(|document| {
-                let id = document.get("_id").cloned();
-                let mut guard = write(&handle);
-                guard.insert(document)?;
-                exec.record(&ns, OplogOp::Insert, id);
-                Ok(())
-            });
+        let outcome = prepare_for_insert(exec, item).and_then(|document| {
+            let id = document.get("_id").cloned();
+            let mut guard = write(&handle);
+            guard.insert(document)?;
+            exec.record(&ns, OplogOp::Insert, id);
+            Ok(())
+        });
         match outcome {
             Ok(()) => {
                 result.n += 1;

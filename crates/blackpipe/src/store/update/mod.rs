@@ -185,6 +185,9 @@ impl Update {
 
 /// Puts `_id` first (mongod always stores it as the first field).
 pub(crate) fn with_id_first(mut document: Document, id: Option<&Bson>) -> Document {
+    if document.keys().next().is_some_and(|key| key == "_id") {
+        return document;
+    }
     let id = document.remove("_id").or_else(|| id.cloned());
     match id {
         Some(id) => {
