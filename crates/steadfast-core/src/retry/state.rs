@@ -136,8 +136,9 @@ impl RetryState {
         &self.history
     }
 
-    /// What the specifications and the safety rules allow for `facts` now.
-    pub fn allowance(&self, facts: &FailureFacts, sharded: bool, jitter: f64) -> Allowance {
+    /// Whether a retry rule applies to `facts` (ignoring how many retries were made), and how
+    /// many retries the rules allow in all.
+    fn retry_rule(&self, facts: &FailureFacts) -> (bool, u32) {
         let kind = self.profile.kind;
         let overload_seen = self.overload_seen || facts.is_overload();
         let flags_permit = match kind {
@@ -155,7 +156,6 @@ impl RetryState {
             _ => false,
         };
         let retryable = by_kind || (facts.is_retryable_overload() && flags_permit);
-        let retries_so_far = self.retries_so_far();
         let allowed_retries = if overload_seen {
             self.profile.max_adaptive_retries
         } else if self.profile.has_timeout {
@@ -163,6 +163,14 @@ impl RetryState {
         } else {
             1
         };
+        (retryable, allowed_retries)
+    }
+
+    /// What the specifications and the safety rules allow for `facts` now.
+    pub fn allowance(&self, facts: &FailureFacts, sharded: bool, jitter: f64) -> Allowance {
+        let kind = self.profile.kind;
+        let (retryable, allowed_retries) = self.retry_rule(facts);
+        let retries_so_far = self.retries_so_far();
         let spec_retry = retryable && retries_so_far < allowed_retries;
 
         let deduplicated = kind == OperationKind::RetryableWrite;
@@ -245,9 +253,16 @@ impl RetryState {
             };
             policy.decide(&context, rng)
         };
-        let decision = self.enforce(
+        let mut decision = self.enforce(
             proposed, facts, &allowance, execution, remaining, policy, budget, now,
         );
+        if decision == RetryDecision::Stop(StopReason::NotRetryable) {
+            // A retry rule applies, but its retries are used up: say so.
+            let (retryable, allowed_retries) = self.retry_rule(facts);
+            if retryable && retries_so_far >= allowed_retries {
+                decision = RetryDecision::Stop(StopReason::AttemptsExhausted);
+            }
+        }
         if let Some(last) = self.history.last_mut() {
             match decision {
                 RetryDecision::Retry { after, .. } => last.delay = Some(after),

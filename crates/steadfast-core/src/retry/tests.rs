@@ -89,12 +89,32 @@ fn retryable_write_retried_once_on_network_error() {
     assert!(
         matches!(run.fail(&network(), &SpecPolicy), RetryDecision::Retry { after, .. } if after.is_zero())
     );
+    // Still a retryable error, but the one retry is spent.
     assert_eq!(
         run.fail(&network(), &SpecPolicy),
-        RetryDecision::Stop(StopReason::NotRetryable)
+        RetryDecision::Stop(StopReason::AttemptsExhausted)
     );
     assert_eq!(run.state.history().len(), 2);
     assert_eq!(run.state.outcome(), Outcome::Ambiguous);
+}
+
+#[test]
+fn exhausted_overload_retries_are_reported_as_such() {
+    let mut run = Run::new(OperationKind::NonRetryableWrite);
+    for _ in 0..2 {
+        assert!(matches!(
+            run.fail(&overload(), &SpecPolicy),
+            RetryDecision::Retry { .. }
+        ));
+    }
+    assert_eq!(
+        run.fail(&overload(), &SpecPolicy),
+        RetryDecision::Stop(StopReason::AttemptsExhausted)
+    );
+    assert_eq!(
+        run.state.history().last().and_then(|r| r.stop),
+        Some(StopReason::AttemptsExhausted)
+    );
 }
 
 #[test]
