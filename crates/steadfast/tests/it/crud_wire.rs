@@ -543,3 +543,128 @@ async fn a_cursor_dropped_during_a_get_more_is_still_killed() {
     kill.reply(doc! { "ok": 1 }).unwrap();
     drop(get_more);
 }
+
+fn write_concern(w: steadfast::options::Acknowledgment) -> steadfast::options::WriteConcern {
+    let mut concern = steadfast::options::WriteConcern::default();
+    concern.w = Some(w);
+    concern
+}
+
+fn read_concern(level: &str) -> steadfast::options::ReadConcern {
+    steadfast::options::ReadConcern::new(steadfast::options::ReadConcernLevel::parse(level))
+}
+
+#[tokio::test]
+async fn concerns_are_inherited_client_database_collection_operation() {
+    use steadfast::options::{Acknowledgment, CollectionOptions, DatabaseOptions};
+    let server = server().await;
+    acknowledge_writes(&server);
+    server
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..0, 0),
+        )
+        .always();
+    let client = client(&server, "w=majority&readConcernLevel=majority").await;
+    let plain = client.database("db").collection::<Document>("c");
+    let db = client.database_with_options(
+        "db",
+        DatabaseOptions::default()
+            .write_concern(write_concern(Acknowledgment::Nodes(2)))
+            .read_concern(read_concern("local")),
+    );
+    let inherits_db = db.collection::<Document>("c");
+    let own = db.collection_with_options::<Document>(
+        "c",
+        CollectionOptions::default()
+            .write_concern(write_concern(Acknowledgment::Nodes(3)))
+            .read_concern(read_concern("available")),
+    );
+
+    plain.insert_one(doc! {}).await.unwrap();
+    inherits_db.insert_one(doc! {}).await.unwrap();
+    own.insert_one(doc! {}).await.unwrap();
+    own.insert_one(doc! {})
+        .write_concern(write_concern(Acknowledgment::Nodes(1)))
+        .await
+        .unwrap();
+    let sent: Vec<Document> = server
+        .requests_matching(&Matcher::command("insert"))
+        .iter()
+        .map(|r| r.command().get_document("writeConcern").unwrap().clone())
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            doc! { "w": "majority" },
+            doc! { "w": 2_i64 },
+            doc! { "w": 3_i64 },
+            doc! { "w": 1_i64 }
+        ]
+    );
+
+    plain.find_one(doc! {}).await.unwrap();
+    inherits_db.find_one(doc! {}).await.unwrap();
+    own.find_one(doc! {}).await.unwrap();
+    own.find_one(doc! {})
+        .read_concern(read_concern("linearizable"))
+        .await
+        .unwrap();
+    let levels: Vec<String> = server
+        .requests_matching(&Matcher::command("find"))
+        .iter()
+        .map(|r| {
+            r.command()
+                .get_document("readConcern")
+                .unwrap()
+                .get_str("level")
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(levels, ["majority", "local", "available", "linearizable"]);
+}
+
+#[tokio::test]
+async fn a_cursor_keeps_its_implicit_session_until_exhausted() {
+    let server = server().await;
+    acknowledge_writes(&server);
+    server
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..1, 5),
+        )
+        .always();
+    server
+        .rule(
+            Matcher::command("getMore"),
+            cursor_reply("nextBatch", 1..2, 0),
+        )
+        .always();
+    let client = client_for(&server).await;
+    let items = client.database("db").collection::<Document>("items");
+    let lsid_of = |name: &str, nth: usize| {
+        server.requests_matching(&Matcher::command(name))[nth]
+            .command()
+            .get_document("lsid")
+            .unwrap()
+            .clone()
+    };
+
+    let mut cursor = items.find(doc! {}).await.unwrap();
+    assert!(cursor.advance().await.unwrap());
+    // While the cursor is open its session is taken: another operation gets another one.
+    items.insert_one(doc! {}).await.unwrap();
+    assert_ne!(lsid_of("insert", 0), lsid_of("find", 0));
+    assert!(cursor.advance().await.unwrap());
+    assert_eq!(
+        lsid_of("getMore", 0),
+        lsid_of("find", 0),
+        "getMore in the cursor's session"
+    );
+    assert!(!cursor.advance().await.unwrap());
+    // Exhausted: the session went back to the pool, and the most recently returned session is
+    // the next one handed out.
+    items.insert_one(doc! {}).await.unwrap();
+    assert_eq!(lsid_of("insert", 1), lsid_of("find", 0));
+}
