@@ -1,90 +1,277 @@
-//! `steadfast demo`: an embedded blackpipe server and real round trips through steadfast.
+//! `steadfast demo`: the article's application, run through a failover.
+//!
+//! Several workers count events the way "How to write resilient MongoDB applications" does
+//! (`updateOne({_id: day}, {$inc: {counter: 1}}, upsert)`) and read the counters back, on an
+//! embedded 3-member blackpipe replica set, while a fixed schedule of faults plays: a stepdown
+//! whose election takes a second, connections closed after writes were applied, connections
+//! closed before commands ran, the primary partitioned, a burst of overload errors. The
+//! workers never retry by themselves. At the end the increments the application saw
+//! acknowledged are compared with the counters' final values: with steadfast's retries they
+//! match exactly, and the run fails if they do not. `--no-retries` runs the same workload with
+//! retries off to show what the application would have suffered.
 
-use std::time::{Duration, Instant};
+mod schedule;
 
-use blackpipe::deployment::{Deployment, DeploymentConfig};
-use bson::doc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use blackpipe::deployment::Deployment;
+use bson::{Document, doc};
 use clap::Args;
+
+use crate::workload::events::DriverWatch;
+use crate::workload::inject::{Injector, SimulatedFaults, restore_remote};
+use crate::workload::ledger::{CounterBook, WriteProgress, day_keys};
+use crate::workload::progress::{Display, LiveCounters, PrimaryProbe};
+use crate::workload::report::{Report, ReportInputs};
+use crate::workload::run::{RunPlan, execute};
+use crate::workload::setup::{self, DATABASE};
+use crate::workload::verify::check_counters;
+use crate::workload::worker::{OpMix, Workload};
+
+/// The appName of the workload's client; fail points filter on it.
+const APP_NAME: &str = "steadfast-demo";
+/// How many per-day counters the workers share.
+const COUNTERS: usize = 8;
 
 /// Options of `steadfast demo`.
 #[derive(Debug, Args)]
 pub(crate) struct DemoArgs {
-    /// How many `ping` round trips to time.
-    #[arg(long, default_value_t = 2000)]
-    pings: u32,
+    /// How long the workload runs, in seconds.
+    #[arg(long, default_value_t = 20.0)]
+    seconds: f64,
+    /// How many concurrent workers.
+    #[arg(long, default_value_t = 8)]
+    workers: usize,
+    /// Run against this deployment instead of an embedded blackpipe replica set. Only the
+    /// faults that fail points can produce are played, and only if the server allows
+    /// `configureFailPoint` (mongod started with enableTestCommands=1).
+    #[arg(long)]
+    uri: Option<String>,
+    /// Print the report as JSON on standard output (progress goes to standard error).
+    #[arg(long)]
+    json: bool,
+    /// Turn retryable writes and reads off and never retry (FailFast): what the application
+    /// would suffer without the driver's help. Counters may then mismatch; that is reported,
+    /// not treated as a failure.
+    #[arg(long)]
+    no_retries: bool,
+    /// Seed of the workers' choices (which counter, increment or read).
+    #[arg(long, default_value_t = 2016)]
+    seed: u64,
 }
 
 type DemoResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
+/// Where the demo runs.
+enum Target {
+    Embedded(Arc<Deployment>),
+    Remote(String),
+}
+
 pub(crate) async fn run(args: DemoArgs) -> DemoResult {
-    let deployment = Deployment::start(DeploymentConfig::standalone().with_port(0)).await?;
-    let host = deployment
-        .hosts()
-        .into_iter()
-        .next()
-        .ok_or("blackpipe started no node")?;
-    let uri = format!("mongodb://{host}/?directConnection=true&appName=steadfast-demo");
-    println!("blackpipe standalone listening on {host}");
-    println!("connecting with steadfast: {uri}");
-
-    let client = steadfast::Client::with_uri_str(&uri).await?;
-    let admin = client.database("admin");
-    let db = client.database("demo");
-
-    let hello = admin.run_command(doc! { "hello": 1 }).await?;
-    println!(
-        "hello: isWritablePrimary={} maxWireVersion={}",
-        hello.get_bool("isWritablePrimary").unwrap_or(false),
-        hello.get_i32("maxWireVersion").unwrap_or_default()
-    );
-
-    let inserted = db
-        .run_command(doc! { "insert": "counters", "documents": [ { "_id": "today", "n": 0 } ] })
-        .await?;
-    println!("insert: n={}", inserted.get_i32("n").unwrap_or_default());
-    for _ in 0..3 {
-        db.run_command(doc! {
-            "update": "counters",
-            "updates": [ { "q": { "_id": "today" }, "u": { "$inc": { "n": 1 } } } ],
-        })
-        .await?;
+    if !(args.seconds > 0.0 && args.seconds.is_finite()) {
+        return Err("--seconds must be a positive number".into());
     }
-    let found = db
-        .run_command(doc! { "find": "counters", "filter": { "_id": "today" } })
-        .await?;
-    let first = found
-        .get_document("cursor")
-        .and_then(|c| c.get_array("firstBatch"))
-        .ok()
-        .and_then(|batch| batch.first())
-        .and_then(|d| d.as_document())
-        .cloned()
-        .ok_or("find returned no document")?;
-    println!("find after three $inc: {first}");
-
-    let error = db.run_command(doc! { "noSuchCommand": 1 }).await.err();
-    if let Some(error) = error {
-        println!("an unknown command is a typed error: {error}");
+    if args.workers == 0 {
+        return Err("--workers must be at least 1".into());
     }
-
-    let mut samples = Vec::with_capacity(args.pings as usize);
-    for _ in 0..args.pings {
-        let started = Instant::now();
-        admin.run_command(doc! { "ping": 1 }).await?;
-        samples.push(started.elapsed());
-    }
-    samples.sort_unstable();
-    if !samples.is_empty() {
-        let total: Duration = samples.iter().sum();
-        let pick = |q: f64| samples[((samples.len() - 1) as f64 * q) as usize];
+    let retries = !args.no_retries;
+    let duration = Duration::from_secs_f64(args.seconds);
+    let driver = Arc::new(DriverWatch::default());
+    let target = match &args.uri {
+        Some(uri) => Target::Remote(uri.clone()),
+        None => Target::Embedded(Arc::new(setup::embedded_replica_set(args.seed).await?)),
+    };
+    let (uri, collection_name) = match &target {
+        Target::Embedded(deployment) => (
+            setup::embedded_uri(deployment, APP_NAME, retries),
+            "counters".to_owned(),
+        ),
+        Target::Remote(uri) => {
+            let mut uri = setup::with_app_name(uri, APP_NAME);
+            if !retries {
+                uri.push_str("&retryWrites=false&retryReads=false");
+            }
+            // A collection of our own, so that earlier data cannot spoil the comparison.
+            let run_id = format!(
+                "counters_{}_{}",
+                std::process::id(),
+                bson::DateTime::now().timestamp_millis()
+            );
+            (uri, run_id)
+        }
+    };
+    let client = setup::connect(&uri, Arc::clone(&driver), retries).await?;
+    let app_name = client
+        .options()
+        .app_name
+        .clone()
+        .unwrap_or_else(|| APP_NAME.to_owned());
+    let db = client.database(DATABASE);
+    let counters = db.collection::<Document>(&collection_name);
+    let (injector, primary): (Injector, PrimaryProbe) = match &target {
+        Target::Embedded(deployment) => {
+            let probe = Arc::clone(deployment);
+            (
+                Injector::Simulated(SimulatedFaults::new(Arc::clone(deployment), &app_name)),
+                Box::new(move || probe.primary().and_then(|index| probe.host(index))),
+            )
+        }
+        Target::Remote(_) => {
+            let probe = Arc::clone(&driver);
+            (
+                Injector::Remote {
+                    admin: client.database("admin"),
+                    app_name: app_name.clone(),
+                },
+                Box::new(move || probe.primary()),
+            )
+        }
+    };
+    let injector = Arc::new(injector);
+    let schedule = schedule::demo_schedule(duration);
+    let deployment_name = match &target {
+        Target::Embedded(deployment) => {
+            format!("embedded blackpipe replica set {}", deployment.uri())
+        }
+        Target::Remote(uri) => format!("deployment {}", redact(uri)),
+    };
+    if !args.json {
+        println!("steadfast demo on the {deployment_name}");
         println!(
-            "{} ping round trips: mean {:?}, p50 {:?}, p99 {:?}",
-            samples.len(),
-            total / samples.len() as u32,
-            pick(0.5),
-            pick(0.99)
+            "{} workers run updateOne({{_id: day}}, {{$inc: {{counter: 1}}}}, upsert) and read the counters back for {:.1} s; faults:",
+            args.workers, args.seconds
         );
+        for scheduled in &schedule {
+            println!(
+                "  +{:>5.1} s  {}",
+                scheduled.at.as_secs_f64(),
+                scheduled.fault
+            );
+        }
     }
-    deployment.stop().await;
+    // The first round trip discovers the primary before the clock starts.
+    db.run_command(doc! { "ping": 1 })
+        .await
+        .map_err(|e| format!("the deployment does not answer: {e}"))?;
+
+    let book = Arc::new(CounterBook::new(day_keys(COUNTERS)));
+    let workload = Arc::new(Workload {
+        counters: counters.clone(),
+        inserts: db.collection::<Document>("inserts"),
+        book: Arc::clone(&book),
+        writes: Arc::new(WriteProgress::new()),
+        live: Arc::new(LiveCounters::default()),
+        mix: OpMix {
+            increments: 3,
+            reads: 1,
+            inserts: 0,
+        },
+        check_reads: matches!(target, Target::Embedded(_)),
+    });
+    let mut outcome = execute(RunPlan {
+        workload,
+        injector: Arc::clone(&injector),
+        schedule,
+        one_at_a_time: true,
+        workers: args.workers,
+        duration,
+        seed: args.seed,
+        display: Display::choose(args.json),
+        driver: Arc::clone(&driver),
+        primary,
+    })
+    .await;
+
+    let mut problems = match &*injector {
+        Injector::Simulated(simulated) => simulated.restore().await,
+        Injector::Remote { admin, .. } => restore_remote(admin).await,
+    };
+    let finals = match &target {
+        Target::Embedded(deployment) => setup::counters_in_store(deployment, &collection_name)?,
+        Target::Remote(_) => {
+            let finals = setup::counters_via_driver(&counters, book.keys()).await?;
+            if let Err(error) = counters.drop().await {
+                problems.push(format!("dropping {collection_name}: {error}"));
+            }
+            finals
+        }
+    };
+    if let Injector::Simulated(simulated) = &*injector {
+        for control in simulated.close_control_clients() {
+            control.shutdown().await;
+        }
+    }
+    client.shutdown().await;
+    if let Target::Embedded(deployment) = &target {
+        deployment.stop().await;
+    }
+
+    let counters = check_counters(&outcome.ledger, &finals);
+    let report = Report::new(
+        ReportInputs {
+            command: "demo",
+            deployment: deployment_name,
+            seed: Some(args.seed),
+            workers: args.workers,
+            retries_enabled: retries,
+            driver: &driver,
+            counters,
+            inserts: None,
+        },
+        &mut outcome,
+    );
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.to_text());
+        for problem in &problems {
+            println!("  cleanup: {problem}");
+        }
+        if !retries {
+            let c = &report.counters;
+            let failed = c.not_applied + c.ambiguous + c.applied_despite_error;
+            println!(
+                "retries were off: the application failed to count {failed} of {} events, and {} of those failures left it unable to know whether the event was counted",
+                c.acknowledged + failed,
+                c.ambiguous
+            );
+        }
+    }
+    if !report.panics.is_empty() {
+        return Err(format!("{} task(s) panicked", report.panics.len()).into());
+    }
+    if retries && !report.counters.exact() {
+        return Err("the counters do not match the acknowledged increments".into());
+    }
     Ok(())
+}
+
+/// The connection string without its password.
+fn redact(uri: &str) -> String {
+    match (uri.find("://"), uri.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &uri[scheme + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &uri[..scheme + 3], &uri[at..]),
+                None => uri.to_owned(),
+            }
+        }
+        _ => uri.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn passwords_are_not_printed() {
+        assert_eq!(
+            redact("mongodb://u:secret@h:1/?x=1"),
+            "mongodb://u:***@h:1/?x=1"
+        );
+        assert_eq!(redact("mongodb://h:1/"), "mongodb://h:1/");
+    }
 }

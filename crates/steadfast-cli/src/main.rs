@@ -5,6 +5,8 @@
 
 mod bench;
 mod demo;
+mod torture;
+mod workload;
 
 use std::process::ExitCode;
 
@@ -28,6 +30,8 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Benchmark steadfast against the official driver on an embedded blackpipe server.
     Bench(bench::BenchArgs),
+    /// Randomized faults under concurrent load, then check that no write was lost or doubled.
+    Torture(torture::TortureArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +50,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Demo(args) => demo::run(args).await,
             Command::Bench(args) => bench::run(args).await,
+            Command::Torture(args) => torture::run(args).await,
         }
     });
     match result {

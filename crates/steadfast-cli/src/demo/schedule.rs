@@ -1,0 +1,94 @@
+//! The demo's fixed fault schedule: one of each failure the article's application must
+//! survive, spread over the run.
+
+use std::time::Duration;
+
+use crate::workload::fault::{Fault, ScheduledFault, Target};
+
+/// The schedule for a run of `duration`: a stepdown whose election takes a second, writes
+/// whose connection closes after they were applied, connections closed before commands ran,
+/// the primary partitioned for a few seconds, and a burst of overload errors.
+pub(crate) fn demo_schedule(duration: Duration) -> Vec<ScheduledFault> {
+    let at = |fraction: f64| duration.mul_f64(fraction);
+    let partition = duration
+        .mul_f64(0.15)
+        .clamp(Duration::from_secs(1), Duration::from_secs(4));
+    let overload = duration
+        .mul_f64(0.1)
+        .clamp(Duration::from_millis(500), Duration::from_secs(2));
+    vec![
+        ScheduledFault {
+            at: at(0.10),
+            fault: Fault::StepDown {
+                election: Duration::from_secs(1),
+            },
+        },
+        ScheduledFault {
+            at: at(0.25),
+            fault: Fault::CloseAfterWrite { times: 5 },
+        },
+        ScheduledFault {
+            at: at(0.30),
+            fault: Fault::CloseBeforeCommand {
+                commands: &["update", "find"],
+                times: 5,
+            },
+        },
+        ScheduledFault {
+            at: at(0.45),
+            fault: Fault::Partition {
+                target: Target::Primary,
+                duration: partition,
+            },
+        },
+        ScheduledFault {
+            at: at(0.75),
+            fault: Fault::Overload {
+                probability: 0.3,
+                duration: overload,
+            },
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(schedule: &[ScheduledFault]) -> Vec<&'static str> {
+        schedule.iter().map(|s| s.fault.kind()).collect()
+    }
+
+    #[test]
+    fn every_failure_of_the_article_is_played_in_order() {
+        let schedule = demo_schedule(Duration::from_secs(20));
+        assert_eq!(
+            kinds(&schedule),
+            [
+                "stepdown",
+                "close-after-write",
+                "close-before-command",
+                "partition",
+                "overload"
+            ]
+        );
+        assert!(schedule.windows(2).all(|pair| pair[0].at <= pair[1].at));
+        assert_eq!(schedule[0].fault.duration(), Duration::from_secs(1));
+        assert_eq!(schedule[3].fault.duration(), Duration::from_secs(3));
+    }
+
+    #[test]
+    fn played_back_to_back_the_faults_end_within_short_runs() {
+        for seconds in [3, 5, 20, 60] {
+            let duration = Duration::from_secs(seconds);
+            // Faults are played one after the other: each starts at its time or when the
+            // previous one is over, whichever is later.
+            let end = demo_schedule(duration)
+                .iter()
+                .fold(Duration::ZERO, |free, s| {
+                    free.max(s.at) + s.fault.duration()
+                });
+            assert!(end <= duration, "{seconds} s run: faults end at {end:?}");
+        }
+    }
+}

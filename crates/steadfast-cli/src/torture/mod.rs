@@ -1,0 +1,225 @@
+//! `steadfast torture`: a randomized fault schedule under concurrent load, then the
+//! invariants the driver must keep whatever happened.
+//!
+//! Workers increment counters, insert documents with client-generated `_id`s and read the
+//! counters back against an embedded 3-member blackpipe replica set, while faults drawn from a
+//! seeded generator play: stepdowns, kills and restarts, partitions, connections closed
+//! before and after writes, slow members, overload. Afterwards the run checks, against
+//! blackpipe's store rather than through the driver, that no acknowledged write was lost,
+//! none was applied twice, the counters are exact (up to writes the application was told had
+//! an unknown outcome), no task panicked, and that once the client shut down no task,
+//! connection or memory was left behind. Any violation exits non-zero with the seed that
+//! reproduces the schedule.
+
+mod invariants;
+mod memory;
+mod schedule;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bson::{Document, doc};
+use clap::Args;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+use crate::workload::events::DriverWatch;
+use crate::workload::inject::{Injector, SimulatedFaults};
+use crate::workload::ledger::{CounterBook, WriteProgress, day_keys};
+use crate::workload::progress::{Display, LiveCounters};
+use crate::workload::report::{Report, ReportInputs};
+use crate::workload::run::{RunPlan, execute};
+use crate::workload::setup::{self, DATABASE};
+use crate::workload::verify::{check_counters, check_inserts};
+use crate::workload::worker::{OpMix, Workload};
+
+use invariants::Observations;
+
+/// The appName of the workload's client; fail points filter on it.
+const APP_NAME: &str = "steadfast-torture";
+/// The counters' and inserts' collections.
+const COUNTERS: &str = "counters";
+const INSERTS: &str = "inserts";
+/// How long the deployment may take to close every connection once the clients are gone.
+const CONNECTION_DRAIN_LIMIT: Duration = Duration::from_secs(10);
+
+/// Options of `steadfast torture`.
+#[derive(Debug, Args)]
+pub(crate) struct TortureArgs {
+    /// How long the workload runs, in seconds (faults play during the first 80%).
+    #[arg(long, default_value_t = 30.0)]
+    seconds: f64,
+    /// Seed of the fault schedule and the workers' choices; printed, so that any run can be
+    /// replayed. Random when not given.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// How many concurrent workers.
+    #[arg(long, default_value_t = 8)]
+    workers: usize,
+    /// Print the report as JSON on standard output (progress goes to standard error).
+    #[arg(long)]
+    json: bool,
+}
+
+type TortureResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+pub(crate) async fn run(args: TortureArgs) -> TortureResult {
+    if !(args.seconds > 0.0 && args.seconds.is_finite()) {
+        return Err("--seconds must be a positive number".into());
+    }
+    if args.workers == 0 {
+        return Err("--workers must be at least 1".into());
+    }
+    let seed = args.seed.unwrap_or_else(fresh_seed);
+    let duration = Duration::from_secs_f64(args.seconds);
+    let schedule = schedule::random_schedule(&mut StdRng::seed_from_u64(seed), duration);
+    if !args.json {
+        println!(
+            "steadfast torture: seed {seed}, {:.1} s, {} workers, {} faults",
+            args.seconds,
+            args.workers,
+            schedule.len()
+        );
+        for scheduled in &schedule {
+            println!(
+                "  +{:>6.2} s  {}",
+                scheduled.at.as_secs_f64(),
+                scheduled.fault
+            );
+        }
+    }
+
+    let memory_before = memory::resident_bytes();
+    let deployment = Arc::new(setup::embedded_replica_set(seed).await?);
+    let driver = Arc::new(DriverWatch::default());
+    let uri = setup::embedded_uri(&deployment, APP_NAME, true);
+    let client = setup::connect(&uri, Arc::clone(&driver), true).await?;
+    let tasks = client.background_tasks();
+    let db = client.database(DATABASE);
+    db.run_command(doc! { "ping": 1 })
+        .await
+        .map_err(|e| format!("the embedded deployment does not answer: {e}"))?;
+    let simulated = SimulatedFaults::new(Arc::clone(&deployment), APP_NAME);
+    let injector = Arc::new(Injector::Simulated(simulated));
+    let probe = Arc::clone(&deployment);
+    let workload = Arc::new(Workload {
+        counters: db.collection::<Document>(COUNTERS),
+        inserts: db.collection::<Document>(INSERTS),
+        book: Arc::new(CounterBook::new(day_keys(8))),
+        writes: Arc::new(WriteProgress::new()),
+        live: Arc::new(LiveCounters::default()),
+        mix: OpMix {
+            increments: 5,
+            reads: 3,
+            inserts: 2,
+        },
+        check_reads: true,
+    });
+    let mut outcome = execute(RunPlan {
+        workload,
+        injector: Arc::clone(&injector),
+        schedule,
+        one_at_a_time: false,
+        workers: args.workers,
+        duration,
+        seed,
+        display: Display::choose(args.json),
+        driver: Arc::clone(&driver),
+        primary: Box::new(move || probe.primary().and_then(|index| probe.host(index))),
+    })
+    .await;
+
+    let Injector::Simulated(simulated) = &*injector else {
+        return Err("the torture run always injects through blackpipe".into());
+    };
+    let restore_problems = simulated.restore().await;
+    for control in simulated.close_control_clients() {
+        control.shutdown().await;
+    }
+    drop(db);
+    client.shutdown().await;
+    let live_tasks = tasks.live();
+    let open_connections = wait_for_no_connections(&deployment).await;
+
+    let store = deployment.store();
+    let finals = setup::counters_in_store(&deployment, COUNTERS)?;
+    let stored_ids = setup::ids_in_store(&deployment, INSERTS);
+    let counter_writes_applied = store.writes_applied(&format!("{DATABASE}.{COUNTERS}"));
+    let insert_writes_applied = store.writes_applied(&format!("{DATABASE}.{INSERTS}"));
+    let counters = check_counters(&outcome.ledger, &finals);
+    let inserts = check_inserts(&outcome.ledger.inserts, &stored_ids);
+    deployment.stop().await;
+    drop(stored_ids);
+    let deployment_name = format!("embedded blackpipe replica set {}", deployment.uri());
+    drop(deployment);
+
+    let mut report = Report::new(
+        ReportInputs {
+            command: "torture",
+            deployment: deployment_name,
+            seed: Some(seed),
+            workers: args.workers,
+            retries_enabled: true,
+            driver: &driver,
+            counters: counters.clone(),
+            inserts: Some(inserts.clone()),
+        },
+        &mut outcome,
+    );
+    // The ledger holds an entry per operation: release it before measuring memory.
+    drop(outcome);
+    let memory_after = memory::resident_bytes();
+    let observations = Observations {
+        counters,
+        inserts,
+        counter_writes_applied,
+        insert_writes_applied,
+        panics: report.panics.clone(),
+        stale_reads: report.stale_reads.len(),
+        anomalies: report.anomalies.len(),
+        live_tasks,
+        open_connections,
+        memory: memory_before.zip(memory_after),
+        restore_problems,
+    };
+    report.checks = invariants::evaluate(&observations);
+
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.to_text());
+    }
+    if report.all_checks_passed() {
+        if !args.json {
+            println!("torture: every invariant held (seed {seed})");
+        }
+        Ok(())
+    } else {
+        let failed = report.checks.iter().filter(|c| !c.passed).count();
+        Err(format!(
+            "{failed} invariant(s) violated; reproduce with: steadfast torture --seconds {} --seed {seed} --workers {}",
+            args.seconds, args.workers
+        )
+        .into())
+    }
+}
+
+/// Waits until the deployment has no open connection, for at most [`CONNECTION_DRAIN_LIMIT`];
+/// returns how many are still open. Connections close asynchronously on the server side
+/// after the client closed its sockets, so the count is re-read until it reaches zero.
+async fn wait_for_no_connections(deployment: &blackpipe::deployment::Deployment) -> usize {
+    let give_up = Instant::now() + CONNECTION_DRAIN_LIMIT;
+    loop {
+        let open = deployment.open_connections();
+        if open == 0 || Instant::now() >= give_up {
+            return open;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// A seed for a run that was not given one.
+fn fresh_seed() -> u64 {
+    use rand::Rng;
+    rand::rng().random()
+}

@@ -1,0 +1,174 @@
+//! The faults a run can inject, and a schedule of them.
+
+use std::fmt;
+use std::time::Duration;
+
+/// Which member a fault hits, resolved when the fault is injected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// Whichever member is primary at that moment.
+    Primary,
+    /// One of the members that are not primary at that moment: the `pick`-th, modulo their
+    /// number (drawn when the schedule is built, so a seed replays the same choice).
+    Secondary {
+        /// Which secondary.
+        pick: usize,
+    },
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Primary => f.write_str("the primary"),
+            Target::Secondary { .. } => f.write_str("a secondary"),
+        }
+    }
+}
+
+/// One fault.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Fault {
+    /// The primary steps down; another member wins the election after `election`.
+    StepDown {
+        /// How long the set has no primary.
+        election: Duration,
+    },
+    /// A member's process dies and is restarted after `down_for`.
+    KillAndRestart {
+        /// Which member.
+        target: Target,
+        /// How long it stays down.
+        down_for: Duration,
+    },
+    /// A member accepts connections and never answers, for `duration`.
+    Partition {
+        /// Which member.
+        target: Target,
+        /// How long the partition lasts.
+        duration: Duration,
+    },
+    /// The primary applies the next `times` writes, then closes their connections before
+    /// replying (`onPrimaryTransactionalWrite`): the driver cannot know the write happened.
+    CloseAfterWrite {
+        /// How many writes.
+        times: u32,
+    },
+    /// The primary closes the connection instead of running the next `times` matching
+    /// commands (`failCommand` with `closeConnection`).
+    CloseBeforeCommand {
+        /// Which commands (`update`, `insert`, `find`...).
+        commands: &'static [&'static str],
+        /// How many.
+        times: u32,
+    },
+    /// A member answers everything `delay` late, for `duration`.
+    Slow {
+        /// Which member.
+        target: Target,
+        /// The added delay per reply.
+        delay: Duration,
+        /// How long it stays slow.
+        duration: Duration,
+    },
+    /// The primary sheds load: each command is rejected with `SystemOverloadedError` with
+    /// probability `probability`, for `duration`.
+    Overload {
+        /// The chance that one command is rejected.
+        probability: f64,
+        /// How long the overload lasts.
+        duration: Duration,
+    },
+}
+
+impl Fault {
+    /// A short name, for tallies and JSON.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Fault::StepDown { .. } => "stepdown",
+            Fault::KillAndRestart { .. } => "kill",
+            Fault::Partition { .. } => "partition",
+            Fault::CloseAfterWrite { .. } => "close-after-write",
+            Fault::CloseBeforeCommand { .. } => "close-before-command",
+            Fault::Slow { .. } => "slow",
+            Fault::Overload { .. } => "overload",
+        }
+    }
+
+    /// How long the fault keeps the deployment impaired once injected (zero for fail points
+    /// that disarm themselves after a number of commands).
+    pub(crate) fn duration(&self) -> Duration {
+        match self {
+            Fault::StepDown { election } => *election,
+            Fault::KillAndRestart { down_for, .. } => *down_for,
+            Fault::Partition { duration, .. }
+            | Fault::Slow { duration, .. }
+            | Fault::Overload { duration, .. } => *duration,
+            Fault::CloseAfterWrite { .. } | Fault::CloseBeforeCommand { .. } => Duration::ZERO,
+        }
+    }
+
+    /// Whether the fault needs the control API of an embedded blackpipe deployment (a real
+    /// deployment only offers fail points).
+    pub(crate) fn needs_simulator(&self) -> bool {
+        matches!(
+            self,
+            Fault::StepDown { .. } | Fault::KillAndRestart { .. } | Fault::Partition { .. }
+        )
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = |d: &Duration| d.as_millis();
+        match self {
+            Fault::StepDown { election } => write!(
+                f,
+                "the primary steps down, the election takes {} ms",
+                ms(election)
+            ),
+            Fault::KillAndRestart { target, down_for } => {
+                write!(f, "kill {target}, restart it after {} ms", ms(down_for))
+            }
+            Fault::Partition { target, duration } => {
+                write!(f, "partition {target} for {} ms", ms(duration))
+            }
+            Fault::CloseAfterWrite { times } => write!(
+                f,
+                "the primary closes the connection after applying the next {times} writes"
+            ),
+            Fault::CloseBeforeCommand { commands, times } => write!(
+                f,
+                "the primary closes the connection on the next {times} {} commands",
+                commands.join("/")
+            ),
+            Fault::Slow {
+                target,
+                delay,
+                duration,
+            } => write!(
+                f,
+                "{target} answers {} ms late for {} ms",
+                ms(delay),
+                ms(duration)
+            ),
+            Fault::Overload {
+                probability,
+                duration,
+            } => write!(
+                f,
+                "the primary rejects {:.0}% of commands as overloaded for {} ms",
+                probability * 100.0,
+                ms(duration)
+            ),
+        }
+    }
+}
+
+/// A fault and when to inject it, counted from the start of the run.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ScheduledFault {
+    /// Offset from the start of the run.
+    pub(crate) at: Duration,
+    /// The fault.
+    pub(crate) fault: Fault,
+}

@@ -1,0 +1,21 @@
+//! The machinery `steadfast demo` and `steadfast torture` share: the article's counter
+//! workload run by concurrent workers, faults injected on a schedule, the live display, and
+//! the checks and report at the end.
+//!
+//! - [`ledger`]: what each worker saw, merged into one [`ledger::Ledger`].
+//! - [`worker`]: the workload itself, through steadfast's public API.
+//! - [`fault`] and [`inject`]: faults and how they are played on blackpipe or a real server.
+//! - [`run`]: workers, schedule and display together.
+//! - [`verify`]: the application's view against the data; [`report`]: the final report.
+
+pub(crate) mod events;
+pub(crate) mod fault;
+pub(crate) mod inject;
+pub(crate) mod ledger;
+pub(crate) mod progress;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod setup;
+pub(crate) mod stats;
+pub(crate) mod verify;
+pub(crate) mod worker;
