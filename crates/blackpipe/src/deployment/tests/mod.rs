@@ -2,3 +2,4 @@ mod admin;
 mod errors;
 mod hello;
 mod model;
+mod model_props;
