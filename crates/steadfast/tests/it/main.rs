@@ -3,6 +3,7 @@
 mod auth;
 mod commands;
 mod crud;
+mod crud_cursor;
 mod crud_wire;
 mod executor;
 mod faults;
@@ -16,6 +17,8 @@ mod retry_support;
 mod retry_timeout;
 mod session;
 mod pool_maintenance;
+mod recipes;
+mod recipes_counter;
 mod tls;
 mod uri;
 
