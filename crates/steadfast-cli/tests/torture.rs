@@ -1,0 +1,105 @@
+//! The demo and a short torture run through the built `steadfast` binary, as CI runs them:
+//! both must exit successfully with exact counters.
+
+use std::process::{Command, Output};
+
+fn steadfast(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_steadfast"))
+        .args(args)
+        .output()
+        .expect("the steadfast binary runs")
+}
+
+fn explain(output: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+#[test]
+fn the_demo_counts_exactly_through_its_faults() {
+    let output = steadfast(&["demo", "--seconds", "3", "--workers", "4"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", explain(&output));
+    assert!(
+        stdout
+            .lines()
+            .any(|line| line.starts_with("counters exact: yes")),
+        "{}",
+        explain(&output)
+    );
+    // The stepdown is always played first, even in a three-second run.
+    assert!(stdout.contains("stepdown"), "{}", explain(&output));
+}
+
+#[test]
+fn the_demo_report_is_json_with_json() {
+    let output = steadfast(&["demo", "--seconds", "2", "--workers", "2", "--json"]);
+    assert!(output.status.success(), "{}", explain(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", explain(&output)));
+    assert_eq!(report["command"], "demo");
+    assert_eq!(report["retries_enabled"], true);
+    let counters = &report["counters"];
+    assert_eq!(
+        counters["mismatches"].as_array().map(Vec::len),
+        Some(0),
+        "{counters}"
+    );
+    assert_eq!(
+        counters["acknowledged"], counters["final_total"],
+        "{counters}"
+    );
+    assert!(
+        report["operations"].as_u64().is_some_and(|n| n > 0),
+        "{report}"
+    );
+    assert!(
+        report["faults"].as_array().is_some_and(|f| !f.is_empty()),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_short_torture_run_keeps_every_invariant() {
+    let output = steadfast(&["torture", "--seconds", "4", "--seed", "7", "--workers", "4"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", explain(&output));
+    assert!(stdout.contains("seed 7"), "{}", explain(&output));
+    for check in [
+        "no acknowledged write lost",
+        "no write applied twice",
+        "counters exact",
+        "no panic",
+        "no leaked task",
+        "no leaked connection",
+        "memory back to its baseline",
+    ] {
+        assert!(
+            stdout.contains(&format!("[ok  ] {check}")),
+            "{check}\n{}",
+            explain(&output)
+        );
+    }
+    assert!(
+        stdout
+            .lines()
+            .any(|line| line.starts_with("counters exact: ")),
+        "{}",
+        explain(&output)
+    );
+}
+
+#[test]
+fn invalid_arguments_fail() {
+    let output = steadfast(&["torture", "--seconds", "0"]);
+    assert!(!output.status.success(), "{}", explain(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("--seconds"),
+        "{}",
+        explain(&output)
+    );
+}
