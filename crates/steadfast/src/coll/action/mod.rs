@@ -1,6 +1,20 @@
 //! The operation builders returned by `Collection`, `Database` and `Client` methods. Each is
 //! configured with chainable setters and runs when awaited (`IntoFuture`), like the official
 //! driver's actions: `coll.find(filter).sort(doc! {..}).limit(5).await?`.
+//!
+//! # Errors
+//! Awaiting an action fails with `InvalidArgument` for arguments rejected before anything is
+//! sent (an empty `insert_many`, an update document without operators, a replacement with
+//! them, a document over the server's `maxBsonObjectSize`), `Write` for write errors and write
+//! concern errors (with the server's codes and messages, at the caller's positions), `Command`
+//! for `ok: 0` replies, and the executor's server selection, network and timeout errors, each
+//! carrying the retry history.
+//!
+//! # Cancel safety
+//! Dropping an action's future abandons the operation: a command in flight may or may not have
+//! run (the connection it used is closed). A bulk write (or `insert_many`) keeps the batches
+//! already acknowledged; a retryable write resent later with a new call gets a new
+//! transaction number, so it is not deduplicated against the abandoned one.
 
 /// Chainable setters that fill the action's `options` struct, one per option field.
 macro_rules! option_setters {
