@@ -23,7 +23,6 @@ use steadfast_wire::{
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use self::config::ConnectionConfig;
 use self::description::StreamDescription;
 use self::stream::BoxedStream;
 use crate::error::{Error, Result};
@@ -92,46 +91,6 @@ impl Connection {
             more_to_come_from: None,
             reserved_request_id: None,
         }
-    }
-
-    /// Opens a stream to `address`, performs the handshake and authenticates.
-    ///
-    /// `connect_timeout` from `config` bounds the stream setup; `deadline`, if given, bounds
-    /// the whole establishment (the handshake commands also use socketTimeoutMS).
-    ///
-    /// # Errors
-    /// Network, timeout and TLS errors from opening the stream, command errors from the
-    /// handshake, authentication errors; all carry the server address.
-    ///
-    /// # Cancel safety
-    /// Dropping the future drops the half-established connection, closing its socket.
-    pub(crate) async fn establish(
-        id: u64,
-        address: &ServerAddress,
-        config: &ConnectionConfig,
-        deadline: Option<Instant>,
-    ) -> Result<Connection> {
-        let connect_timeout = match (config.connect_timeout, deadline) {
-            (Some(t), Some(d)) => Some(t.min(d.saturating_duration_since(Instant::now()))),
-            (t, None) => t,
-            (None, Some(d)) => Some(d.saturating_duration_since(Instant::now())),
-        };
-        let stream = stream::open(address, config.tls.as_ref(), connect_timeout).await?;
-        let mut connection = Connection::new(id, address.clone(), stream, config.socket_timeout);
-        crate::handshake::perform(&mut connection, config, deadline)
-            .await
-            .map_err(|e| e.with_address(address))?;
-        if let Some(description) = connection.description() {
-            tracing::debug!(
-                connection = connection.id(),
-                %address,
-                server_connection_id = description.server_connection_id,
-                max_wire_version = description.max_wire_version,
-                compressor = description.compressor.map(|c| c.name()),
-                "connection established"
-            );
-        }
-        Ok(connection)
     }
 
     /// The driver-side id of this connection.

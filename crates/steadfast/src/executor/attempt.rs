@@ -340,7 +340,7 @@ impl Client {
             }
         };
 
-        self.observe_times(&reply, session.as_deref_mut());
+        self.observe_times(&reply, session);
         if !raw_ok(&reply) {
             let mut error = match server_error(&reply, kind) {
                 Ok((error, backoff)) => (error.with_address(&address), backoff),
