@@ -34,6 +34,7 @@ pub mod options;
 /// [`Client`]. Not a stable API.
 #[doc(hidden)]
 pub mod pool;
+pub mod recipes;
 pub mod results;
 pub mod retries;
 mod runtime;

@@ -17,6 +17,8 @@ mod retry_support;
 mod retry_timeout;
 mod session;
 mod pool_maintenance;
+mod recipes;
+mod recipes_counter;
 mod tls;
 mod uri;
 
