@@ -31,6 +31,33 @@ pub(crate) enum StatementOutcome {
     FindAndModify(Document),
 }
 
+impl StatementOutcome {
+    /// The oplog op type mongod would have recorded for the statement (`i`, `u` or `d`).
+    pub(crate) fn op_type(&self) -> &'static str {
+        match self {
+            StatementOutcome::Inserted
+            | StatementOutcome::Updated {
+                upserted_id: Some(_),
+                ..
+            } => "i",
+            StatementOutcome::Updated { .. } => "u",
+            StatementOutcome::Deleted { .. } => "d",
+            StatementOutcome::FindAndModify(reply) => {
+                let last_error = reply.get_document("lastErrorObject").ok();
+                if last_error.is_some_and(|last_error| last_error.contains_key("upserted")) {
+                    "i"
+                } else if last_error
+                    .is_some_and(|last_error| last_error.contains_key("updatedExisting"))
+                {
+                    "u"
+                } else {
+                    "d"
+                }
+            }
+        }
+    }
+}
+
 /// One session's retryable-write history.
 #[derive(Debug, Default)]
 pub(crate) struct SessionRecord {

@@ -97,14 +97,27 @@ pub(crate) fn find_and_modify(
     };
     let checked_out = CheckedOutSession::of(exec, command)?;
     let mut session = checked_out.begin()?;
-    if let Some(StatementOutcome::FindAndModify(reply)) = session
+    match session
         .as_ref()
         .and_then(|record| record.executed(statement_id))
     {
-        let mut reply = reply.clone();
-        reply.insert("retriedStmtId", statement_id);
-        reply.insert("ok", 1.0);
-        return Ok(reply);
+        Some(StatementOutcome::FindAndModify(reply)) => {
+            let mut reply = reply.clone();
+            reply.insert("retriedStmtId", statement_id);
+            reply.insert("ok", 1.0);
+            return Ok(reply);
+        }
+        Some(other) => {
+            return Err(CommandError::new(
+                40606,
+                format!(
+                    "findAndModify retry request: {} is not compatible with previous write in the transaction of type: {}",
+                    crate::store::errors::format_document(command),
+                    other.op_type()
+                ),
+            ));
+        }
+        None => {}
     }
     let (last_error, value) = execute(exec, collection, &request)?;
     let mut reply = doc! { "lastErrorObject": last_error, "value": value };

@@ -327,6 +327,24 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             result.retried.push(Bson::Int32(*statement_id));
             continue;
         }
+        if let Some(other) = session
+            .as_ref()
+            .and_then(|record| record.executed(*statement_id))
+        {
+            // The statement id was used by a different kind of write in this transaction.
+            let error = CommandError::new(
+                40638,
+                format!(
+                    "update retry request is not compatible with previous write in the transaction of type: {}",
+                    other.op_type()
+                ),
+            );
+            result.write_errors.push(error.to_write_error(position));
+            if ordered {
+                break;
+            }
+            continue;
+        }
         let outcome = Filter::parse(&parsed.filter).and_then(|filter| {
             let update = Update::parse(&parsed.update)?;
             if parsed.multi && update.is_replacement() {
@@ -416,11 +434,14 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
     let mut result = BatchResult::default();
     for (position, ((filter, just_one), statement_id)) in parsed.iter().zip(&statements).enumerate()
     {
-        if let Some(StatementOutcome::Deleted { count }) = session
+        if let Some(executed) = session
             .as_ref()
             .and_then(|record| record.executed(*statement_id))
         {
-            result.n += count;
+            // A statement id recorded for another kind of write deleted nothing.
+            if let StatementOutcome::Deleted { count } = executed {
+                result.n += count;
+            }
             result.retried.push(Bson::Int32(*statement_id));
             continue;
         }

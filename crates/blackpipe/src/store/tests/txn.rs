@@ -198,3 +198,37 @@ fn concurrent_retries_apply_a_statement_once() {
     assert_eq!(find(&store, "c", doc! {}), vec![doc! { "_id": 1, "n": 1 }]);
     assert_eq!(store.writes_applied("db.c"), 1);
 }
+
+#[test]
+fn reusing_a_statement_id_for_another_kind_of_write_is_rejected() {
+    let store = new_store();
+    run_ok(
+        &store,
+        "db",
+        retryable(doc! { "insert": "c", "documents": [{ "_id": 1 }] }, 5, 1),
+    );
+    let update = retryable(
+        doc! { "update": "c", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "a": 1 } } }] },
+        5,
+        1,
+    );
+    let reply = run_ok(&store, "db", update);
+    let error = reply.get_array("writeErrors").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert_eq!(error.get_i32("code").unwrap(), 40638);
+    let find_and_modify = retryable(
+        doc! { "findAndModify": "c", "query": {}, "remove": true },
+        5,
+        1,
+    );
+    assert_eq!(error_code(&run(&store, "db", find_and_modify)), 40606);
+    let delete = retryable(
+        doc! { "delete": "c", "deletes": [{ "q": {}, "limit": 1 }] },
+        5,
+        1,
+    );
+    assert_eq!(run_ok(&store, "db", delete).get_i32("n").unwrap(), 0);
+    assert_eq!(find(&store, "c", doc! {}), vec![doc! { "_id": 1 }]);
+}
