@@ -83,9 +83,16 @@ pub(crate) async fn hello(
     reply_now(node, legacy, hello_ok, connection_id)
 }
 
+/// The reply as the node stands now: a partition that began while the hello waited swallows
+/// it, a shutdown that began turns it into `ShutdownInProgress`.
 fn reply_now(node: &NodeContext, legacy: bool, hello_ok: bool, connection_id: i64) -> Outcome {
     match node.hello_reply(legacy, hello_ok, connection_id) {
-        Some((reply, _)) => Reaction::Reply(reply).into(),
+        Some((reply, view)) => match view.health {
+            Health::Up => Reaction::Reply(reply).into(),
+            Health::Partitioned => Reaction::NoReply.into(),
+            Health::ShuttingDown => Reaction::Reply(shutdown_error(node, view.version)).into(),
+            Health::Down => Reaction::HangUp.into(),
+        },
         None => Reaction::HangUp.into(),
     }
 }
