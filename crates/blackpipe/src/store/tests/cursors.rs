@@ -233,3 +233,29 @@ fn count_and_distinct() {
         &vec![Bson::String("x".into())]
     );
 }
+
+#[test]
+fn batches_stop_at_16_mib() {
+    let store = new_store();
+    let megabyte = "x".repeat(1024 * 1024);
+    for id in 0..20 {
+        insert(
+            &store,
+            "big",
+            vec![doc! { "_id": id, "payload": megabyte.clone() }],
+        );
+    }
+    let reply = run_ok(&store, "db", doc! { "find": "big", "batchSize": 1000 });
+    let first = batch(&reply).len();
+    assert_eq!(
+        first, 15,
+        "16 one-MiB documents plus their overhead exceed 16 MiB"
+    );
+    let more = run_ok(
+        &store,
+        "db",
+        doc! { "getMore": cursor_id(&reply), "collection": "big" },
+    );
+    assert_eq!(batch(&more).len(), 5);
+    assert_eq!(cursor_id(&more), 0);
+}

@@ -100,3 +100,9 @@ fn ids(store: &Store, collection: &str, filter: Document) -> Vec<i32> {
         .map(|document| document.get_i32("_id").unwrap_or(-1))
         .collect()
 }
+
+#[test]
+fn the_store_can_be_shared_between_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Store>();
+}
