@@ -155,6 +155,47 @@ impl Catalog {
         dropped
     }
 
+    /// Moves a collection to another name (possibly in another database), dropping an existing
+    /// target first when `drop_target` is set. Errors mirror mongod's renameCollection.
+    pub(crate) fn rename(
+        &self,
+        (source_db, source): (&str, &str),
+        (target_db, target): (&str, &str),
+        drop_target: bool,
+    ) -> StoreResult<()> {
+        // One write lock over the whole catalog makes the move atomic for every reader.
+        let mut databases = write(&self.databases);
+        let missing_source = || {
+            CommandError::new(
+                code::NAMESPACE_NOT_FOUND,
+                format!("Source collection {source_db}.{source} does not exist"),
+            )
+        };
+        let source_database = databases
+            .get(source_db)
+            .cloned()
+            .ok_or_else(missing_source)?;
+        if !read(&source_database.collections).contains_key(source) {
+            return Err(missing_source());
+        }
+        let target_database = databases.entry(target_db.to_owned()).or_default().clone();
+        if read(&target_database.collections).contains_key(target) && !drop_target {
+            return Err(CommandError::new(
+                code::NAMESPACE_EXISTS,
+                "target namespace exists",
+            ));
+        }
+        let handle = write(&source_database.collections)
+            .remove(source)
+            .ok_or_else(missing_source)?;
+        write(&handle).ns = format!("{target_db}.{target}");
+        write(&target_database.collections).insert(target.to_owned(), handle);
+        if read(&source_database.collections).is_empty() {
+            databases.remove(source_db);
+        }
+        Ok(())
+    }
+
     /// Drops a database; `true` if it existed.
     pub(crate) fn drop_database(&self, db: &str) -> bool {
         write(&self.databases).remove(db).is_some()

@@ -282,6 +282,48 @@ pub(crate) fn create(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
     Ok(doc! { "ok": 1.0 })
 }
 
+fn split_namespace<'a>(command: &'a Document, field: &str) -> StoreResult<(&'a str, &'a str)> {
+    let namespace = match command.get(field) {
+        Some(Bson::String(namespace)) => namespace.as_str(),
+        Some(other) => {
+            return Err(CommandError::type_mismatch(format!(
+                "BSON field 'renameCollection.{field}' is the wrong type '{}', expected type 'string'",
+                crate::store::errors::type_name(other)
+            )));
+        }
+        None => return Err(super::args::missing("renameCollection", field)),
+    };
+    let (db, collection) = namespace.split_once('.').ok_or_else(|| {
+        CommandError::new(
+            code::INVALID_NAMESPACE,
+            format!("Invalid namespace specified '{namespace}'"),
+        )
+    })?;
+    validate_namespace(db, collection)?;
+    Ok((db, collection))
+}
+
+pub(crate) fn rename_collection(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    if exec.db != "admin" {
+        return Err(CommandError::new(
+            code::UNAUTHORIZED,
+            "renameCollection may only be run against the admin database.",
+        ));
+    }
+    let source = split_namespace(command, "renameCollection")?;
+    let target = split_namespace(command, "to")?;
+    if source == target {
+        return Err(CommandError::new(
+            code::ILLEGAL_OPERATION,
+            "Can't rename a collection to itself",
+        ));
+    }
+    let drop_target = optional_bool(command, "renameCollection", "dropTarget")?.unwrap_or(false);
+    exec.store.catalog.rename(source, target, drop_target)?;
+    exec.record_command();
+    Ok(doc! { "ok": 1.0 })
+}
+
 pub(crate) fn db_stats(exec: &mut Exec<'_>) -> StoreResult<Document> {
     let collections = exec.store.catalog.collections(exec.db);
     let (mut objects, mut data_size, mut indexes) = (0usize, 0usize, 0usize);

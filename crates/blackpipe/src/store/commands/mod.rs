@@ -81,6 +81,7 @@ pub(crate) const COMMANDS: &[&str] = &[
     "dropDatabase",
     "create",
     "dbStats",
+    "renameCollection",
     "endSessions",
 ];
 
@@ -188,6 +189,7 @@ impl Store {
             "dropDatabase" => admin::drop_database(exec),
             "create" => admin::create(exec, command),
             "dbStats" => admin::db_stats(exec),
+            "renameCollection" => admin::rename_collection(exec, command),
             // Sessions live in the driver's pool; the store keeps no per-session state to end.
             "endSessions" => Ok(bson::doc! { "ok": 1.0 }),
             other => Err(CommandError::new(

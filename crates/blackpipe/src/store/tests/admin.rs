@@ -222,3 +222,63 @@ fn collections_and_databases() {
     assert_eq!(stats.get_i64("collections").unwrap(), 2);
     assert_eq!(stats.get_i64("objects").unwrap(), 1);
 }
+
+#[test]
+fn rename_collection_moves_documents_and_indexes() {
+    let store = new_store();
+    insert(&store, "from", vec![doc! { "_id": 1 }]);
+    run_ok(
+        &store,
+        "db",
+        doc! { "createIndexes": "from", "indexes": [{ "key": { "a": 1 }, "name": "a_1" }] },
+    );
+    insert(&store, "taken", vec![doc! { "_id": 9 }]);
+    let rename = |to: &str, drop_target: bool| {
+        run(
+            &store,
+            "admin",
+            doc! { "renameCollection": "db.from", "to": to, "dropTarget": drop_target },
+        )
+    };
+    assert_eq!(error_code(&rename("db.taken", false)), 48);
+    assert_eq!(
+        error_code(&run(
+            &store,
+            "db",
+            doc! { "renameCollection": "db.from", "to": "db.x" }
+        )),
+        13
+    );
+    assert_eq!(rename("db.to", false), doc! { "ok": 1.0 });
+    assert!(store.documents("db", "from").is_empty());
+    assert_eq!(store.documents("db", "to"), vec![doc! { "_id": 1 }]);
+    assert_eq!(
+        batch(&run_ok(&store, "db", doc! { "listIndexes": "to" })).len(),
+        2
+    );
+    assert_eq!(error_code(&rename("db.y", false)), 26);
+    // The renamed collection reports its new namespace in errors.
+    let reply = run_ok(
+        &store,
+        "db",
+        doc! { "insert": "to", "documents": [{ "_id": 1 }] },
+    );
+    let error = reply.get_array("writeErrors").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert!(
+        error
+            .get_str("errmsg")
+            .unwrap()
+            .contains("collection: db.to "),
+        "{error}"
+    );
+    let reply = run(
+        &store,
+        "admin",
+        doc! { "renameCollection": "db.to", "to": "other.moved", "dropTarget": true },
+    );
+    assert_eq!(reply, doc! { "ok": 1.0 });
+    assert_eq!(store.documents("other", "moved"), vec![doc! { "_id": 1 }]);
+}
