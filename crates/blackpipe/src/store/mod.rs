@@ -7,11 +7,11 @@
 //!
 //! Supported commands: `insert update delete find getMore killCursors findAndModify count
 //! distinct aggregate createIndexes listIndexes dropIndexes listCollections listDatabases drop
-//! dropDatabase create dbStats endSessions`. Retryable writes (`lsid` + `txnNumber`) are
-//! recorded per statement in a transaction table that lives with the store, so it survives
-//! stepdowns of the simulated members that share it. Multi-document transactions, regular
-//! expressions, positional update operators, collations and views are not supported and fail
-//! with a clear error.
+//! dropDatabase create renameCollection dbStats endSessions`. Retryable writes (`lsid` +
+//! `txnNumber`) are recorded per statement in a transaction table that lives with the store, so
+//! it survives stepdowns of the simulated members that share it. Multi-document transactions,
+//! regular expressions, positional update operators, `arrayFilters` and views fail with a clear
+//! error; collations, hints and capped-collection semantics are accepted but ignored.
 
 mod aggregate;
 mod arith;
