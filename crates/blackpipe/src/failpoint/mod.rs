@@ -14,8 +14,8 @@
 //!   `failBeforeCommitExceptionCode`.
 //!
 //! Modes: `"alwaysOn"`, `"off"`, `{times}`, `{skip}`, `{activationProbability}`. The reply is
-//! `{count, ok: 1}` where `count` is how many times the fail point triggered since it was last
-//! configured.
+//! `{count, ok: 1}` where `count` is how many times the fail point has triggered in this
+//! process so far (mongod's `timesEntered`, which reconfiguring does not reset).
 //!
 //! Deviations from mongod, all stricter: an unknown fail point name, and a `data` document
 //! mongod would only reject when the fail point fires (e.g. `blockConnection` without
@@ -94,6 +94,10 @@ pub const ON_PRIMARY_TRANSACTIONAL_WRITE: &str = "onPrimaryTransactionalWrite";
 pub struct FailPoints {
     fail_command: Option<(ModeState, FailCommand)>,
     transactional_write: Option<(ModeState, TransactionalWriteFault)>,
+    /// Triggers of earlier configurations: mongod's `timesEntered` counts for the life of the
+    /// process, across reconfigurations.
+    fail_command_entered_before: i64,
+    transactional_write_entered_before: i64,
 }
 
 impl FailPoints {
@@ -138,18 +142,22 @@ impl FailPoints {
                 ));
             }
         };
-        let previous_count = match name {
+        let times_entered = match name {
             FAIL_COMMAND => {
                 let parsed = FailCommand::parse(data)?;
                 let previous = self.fail_command.replace((ModeState::new(mode), parsed));
-                previous.map_or(0, |(state, _)| state.times_entered())
+                self.fail_command_entered_before +=
+                    previous.map_or(0, |(state, _)| state.times_entered());
+                self.fail_command_entered_before
             }
             ON_PRIMARY_TRANSACTIONAL_WRITE => {
                 let parsed = TransactionalWriteFault::parse(data)?;
                 let previous = self
                     .transactional_write
                     .replace((ModeState::new(mode), parsed));
-                previous.map_or(0, |(state, _)| state.times_entered())
+                self.transactional_write_entered_before +=
+                    previous.map_or(0, |(state, _)| state.times_entered());
+                self.transactional_write_entered_before
             }
             other => {
                 return Err(FailPointError::bad_value(format!(
@@ -157,7 +165,7 @@ impl FailPoints {
                 )));
             }
         };
-        Ok(doc! { "count": previous_count, "ok": 1.0 })
+        Ok(doc! { "count": times_entered, "ok": 1.0 })
     }
 
     /// Evaluates `failCommand` before a command runs. `None` when it does not trigger.

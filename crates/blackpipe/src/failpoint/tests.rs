@@ -103,6 +103,39 @@ fn times_triggers_exactly_n_matching_commands_and_ignores_others() {
 }
 
 #[test]
+fn count_accumulates_across_configurations() {
+    let mut points = FailPoints::new();
+    let mut rng = rng();
+    let insert = facts("insert", "db.c", None);
+    let always = doc! {
+        "configureFailPoint": "failCommand",
+        "mode": "alwaysOn",
+        "data": {"failCommands": ["insert"], "errorCode": 2},
+    };
+    assert_eq!(
+        points.configure(&always).unwrap().get_i64("count").ok(),
+        Some(0)
+    );
+    for _ in 0..3 {
+        points.before_command(&insert, &mut rng).unwrap();
+    }
+    assert_eq!(
+        points.configure(&always).unwrap().get_i64("count").ok(),
+        Some(3)
+    );
+    points.before_command(&insert, &mut rng).unwrap();
+    let off = doc! {"configureFailPoint": "failCommand", "mode": "off"};
+    assert_eq!(
+        points.configure(&off).unwrap().get_i64("count").ok(),
+        Some(4)
+    );
+    assert_eq!(
+        points.configure(&off).unwrap().get_i64("count").ok(),
+        Some(4)
+    );
+}
+
+#[test]
 fn skip_lets_the_first_n_pass_then_stays_on() {
     let mut points = configured(doc! {
         "configureFailPoint": "failCommand",
