@@ -408,6 +408,10 @@ async fn dispatch(
             if node.pause(block, write_on_primary).await.is_err() {
                 return interrupted(node, session);
             }
+            // A partition that began during the block swallows the command.
+            if node.view().is_none_or(|view| view.health == Health::Partitioned) {
+                return Reaction::NoReply.into();
+            }
         }
         match action.outcome {
             FailOutcome::Proceed => {}
