@@ -7,7 +7,32 @@
 //! election timers. Handlers never hold a lock across an `.await`.
 //!
 //! See [`admin`] for the `{blackpipe: ...}` admin commands and the mongod commands the nodes
-//! understand.
+//! understand, and [`crate::failpoint`] for `configureFailPoint`.
+//!
+//! # Example
+//!
+//! A three-member replica set whose primary steps down; with automatic failover (the default)
+//! another member is elected, and every node's `topologyVersion` moves, waking the streaming
+//! monitors of any connected driver.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use blackpipe::deployment::{Deployment, DeploymentConfig};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let deployment = Deployment::start(DeploymentConfig::replica_set(3)).await?;
+//! assert!(deployment.uri().ends_with("?replicaSet=rs0"));
+//! assert_eq!(deployment.primary(), Some(0));
+//!
+//! deployment.step_down(Duration::from_secs(60))?;
+//! let new_primary = deployment.wait_for_primary().await;
+//! assert_ne!(new_primary, 0, "the stepped-down member sits out the election");
+//! assert_eq!(deployment.topology().term(), 2);
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod admin;
 mod awaitable;
