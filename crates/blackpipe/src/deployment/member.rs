@@ -409,7 +409,10 @@ async fn dispatch(
                 return interrupted(node, session);
             }
             // A partition that began during the block swallows the command.
-            if node.view().is_none_or(|view| view.health == Health::Partitioned) {
+            if node
+                .view()
+                .is_none_or(|view| view.health == Health::Partitioned)
+            {
                 return Reaction::NoReply.into();
             }
         }
