@@ -3,7 +3,7 @@
 //! in `recipes_counter.rs`. Every test asserts on the store's final contents, and checks that
 //! the injected faults actually fired.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use blackpipe::deployment::{Deployment, DeploymentConfig, NodeIndex};
@@ -26,6 +26,10 @@ pub(crate) struct ReplicaSet {
     pub(crate) client: Client,
     pub(crate) events: Arc<EventRecorder>,
     direct: Vec<Client>,
+    /// Per member, the running trigger totals (`failCommand`, `onPrimaryTransactionalWrite`)
+    /// its last `configureFailPoint` replies reported: the server's count never resets, so
+    /// what fired in between is a difference.
+    seen: Mutex<Vec<(i64, i64)>>,
 }
 
 impl ReplicaSet {
@@ -56,11 +60,13 @@ impl ReplicaSet {
                     .expect("valid connection string"),
             );
         }
+        let seen = Mutex::new(vec![(0, 0); direct.len()]);
         ReplicaSet {
             deployment,
             client,
             events,
             direct,
+            seen,
         }
     }
 
@@ -74,18 +80,31 @@ impl ReplicaSet {
         self.deployment.primary().expect("the set has a primary")
     }
 
-    /// Sends `configureFailPoint` to member `node` and returns its reply.
-    pub(crate) async fn fail_point_on(&self, node: NodeIndex, command: Document) -> Document {
-        self.direct[node]
+    /// Sends `configureFailPoint` to member `node` and returns how many times that fail point
+    /// fired on it since it was last configured.
+    pub(crate) async fn fail_point_on(&self, node: NodeIndex, command: Document) -> i64 {
+        let transactional =
+            command.get_str("configureFailPoint").ok() == Some("onPrimaryTransactionalWrite");
+        let reply = self.direct[node]
             .database("admin")
             .run_command(command)
             .await
-            .expect("configureFailPoint succeeds")
+            .expect("configureFailPoint succeeds");
+        let total = count_of(&reply);
+        let mut seen = self.seen.lock().expect("not poisoned");
+        let last = if transactional {
+            &mut seen[node].1
+        } else {
+            &mut seen[node].0
+        };
+        let fired = total - *last;
+        *last = total;
+        fired
     }
 
     /// Sends `configureFailPoint` to the current primary.
-    pub(crate) async fn fail_point(&self, command: Document) -> Document {
-        self.fail_point_on(self.primary(), command).await
+    pub(crate) async fn fail_point(&self, command: Document) {
+        self.fail_point_on(self.primary(), command).await;
     }
 
     /// Turns both fail points off on every member and returns how many times each fired
@@ -94,22 +113,10 @@ impl ReplicaSet {
     pub(crate) async fn heal(&self) -> (i64, i64) {
         let mut fired = (0, 0);
         for node in 0..self.direct.len() {
-            fired.0 += count_of(
-                &self
-                    .fail_point_on(
-                        node,
-                        doc! { "configureFailPoint": "failCommand", "mode": "off" },
-                    )
-                    .await,
-            );
-            fired.1 += count_of(
-                &self
-                    .fail_point_on(
-                        node,
-                        doc! { "configureFailPoint": "onPrimaryTransactionalWrite", "mode": "off" },
-                    )
-                    .await,
-            );
+            let off = doc! { "configureFailPoint": "failCommand", "mode": "off" };
+            fired.0 += self.fail_point_on(node, off).await;
+            let off = doc! { "configureFailPoint": "onPrimaryTransactionalWrite", "mode": "off" };
+            fired.1 += self.fail_point_on(node, off).await;
         }
         fired
     }

@@ -241,7 +241,7 @@ async fn concurrent_clients_under_random_faults_add_exactly_their_sum() {
     })
     .await;
 
-    let (clients, increments) = (4, 10);
+    let (clients, increments) = (4, 6);
     let mut tasks = Vec::new();
     for client in 0..clients {
         let counter = ExactlyOnceCounter::new(&coll);
