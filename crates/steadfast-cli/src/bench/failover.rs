@@ -26,10 +26,13 @@ use super::workload::{ContenderKind, DATABASE, FAILOVER};
 #[derive(Debug, Clone, Copy, Serialize)]
 pub(crate) struct FailoverSchedule {
     /// Time between losing the primary and electing the next one.
-    #[serde(serialize_with = "super::report::as_millis")]
+    #[serde(
+        rename = "election_delay_ms",
+        serialize_with = "super::report::as_millis"
+    )]
     pub(crate) election_delay: Duration,
     /// How long to wait for the first successful write after a fault before giving up.
-    #[serde(serialize_with = "super::report::as_millis")]
+    #[serde(rename = "patience_ms", serialize_with = "super::report::as_millis")]
     pub(crate) patience: Duration,
     /// Successful writes required before the first fault and after each recovery.
     pub(crate) settle_writes: u64,
@@ -365,4 +368,70 @@ fn elect_successor(deployment: &Deployment, old: NodeIndex) -> Result<Instant, B
     let electable_at = Instant::now();
     deployment.elect(successor)?;
     Ok(electable_at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log_of(records: Vec<WriteRecord>) -> WriteLog {
+        let (written, _) = watch::channel(0);
+        WriteLog {
+            records: Mutex::new(records),
+            written,
+            gate: tokio::sync::Mutex::new(()),
+            stop: AtomicBool::new(false),
+            acknowledged: AtomicU64::new(0),
+        }
+    }
+
+    fn record(
+        base: Instant,
+        started_ms: u64,
+        finished_ms: u64,
+        error: Option<&str>,
+    ) -> WriteRecord {
+        WriteRecord {
+            started: base + Duration::from_millis(started_ms),
+            finished: base + Duration::from_millis(finished_ms),
+            error: error.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn the_first_success_is_the_earliest_to_finish_after_the_reference() {
+        let base = Instant::now();
+        let log = log_of(vec![
+            record(base, 0, 5, None),
+            record(base, 5, 40, Some("NotWritablePrimary")),
+            record(base, 40, 90, None),
+            record(base, 41, 70, None),
+        ]);
+        let at = |ms| base + Duration::from_millis(ms);
+        assert_eq!(log.first_success(at(10), None), Some(at(70)));
+        // With a start bound, earlier-started writes no longer count, however late they end.
+        assert_eq!(log.first_success(at(10), Some(at(41))), Some(at(70)));
+        assert_eq!(log.first_success(at(75), Some(at(40))), Some(at(90)));
+        assert_eq!(log.first_success(at(10), Some(at(42))), None);
+        assert_eq!(log.first_success(at(90), None), None);
+    }
+
+    #[test]
+    fn errors_are_counted_by_when_they_surfaced() {
+        let base = Instant::now();
+        let log = log_of(vec![
+            record(base, 0, 5, Some("before the fault")),
+            record(base, 10, 20, Some("first")),
+            record(base, 20, 30, Some("second")),
+            record(base, 30, 50, None),
+            record(base, 50, 60, Some("after recovery")),
+        ]);
+        let at = |ms| base + Duration::from_millis(ms);
+        assert_eq!(
+            log.errors_between(at(10), at(50)),
+            (2, Some("first".to_owned()))
+        );
+        assert_eq!(log.errors_between(at(51), at(55)), (0, None));
+        assert_eq!(log.errors_total(), 4);
+    }
 }

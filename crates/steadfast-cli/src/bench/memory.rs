@@ -6,6 +6,8 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -16,8 +18,10 @@ use super::workload::{ContenderKind, Workload};
 
 /// Tasks sharing the client while the pool grows.
 const POOL_TASKS: u64 = 64;
-/// `ping`s each of those tasks sends.
-const PINGS_PER_TASK: u64 = 10;
+/// How long the tasks may run while waiting for the pool to reach one connection per task.
+const POOL_GROWTH_LIMIT: Duration = Duration::from_secs(10);
+/// How often the socket count is read meanwhile.
+const SOCKET_POLL_INTERVAL: Duration = Duration::from_millis(5);
 /// How long the server holds each `ping` while the memory children run, so that 64 tasks
 /// really hold 64 connections at once instead of a fast loop reusing a few.
 pub(crate) const PING_BLOCK_MS: i32 = 20;
@@ -35,6 +39,9 @@ pub(crate) struct MemoryReport {
     pub(crate) busy_sockets: u64,
     /// Resident set growth over the idle client after those tasks ran.
     pub(crate) busy_growth_bytes: i64,
+    /// How long the tasks ran, milliseconds: until the client held one connection per task,
+    /// or at most [`POOL_GROWTH_LIMIT`].
+    pub(crate) busy_ms: f64,
     /// `busy_growth_bytes` divided by the sockets opened, when any were.
     pub(crate) per_connection_bytes: Option<i64>,
     /// Why the child could not measure, if it could not.
@@ -51,6 +58,7 @@ pub(crate) async fn child(driver: &str, uri: &str) -> Result<(), BenchError> {
             idle_sockets: 0,
             busy_sockets: 0,
             busy_growth_bytes: 0,
+            busy_ms: 0.0,
             per_connection_bytes: None,
             note: Some(error.to_string()),
         },
@@ -87,20 +95,36 @@ async fn measure_in_this_process(driver: &str, uri: &str) -> Result<MemoryReport
     let idle_sockets = open_sockets()?.saturating_sub(sockets_before);
 
     let side = Arc::new(side);
+    let stop = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
     let tasks: Vec<_> = (0..POOL_TASKS)
         .map(|task| {
             let side = Arc::clone(&side);
+            let stop = Arc::clone(&stop);
             tokio::spawn(async move {
-                for ping in 0..PINGS_PER_TASK {
-                    side.ping(task * PINGS_PER_TASK + ping).await?;
+                let mut sequence = task * 1_000_000;
+                while !stop.load(Ordering::Relaxed) {
+                    side.ping(sequence).await?;
+                    sequence += 1;
                 }
                 Ok::<(), BenchError>(())
             })
         })
         .collect();
+    // The tasks run until the client holds a connection per task (or the time is up): pools
+    // grow at their own pace, and the question is what a connection costs, not how fast.
+    // The idle client's ping already left one pooled connection open.
+    let target = idle_sockets + POOL_TASKS - 1;
+    while started.elapsed() < POOL_GROWTH_LIMIT
+        && open_sockets()?.saturating_sub(sockets_before) < target
+    {
+        tokio::time::sleep(SOCKET_POLL_INTERVAL).await;
+    }
+    stop.store(true, Ordering::Relaxed);
     for task in tasks {
         task.await??;
     }
+    let busy_ms = started.elapsed().as_secs_f64() * 1_000.0;
     let busy = resident_bytes(page)?;
     let busy_sockets = open_sockets()?.saturating_sub(sockets_before);
     let opened = busy_sockets.saturating_sub(idle_sockets);
@@ -111,6 +135,7 @@ async fn measure_in_this_process(driver: &str, uri: &str) -> Result<MemoryReport
         idle_sockets,
         busy_sockets,
         busy_growth_bytes: busy_growth,
+        busy_ms,
         per_connection_bytes: i64::try_from(opened)
             .ok()
             .filter(|&n| n > 0)
@@ -136,12 +161,15 @@ pub(crate) async fn measure_in_child(
     uri: &str,
 ) -> Result<MemoryReport, BenchError> {
     let exe: PathBuf = std::env::current_exe()?;
+    // The same explicit pool limit for both: the official driver's default (10) would stop
+    // the pool well short of one connection per task.
+    let separator = if uri.contains('?') { '&' } else { '?' };
     let args = [
         "bench".to_owned(),
         "--memory-child".to_owned(),
         driver.label().to_owned(),
         "--memory-uri".to_owned(),
-        uri.to_owned(),
+        format!("{uri}{separator}maxPoolSize={POOL_TASKS}"),
     ];
     let output = tokio::task::spawn_blocking(move || {
         std::process::Command::new(exe)
@@ -204,11 +232,16 @@ fn open_sockets() -> Result<u64, BenchError> {
         let Ok(target) = std::fs::read_link(entry?.path()) else {
             continue;
         };
-        if target.to_string_lossy().starts_with("socket:") {
+        if is_socket_link(&target) {
             sockets += 1;
         }
     }
     Ok(sockets)
+}
+
+/// Whether a `/proc/self/fd` link target names a socket (`socket:[inode]`).
+fn is_socket_link(target: &std::path::Path) -> bool {
+    target.to_string_lossy().starts_with("socket:")
 }
 
 #[cfg(test)]
@@ -223,14 +256,20 @@ mod tests {
     }
 
     #[test]
-    fn an_open_socket_is_counted() {
-        let before = open_sockets().expect("fds are listable");
+    fn socket_links_are_told_from_files_and_pipes() {
+        assert!(is_socket_link(std::path::Path::new("socket:[123456]")));
+        assert!(!is_socket_link(std::path::Path::new("pipe:[42]")));
+        assert!(!is_socket_link(std::path::Path::new("/dev/null")));
+        assert!(!is_socket_link(std::path::Path::new(
+            "anon_inode:[eventpoll]"
+        )));
+    }
+
+    #[test]
+    fn a_socket_held_open_is_counted() {
+        // Other tests may open and close sockets meanwhile, so only a lower bound is certain.
         let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind loopback");
-        let during = open_sockets().expect("fds are listable");
+        assert!(open_sockets().expect("fds are listable") >= 1);
         drop(socket);
-        assert!(
-            during > before,
-            "{during} sockets with one more open, {before} before"
-        );
     }
 }

@@ -10,6 +10,8 @@ mod raw;
 mod report;
 mod stats;
 mod steadfast_side;
+#[cfg(test)]
+mod tests;
 mod throughput;
 mod workload;
 
@@ -43,15 +45,29 @@ pub(crate) struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
     /// Measured seconds per (workload, concurrency, contender), split into rounds
-    /// [default: 5, or 0.2 with --quick].
+    /// [default: 5, or 0.1 with --quick].
     #[arg(long, value_name = "N")]
     seconds: Option<f64>,
+    /// Run only these parts [default: all].
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "PART")]
+    only: Vec<Part>,
     /// Internal: measure one driver's memory in this (child) process.
     #[arg(long, hide = true, value_name = "DRIVER")]
     memory_child: Option<String>,
     /// Internal: the server the memory child connects to.
     #[arg(long, hide = true, value_name = "URI", requires = "memory_child")]
     memory_uri: Option<String>,
+}
+
+/// The parts of the bench.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Part {
+    /// Throughput and latency, with the raw floor.
+    Throughput,
+    /// The failover schedule.
+    Failover,
+    /// Memory in child processes.
+    Memory,
 }
 
 /// Concurrency levels of the driver workloads.
@@ -79,14 +95,21 @@ pub(crate) async fn run(args: BenchArgs) -> Result<(), BenchError> {
         schedule.rounds, schedule.round
     );
 
-    report.throughput = throughput_cells(schedule).await?;
-    for driver in [ContenderKind::Steadfast, ContenderKind::Official] {
-        eprintln!("failover schedule with {}", driver.label());
-        report
-            .failover
-            .push(failover::run(driver, failover_schedule).await);
+    let wanted = |part: Part| args.only.is_empty() || args.only.contains(&part);
+    if wanted(Part::Throughput) {
+        report.throughput = throughput_cells(schedule).await?;
     }
-    report.memory = memory_reports().await?;
+    if wanted(Part::Failover) {
+        for driver in [ContenderKind::Steadfast, ContenderKind::Official] {
+            eprintln!("failover schedule with {}", driver.label());
+            report
+                .failover
+                .push(failover::run(driver, failover_schedule).await);
+        }
+    }
+    if wanted(Part::Memory) {
+        report.memory = memory_reports().await?;
+    }
     report.evaluate_targets();
 
     let markdown = report.to_markdown();
@@ -104,7 +127,7 @@ pub(crate) async fn run(args: BenchArgs) -> Result<(), BenchError> {
 }
 
 fn schedules(args: &BenchArgs) -> Result<(Schedule, FailoverSchedule), BenchError> {
-    let (rounds, default_seconds) = if args.quick { (2, 0.2) } else { (10, 5.0) };
+    let (rounds, default_seconds) = if args.quick { (2, 0.1) } else { (10, 5.0) };
     let seconds = args.seconds.unwrap_or(default_seconds);
     if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3_600.0) {
         return Err("--seconds must be a positive number of seconds, at most 3600".into());

@@ -226,7 +226,8 @@ impl Report {
             out,
             "- schedule: per cell, a {:?} warm-up then {} interleaved rounds of {:?} per contender \
              (the first contender rotates), all against one embedded blackpipe standalone on \
-             127.0.0.1 sharing the client's tokio runtime; drivers use default options\n",
+             127.0.0.1 sharing the client's tokio runtime; drivers use default options (note \
+             the default maxPoolSize: 10 for the official driver, 100 for steadfast)\n",
             self.schedule.warmup, self.schedule.rounds, self.schedule.round
         );
     }
@@ -360,24 +361,27 @@ impl Report {
         let _ = writeln!(
             out,
             "## Memory (RSS from /proc/self/statm, each driver in a fresh child process)\n\n\
-             Idle client: creating one client and completing one ping. Per connection: growth \
-             while 64 tasks share the client (the server holding each ping {} ms, so that the \
-             tasks overlap), over the sockets it opened meanwhile.\n",
+             Both clients get `maxPoolSize=64`. Idle client: creating one client and \
+             completing one ping. Per connection: growth while 64 tasks share the client (the server holding each ping {} ms, so that the \
+             tasks overlap) until it holds 64 pooled connections (or 10 s pass), over the sockets it \
+             opened meanwhile; the growth includes whatever else the driver allocated for that \
+             load.\n",
             super::memory::PING_BLOCK_MS
         );
         let _ = writeln!(
             out,
-            "| driver | idle client KiB | sockets idle | sockets after 64 tasks | growth KiB | per connection KiB |"
+            "| driver | idle client KiB | sockets idle | sockets after 64 tasks | tasks ran ms | growth KiB | per connection KiB |"
         );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
         for memory in &self.memory {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {:.0} | {} | {} |",
                 memory.driver,
                 kib(memory.idle_client_bytes),
                 memory.idle_sockets,
                 memory.busy_sockets,
+                memory.busy_ms,
                 kib(memory.busy_growth_bytes),
                 memory
                     .per_connection_bytes

@@ -23,11 +23,11 @@ pub(crate) struct Schedule {
     /// Rounds per cell; every contender runs once per round.
     pub(crate) rounds: u32,
     /// Measured time of one contender in one round.
-    #[serde(serialize_with = "super::report::as_millis")]
+    #[serde(rename = "round_ms", serialize_with = "super::report::as_millis")]
     pub(crate) round: Duration,
     /// Unmeasured time each contender runs before a cell's first round (pools fill, caches
     /// warm).
-    #[serde(serialize_with = "super::report::as_millis")]
+    #[serde(rename = "warmup_ms", serialize_with = "super::report::as_millis")]
     pub(crate) warmup: Duration,
 }
 

@@ -1,0 +1,212 @@
+//! Tests of the bench's pure parts: workload data, targets and rendering.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use super::failover::{FailoverReport, FailoverSchedule, FaultReport};
+use super::report::Report;
+use super::stats::Summary;
+use super::throughput::{CellReport, ContenderResult, Schedule};
+use super::workload::{
+    ContenderKind, INSERT_MANY_BATCH, ITEM_COUNT, Workload, fresh_batch, item_id, seed_commands,
+};
+
+fn summary(ops_per_sec: f64, p50_us: f64) -> Option<Summary> {
+    Some(Summary {
+        operations: 1_000,
+        ops_per_sec,
+        p50_us,
+        p99_us: p50_us * 3.0,
+    })
+}
+
+fn cell(
+    workload: Workload,
+    concurrency: usize,
+    figures: &[(ContenderKind, f64, f64)],
+) -> CellReport {
+    CellReport {
+        workload,
+        concurrency,
+        results: figures
+            .iter()
+            .map(|&(contender, ops, p50)| ContenderResult {
+                contender,
+                summary: summary(ops, p50),
+                note: None,
+            })
+            .collect(),
+    }
+}
+
+fn empty_report() -> Report {
+    Report::new(
+        "steadfast bench --quick".into(),
+        Schedule {
+            rounds: 2,
+            round: Duration::from_millis(50),
+            warmup: Duration::from_millis(25),
+        },
+        FailoverSchedule {
+            election_delay: Duration::from_millis(200),
+            patience: Duration::from_secs(10),
+            settle_writes: 10,
+        },
+    )
+}
+
+#[test]
+fn find_one_reads_only_seeded_ids_and_batches_have_fresh_ids() {
+    for sequence in [0, 1, 999, 1_000, 7_919 * 63 + 5, u64::MAX] {
+        let id = item_id(sequence);
+        assert!((0..ITEM_COUNT as i64).contains(&id), "{id}");
+    }
+    let batch = fresh_batch(3);
+    assert_eq!(batch.len(), INSERT_MANY_BATCH);
+    let ids: HashSet<String> = batch
+        .iter()
+        .map(|d| d.get_object_id("_id").expect("an ObjectId _id").to_hex())
+        .collect();
+    assert_eq!(ids.len(), INSERT_MANY_BATCH);
+    let seeded: usize = seed_commands()
+        .iter()
+        .map(|c| c.get_array("documents").expect("insert documents").len())
+        .sum();
+    assert_eq!(seeded, 2_000);
+}
+
+#[test]
+fn targets_compare_ratios_and_overheads_with_the_issue() {
+    use ContenderKind::{Official, Raw, Steadfast};
+    let mut report = empty_report();
+    report.throughput = vec![
+        cell(
+            Workload::Ping,
+            1,
+            &[
+                (Steadfast, 30_000.0, 24.0),
+                (Official, 14_000.0, 55.0),
+                (Raw, 40_000.0, 20.0),
+            ],
+        ),
+        cell(
+            Workload::FindOne,
+            1,
+            &[
+                (Steadfast, 16_000.0, 40.0),
+                (Official, 10_000.0, 80.0),
+                (Raw, 30_000.0, 25.0),
+            ],
+        ),
+        cell(
+            Workload::FindOne,
+            64,
+            &[(Steadfast, 10_000.0, 6_000.0), (Official, 8_000.0, 8_000.0)],
+        ),
+        cell(
+            Workload::InsertOne,
+            1,
+            &[(Steadfast, 12_000.0, 50.0), (Official, 8_000.0, 80.0)],
+        ),
+    ];
+    report.failover = vec![FailoverReport {
+        driver: Steadfast,
+        faults: vec![
+            FaultReport {
+                fault: "stepdown",
+                recovery_ms: Some(12.0),
+                errors: 0,
+                first_error: None,
+            },
+            FaultReport {
+                fault: "primary killed",
+                recovery_ms: Some(8.0),
+                errors: 1,
+                first_error: Some("boom".into()),
+            },
+            FaultReport {
+                fault: "closeConnection",
+                recovery_ms: None,
+                errors: 0,
+                first_error: None,
+            },
+        ],
+        writes_acknowledged: 10,
+        errors_total: 1,
+        documents_stored: 10,
+        note: None,
+    }];
+    report.evaluate_targets();
+    let verdicts: Vec<(String, Option<bool>)> = report
+        .targets
+        .iter()
+        .map(|t| (t.measured.clone(), t.met))
+        .collect();
+    assert_eq!(
+        verdicts,
+        vec![
+            ("1.60x".to_owned(), Some(true)),                   // find_one at 1
+            ("1.25x".to_owned(), Some(false)),                  // find_one at 64
+            ("1.50x".to_owned(), Some(true)),                   // insert_one at 1
+            ("not measured for both drivers".to_owned(), None), // insert_one at 64
+            ("1.20x".to_owned(), Some(true)),                   // ping overhead
+            ("1.60x".to_owned(), Some(false)),                  // find_one overhead
+            ("12.0 ms, 0 errors".to_owned(), Some(true)),
+            ("8.0 ms, 1 errors".to_owned(), Some(false)),
+            ("no success, 0 errors".to_owned(), Some(false)),
+        ]
+    );
+}
+
+#[test]
+fn markdown_shows_every_cell_note_and_escapes_table_text() {
+    use ContenderKind::{Official, Steadfast};
+    let mut report = empty_report();
+    let mut find = cell(Workload::Find, 16, &[(Official, 200.0, 70_000.0)]);
+    find.results.push(ContenderResult {
+        contender: Steadfast,
+        summary: None,
+        note: Some("failed: a | b".into()),
+    });
+    report.throughput = vec![
+        cell(
+            Workload::Ping,
+            1,
+            &[(Steadfast, 2_000.0, 500.0), (Official, 1_000.0, 1_000.0)],
+        ),
+        find,
+    ];
+    report.failover = vec![FailoverReport {
+        driver: Official,
+        faults: vec![FaultReport {
+            fault: "stepdown",
+            recovery_ms: Some(3.5),
+            errors: 2,
+            first_error: Some("NotWritablePrimary | retried".into()),
+        }],
+        writes_acknowledged: 5,
+        errors_total: 2,
+        documents_stored: 6,
+        note: None,
+    }];
+    report.evaluate_targets();
+    let markdown = report.to_markdown();
+    assert!(
+        markdown.contains("| ping | 1 | 2000 | 500.0 | 1500.0 | 1000 | 1000.0 | 3000.0 | 2.00x |"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("| find(1000) | 16 | n/a | n/a | n/a | 200 |"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("- steadfast (find(1000)×16): failed: a \\| b"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("| official | stepdown | 3.5 | 2 | NotWritablePrimary \\| retried |"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("5 writes acknowledged, 6 documents stored, 2 errors in all"));
+    assert!(markdown.contains("- command: `steadfast bench --quick`"));
+}
