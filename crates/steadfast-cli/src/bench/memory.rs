@@ -26,6 +26,20 @@ const SOCKET_POLL_INTERVAL: Duration = Duration::from_millis(5);
 /// really hold 64 connections at once instead of a fast loop reusing a few.
 pub(crate) const PING_BLOCK_MS: i32 = 20;
 
+/// The report for `driver` when its child could not measure.
+pub(crate) fn failed(driver: ContenderKind, error: &BenchError) -> MemoryReport {
+    MemoryReport {
+        driver: driver.label().to_owned(),
+        idle_client_bytes: 0,
+        idle_sockets: 0,
+        busy_sockets: 0,
+        busy_growth_bytes: 0,
+        busy_ms: 0.0,
+        per_connection_bytes: None,
+        note: Some(error.to_string()),
+    }
+}
+
 /// What a child process measured (all sizes in bytes).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct MemoryReport {
@@ -160,7 +174,14 @@ pub(crate) async fn measure_in_child(
     driver: ContenderKind,
     uri: &str,
 ) -> Result<MemoryReport, BenchError> {
-    let exe: PathBuf = std::env::current_exe()?;
+    // /proc/self/exe still runs this very binary after a rebuild replaced the file on disk
+    // (the shared target directory makes that likely during a long run).
+    let own_image = PathBuf::from("/proc/self/exe");
+    let exe = if own_image.exists() {
+        own_image
+    } else {
+        std::env::current_exe()?
+    };
     // The same explicit pool limit for both: the official driver's default (10) would stop
     // the pool well short of one connection per task.
     let separator = if uri.contains('?') { '&' } else { '?' };

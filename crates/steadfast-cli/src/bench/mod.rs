@@ -208,7 +208,10 @@ async fn memory_reports() -> Result<Vec<memory::MemoryReport>, BenchError> {
     let mut reports = Vec::new();
     for driver in [ContenderKind::Steadfast, ContenderKind::Official] {
         eprintln!("memory of {} in a child process", driver.label());
-        reports.push(memory::measure_in_child(driver, &uri).await?);
+        let report = memory::measure_in_child(driver, &uri)
+            .await
+            .unwrap_or_else(|error| memory::failed(driver, &error));
+        reports.push(report);
     }
     deployment.stop().await;
     Ok(reports)

@@ -374,6 +374,14 @@ impl Report {
         );
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
         for memory in &self.memory {
+            if memory.note.is_some() {
+                let _ = writeln!(
+                    out,
+                    "| {} | n/a | n/a | n/a | n/a | n/a | n/a (see below) |",
+                    memory.driver
+                );
+                continue;
+            }
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {:.0} | {} | {} |",
@@ -390,7 +398,7 @@ impl Report {
         }
         for memory in &self.memory {
             if let Some(note) = &memory.note {
-                let _ = writeln!(out, "- {}: {note}", memory.driver);
+                let _ = writeln!(out, "- {}: {}", memory.driver, cell_text(note));
             }
         }
         let _ = writeln!(out);
