@@ -3,6 +3,8 @@
 
 use std::process::{Command, Output};
 
+use blackpipe::deployment::{Deployment, DeploymentConfig};
+
 fn steadfast(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_steadfast"))
         .args(args)
@@ -91,6 +93,43 @@ fn a_short_torture_run_keeps_every_invariant() {
         "{}",
         explain(&output)
     );
+}
+
+#[test]
+fn the_demo_runs_against_a_deployment_given_by_uri() {
+    // A deployment the demo does not control: only fail points are available to it.
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    let deployment = runtime
+        .block_on(Deployment::start(
+            DeploymentConfig::replica_set(3).with_port(0),
+        ))
+        .expect("blackpipe starts");
+    let uri = format!(
+        "{}&heartbeatFrequencyMS=500&serverSelectionTimeoutMS=10000",
+        deployment.uri()
+    );
+    let output = steadfast(&["demo", "--uri", &uri, "--seconds", "3", "--workers", "2"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", explain(&output));
+    assert!(
+        stdout
+            .lines()
+            .any(|line| line.starts_with("counters exact: yes")),
+        "{}",
+        explain(&output)
+    );
+    assert!(
+        stdout.contains("skipped: not available against a real deployment"),
+        "{}",
+        explain(&output)
+    );
+    // The demo dropped the collection it created for the run.
+    let databases = deployment.store().database_names();
+    assert!(
+        !databases.iter().any(|db| db == "steadfast_demo"),
+        "{databases:?}"
+    );
+    runtime.block_on(deployment.stop());
 }
 
 #[test]

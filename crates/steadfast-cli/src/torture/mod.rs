@@ -151,6 +151,12 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     deployment.stop().await;
     drop(stored_ids);
     let deployment_name = format!("embedded blackpipe replica set {}", deployment.uri());
+    // The injector shares the deployment: both go, so the store's data is freed before the
+    // memory is measured.
+    drop(injector);
+    if Arc::strong_count(&deployment) > 1 {
+        return Err("the deployment is still referenced after the run".into());
+    }
     drop(deployment);
 
     let mut report = Report::new(
@@ -180,6 +186,7 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         live_tasks,
         open_connections,
         memory: memory_before.zip(memory_after),
+        operations: report.operations,
         restore_problems,
     };
     report.checks = invariants::evaluate(&observations);

@@ -132,13 +132,21 @@ impl fmt::Display for Fault {
             Fault::Partition { target, duration } => {
                 write!(f, "partition {target} for {} ms", ms(duration))
             }
+            Fault::CloseAfterWrite { times: 1 } => {
+                f.write_str("the primary closes the connection after applying the next write")
+            }
             Fault::CloseAfterWrite { times } => write!(
                 f,
                 "the primary closes the connection after applying the next {times} writes"
             ),
+            Fault::CloseBeforeCommand { commands, times: 1 } => write!(
+                f,
+                "the primary closes the connection instead of running the next {} command",
+                commands.join("/")
+            ),
             Fault::CloseBeforeCommand { commands, times } => write!(
                 f,
-                "the primary closes the connection on the next {times} {} commands",
+                "the primary closes the connection instead of running the next {times} {} commands",
                 commands.join("/")
             ),
             Fault::Slow {

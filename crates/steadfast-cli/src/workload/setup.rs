@@ -23,8 +23,14 @@ pub(crate) const ELECTION_DELAY: Duration = Duration::from_millis(300);
 /// second: a check every 500 ms, a monitoring timeout of 1 s (a partitioned primary's
 /// in-flight operations are interrupted when its monitor times out), and a server selection
 /// timeout that outlasts every fault the schedules inject.
-const EMBEDDED_OPTIONS: &str =
-    "heartbeatFrequencyMS=500&connectTimeoutMS=1000&serverSelectionTimeoutMS=10000";
+///
+/// And a socket timeout: blackpipe never answers a request it received while partitioned,
+/// even after the partition heals, and without a socket timeout (the specifications set none
+/// by default) an operation waiting for that answer waits forever when the partition was too
+/// short for the member's monitor to time out. 4 s is far above any reply delay the
+/// schedules inject.
+const EMBEDDED_OPTIONS: &str = "heartbeatFrequencyMS=500&connectTimeoutMS=1000\
+     &serverSelectionTimeoutMS=10000&socketTimeoutMS=4000";
 
 /// A 3-member replica set on ephemeral 127.0.0.1 ports.
 ///
