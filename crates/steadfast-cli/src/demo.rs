@@ -45,7 +45,9 @@ pub(crate) struct DemoArgs {
     workers: usize,
     /// Run against this deployment instead of an embedded blackpipe replica set. Only the
     /// faults that fail points can produce are played, and only if the server allows
-    /// `configureFailPoint` (mongod started with enableTestCommands=1).
+    /// `configureFailPoint` (mongod started with enableTestCommands=1). `failCommand` is
+    /// limited to the demo's appName, but `onPrimaryTransactionalWrite` cannot be: it closes
+    /// one write's connection, whichever application sent it. Never point it at production.
     #[arg(long)]
     uri: Option<String>,
     /// Print the report as JSON on standard output (progress goes to standard error).
@@ -209,7 +211,7 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
     }
 
     let counters = check_counters(&outcome.ledger, &finals);
-    let report = Report::new(
+    let mut report = Report::new(
         ReportInputs {
             command: "demo",
             deployment: deployment_name,
@@ -222,13 +224,11 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         },
         &mut outcome,
     );
+    report.cleanup_problems = problems;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", report.to_text());
-        for problem in &problems {
-            println!("  cleanup: {problem}");
-        }
         if !retries {
             let c = &report.counters;
             let failed = c.not_applied + c.ambiguous + c.applied_despite_error;

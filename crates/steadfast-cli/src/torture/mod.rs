@@ -13,6 +13,7 @@
 
 mod invariants;
 mod memory;
+mod panics;
 mod schedule;
 
 use std::sync::Arc;
@@ -89,6 +90,7 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         }
     }
 
+    let panic_watch = panics::PanicWatch::install();
     let memory_before = memory::resident_bytes();
     let deployment = Arc::new(setup::embedded_replica_set(seed).await?);
     let driver = Arc::new(DriverWatch::default());
@@ -172,6 +174,7 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         },
         &mut outcome,
     );
+    report.panics.extend(panic_watch.finish());
     // The ledger holds an entry per operation: release it before measuring memory.
     drop(outcome);
     let memory_after = memory::resident_bytes();

@@ -66,6 +66,8 @@ pub(crate) struct Report {
     pub(crate) panics: Vec<String>,
     /// Invariants checked after the run (torture).
     pub(crate) checks: Vec<Check>,
+    /// Problems putting the deployment back in order after the faults.
+    pub(crate) cleanup_problems: Vec<String>,
 }
 
 /// The parts of a report every run has.
@@ -156,6 +158,7 @@ impl Report {
             anomalies: ledger.anomalies.clone(),
             panics: outcome.panics.clone(),
             checks: Vec::new(),
+            cleanup_problems: Vec::new(),
         }
     }
 
@@ -285,6 +288,7 @@ impl Report {
             let _ = writeln!(out, "  {}", mismatch.describe());
         }
         for (title, lines) in [
+            ("cleanup", &self.cleanup_problems),
             ("stale read", &self.stale_reads),
             ("anomaly", &self.anomalies),
             ("panic", &self.panics),
