@@ -176,6 +176,17 @@ pub(crate) fn check(
     Ok(())
 }
 
+/// Whether at least as many events of the entry's type were observed as it expects.
+pub(crate) fn observed_enough(expected: &Document, observed: &[Observed]) -> bool {
+    let wanted = expected.get_array("events").map_or(0, Vec::len);
+    let command = expected.get_str("eventType").unwrap_or("command") == "command";
+    observed
+        .iter()
+        .filter(|e| e.is_command() == command)
+        .count()
+        >= wanted
+}
+
 fn check_one(
     expected: &Document,
     actual: &Observed,

@@ -17,7 +17,13 @@ pub(crate) struct Fixture {
     topology: Topology,
     /// Fail points to turn off at the end: the client that set it and the fail point's name.
     fail_points: Vec<(Client, String)>,
+    /// Whether client entities without their own `heartbeatFrequencyMS` get a short one.
+    fast_heartbeat: bool,
 }
+
+/// The `heartbeatFrequencyMS` given to clients of tests that set fail points (the smallest
+/// value the URI options specification allows).
+pub(crate) const FAST_HEARTBEAT_MS: i32 = 500;
 
 impl Fixture {
     /// Starts a fresh deployment of `topology` and waits for its primary (replica sets).
@@ -37,7 +43,19 @@ impl Fixture {
             deployment,
             topology,
             fail_points: Vec::new(),
+            fast_heartbeat: false,
         })
+    }
+
+    /// Makes client entities created from now on check their servers every
+    /// [`FAST_HEARTBEAT_MS`] unless their `uriOptions` set `heartbeatFrequencyMS`.
+    pub(crate) fn set_fast_heartbeat(&mut self, on: bool) {
+        self.fast_heartbeat = on;
+    }
+
+    /// Whether client entities get a short heartbeat.
+    pub(crate) fn fast_heartbeat(&self) -> bool {
+        self.fast_heartbeat
     }
 
     /// The connection string a client entity starts from, before its `uriOptions`:

@@ -4,25 +4,52 @@
 //! Files are read at run time from `$STEADFAST_SPEC_TESTS` (default `../shared/spec-tests`
 //! from the workspace root; a relative value is relative to the workspace root). Each test runs
 //! once on every blackpipe topology (replica set, sharded, single) its `runOnRequirements`
-//! allow, on a fresh deployment. Skips come only from the table in `skips.rs`. The run prints
-//! one `spec-suite` line per suite and fails if a suite has no files or any case fails.
-//! `STEADFAST_UNIFIED_FILTER=<text>` runs only the tests whose `file: description` contains it.
+//! allow, on a fresh deployment; each such run is one case. Skips come only from the table in
+//! `skips.rs`. The run prints one `spec-suite` line per suite and fails if a suite has no files
+//! or any case fails. `STEADFAST_UNIFIED_FILTER=<text>` runs only the tests whose
+//! `file: description` contains the text; `STEADFAST_UNIFIED_VERBOSE=1` also lists passes.
 
-// The operations are wired to the driver as its CRUD API and executor land.
-#![allow(dead_code)]
-
+mod args;
 mod ejson;
+mod entities;
 mod events;
 mod expect_error;
 mod fixture;
 mod matcher;
 mod model;
 mod observe;
+mod ops;
 mod requirements;
+mod runner;
 mod selftest;
 mod skips;
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
+
+use model::{TestCase, TestFile};
+use requirements::{Topology, Version, satisfied_on};
+use skips::Key;
+
+/// The suites, as folders under the spec test root.
+const SUITES: &[&str] = &[
+    "retryable-writes/unified",
+    "retryable-reads/unified",
+    "client-backpressure",
+];
+
+/// Bounds one case, so that a hang fails the case instead of the run.
+const CASE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The tally of one suite.
+#[derive(Default)]
+struct Tally {
+    passed: usize,
+    failed: usize,
+    skipped: Vec<(String, Key, String)>,
+}
 
 fn main() -> ExitCode {
     let (count, failures) = selftest::run();
@@ -34,9 +61,206 @@ fn main() -> ExitCode {
     for failure in &failures {
         println!("FAILED  self-test {failure}");
     }
-    if failures.is_empty() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cannot start a runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let version = match runtime.block_on(fixture::probe_version()) {
+        Ok(version) => version,
+        Err(error) => {
+            eprintln!("cannot read blackpipe's server version: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("blackpipe reports server version {version}");
+    let filter = std::env::var("STEADFAST_UNIFIED_FILTER").ok();
+    let verbose = std::env::var_os("STEADFAST_UNIFIED_VERBOSE").is_some();
+    let mut success = failures.is_empty();
+    let mut lines = Vec::new();
+    let mut skip_counts: BTreeMap<String, usize> = BTreeMap::new();
+    for suite in SUITES {
+        let dir = spec_root().join(suite);
+        let files = match json_files(&dir) {
+            Ok(files) if !files.is_empty() => files,
+            Ok(_) => {
+                lines.push(format!(
+                    "spec-suite {suite}: no test files found in {}",
+                    dir.display()
+                ));
+                success = false;
+                continue;
+            }
+            Err(error) => {
+                lines.push(format!(
+                    "spec-suite {suite}: cannot read {}: {error}",
+                    dir.display()
+                ));
+                success = false;
+                continue;
+            }
+        };
+        let mut tally = Tally::default();
+        for path in &files {
+            run_file(
+                &runtime,
+                path,
+                version,
+                filter.as_deref(),
+                verbose,
+                &mut tally,
+            );
+        }
+        for (name, key, reason) in &tally.skipped {
+            println!("skipped {suite}/{name}: {reason}");
+            *skip_counts.entry(format!("{key:?}")).or_default() += 1;
+        }
+        lines.push(format!(
+            "spec-suite {suite}: {} passed, {} failed, {} skipped",
+            tally.passed,
+            tally.failed,
+            tally.skipped.len()
+        ));
+        success &= tally.failed == 0;
+    }
+    println!("skips by table entry:");
+    for (key, reason) in skips::TABLE {
+        let used = skip_counts.get(&format!("{key:?}")).copied().unwrap_or(0);
+        println!("  {used:4}  {key:?}: {reason}");
+    }
+    for line in lines {
+        println!("{line}");
+    }
+    if success {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// Runs every test of one file, adding to `tally`.
+fn run_file(
+    runtime: &tokio::runtime::Runtime,
+    path: &Path,
+    version: Version,
+    filter: Option<&str>,
+    verbose: bool,
+    tally: &mut Tally,
+) {
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let file = match std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read: {e}"))
+        .and_then(|text| TestFile::parse(&text))
+    {
+        Ok(file) => file,
+        Err(error) => {
+            println!("FAILED  {name}: {error}");
+            tally.failed += 1;
+            return;
+        }
+    };
+    for test in &file.tests {
+        let case = format!("{name}: {}", test.description);
+        if filter.is_some_and(|f| !case.contains(f)) {
+            continue;
+        }
+        let topologies = match topologies_for(&file, test, version) {
+            Ok(Ok(topologies)) => topologies,
+            Ok(Err((key, reason))) => {
+                tally.skipped.push((case, key, reason));
+                continue;
+            }
+            Err(error) => {
+                println!("FAILED  {case}: {error}");
+                tally.failed += 1;
+                continue;
+            }
+        };
+        for topology in topologies {
+            let started = std::time::Instant::now();
+            let outcome = runtime.block_on(async {
+                tokio::time::timeout(CASE_TIMEOUT, runner::run_case(&file, test, topology))
+                    .await
+                    .unwrap_or_else(|_| Err(format!("did not finish within {CASE_TIMEOUT:?}")))
+            });
+            match outcome {
+                Ok(()) => {
+                    tally.passed += 1;
+                    if verbose {
+                        println!("ok      {case} [{topology}] ({:.2?})", started.elapsed());
+                    }
+                }
+                Err(error) => {
+                    tally.failed += 1;
+                    println!("FAILED  {case} [{topology}]: {error}");
+                }
+            }
+        }
+    }
+}
+
+/// The topologies a test runs on, or the skip-table entry (and the reason with its detail)
+/// that excludes it.
+fn topologies_for(
+    file: &TestFile,
+    test: &TestCase,
+    version: Version,
+) -> Result<Result<Vec<Topology>, (Key, String)>, String> {
+    if let Some(reason) = &test.skip_reason {
+        return Err(format!(
+            "the test has skipReason {reason:?}, which no table entry covers"
+        ));
+    }
+    if let Some((key, reason, detail)) = test.static_skip(file) {
+        return Ok(Err((key, format!("{reason} ({detail})"))));
+    }
+    let from_file = satisfied_on(file.run_on.as_ref(), version)?;
+    let from_test = satisfied_on(test.run_on.as_ref(), version)?;
+    let (file_topologies, test_topologies) = match (from_file, from_test) {
+        (Ok(f), Ok(t)) => (f, t),
+        (Err(unmet), _) | (_, Err(unmet)) => return Ok(Err(unmet_reason(&unmet))),
+    };
+    let both: Vec<Topology> = file_topologies
+        .into_iter()
+        .filter(|t| test_topologies.contains(t))
+        .collect();
+    if both.is_empty() {
+        let unmet = requirements::Unmet {
+            key: Key::Requirement("topologies"),
+            detail: "the file's and the test's topologies do not overlap".to_owned(),
+        };
+        return Ok(Err(unmet_reason(&unmet)));
+    }
+    Ok(Ok(both))
+}
+
+fn unmet_reason(unmet: &requirements::Unmet) -> (Key, String) {
+    let reason = skips::reason(unmet.key).unwrap_or("(no entry in the skip table)");
+    (unmet.key, format!("{reason} ({})", unmet.detail))
+}
+
+fn spec_root() -> PathBuf {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    match std::env::var_os("STEADFAST_SPEC_TESTS") {
+        Some(value) if Path::new(&value).is_absolute() => PathBuf::from(value),
+        Some(value) => workspace.join(value),
+        None => workspace.join("../shared/spec-tests"),
+    }
+}
+
+fn json_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    Ok(files)
 }

@@ -3,6 +3,7 @@
 use bson::{Bson, Document};
 
 use crate::ejson;
+use crate::matcher::special_operator;
 use crate::requirements::Version;
 use crate::skips::{self, Key};
 
@@ -108,14 +109,101 @@ impl TestCase {
                 }
             }
         }
+        let databases: Vec<&str> = file
+            .entities
+            .iter()
+            .filter_map(|e| e.get_document("database").ok())
+            .filter_map(|d| d.get_str("id").ok())
+            .collect();
         for op in &self.operations {
             let name = op.get_str("name").unwrap_or_default();
+            if let Some(feature) = missing_server_feature(op, &databases) {
+                if let Some((key, reason)) = skips::for_server_feature(feature) {
+                    let detail = if name == "failPoint" {
+                        format!("sets {feature}")
+                    } else {
+                        format!("{name} needs {feature} to succeed")
+                    };
+                    return Some((key, reason, detail));
+                }
+            }
             if let Some((key, reason)) = skips::for_operation(name) {
                 return Some((key, reason, format!("uses {name}")));
+            }
+            let partial_result = op
+                .get_document("expectError")
+                .ok()
+                .and_then(|e| e.get("expectResult"));
+            if partial_result
+                .is_some_and(|r| special_operator(r).map(|(n, _)| n) != Some("$$unsetOrMatches"))
+            {
+                if let Some((key, reason)) = skips::for_assertion("expectError.expectResult") {
+                    return Some((
+                        key,
+                        reason,
+                        format!("{name} expects a result with its error"),
+                    ));
+                }
             }
         }
         None
     }
+}
+
+/// The server feature blackpipe lacks that `op` needs, when the test expects `op` to succeed
+/// (an operation expected to fail, e.g. through a fail point, does not depend on it).
+fn missing_server_feature(op: &Document, databases: &[&str]) -> Option<&'static str> {
+    if op.get_str("name").ok() == Some("failPoint") {
+        return fail_point_deviation(op);
+    }
+    if op.get_str("name").ok() != Some("aggregate") || op.contains_key("expectError") {
+        return None;
+    }
+    if op
+        .get_str("object")
+        .is_ok_and(|object| databases.contains(&object))
+    {
+        return Some("database aggregate");
+    }
+    let stages = op
+        .get_document("arguments")
+        .ok()
+        .and_then(|args| args.get_array("pipeline").ok())?;
+    stages
+        .iter()
+        .filter_map(Bson::as_document)
+        .filter_map(|stage| stage.keys().next())
+        .find_map(|stage| match stage.as_str() {
+            "$out" => Some("$out"),
+            "$merge" => Some("$merge"),
+            _ => None,
+        })
+}
+
+/// A fail point configuration on which blackpipe is known to behave unlike mongod.
+fn fail_point_deviation(op: &Document) -> Option<&'static str> {
+    let fail_point = op
+        .get_document("arguments")
+        .ok()?
+        .get_document("failPoint")
+        .ok()?;
+    if fail_point.get_str("configureFailPoint").ok() != Some("onPrimaryTransactionalWrite") {
+        return None;
+    }
+    let data = fail_point.get_document("data").ok();
+    let closes = data.is_none_or(|d| d.get_bool("closeConnection").unwrap_or(true));
+    if closes && data.is_some_and(|d| d.contains_key("failBeforeCommitExceptionCode")) {
+        return Some("onPrimaryTransactionalWrite failBeforeCommitExceptionCode");
+    }
+    let times = fail_point
+        .get_document("mode")
+        .ok()
+        .and_then(|mode| mode.get("times"))
+        .and_then(crate::expect_error::integer);
+    if closes && times.is_some_and(|n| n > 1) {
+        return Some("onPrimaryTransactionalWrite times over several commands");
+    }
+    None
 }
 
 fn documents(parent: &Document, key: &str) -> Result<Vec<Document>, String> {

@@ -2,9 +2,11 @@
 //! neutral [`Observed`] form and keeps those the entity's `observeEvents` asks for.
 
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
 use bson::doc;
 use steadfast::event::{CmapEvent, CommandEvent, EventHandler};
+use tokio::sync::Notify;
 
 use crate::events::{CommandObserved, CommandStage, Observation, Observed};
 
@@ -16,6 +18,8 @@ pub(crate) struct EntityListener {
     /// Checked out minus checked in, for `assertNumberConnectionsCheckedOut` (counted whether
     /// or not CMAP events are observed).
     checked_out: Mutex<i64>,
+    /// Signalled whenever an event is kept.
+    arrived: Notify,
 }
 
 impl EntityListener {
@@ -25,7 +29,28 @@ impl EntityListener {
             observation,
             events: Mutex::default(),
             checked_out: Mutex::default(),
+            arrived: Notify::new(),
         }
+    }
+
+    /// Waits until `enough` holds for the events kept so far, or `limit` passes (a bound that
+    /// only keeps a broken test from hanging: the wait ends as soon as the events are there).
+    /// Events such as `killCursors` for a dropped cursor are sent by a background task and may
+    /// arrive after the operation returned.
+    pub(crate) async fn wait_until(&self, enough: impl Fn(&[Observed]) -> bool, limit: Duration) {
+        let wait = async {
+            loop {
+                let notified = self.arrived.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                if enough(&self.events()) {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        // On timeout the caller's check reports what is missing.
+        let _ = tokio::time::timeout(limit, wait).await;
     }
 
     /// Every event kept so far.
@@ -50,6 +75,7 @@ impl EntityListener {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .push(event);
+            self.arrived.notify_waiters();
         }
     }
 }

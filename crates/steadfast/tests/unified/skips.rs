@@ -11,6 +11,10 @@ pub(crate) enum Key {
     Entity(&'static str),
     /// A `runOnRequirement` field that no blackpipe deployment satisfies.
     Requirement(&'static str),
+    /// An assertion the runner cannot evaluate against steadfast's API.
+    Assertion(&'static str),
+    /// A server feature blackpipe lacks, needed by an operation the test expects to succeed.
+    ServerFeature(&'static str),
 }
 
 /// The table.
@@ -27,7 +31,37 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         Key::Operation("mapReduce"),
         "mapReduce: deprecated, and steadfast has no mapReduce API",
     ),
+    (
+        Key::Operation("count"),
+        "the deprecated count helper: steadfast offers countDocuments and estimatedDocumentCount instead",
+    ),
     (Key::Entity("bucket"), "GridFS: steadfast has no GridFS API"),
+    (
+        Key::Assertion("expectError.expectResult"),
+        "steadfast's bulk write errors do not carry the partial BulkWriteResult (and the test does not wrap it in $$unsetOrMatches)",
+    ),
+    (
+        Key::ServerFeature("$out"),
+        "blackpipe's aggregation engine has no $out stage (tests expecting it to fail still run)",
+    ),
+    (
+        Key::ServerFeature("$merge"),
+        "blackpipe's aggregation engine has no $merge stage (tests expecting it to fail still run)",
+    ),
+    (
+        Key::ServerFeature("database aggregate"),
+        "blackpipe runs aggregate on collections only, not {aggregate: 1} (tests expecting it to fail still run)",
+    ),
+    (
+        Key::ServerFeature("onPrimaryTransactionalWrite failBeforeCommitExceptionCode"),
+        "blackpipe deviates from mongod: it replies with the code, where mongod first ends the \
+         session (closeConnection defaults to true) so that the driver sees a network error",
+    ),
+    (
+        Key::ServerFeature("onPrimaryTransactionalWrite times over several commands"),
+        "blackpipe deviates from mongod: it also fires the fail point on retries it replays from \
+         the transaction table, which consumes `times` meant for later commands",
+    ),
     (
         Key::Requirement("topologies"),
         "none of the required topologies is one blackpipe simulates (single, replicaset, sharded)",
@@ -72,5 +106,21 @@ pub(crate) fn for_entity(kind: &str) -> Option<(Key, &'static str)> {
     TABLE
         .iter()
         .find(|(k, _)| matches!(k, Key::Entity(n) if *n == kind))
+        .copied()
+}
+
+/// The table entry for an assertion, if the runner skips tests making it.
+pub(crate) fn for_assertion(name: &str) -> Option<(Key, &'static str)> {
+    TABLE
+        .iter()
+        .find(|(k, _)| matches!(k, Key::Assertion(n) if *n == name))
+        .copied()
+}
+
+/// The table entry for a server feature blackpipe lacks.
+pub(crate) fn for_server_feature(name: &str) -> Option<(Key, &'static str)> {
+    TABLE
+        .iter()
+        .find(|(k, _)| matches!(k, Key::ServerFeature(n) if *n == name))
         .copied()
 }

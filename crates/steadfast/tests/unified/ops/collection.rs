@@ -1,0 +1,300 @@
+//! Collection operations.
+
+use bson::{Bson, Document, doc};
+use steadfast::options::{
+    AggregateOptions, CountOptions, DistinctOptions, FindOneAndDeleteOptions,
+    FindOneAndReplaceOptions, FindOneAndUpdateOptions, FindOptions, IndexModel, ReturnDocument,
+};
+use steadfast::{Collection, DeleteModel, ReplaceOneModel, UpdateModel, WriteModel};
+
+use super::{
+    OpResult, Outcome, bulk_write_result, delete_result, drain, insert_many_result, update_result,
+};
+use crate::args::Args;
+
+/// Runs collection operation `name`.
+pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>) -> OpResult {
+    let result = match name {
+        "insertOne" => {
+            let document = args.document("document")?;
+            args.finish()?;
+            coll.insert_one(document)
+                .await
+                .map(|r| Outcome::Value(Bson::Document(doc! { "insertedId": r.inserted_id })))
+        }
+        "insertMany" => {
+            let documents = args.documents("documents")?;
+            let ordered = args.optional_bool("ordered")?;
+            args.finish()?;
+            let mut action = coll.insert_many(documents);
+            if let Some(ordered) = ordered {
+                action = action.ordered(ordered);
+            }
+            action.await.map(|r| Outcome::Value(insert_many_result(&r)))
+        }
+        "updateOne" | "updateMany" => {
+            let filter = args.document("filter")?;
+            let update = args.update("update")?;
+            let upsert = args.optional_bool("upsert")?;
+            let hint = args.optional_hint()?;
+            args.finish()?;
+            let mut action = if name == "updateOne" {
+                coll.update_one(filter, update)
+            } else {
+                coll.update_many(filter, update)
+            };
+            if let Some(upsert) = upsert {
+                action = action.upsert(upsert);
+            }
+            if let Some(hint) = hint {
+                action = action.hint(hint);
+            }
+            action.await.map(|r| Outcome::Value(update_result(&r)))
+        }
+        "replaceOne" => {
+            let filter = args.document("filter")?;
+            let replacement = args.document("replacement")?;
+            let upsert = args.optional_bool("upsert")?;
+            args.finish()?;
+            let mut action = coll.replace_one(filter, replacement);
+            if let Some(upsert) = upsert {
+                action = action.upsert(upsert);
+            }
+            action.await.map(|r| Outcome::Value(update_result(&r)))
+        }
+        "deleteOne" | "deleteMany" => {
+            let filter = args.document("filter")?;
+            args.finish()?;
+            let action = if name == "deleteOne" {
+                coll.delete_one(filter)
+            } else {
+                coll.delete_many(filter)
+            };
+            action.await.map(|r| Outcome::Value(delete_result(&r)))
+        }
+        "findOneAndDelete" => {
+            let filter = args.document("filter")?;
+            let mut options = FindOneAndDeleteOptions::default();
+            options.sort = args.optional_document("sort")?;
+            options.projection = args.optional_document("projection")?;
+            args.finish()?;
+            let found = coll.find_one_and_delete(filter).with_options(options).await;
+            found.map(optional_document)
+        }
+        "findOneAndUpdate" => {
+            let filter = args.document("filter")?;
+            let update = args.update("update")?;
+            let mut options = FindOneAndUpdateOptions::default();
+            options.sort = args.optional_document("sort")?;
+            options.projection = args.optional_document("projection")?;
+            options.upsert = args.optional_bool("upsert")?;
+            options.return_document = return_document(&mut args)?;
+            args.finish()?;
+            let found = coll
+                .find_one_and_update(filter, update)
+                .with_options(options)
+                .await;
+            found.map(optional_document)
+        }
+        "findOneAndReplace" => {
+            let filter = args.document("filter")?;
+            let replacement = args.document("replacement")?;
+            let mut options = FindOneAndReplaceOptions::default();
+            options.sort = args.optional_document("sort")?;
+            options.projection = args.optional_document("projection")?;
+            options.upsert = args.optional_bool("upsert")?;
+            options.return_document = return_document(&mut args)?;
+            args.finish()?;
+            let found = coll
+                .find_one_and_replace(filter, replacement)
+                .with_options(options)
+                .await;
+            found.map(optional_document)
+        }
+        "bulkWrite" => {
+            let requests = args.documents("requests")?;
+            let ordered = args.optional_bool("ordered")?;
+            args.finish()?;
+            let models = requests
+                .iter()
+                .map(write_model)
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut action = coll.bulk_write(models);
+            if let Some(ordered) = ordered {
+                action = action.ordered(ordered);
+            }
+            action.await.map(|r| Outcome::Value(bulk_write_result(&r)))
+        }
+        "find" => {
+            let filter = args.optional_document("filter")?.unwrap_or_default();
+            let options = find_options(&mut args)?;
+            args.finish()?;
+            match coll.find(filter).with_options(options).await {
+                Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
+                Err(e) => Err(e),
+            }
+        }
+        "findOne" => {
+            let filter = args.optional_document("filter")?.unwrap_or_default();
+            let sort = args.optional_document("sort")?;
+            let projection = args.optional_document("projection")?;
+            args.finish()?;
+            let mut action = coll.find_one(filter);
+            if let Some(sort) = sort {
+                action = action.sort(sort);
+            }
+            if let Some(projection) = projection {
+                action = action.projection(projection);
+            }
+            action.await.map(optional_document)
+        }
+        "aggregate" => {
+            let pipeline = args.documents("pipeline")?;
+            let mut options = AggregateOptions::default();
+            options.batch_size = args.optional_count("batchSize")?;
+            args.finish()?;
+            match coll.aggregate(pipeline).with_options(options).await {
+                Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
+                Err(e) => Err(e),
+            }
+        }
+        "countDocuments" => {
+            let filter = args.optional_document("filter")?.unwrap_or_default();
+            let mut options = CountOptions::default();
+            options.limit = args.optional_count("limit")?;
+            options.skip = args.optional_count("skip")?;
+            args.finish()?;
+            let counted = coll.count_documents(filter).with_options(options).await;
+            counted.map(|n| Outcome::Value(super::count(n)))
+        }
+        "estimatedDocumentCount" => {
+            args.finish()?;
+            let counted = coll.estimated_document_count().await;
+            counted.map(|n| Outcome::Value(super::count(n)))
+        }
+        "distinct" => {
+            let field = args.string("fieldName")?;
+            let filter = args.optional_document("filter")?.unwrap_or_default();
+            args.finish()?;
+            let values = coll
+                .distinct(field, filter)
+                .with_options(DistinctOptions::default())
+                .await;
+            values.map(|v| Outcome::Value(Bson::Array(v)))
+        }
+        "listIndexes" => {
+            args.finish()?;
+            match coll.list_indexes().await {
+                Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
+                Err(e) => Err(e),
+            }
+        }
+        "listIndexNames" => {
+            args.finish()?;
+            let names = coll.list_index_names().await;
+            names.map(|n| Outcome::Value(Bson::Array(n.into_iter().map(Bson::String).collect())))
+        }
+        "createIndex" => {
+            let keys = args.document("keys")?;
+            let name = args.take("name");
+            args.finish()?;
+            let mut model = IndexModel::builder().keys(keys);
+            if let Some(Bson::String(name)) = name {
+                model = model.options(steadfast::options::IndexOptions::default().name(name));
+            }
+            let created = coll.create_index(model.build()).await;
+            created.map(|r| Outcome::Value(Bson::String(r.index_name)))
+        }
+        "dropIndex" => {
+            let name = args.string("name")?;
+            args.finish()?;
+            coll.drop_index(name).await.map(|()| Outcome::Nothing)
+        }
+        "dropIndexes" => {
+            args.finish()?;
+            coll.drop_indexes().await.map(|()| Outcome::Nothing)
+        }
+        other => {
+            return Err(format!(
+                "collection operation {other:?} is not supported by this runner"
+            ));
+        }
+    };
+    Ok(result)
+}
+
+fn optional_document(found: Option<Document>) -> Outcome {
+    found.map_or(Outcome::Value(Bson::Null), |d| {
+        Outcome::Value(Bson::Document(d))
+    })
+}
+
+fn return_document(args: &mut Args) -> Result<Option<ReturnDocument>, String> {
+    match args.take("returnDocument") {
+        None => Ok(None),
+        Some(Bson::String(value)) if value.eq_ignore_ascii_case("before") => {
+            Ok(Some(ReturnDocument::Before))
+        }
+        Some(Bson::String(value)) if value.eq_ignore_ascii_case("after") => {
+            Ok(Some(ReturnDocument::After))
+        }
+        Some(other) => Err(format!(
+            "returnDocument must be Before or After, found {other}"
+        )),
+    }
+}
+
+fn find_options(args: &mut Args) -> Result<FindOptions, String> {
+    let mut options = FindOptions::default();
+    options.sort = args.optional_document("sort")?;
+    options.projection = args.optional_document("projection")?;
+    options.limit = args.optional_integer("limit")?;
+    options.skip = args.optional_count("skip")?;
+    options.batch_size = args.optional_count("batchSize")?;
+    options.hint = args.optional_hint()?;
+    Ok(options)
+}
+
+/// A `bulkWrite` request: `{insertOne: {...}}`, `{updateOne: {...}}`...
+fn write_model(request: &Document) -> Result<WriteModel<Document>, String> {
+    let mut entries = request.iter();
+    let (Some((kind, Bson::Document(spec))), None) = (entries.next(), entries.next()) else {
+        return Err(format!(
+            "a bulkWrite request must have exactly one key: {request}"
+        ));
+    };
+    let mut args = Args::new(kind, Some(spec));
+    let model = match kind.as_str() {
+        "insertOne" => {
+            WriteModel::InsertOne(steadfast::InsertOneModel::new(args.document("document")?))
+        }
+        "updateOne" | "updateMany" => {
+            let mut model = UpdateModel::new(args.document("filter")?, args.update("update")?);
+            if let Some(upsert) = args.optional_bool("upsert")? {
+                model = model.upsert(upsert);
+            }
+            if kind == "updateOne" {
+                WriteModel::UpdateOne(model)
+            } else {
+                WriteModel::UpdateMany(model)
+            }
+        }
+        "replaceOne" => {
+            let mut model =
+                ReplaceOneModel::new(args.document("filter")?, args.document("replacement")?);
+            if let Some(upsert) = args.optional_bool("upsert")? {
+                model = model.upsert(upsert);
+            }
+            WriteModel::ReplaceOne(model)
+        }
+        "deleteOne" => WriteModel::DeleteOne(DeleteModel::new(args.document("filter")?)),
+        "deleteMany" => WriteModel::DeleteMany(DeleteModel::new(args.document("filter")?)),
+        other => {
+            return Err(format!(
+                "bulkWrite request {other:?} is not supported by this runner"
+            ));
+        }
+    };
+    args.finish()?;
+    Ok(model)
+}

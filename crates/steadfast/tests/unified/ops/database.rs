@@ -1,0 +1,115 @@
+//! Database and client operations.
+
+use bson::{Bson, Document};
+use steadfast::options::{ListCollectionsOptions, ListDatabasesOptions};
+use steadfast::{Client, Database};
+
+use super::{OpResult, Outcome, drain};
+use crate::args::Args;
+
+/// Runs database operation `name`.
+pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -> OpResult {
+    let result = match name {
+        "runCommand" => {
+            let command = args.document("command")?;
+            let command_name = args.string("commandName")?;
+            args.finish()?;
+            if command.keys().next().map(String::as_str) != Some(command_name.as_str()) {
+                return Err(format!(
+                    "runCommand: commandName {command_name:?} is not the command's first key"
+                ));
+            }
+            db.run_command(command)
+                .await
+                .map(|reply| Outcome::Value(Bson::Document(reply)))
+        }
+        "aggregate" => {
+            let pipeline = args.documents("pipeline")?;
+            args.finish()?;
+            match db.aggregate(pipeline).await {
+                Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
+                Err(e) => Err(e),
+            }
+        }
+        "listCollections" | "listCollectionObjects" => {
+            let options = list_collections_options(&mut args)?;
+            args.finish()?;
+            match db.list_collections().with_options(options).await {
+                Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
+                Err(e) => Err(e),
+            }
+        }
+        "listCollectionNames" => {
+            let options = list_collections_options(&mut args)?;
+            args.finish()?;
+            let listed = match db.list_collections().with_options(options).await {
+                Ok(cursor) => drain(cursor).await,
+                Err(e) => Err(e),
+            };
+            listed.map(|specs| Outcome::Value(Bson::Array(names(specs))))
+        }
+        other => {
+            return Err(format!(
+                "database operation {other:?} is not supported by this runner"
+            ));
+        }
+    };
+    Ok(result)
+}
+
+/// Runs client operation `name`.
+pub(super) async fn run_on_client(name: &str, mut args: Args, client: &Client) -> OpResult {
+    let result = match name {
+        "listDatabases" | "listDatabaseObjects" | "listDatabaseNames" => {
+            let mut options = ListDatabasesOptions::default();
+            options.filter = args.optional_document("filter")?;
+            args.finish()?;
+            let listed = client.list_databases().with_options(options).await;
+            listed.map(|specs| {
+                let documents: Vec<Bson> = specs.iter().map(database_document).collect();
+                if name == "listDatabaseNames" {
+                    Outcome::Value(Bson::Array(names(documents)))
+                } else {
+                    Outcome::Documents(documents)
+                }
+            })
+        }
+        other => {
+            return Err(format!(
+                "client operation {other:?} is not supported by this runner"
+            ));
+        }
+    };
+    Ok(result)
+}
+
+fn list_collections_options(args: &mut Args) -> Result<ListCollectionsOptions, String> {
+    let mut options = ListCollectionsOptions::default();
+    options.filter = args.optional_document("filter")?;
+    options.batch_size = args.optional_count("batchSize")?;
+    Ok(options)
+}
+
+fn database_document(spec: &steadfast::results::DatabaseSpecification) -> Bson {
+    let mut document = Document::new();
+    document.insert("name", spec.name.clone());
+    document.insert(
+        "sizeOnDisk",
+        i64::try_from(spec.size_on_disk).unwrap_or(i64::MAX),
+    );
+    document.insert("empty", spec.empty);
+    if let Some(shards) = &spec.shards {
+        document.insert("shards", shards.clone());
+    }
+    Bson::Document(document)
+}
+
+fn names(documents: Vec<Bson>) -> Vec<Bson> {
+    documents
+        .into_iter()
+        .filter_map(|d| match d {
+            Bson::Document(d) => d.get("name").cloned(),
+            _ => None,
+        })
+        .collect()
+}

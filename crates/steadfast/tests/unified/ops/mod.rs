@@ -1,0 +1,134 @@
+//! Running one operation of a test: dispatch on the object's entity type, and the
+//! conversion of driver results into the documents `expectResult` describes.
+
+mod collection;
+mod database;
+mod test_runner;
+
+use bson::{Bson, Document, doc};
+use futures_util::TryStreamExt;
+use steadfast::results::{BulkWriteResult, DeleteResult, InsertManyResult, UpdateResult};
+
+use crate::args::Args;
+use crate::entities::{Entity, EntityMap};
+use crate::fixture::Fixture;
+
+/// What an operation returned.
+#[derive(Debug, Clone)]
+pub(crate) enum Outcome {
+    /// Nothing (void operations, test runner operations).
+    Nothing,
+    /// A single value, matched as a root-level value.
+    Value(Bson),
+    /// An iterated result: each document is matched as a root-level document.
+    Documents(Vec<Bson>),
+}
+
+impl Outcome {
+    /// The value a `saveResultAsEntity` stores.
+    pub(crate) fn into_bson(self) -> Option<Bson> {
+        match self {
+            Outcome::Nothing => None,
+            Outcome::Value(value) => Some(value),
+            Outcome::Documents(items) => Some(Bson::Array(items)),
+        }
+    }
+}
+
+/// The result of running an operation: `Err` is a runner-level problem (unknown entity,
+/// unsupported argument...), which fails the test whatever it expected; the inner `Err` is
+/// the driver's error, which `expectError` judges.
+pub(crate) type OpResult = Result<Result<Outcome, steadfast::Error>, String>;
+
+/// Runs `operation` (its `name`, `object` and `arguments`).
+pub(crate) async fn run(
+    operation: &Document,
+    entities: &mut EntityMap,
+    fixture: &mut Fixture,
+) -> OpResult {
+    let name = operation
+        .get_str("name")
+        .map_err(|_| "an operation without a name".to_owned())?;
+    let object = operation
+        .get_str("object")
+        .map_err(|_| format!("{name}: no object"))?;
+    let args = Args::new(name, operation.get_document("arguments").ok());
+    if object == "testRunner" {
+        return test_runner::run(name, args, entities, fixture).await;
+    }
+    match entities.get(object)? {
+        Entity::Collection(collection) => {
+            let collection = collection.clone();
+            collection::run(name, args, &collection).await
+        }
+        Entity::Database(database) => {
+            let database = database.clone();
+            database::run_on_database(name, args, &database).await
+        }
+        Entity::Client(client) => {
+            let client = client.client.clone();
+            database::run_on_client(name, args, &client).await
+        }
+        Entity::Bson(_) => Err(format!(
+            "{name}: {object:?} is a saved value, not an object with operations"
+        )),
+    }
+}
+
+/// Drains a cursor into the documents the server returned (whatever type the API gives
+/// its items: the tests match the raw documents).
+pub(crate) async fn drain<T: serde::de::DeserializeOwned>(
+    cursor: steadfast::Cursor<T>,
+) -> Result<Vec<Bson>, steadfast::Error> {
+    let documents: Vec<Document> = cursor.with_type::<Document>().try_collect().await?;
+    Ok(documents.into_iter().map(Bson::Document).collect())
+}
+
+fn ids(map: &std::collections::HashMap<usize, Bson>) -> Document {
+    let mut positions: Vec<&usize> = map.keys().collect();
+    positions.sort();
+    positions
+        .into_iter()
+        .filter_map(|p| map.get(p).map(|id| (p.to_string(), id.clone())))
+        .collect()
+}
+
+fn count(n: u64) -> Bson {
+    i64::try_from(n).map_or(Bson::Double(n as f64), Bson::Int64)
+}
+
+/// `BulkWriteResult` as the CRUD specification names its fields.
+pub(crate) fn bulk_write_result(result: &BulkWriteResult) -> Bson {
+    Bson::Document(doc! {
+        "deletedCount": count(result.deleted_count),
+        "insertedCount": count(result.inserted_count),
+        "insertedIds": ids(&result.inserted_ids),
+        "matchedCount": count(result.matched_count),
+        "modifiedCount": count(result.modified_count),
+        "upsertedCount": count(result.upserted_count),
+        "upsertedIds": ids(&result.upserted_ids),
+    })
+}
+
+/// `InsertManyResult`.
+pub(crate) fn insert_many_result(result: &InsertManyResult) -> Bson {
+    Bson::Document(doc! { "insertedIds": ids(&result.inserted_ids) })
+}
+
+/// `UpdateResult`.
+pub(crate) fn update_result(result: &UpdateResult) -> Bson {
+    let mut document = doc! {
+        "matchedCount": count(result.matched_count),
+        "modifiedCount": count(result.modified_count),
+        "upsertedCount": i64::from(result.upserted_id.is_some()),
+    };
+    if let Some(id) = &result.upserted_id {
+        document.insert("upsertedId", id.clone());
+    }
+    Bson::Document(document)
+}
+
+/// `DeleteResult`.
+pub(crate) fn delete_result(result: &DeleteResult) -> Bson {
+    Bson::Document(doc! { "deletedCount": count(result.deleted_count) })
+}

@@ -1,0 +1,53 @@
+//! Special test operations (`object: testRunner`).
+
+use super::{OpResult, Outcome};
+use crate::args::Args;
+use crate::entities::EntityMap;
+use crate::expect_error::integer;
+use crate::fixture::Fixture;
+
+/// Runs test runner operation `name`.
+pub(super) async fn run(
+    name: &str,
+    mut args: Args,
+    entities: &mut EntityMap,
+    fixture: &mut Fixture,
+) -> OpResult {
+    match name {
+        "failPoint" => {
+            let client = args.string("client")?;
+            let command = args.document("failPoint")?;
+            args.finish()?;
+            // The fail point goes to the node this client entity uses for primary reads, set
+            // through a separate direct client so that it never shows in the entity's events.
+            entities.client(&client)?;
+            fixture.set_fail_point(command).await?;
+        }
+        "createEntities" => {
+            let list = args.documents("entities")?;
+            args.finish()?;
+            entities.create(&list, fixture)?;
+        }
+        "assertNumberConnectionsCheckedOut" => {
+            let client = args.string("client")?;
+            let expected = args
+                .take("connections")
+                .as_ref()
+                .and_then(integer)
+                .ok_or("assertNumberConnectionsCheckedOut: connections must be an integer")?;
+            args.finish()?;
+            let actual = entities.client(&client)?.listener.checked_out();
+            if actual != expected {
+                return Err(format!(
+                    "field `connections`: expected {expected} connections checked out, found {actual}"
+                ));
+            }
+        }
+        other => {
+            return Err(format!(
+                "test runner operation {other:?} is not supported by this runner"
+            ));
+        }
+    }
+    Ok(Ok(Outcome::Nothing))
+}
