@@ -311,7 +311,7 @@ impl Topology {
         self.inner.tracker.live()
     }
 
-    fn request_immediate_checks(&self) {
+    pub(super) fn request_immediate_checks(&self) {
         for server in self
             .inner
             .servers

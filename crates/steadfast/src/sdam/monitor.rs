@@ -180,7 +180,10 @@ impl Monitor {
                 _ = self.signals.cancel.changed() => Outcome::Cancelled,
                 result = self.state.check() => Outcome::Checked(result.map(Box::new)),
             };
-            let wait = match outcome {
+            // Requests that arrived while a check ran are answered by its result; a cancelled
+            // check answered nothing, so requests made since (typically by the selection that
+            // retries the failed operation) must still wake the monitor.
+            let (wait, answered) = match outcome {
                 Outcome::Stopped => {
                     self.state
                         .interrupted("the monitor stopped (the client is closing)");
@@ -190,15 +193,15 @@ impl Monitor {
                     self.state
                         .interrupted("the check was cancelled after an application error");
                     self.state.connection = None;
-                    true
+                    (true, false)
                 }
-                Outcome::Checked(Ok(description)) => self.state.succeeded(description),
-                Outcome::Checked(Err(error)) => self.state.failed(error),
+                Outcome::Checked(Ok(description)) => (self.state.succeeded(description), true),
+                Outcome::Checked(Err(error)) => (self.state.failed(error), true),
             };
             if self.state.params.worker.is_closed() {
                 break;
             }
-            if wait && !self.wait().await {
+            if wait && !self.wait(answered).await {
                 break;
             }
         }
@@ -209,10 +212,13 @@ impl Monitor {
     }
 
     /// Sleeps heartbeatFrequencyMS, or less when a check is requested, but never less than
-    /// minHeartbeatFrequencyMS. Returns false when the monitor is stopped meanwhile.
-    async fn wait(&mut self) -> bool {
-        // Requests that arrived during the check are answered by its result.
-        self.signals.checks.forget();
+    /// minHeartbeatFrequencyMS. `answered` says whether the last check produced a result that
+    /// answers the requests made while it ran. Returns false when the monitor is stopped
+    /// meanwhile.
+    async fn wait(&mut self, answered: bool) -> bool {
+        if answered {
+            self.signals.checks.forget();
+        }
         let start = runtime::now();
         tokio::select! {
             _ = self.signals.stop.changed() => return false,

@@ -155,6 +155,43 @@ async fn a_network_error_cancels_the_check_in_progress() {
     harness.topology.shutdown().await;
 }
 
+/// A check requested while the monitor's check is in progress is ignored, because that check's
+/// result answers it — unless the check is then cancelled by an application network error: the
+/// cancelled check answered nothing, so the request must still be honoured. Dropping it would
+/// leave the server Unknown until the next heartbeat (60 s here), stalling every retry.
+#[tokio::test]
+async fn a_request_made_during_a_check_that_is_then_cancelled_is_honoured() {
+    let deployment = replica_set(2).await;
+    let harness = Harness::open(&format!("{}&heartbeatFrequencyMS=60000", deployment.uri()));
+    harness
+        .topology_where(0, "discovery", |t| super::fully_discovered(t, 2))
+        .await;
+    let primary = address_of(&deployment, 0);
+    let started = harness
+        .sdam(0, "the primary's awaited check", |e| {
+            matches!(e, SdamEvent::ServerHeartbeatStarted { address, awaited: true } if *address == primary)
+        })
+        .await;
+    // The request arrives while the awaited hello is in progress...
+    harness.topology.request_immediate_checks();
+    let generation = harness.topology.inner.servers.read().unwrap()[&primary]
+        .pool
+        .generation();
+    // ...and then an application error cancels that check.
+    harness.topology.handle_application_error(
+        &primary,
+        &Error::network("connection reset by peer"),
+        generation,
+        ErrorPhase::AfterHandshake,
+    );
+    harness
+        .sdam(started, "a new connection's handshake, long before the heartbeat", |e| {
+            matches!(e, SdamEvent::ServerHeartbeatSucceeded { address, awaited: false, .. } if *address == primary)
+        })
+        .await;
+    harness.topology.shutdown().await;
+}
+
 #[tokio::test]
 async fn every_heartbeat_started_has_its_outcome_even_on_shutdown() {
     let deployment = replica_set(3).await;
