@@ -481,8 +481,8 @@ pub(crate) async fn play(
         let fault = &scheduled.fault;
         let mut injected = Instant::now();
         let description = fault.to_string();
-        let outcome = if injected >= pacing.deadline {
-            Err("the run ended before its turn".to_owned())
+        let outcome = if injected + fault.duration() > pacing.deadline {
+            Err("the run ends before it would".to_owned())
         } else if injector.supports(fault) {
             board.set(Some(description.clone()));
             let mut outcome = injector.inject(fault, &mut injected).await;
