@@ -71,8 +71,15 @@ impl Error {
     /// [`Outcome::NotApplied`] (a read, or a write no attempt of which could have run),
     /// [`Outcome::Applied`] (the write happened; for example only its write concern failed)
     /// or [`Outcome::Ambiguous`] (an attempt reached the server and its fate is unknown).
-    /// Errors that did not come from running an operation report `NotApplied`.
+    /// A write concern error always means `Applied`. Errors that did not come from running an
+    /// operation report `NotApplied`.
     pub fn outcome(&self) -> Outcome {
+        if let ErrorKind::Write(failure) = &self.inner.kind
+            && failure.write_concern_error.is_some()
+        {
+            // The server reports a write concern error only after applying the write.
+            return Outcome::Applied;
+        }
         self.inner
             .retry
             .as_ref()

@@ -141,6 +141,53 @@ async fn state_change_and_network_codes_are_retried_once() {
 }
 
 #[tokio::test]
+async fn a_retryable_write_concern_error_is_retried_and_the_write_applied_once() {
+    let deployment = replica_set().await;
+    let h = harness(&deployment.uri(), "").await;
+    let orders = h.client.database("shop").collection::<Document>("orders");
+    let primary = primary_host(&deployment).await;
+    fail_command(
+        &primary,
+        doc! { "times": 1 }.into(),
+        doc! {
+            "failCommands": ["insert"],
+            "writeConcernError": { "code": 91, "errmsg": "shutting down" },
+        },
+    )
+    .await;
+    within(orders.insert_one(doc! { "_id": 1 })).await.unwrap();
+    let inserts = started(&h.events, "insert");
+    assert_eq!(inserts.len(), 2, "the write concern error was retried");
+    assert_eq!(txn_number(&inserts[0]), txn_number(&inserts[1]));
+    assert_eq!(
+        retries(&h.events)[0].reason,
+        RetryReason::WriteConcernError { code: 91 }
+    );
+    // The first attempt applied the write; the retry was answered from the transaction table.
+    assert_eq!(deployment.store().writes_applied("shop.orders"), 1);
+
+    // A write concern error no rule retries reaches the application, which learns that the
+    // write was applied.
+    fail_command(
+        &primary,
+        doc! { "times": 1 }.into(),
+        doc! {
+            "failCommands": ["insert"],
+            "writeConcernError": { "code": 64, "errmsg": "waiting for replication timed out" },
+        },
+    )
+    .await;
+    let error = within(orders.insert_one(doc! { "_id": 2 }))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), Some(64), "{error}");
+    assert_eq!(error.outcome(), Outcome::Applied);
+    assert_eq!(started(&h.events, "insert").len(), 3);
+    assert_eq!(deployment.store().writes_applied("shop.orders"), 2);
+    h.client.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_non_retryable_error_is_reported_after_one_attempt() {
     let deployment = replica_set().await;
     let h = harness(&deployment.uri(), "").await;
