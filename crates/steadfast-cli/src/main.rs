@@ -1,7 +1,10 @@
 //! `steadfast`: the command-line companion of the steadfast driver.
 //!
-//! - `steadfast demo`: starts an embedded blackpipe deployment and drives real round trips
-//!   through steadfast, printing what happened and how long it took.
+//! - `steadfast demo`: the article's counter workload on an embedded blackpipe replica set
+//!   through a stepdown, closed connections, a partition and overload; the counters must match
+//!   the acknowledged increments exactly.
+//! - `steadfast torture`: a seeded random fault schedule under load, then the invariants (no
+//!   write lost or doubled, no panic, no leaked task, connection or memory).
 
 mod bench;
 mod demo;
