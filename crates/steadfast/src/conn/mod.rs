@@ -114,6 +114,17 @@ impl Connection {
         self.description = Some(description);
     }
 
+    /// The socketTimeoutMS applied to each read and write (`None`: no limit).
+    pub(crate) fn socket_timeout(&self) -> Option<Duration> {
+        self.socket_timeout
+    }
+
+    /// Replaces the socket timeout: under timeoutMS the executor lifts it for one exchange
+    /// (the operation's deadline bounds the exchange instead) and restores it afterwards.
+    pub(crate) fn set_socket_timeout(&mut self, timeout: Option<Duration>) {
+        self.socket_timeout = timeout;
+    }
+
     /// Picks the request id the next [`Connection::send_message`] will use, so that monitoring
     /// can report it before anything is written. Calling it again replaces the reservation.
     pub(crate) fn reserve_request_id(&mut self) -> i32 {

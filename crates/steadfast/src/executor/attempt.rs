@@ -298,8 +298,14 @@ impl Client {
         if let Some(session) = session.as_deref_mut() {
             session.touch();
         }
+        // Under timeoutMS the deprecated socketTimeoutMS gives way to the deadline (CSOT).
+        let socket_timeout = connection.socket_timeout();
+        if plan.csot {
+            connection.set_socket_timeout(None);
+        }
         let sent_at = runtime::now();
         let exchange = connection.send_message(message, plan.deadline).await;
+        connection.set_socket_timeout(socket_timeout);
         let duration = runtime::now().saturating_duration_since(sent_at);
         let generation = connection.generation();
 

@@ -196,3 +196,31 @@ async fn under_timeout_ms_retries_continue_while_time_remains() {
     assert_eq!(deployment.store().writes_applied("shop.orders"), 1);
     h.client.shutdown().await;
 }
+
+#[tokio::test]
+async fn timeout_ms_replaces_socket_timeout_ms() {
+    let deployment = replica_set().await;
+    let h = harness(&deployment.uri(), "&socketTimeoutMS=100&retryWrites=false").await;
+    let db = h.client.database("shop");
+    let legacy = db.collection::<Document>("orders");
+    let bounded = db.collection_with_options::<Document>("orders", with_timeout(20_000));
+    within(legacy.insert_one(doc! { "_id": 0 })).await.unwrap();
+    let primary = primary_host(&deployment).await;
+    let block = || {
+        fail_command(
+            &primary,
+            doc! { "times": 1 }.into(),
+            doc! { "failCommands": ["insert"], "blockConnection": true, "blockTimeMS": 300 },
+        )
+    };
+    // Without timeoutMS, socketTimeoutMS cuts the slow reply short...
+    block().await;
+    let error = within(legacy.insert_one(doc! { "_id": 1 }))
+        .await
+        .unwrap_err();
+    assert!(error.is_timeout(), "{error}");
+    // ...with it, only the operation's deadline counts.
+    block().await;
+    within(bounded.insert_one(doc! { "_id": 2 })).await.unwrap();
+    h.client.shutdown().await;
+}
