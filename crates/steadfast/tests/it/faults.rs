@@ -186,7 +186,10 @@ async fn serve_until_probe(
         let steadfast_wire::Body::Msg(msg) = &message.body else {
             return;
         };
-        if msg.command_name().is_some_and(|n| n == "isMaster" || n == "hello") {
+        if msg
+            .command_name()
+            .is_some_and(|n| n == "isMaster" || n == "hello")
+        {
             let reply = Message::new(
                 1,
                 message.request_id,

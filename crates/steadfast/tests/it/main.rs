@@ -11,14 +11,14 @@ mod handshake;
 mod pool;
 mod pool_clear;
 mod pool_concurrency;
+mod pool_maintenance;
+mod recipes;
+mod recipes_counter;
 mod retry;
 mod retry_policy;
 mod retry_support;
 mod retry_timeout;
 mod session;
-mod pool_maintenance;
-mod recipes;
-mod recipes_counter;
 mod tls;
 mod uri;
 

@@ -223,9 +223,12 @@ async fn hostname_mismatch_rejected_unless_allowed() {
     .await
     .unwrap();
     // Ignoring the name does not mean ignoring the chain.
-    let error = ping_via(&proxy, &format!("tlsAllowInvalidHostnames=true&{FAIL_FAST}"))
-        .await
-        .unwrap_err();
+    let error = ping_via(
+        &proxy,
+        &format!("tlsAllowInvalidHostnames=true&{FAIL_FAST}"),
+    )
+    .await
+    .unwrap_err();
     assert!(is_tls_failure(&error), "{error:?}");
 }
 
