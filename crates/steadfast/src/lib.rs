@@ -41,7 +41,9 @@ mod runtime;
 mod sdam;
 pub mod session;
 
-pub use client::{BackgroundTasks, Client, ClientBuilder};
+#[doc(hidden)]
+pub use client::BackgroundTasks;
+pub use client::{Client, ClientBuilder};
 pub use coll::action;
 pub use coll::{
     Collection, DeleteModel, InsertOneModel, Namespace, ReplaceOneModel, UpdateModel, WriteModel,
