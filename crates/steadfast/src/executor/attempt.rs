@@ -372,9 +372,9 @@ impl Client {
         if let Some(identity) = &identity {
             monitoring::succeeded(self.events(), identity, &reply, duration);
         }
-        if kind == OperationKind::RetryableWrite
-            && let Some(failure) = retryable_write_concern_error(&reply)
-        {
+        if let Some(failure) = write_concern_error(&reply) {
+            // SDAM judges every write concern error (a state-change code marks the server
+            // Unknown); only a retryable write may be retried on one.
             let error = Error::from(failure).with_address(&address);
             self.topology().handle_application_error(
                 &address,
@@ -390,7 +390,8 @@ impl Client {
             };
             let circumstances = self.circumstances(plan, kind, &on);
             let (facts, error) = classify(error, &circumstances);
-            if facts.is_retryable_write_error() || facts.is_retryable_overload() {
+            let retryable = facts.is_retryable_write_error() || facts.is_retryable_overload();
+            if kind == OperationKind::RetryableWrite && retryable {
                 return AttemptResult::Failed(Box::new(Failure {
                     error,
                     facts,
@@ -537,7 +538,7 @@ fn server_error(
 }
 
 /// The write concern error of an `ok: 1` reply, if it has one.
-fn retryable_write_concern_error(reply: &RawDocumentBuf) -> Option<WriteFailure> {
+fn write_concern_error(reply: &RawDocumentBuf) -> Option<WriteFailure> {
     if !matches!(reply.get("writeConcernError"), Ok(Some(_))) {
         return None;
     }
