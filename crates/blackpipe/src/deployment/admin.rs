@@ -17,8 +17,8 @@
 //! | `{blackpipe: "freeze", member?, secs}` | keep a secondary out of automatic elections (`secs: 0` unfreezes) |
 //! | `{blackpipe: "kill", member?}` | the node's port refuses connections; open connections drop |
 //! | `{blackpipe: "restart", member}` | a killed node listens again as a new process (new `processId`) |
-//! | `{blackpipe: "partition", member?}` | the node accepts connections but never answers |
-//! | `{blackpipe: "heal", member}` | ends a partition |
+//! | `{blackpipe: "partition", member?}` | the node accepts connections but answers nothing: requests it receives are held, unprocessed |
+//! | `{blackpipe: "heal", member}` | ends a partition: held requests on still-open connections are processed and answered in order, as TCP would deliver them late |
 //! | `{blackpipe: "shutdown", member?, quiesceMS?: 0}` | answer `ShutdownInProgress` for `quiesceMS`, then die |
 //! | `{blackpipe: "slow", member?, delayMS}` | delay every reply of the node (`0` restores) |
 //! | `{blackpipe: "overload", member?, mode?: "alwaysOn", baseBackoffMS?}` | reject commands with code 462 (`mode` as in `configureFailPoint`; `"off"` stops) |

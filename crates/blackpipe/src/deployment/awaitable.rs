@@ -53,7 +53,7 @@ pub(crate) async fn hello(
         Err(error) => return Reaction::reply(error.to_reply()).into(),
     };
     let Some(AwaitRequest { seen, max_await_ms }) = awaited else {
-        return reply_now(node, legacy, hello_ok, connection_id);
+        return reply_when_reachable(node, legacy, hello_ok, connection_id).await;
     };
     let mut changes = node.version.subscribe();
     let current = *changes.borrow_and_update();
@@ -80,25 +80,38 @@ pub(crate) async fn hello(
         return Outcome::Stream(stream);
     }
     wait_for_change(&mut changes, seen, max_await).await;
-    reply_now(node, legacy, hello_ok, connection_id)
+    reply_when_reachable(node, legacy, hello_ok, connection_id).await
 }
 
-/// The reply as the node stands now: a partition that began while the hello waited swallows
-/// it, a shutdown that began turns it into `ShutdownInProgress`.
-fn reply_now(node: &NodeContext, legacy: bool, hello_ok: bool, connection_id: i64) -> Outcome {
-    match node.hello_reply(legacy, hello_ok, connection_id) {
-        Some((reply, view)) => match view.health {
+/// The reply as the node stands once it is reachable: a partition that began while the hello
+/// waited holds it until the partition heals (it then describes the healed node), a shutdown
+/// that began turns it into `ShutdownInProgress`.
+async fn reply_when_reachable(
+    node: &NodeContext,
+    legacy: bool,
+    hello_ok: bool,
+    connection_id: i64,
+) -> Outcome {
+    loop {
+        if node.reachable_view().await.is_none() {
+            return Reaction::HangUp.into();
+        }
+        let Some((reply, view)) = node.hello_reply(legacy, hello_ok, connection_id) else {
+            return Reaction::HangUp.into();
+        };
+        return match view.health {
             Health::Up => Reaction::Reply(reply).into(),
-            Health::Partitioned => Reaction::NoReply.into(),
+            // Partitioned again between the two reads: wait for that partition too.
+            Health::Partitioned => continue,
             Health::ShuttingDown => Reaction::Reply(shutdown_error(node, view.version)).into(),
             Health::Down => Reaction::HangUp.into(),
-        },
-        None => Reaction::HangUp.into(),
+        };
     }
 }
 
 /// Feeds an exhaust stream: one reply per change or `max_await`, until the connection closes
-/// or the node goes down. A partitioned node sends nothing until it heals.
+/// or the node goes down. A reply due while the node is partitioned is held until it heals and
+/// then describes the healed node.
 #[allow(clippy::too_many_arguments)]
 async fn stream_hellos(
     node: NodeContext,
@@ -115,6 +128,10 @@ async fn stream_hellos(
             () = sender.closed() => return,
             () = wait_for_change(&mut changes, seen, max_await) => {}
         }
+        tokio::select! {
+            () = sender.closed() => return,
+            reachable = node.reachable_view() => if reachable.is_none() { return },
+        }
         let Some((reply, view)) = node.hello_reply(legacy, hello_ok, connection_id) else {
             return;
         };
@@ -122,10 +139,8 @@ async fn stream_hellos(
             // The connections of a killed node are being closed; dropping the sender closes
             // this one too.
             Health::Down => return,
-            Health::Partitioned => {
-                seen = view.version;
-                continue;
-            }
+            // Partitioned again since the heal: the next turn holds the reply again.
+            Health::Partitioned => continue,
             Health::ShuttingDown => {
                 let _ = sender
                     .finish_with(Reaction::Reply(shutdown_error(&node, view.version)))

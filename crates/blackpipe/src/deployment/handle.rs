@@ -228,7 +228,10 @@ impl Deployment {
         self.inner.restart(index).await
     }
 
-    /// Partitions `index`: it accepts connections and never answers.
+    /// Partitions `index`: it accepts connections but answers nothing while partitioned, as
+    /// if the network dropped every packet (monitors time out, and a primary loses its role).
+    /// Requests it receives meanwhile are held, neither processed nor answered, and replies
+    /// due meanwhile are held too; see [`Deployment::heal`].
     ///
     /// # Errors
     ///
@@ -237,7 +240,10 @@ impl Deployment {
         self.inner.partition(index)
     }
 
-    /// Ends the partition of `index`.
+    /// Ends the partition of `index`. Like TCP retransmitting what a partition dropped, the
+    /// requests held on each still-open connection are then processed and answered in order
+    /// (a connection the client closed meanwhile dropped its held requests), and awaitable
+    /// hellos held across the partition answer as the node stands after the heal.
     ///
     /// # Errors
     ///

@@ -1,7 +1,8 @@
 //! One node's [`Handler`]: the command pipeline of a mongod (or mongos) process, in mongod's
 //! order: ingress (partition, slowness, shutdown) -> overload -> `failCommand` -> hello ->
 //! control and trivial commands -> primary/secondary checks -> the store -> write-concern
-//! error injection -> error labels, `topologyVersion` and `$clusterTime`.
+//! error injection -> error labels, `topologyVersion` and `$clusterTime`. While the node is
+//! partitioned, requests wait at ingress and replies wait before leaving, until it heals.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -169,6 +170,38 @@ impl NodeContext {
         Reaction::Reply(reply).into()
     }
 
+    /// Resolves once this node is no longer partitioned, with its view then (`None` if it is
+    /// gone). A partition drops packets and TCP retransmits them: what a partitioned node
+    /// received or was about to send gets through once the partition heals, if the connection
+    /// is still open (closing it drops this future along with the connection's task).
+    pub(crate) async fn reachable_view(&self) -> Option<NodeView> {
+        // Subscribe before reading the state so that a heal in between still wakes us: every
+        // health change moves this node's topologyVersion.
+        let mut changes = self.version.subscribe();
+        loop {
+            let view = self.view()?;
+            if view.health != Health::Partitioned {
+                return Some(view);
+            }
+            if changes.changed().await.is_err() {
+                return self.view();
+            }
+        }
+    }
+
+    /// Holds a single reply while the node is partitioned; hang-ups and silences go at once,
+    /// and streams hold their own replies.
+    async fn deliver(&self, outcome: Outcome) -> Outcome {
+        let holds = matches!(
+            &outcome,
+            Outcome::React(reaction) if !matches!(reaction, Reaction::HangUp | Reaction::NoReply)
+        );
+        if holds {
+            let _ = self.reachable_view().await;
+        }
+        outcome
+    }
+
     /// Waits `duration`. For a write that started on the primary, a stepdown meanwhile
     /// interrupts the wait (`Err`), as mongod kills in-flight writes when it steps down.
     async fn pause(&self, duration: Duration, write_on_primary: Option<i64>) -> Result<(), ()> {
@@ -230,7 +263,10 @@ impl Handler for MemberHandler {
         request: Arc<Request>,
         connection: &'a mut ConnectionContext,
     ) -> BoxFuture<'a, Outcome> {
-        Box::pin(dispatch(&self.node, &self.counters, request, connection))
+        Box::pin(async move {
+            let outcome = dispatch(&self.node, &self.counters, request, connection).await;
+            self.node.deliver(outcome).await
+        })
     }
 }
 
@@ -325,10 +361,17 @@ async fn dispatch(
     let Some(mut view) = node.view() else {
         return Reaction::reply(errors::error_reply(91, "this node is not running")).into();
     };
+    if view.health == Health::Partitioned {
+        // Not delivered yet: the request is processed when the partition heals, as TCP would
+        // deliver it late. Later requests on this connection wait behind it, in order.
+        match node.reachable_view().await {
+            Some(fresh) => view = fresh,
+            None => return Reaction::HangUp.into(),
+        }
+    }
     match view.health {
-        Health::Partitioned => return Reaction::NoReply.into(),
         Health::Down => return Reaction::HangUp.into(),
-        Health::Up | Health::ShuttingDown => {}
+        Health::Up | Health::ShuttingDown | Health::Partitioned => {}
     }
     let write_on_primary =
         (class == CommandClass::Write && view.role == Role::Primary).then_some(view.term);
@@ -336,12 +379,11 @@ async fn dispatch(
         if node.pause(view.slow, write_on_primary).await.is_err() {
             return interrupted(node, session);
         }
+        // The request was delivered before any partition that began meanwhile: it runs now,
+        // and its reply is held until the partition heals.
         match node.view() {
             Some(fresh) => view = fresh,
             None => return Reaction::HangUp.into(),
-        }
-        if view.health == Health::Partitioned {
-            return Reaction::NoReply.into();
         }
     }
     if view.health == Health::ShuttingDown {
@@ -405,15 +447,9 @@ async fn dispatch(
     };
     if let Some(action) = action {
         if let Some(block) = action.block_for {
+            // A partition that begins during the block holds the reply, not the command.
             if node.pause(block, write_on_primary).await.is_err() {
                 return interrupted(node, session);
-            }
-            // A partition that began during the block swallows the command.
-            if node
-                .view()
-                .is_none_or(|view| view.health == Health::Partitioned)
-            {
-                return Reaction::NoReply.into();
             }
         }
         match action.outcome {
@@ -451,10 +487,13 @@ async fn execute_in_store(
     session: SessionFacts,
     class: CommandClass,
 ) -> Outcome {
+    // mongod's fail point sits where a retryable write is applied; a retry that the
+    // transaction table answers from its stored outcomes applies nothing and never reaches it.
     let retryable_write = class == CommandClass::Write
         && session.has_txn_number
         && !session.in_transaction
-        && request.command().contains_key("lsid");
+        && request.command().contains_key("lsid")
+        && !node.inner.store.replays_entirely(request.command());
     let transactional = if retryable_write {
         lock(&node.process.fail_points).transactional_write(&mut *lock(&node.inner.rng))
     } else {

@@ -140,6 +140,13 @@ impl Store {
         lock(&self.oplog).applied(ns)
     }
 
+    /// Whether `command` is a retryable write (`lsid` + `txnNumber`) whose every statement was
+    /// already applied, so that [`Store::execute`] would answer it from the transaction table
+    /// without applying anything.
+    pub fn replays_entirely(&self, command: &Document) -> bool {
+        self.transactions.replays_entirely(command)
+    }
+
     /// How many cursors are open.
     pub fn open_cursor_count(&self) -> usize {
         lock(&self.cursors).len()

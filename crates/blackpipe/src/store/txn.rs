@@ -203,6 +203,42 @@ impl TransactionTable {
     pub(crate) fn len(&self) -> usize {
         lock(&self.sessions).len()
     }
+
+    /// Whether `command` is a retryable write every statement of which is already recorded
+    /// under its `lsid` and `txnNumber`: executing it would replay outcomes and apply nothing.
+    /// Looks without creating a session record.
+    pub(crate) fn replays_entirely(&self, command: &Document) -> bool {
+        let Ok(Some(retryable)) = retryable_write_of(command) else {
+            return false;
+        };
+        let Some(record) = lock(&self.sessions).get(&retryable.session).cloned() else {
+            return false;
+        };
+        let record = lock(&record);
+        if record.txn_number != Some(retryable.txn_number) {
+            return false;
+        }
+        let batch = |field: &str| match command.get(field) {
+            Some(Bson::Array(items)) => statement_ids(command, items.len()).ok(),
+            _ => None,
+        };
+        let statements = match command.keys().next().map(String::as_str) {
+            Some("insert") => batch("documents"),
+            Some("update") => batch("updates"),
+            Some("delete") => batch("deletes"),
+            Some("findAndModify" | "findandmodify") => match command.get("stmtId") {
+                Some(Bson::Int32(id)) => Some(vec![*id]),
+                _ => Some(vec![0]),
+            },
+            _ => None,
+        };
+        statements.is_some_and(|statements| {
+            !statements.is_empty()
+                && statements
+                    .iter()
+                    .all(|statement| record.executed(*statement).is_some())
+        })
+    }
 }
 
 /// Statement ids of a batch: the command's `stmtIds` array if given, else positions.

@@ -285,32 +285,6 @@ async fn killed_node_refuses_connections_and_restarts_as_a_new_process() {
 }
 
 #[tokio::test]
-async fn partitioned_node_accepts_but_never_answers() {
-    let deployment = start(DeploymentConfig::replica_set(3)).await;
-    deployment.partition(2).unwrap();
-    let mut isolated = client(&deployment, 2).await;
-    let counters = deployment.counters(2).unwrap();
-    let unanswered = isolated
-        .send_command(doc! { "ping": 1, "$db": "admin" })
-        .await;
-    // Heal only once the node has received (and swallowed) the first ping.
-    within(async {
-        while counters.commands() == 0 {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await;
-    deployment.heal(2).unwrap();
-    let answered = isolated
-        .send_command(doc! { "ping": 1, "$db": "admin" })
-        .await;
-    let message = isolated.expect_message().await;
-    // The only reply answers the request sent after the heal.
-    assert_eq!(message.response_to, answered);
-    assert_ne!(message.response_to, unanswered);
-}
-
-#[tokio::test]
 async fn partitioning_the_primary_elects_another() {
     let deployment = start(DeploymentConfig::replica_set(3)).await;
     deployment.partition(0).unwrap();
@@ -593,39 +567,4 @@ async fn session_commands_are_accepted() {
         let reply = node.round_trip(command.clone()).await;
         assert_eq!(reply.get_f64("ok").unwrap(), 1.0, "{command} -> {reply}");
     }
-}
-
-#[tokio::test]
-async fn a_partition_swallows_a_waiting_awaitable_hello() {
-    let deployment = start(DeploymentConfig::replica_set(3)).await;
-    let counters = deployment.counters(1).unwrap();
-    let mut node = client(&deployment, 1).await;
-    let first = node.round_trip(hello()).await;
-    let mut awaitable = hello();
-    awaitable.insert("topologyVersion", version_of(&first));
-    awaitable.insert("maxAwaitTimeMS", 600_000_i64);
-    let swallowed = node.send_command(awaitable).await;
-    within(async {
-        while counters.hellos() < 2 {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await;
-    // The partition is a topology change that wakes the hello, which must still not answer.
-    deployment.partition(1).unwrap();
-    // The connection reads its next request only once the hello is fully handled: when the
-    // node has received this ping, the hello was handled while partitioned.
-    let commands = counters.commands();
-    let also_swallowed = node.send_command(doc! { "ping": 1, "$db": "admin" }).await;
-    within(async {
-        while counters.commands() == commands {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await;
-    deployment.heal(1).unwrap();
-    let answered = node.send_command(doc! { "ping": 1, "$db": "admin" }).await;
-    let message = node.expect_message().await;
-    assert_eq!(message.response_to, answered);
-    assert!(![swallowed, also_swallowed].contains(&message.response_to));
 }

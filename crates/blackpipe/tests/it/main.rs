@@ -2,6 +2,7 @@
 //! official `mongodb` driver.
 
 mod deployment;
+mod deployment_partition;
 mod fidelity;
 mod fidelity_sdam;
 mod interop;

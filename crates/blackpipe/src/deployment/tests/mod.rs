@@ -3,3 +3,4 @@ mod errors;
 mod hello;
 mod model;
 mod model_props;
+mod replay;
