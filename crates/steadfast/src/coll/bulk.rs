@@ -26,13 +26,12 @@ pub(crate) struct Run {
     pub(crate) ids: Vec<Bson>,
 }
 
-/// The runs of a bulk write, and whether it is a retryable write.
+/// The runs of a bulk write. Whether each command is a retryable write is decided per command
+/// (see `WriteBatch::retryability`), as the retryable-writes specification requires.
 #[derive(Debug)]
 pub(crate) struct BulkPlan {
     /// In execution order.
     pub(crate) runs: Vec<Run>,
-    /// False when any model may touch several documents.
-    pub(crate) retryable: bool,
 }
 
 impl BulkPlan {
@@ -48,7 +47,6 @@ impl BulkPlan {
                 "a bulk write needs at least one write model",
             ));
         }
-        let retryable = !models.iter().any(WriteModel::is_multi);
         let mut runs: Vec<Run> = Vec::new();
         let mut pending: Vec<Vec<Statement>> = Vec::new();
         for (position, model) in models.into_iter().enumerate() {
@@ -90,14 +88,13 @@ impl BulkPlan {
             };
             runs.sort_by_key(|run| rank(run.kind));
         }
-        Ok(BulkPlan { runs, retryable })
+        Ok(BulkPlan { runs })
     }
 }
 
 impl BulkPlan {
     /// One run of `statements` of one kind (the single-write helpers and `insert_many`).
     pub(crate) fn single_run(kind: WriteKind, statements: Vec<Statement>, ids: Vec<Bson>) -> Self {
-        let retryable = !statements.iter().any(|s| s.multi);
         let positions = (0..statements.len()).collect();
         BulkPlan {
             runs: vec![Run {
@@ -106,7 +103,6 @@ impl BulkPlan {
                 positions,
                 ids,
             }],
-            retryable,
         }
     }
 }

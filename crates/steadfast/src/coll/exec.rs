@@ -134,7 +134,6 @@ pub(crate) async fn run_bulk(
                 Arc::clone(&run.statements),
                 start,
                 Arc::clone(&fields),
-                plan.retryable,
             );
             let batch = match size_check.take() {
                 Some(sizes) => batch.with_size_check(sizes),

@@ -48,7 +48,6 @@ fn ordered_plans_keep_order_and_split_on_kind_changes() {
             (WriteKind::Update, vec![5]),
         ]
     );
-    assert!(plan.retryable);
     assert_eq!(plan.runs[0].ids, [Bson::Int32(0), Bson::Int32(1)]);
     assert!(
         matches!(plan.runs[2].ids[0], Bson::ObjectId(_)),
@@ -69,16 +68,38 @@ fn unordered_plans_group_by_kind() {
     );
 }
 
+/// Retryable-writes: eligibility is judged per command, so a multi-document statement makes
+/// its own command non-retryable and leaves the others retryable.
 #[test]
-fn multi_models_make_the_bulk_non_retryable() {
-    let mut models = mixed();
-    models.push(WriteModel::DeleteMany(DeleteModel::new(doc! {})));
-    assert!(!BulkPlan::new(models, true).expect("valid").retryable);
-    let many = vec![WriteModel::<Document>::UpdateMany(UpdateModel::new(
-        doc! {},
-        doc! { "$set": { "a": 1 } },
-    ))];
-    assert!(!BulkPlan::new(many, true).expect("valid").retryable);
+fn only_the_commands_holding_a_multi_statement_are_non_retryable() {
+    use std::sync::Arc;
+
+    use crate::Namespace;
+    use crate::operation::write::{WriteBatch, WriteCommandFields};
+    use crate::operation::{Operation, Retryability};
+
+    let models = vec![
+        WriteModel::DeleteMany(DeleteModel::new(doc! {})),
+        WriteModel::InsertOne(InsertOneModel::new(doc! { "a": 1 })),
+    ];
+    let plan = BulkPlan::new(models, true).expect("valid");
+    let fields = Arc::new(WriteCommandFields::default());
+    let ns = Namespace::new("db", "coll");
+    let retryability: Vec<Retryability> = plan
+        .runs
+        .iter()
+        .map(|run| {
+            WriteBatch::new(
+                ns.clone(),
+                run.kind,
+                Arc::clone(&run.statements),
+                0,
+                Arc::clone(&fields),
+            )
+            .retryability()
+        })
+        .collect();
+    assert_eq!(retryability, [Retryability::None, Retryability::Write]);
 }
 
 #[test]

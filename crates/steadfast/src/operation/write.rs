@@ -217,8 +217,6 @@ pub(crate) struct WriteBatch {
     /// (same `txnNumber`) resends exactly the same statements.
     chosen: Option<usize>,
     fields: Arc<WriteCommandFields>,
-    /// Whether the whole bulk has no multi-document statement (then it is a retryable write).
-    retryable: bool,
     /// Set on the first batch of a bulk write: the caller's position and checked size of every
     /// statement of the whole bulk, so that an oversized one fails the operation before its
     /// first command is sent.
@@ -236,15 +234,13 @@ pub(crate) struct SizeCheck {
 }
 
 impl WriteBatch {
-    /// The batch of `statements` starting at `start`. `retryable` is false when any statement
-    /// of the whole bulk operation (not only this run) may touch several documents.
+    /// The batch of `statements` starting at `start`.
     pub(crate) fn new(
         ns: Namespace,
         kind: WriteKind,
         statements: Arc<[Statement]>,
         start: usize,
         fields: Arc<WriteCommandFields>,
-        retryable: bool,
     ) -> Self {
         WriteBatch {
             ns,
@@ -253,7 +249,6 @@ impl WriteBatch {
             start,
             chosen: None,
             fields,
-            retryable,
             size_check: None,
         }
     }
@@ -369,11 +364,17 @@ impl Operation for WriteBatch {
         BatchOutcome::parse(&reply, self.kind, self.start, count)
     }
 
+    /// The retryable-writes specification judges each command of a bulk on its own: this one is
+    /// a retryable write unless it may carry a multi-document statement. Its extent is only
+    /// known once built for a connection, so every statement of the run from `start` counts
+    /// (exact for runs of single-document writes, which is every run but an update or delete run
+    /// that mixes in `*_many`).
     fn retryability(&self) -> Retryability {
-        if self.retryable {
-            Retryability::Write
-        } else {
+        let remaining = self.statements.get(self.start..).unwrap_or_default();
+        if remaining.iter().any(|s| s.multi) {
             Retryability::None
+        } else {
+            Retryability::Write
         }
     }
 

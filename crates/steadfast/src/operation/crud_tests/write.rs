@@ -39,7 +39,6 @@ fn batch(statements: Arc<[Statement]>, start: usize) -> WriteBatch {
             ordered: true,
             ..WriteCommandFields::default()
         }),
-        true,
     )
 }
 
@@ -234,7 +233,6 @@ fn multi_statement_runs_are_not_retryable_and_carry_the_write_concern() {
             comment: Some(Bson::String("why".into())),
             ..WriteCommandFields::default()
         }),
-        false,
     );
     assert_eq!(op.retryability(), Retryability::None);
     assert_eq!(op.write_concern(), Some(&wc));
