@@ -3,7 +3,8 @@
 
 use std::collections::VecDeque;
 
-use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
+use bson::raw::RawElement;
+use bson::{RawArray, RawBsonRef, RawDocument, RawDocumentBuf};
 
 use crate::coll::Namespace;
 use crate::error::{Error, Result};
@@ -22,6 +23,16 @@ pub(crate) struct CursorReply {
     pub(crate) post_batch_resume_token: Option<RawDocumentBuf>,
 }
 
+/// The first element of each name `CursorReply::parse` reads from a `cursor` document.
+#[derive(Default)]
+struct CursorFields<'a> {
+    id: Option<RawElement<'a>>,
+    ns: Option<RawElement<'a>>,
+    first_batch: Option<RawElement<'a>>,
+    next_batch: Option<RawElement<'a>>,
+    post_batch_resume_token: Option<RawElement<'a>>,
+}
+
 impl CursorReply {
     /// Reads the `cursor` field of `reply`, whose batch is `firstBatch` (initial commands) or
     /// `nextBatch` (`getMore`).
@@ -35,27 +46,41 @@ impl CursorReply {
         let cursor = reply
             .get_document("cursor")
             .map_err(|_| malformed("no `cursor` document"))?;
-        let id = match cursor.get("id") {
-            Ok(Some(RawBsonRef::Int64(id))) => id,
-            Ok(Some(RawBsonRef::Int32(id))) => i64::from(id),
+        // One pass over the cursor document instead of one lookup per field: each lookup
+        // re-walks (and re-checks) every element before the one it wants. As with a lookup,
+        // the first element of each name counts and nothing after a malformed element does.
+        let mut fields = CursorFields::default();
+        for element in cursor.iter_elements() {
+            let Ok(element) = element else { break };
+            let slot = match element.key().as_str() {
+                "id" => &mut fields.id,
+                "ns" => &mut fields.ns,
+                "firstBatch" => &mut fields.first_batch,
+                "nextBatch" => &mut fields.next_batch,
+                "postBatchResumeToken" => &mut fields.post_batch_resume_token,
+                _ => continue,
+            };
+            if slot.is_none() {
+                *slot = Some(element);
+            }
+        }
+        let id = match fields.id.map(|e| e.value()) {
+            Some(Ok(RawBsonRef::Int64(id))) => id,
+            Some(Ok(RawBsonRef::Int32(id))) => i64::from(id),
             _ => return Err(malformed("`cursor.id` is missing or not an integer")),
         };
-        let ns = cursor
-            .get_str("ns")
-            .map_err(|_| malformed("`cursor.ns` is missing or not a string"))?;
+        let ns = match fields.ns.map(|e| e.value()) {
+            Some(Ok(RawBsonRef::String(ns))) => ns,
+            _ => return Err(malformed("`cursor.ns` is missing or not a string")),
+        };
         let ns: Namespace = ns
             .parse()
             .map_err(|_| malformed("`cursor.ns` is not a namespace"))?;
-        let batch = match (
-            cursor.get_array("firstBatch"),
-            cursor.get_array("nextBatch"),
-        ) {
-            (Ok(batch), _) | (_, Ok(batch)) => batch,
-            _ => {
-                return Err(malformed(
-                    "the cursor has neither `firstBatch` nor `nextBatch`",
-                ));
-            }
+        let Some(batch) = as_array(fields.first_batch).or_else(|| as_array(fields.next_batch))
+        else {
+            return Err(malformed(
+                "the cursor has neither `firstBatch` nor `nextBatch`",
+            ));
         };
         let mut first_batch = VecDeque::new();
         for entry in batch {
@@ -64,16 +89,24 @@ impl CursorReply {
                 _ => return Err(malformed("a batch entry is not a document")),
             }
         }
-        let post_batch_resume_token = cursor
-            .get_document("postBatchResumeToken")
-            .ok()
-            .map(ToOwned::to_owned);
+        let post_batch_resume_token = match fields.post_batch_resume_token.map(|e| e.value()) {
+            Some(Ok(RawBsonRef::Document(token))) => Some(token.to_owned()),
+            _ => None,
+        };
         Ok(CursorReply {
             id,
             ns,
             first_batch,
             post_batch_resume_token,
         })
+    }
+}
+
+/// The array `element` holds, if it is a readable array.
+fn as_array(element: Option<RawElement<'_>>) -> Option<&RawArray> {
+    match element.map(|e| e.value()) {
+        Some(Ok(RawBsonRef::Array(batch))) => Some(batch),
+        _ => None,
     }
 }
 
