@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use bson::raw::RawElement;
 use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, rawdoc};
 use steadfast_core::description::ServerType;
 use steadfast_core::retry::{FailureFacts, OperationKind, Sent};
@@ -346,8 +347,11 @@ impl Client {
             }
         };
 
-        self.observe_times(&reply, session);
-        if !raw_ok(&reply) {
+        // One pass over the reply's top level finds every field the attempt itself reads.
+        let fields = ReplyFields::scan(&reply);
+        self.observe_times(&fields, session);
+        let has_write_concern_error = fields.has_write_concern_error();
+        if !fields.is_ok() {
             let mut error = match server_error(&reply, kind) {
                 Ok((error, backoff)) => (error.with_address(&address), backoff),
                 Err(error) => (error.with_address(&address), None),
@@ -372,7 +376,12 @@ impl Client {
         if let Some(identity) = &identity {
             monitoring::succeeded(self.events(), identity, &reply, duration);
         }
-        if let Some(failure) = write_concern_error(&reply) {
+        let write_failure = if has_write_concern_error {
+            write_concern_error(&reply)
+        } else {
+            None
+        };
+        if let Some(failure) = write_failure {
             // SDAM judges every write concern error (a state-change code marks the server
             // Unknown); only a retryable write may be retried on one.
             let error = Error::from(failure).with_address(&address);
@@ -457,16 +466,16 @@ impl Client {
 
     /// Gossips `$clusterTime` (to the client and the session) and records `operationTime` in
     /// the session.
-    fn observe_times(&self, reply: &RawDocumentBuf, session: Option<&mut ClientSession>) {
-        let cluster_time = match reply.get_document("$clusterTime") {
-            Ok(raw) => Document::try_from(raw).ok().and_then(|document| {
+    fn observe_times(&self, reply: &ReplyFields<'_>, session: Option<&mut ClientSession>) {
+        let cluster_time = match reply.value(&reply.cluster_time) {
+            Some(RawBsonRef::Document(raw)) => Document::try_from(raw).ok().and_then(|document| {
                 let timestamp = document.get_timestamp("clusterTime").ok()?;
                 Some(ClusterTime {
                     timestamp,
                     document,
                 })
             }),
-            Err(_) => None,
+            _ => None,
         };
         if let Some(cluster_time) = &cluster_time {
             self.topology().advance_cluster_time(cluster_time);
@@ -475,7 +484,8 @@ impl Client {
             if let Some(cluster_time) = &cluster_time {
                 session.observe_cluster_time(cluster_time);
             }
-            if let Ok(operation_time) = reply.get_timestamp("operationTime") {
+            if let Some(RawBsonRef::Timestamp(operation_time)) = reply.value(&reply.operation_time)
+            {
                 session.advance_operation_time(operation_time);
             }
         }
@@ -497,14 +507,54 @@ fn deadline_passed(plan: &OperationPlan) -> bool {
         .is_some_and(|deadline| runtime::now() >= deadline)
 }
 
-/// `ok` is 1 (any numeric type) or true.
-fn raw_ok(reply: &RawDocument) -> bool {
-    match reply.get("ok") {
-        Ok(Some(RawBsonRef::Double(v))) => v == 1.0,
-        Ok(Some(RawBsonRef::Int32(v))) => v == 1,
-        Ok(Some(RawBsonRef::Int64(v))) => v == 1,
-        Ok(Some(RawBsonRef::Boolean(v))) => v,
-        _ => false,
+/// The first element of each top-level name an attempt reads from a reply. Like a lookup by
+/// name, a malformed element ends the search: nothing after it is found.
+#[derive(Default)]
+struct ReplyFields<'a> {
+    ok: Option<RawElement<'a>>,
+    cluster_time: Option<RawElement<'a>>,
+    operation_time: Option<RawElement<'a>>,
+    write_concern_error: Option<RawElement<'a>>,
+}
+
+impl<'a> ReplyFields<'a> {
+    fn scan(reply: &'a RawDocument) -> Self {
+        let mut fields = ReplyFields::default();
+        for element in reply.iter_elements() {
+            let Ok(element) = element else { break };
+            let slot = match element.key().as_str() {
+                "ok" => &mut fields.ok,
+                "$clusterTime" => &mut fields.cluster_time,
+                "operationTime" => &mut fields.operation_time,
+                "writeConcernError" => &mut fields.write_concern_error,
+                _ => continue,
+            };
+            if slot.is_none() {
+                *slot = Some(element);
+            }
+        }
+        fields
+    }
+
+    /// The value of `field`, if it is present and readable.
+    fn value(&self, field: &Option<RawElement<'a>>) -> Option<RawBsonRef<'a>> {
+        field.as_ref().and_then(|e| e.value().ok())
+    }
+
+    /// `ok` is 1 (any numeric type) or true.
+    fn is_ok(&self) -> bool {
+        match self.value(&self.ok) {
+            Some(RawBsonRef::Double(v)) => v == 1.0,
+            Some(RawBsonRef::Int32(v)) => v == 1,
+            Some(RawBsonRef::Int64(v)) => v == 1,
+            Some(RawBsonRef::Boolean(v)) => v,
+            _ => false,
+        }
+    }
+
+    /// A readable `writeConcernError` field is present.
+    fn has_write_concern_error(&self) -> bool {
+        self.value(&self.write_concern_error).is_some()
     }
 }
 
@@ -537,11 +587,8 @@ fn server_error(
     Ok((Error::from(CommandError::from_reply(&document)), backoff))
 }
 
-/// The write concern error of an `ok: 1` reply, if it has one.
+/// The write concern error of an `ok: 1` reply that has a `writeConcernError` field.
 fn write_concern_error(reply: &RawDocumentBuf) -> Option<WriteFailure> {
-    if !matches!(reply.get("writeConcernError"), Ok(Some(_))) {
-        return None;
-    }
     let document = Document::try_from(reply.clone()).ok()?;
     WriteFailure::from_reply(&document).filter(|f| f.write_concern_error.is_some())
 }
