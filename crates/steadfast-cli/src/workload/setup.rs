@@ -24,11 +24,14 @@ pub(crate) const ELECTION_DELAY: Duration = Duration::from_millis(300);
 /// in-flight operations are interrupted when its monitor times out), and a server selection
 /// timeout that outlasts every fault the schedules inject.
 ///
-/// And a socket timeout: blackpipe never answers a request it received while partitioned,
-/// even after the partition heals, and without a socket timeout (the specifications set none
-/// by default) an operation waiting for that answer waits forever when the partition was too
-/// short for the member's monitor to time out. 4 s is far above any reply delay the
-/// schedules inject.
+/// And a socket timeout, as a backstop only. A partitioned blackpipe member holds the requests
+/// and replies in flight and delivers them once the partition heals (as TCP retransmission
+/// would), and a partition that outlasts the monitoring timeout interrupts the operations
+/// waiting on that member, so no injected fault leaves an operation waiting forever. Without
+/// a socket timeout (the specifications set none by default), though, any reply that never
+/// came for an unforeseen reason would hang the run instead of surfacing as a network error
+/// in its report. 4 s is above the longest partition the schedules inject and far above any
+/// reply delay, so in a run that behaves as designed it never fires.
 const EMBEDDED_OPTIONS: &str = "heartbeatFrequencyMS=500&connectTimeoutMS=1000\
      &serverSelectionTimeoutMS=10000&socketTimeoutMS=4000";
 

@@ -155,6 +155,31 @@ pub(crate) fn close_after_commit(times: i64) -> Document {
     }
 }
 
+/// `failCommand` closing the connection on the first `command` it sees, before executing it.
+/// Paired with [`close_after_commit`]`(1)`, it makes a write commit with both of its replies
+/// lost: the first send is cut before it executes, and the driver's retry (same txnNumber),
+/// which the server has never applied and so does not answer from its transaction table,
+/// commits and is cut after committing.
+pub(crate) fn cut_first_send(command: &str) -> Document {
+    fail_command(
+        doc! { "times": 1 }.into(),
+        &[command],
+        doc! { "closeConnection": true },
+    )
+}
+
+/// `failCommand` letting the first `command` through, then closing the connection on every
+/// later one, before executing it, until healed. Paired with [`close_after_commit`]`(1)`, the
+/// first send commits and loses its reply, and the driver's retry is cut off too: the server
+/// would otherwise answer it from its transaction table, as mongod does.
+pub(crate) fn cut_sends_after_the_first(command: &str) -> Document {
+    fail_command(
+        doc! { "skip": 1 }.into(),
+        &[command],
+        doc! { "closeConnection": true },
+    )
+}
+
 /// `failCommand` on `commands`, with `mode` and extra `data`.
 pub(crate) fn fail_command(mode: Bson, commands: &[&str], data: Document) -> Document {
     let mut all =
@@ -186,10 +211,11 @@ async fn insert_without_faults_generates_an_id_and_inserts() {
 async fn insert_whose_replies_are_lost_after_commit_reports_already_inserted() {
     let set = ReplicaSet::start().await;
     let coll = set.collection("lost_replies");
-    // The insert commits, then the connection closes; the driver's retry (same txnNumber) is
-    // answered from the server's memory and closed again: the driver reports an ambiguous
-    // network error, the recipe sends a fresh insert and meets its own `_id`.
-    set.fail_point(close_after_commit(2)).await;
+    // The first send is cut before executing; the driver's retry commits and its reply is
+    // lost too: the driver reports an ambiguous network error, the recipe sends a fresh insert
+    // (no fault left for it) and meets its own `_id`.
+    set.fail_point(cut_first_send("insert")).await;
+    set.fail_point(close_after_commit(1)).await;
 
     let outcome = insert_idempotent(&coll, doc! { "_id": "evt-1", "kind": "signup" })
         .await
@@ -201,7 +227,7 @@ async fn insert_whose_replies_are_lost_after_commit_reports_already_inserted() {
             evidence: InsertEvidence::DuplicateAfterUncertainAttempt,
         }
     );
-    assert_eq!(set.heal().await, (0, 2), "both replies were lost");
+    assert_eq!(set.heal().await, (1, 1), "both replies were lost");
     assert_eq!(
         set.stored("lost_replies"),
         vec![doc! { "_id": "evt-1", "kind": "signup" }]
@@ -213,7 +239,10 @@ async fn insert_whose_replies_are_lost_after_commit_reports_already_inserted() {
 async fn application_rerun_after_a_failed_insert_finds_the_document() {
     let set = ReplicaSet::start().await;
     let coll = set.collection("rerun");
-    set.fail_point(close_after_commit(2)).await;
+    // The first send commits and loses its reply; the driver's retry is cut off before the
+    // server can answer it from its transaction table.
+    set.fail_point(cut_sends_after_the_first("insert")).await;
+    set.fail_point(close_after_commit(1)).await;
 
     // One attempt per run, so the application sees the ambiguous failure itself.
     let mut insert = IdempotentInsert::from_document(doc! { "n": 1 })
@@ -221,6 +250,9 @@ async fn application_rerun_after_a_failed_insert_finds_the_document() {
     let error = insert.run(&coll).await.expect_err("both replies are lost");
     assert!(is_worth_retrying(&error), "{error}");
     assert_eq!(error.outcome(), steadfast::error::Outcome::Ambiguous);
+    // The outage ends before the application re-runs.
+    assert_eq!(set.heal().await, (1, 1), "both replies were lost");
+    assert_eq!(set.stored("rerun"), vec![insert.document().clone()]);
 
     let outcome = insert.run(&coll).await.expect("the re-run succeeds");
     assert_eq!(

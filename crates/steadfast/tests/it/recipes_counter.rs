@@ -15,7 +15,8 @@ use steadfast::recipes::{
 use steadfast::{Collection, ErrorKind};
 
 use crate::recipes::{
-    ReplicaSet, close_after_commit, commands_received, fail_command, wait_for_commands,
+    ReplicaSet, close_after_commit, commands_received, cut_first_send, cut_sends_after_the_first,
+    fail_command, wait_for_commands,
 };
 
 /// A settable clock for the counter, in milliseconds since the epoch.
@@ -82,14 +83,17 @@ where
 #[derive(Clone, Copy, Debug)]
 enum Fault {
     None,
-    /// Step 1 commits, both replies lost: the recipe's own repeat settles it.
+    /// Step 1 commits, both replies lost (the first send is cut before executing, the
+    /// driver's retry after committing): the recipe's own repeat settles it.
     Step1RepliesLost,
-    /// Step 1 commits, and four replies are lost: the recipe gives up, the application re-runs.
+    /// Step 1's first send commits, and it and every later send lose their replies until
+    /// healed: the recipe gives up, the application re-runs.
     Step1OutlastsTheRecipe,
     /// Step 1 passes; step 2 is refused (connection closed before executing) until healed.
     Step2RefusedUntilHealed,
-    /// Step 1 passes; every later write commits and loses its reply until healed: step 2 is
-    /// applied but the client cannot know, and its repeats are no-ops.
+    /// Step 1 passes; step 2's first send commits and loses its reply, and every later send
+    /// is cut off until healed: step 2 is applied but the client cannot know, and its repeats
+    /// after the heal are no-ops.
     Step2AppliedRepliesLostUntilHealed,
     /// Every update is refused with a retryable state-change error three times.
     NotWritablePrimaryThrice,
@@ -112,10 +116,12 @@ impl Fault {
         match self {
             Fault::None => {}
             Fault::Step1RepliesLost => {
-                set.fail_point(close_after_commit(2)).await;
+                set.fail_point(cut_first_send("update")).await;
+                set.fail_point(close_after_commit(1)).await;
             }
             Fault::Step1OutlastsTheRecipe => {
-                set.fail_point(close_after_commit(4)).await;
+                set.fail_point(cut_sends_after_the_first("update")).await;
+                set.fail_point(close_after_commit(1)).await;
             }
             Fault::Step2RefusedUntilHealed => {
                 let mode = doc! { "skip": 1 }.into();
@@ -123,6 +129,14 @@ impl Fault {
                 set.fail_point(fail_command(mode, &["update"], data)).await;
             }
             Fault::Step2AppliedRepliesLostUntilHealed => {
+                // Two updates pass `failCommand` (step 1 on the existing counter document,
+                // step 2's first send); only the second reaches the commit fail point. The
+                // driver's retry would be answered from the transaction table, so it is cut
+                // off like every later send.
+                let cut_later_sends = doc! { "skip": 2 }.into();
+                let data = doc! { "closeConnection": true };
+                set.fail_point(fail_command(cut_later_sends, &["update"], data))
+                    .await;
                 set.fail_point(doc! {
                     "configureFailPoint": "onPrimaryTransactionalWrite",
                     "mode": { "skip": 1 },
@@ -144,6 +158,20 @@ impl Fault {
                     .wait_until(|t| t.primary().is_some_and(|p| p != old))
                     .await;
             }
+        }
+    }
+
+    /// How many times `(failCommand, onPrimaryTransactionalWrite)` fire over the whole call,
+    /// re-runs included: every driver send counts, so this pins down the fault's shape.
+    fn expected_fired(self) -> (i64, i64) {
+        match self {
+            Fault::None | Fault::StepDown => (0, 0),
+            Fault::Step1RepliesLost => (1, 1),
+            // The driver's retry of the first send, then both sends of the recipe's repeat.
+            Fault::Step1OutlastsTheRecipe | Fault::Step2AppliedRepliesLostUntilHealed => (3, 1),
+            // Two recipe attempts of step 2, each a send and the driver's retry.
+            Fault::Step2RefusedUntilHealed => (4, 0),
+            Fault::NotWritablePrimaryThrice => (3, 0),
         }
     }
 
@@ -189,13 +217,11 @@ async fn n_increments_under_faults_and_reruns_add_exactly_n() {
             fault.outlasts_the_recipe(),
             "round {round} ({fault:?}): {failures} failed calls"
         );
-        match fault {
-            Fault::None | Fault::StepDown => assert_eq!(fired, (0, 0), "{fault:?}"),
-            _ => assert!(
-                fired.0 + fired.1 > 0,
-                "round {round}: {fault:?} never fired"
-            ),
-        }
+        assert_eq!(
+            fired,
+            fault.expected_fired(),
+            "round {round} ({fault:?}): fail point triggers (failCommand, transactional)"
+        );
         if matches!(fault, Fault::Step2AppliedRepliesLostUntilHealed) {
             assert_eq!(outcome, IncrementOutcome::AlreadyApplied, "{fault:?}");
         }

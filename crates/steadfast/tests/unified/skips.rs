@@ -58,11 +58,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
          session (closeConnection defaults to true) so that the driver sees a network error",
     ),
     (
-        Key::ServerFeature("onPrimaryTransactionalWrite times over several commands"),
-        "blackpipe deviates from mongod: it also fires the fail point on retries it replays from \
-         the transaction table, which consumes `times` meant for later commands",
-    ),
-    (
         Key::Requirement("topologies"),
         "none of the required topologies is one blackpipe simulates (single, replicaset, sharded)",
     ),
