@@ -199,11 +199,6 @@ impl<T> WriteModel<T> {
             WriteModel::DeleteOne(_) | WriteModel::DeleteMany(_) => WriteKind::Delete,
         }
     }
-
-    /// Whether the model may touch several documents.
-    pub(crate) fn is_multi(&self) -> bool {
-        matches!(self, WriteModel::UpdateMany(_) | WriteModel::DeleteMany(_))
-    }
 }
 
 impl<T: Serialize> WriteModel<T> {
