@@ -219,10 +219,9 @@ impl Client {
         } else {
             None
         };
-        let lsid = session.as_deref().map(|s| s.id().clone());
         let mut fields = CommonFields {
             database: &command.database,
-            lsid: lsid.as_ref(),
+            lsid: session.as_deref().map(ClientSession::id),
             txn_number: (kind == OperationKind::RetryableWrite)
                 .then_some(*txn_number)
                 .flatten(),
