@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::fault::{Fault, ScheduledFault, Target};
 use super::ledger::WriteProgress;
 
-/// The longest a control command may take: a partitioned member never answers.
+/// The longest a control command may take: a partitioned member holds requests until it heals.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(5);
 /// The commands that an overload or a slow member affects on a real deployment.
 const WORKLOAD_COMMANDS: &[&str] = &["update", "insert", "find"];
@@ -307,7 +307,7 @@ impl SimulatedFaults {
     }
 }
 
-/// Runs a control command with a deadline: partitioned members never answer.
+/// Runs a control command with a deadline: a partitioned member answers only after it heals.
 async fn run_control(admin: &steadfast::Database, command: Document) -> Result<(), String> {
     match tokio::time::timeout(CONTROL_TIMEOUT, admin.run_command(command)).await {
         Ok(Ok(_)) => Ok(()),

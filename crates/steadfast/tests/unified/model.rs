@@ -195,14 +195,6 @@ fn fail_point_deviation(op: &Document) -> Option<&'static str> {
     if closes && data.is_some_and(|d| d.contains_key("failBeforeCommitExceptionCode")) {
         return Some("onPrimaryTransactionalWrite failBeforeCommitExceptionCode");
     }
-    let times = fail_point
-        .get_document("mode")
-        .ok()
-        .and_then(|mode| mode.get("times"))
-        .and_then(crate::expect_error::integer);
-    if closes && times.is_some_and(|n| n > 1) {
-        return Some("onPrimaryTransactionalWrite times over several commands");
-    }
     None
 }
 
