@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use bson::oid::ObjectId;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
 use super::backend::WriteTime;
 use super::config::DeploymentConfig;
@@ -31,6 +31,8 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct NodeCounters {
     hellos: AtomicU64,
     commands: AtomicU64,
+    /// Woken after every request, so a test can await a count instead of polling it.
+    arrived: Notify,
 }
 
 impl NodeCounters {
@@ -44,11 +46,29 @@ impl NodeCounters {
         self.commands.load(Ordering::Relaxed)
     }
 
+    /// Waits until `predicate` holds for these counters (checked now and after every request).
+    ///
+    /// # Cancel safety
+    /// Cancel safe: dropping the future changes nothing.
+    pub async fn wait_until(&self, predicate: impl Fn(&NodeCounters) -> bool) {
+        loop {
+            // Register before checking, so a request counted in between still wakes us.
+            let notified = self.arrived.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if predicate(self) {
+                return;
+            }
+            notified.await;
+        }
+    }
+
     pub(crate) fn count(&self, hello: bool) {
         self.commands.fetch_add(1, Ordering::Relaxed);
         if hello {
             self.hellos.fetch_add(1, Ordering::Relaxed);
         }
+        self.arrived.notify_waiters();
     }
 }
 
