@@ -164,4 +164,18 @@ impl<T: Send + Sync> super::Collection<T> {
             retry_policy: self.retry_policy(),
         }
     }
+
+    /// Runs a write plan on this collection with its timeoutMS and retry policy.
+    ///
+    /// # Errors
+    /// As [`run_bulk`].
+    pub(crate) async fn run_write_plan(
+        &self,
+        plan: BulkPlan,
+        fields: WriteCommandFields,
+        session: Option<&mut ClientSession>,
+    ) -> Result<BulkWriteResult> {
+        let settings = self.operation_settings();
+        run_bulk(self.client(), self.ns(), plan, fields, session, &settings).await
+    }
 }

@@ -7,7 +7,6 @@ use serde::Serialize;
 
 use crate::coll::Collection;
 use crate::coll::bulk::{BulkPlan, at_position};
-use crate::coll::exec::run_bulk;
 use crate::coll::models::{WriteModel, check_update, replacement_document, to_raw};
 use crate::error::{Error, Result};
 use crate::operation::write::{Statement, UpdateStatementFields, WriteCommandFields, WriteKind};
@@ -179,16 +178,7 @@ impl<'a, T: Send + Sync> InsertOne<'a, T> {
             None,
         );
         let plan = BulkPlan::single_run(WriteKind::Insert, vec![statement], vec![id.clone()]);
-        let settings = self.coll.operation_settings();
-        run_bulk(
-            self.coll.client(),
-            self.coll.ns(),
-            plan,
-            fields,
-            self.session,
-            &settings,
-        )
-        .await?;
+        self.coll.run_write_plan(plan, fields, self.session).await?;
         Ok(InsertOneResult { inserted_id: id })
     }
 }
@@ -237,16 +227,7 @@ impl<'a, T: Send + Sync> InsertMany<'a, T> {
             None,
         );
         let plan = BulkPlan::single_run(WriteKind::Insert, statements, ids);
-        let settings = self.coll.operation_settings();
-        let result = run_bulk(
-            self.coll.client(),
-            self.coll.ns(),
-            plan,
-            fields,
-            self.session,
-            &settings,
-        )
-        .await?;
+        let result = self.coll.run_write_plan(plan, fields, self.session).await?;
         Ok(InsertManyResult {
             inserted_ids: result.inserted_ids,
         })
@@ -313,8 +294,7 @@ async fn run_update<T: Send + Sync>(
     session: Option<&mut ClientSession>,
 ) -> Result<UpdateResult> {
     let plan = BulkPlan::single_run(WriteKind::Update, vec![statement], Vec::new());
-    let settings = coll.operation_settings();
-    let mut result = run_bulk(coll.client(), coll.ns(), plan, fields, session, &settings).await?;
+    let mut result = coll.run_write_plan(plan, fields, session).await?;
     Ok(UpdateResult {
         matched_count: result.matched_count,
         modified_count: result.modified_count,
@@ -403,16 +383,7 @@ impl<'a, T: Send + Sync> Delete<'a, T> {
             .coll
             .write_fields(true, None, o.write_concern, o.comment, o.let_vars);
         let plan = BulkPlan::single_run(WriteKind::Delete, vec![statement], Vec::new());
-        let settings = self.coll.operation_settings();
-        let result = run_bulk(
-            self.coll.client(),
-            self.coll.ns(),
-            plan,
-            fields,
-            self.session,
-            &settings,
-        )
-        .await?;
+        let result = self.coll.run_write_plan(plan, fields, self.session).await?;
         Ok(DeleteResult {
             deleted_count: result.deleted_count,
         })
@@ -451,16 +422,7 @@ impl<'a, T: Serialize + Send + Sync> BulkWrite<'a, T> {
             o.comment,
             o.let_vars,
         );
-        let settings = self.coll.operation_settings();
-        run_bulk(
-            self.coll.client(),
-            self.coll.ns(),
-            plan,
-            fields,
-            self.session,
-            &settings,
-        )
-        .await
+        self.coll.run_write_plan(plan, fields, self.session).await
     }
 }
 
