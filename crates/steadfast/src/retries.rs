@@ -56,7 +56,9 @@
 //!   command event; every attempt runs in a `tracing` span.
 //! - Otherwise one [`Error`](crate::Error), described in the [`error`](crate::error) module:
 //!   the history of attempts, the outcome of the write
-//!   ([`Outcome::NotApplied`], [`Outcome::Applied`] or [`Outcome::Ambiguous`]) and its
+//!   ([`Outcome::NotApplied`], [`Outcome::Applied`], [`Outcome::PartlyApplied`] or
+//!   [`Outcome::Ambiguous`], with the statement-by-statement
+//!   [`partial_write`](crate::Error::partial_write) of a write) and its
 //!   [`ErrorClass`](crate::error::ErrorClass): a transient error the driver did not retry, a
 //!   persistent outage, or a command error.
 

@@ -32,7 +32,9 @@ pub enum OperationKind {
 }
 
 impl OperationKind {
-    fn is_write_like(self) -> bool {
+    /// Whether the operation may change data (writes and generic commands), so that a failure
+    /// after sending leaves its outcome open.
+    pub fn is_write_like(self) -> bool {
         matches!(
             self,
             OperationKind::RetryableWrite
@@ -84,12 +86,22 @@ pub struct AttemptRecord {
 }
 
 /// What an operation finally did, as far as the driver can know.
+///
+/// The variants are ordered from "nothing happened" to "anything may have happened", so that
+/// combining the outcomes of several commands (the batches of one bulk write) never claims less
+/// than any of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Outcome {
     /// Nothing was applied: every attempt was refused or never sent (or it was a read).
     NotApplied,
     /// The write was applied (for example, only its write concern failed).
     Applied,
+    /// Part of a multi-statement write (a bulk write, `insert_many`, a later batch of either) is
+    /// known to be applied and the rest known not to be: the server reported which statements
+    /// failed, or the failure came before the remaining statements were sent. The error's
+    /// partial result says which.
+    PartlyApplied,
     /// The write may or may not have been applied: an attempt reached the server and its fate
     /// is unknown.
     Ambiguous,

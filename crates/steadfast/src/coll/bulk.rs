@@ -8,7 +8,9 @@ use bson::Bson;
 use serde::Serialize;
 
 use super::models::WriteModel;
-use crate::error::{Error, Result, WriteConcernError, WriteError, WriteFailure};
+use steadfast_core::retry::Outcome;
+
+use crate::error::{Error, PartialWrite, Result, WriteConcernError, WriteError, WriteFailure};
 use crate::operation::write::{Statement, WriteKind};
 use crate::operation::write_reply::BatchOutcome;
 use crate::results::BulkWriteResult;
@@ -117,22 +119,28 @@ pub(crate) fn at_position(error: Error, position: usize) -> Error {
     }
 }
 
-/// Merges batch outcomes. Write errors are reported with the caller's positions, sorted; the
-/// first write concern error is kept (later batches usually repeat it); labels are merged.
+/// Merges batch outcomes into the bulk's result, or into its error with the statement-by-statement
+/// [`PartialWrite`]. Write errors and positions are the caller's; every write concern error is
+/// kept; labels are merged.
 #[derive(Debug, Default)]
 pub(crate) struct BulkAccumulator {
     ordered: bool,
+    /// How many statements the plan holds (positions run from 0 to this).
+    total: usize,
     result: BulkWriteResult,
+    executed: Vec<usize>,
     write_errors: Vec<WriteError>,
-    write_concern_error: Option<WriteConcernError>,
+    write_concern_errors: Vec<WriteConcernError>,
+    unknown: Vec<usize>,
     labels: Vec<String>,
 }
 
 impl BulkAccumulator {
-    /// An empty accumulator for an ordered or unordered bulk.
-    pub(crate) fn new(ordered: bool) -> Self {
+    /// An empty accumulator for `plan`, ordered or unordered.
+    pub(crate) fn new(plan: &BulkPlan, ordered: bool) -> Self {
         BulkAccumulator {
             ordered,
+            total: plan.runs.iter().map(|run| run.positions.len()).sum(),
             ..BulkAccumulator::default()
         }
     }
@@ -141,23 +149,25 @@ impl BulkAccumulator {
     pub(crate) fn add(&mut self, run: &Run, outcome: BatchOutcome) {
         let position = |run_index: usize| run.positions.get(run_index).copied();
         let failed: BTreeSet<usize> = outcome.write_errors.iter().map(|e| e.index).collect();
-        match run.kind {
-            WriteKind::Insert => {
-                self.result.inserted_count += outcome.n;
-                // An ordered batch stops at its first error: later statements never ran.
-                let executed_end = match (self.ordered, failed.first()) {
-                    (true, Some(first)) => *first,
-                    _ => outcome.start + outcome.count,
-                };
-                for run_index in outcome.start..executed_end {
-                    if failed.contains(&run_index) {
-                        continue;
-                    }
-                    if let (Some(at), Some(id)) = (position(run_index), run.ids.get(run_index)) {
-                        self.result.inserted_ids.insert(at, id.clone());
-                    }
-                }
+        // An ordered batch stops at its first error: later statements never ran.
+        let executed_end = match (self.ordered, failed.first()) {
+            (true, Some(first)) => *first,
+            _ => outcome.start + outcome.count,
+        };
+        for run_index in outcome.start..executed_end {
+            if failed.contains(&run_index) {
+                continue;
             }
+            let Some(at) = position(run_index) else {
+                continue;
+            };
+            self.executed.push(at);
+            if let (WriteKind::Insert, Some(id)) = (run.kind, run.ids.get(run_index)) {
+                self.result.inserted_ids.insert(at, id.clone());
+            }
+        }
+        match run.kind {
+            WriteKind::Insert => self.result.inserted_count += outcome.n,
             WriteKind::Update => {
                 let upserts = u64::try_from(outcome.upserted.len()).unwrap_or(u64::MAX);
                 self.result.matched_count += outcome.n.saturating_sub(upserts);
@@ -177,9 +187,8 @@ impl BulkAccumulator {
             }
             self.write_errors.push(error);
         }
-        if self.write_concern_error.is_none() {
-            self.write_concern_error = outcome.write_concern_error;
-        }
+        self.write_concern_errors
+            .extend(outcome.write_concern_error);
         for label in outcome.labels {
             if !self.labels.contains(&label) {
                 self.labels.push(label);
@@ -198,20 +207,73 @@ impl BulkAccumulator {
         &self.result
     }
 
+    /// The error of a batch of `run` starting at run position `start` that failed as a whole
+    /// (a command, network or timeout error after the executor's retries), with what the
+    /// earlier batches applied. `sent` is how many statements the batch held, if it was ever
+    /// built: unless the executor knows that no attempt could have run, those statements' fate
+    /// is unknown.
+    pub(crate) fn fail(
+        mut self,
+        run: &Run,
+        start: usize,
+        sent: Option<usize>,
+        error: Error,
+    ) -> Error {
+        if error.outcome() != Outcome::NotApplied {
+            let end = sent.map_or(run.positions.len(), |sent| start.saturating_add(sent));
+            let positions = run.positions.get(start..end.min(run.positions.len()));
+            self.unknown.extend(positions.unwrap_or_default());
+        }
+        error.with_partial_write(self.into_partial().1)
+    }
+
     /// The merged result, or the write failure when any batch reported write errors or a write
     /// concern error.
     ///
     /// # Errors
-    /// `Write` with every write error (caller positions, sorted) and the write concern error.
-    pub(crate) fn finish(mut self) -> Result<BulkWriteResult> {
-        if self.write_errors.is_empty() && self.write_concern_error.is_none() {
+    /// `Write` with every write error (caller positions, sorted), the first write concern
+    /// error, and the whole [`PartialWrite`].
+    pub(crate) fn finish(self) -> Result<BulkWriteResult> {
+        if self.write_errors.is_empty() && self.write_concern_errors.is_empty() {
             return Ok(self.result);
         }
+        let (labels, partial) = self.into_partial();
+        let failure = WriteFailure {
+            write_errors: partial.write_errors.clone(),
+            write_concern_error: partial.write_concern_errors.first().cloned(),
+            labels,
+        };
+        Err(Error::from(failure).with_partial_write(partial))
+    }
+
+    /// The labels and the statement-by-statement account: every position not executed, refused
+    /// or of unknown fate certainly did not run.
+    fn into_partial(mut self) -> (Vec<String>, PartialWrite) {
+        self.executed.sort_unstable();
+        self.unknown.sort_unstable();
         self.write_errors.sort_by_key(|e| e.index);
-        Err(Error::from(WriteFailure {
+        let mut accounted = vec![false; self.total];
+        let refused = self.write_errors.iter().map(|e| e.index);
+        for at in self
+            .executed
+            .iter()
+            .copied()
+            .chain(refused)
+            .chain(self.unknown.iter().copied())
+        {
+            if let Some(slot) = accounted.get_mut(at) {
+                *slot = true;
+            }
+        }
+        let not_executed = (0..self.total).filter(|&at| !accounted[at]).collect();
+        let partial = PartialWrite {
+            applied: self.result,
+            executed: self.executed,
             write_errors: self.write_errors,
-            write_concern_error: self.write_concern_error,
-            labels: self.labels,
-        }))
+            write_concern_errors: self.write_concern_errors,
+            unknown: self.unknown,
+            not_executed,
+        };
+        (self.labels, partial)
     }
 }

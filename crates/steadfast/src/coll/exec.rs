@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use steadfast_core::retry::RetryPolicy;
+use steadfast_core::retry::{Outcome, RetryPolicy};
 
 use super::Namespace;
 use super::bulk::{BulkAccumulator, BulkPlan};
@@ -97,8 +97,11 @@ where
 /// an ordered bulk stops after the first batch with a write error.
 ///
 /// # Errors
-/// A command error or network error of a batch as the executor reports it (earlier batches
-/// stay applied); `Write` with the merged write errors and write concern error.
+/// A command error or network error of a batch as the executor reports it; `Write` with the
+/// merged write errors and write concern errors. Either carries the bulk's
+/// [`PartialWrite`](crate::error::PartialWrite): what the earlier batches applied stays
+/// reported, and the failed batch's statements are of unknown fate unless the executor knows
+/// that none of its attempts could have run.
 pub(crate) async fn run_bulk(
     client: &Client,
     ns: &Namespace,
@@ -108,7 +111,7 @@ pub(crate) async fn run_bulk(
     settings: &OperationSettings,
 ) -> Result<BulkWriteResult> {
     let fields = Arc::new(fields);
-    let mut accumulator = BulkAccumulator::new(fields.ordered);
+    let mut accumulator = BulkAccumulator::new(&plan, fields.ordered);
     // The first batch checks every statement of the bulk against the server's limit, so an
     // oversized document fails the operation before anything is sent.
     let mut size_check: Option<Arc<[SizeCheck]>> = Some(
@@ -139,13 +142,22 @@ pub(crate) async fn run_bulk(
                 Some(sizes) => batch.with_size_check(sizes),
                 None => batch,
             };
-            let outcome = execute(client, batch, session.as_deref_mut(), settings).await?;
-            if outcome.count == 0 {
-                return Err(Error::protocol(format!(
-                    "a {} batch reported sending no statement",
-                    run.kind.command_name()
-                )));
-            }
+            let extent = batch.extent();
+            let outcome = match execute(client, batch, session.as_deref_mut(), settings).await {
+                Ok(outcome) if outcome.count > 0 => outcome,
+                Ok(_) => {
+                    // The server acknowledged a batch the driver cannot place: its fate is open.
+                    let error = Error::protocol(format!(
+                        "a {} batch reported sending no statement",
+                        run.kind.command_name()
+                    ))
+                    .with_outcome(Outcome::Ambiguous);
+                    return Err(accumulator.fail(run, start, extent.get().copied(), error));
+                }
+                Err(error) => {
+                    return Err(accumulator.fail(run, start, extent.get().copied(), error));
+                }
+            };
             start += outcome.count;
             accumulator.add(run, outcome);
             if accumulator.must_stop() {

@@ -7,7 +7,7 @@ use super::models::{
     DeleteModel, InsertOneModel, ReplaceOneModel, UpdateModel, WriteModel, check_update,
     replacement_document,
 };
-use crate::error::ErrorKind;
+use crate::error::{ErrorKind, Outcome};
 use crate::operation::write::WriteKind;
 use crate::operation::write_reply::BatchOutcome;
 use crate::options::UpdateModifications;
@@ -160,7 +160,7 @@ fn write_error(index: usize, code: i32) -> crate::error::WriteError {
 #[test]
 fn results_merge_across_runs_and_batches_with_caller_positions() {
     let plan = BulkPlan::new(mixed(), false).expect("valid");
-    let mut acc = BulkAccumulator::new(false);
+    let mut acc = BulkAccumulator::new(&plan, false);
     // Inserts in two batches: positions 0, 1 | 3.
     acc.add(&plan.runs[0], outcome(0, 2, 2));
     acc.add(&plan.runs[0], outcome(2, 1, 1));
@@ -194,7 +194,7 @@ fn write_errors_are_remapped_and_stop_ordered_bulks() {
     // The unordered insert run is positions [0, 1, 3]; its statement 2 (position 3) failed.
     let mut failed = outcome(0, 3, 2);
     failed.write_errors = vec![write_error(2, 11000)];
-    let mut acc = BulkAccumulator::new(false);
+    let mut acc = BulkAccumulator::new(&plan, false);
     acc.add(&plan.runs[0], failed.clone());
     assert!(!acc.must_stop(), "unordered bulks continue");
     assert_eq!(acc.result().inserted_ids.len(), 2);
@@ -205,17 +205,76 @@ fn write_errors_are_remapped_and_stop_ordered_bulks() {
     assert_eq!(failure.write_errors[0].index, 3);
     assert_eq!(failure.write_errors[0].code, 11000);
     assert_eq!(error.code(), Some(11000));
+    // Two documents went in: the error says so, with their ids, and never "not applied".
+    assert_eq!(error.outcome(), Outcome::PartlyApplied);
+    let partial = error.partial_write().expect("a partial result");
+    assert_eq!(partial.executed, vec![0, 1]);
+    assert_eq!(partial.applied.inserted_ids.len(), 2);
+    assert_eq!(partial.applied.inserted_count, 2);
+    assert_eq!(partial.write_errors.len(), 1);
+    assert_eq!(partial.not_executed, vec![2, 4, 5], "the runs never sent");
+    assert!(partial.unknown.is_empty());
 
     let ordered = BulkPlan::new(mixed(), true).expect("valid");
     let mut first_fails = outcome(0, 2, 0);
     first_fails.write_errors = vec![write_error(0, 11000)];
-    let mut acc = BulkAccumulator::new(true);
+    let mut acc = BulkAccumulator::new(&ordered, true);
     acc.add(&ordered.runs[0], first_fails);
     assert!(acc.must_stop());
     assert!(
         acc.result().inserted_ids.is_empty(),
         "nothing after the first error ran"
     );
+    let error = acc.finish().expect_err("a write error");
+    assert_eq!(
+        error.outcome(),
+        Outcome::NotApplied,
+        "the first statement failed"
+    );
+    let partial = error.partial_write().expect("a partial result");
+    assert_eq!(partial.not_executed, vec![1, 2, 3, 4, 5]);
+}
+
+#[test]
+fn a_later_batch_failing_keeps_what_the_earlier_batches_applied() {
+    let plan = BulkPlan::new(mixed(), true).expect("valid");
+    // Ordered runs: inserts [0, 1], update [2], insert [3], delete [4], update [5].
+    let mut acc = BulkAccumulator::new(&plan, true);
+    acc.add(&plan.runs[0], outcome(0, 2, 2));
+    // The update batch is lost after sending: its fate is unknown, the rest never ran.
+    let lost = crate::error::Error::network("connection closed").with_outcome(Outcome::Ambiguous);
+    let error = acc.fail(&plan.runs[1], 0, Some(1), lost);
+    assert_eq!(error.outcome(), Outcome::Ambiguous);
+    let partial = error.partial_write().expect("a partial result");
+    assert_eq!(partial.executed, vec![0, 1]);
+    assert_eq!(
+        partial.applied.inserted_ids.len(),
+        2,
+        "the first batch's ids"
+    );
+    assert_eq!(partial.unknown, vec![2]);
+    assert_eq!(partial.not_executed, vec![3, 4, 5]);
+
+    // Refused before sending: nothing of that batch ran, but the first batch did.
+    let mut acc = BulkAccumulator::new(&plan, true);
+    acc.add(&plan.runs[0], outcome(0, 2, 2));
+    let refused = crate::error::Error::network("no server");
+    assert_eq!(refused.outcome(), Outcome::NotApplied);
+    let error = acc.fail(&plan.runs[1], 0, None, refused);
+    assert_eq!(error.outcome(), Outcome::PartlyApplied);
+    let partial = error.partial_write().expect("a partial result");
+    assert_eq!(partial.not_executed, vec![2, 3, 4, 5]);
+
+    // Lost before the batch size was known: the whole rest of the run is unknown.
+    let mut acc = BulkAccumulator::new(&plan, false);
+    let unordered = BulkPlan::new(mixed(), false).expect("valid");
+    acc.add(&unordered.runs[0], outcome(0, 1, 1));
+    let lost = crate::error::Error::network("closed").with_outcome(Outcome::Ambiguous);
+    let error = acc.fail(&unordered.runs[0], 1, None, lost);
+    let partial = error.partial_write().expect("a partial result");
+    assert_eq!(partial.executed, vec![0]);
+    assert_eq!(partial.unknown, vec![1, 3]);
+    assert_eq!(partial.not_executed, vec![2, 4, 5]);
 }
 
 #[test]
@@ -226,8 +285,8 @@ fn write_concern_errors_fail_the_bulk_but_keep_counting() {
         "errorLabels": ["RetryableWriteError"], "ok": 1,
     };
     let with_wce = BatchOutcome::parse(&reply, WriteKind::Insert, 0, 2).expect("parses");
-    let mut acc = BulkAccumulator::new(true);
-    acc.add(&plan.runs[0], with_wce);
+    let mut acc = BulkAccumulator::new(&plan, true);
+    acc.add(&plan.runs[0], with_wce.clone());
     assert!(
         !acc.must_stop(),
         "a write concern error does not stop an ordered bulk"
@@ -236,4 +295,31 @@ fn write_concern_errors_fail_the_bulk_but_keep_counting() {
     let error = acc.finish().expect_err("write concern error");
     assert_eq!(error.code(), Some(64));
     assert!(error.has_label("RetryableWriteError"));
+    assert_eq!(
+        error.outcome(),
+        Outcome::PartlyApplied,
+        "the first run was applied, the rest of the plan was not run by this accumulator"
+    );
+
+    // Every batch's write concern error is kept; the failure names the first.
+    let mut acc = BulkAccumulator::new(&plan, true);
+    acc.add(&plan.runs[0], with_wce);
+    let mut second = BatchOutcome::parse(
+        &rawdoc! { "n": 1, "writeConcernError": { "code": 100, "errmsg": "later" }, "ok": 1 },
+        WriteKind::Update,
+        0,
+        1,
+    )
+    .expect("parses");
+    second.start = 0;
+    acc.add(&plan.runs[1], second);
+    let error = acc.finish().expect_err("write concern errors");
+    let partial = error.partial_write().expect("a partial result");
+    let codes: Vec<i32> = partial
+        .write_concern_errors
+        .iter()
+        .map(|w| w.code)
+        .collect();
+    assert_eq!(codes, vec![64, 100]);
+    assert_eq!(error.code(), Some(64));
 }

@@ -21,8 +21,15 @@
 //!   `timeoutMS` is reported as a [`ErrorKind::Timeout`] whose
 //!   [`source`](std::error::Error::source) is the last underlying error.
 //! - [`Error::outcome`]: whether a write was certainly not applied, applied (only its write
-//!   concern failed), or may have been ([`Outcome::Ambiguous`]: an attempt reached the server
-//!   and its fate is unknown — make the write idempotent, or check before writing again).
+//!   concern failed), partly applied ([`Outcome::PartlyApplied`]: some statements of a
+//!   multi-statement write ran, the others certainly did not), or may have been
+//!   ([`Outcome::Ambiguous`]: an attempt reached the server and its fate is unknown — make the
+//!   write idempotent, or check before writing again). It never says `NotApplied` when anything
+//!   may have been written.
+//! - [`Error::partial_write`]: for the write operations, statement by statement, what had been
+//!   applied, refused, left unknown or never run when the write failed, with the inserted and
+//!   upserted `_id`s — a failure in a later batch of a large `insert_many` or `bulk_write` keeps
+//!   the results of the earlier batches.
 //! - [`Error::class`] sorts the failure into the three cases of "How to write resilient
 //!   MongoDB applications": a [transient](ErrorClass::Transient) error the driver did not retry
 //!   (the application may), a [persistent outage](ErrorClass::Outage) that outlasted every
@@ -32,6 +39,7 @@
 //!   events.
 
 mod command;
+mod partial;
 mod retry;
 #[cfg(test)]
 mod tests;
@@ -44,6 +52,7 @@ use steadfast_core::ServerAddress;
 
 pub(crate) use command::reply_is_ok;
 pub use command::{CommandError, WriteConcernError, WriteError, WriteFailure};
+pub use partial::PartialWrite;
 pub use retry::{AttemptRecord, ErrorClass};
 pub use steadfast_core::retry::{Execution, Outcome, RetryReason, StopReason};
 
@@ -135,6 +144,8 @@ struct ErrorInner {
     retry_history: Vec<AttemptRecord>,
     /// Set by the executor for the error an operation ends with.
     retry: Option<retry::RetryReport>,
+    /// Set by the write operations: what was applied before the failure.
+    partial_write: Option<Box<PartialWrite>>,
 }
 
 impl Error {
@@ -148,6 +159,7 @@ impl Error {
                 source: None,
                 retry_history: Vec::new(),
                 retry: None,
+                partial_write: None,
             }),
         }
     }
@@ -221,6 +233,21 @@ impl Error {
     pub(crate) fn with_labels(mut self, labels: impl IntoIterator<Item = String>) -> Self {
         self.inner.labels.extend(labels);
         self
+    }
+
+    /// Records what a write had done when it failed; [`Error::outcome`] is then decided by it.
+    pub(crate) fn with_partial_write(mut self, partial: PartialWrite) -> Self {
+        self.inner.partial_write = Some(Box::new(partial));
+        self
+    }
+
+    /// For the errors of the write operations (`insert_one`, `insert_many`, `update_*`,
+    /// `replace_one`, `delete_*`, `bulk_write`): statement by statement, what the write had done
+    /// when it failed — what the server applied (with the inserted and upserted `_id`s), what it
+    /// refused, what may or may not have run, and what never ran. A failure in a later batch of
+    /// a large write keeps the results of the earlier ones here. `None` for other errors.
+    pub fn partial_write(&self) -> Option<&PartialWrite> {
+        self.inner.partial_write.as_deref()
     }
 
     /// What went wrong.
@@ -390,6 +417,9 @@ impl fmt::Debug for Error {
         }
         if !self.inner.retry_history.is_empty() {
             d.field("retry_history", &self.inner.retry_history);
+        }
+        if let Some(partial) = &self.inner.partial_write {
+            d.field("partial_write", partial);
         }
         d.finish()
     }

@@ -68,12 +68,17 @@ impl Error {
     }
 
     /// What the failed operation did to the data, as far as the driver can know:
-    /// [`Outcome::NotApplied`] (a read, or a write no attempt of which could have run),
-    /// [`Outcome::Applied`] (the write happened; for example only its write concern failed)
-    /// or [`Outcome::Ambiguous`] (an attempt reached the server and its fate is unknown).
-    /// A write concern error always means `Applied`. Errors that did not come from running an
-    /// operation report `NotApplied`.
+    /// [`Outcome::NotApplied`] (a read, or a write none of whose statements could have run),
+    /// [`Outcome::Applied`] (the write happened; for example only its write concern failed),
+    /// [`Outcome::PartlyApplied`] (some statements of a multi-statement write were applied and
+    /// the rest certainly not: see [`Error::partial_write`]) or [`Outcome::Ambiguous`] (an
+    /// attempt reached the server and its fate is unknown). It never says `NotApplied` when
+    /// anything may have been written. Errors that did not come from running an operation
+    /// report `NotApplied`.
     pub fn outcome(&self) -> Outcome {
+        if let Some(partial) = &self.inner.partial_write {
+            return partial.outcome();
+        }
         if let ErrorKind::Write(failure) = &self.inner.kind
             && failure.write_concern_error.is_some()
         {
@@ -84,6 +89,21 @@ impl Error {
             .retry
             .as_ref()
             .map_or(Outcome::NotApplied, |r| r.outcome)
+    }
+
+    /// Replaces the outcome the executor recorded (creating the record for an error that has
+    /// none), for failures whose fate the retry history alone does not tell.
+    pub(crate) fn with_outcome(mut self, outcome: Outcome) -> Self {
+        match &mut self.inner.retry {
+            Some(report) => report.outcome = outcome,
+            None => {
+                self.inner.retry = Some(RetryReport {
+                    outcome,
+                    stop: None,
+                })
+            }
+        }
+        self
     }
 
     /// Why the driver stopped retrying, for an error an operation ended with (`None` for

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use steadfast_core::ServerAddress;
 use steadfast_core::retry::{
-    OperationKind, OperationProfile, RetryDecision, RetryPolicy, RetryReason, RetryState,
+    OperationKind, OperationProfile, Outcome, RetryDecision, RetryPolicy, RetryReason, RetryState,
     StopReason,
 };
 use steadfast_core::selection::SelectionCriteria;
@@ -37,7 +37,7 @@ use tracing::Instrument as _;
 use self::attempt::{AttemptResult, Failure};
 use crate::client::Client;
 use crate::cursor::{CursorPin, CursorReply};
-use crate::error::{AttemptRecord, Error, Result};
+use crate::error::{AttemptRecord, Error, ErrorKind, Result};
 use crate::event::RetryEvent;
 use crate::operation::{Operation, ReplyContext, Retryability};
 use crate::runtime;
@@ -225,8 +225,7 @@ impl Client {
                             address,
                             implicit: progress.implicit.take(),
                         }),
-                        Err(error) if errors.is_empty() => Err(error),
-                        Err(error) => Err(annotate(error, &progress.retry, &errors, None)),
+                        Err(error) => Err(unreadable_reply(error, &progress.retry, &errors, None)),
                     };
                 }
                 AttemptResult::CannotRetry => {
@@ -283,9 +282,12 @@ impl Client {
                                 address: held.address,
                                 implicit: progress.implicit.take(),
                             }),
-                            Err(error) => {
-                                Err(annotate(error, &progress.retry, &errors, Some(stop)))
-                            }
+                            Err(error) => Err(unreadable_reply(
+                                error,
+                                &progress.retry,
+                                &errors,
+                                Some(stop),
+                            )),
                         };
                     }
                     errors.push(error);
@@ -377,6 +379,28 @@ fn final_error(
         errors[index].clone()
     };
     annotate(reported, retry, &errors, stop)
+}
+
+/// The error of an operation whose server answered `ok: 1` but whose reply the operation could
+/// not turn into a result. A write the server acknowledged ran: unless the error itself says
+/// what was applied (a write failure), its fate is unknown, never "not applied".
+fn unreadable_reply(
+    error: Error,
+    retry: &RetryState,
+    errors: &[Error],
+    stop: Option<StopReason>,
+) -> Error {
+    let is_write = retry.profile().kind.is_write_like();
+    let error = if errors.is_empty() {
+        error
+    } else {
+        annotate(error, retry, errors, stop)
+    };
+    if is_write && !matches!(error.kind(), ErrorKind::Write(_)) {
+        error.with_outcome(Outcome::Ambiguous)
+    } else {
+        error
+    }
 }
 
 /// Attaches the attempts (`errors` runs parallel to the retry history) and the outcome.

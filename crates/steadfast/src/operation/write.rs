@@ -8,7 +8,7 @@
 //! per batch (each execution gets its own `txnNumber`) and advances by the number of statements
 //! the reply says were sent.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bson::oid::ObjectId;
 use bson::{Bson, Document, RawDocumentBuf};
@@ -214,8 +214,9 @@ pub(crate) struct WriteBatch {
     /// The first statement of this batch.
     start: usize,
     /// How many statements this batch holds, fixed by the first attempt so that a retry
-    /// (same `txnNumber`) resends exactly the same statements.
-    chosen: Option<usize>,
+    /// (same `txnNumber`) resends exactly the same statements. Shared with the bulk write that
+    /// runs the batch, which must know which statements a failed batch may have applied.
+    chosen: Arc<OnceLock<usize>>,
     fields: Arc<WriteCommandFields>,
     /// Set on the first batch of a bulk write: the caller's position and checked size of every
     /// statement of the whole bulk, so that an oversized one fails the operation before its
@@ -247,10 +248,16 @@ impl WriteBatch {
             kind,
             statements,
             start,
-            chosen: None,
+            chosen: Arc::new(OnceLock::new()),
             fields,
             size_check: None,
         }
+    }
+
+    /// How many statements the batch sent, readable after it ran (or failed): `None` until a
+    /// first attempt built its command.
+    pub(crate) fn extent(&self) -> Arc<OnceLock<usize>> {
+        Arc::clone(&self.chosen)
     }
 
     /// Makes this batch check every statement of the bulk against the server's document
@@ -332,14 +339,14 @@ impl Operation for WriteBatch {
             )));
         }
         let body = self.body();
-        let count = match self.chosen {
-            Some(count) => count,
+        let count = match self.chosen.get() {
+            Some(count) => *count,
             None => {
                 self.check_sizes(description)?;
                 let body_len = encoded_len(&body)?;
-                let count = self.batch_len(description, body_len);
-                self.chosen = Some(count);
-                count
+                *self
+                    .chosen
+                    .get_or_init(|| self.batch_len(description, body_len))
             }
         };
         let end = (self.start + count).min(self.statements.len());
@@ -360,7 +367,7 @@ impl Operation for WriteBatch {
         reply: RawDocumentBuf,
         _context: &ReplyContext<'_>,
     ) -> Result<BatchOutcome> {
-        let count = self.chosen.unwrap_or(0);
+        let count = self.chosen.get().copied().unwrap_or(0);
         BatchOutcome::parse(&reply, self.kind, self.start, count)
     }
 

@@ -8,6 +8,7 @@ mod crud_wire;
 mod executor;
 mod faults;
 mod handshake;
+mod partial_writes;
 mod pool;
 mod pool_clear;
 mod pool_concurrency;
