@@ -185,10 +185,20 @@ fn appender(out: &mut Vec<u8>) -> std::io::Cursor<&mut Vec<u8>> {
     cursor
 }
 
+/// The most raw snappy can expand: its densest element is a 3-byte copy producing 64 bytes,
+/// so no valid payload decompresses to more than 64/3 (rounded up to 22) times its size.
+const SNAPPY_MAX_EXPANSION: usize = 22;
+
+/// First output allocation for the streaming codecs; the buffer then grows only as fast as
+/// bytes are really produced, so a small frame claiming a huge uncompressedSize costs nothing.
+const INITIAL_OUTPUT_CHUNK: usize = 16 * 1024;
+
 /// Decompresses an OP_COMPRESSED payload, appending exactly `declared` bytes to `out`.
 ///
-/// The caller has already checked `declared` against the maximum message size, so reserving it
-/// up front is safe; every codec is stopped as soon as it would produce more than `declared`.
+/// Nothing is allocated from `declared` alone, which the peer chose: snappy's own length
+/// header must match it and be reachable from the payload's size, and zlib and zstd grow
+/// `out` as they really produce bytes. Every codec is stopped as soon as it would produce more
+/// than `declared`.
 pub(crate) fn decompress(
     id: CompressorId,
     payload: &[u8],
@@ -223,7 +233,8 @@ fn decompression_error(error: impl std::fmt::Display) -> WireError {
 }
 
 fn decompress_snappy(payload: &[u8], declared: usize, out: &mut Vec<u8>) -> Result<(), WireError> {
-    // Raw snappy starts with the uncompressed length: reject a mismatch before allocating.
+    // Raw snappy starts with the uncompressed length: reject a mismatch, or a length this
+    // payload could never expand to, before allocating.
     let inner = snap::raw::decompress_len(payload).map_err(decompression_error)?;
     if inner != declared {
         return Err(WireError::UncompressedSizeMismatch {
@@ -231,21 +242,46 @@ fn decompress_snappy(payload: &[u8], declared: usize, out: &mut Vec<u8>) -> Resu
             actual: inner,
         });
     }
+    let reachable = payload.len().saturating_mul(SNAPPY_MAX_EXPANSION);
+    if declared > reachable {
+        return Err(WireError::Decompression(format!(
+            "a snappy payload of {} bytes cannot expand to {declared} bytes",
+            payload.len()
+        )));
+    }
     let start = out.len();
     out.resize(start + declared, 0);
     let target = out.get_mut(start..).unwrap_or_default();
-    let written = snap::raw::Decoder::new()
-        .decompress(payload, target)
-        .map_err(decompression_error)?;
-    out.truncate(start + written);
-    Ok(())
+    let decoded = snap::raw::Decoder::new().decompress(payload, target);
+    match decoded {
+        Ok(written) => {
+            out.truncate(start + written);
+            Ok(())
+        }
+        Err(error) => {
+            out.truncate(start);
+            Err(decompression_error(error))
+        }
+    }
+}
+
+/// Makes room in `out` for the next chunk of a streaming decompression: doubles what was
+/// produced so far (at least [`INITIAL_OUTPUT_CHUNK`]) but never past `limit` bytes after
+/// `start`.
+fn grow_output(out: &mut Vec<u8>, start: usize, limit: usize) {
+    let produced = out.len() - start;
+    let wanted = produced.max(INITIAL_OUTPUT_CHUNK);
+    let room = limit.saturating_sub(produced).min(wanted);
+    if out.capacity() - out.len() < room {
+        out.reserve_exact(room);
+    }
 }
 
 fn decompress_zlib(payload: &[u8], declared: usize, out: &mut Vec<u8>) -> Result<(), WireError> {
     let start = out.len();
-    // One spare byte lets an over-long stream show itself instead of stopping at the limit;
-    // zlib writes only into spare capacity, so nothing beyond it is ever produced.
-    out.reserve_exact(declared + 1);
+    // One byte beyond `declared` lets an over-long stream show itself instead of stopping at
+    // the limit; zlib writes only into spare capacity, so nothing beyond it is ever produced.
+    let limit = declared.saturating_add(1);
     let mut decoder = flate2::Decompress::new(true);
     let counter = |value: u64| usize::try_from(value).unwrap_or(usize::MAX);
     loop {
@@ -256,10 +292,13 @@ fn decompress_zlib(payload: &[u8], declared: usize, out: &mut Vec<u8>) -> Result
                 actual: produced,
             });
         }
+        grow_output(out, start, limit);
         let consumed = counter(decoder.total_in());
         let input = payload.get(consumed..).unwrap_or_default();
         let status = decoder
-            .decompress_vec(input, out, flate2::FlushDecompress::Finish)
+            // Not `Finish`: that flush requires the whole output to fit in one call, and the
+            // buffer here grows between calls.
+            .decompress_vec(input, out, flate2::FlushDecompress::None)
             .map_err(decompression_error)?;
         match status {
             flate2::Status::StreamEnd => break,
@@ -285,7 +324,7 @@ fn decompress_zlib(payload: &[u8], declared: usize, out: &mut Vec<u8>) -> Result
 
 fn decompress_zstd(payload: &[u8], declared: usize, out: &mut Vec<u8>) -> Result<(), WireError> {
     // A first frame that announces more than the declared size cannot be valid: stop before
-    // allocating anything for it.
+    // decompressing anything.
     if let Ok(Some(first_frame)) = zstd::zstd_safe::get_frame_content_size(payload) {
         let first_frame = usize::try_from(first_frame).unwrap_or(usize::MAX);
         if first_frame > declared {
@@ -295,12 +334,34 @@ fn decompress_zstd(payload: &[u8], declared: usize, out: &mut Vec<u8>) -> Result
             });
         }
     }
-    out.reserve_exact(declared);
-    let mut decompressor = zstd::bulk::Decompressor::new().map_err(decompression_error)?;
-    // zstd writes only into the spare capacity and fails with "destination too small" rather
-    // than past it.
-    decompressor
-        .decompress_to_buffer(payload, &mut appender(out))
-        .map_err(decompression_error)?;
-    Ok(())
+    use zstd::stream::raw::Operation as _;
+    let mut decoder = zstd::stream::raw::Decoder::new().map_err(decompression_error)?;
+    let start = out.len();
+    let limit = declared.saturating_add(1);
+    let mut input = zstd::stream::raw::InBuffer::around(payload);
+    loop {
+        let produced = out.len() - start;
+        if produced > declared {
+            return Err(WireError::UncompressedSizeMismatch {
+                declared,
+                actual: produced,
+            });
+        }
+        grow_output(out, start, limit);
+        let consumed = input.pos();
+        let filled = out.len();
+        let mut output = zstd::stream::raw::OutBuffer::around_pos(out, filled);
+        let hint = decoder
+            .run(&mut input, &mut output)
+            .map_err(decompression_error)?;
+        let frame_done = hint == 0;
+        if frame_done && input.pos() == payload.len() {
+            return Ok(());
+        }
+        if input.pos() == consumed && out.len() - start == produced {
+            return Err(WireError::Decompression(
+                "zstd stream ends inside a frame".to_owned(),
+            ));
+        }
+    }
 }

@@ -53,6 +53,12 @@ pub enum WireError {
     /// Two document sequences of one OP_MSG share an identifier.
     #[error("duplicate document sequence identifier {0:?}")]
     DuplicateSequenceIdentifier(String),
+    /// An OP_MSG carries more document sequences than [`crate::MAX_DOCUMENT_SEQUENCES`].
+    #[error("OP_MSG carries more than {max} document sequences")]
+    TooManyDocumentSequences {
+        /// The limit.
+        max: usize,
+    },
     /// The CRC-32C trailer does not match the message.
     #[error("checksum mismatch: message carries {expected:#010x}, computed {actual:#010x}")]
     ChecksumMismatch {

@@ -286,8 +286,9 @@ fn decode_compressed(
     let compressor = CompressorId::from_u8(reader.u8()?)?;
     // Rebuild the original frame, header included, so that the inner decoder (and the OP_MSG
     // checksum, which covers the uncompressed header) sees exactly what was compressed.
-    // One spare byte for zlib, which needs room to reveal an over-long stream.
-    let mut original = Vec::with_capacity(total + 1);
+    // Only the header is reserved: the peer chose uncompressedSize, so the codecs grow the
+    // buffer as they really produce bytes.
+    let mut original = Vec::with_capacity(HEADER_LEN);
     MessageHeader {
         message_length,
         request_id: header.request_id,

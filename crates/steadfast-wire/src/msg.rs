@@ -1,5 +1,7 @@
 //! OP_MSG: flag bits, a kind-0 body section, kind-1 document sequences and an optional CRC-32C.
 
+use std::collections::HashSet;
+
 use bson::RawDocumentBuf;
 
 use crate::bson_check::{BsonValidation, check_bson};
@@ -42,6 +44,13 @@ pub struct OpMsg {
     /// The kind-1 sections, encoded after the body in this order.
     pub sequences: Vec<DocumentSequence>,
 }
+
+/// The most kind-1 sections one OP_MSG may carry when decoded.
+///
+/// Real commands carry one or two (a client-level bulkWrite sends `ops` and `nsInfo`); the cap
+/// is far above that yet keeps a hostile message of thousands of empty sequences from costing
+/// more than a few identifiers' worth of work.
+pub const MAX_DOCUMENT_SEQUENCES: usize = 64;
 
 /// Section payload types.
 const KIND_BODY: u8 = 0;
@@ -180,6 +189,7 @@ fn decode_sections(
     let mut reader = Reader::new(bytes, "OP_MSG section");
     let mut body: Option<RawDocumentBuf> = None;
     let mut sequences: Vec<DocumentSequence> = Vec::new();
+    let mut identifiers: HashSet<String> = HashSet::new();
     while !reader.is_empty() {
         match reader.u8()? {
             KIND_BODY => {
@@ -190,11 +200,13 @@ fn decode_sections(
                 body = Some(document.to_owned());
             }
             KIND_SEQUENCE => {
+                if sequences.len() >= MAX_DOCUMENT_SEQUENCES {
+                    return Err(WireError::TooManyDocumentSequences {
+                        max: MAX_DOCUMENT_SEQUENCES,
+                    });
+                }
                 let sequence = decode_sequence(&mut reader, validation)?;
-                if sequences
-                    .iter()
-                    .any(|seen| seen.identifier == sequence.identifier)
-                {
+                if !identifiers.insert(sequence.identifier.clone()) {
                     return Err(WireError::DuplicateSequenceIdentifier(sequence.identifier));
                 }
                 sequences.push(sequence);

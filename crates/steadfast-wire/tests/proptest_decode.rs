@@ -6,7 +6,8 @@
 use bson::{RawDocumentBuf, rawdoc};
 use proptest::prelude::*;
 use steadfast_wire::{
-    Body, Compressor, DocumentSequence, FrameDecoder, Message, MsgFlags, OpMsg, OpQuery, OpReply,
+    Body, Compressor, DocumentSequence, FrameDecoder, MAX_DOCUMENT_SEQUENCES, Message, MsgFlags,
+    OpMsg, OpQuery, OpReply, WireError,
 };
 
 const MAX: usize = 1 << 20;
@@ -248,5 +249,32 @@ proptest! {
             apply(&mut bytes, mutation);
         }
         let _ = decode_everywhere(&bytes);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(64), ..ProptestConfig::default() })]
+
+    #[test]
+    fn sequence_count_decodes_up_to_the_cap_and_is_refused_past_it(
+        count in 0..MAX_DOCUMENT_SEQUENCES * 3,
+    ) {
+        let mut msg = OpMsg::new(rawdoc! { "insert": "c", "$db": "d" });
+        for index in 0..count {
+            msg.sequences.push(DocumentSequence::new(format!("s{index}"), Vec::new()));
+        }
+        let bytes = Message::new(1, 0, msg).to_bytes(None, MAX).expect("encodes");
+        let decoded = Message::decode(&bytes, MAX);
+        if count <= MAX_DOCUMENT_SEQUENCES {
+            let Ok(Message { body: Body::Msg(msg), .. }) = decoded else {
+                return Err(TestCaseError::fail(format!("{count} sequences: {decoded:?}")));
+            };
+            prop_assert_eq!(msg.sequences.len(), count);
+        } else {
+            prop_assert_eq!(
+                decoded.map(|_| ()),
+                Err(WireError::TooManyDocumentSequences { max: MAX_DOCUMENT_SEQUENCES })
+            );
+        }
     }
 }

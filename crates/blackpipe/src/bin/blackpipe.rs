@@ -3,16 +3,39 @@
 //! `blackpipe::deployment::admin`) or mongod's own commands (`replSetStepDown`,
 //! `configureFailPoint`, ...). Stop it with Ctrl-C.
 
+use std::net::{IpAddr, Ipv4Addr};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use blackpipe::deployment::{DeploymentConfig, serve_forever};
+use blackpipe::server::{
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_READ_TIMEOUT, ServerConfig,
+};
 use clap::Parser;
 
-/// Serve a simulated MongoDB standalone, replica set or sharded cluster on 127.0.0.1.
+/// Serve a simulated MongoDB standalone, replica set or sharded cluster (on 127.0.0.1 unless
+/// --bind says otherwise).
+///
+/// blackpipe is a test server: it has no access control unless --auth is given, so anyone who
+/// can reach the bound address can read, change and shut down the deployment. Keep the default
+/// loopback --bind unless the network is yours alone.
 #[derive(Debug, Parser)]
 #[command(name = "blackpipe", version, about)]
 struct Args {
+    /// Address every node listens on. WARNING: without --auth blackpipe has no access control;
+    /// any address other than loopback exposes it to the network.
+    #[arg(long, value_name = "ADDR", default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    bind: IpAddr,
+    /// Most connections each node keeps open at once; more are closed as they arrive.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
+    /// Seconds a connection may stay idle between requests before it is closed.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_IDLE_TIMEOUT.as_secs())]
+    idle_timeout_secs: u64,
+    /// Seconds a request may take to arrive once its first byte has, before the connection is
+    /// closed.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_READ_TIMEOUT.as_secs())]
+    read_timeout_secs: u64,
     /// A replica set of N members, listening on PORT, PORT+1, ... (the default, with 3).
     #[arg(long, value_name = "N", conflicts_with_all = ["standalone", "sharded"])]
     replset: Option<usize>,
@@ -56,7 +79,14 @@ impl Args {
             .with_set_name(self.set_name.clone())
             .with_auto_failover(!self.no_auto_failover)
             .with_election_delay(Duration::from_millis(self.election_delay_ms))
-            .with_replication_lag(Duration::from_millis(self.replication_lag_ms));
+            .with_replication_lag(Duration::from_millis(self.replication_lag_ms))
+            .with_server(
+                ServerConfig::default()
+                    .with_bind(self.bind)
+                    .with_max_connections(self.max_connections)
+                    .with_idle_timeout(Duration::from_secs(self.idle_timeout_secs))
+                    .with_read_timeout(Duration::from_secs(self.read_timeout_secs)),
+            );
         match self.seed {
             Some(seed) => config.with_seed(seed),
             None => config,

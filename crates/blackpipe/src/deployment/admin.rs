@@ -179,29 +179,51 @@ fn integer(value: &Bson) -> Option<i64> {
     }
 }
 
-fn millis(command: &Document, field: &str, default: Option<u64>) -> Result<Duration, ControlError> {
-    match command.get(field) {
-        None | Some(Bson::Null) => default
-            .map(Duration::from_millis)
-            .ok_or_else(|| bad(format!("'{field}' is required"))),
-        Some(value) => integer(value)
-            .and_then(|ms| u64::try_from(ms).ok())
-            .map(Duration::from_millis)
-            .ok_or_else(|| bad(format!("'{field}' must be a non-negative integer"))),
+/// The longest duration a control command accepts: `i32::MAX` seconds (about 68 years), the
+/// range of mongod's own integer seconds fields. Longer values are refused with `BadValue`
+/// while parsing, before anything changes, so no deadline computed from one can overflow.
+pub const MAX_CONTROL_DURATION: Duration = Duration::from_secs(2_147_483_647);
+
+/// `duration` if it is within [`MAX_CONTROL_DURATION`].
+fn bounded(duration: Duration, field: &str) -> Result<Duration, ControlError> {
+    if duration <= MAX_CONTROL_DURATION {
+        Ok(duration)
+    } else {
+        Err(bad(format!(
+            "'{field}' must be at most {} seconds",
+            MAX_CONTROL_DURATION.as_secs()
+        )))
     }
 }
 
+fn millis(command: &Document, field: &str, default: Option<u64>) -> Result<Duration, ControlError> {
+    let duration = match command.get(field) {
+        None | Some(Bson::Null) => default
+            .map(Duration::from_millis)
+            .ok_or_else(|| bad(format!("'{field}' is required")))?,
+        Some(value) => integer(value)
+            .and_then(|ms| u64::try_from(ms).ok())
+            .map(Duration::from_millis)
+            .ok_or_else(|| bad(format!("'{field}' must be a non-negative integer")))?,
+    };
+    bounded(duration, field)
+}
+
 fn seconds(value: Option<&Bson>, field: &str, default: u64) -> Result<Duration, ControlError> {
-    match value {
-        None | Some(Bson::Null) => Ok(Duration::from_secs(default)),
-        Some(Bson::Double(secs)) if *secs >= 0.0 && secs.is_finite() => {
-            Ok(Duration::from_secs_f64(*secs))
+    let not_a_duration = || bad(format!("'{field}' must be a non-negative number"));
+    let duration = match value {
+        None | Some(Bson::Null) => Duration::from_secs(default),
+        // `try_from_secs_f64` refuses negative, NaN, infinite and too-large values that
+        // `from_secs_f64` would panic on.
+        Some(Bson::Double(secs)) => {
+            Duration::try_from_secs_f64(*secs).map_err(|_| not_a_duration())?
         }
         Some(value) => integer(value)
             .and_then(|secs| u64::try_from(secs).ok())
             .map(Duration::from_secs)
-            .ok_or_else(|| bad(format!("'{field}' must be a non-negative number"))),
-    }
+            .ok_or_else(not_a_duration)?,
+    };
+    bounded(duration, field)
 }
 
 fn flag(command: &Document, field: &str) -> Result<bool, ControlError> {

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::model::{DeploymentKind, MemberOptions};
+use crate::server::ServerConfig;
 
 /// What to start and how it behaves. Build with [`DeploymentConfig::standalone`],
 /// [`DeploymentConfig::replica_set`], [`DeploymentConfig::replica_set_with`] or
@@ -30,6 +31,11 @@ pub struct DeploymentConfig {
     /// Seed for the generator behind `activationProbability` and probabilistic overload;
     /// `None` seeds from the operating system.
     pub seed: Option<u64>,
+    /// Listener settings every node uses: bind address (127.0.0.1 by default), connection
+    /// limit, idle and read timeouts. Its `port` is ignored (see [`Self::port`]). Hosts are
+    /// still advertised as `127.0.0.1:<port>`, so a node bound elsewhere than loopback or the
+    /// unspecified address is not reachable under the name the deployment reports.
+    pub server: ServerConfig,
 }
 
 impl DeploymentConfig {
@@ -43,6 +49,7 @@ impl DeploymentConfig {
             election_delay: Duration::from_millis(100),
             replication_lag: Duration::ZERO,
             seed: None,
+            server: ServerConfig::default(),
         }
     }
 
@@ -111,6 +118,13 @@ impl DeploymentConfig {
     #[must_use]
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
+        self
+    }
+
+    /// Sets every node's listener settings (bind address, connection limit, timeouts).
+    #[must_use]
+    pub fn with_server(mut self, server: ServerConfig) -> Self {
+        self.server = server;
         self
     }
 }

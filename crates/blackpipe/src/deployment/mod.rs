@@ -57,6 +57,7 @@ pub use config::DeploymentConfig;
 pub use control_error::ControlError;
 pub use handle::{Deployment, serve_forever};
 pub use model::{
-    DeploymentKind, Health, MemberOptions, Node, NodeIndex, Role, Topology, TopologyVersion,
+    DeploymentKind, Health, MAX_MEMBERS, MAX_NODE_SLOTS, MAX_VOTING_MEMBERS, MemberOptions, Node,
+    NodeIndex, Role, Topology, TopologyVersion,
 };
 pub use runtime::NodeCounters;

@@ -189,6 +189,8 @@ impl Topology {
         set_name: impl Into<String>,
         members: Vec<(String, MemberOptions, ObjectId)>,
     ) -> Result<Self, ControlError> {
+        check_member_counts(members.iter().map(|(_, options, _)| options))
+            .map_err(ControlError::InvalidConfig)?;
         validate_members(members.iter().map(|(host, options, _)| (host, options)))?;
         let nodes: Vec<Node> = members
             .into_iter()
@@ -384,8 +386,10 @@ impl Topology {
         if !force && !has_successor {
             return Err(ControlError::NoElectableSecondary);
         }
+        // Computed before demoting: a period too long to represent must change nothing.
+        let frozen_until = deadline(now, freeze_for)?;
         self.demote_primary();
-        self.nodes[index].frozen_until = Some(now + freeze_for);
+        self.nodes[index].frozen_until = Some(frozen_until);
         self.bump_all();
         Ok(())
     }
@@ -434,7 +438,12 @@ impl Topology {
         if node.role == Role::Primary {
             return Err(ControlError::FreezePrimary);
         }
-        node.frozen_until = (!duration.is_zero()).then(|| now + duration);
+        let frozen_until = if duration.is_zero() {
+            None
+        } else {
+            Some(deadline(now, duration)?)
+        };
+        node.frozen_until = frozen_until;
         Ok(())
     }
 
@@ -544,7 +553,28 @@ impl Topology {
         mut new_process_id: impl FnMut() -> ObjectId,
     ) -> Result<Vec<NodeIndex>, ControlError> {
         self.require_replica_set()?;
+        check_member_counts(members.iter().map(|(_, options)| options))
+            .map_err(ControlError::NewConfigIncompatible)?;
         validate_members(members.iter().map(|(host, options)| (host, options)))?;
+        let new_hosts = members
+            .iter()
+            .filter(|(host, _)| self.index_of(host).is_none())
+            .count();
+        if self.nodes.len().saturating_add(new_hosts) > MAX_NODE_SLOTS {
+            return Err(ControlError::NewConfigIncompatible(format!(
+                "blackpipe keeps at most {MAX_NODE_SLOTS} members, removed ones included"
+            )));
+        }
+        // Checked before anything changes: a client may have set the version to i64::MAX.
+        let next_version = match version {
+            Some(version) => version,
+            None => self.set_version.checked_add(1).ok_or_else(|| {
+                ControlError::NewConfigIncompatible(format!(
+                    "the config version {} cannot be incremented",
+                    self.set_version
+                ))
+            })?,
+        };
         if let Some(version) = version {
             if version <= self.set_version {
                 return Err(ControlError::NewConfigIncompatible(format!(
@@ -596,10 +626,48 @@ impl Topology {
             }
         }
         self.enforce_majority();
-        self.set_version = version.unwrap_or(self.set_version + 1);
+        self.set_version = next_version;
         self.bump_all();
         Ok(added)
     }
+}
+
+/// The most members a replica set config may list, as in mongod.
+pub const MAX_MEMBERS: usize = 50;
+
+/// The most voting members a replica set config may list, as in mongod.
+pub const MAX_VOTING_MEMBERS: usize = 7;
+
+/// The most node slots a deployment keeps, removed members included (a removed member keeps
+/// its slot so that re-adding its host finds it): bounds memory and listeners under endless
+/// add/remove reconfigs.
+pub const MAX_NODE_SLOTS: usize = 4 * MAX_MEMBERS;
+
+/// `now + duration`, or `BadArgument` when that instant cannot be represented.
+fn deadline(now: Instant, duration: Duration) -> Result<Instant, ControlError> {
+    now.checked_add(duration)
+        .ok_or_else(|| ControlError::BadArgument(format!("{duration:?} is too long")))
+}
+
+/// mongod's limits on a config's size: at most [`MAX_MEMBERS`] members, of which at most
+/// [`MAX_VOTING_MEMBERS`] vote. Returns the message mongod's limit error carries.
+fn check_member_counts<'a>(members: impl Iterator<Item = &'a MemberOptions>) -> Result<(), String> {
+    let (count, voters) = members.fold((0usize, 0usize), |(count, voters), options| {
+        (count + 1, voters + usize::from(options.votes > 0))
+    });
+    if count > MAX_MEMBERS {
+        return Err(format!(
+            "Replica set configuration contains {count} members, but must have at least 1 and \
+             no more than {MAX_MEMBERS}"
+        ));
+    }
+    if voters > MAX_VOTING_MEMBERS {
+        return Err(format!(
+            "Replica set configuration contains {voters} voting members, but must be at least \
+             1 and no more than {MAX_VOTING_MEMBERS}"
+        ));
+    }
+    Ok(())
 }
 
 fn validate_members<'a>(

@@ -110,6 +110,8 @@ pub(crate) struct Inner {
     pub(crate) baseline: WriteTime,
     /// Nodes were given consecutive ports (members added later continue the sequence).
     pub(crate) fixed_ports: bool,
+    /// Listener settings shared by every node (bind address, limits); each node its own port.
+    listener: ServerConfig,
 }
 
 /// Finds a free port by binding an ephemeral one and releasing it.
@@ -233,6 +235,7 @@ impl Inner {
             changes: watch::Sender::new(0),
             baseline: baseline_write_time(),
             fixed_ports,
+            listener: config.server.clone(),
         });
         let mut bound = Vec::with_capacity(count);
         for (index, &port) in ports.iter().enumerate() {
@@ -270,9 +273,11 @@ impl Inner {
             version,
             counters,
         );
-        Server::bind(ServerConfig::default().with_port(port), Arc::new(handler))
+        let listener = self.listener.clone().with_port(port);
+        let bind = listener.bind;
+        Server::bind(listener, Arc::new(handler))
             .await
-            .map_err(|error| ControlError::Listen(format!("127.0.0.1:{port}: {error}")))
+            .map_err(|error| ControlError::Listen(format!("{bind}:{port}: {error}")))
     }
 
     /// Applies a change to the model under the lock, then publishes every node's new

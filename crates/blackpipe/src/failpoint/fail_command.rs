@@ -108,6 +108,13 @@ impl FailCommand {
             let millis = u64::try_from(millis).map_err(|_| {
                 FailPointError::invalid_options("'blockTimeMS' must be non-negative")
             })?;
+            // mongod reads blockTimeMS as a 32-bit int; refusing more keeps every deadline
+            // computed from it far from overflow.
+            if millis > u64::from(i32::MAX.unsigned_abs()) {
+                return Err(FailPointError::bad_value(
+                    "'blockTimeMS' must be at most 2147483647",
+                ));
+            }
             Some(Duration::from_millis(millis))
         } else {
             None

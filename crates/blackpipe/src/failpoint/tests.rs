@@ -393,3 +393,17 @@ fn overload_rejects_with_labels_and_backoff() {
     assert_eq!(overload.rejected(), 1);
     assert!(!overload.is_active());
 }
+
+#[test]
+fn block_time_beyond_an_int32_is_a_bad_value() {
+    let configure = |millis: i64| {
+        FailPoints::new().configure(&doc! {
+            "configureFailPoint": "failCommand",
+            "mode": "alwaysOn",
+            "data": {"failCommands": ["find"], "blockConnection": true, "blockTimeMS": millis},
+        })
+    };
+    assert_eq!(configure(i64::MAX).unwrap_err().code, 2);
+    assert_eq!(configure(i64::from(i32::MAX) + 1).unwrap_err().code, 2);
+    assert!(configure(i64::from(i32::MAX)).is_ok());
+}

@@ -107,12 +107,25 @@ impl Connection {
         }
     }
 
-    /// The next whole message; `Ok(None)` when the peer left or the server is shutting down.
+    /// The next whole message; `Ok(None)` when the peer left, the server is shutting down, or
+    /// the peer stayed idle past `idle_timeout` or held a partial frame past `read_timeout`.
     async fn next_message(&mut self) -> Result<Option<Message>, WireError> {
         if !self.io.backlog.is_empty() {
             self.decoder.extend(&self.io.backlog);
             self.io.backlog.clear();
         }
+        let (idle_timeout, read_timeout) = (
+            self.shared.config.idle_timeout,
+            self.shared.config.read_timeout,
+        );
+        let mut waiting_for_first_byte = self.decoder.buffered_len() == 0;
+        // `sleep` rather than an `Instant` sum: a configured `Duration::MAX` cannot overflow.
+        let timer = tokio::time::sleep(if waiting_for_first_byte {
+            idle_timeout
+        } else {
+            read_timeout
+        });
+        tokio::pin!(timer);
         loop {
             if let Some(message) = self.decoder.next_message()? {
                 return Ok(Some(message));
@@ -126,6 +139,11 @@ impl Connection {
             let read = tokio::select! {
                 biased;
                 () = stop.requested() => return Ok(None),
+                () = &mut timer => {
+                    let phase = if waiting_for_first_byte { "idle" } else { "mid-frame" };
+                    tracing::debug!(connection = %self.context.id(), phase, "closing connection: timed out");
+                    return Ok(None);
+                }
                 read = stream.read(scratch) => read,
             };
             match read {
@@ -133,6 +151,10 @@ impl Connection {
                 Ok(count) => self
                     .decoder
                     .extend(scratch.get(..count).unwrap_or_default()),
+            }
+            if waiting_for_first_byte {
+                waiting_for_first_byte = false;
+                timer.set(tokio::time::sleep(read_timeout));
             }
         }
     }

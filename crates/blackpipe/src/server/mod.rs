@@ -1,4 +1,4 @@
-//! The server layer: a TCP listener on 127.0.0.1 that frames the MongoDB wire protocol and
+//! The server layer: a TCP listener (on 127.0.0.1 unless configured otherwise) that frames the MongoDB wire protocol and
 //! hands every request to a [`Handler`].
 //!
 //! What it takes care of so handlers need not: one task per connection (a slow reaction on one
@@ -15,7 +15,7 @@ mod request;
 
 use std::collections::BTreeMap;
 use std::io;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -31,25 +31,49 @@ pub use reaction::{
 };
 pub use request::{Request, RequestError, RequestKind, is_hello_command};
 
+/// Default for [`ServerConfig::max_connections`].
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// Default for [`ServerConfig::idle_timeout`]: an hour.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(3600);
+/// Default for [`ServerConfig::read_timeout`].
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How a [`Server`] listens and what it accepts.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ServerConfig {
-    /// Port on 127.0.0.1; 0 picks an ephemeral port.
+    /// Address to listen on; 127.0.0.1 by default. blackpipe has no access control of its
+    /// own, so anything else exposes it to whoever can reach that address.
+    pub bind: IpAddr,
+    /// Port; 0 picks an ephemeral port.
     pub port: u16,
     /// Largest message accepted or sent (`maxMessageSizeBytes`); a client that announces a
     /// larger frame is disconnected.
     pub max_message_size: usize,
     /// Compressors the server supports, by handshake name (`snappy`, `zlib`, `zstd`).
     pub compressors: Vec<String>,
+    /// Most connections open at once (mongod's `maxIncomingConnections`): a connection
+    /// accepted past it is closed at once, as mongod does.
+    pub max_connections: usize,
+    /// How long a connection may wait for the first byte of its next request; then it is
+    /// closed. Time spent on a request (a blocked fail point, an awaitable hello, an exhaust
+    /// stream) does not count.
+    pub idle_timeout: Duration,
+    /// How long a request may take to arrive once its first byte has: a peer that holds a
+    /// partial frame longer is disconnected, so a slow sender cannot hold a connection forever.
+    pub read_timeout: Duration,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {
+            bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: 0,
             max_message_size: steadfast_wire::DEFAULT_MAX_MESSAGE_SIZE,
             compressors: ["snappy", "zlib", "zstd"].map(String::from).to_vec(),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            read_timeout: DEFAULT_READ_TIMEOUT,
         }
     }
 }
@@ -59,6 +83,13 @@ impl ServerConfig {
     #[must_use]
     pub fn with_port(mut self, port: u16) -> Self {
         self.port = port;
+        self
+    }
+
+    /// Listens on `bind` instead of 127.0.0.1.
+    #[must_use]
+    pub fn with_bind(mut self, bind: IpAddr) -> Self {
+        self.bind = bind;
         self
     }
 
@@ -77,6 +108,27 @@ impl ServerConfig {
         S: Into<String>,
     {
         self.compressors = compressors.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the most connections open at once.
+    #[must_use]
+    pub fn with_max_connections(mut self, max_connections: usize) -> Self {
+        self.max_connections = max_connections;
+        self
+    }
+
+    /// Sets how long a connection may wait between requests.
+    #[must_use]
+    pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
+        self.idle_timeout = idle_timeout;
+        self
+    }
+
+    /// Sets how long a started request may take to arrive whole.
+    #[must_use]
+    pub fn with_read_timeout(mut self, read_timeout: Duration) -> Self {
+        self.read_timeout = read_timeout;
         self
     }
 }
@@ -144,13 +196,13 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
-    /// Binds 127.0.0.1 on the configured port and starts accepting connections, each served
+    /// Binds the configured address and port and starts accepting connections, each served
     /// by `handler` on its own task. Must be called within a tokio runtime.
     ///
     /// # Errors
     /// The I/O error if the port cannot be bound.
     pub async fn bind(config: ServerConfig, handler: Arc<dyn Handler>) -> io::Result<Self> {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, config.port)).await?;
+        let listener = TcpListener::bind((config.bind, config.port)).await?;
         let local_addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             handler,
@@ -275,6 +327,12 @@ async fn accept_loop(
         };
         match accepted {
             Ok((stream, peer)) => {
+                if *shared.open_connections.borrow() >= shared.config.max_connections {
+                    // As mongod: the connection is accepted, then closed at once.
+                    tracing::warn!(%peer, "connection refused: maxIncomingConnections reached");
+                    drop(stream);
+                    continue;
+                }
                 let id =
                     ConnectionId::new(shared.next_connection_id.fetch_add(1, Ordering::Relaxed));
                 let (guard, close) = OpenConnectionGuard::new(Arc::clone(&shared), id);

@@ -1,7 +1,9 @@
 //! Misbehaving clients lose only their own connection; shutdown closes everything.
 
-use blackpipe::scripted::{ScriptedConfig, ScriptedServer};
-use blackpipe::server::ServerConfig;
+use std::time::Duration;
+
+use blackpipe::scripted::{Matcher, ScriptedConfig, ScriptedServer};
+use blackpipe::server::{Gate, ServerConfig};
 use bson::doc;
 use steadfast_wire::{Message, OpMsg};
 
@@ -232,4 +234,138 @@ async fn the_server_can_close_one_connection_or_all_and_keep_listening() {
 
     let mut newcomer = RawClient::connect(server.address()).await;
     assert_bystander_works(&mut newcomer).await;
+}
+
+async fn server_with(listener: ServerConfig) -> ScriptedServer {
+    ScriptedServer::start_with(ScriptedConfig::default().with_server(listener))
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_connection_past_the_limit_is_closed_at_once() {
+    let server = server_with(ServerConfig::default().with_max_connections(2)).await;
+    let mut first = RawClient::connect(server.address()).await;
+    let _second = RawClient::connect(server.address()).await;
+    within(server.wait_for_open_connections(2)).await;
+
+    let mut refused = RawClient::connect(server.address()).await;
+    refused.expect_closed().await;
+    assert_bystander_works(&mut first).await;
+
+    // A slot freed by a leaving client can be taken again.
+    drop(first);
+    within(server.wait_for_open_connections(1)).await;
+    let mut later = RawClient::connect(server.address()).await;
+    assert_bystander_works(&mut later).await;
+}
+
+#[tokio::test]
+async fn a_slow_sender_holding_a_partial_frame_is_disconnected() {
+    let listener = ServerConfig::default().with_read_timeout(Duration::from_millis(100));
+    let server = server_with(listener).await;
+    let mut bystander = RawClient::connect(server.address()).await;
+
+    let frame = Message::new(1, 0, OpMsg::new(raw(&doc! { "ping": 1, "$db": "admin" })))
+        .to_bytes(None, steadfast_wire::DEFAULT_MAX_MESSAGE_SIZE)
+        .unwrap();
+    let mut slow = RawClient::connect(server.address()).await;
+    slow.write_raw(&frame[..frame.len() / 2]).await;
+    slow.expect_closed().await;
+
+    within(server.wait_for_open_connections(1)).await;
+    assert_bystander_works(&mut bystander).await;
+    assert!(server.requests().iter().all(|r| r.command_name() == "ping"));
+}
+
+#[tokio::test]
+async fn an_idle_connection_is_closed_after_the_idle_timeout() {
+    let listener = ServerConfig::default().with_idle_timeout(Duration::from_millis(100));
+    let server = server_with(listener).await;
+    let mut idle = RawClient::connect(server.address()).await;
+    assert_bystander_works(&mut idle).await;
+    idle.expect_closed().await;
+    within(server.wait_for_open_connections(0)).await;
+}
+
+/// A request held by the server (a blocked fail point, an awaitable hello) is not idle time:
+/// the held connection outlives another that really was idle for the same timeout.
+#[tokio::test]
+async fn a_held_request_is_not_cut_by_the_idle_or_read_timeout() {
+    let timeout = Duration::from_millis(100);
+    let listener = ServerConfig::default()
+        .with_idle_timeout(timeout)
+        .with_read_timeout(timeout);
+    let server = server_with(listener).await;
+    let gate = Gate::new();
+    let mut held = RawClient::connect(server.address()).await;
+    let held_id = held
+        .send_command(doc! { "find": "held", "$db": "app" })
+        .await;
+    within(server.next_request(Matcher::command("find")))
+        .await
+        .unwrap()
+        .after_gate(&gate)
+        .reply(doc! { "which": "held" })
+        .unwrap();
+
+    // Connected after the request was held, so its idle timeout ends after the held one's
+    // would have.
+    let mut idle = RawClient::connect(server.address()).await;
+    idle.expect_closed().await;
+
+    gate.open();
+    let reply = held.expect_message().await;
+    assert_eq!(reply.response_to, held_id);
+}
+
+#[tokio::test]
+async fn huge_freeze_and_step_down_periods_are_bad_values_and_change_nothing() {
+    use blackpipe::deployment::DeploymentConfig;
+
+    use crate::deployment::{client, start};
+    let deployment = start(DeploymentConfig::replica_set(3)).await;
+    let mut secondary = client(&deployment, 1).await;
+    // `Duration::from_secs_f64(1e300)` used to panic the connection's task.
+    let frozen = secondary
+        .round_trip(doc! { "replSetFreeze": 1e300, "$db": "admin" })
+        .await;
+    assert_eq!(frozen.get_i32("code").unwrap(), 2, "{frozen}");
+    assert_bystander_works(&mut secondary).await;
+
+    // The freeze deadline used to overflow after the primary was already demoted.
+    let mut primary = client(&deployment, 0).await;
+    let stepped = primary
+        .round_trip(doc! { "replSetStepDown": i64::MAX, "$db": "admin" })
+        .await;
+    assert_eq!(stepped.get_i32("code").unwrap(), 2, "{stepped}");
+    let hello = primary
+        .round_trip(doc! { "hello": 1, "$db": "admin" })
+        .await;
+    assert!(hello.get_bool("isWritablePrimary").unwrap(), "{hello}");
+}
+
+#[tokio::test]
+async fn add_member_past_seven_voters_is_refused_with_mongods_error() {
+    use blackpipe::deployment::{DeploymentConfig, MAX_VOTING_MEMBERS};
+
+    use crate::deployment::{client, start};
+    let deployment = start(DeploymentConfig::replica_set(3)).await;
+    let mut admin = client(&deployment, 0).await;
+    let add = doc! { "blackpipe": "addMember", "$db": "admin" };
+    for _ in 3..MAX_VOTING_MEMBERS {
+        let added = admin.round_trip(add.clone()).await;
+        assert_eq!(added.get_f64("ok").unwrap(), 1.0, "{added}");
+    }
+    let refused = admin.round_trip(add).await;
+    assert_eq!(refused.get_i32("code").unwrap(), 103, "{refused}");
+    let config = admin
+        .round_trip(doc! { "replSetGetConfig": 1, "$db": "admin" })
+        .await;
+    let members = config
+        .get_document("config")
+        .unwrap()
+        .get_array("members")
+        .unwrap();
+    assert_eq!(members.len(), MAX_VOTING_MEMBERS);
 }

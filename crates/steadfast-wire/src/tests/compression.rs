@@ -289,3 +289,105 @@ fn compressed_encoding_respects_the_size_limit() {
         .expect_err("over limit");
     assert!(error.is_size_limit());
 }
+
+fn zstd_bytes(bytes: &[u8]) -> Vec<u8> {
+    zstd::bulk::compress(bytes, 0).expect("in memory")
+}
+
+/// The largest uncompressedSize the default maximum message size lets a peer claim (48 MB).
+const CLAIMED: usize = MAX - crate::HEADER_LEN;
+
+/// Nothing in `out` may come from the claim: only from bytes really decompressed.
+const SMALL: usize = 1 << 20;
+
+/// A 30-byte raw snappy payload whose length header claims [`CLAIMED`] bytes.
+fn snappy_claiming_48_mb() -> Vec<u8> {
+    let mut payload = Vec::new();
+    let mut length = CLAIMED;
+    while length >= 0x80 {
+        payload.push(u8::try_from(length & 0x7f).expect("7 bits") | 0x80);
+        length >>= 7;
+    }
+    payload.push(u8::try_from(length).expect("below 0x80"));
+    // Copies with a 2-byte offset: the densest element snappy has.
+    while payload.len() < 30 {
+        payload.extend_from_slice(&[0xfe, 0x01, 0x00]);
+    }
+    payload.truncate(30);
+    payload
+}
+
+#[test]
+fn a_tiny_payload_claiming_48_mb_is_refused_without_allocating_it() {
+    let cases = [
+        (CompressorId::Snappy, snappy_claiming_48_mb()),
+        (CompressorId::Zlib, zlib(b"tiny")),
+        (CompressorId::Zstd, zstd_bytes(b"tiny")),
+    ];
+    for (id, payload) in cases {
+        assert!(payload.len() <= 30, "{id:?}: {} bytes", payload.len());
+        let mut out = Vec::new();
+        let error = crate::compression::decompress(id, &payload, CLAIMED, &mut out)
+            .expect_err("cannot expand to the claim");
+        assert!(error.is_protocol(), "{id:?}: {error:?}");
+        assert!(
+            out.capacity() < SMALL,
+            "{id:?} allocated {} bytes from the claim",
+            out.capacity()
+        );
+    }
+}
+
+#[test]
+fn a_tiny_frame_claiming_48_mb_is_a_decode_error() {
+    let claimed = i32::try_from(CLAIMED).expect("fits");
+    for (id, payload) in [
+        (1, snappy_claiming_48_mb()),
+        (2, zlib(b"tiny")),
+        (3, zstd_bytes(b"tiny")),
+    ] {
+        let error = decode(&compressed_frame(2013, claimed, id, &payload)).expect_err("claim");
+        assert!(error.is_protocol(), "compressor {id}: {error:?}");
+    }
+}
+
+#[test]
+fn large_payloads_decompress_across_many_buffer_growths() {
+    // Three megabytes of zeros compress to a few kilobytes, so the output buffer grows many
+    // times from its first small chunk.
+    let plain = vec![0u8; 3 << 20];
+    for (id, payload) in [
+        (CompressorId::Zlib, zlib(&plain)),
+        (CompressorId::Zstd, zstd_bytes(&plain)),
+        (CompressorId::Snappy, snappy(&plain)),
+    ] {
+        let mut out = b"header".to_vec();
+        crate::compression::decompress(id, &payload, plain.len(), &mut out).expect("decompresses");
+        assert_eq!(out.get(..6), Some(&b"header"[..]), "{id:?}");
+        assert!(out.get(6..) == Some(&plain[..]), "{id:?}");
+    }
+}
+
+#[test]
+fn over_long_streaming_payloads_are_refused_at_the_declared_size() {
+    let plain = vec![7u8; 100_000];
+    for (id, payload) in [
+        (CompressorId::Zlib, zlib(&plain)),
+        (CompressorId::Zstd, zstd_bytes(&plain)),
+    ] {
+        let mut out = Vec::new();
+        let error = crate::compression::decompress(id, &payload, 50_000, &mut out)
+            .expect_err("longer than declared");
+        assert!(
+            matches!(
+                error,
+                WireError::UncompressedSizeMismatch {
+                    declared: 50_000,
+                    ..
+                }
+            ),
+            "{id:?}: {error:?}"
+        );
+        assert!(out.len() <= 50_001, "{id:?} produced {}", out.len());
+    }
+}

@@ -453,3 +453,39 @@ fn error_messages_are_informative() {
     };
     assert!(error.to_string().contains("0x00000001"));
 }
+
+/// An OP_MSG frame with a `ping` body followed by `count` empty sequences named `s0`, `s1`...
+fn msg_with_empty_sequences(count: usize) -> Vec<u8> {
+    let mut payload = msg_payload(0, &[&body_section(&ping())]);
+    for index in 0..count {
+        payload.extend_from_slice(&sequence_section(format!("s{index}").as_bytes(), &[]));
+    }
+    frame(1, 0, 2013, &payload)
+}
+
+#[test]
+fn sequences_are_capped_at_the_documented_limit() {
+    let at_cap = decode(&msg_with_empty_sequences(crate::MAX_DOCUMENT_SEQUENCES)).expect("decodes");
+    let Body::Msg(msg) = at_cap.body else {
+        panic!("OP_MSG expected");
+    };
+    assert_eq!(msg.sequences.len(), crate::MAX_DOCUMENT_SEQUENCES);
+    assert_eq!(
+        decode(&msg_with_empty_sequences(crate::MAX_DOCUMENT_SEQUENCES + 1)),
+        Err(WireError::TooManyDocumentSequences {
+            max: crate::MAX_DOCUMENT_SEQUENCES
+        })
+    );
+}
+
+#[test]
+fn forty_thousand_empty_sequences_are_refused_by_the_cap() {
+    // Before the cap every identifier was compared with all earlier ones: 40,000 sequences
+    // took seconds. Now the decoder stops at the cap, whatever follows.
+    assert_eq!(
+        decode(&msg_with_empty_sequences(40_000)),
+        Err(WireError::TooManyDocumentSequences {
+            max: crate::MAX_DOCUMENT_SEQUENCES
+        })
+    );
+}

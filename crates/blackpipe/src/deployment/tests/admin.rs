@@ -182,3 +182,48 @@ fn config_and_status_documents_describe_the_set() {
     assert_eq!(summary.get_str("primary").unwrap(), "h:1");
     assert_eq!(summary.get_array("nodes").unwrap().len(), 3);
 }
+
+#[test]
+fn huge_or_non_finite_durations_are_bad_values_not_panics() {
+    // `from_secs_f64(1e300)` used to panic the handling task.
+    for value in [
+        bson::Bson::Double(1e300),
+        bson::Bson::Double(f64::INFINITY),
+        bson::Bson::Double(f64::NAN),
+        bson::Bson::Double(-1.0),
+        bson::Bson::Int64(i64::MAX),
+    ] {
+        let freeze = parse_freeze(&doc! {"replSetFreeze": value.clone()}).unwrap_err();
+        assert_eq!(freeze.code(), 2, "replSetFreeze {value}");
+        let step_down = parse_step_down(&doc! {"replSetStepDown": value.clone()}).unwrap_err();
+        assert_eq!(step_down.code(), 2, "replSetStepDown {value}");
+        let catch_up = parse_step_down(
+            &doc! {"replSetStepDown": 60, "secondaryCatchUpPeriodSecs": value.clone()},
+        )
+        .unwrap_err();
+        assert_eq!(catch_up.code(), 2, "secondaryCatchUpPeriodSecs {value}");
+    }
+}
+
+#[test]
+fn admin_durations_longer_than_the_cap_are_refused() {
+    let too_many_ms = i64::MAX;
+    for command in [
+        doc! {"blackpipe": "stepDown", "secs": 1e300},
+        doc! {"blackpipe": "freeze", "secs": i64::MAX},
+        doc! {"blackpipe": "elect", "member": 1, "delayMS": too_many_ms},
+        doc! {"blackpipe": "shutdown", "quiesceMS": too_many_ms},
+        doc! {"blackpipe": "slow", "delayMS": too_many_ms},
+        doc! {"blackpipe": "replicationLag", "lagMS": too_many_ms},
+        doc! {"blackpipe": "autoFailover", "enabled": true, "electionDelayMS": too_many_ms},
+    ] {
+        let error = parse_admin(&command).unwrap_err();
+        assert_eq!(error.code(), 2, "{command}");
+    }
+    let longest = crate::deployment::admin::MAX_CONTROL_DURATION;
+    let at_cap = i64::try_from(longest.as_secs()).unwrap();
+    assert_eq!(
+        parse_freeze(&doc! {"replSetFreeze": at_cap}).unwrap(),
+        longest
+    );
+}

@@ -304,3 +304,82 @@ fn standalone_and_routers_refuse_replica_set_controls() {
     assert_eq!(sharded.node(1).unwrap().role(), Role::Router);
     assert!(sharded.is_writable(1));
 }
+
+#[test]
+fn step_down_with_an_unrepresentable_period_changes_nothing() {
+    // The freeze deadline used to be computed after demoting the primary, and overflowed.
+    let mut topology = three_members();
+    let now = Instant::now();
+    let error = topology.step_down(0, now, Duration::MAX, true).unwrap_err();
+    assert_eq!(error.code(), 2);
+    assert_eq!(topology.primary(), Some(0));
+    assert_eq!(counters(&topology), vec![0, 0, 0]);
+    assert_eq!(
+        topology.freeze(1, now, Duration::MAX).unwrap_err().code(),
+        2
+    );
+    assert!(!topology.node(1).unwrap().is_frozen(now));
+}
+
+fn non_voters(first_port: usize, count: usize) -> Vec<(String, MemberOptions)> {
+    (first_port..first_port + count)
+        .map(|port| {
+            let options = MemberOptions::electable().with_votes(0).with_priority(0.0);
+            (format!("127.0.0.1:{port}"), options)
+        })
+        .collect()
+}
+
+#[test]
+fn reconfigure_caps_members_at_fifty_and_voters_at_seven() {
+    let mut topology = three_members();
+    let mut members = vec![("127.0.0.1:1".to_owned(), MemberOptions::electable())];
+    members.extend(non_voters(100, crate::deployment::MAX_MEMBERS));
+    let error = topology.reconfigure(members, None, || pid(9)).unwrap_err();
+    assert_eq!(error.code(), 103, "{error}");
+    assert_eq!(topology.nodes().len(), 3, "nothing added");
+    let voters: Vec<(String, MemberOptions)> = (1..=crate::deployment::MAX_VOTING_MEMBERS + 1)
+        .map(|port| (format!("127.0.0.1:{port}"), MemberOptions::electable()))
+        .collect();
+    let error = topology.reconfigure(voters, None, || pid(9)).unwrap_err();
+    assert_eq!(error.code(), 103, "{error}");
+    let mut at_cap = vec![("127.0.0.1:1".to_owned(), MemberOptions::electable())];
+    at_cap.extend(non_voters(100, crate::deployment::MAX_MEMBERS - 1));
+    topology.reconfigure(at_cap, None, || pid(9)).unwrap();
+}
+
+#[test]
+fn endless_add_remove_reconfigs_stop_at_the_slot_cap() {
+    let mut topology = three_members();
+    // Each round replaces ten members with ten new hosts; without the cap every round would
+    // keep ten more slots forever.
+    let rounds = crate::deployment::MAX_NODE_SLOTS / 10 + 1;
+    let refused = (0..rounds).find_map(|round| {
+        let mut members = vec![("127.0.0.1:1".to_owned(), MemberOptions::electable())];
+        members.extend(non_voters(100 + 10 * round, 10));
+        topology.reconfigure(members, None, || pid(9)).err()
+    });
+    let error = refused.expect("the slot cap refuses a round");
+    assert_eq!(error.code(), 103, "{error}");
+    assert!(topology.nodes().len() <= crate::deployment::MAX_NODE_SLOTS);
+}
+
+#[test]
+fn a_config_version_at_i64_max_cannot_be_incremented() {
+    // `set_version + 1` used to overflow on the next reconfig without an explicit version.
+    let mut topology = three_members();
+    let members = || {
+        vec![
+            ("127.0.0.1:1".to_owned(), MemberOptions::electable()),
+            ("127.0.0.1:2".to_owned(), MemberOptions::electable()),
+        ]
+    };
+    topology
+        .reconfigure(members(), Some(i64::MAX), || pid(9))
+        .unwrap();
+    let error = topology
+        .reconfigure(members(), None, || pid(9))
+        .unwrap_err();
+    assert_eq!(error.code(), 103, "{error}");
+    assert_eq!(topology.set_version(), i64::MAX);
+}
