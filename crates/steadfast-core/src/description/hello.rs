@@ -117,8 +117,6 @@ fn parse_hello(
     Ok(d)
 }
 
-/// The smallest `maxBsonObjectSize` believed: below it a command's own fields would not fit.
-const MIN_BSON_OBJECT_SIZE: i64 = 16 * 1024;
 /// Room a command may take beyond `maxBsonObjectSize` for its own fields (the CRUD
 /// specification's 16 KiB allowance), so that a message can always carry the largest document.
 const COMMAND_OVERHEAD: i64 = 16 * 1024;
@@ -135,11 +133,9 @@ struct AdvertisedLimits {
 
 impl AdvertisedLimits {
     fn apply_to(&self, d: &mut ServerDescription) {
-        d.max_bson_object_size = clamp_limit(
-            self.max_bson_object_size,
-            DEFAULT_MAX_BSON_OBJECT_SIZE,
-            MIN_BSON_OBJECT_SIZE,
-        );
+        // A tiny document limit only makes the driver refuse documents: no floor needed.
+        d.max_bson_object_size =
+            clamp_limit(self.max_bson_object_size, DEFAULT_MAX_BSON_OBJECT_SIZE, 1);
         // A message must hold the largest document plus the command around it; the upper
         // bound is the wire crate's frame limit (MongoDB's 48 MB).
         d.max_message_size_bytes = clamp_limit(

@@ -359,10 +359,10 @@ fn advertised_size_limits_are_clamped_to_sane_ranges() {
         limits(hello(i64::MAX.into(), i64::MAX.into(), i64::MAX.into())),
         defaults
     );
-    // Tiny positive values are raised so that a command and a message stay usable.
+    // Tiny positive values are kept, except that a message always holds the largest document
+    // and the command around it.
     let (bson, message, batch) = limits(hello(1.into(), 1.into(), 1.into()));
-    assert_eq!((bson, batch), (16 * 1024, 1));
-    assert_eq!(message, bson + 16 * 1024);
+    assert_eq!((bson, message, batch), (1, 1 + 16 * 1024, 1));
     // Lower, plausible values are kept as the server said.
     let plausible = limits(hello(1_000_000.into(), 2_000_000.into(), 1000.into()));
     assert_eq!(plausible, (1_000_000, 2_000_000, 1000));
