@@ -1,6 +1,6 @@
 //! The evil server: scripted blackpipe servers that send hostile replies (absurd limits in
-//! hello, absurd cursor replies, streamed replies nobody asked for, huge SCRAM iteration
-//! counts, unanswered killCursors, garbage frames). Each must give a typed error or be
+//! hello, absurd cursor replies, streamed replies nobody asked for, hello floods, huge SCRAM
+//! iteration counts, unanswered killCursors, garbage frames). Each must give a typed error or be
 //! tolerated safely, and the client must stay usable.
 
 use base64::Engine as _;
@@ -8,10 +8,16 @@ use base64::engine::general_purpose::STANDARD as B64;
 use blackpipe::scripted::{
     DefaultResponders, Matcher, ScriptedConfig, ScriptedServer, standalone_hello,
 };
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use blackpipe::scripted::Responder;
+use bson::oid::ObjectId;
 use bson::spec::BinarySubtype;
 use bson::{Binary, Bson, Document, doc, rawdoc};
 use futures_util::StreamExt;
-use steadfast::{Client, Error};
+use steadfast::event::{EventHandler, SdamEvent};
+use steadfast::{Client, ClientBuilder, Error};
 use steadfast_wire::{DEFAULT_MAX_MESSAGE_SIZE, Message, MsgFlags, OpMsg};
 
 use crate::crud_wire::{acknowledge_writes, client_for, cursor_reply};
@@ -295,4 +301,80 @@ async fn connection_string_errors_never_echo_the_password() {
             assert!(!shown.contains(fragment), "{uri}: {shown}");
         }
     }
+}
+
+/// Stalls the topology worker inside its first streamed heartbeat event until released: the
+/// worker delivers events synchronously, so nothing queued behind that event is applied.
+struct StallFirstStreamedHeartbeat {
+    stalled: tokio::sync::Notify,
+    release: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
+}
+
+impl EventHandler for StallFirstStreamedHeartbeat {
+    fn on_sdam(&self, event: &SdamEvent) {
+        if matches!(
+            event,
+            SdamEvent::ServerHeartbeatSucceeded { awaited: true, .. }
+        ) {
+            let release = self.release.lock().unwrap().take();
+            if let Some(release) = release {
+                self.stalled.notify_one();
+                let _ = release.recv();
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hello_flood_is_paced_by_the_topology_worker() {
+    const FLOOD: i64 = 200;
+    let server = server().await;
+    let process_id = ObjectId::new();
+    server.patch_hello(doc! { "topologyVersion": { "processId": process_id, "counter": 0_i64 } });
+    let flood: Vec<Document> = (1..=FLOOD)
+        .map(|counter| {
+            let mut hello = standalone_hello();
+            hello.insert(
+                "topologyVersion",
+                doc! { "processId": process_id, "counter": counter },
+            );
+            hello
+        })
+        .collect();
+    // The first awaitable hello is answered by the whole flood at once (exhaust), the next
+    // ones by the default responder.
+    let awaitable = || Matcher::hello().has_field("maxAwaitTimeMS");
+    server.rule(awaitable(), Responder::stream(flood)).once();
+    let (release, released) = std::sync::mpsc::channel();
+    let handler = Arc::new(StallFirstStreamedHeartbeat {
+        stalled: tokio::sync::Notify::new(),
+        release: Mutex::new(Some(released)),
+    });
+    let client = ClientBuilder::from_uri_str(&crate::uri(&server, "heartbeatFrequencyMS=500"))
+        .await
+        .unwrap()
+        .event_handler(handler.clone())
+        .build()
+        .unwrap();
+    within(handler.stalled.notified()).await;
+    // The worker is stalled on the first streamed reply. A monitor that reads ahead would
+    // drain the flood into the worker's queue and send its next awaitable hello; a paced one
+    // waits for the worker however long the stall lasts. The wait below only bounds how long
+    // the test looks for the wrong behaviour.
+    let read_ahead = tokio::time::timeout(
+        Duration::from_millis(500),
+        server.wait_for_requests(awaitable(), 2),
+    )
+    .await;
+    assert!(
+        !matches!(read_ahead, Ok(Ok(_))),
+        "the monitor queued the whole flood while the worker was stalled"
+    );
+    release.send(()).unwrap();
+    // Released, the worker takes the flood one reply at a time and the client works.
+    within(server.wait_for_requests(awaitable(), 2))
+        .await
+        .unwrap();
+    still_usable(&client).await;
+    client.shutdown().await;
 }
