@@ -147,7 +147,7 @@ fn errors_name_the_offending_part_without_leaking_secrets() {
     assert_eq!(
         error("mongodb://alice:foo/bar@localhost/db"),
         OptionsError::InvalidUserInfo(
-            "it contains an unescaped '/' or '?', or an '@' follows the hosts"
+            "it contains an unescaped '/' or '?' (or, without credentials, an '@' follows the hosts)"
         )
     );
     let e = error("mongodb://h/?authSource=").to_string();
@@ -181,8 +181,10 @@ fn user_info_errors_echo_no_fragment_of_the_password() {
             "{uri}: {shown}"
         );
     }
-    // An '@' after the hosts is refused even where it could have parsed, but %40 is fine.
+    // Without credentials, an '@' after the hosts is refused even where it could have parsed
+    // (%40 is fine); after credentials it belongs to the options.
     assert!(ConnectionString::parse("mongodb://h/?appName=a%40b").is_ok());
+    assert!(ConnectionString::parse("mongodb://u:p@h/?appName=a@b").is_ok());
 }
 
 #[test]

@@ -82,12 +82,13 @@ impl ConnectionString {
         // The host information ends at the first '/' or '?': neither may appear in it unescaped.
         let host_end = rest.find(['/', '?']).unwrap_or(rest.len());
         let (authority, after_hosts) = rest.split_at(host_end);
-        // An '@' after the hosts means a '/' or '?' inside the user information cut it short:
-        // refuse here, before the password's pieces could be reported as a host, a database or
-        // an option. A literal '@' in a database name or an option value must be written %40.
-        if after_hosts.contains('@') {
+        // Without an '@' before the first '/' or '?', an '@' after it means a '/' or '?' inside
+        // the user information cut it short: refuse here, before the password's pieces could be
+        // reported as a host, a database or an option (or `user:1234` taken for a host). So a
+        // string without credentials must write an '@' in its options as %40.
+        if !authority.contains('@') && after_hosts.contains('@') {
             return Err(OptionsError::InvalidUserInfo(
-                "it contains an unescaped '/' or '?', or an '@' follows the hosts",
+                "it contains an unescaped '/' or '?' (or, without credentials, an '@' follows the hosts)",
             ));
         }
         let (user_info, hosts_text) = match authority.rfind('@') {

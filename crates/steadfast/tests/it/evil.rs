@@ -60,7 +60,10 @@ async fn find_fails_with(server: &ScriptedServer, client: &Client, reply: Docume
     server.rule(Matcher::command("find"), reply).once();
     let items = client.database("db").collection::<Document>("items");
     let result = within(items.find(doc! {})).await;
-    result.err().expect("a malformed cursor reply is an error")
+    match result {
+        Ok(_) => panic!("a malformed cursor reply must be an error"),
+        Err(error) => error,
+    }
 }
 
 #[tokio::test]
