@@ -50,8 +50,8 @@ impl SessionOptions {
 ///
 /// Start one with [`Client::start_session`]; pass it to operations (`.session(&mut session)`
 /// on the CRUD builders, [`crate::Database::run_command_with_session`]). Dropping it ends it:
-/// its server session goes back to the client's pool (unless it saw a network error) to be
-/// reused by a later session. A session is not thread safe in the specification's sense: use it
+/// its server session goes back to the client's pool (unless it saw a network error, or an
+/// operation's future was dropped after sending its command) to be reused by a later session. A session is not thread safe in the specification's sense: use it
 /// for one operation at a time, which `&mut` enforces.
 ///
 /// A session that waits more than about a minute short of the server's
