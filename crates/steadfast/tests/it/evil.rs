@@ -322,7 +322,8 @@ impl EventHandler for StallFirstStreamedHeartbeat {
             let release = self.release.lock().unwrap().take();
             if let Some(release) = release {
                 self.stalled.notify_one();
-                let _ = release.recv();
+                // Hands this thread's other tasks (the monitor among them) to another thread.
+                tokio::task::block_in_place(|| release.recv()).ok();
             }
         }
     }
