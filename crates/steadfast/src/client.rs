@@ -198,7 +198,10 @@ impl Client {
     /// Shuts the client down: ends the pooled server sessions with `endSessions` (best effort,
     /// errors ignored), stops the monitors, closes every pool (TopologyClosed is the last
     /// event), and returns once every task of the client has ended and every socket is
-    /// closed. Operations started afterwards, on this handle's clones too, fail at once.
+    /// closed. Operations started afterwards, on this handle's clones too, fail at once. The
+    /// background `killCursors` of dropped cursors is among those tasks; it is bounded by
+    /// timeoutMS (else by serverSelectionTimeoutMS, at most 10 s), so a server that never
+    /// answers it cannot hold shutdown up.
     ///
     /// # Cancel safety
     /// Cancel safe: the topology's shutdown is requested before the future first waits, and

@@ -26,6 +26,25 @@ pub(crate) async fn sleep_until(deadline: std::time::Instant) {
     tokio::time::sleep_until(deadline.into()).await;
 }
 
+/// Runs the CPU-bound `work` on tokio's blocking thread pool, so that it does not hold up the
+/// async tasks sharing a worker thread. `None` when the runtime is shutting down and the work
+/// was cancelled; a panic in `work` is a bug and resumes here.
+///
+/// # Cancel safety
+/// Cancel safe, but dropping the future does not stop `work`: it runs to completion on its
+/// thread and its result is discarded (callers bound the work instead).
+pub(crate) async fn run_blocking<R, F>(work: F) -> Option<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => Some(result),
+        Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+        Err(_) => None,
+    }
+}
+
 /// A small, fast generator for the pure decisions that take `&mut impl Rng` (server selection,
 /// SRV host choice). Seeded from the thread-local CSPRNG; `Send`, so it may live in a task.
 pub(crate) fn rng() -> rand::rngs::SmallRng {

@@ -5,7 +5,10 @@ use std::time::{Duration, Instant};
 
 use bson::{Bson, Document};
 
-use super::server::{ServerDescription, ServerType, TopologyVersion};
+use super::server::{
+    DEFAULT_MAX_BSON_OBJECT_SIZE, DEFAULT_MAX_MESSAGE_SIZE_BYTES, DEFAULT_MAX_WRITE_BATCH_SIZE,
+    ServerDescription, ServerType, TopologyVersion,
+};
 use crate::address::ServerAddress;
 use crate::selection::TagSet;
 
@@ -95,15 +98,12 @@ fn parse_hello(
         Some(Bson::ObjectId(id)) => Some(*id),
         Some(other) => return Err(wrong_type("serviceId", other)),
     };
-    if let Some(n) = int_field(reply, "maxBsonObjectSize")? {
-        d.max_bson_object_size = n;
-    }
-    if let Some(n) = int_field(reply, "maxMessageSizeBytes")? {
-        d.max_message_size_bytes = n;
-    }
-    if let Some(n) = int_field(reply, "maxWriteBatchSize")? {
-        d.max_write_batch_size = n;
-    }
+    let limits = AdvertisedLimits {
+        max_bson_object_size: int_field(reply, "maxBsonObjectSize")?,
+        max_message_size_bytes: int_field(reply, "maxMessageSizeBytes")?,
+        max_write_batch_size: int_field(reply, "maxWriteBatchSize")?,
+    };
+    limits.apply_to(&mut d);
     d.connection_id = int_field(reply, "connectionId")?;
     if let Some(last_write) = doc_field(reply, "lastWrite")? {
         d.last_write_date = match last_write.get("lastWriteDate") {
@@ -115,6 +115,46 @@ fn parse_hello(
     }
     d.server_type = server_type(reply, d.set_name.is_some());
     Ok(d)
+}
+
+/// Room a command may take beyond `maxBsonObjectSize` for its own fields (the CRUD
+/// specification's 16 KiB allowance), so that a message can always carry the largest document.
+const COMMAND_OVERHEAD: i64 = 16 * 1024;
+
+/// The size limits a hello reply advertises, as sent. A server is trusted to lower them, never
+/// to raise them past what MongoDB has ever used, and a zero or negative value is ignored: a
+/// hostile or broken server must not make the driver accept 2 GiB frames or split a batch into
+/// single statements forever.
+struct AdvertisedLimits {
+    max_bson_object_size: Option<i64>,
+    max_message_size_bytes: Option<i64>,
+    max_write_batch_size: Option<i64>,
+}
+
+impl AdvertisedLimits {
+    fn apply_to(&self, d: &mut ServerDescription) {
+        // A tiny document limit only makes the driver refuse documents: no floor needed.
+        d.max_bson_object_size =
+            clamp_limit(self.max_bson_object_size, DEFAULT_MAX_BSON_OBJECT_SIZE, 1);
+        // A message must hold the largest document plus the command around it; the upper
+        // bound is the wire crate's frame limit (MongoDB's 48 MB).
+        d.max_message_size_bytes = clamp_limit(
+            self.max_message_size_bytes,
+            DEFAULT_MAX_MESSAGE_SIZE_BYTES,
+            d.max_bson_object_size.saturating_add(COMMAND_OVERHEAD),
+        );
+        d.max_write_batch_size =
+            clamp_limit(self.max_write_batch_size, DEFAULT_MAX_WRITE_BATCH_SIZE, 1);
+    }
+}
+
+/// `advertised` kept within `floor..=default`; absent or non-positive means `default`.
+/// `default` is MongoDB's own value for each limit, which no server has ever exceeded.
+fn clamp_limit(advertised: Option<i64>, default: i64, floor: i64) -> i64 {
+    match advertised {
+        Some(value) if value > 0 => value.clamp(floor.min(default), default),
+        _ => default,
+    }
 }
 
 /// The type rules of SDAM "Parsing a hello response", in their precedence order.

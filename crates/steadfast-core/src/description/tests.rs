@@ -1,10 +1,13 @@
 use std::time::{Duration, Instant};
 
 use bson::oid::ObjectId;
-use bson::{Document, doc};
+use bson::{Bson, Document, doc};
 
 use super::*;
 use crate::address::ServerAddress;
+use crate::description::server::{
+    DEFAULT_MAX_BSON_OBJECT_SIZE, DEFAULT_MAX_MESSAGE_SIZE_BYTES, DEFAULT_MAX_WRITE_BATCH_SIZE,
+};
 
 fn a() -> ServerAddress {
     ServerAddress::tcp("a", 27017)
@@ -66,7 +69,7 @@ fn hello_fields_are_parsed_and_host_names_lower_cased() {
         "hosts": ["A:27017", "b:1"], "passives": ["C"], "arbiters": ["D:2"],
         "tags": {"dc": "ny"}, "minWireVersion": 0, "maxWireVersion": 21,
         "logicalSessionTimeoutMinutes": 30, "helloOk": true, "compression": ["zstd"],
-        "maxBsonObjectSize": 100, "maxMessageSizeBytes": 200, "maxWriteBatchSize": 5,
+        "maxBsonObjectSize": 1_000_000, "maxMessageSizeBytes": 2_000_000, "maxWriteBatchSize": 5,
         "connectionId": 42,
         "lastWrite": {"lastWriteDate": bson::DateTime::from_millis(5), "opTime": {"ts": 1}},
         "topologyVersion": {"processId": process_id, "counter": 4_i64},
@@ -89,7 +92,7 @@ fn hello_fields_are_parsed_and_host_names_lower_cased() {
             d.max_message_size_bytes,
             d.max_write_batch_size
         ),
-        (100, 200, 5)
+        (1_000_000, 2_000_000, 5)
     );
     assert_eq!(d.connection_id, Some(42));
     assert_eq!(d.last_write_date, Some(bson::DateTime::from_millis(5)));
@@ -318,4 +321,56 @@ fn session_timeout_is_the_minimum_over_data_bearing_servers() {
     ));
     topology.refresh_derived_fields();
     assert_eq!(topology.logical_session_timeout_minutes, Some(30));
+}
+
+#[test]
+fn advertised_size_limits_are_clamped_to_sane_ranges() {
+    let limits = |reply: Document| {
+        let d = parse(reply);
+        assert_eq!(d.server_type, ServerType::Standalone, "{:?}", d.error);
+        (
+            d.max_bson_object_size,
+            d.max_message_size_bytes,
+            d.max_write_batch_size,
+        )
+    };
+    let defaults = (
+        DEFAULT_MAX_BSON_OBJECT_SIZE,
+        DEFAULT_MAX_MESSAGE_SIZE_BYTES,
+        DEFAULT_MAX_WRITE_BATCH_SIZE,
+    );
+    let hello = |bson: Bson, message: Bson, batch: Bson| {
+        doc! {
+            "ok": 1, "isWritablePrimary": true,
+            "maxBsonObjectSize": bson, "maxMessageSizeBytes": message, "maxWriteBatchSize": batch,
+        }
+    };
+    // Absent, zero and negative values mean MongoDB's defaults.
+    assert_eq!(limits(doc! {"ok": 1, "isWritablePrimary": true}), defaults);
+    assert_eq!(limits(hello(0.into(), 0.into(), 0.into())), defaults);
+    assert_eq!(
+        limits(hello((-1).into(), i64::MIN.into(), (-5).into())),
+        defaults
+    );
+    // Huge values are capped at the defaults (the wire crate's 48 MB frame limit for messages).
+    let huge = Bson::Int32(i32::MAX);
+    assert_eq!(limits(hello(huge.clone(), huge.clone(), huge)), defaults);
+    assert_eq!(
+        limits(hello(i64::MAX.into(), i64::MAX.into(), i64::MAX.into())),
+        defaults
+    );
+    // Tiny positive values are kept, except that a message always holds the largest document
+    // and the command around it.
+    let (bson, message, batch) = limits(hello(1.into(), 1.into(), 1.into()));
+    assert_eq!((bson, message, batch), (1, 1 + 16 * 1024, 1));
+    // Lower, plausible values are kept as the server said.
+    let plausible = limits(hello(1_000_000.into(), 2_000_000.into(), 1000.into()));
+    assert_eq!(plausible, (1_000_000, 2_000_000, 1000));
+    // A message limit too small for the largest document grows to hold it.
+    let (bson, message, _) = limits(hello(
+        DEFAULT_MAX_BSON_OBJECT_SIZE.into(),
+        1_000_000.into(),
+        1000.into(),
+    ));
+    assert_eq!(message, bson + 16 * 1024);
 }

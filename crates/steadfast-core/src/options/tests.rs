@@ -146,10 +146,45 @@ fn errors_name_the_offending_part_without_leaking_secrets() {
     assert!(e.contains("URL encoded") && !e.contains("k3ypw"), "{e}");
     assert_eq!(
         error("mongodb://alice:foo/bar@localhost/db"),
-        OptionsError::InvalidUserInfo("it contains an unescaped '/'")
+        OptionsError::InvalidUserInfo(
+            "it contains an unescaped '/' or '?' (or, without credentials, an '@' follows the hosts)"
+        )
     );
     let e = error("mongodb://h/?authSource=").to_string();
     assert!(e.contains("authSource"), "{e}");
+}
+
+#[test]
+fn user_info_errors_echo_no_fragment_of_the_password() {
+    // Each password splits into two distinctive halves around a character that must be
+    // escaped; a numeric password makes `user:1234` a valid host and `5678@h` a valid option
+    // key or database, so only an up-front check keeps them out of the message.
+    let cases = [
+        ("mongodb://user:k7?zq@h", ["k7", "zq"]),
+        ("mongodb://user:k7/zq@h", ["k7", "zq"]),
+        ("mongodb://user:k7@zq@h", ["k7", "zq"]),
+        ("mongodb://user:k7%zzq@h", ["k7", "zzq"]),
+        ("mongodb://user:1234?5678@h", ["1234", "5678"]),
+        ("mongodb://user:1234/5678@h", ["1234", "5678"]),
+        ("mongodb://user:1234?a=5678@h", ["1234", "5678"]),
+        ("mongodb+srv://user:k7?zq@c.example.com", ["k7", "zq"]),
+        ("mongodb+srv://user:k7/zq@c.example.com", ["k7", "zq"]),
+    ];
+    for (uri, fragments) in cases {
+        let error = ConnectionString::parse(uri).expect_err(uri);
+        let shown = format!("{error} {error:?}");
+        for fragment in fragments {
+            assert!(!shown.contains(fragment), "{uri}: {shown}");
+        }
+        assert!(
+            matches!(error, OptionsError::InvalidUserInfo(_)),
+            "{uri}: {shown}"
+        );
+    }
+    // Without credentials, an '@' after the hosts is refused even where it could have parsed
+    // (%40 is fine); after credentials it belongs to the options.
+    assert!(ConnectionString::parse("mongodb://h/?appName=a%40b").is_ok());
+    assert!(ConnectionString::parse("mongodb://u:p@h/?appName=a@b").is_ok());
 }
 
 #[test]

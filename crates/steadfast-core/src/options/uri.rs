@@ -82,6 +82,15 @@ impl ConnectionString {
         // The host information ends at the first '/' or '?': neither may appear in it unescaped.
         let host_end = rest.find(['/', '?']).unwrap_or(rest.len());
         let (authority, after_hosts) = rest.split_at(host_end);
+        // Without an '@' before the first '/' or '?', an '@' after it means a '/' or '?' inside
+        // the user information cut it short: refuse here, before the password's pieces could be
+        // reported as a host, a database or an option (or `user:1234` taken for a host). So a
+        // string without credentials must write an '@' in its options as %40.
+        if !authority.contains('@') && after_hosts.contains('@') {
+            return Err(OptionsError::InvalidUserInfo(
+                "it contains an unescaped '/' or '?' (or, without credentials, an '@' follows the hosts)",
+            ));
+        }
         let (user_info, hosts_text) = match authority.rfind('@') {
             Some(at) => (
                 Some(parse_user_info(&authority[..at])?),
@@ -99,26 +108,15 @@ impl ConnectionString {
             }
             return Err(OptionsError::MissingHost);
         }
-        // With an '@' after the first '/', the user information most likely holds an unescaped
-        // '/': say so instead of reporting the strange host or database that results.
-        let slash_in_user_info = |error: OptionsError| {
-            if user_info.is_none() && path.contains('@') {
-                OptionsError::InvalidUserInfo("it contains an unescaped '/'")
-            } else {
-                error
-            }
-        };
-        let default_database =
-            parse_database(path.strip_prefix('/').unwrap_or(path)).map_err(slash_in_user_info)?;
+        let default_database = parse_database(path.strip_prefix('/').unwrap_or(path))?;
         let host_info = if is_srv {
-            HostInfo::Srv(SrvHost::parse(hosts_text).map_err(slash_in_user_info)?)
+            HostInfo::Srv(SrvHost::parse(hosts_text)?)
         } else {
             HostInfo::Seeds(
                 hosts_text
                     .split(',')
                     .map(parse_host)
-                    .collect::<Result<_, _>>()
-                    .map_err(slash_in_user_info)?,
+                    .collect::<Result<_, _>>()?,
             )
         };
         let mut warnings = Vec::new();

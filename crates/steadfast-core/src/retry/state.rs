@@ -187,12 +187,24 @@ impl RetryState {
 
         let deduplicated = kind == OperationKind::RetryableWrite;
         let execution = facts.execution(deduplicated);
-        let idempotent = self.profile.idempotent || !kind.is_write_like();
         let transient = facts.is_retryable_read_error()
             || facts.is_retryable_write_error()
             || facts.is_retryable_overload()
             || facts.has_label(labels::RETRYABLE_ERROR);
-        let safe_retry = spec_retry || (transient && execution.resend_is_safe(idempotent));
+        let (spec_retry, safe_retry) = if kind == OperationKind::GetMore {
+            // A getMore that may have reached the server may have advanced the cursor: a resend
+            // would return the batch after the lost one, silently skipping documents. Only a
+            // getMore that certainly did not run may go again, whatever rule or policy asks.
+            let not_run = matches!(
+                execution,
+                Execution::NotSent | Execution::RejectedBeforeExecution
+            );
+            (spec_retry && not_run, (spec_retry || transient) && not_run)
+        } else {
+            let idempotent = self.profile.idempotent || !kind.is_write_like();
+            let safe = spec_retry || (transient && execution.resend_is_safe(idempotent));
+            (spec_retry, safe)
+        };
 
         let min_delay = if facts.is_overload() {
             overload_backoff(retries_so_far + 1, facts.base_backoff, jitter)

@@ -179,6 +179,49 @@ fn retryable_read_codes_and_spec_once_limit() {
     );
 }
 
+/// A policy that retries whatever it is shown: proves the orchestrator, not the policy, keeps
+/// a getMore that may have run from going again.
+#[derive(Debug)]
+struct AlwaysRetry;
+
+impl RetryPolicy for AlwaysRetry {
+    fn decide(&self, _context: &AttemptContext<'_>, _rng: &mut dyn rand::RngCore) -> RetryDecision {
+        RetryDecision::Retry {
+            after: Duration::ZERO,
+            target: RetryTarget::AnyServer,
+        }
+    }
+}
+
+#[test]
+fn get_more_that_may_have_run_is_never_retried_by_any_policy() {
+    let mut get_more = profile(OperationKind::GetMore);
+    // The driver may call a getMore idempotent; the rule must not depend on that.
+    get_more.idempotent = true;
+    let timeout = facts(FailureKind::NetworkTimeout, Sent::Yes, &[]);
+    let best_effort = BestEffort::default();
+    let policies: [&dyn RetryPolicy; 3] = [&SpecPolicy, &best_effort, &AlwaysRetry];
+    for failure in [network(), timeout] {
+        for policy in policies {
+            let mut run = Run::new(OperationKind::GetMore);
+            run.state = RetryState::new(get_more.clone());
+            let decision = run.fail(&failure, policy);
+            assert!(
+                matches!(decision, RetryDecision::Stop(_)),
+                "{policy:?} after {failure:?}: {decision:?}"
+            );
+        }
+    }
+    // A getMore that never left the driver may still go again.
+    let mut run = Run::new(OperationKind::GetMore);
+    run.state = RetryState::new(get_more);
+    let unsent = facts(FailureKind::ConnectionEstablishment, Sent::No, &[]);
+    assert!(matches!(
+        run.fail(&unsent, &best_effort),
+        RetryDecision::Retry { .. }
+    ));
+}
+
 #[test]
 fn get_more_and_run_command_only_retry_overload() {
     let mut run = Run::new(OperationKind::GetMore);

@@ -3,6 +3,7 @@
 
 pub(crate) mod scram;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use base64::Engine as _;
@@ -95,7 +96,17 @@ pub(crate) async fn authenticate(
             "the server ended the SCRAM conversation before proving it knows the password",
         ));
     }
-    let last = first.handle_server_first(&password, &payload(&server_first)?, Some(&auth.cache))?;
+    // PBKDF2 is thousands of HMACs: off the async workers, so that one connection's
+    // authentication does not stall every other task on its worker thread.
+    let server_first_payload = payload(&server_first)?;
+    let cache = Arc::clone(&auth.cache);
+    let last = crate::runtime::run_blocking(move || {
+        first.handle_server_first(&password, &server_first_payload, Some(&cache))
+    })
+    .await
+    .ok_or_else(|| {
+        Error::authentication("the runtime shut down while computing the SCRAM proof")
+    })??;
     let continue_command = |payload: &[u8]| {
         doc! {
             "saslContinue": 1,

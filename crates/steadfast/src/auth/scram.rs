@@ -18,6 +18,13 @@ use crate::error::{Error, Result};
 
 /// The minimum iteration count the auth specification requires (downgrade protection).
 pub(crate) const MIN_ITERATIONS: u32 = 4096;
+/// The largest iteration count a server may ask for. Each iteration is one HMAC, so the count
+/// is CPU time the server makes the client spend per authentication: a hostile server asking
+/// for 2^32 - 1 would pin a core for over an hour at a microsecond per HMAC. MongoDB's
+/// defaults are 10,000 (SHA-1) and 15,000 (SHA-256); the cap leaves room for an administrator
+/// who raises them, past OWASP's 2023 advice of 600,000 for PBKDF2-HMAC-SHA256, while
+/// bounding the work a server can demand to 4,295 times less than the largest count.
+pub(crate) const MAX_ITERATIONS: u32 = 1_000_000;
 
 /// Which SCRAM hash function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,7 +186,10 @@ impl ClientFirst {
     /// # Errors
     /// Authentication error when the server message is malformed, carries a mandatory
     /// extension, a nonce that does not extend ours, a salt that is not base64, or an iteration
-    /// count below 4096.
+    /// count below 4096 or above [`MAX_ITERATIONS`].
+    ///
+    /// Runs PBKDF2 (unless the cache holds the result): CPU-bound, so async callers run it
+    /// on a blocking thread.
     pub(crate) fn handle_server_first(
         self,
         prepared_password: &str,
@@ -226,6 +236,11 @@ impl ClientFirst {
         if iterations < MIN_ITERATIONS {
             return Err(Error::authentication(format!(
                 "the server asked for {iterations} SCRAM iterations; at least {MIN_ITERATIONS} are required"
+            )));
+        }
+        if iterations > MAX_ITERATIONS {
+            return Err(Error::authentication(format!(
+                "the server asked for {iterations} SCRAM iterations; this driver computes at most {MAX_ITERATIONS}"
             )));
         }
 

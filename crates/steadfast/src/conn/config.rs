@@ -77,8 +77,9 @@ pub(crate) struct AuthSettings {
     /// The database the SASL commands go to (authSource, default "admin").
     pub(crate) source: String,
     pub(crate) mechanism: MechanismChoice,
-    /// Salted passwords computed for this credential, shared by all its connections.
-    pub(crate) cache: ScramCache,
+    /// Salted passwords computed for this credential, shared by all its connections (and by
+    /// the blocking tasks that compute them).
+    pub(crate) cache: Arc<ScramCache>,
 }
 
 impl fmt::Debug for AuthSettings {
@@ -224,6 +225,6 @@ fn auth_settings(credential: &Credential) -> Result<AuthSettings> {
         password,
         source: credential.resolved_source(),
         mechanism,
-        cache: ScramCache::default(),
+        cache: Arc::default(),
     })
 }

@@ -139,6 +139,13 @@ impl Connection {
         self.broken || self.in_flight
     }
 
+    /// Whether another command may use the connection: it is not broken and no streamed
+    /// (moreToCome) reply is waiting unread, which would be taken for the next command's reply.
+    /// Only such a connection may go back to a pool.
+    pub(crate) fn is_reusable(&self) -> bool {
+        !self.is_broken() && !self.is_streaming()
+    }
+
     fn max_message_size(&self) -> usize {
         self.description
             .as_ref()

@@ -251,11 +251,15 @@ async fn negotiated_compression_skips_uncompressible_commands() {
 #[tokio::test]
 async fn over_size_command_is_refused_before_sending() {
     let (mut connection, _peer) = pair();
-    let reply = doc! { "isWritablePrimary": true, "maxWireVersion": 21, "ok": 1, "maxMessageSizeBytes": 1000 };
+    // 1000-byte documents; the message limit is raised to hold one plus 16 KiB of command.
+    let reply = doc! {
+        "isWritablePrimary": true, "maxWireVersion": 21, "ok": 1,
+        "maxBsonObjectSize": 1000, "maxMessageSizeBytes": 1000,
+    };
     connection.set_description(
         StreamDescription::from_handshake_reply(connection.address(), &reply, &[]).unwrap(),
     );
-    let big = rawdoc! { "insert": "c", "pad": "x".repeat(2000), "$db": "d" };
+    let big = rawdoc! { "insert": "c", "pad": "x".repeat(40_000), "$db": "d" };
     let error = connection.send_command(big, None).await.unwrap_err();
     assert!(
         matches!(error.kind(), ErrorKind::InvalidArgument { .. }),

@@ -48,10 +48,11 @@ impl CursorReply {
             .map_err(|_| malformed("no `cursor` document"))?;
         // One pass over the cursor document instead of one lookup per field: each lookup
         // re-walks (and re-checks) every element before the one it wants. As with a lookup,
-        // the first element of each name counts and nothing after a malformed element does.
+        // the first element of each name counts. A malformed element is an error rather than
+        // the end of the document: stopping there would silently drop the fields after it.
         let mut fields = CursorFields::default();
         for element in cursor.iter_elements() {
-            let Ok(element) = element else { break };
+            let element = element.map_err(|_| malformed("the `cursor` document is corrupt"))?;
             let slot = match element.key().as_str() {
                 "id" => &mut fields.id,
                 "ns" => &mut fields.ns,
@@ -76,11 +77,16 @@ impl CursorReply {
         let ns: Namespace = ns
             .parse()
             .map_err(|_| malformed("`cursor.ns` is not a namespace"))?;
-        let Some(batch) = as_array(fields.first_batch).or_else(|| as_array(fields.next_batch))
-        else {
-            return Err(malformed(
-                "the cursor has neither `firstBatch` nor `nextBatch`",
-            ));
+        // The batch a server sends is the one read: a `firstBatch` of the wrong type is an
+        // error, never a reason to fall back on a `nextBatch` (or on nothing).
+        let batch = match (fields.first_batch, fields.next_batch) {
+            (Some(element), _) => as_array(element, "firstBatch", &malformed)?,
+            (None, Some(element)) => as_array(element, "nextBatch", &malformed)?,
+            (None, None) => {
+                return Err(malformed(
+                    "the cursor has neither `firstBatch` nor `nextBatch`",
+                ));
+            }
         };
         let mut first_batch = VecDeque::new();
         for entry in batch {
@@ -102,11 +108,18 @@ impl CursorReply {
     }
 }
 
-/// The array `element` holds, if it is a readable array.
-fn as_array(element: Option<RawElement<'_>>) -> Option<&RawArray> {
-    match element.map(|e| e.value()) {
-        Some(Ok(RawBsonRef::Array(batch))) => Some(batch),
-        _ => None,
+/// The array `element` (the field `name`) holds.
+///
+/// # Errors
+/// `malformed(..)` when the element is not a readable array.
+fn as_array<'a>(
+    element: RawElement<'a>,
+    name: &str,
+    malformed: &dyn Fn(&str) -> Error,
+) -> Result<&'a RawArray> {
+    match element.value() {
+        Ok(RawBsonRef::Array(batch)) => Ok(batch),
+        _ => Err(malformed(&format!("`cursor.{name}` is not an array"))),
     }
 }
 
@@ -154,10 +167,37 @@ mod tests {
             rawdoc! { "cursor": { "id": 0_i64, "ns": "nodot", "firstBatch": [] } },
             rawdoc! { "cursor": { "id": 0_i64, "ns": "a.b" } },
             rawdoc! { "cursor": { "id": 0_i64, "ns": "a.b", "firstBatch": [1] } },
+            // A batch of the wrong type, even beside a valid one of the other name.
+            rawdoc! { "cursor": { "id": 0_i64, "ns": "a.b", "firstBatch": "x" } },
+            rawdoc! { "cursor": { "id": 0_i64, "ns": "a.b", "firstBatch": { "0": {} }, "nextBatch": [] } },
+            rawdoc! { "cursor": { "id": 0_i64, "ns": "a.b", "nextBatch": 7 } },
+            rawdoc! { "cursor": { "id": 1.5, "ns": "a.b", "firstBatch": [] } },
+            rawdoc! { "cursor": { "id": 0_i64, "ns": 3, "firstBatch": [] } },
+            rawdoc! { "cursor": { "id": 0_i64, "ns": "a.b", "firstBatch": [[]] } },
         ];
         for reply in cases {
             let error = CursorReply::parse(&reply, "find").expect_err("malformed");
             assert!(error.is_protocol_error(), "{error}");
         }
+    }
+
+    #[test]
+    fn a_corrupt_cursor_document_is_an_error_not_a_truncation() {
+        // A valid reply, then the `cursor` document's last element (a trailing Int32 field)
+        // gets an unknown element type: the fields read before it must not be used as if the
+        // document had ended there.
+        let mut bytes = rawdoc! {
+            "cursor": { "id": 0_i64, "ns": "a.b", "firstBatch": [], "z": 1 },
+            "ok": 1,
+        }
+        .into_bytes();
+        let z = bytes
+            .windows(2)
+            .position(|w| w == [0x10, b'z'])
+            .expect("the trailing field is there");
+        bytes[z] = 0x7e;
+        let reply = bson::RawDocumentBuf::from_bytes(bytes).expect("the outer frame is intact");
+        let error = CursorReply::parse(&reply, "find").expect_err("corrupt");
+        assert!(error.is_protocol_error(), "{error}");
     }
 }

@@ -3,6 +3,7 @@
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bson::{RawDocument, RawDocumentBuf};
 use futures_core::Stream;
@@ -295,19 +296,28 @@ pub(crate) fn deserialize<T: DeserializeOwned>(document: Option<&RawDocument>) -
     })
 }
 
-/// Kills a server cursor in the background (best effort: the server also times cursors out).
+/// The longest a background killCursors may take when the client has no timeoutMS. It is best
+/// effort (the server times idle cursors out after ten minutes anyway), and
+/// [`Client::shutdown`] waits for it: a server that never answers must not hold shutdown up.
+const KILL_CURSORS_LIMIT: Duration = Duration::from_secs(10);
+
+/// Kills a server cursor in the background (best effort: the server also times cursors out),
+/// within the client's timeoutMS, or else [`KILL_CURSORS_LIMIT`] capped by
+/// serverSelectionTimeoutMS (as `endSessions` is at shutdown).
 pub(crate) fn spawn_kill(client: Client, kill: KillCursors, session: Option<ClientSession>) {
     let spawner = client.clone();
+    let options = client.options();
+    let limit = options
+        .timeout
+        .filter(|timeout| !timeout.is_zero())
+        .unwrap_or_else(|| KILL_CURSORS_LIMIT.min(options.server_selection_timeout));
+    let settings = OperationSettings {
+        timeout: Some(limit),
+        ..OperationSettings::default()
+    };
     spawner.spawn(async move {
         let mut session = session;
-        if let Err(error) = execute(
-            &client,
-            kill,
-            session.as_mut(),
-            &OperationSettings::default(),
-        )
-        .await
-        {
+        if let Err(error) = execute(&client, kill, session.as_mut(), &settings).await {
             tracing::debug!(%error, "killCursors failed; the server will time the cursor out");
         }
     });

@@ -296,7 +296,7 @@ impl Client {
             monitoring::started(self.events(), identity, &body, &message.sequences);
         }
         if let Some(session) = session.as_deref_mut() {
-            session.touch();
+            session.begin_exchange();
         }
         // Under timeoutMS the deprecated socketTimeoutMS gives way to the deadline (CSOT).
         let socket_timeout = connection.socket_timeout();
@@ -305,6 +305,9 @@ impl Client {
         }
         let sent_at = runtime::now();
         let exchange = connection.send_message(message, plan.deadline).await;
+        if let Some(session) = session.as_deref_mut() {
+            session.end_exchange();
+        }
         connection.set_socket_timeout(socket_timeout);
         let duration = runtime::now().saturating_duration_since(sent_at);
         let generation = connection.generation();

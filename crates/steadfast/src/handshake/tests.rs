@@ -4,7 +4,6 @@ use bson::{Bson, doc};
 use steadfast_wire::Compressor;
 
 use super::*;
-use crate::auth::scram::ScramCache;
 use crate::conn::config::{AuthSettings, ServerApi};
 
 fn config() -> ConnectionConfig {
@@ -28,7 +27,7 @@ fn with_auth(mechanism: MechanismChoice) -> ConnectionConfig {
             password: "secret".into(),
             source: "admin".into(),
             mechanism,
-            cache: ScramCache::default(),
+            cache: Arc::default(),
         })),
         ..config()
     }

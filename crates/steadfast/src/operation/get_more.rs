@@ -82,6 +82,14 @@ impl Operation for GetMore {
                 self.id, cursor.id
             )));
         }
+        // The cursor's namespace is fixed when it opens: a reply that moves it would send the
+        // next getMore (or killCursors) to a namespace the application never asked for.
+        if cursor.ns != self.ns {
+            return Err(Error::protocol(format!(
+                "getMore of cursor {} in {} answered for namespace {}",
+                self.id, self.ns, cursor.ns
+            )));
+        }
         Ok(cursor)
     }
 

@@ -125,12 +125,9 @@ pub(crate) trait Operation: Send + Sync {
     fn retryability(&self) -> Retryability;
 
     /// Whether running it twice has the same effect as once (lets BestEffort retry it even when
-    /// an attempt may have executed).
+    /// an attempt may have executed). Not a getMore: each one advances its cursor.
     fn idempotent(&self) -> bool {
-        matches!(
-            self.retryability(),
-            Retryability::Read | Retryability::GetMore
-        )
+        self.retryability() == Retryability::Read
     }
 
     /// The write concern to send, if any.

@@ -219,7 +219,7 @@ impl Shared {
         // gone, whatever was delivered is already in the channel.
         receiver.close();
         if let Ok(Delivery::Connection { connection, .. }) = receiver.try_recv() {
-            let healthy = !connection.is_broken();
+            let healthy = connection.is_reusable();
             self.check_in_locked(&mut inner, connection, healthy);
         }
         self.service(&mut inner);

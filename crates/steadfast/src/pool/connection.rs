@@ -178,7 +178,7 @@ impl DerefMut for PooledConnection {
 impl Drop for PooledConnection {
     fn drop(&mut self) {
         if let Some(connection) = self.connection.take() {
-            let healthy = !connection.is_broken() && !self.interrupt.is_interrupted();
+            let healthy = connection.is_reusable() && !self.interrupt.is_interrupted();
             self.pool.check_in(connection, healthy);
         }
     }

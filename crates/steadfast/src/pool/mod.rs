@@ -434,7 +434,7 @@ impl Shared {
         if let Err(Delivery::Connection { connection, .. }) = slot.sender.send(delivery) {
             // The check-out's receiver is only dropped after it removed its slot under this
             // lock, so this does not happen; should it, the connection is not lost.
-            let healthy = !connection.is_broken();
+            let healthy = connection.is_reusable();
             self.check_in_locked(inner, connection, healthy);
         }
     }
@@ -442,7 +442,7 @@ impl Shared {
     /// Puts back a connection that the state machine marked in use but nobody received.
     fn return_unclaimed(&self, inner: &mut Inner, connection: Connection) {
         let id = connection.id();
-        let healthy = !connection.is_broken();
+        let healthy = connection.is_reusable();
         match inner.state.check_in(id, healthy, runtime::now()) {
             CheckInDecision::Pool => {
                 inner.idle.insert(id, connection);

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use steadfast_core::description::topology::MIN_HEARTBEAT_FREQUENCY;
 use steadfast_core::sdam::{NextCheck, SdamEvent, on_heartbeat_failure};
 use steadfast_core::{ServerAddress, ServerDescription};
-use tokio::sync::{Notify, mpsc, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::hello::{HelloReply, MonitorConnection, heartbeat_failure};
@@ -52,6 +52,15 @@ impl CheckRequests {
             notified.await;
         }
     }
+}
+
+/// Leave for one check result of a monitor to wait in the worker's queue: the worker drops it
+/// once it has applied the result, and the monitor starts no check without one. A server that
+/// floods streamed hello replies therefore fills its own socket (and TCP paces it) instead of
+/// the worker's queue, which holds at most one result (and its heartbeat events) per monitor.
+#[derive(Debug)]
+pub(super) struct ReportTicket {
+    _permit: OwnedSemaphorePermit,
 }
 
 /// What a monitor needs to run.
@@ -98,6 +107,8 @@ impl MonitorHandle {
                 rtt: RttStats::default(),
                 rtt_task: None,
                 in_progress: None,
+                tickets: Arc::new(Semaphore::new(1)),
+                ticket: None,
                 rtt_stop: stop_rx.clone(),
                 tracker: tracker.clone(),
                 params,
@@ -150,6 +161,10 @@ struct MonitorState {
     /// When the check whose ServerHeartbeatStarted was published began, and whether it was
     /// awaited: every started event gets its succeeded or failed event.
     in_progress: Option<(Instant, bool)>,
+    /// One ticket: taken before each check, returned when the worker has applied its result.
+    tickets: Arc<Semaphore>,
+    /// The ticket of the check under way, sent with its result.
+    ticket: Option<ReportTicket>,
     /// The stop signal, for the RTT task.
     rtt_stop: watch::Receiver<()>,
     tracker: TaskTracker,
@@ -174,6 +189,12 @@ impl Monitor {
                 self.signals.cancel.mark_unchanged();
                 self.state.connection = None;
             }
+            // A ticket not sent (the check was cancelled) goes back before the next is taken.
+            self.state.ticket = None;
+            let Some(ticket) = self.ticket().await else {
+                break;
+            };
+            self.state.ticket = Some(ticket);
             let outcome = tokio::select! {
                 biased;
                 _ = self.signals.stop.changed() => Outcome::Stopped,
@@ -208,6 +229,17 @@ impl Monitor {
         if let Some(rtt) = self.state.rtt_task.take() {
             // The RTT task watches the same stop signal; wait so that nothing outlives us.
             let _ = rtt.await;
+        }
+    }
+
+    /// Waits until the worker has applied this monitor's previous result; `None` when the
+    /// monitor is stopped meanwhile.
+    async fn ticket(&mut self) -> Option<ReportTicket> {
+        let tickets = Arc::clone(&self.state.tickets);
+        tokio::select! {
+            biased;
+            _ = self.signals.stop.changed() => None,
+            permit = tickets.acquire_owned() => permit.ok().map(|p| ReportTicket { _permit: p }),
         }
     }
 
@@ -359,9 +391,11 @@ impl MonitorState {
     fn succeeded(&mut self, description: Box<ServerDescription>) -> bool {
         let server_streams =
             description.server_type.is_known() && description.topology_version.is_some();
+        let ticket = self.ticket.take();
         self.send(WorkerMessage::CheckSucceeded(
             self.params.id,
             description.clone(),
+            ticket,
         ));
         self.previous = *description;
         if self.params.streaming_enabled && server_streams && self.rtt_task.is_none() {
@@ -385,10 +419,12 @@ impl MonitorState {
         let actions = on_heartbeat_failure(&self.previous, &failure, self.params.pool.generation());
         let wait = actions.next_check == NextCheck::AfterInterval;
         self.previous = actions.description.clone();
+        let ticket = self.ticket.take();
         self.send(WorkerMessage::CheckFailed {
             monitor: self.params.id,
             actions: Box::new(actions),
             cause: error,
+            ticket,
         });
         wait
     }

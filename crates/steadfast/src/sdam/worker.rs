@@ -17,7 +17,7 @@ use steadfast_core::sdam::{
 use steadfast_core::{ServerAddress, ServerDescription, TopologyDescription};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::monitor::{MonitorHandle, MonitorParams};
+use super::monitor::{MonitorHandle, MonitorParams, ReportTicket};
 use super::{ServerHandle, ServerMap, Snapshot};
 use crate::conn::config::ConnectionConfig;
 use crate::error::{Error, ErrorKind};
@@ -34,13 +34,15 @@ pub(super) type MonitorId = u64;
 pub(super) enum WorkerMessage {
     /// A heartbeat event from a monitor, published in order with the worker's own events.
     Event(MonitorId, SdamEvent),
-    /// A check succeeded with this description.
-    CheckSucceeded(MonitorId, Box<ServerDescription>),
+    /// A check succeeded with this description. The ticket is dropped once it is applied,
+    /// letting the monitor start its next check.
+    CheckSucceeded(MonitorId, Box<ServerDescription>, Option<ReportTicket>),
     /// A check failed; core already decided what follows.
     CheckFailed {
         monitor: MonitorId,
         actions: Box<HeartbeatFailureActions>,
         cause: Error,
+        ticket: Option<ReportTicket>,
     },
     /// An application operation (or a pool establishing a connection) failed.
     ApplicationError(Box<ApplicationErrorReport>),
@@ -118,7 +120,7 @@ impl TopologyWorker {
                         self.emit(event);
                     }
                 }
-                WorkerMessage::CheckSucceeded(monitor, description) => {
+                WorkerMessage::CheckSucceeded(monitor, description, _ticket) => {
                     if self.live_monitors.contains(&monitor) {
                         let change = self.description.apply(*description);
                         self.commit(change, None);
@@ -128,6 +130,7 @@ impl TopologyWorker {
                     monitor,
                     actions,
                     cause,
+                    ticket: _ticket,
                 } => {
                     if self.live_monitors.contains(&monitor) {
                         let address = actions.description.address.clone();

@@ -12,7 +12,9 @@
 //! or, for a cursor, once the cursor is exhausted or dropped.
 //!
 //! A session that saw a network error is *dirty*: the server may still be running its last
-//! command, so the session id is never reused once the session ends.
+//! command, so the session id is never reused once the session ends. So is a session whose
+//! command was interrupted by dropping the operation's future after it was sent: the reply
+//! never came back, and the server may still be running it.
 
 #[cfg(test)]
 mod tests;
@@ -48,8 +50,8 @@ impl SessionOptions {
 ///
 /// Start one with [`Client::start_session`]; pass it to operations (`.session(&mut session)`
 /// on the CRUD builders, [`crate::Database::run_command_with_session`]). Dropping it ends it:
-/// its server session goes back to the client's pool (unless it saw a network error) to be
-/// reused by a later session. A session is not thread safe in the specification's sense: use it
+/// its server session goes back to the client's pool (unless it saw a network error, or an
+/// operation's future was dropped after sending its command) to be reused by a later session. A session is not thread safe in the specification's sense: use it
 /// for one operation at a time, which `&mut` enforces.
 ///
 /// A session that waits more than about a minute short of the server's
@@ -64,6 +66,9 @@ pub struct ClientSession {
     operation_time: Option<Timestamp>,
     options: SessionOptions,
     implicit: bool,
+    /// Set while a command of this session is on the wire. If the operation's future is
+    /// dropped before the reply is read, it stays set and the session counts as dirty.
+    exchange_pending: bool,
 }
 
 impl fmt::Debug for ClientSession {
@@ -94,6 +99,7 @@ impl ClientSession {
             operation_time: None,
             options,
             implicit,
+            exchange_pending: false,
         }
     }
 
@@ -161,11 +167,14 @@ impl ClientSession {
         }
     }
 
-    /// Whether the session saw a network error (its id will not be reused).
+    /// Whether the session saw a network error, or an operation of it was cancelled after
+    /// sending its command (its id will not be reused).
     pub fn is_dirty(&self) -> bool {
-        self.server_session
-            .as_ref()
-            .is_some_and(ServerSession::is_dirty)
+        self.exchange_pending
+            || self
+                .server_session
+                .as_ref()
+                .is_some_and(ServerSession::is_dirty)
     }
 
     pub(crate) fn is_implicit(&self) -> bool {
@@ -201,16 +210,31 @@ impl ClientSession {
             .map(ServerSession::next_txn_number)
     }
 
-    /// Records that the session id is being sent now.
-    pub(crate) fn touch(&mut self) {
+    /// Records that the session id is being sent now, in a command whose reply is pending
+    /// until [`ClientSession::end_exchange`].
+    pub(crate) fn begin_exchange(&mut self) {
+        if self.exchange_pending {
+            // The previous command's future was dropped before its reply was read.
+            self.mark_dirty();
+        }
+        self.exchange_pending = true;
         if let Some(session) = &mut self.server_session {
             session.touch(crate::runtime::now());
         }
+    }
+
+    /// Records that the exchange begun by [`ClientSession::begin_exchange`] finished, with a
+    /// reply or an error (a network error marks the session dirty on its own).
+    pub(crate) fn end_exchange(&mut self) {
+        self.exchange_pending = false;
     }
 }
 
 impl Drop for ClientSession {
     fn drop(&mut self) {
+        if self.exchange_pending {
+            self.mark_dirty();
+        }
         if let Some(session) = self.server_session.take() {
             self.client.release_server_session(session);
         }

@@ -80,8 +80,11 @@ async fn insert_many_is_split_by_max_write_batch_size() {
 #[tokio::test]
 async fn insert_many_is_split_by_max_message_size() {
     let server = server().await;
-    // Room for about three 10 kB documents once the driver's 16 KiB overhead is set aside.
-    server.patch_hello(doc! { "maxMessageSizeBytes": 16 * 1024 + 32_000 });
+    // Room for about three 10 kB documents once the driver's 16 KiB overhead is set aside
+    // (the document limit is lowered too: a message always holds the largest document).
+    server.patch_hello(
+        doc! { "maxBsonObjectSize": 32_000, "maxMessageSizeBytes": 16 * 1024 + 32_000 },
+    );
     acknowledge_writes(&server);
     let client = client_for(&server).await;
     let items = client.database("db").collection::<Document>("items");

@@ -5,6 +5,7 @@ mod commands;
 mod crud;
 mod crud_cursor;
 mod crud_wire;
+mod evil;
 mod executor;
 mod faults;
 mod handshake;

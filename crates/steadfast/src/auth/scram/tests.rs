@@ -187,3 +187,22 @@ fn cache_reuses_salted_password_only_for_same_parameters() {
     b.verify_server_final(b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=")
         .unwrap();
 }
+
+#[test]
+fn iteration_counts_above_the_cap_are_refused_before_any_work() {
+    // Just over the cap first: without the cap it would be computed and accepted, so the test
+    // fails in seconds instead of spending hours on u32::MAX.
+    let just_over = MAX_ITERATIONS + 1;
+    for iterations in [just_over, u32::MAX] {
+        let first = ClientFirst::new(ScramVariant::Sha256, "user", "abc");
+        let server_first = format!("r=abcdef,s=QSXCR+Q6sek8bf92,i={iterations}");
+        let error = first
+            .handle_server_first("pencil", server_first.as_bytes(), None)
+            .expect_err("over the cap");
+        assert!(error.is_authentication_error(), "{error}");
+        assert!(
+            error.to_string().contains(&iterations.to_string()),
+            "{error}"
+        );
+    }
+}
