@@ -195,10 +195,13 @@ impl RetryState {
             // A getMore that may have reached the server may have advanced the cursor: a resend
             // would return the batch after the lost one, silently skipping documents. Only a
             // getMore that certainly did not run may go again, whatever rule or policy asks.
+            // A retryable overload error (`SystemOverloadedError` + `RetryableError`) is the
+            // server's word that it shed the command unprocessed: the client-backpressure
+            // specification retries getMore on exactly that.
             let not_run = matches!(
                 execution,
                 Execution::NotSent | Execution::RejectedBeforeExecution
-            );
+            ) || facts.is_retryable_overload();
             (spec_retry && not_run, (spec_retry || transient) && not_run)
         } else {
             let idempotent = self.profile.idempotent || !kind.is_write_like();

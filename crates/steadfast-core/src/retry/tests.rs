@@ -212,6 +212,19 @@ fn get_more_that_may_have_run_is_never_retried_by_any_policy() {
             );
         }
     }
+    // A retryable overload error says the server shed the getMore unprocessed, whatever its
+    // code: the client-backpressure specification retries it.
+    let shed = facts(
+        FailureKind::Command { code: 2 },
+        Sent::Yes,
+        &[labels::SYSTEM_OVERLOADED_ERROR, labels::RETRYABLE_ERROR],
+    );
+    let mut run = Run::new(OperationKind::GetMore);
+    run.state = RetryState::new(profile(OperationKind::GetMore));
+    assert!(matches!(
+        run.fail(&shed, &SpecPolicy),
+        RetryDecision::Retry { .. }
+    ));
     // A getMore that never left the driver may still go again.
     let mut run = Run::new(OperationKind::GetMore);
     run.state = RetryState::new(get_more);
