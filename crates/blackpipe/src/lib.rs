@@ -46,6 +46,7 @@
 //! # }
 //! ```
 
+pub mod auth;
 pub mod deployment;
 pub mod failpoint;
 pub mod scripted;

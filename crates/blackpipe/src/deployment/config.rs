@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::model::{DeploymentKind, MemberOptions};
+use crate::auth::User;
 
 /// What to start and how it behaves. Build with [`DeploymentConfig::standalone`],
 /// [`DeploymentConfig::replica_set`], [`DeploymentConfig::replica_set_with`] or
@@ -30,6 +31,12 @@ pub struct DeploymentConfig {
     /// Seed for the generator behind `activationProbability` and probabilistic overload;
     /// `None` seeds from the operating system.
     pub seed: Option<u64>,
+    /// Refuse every command but the handshake and authentication ones (Unauthorized, 13)
+    /// until the connection authenticates, as `mongod --auth` does.
+    pub auth: bool,
+    /// The users that exist from the start, stored as SCRAM credentials. They can
+    /// authenticate even when [`Self::auth`] is off.
+    pub users: Vec<User>,
 }
 
 impl DeploymentConfig {
@@ -43,6 +50,8 @@ impl DeploymentConfig {
             election_delay: Duration::from_millis(100),
             replication_lag: Duration::ZERO,
             seed: None,
+            auth: false,
+            users: Vec::new(),
         }
     }
 
@@ -111,6 +120,21 @@ impl DeploymentConfig {
     #[must_use]
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
+        self
+    }
+
+    /// Adds `user` and requires authentication.
+    #[must_use]
+    pub fn with_user(mut self, user: User) -> Self {
+        self.users.push(user);
+        self.auth = true;
+        self
+    }
+
+    /// Turns the authentication requirement on or off (users stay).
+    #[must_use]
+    pub fn with_auth(mut self, required: bool) -> Self {
+        self.auth = required;
         self
     }
 }

@@ -110,6 +110,10 @@ pub(crate) struct Inner {
     pub(crate) baseline: WriteTime,
     /// Nodes were given consecutive ports (members added later continue the sequence).
     pub(crate) fixed_ports: bool,
+    /// The deployment's users, as SCRAM credentials.
+    pub(crate) users: crate::auth::Users,
+    /// Connections must authenticate before running most commands.
+    pub(crate) auth_required: bool,
 }
 
 /// Finds a free port by binding an ephemeral one and releasing it.
@@ -219,6 +223,8 @@ impl Inner {
             Some(seed) => SmallRng::seed_from_u64(seed),
             None => SmallRng::from_os_rng(),
         };
+        let users = crate::auth::Users::new(&config.users, &mut rand::rng())
+            .map_err(|error| ControlError::InvalidConfig(error.to_string()))?;
         let inner = Arc::new(Self {
             state: Mutex::new(State {
                 topology,
@@ -233,6 +239,8 @@ impl Inner {
             changes: watch::Sender::new(0),
             baseline: baseline_write_time(),
             fixed_ports,
+            users,
+            auth_required: config.auth,
         });
         let mut bound = Vec::with_capacity(count);
         for (index, &port) in ports.iter().enumerate() {
