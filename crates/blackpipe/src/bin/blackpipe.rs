@@ -2,10 +2,14 @@
 //! string. Control it with the `{blackpipe: ...}` admin command (see
 //! `blackpipe::deployment::admin`) or mongod's own commands (`replSetStepDown`,
 //! `configureFailPoint`, ...). Stop it with Ctrl-C.
+//!
+//! `--auth --user app:secret` requires SCRAM authentication, as `mongod --auth` does: connect
+//! with `mongodb://app:secret@127.0.0.1:27017/`.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
+use blackpipe::auth::User;
 use blackpipe::deployment::{DeploymentConfig, serve_forever};
 use clap::Parser;
 
@@ -40,6 +44,23 @@ struct Args {
     /// Seed for fail point probabilities and generated ids.
     #[arg(long)]
     seed: Option<u64>,
+    /// Require authentication: every command but hello, saslStart, saslContinue, ping,
+    /// buildInfo and endSessions fails with Unauthorized (13) until the connection
+    /// authenticates with SCRAM-SHA-256 or SCRAM-SHA-1.
+    #[arg(long, requires = "users")]
+    auth: bool,
+    /// A user in the admin database, as NAME:PASSWORD (repeatable). Users can authenticate
+    /// even without --auth.
+    #[arg(long = "user", value_name = "NAME:PASSWORD", value_parser = parse_user)]
+    users: Vec<User>,
+}
+
+/// Parses `NAME:PASSWORD`; the password may contain `:`.
+fn parse_user(text: &str) -> Result<User, String> {
+    match text.split_once(':') {
+        Some((name, password)) if !name.is_empty() => Ok(User::new(name, password)),
+        _ => Err("expected NAME:PASSWORD".to_owned()),
+    }
 }
 
 impl Args {
@@ -57,10 +78,12 @@ impl Args {
             .with_auto_failover(!self.no_auto_failover)
             .with_election_delay(Duration::from_millis(self.election_delay_ms))
             .with_replication_lag(Duration::from_millis(self.replication_lag_ms));
-        match self.seed {
+        let mut config = match self.seed {
             Some(seed) => config.with_seed(seed),
             None => config,
-        }
+        };
+        config.users.clone_from(&self.users);
+        config.with_auth(self.auth)
     }
 }
 
