@@ -63,6 +63,14 @@ async fn the_official_driver_authenticates_with_each_scram_mechanism() {
         expected += 1;
         let count = within(insert_and_count(&client)).await;
         assert_eq!(count.ok(), Some(expected), "{credentials} {options}");
+        let admin = client.database("admin");
+        let status = within(admin.run_command(doc! { "connectionStatus": 1 }))
+            .await
+            .unwrap();
+        let user = credentials.split(':').next().unwrap_or_default();
+        let expected_users = bson::bson!([{ "user": user, "db": "admin" }]);
+        let auth_info = status.get_document("authInfo").unwrap();
+        assert_eq!(auth_info.get("authenticatedUsers"), Some(&expected_users), "{status}");
         within(client.shutdown()).await;
     }
     deployment.stop().await;
