@@ -107,8 +107,11 @@ pub(crate) struct ClientFirst {
 /// Parses `n,,n=user,r=nonce`. Channel binding (`p=`) and an authorization identity are
 /// refused, as mongod refuses them.
 pub(crate) fn parse_client_first(message: &str) -> Result<ClientFirst, AuthError> {
-    let bad = |why: &str| AuthError::malformed(format!("Incorrect SCRAM client first message: {why}"));
-    let (flag, rest) = message.split_once(',').ok_or_else(|| bad("no GS2 header"))?;
+    let bad =
+        |why: &str| AuthError::malformed(format!("Incorrect SCRAM client first message: {why}"));
+    let (flag, rest) = message
+        .split_once(',')
+        .ok_or_else(|| bad("no GS2 header"))?;
     if flag != "n" && flag != "y" {
         return Err(bad("channel binding is not supported"));
     }
@@ -174,7 +177,8 @@ pub(crate) struct ClientFinal {
 
 /// Parses `c=<binding>,r=<nonce>[,extensions],p=<proof>`.
 pub(crate) fn parse_client_final(message: &str) -> Result<ClientFinal, AuthError> {
-    let bad = |why: &str| AuthError::malformed(format!("Incorrect SCRAM client final message: {why}"));
+    let bad =
+        |why: &str| AuthError::malformed(format!("Incorrect SCRAM client final message: {why}"));
     let (without_proof, proof) = message
         .rsplit_once(",p=")
         .ok_or_else(|| bad("expected p=<proof>"))?;

@@ -102,7 +102,9 @@ fn payload(command: &Document) -> Result<String, AuthError> {
 impl ConnectionAuth {
     /// The `(db, name)` of the user this connection authenticated as.
     pub fn user(&self) -> Option<(&str, &str)> {
-        self.user.as_ref().map(|(db, name)| (db.as_str(), name.as_str()))
+        self.user
+            .as_ref()
+            .map(|(db, name)| (db.as_str(), name.as_str()))
     }
 
     /// Whether the connection has authenticated.

@@ -27,7 +27,11 @@ impl RngCore for Scripted {
 
     fn fill_bytes(&mut self, dst: &mut [u8]) {
         for byte in dst {
-            *byte = if self.0.is_empty() { 0 } else { self.0.remove(0) };
+            *byte = if self.0.is_empty() {
+                0
+            } else {
+                self.0.remove(0)
+            };
         }
     }
 }
@@ -40,7 +44,10 @@ fn bin(text: &str) -> Binary {
 }
 
 fn payload_text(reply: &Document) -> String {
-    let bytes = &reply.get_binary_generic("payload").expect("payload").clone();
+    let bytes = &reply
+        .get_binary_generic("payload")
+        .expect("payload")
+        .clone();
     String::from_utf8(bytes.clone()).expect("utf-8")
 }
 
@@ -58,7 +65,12 @@ fn users(list: &[User]) -> Users {
 
 /// Runs a whole SCRAM-SHA-256 exchange as a client would, with `password`; returns the
 /// final reply.
-fn client_exchange(auth: &mut ConnectionAuth, users: &Users, user: &str, password: &str) -> Document {
+fn client_exchange(
+    auth: &mut ConnectionAuth,
+    users: &Users,
+    user: &str,
+    password: &str,
+) -> Document {
     let mut rng = SmallRng::seed_from_u64(1);
     let first_bare = format!("n={user},r=clientnonce");
     let mut command = start("SCRAM-SHA-256", &format!("n,,{first_bare}"));
@@ -72,14 +84,17 @@ fn client_exchange(auth: &mut ConnectionAuth, users: &Users, user: &str, passwor
     let nonce = &fields.next().unwrap()[2..];
     let salt = BASE64.decode(&fields.next().unwrap()[2..]).unwrap();
     let iterations: u32 = fields.next().unwrap()[2..].parse().unwrap();
-    let client = ScramCredential::derive(Mechanism::ScramSha256, user, password, salt, iterations)
-        .unwrap();
+    let client =
+        ScramCredential::derive(Mechanism::ScramSha256, user, password, salt, iterations).unwrap();
     let without_proof = format!("c=biws,r={nonce}");
     let auth_message = format!("{first_bare},{server_first},{without_proof}");
     // A client's proof: ClientKey XOR HMAC(StoredKey, AuthMessage). Recompute ClientKey
     // from the salted password the same way a driver does.
     let proof = client_proof(password, &client, &auth_message);
-    auth.sasl_continue(&cont(&format!("{without_proof},p={}", BASE64.encode(proof))))
+    auth.sasl_continue(&cont(&format!(
+        "{without_proof},p={}",
+        BASE64.encode(proof)
+    )))
 }
 
 fn client_proof(password: &str, credential: &ScramCredential, auth_message: &str) -> Vec<u8> {
@@ -104,7 +119,11 @@ fn client_proof(password: &str, credential: &ScramCredential, auth_message: &str
     let client_key = mac(&salted, b"Client Key");
     assert_eq!(Sha256::digest(&client_key).to_vec(), credential.stored_key);
     let signature = mac(&credential.stored_key, auth_message.as_bytes());
-    client_key.iter().zip(signature).map(|(k, s)| k ^ s).collect()
+    client_key
+        .iter()
+        .zip(signature)
+        .map(|(k, s)| k ^ s)
+        .collect()
 }
 
 #[test]
@@ -127,7 +146,11 @@ fn sha1_conversation_matches_the_specification_example() {
         "c=biws,r=fyko+d2lbbFgONRv9qkxdawLHo+Vgk7qvUOKUwuWLIWg4l/9SraGMHEE,p=MC2T8BvbmWRckDw8oWl5IVghwCY=",
     ));
     assert_eq!(payload_text(&reply), "v=UMWeI25JD1yNYZRMpZ4VHvhZ9e0=");
-    assert_eq!(reply.get_bool("done").ok(), Some(false), "no skipEmptyExchange: one more round");
+    assert_eq!(
+        reply.get_bool("done").ok(),
+        Some(false),
+        "no skipEmptyExchange: one more round"
+    );
     assert!(!auth.is_authenticated());
 
     let reply = auth.sasl_continue(&cont(""));
@@ -142,14 +165,20 @@ fn sha256_proof_matches_the_specification_example() {
         ScramCredential::derive(Mechanism::ScramSha256, "user", "pencil", salt, 4096).unwrap();
     let nonce = "rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0";
     let server_first = scram::server_first(nonce, &credential);
-    assert_eq!(server_first, format!("r={nonce},s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"));
+    assert_eq!(
+        server_first,
+        format!("r={nonce},s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096")
+    );
     let auth_message = format!("n=user,r=rOprNGfwEbeRWgbNEkqO,{server_first},c=biws,r={nonce}");
     let proof = BASE64
         .decode("dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=")
         .unwrap();
     let server_final =
         scram::verify_proof(Mechanism::ScramSha256, &credential, &auth_message, &proof).unwrap();
-    assert_eq!(server_final, "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=");
+    assert_eq!(
+        server_final,
+        "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
+    );
 
     let mut wrong = proof.clone();
     wrong[0] ^= 1;
@@ -257,14 +286,24 @@ fn hostile_client_first_messages_get_typed_errors() {
 #[test]
 fn hostile_client_final_messages_fail_and_end_the_conversation() {
     let users = users(&[User::new("alice", "pw")]);
-    for message in ["", "c=biws", "c=biws,r=other,p=AAAA", "c=biws,r=x,p=%%%", "p=,c=,r="] {
+    for message in [
+        "",
+        "c=biws",
+        "c=biws,r=other,p=AAAA",
+        "c=biws,r=x,p=%%%",
+        "p=,c=,r=",
+    ] {
         let mut auth = ConnectionAuth::default();
         let first = start("SCRAM-SHA-256", "n,,n=alice,r=abc");
         auth.sasl_start(&users, "admin", &first, &mut SmallRng::seed_from_u64(1));
         let reply = auth.sasl_continue(&cont(message));
         assert_eq!(reply.get_f64("ok").ok(), Some(0.0), "{message:?}: {reply}");
         let again = auth.sasl_continue(&cont(message));
-        assert_eq!(again.get_i32("code").ok(), Some(17), "the conversation is over: {again}");
+        assert_eq!(
+            again.get_i32("code").ok(),
+            Some(17),
+            "the conversation is over: {again}"
+        );
         assert!(!auth.is_authenticated());
     }
 }
@@ -272,7 +311,10 @@ fn hostile_client_final_messages_fail_and_end_the_conversation() {
 #[test]
 fn sasl_continue_needs_a_conversation_with_its_id() {
     let mut auth = ConnectionAuth::default();
-    assert_eq!(auth.sasl_continue(&cont("c=biws")).get_i32("code").ok(), Some(17));
+    assert_eq!(
+        auth.sasl_continue(&cont("c=biws")).get_i32("code").ok(),
+        Some(17)
+    );
     let users = users(&[User::new("alice", "pw")]);
     let first = start("SCRAM-SHA-256", "n,,n=alice,r=abc");
     auth.sasl_start(&users, "admin", &first, &mut SmallRng::seed_from_u64(1));
@@ -295,14 +337,23 @@ fn speculative_authentication_answers_the_first_step_or_nothing() {
     };
     let mut auth = ConnectionAuth::default();
     let reply = auth
-        .speculative(&users, &speculative("alice"), &mut SmallRng::seed_from_u64(1))
+        .speculative(
+            &users,
+            &speculative("alice"),
+            &mut SmallRng::seed_from_u64(1),
+        )
         .expect("first step");
     assert_eq!(reply.get_i32("conversationId").ok(), Some(1));
     assert!(payload_text(&reply).starts_with("r=abc"));
     let mut auth = ConnectionAuth::default();
-    assert!(auth
-        .speculative(&users, &speculative("mallory"), &mut SmallRng::seed_from_u64(1))
-        .is_none());
+    assert!(
+        auth.speculative(
+            &users,
+            &speculative("mallory"),
+            &mut SmallRng::seed_from_u64(1)
+        )
+        .is_none()
+    );
 }
 
 #[test]
@@ -315,7 +366,10 @@ fn supported_mechanisms_name_the_users_credentials() {
         users.supported_mechanisms("admin.both"),
         Some(vec!["SCRAM-SHA-1", "SCRAM-SHA-256"])
     );
-    assert_eq!(users.supported_mechanisms("admin.old"), Some(vec!["SCRAM-SHA-1"]));
+    assert_eq!(
+        users.supported_mechanisms("admin.old"),
+        Some(vec!["SCRAM-SHA-1"])
+    );
     assert_eq!(users.supported_mechanisms("admin.nobody"), None);
     assert_eq!(users.supported_mechanisms("nodot"), None);
 }
@@ -337,12 +391,25 @@ fn invalid_users_are_refused_and_passwords_are_not_printed() {
 
 #[test]
 fn only_handshake_and_auth_commands_run_unauthenticated() {
-    for free in ["hello", "isMaster", "saslStart", "saslContinue", "ping", "buildInfo", "endSessions"]
-    {
+    for free in [
+        "hello",
+        "isMaster",
+        "saslStart",
+        "saslContinue",
+        "ping",
+        "buildInfo",
+        "endSessions",
+    ] {
         assert!(!requires_authentication(free), "{free}");
     }
-    for guarded in ["find", "insert", "configureFailPoint", "blackpipe", "listDatabases", "killCursors"]
-    {
+    for guarded in [
+        "find",
+        "insert",
+        "configureFailPoint",
+        "blackpipe",
+        "listDatabases",
+        "killCursors",
+    ] {
         assert!(requires_authentication(guarded), "{guarded}");
     }
 }

@@ -44,7 +44,10 @@ pub(crate) fn refusal(
     if authenticated {
         return None;
     }
-    let reply = errors::error_reply(UNAUTHORIZED, format!("Command {name} requires authentication"));
+    let reply = errors::error_reply(
+        UNAUTHORIZED,
+        format!("Command {name} requires authentication"),
+    );
     Some(node.finish(reply, session, None))
 }
 
@@ -90,8 +93,9 @@ pub(crate) fn decorate_hello(
     if let Some(mechanisms) = mechanisms_of.and_then(|user| users.supported_mechanisms(user)) {
         reply.insert("saslSupportedMechs", mechanisms);
     }
-    let speculative =
-        with_state(connection, |auth| auth.speculative(users, command, &mut rand::rng()));
+    let speculative = with_state(connection, |auth| {
+        auth.speculative(users, command, &mut rand::rng())
+    });
     if let Some(first_step) = speculative {
         reply.insert("speculativeAuthenticate", first_step);
     }

@@ -468,8 +468,7 @@ async fn dispatch(
         }
     }
     if is_hello {
-        let outcome =
-            super::awaitable::hello(node, &request, connection, name == "isMaster").await;
+        let outcome = super::awaitable::hello(node, &request, connection, name == "isMaster").await;
         return super::auth_gate::decorate_hello(node, request.command(), connection, outcome);
     }
     let (db, command) = (request.database(), request.command());

@@ -70,7 +70,11 @@ async fn the_official_driver_authenticates_with_each_scram_mechanism() {
         let user = credentials.split(':').next().unwrap_or_default();
         let expected_users = bson::bson!([{ "user": user, "db": "admin" }]);
         let auth_info = status.get_document("authInfo").unwrap();
-        assert_eq!(auth_info.get("authenticatedUsers"), Some(&expected_users), "{status}");
+        assert_eq!(
+            auth_info.get("authenticatedUsers"),
+            Some(&expected_users),
+            "{status}"
+        );
         within(client.shutdown()).await;
     }
     deployment.stop().await;
@@ -85,10 +89,16 @@ async fn a_wrong_password_fails_authentication() {
             .unwrap();
         let error = within(insert_and_count(&client)).await.unwrap_err();
         assert!(
-            matches!(*error.kind, mongodb::error::ErrorKind::Authentication { .. }),
+            matches!(
+                *error.kind,
+                mongodb::error::ErrorKind::Authentication { .. }
+            ),
             "{credentials}: {error}"
         );
-        assert!(error.to_string().contains("Authentication failed."), "{error}");
+        assert!(
+            error.to_string().contains("Authentication failed."),
+            "{error}"
+        );
         within(client.shutdown()).await;
     }
     deployment.stop().await;
@@ -97,16 +107,22 @@ async fn a_wrong_password_fails_authentication() {
 #[tokio::test]
 async fn a_client_without_credentials_gets_unauthorized_except_for_handshake_commands() {
     let deployment = start(DeploymentConfig::standalone()).await;
-    let client = Client::with_uri_str(uri_with(&deployment, "", "")).await.unwrap();
+    let client = Client::with_uri_str(uri_with(&deployment, "", ""))
+        .await
+        .unwrap();
     let admin = client.database("admin");
     within(admin.run_command(doc! { "ping": 1 })).await.unwrap();
-    within(admin.run_command(doc! { "buildInfo": 1 })).await.unwrap();
+    within(admin.run_command(doc! { "buildInfo": 1 }))
+        .await
+        .unwrap();
     for command in [
         doc! { "listDatabases": 1 },
         doc! { "configureFailPoint": "failCommand", "mode": "off" },
         doc! { "blackpipe": "status" },
     ] {
-        let error = within(admin.run_command(command.clone())).await.unwrap_err();
+        let error = within(admin.run_command(command.clone()))
+            .await
+            .unwrap_err();
         assert_eq!(command_code(&error), Some(13), "{command}: {error}");
     }
     let items = client.database("app").collection::<Document>("items");
@@ -131,8 +147,15 @@ async fn sasl_errors_on_the_wire_carry_mongods_codes() {
             "payload": payload("n,,n=nobody,r=abc"),
         })
         .await;
-    assert_eq!(unknown_user.get_i32("code").ok(), Some(18), "{unknown_user}");
-    assert_eq!(unknown_user.get_str("errmsg").ok(), Some("Authentication failed."));
+    assert_eq!(
+        unknown_user.get_i32("code").ok(),
+        Some(18),
+        "{unknown_user}"
+    );
+    assert_eq!(
+        unknown_user.get_str("errmsg").ok(),
+        Some("Authentication failed.")
+    );
     let garbage = raw
         .round_trip(doc! {
             "saslStart": 1, "mechanism": "SCRAM-SHA-256", "$db": "admin",

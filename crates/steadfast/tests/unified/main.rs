@@ -240,7 +240,8 @@ fn targets_for(
     if both.is_empty() {
         let unmet = requirements::Unmet {
             key: Key::Requirement("topologies"),
-            detail: "the file's and the test's requirements (topologies, auth) do not overlap".to_owned(),
+            detail: "the file's and the test's requirements (topologies, auth) do not overlap"
+                .to_owned(),
         };
         return Ok(Err(unmet_reason(&unmet)));
     }

@@ -10,8 +10,8 @@ use crate::ejson;
 use crate::matcher::{EntityValues, exactly_equal, match_nested, match_root, match_root_array};
 use checks::{
     ejson_keeps_key_order, ejson_numbers, ejson_rejects_trailing, expected_events, mismatch_path,
-    observation_filters, requirements_auth, requirements_topologies, requirements_unmet, static_skips, uri_options,
-    versions,
+    observation_filters, requirements_auth, requirements_topologies, requirements_unmet,
+    static_skips, uri_options, versions,
 };
 
 /// How a matcher case compares.

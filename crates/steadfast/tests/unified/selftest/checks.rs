@@ -177,7 +177,10 @@ pub(super) fn requirements_auth() -> Result<(), String> {
         "a file's and a test's auth needs combine",
     )?;
     let list = ejson::parse(r#"[{"auth": 1}]"#)?;
-    expect(satisfied_on(Some(&list), v8).is_err(), "a non-boolean auth accepted")
+    expect(
+        satisfied_on(Some(&list), v8).is_err(),
+        "a non-boolean auth accepted",
+    )
 }
 
 pub(super) fn mismatch_path() -> Result<(), String> {
