@@ -18,9 +18,10 @@ const CONVERSATION_ID: i32 = 1;
 /// Random bytes in the server's half of the nonce (mongod uses 24).
 const SERVER_NONCE_BYTES: usize = 24;
 
-/// Whether mongod refuses `command` on a connection that has not authenticated. The
-/// exceptions are what a client needs to connect and authenticate, plus the commands mongod
-/// declares free of authentication (`ping`, `buildInfo`, `endSessions`...).
+/// Whether mongod refuses `command` on a connection that has not authenticated: everything
+/// but what a client needs to connect and authenticate, and the few commands mongod declares
+/// free of authentication (`ping`, `buildInfo`, `connectionStatus`). `endSessions` is not
+/// among them: mongod refuses it too, and drivers ignore that error.
 pub fn requires_authentication(command: &str) -> bool {
     !matches!(
         command,
@@ -30,13 +31,10 @@ pub fn requires_authentication(command: &str) -> bool {
             | "saslStart"
             | "saslContinue"
             | "authenticate"
-            | "logout"
             | "ping"
             | "buildInfo"
             | "buildinfo"
             | "connectionStatus"
-            | "whatsmyuri"
-            | "endSessions"
     )
 }
 

@@ -45,7 +45,7 @@ struct Args {
     #[arg(long)]
     seed: Option<u64>,
     /// Require authentication: every command but hello, saslStart, saslContinue, ping,
-    /// buildInfo and endSessions fails with Unauthorized (13) until the connection
+    /// buildInfo and connectionStatus fails with Unauthorized (13) until the connection
     /// authenticates with SCRAM-SHA-256 or SCRAM-SHA-1.
     #[arg(long, requires = "users")]
     auth: bool,
