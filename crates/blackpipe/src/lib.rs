@@ -14,6 +14,9 @@
 //!   another.
 //! - [`scripted`]: a [`server::Handler`] driven by the test, like MockupDB: await a request and
 //!   answer it, or install rules that answer on their own; every request is recorded.
+//! - [`deployment`]: simulated standalones, replica sets and sharded clusters, which can
+//!   require authentication ([`deployment::DeploymentConfig::with_user`]).
+//! - [`auth`]: server-side SCRAM-SHA-1/256 and the per-connection authentication state.
 //!
 //! # A scripted test
 //!
@@ -46,6 +49,7 @@
 //! # }
 //! ```
 
+pub mod auth;
 pub mod deployment;
 pub mod failpoint;
 pub mod scripted;

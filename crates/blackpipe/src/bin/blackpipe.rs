@@ -2,11 +2,15 @@
 //! string. Control it with the `{blackpipe: ...}` admin command (see
 //! `blackpipe::deployment::admin`) or mongod's own commands (`replSetStepDown`,
 //! `configureFailPoint`, ...). Stop it with Ctrl-C.
+//!
+//! `--auth --user app:secret` requires SCRAM authentication, as `mongod --auth` does: connect
+//! with `mongodb://app:secret@127.0.0.1:27017/`.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use blackpipe::auth::User;
 use blackpipe::deployment::{DeploymentConfig, serve_forever};
 use blackpipe::server::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_READ_TIMEOUT, ServerConfig,
@@ -63,6 +67,23 @@ struct Args {
     /// Seed for fail point probabilities and generated ids.
     #[arg(long)]
     seed: Option<u64>,
+    /// Require authentication: every command but hello, saslStart, saslContinue, ping,
+    /// buildInfo and connectionStatus fails with Unauthorized (13) until the connection
+    /// authenticates with SCRAM-SHA-256 or SCRAM-SHA-1.
+    #[arg(long, requires = "users")]
+    auth: bool,
+    /// A user in the admin database, as NAME:PASSWORD (repeatable). Users can authenticate
+    /// even without --auth.
+    #[arg(long = "user", value_name = "NAME:PASSWORD", value_parser = parse_user)]
+    users: Vec<User>,
+}
+
+/// Parses `NAME:PASSWORD`; the password may contain `:`.
+fn parse_user(text: &str) -> Result<User, String> {
+    match text.split_once(':') {
+        Some((name, password)) if !name.is_empty() => Ok(User::new(name, password)),
+        _ => Err("expected NAME:PASSWORD".to_owned()),
+    }
 }
 
 impl Args {
@@ -87,10 +108,12 @@ impl Args {
                     .with_idle_timeout(Duration::from_secs(self.idle_timeout_secs))
                     .with_read_timeout(Duration::from_secs(self.read_timeout_secs)),
             );
-        match self.seed {
+        let mut config = match self.seed {
             Some(seed) => config.with_seed(seed),
             None => config,
-        }
+        };
+        config.users.clone_from(&self.users);
+        config.with_auth(self.auth)
     }
 }
 

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::model::{DeploymentKind, MemberOptions};
+use crate::auth::User;
 use crate::server::ServerConfig;
 
 /// What to start and how it behaves. Build with [`DeploymentConfig::standalone`],
@@ -36,6 +37,12 @@ pub struct DeploymentConfig {
     /// still advertised as `127.0.0.1:<port>`, so a node bound elsewhere than loopback or the
     /// unspecified address is not reachable under the name the deployment reports.
     pub server: ServerConfig,
+    /// Refuse every command but the handshake and authentication ones (Unauthorized, 13)
+    /// until the connection authenticates, as `mongod --auth` does.
+    pub auth: bool,
+    /// The users that exist from the start, stored as SCRAM credentials. They can
+    /// authenticate even when [`Self::auth`] is off.
+    pub users: Vec<User>,
 }
 
 impl DeploymentConfig {
@@ -50,6 +57,8 @@ impl DeploymentConfig {
             replication_lag: Duration::ZERO,
             seed: None,
             server: ServerConfig::default(),
+            auth: false,
+            users: Vec::new(),
         }
     }
 
@@ -125,6 +134,21 @@ impl DeploymentConfig {
     #[must_use]
     pub fn with_server(mut self, server: ServerConfig) -> Self {
         self.server = server;
+        self
+    }
+
+    /// Adds `user` and requires authentication.
+    #[must_use]
+    pub fn with_user(mut self, user: User) -> Self {
+        self.users.push(user);
+        self.auth = true;
+        self
+    }
+
+    /// Turns the authentication requirement on or off (users stay).
+    #[must_use]
+    pub fn with_auth(mut self, required: bool) -> Self {
+        self.auth = required;
         self
     }
 }

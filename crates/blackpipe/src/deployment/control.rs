@@ -196,10 +196,19 @@ pub(crate) async fn run_builtin(
                 "maxBsonObjectSize": super::hello::MAX_BSON_OBJECT_SIZE,
             },
         )),
-        "connectionStatus" => Ok(ok_reply(
-            node,
-            doc! { "authInfo": { "authenticatedUsers": [], "authenticatedUserRoles": [] } },
-        )),
+        "connectionStatus" => {
+            let users: Vec<Document> = connection
+                .extensions()
+                .get::<crate::auth::ConnectionAuth>()
+                .and_then(crate::auth::ConnectionAuth::user)
+                .map(|(db, user)| doc! { "user": user, "db": db })
+                .into_iter()
+                .collect();
+            Ok(ok_reply(
+                node,
+                doc! { "authInfo": { "authenticatedUsers": users, "authenticatedUserRoles": [] } },
+            ))
+        }
         "whatsmyuri" => Ok(ok_reply(
             node,
             doc! { "you": connection.peer().to_string() },

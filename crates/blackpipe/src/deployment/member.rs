@@ -396,6 +396,9 @@ async fn dispatch(
             None,
         );
     }
+    if let Some(refusal) = super::auth_gate::refusal(node, &name, connection, session) {
+        return refusal;
+    }
     match name.as_str() {
         "configureFailPoint" => {
             if let Some(error) = admin_only(&request, &name) {
@@ -465,7 +468,12 @@ async fn dispatch(
         }
     }
     if is_hello {
-        return super::awaitable::hello(node, &request, connection, name == "isMaster").await;
+        let outcome = super::awaitable::hello(node, &request, connection, name == "isMaster").await;
+        return super::auth_gate::decorate_hello(node, request.command(), connection, outcome);
+    }
+    let (db, command) = (request.database(), request.command());
+    if let Some(outcome) = super::auth_gate::run_sasl(node, &name, db, command, connection) {
+        return outcome;
     }
     if let Some(outcome) = control::run_builtin(node, &name, &request, connection).await {
         return outcome;

@@ -35,6 +35,7 @@
 //! ```
 
 pub mod admin;
+mod auth_gate;
 mod awaitable;
 mod backend;
 mod config;

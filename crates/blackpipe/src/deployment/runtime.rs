@@ -112,6 +112,10 @@ pub(crate) struct Inner {
     pub(crate) fixed_ports: bool,
     /// Listener settings shared by every node (bind address, limits); each node its own port.
     listener: ServerConfig,
+    /// The deployment's users, as SCRAM credentials.
+    pub(crate) users: crate::auth::Users,
+    /// Connections must authenticate before running most commands.
+    pub(crate) auth_required: bool,
 }
 
 /// Finds a free port by binding an ephemeral one and releasing it.
@@ -221,6 +225,8 @@ impl Inner {
             Some(seed) => SmallRng::seed_from_u64(seed),
             None => SmallRng::from_os_rng(),
         };
+        let users = crate::auth::Users::new(&config.users, &mut rand::rng())
+            .map_err(|error| ControlError::InvalidConfig(error.to_string()))?;
         let inner = Arc::new(Self {
             state: Mutex::new(State {
                 topology,
@@ -236,6 +242,8 @@ impl Inner {
             baseline: baseline_write_time(),
             fixed_ports,
             listener: config.server.clone(),
+            users,
+            auth_required: config.auth,
         });
         let mut bound = Vec::with_capacity(count);
         for (index, &port) in ports.iter().enumerate() {

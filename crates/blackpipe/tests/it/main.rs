@@ -1,6 +1,7 @@
 //! blackpipe's integration tests: the scripted server driven by raw wire clients and by the
 //! official `mongodb` driver.
 
+mod auth;
 mod deployment;
 mod deployment_partition;
 mod fidelity;

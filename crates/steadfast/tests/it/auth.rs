@@ -358,3 +358,53 @@ async fn a_failed_handshake_without_a_credential_is_a_command_error() {
     assert_eq!(error.code(), Some(91), "{error:?}");
     assert!(error.is_shutting_down());
 }
+
+/// The driver against blackpipe's own SCRAM implementation rather than a script: negotiated
+/// (speculative) and explicit mechanisms authenticate, a wrong password is an authentication
+/// error, and a client without credentials is refused with Unauthorized.
+#[tokio::test]
+async fn the_driver_authenticates_against_an_auth_enabled_deployment() {
+    use blackpipe::deployment::{Deployment, DeploymentConfig};
+    let config =
+        DeploymentConfig::standalone().with_user(blackpipe::auth::User::new("app", "s3cret"));
+    let deployment = Deployment::start(config).await.unwrap();
+    let host = deployment.hosts()[0].clone();
+    let uri = |credentials: &str, options: &str| {
+        format!("mongodb://{credentials}{host}/?directConnection=true{options}")
+    };
+    for options in [
+        "",
+        "&authMechanism=SCRAM-SHA-256",
+        "&authMechanism=SCRAM-SHA-1",
+    ] {
+        let client = Client::with_uri_str(&uri("app:s3cret@", options))
+            .await
+            .unwrap();
+        let insert = doc! { "insert": "items", "documents": [{ "x": 1 }] };
+        let reply = client.database("app").run_command(insert).await;
+        let reply = reply.unwrap_or_else(|e| panic!("{options}: {e:?}"));
+        assert!(
+            matches!(reply.get("n"), Some(Bson::Int32(1) | Bson::Int64(1))),
+            "{reply}"
+        );
+    }
+    let wrong = Client::with_uri_str(&uri("app:nope@", "")).await.unwrap();
+    let error = wrong
+        .database("app")
+        .run_command(doc! { "ping": 1 })
+        .await
+        .unwrap_err();
+    assert!(error.is_authentication_error(), "{error:?}");
+    assert!(
+        error.to_string().contains("AuthenticationFailed"),
+        "{error}"
+    );
+    let anonymous = Client::with_uri_str(&uri("", "")).await.unwrap();
+    let error = anonymous
+        .database("app")
+        .run_command(doc! { "find": "items" })
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), Some(13), "{error:?}");
+    deployment.stop().await;
+}

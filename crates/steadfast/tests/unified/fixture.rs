@@ -1,7 +1,9 @@
-//! One blackpipe deployment per test run: starting it, loading `initialData` through its
-//! store, client connection strings, fail points (through a separate steadfast client
-//! connected directly to the node the test's client uses), and reading `outcome` back.
+//! One blackpipe deployment per test run: starting it (with authentication and a test user
+//! when the test requires `auth`), loading `initialData` through its store, client connection
+//! strings (with the user's credentials), fail points (set through the test's client, turned
+//! off through a separate client connected directly to the node), and reading `outcome` back.
 
+use blackpipe::auth::User;
 use blackpipe::deployment::{Deployment, DeploymentConfig};
 use blackpipe::store::CommandContext;
 use bson::{Bson, DateTime, Document, doc};
@@ -19,19 +21,31 @@ pub(crate) struct Fixture {
     fail_points: Vec<(Client, String)>,
     /// Whether client entities without their own `heartbeatFrequencyMS` get a short one.
     fast_heartbeat: bool,
+    /// The deployment requires authentication: connection strings carry [`TEST_USER`].
+    auth: bool,
 }
+
+/// The user of deployments that require authentication, in `admin`, with both SCRAM
+/// mechanisms: `(name, password)`.
+const TEST_USER: (&str, &str) = ("unified", "runner-pw");
 
 /// The `heartbeatFrequencyMS` given to clients of tests that set fail points (the smallest
 /// value the URI options specification allows).
 pub(crate) const FAST_HEARTBEAT_MS: i32 = 500;
 
 impl Fixture {
-    /// Starts a fresh deployment of `topology` and waits for its primary (replica sets).
-    pub(crate) async fn start(topology: Topology) -> Result<Fixture, String> {
+    /// Starts a fresh deployment of `topology`, requiring authentication if `auth`, and
+    /// waits for its primary (replica sets).
+    pub(crate) async fn start(topology: Topology, auth: bool) -> Result<Fixture, String> {
         let config = match topology {
             Topology::ReplicaSet => DeploymentConfig::replica_set(3),
             Topology::Sharded => DeploymentConfig::sharded(2),
             Topology::Single => DeploymentConfig::standalone(),
+        };
+        let config = if auth {
+            config.with_user(User::new(TEST_USER.0, TEST_USER.1))
+        } else {
+            config
         };
         let deployment = Deployment::start(config)
             .await
@@ -44,6 +58,7 @@ impl Fixture {
             topology,
             fail_points: Vec::new(),
             fast_heartbeat: false,
+            auth,
         })
     }
 
@@ -63,9 +78,18 @@ impl Fixture {
     pub(crate) fn client_uri(&self, use_multiple_mongoses: Option<bool>) -> Result<String, String> {
         if self.topology == Topology::Sharded && use_multiple_mongoses == Some(false) {
             let first = self.first_host()?;
-            return Ok(format!("mongodb://{first}/"));
+            return Ok(self.with_credentials(&format!("mongodb://{first}/")));
         }
-        Ok(self.deployment.uri())
+        Ok(self.with_credentials(&self.deployment.uri()))
+    }
+
+    /// `uri` with `user:password@` when the deployment requires authentication.
+    fn with_credentials(&self, uri: &str) -> String {
+        if !self.auth {
+            return uri.to_owned();
+        }
+        let (user, password) = TEST_USER;
+        uri.replacen("mongodb://", &format!("mongodb://{user}:{password}@"), 1)
     }
 
     /// The node a `failPoint` operation targets: the primary, the standalone, or the router
@@ -93,15 +117,22 @@ impl Fixture {
             .ok_or_else(|| "the deployment has no node".to_owned())
     }
 
-    /// Sends `configureFailPoint` through a separate client connected directly to the target
-    /// node, and remembers it so that [`Fixture::disable_fail_points`] turns it off.
-    pub(crate) async fn set_fail_point(&mut self, command: Document) -> Result<(), String> {
+    /// Sends `configureFailPoint` through `client` (the test's client entity, as the format
+    /// requires: its connection checkouts are part of what tests count), and remembers a
+    /// separate client connected directly to the node it targets so that
+    /// [`Fixture::disable_fail_points`] turns it off there whatever the entity does meanwhile.
+    pub(crate) async fn set_fail_point(
+        &mut self,
+        client: &Client,
+        command: Document,
+    ) -> Result<(), String> {
         let name = command
             .get_str("configureFailPoint")
             .map_err(|_| "failPoint without configureFailPoint".to_owned())?
             .to_owned();
         let host = self.fail_point_host()?;
-        let client = Client::with_uri_str(&format!("mongodb://{host}/?directConnection=true"))
+        let uri = self.with_credentials(&format!("mongodb://{host}/?directConnection=true"));
+        let direct = Client::with_uri_str(&uri)
             .await
             .map_err(|e| format!("cannot create the fail point client: {e}"))?;
         client
@@ -109,7 +140,7 @@ impl Fixture {
             .run_command(command)
             .await
             .map_err(|e| format!("configureFailPoint failed: {e}"))?;
-        self.fail_points.push((client, name));
+        self.fail_points.push((direct, name));
         Ok(())
     }
 
@@ -232,7 +263,7 @@ fn is_ok(reply: &Document) -> bool {
 
 /// The server version blackpipe reports, read with `buildInfo` from a throwaway standalone.
 pub(crate) async fn probe_version() -> Result<crate::requirements::Version, String> {
-    let fixture = Fixture::start(Topology::Single).await?;
+    let fixture = Fixture::start(Topology::Single, false).await?;
     let host = fixture.first_host()?;
     let result = async {
         let client = Client::with_uri_str(&format!("mongodb://{host}/?directConnection=true"))

@@ -30,7 +30,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use model::{TestCase, TestFile};
-use requirements::{Topology, Version, satisfied_on};
+use requirements::{Target, Version, satisfied_on};
 use skips::Key;
 
 /// The suites, as folders under the spec test root.
@@ -172,8 +172,8 @@ fn run_file(
         if filter.is_some_and(|f| !case.contains(f)) {
             continue;
         }
-        let topologies = match topologies_for(&file, test, version) {
-            Ok(Ok(topologies)) => topologies,
+        let targets = match targets_for(&file, test, version) {
+            Ok(Ok(targets)) => targets,
             Ok(Err((key, reason))) => {
                 tally.skipped.push((case, key, reason));
                 continue;
@@ -184,10 +184,10 @@ fn run_file(
                 continue;
             }
         };
-        for topology in topologies {
+        for target in targets {
             let started = std::time::Instant::now();
             let outcome = runtime.block_on(async {
-                tokio::time::timeout(CASE_TIMEOUT, runner::run_case(&file, test, topology))
+                tokio::time::timeout(CASE_TIMEOUT, runner::run_case(&file, test, target))
                     .await
                     .unwrap_or_else(|_| Err(format!("did not finish within {CASE_TIMEOUT:?}")))
             });
@@ -195,25 +195,25 @@ fn run_file(
                 Ok(()) => {
                     tally.passed += 1;
                     if verbose {
-                        println!("ok      {case} [{topology}] ({:.2?})", started.elapsed());
+                        println!("ok      {case} [{target}] ({:.2?})", started.elapsed());
                     }
                 }
                 Err(error) => {
                     tally.failed += 1;
-                    println!("FAILED  {case} [{topology}]: {error}");
+                    println!("FAILED  {case} [{target}]: {error}");
                 }
             }
         }
     }
 }
 
-/// The topologies a test runs on, or the skip-table entry (and the reason with its detail)
-/// that excludes it.
-fn topologies_for(
+/// Where a test runs (topologies, each with or without authentication), or the skip-table
+/// entry (and the reason with its detail) that excludes it.
+fn targets_for(
     file: &TestFile,
     test: &TestCase,
     version: Version,
-) -> Result<Result<Vec<Topology>, (Key, String)>, String> {
+) -> Result<Result<Vec<Target>, (Key, String)>, String> {
     if let Some(reason) = &test.skip_reason {
         return Err(format!(
             "the test has skipReason {reason:?}, which no table entry covers"
@@ -228,14 +228,20 @@ fn topologies_for(
         (Ok(f), Ok(t)) => (f, t),
         (Err(unmet), _) | (_, Err(unmet)) => return Ok(Err(unmet_reason(&unmet))),
     };
-    let both: Vec<Topology> = file_topologies
+    // Absent an `auth` requirement, the deployment runs without authentication.
+    let both: Vec<Target> = file_topologies
         .into_iter()
-        .filter(|t| test_topologies.contains(t))
+        .filter_map(|(topology, file_auth)| {
+            let (_, test_auth) = test_topologies.iter().find(|(t, _)| *t == topology)?;
+            let auth = file_auth.and(*test_auth)? == requirements::AuthNeed::Required;
+            Some(Target { topology, auth })
+        })
         .collect();
     if both.is_empty() {
         let unmet = requirements::Unmet {
             key: Key::Requirement("topologies"),
-            detail: "the file's and the test's topologies do not overlap".to_owned(),
+            detail: "the file's and the test's requirements (topologies, auth) do not overlap"
+                .to_owned(),
         };
         return Ok(Err(unmet_reason(&unmet)));
     }

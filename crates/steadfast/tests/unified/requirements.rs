@@ -67,6 +67,47 @@ impl fmt::Display for Version {
     }
 }
 
+/// What a requirement says about authentication.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AuthNeed {
+    /// `auth: true`: run against a deployment that requires authentication.
+    Required,
+    /// `auth: false`: run against one that does not.
+    Forbidden,
+    /// No `auth` field.
+    Any,
+}
+
+impl AuthNeed {
+    /// Both needs at once (a file's and a test's requirement); `None` when they conflict.
+    pub(crate) fn and(self, other: AuthNeed) -> Option<AuthNeed> {
+        match (self, other) {
+            (AuthNeed::Any, need) | (need, AuthNeed::Any) => Some(need),
+            (a, b) if a == b => Some(a),
+            _ => None,
+        }
+    }
+}
+
+/// Where one case runs: a topology, with or without authentication.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Target {
+    /// The deployment's shape.
+    pub(crate) topology: Topology,
+    /// Whether the deployment requires authentication (clients then carry credentials).
+    pub(crate) auth: bool,
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.auth {
+            write!(f, "{} with auth", self.topology)
+        } else {
+            write!(f, "{}", self.topology)
+        }
+    }
+}
+
 /// A requirement no blackpipe deployment meets: the skip-table key and what was asked for.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Unmet {
@@ -77,20 +118,22 @@ pub(crate) struct Unmet {
 }
 
 /// The topologies (in run order) on which at least one requirement of the list holds (all of
-/// them when `requirements` is absent). `Ok(Err(unmet))` when none holds anywhere, naming the
-/// first requirement that failed; `Err` when the list is malformed.
+/// them when `requirements` is absent), each with the authentication the first requirement
+/// that holds there asks for. `Ok(Err(unmet))` when none holds anywhere, naming the first
+/// requirement that failed; `Err` when the list is malformed.
 pub(crate) fn satisfied_on(
     requirements: Option<&Bson>,
     version: Version,
-) -> Result<Result<Vec<Topology>, Unmet>, String> {
+) -> Result<Result<Vec<(Topology, AuthNeed)>, Unmet>, String> {
+    let any = || Topology::ALL.map(|t| (t, AuthNeed::Any)).to_vec();
     let Some(requirements) = requirements else {
-        return Ok(Ok(Topology::ALL.to_vec()));
+        return Ok(Ok(any()));
     };
     let Bson::Array(list) = requirements else {
         return Err("runOnRequirements must be an array".to_owned());
     };
     if list.is_empty() {
-        return Ok(Ok(Topology::ALL.to_vec()));
+        return Ok(Ok(any()));
     }
     let mut first_unmet = None;
     let mut topologies = Vec::new();
@@ -100,8 +143,8 @@ pub(crate) fn satisfied_on(
                 return Err("a runOnRequirement must be a document".to_owned());
             };
             match check(requirement, version, topology)? {
-                Ok(()) => {
-                    topologies.push(topology);
+                Ok(auth) => {
+                    topologies.push((topology, auth));
                     break;
                 }
                 Err(unmet) => {
@@ -116,12 +159,14 @@ pub(crate) fn satisfied_on(
     }
 }
 
-/// Whether one requirement holds on `topology` of a server at `version`.
+/// Whether one requirement holds on `topology` of a server at `version`, and if so with
+/// which authentication.
 fn check(
     requirement: &Document,
     version: Version,
     topology: Topology,
-) -> Result<Result<(), Unmet>, String> {
+) -> Result<Result<AuthNeed, Unmet>, String> {
+    let mut auth = AuthNeed::Any;
     let unmet = |key: &'static str, detail: String| {
         Ok(Err(Unmet {
             key: Key::Requirement(key),
@@ -160,13 +205,19 @@ fn check(
                     return unmet("serverless", "serverless: require".to_owned());
                 }
             }
-            // blackpipe deployments have no authentication.
+            // blackpipe starts the deployment with or without authentication, as asked.
             "auth" => {
-                if value.as_bool() == Some(true) {
-                    return unmet("auth", "auth: true".to_owned());
+                auth = match value.as_bool() {
+                    Some(true) => AuthNeed::Required,
+                    Some(false) => AuthNeed::Forbidden,
+                    None => return Err("auth must be a boolean".to_owned()),
+                };
+            }
+            "authMechanism" => {
+                if !matches!(value.as_str(), Some("SCRAM-SHA-1" | "SCRAM-SHA-256")) {
+                    return unmet("authMechanism", format!("authMechanism {value}"));
                 }
             }
-            "authMechanism" => return unmet("auth", format!("authMechanism {value}")),
             "serverParameters" => return unmet("serverParameters", value.to_string()),
             "csfle" => {
                 if value.as_bool() != Some(false) {
@@ -176,5 +227,5 @@ fn check(
             other => return Err(format!("unknown runOnRequirement field {other:?}")),
         }
     }
-    Ok(Ok(()))
+    Ok(Ok(auth))
 }

@@ -12,20 +12,20 @@ use crate::fixture::Fixture;
 use crate::matcher::{match_root, match_root_array};
 use crate::model::{TestCase, TestFile};
 use crate::ops::{self, OpResult, Outcome};
-use crate::requirements::Topology;
+use crate::requirements::Target;
 
 /// How long the event check waits for expected events still in flight (sent by background
 /// tasks after the operation returned).
 const LATE_EVENT_LIMIT: Duration = Duration::from_secs(5);
 
-/// Runs `test` of `file` on a fresh `topology` deployment. `Err` says what failed: the
+/// Runs `test` of `file` on a fresh deployment of `target`. `Err` says what failed: the
 /// operation index and name, and the field that differed.
 pub(crate) async fn run_case(
     file: &TestFile,
     test: &TestCase,
-    topology: Topology,
+    target: Target,
 ) -> Result<(), String> {
-    let mut fixture = Fixture::start(topology).await?;
+    let mut fixture = Fixture::start(target.topology, target.auth).await?;
     // As the format allows, clients of tests that set fail points check their servers more
     // often, so that a server marked Unknown by an injected state-change error is rediscovered
     // quickly (a streaming check in progress ignores requests for an immediate check).

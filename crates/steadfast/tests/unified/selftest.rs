@@ -10,8 +10,8 @@ use crate::ejson;
 use crate::matcher::{EntityValues, exactly_equal, match_nested, match_root, match_root_array};
 use checks::{
     ejson_keeps_key_order, ejson_numbers, ejson_rejects_trailing, expected_events, mismatch_path,
-    observation_filters, requirements_topologies, requirements_unmet, static_skips, uri_options,
-    versions,
+    observation_filters, requirements_auth, requirements_topologies, requirements_unmet,
+    static_skips, uri_options, versions,
 };
 
 /// How a matcher case compares.
@@ -307,6 +307,7 @@ pub(crate) fn run() -> (usize, Vec<String>) {
         ("version parsing and order", versions),
         ("requirements pick topologies", requirements_topologies),
         ("requirements report the first unmet", requirements_unmet),
+        ("requirements choose authentication", requirements_auth),
         ("mismatch names the field", mismatch_path),
         ("observation filters", observation_filters),
         ("expected events in order", expected_events),

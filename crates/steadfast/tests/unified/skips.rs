@@ -66,8 +66,8 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         "the server version blackpipe reports (buildInfo) is outside the required range",
     ),
     (
-        Key::Requirement("auth"),
-        "blackpipe deployments run without authentication",
+        Key::Requirement("authMechanism"),
+        "blackpipe authenticates with SCRAM-SHA-1 and SCRAM-SHA-256 only",
     ),
     (
         Key::Requirement("serverless"),

@@ -18,10 +18,9 @@ pub(super) async fn run(
             let client = args.string("client")?;
             let command = args.document("failPoint")?;
             args.finish()?;
-            // The fail point goes to the node this client entity uses for primary reads, set
-            // through a separate direct client so that it never shows in the entity's events.
-            entities.client(&client)?;
-            fixture.set_fail_point(command).await?;
+            // The entity's listener never records configureFailPoint's command events.
+            let client = entities.client(&client)?.client.clone();
+            fixture.set_fail_point(&client, command).await?;
         }
         "createEntities" => {
             let list = args.documents("entities")?;

@@ -7,7 +7,7 @@ use crate::entities::with_uri_options;
 use crate::events::{self, CommandObserved, CommandStage, Observation, Observed};
 use crate::matcher::{NoEntities, match_root};
 use crate::model::TestFile;
-use crate::requirements::{Topology, Version, satisfied_on};
+use crate::requirements::{AuthNeed, Topology, Version, satisfied_on};
 use crate::skips::Key;
 
 pub(super) fn expect(condition: bool, what: &str) -> Result<(), String> {
@@ -97,26 +97,32 @@ pub(super) fn versions() -> Result<(), String> {
     expect(Version::parse("x.1").is_err(), "garbage accepted")
 }
 
+/// The topologies of [`satisfied_on`]'s answer, dropping the authentication needs.
+fn topologies_on(list: Option<&bson::Bson>, version: Version) -> Result<Vec<Topology>, String> {
+    let got = satisfied_on(list, version)?.map_err(|u| u.detail)?;
+    Ok(got.into_iter().map(|(topology, _)| topology).collect())
+}
+
 pub(super) fn requirements_topologies() -> Result<(), String> {
     let v8 = Version(8, 0, 0);
     let parse = |text: &str| ejson::parse(text);
     let list = parse(r#"[{"minServerVersion": "4.0", "topologies": ["single", "replicaset"]}]"#)?;
-    let got = satisfied_on(Some(&list), v8)?.map_err(|u| u.detail)?;
+    let got = topologies_on(Some(&list), v8)?;
     expect(
         got == [Topology::ReplicaSet, Topology::Single],
         "single+replicaset",
     )?;
     let list =
         parse(r#"[{"topologies": ["sharded", "load-balanced"]}, {"topologies": ["single"]}]"#)?;
-    let got = satisfied_on(Some(&list), v8)?.map_err(|u| u.detail)?;
+    let got = topologies_on(Some(&list), v8)?;
     expect(
         got == [Topology::Sharded, Topology::Single],
         "any requirement may hold",
     )?;
-    let got = satisfied_on(None, v8)?.map_err(|u| u.detail)?;
+    let got = topologies_on(None, v8)?;
     expect(got == Topology::ALL, "no requirements means every topology")?;
     let list = parse(r#"[{"serverless": "forbid", "minServerVersion": "8.0"}]"#)?;
-    let got = satisfied_on(Some(&list), v8)?.map_err(|u| u.detail)?;
+    let got = topologies_on(Some(&list), v8)?;
     expect(got == Topology::ALL, "serverless forbid holds")?;
     let list = parse(r#"[{"bogusField": 1}]"#)?;
     expect(
@@ -135,11 +141,11 @@ pub(super) fn requirements_unmet() -> Result<(), String> {
         unmet.key == Key::Requirement("version"),
         "wrong key for a version range",
     )?;
-    let list = ejson::parse(r#"[{"auth": true, "topologies": ["replicaset"]}]"#)?;
-    let unmet = satisfied_on(Some(&list), v8)?.err().ok_or("auth ran")?;
+    let list = ejson::parse(r#"[{"authMechanism": "MONGODB-OIDC"}]"#)?;
+    let unmet = satisfied_on(Some(&list), v8)?.err().ok_or("OIDC ran")?;
     expect(
-        unmet.key == Key::Requirement("auth") || unmet.key == Key::Requirement("topologies"),
-        "wrong key for auth",
+        unmet.key == Key::Requirement("authMechanism"),
+        "wrong key for an unsupported authMechanism",
     )?;
     let list = ejson::parse(r#"[{"topologies": ["load-balanced"]}]"#)?;
     let unmet = satisfied_on(Some(&list), v8)?
@@ -148,6 +154,32 @@ pub(super) fn requirements_unmet() -> Result<(), String> {
     expect(
         unmet.key == Key::Requirement("topologies"),
         "wrong key for load-balanced",
+    )
+}
+
+pub(super) fn requirements_auth() -> Result<(), String> {
+    let v8 = Version(8, 0, 0);
+    let list = ejson::parse(r#"[{"auth": true, "topologies": ["replicaset"]}]"#)?;
+    let got = satisfied_on(Some(&list), v8)?.map_err(|u| u.detail)?;
+    expect(
+        got == [(Topology::ReplicaSet, AuthNeed::Required)],
+        "auth: true runs with authentication",
+    )?;
+    let list = ejson::parse(r#"[{"auth": false, "authMechanism": "SCRAM-SHA-256"}]"#)?;
+    let got = satisfied_on(Some(&list), v8)?.map_err(|u| u.detail)?;
+    expect(
+        got.iter().all(|(_, need)| *need == AuthNeed::Forbidden),
+        "auth: false runs without authentication",
+    )?;
+    expect(
+        AuthNeed::Required.and(AuthNeed::Forbidden).is_none()
+            && AuthNeed::Any.and(AuthNeed::Required) == Some(AuthNeed::Required),
+        "a file's and a test's auth needs combine",
+    )?;
+    let list = ejson::parse(r#"[{"auth": 1}]"#)?;
+    expect(
+        satisfied_on(Some(&list), v8).is_err(),
+        "a non-boolean auth accepted",
     )
 }
 

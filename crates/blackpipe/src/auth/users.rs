@@ -1,0 +1,201 @@
+//! Users: how a deployment is told about them ([`User`]) and how it keeps them ([`Users`]):
+//! a salt, an iteration count, StoredKey and ServerKey per mechanism, never the password.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use rand::RngCore;
+
+use super::error::AuthError;
+use super::scram::ScramCredential;
+
+/// A SASL mechanism blackpipe's users can authenticate with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Mechanism {
+    /// SCRAM-SHA-1 (RFC 5802), over MongoDB's MD5 digest of the password.
+    ScramSha1,
+    /// SCRAM-SHA-256 (RFC 7677), over the SASLprepped password.
+    ScramSha256,
+}
+
+impl Mechanism {
+    /// Both mechanisms, in the order mongod lists them.
+    pub const ALL: [Mechanism; 2] = [Mechanism::ScramSha1, Mechanism::ScramSha256];
+
+    /// The name in `saslStart` and `saslSupportedMechs`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::ScramSha1 => "SCRAM-SHA-1",
+            Mechanism::ScramSha256 => "SCRAM-SHA-256",
+        }
+    }
+
+    /// The mechanism called `name`, if blackpipe offers it.
+    pub fn from_name(name: &str) -> Option<Mechanism> {
+        Mechanism::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// mongod's default iteration counts (`scramIterationCount`, `scramSHA256IterationCount`).
+    pub(crate) fn iterations(self) -> u32 {
+        match self {
+            Mechanism::ScramSha1 => 10_000,
+            Mechanism::ScramSha256 => 15_000,
+        }
+    }
+
+    /// mongod's salt lengths: the digest's output length minus four bytes (RFC 5802 `Hi()`
+    /// appends a four-byte block index).
+    pub(crate) fn salt_len(self) -> usize {
+        match self {
+            Mechanism::ScramSha1 => 16,
+            Mechanism::ScramSha256 => 28,
+        }
+    }
+}
+
+impl fmt::Display for Mechanism {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A user to create when a deployment starts. `Debug` does not show the password.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct User {
+    /// The user name.
+    pub name: String,
+    /// The database the user is defined in (`authSource`); `admin` by default.
+    pub db: String,
+    /// The password, turned into credentials when the deployment starts.
+    pub password: String,
+    /// The mechanisms the user has credentials for; both SCRAM mechanisms by default.
+    pub mechanisms: Vec<Mechanism>,
+}
+
+impl User {
+    /// `name` in `admin`, with SCRAM-SHA-1 and SCRAM-SHA-256 credentials.
+    pub fn new(name: impl Into<String>, password: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            db: "admin".to_owned(),
+            password: password.into(),
+            mechanisms: Mechanism::ALL.to_vec(),
+        }
+    }
+
+    /// Defines the user in `db` instead of `admin`.
+    #[must_use]
+    pub fn with_db(mut self, db: impl Into<String>) -> Self {
+        self.db = db.into();
+        self
+    }
+
+    /// Gives the user credentials for these mechanisms only.
+    #[must_use]
+    pub fn with_mechanisms(mut self, mechanisms: Vec<Mechanism>) -> Self {
+        self.mechanisms = mechanisms;
+        self
+    }
+}
+
+impl fmt::Debug for User {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("User")
+            .field("name", &self.name)
+            .field("db", &self.db)
+            .field("password", &"<redacted>")
+            .field("mechanisms", &self.mechanisms)
+            .finish()
+    }
+}
+
+/// A stored user: credentials per mechanism.
+#[derive(Debug, Clone)]
+struct StoredUser {
+    credentials: Vec<(Mechanism, ScramCredential)>,
+}
+
+/// The users of a deployment, keyed by `(db, name)`.
+#[derive(Debug, Clone, Default)]
+pub struct Users {
+    users: HashMap<(String, String), StoredUser>,
+}
+
+impl Users {
+    /// Derives and stores credentials for `users`, salting each with bytes from `rng`.
+    /// A later user with the same `db` and name replaces an earlier one.
+    ///
+    /// # Errors
+    ///
+    /// [`AuthError::InvalidUser`] for an empty name or database, no mechanism, or a password
+    /// that SASLprep rejects (SCRAM-SHA-256).
+    pub fn new<R: RngCore + ?Sized>(users: &[User], rng: &mut R) -> Result<Users, AuthError> {
+        let mut stored = Users::default();
+        for user in users {
+            let invalid = |reason: &str| AuthError::InvalidUser {
+                user: format!("{}.{}", user.db, user.name),
+                reason: reason.to_owned(),
+            };
+            if user.name.is_empty() || user.db.is_empty() {
+                return Err(invalid("the name and the database must not be empty"));
+            }
+            if user.mechanisms.is_empty() {
+                return Err(invalid("at least one mechanism is needed"));
+            }
+            let mut credentials = Vec::with_capacity(user.mechanisms.len());
+            for &mechanism in &user.mechanisms {
+                let mut salt = vec![0; mechanism.salt_len()];
+                rng.fill_bytes(&mut salt);
+                let credential = ScramCredential::derive(
+                    mechanism,
+                    &user.name,
+                    &user.password,
+                    salt,
+                    mechanism.iterations(),
+                )
+                .map_err(|reason| invalid(&reason))?;
+                credentials.push((mechanism, credential));
+            }
+            stored.users.insert(
+                (user.db.clone(), user.name.clone()),
+                StoredUser { credentials },
+            );
+        }
+        Ok(stored)
+    }
+
+    /// How many users there are.
+    pub fn len(&self) -> usize {
+        self.users.len()
+    }
+
+    /// Whether there is no user.
+    pub fn is_empty(&self) -> bool {
+        self.users.is_empty()
+    }
+
+    /// The credential of `db.name` for `mechanism`, if the user exists and has one.
+    pub(crate) fn credential(
+        &self,
+        db: &str,
+        name: &str,
+        mechanism: Mechanism,
+    ) -> Option<&ScramCredential> {
+        self.users
+            .get(&(db.to_owned(), name.to_owned()))?
+            .credentials
+            .iter()
+            .find(|(m, _)| *m == mechanism)
+            .map(|(_, credential)| credential)
+    }
+
+    /// The answer to `hello`'s `saslSupportedMechs: "<db>.<user>"`: the user's mechanisms,
+    /// or `None` when the user does not exist (mongod then leaves the field out).
+    pub fn supported_mechanisms(&self, db_and_name: &str) -> Option<Vec<&'static str>> {
+        let (db, name) = db_and_name.split_once('.')?;
+        let user = self.users.get(&(db.to_owned(), name.to_owned()))?;
+        Some(user.credentials.iter().map(|(m, _)| m.name()).collect())
+    }
+}

@@ -1,0 +1,103 @@
+//! A node's authentication hooks: the gate that refuses commands on connections that have not
+//! authenticated (when the deployment requires authentication), `saslStart` /
+//! `saslContinue`, and what `hello` adds (`saslSupportedMechs`, `speculativeAuthenticate`).
+//! The SCRAM logic itself is in [`crate::auth`]; the connection's state lives in its
+//! extensions.
+
+use bson::Document;
+
+use super::errors::{self, SessionFacts};
+use super::member::NodeContext;
+use crate::auth::{ConnectionAuth, requires_authentication};
+use crate::server::{ConnectionContext, Outcome, Reaction};
+
+/// mongod's `Unauthorized`.
+const UNAUTHORIZED: i32 = 13;
+
+/// Runs `step` on the connection's authentication state, creating it on first use.
+fn with_state<T>(
+    connection: &mut ConnectionContext,
+    step: impl FnOnce(&mut ConnectionAuth) -> T,
+) -> T {
+    let extensions = connection.extensions_mut();
+    let mut state = extensions.remove::<ConnectionAuth>().unwrap_or_default();
+    let result = step(&mut state);
+    extensions.insert(state);
+    result
+}
+
+/// The Unauthorized (13) reply mongod gives when the deployment requires authentication and
+/// this connection has not authenticated; `None` when the command may run.
+pub(crate) fn refusal(
+    node: &NodeContext,
+    name: &str,
+    connection: &ConnectionContext,
+    session: SessionFacts,
+) -> Option<Outcome> {
+    if !node.inner.auth_required || !requires_authentication(name) {
+        return None;
+    }
+    let authenticated = connection
+        .extensions()
+        .get::<ConnectionAuth>()
+        .is_some_and(ConnectionAuth::is_authenticated);
+    if authenticated {
+        return None;
+    }
+    let reply = errors::error_reply(
+        UNAUTHORIZED,
+        format!("Command {name} requires authentication"),
+    );
+    Some(node.finish(reply, session, None))
+}
+
+/// Answers `saslStart` and `saslContinue`; `None` for any other command. Users can
+/// authenticate whether or not the deployment requires it, as with mongod.
+pub(crate) fn run_sasl(
+    node: &NodeContext,
+    name: &str,
+    db: &str,
+    command: &Document,
+    connection: &mut ConnectionContext,
+) -> Option<Outcome> {
+    let users = &node.inner.users;
+    let reply = match name {
+        "saslStart" => with_state(connection, |auth| {
+            auth.sasl_start(users, db, command, &mut rand::rng())
+        }),
+        "saslContinue" => with_state(connection, |auth| auth.sasl_continue(command)),
+        _ => return None,
+    };
+    Some(node.finish(reply, SessionFacts::default(), None))
+}
+
+/// Adds `saslSupportedMechs` and `speculativeAuthenticate` to a successful `hello` reply
+/// when the request asked for them and there is something to say.
+pub(crate) fn decorate_hello(
+    node: &NodeContext,
+    command: &Document,
+    connection: &mut ConnectionContext,
+    outcome: Outcome,
+) -> Outcome {
+    let mechanisms_of = command.get_str("saslSupportedMechs").ok();
+    if mechanisms_of.is_none() && !command.contains_key("speculativeAuthenticate") {
+        return outcome;
+    }
+    let Outcome::React(Reaction::Reply(mut reply)) = outcome else {
+        return outcome;
+    };
+    if !errors::reply_is_ok(&reply) {
+        return Reaction::Reply(reply).into();
+    }
+    let users = &node.inner.users;
+    if let Some(mechanisms) = mechanisms_of.and_then(|user| users.supported_mechanisms(user)) {
+        reply.insert("saslSupportedMechs", mechanisms);
+    }
+    let speculative = with_state(connection, |auth| {
+        auth.speculative(users, command, &mut rand::rng())
+    });
+    if let Some(first_step) = speculative {
+        reply.insert("speculativeAuthenticate", first_step);
+    }
+    Reaction::Reply(reply).into()
+}
