@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use bson::{Bson, Document, doc};
+use bson::{Bson, DateTime, Document, doc};
 
 use super::value_order::document_size;
 
@@ -19,6 +19,10 @@ pub(crate) const DEFAULT_FIRST_BATCH: usize = 101;
 pub(crate) struct OpenCursor {
     pub(crate) ns: String,
     pub(crate) remaining: VecDeque<Arc<Document>>,
+    /// When the cursor was opened or last served a getMore (the caller's clock).
+    pub(crate) last_used: DateTime,
+    /// `noCursorTimeout`: the cursor never times out.
+    pub(crate) no_timeout: bool,
 }
 
 /// The store's open cursors, shared by every simulated member.
@@ -46,6 +50,19 @@ impl CursorRegistry {
 
     pub(crate) fn len(&self) -> usize {
         self.cursors.len()
+    }
+
+    /// Removes every cursor idle for `timeout_millis` or longer at `now`, except `noCursorTimeout`
+    /// ones, as mongod's cursor monitor does; returns how many were removed.
+    pub(crate) fn reap_idle(&mut self, now: DateTime, timeout_millis: i64) -> usize {
+        let before = self.cursors.len();
+        self.cursors.retain(|_, cursor| {
+            let idle = now
+                .timestamp_millis()
+                .saturating_sub(cursor.last_used.timestamp_millis());
+            cursor.no_timeout || idle < timeout_millis
+        });
+        before - self.cursors.len()
     }
 }
 

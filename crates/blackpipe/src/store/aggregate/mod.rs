@@ -8,13 +8,15 @@ use std::sync::Arc;
 use bson::{Bson, Document, doc};
 
 use self::group::GroupSpec;
-use super::errors::{CommandError, StoreResult, code, type_name};
+use super::errors::{
+    CommandError, MAX_INTERNAL_BSON_BYTES, StoreResult, check_bson_size, code, type_name,
+};
 use super::expr::Expr;
 use super::path::{get_path, set_path_creating, split_path};
 use super::projection::{Projection, ProjectionKind};
 use super::query::Filter;
 use super::sort::SortSpec;
-use super::value_order::Number;
+use super::value_order::{Number, document_size, value_size};
 
 /// A parsed pipeline.
 #[derive(Debug, Clone)]
@@ -399,24 +401,19 @@ fn parse_unwind(spec: &Bson) -> StoreResult<Stage> {
 fn run_stage(stage: &Stage, documents: Vec<Arc<Document>>) -> StoreResult<Vec<Arc<Document>>> {
     match stage {
         Stage::Match(filter) => Ok(documents.into_iter().filter(|document| filter.matches(document)).collect()),
-        Stage::Project(projection) => {
-            documents.iter().map(|document| projection.apply(document).map(Arc::new)).collect()
-        }
-        Stage::AddFields(fields) => documents
-            .into_iter()
+        Stage::Project(projection) => documents
+            .iter()
             .map(|document| {
-                let mut updated = Arc::unwrap_or_clone(document);
-                let root = updated.clone();
-                for (parts, expr) in fields {
-                    match expr.evaluate(&root)? {
-                        Some(value) => set_path_creating(&mut updated, parts, value),
-                        None => remove_path(&mut updated, parts),
-                    }
-                }
-                Ok(Arc::new(updated))
+                let projected = projection.apply(document)?;
+                check_bson_size(document_size(&projected))?;
+                Ok(Arc::new(projected))
             })
             .collect(),
-        Stage::Group(spec) => spec.run(documents),
+        Stage::AddFields(fields) => documents
+            .into_iter()
+            .map(|document| add_fields(Arc::unwrap_or_clone(document), fields).map(Arc::new))
+            .collect(),
+        Stage::Group(spec) => within_size_limit(spec.run(documents)?),
         Stage::Sort(spec) => Ok(spec.sort(documents, |document| Some(document.as_ref()))),
         Stage::Limit(limit) => Ok(documents.into_iter().take(*limit).collect()),
         Stage::Skip(skip) => Ok(documents.into_iter().skip(*skip).collect()),
@@ -434,7 +431,10 @@ fn run_stage(stage: &Stage, documents: Vec<Arc<Document>>) -> StoreResult<Vec<Ar
         Stage::ReplaceRoot(expr) => documents
             .iter()
             .map(|document| match expr.evaluate(document)? {
-                Some(Bson::Document(root)) => Ok(Arc::new(root)),
+                Some(Bson::Document(root)) => {
+                    check_bson_size(document_size(&root))?;
+                    Ok(Arc::new(root))
+                }
                 other => Err(CommandError::new(
                     40228,
                     format!(
@@ -446,6 +446,40 @@ fn run_stage(stage: &Stage, documents: Vec<Arc<Document>>) -> StoreResult<Vec<Ar
             })
             .collect(),
     }
+}
+
+/// Applies `$addFields`/`$set` fields to one document. The document's size is tracked as an
+/// upper bound (each new value counted in full, replaced values not subtracted) and measured
+/// exactly only when the bound passes mongod's limit, so that a stage repeating a large value
+/// fails as soon as the document really is too large, without measuring it after every field.
+fn add_fields(mut document: Document, fields: &[(Vec<String>, Expr)]) -> StoreResult<Document> {
+    let root = document.clone();
+    let mut size_bound = document_size(&document);
+    for (parts, expr) in fields {
+        match expr.evaluate(&root)? {
+            Some(value) => {
+                let path_len: usize = parts.iter().map(|part| part.len() + 7).sum();
+                size_bound = size_bound
+                    .saturating_add(path_len)
+                    .saturating_add(value_size(&value));
+                set_path_creating(&mut document, parts, value);
+                if size_bound > MAX_INTERNAL_BSON_BYTES {
+                    size_bound = document_size(&document);
+                    check_bson_size(size_bound)?;
+                }
+            }
+            None => remove_path(&mut document, parts),
+        }
+    }
+    Ok(document)
+}
+
+/// Fails with BSONObjectTooLarge if any document a stage produced passes mongod's limit.
+fn within_size_limit(documents: Vec<Arc<Document>>) -> StoreResult<Vec<Arc<Document>>> {
+    for document in &documents {
+        check_bson_size(document_size(document))?;
+    }
+    Ok(documents)
 }
 
 fn remove_path(document: &mut Document, parts: &[String]) {

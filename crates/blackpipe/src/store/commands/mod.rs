@@ -126,6 +126,7 @@ impl Store {
         command: &Document,
         context: &CommandContext,
     ) -> CommandOutcome {
+        self.reap_if_due(context.now);
         let mut exec = Exec {
             store: self,
             db,

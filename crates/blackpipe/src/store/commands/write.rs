@@ -32,12 +32,15 @@ pub(crate) struct CheckedOutSession {
 impl CheckedOutSession {
     /// Finds the command's session record, if the command is a retryable write.
     pub(crate) fn of(exec: &Exec<'_>, command: &Document) -> StoreResult<CheckedOutSession> {
-        let record = retryable_write_of(command)?.map(|retryable| {
-            (
-                exec.store.transactions.session(&retryable.session),
+        let record = match retryable_write_of(command)? {
+            Some(retryable) => Some((
+                exec.store
+                    .transactions
+                    .session(&retryable.session, exec.now)?,
                 retryable,
-            )
-        });
+            )),
+            None => None,
+        };
         Ok(CheckedOutSession { record })
     }
 

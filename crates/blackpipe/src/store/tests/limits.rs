@@ -1,0 +1,182 @@
+//! Hostile input: limits mongod enforces so that one request cannot exhaust memory or CPU.
+
+use bson::{Bson, doc};
+
+use super::{error_code, find, insert, new_store, run, run_ok};
+
+/// mongod's CannotBackfillArray.
+const CANNOT_BACKFILL_ARRAY: i32 = 34;
+
+#[test]
+fn an_update_may_not_pad_an_array_past_one_and_a_half_million_elements() {
+    let store = new_store();
+    insert(
+        &store,
+        "c",
+        vec![doc! { "_id": 1, "a": [1], "n": { "x": [] } }],
+    );
+    let far = [
+        doc! { "$set": { "a.4000000000": 1 } },
+        doc! { "$inc": { "a.1500002": 1 } },
+        doc! { "$mul": { "a.1500002": 2 } },
+        doc! { "$max": { "a.1500002": 2 } },
+        doc! { "$min": { "a.1500002": 2 } },
+        doc! { "$currentDate": { "a.1500002": true } },
+        doc! { "$push": { "a.1500002": 1 } },
+        doc! { "$addToSet": { "a.1500002": 1 } },
+        doc! { "$set": { "n.x.1500001.deep": 1 } },
+        doc! { "$rename": { "n": "a.1500002" } },
+    ];
+    for update in far {
+        let reply = run_ok(
+            &store,
+            "db",
+            doc! { "update": "c", "updates": [{ "q": { "_id": 1 }, "u": update.clone() }] },
+        );
+        let errors = reply
+            .get_array("writeErrors")
+            .unwrap_or_else(|_| panic!("{update}: {reply}"));
+        let error = errors[0].as_document().unwrap();
+        assert_eq!(
+            error.get_i32("code").ok(),
+            Some(CANNOT_BACKFILL_ARRAY),
+            "{update}"
+        );
+        assert_eq!(
+            error.get_str("errmsg").ok(),
+            Some("can't backfill more than 1500000 elements")
+        );
+    }
+    assert_eq!(
+        find(&store, "c", doc! {}),
+        vec![doc! { "_id": 1, "a": [1], "n": { "x": [] } }],
+        "a refused update changes nothing"
+    );
+}
+
+#[test]
+fn padding_up_to_the_limit_is_allowed() {
+    let store = new_store();
+    insert(&store, "c", vec![doc! { "_id": 1, "a": [] }]);
+    run_ok(
+        &store,
+        "db",
+        doc! { "update": "c", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "a.1500000": 1 } } }] },
+    );
+    let stored = find(&store, "c", doc! {});
+    let array = stored[0].get_array("a").unwrap();
+    assert_eq!(array.len(), 1_500_001);
+    assert_eq!(array[1_500_000], Bson::Int32(1));
+}
+
+#[test]
+fn an_upsert_that_would_pad_too_far_is_refused() {
+    let store = new_store();
+    let reply = run(
+        &store,
+        "db",
+        doc! { "update": "c", "updates": [{
+            "q": { "_id": 1, "a": [] },
+            "u": { "$setOnInsert": { "a.2000000": 1 } },
+            "upsert": true,
+        }] },
+    );
+    let errors = reply
+        .get_array("writeErrors")
+        .unwrap_or_else(|_| panic!("{reply}"));
+    assert_eq!(
+        errors[0].as_document().unwrap().get_i32("code").ok(),
+        Some(CANNOT_BACKFILL_ARRAY)
+    );
+}
+
+/// mongod's BSONObjectTooLarge.
+const BSON_OBJECT_TOO_LARGE: i32 = 10334;
+
+fn aggregate(store: &crate::store::Store, pipeline: Vec<bson::Document>) -> bson::Document {
+    run(
+        store,
+        "db",
+        doc! { "aggregate": "c", "pipeline": pipeline, "cursor": {} },
+    )
+}
+
+#[test]
+fn doubling_a_string_stops_at_the_document_size_limit() {
+    let store = new_store();
+    insert(&store, "c", vec![doc! { "_id": 1, "s": "x" }]);
+    let doubling = doc! { "$addFields": { "s": { "$concat": ["$s", "$s"] } } };
+    // 2^24 bytes (16 MiB) still fits; the 25th doubling would pass the limit.
+    let reply = aggregate(&store, vec![doubling.clone(); 24]);
+    assert_eq!(
+        reply.get("ok"),
+        Some(&Bson::Double(1.0)),
+        "16 MiB is allowed"
+    );
+    drop(reply);
+    let reply = aggregate(&store, vec![doubling; 28]);
+    assert_eq!(error_code(&reply), BSON_OBJECT_TOO_LARGE);
+}
+
+fn store_with_string(bytes: usize) -> crate::store::Store {
+    let store = new_store();
+    insert(
+        &store,
+        "c",
+        vec![doc! { "_id": 1, "s": "y".repeat(bytes), "n": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] }],
+    );
+    store
+}
+
+#[test]
+fn array_and_object_literals_repeating_a_large_field_are_refused() {
+    let store = store_with_string(6 * 1024 * 1024);
+    let array = aggregate(
+        &store,
+        vec![doc! { "$project": { "a": ["$s", "$s", "$s"] } }],
+    );
+    assert_eq!(error_code(&array), BSON_OBJECT_TOO_LARGE);
+    let object = aggregate(
+        &store,
+        vec![doc! { "$replaceWith": { "a": "$s", "b": "$s", "c": "$s" } }],
+    );
+    assert_eq!(error_code(&object), BSON_OBJECT_TOO_LARGE);
+}
+
+#[test]
+fn a_stage_may_not_produce_a_document_past_the_size_limit() {
+    let store = store_with_string(10 * 1024 * 1024);
+    let reply = aggregate(
+        &store,
+        vec![doc! { "$addFields": { "a": "$s", "b": "$s" } }],
+    );
+    assert_eq!(error_code(&reply), BSON_OBJECT_TOO_LARGE);
+    // Replacing a large field by one of the same size is fine: the bound is re-measured.
+    let reply = aggregate(
+        &store,
+        vec![
+            doc! { "$addFields": { "s": "$s", "t": "x" } },
+            doc! { "$project": { "_id": 1 } },
+        ],
+    );
+    assert_eq!(reply.get("ok"), Some(&Bson::Double(1.0)), "{reply}");
+}
+
+#[test]
+fn a_group_push_is_bounded_like_mongod() {
+    // Eleven 10 MiB values pass the 100 MiB that one $push may hold.
+    let store = store_with_string(10 * 1024 * 1024);
+    let reply = aggregate(
+        &store,
+        vec![
+            doc! { "$unwind": "$n" },
+            doc! { "$group": { "_id": null, "all": { "$push": "$s" } } },
+        ],
+    );
+    assert_eq!(
+        error_code(&reply),
+        146,
+        "ExceededMemoryLimit: {}",
+        reply.get_str("errmsg").unwrap_or("")
+    );
+}
