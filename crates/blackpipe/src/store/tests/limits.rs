@@ -180,3 +180,36 @@ fn a_group_push_is_bounded_like_mongod() {
         reply.get_str("errmsg").unwrap_or("")
     );
 }
+
+#[test]
+fn extreme_slice_and_position_arguments_saturate_instead_of_overflowing() {
+    let store = new_store();
+    insert(&store, "c", vec![doc! { "_id": 1, "a": [1, 2, 3] }]);
+    for extreme in [
+        Bson::Int64(i64::MIN),
+        Bson::Double(-1e300),
+        Bson::Int64(i64::MAX),
+        Bson::Double(1e300),
+    ] {
+        let update = doc! { "$push": { "a": { "$each": [4], "$slice": extreme.clone(), "$position": extreme.clone() } } };
+        run_ok(
+            &store,
+            "db",
+            doc! { "update": "c", "updates": [{ "q": { "_id": 1 }, "u": update }] },
+        );
+        let projected = run_ok(
+            &store,
+            "db",
+            doc! { "find": "c", "projection": { "a": { "$slice": extreme.clone() } } },
+        );
+        let elements = run_ok(
+            &store,
+            "db",
+            doc! { "find": "c", "projection": { "a": { "$slice": [extreme, 1] } } },
+        );
+        assert!(projected.contains_key("cursor") && elements.contains_key("cursor"));
+    }
+    // $slice i64::MIN keeps every element (all of the last |n|), $slice i64::MAX too.
+    let stored = find(&store, "c", doc! {});
+    assert!(!stored[0].get_array("a").unwrap().is_empty());
+}

@@ -422,7 +422,8 @@ fn finish_push(mut items: Vec<Bson>, spec: &PushSpec) -> Vec<Bson> {
         if slice >= 0 {
             items.truncate(usize::try_from(slice.min(len)).unwrap_or(items.len()));
         } else {
-            let keep = usize::try_from((-slice).min(len)).unwrap_or(0);
+            // Saturating: a $slice of i64::MIN (or -1e300) must not overflow on negation.
+            let keep = usize::try_from(slice.saturating_neg().min(len)).unwrap_or(0);
             let start = items.len() - keep;
             items.drain(..start);
         }
