@@ -48,6 +48,9 @@ pub enum RequestError {
     /// A document sequence whose identifier is also a field of the body.
     #[error("field {0:?} is both in the command body and a document sequence")]
     DuplicateField(String),
+    /// A write batch past `maxWriteBatchSize`, refused before its documents are materialised.
+    #[error(transparent)]
+    WriteBatchTooLarge(#[from] crate::store::WriteBatchTooLarge),
 }
 
 impl RequestError {
@@ -64,6 +67,11 @@ impl RequestError {
             }
             Self::EmptyCommand => Some(CommandError::new(59, "CommandNotFound", message)),
             Self::DuplicateField(_) => Some(CommandError::new(2, "BadValue", message)),
+            Self::WriteBatchTooLarge(_) => Some(CommandError::new(
+                crate::store::WriteBatchTooLarge::CODE,
+                crate::store::WriteBatchTooLarge::CODE_NAME,
+                message,
+            )),
         }
     }
 }
@@ -77,6 +85,11 @@ impl Request {
         let (kind, database, command, sequence_identifiers) = match &message.body {
             Body::Reply(_) => return Err(RequestError::UnexpectedReply),
             Body::Msg(msg) => {
+                let sequence_counts = msg
+                    .sequences
+                    .iter()
+                    .map(|sequence| (sequence.identifier.as_str(), sequence.documents.len()));
+                crate::store::check_raw_write_batch(&msg.body, sequence_counts)?;
                 let mut command = to_document(&msg.body)?;
                 let mut identifiers = Vec::with_capacity(msg.sequences.len());
                 for sequence in &msg.sequences {
@@ -103,6 +116,7 @@ impl Request {
                         query.full_collection_name.clone(),
                     ));
                 };
+                crate::store::check_raw_write_batch(&query.query, [])?;
                 let mut command = to_document(&query.query)?;
                 // Legacy drivers wrap the command as {$query: {...}, $readPreference: ...}.
                 if command.keys().next().map(String::as_str) == Some("$query") {

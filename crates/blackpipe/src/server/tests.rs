@@ -173,3 +173,21 @@ fn reactions_compose_and_gates_latch() {
     held_on.open();
     assert!(gate.is_open(), "clones share the latch");
 }
+
+#[test]
+fn an_oversized_write_batch_is_refused_before_its_documents_are_materialised() {
+    let empty = raw(&doc! {});
+    let msg = OpMsg::new(raw(&doc! { "insert": "c", "$db": "app" }))
+        .with_sequence(DocumentSequence::new("documents", vec![empty; 100_001]));
+    let error = Request::from_message(Message::new(1, 0, msg)).unwrap_err();
+    assert_eq!(
+        error,
+        RequestError::WriteBatchTooLarge(crate::store::WriteBatchTooLarge { count: 100_001 })
+    );
+    let answer = error.to_command_error().unwrap();
+    assert_eq!(answer.code, 16);
+    assert_eq!(
+        answer.errmsg,
+        "Write batch sizes must be between 1 and 100000. Got 100001 operations."
+    );
+}

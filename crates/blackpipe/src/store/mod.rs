@@ -48,7 +48,9 @@ use self::cursor::CursorRegistry;
 use self::oplog::Oplog;
 use self::txn::TransactionTable;
 
-pub use self::commands::{CommandContext, CommandOutcome};
+pub use self::commands::{
+    CommandContext, CommandOutcome, WriteBatchTooLarge, check_raw_write_batch,
+};
 pub use self::oplog::{OpTime, OplogEntry, OplogOp};
 
 /// Options of a [`Store`].

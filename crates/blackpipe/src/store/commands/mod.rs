@@ -4,10 +4,13 @@ mod admin;
 mod args;
 mod find;
 mod find_and_modify;
+mod raw_batch;
 mod read;
 mod write;
 
 use bson::{Bson, DateTime, Document};
+
+pub use self::raw_batch::{WriteBatchTooLarge, check_raw_write_batch};
 
 use super::Store;
 use super::catalog::{lock, validate_database_name};

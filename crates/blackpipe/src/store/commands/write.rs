@@ -22,7 +22,7 @@ use crate::store::update::{ApplyContext, Update, with_id_first};
 use crate::store::value_order::{document_size, documents_identical};
 
 /// mongod's `maxWriteBatchSize`.
-const MAX_WRITE_BATCH: usize = 100_000;
+pub(crate) const MAX_WRITE_BATCH: usize = 100_000;
 
 /// The session record of a retryable write, checked out for the whole command.
 pub(crate) struct CheckedOutSession {

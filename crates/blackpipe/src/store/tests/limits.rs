@@ -213,3 +213,30 @@ fn extreme_slice_and_position_arguments_saturate_instead_of_overflowing() {
     let stored = find(&store, "c", doc! {});
     assert!(!stored[0].get_array("a").unwrap().is_empty());
 }
+
+#[test]
+fn write_batches_are_counted_on_the_raw_request() {
+    use crate::store::{WriteBatchTooLarge, check_raw_write_batch};
+    let raw = |document: bson::Document| bson::RawDocumentBuf::try_from(&document).unwrap();
+    let in_body = raw(doc! { "insert": "c", "documents": vec![bson::Document::new(); 100_001] });
+    assert_eq!(
+        check_raw_write_batch(&in_body, []),
+        Err(WriteBatchTooLarge { count: 100_001 })
+    );
+    let at_limit = raw(doc! { "delete": "c", "deletes": vec![bson::Document::new(); 100_000] });
+    assert_eq!(check_raw_write_batch(&at_limit, []), Ok(()));
+    let header = raw(doc! { "update": "c" });
+    assert_eq!(
+        check_raw_write_batch(&header, [("updates", 100_001)]),
+        Err(WriteBatchTooLarge { count: 100_001 })
+    );
+    // Other commands and other sequences are not write batches.
+    assert_eq!(
+        check_raw_write_batch(&raw(doc! { "find": "c" }), [("documents", 200_000)]),
+        Ok(())
+    );
+    assert_eq!(
+        check_raw_write_batch(&header, [("documents", 200_000)]),
+        Ok(())
+    );
+}
