@@ -49,7 +49,7 @@ use self::oplog::Oplog;
 use self::txn::TransactionTable;
 
 pub use self::commands::{
-    CommandContext, CommandOutcome, WriteBatchTooLarge, check_raw_write_batch,
+    CommandContext, CommandOutcome, MAX_BSON_DEPTH, RawRequestError, check_raw_request,
 };
 pub use self::oplog::{OpTime, OplogEntry, OplogOp};
 

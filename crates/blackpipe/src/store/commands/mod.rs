@@ -4,13 +4,13 @@ mod admin;
 mod args;
 mod find;
 mod find_and_modify;
-mod raw_batch;
+mod raw_request;
 mod read;
 mod write;
 
 use bson::{Bson, DateTime, Document};
 
-pub use self::raw_batch::{WriteBatchTooLarge, check_raw_write_batch};
+pub use self::raw_request::{MAX_BSON_DEPTH, RawRequestError, check_raw_request};
 
 use super::Store;
 use super::catalog::{lock, validate_database_name};

@@ -216,27 +216,72 @@ fn extreme_slice_and_position_arguments_saturate_instead_of_overflowing() {
 
 #[test]
 fn write_batches_are_counted_on_the_raw_request() {
-    use crate::store::{WriteBatchTooLarge, check_raw_write_batch};
+    use crate::store::{RawRequestError, check_raw_request};
     let raw = |document: bson::Document| bson::RawDocumentBuf::try_from(&document).unwrap();
-    let in_body = raw(doc! { "insert": "c", "documents": vec![bson::Document::new(); 100_001] });
-    assert_eq!(
-        check_raw_write_batch(&in_body, []),
-        Err(WriteBatchTooLarge { count: 100_001 })
-    );
+    let empty = vec![bson::Document::new(); 100_001];
+    let in_body = raw(doc! { "insert": "c", "documents": empty });
+    let too_large = Err(RawRequestError::WriteBatchTooLarge { count: 100_001 });
+    assert_eq!(check_raw_request(&in_body, []), too_large);
     let at_limit = raw(doc! { "delete": "c", "deletes": vec![bson::Document::new(); 100_000] });
-    assert_eq!(check_raw_write_batch(&at_limit, []), Ok(()));
+    assert_eq!(check_raw_request(&at_limit, []), Ok(()));
     let header = raw(doc! { "update": "c" });
+    let statements = vec![raw(doc! {}); 100_001];
     assert_eq!(
-        check_raw_write_batch(&header, [("updates", 100_001)]),
-        Err(WriteBatchTooLarge { count: 100_001 })
+        check_raw_request(&header, [("updates", statements.as_slice())]),
+        too_large
     );
     // Other commands and other sequences are not write batches.
+    let find = raw(doc! { "find": "c" });
     assert_eq!(
-        check_raw_write_batch(&raw(doc! { "find": "c" }), [("documents", 200_000)]),
+        check_raw_request(&find, [("documents", statements.as_slice())]),
         Ok(())
     );
     assert_eq!(
-        check_raw_write_batch(&header, [("documents", 200_000)]),
+        check_raw_request(&header, [("documents", statements.as_slice())]),
         Ok(())
+    );
+}
+
+/// `{a: {a: ... {}}}` with `levels` nested documents below the top one, encoded directly (a
+/// `Document` this deep could not even be dropped without overflowing the stack).
+fn nested_raw(levels: usize) -> bson::RawDocumentBuf {
+    let mut bytes = Vec::with_capacity(levels * 8 + 5);
+    for level in (1..=levels).rev() {
+        let length = i32::try_from(5 + 8 * level).unwrap();
+        bytes.extend_from_slice(&length.to_le_bytes());
+        bytes.extend_from_slice(&[0x03, b'a', 0]);
+    }
+    bytes.extend_from_slice(&[5, 0, 0, 0, 0]);
+    bytes.extend(std::iter::repeat_n(0, levels));
+    bson::RawDocumentBuf::from_bytes(bytes).unwrap()
+}
+
+#[test]
+fn documents_nested_deeper_than_mongods_limit_are_refused_without_recursion() {
+    use crate::store::{MAX_BSON_DEPTH, RawRequestError, check_raw_request};
+    assert_eq!(check_raw_request(&nested_raw(MAX_BSON_DEPTH), []), Ok(()));
+    assert_eq!(
+        check_raw_request(&nested_raw(MAX_BSON_DEPTH + 1), []),
+        Err(RawRequestError::NestedTooDeep)
+    );
+    // Far past any stack: refused by the iterative walk, in the body or in a sequence.
+    let bomb = nested_raw(1_000_000);
+    assert_eq!(
+        check_raw_request(&bomb, []),
+        Err(RawRequestError::NestedTooDeep)
+    );
+    let header = bson::RawDocumentBuf::try_from(&doc! { "insert": "c" }).unwrap();
+    let documents = [bomb];
+    assert_eq!(
+        check_raw_request(&header, [("documents", documents.as_slice())]),
+        Err(RawRequestError::NestedTooDeep)
+    );
+    // Arrays count as levels too.
+    let array_levels =
+        (0..=MAX_BSON_DEPTH).fold(Bson::Int32(1), |inner, _| Bson::Array(vec![inner]));
+    let arrays = bson::RawDocumentBuf::try_from(&doc! { "x": array_levels }).unwrap();
+    assert_eq!(
+        check_raw_request(&arrays, []),
+        Err(RawRequestError::NestedTooDeep)
     );
 }
