@@ -111,7 +111,10 @@ impl Pipeline {
     ) -> StoreResult<Vec<Arc<Document>>> {
         let skip = usize::from(skip_leading_match && self.leading_match().is_some());
         for stage in &self.stages[skip..] {
-            documents = run_stage(stage, documents)?;
+            let mut budget = OutputBudget {
+                remaining: MAX_STAGE_OUTPUT_BYTES,
+            };
+            documents = run_stage(stage, documents, &mut budget)?;
         }
         Ok(documents)
     }
@@ -398,22 +401,61 @@ fn parse_unwind(spec: &Bson) -> StoreResult<Stage> {
     })
 }
 
-fn run_stage(stage: &Stage, documents: Vec<Arc<Document>>) -> StoreResult<Vec<Arc<Document>>> {
+/// Bytes of new documents one stage may build. blackpipe materialises every stage's output
+/// (mongod streams it), so without a bound a stage multiplying its input (`$unwind` of a large
+/// array, `$addFields` repeating a large value) could build terabytes from one request.
+const MAX_STAGE_OUTPUT_BYTES: usize = 256 * 1024 * 1024;
+
+/// What remains of [`MAX_STAGE_OUTPUT_BYTES`] for the stage running.
+struct OutputBudget {
+    remaining: usize,
+}
+
+impl OutputBudget {
+    /// Accounts for a new document of `size` bytes; ExceededMemoryLimit (146) past the bound,
+    /// checked as each document is built so memory stays bounded.
+    fn charge(&mut self, size: usize) -> StoreResult<()> {
+        self.remaining = self.remaining.checked_sub(size).ok_or_else(|| {
+            CommandError::new(
+                code::EXCEEDED_MEMORY_LIMIT,
+                format!(
+                    "a pipeline stage built more than {MAX_STAGE_OUTPUT_BYTES} bytes of documents; \
+                     blackpipe holds each stage's output in memory"
+                ),
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Checks a new document against mongod's size limit and charges it.
+    fn admit(&mut self, document: Document) -> StoreResult<Arc<Document>> {
+        let size = document_size(&document);
+        check_bson_size(size)?;
+        self.charge(size)?;
+        Ok(Arc::new(document))
+    }
+}
+
+fn run_stage(
+    stage: &Stage,
+    documents: Vec<Arc<Document>>,
+    budget: &mut OutputBudget,
+) -> StoreResult<Vec<Arc<Document>>> {
     match stage {
         Stage::Match(filter) => Ok(documents.into_iter().filter(|document| filter.matches(document)).collect()),
         Stage::Project(projection) => documents
             .iter()
-            .map(|document| {
-                let projected = projection.apply(document)?;
-                check_bson_size(document_size(&projected))?;
-                Ok(Arc::new(projected))
-            })
+            .map(|document| budget.admit(projection.apply(document)?))
             .collect(),
         Stage::AddFields(fields) => documents
             .into_iter()
-            .map(|document| add_fields(Arc::unwrap_or_clone(document), fields).map(Arc::new))
+            .map(|document| budget.admit(add_fields(Arc::unwrap_or_clone(document), fields)?))
             .collect(),
-        Stage::Group(spec) => within_size_limit(spec.run(documents)?),
+        Stage::Group(spec) => spec
+            .run(documents)?
+            .into_iter()
+            .map(|document| budget.admit(Arc::unwrap_or_clone(document)))
+            .collect(),
         Stage::Sort(spec) => Ok(spec.sort(documents, |document| Some(document.as_ref()))),
         Stage::Limit(limit) => Ok(documents.into_iter().take(*limit).collect()),
         Stage::Skip(skip) => Ok(documents.into_iter().skip(*skip).collect()),
@@ -427,14 +469,11 @@ fn run_stage(stage: &Stage, documents: Vec<Arc<Document>>) -> StoreResult<Vec<Ar
             out.insert(name.clone(), count);
             Ok(vec![Arc::new(out)])
         }
-        Stage::Unwind { parts, include_index, preserve } => Ok(unwind(documents, parts, include_index.as_deref(), *preserve)),
+        Stage::Unwind { parts, include_index, preserve } => unwind(documents, parts, include_index.as_deref(), *preserve, budget),
         Stage::ReplaceRoot(expr) => documents
             .iter()
             .map(|document| match expr.evaluate(document)? {
-                Some(Bson::Document(root)) => {
-                    check_bson_size(document_size(&root))?;
-                    Ok(Arc::new(root))
-                }
+                Some(Bson::Document(root)) => budget.admit(root),
                 other => Err(CommandError::new(
                     40228,
                     format!(
@@ -474,14 +513,6 @@ fn add_fields(mut document: Document, fields: &[(Vec<String>, Expr)]) -> StoreRe
     Ok(document)
 }
 
-/// Fails with BSONObjectTooLarge if any document a stage produced passes mongod's limit.
-fn within_size_limit(documents: Vec<Arc<Document>>) -> StoreResult<Vec<Arc<Document>>> {
-    for document in &documents {
-        check_bson_size(document_size(document))?;
-    }
-    Ok(documents)
-}
-
 fn remove_path(document: &mut Document, parts: &[String]) {
     match parts {
         [] => {}
@@ -501,13 +532,18 @@ fn unwind(
     parts: &[String],
     include_index: Option<&str>,
     preserve: bool,
-) -> Vec<Arc<Document>> {
+    budget: &mut OutputBudget,
+) -> StoreResult<Vec<Arc<Document>>> {
     let mut out = Vec::with_capacity(documents.len());
     for document in documents {
         match get_path(&document, parts) {
             Some(Bson::Array(items)) if !items.is_empty() => {
+                // Copies are made from a template without the array, so unwinding n elements
+                // costs n small copies, not n copies of the whole array.
+                let mut template = (*document).clone();
+                set_path_creating(&mut template, parts, Bson::Null);
                 for (position, item) in items.iter().enumerate() {
-                    let mut copy = (*document).clone();
+                    let mut copy = template.clone();
                     set_path_creating(&mut copy, parts, item.clone());
                     if let Some(name) = include_index {
                         copy.insert(
@@ -515,7 +551,7 @@ fn unwind(
                             Bson::Int64(i64::try_from(position).unwrap_or(i64::MAX)),
                         );
                     }
-                    out.push(Arc::new(copy));
+                    out.push(budget.admit(copy)?);
                 }
             }
             Some(Bson::Array(_)) | Some(Bson::Null) | None => {
@@ -528,7 +564,7 @@ fn unwind(
                     if let Some(name) = include_index {
                         copy.insert(name, Bson::Null);
                     }
-                    out.push(Arc::new(copy));
+                    out.push(budget.admit(copy)?);
                 }
             }
             // A non-array value is treated as a one-element array.
@@ -536,12 +572,12 @@ fn unwind(
                 if let Some(name) = include_index {
                     let mut copy = (*document).clone();
                     copy.insert(name, Bson::Null);
-                    out.push(Arc::new(copy));
+                    out.push(budget.admit(copy)?);
                 } else {
                     out.push(document);
                 }
             }
         }
     }
-    out
+    Ok(out)
 }

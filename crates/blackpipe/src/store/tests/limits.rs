@@ -285,3 +285,35 @@ fn documents_nested_deeper_than_mongods_limit_are_refused_without_recursion() {
         Err(RawRequestError::NestedTooDeep)
     );
 }
+
+#[test]
+fn a_stage_multiplying_its_input_is_bounded() {
+    // 100,000 copies of a 4 KiB document would be 400 MiB: more than one stage may build.
+    let store = new_store();
+    let positions: Vec<i32> = (0..100_000).collect();
+    insert(
+        &store,
+        "c",
+        vec![doc! { "_id": 1, "s": "z".repeat(4096), "n": positions }],
+    );
+    let reply = aggregate(
+        &store,
+        vec![doc! { "$unwind": "$n" }, doc! { "$project": { "n": 1 } }],
+    );
+    assert_eq!(
+        error_code(&reply),
+        146,
+        "{}",
+        reply.get_str("errmsg").unwrap_or("")
+    );
+    // A small result is unaffected.
+    let reply = aggregate(
+        &store,
+        vec![
+            doc! { "$project": { "n": 1 } },
+            doc! { "$unwind": "$n" },
+            doc! { "$limit": 3 },
+        ],
+    );
+    assert_eq!(reply.get("ok"), Some(&Bson::Double(1.0)), "{reply}");
+}
