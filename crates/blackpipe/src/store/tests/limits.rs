@@ -317,3 +317,42 @@ fn a_stage_multiplying_its_input_is_bounded() {
     );
     assert_eq!(reply.get("ok"), Some(&Bson::Double(1.0)), "{reply}");
 }
+
+#[test]
+fn a_large_in_list_matches_by_query_equality() {
+    // The $in list is searched, not scanned: mixed numeric types, null and arrays still match
+    // exactly as equality does.
+    let store = new_store();
+    insert(
+        &store,
+        "c",
+        vec![
+            doc! { "_id": 1, "v": 7 },
+            doc! { "_id": 2, "v": 7.5 },
+            doc! { "_id": 3, "v": "seven" },
+            doc! { "_id": 4 },
+            doc! { "_id": 5, "v": [1, 2_000_000_i64] },
+            doc! { "_id": 6, "v": Bson::Undefined },
+            doc! { "_id": 7, "v": 8 },
+        ],
+    );
+    let mut values: Vec<Bson> = (0..200_000)
+        .map(|n| Bson::Double(f64::from(n) * 10.0 + 0.25))
+        .collect();
+    values.extend([
+        Bson::Int64(7),
+        Bson::Double(2_000_000.0),
+        Bson::String("seven".into()),
+    ]);
+    let ids = |values: Vec<Bson>| -> Vec<i32> {
+        find(&store, "c", doc! { "v": { "$in": values } })
+            .iter()
+            .map(|document| document.get_i32("_id").unwrap())
+            .collect()
+    };
+    assert_eq!(ids(values.clone()), vec![1, 3, 5]);
+    values.push(Bson::Null);
+    assert_eq!(ids(values.clone()), vec![1, 3, 4, 5, 6]);
+    let not_in = find(&store, "c", doc! { "v": { "$nin": values } });
+    assert_eq!(not_in.len(), 2, "7.5 and 8 are not in the list");
+}
