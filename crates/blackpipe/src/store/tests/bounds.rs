@@ -108,3 +108,34 @@ fn the_op_log_holds_a_bounded_number_of_bytes_whatever_its_capacity() {
     let newest = oplog.since(OpTime::ZERO);
     assert_eq!(newest.last().map(|entry| entry.op_time), Some(oplog.last()));
 }
+
+#[test]
+fn past_the_cursor_byte_bound_the_least_recently_used_cursors_are_closed() {
+    use std::collections::VecDeque;
+    use std::sync::Arc;
+
+    use crate::store::cursor::{CursorRegistry, OpenCursor};
+
+    let cursor = |seconds: i64, shared: Option<&Arc<Document>>| OpenCursor {
+        ns: "db.c".to_owned(),
+        remaining: VecDeque::from(vec![
+            shared
+                .cloned()
+                .unwrap_or_else(|| Arc::new(doc! { "s": "x".repeat(400) })),
+        ]),
+        last_used: at(seconds),
+        no_timeout: true,
+    };
+    let mut registry = CursorRegistry::with_max_bytes(1_000);
+    registry.insert(1, cursor(0, None));
+    registry.insert(2, cursor(1, None));
+    assert_eq!(registry.len(), 2);
+    // A third owned result passes 1,000 bytes: the least recently used cursor goes.
+    registry.insert(3, cursor(2, None));
+    assert!(!registry.contains(1));
+    assert!(registry.contains(2) && registry.contains(3));
+    // A document shared with a collection costs the cursor nothing.
+    let stored = Arc::new(doc! { "s": "y".repeat(4000) });
+    registry.insert(4, cursor(3, Some(&stored)));
+    assert!(registry.contains(2) && registry.contains(3) && registry.contains(4));
+}
