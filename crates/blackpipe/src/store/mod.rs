@@ -12,6 +12,24 @@
 //! it survives stepdowns of the simulated members that share it. Multi-document transactions,
 //! regular expressions, positional update operators, `arrayFilters` and views fail with a clear
 //! error; collations, hints and capped-collection semantics are accepted but ignored.
+//!
+//! # Bounds
+//!
+//! One request cannot make the store allocate without limit or overflow its stack. As in mongod:
+//! write batches hold at most 100,000 statements and documents nest at most 200 levels
+//! ([`check_raw_request`], on the raw request before decoding); an update pads an array by at
+//! most 1,500,000 nulls (CannotBackfillArray, 34); expression values and stage outputs stay within
+//! 16 MiB + 16 KiB (BSONObjectTooLarge, 10334); a `$group` `$push`/`$addToSet` holds at most
+//! 100 MiB (ExceededMemoryLimit, 146); cursors idle for `cursorTimeoutMillis` (10 min) and
+//! sessions idle for 30 min expire ([`Store::reap_idle_cursors`], [`Store::expire_idle_sessions`],
+//! also run by [`Store::execute`] every 4 s of its callers' clock); at most 1,000,000 sessions
+//! (TooManyLogicalSessions, 261). Because blackpipe materialises results that mongod streams,
+//! it adds its own bounds: one aggregation stage builds at most 256 MiB of documents
+//! (ExceededMemoryLimit, 146); open cursors own at most 1 GiB of results (the least recently used
+//! are closed past it); the retryable-write table holds at most 32 MiB of outcomes per session and
+//! 128 MiB in all, dropping the least recently used histories past it, after which a retry of the
+//! dropped txnNumber fails with IncompleteTransactionHistory (217) rather than applying twice;
+//! the op log retains at most 64 MiB of entries.
 
 mod aggregate;
 mod arith;
