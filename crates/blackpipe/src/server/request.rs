@@ -48,6 +48,10 @@ pub enum RequestError {
     /// A document sequence whose identifier is also a field of the body.
     #[error("field {0:?} is both in the command body and a document sequence")]
     DuplicateField(String),
+    /// Refused on the raw encoding, before decoding: a write batch past `maxWriteBatchSize`
+    /// or a document nested too deep.
+    #[error(transparent)]
+    Refused(#[from] crate::store::RawRequestError),
 }
 
 impl RequestError {
@@ -64,6 +68,11 @@ impl RequestError {
             }
             Self::EmptyCommand => Some(CommandError::new(59, "CommandNotFound", message)),
             Self::DuplicateField(_) => Some(CommandError::new(2, "BadValue", message)),
+            Self::Refused(refusal) => Some(CommandError::new(
+                refusal.code(),
+                refusal.code_name(),
+                message,
+            )),
         }
     }
 }
@@ -77,6 +86,11 @@ impl Request {
         let (kind, database, command, sequence_identifiers) = match &message.body {
             Body::Reply(_) => return Err(RequestError::UnexpectedReply),
             Body::Msg(msg) => {
+                let sequences = msg
+                    .sequences
+                    .iter()
+                    .map(|sequence| (sequence.identifier.as_str(), sequence.documents.as_slice()));
+                crate::store::check_raw_request(&msg.body, sequences)?;
                 let mut command = to_document(&msg.body)?;
                 let mut identifiers = Vec::with_capacity(msg.sequences.len());
                 for sequence in &msg.sequences {
@@ -103,6 +117,7 @@ impl Request {
                         query.full_collection_name.clone(),
                     ));
                 };
+                crate::store::check_raw_request(&query.query, [])?;
                 let mut command = to_document(&query.query)?;
                 // Legacy drivers wrap the command as {$query: {...}, $readPreference: ...}.
                 if command.keys().next().map(String::as_str) == Some("$query") {

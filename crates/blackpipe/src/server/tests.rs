@@ -173,3 +173,41 @@ fn reactions_compose_and_gates_latch() {
     held_on.open();
     assert!(gate.is_open(), "clones share the latch");
 }
+
+#[test]
+fn an_oversized_write_batch_is_refused_before_its_documents_are_materialised() {
+    let empty = raw(&doc! {});
+    let msg = OpMsg::new(raw(&doc! { "insert": "c", "$db": "app" }))
+        .with_sequence(DocumentSequence::new("documents", vec![empty; 100_001]));
+    let error = Request::from_message(Message::new(1, 0, msg)).unwrap_err();
+    assert_eq!(
+        error,
+        RequestError::Refused(crate::store::RawRequestError::WriteBatchTooLarge { count: 100_001 })
+    );
+    let answer = error.to_command_error().unwrap();
+    assert_eq!(answer.code, 16);
+    assert_eq!(
+        answer.errmsg,
+        "Write batch sizes must be between 1 and 100000. Got 100001 operations."
+    );
+}
+
+#[test]
+fn a_nesting_bomb_is_refused_before_it_is_decoded() {
+    // A million levels in 8 MB: decoding it recursively would overflow the stack.
+    let mut bytes = Vec::new();
+    for level in (1..=1_000_000_i32).rev() {
+        bytes.extend_from_slice(&(5 + 8 * level).to_le_bytes());
+        bytes.extend_from_slice(&[0x03, b'a', 0]);
+    }
+    bytes.extend_from_slice(&[5, 0, 0, 0, 0]);
+    bytes.extend(std::iter::repeat_n(0, 1_000_000));
+    let body = RawDocumentBuf::from_bytes(bytes).unwrap();
+    let error = Request::from_message(Message::new(1, 0, OpMsg::new(body))).unwrap_err();
+    let answer = error.to_command_error().unwrap();
+    assert_eq!(answer.code, 15);
+    assert_eq!(
+        answer.errmsg,
+        "BSONObj exceeded maximum nested object depth: 200"
+    );
+}

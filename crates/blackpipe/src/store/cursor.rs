@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use bson::{Bson, Document, doc};
+use bson::{Bson, DateTime, Document, doc};
 
 use super::value_order::document_size;
 
@@ -19,17 +19,72 @@ pub(crate) const DEFAULT_FIRST_BATCH: usize = 101;
 pub(crate) struct OpenCursor {
     pub(crate) ns: String,
     pub(crate) remaining: VecDeque<Arc<Document>>,
+    /// When the cursor was opened or last served a getMore (the caller's clock).
+    pub(crate) last_used: DateTime,
+    /// `noCursorTimeout`: the cursor never times out.
+    pub(crate) no_timeout: bool,
 }
 
+/// Bytes of results that open cursors may hold on their own (documents a command built, not
+/// those shared with a collection). Past it, opening a cursor closes the least recently used
+/// ones, which then answer CursorNotFound as if killed: many cursors over large aggregation
+/// results cannot exhaust memory.
+pub(crate) const MAX_CURSOR_BYTES: usize = 1024 * 1024 * 1024;
+
 /// The store's open cursors, shared by every simulated member.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct CursorRegistry {
-    cursors: HashMap<i64, OpenCursor>,
+    cursors: HashMap<i64, (OpenCursor, usize)>,
+    /// Sum of the owned bytes of the open cursors.
+    owned_bytes: usize,
+    max_bytes: usize,
+}
+
+impl Default for CursorRegistry {
+    fn default() -> Self {
+        CursorRegistry::with_max_bytes(MAX_CURSOR_BYTES)
+    }
+}
+
+/// Bytes of the documents only `remaining` holds (a document shared with a collection costs
+/// nothing more while the cursor is open).
+fn owned_bytes(remaining: &VecDeque<Arc<Document>>) -> usize {
+    remaining
+        .iter()
+        .filter(|document| Arc::strong_count(document) == 1)
+        .map(|document| document_size(document))
+        .fold(0, usize::saturating_add)
 }
 
 impl CursorRegistry {
+    /// A registry holding at most `max_bytes` of owned results.
+    pub(crate) fn with_max_bytes(max_bytes: usize) -> CursorRegistry {
+        CursorRegistry {
+            cursors: HashMap::new(),
+            owned_bytes: 0,
+            max_bytes,
+        }
+    }
+
+    /// Registers a cursor, first closing the least recently used ones if its results would
+    /// pass the byte bound.
     pub(crate) fn insert(&mut self, id: i64, cursor: OpenCursor) {
-        self.cursors.insert(id, cursor);
+        let size = owned_bytes(&cursor.remaining);
+        while self.owned_bytes.saturating_add(size) > self.max_bytes {
+            let oldest = self
+                .cursors
+                .iter()
+                .min_by_key(|(_, (cursor, _))| cursor.last_used)
+                .map(|(id, _)| *id);
+            match oldest {
+                Some(oldest) => {
+                    self.remove(oldest);
+                }
+                None => break,
+            }
+        }
+        self.owned_bytes = self.owned_bytes.saturating_add(size);
+        self.cursors.insert(id, (cursor, size));
     }
 
     pub(crate) fn contains(&self, id: i64) -> bool {
@@ -37,15 +92,37 @@ impl CursorRegistry {
     }
 
     pub(crate) fn get_mut(&mut self, id: i64) -> Option<&mut OpenCursor> {
-        self.cursors.get_mut(&id)
+        self.cursors.get_mut(&id).map(|(cursor, _)| cursor)
     }
 
     pub(crate) fn remove(&mut self, id: i64) -> Option<OpenCursor> {
-        self.cursors.remove(&id)
+        let (cursor, size) = self.cursors.remove(&id)?;
+        self.owned_bytes = self.owned_bytes.saturating_sub(size);
+        Some(cursor)
     }
 
     pub(crate) fn len(&self) -> usize {
         self.cursors.len()
+    }
+
+    /// Removes every cursor idle for `timeout_millis` or longer at `now`, except `noCursorTimeout`
+    /// ones, as mongod's cursor monitor does; returns how many were removed.
+    pub(crate) fn reap_idle(&mut self, now: DateTime, timeout_millis: i64) -> usize {
+        let idle: Vec<i64> = self
+            .cursors
+            .iter()
+            .filter(|(_, (cursor, _))| {
+                let idle = now
+                    .timestamp_millis()
+                    .saturating_sub(cursor.last_used.timestamp_millis());
+                !cursor.no_timeout && idle >= timeout_millis
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &idle {
+            self.remove(*id);
+        }
+        idle.len()
     }
 }
 

@@ -16,6 +16,7 @@ pub(crate) mod code {
     pub(crate) const NAMESPACE_NOT_FOUND: i32 = 26;
     pub(crate) const INDEX_NOT_FOUND: i32 = 27;
     pub(crate) const PATH_NOT_VIABLE: i32 = 28;
+    pub(crate) const CANNOT_BACKFILL_ARRAY: i32 = 34;
     pub(crate) const CONFLICTING_UPDATE_OPERATORS: i32 = 40;
     pub(crate) const CURSOR_NOT_FOUND: i32 = 43;
     pub(crate) const NAMESPACE_EXISTS: i32 = 48;
@@ -29,7 +30,11 @@ pub(crate) mod code {
     pub(crate) const INDEX_OPTIONS_CONFLICT: i32 = 85;
     pub(crate) const INDEX_KEY_SPECS_CONFLICT: i32 = 86;
     pub(crate) const INVALID_PIPELINE_OPERATOR: i32 = 168;
+    pub(crate) const INCOMPLETE_TRANSACTION_HISTORY: i32 = 217;
     pub(crate) const TRANSACTION_TOO_OLD: i32 = 225;
+    pub(crate) const TOO_MANY_LOGICAL_SESSIONS: i32 = 261;
+    pub(crate) const EXCEEDED_MEMORY_LIMIT: i32 = 146;
+    pub(crate) const BSON_OBJECT_TOO_LARGE: i32 = 10334;
     pub(crate) const DUPLICATE_KEY: i32 = 11000;
     pub(crate) const IDL_MISSING_FIELD: i32 = 40414;
     pub(crate) const NON_NEGATIVE: i32 = 51024;
@@ -49,6 +54,7 @@ pub(crate) fn code_name(code: i32) -> String {
         26 => "NamespaceNotFound",
         27 => "IndexNotFound",
         28 => "PathNotViable",
+        34 => "CannotBackfillArray",
         40 => "ConflictingUpdateOperators",
         43 => "CursorNotFound",
         48 => "NamespaceExists",
@@ -61,13 +67,36 @@ pub(crate) fn code_name(code: i32) -> String {
         73 => "InvalidNamespace",
         85 => "IndexOptionsConflict",
         86 => "IndexKeySpecsConflict",
+        146 => "ExceededMemoryLimit",
         168 => "InvalidPipelineOperator",
         217 => "IncompleteTransactionHistory",
         225 => "TransactionTooOld",
+        261 => "TooManyLogicalSessions",
+        10334 => "BSONObjectTooLarge",
         11000 => "DuplicateKey",
         other => return format!("Location{other}"),
     };
     name.to_owned()
+}
+
+/// mongod's `BSONObjMaxInternalSize`: the largest document (or value) the server builds
+/// internally, 16 MiB plus 16 KiB of headroom for command overhead.
+pub(crate) const MAX_INTERNAL_BSON_BYTES: usize = 16 * 1024 * 1024 + 16 * 1024;
+
+/// Fails with BSONObjectTooLarge (10334), worded as mongod words it, when a value or document of
+/// `size` bytes would pass [`MAX_INTERNAL_BSON_BYTES`]. Callers check before building the value,
+/// so memory stays bounded by the limit.
+pub(crate) fn check_bson_size(size: usize) -> StoreResult<()> {
+    if size <= MAX_INTERNAL_BSON_BYTES {
+        return Ok(());
+    }
+    Err(CommandError::new(
+        code::BSON_OBJECT_TOO_LARGE,
+        format!(
+            "BSONObj size: {size} (0x{size:X}) is invalid. Size must be between 0 and \
+             {MAX_INTERNAL_BSON_BYTES}(16MB)"
+        ),
+    ))
 }
 
 /// One error as mongod reports it, either as a whole command failure or as one write error.

@@ -12,6 +12,24 @@
 //! it survives stepdowns of the simulated members that share it. Multi-document transactions,
 //! regular expressions, positional update operators, `arrayFilters` and views fail with a clear
 //! error; collations, hints and capped-collection semantics are accepted but ignored.
+//!
+//! # Bounds
+//!
+//! One request cannot make the store allocate without limit or overflow its stack. As in mongod:
+//! write batches hold at most 100,000 statements and documents nest at most 200 levels
+//! ([`check_raw_request`], on the raw request before decoding); an update pads an array by at
+//! most 1,500,000 nulls (CannotBackfillArray, 34); expression values and stage outputs stay within
+//! 16 MiB + 16 KiB (BSONObjectTooLarge, 10334); a `$group` `$push`/`$addToSet` holds at most
+//! 100 MiB (ExceededMemoryLimit, 146); cursors idle for `cursorTimeoutMillis` (10 min) and
+//! sessions idle for 30 min expire ([`Store::reap_idle_cursors`], [`Store::expire_idle_sessions`],
+//! also run by [`Store::execute`] every 4 s of its callers' clock); at most 1,000,000 sessions
+//! (TooManyLogicalSessions, 261). Because blackpipe materialises results that mongod streams,
+//! it adds its own bounds: one aggregation stage builds at most 256 MiB of documents
+//! (ExceededMemoryLimit, 146); open cursors own at most 1 GiB of results (the least recently used
+//! are closed past it); the retryable-write table holds at most 32 MiB of outcomes per session and
+//! 128 MiB in all, dropping the least recently used histories past it, after which a retry of the
+//! dropped txnNumber fails with IncompleteTransactionHistory (217) rather than applying twice;
+//! the op log retains at most 64 MiB of entries.
 
 mod aggregate;
 mod arith;
@@ -36,6 +54,7 @@ mod value_order;
 mod tests;
 
 use std::sync::Mutex;
+use std::time::Duration;
 
 use bson::oid::ObjectId;
 use bson::{Bson, DateTime, Document};
@@ -47,7 +66,9 @@ use self::cursor::CursorRegistry;
 use self::oplog::Oplog;
 use self::txn::TransactionTable;
 
-pub use self::commands::{CommandContext, CommandOutcome};
+pub use self::commands::{
+    CommandContext, CommandOutcome, MAX_BSON_DEPTH, RawRequestError, check_raw_request,
+};
 pub use self::oplog::{OpTime, OplogEntry, OplogOp};
 
 /// Options of a [`Store`].
@@ -57,8 +78,15 @@ pub struct StoreOptions {
     /// Seed of the generator behind cursor ids, collection UUIDs and server-generated ObjectIds.
     pub seed: u64,
     /// How many recent writes the op log retains (for [`Store::op_time_at`] and
-    /// [`Store::oplog_since`]); older entries are forgotten, counters are not.
+    /// [`Store::oplog_since`]); older entries are forgotten, counters are not. Whatever the
+    /// capacity, the retained entries also hold at most 64 MiB (namespaces and `_id`s).
     pub oplog_capacity: usize,
+    /// mongod's `cursorTimeoutMillis`: a cursor idle this long is closed (unless opened with
+    /// `noCursorTimeout`). Default 10 minutes.
+    pub cursor_timeout: Duration,
+    /// mongod's `localLogicalSessionTimeoutMinutes`: a session idle this long expires with its
+    /// retryable-write history. Default 30 minutes.
+    pub session_timeout: Duration,
 }
 
 impl Default for StoreOptions {
@@ -66,6 +94,8 @@ impl Default for StoreOptions {
         StoreOptions {
             seed: 0x00b1_ac6b_1be5_70e0,
             oplog_capacity: 100_000,
+            cursor_timeout: Duration::from_secs(10 * 60),
+            session_timeout: Duration::from_secs(30 * 60),
         }
     }
 }
@@ -84,6 +114,29 @@ impl StoreOptions {
         self.oplog_capacity = capacity;
         self
     }
+
+    /// Sets how long a cursor may stay idle (`cursorTimeoutMillis`).
+    #[must_use]
+    pub fn with_cursor_timeout(mut self, timeout: Duration) -> Self {
+        self.cursor_timeout = timeout;
+        self
+    }
+
+    /// Sets how long a logical session may stay idle (`localLogicalSessionTimeoutMinutes`).
+    #[must_use]
+    pub fn with_session_timeout(mut self, timeout: Duration) -> Self {
+        self.session_timeout = timeout;
+        self
+    }
+}
+
+/// How often (in the callers' clock) [`Store::execute`] reaps idle cursors and sessions on its
+/// own: mongod's cursor monitor runs every `clientCursorMonitorFrequencySecs` (4 s).
+const REAP_INTERVAL_MILLIS: i64 = 4_000;
+
+/// Milliseconds of a duration, saturating (timeouts beyond 292 million years never fire).
+fn millis_of(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// An in-memory MongoDB store: databases, collections, indexes, cursors, the retryable-write
@@ -95,6 +148,10 @@ pub struct Store {
     cursors: Mutex<CursorRegistry>,
     transactions: TransactionTable,
     rng: Mutex<SmallRng>,
+    cursor_timeout_millis: i64,
+    session_timeout_millis: i64,
+    /// When (callers' clock, ms) the store last reaped idle cursors and sessions by itself.
+    last_reap_millis: Mutex<Option<i64>>,
 }
 
 impl Default for Store {
@@ -112,7 +169,42 @@ impl Store {
             cursors: Mutex::new(CursorRegistry::default()),
             transactions: TransactionTable::default(),
             rng: Mutex::new(SmallRng::seed_from_u64(options.seed)),
+            cursor_timeout_millis: millis_of(options.cursor_timeout),
+            session_timeout_millis: millis_of(options.session_timeout),
+            last_reap_millis: Mutex::new(None),
         }
+    }
+
+    /// Closes every cursor idle for the cursor timeout or longer at wall time `now` (cursors
+    /// opened with `noCursorTimeout` excepted); a later getMore on one fails with
+    /// CursorNotFound (43). Returns how many were closed. [`Store::execute`] also does this by
+    /// itself every few seconds of its callers' clock; call it to reap without traffic.
+    pub fn reap_idle_cursors(&self, now: DateTime) -> usize {
+        lock(&self.cursors).reap_idle(now, self.cursor_timeout_millis)
+    }
+
+    /// Forgets every logical session idle for the session timeout or longer at wall time
+    /// `now`, with its retryable-write history, as mongod does when a session expires. Sessions
+    /// with a write in progress are kept. Returns how many were forgotten.
+    pub fn expire_idle_sessions(&self, now: DateTime) -> usize {
+        self.transactions
+            .expire_idle(now, self.session_timeout_millis)
+    }
+
+    /// Reaps idle cursors and sessions if the last reaping is [`REAP_INTERVAL_MILLIS`] old.
+    fn reap_if_due(&self, now: DateTime) {
+        let now_millis = now.timestamp_millis();
+        {
+            let mut last = lock(&self.last_reap_millis);
+            let due =
+                last.is_none_or(|last| now_millis.saturating_sub(last) >= REAP_INTERVAL_MILLIS);
+            if !due {
+                return;
+            }
+            *last = Some(now_millis);
+        }
+        self.reap_idle_cursors(now);
+        self.expire_idle_sessions(now);
     }
 
     /// The optime of the last applied write ([`OpTime::ZERO`] before any): what a primary reports

@@ -5,6 +5,8 @@ use std::collections::{HashMap, VecDeque};
 
 use bson::{Bson, DateTime, Timestamp};
 
+use super::value_order::value_size;
+
 /// The position of a write in the store's history: the oplog timestamp (seconds + increment)
 /// and the wall-clock time the write was applied at (as given by the caller).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,13 +54,27 @@ pub struct OplogEntry {
     pub id: Option<Bson>,
 }
 
+/// Bytes the retained entries may hold (namespaces and `_id`s, plus a fixed cost per entry);
+/// past it the oldest are forgotten, whatever the entry capacity. Large `_id`s cannot make the
+/// op log grow without bound.
+pub(crate) const MAX_OPLOG_BYTES: usize = 64 * 1024 * 1024;
+
+/// Approximate bytes one entry costs besides its namespace and `_id`.
+const ENTRY_OVERHEAD_BYTES: usize = 96;
+
 /// The clock, the bounded entry log and per-namespace counters of applied document writes.
 #[derive(Debug)]
 pub(crate) struct Oplog {
     last: OpTime,
     entries: VecDeque<OplogEntry>,
     capacity: usize,
+    /// Bytes held by `entries`, per [`entry_size`].
+    bytes: usize,
     applied: HashMap<String, u64>,
+}
+
+fn entry_size(entry: &OplogEntry) -> usize {
+    ENTRY_OVERHEAD_BYTES + entry.ns.len() + entry.id.as_ref().map_or(0, value_size)
 }
 
 impl Oplog {
@@ -67,6 +83,7 @@ impl Oplog {
             last: OpTime::ZERO,
             entries: VecDeque::new(),
             capacity,
+            bytes: 0,
             applied: HashMap::new(),
         }
     }
@@ -101,17 +118,35 @@ impl Oplog {
             *self.applied.entry(ns.to_owned()).or_default() += 1;
         }
         if self.capacity > 0 {
-            if self.entries.len() == self.capacity {
-                self.entries.pop_front();
-            }
-            self.entries.push_back(OplogEntry {
+            let entry = OplogEntry {
                 op_time: self.last,
                 ns: ns.to_owned(),
                 op,
                 id,
-            });
+            };
+            self.bytes = self.bytes.saturating_add(entry_size(&entry));
+            self.entries.push_back(entry);
+            self.evict_oldest();
         }
         self.last
+    }
+
+    /// Forgets the oldest entries until both the entry capacity and [`MAX_OPLOG_BYTES`] hold
+    /// (the newest entry is always kept).
+    fn evict_oldest(&mut self) {
+        while self.entries.len() > 1
+            && (self.entries.len() > self.capacity || self.bytes > MAX_OPLOG_BYTES)
+        {
+            if let Some(oldest) = self.entries.pop_front() {
+                self.bytes = self.bytes.saturating_sub(entry_size(&oldest));
+            }
+        }
+    }
+
+    /// How many entries are retained.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
     }
 
     pub(crate) fn last(&self) -> OpTime {

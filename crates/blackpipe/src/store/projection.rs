@@ -464,7 +464,8 @@ fn slice(value: &Bson, skip: Option<i64>, limit: i64) -> Bson {
     let len = i64::try_from(items.len()).unwrap_or(i64::MAX);
     let (start, count) = match skip {
         None if limit >= 0 => (0, limit),
-        None => ((len + limit).max(0), -limit),
+        // Saturating: a limit of i64::MIN (or -1e300) must not overflow on negation.
+        None => ((len + limit).max(0), limit.saturating_neg()),
         Some(skip) if skip >= 0 => (skip.min(len), limit),
         Some(skip) => ((len + skip).max(0), limit),
     };

@@ -8,12 +8,14 @@
 //! executes them again, as mongod does.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex};
 
-use bson::{Bson, Document, spec::BinarySubtype};
+use bson::{Bson, DateTime, Document, spec::BinarySubtype};
 
 use super::catalog::lock;
 use super::errors::{CommandError, StoreResult, code, type_name};
+use super::value_order::{document_size, value_size};
 
 /// What a statement did, as replayed on retry.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,16 +60,57 @@ impl StatementOutcome {
     }
 }
 
+/// Bytes of the statement outcomes one session may hold for its current txnNumber. Past it
+/// the history is dropped and marked incomplete: a retry of that txnNumber then fails with
+/// IncompleteTransactionHistory (217) instead of applying anything twice.
+pub(crate) const MAX_SESSION_HISTORY_BYTES: usize = 32 * 1024 * 1024;
+
+/// Bytes of statement outcomes the whole table may hold. Past it, the histories of the least
+/// recently used sessions are dropped (and marked incomplete) until a quarter is freed.
+pub(crate) const MAX_TABLE_HISTORY_BYTES: usize = 128 * 1024 * 1024;
+
+/// mongod's `maxSessions`: how many logical sessions may be remembered at once.
+pub(crate) const MAX_SESSIONS: usize = 1_000_000;
+
+/// Approximate bytes one recorded statement costs besides what its outcome holds.
+const STATEMENT_OVERHEAD_BYTES: usize = 64;
+
 /// One session's retryable-write history.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct SessionRecord {
     txn_number: Option<i64>,
     statements: HashMap<i32, StatementOutcome>,
+    /// Bytes held by `statements`, also counted in the table's shared total.
+    bytes: usize,
+    table_bytes: Arc<AtomicUsize>,
+    /// The history of `txn_number` was dropped to bound memory.
+    history_incomplete: bool,
+    /// The most bytes `statements` may hold ([`MAX_SESSION_HISTORY_BYTES`] outside tests).
+    max_bytes: usize,
+}
+
+impl Drop for SessionRecord {
+    fn drop(&mut self) {
+        self.table_bytes
+            .fetch_sub(self.bytes, AtomicOrdering::Relaxed);
+    }
 }
 
 impl SessionRecord {
+    fn new(table_bytes: Arc<AtomicUsize>, max_bytes: usize) -> SessionRecord {
+        SessionRecord {
+            txn_number: None,
+            statements: HashMap::new(),
+            bytes: 0,
+            table_bytes,
+            history_incomplete: false,
+            max_bytes,
+        }
+    }
+
     /// Starts or resumes `txn_number`: a newer number forgets the previous history, an older one
-    /// is rejected.
+    /// is rejected, and the current one is refused if its history was dropped (a retry could
+    /// otherwise apply a statement twice).
     pub(crate) fn begin(&mut self, txn_number: i64, session: &SessionKey) -> StoreResult<()> {
         match self.txn_number {
             Some(current) if txn_number < current => Err(CommandError::new(
@@ -78,10 +121,20 @@ impl SessionRecord {
                     session.display
                 ),
             )),
+            Some(current) if txn_number == current && self.history_incomplete => {
+                Err(CommandError::new(
+                    code::INCOMPLETE_TRANSACTION_HISTORY,
+                    format!(
+                        "Incomplete history detected for transaction {txn_number} on session {}",
+                        session.display
+                    ),
+                ))
+            }
             Some(current) if txn_number == current => Ok(()),
             _ => {
                 self.txn_number = Some(txn_number);
-                self.statements.clear();
+                self.forget_statements();
+                self.history_incomplete = false;
                 Ok(())
             }
         }
@@ -91,8 +144,53 @@ impl SessionRecord {
         self.statements.get(&statement)
     }
 
+    /// Records a statement's outcome; past the session's byte bound the history is dropped
+    /// instead and marked incomplete.
     pub(crate) fn record(&mut self, statement: i32, outcome: StatementOutcome) {
-        self.statements.insert(statement, outcome);
+        if self.history_incomplete {
+            return;
+        }
+        let size = outcome.size();
+        if self.bytes.saturating_add(size) > self.max_bytes {
+            self.drop_history();
+            return;
+        }
+        self.bytes += size;
+        self.table_bytes.fetch_add(size, AtomicOrdering::Relaxed);
+        if let Some(replaced) = self.statements.insert(statement, outcome) {
+            self.release(replaced.size());
+        }
+    }
+
+    /// Forgets the current txnNumber's outcomes and marks its history incomplete.
+    fn drop_history(&mut self) {
+        self.forget_statements();
+        self.history_incomplete = true;
+    }
+
+    fn forget_statements(&mut self) {
+        self.statements = HashMap::new();
+        let bytes = self.bytes;
+        self.release(bytes);
+    }
+
+    fn release(&mut self, size: usize) {
+        self.bytes = self.bytes.saturating_sub(size);
+        self.table_bytes.fetch_sub(size, AtomicOrdering::Relaxed);
+    }
+}
+
+impl StatementOutcome {
+    /// Approximate bytes the outcome holds in the table.
+    fn size(&self) -> usize {
+        let held = match self {
+            StatementOutcome::Inserted | StatementOutcome::Deleted { .. } => 0,
+            StatementOutcome::Updated { upserted_id, .. } => {
+                upserted_id.as_ref().map_or(0, value_size)
+            }
+            StatementOutcome::FindAndModify(reply) => document_size(reply),
+        };
+        STATEMENT_OVERHEAD_BYTES + held
     }
 }
 
@@ -188,16 +286,122 @@ fn uuid_text(bytes: &[u8]) -> String {
     )
 }
 
+/// A session's record and when it was last checked out (callers' clock, ms).
+#[derive(Debug)]
+struct SessionEntry {
+    record: Arc<Mutex<SessionRecord>>,
+    last_used_millis: i64,
+}
+
 /// Every session's record; each record has its own lock, held for the whole write so that two
 /// attempts of the same statement cannot both apply it (mongod checks sessions out the same way).
-#[derive(Debug, Default)]
+///
+/// Bounded: at most [`MAX_SESSIONS`] sessions, [`MAX_SESSION_HISTORY_BYTES`] of outcomes per
+/// session and [`MAX_TABLE_HISTORY_BYTES`] in all; sessions idle past the session timeout are
+/// forgotten by [`TransactionTable::expire_idle`].
+#[derive(Debug)]
 pub(crate) struct TransactionTable {
-    sessions: Mutex<HashMap<SessionKey, Arc<Mutex<SessionRecord>>>>,
+    sessions: Mutex<HashMap<SessionKey, SessionEntry>>,
+    history_bytes: Arc<AtomicUsize>,
+    limits: HistoryLimits,
+}
+
+/// Byte bounds of the recorded outcomes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HistoryLimits {
+    pub(crate) per_session: usize,
+    pub(crate) total: usize,
+}
+
+impl Default for TransactionTable {
+    fn default() -> Self {
+        TransactionTable::with_limits(HistoryLimits {
+            per_session: MAX_SESSION_HISTORY_BYTES,
+            total: MAX_TABLE_HISTORY_BYTES,
+        })
+    }
 }
 
 impl TransactionTable {
-    pub(crate) fn session(&self, key: &SessionKey) -> Arc<Mutex<SessionRecord>> {
-        lock(&self.sessions).entry(key.clone()).or_default().clone()
+    /// A table with other byte bounds than mongod-sized defaults (for tests).
+    pub(crate) fn with_limits(limits: HistoryLimits) -> TransactionTable {
+        TransactionTable {
+            sessions: Mutex::new(HashMap::new()),
+            history_bytes: Arc::new(AtomicUsize::new(0)),
+            limits,
+        }
+    }
+
+    /// Bytes of outcomes the table holds.
+    pub(crate) fn history_bytes(&self) -> usize {
+        self.history_bytes.load(AtomicOrdering::Relaxed)
+    }
+
+    /// Checks out the record of session `key` at wall time `now` (creating it if new).
+    ///
+    /// # Errors
+    ///
+    /// TooManyLogicalSessions (261) when a new session would pass [`MAX_SESSIONS`].
+    pub(crate) fn session(
+        &self,
+        key: &SessionKey,
+        now: DateTime,
+    ) -> StoreResult<Arc<Mutex<SessionRecord>>> {
+        let mut sessions = lock(&self.sessions);
+        if self.history_bytes() > self.limits.total {
+            self.drop_oldest_histories(&sessions);
+        }
+        if !sessions.contains_key(key) && sessions.len() >= MAX_SESSIONS {
+            return Err(CommandError::new(
+                code::TOO_MANY_LOGICAL_SESSIONS,
+                format!(
+                    "Unable to add session {} into the cache because the number of active sessions is too \
+                     high",
+                    key.display
+                ),
+            ));
+        }
+        let entry = sessions.entry(key.clone()).or_insert_with(|| SessionEntry {
+            record: Arc::new(Mutex::new(SessionRecord::new(
+                self.history_bytes.clone(),
+                self.limits.per_session,
+            ))),
+            last_used_millis: now.timestamp_millis(),
+        });
+        entry.last_used_millis = entry.last_used_millis.max(now.timestamp_millis());
+        Ok(entry.record.clone())
+    }
+
+    /// Drops the histories of the least recently used sessions that are not checked out until
+    /// the table holds at most three quarters of its byte bound.
+    fn drop_oldest_histories(&self, sessions: &HashMap<SessionKey, SessionEntry>) {
+        let mut by_age: Vec<&SessionEntry> = sessions.values().collect();
+        by_age.sort_by_key(|entry| entry.last_used_millis);
+        for entry in by_age {
+            if self.history_bytes() <= self.limits.total / 4 * 3 {
+                return;
+            }
+            // A record locked by a write in progress is skipped, never waited for.
+            if let Ok(mut record) = entry.record.try_lock() {
+                if record.bytes > 0 {
+                    record.drop_history();
+                }
+            }
+        }
+    }
+
+    /// Forgets the sessions idle for `timeout_millis` or longer at `now`, except those checked
+    /// out by a write in progress; returns how many were forgotten.
+    pub(crate) fn expire_idle(&self, now: DateTime, timeout_millis: i64) -> usize {
+        let mut sessions = lock(&self.sessions);
+        let before = sessions.len();
+        sessions.retain(|_, entry| {
+            let idle = now
+                .timestamp_millis()
+                .saturating_sub(entry.last_used_millis);
+            Arc::strong_count(&entry.record) > 1 || idle < timeout_millis
+        });
+        before - sessions.len()
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -211,11 +415,14 @@ impl TransactionTable {
         let Ok(Some(retryable)) = retryable_write_of(command) else {
             return false;
         };
-        let Some(record) = lock(&self.sessions).get(&retryable.session).cloned() else {
+        let Some(record) = lock(&self.sessions)
+            .get(&retryable.session)
+            .map(|entry| entry.record.clone())
+        else {
             return false;
         };
         let record = lock(&record);
-        if record.txn_number != Some(retryable.txn_number) {
+        if record.txn_number != Some(retryable.txn_number) || record.history_incomplete {
             return false;
         }
         let batch = |field: &str| match command.get(field) {

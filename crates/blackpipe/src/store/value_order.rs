@@ -264,7 +264,8 @@ fn array_size(items: &[Bson]) -> usize {
     4 + elements + 1
 }
 
-fn decimal_digits(mut index: usize) -> usize {
+/// How many decimal digits `index` has (the length of an array element's name).
+pub(crate) fn decimal_digits(mut index: usize) -> usize {
     let mut digits = 1;
     while index >= 10 {
         index /= 10;
@@ -273,7 +274,8 @@ fn decimal_digits(mut index: usize) -> usize {
     digits
 }
 
-fn value_size(value: &Bson) -> usize {
+/// The encoded BSON size of a value (without an element's type byte and name).
+pub(crate) fn value_size(value: &Bson) -> usize {
     match value {
         Bson::Double(_) | Bson::Int64(_) | Bson::DateTime(_) | Bson::Timestamp(_) => 8,
         Bson::String(text) | Bson::JavaScriptCode(text) | Bson::Symbol(text) => 4 + text.len() + 1,

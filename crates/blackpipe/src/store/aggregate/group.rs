@@ -6,10 +6,10 @@ use std::sync::Arc;
 use bson::{Bson, Document};
 
 use crate::store::arith::{ArithOp, apply_widening, is_number};
-use crate::store::errors::{CommandError, StoreResult, format_document};
+use crate::store::errors::{CommandError, StoreResult, code, format_document};
 use crate::store::expr::Expr;
 use crate::store::key::encode_key;
-use crate::store::value_order::{Number, compare_values, f64_to_decimal, values_equal};
+use crate::store::value_order::{Number, compare_values, f64_to_decimal, value_size, values_equal};
 
 /// A parsed `$group` specification.
 #[derive(Debug, Clone)]
@@ -40,7 +40,11 @@ enum State {
         decimal: bool,
     },
     Extreme(Option<Bson>),
-    List(Vec<Bson>),
+    /// `$push`/`$addToSet` values and their encoded size, bounded by [`MAX_LIST_BYTES`].
+    List {
+        items: Vec<Bson>,
+        bytes: usize,
+    },
     First(Option<Bson>),
     Last(Bson),
 }
@@ -147,7 +151,7 @@ impl GroupSpec {
             let states = &mut groups[position].1;
             for ((_, accumulator, expr), state) in self.fields.iter().zip(states.iter_mut()) {
                 let value = expr.evaluate(document)?;
-                accumulate(*accumulator, state, value);
+                accumulate(*accumulator, state, value)?;
             }
         }
         Ok(groups
@@ -173,13 +177,47 @@ fn initial_state(accumulator: Accumulator) -> State {
             decimal: false,
         },
         Accumulator::Min | Accumulator::Max => State::Extreme(None),
-        Accumulator::Push | Accumulator::AddToSet => State::List(Vec::new()),
+        Accumulator::Push | Accumulator::AddToSet => State::List {
+            items: Vec::new(),
+            bytes: 0,
+        },
         Accumulator::First => State::First(None),
         Accumulator::Last => State::Last(Bson::Null),
     }
 }
 
-fn accumulate(accumulator: Accumulator, state: &mut State, value: Option<Bson>) {
+/// mongod's `internalQueryMaxPushBytes` and `internalQueryMaxAddToSetBytes` (100 MiB): how much
+/// one `$push` or `$addToSet` may hold for one group.
+const MAX_LIST_BYTES: usize = 100 * 1024 * 1024;
+
+/// Adds `value` to a `$push`/`$addToSet` list, failing with ExceededMemoryLimit (146) as mongod
+/// does when the list would pass [`MAX_LIST_BYTES`].
+fn push_bounded(
+    accumulator: Accumulator,
+    items: &mut Vec<Bson>,
+    bytes: &mut usize,
+    value: Bson,
+) -> StoreResult<()> {
+    let grown = bytes.saturating_add(value_size(&value));
+    if grown > MAX_LIST_BYTES {
+        let name = if accumulator == Accumulator::Push {
+            "$push"
+        } else {
+            "$addToSet"
+        };
+        return Err(CommandError::new(
+            code::EXCEEDED_MEMORY_LIMIT,
+            format!(
+                "{name} used too much memory and cannot spill to disk. Memory limit: {MAX_LIST_BYTES} bytes"
+            ),
+        ));
+    }
+    *bytes = grown;
+    items.push(value);
+    Ok(())
+}
+
+fn accumulate(accumulator: Accumulator, state: &mut State, value: Option<Bson>) -> StoreResult<()> {
     match (accumulator, state) {
         (Accumulator::Sum | Accumulator::Count, State::Sum(total)) => {
             // $sum of an array argument adds up its numeric elements; non-numbers are ignored.
@@ -211,7 +249,7 @@ fn accumulate(accumulator: Accumulator, state: &mut State, value: Option<Bson>) 
         (Accumulator::Min | Accumulator::Max, State::Extreme(best)) => {
             let Some(value) = value.filter(|value| !matches!(value, Bson::Null | Bson::Undefined))
             else {
-                return;
+                return Ok(());
             };
             let wanted = if accumulator == Accumulator::Min {
                 std::cmp::Ordering::Less
@@ -225,15 +263,15 @@ fn accumulate(accumulator: Accumulator, state: &mut State, value: Option<Bson>) 
                 *best = Some(value);
             }
         }
-        (Accumulator::Push, State::List(items)) => {
+        (Accumulator::Push, State::List { items, bytes }) => {
             if let Some(value) = value {
-                items.push(value);
+                push_bounded(accumulator, items, bytes, value)?;
             }
         }
-        (Accumulator::AddToSet, State::List(items)) => {
+        (Accumulator::AddToSet, State::List { items, bytes }) => {
             if let Some(value) = value {
                 if !items.iter().any(|item| values_equal(item, &value)) {
-                    items.push(value);
+                    push_bounded(accumulator, items, bytes, value)?;
                 }
             }
         }
@@ -243,6 +281,7 @@ fn accumulate(accumulator: Accumulator, state: &mut State, value: Option<Bson>) 
         (Accumulator::Last, State::Last(last)) => *last = value.unwrap_or(Bson::Null),
         _ => {}
     }
+    Ok(())
 }
 
 fn finish(state: State) -> Bson {
@@ -264,7 +303,7 @@ fn finish(state: State) -> Bson {
             }
         }
         State::Extreme(best) => best.unwrap_or(Bson::Null),
-        State::List(items) => Bson::Array(items),
+        State::List { items, .. } => Bson::Array(items),
         State::First(first) => first.unwrap_or(Bson::Null),
         State::Last(last) => last,
     }

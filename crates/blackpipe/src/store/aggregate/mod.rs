@@ -8,13 +8,15 @@ use std::sync::Arc;
 use bson::{Bson, Document, doc};
 
 use self::group::GroupSpec;
-use super::errors::{CommandError, StoreResult, code, type_name};
+use super::errors::{
+    CommandError, MAX_INTERNAL_BSON_BYTES, StoreResult, check_bson_size, code, type_name,
+};
 use super::expr::Expr;
 use super::path::{get_path, set_path_creating, split_path};
 use super::projection::{Projection, ProjectionKind};
 use super::query::Filter;
 use super::sort::SortSpec;
-use super::value_order::Number;
+use super::value_order::{Number, document_size, value_size};
 
 /// A parsed pipeline.
 #[derive(Debug, Clone)]
@@ -109,7 +111,10 @@ impl Pipeline {
     ) -> StoreResult<Vec<Arc<Document>>> {
         let skip = usize::from(skip_leading_match && self.leading_match().is_some());
         for stage in &self.stages[skip..] {
-            documents = run_stage(stage, documents)?;
+            let mut budget = OutputBudget {
+                remaining: MAX_STAGE_OUTPUT_BYTES,
+            };
+            documents = run_stage(stage, documents, &mut budget)?;
         }
         Ok(documents)
     }
@@ -396,27 +401,61 @@ fn parse_unwind(spec: &Bson) -> StoreResult<Stage> {
     })
 }
 
-fn run_stage(stage: &Stage, documents: Vec<Arc<Document>>) -> StoreResult<Vec<Arc<Document>>> {
+/// Bytes of new documents one stage may build. blackpipe materialises every stage's output
+/// (mongod streams it), so without a bound a stage multiplying its input (`$unwind` of a large
+/// array, `$addFields` repeating a large value) could build terabytes from one request.
+const MAX_STAGE_OUTPUT_BYTES: usize = 256 * 1024 * 1024;
+
+/// What remains of [`MAX_STAGE_OUTPUT_BYTES`] for the stage running.
+struct OutputBudget {
+    remaining: usize,
+}
+
+impl OutputBudget {
+    /// Accounts for a new document of `size` bytes; ExceededMemoryLimit (146) past the bound,
+    /// checked as each document is built so memory stays bounded.
+    fn charge(&mut self, size: usize) -> StoreResult<()> {
+        self.remaining = self.remaining.checked_sub(size).ok_or_else(|| {
+            CommandError::new(
+                code::EXCEEDED_MEMORY_LIMIT,
+                format!(
+                    "a pipeline stage built more than {MAX_STAGE_OUTPUT_BYTES} bytes of documents; \
+                     blackpipe holds each stage's output in memory"
+                ),
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Checks a new document against mongod's size limit and charges it.
+    fn admit(&mut self, document: Document) -> StoreResult<Arc<Document>> {
+        let size = document_size(&document);
+        check_bson_size(size)?;
+        self.charge(size)?;
+        Ok(Arc::new(document))
+    }
+}
+
+fn run_stage(
+    stage: &Stage,
+    documents: Vec<Arc<Document>>,
+    budget: &mut OutputBudget,
+) -> StoreResult<Vec<Arc<Document>>> {
     match stage {
         Stage::Match(filter) => Ok(documents.into_iter().filter(|document| filter.matches(document)).collect()),
-        Stage::Project(projection) => {
-            documents.iter().map(|document| projection.apply(document).map(Arc::new)).collect()
-        }
+        Stage::Project(projection) => documents
+            .iter()
+            .map(|document| budget.admit(projection.apply(document)?))
+            .collect(),
         Stage::AddFields(fields) => documents
             .into_iter()
-            .map(|document| {
-                let mut updated = Arc::unwrap_or_clone(document);
-                let root = updated.clone();
-                for (parts, expr) in fields {
-                    match expr.evaluate(&root)? {
-                        Some(value) => set_path_creating(&mut updated, parts, value),
-                        None => remove_path(&mut updated, parts),
-                    }
-                }
-                Ok(Arc::new(updated))
-            })
+            .map(|document| budget.admit(add_fields(Arc::unwrap_or_clone(document), fields)?))
             .collect(),
-        Stage::Group(spec) => spec.run(documents),
+        Stage::Group(spec) => spec
+            .run(documents)?
+            .into_iter()
+            .map(|document| budget.admit(Arc::unwrap_or_clone(document)))
+            .collect(),
         Stage::Sort(spec) => Ok(spec.sort(documents, |document| Some(document.as_ref()))),
         Stage::Limit(limit) => Ok(documents.into_iter().take(*limit).collect()),
         Stage::Skip(skip) => Ok(documents.into_iter().skip(*skip).collect()),
@@ -430,11 +469,11 @@ fn run_stage(stage: &Stage, documents: Vec<Arc<Document>>) -> StoreResult<Vec<Ar
             out.insert(name.clone(), count);
             Ok(vec![Arc::new(out)])
         }
-        Stage::Unwind { parts, include_index, preserve } => Ok(unwind(documents, parts, include_index.as_deref(), *preserve)),
+        Stage::Unwind { parts, include_index, preserve } => unwind(documents, parts, include_index.as_deref(), *preserve, budget),
         Stage::ReplaceRoot(expr) => documents
             .iter()
             .map(|document| match expr.evaluate(document)? {
-                Some(Bson::Document(root)) => Ok(Arc::new(root)),
+                Some(Bson::Document(root)) => budget.admit(root),
                 other => Err(CommandError::new(
                     40228,
                     format!(
@@ -446,6 +485,32 @@ fn run_stage(stage: &Stage, documents: Vec<Arc<Document>>) -> StoreResult<Vec<Ar
             })
             .collect(),
     }
+}
+
+/// Applies `$addFields`/`$set` fields to one document. The document's size is tracked as an
+/// upper bound (each new value counted in full, replaced values not subtracted) and measured
+/// exactly only when the bound passes mongod's limit, so that a stage repeating a large value
+/// fails as soon as the document really is too large, without measuring it after every field.
+fn add_fields(mut document: Document, fields: &[(Vec<String>, Expr)]) -> StoreResult<Document> {
+    let root = document.clone();
+    let mut size_bound = document_size(&document);
+    for (parts, expr) in fields {
+        match expr.evaluate(&root)? {
+            Some(value) => {
+                let path_len: usize = parts.iter().map(|part| part.len() + 7).sum();
+                size_bound = size_bound
+                    .saturating_add(path_len)
+                    .saturating_add(value_size(&value));
+                set_path_creating(&mut document, parts, value);
+                if size_bound > MAX_INTERNAL_BSON_BYTES {
+                    size_bound = document_size(&document);
+                    check_bson_size(size_bound)?;
+                }
+            }
+            None => remove_path(&mut document, parts),
+        }
+    }
+    Ok(document)
 }
 
 fn remove_path(document: &mut Document, parts: &[String]) {
@@ -467,13 +532,18 @@ fn unwind(
     parts: &[String],
     include_index: Option<&str>,
     preserve: bool,
-) -> Vec<Arc<Document>> {
+    budget: &mut OutputBudget,
+) -> StoreResult<Vec<Arc<Document>>> {
     let mut out = Vec::with_capacity(documents.len());
     for document in documents {
         match get_path(&document, parts) {
             Some(Bson::Array(items)) if !items.is_empty() => {
+                // Copies are made from a template without the array, so unwinding n elements
+                // costs n small copies, not n copies of the whole array.
+                let mut template = (*document).clone();
+                set_path_creating(&mut template, parts, Bson::Null);
                 for (position, item) in items.iter().enumerate() {
-                    let mut copy = (*document).clone();
+                    let mut copy = template.clone();
                     set_path_creating(&mut copy, parts, item.clone());
                     if let Some(name) = include_index {
                         copy.insert(
@@ -481,7 +551,7 @@ fn unwind(
                             Bson::Int64(i64::try_from(position).unwrap_or(i64::MAX)),
                         );
                     }
-                    out.push(Arc::new(copy));
+                    out.push(budget.admit(copy)?);
                 }
             }
             Some(Bson::Array(_)) | Some(Bson::Null) | None => {
@@ -494,7 +564,7 @@ fn unwind(
                     if let Some(name) = include_index {
                         copy.insert(name, Bson::Null);
                     }
-                    out.push(Arc::new(copy));
+                    out.push(budget.admit(copy)?);
                 }
             }
             // A non-array value is treated as a one-element array.
@@ -502,12 +572,12 @@ fn unwind(
                 if let Some(name) = include_index {
                     let mut copy = (*document).clone();
                     copy.insert(name, Bson::Null);
-                    out.push(Arc::new(copy));
+                    out.push(budget.admit(copy)?);
                 } else {
                     out.push(document);
                 }
             }
         }
     }
-    out
+    Ok(out)
 }

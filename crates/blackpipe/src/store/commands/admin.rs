@@ -9,7 +9,7 @@ use super::args::{
     collection_name, cursor_batch_size, is_generic_field, optional_bool, optional_document,
     required_array,
 };
-use super::find::open_cursor;
+use super::find::{CursorOptions, open_cursor};
 use super::write::collection_for_write;
 use crate::store::catalog::{read, validate_namespace, write};
 use crate::store::errors::{CommandError, StoreResult, code, format_value};
@@ -85,7 +85,11 @@ pub(crate) fn list_indexes(exec: &mut Exec<'_>, command: &Document) -> StoreResu
         .map(Arc::new)
         .collect();
     let ns = format!("{}.$cmd.listIndexes.{collection}", exec.db);
-    Ok(open_cursor(exec, &ns, specs, batch_size, false))
+    let options = CursorOptions {
+        batch_size,
+        ..CursorOptions::default()
+    };
+    Ok(open_cursor(exec, &ns, specs, options))
 }
 
 pub(crate) fn drop_indexes(
@@ -189,7 +193,11 @@ pub(crate) fn list_collections(exec: &mut Exec<'_>, command: &Document) -> Store
         entries.push(Arc::new(entry));
     }
     let ns = format!("{}.$cmd.listCollections", exec.db);
-    Ok(open_cursor(exec, &ns, entries, batch_size, false))
+    let options = CursorOptions {
+        batch_size,
+        ..CursorOptions::default()
+    };
+    Ok(open_cursor(exec, &ns, entries, options))
 }
 
 pub(crate) fn list_databases(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {

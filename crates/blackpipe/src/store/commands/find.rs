@@ -17,15 +17,30 @@ use crate::store::projection::{Projection, ProjectionKind};
 use crate::store::query::Filter;
 use crate::store::sort::SortSpec;
 
+/// How a cursor command wants its cursor kept.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CursorOptions {
+    /// The first batch's document count (`batchSize`), 101 if unset.
+    pub(crate) batch_size: Option<usize>,
+    /// `singleBatch`: never keep a cursor open.
+    pub(crate) single_batch: bool,
+    /// `noCursorTimeout`: exempt the cursor from the idle timeout.
+    pub(crate) no_timeout: bool,
+}
+
 /// Replies with the first batch and, if results remain (or the batch filled up), registers a
 /// cursor for `getMore`.
 pub(crate) fn open_cursor(
     exec: &Exec<'_>,
     ns: &str,
     results: Vec<Arc<Document>>,
-    batch_size: Option<usize>,
-    single_batch: bool,
+    options: CursorOptions,
 ) -> Document {
+    let CursorOptions {
+        batch_size,
+        single_batch,
+        no_timeout,
+    } = options;
     let mut remaining = VecDeque::from(results);
     let batch = take_batch(
         &mut remaining,
@@ -36,6 +51,8 @@ pub(crate) fn open_cursor(
         exec.store.register_cursor(OpenCursor {
             ns: ns.to_owned(),
             remaining,
+            last_used: exec.now,
+            no_timeout,
         })
     } else {
         0
@@ -62,6 +79,7 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
     let limit = optional_non_negative(command, "find", "limit")?.filter(|limit| *limit > 0);
     let batch_size = optional_non_negative(command, "find", "batchSize")?;
     let single_batch = optional_bool(command, "find", "singleBatch")?.unwrap_or(false);
+    let no_timeout = optional_bool(command, "find", "noCursorTimeout")?.unwrap_or(false);
     if optional_bool(command, "find", "tailable")?.unwrap_or(false) {
         return Err(CommandError::bad_value(format!(
             "error processing query: ns={}: tailable cursor requested on non capped collection",
@@ -94,7 +112,12 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
             .collect::<StoreResult<Vec<_>>>()?,
         None => results,
     };
-    Ok(open_cursor(exec, &ns, results, batch_size, single_batch))
+    let options = CursorOptions {
+        batch_size,
+        single_batch,
+        no_timeout,
+    };
+    Ok(open_cursor(exec, &ns, results, options))
 }
 
 pub(crate) fn get_more(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
@@ -137,6 +160,7 @@ pub(crate) fn get_more(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
             ),
         ));
     }
+    cursor.last_used = exec.now;
     let batch = take_batch(&mut cursor.remaining, batch_size);
     let exhausted = !batch.stopped_early && cursor.remaining.is_empty();
     let reply_id = if exhausted {

@@ -4,10 +4,13 @@ mod admin;
 mod args;
 mod find;
 mod find_and_modify;
+mod raw_request;
 mod read;
 mod write;
 
 use bson::{Bson, DateTime, Document};
+
+pub use self::raw_request::{MAX_BSON_DEPTH, RawRequestError, check_raw_request};
 
 use super::Store;
 use super::catalog::{lock, validate_database_name};
@@ -126,6 +129,7 @@ impl Store {
         command: &Document,
         context: &CommandContext,
     ) -> CommandOutcome {
+        self.reap_if_due(context.now);
         let mut exec = Exec {
             store: self,
             db,

@@ -9,7 +9,7 @@ use super::args::{
     collection_name, cursor_batch_size, missing, optional_document, optional_integer,
     optional_non_negative, required_array,
 };
-use super::find::open_cursor;
+use super::find::{CursorOptions, open_cursor};
 use crate::store::aggregate::Pipeline;
 use crate::store::catalog::{read, validate_namespace};
 use crate::store::errors::{CommandError, StoreResult, code, type_name};
@@ -137,5 +137,9 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
     };
     let output = pipeline.run(input, true)?;
     let ns = exec.ns(&collection);
-    Ok(open_cursor(exec, &ns, output, batch_size, false))
+    let options = CursorOptions {
+        batch_size,
+        ..CursorOptions::default()
+    };
+    Ok(open_cursor(exec, &ns, output, options))
 }

@@ -22,7 +22,7 @@ use crate::store::update::{ApplyContext, Update, with_id_first};
 use crate::store::value_order::{document_size, documents_identical};
 
 /// mongod's `maxWriteBatchSize`.
-const MAX_WRITE_BATCH: usize = 100_000;
+pub(crate) const MAX_WRITE_BATCH: usize = 100_000;
 
 /// The session record of a retryable write, checked out for the whole command.
 pub(crate) struct CheckedOutSession {
@@ -32,12 +32,15 @@ pub(crate) struct CheckedOutSession {
 impl CheckedOutSession {
     /// Finds the command's session record, if the command is a retryable write.
     pub(crate) fn of(exec: &Exec<'_>, command: &Document) -> StoreResult<CheckedOutSession> {
-        let record = retryable_write_of(command)?.map(|retryable| {
-            (
-                exec.store.transactions.session(&retryable.session),
+        let record = match retryable_write_of(command)? {
+            Some(retryable) => Some((
+                exec.store
+                    .transactions
+                    .session(&retryable.session, exec.now)?,
                 retryable,
-            )
-        });
+            )),
+            None => None,
+        };
         Ok(CheckedOutSession { record })
     }
 

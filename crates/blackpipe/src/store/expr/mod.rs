@@ -9,9 +9,9 @@ use bson::{Bson, Document};
 
 use self::ops::{add, array_elem_at, concat, divide_or_mod, extreme, multiply, subtract};
 use super::arith::is_number;
-use super::errors::{CommandError, StoreResult, code, type_name};
+use super::errors::{CommandError, StoreResult, check_bson_size, code, type_name};
 use super::path::split_path;
-use super::value_order::{Number, compare_values};
+use super::value_order::{Number, compare_values, decimal_digits, value_size};
 
 /// A parsed expression.
 #[derive(Debug, Clone)]
@@ -140,8 +140,10 @@ impl Expr {
             Expr::Remove => Ok(None),
             Expr::Object(fields) => {
                 let mut out = Document::new();
+                let mut size = EMPTY_DOCUMENT_BYTES;
                 for (name, expr) in fields {
                     if let Some(value) = expr.evaluate(root)? {
+                        size = grown_size(size, name.len(), &value)?;
                         out.insert(name.clone(), value);
                     }
                 }
@@ -149,9 +151,12 @@ impl Expr {
             }
             Expr::Array(items) => {
                 let mut out = Vec::with_capacity(items.len());
+                let mut size = EMPTY_DOCUMENT_BYTES;
                 for item in items {
                     // Missing values inside array literals become null, as in mongod.
-                    out.push(item.evaluate(root)?.unwrap_or(Bson::Null));
+                    let value = item.evaluate(root)?.unwrap_or(Bson::Null);
+                    size = grown_size(size, decimal_digits(out.len()), &value)?;
+                    out.push(value);
                 }
                 Ok(Some(Bson::Array(out)))
             }
@@ -163,6 +168,20 @@ impl Expr {
     pub(crate) fn evaluate_truthy(&self, root: &Document) -> bool {
         matches!(self.evaluate(root), Ok(Some(value)) if is_truthy(&value))
     }
+}
+
+/// Length prefix and terminator of an encoded document or array.
+const EMPTY_DOCUMENT_BYTES: usize = 5;
+
+/// The size of a document or array of `size` bytes once an element named by `name_len` bytes
+/// holding `value` is added; an error past mongod's internal limit, so that literals repeating a
+/// large field (`["$big", "$big", ...]`) stop at the limit.
+fn grown_size(size: usize, name_len: usize, value: &Bson) -> StoreResult<usize> {
+    let grown = size
+        .saturating_add(name_len + 2)
+        .saturating_add(value_size(value));
+    check_bson_size(grown)?;
+    Ok(grown)
 }
 
 fn parse_path(text: &str) -> StoreResult<Expr> {

@@ -6,7 +6,7 @@ use bson::Bson;
 
 use super::{Operator, is_nullish, type_of};
 use crate::store::arith::{ArithOp, apply_widening, divide, is_number, remainder};
-use crate::store::errors::{CommandError, StoreResult, type_name};
+use crate::store::errors::{CommandError, StoreResult, check_bson_size, type_name};
 use crate::store::value_order::{Number, compare_values};
 
 pub(super) fn add(values: &[Option<Bson>]) -> StoreResult<Option<Bson>> {
@@ -143,7 +143,12 @@ pub(super) fn concat(values: &[Option<Bson>]) -> StoreResult<Option<Bson>> {
     for value in values {
         match value {
             value if is_nullish(value.as_ref()) => return Ok(Some(Bson::Null)),
-            Some(Bson::String(text)) => out.push_str(text),
+            Some(Bson::String(text)) => {
+                // Checked before growing: doubling a string stage after stage must stop at the
+                // limit, not after building a value many times its size.
+                check_bson_size(out.len().saturating_add(text.len()))?;
+                out.push_str(text);
+            }
             other => {
                 return Err(CommandError::new(
                     16702,

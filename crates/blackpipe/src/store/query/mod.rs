@@ -41,11 +41,44 @@ enum Comparison {
     Lte,
 }
 
+/// The values of an `$in`, also kept sorted so that matching a value is a binary search: a
+/// million-value `$in` over a large collection must not cost a comparison per pair.
+#[derive(Debug, Clone)]
+pub(crate) struct InSet {
+    /// In the order given (the order `_id` lookups use).
+    values: Vec<Bson>,
+    /// Sorted by [`compare_values`], whose `Equal` is query equality.
+    sorted: Vec<Bson>,
+    /// Whether null is among the values (it also matches undefined and missing fields).
+    has_null: bool,
+}
+
+impl InSet {
+    pub(crate) fn new(values: Vec<Bson>) -> InSet {
+        let mut sorted = values.clone();
+        sorted.sort_by(compare_values);
+        let has_null = values.iter().any(|value| matches!(value, Bson::Null));
+        InSet {
+            values,
+            sorted,
+            has_null,
+        }
+    }
+
+    fn contains(&self, value: &Bson) -> bool {
+        (self.has_null && matches!(value, Bson::Null | Bson::Undefined))
+            || self
+                .sorted
+                .binary_search_by(|target| compare_values(target, value))
+                .is_ok()
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Predicate {
     Eq(Bson),
     Compare(Comparison, Bson),
-    In(Vec<Bson>),
+    In(InSet),
     Exists(bool),
     Type(Vec<TypeSelector>),
     Size(usize),
@@ -103,7 +136,7 @@ impl Filter {
                     Predicate::Eq(value) if !matches!(value, Bson::Null | Bson::Array(_)) => {
                         Some(vec![value])
                     }
-                    Predicate::In(values)
+                    Predicate::In(InSet { values, .. })
                         if values
                             .iter()
                             .all(|value| !matches!(value, Bson::Null | Bson::Array(_))) =>
@@ -208,7 +241,7 @@ fn missing_matches(predicate: &Predicate) -> bool {
     match predicate {
         Predicate::Eq(Bson::Null) => true,
         Predicate::Compare(Comparison::Gte | Comparison::Lte, Bson::Null) => true,
-        Predicate::In(values) => values.iter().any(|value| matches!(value, Bson::Null)),
+        Predicate::In(set) => set.has_null,
         _ => false,
     }
 }
@@ -217,7 +250,7 @@ fn value_matches(predicate: &Predicate, value: &Bson) -> bool {
     match predicate {
         Predicate::Eq(target) => equals_for_query(value, target),
         Predicate::Compare(comparison, target) => compare_for_query(*comparison, value, target),
-        Predicate::In(targets) => targets.iter().any(|target| equals_for_query(value, target)),
+        Predicate::In(set) => set.contains(value),
         Predicate::Type(selectors) => selectors
             .iter()
             .any(|selector| type_matches(*selector, value)),

@@ -2,7 +2,7 @@
 
 use bson::{Bson, Document};
 
-use super::{Comparison, Filter, Node, PathPredicate, Predicate, TypeSelector};
+use super::{Comparison, Filter, InSet, Node, PathPredicate, Predicate, TypeSelector};
 use crate::store::errors::{CommandError, StoreResult};
 use crate::store::expr::Expr;
 use crate::store::path::split_path;
@@ -164,7 +164,7 @@ fn in_list(argument: &Bson, operator: &str) -> StoreResult<Predicate> {
     if items.is_empty() {
         return Ok(Predicate::Never);
     }
-    Ok(Predicate::In(items.clone()))
+    Ok(Predicate::In(InSet::new(items.clone())))
 }
 
 fn all_list(argument: &Bson) -> StoreResult<Predicate> {

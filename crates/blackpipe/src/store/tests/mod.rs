@@ -2,8 +2,11 @@
 
 mod admin;
 mod aggregate;
+mod bounds;
 mod cursors;
+mod expiry;
 mod find_and_modify;
+mod limits;
 mod oplog;
 mod projection;
 mod query;

@@ -32,18 +32,22 @@ impl Slot<'_> {
         }
     }
 
-    fn set(&mut self, value: Bson) {
+    /// Stores `value` at the slot, padding an array with nulls up to the position (within
+    /// [`MAX_ARRAY_PADDING`]; beyond it nothing is changed and CannotBackfillArray is returned).
+    fn set(&mut self, value: Bson) -> StoreResult<()> {
         match self {
             Slot::Field(document, name) => {
                 document.insert(*name, value);
             }
             Slot::Element(items, position) => {
-                if *position >= items.len() {
-                    items.resize(*position + 1, Bson::Null);
+                pad_with_nulls(items, *position)?;
+                match items.get_mut(*position) {
+                    Some(item) => *item = value,
+                    None => items.push(value),
                 }
-                items[*position] = value;
             }
         }
+        Ok(())
     }
 
     /// Removes a field; an array element is replaced by null (positions do not shift).
@@ -55,6 +59,24 @@ impl Slot<'_> {
                 .map(|item| std::mem::replace(item, Bson::Null)),
         }
     }
+}
+
+/// mongod's `kMaxPaddingAllowed`: how many nulls an update may append to reach an array position.
+const MAX_ARRAY_PADDING: usize = 1_500_000;
+
+/// Appends nulls so that `items` has at least `len` elements, refusing (before any change) to
+/// append more than [`MAX_ARRAY_PADDING`] of them, as mongod does: `{$set: {"a.4000000000": 1}}`
+/// must not allocate gigabytes.
+fn pad_with_nulls(items: &mut Vec<Bson>, len: usize) -> StoreResult<()> {
+    let missing = len.saturating_sub(items.len());
+    if missing > MAX_ARRAY_PADDING {
+        return Err(CommandError::new(
+            code::CANNOT_BACKFILL_ARRAY,
+            format!("can't backfill more than {MAX_ARRAY_PADDING} elements"),
+        ));
+    }
+    items.resize(items.len() + missing, Bson::Null);
+    Ok(())
 }
 
 type LeafFn<'f> = dyn FnMut(Slot<'_>) -> StoreResult<()> + 'f;
@@ -112,10 +134,13 @@ fn walk_value(
                 if !create {
                     return Ok(());
                 }
-                items.resize(position, Bson::Null);
+                pad_with_nulls(items, position)?;
                 items.push(Bson::Document(Document::new()));
             }
-            walk_value(&mut items[position], first, rest, create, leaf)
+            match items.get_mut(position) {
+                Some(item) => walk_value(item, first, rest, create, leaf),
+                None => Ok(()),
+            }
         }
         _ if create => Err(cannot_create(first, name, value)),
         _ => Ok(()),
@@ -159,16 +184,14 @@ fn apply_one(
     let path = modifier.path.as_str();
     match &modifier.action {
         Action::Set(value) => walk_document(document, &modifier.parts, true, &mut |mut slot| {
-            slot.set(value.clone());
-            Ok(())
+            slot.set(value.clone())
         }),
         Action::SetOnInsert(value) => {
             if !context.is_insert {
                 return Ok(());
             }
             walk_document(document, &modifier.parts, true, &mut |mut slot| {
-                slot.set(value.clone());
-                Ok(())
+                slot.set(value.clone())
             })
         }
         Action::Unset => walk_document(document, &modifier.parts, false, &mut |mut slot| {
@@ -201,8 +224,7 @@ fn apply_one(
                         )));
                     }
                 };
-                slot.set(next);
-                Ok(())
+                slot.set(next)
             })
         }
         Action::Min(value) | Action::Max(value) => {
@@ -216,14 +238,14 @@ fn apply_one(
                     .get()
                     .is_none_or(|current| compare_values(value, current) == wanted);
                 if replace {
-                    slot.set(value.clone());
+                    slot.set(value.clone())?;
                 }
                 Ok(())
             })
         }
         Action::Push(spec) => walk_document(document, &modifier.parts, true, &mut |mut slot| {
             match slot.get_mut() {
-                None => slot.set(Bson::Array(finish_push(Vec::new(), spec))),
+                None => slot.set(Bson::Array(finish_push(Vec::new(), spec)))?,
                 Some(Bson::Array(items)) => {
                     let current = std::mem::take(items);
                     *items = finish_push(current, spec);
@@ -243,7 +265,7 @@ fn apply_one(
                     None => {
                         let mut items: Vec<Bson> = Vec::with_capacity(values.len());
                         add_unique(&mut items, values);
-                        slot.set(Bson::Array(items));
+                        slot.set(Bson::Array(items))?;
                     }
                     Some(Bson::Array(items)) => add_unique(items, values),
                     Some(other) => {
@@ -323,8 +345,7 @@ fn apply_one(
             })?;
             match moved {
                 Some(value) => walk_document(document, to_parts, true, &mut |mut slot| {
-                    slot.set(value.clone());
-                    Ok(())
+                    slot.set(value.clone())
                 }),
                 None => Ok(()),
             }
@@ -341,8 +362,7 @@ fn apply_one(
                 Bson::DateTime(context.now)
             };
             walk_document(document, &modifier.parts, true, &mut |mut slot| {
-                slot.set(value.clone());
-                Ok(())
+                slot.set(value.clone())
             })
         }
     }
@@ -402,7 +422,8 @@ fn finish_push(mut items: Vec<Bson>, spec: &PushSpec) -> Vec<Bson> {
         if slice >= 0 {
             items.truncate(usize::try_from(slice.min(len)).unwrap_or(items.len()));
         } else {
-            let keep = usize::try_from((-slice).min(len)).unwrap_or(0);
+            // Saturating: a $slice of i64::MIN (or -1e300) must not overflow on negation.
+            let keep = usize::try_from(slice.saturating_neg().min(len)).unwrap_or(0);
             let start = items.len() - keep;
             items.drain(..start);
         }
