@@ -132,7 +132,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let harness = harness();
-    let mut state = harness.state.lock().unwrap_or_else(|poison| poison.into_inner());
+    let mut state = harness
+        .state
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner());
     harness.runtime.block_on(async {
         if state.served >= RESTART_EVERY {
             state.deployment.stop().await;
@@ -291,5 +294,7 @@ fn check_ok(reply: &Message) -> Result<(), String> {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|window| window == needle)
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
 }

@@ -394,6 +394,10 @@ mod tests {
             .into_iter()
             .find(|c| c.name == COUNTERS)
             .expect("the counters check");
-        assert!(counters.detail.starts_with("not exact"), "{}", counters.detail);
+        assert!(
+            counters.detail.starts_with("not exact"),
+            "{}",
+            counters.detail
+        );
     }
 }

@@ -134,7 +134,10 @@ mod tests {
                 for scheduled in &schedule(seed, seconds) {
                     assert!(scheduled.at >= free, "seed {seed}: {scheduled:?} overlaps");
                     free = scheduled.at + scheduled.fault.duration();
-                    assert!(free <= duration, "seed {seed}: {scheduled:?} outlasts the run");
+                    assert!(
+                        free <= duration,
+                        "seed {seed}: {scheduled:?} outlasts the run"
+                    );
                 }
             }
         }
@@ -150,11 +153,17 @@ mod tests {
                 let mut quiet_since = LEAD_IN.min(duration.mul_f64(0.05));
                 for scheduled in &faults {
                     let quiet = scheduled.at - quiet_since;
-                    assert!(quiet <= max_gap(), "seed {seed}, {seconds} s: {quiet:?} before {scheduled:?}");
+                    assert!(
+                        quiet <= max_gap(),
+                        "seed {seed}, {seconds} s: {quiet:?} before {scheduled:?}"
+                    );
                     quiet_since = scheduled.at + scheduled.fault.duration();
                 }
                 let tail = duration - quiet_since;
-                assert!(tail <= max_gap(), "seed {seed}, {seconds} s: no fault in the last {tail:?}");
+                assert!(
+                    tail <= max_gap(),
+                    "seed {seed}, {seconds} s: no fault in the last {tail:?}"
+                );
             }
         }
     }
