@@ -202,6 +202,7 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         open_connections,
         memory: memory_before.zip(memory_after),
         operations: report.operations,
+        faults: report.faults.len(),
         restore_problems,
     };
     report.checks = invariants::evaluate(&observations);
