@@ -1,7 +1,8 @@
 //! Fuzzes blackpipe's request path end to end: bytes go to a live standalone deployment over
 //! a fresh TCP connection, and afterwards a `ping` on another connection must still answer
-//! `ok: 1`. A panic in a connection task does not reach libFuzzer on its own, so the liveness
-//! check is what turns a dead or wedged server into a crash (`abort()`).
+//! `ok: 1`. libfuzzer-sys's panic hook aborts on a panic in any thread, so a panicking
+//! connection task is a crash; the liveness check makes a server that stopped answering or
+//! wedged without panicking one too (`abort()`).
 //!
 //! Input layout: byte 0 picks the mode, byte 1 a parameter, the rest is the payload.
 //!
