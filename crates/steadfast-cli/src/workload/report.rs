@@ -51,6 +51,16 @@ impl Verdict {
         }
     }
 
+    /// Whether this verdict fails the run: a violation always, an unchecked invariant under
+    /// `strict`.
+    pub(crate) fn fails_run(self, strict: bool) -> bool {
+        match self {
+            Verdict::Held => false,
+            Verdict::Violated => true,
+            Verdict::NotChecked => strict,
+        }
+    }
+
     /// The mark a text report puts before the invariant's name.
     fn mark(self) -> &'static str {
         match self {
@@ -199,11 +209,7 @@ impl Report {
     pub(crate) fn failing_checks(&self, strict: bool) -> Vec<&Check> {
         self.checks
             .iter()
-            .filter(|check| match check.verdict {
-                Verdict::Held => false,
-                Verdict::Violated => true,
-                Verdict::NotChecked => strict,
-            })
+            .filter(|check| check.verdict.fails_run(strict))
             .collect()
     }
 
@@ -383,5 +389,27 @@ impl Report {
                 record.kind, record.description
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Verdict;
+
+    #[test]
+    fn an_unchecked_invariant_fails_only_a_strict_run() {
+        assert!(!Verdict::Held.fails_run(true));
+        assert!(Verdict::Violated.fails_run(false));
+        assert!(Verdict::NotChecked.fails_run(true));
+        assert!(!Verdict::NotChecked.fails_run(false));
+    }
+
+    #[test]
+    fn verdicts_serialize_as_the_cli_test_reads_them() {
+        let names: Vec<String> = [Verdict::Held, Verdict::Violated, Verdict::NotChecked]
+            .iter()
+            .map(|verdict| serde_json::to_string(verdict).expect("serializes"))
+            .collect();
+        assert_eq!(names, ["\"held\"", "\"violated\"", "\"not_checked\""]);
     }
 }
