@@ -11,9 +11,16 @@ mod demo;
 mod torture;
 mod workload;
 
+use std::alloc::System;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
+
+/// The system allocator, counting the bytes it hands out and takes back, so that `torture`
+/// can check that the live heap returns to its baseline (see `torture::memory`).
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 /// The steadfast command.
 #[derive(Debug, Parser)]

@@ -6,6 +6,7 @@ mod deployment;
 mod deployment_partition;
 mod fidelity;
 mod fidelity_sdam;
+mod hostile_live;
 mod interop;
 mod robustness;
 mod scripted;

@@ -29,11 +29,53 @@ pub(crate) struct SampleReport {
     pub(crate) message: String,
 }
 
-/// One invariant and whether it held.
+/// What became of one invariant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Verdict {
+    /// Measured, and it held.
+    Held,
+    /// Measured, and it did not hold.
+    Violated,
+    /// Could not be measured (or the run gave it nothing to check): it neither held nor failed.
+    NotChecked,
+}
+
+impl Verdict {
+    /// `Held` if `held`, else `Violated`.
+    pub(crate) fn of(held: bool) -> Verdict {
+        if held {
+            Verdict::Held
+        } else {
+            Verdict::Violated
+        }
+    }
+
+    /// Whether this verdict fails the run: a violation always, an unchecked invariant under
+    /// `strict`.
+    pub(crate) fn fails_run(self, strict: bool) -> bool {
+        match self {
+            Verdict::Held => false,
+            Verdict::Violated => true,
+            Verdict::NotChecked => strict,
+        }
+    }
+
+    /// The mark a text report puts before the invariant's name.
+    fn mark(self) -> &'static str {
+        match self {
+            Verdict::Held => "held",
+            Verdict::Violated => "VIOLATED",
+            Verdict::NotChecked => "NOT CHECKED",
+        }
+    }
+}
+
+/// One invariant and its verdict.
 #[derive(Debug, Serialize)]
 pub(crate) struct Check {
     pub(crate) name: &'static str,
-    pub(crate) passed: bool,
+    pub(crate) verdict: Verdict,
     pub(crate) detail: String,
 }
 
@@ -162,9 +204,13 @@ impl Report {
         }
     }
 
-    /// Every check passed.
-    pub(crate) fn all_checks_passed(&self) -> bool {
-        self.checks.iter().all(|check| check.passed)
+    /// The checks that make the run fail: every violated one, and under `strict` (CI) also
+    /// every one that could not be checked, so that a run cannot pass on checks it skipped.
+    pub(crate) fn failing_checks(&self, strict: bool) -> Vec<&Check> {
+        self.checks
+            .iter()
+            .filter(|check| check.verdict.fails_run(strict))
+            .collect()
     }
 
     /// The "counters exact" line: the one line a reader (and the CLI test) looks for.
@@ -298,8 +344,13 @@ impl Report {
             }
         }
         for check in &self.checks {
-            let mark = if check.passed { "ok  " } else { "FAIL" };
-            let _ = writeln!(out, "  [{mark}] {}: {}", check.name, check.detail);
+            let _ = writeln!(
+                out,
+                "  [{}] {}: {}",
+                check.verdict.mark(),
+                check.name,
+                check.detail
+            );
         }
         let _ = writeln!(out, "{}", self.counters_line());
         out
@@ -338,5 +389,27 @@ impl Report {
                 record.kind, record.description
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Verdict;
+
+    #[test]
+    fn an_unchecked_invariant_fails_only_a_strict_run() {
+        assert!(!Verdict::Held.fails_run(true));
+        assert!(Verdict::Violated.fails_run(false));
+        assert!(Verdict::NotChecked.fails_run(true));
+        assert!(!Verdict::NotChecked.fails_run(false));
+    }
+
+    #[test]
+    fn verdicts_serialize_as_the_cli_test_reads_them() {
+        let names: Vec<String> = [Verdict::Held, Verdict::Violated, Verdict::NotChecked]
+            .iter()
+            .map(|verdict| serde_json::to_string(verdict).expect("serializes"))
+            .collect();
+        assert_eq!(names, ["\"held\"", "\"violated\"", "\"not_checked\""]);
     }
 }
