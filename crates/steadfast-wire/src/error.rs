@@ -59,6 +59,13 @@ pub enum WireError {
         /// The limit.
         max: usize,
     },
+    /// The document sequences of an OP_MSG hold more documents than
+    /// [`crate::MAX_SEQUENCE_DOCUMENTS`] together.
+    #[error("OP_MSG document sequences hold more than {max} documents")]
+    TooManySequenceDocuments {
+        /// The limit.
+        max: usize,
+    },
     /// The CRC-32C trailer does not match the message.
     #[error("checksum mismatch: message carries {expected:#010x}, computed {actual:#010x}")]
     ChecksumMismatch {

@@ -44,7 +44,7 @@ pub use flags::MsgFlags;
 pub use header::{DEFAULT_MAX_MESSAGE_SIZE, HEADER_LEN, MessageHeader, OpCode, frame_length};
 pub use legacy::{OpQuery, OpReply};
 pub use message::{Body, Message};
-pub use msg::{DocumentSequence, MAX_DOCUMENT_SEQUENCES, OpMsg};
+pub use msg::{DocumentSequence, MAX_DOCUMENT_SEQUENCES, MAX_SEQUENCE_DOCUMENTS, OpMsg};
 
 #[cfg(test)]
 mod tests;

@@ -52,6 +52,14 @@ pub struct OpMsg {
 /// more than a few identifiers' worth of work.
 pub const MAX_DOCUMENT_SEQUENCES: usize = 64;
 
+/// The most documents all the kind-1 sections of one OP_MSG may hold together when decoded.
+///
+/// Each decoded document is an allocation of its own, so a 48 MB frame of 5-byte empty
+/// documents would otherwise become nearly ten million of them (over half a gigabyte) before
+/// any command could refuse its batch. Ten times `maxWriteBatchSize` (100,000): every command a
+/// server accepts fits, and a server can still answer an oversized batch with its own error.
+pub const MAX_SEQUENCE_DOCUMENTS: usize = 1_000_000;
+
 /// Section payload types.
 const KIND_BODY: u8 = 0;
 const KIND_SEQUENCE: u8 = 1;
@@ -190,6 +198,7 @@ fn decode_sections(
     let mut body: Option<RawDocumentBuf> = None;
     let mut sequences: Vec<DocumentSequence> = Vec::new();
     let mut identifiers: HashSet<String> = HashSet::new();
+    let mut documents_left = MAX_SEQUENCE_DOCUMENTS;
     while !reader.is_empty() {
         match reader.u8()? {
             KIND_BODY => {
@@ -205,7 +214,7 @@ fn decode_sections(
                         max: MAX_DOCUMENT_SEQUENCES,
                     });
                 }
-                let sequence = decode_sequence(&mut reader, validation)?;
+                let sequence = decode_sequence(&mut reader, validation, &mut documents_left)?;
                 if !identifiers.insert(sequence.identifier.clone()) {
                     return Err(WireError::DuplicateSequenceIdentifier(sequence.identifier));
                 }
@@ -218,9 +227,11 @@ fn decode_sections(
     Ok((body, sequences))
 }
 
+/// Decodes one kind-1 section, spending one of `documents_left` per document.
 fn decode_sequence(
     reader: &mut Reader<'_>,
     validation: BsonValidation,
+    documents_left: &mut usize,
 ) -> Result<DocumentSequence, WireError> {
     let declared = reader.i32()?;
     // The size counts its own 4 bytes and at least the identifier's NUL, and must stay within
@@ -234,6 +245,12 @@ fn decode_sequence(
     let identifier = payload.cstr("document sequence identifier")?.to_owned();
     let mut documents = Vec::new();
     while !payload.is_empty() {
+        *documents_left =
+            documents_left
+                .checked_sub(1)
+                .ok_or(WireError::TooManySequenceDocuments {
+                    max: MAX_SEQUENCE_DOCUMENTS,
+                })?;
         let document = check_bson(payload.bson_bytes()?, validation)?;
         documents.push(document.to_owned());
     }

@@ -489,3 +489,35 @@ fn forty_thousand_empty_sequences_are_refused_by_the_cap() {
         })
     );
 }
+
+/// An OP_MSG frame with a `ping` body and one sequence of `count` empty documents.
+fn msg_with_empty_documents(count: usize) -> Vec<u8> {
+    let empty = rawdoc! {};
+    let documents = vec![&empty; count];
+    let payload = msg_payload(
+        0,
+        &[
+            &body_section(&ping()),
+            &sequence_section(b"documents", &documents),
+        ],
+    );
+    frame(1, 0, 2013, &payload)
+}
+
+#[test]
+fn sequence_documents_are_capped_before_each_is_allocated() {
+    let at_cap = decode(&msg_with_empty_documents(crate::MAX_SEQUENCE_DOCUMENTS)).expect("decodes");
+    let Body::Msg(msg) = at_cap.body else {
+        panic!("OP_MSG expected");
+    };
+    assert_eq!(
+        msg.sequences[0].documents.len(),
+        crate::MAX_SEQUENCE_DOCUMENTS
+    );
+    assert_eq!(
+        decode(&msg_with_empty_documents(crate::MAX_SEQUENCE_DOCUMENTS + 1)),
+        Err(WireError::TooManySequenceDocuments {
+            max: crate::MAX_SEQUENCE_DOCUMENTS
+        })
+    );
+}
