@@ -265,34 +265,38 @@ fn decompress_snappy(payload: &[u8], declared: usize, out: &mut Vec<u8>) -> Resu
     }
 }
 
-/// Makes room in `out` for the next chunk of a streaming decompression: doubles what was
-/// produced so far (at least [`INITIAL_OUTPUT_CHUNK`]) but never past `limit` bytes after
-/// `start`.
-fn grow_output(out: &mut Vec<u8>, start: usize, limit: usize) {
+/// Makes room in `out` for the next chunk of a streaming decompression that began at `start`
+/// and must produce exactly `declared` bytes, and returns how many it produced so far. Room is
+/// double what was produced (at least [`INITIAL_OUTPUT_CHUNK`]) but never more than one byte
+/// past `declared`: that byte lets an over-long stream show itself, and the codecs write only
+/// into spare capacity, so nothing beyond it is ever produced.
+///
+/// # Errors
+/// `UncompressedSizeMismatch` once the stream produced more than `declared`.
+fn make_room(out: &mut Vec<u8>, start: usize, declared: usize) -> Result<usize, WireError> {
     let produced = out.len() - start;
-    let wanted = produced.max(INITIAL_OUTPUT_CHUNK);
-    let room = limit.saturating_sub(produced).min(wanted);
+    if produced > declared {
+        return Err(WireError::UncompressedSizeMismatch {
+            declared,
+            actual: produced,
+        });
+    }
+    let limit = declared.saturating_add(1);
+    let room = limit
+        .saturating_sub(produced)
+        .min(produced.max(INITIAL_OUTPUT_CHUNK));
     if out.capacity() - out.len() < room {
         out.reserve_exact(room);
     }
+    Ok(produced)
 }
 
 fn decompress_zlib(payload: &[u8], declared: usize, out: &mut Vec<u8>) -> Result<(), WireError> {
     let start = out.len();
-    // One byte beyond `declared` lets an over-long stream show itself instead of stopping at
-    // the limit; zlib writes only into spare capacity, so nothing beyond it is ever produced.
-    let limit = declared.saturating_add(1);
     let mut decoder = flate2::Decompress::new(true);
     let counter = |value: u64| usize::try_from(value).unwrap_or(usize::MAX);
     loop {
-        let produced = out.len() - start;
-        if produced > declared {
-            return Err(WireError::UncompressedSizeMismatch {
-                declared,
-                actual: produced,
-            });
-        }
-        grow_output(out, start, limit);
+        let produced = make_room(out, start, declared)?;
         let consumed = counter(decoder.total_in());
         let input = payload.get(consumed..).unwrap_or_default();
         let status = decoder
@@ -337,17 +341,9 @@ fn decompress_zstd(payload: &[u8], declared: usize, out: &mut Vec<u8>) -> Result
     use zstd::stream::raw::Operation as _;
     let mut decoder = zstd::stream::raw::Decoder::new().map_err(decompression_error)?;
     let start = out.len();
-    let limit = declared.saturating_add(1);
     let mut input = zstd::stream::raw::InBuffer::around(payload);
     loop {
-        let produced = out.len() - start;
-        if produced > declared {
-            return Err(WireError::UncompressedSizeMismatch {
-                declared,
-                actual: produced,
-            });
-        }
-        grow_output(out, start, limit);
+        let produced = make_room(out, start, declared)?;
         let consumed = input.pos();
         let filled = out.len();
         let mut output = zstd::stream::raw::OutBuffer::around_pos(out, filled);
