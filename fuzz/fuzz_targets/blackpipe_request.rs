@@ -12,7 +12,7 @@
 //!   (byte 1 sets flag bits), so BSON validation and command parsing are reachable even when
 //!   the payload is not a document.
 //! - mode 2, command: the payload is parsed as a BSON document whose fields become the
-//!   arguments of a real command name (byte 1 picks it from [`COMMANDS`]), framed as a valid
+//!   arguments of a real command name (byte 1 picks it from the real command names), framed as a valid
 //!   OP_MSG, so the fuzzer spends its time in command handling rather than in framing.
 //!
 //! Inputs naming a control command that legitimately stops or scripts the server (`shutdown`,
@@ -36,30 +36,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::runtime::Runtime;
 
-/// Command names mode 2 wraps the payload in: the CRUD, cursor, admin and session commands a
-/// standalone answers.
-const COMMANDS: &[&str] = &[
-    "insert",
-    "update",
-    "delete",
-    "find",
-    "getMore",
-    "killCursors",
-    "findAndModify",
-    "count",
-    "distinct",
-    "aggregate",
-    "createIndexes",
-    "listIndexes",
-    "dropIndexes",
-    "listCollections",
-    "listDatabases",
-    "drop",
-    "dropDatabase",
-    "create",
-    "dbStats",
-    "renameCollection",
-    "endSessions",
+/// Commands a standalone answers outside the store (handshake, admin, sessions, transactions);
+/// with the store's own [`blackpipe::store::COMMANDS`] they are the names mode 2 wraps the
+/// payload in.
+const DEPLOYMENT_COMMANDS: &[&str] = &[
     "hello",
     "isMaster",
     "ping",
@@ -72,6 +52,16 @@ const COMMANDS: &[&str] = &[
     "serverStatus",
     "killAllSessions",
 ];
+
+/// The `index`-th real command name, wrapping around the store's and the deployment's lists.
+fn command_name(index: usize) -> &'static str {
+    let store = blackpipe::store::COMMANDS;
+    let index = index % (store.len() + DEPLOYMENT_COMMANDS.len());
+    store
+        .get(index)
+        .copied()
+        .unwrap_or_else(|| DEPLOYMENT_COMMANDS[index - store.len()])
+}
 
 /// Byte strings that name commands which stop, partition or script the server on purpose.
 const SKIPPED: &[&[u8]] = &[b"shutdown", b"blackpipe", b"configureFailPoint", b"replSet"];
@@ -160,7 +150,7 @@ fn input_chunks(mode: u8, parameter: u8, payload: &[u8]) -> Vec<Vec<u8>> {
         0 => split_in_pieces(payload, parameter),
         1 => vec![op_msg_frame(u32::from(parameter) & 0b11, payload)],
         _ => {
-            let name = COMMANDS[usize::from(parameter) % COMMANDS.len()];
+            let name = command_name(usize::from(parameter));
             match command_body(name, payload) {
                 Some(body) => vec![op_msg_frame(0, &body)],
                 None => vec![op_msg_frame(0, payload)],

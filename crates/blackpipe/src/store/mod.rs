@@ -67,7 +67,7 @@ use self::oplog::Oplog;
 use self::txn::TransactionTable;
 
 pub use self::commands::{
-    CommandContext, CommandOutcome, MAX_BSON_DEPTH, RawRequestError, check_raw_request,
+    COMMANDS, CommandContext, CommandOutcome, MAX_BSON_DEPTH, RawRequestError, check_raw_request,
 };
 pub use self::oplog::{OpTime, OplogEntry, OplogOp};
 

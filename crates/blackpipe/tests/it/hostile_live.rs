@@ -24,26 +24,9 @@ const CASES: u32 = 300;
 /// it only skips the reply check for that case.
 const DRAIN_GUARD: Duration = Duration::from_secs(2);
 
-/// Real command names, so random bodies reach command handling.
-const COMMANDS: &[&str] = &[
-    "insert",
-    "update",
-    "delete",
-    "find",
-    "getMore",
-    "killCursors",
-    "findAndModify",
-    "count",
-    "distinct",
-    "aggregate",
-    "createIndexes",
-    "listIndexes",
-    "listCollections",
-    "listDatabases",
-    "drop",
-    "create",
-    "renameCollection",
-    "endSessions",
+/// Commands answered outside the store (handshake, deployment, transactions); with the store's
+/// own [`blackpipe::store::COMMANDS`] they are the real names random bodies are aimed at.
+const DEPLOYMENT_COMMANDS: &[&str] = &[
     "hello",
     "isMaster",
     "buildInfo",
@@ -192,10 +175,19 @@ fn field_name() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Every real command name: the store's and the deployment's.
+fn command_names() -> Vec<&'static str> {
+    blackpipe::store::COMMANDS
+        .iter()
+        .chain(DEPLOYMENT_COMMANDS)
+        .copied()
+        .collect()
+}
+
 /// A real command name with random arguments.
 fn random_command() -> impl Strategy<Value = Document> {
     (
-        proptest::sample::select(COMMANDS),
+        proptest::sample::select(command_names()),
         bson_value(),
         proptest::collection::vec((field_name(), bson_value()), 0..5),
     )

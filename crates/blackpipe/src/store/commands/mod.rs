@@ -61,8 +61,9 @@ impl CommandOutcome {
     }
 }
 
-/// The commands the store implements (first field of the command document).
-pub(crate) const COMMANDS: &[&str] = &[
+/// The commands the store implements (first field of the command document). Public so that
+/// tests and fuzzers aim their random bodies at real command handlers.
+pub const COMMANDS: &[&str] = &[
     "insert",
     "update",
     "delete",
