@@ -145,7 +145,18 @@ impl FailureFacts {
         }
     }
 
-    /// Whether the attempt could have executed on the server.
+    /// Whether the attempt indicates, in retryable-writes' sense, that no write was attempted:
+    /// it was never sent, or the server labelled its error `NoWritesPerformed`. Only this
+    /// chooses which error a failed operation reports. It is deliberately narrower than
+    /// [`FailureFacts::execution`]: a refusal code without the label (NotWritablePrimary,
+    /// ShutdownInProgress, ...) still counts as an attempt here, as the specification requires.
+    pub fn no_write_attempted(&self) -> bool {
+        self.sent == Sent::No || self.has_label(labels::NO_WRITES_PERFORMED)
+    }
+
+    /// Whether the attempt could have executed on the server: what the outcome and the safety
+    /// of a resend rest on, not which error is reported (see
+    /// [`FailureFacts::no_write_attempted`]).
     pub fn execution(&self, deduplicated: bool) -> Execution {
         if self.sent == Sent::No {
             return Execution::NotSent;

@@ -27,4 +27,6 @@ pub use policy::{
 pub use state::{AttemptRecord, OperationKind, OperationProfile, Outcome, RetryState};
 
 #[cfg(test)]
+mod report_tests;
+#[cfg(test)]
 mod tests;

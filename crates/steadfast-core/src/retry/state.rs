@@ -77,6 +77,9 @@ pub struct AttemptRecord {
     pub reason: RetryReason,
     /// Whether it could have executed.
     pub execution: Execution,
+    /// Whether it indicates that no write was attempted (never sent, or labelled
+    /// `NoWritesPerformed`): the retryable-writes rule for the error to report reads this.
+    pub no_write_attempted: bool,
     /// The server's error code, if any.
     pub code: Option<i32>,
     /// The delay before the next attempt, if one followed.
@@ -256,6 +259,7 @@ impl RetryState {
             server: server.clone(),
             reason: facts.reason(),
             execution,
+            no_write_attempted: facts.no_write_attempted(),
             code: match facts.kind {
                 super::classify::FailureKind::Command { code }
                 | super::classify::FailureKind::WriteConcern { code } => Some(code),
@@ -351,24 +355,18 @@ impl RetryState {
         RetryDecision::Retry { after, target }
     }
 
-    /// Index into [`RetryState::history`] of the error to report when the operation fails: the
-    /// most recent attempt that may have performed a write, or, if none did, the first one
-    /// (retryable-writes' `NoWritesPerformed` rules; applied to reads too, where it reports the
-    /// most recent error from a server over a later client-side failure).
+    /// Index into [`RetryState::history`] of the error to report when the operation fails,
+    /// by retryable-writes' rule and nothing else: the most recent attempt that does not
+    /// indicate "no write attempted" (see [`FailureFacts::no_write_attempted`]), or, if every
+    /// attempt does, the first one. Reads follow the same rule, so a server's error is reported
+    /// over a later failure to select or check out.
     pub fn error_to_report(&self) -> Option<usize> {
-        self.history
-            .iter()
-            .rposition(|a| {
-                !matches!(
-                    a.execution,
-                    Execution::NotSent | Execution::RejectedBeforeExecution
-                )
-            })
-            .or(if self.history.is_empty() {
-                None
-            } else {
-                Some(0)
-            })
+        let attempted = self.history.iter().rposition(|a| !a.no_write_attempted);
+        attempted.or(if self.history.is_empty() {
+            None
+        } else {
+            Some(0)
+        })
     }
 
     /// What the failed operation did, as far as can be known.
