@@ -63,7 +63,8 @@ struct ClientInner {
     topology: Topology,
     events: EventEmitter,
     sessions: Mutex<SessionPool>,
-    budget: Mutex<RetryBudget>,
+    /// The retry budget, if the application turned it on.
+    budget: Option<Mutex<RetryBudget>>,
     retry_policy: Arc<dyn RetryPolicy>,
     /// Tasks the client spawns itself (background killCursors).
     tasks: TaskTracker,
@@ -254,7 +255,7 @@ impl Client {
                 topology: parts.topology,
                 events: parts.events,
                 sessions: Mutex::new(SessionPool::new()),
-                budget: Mutex::new(RetryBudget::new(parts.budget)),
+                budget: parts.budget.map(|config| Mutex::new(RetryBudget::new(config))),
                 retry_policy: parts.retry_policy,
                 tasks: parts.tasks,
                 closed: AtomicBool::new(false),
@@ -291,27 +292,30 @@ impl Client {
         Ok(())
     }
 
-    /// Counts an operation's first attempt in the retry budget.
+    /// Counts an operation's first attempt in the retry budget, if there is one.
     pub(crate) fn record_request(&self, now: Instant) {
-        self.inner
-            .budget
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .record_request(now);
+        if let Some(budget) = &self.inner.budget {
+            budget
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .record_request(now);
+        }
     }
 
-    /// Runs `decide` with the retry budget (locked for the call only) and a random source.
+    /// Runs `decide` with the retry budget (locked for the call only; None when the
+    /// application did not turn it on) and a random source.
     pub(crate) fn with_budget<R>(
         &self,
-        decide: impl FnOnce(&mut RetryBudget, &mut dyn rand::RngCore) -> R,
+        decide: impl FnOnce(Option<&mut RetryBudget>, &mut dyn rand::RngCore) -> R,
     ) -> R {
         let mut rng = runtime::rng();
-        let mut budget = self
-            .inner
-            .budget
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        decide(&mut budget, &mut rng)
+        match &self.inner.budget {
+            Some(budget) => {
+                let mut budget = budget.lock().unwrap_or_else(PoisonError::into_inner);
+                decide(Some(&mut budget), &mut rng)
+            }
+            None => decide(None, &mut rng),
+        }
     }
 
     /// A server session from the pool (or a new one).

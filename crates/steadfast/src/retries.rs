@@ -42,11 +42,13 @@
 //!   jittered exponential backoff. A non-idempotent write that may have run is never resent.
 //! - [`FailFast`]: never retries; every error reaches the application at once.
 //!
-//! A [`RetryBudget`](RetryBudgetConfig) shared by the client's operations caps the retries a
-//! policy makes beyond the specifications, and overload retries, at a share of the traffic
-//! (10% plus 10 retries per second by default), so that a fleet of clients does not turn an
-//! overload into a retry storm. Configure it with
-//! [`ClientBuilder::retry_budget`](crate::ClientBuilder::retry_budget).
+//! A retry budget is off by default: the client makes every retry the specifications allow and
+//! no more. Turned on with [`ClientBuilder::retry_budget`](crate::ClientBuilder::retry_budget),
+//! one budget shared by the client's operations caps the retries a policy makes beyond the
+//! specifications, and overload retries, at a share of the traffic
+//! ([`RetryBudgetConfig::default`]: 10% plus 10 retries per second), so that a fleet of clients
+//! does not turn an overload into a retry storm. (The client-backpressure specification defers
+//! its own token bucket; this budget is steadfast's option, not part of the default.)
 //!
 //! ## What the application sees
 //!

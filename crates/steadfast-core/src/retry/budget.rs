@@ -1,6 +1,9 @@
 //! A retry budget, in the style of Finagle and tower: retries may add at most a fixed share of
 //! the traffic over a sliding window, plus a small floor so a quiet client can still retry.
 //! It stops a fleet of clients from multiplying an overload with their retries.
+//! It is an option: a client has none unless the application turns it on, so that the default
+//! makes exactly the retries the specifications allow (the client-backpressure specification
+//! defers its own token bucket).
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};

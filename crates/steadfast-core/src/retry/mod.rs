@@ -9,8 +9,8 @@
 //! within those bounds, following the Couchbase SDK's retry design: every failure carries a
 //! [`RetryReason`] and an [`Execution`] that says whether the request could have run, so a
 //! policy can retry what is safe and nothing else. [`SpecPolicy`] (the default), [`BestEffort`]
-//! and [`FailFast`] ship here; a [`RetryBudget`] keeps retries from turning an overload into a
-//! storm. Time and randomness are arguments, so every rule is tested without sleeping.
+//! and [`FailFast`] ship here; an optional [`RetryBudget`] (off unless the application turns it
+//! on) keeps retries from turning an overload into a storm. Time and randomness are arguments, so every rule is tested without sleeping.
 
 pub mod backoff;
 pub mod budget;

@@ -37,7 +37,7 @@ pub struct ClientBuilder {
     server_api: Option<ServerApi>,
     handlers: Vec<Arc<dyn EventHandler>>,
     retry_policy: Option<Arc<dyn RetryPolicy>>,
-    retry_budget: RetryBudgetConfig,
+    retry_budget: Option<RetryBudgetConfig>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -60,20 +60,21 @@ pub(crate) struct Parts {
     pub(crate) topology: Topology,
     pub(crate) events: EventEmitter,
     pub(crate) retry_policy: Arc<dyn RetryPolicy>,
-    pub(crate) budget: RetryBudgetConfig,
+    /// None unless the application turned the retry budget on.
+    pub(crate) budget: Option<RetryBudgetConfig>,
     pub(crate) tasks: TaskTracker,
 }
 
 impl ClientBuilder {
     /// A builder for a client with `options` and otherwise the defaults: no event handler,
-    /// [`SpecPolicy`], the default retry budget, no Stable API version.
+    /// [`SpecPolicy`], no retry budget, no Stable API version.
     pub fn new(options: ClientOptions) -> Self {
         ClientBuilder {
             options,
             server_api: None,
             handlers: Vec::new(),
             retry_policy: None,
-            retry_budget: RetryBudgetConfig::default(),
+            retry_budget: None,
         }
     }
 
@@ -111,11 +112,14 @@ impl ClientBuilder {
         self
     }
 
-    /// The retry budget shared by every operation of the client: retries beyond the
-    /// specifications (by a policy such as `BestEffort`) and overload retries may add at most
-    /// this share of the traffic.
+    /// Turns on a retry budget shared by every operation of the client: retries beyond the
+    /// specifications (by a policy such as `BestEffort`) and overload retries may then add at
+    /// most this share of the traffic, so that a fleet of clients cannot multiply an overload.
+    /// Off by default: without it the client makes every retry the specifications allow.
+    /// [`RetryBudgetConfig::default`] is a reasonable start (10% of the traffic plus 10
+    /// retries a second over 10 seconds).
     pub fn retry_budget(mut self, config: RetryBudgetConfig) -> Self {
-        self.retry_budget = config;
+        self.retry_budget = Some(config);
         self
     }
 

@@ -255,7 +255,7 @@ impl Client {
                     now.saturating_duration_since(plan.started),
                     remaining,
                     policy.as_ref(),
-                    Some(budget),
+                    budget,
                     now,
                     rng,
                 )

@@ -103,6 +103,36 @@ async fn max_adaptive_retries_caps_the_attempts_under_overload() {
 }
 
 #[tokio::test]
+async fn the_default_client_has_no_retry_budget() {
+    let deployment = replica_set().await;
+    let h = harness(&deployment.uri(), "").await;
+    let orders = h.client.database("shop").collection::<Document>("orders");
+    within(orders.insert_one(doc! { "_id": 0 })).await.unwrap();
+    let primary = within(deployment.wait_for_primary()).await;
+    deployment
+        .overload(
+            primary,
+            Some(Overload::new(FailPointMode::AlwaysOn, Some(1))),
+        )
+        .unwrap();
+    // 120 operations, each allowed maxAdaptiveRetries (2) overload retries: 240 retries, more
+    // than a budget of 10% of the traffic plus 10 a second over 10 s (about 112) would grant.
+    for id in 1..=120 {
+        let error = within(orders.insert_one(doc! { "_id": id }))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.stop_reason(),
+            Some(StopReason::AttemptsExhausted),
+            "operation {id}"
+        );
+    }
+    deployment.overload(primary, None).unwrap();
+    assert_eq!(retries(&h.events).len(), 240);
+    h.client.shutdown().await;
+}
+
+#[tokio::test]
 async fn an_exhausted_budget_stops_overload_retries() {
     let deployment = replica_set().await;
     let no_room = RetryBudgetConfig {
