@@ -255,7 +255,9 @@ impl Client {
                 topology: parts.topology,
                 events: parts.events,
                 sessions: Mutex::new(SessionPool::new()),
-                budget: parts.budget.map(|config| Mutex::new(RetryBudget::new(config))),
+                budget: parts
+                    .budget
+                    .map(|config| Mutex::new(RetryBudget::new(config))),
                 retry_policy: parts.retry_policy,
                 tasks: parts.tasks,
                 closed: AtomicBool::new(false),

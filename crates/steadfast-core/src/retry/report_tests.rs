@@ -136,8 +136,15 @@ fn prose_6_case_5_only_the_overload_error_is_backed_off() {
         ),
     );
     assert_eq!(delays.len(), 2);
-    assert!(delays[0] > Duration::ZERO, "backoff after the overload error");
-    assert_eq!(delays[1], Duration::ZERO, "none after a plain retryable error");
+    assert!(
+        delays[0] > Duration::ZERO,
+        "backoff after the overload error"
+    );
+    assert_eq!(
+        delays[1],
+        Duration::ZERO,
+        "none after a plain retryable error"
+    );
 }
 
 #[test]

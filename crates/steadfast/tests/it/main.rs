@@ -14,6 +14,7 @@ mod pool;
 mod pool_clear;
 mod pool_concurrency;
 mod pool_maintenance;
+mod prose;
 mod recipes;
 mod recipes_counter;
 mod retry;
