@@ -333,6 +333,8 @@ impl Client {
                         generation,
                         ErrorPhase::AfterHandshake,
                     );
+                    // The pool is cleared before this connection goes back to it.
+                    self.topology().error_reports_applied().await;
                 }
                 let sent = if matches!(error.kind(), ErrorKind::InvalidArgument { .. }) {
                     Sent::No
@@ -367,6 +369,8 @@ impl Client {
                 generation,
                 ErrorPhase::AfterHandshake,
             );
+            // The pool is cleared before this connection goes back to it.
+            self.topology().error_reports_applied().await;
             let on = On {
                 server: Some(&selected),
                 sent: Sent::Yes,
@@ -393,6 +397,8 @@ impl Client {
                 generation,
                 ErrorPhase::AfterHandshake,
             );
+            // The pool is cleared before this connection goes back to it.
+            self.topology().error_reports_applied().await;
             let on = On {
                 server: Some(&selected),
                 sent: Sent::Yes,

@@ -283,6 +283,22 @@ impl Topology {
         );
     }
 
+    /// Waits until the worker has applied every error report sent so far (server marked
+    /// Unknown, pool cleared), or the topology is closed. An attempt awaits this before it
+    /// checks in the connection that saw the error, so that an operation waiting for that
+    /// connection fails its check-out with PoolClearedError instead of receiving it.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: it only observes published snapshots.
+    pub(crate) async fn error_reports_applied(&self) {
+        let due = self.inner.reports_sent.load(Ordering::SeqCst);
+        let mut snapshots = self.inner.snapshots.clone();
+        // An error means the worker is gone: nothing more will be applied.
+        let _ = snapshots
+            .wait_for(|snapshot| snapshot.closed || snapshot.reports_applied >= due)
+            .await;
+    }
+
     /// Stops the monitors (publishing the failure of checks in progress), closes the pools, and
     /// publishes the closed topology (TopologyClosed is the last event). Returns once every
     /// task of the topology (worker, monitors, RTT tasks, pool establishment and maintenance)

@@ -5,12 +5,6 @@
 //! scripted server answers the first attempt with one error and every later one with another:
 //! the same sequence of replies, without a race between an event handler and the retry.
 //!
-//! Ignored until the driver is fixed: retryable-writes 2 and retryable-reads 1. The attempt
-//! that receives the 91 reports it to the SDAM worker (which clears the pool asynchronously)
-//! and checks its connection in at once, so the operation waiting for that connection gets it
-//! before the clear instead of failing its check-out with PoolClearedError; the README expects
-//! CheckedOut, PoolCleared, CheckOutFailed in that order.
-//!
 //! Not here, because they need what blackpipe does not simulate:
 //! - retryable-writes 1 (MMAPv1 rejects retryable writes): a storage engine removed from
 //!   MongoDB; blackpipe has no storage engines.
@@ -178,14 +172,12 @@ async fn pool_cleared_error_is_retried(command: &str, labels: &[&str], success: 
 }
 
 #[tokio::test]
-#[ignore = "known gap: the executor checks the connection in before the SDAM worker clears the pool, so the waiter gets the connection instead of PoolClearedError"]
 async fn retryable_writes_prose_2_pool_cleared_error_is_retried() {
     pool_cleared_error_is_retried("insert", &[RETRYABLE_WRITE_ERROR], doc! { "n": 1, "ok": 1 })
         .await;
 }
 
 #[tokio::test]
-#[ignore = "known gap: the executor checks the connection in before the SDAM worker clears the pool, so the waiter gets the connection instead of PoolClearedError"]
 async fn retryable_reads_prose_1_pool_cleared_error_is_retried() {
     let empty = doc! { "cursor": { "id": 0_i64, "ns": "db.items", "firstBatch": [] }, "ok": 1 };
     pool_cleared_error_is_retried("find", &[], empty).await;
