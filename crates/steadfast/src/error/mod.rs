@@ -15,9 +15,11 @@
 //! - [`Error::retry_history`]: every failed attempt, oldest first — the server it went to, its
 //!   error, why it failed ([`RetryReason`]), whether it could have run on the server
 //!   ([`Execution`]) and how long the driver waited before the next one.
-//! - Which attempt's error is reported follows the retryable-writes rules: the most recent
-//!   error of an attempt that may have written, or the first error when no attempt could have
-//!   (every attempt was refused with `NoWritesPerformed`, or never sent). A timeout under
+//! - Which attempt's error is reported follows the retryable-writes rules and nothing else:
+//!   the most recent error that does not say "no write attempted", or the first error when
+//!   every one does. Only the server's `NoWritesPerformed` label and a request never sent say
+//!   so; a refusal code such as NotWritablePrimary does not (it still counts towards
+//!   [`Error::outcome`], which is a different question). A timeout under
 //!   `timeoutMS` is reported as a [`ErrorKind::Timeout`] whose
 //!   [`source`](std::error::Error::source) is the last underlying error.
 //! - [`Error::outcome`]: whether a write was certainly not applied, applied (only its write
