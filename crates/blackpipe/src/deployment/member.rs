@@ -507,6 +507,9 @@ async fn execute_in_store(
     } else {
         TransactionalWriteAction::Proceed
     };
+    if transactional == TransactionalWriteAction::CloseBeforeCommit {
+        return Reaction::HangUp.into();
+    }
     if let TransactionalWriteAction::FailBeforeCommit { code } = transactional {
         return node.finish(
             errors::error_reply(
