@@ -33,7 +33,10 @@ pub(crate) fn parse(command: &Document) -> Result<Option<Duration>, Document> {
         Some(Bson::Double(value)) => whole_millis(*value)?,
         Some(Bson::Decimal128(value)) => {
             // mongod truncates a decimal towards zero; a value it cannot read is no number.
-            let parsed = value.to_string().parse::<f64>().map_err(|_| not_a_number())?;
+            let parsed = value
+                .to_string()
+                .parse::<f64>()
+                .map_err(|_| not_a_number())?;
             whole_millis(parsed.trunc())?
         }
         Some(_) => return Err(not_a_number()),
@@ -171,7 +174,10 @@ mod tests {
             Run::of(Duration::from_millis(200), None),
             Run::Completes(Duration::from_millis(200))
         );
-        assert_eq!(Run::of(Duration::from_millis(200), limit).duration(), limit.unwrap());
+        assert_eq!(
+            Run::of(Duration::from_millis(200), limit).duration(),
+            Duration::from_millis(50)
+        );
     }
 
     #[test]

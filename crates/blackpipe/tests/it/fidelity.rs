@@ -428,7 +428,7 @@ async fn fail_before_commit_closes_the_connection_and_applies_nothing() {
     configure(
         &client,
         doc! { "configureFailPoint": "onPrimaryTransactionalWrite", "mode": {"times": 2},
-               "data": {"failBeforeCommitExceptionCode": 1} },
+        "data": {"failBeforeCommitExceptionCode": 1} },
     )
     .await;
     collection
@@ -450,7 +450,7 @@ async fn fail_before_commit_closes_the_connection_and_applies_nothing() {
     configure(
         &client,
         doc! { "configureFailPoint": "onPrimaryTransactionalWrite", "mode": {"times": 1},
-               "data": {"failBeforeCommitExceptionCode": 1, "closeConnection": false} },
+        "data": {"failBeforeCommitExceptionCode": 1, "closeConnection": false} },
     )
     .await;
     let error = collection.insert_one(doc! { "_id": 2 }).await.unwrap_err();

@@ -36,17 +36,31 @@ async fn a_slow_command_is_interrupted_at_its_max_time_ms() {
     assert_eq!(code(&find), Some(50), "{find}");
     assert_eq!(find.get_str("codeName").ok(), Some("MaxTimeMSExpired"));
     let insert = connection
-        .round_trip(doc! { "insert": "c", "documents": [{"_id": 1}], "maxTimeMS": 20_i64, "$db": "db" })
+        .round_trip(
+            doc! { "insert": "c", "documents": [{"_id": 1}], "maxTimeMS": 20_i64, "$db": "db" },
+        )
         .await;
     assert_eq!(code(&insert), Some(50), "{insert}");
     // Handshakes and trivial commands are not the store's work: they stay fast.
-    assert!(is_ok(&connection.round_trip(doc! { "hello": 1, "$db": "admin" }).await));
-    assert!(is_ok(&connection.round_trip(doc! { "ping": 1, "$db": "admin" }).await));
+    assert!(is_ok(
+        &connection
+            .round_trip(doc! { "hello": 1, "$db": "admin" })
+            .await
+    ));
+    assert!(is_ok(
+        &connection
+            .round_trip(doc! { "ping": 1, "$db": "admin" })
+            .await
+    ));
     deployment.slow_commands(0, Duration::ZERO).unwrap();
     let count = connection
         .round_trip(doc! { "count": "c", "$db": "db" })
         .await;
-    assert_eq!(count.get_i32("n").ok(), Some(0), "the interrupted insert applied nothing");
+    assert_eq!(
+        count.get_i32("n").ok(),
+        Some(0),
+        "the interrupted insert applied nothing"
+    );
 }
 
 #[tokio::test]

@@ -218,7 +218,8 @@ fn the_timeout_cell_counts_late_returns_and_new_connections_against_the_targets(
     assert_eq!(schedule.on_time_limit(), Duration::from_millis(60));
     let ms = Duration::from_millis;
     // 100 timeouts: 98 on time (the limit itself included), 2 late; one non-timeout outcome.
-    let mut outcomes: Vec<(Duration, Result<(), String>)> = (0..97).map(|_| (ms(51), Ok(()))).collect();
+    let mut outcomes: Vec<(Duration, Result<(), String>)> =
+        (0..97).map(|_| (ms(51), Ok(()))).collect();
     outcomes.push((ms(60), Ok(())));
     outcomes.push((ms(61), Ok(())));
     outcomes.push((ms(300), Err("error: connection reset".into())));
@@ -241,8 +242,17 @@ fn the_timeout_cell_counts_late_returns_and_new_connections_against_the_targets(
         .map(|t| (t.measured.as_str(), t.met))
         .collect();
     // 98% on time misses 99%; 5 new connections in 100 operations is not under 5%.
-    assert_eq!(timeout_targets, vec![("98.0%", Some(false)), ("5.0%", Some(false))]);
+    assert_eq!(
+        timeout_targets,
+        vec![("98.0%", Some(false)), ("5.0%", Some(false))]
+    );
     let markdown = report.to_markdown();
-    assert!(markdown.contains("| steadfast | 100 | 98.0% | 51.0 | 61.0 | 300.0 | 99 | 5 (5.0%) | 0 |"), "{markdown}");
-    assert!(markdown.contains("- official: not measured: the official mongodb crate has no timeoutMS"), "{markdown}");
+    assert!(
+        markdown.contains("| steadfast | 100 | 98.0% | 51.0 | 61.0 | 300.0 | 99 | 5 (5.0%) | 0 |"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("- official: not measured: the official mongodb crate has no timeoutMS"),
+        "{markdown}"
+    );
 }

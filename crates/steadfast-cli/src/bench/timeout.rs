@@ -242,7 +242,9 @@ pub(crate) fn summarize(outcomes: &[Outcome], on_time_limit: Duration) -> Timeou
     }
     report.p50_ms = percentile_ms(&elapsed, 0.50);
     report.p99_ms = percentile_ms(&elapsed, 0.99);
-    report.max_ms = elapsed.last().map_or(0.0, |max| max.as_secs_f64() * 1_000.0);
+    report.max_ms = elapsed
+        .last()
+        .map_or(0.0, |max| max.as_secs_f64() * 1_000.0);
     report
 }
 
