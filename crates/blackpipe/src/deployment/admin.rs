@@ -20,7 +20,8 @@
 //! | `{blackpipe: "partition", member?}` | the node accepts connections but answers nothing: requests it receives are held, unprocessed |
 //! | `{blackpipe: "heal", member}` | ends a partition: held requests on still-open connections are processed and answered in order, as TCP would deliver them late |
 //! | `{blackpipe: "shutdown", member?, quiesceMS?: 0}` | answer `ShutdownInProgress` for `quiesceMS`, then die |
-//! | `{blackpipe: "slow", member?, delayMS}` | delay every reply of the node (`0` restores) |
+//! | `{blackpipe: "slow", member?, delayMS}` | delay every reply of the node (`0` restores); a command's `maxTimeMS` cuts the delay short with `MaxTimeMSExpired` |
+//! | `{blackpipe: "slowCommands", member?, delayMS}` | each command the store runs (CRUD, cursors, indexes...) takes `delayMS` to execute, hello and handshakes staying fast (`0` restores); interrupted with `MaxTimeMSExpired` at the command's `maxTimeMS` |
 //! | `{blackpipe: "overload", member?, mode?: "alwaysOn", baseBackoffMS?}` | reject commands with code 462 (`mode` as in `configureFailPoint`; `"off"` stops) |
 //! | `{blackpipe: "replicationLag", lagMS}` | secondaries report a `lastWrite` this far behind |
 //! | `{blackpipe: "autoFailover", enabled, electionDelayMS?}` | elect a successor automatically when the set loses its primary |
@@ -134,6 +135,13 @@ pub enum AdminRequest {
         /// Target.
         member: MemberRef,
         /// The delay (zero restores full speed).
+        delay: Duration,
+    },
+    /// Give each command a node's store runs this execution time.
+    SlowCommands {
+        /// Target.
+        member: MemberRef,
+        /// The execution time (zero restores instant execution).
         delay: Duration,
     },
     /// Reject a node's commands with code 462.
@@ -299,6 +307,10 @@ pub fn parse_admin(command: &Document) -> Result<AdminRequest, ControlError> {
             quiesce: millis(command, "quiesceMS", Some(0))?,
         },
         "slow" => AdminRequest::Slow {
+            member: target(),
+            delay: millis(command, "delayMS", None)?,
+        },
+        "slowCommands" => AdminRequest::SlowCommands {
             member: target(),
             delay: millis(command, "delayMS", None)?,
         },

@@ -125,6 +125,9 @@ async fn execute(node: &NodeContext, request: AdminRequest) -> Result<Outcome, C
             ));
         }
         AdminRequest::Slow { member, delay } => inner.slow(resolve(node, &member)?, delay)?,
+        AdminRequest::SlowCommands { member, delay } => {
+            inner.slow_commands(resolve(node, &member)?, delay)?;
+        }
         AdminRequest::Overload { member, overload } => {
             inner.overload(resolve(node, &member)?, Some(overload))?;
         }

@@ -270,13 +270,25 @@ impl Deployment {
         self.inner.shutdown(index, quiesce).await
     }
 
-    /// Delays every reply of `index` by `delay` (zero restores full speed).
+    /// Delays every reply of `index` by `delay` (zero restores full speed). The delay of a
+    /// command with a shorter `maxTimeMS` ends at its `maxTimeMS`, with `MaxTimeMSExpired`.
     ///
     /// # Errors
     ///
     /// If `index` is unknown.
     pub fn slow(&self, index: NodeIndex, delay: Duration) -> Result<(), ControlError> {
         self.inner.slow(index, delay)
+    }
+
+    /// Makes each command the store of `index` runs (CRUD, cursors, indexes, not hello or
+    /// handshakes) take `delay` to execute, as a slow query would; a command's `maxTimeMS`
+    /// interrupts it with `MaxTimeMSExpired` (zero restores instant execution).
+    ///
+    /// # Errors
+    ///
+    /// If `index` is unknown.
+    pub fn slow_commands(&self, index: NodeIndex, delay: Duration) -> Result<(), ControlError> {
+        self.inner.slow_commands(index, delay)
     }
 
     /// Makes `index` reject commands with code 462 as `overload` says; `None` stops it.

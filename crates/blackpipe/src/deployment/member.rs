@@ -1,6 +1,7 @@
 //! One node's [`Handler`]: the command pipeline of a mongod (or mongos) process, in mongod's
-//! order: ingress (partition, slowness, shutdown) -> overload -> `failCommand` -> hello ->
-//! control and trivial commands -> primary/secondary checks -> the store -> write-concern
+//! order: ingress (partition, slowness, shutdown) -> overload -> `failCommand` -> `maxTimeMS`
+//! -> hello -> control and trivial commands -> primary/secondary checks -> the command's
+//! execution time -> the store -> write-concern
 //! error injection -> error labels, `topologyVersion` and `$clusterTime`. While the node is
 //! partitioned, requests wait at ingress and replies wait before leaving, until it heals.
 
@@ -16,6 +17,7 @@ use super::errors::{
     NOT_PRIMARY_OR_SECONDARY, NOT_WRITABLE_PRIMARY, SHUTDOWN_IN_PROGRESS, SessionFacts,
 };
 use super::hello::{self, HelloFacts, OpTime};
+use super::max_time::{self, Run};
 use super::model::{DeploymentKind, Health, NodeIndex, Role, TopologyVersion};
 use super::runtime::{Inner, NodeCounters, Process, lock};
 use crate::failpoint::{CommandFacts, FailOutcome, TransactionalWriteAction};
@@ -67,6 +69,8 @@ pub(crate) struct NodeView {
     pub(crate) term: i64,
     pub(crate) version: TopologyVersion,
     pub(crate) slow: Duration,
+    /// How long each of the store's commands takes to run (see [`spend`]).
+    pub(crate) command_time: Duration,
     pub(crate) replication_lag: Duration,
 }
 
@@ -91,6 +95,7 @@ impl NodeContext {
             term: state.topology.term(),
             version: node.topology_version(),
             slow: slot.slow,
+            command_time: slot.command_time,
             replication_lag: state.replication_lag,
         })
     }
@@ -270,6 +275,29 @@ impl Handler for MemberHandler {
     }
 }
 
+/// Spends `work` of modelled server time on a command limited to `limit` (its maxTimeMS).
+/// `Some` answer when the command ends there: interrupted at its maxTimeMS, or, for a write on
+/// the primary, by a stepdown. `None` when the work is done and the command goes on.
+async fn spend(
+    node: &NodeContext,
+    work: Duration,
+    limit: Option<Duration>,
+    write_on_primary: Option<i64>,
+    session: SessionFacts,
+) -> Option<Outcome> {
+    if work.is_zero() {
+        return None;
+    }
+    let run = Run::of(work, limit);
+    if node.pause(run.duration(), write_on_primary).await.is_err() {
+        return Some(interrupted(node, session));
+    }
+    match run {
+        Run::Completes(_) => None,
+        Run::Expires(_) => Some(node.finish(max_time::expired_reply(), session, None)),
+    }
+}
+
 fn interrupted(node: &NodeContext, session: SessionFacts) -> Outcome {
     node.finish(
         errors::error_reply(
@@ -376,8 +404,11 @@ async fn dispatch(
     let write_on_primary =
         (class == CommandClass::Write && view.role == Role::Primary).then_some(view.term);
     if !view.slow.is_zero() {
-        if node.pause(view.slow, write_on_primary).await.is_err() {
-            return interrupted(node, session);
+        // A slow node's delay is time the command spends on the server, so it ends at a valid
+        // maxTimeMS too (an invalid one is refused once the command is read, below).
+        let limit = max_time::parse(request.command()).ok().flatten();
+        if let Some(answer) = spend(node, view.slow, limit, write_on_primary, session).await {
+            return answer;
         }
         // The request was delivered before any partition that began meanwhile: it runs now,
         // and its reply is held until the partition heals.
@@ -467,6 +498,11 @@ async fn dispatch(
             }
         }
     }
+    // mongod reads maxTimeMS after failCommand: a blocked connection's wait does not count.
+    let limit = match max_time::parse(request.command()) {
+        Ok(limit) => limit,
+        Err(reply) => return node.finish(reply, session, None),
+    };
     if is_hello {
         let outcome = super::awaitable::hello(node, &request, connection, name == "isMaster").await;
         return super::auth_gate::decorate_hello(node, request.command(), connection, outcome);
@@ -484,6 +520,9 @@ async fn dispatch(
     };
     if let Some(error) = role_check(&view, class, &request) {
         return node.finish(error, session, None);
+    }
+    if let Some(answer) = spend(node, view.command_time, limit, write_on_primary, session).await {
+        return answer;
     }
     execute_in_store(node, &request, &facts, session, class).await
 }
@@ -507,6 +546,9 @@ async fn execute_in_store(
     } else {
         TransactionalWriteAction::Proceed
     };
+    if transactional == TransactionalWriteAction::CloseBeforeCommit {
+        return Reaction::HangUp.into();
+    }
     if let TransactionalWriteAction::FailBeforeCommit { code } = transactional {
         return node.finish(
             errors::error_reply(

@@ -44,6 +44,7 @@ mod control_error;
 pub mod errors;
 mod handle;
 pub mod hello;
+mod max_time;
 mod member;
 mod member_options;
 mod model;

@@ -64,6 +64,21 @@ impl Inner {
         Ok(())
     }
 
+    /// Makes each command the store of `index` runs take `delay` (zero restores).
+    pub(crate) fn slow_commands(
+        &self,
+        index: NodeIndex,
+        delay: Duration,
+    ) -> Result<(), ControlError> {
+        let mut state = lock(&self.state);
+        let slot = state
+            .slots
+            .get_mut(index)
+            .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?;
+        slot.command_time = delay;
+        Ok(())
+    }
+
     /// Makes `index` reject commands as `overload` says (`None` stops it).
     pub(crate) fn overload(
         &self,

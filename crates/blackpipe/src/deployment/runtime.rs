@@ -85,6 +85,7 @@ pub(crate) struct Slot {
     pub(crate) counters: Arc<NodeCounters>,
     pub(crate) server: Option<Server>,
     pub(crate) slow: Duration,
+    pub(crate) command_time: Duration,
     pub(crate) overload: Option<Overload>,
 }
 
@@ -218,6 +219,7 @@ impl Inner {
                 counters: Arc::new(NodeCounters::default()),
                 server: None,
                 slow: Duration::ZERO,
+                command_time: Duration::ZERO,
                 overload: None,
             })
             .collect();
@@ -442,6 +444,7 @@ impl Inner {
                     counters: Arc::new(NodeCounters::default()),
                     server: None,
                     slow: Duration::ZERO,
+                    command_time: Duration::ZERO,
                     overload: None,
                 });
             }

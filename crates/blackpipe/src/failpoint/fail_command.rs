@@ -226,7 +226,8 @@ pub struct WriteConcernInjection {
 pub struct TransactionalWriteFault {
     /// `closeConnection` (default true): close the connection after the write commits.
     pub close_connection: bool,
-    /// `failBeforeCommitExceptionCode`: fail with this code without committing.
+    /// `failBeforeCommitExceptionCode`: fail with this code without committing (the driver sees
+    /// the code only when `closeConnection` is false).
     pub fail_before_commit_code: Option<i32>,
 }
 
@@ -256,9 +257,17 @@ impl TransactionalWriteFault {
     }
 
     /// What the fault does to a retryable write it triggered on.
+    ///
+    /// mongod ends the client's session first (when `closeConnection`) and then, when
+    /// `failBeforeCommitExceptionCode` is set, throws before the write unit commits: with both
+    /// the write is not applied and the driver sees only the closed connection.
     pub fn action(&self) -> TransactionalWriteAction {
         if let Some(code) = self.fail_before_commit_code {
-            TransactionalWriteAction::FailBeforeCommit { code }
+            if self.close_connection {
+                TransactionalWriteAction::CloseBeforeCommit
+            } else {
+                TransactionalWriteAction::FailBeforeCommit { code }
+            }
         } else if self.close_connection {
             TransactionalWriteAction::CloseAfterCommit
         } else {
@@ -274,6 +283,8 @@ pub enum TransactionalWriteAction {
     Proceed,
     /// Apply the write, then close the connection instead of replying.
     CloseAfterCommit,
+    /// Close the connection without applying the write.
+    CloseBeforeCommit,
     /// Fail with this code without applying the write.
     FailBeforeCommit {
         /// The error code.

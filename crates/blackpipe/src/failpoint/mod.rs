@@ -10,8 +10,9 @@
 //!   `skip`); effects `blockConnection`/`blockTimeMS`, `closeConnection`, `errorCode`,
 //!   `errorLabels` (replacing the default labels; `[]` removes them) and `writeConcernError`
 //!   (added after the write is applied, counted separately, as mongod does).
-//! - `onPrimaryTransactionalWrite`: `closeConnection` after the write commits (default) or
-//!   `failBeforeCommitExceptionCode`.
+//! - `onPrimaryTransactionalWrite`: `closeConnection` (default true) after the write commits,
+//!   or, with `failBeforeCommitExceptionCode`, without committing it; the code reaches the
+//!   driver only when `closeConnection` is false.
 //!
 //! Modes: `"alwaysOn"`, `"off"`, `{times}`, `{skip}`, `{activationProbability}`. The reply is
 //! `{count, ok: 1}` where `count` is how many times the fail point has triggered in this

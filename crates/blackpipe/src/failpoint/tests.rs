@@ -366,6 +366,24 @@ fn transactional_write_can_fail_before_commit() {
 }
 
 #[test]
+fn transactional_write_fails_before_commit_by_closing_the_connection_by_default() {
+    let mut points = configured(doc! {
+        "configureFailPoint": "onPrimaryTransactionalWrite",
+        "mode": {"times": 1},
+        "data": {"failBeforeCommitExceptionCode": 1},
+    });
+    let mut rng = rng();
+    assert_eq!(
+        points.transactional_write(&mut rng),
+        TransactionalWriteAction::CloseBeforeCommit
+    );
+    assert_eq!(
+        points.transactional_write(&mut rng),
+        TransactionalWriteAction::Proceed
+    );
+}
+
+#[test]
 fn unknown_fail_point_and_missing_mode_are_errors() {
     let mut points = FailPoints::new();
     let unknown = points

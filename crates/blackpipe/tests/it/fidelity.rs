@@ -418,3 +418,44 @@ async fn on_primary_transactional_write_closes_after_the_write_commits() {
     disable(&client, "onPrimaryTransactionalWrite").await;
     client.shutdown().await;
 }
+
+#[tokio::test]
+async fn fail_before_commit_closes_the_connection_and_applies_nothing() {
+    let target = Target::replica_set().await;
+    let log = CommandLog::default();
+    let client = logged_client(&target.uri, "fp-txn-before", &log).await;
+    let collection = fresh_collection(&client, "txn_before").await;
+    configure(
+        &client,
+        doc! { "configureFailPoint": "onPrimaryTransactionalWrite", "mode": {"times": 2},
+        "data": {"failBeforeCommitExceptionCode": 1} },
+    )
+    .await;
+    collection
+        .insert_one(doc! { "_id": 1 })
+        .await
+        .expect_err("both attempts lose their connection");
+    // closeConnection defaults to true: the driver sees network errors, never code 1, and
+    // retries the first once.
+    let failures = log.failures("insert");
+    assert_eq!(failures.len(), 2);
+    for failure in &failures {
+        assert!(
+            matches!(failure.kind.as_ref(), ErrorKind::Io(_)),
+            "a network error: {failure}"
+        );
+    }
+    assert_eq!(collection.count_documents(doc! {}).await.unwrap(), 0);
+
+    configure(
+        &client,
+        doc! { "configureFailPoint": "onPrimaryTransactionalWrite", "mode": {"times": 1},
+        "data": {"failBeforeCommitExceptionCode": 1, "closeConnection": false} },
+    )
+    .await;
+    let error = collection.insert_one(doc! { "_id": 2 }).await.unwrap_err();
+    assert_eq!(command_code(&error), Some(1), "{error}");
+    assert_eq!(collection.count_documents(doc! {}).await.unwrap(), 0);
+    disable(&client, "onPrimaryTransactionalWrite").await;
+    client.shutdown().await;
+}

@@ -8,6 +8,7 @@ mod fidelity;
 mod fidelity_sdam;
 mod hostile_live;
 mod interop;
+mod max_time;
 mod robustness;
 mod scripted;
 mod support;

@@ -1,6 +1,7 @@
 //! `steadfast bench`: steadfast and the official `mongodb` crate side by side on the same
 //! embedded blackpipe server, interleaved round by round, against a raw-socket floor; then the
-//! same failover schedule for both, and each driver's memory in a fresh child process.
+//! same failover schedule for both, each driver's memory in a fresh child process, and the
+//! timeout cell (timeoutMS against a member slower than it).
 
 mod failover;
 mod machine;
@@ -13,6 +14,7 @@ mod steadfast_side;
 #[cfg(test)]
 mod tests;
 mod throughput;
+mod timeout;
 mod workload;
 
 use std::net::SocketAddr;
@@ -27,6 +29,7 @@ use self::official::OfficialSide;
 use self::report::Report;
 use self::steadfast_side::SteadfastSide;
 use self::throughput::{Contender, RawSide, Schedule};
+use self::timeout::{TimeoutReport, TimeoutSchedule};
 use self::workload::{ContenderKind, Workload};
 
 /// Any failure of the bench itself (as opposed to a driver error it reports).
@@ -68,6 +71,8 @@ enum Part {
     Failover,
     /// Memory in child processes.
     Memory,
+    /// Operations with timeoutMS against a member slower than the timeout.
+    Timeout,
 }
 
 /// Concurrency levels of the driver workloads.
@@ -109,6 +114,15 @@ pub(crate) async fn run(args: BenchArgs) -> Result<(), BenchError> {
     }
     if wanted(Part::Memory) {
         report.memory = memory_reports().await?;
+    }
+    if wanted(Part::Timeout) {
+        let schedule = if args.quick {
+            TimeoutSchedule::QUICK
+        } else {
+            TimeoutSchedule::FULL
+        };
+        report.timeout_schedule = Some(schedule);
+        report.timeout = timeout_reports(schedule).await?;
     }
     report.evaluate_targets();
 
@@ -215,4 +229,18 @@ async fn memory_reports() -> Result<Vec<memory::MemoryReport>, BenchError> {
     }
     deployment.stop().await;
     Ok(reports)
+}
+
+/// The timeout cell: steadfast against a standalone whose commands take longer than timeoutMS;
+/// the official crate, which has no timeoutMS, is listed as not measured.
+async fn timeout_reports(schedule: TimeoutSchedule) -> Result<Vec<TimeoutReport>, BenchError> {
+    let (deployment, uri, _) = standalone().await?;
+    deployment.slow_commands(0, schedule.command_time)?;
+    eprintln!(
+        "timeout cell: {} operations with timeoutMS {:?} against {:?} commands",
+        schedule.operations, schedule.timeout, schedule.command_time
+    );
+    let steadfast = timeout::run_steadfast(&uri, schedule).await;
+    deployment.stop().await;
+    Ok(vec![steadfast?, TimeoutReport::official_unsupported()])
 }

@@ -11,6 +11,7 @@ use super::machine::Machine;
 use super::memory::MemoryReport;
 use super::stats::{Summary, ratio};
 use super::throughput::{CellReport, Schedule};
+use super::timeout::{TimeoutReport, TimeoutSchedule};
 use super::workload::{ContenderKind, Workload};
 
 /// Serialises a duration as fractional milliseconds.
@@ -49,6 +50,10 @@ pub(crate) struct Report {
     pub(crate) failover: Vec<FailoverReport>,
     /// One entry per driver.
     pub(crate) memory: Vec<MemoryReport>,
+    /// The timeout cell's parameters, when it ran.
+    pub(crate) timeout_schedule: Option<TimeoutSchedule>,
+    /// One entry per driver.
+    pub(crate) timeout: Vec<TimeoutReport>,
     /// The issue's targets against this run.
     pub(crate) targets: Vec<TargetCheck>,
 }
@@ -63,6 +68,8 @@ const RATIO_TARGETS: [(Workload, usize); 4] = [
 const MIN_THROUGHPUT_RATIO: f64 = 1.5;
 const MAX_RAW_OVERHEAD: f64 = 1.3;
 const MAX_RECOVERY_MS: f64 = 100.0;
+const MIN_ON_TIME_SHARE: f64 = 0.99;
+const MAX_NEW_CONNECTION_SHARE: f64 = 0.05;
 
 impl Report {
     /// An empty report for this machine.
@@ -79,6 +86,8 @@ impl Report {
             throughput: Vec::new(),
             failover: Vec::new(),
             memory: Vec::new(),
+            timeout_schedule: None,
+            timeout: Vec::new(),
             targets: Vec::new(),
         }
     }
@@ -163,8 +172,44 @@ impl Report {
                 });
             }
         }
+        self.timeout_targets(&mut targets);
         self.targets = targets;
     }
+
+    fn timeout_targets(&self, targets: &mut Vec<TargetCheck>) {
+        let Some(run) = self
+            .timeout
+            .iter()
+            .find(|run| run.driver == ContenderKind::Steadfast.label())
+        else {
+            return;
+        };
+        let on_time = run.on_time_share();
+        targets.push(TargetCheck {
+            target: format!(
+                "timeout cell: >= {:.0}% of operations return within timeoutMS + max(10 ms, 2%)",
+                MIN_ON_TIME_SHARE * 100.0
+            ),
+            measured: percent(on_time),
+            met: on_time.map(|share| share >= MIN_ON_TIME_SHARE),
+        });
+        let churn = run.new_connection_share();
+        targets.push(TargetCheck {
+            target: format!(
+                "timeout cell: < {:.0}% of operations cost a new connection",
+                MAX_NEW_CONNECTION_SHARE * 100.0
+            ),
+            measured: percent(churn),
+            met: churn.map(|share| share < MAX_NEW_CONNECTION_SHARE),
+        });
+    }
+}
+
+fn percent(share: Option<f64>) -> String {
+    share.map_or_else(
+        || "not measured".to_owned(),
+        |share| format!("{:.1}%", share * 100.0),
+    )
 }
 
 /// `driver`'s p50 latency over the raw baseline's, in `cell`.
@@ -202,6 +247,7 @@ impl Report {
         self.write_raw(&mut out);
         self.write_failover(&mut out);
         self.write_memory(&mut out);
+        self.write_timeout(&mut out);
         self.write_targets(&mut out);
         out
     }
@@ -404,8 +450,74 @@ impl Report {
         let _ = writeln!(out);
     }
 
+    fn write_timeout(&self, out: &mut String) {
+        let Some(schedule) = &self.timeout_schedule else {
+            return;
+        };
+        let _ = writeln!(
+            out,
+            "## Timeout cell ({} find_one operations over {} tasks, client timeoutMS {:?}, each \
+             find taking the standalone {:?}: blackpipe's slowCommands)\n\n\
+             On time means returned within {:?} (timeoutMS + max(10 ms, 2%)); connections are \
+             the pool's ConnectionCreated/ConnectionClosed events during the measured operations, \
+             after a warm-up of the same operations.\n",
+            schedule.operations,
+            schedule.tasks,
+            schedule.timeout,
+            schedule.command_time,
+            schedule.on_time_limit()
+        );
+        let _ = writeln!(
+            out,
+            "| driver | operations | on time | p50 ms | p99 ms | max ms | timeout errors | new connections | closed |"
+        );
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for run in &self.timeout {
+            if run.note.is_some() {
+                let _ = writeln!(
+                    out,
+                    "| {} | n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a |",
+                    run.driver
+                );
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} ({}) | {} |",
+                run.driver,
+                run.operations,
+                percent(run.on_time_share()),
+                run.p50_ms,
+                run.p99_ms,
+                run.max_ms,
+                run.timed_out,
+                run.connections_created,
+                percent(run.new_connection_share()),
+                run.connections_closed
+            );
+        }
+        for run in &self.timeout {
+            if let Some(note) = &run.note {
+                let _ = writeln!(out, "- {}: {}", run.driver, cell_text(note));
+            }
+            if let Some(other) = &run.first_other {
+                let _ = writeln!(
+                    out,
+                    "- {}: {} operations ended otherwise than with a timeout error; the first: {}",
+                    run.driver,
+                    run.other,
+                    cell_text(other)
+                );
+            }
+        }
+        let _ = writeln!(out);
+    }
+
     fn write_targets(&self, out: &mut String) {
-        let _ = writeln!(out, "## Targets of issue 7 (measured, not asserted)\n");
+        let _ = writeln!(
+            out,
+            "## Targets of issues 7 and 10 (measured, not asserted)\n"
+        );
         let _ = writeln!(out, "| target | measured | met |");
         let _ = writeln!(out, "|---|---|---|");
         for target in &self.targets {

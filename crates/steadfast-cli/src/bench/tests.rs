@@ -7,6 +7,7 @@ use super::failover::{FailoverReport, FailoverSchedule, FaultReport};
 use super::report::Report;
 use super::stats::Summary;
 use super::throughput::{CellReport, ContenderResult, Schedule};
+use super::timeout::{TimeoutReport, TimeoutSchedule, summarize};
 use super::workload::{
     ContenderKind, INSERT_MANY_BATCH, ITEM_COUNT, Workload, fresh_batch, item_id, seed_commands,
 };
@@ -209,4 +210,49 @@ fn markdown_shows_every_cell_note_and_escapes_table_text() {
     );
     assert!(markdown.contains("5 writes acknowledged, 6 documents stored, 2 errors in all"));
     assert!(markdown.contains("- command: `steadfast bench --quick`"));
+}
+
+#[test]
+fn the_timeout_cell_counts_late_returns_and_new_connections_against_the_targets() {
+    let schedule = TimeoutSchedule::FULL;
+    assert_eq!(schedule.on_time_limit(), Duration::from_millis(60));
+    let ms = Duration::from_millis;
+    // 100 timeouts: 98 on time (the limit itself included), 2 late; one non-timeout outcome.
+    let mut outcomes: Vec<(Duration, Result<(), String>)> =
+        (0..97).map(|_| (ms(51), Ok(()))).collect();
+    outcomes.push((ms(60), Ok(())));
+    outcomes.push((ms(61), Ok(())));
+    outcomes.push((ms(300), Err("error: connection reset".into())));
+    let mut run = summarize(&outcomes, schedule.on_time_limit());
+    assert_eq!((run.operations, run.on_time), (100, 98));
+    assert_eq!((run.timed_out, run.other), (99, 1));
+    assert_eq!(run.first_other.as_deref(), Some("error: connection reset"));
+    assert!((run.p50_ms - 51.0).abs() < 1e-9 && (run.max_ms - 300.0).abs() < 1e-9);
+    assert!((run.p99_ms - 61.0).abs() < 1e-9, "{}", run.p99_ms);
+    run.connections_created = 5;
+
+    let mut report = empty_report();
+    report.timeout_schedule = Some(schedule);
+    report.timeout = vec![run, TimeoutReport::official_unsupported()];
+    report.evaluate_targets();
+    let timeout_targets: Vec<(&str, Option<bool>)> = report
+        .targets
+        .iter()
+        .filter(|t| t.target.starts_with("timeout cell"))
+        .map(|t| (t.measured.as_str(), t.met))
+        .collect();
+    // 98% on time misses 99%; 5 new connections in 100 operations is not under 5%.
+    assert_eq!(
+        timeout_targets,
+        vec![("98.0%", Some(false)), ("5.0%", Some(false))]
+    );
+    let markdown = report.to_markdown();
+    assert!(
+        markdown.contains("| steadfast | 100 | 98.0% | 51.0 | 61.0 | 300.0 | 99 | 5 (5.0%) | 0 |"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("- official: not measured: the official mongodb crate has no timeoutMS"),
+        "{markdown}"
+    );
 }

@@ -119,12 +119,7 @@ impl TestCase {
             let name = op.get_str("name").unwrap_or_default();
             if let Some(feature) = missing_server_feature(op, &databases) {
                 if let Some((key, reason)) = skips::for_server_feature(feature) {
-                    let detail = if name == "failPoint" {
-                        format!("sets {feature}")
-                    } else {
-                        format!("{name} needs {feature} to succeed")
-                    };
-                    return Some((key, reason, detail));
+                    return Some((key, reason, format!("{name} needs {feature} to succeed")));
                 }
             }
             if let Some((key, reason)) = skips::for_operation(name) {
@@ -153,9 +148,6 @@ impl TestCase {
 /// The server feature blackpipe lacks that `op` needs, when the test expects `op` to succeed
 /// (an operation expected to fail, e.g. through a fail point, does not depend on it).
 fn missing_server_feature(op: &Document, databases: &[&str]) -> Option<&'static str> {
-    if op.get_str("name").ok() == Some("failPoint") {
-        return fail_point_deviation(op);
-    }
     if op.get_str("name").ok() != Some("aggregate") || op.contains_key("expectError") {
         return None;
     }
@@ -178,24 +170,6 @@ fn missing_server_feature(op: &Document, databases: &[&str]) -> Option<&'static 
             "$merge" => Some("$merge"),
             _ => None,
         })
-}
-
-/// A fail point configuration on which blackpipe is known to behave unlike mongod.
-fn fail_point_deviation(op: &Document) -> Option<&'static str> {
-    let fail_point = op
-        .get_document("arguments")
-        .ok()?
-        .get_document("failPoint")
-        .ok()?;
-    if fail_point.get_str("configureFailPoint").ok() != Some("onPrimaryTransactionalWrite") {
-        return None;
-    }
-    let data = fail_point.get_document("data").ok();
-    let closes = data.is_none_or(|d| d.get_bool("closeConnection").unwrap_or(true));
-    if closes && data.is_some_and(|d| d.contains_key("failBeforeCommitExceptionCode")) {
-        return Some("onPrimaryTransactionalWrite failBeforeCommitExceptionCode");
-    }
-    None
 }
 
 fn documents(parent: &Document, key: &str) -> Result<Vec<Document>, String> {

@@ -53,11 +53,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         "blackpipe runs aggregate on collections only, not {aggregate: 1} (tests expecting it to fail still run)",
     ),
     (
-        Key::ServerFeature("onPrimaryTransactionalWrite failBeforeCommitExceptionCode"),
-        "blackpipe deviates from mongod: it replies with the code, where mongod first ends the \
-         session (closeConnection defaults to true) so that the driver sees a network error",
-    ),
-    (
         Key::Requirement("topologies"),
         "none of the required topologies is one blackpipe simulates (single, replicaset, sharded)",
     ),

@@ -120,6 +120,18 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
     Ok(open_cursor(exec, &ns, results, options))
 }
 
+/// A non-zero `maxTimeMS` (the deployment has already refused malformed ones; zero sets no
+/// wait, as mongod reads it).
+fn sets_await_time(command: &Document) -> bool {
+    match command.get("maxTimeMS") {
+        None => false,
+        Some(Bson::Int32(millis)) => *millis != 0,
+        Some(Bson::Int64(millis)) => *millis != 0,
+        Some(Bson::Double(millis)) => *millis != 0.0,
+        Some(_) => true,
+    }
+}
+
 pub(crate) fn get_more(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let id = match command.get("getMore") {
         Some(Bson::Int64(id)) => *id,
@@ -158,6 +170,13 @@ pub(crate) fn get_more(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
                 "Requested getMore on namespace '{ns}', but cursor belongs to a different namespace {}",
                 cursor.ns
             ),
+        ));
+    }
+    if sets_await_time(command) {
+        // mongod takes a getMore's maxTimeMS as the wait of a tailable awaitData cursor, the
+        // only kind that may carry one; this store opens no tailable cursors.
+        return Err(CommandError::bad_value(
+            "cannot set maxTimeMS on getMore command for a non-awaitData cursor",
         ));
     }
     cursor.last_used = exec.now;

@@ -166,6 +166,25 @@ fn get_more_checks_the_cursor_and_namespace() {
 }
 
 #[test]
+fn get_more_refuses_max_time_ms_on_a_cursor_that_is_not_await_data() {
+    let store = store_with(5);
+    let id = cursor_id(&run_ok(&store, "db", doc! { "find": "c", "batchSize": 1 }));
+    let refused = run(
+        &store,
+        "db",
+        doc! { "getMore": id, "collection": "c", "maxTimeMS": 50 },
+    );
+    assert_eq!(error_code(&refused), 2, "{refused}");
+    // Zero sets no wait: mongod accepts it, and the cursor is still open after the refusal.
+    let more = run_ok(
+        &store,
+        "db",
+        doc! { "getMore": id, "collection": "c", "maxTimeMS": 0, "batchSize": 1 },
+    );
+    assert_eq!(batch_ids(&more), vec![2]);
+}
+
+#[test]
 fn kill_cursors_reports_killed_and_not_found() {
     let store = store_with(5);
     let id = cursor_id(&run_ok(&store, "db", doc! { "find": "c", "batchSize": 1 }));

@@ -356,9 +356,7 @@ pub(super) fn static_skips() -> Result<(), String> {
         None,
         Some(Key::ServerFeature("database aggregate")),
         Some(Key::Operation("clientBulkWrite")),
-        Some(Key::ServerFeature(
-            "onPrimaryTransactionalWrite failBeforeCommitExceptionCode",
-        )),
+        None,
         None,
         Some(Key::Assertion("expectError.expectResult")),
         None,
