@@ -11,7 +11,7 @@ use crate::matcher::{EntityValues, exactly_equal, match_nested, match_root, matc
 use checks::{
     ejson_keeps_key_order, ejson_numbers, ejson_rejects_trailing, expected_events, mismatch_path,
     observation_filters, requirements_auth, requirements_topologies, requirements_unmet,
-    static_skips, uri_options, versions,
+    static_skips, tally_counts_tests_and_cases, uri_options, versions,
 };
 
 /// How a matcher case compares.
@@ -313,6 +313,7 @@ pub(crate) fn run() -> (usize, Vec<String>) {
         ("expected events in order", expected_events),
         ("uriOptions override and extend", uri_options),
         ("static skips follow the table", static_skips),
+        ("tally counts tests and cases", tally_counts_tests_and_cases),
     ];
     for (name, check) in checks {
         count += 1;
