@@ -7,6 +7,8 @@ use std::sync::Arc;
 use bson::{Bson, Document};
 use steadfast::options::CollectionOptions;
 use steadfast::{Client, ClientOptions, Collection, Database};
+use steadfast_core::TopologyDescription;
+use tokio::task::JoinHandle;
 
 use crate::args::write_concern;
 use crate::events::Observation;
@@ -32,16 +34,45 @@ pub(crate) enum Entity {
     Collection(Collection<Document>),
     /// A saved result.
     Bson(Bson),
+    /// A thread (`runOnThread` / `waitForThread`).
+    Thread(ThreadEntity),
+    /// A topology description saved by `recordTopologyDescription`.
+    Topology(Arc<TopologyDescription>),
+}
+
+/// A thread entity: the task running the operations given to it so far, each after the one
+/// before (the last task awaits its predecessor), ending with the first failure.
+#[derive(Default)]
+pub(crate) struct ThreadEntity {
+    /// The task of the last operation given to the thread, until `waitForThread` takes it.
+    pub(crate) last: Option<JoinHandle<Result<(), String>>>,
 }
 
 impl Entity {
-    fn kind(&self) -> &'static str {
+    /// What kind of entity this is, for messages.
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Entity::Client(_) => "client",
             Entity::Database(_) => "database",
             Entity::Collection(_) => "collection",
             Entity::Bson(_) => "BSON value",
+            Entity::Thread(_) => "thread",
+            Entity::Topology(_) => "topology description",
         }
+    }
+
+    /// A handle to the same object, for an operation run on a thread: clients, databases and
+    /// collections (all cheap handles); `None` for other entities.
+    pub(crate) fn share(&self) -> Option<Entity> {
+        Some(match self {
+            Entity::Client(c) => Entity::Client(ClientEntity {
+                client: c.client.clone(),
+                listener: c.listener.clone(),
+            }),
+            Entity::Database(d) => Entity::Database(d.clone()),
+            Entity::Collection(c) => Entity::Collection(c.clone()),
+            Entity::Bson(_) | Entity::Thread(_) | Entity::Topology(_) => return None,
+        })
     }
 }
 
@@ -78,11 +109,27 @@ impl EntityMap {
         }
     }
 
-    /// Shuts every client down (in creation order) and forgets every entity.
+    /// The thread entity named `id`.
+    pub(crate) fn thread_mut(&mut self, id: &str) -> Result<&mut ThreadEntity, String> {
+        match self.entities.get_mut(id) {
+            Some(Entity::Thread(t)) => Ok(t),
+            Some(other) => Err(format!("entity {id:?} is a {}, not a thread", other.kind())),
+            None => Err(format!("no entity named {id:?}")),
+        }
+    }
+
+    /// Stops every thread's task, shuts every client down (in creation order) and forgets
+    /// every entity.
     pub(crate) async fn close(&mut self) {
         for id in std::mem::take(&mut self.order) {
-            if let Some(Entity::Client(entity)) = self.entities.remove(&id) {
-                entity.client.shutdown().await;
+            match self.entities.remove(&id) {
+                Some(Entity::Client(entity)) => entity.client.shutdown().await,
+                Some(Entity::Thread(thread)) => {
+                    if let Some(task) = thread.last {
+                        task.abort();
+                    }
+                }
+                _ => {}
             }
         }
         self.entities.clear();
@@ -123,6 +170,10 @@ impl EntityMap {
                         Err(_) => CollectionOptions::default(),
                     };
                     Entity::Collection(database.collection_with_options(name, options))
+                }
+                "thread" => {
+                    known_keys(kind, spec, &["id"])?;
+                    Entity::Thread(ThreadEntity::default())
                 }
                 other => {
                     return Err(format!(

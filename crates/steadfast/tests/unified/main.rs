@@ -1,5 +1,5 @@
-//! The unified-test-format runner for the `retryable-writes/unified`, `retryable-reads/unified`
-//! and `client-backpressure` suites, run against blackpipe's simulated deployments.
+//! The unified-test-format runner for the suites listed in [`SUITES`], run against blackpipe's
+//! simulated deployments.
 //!
 //! Files are read at run time from `$STEADFAST_SPEC_TESTS` (default `../shared/spec-tests`
 //! from the workspace root; a relative value is relative to the workspace root). Each test runs
@@ -7,7 +7,8 @@
 //! allow, on a fresh deployment; each such run is one case. Skips come only from the table in
 //! `skips.rs`. The run prints one `spec-suite` line per suite and fails if a suite has no files
 //! or any case fails. `STEADFAST_UNIFIED_FILTER=<text>` runs only the tests whose
-//! `file: description` contains the text; `STEADFAST_UNIFIED_VERBOSE=1` also lists passes.
+//! `file: description` contains the text, `STEADFAST_UNIFIED_SUITE=<text>` only the suites whose
+//! folder contains it; `STEADFAST_UNIFIED_VERBOSE=1` also lists passes.
 
 mod args;
 mod ejson;
@@ -40,6 +41,7 @@ const SUITES: &[&str] = &[
     "retryable-writes/unified",
     "retryable-reads/unified",
     "client-backpressure",
+    "server-discovery-and-monitoring/unified",
 ];
 
 /// Bounds one case, so that a hang fails the case instead of the run.
@@ -79,7 +81,11 @@ fn main() -> ExitCode {
     let mut success = failures.is_empty();
     let mut lines = Vec::new();
     let mut skip_counts: BTreeMap<String, usize> = BTreeMap::new();
+    let only_suite = std::env::var("STEADFAST_UNIFIED_SUITE").ok();
     for suite in SUITES {
+        if only_suite.as_deref().is_some_and(|s| !suite.contains(s)) {
+            continue;
+        }
         let dir = spec_root().join(suite);
         let files = match json_files(&dir) {
             Ok(files) if !files.is_empty() => files,

@@ -103,9 +103,17 @@ impl TestCase {
             .flatten()
             .filter_map(Bson::as_document);
         for entity in file.entities.iter().chain(created_by_operations) {
-            for kind in entity.keys() {
+            for (kind, spec) in entity {
                 if let Some((key, reason)) = skips::for_entity(kind) {
                     return Some((key, reason, format!("creates a {kind} entity")));
+                }
+                let observes_logs = spec
+                    .as_document()
+                    .is_some_and(|s| s.contains_key("observeLogMessages"));
+                if let (true, Some((key, reason))) =
+                    (observes_logs, skips::for_assertion("observeLogMessages"))
+                {
+                    return Some((key, reason, format!("a {kind} observes log messages")));
                 }
             }
         }

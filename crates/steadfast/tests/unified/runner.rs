@@ -79,7 +79,9 @@ async fn run_in(
     Ok(())
 }
 
-fn check_operation(
+/// Judges an operation's result by its `expectError` / `expectResult` /
+/// `ignoreResultAndError`, and saves it when `saveResultAsEntity` asks.
+pub(crate) fn check_operation(
     operation: &Document,
     result: OpResult,
     entities: &mut EntityMap,

@@ -37,6 +37,10 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
     ),
     (Key::Entity("bucket"), "GridFS: steadfast has no GridFS API"),
     (
+        Key::Assertion("observeLogMessages"),
+        "steadfast emits no structured log messages (the logging specification is not implemented)",
+    ),
+    (
         Key::Assertion("expectError.expectResult"),
         "steadfast's bulk write errors do not carry the partial BulkWriteResult (and the test does not wrap it in $$unsetOrMatches)",
     ),

@@ -4,6 +4,8 @@
 mod collection;
 mod database;
 mod test_runner;
+mod threads;
+mod waits;
 
 use bson::{Bson, Document, doc};
 use futures_util::TryStreamExt;
@@ -52,10 +54,22 @@ pub(crate) async fn run(
     let object = operation
         .get_str("object")
         .map_err(|_| format!("{name}: no object"))?;
-    let args = Args::new(name, operation.get_document("arguments").ok());
     if object == "testRunner" {
+        let args = Args::new(name, operation.get_document("arguments").ok());
         return test_runner::run(name, args, entities, fixture).await;
     }
+    run_on_object(operation, entities).await
+}
+
+/// Runs `operation` on its object, an entity (not the test runner): what a thread runs.
+pub(crate) async fn run_on_object(operation: &Document, entities: &EntityMap) -> OpResult {
+    let name = operation
+        .get_str("name")
+        .map_err(|_| "an operation without a name".to_owned())?;
+    let object = operation
+        .get_str("object")
+        .map_err(|_| format!("{name}: no object"))?;
+    let args = Args::new(name, operation.get_document("arguments").ok());
     match entities.get(object)? {
         Entity::Collection(collection) => {
             let collection = collection.clone();
@@ -69,8 +83,9 @@ pub(crate) async fn run(
             let client = client.client.clone();
             database::run_on_client(name, args, &client).await
         }
-        Entity::Bson(_) => Err(format!(
-            "{name}: {object:?} is a saved value, not an object with operations"
+        other @ (Entity::Bson(_) | Entity::Thread(_) | Entity::Topology(_)) => Err(format!(
+            "{name}: {object:?} is a {}, not an object with operations",
+            other.kind()
         )),
     }
 }
