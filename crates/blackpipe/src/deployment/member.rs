@@ -18,7 +18,7 @@ use super::errors::{
 use super::hello::{self, HelloFacts, OpTime};
 use super::model::{DeploymentKind, Health, NodeIndex, Role, TopologyVersion};
 use super::runtime::{Inner, NodeCounters, Process, lock};
-use crate::failpoint::{CommandFacts, FailOutcome, TransactionalWriteAction};
+use crate::failpoint::{CommandFacts, FailCommandAction, FailOutcome, TransactionalWriteAction};
 use crate::server::{
     BoxFuture, ConnectionContext, Handler, Outcome, Reaction, Request, RequestKind,
 };
@@ -283,7 +283,7 @@ fn interrupted(node: &NodeContext, session: SessionFacts) -> Outcome {
 
 /// `db.coll` when the command's first value names a collection (for `getMore`, its
 /// `collection` field), `db.$cmd` otherwise.
-fn namespace_of(request: &Request) -> String {
+pub(crate) fn namespace_of(request: &Request) -> String {
     let command = request.command();
     if request.command_name() == "getMore" {
         if let Ok(collection) = command.get_str("collection") {
@@ -345,6 +345,19 @@ fn admin_only(request: &Request, name: &str) -> Option<Document> {
             format!("{name} may only be run against the admin database."),
         )
     })
+}
+
+/// What `failCommand` does to a command with these facts before it runs, if it triggers.
+pub(crate) fn fail_command_action(
+    node: &NodeContext,
+    facts: &CommandFacts<'_>,
+) -> Option<FailCommandAction> {
+    let mut fail_points = lock(&node.process.fail_points);
+    if fail_points.any_active() {
+        fail_points.before_command(facts, &mut *lock(&node.inner.rng))
+    } else {
+        None
+    }
 }
 
 async fn dispatch(
@@ -440,15 +453,7 @@ async fn dispatch(
         app_name: app_name.as_deref(),
         supports_write_concern: class == CommandClass::Write,
     };
-    let action = {
-        let mut fail_points = lock(&node.process.fail_points);
-        if fail_points.any_active() {
-            fail_points.before_command(&facts, &mut *lock(&node.inner.rng))
-        } else {
-            None
-        }
-    };
-    if let Some(action) = action {
+    if let Some(action) = fail_command_action(node, &facts) {
         if let Some(block) = action.block_for {
             // A partition that begins during the block holds the reply, not the command.
             if node.pause(block, write_on_primary).await.is_err() {
