@@ -400,14 +400,13 @@ async fn dispatch(
         }
     }
     if view.health == Health::ShuttingDown {
-        return node.finish(
-            errors::error_reply(
-                SHUTDOWN_IN_PROGRESS,
-                "The server is in quiesce mode and will shut down",
-            ),
-            session,
-            None,
+        let mut reply = errors::error_reply(
+            SHUTDOWN_IN_PROGRESS,
+            "The server is in quiesce mode and will shut down",
         );
+        // In quiesce mode, mongod's shutdown errors carry its topologyVersion.
+        reply.insert("topologyVersion", hello::version_document(view.version));
+        return node.finish(reply, session, None);
     }
     if let Some(refusal) = super::auth_gate::refusal(node, &name, connection, session) {
         return refusal;
