@@ -42,6 +42,7 @@ const SUITES: &[&str] = &[
     "retryable-reads/unified",
     "client-backpressure",
     "server-discovery-and-monitoring/unified",
+    "sessions",
 ];
 
 /// Bounds one case, so that a hang fails the case instead of the run.

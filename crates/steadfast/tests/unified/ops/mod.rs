@@ -3,6 +3,7 @@
 
 mod collection;
 mod database;
+mod sessions;
 mod test_runner;
 mod threads;
 mod waits;
@@ -70,11 +71,19 @@ pub(crate) async fn run_on_object(operation: &Document, entities: &EntityMap) ->
         .get_str("object")
         .map_err(|_| format!("{name}: no object"))?;
     let args = Args::new(name, operation.get_document("arguments").ok());
+    let in_session = operation
+        .get_document("arguments")
+        .is_ok_and(|a| a.contains_key("session"));
     match entities.get(object)? {
+        Entity::Collection(collection) if in_session => {
+            let collection = collection.clone();
+            sessions::run_on_collection(name, args, &collection, entities).await
+        }
         Entity::Collection(collection) => {
             let collection = collection.clone();
             collection::run(name, args, &collection).await
         }
+        Entity::Session(session) => sessions::run_on_session(name, args, session).await,
         Entity::Database(database) => {
             let database = database.clone();
             database::run_on_database(name, args, &database).await
