@@ -3,6 +3,7 @@
 //! its unit tests. Each case states its expectation; a failing case fails the run.
 
 mod checks;
+mod sdam_checks;
 
 use bson::{Bson, Document, doc};
 
@@ -314,6 +315,14 @@ pub(crate) fn run() -> (usize, Vec<String>) {
         ("uriOptions override and extend", uri_options),
         ("static skips follow the table", static_skips),
         ("tally counts tests and cases", tally_counts_tests_and_cases),
+        (
+            "SDAM events match by type",
+            sdam_checks::sdam_events_match_by_type,
+        ),
+        (
+            "session and SDAM skips",
+            sdam_checks::session_and_sdam_skips,
+        ),
     ];
     for (name, check) in checks {
         count += 1;
