@@ -11,8 +11,9 @@ use tokio::sync::watch;
 use super::hello::{
     AwaitDecision, AwaitRequest, await_decision, future_counter_error, parse_await,
 };
-use super::member::{NodeContext, wants_hello_ok};
+use super::member::{NodeContext, fail_command_action, namespace_of, wants_hello_ok};
 use super::model::{Health, TopologyVersion};
+use crate::failpoint::{CommandFacts, FailOutcome};
 use crate::server::{
     ConnectionContext, Outcome, Reaction, ReplyStream, ReplyStreamSender, Request, RequestKind,
 };
@@ -64,6 +65,11 @@ pub(crate) async fn hello(
     if request.kind() == RequestKind::Msg && request.exhaust_allowed() {
         let (sender, stream) = ReplyStream::channel(1);
         let node = node.clone();
+        let fail_facts = HelloFailFacts {
+            name: if legacy { "isMaster" } else { "hello" },
+            namespace: namespace_of(request),
+            app_name: connection.app_name().map(str::to_owned),
+        };
         tokio::spawn(async move {
             stream_hellos(
                 node,
@@ -74,6 +80,7 @@ pub(crate) async fn hello(
                 legacy,
                 hello_ok,
                 connection_id,
+                fail_facts,
             )
             .await;
         });
@@ -122,8 +129,22 @@ async fn stream_hellos(
     legacy: bool,
     hello_ok: bool,
     connection_id: i64,
+    fail_facts: HelloFailFacts,
 ) {
+    let mut first = true;
     loop {
+        // mongod runs each turn of an exhaust stream as the command again, `failCommand`
+        // included (the first turn was evaluated with the request itself).
+        if !std::mem::take(&mut first) {
+            match fail_facts.apply(&node, &sender).await {
+                StreamTurn::Continue => {}
+                StreamTurn::End(reaction) => {
+                    let _ = sender.finish_with(reaction).await;
+                    return;
+                }
+                StreamTurn::Closed => return,
+            }
+        }
         tokio::select! {
             () = sender.closed() => return,
             () = wait_for_change(&mut changes, seen, max_await) => {}
@@ -152,6 +173,67 @@ async fn stream_hellos(
         seen = view.version;
         if sender.send(reply).await.is_err() {
             return;
+        }
+    }
+}
+
+/// What `failCommand` is evaluated against on each turn of a streaming hello.
+struct HelloFailFacts {
+    /// `hello` or `isMaster`, as the request named it.
+    name: &'static str,
+    /// The request's namespace (`admin.$cmd`).
+    namespace: String,
+    /// The connection's application name, from its handshake.
+    app_name: Option<String>,
+}
+
+/// How a turn of a streaming hello goes after `failCommand`.
+enum StreamTurn {
+    /// Reply as usual.
+    Continue,
+    /// End the stream with this (an error reply, or hanging up).
+    End(Reaction),
+    /// The client went away while the fail point blocked the turn.
+    Closed,
+}
+
+impl HelloFailFacts {
+    /// Evaluates `failCommand` for one turn: blocks first if it says so, then ends the stream
+    /// with its error or by closing the connection.
+    async fn apply(&self, node: &NodeContext, sender: &ReplyStreamSender) -> StreamTurn {
+        let facts = CommandFacts {
+            name: self.name,
+            namespace: &self.namespace,
+            app_name: self.app_name.as_deref(),
+            supports_write_concern: false,
+        };
+        let Some(action) = fail_command_action(node, &facts) else {
+            return StreamTurn::Continue;
+        };
+        if let Some(block) = action.block_for {
+            tokio::select! {
+                () = sender.closed() => return StreamTurn::Closed,
+                () = tokio::time::sleep(block) => {}
+            }
+        }
+        match action.outcome {
+            FailOutcome::Proceed => StreamTurn::Continue,
+            FailOutcome::CloseConnection => StreamTurn::End(Reaction::HangUp),
+            FailOutcome::Error { code, labels } => {
+                let mut reply =
+                    super::errors::error_reply(code, "Failing command via 'failCommand' failpoint");
+                // As for any command: topologyVersion, $clusterTime and the labels.
+                if let Some(view) = node.view() {
+                    super::errors::finish_reply(
+                        &mut reply,
+                        super::errors::SessionFacts::default(),
+                        labels.as_deref(),
+                        view.version,
+                    );
+                    node.append_cluster_time(&view, &mut reply);
+                }
+                StreamTurn::End(Reaction::Reply(reply))
+            }
         }
     }
 }

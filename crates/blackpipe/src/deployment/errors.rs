@@ -219,7 +219,17 @@ pub fn finish_reply(
     if !labels.is_empty() {
         reply.insert("errorLabels", labels);
     }
-    if code.is_some_and(is_state_change_code) && !reply.contains_key("topologyVersion") {
+    // As mongod: not-primary errors carry the node's topologyVersion; shutdown errors only
+    // while the node is in quiesce mode (its own ShutdownInProgress replies add it). A
+    // failCommand-injected ShutdownInProgress therefore has none, and a driver cannot take it
+    // for a stale error.
+    let carries_version = code.is_some_and(|c| is_state_change_code(c) && !is_shutdown_code(c));
+    if carries_version && !reply.contains_key("topologyVersion") {
         reply.insert("topologyVersion", version_document(version));
     }
+}
+
+/// `ShutdownInProgress` (91) and `InterruptedAtShutdown` (11600).
+pub fn is_shutdown_code(code: i32) -> bool {
+    matches!(code, 91 | 11600)
 }

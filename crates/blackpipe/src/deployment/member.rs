@@ -20,7 +20,7 @@ use super::hello::{self, HelloFacts, OpTime};
 use super::max_time::{self, Run};
 use super::model::{DeploymentKind, Health, NodeIndex, Role, TopologyVersion};
 use super::runtime::{Inner, NodeCounters, Process, lock};
-use crate::failpoint::{CommandFacts, FailOutcome, TransactionalWriteAction};
+use crate::failpoint::{CommandFacts, FailCommandAction, FailOutcome, TransactionalWriteAction};
 use crate::server::{
     BoxFuture, ConnectionContext, Handler, Outcome, Reaction, Request, RequestKind,
 };
@@ -311,7 +311,7 @@ fn interrupted(node: &NodeContext, session: SessionFacts) -> Outcome {
 
 /// `db.coll` when the command's first value names a collection (for `getMore`, its
 /// `collection` field), `db.$cmd` otherwise.
-fn namespace_of(request: &Request) -> String {
+pub(crate) fn namespace_of(request: &Request) -> String {
     let command = request.command();
     if request.command_name() == "getMore" {
         if let Ok(collection) = command.get_str("collection") {
@@ -375,6 +375,19 @@ fn admin_only(request: &Request, name: &str) -> Option<Document> {
     })
 }
 
+/// What `failCommand` does to a command with these facts before it runs, if it triggers.
+pub(crate) fn fail_command_action(
+    node: &NodeContext,
+    facts: &CommandFacts<'_>,
+) -> Option<FailCommandAction> {
+    let mut fail_points = lock(&node.process.fail_points);
+    if fail_points.any_active() {
+        fail_points.before_command(facts, &mut *lock(&node.inner.rng))
+    } else {
+        None
+    }
+}
+
 async fn dispatch(
     node: &NodeContext,
     counters: &NodeCounters,
@@ -418,14 +431,13 @@ async fn dispatch(
         }
     }
     if view.health == Health::ShuttingDown {
-        return node.finish(
-            errors::error_reply(
-                SHUTDOWN_IN_PROGRESS,
-                "The server is in quiesce mode and will shut down",
-            ),
-            session,
-            None,
+        let mut reply = errors::error_reply(
+            SHUTDOWN_IN_PROGRESS,
+            "The server is in quiesce mode and will shut down",
         );
+        // In quiesce mode, mongod's shutdown errors carry its topologyVersion.
+        reply.insert("topologyVersion", hello::version_document(view.version));
+        return node.finish(reply, session, None);
     }
     if let Some(refusal) = super::auth_gate::refusal(node, &name, connection, session) {
         return refusal;
@@ -471,15 +483,7 @@ async fn dispatch(
         app_name: app_name.as_deref(),
         supports_write_concern: class == CommandClass::Write,
     };
-    let action = {
-        let mut fail_points = lock(&node.process.fail_points);
-        if fail_points.any_active() {
-            fail_points.before_command(&facts, &mut *lock(&node.inner.rng))
-        } else {
-            None
-        }
-    };
-    if let Some(action) = action {
+    if let Some(action) = fail_command_action(node, &facts) {
         if let Some(block) = action.block_for {
             // A partition that begins during the block holds the reply, not the command.
             if node.pause(block, write_on_primary).await.is_err() {

@@ -568,3 +568,77 @@ async fn session_commands_are_accepted() {
         assert_eq!(reply.get_f64("ok").unwrap(), 1.0, "{command} -> {reply}");
     }
 }
+
+/// A handshake hello naming the application.
+fn handshake(app_name: &str) -> Document {
+    let mut command = hello();
+    command.insert("client", doc! { "application": { "name": app_name } });
+    command
+}
+
+async fn fail_hello(deployment: &Deployment, data: Document, times: i32) {
+    let mut admin = client(deployment, 0).await;
+    let mut fail_point = doc! {
+        "configureFailPoint": "failCommand",
+        "mode": { "times": times },
+        "data": data,
+    };
+    fail_point.insert("$db", "admin");
+    let reply = admin.round_trip(fail_point).await;
+    assert_eq!(reply.get_f64("ok").unwrap(), 1.0, "{reply}");
+}
+
+#[tokio::test]
+async fn fail_command_on_hello_fails_the_handshake_of_the_named_application_only() {
+    let deployment = start(DeploymentConfig::standalone()).await;
+    let data =
+        doc! { "failCommands": ["hello", "isMaster"], "appName": "monitorA", "errorCode": 91 };
+    fail_hello(&deployment, data, 2).await;
+    let mut other = client(&deployment, 0).await;
+    let reply = other.round_trip(handshake("someoneElse")).await;
+    assert_eq!(reply.get_f64("ok").unwrap(), 1.0, "{reply}");
+    let mut named = client(&deployment, 0).await;
+    assert_eq!(code(&named.round_trip(handshake("monitorA")).await), 91);
+
+    let data = doc! { "failCommands": ["hello"], "appName": "monitorB", "closeConnection": true };
+    fail_hello(&deployment, data, 1).await;
+    let mut closed = client(&deployment, 0).await;
+    closed.send_command(handshake("monitorB")).await;
+    closed.expect_closed().await;
+}
+
+/// mongod runs every turn of an exhaust hello as the command again: a fail point set while
+/// the stream runs ends it with the error (no moreToCome), as a monitor must see.
+#[tokio::test]
+async fn fail_command_on_hello_ends_a_streaming_hello() {
+    let deployment = start(DeploymentConfig::standalone()).await;
+    let mut monitor = client(&deployment, 0).await;
+    let first = monitor.round_trip(handshake("streamer")).await;
+    let mut streaming = hello();
+    streaming.insert("topologyVersion", version_of(&first));
+    streaming.insert("maxAwaitTimeMS", 50_i64);
+    let flags = MsgFlags::empty().with(MsgFlags::EXHAUST_ALLOWED, true);
+    monitor
+        .send_msg(OpMsg::new(raw(&streaming)).with_flags(flags), None)
+        .await;
+    assert!(has_more_to_come(&monitor.expect_message().await));
+    let data = doc! {
+        "failCommands": ["hello"], "appName": "streamer", "errorCode": 91,
+        "blockConnection": true, "blockTimeMS": 10,
+    };
+    fail_hello(&deployment, data, 1).await;
+    let failed = within(async {
+        loop {
+            let message = monitor.expect_message().await;
+            let reply = reply_document(&message);
+            if reply.get_f64("ok").unwrap_or(1.0) == 0.0 {
+                assert!(!has_more_to_come(&message), "an error ends the stream");
+                break reply;
+            }
+        }
+    })
+    .await;
+    assert_eq!(code(&failed), 91);
+    // Not in quiesce mode: an injected shutdown error carries no topologyVersion.
+    assert!(!failed.contains_key("topologyVersion"), "{failed}");
+}

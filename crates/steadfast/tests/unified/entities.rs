@@ -5,8 +5,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use bson::{Bson, Document};
-use steadfast::options::CollectionOptions;
-use steadfast::{Client, ClientOptions, Collection, Database};
+use steadfast::options::{CollectionOptions, ReadConcern, ReadConcernLevel};
+use steadfast::{Client, ClientOptions, ClientSession, Collection, Database, SessionOptions};
+use steadfast_core::TopologyDescription;
+use tokio::task::JoinHandle;
 
 use crate::args::write_concern;
 use crate::events::Observation;
@@ -32,16 +34,61 @@ pub(crate) enum Entity {
     Collection(Collection<Document>),
     /// A saved result.
     Bson(Bson),
+    /// A thread (`runOnThread` / `waitForThread`).
+    Thread(ThreadEntity),
+    /// A topology description saved by `recordTopologyDescription`.
+    Topology(Arc<TopologyDescription>),
+    /// An explicit session.
+    Session(SessionEntity),
+}
+
+/// A session entity: the session (shared with the operations that use it, `None` once
+/// `endSession` ended it) and its id, which `$$sessionLsid` reads even after it ended.
+pub(crate) struct SessionEntity {
+    /// The driver's session.
+    pub(crate) session: Arc<tokio::sync::Mutex<Option<ClientSession>>>,
+    /// The session's `lsid`.
+    pub(crate) lsid: Document,
+}
+
+/// A thread entity: the task running the operations given to it so far, each after the one
+/// before (the last task awaits its predecessor), ending with the first failure.
+#[derive(Default)]
+pub(crate) struct ThreadEntity {
+    /// The task of the last operation given to the thread, until `waitForThread` takes it.
+    pub(crate) last: Option<JoinHandle<Result<(), String>>>,
 }
 
 impl Entity {
-    fn kind(&self) -> &'static str {
+    /// What kind of entity this is, for messages.
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Entity::Client(_) => "client",
             Entity::Database(_) => "database",
             Entity::Collection(_) => "collection",
             Entity::Bson(_) => "BSON value",
+            Entity::Thread(_) => "thread",
+            Entity::Topology(_) => "topology description",
+            Entity::Session(_) => "session",
         }
+    }
+
+    /// A handle to the same object, for an operation run on a thread: clients, databases and
+    /// collections (all cheap handles); `None` for other entities.
+    pub(crate) fn share(&self) -> Option<Entity> {
+        Some(match self {
+            Entity::Client(c) => Entity::Client(ClientEntity {
+                client: c.client.clone(),
+                listener: c.listener.clone(),
+            }),
+            Entity::Database(d) => Entity::Database(d.clone()),
+            Entity::Collection(c) => Entity::Collection(c.clone()),
+            Entity::Session(s) => Entity::Session(SessionEntity {
+                session: s.session.clone(),
+                lsid: s.lsid.clone(),
+            }),
+            Entity::Bson(_) | Entity::Thread(_) | Entity::Topology(_) => return None,
+        })
     }
 }
 
@@ -78,18 +125,50 @@ impl EntityMap {
         }
     }
 
-    /// Shuts every client down (in creation order) and forgets every entity.
+    /// The session entity named `id`.
+    pub(crate) fn session(&self, id: &str) -> Result<&SessionEntity, String> {
+        match self.get(id)? {
+            Entity::Session(s) => Ok(s),
+            other => Err(format!(
+                "entity {id:?} is a {}, not a session",
+                other.kind()
+            )),
+        }
+    }
+
+    /// The thread entity named `id`.
+    pub(crate) fn thread_mut(&mut self, id: &str) -> Result<&mut ThreadEntity, String> {
+        match self.entities.get_mut(id) {
+            Some(Entity::Thread(t)) => Ok(t),
+            Some(other) => Err(format!("entity {id:?} is a {}, not a thread", other.kind())),
+            None => Err(format!("no entity named {id:?}")),
+        }
+    }
+
+    /// Stops every thread's task, shuts every client down (in creation order) and forgets
+    /// every entity.
     pub(crate) async fn close(&mut self) {
         for id in std::mem::take(&mut self.order) {
-            if let Some(Entity::Client(entity)) = self.entities.remove(&id) {
-                entity.client.shutdown().await;
+            match self.entities.remove(&id) {
+                Some(Entity::Client(entity)) => entity.client.shutdown().await,
+                Some(Entity::Session(entity)) => drop(entity.session.lock().await.take()),
+                Some(Entity::Thread(thread)) => {
+                    if let Some(task) = thread.last {
+                        task.abort();
+                    }
+                }
+                _ => {}
             }
         }
         self.entities.clear();
     }
 
     /// Creates the entities of a `createEntities` list, in order.
-    pub(crate) fn create(&mut self, list: &[Document], fixture: &Fixture) -> Result<(), String> {
+    pub(crate) async fn create(
+        &mut self,
+        list: &[Document],
+        fixture: &Fixture,
+    ) -> Result<(), String> {
         for entity in list {
             let mut entries = entity.iter();
             let (Some((kind, Bson::Document(spec))), None) = (entries.next(), entries.next())
@@ -124,6 +203,11 @@ impl EntityMap {
                     };
                     Entity::Collection(database.collection_with_options(name, options))
                 }
+                "session" => Entity::Session(self.create_session(spec).await?),
+                "thread" => {
+                    known_keys(kind, spec, &["id"])?;
+                    Entity::Thread(ThreadEntity::default())
+                }
                 other => {
                     return Err(format!(
                         "entity type {other:?} is not supported by this runner"
@@ -136,9 +220,43 @@ impl EntityMap {
     }
 }
 
+impl EntityMap {
+    async fn create_session(&self, spec: &Document) -> Result<SessionEntity, String> {
+        known_keys("session", spec, &["id", "client", "sessionOptions"])?;
+        let client = self.client(spec.get_str("client").map_err(|e| e.to_string())?)?;
+        let mut options = SessionOptions::default();
+        if let Ok(given) = spec.get_document("sessionOptions") {
+            for (key, value) in given {
+                match (key.as_str(), value) {
+                    ("causalConsistency", Bson::Boolean(on)) => {
+                        options = options.causal_consistency(*on);
+                    }
+                    (other, _) => {
+                        return Err(format!(
+                            "sessionOptions.{other} is not supported by this runner"
+                        ));
+                    }
+                }
+            }
+        }
+        let session = client
+            .client
+            .start_session_with_options(options)
+            .await
+            .map_err(|e| format!("cannot start a session: {e}"))?;
+        Ok(SessionEntity {
+            lsid: session.id().clone(),
+            session: Arc::new(tokio::sync::Mutex::new(Some(session))),
+        })
+    }
+}
+
 impl EntityValues for EntityMap {
-    fn session_lsid(&self, _id: &str) -> Option<Document> {
-        None
+    fn session_lsid(&self, id: &str) -> Option<Document> {
+        match self.entities.get(id) {
+            Some(Entity::Session(session)) => Some(session.lsid.clone()),
+            _ => None,
+        }
     }
 
     fn bson_entity(&self, id: &str) -> Option<Bson> {
@@ -164,6 +282,12 @@ fn collection_options(options: &Document) -> Result<CollectionOptions, String> {
         match (key.as_str(), value) {
             ("writeConcern", Bson::Document(wc)) => {
                 result = result.write_concern(write_concern(wc)?)
+            }
+            ("readConcern", Bson::Document(rc)) => {
+                let level = rc
+                    .get_str("level")
+                    .map_err(|_| "collectionOptions.readConcern needs a level".to_owned())?;
+                result = result.read_concern(ReadConcern::new(ReadConcernLevel::parse(level)));
             }
             (other, _) => {
                 return Err(format!(

@@ -29,6 +29,14 @@ pub(crate) enum Observed {
         /// Assertable fields (`reason`, `interruptInUseConnections`, `hasServiceId`).
         fields: Document,
     },
+    /// A topology (SDAM) event, by its unified-format name (`serverDescriptionChangedEvent`...).
+    Sdam {
+        /// The unified-format name of the event.
+        name: &'static str,
+        /// Assertable fields (`previousDescription`/`newDescription` as `{type}` documents,
+        /// `awaited`).
+        fields: Document,
+    },
 }
 
 /// Which command event.
@@ -75,12 +83,17 @@ impl Observed {
     pub(crate) fn spec_name(&self) -> &'static str {
         match self {
             Observed::Command(c) => c.stage.spec_name(),
-            Observed::Cmap { name, .. } => name,
+            Observed::Cmap { name, .. } | Observed::Sdam { name, .. } => name,
         }
     }
 
-    fn is_command(&self) -> bool {
-        matches!(self, Observed::Command(_))
+    /// The `eventType` of `expectEvents` this event belongs to.
+    pub(crate) fn event_type(&self) -> &'static str {
+        match self {
+            Observed::Command(_) => "command",
+            Observed::Cmap { .. } => "cmap",
+            Observed::Sdam { .. } => "sdam",
+        }
     }
 }
 
@@ -137,15 +150,15 @@ pub(crate) fn check(
         _ => return Err("expectEvents entry without an events array".to_owned()),
     };
     let ignore_extra = expected.get_bool("ignoreExtraEvents").unwrap_or(false);
-    let actual: Vec<&Observed> = match event_type {
-        "command" => observed.iter().filter(|e| e.is_command()).collect(),
-        "cmap" => observed.iter().filter(|e| !e.is_command()).collect(),
-        other => {
-            return Err(format!(
-                "eventType {other:?} is not supported by this runner"
-            ));
-        }
-    };
+    if !matches!(event_type, "command" | "cmap" | "sdam") {
+        return Err(format!(
+            "eventType {event_type:?} is not supported by this runner"
+        ));
+    }
+    let actual: Vec<&Observed> = observed
+        .iter()
+        .filter(|e| e.event_type() == event_type)
+        .collect();
     for (index, expected) in events.iter().enumerate() {
         let Some(event) = actual.get(index) else {
             return Err(format!(
@@ -179,12 +192,25 @@ pub(crate) fn check(
 /// Whether at least as many events of the entry's type were observed as it expects.
 pub(crate) fn observed_enough(expected: &Document, observed: &[Observed]) -> bool {
     let wanted = expected.get_array("events").map_or(0, Vec::len);
-    let command = expected.get_str("eventType").unwrap_or("command") == "command";
+    let event_type = expected.get_str("eventType").unwrap_or("command");
     observed
         .iter()
-        .filter(|e| e.is_command() == command)
+        .filter(|e| e.event_type() == event_type)
         .count()
         >= wanted
+}
+
+/// How many of `observed` match `expected` (an `expectedEvent` document, as `waitForEvent` and
+/// `assertEventCount` give it).
+pub(crate) fn count_matching(
+    expected: &Document,
+    observed: &[Observed],
+    entities: &dyn EntityValues,
+) -> usize {
+    observed
+        .iter()
+        .filter(|event| check_one(expected, event, entities).is_ok())
+        .count()
 }
 
 fn check_one(
@@ -223,7 +249,7 @@ fn check_one(
             }
             (fields, document_field)
         }
-        Observed::Cmap { fields, .. } => (fields.clone(), None),
+        Observed::Cmap { fields, .. } | Observed::Sdam { fields, .. } => (fields.clone(), None),
     };
     for (key, value) in assertions {
         if Some(key.as_str()) == document_field {
@@ -233,7 +259,11 @@ fn check_one(
         let Some(actual) = fields.get(key) else {
             return Err(format!("{key}: not an assertable field of {name}"));
         };
-        if value != actual {
+        // Descriptions are asserted by the fields given (`newDescription: {type: Unknown}`,
+        // or `{}` for any); other values must be equal.
+        if let Bson::Document(_) = value {
+            match_root(value, Some(actual), entities).map_err(|m| format!("{key}: {m}"))?;
+        } else if value != actual {
             return Err(format!("field `{key}`: expected {value}, got {actual}"));
         }
     }
@@ -245,7 +275,7 @@ fn summary(events: &[&Observed]) -> String {
         .iter()
         .map(|e| match e {
             Observed::Command(c) => format!("{}({})", c.stage.spec_name(), c.command_name),
-            Observed::Cmap { name, .. } => (*name).to_owned(),
+            Observed::Cmap { name, .. } | Observed::Sdam { name, .. } => (*name).to_owned(),
         })
         .collect();
     format!("[{}]", names.join(", "))

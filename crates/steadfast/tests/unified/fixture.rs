@@ -74,9 +74,18 @@ impl Fixture {
     }
 
     /// The connection string a client entity starts from, before its `uriOptions`:
-    /// `useMultipleMongoses: false` on a sharded cluster names only the first router.
+    /// `useMultipleMongoses: false` on a sharded cluster names only the first router; a
+    /// standalone is named without `directConnection`.
     pub(crate) fn client_uri(&self, use_multiple_mongoses: Option<bool>) -> Result<String, String> {
-        if self.topology == Topology::Sharded && use_multiple_mongoses == Some(false) {
+        // A standalone is named by its address alone, as test environments give mongod:
+        // without directConnection, the client starts Unknown and discovers it (the SDAM
+        // suite's topology events expect that), instead of starting Single.
+        let only_first = match self.topology {
+            Topology::Sharded => use_multiple_mongoses == Some(false),
+            Topology::Single => true,
+            Topology::ReplicaSet => false,
+        };
+        if only_first {
             let first = self.first_host()?;
             return Ok(self.with_credentials(&format!("mongodb://{first}/")));
         }

@@ -1,5 +1,5 @@
-//! The unified-test-format runner for the `retryable-writes/unified`, `retryable-reads/unified`
-//! and `client-backpressure` suites, run against blackpipe's simulated deployments.
+//! The unified-test-format runner for the suites listed in [`SUITES`], run against blackpipe's
+//! simulated deployments.
 //!
 //! Files are read at run time from `$STEADFAST_SPEC_TESTS` (default `../shared/spec-tests`
 //! from the workspace root; a relative value is relative to the workspace root). Each test runs
@@ -7,7 +7,8 @@
 //! allow, on a fresh deployment; each such run is one case. Skips come only from the table in
 //! `skips.rs`. The run prints one `spec-suite` line per suite and fails if a suite has no files
 //! or any case fails. `STEADFAST_UNIFIED_FILTER=<text>` runs only the tests whose
-//! `file: description` contains the text; `STEADFAST_UNIFIED_VERBOSE=1` also lists passes.
+//! `file: description` contains the text, `STEADFAST_UNIFIED_SUITE=<text>` only the suites whose
+//! folder contains it; `STEADFAST_UNIFIED_VERBOSE=1` also lists passes.
 
 mod args;
 mod ejson;
@@ -23,6 +24,7 @@ mod requirements;
 mod runner;
 mod selftest;
 mod skips;
+mod tally;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -32,24 +34,19 @@ use std::time::Duration;
 use model::{TestCase, TestFile};
 use requirements::{Target, Version, satisfied_on};
 use skips::Key;
+use tally::Tally;
 
 /// The suites, as folders under the spec test root.
 const SUITES: &[&str] = &[
     "retryable-writes/unified",
     "retryable-reads/unified",
     "client-backpressure",
+    "server-discovery-and-monitoring/unified",
+    "sessions",
 ];
 
 /// Bounds one case, so that a hang fails the case instead of the run.
 const CASE_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// The tally of one suite.
-#[derive(Default)]
-struct Tally {
-    passed: usize,
-    failed: usize,
-    skipped: Vec<(String, Key, String)>,
-}
 
 fn main() -> ExitCode {
     let (count, failures) = selftest::run();
@@ -85,7 +82,11 @@ fn main() -> ExitCode {
     let mut success = failures.is_empty();
     let mut lines = Vec::new();
     let mut skip_counts: BTreeMap<String, usize> = BTreeMap::new();
+    let only_suite = std::env::var("STEADFAST_UNIFIED_SUITE").ok();
     for suite in SUITES {
+        if only_suite.as_deref().is_some_and(|s| !suite.contains(s)) {
+            continue;
+        }
         let dir = spec_root().join(suite);
         let files = match json_files(&dir) {
             Ok(files) if !files.is_empty() => files,
@@ -121,13 +122,8 @@ fn main() -> ExitCode {
             println!("skipped {suite}/{name}: {reason}");
             *skip_counts.entry(format!("{key:?}")).or_default() += 1;
         }
-        lines.push(format!(
-            "spec-suite {suite}: {} passed, {} failed, {} skipped",
-            tally.passed,
-            tally.failed,
-            tally.skipped.len()
-        ));
-        success &= tally.failed == 0;
+        lines.push(tally.line(suite));
+        success &= tally.tests.failed == 0;
     }
     println!("skips by table entry:");
     for (key, reason) in skips::TABLE {
@@ -163,7 +159,7 @@ fn run_file(
         Ok(file) => file,
         Err(error) => {
             println!("FAILED  {name}: {error}");
-            tally.failed += 1;
+            tally.broken();
             return;
         }
     };
@@ -175,15 +171,17 @@ fn run_file(
         let targets = match targets_for(&file, test, version) {
             Ok(Ok(targets)) => targets,
             Ok(Err((key, reason))) => {
-                tally.skipped.push((case, key, reason));
+                let cases = would_run_on(&file, test, version);
+                tally.skip(case, key, reason, cases);
                 continue;
             }
             Err(error) => {
                 println!("FAILED  {case}: {error}");
-                tally.failed += 1;
+                tally.broken();
                 continue;
             }
         };
+        let mut results = Vec::with_capacity(targets.len());
         for target in targets {
             let started = std::time::Instant::now();
             let outcome = runtime.block_on(async {
@@ -193,17 +191,28 @@ fn run_file(
             });
             match outcome {
                 Ok(()) => {
-                    tally.passed += 1;
+                    results.push(true);
                     if verbose {
                         println!("ok      {case} [{target}] ({:.2?})", started.elapsed());
                     }
                 }
                 Err(error) => {
-                    tally.failed += 1;
+                    results.push(false);
                     println!("FAILED  {case} [{target}]: {error}");
                 }
             }
         }
+        tally.ran(&results);
+    }
+}
+
+/// How many cases a skipped test stands for: the topologies its requirements allow when the
+/// skip came from the table's operation, entity or assertion entries (the requirements are
+/// met), and 1 when the requirements themselves excluded it (no topology is known then).
+fn would_run_on(file: &TestFile, test: &TestCase, version: Version) -> usize {
+    match requirement_targets(file, test, version) {
+        Ok(Ok(targets)) if !targets.is_empty() => targets.len(),
+        _ => 1,
     }
 }
 
@@ -222,6 +231,16 @@ fn targets_for(
     if let Some((key, reason, detail)) = test.static_skip(file) {
         return Ok(Err((key, format!("{reason} ({detail})"))));
     }
+    requirement_targets(file, test, version)
+}
+
+/// The targets the file's and the test's `runOnRequirements` allow, or the requirement that
+/// excludes the test.
+fn requirement_targets(
+    file: &TestFile,
+    test: &TestCase,
+    version: Version,
+) -> Result<Result<Vec<Target>, (Key, String)>, String> {
     let from_file = satisfied_on(file.run_on.as_ref(), version)?;
     let from_test = satisfied_on(test.run_on.as_ref(), version)?;
     let (file_topologies, test_topologies) = match (from_file, from_test) {

@@ -103,9 +103,25 @@ impl TestCase {
             .flatten()
             .filter_map(Bson::as_document);
         for entity in file.entities.iter().chain(created_by_operations) {
-            for kind in entity.keys() {
+            for (kind, spec) in entity {
                 if let Some((key, reason)) = skips::for_entity(kind) {
                     return Some((key, reason, format!("creates a {kind} entity")));
+                }
+                let session_options = spec
+                    .as_document()
+                    .and_then(|s| s.get_document("sessionOptions").ok());
+                for option in session_options.into_iter().flat_map(Document::keys) {
+                    if let Some((key, reason)) = skips::for_session_option(option) {
+                        return Some((key, reason, format!("a session sets {option}")));
+                    }
+                }
+                let observes_logs = spec
+                    .as_document()
+                    .is_some_and(|s| s.contains_key("observeLogMessages"));
+                if let (true, Some((key, reason))) =
+                    (observes_logs, skips::for_assertion("observeLogMessages"))
+                {
+                    return Some((key, reason, format!("a {kind} observes log messages")));
                 }
             }
         }
@@ -115,8 +131,26 @@ impl TestCase {
             .filter_map(|e| e.get_document("database").ok())
             .filter_map(|d| d.get_str("id").ok())
             .collect();
-        for op in &self.operations {
+        let on_threads = self
+            .operations
+            .iter()
+            .filter(|op| op.get_str("name").ok() == Some("runOnThread"))
+            .filter_map(|op| op.get_document("arguments").ok())
+            .filter_map(|args| args.get_document("operation").ok());
+        for op in self.operations.iter().chain(on_threads) {
             let name = op.get_str("name").unwrap_or_default();
+            let arguments = op.get_document("arguments").ok();
+            for argument in arguments.into_iter().flat_map(Document::keys) {
+                if let Some((key, reason)) = skips::for_argument(name, argument) {
+                    return Some((key, reason, format!("{name} passes {argument}")));
+                }
+            }
+            let filter = arguments.and_then(|args| args.get_document("filter").ok());
+            if filter.is_some_and(|f| f.contains_key("$where")) {
+                if let Some((key, reason)) = skips::for_server_feature("$where") {
+                    return Some((key, reason, format!("{name} filters with $where")));
+                }
+            }
             if let Some(feature) = missing_server_feature(op, &databases) {
                 if let Some((key, reason)) = skips::for_server_feature(feature) {
                     return Some((key, reason, format!("{name} needs {feature} to succeed")));

@@ -1,11 +1,12 @@
 //! The event listener of a client entity: converts steadfast's events into the runner's
 //! neutral [`Observed`] form and keeps those the entity's `observeEvents` asks for.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bson::doc;
-use steadfast::event::{CmapEvent, CommandEvent, EventHandler};
+use steadfast::event::{CmapEvent, CommandEvent, EventHandler, SdamEvent};
+use steadfast_core::TopologyDescription;
 use tokio::sync::Notify;
 
 use crate::events::{CommandObserved, CommandStage, Observation, Observed};
@@ -18,7 +19,10 @@ pub(crate) struct EntityListener {
     /// Checked out minus checked in, for `assertNumberConnectionsCheckedOut` (counted whether
     /// or not CMAP events are observed).
     checked_out: Mutex<i64>,
-    /// Signalled whenever an event is kept.
+    /// The client's latest topology description (kept whether or not SDAM events are
+    /// observed), for `recordTopologyDescription` and `waitForPrimaryChange`.
+    topology: Mutex<Option<Arc<TopologyDescription>>>,
+    /// Signalled whenever an event is kept or the topology description changes.
     arrived: Notify,
 }
 
@@ -29,6 +33,7 @@ impl EntityListener {
             observation,
             events: Mutex::default(),
             checked_out: Mutex::default(),
+            topology: Mutex::default(),
             arrived: Notify::new(),
         }
     }
@@ -38,19 +43,34 @@ impl EntityListener {
     /// Events such as `killCursors` for a dropped cursor are sent by a background task and may
     /// arrive after the operation returned.
     pub(crate) async fn wait_until(&self, enough: impl Fn(&[Observed]) -> bool, limit: Duration) {
+        // On timeout the caller's check reports what is missing.
+        self.wait_for(|listener| enough(&listener.events()), limit)
+            .await;
+    }
+
+    /// Waits until `done` holds for this listener (checked again whenever an event is kept or
+    /// the topology changes), or `limit` passes; returns whether it holds.
+    pub(crate) async fn wait_for(&self, done: impl Fn(&Self) -> bool, limit: Duration) -> bool {
         let wait = async {
             loop {
                 let notified = self.arrived.notified();
                 tokio::pin!(notified);
                 notified.as_mut().enable();
-                if enough(&self.events()) {
+                if done(self) {
                     return;
                 }
                 notified.await;
             }
         };
-        // On timeout the caller's check reports what is missing.
-        let _ = tokio::time::timeout(limit, wait).await;
+        tokio::time::timeout(limit, wait).await.is_ok()
+    }
+
+    /// The client's latest topology description, once it has one.
+    pub(crate) fn topology(&self) -> Option<Arc<TopologyDescription>> {
+        self.topology
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Every event kept so far.
@@ -158,4 +178,50 @@ impl EventHandler for EntityListener {
         };
         self.keep(Observed::Cmap { name, fields });
     }
+
+    fn on_sdam(&self, event: &SdamEvent) {
+        if let SdamEvent::TopologyDescriptionChanged { new, .. } = event {
+            *self.topology.lock().unwrap_or_else(PoisonError::into_inner) = Some(new.clone());
+            self.arrived.notify_waiters();
+        }
+        if let Some((name, fields)) = sdam_observed(event) {
+            self.keep(Observed::Sdam { name, fields });
+        }
+    }
+}
+
+/// An SDAM event's unified-format name and assertable fields.
+fn sdam_observed(event: &SdamEvent) -> Option<(&'static str, bson::Document)> {
+    let description = |kind: &str| doc! { "type": kind };
+    Some(match event {
+        SdamEvent::TopologyOpening => ("topologyOpeningEvent", doc! {}),
+        SdamEvent::TopologyClosed => ("topologyClosedEvent", doc! {}),
+        SdamEvent::TopologyDescriptionChanged { previous, new } => (
+            "topologyDescriptionChangedEvent",
+            doc! {
+                "previousDescription": description(previous.topology_type.spec_name()),
+                "newDescription": description(new.topology_type.spec_name()),
+            },
+        ),
+        SdamEvent::ServerOpening { .. } => ("serverOpeningEvent", doc! {}),
+        SdamEvent::ServerClosed { .. } => ("serverClosedEvent", doc! {}),
+        SdamEvent::ServerDescriptionChanged { previous, new, .. } => (
+            "serverDescriptionChangedEvent",
+            doc! {
+                "previousDescription": description(previous.server_type.spec_name()),
+                "newDescription": description(new.server_type.spec_name()),
+            },
+        ),
+        SdamEvent::ServerHeartbeatStarted { awaited, .. } => {
+            ("serverHeartbeatStartedEvent", doc! { "awaited": *awaited })
+        }
+        SdamEvent::ServerHeartbeatSucceeded { awaited, .. } => (
+            "serverHeartbeatSucceededEvent",
+            doc! { "awaited": *awaited },
+        ),
+        SdamEvent::ServerHeartbeatFailed { awaited, .. } => {
+            ("serverHeartbeatFailedEvent", doc! { "awaited": *awaited })
+        }
+        _ => return None,
+    })
 }

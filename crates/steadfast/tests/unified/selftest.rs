@@ -3,6 +3,7 @@
 //! its unit tests. Each case states its expectation; a failing case fails the run.
 
 mod checks;
+mod sdam_checks;
 
 use bson::{Bson, Document, doc};
 
@@ -11,7 +12,7 @@ use crate::matcher::{EntityValues, exactly_equal, match_nested, match_root, matc
 use checks::{
     ejson_keeps_key_order, ejson_numbers, ejson_rejects_trailing, expected_events, mismatch_path,
     observation_filters, requirements_auth, requirements_topologies, requirements_unmet,
-    static_skips, uri_options, versions,
+    static_skips, tally_counts_tests_and_cases, uri_options, versions,
 };
 
 /// How a matcher case compares.
@@ -313,6 +314,15 @@ pub(crate) fn run() -> (usize, Vec<String>) {
         ("expected events in order", expected_events),
         ("uriOptions override and extend", uri_options),
         ("static skips follow the table", static_skips),
+        ("tally counts tests and cases", tally_counts_tests_and_cases),
+        (
+            "SDAM events match by type",
+            sdam_checks::sdam_events_match_by_type,
+        ),
+        (
+            "session and SDAM skips",
+            sdam_checks::session_and_sdam_skips,
+        ),
     ];
     for (name, check) in checks {
         count += 1;

@@ -95,6 +95,15 @@ fn finish_adds_labels_and_topology_version_to_state_change_errors() {
 }
 
 #[test]
+fn injected_shutdown_errors_carry_no_topology_version() {
+    for code in [91, 11600] {
+        let mut reply = error_reply(code, "Failing command via 'failCommand' failpoint");
+        finish_reply(&mut reply, RETRYABLE_WRITE, None, version());
+        assert!(!reply.contains_key("topologyVersion"), "{reply}");
+    }
+}
+
+#[test]
 fn finish_honours_an_override_even_when_empty() {
     let mut reply = error_reply(91, "shutting down");
     finish_reply(&mut reply, RETRYABLE_WRITE, Some(&[]), version());

@@ -229,7 +229,7 @@ fn optional_document(found: Option<Document>) -> Outcome {
     })
 }
 
-fn return_document(args: &mut Args) -> Result<Option<ReturnDocument>, String> {
+pub(super) fn return_document(args: &mut Args) -> Result<Option<ReturnDocument>, String> {
     match args.take("returnDocument") {
         None => Ok(None),
         Some(Bson::String(value)) if value.eq_ignore_ascii_case("before") => {
@@ -244,7 +244,7 @@ fn return_document(args: &mut Args) -> Result<Option<ReturnDocument>, String> {
     }
 }
 
-fn find_options(args: &mut Args) -> Result<FindOptions, String> {
+pub(super) fn find_options(args: &mut Args) -> Result<FindOptions, String> {
     let mut options = FindOptions::default();
     options.sort = args.optional_document("sort")?;
     options.projection = args.optional_document("projection")?;

@@ -74,6 +74,12 @@ pub(super) async fn run_on_client(name: &str, mut args: Args, client: &Client) -
                 }
             })
         }
+        "close" => {
+            args.finish()?;
+            // Clones share the client's state: this closes the entity's client itself.
+            client.clone().shutdown().await;
+            Ok(Outcome::Nothing)
+        }
         other => {
             return Err(format!(
                 "client operation {other:?} is not supported by this runner"

@@ -3,7 +3,10 @@
 
 mod collection;
 mod database;
+mod sessions;
 mod test_runner;
+mod threads;
+mod waits;
 
 use bson::{Bson, Document, doc};
 use futures_util::TryStreamExt;
@@ -52,15 +55,35 @@ pub(crate) async fn run(
     let object = operation
         .get_str("object")
         .map_err(|_| format!("{name}: no object"))?;
-    let args = Args::new(name, operation.get_document("arguments").ok());
     if object == "testRunner" {
+        let args = Args::new(name, operation.get_document("arguments").ok());
         return test_runner::run(name, args, entities, fixture).await;
     }
+    run_on_object(operation, entities).await
+}
+
+/// Runs `operation` on its object, an entity (not the test runner): what a thread runs.
+pub(crate) async fn run_on_object(operation: &Document, entities: &EntityMap) -> OpResult {
+    let name = operation
+        .get_str("name")
+        .map_err(|_| "an operation without a name".to_owned())?;
+    let object = operation
+        .get_str("object")
+        .map_err(|_| format!("{name}: no object"))?;
+    let args = Args::new(name, operation.get_document("arguments").ok());
+    let in_session = operation
+        .get_document("arguments")
+        .is_ok_and(|a| a.contains_key("session"));
     match entities.get(object)? {
+        Entity::Collection(collection) if in_session => {
+            let collection = collection.clone();
+            sessions::run_on_collection(name, args, &collection, entities).await
+        }
         Entity::Collection(collection) => {
             let collection = collection.clone();
             collection::run(name, args, &collection).await
         }
+        Entity::Session(session) => sessions::run_on_session(name, args, session).await,
         Entity::Database(database) => {
             let database = database.clone();
             database::run_on_database(name, args, &database).await
@@ -69,8 +92,9 @@ pub(crate) async fn run(
             let client = client.client.clone();
             database::run_on_client(name, args, &client).await
         }
-        Entity::Bson(_) => Err(format!(
-            "{name}: {object:?} is a saved value, not an object with operations"
+        other @ (Entity::Bson(_) | Entity::Thread(_) | Entity::Topology(_)) => Err(format!(
+            "{name}: {object:?} is a {}, not an object with operations",
+            other.kind()
         )),
     }
 }

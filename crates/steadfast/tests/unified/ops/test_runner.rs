@@ -25,7 +25,7 @@ pub(super) async fn run(
         "createEntities" => {
             let list = args.documents("entities")?;
             args.finish()?;
-            entities.create(&list, fixture)?;
+            entities.create(&list, fixture).await?;
         }
         "assertNumberConnectionsCheckedOut" => {
             let client = args.string("client")?;
@@ -42,6 +42,26 @@ pub(super) async fn run(
                 ));
             }
         }
+        "waitForEvent" => return super::waits::wait_for_event(args, entities).await,
+        "assertEventCount" => return super::waits::assert_event_count(args, entities),
+        "wait" => return super::waits::wait(args).await,
+        "recordTopologyDescription" => return super::waits::record_topology(args, entities),
+        "assertTopologyType" => return super::waits::assert_topology_type(args, entities),
+        "waitForPrimaryChange" => {
+            return super::waits::wait_for_primary_change(args, entities).await;
+        }
+        "assertSessionDirty" => return super::sessions::assert_dirty(args, entities, true).await,
+        "assertSessionNotDirty" => {
+            return super::sessions::assert_dirty(args, entities, false).await;
+        }
+        "assertSameLsidOnLastTwoCommands" => {
+            return super::sessions::assert_lsids(args, entities, true);
+        }
+        "assertDifferentLsidOnLastTwoCommands" => {
+            return super::sessions::assert_lsids(args, entities, false);
+        }
+        "runOnThread" => return super::threads::run_on_thread(args, entities),
+        "waitForThread" => return super::threads::wait_for_thread(args, entities).await,
         other => {
             return Err(format!(
                 "test runner operation {other:?} is not supported by this runner"

@@ -9,6 +9,7 @@ use crate::matcher::{NoEntities, match_root};
 use crate::model::TestFile;
 use crate::requirements::{AuthNeed, Topology, Version, satisfied_on};
 use crate::skips::Key;
+use crate::tally::{Counts, Tally};
 
 pub(super) fn expect(condition: bool, what: &str) -> Result<(), String> {
     if condition {
@@ -365,5 +366,37 @@ pub(super) fn static_skips() -> Result<(), String> {
     expect(
         TestFile::parse(r#"{"schemaVersion": "2.0", "tests": []}"#).is_err(),
         "schema 2.0 accepted",
+    )
+}
+
+/// A test counts once whatever its topologies: it passes only if every case passes, and a
+/// skipped test stands for the cases it would have run.
+pub(super) fn tally_counts_tests_and_cases() -> Result<(), String> {
+    let mut tally = Tally::default();
+    tally.ran(&[true, true, true]);
+    tally.ran(&[true, false, true]);
+    tally.skip(
+        "f.json: t".to_owned(),
+        Key::Entity("bucket"),
+        "r".to_owned(),
+        3,
+    );
+    tally.broken();
+    let cases = Counts {
+        passed: 5,
+        failed: 2,
+        skipped: 3,
+    };
+    let tests = Counts {
+        passed: 1,
+        failed: 2,
+        skipped: 1,
+    };
+    expect(tally.cases == cases, "cases miscounted")?;
+    expect(tally.tests == tests, "tests miscounted")?;
+    expect(
+        tally.line("s")
+            == "spec-suite s: 5 passed, 2 failed, 3 skipped (tests: 1 passed, 2 failed, 1 skipped)",
+        "the suite line is not in the agreed form",
     )
 }

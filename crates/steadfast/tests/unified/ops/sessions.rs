@@ -1,0 +1,169 @@
+//! Operations in an explicit session (`session` argument), `endSession`, and the session
+//! assertions of the test runner.
+
+use bson::{Bson, Document, doc};
+use steadfast::options::{AggregateOptions, CountOptions, FindOneAndUpdateOptions};
+use steadfast::{ClientSession, Collection};
+
+use super::collection::{find_options, return_document};
+use super::{OpResult, Outcome};
+use crate::args::Args;
+use crate::entities::{EntityMap, SessionEntity};
+use crate::events::{CommandStage, Observed};
+
+/// Runs collection operation `name` in the session the `session` argument names.
+pub(super) async fn run_on_collection(
+    name: &str,
+    mut args: Args,
+    coll: &Collection<Document>,
+    entities: &EntityMap,
+) -> OpResult {
+    let id = args.string("session")?;
+    let shared = entities.session(&id)?.session.clone();
+    let mut guard = shared.lock().await;
+    let session = guard
+        .as_mut()
+        .ok_or_else(|| format!("{name}: session {id:?} has ended"))?;
+    let result = match name {
+        "insertOne" => {
+            let document = args.document("document")?;
+            args.finish()?;
+            let inserted = coll.insert_one(document).session(session).await;
+            inserted.map(|r| Outcome::Value(Bson::Document(doc! { "insertedId": r.inserted_id })))
+        }
+        "find" => {
+            let filter = args.optional_document("filter")?.unwrap_or_default();
+            let options = find_options(&mut args)?;
+            args.finish()?;
+            let found = coll
+                .find(filter)
+                .with_options(options)
+                .session(session)
+                .await;
+            match found {
+                Ok(cursor) => drain(cursor, session).await.map(Outcome::Documents),
+                Err(e) => Err(e),
+            }
+        }
+        "aggregate" => {
+            let pipeline = args.documents("pipeline")?;
+            let mut options = AggregateOptions::default();
+            options.batch_size = args.optional_count("batchSize")?;
+            args.finish()?;
+            let found = coll
+                .aggregate(pipeline)
+                .with_options(options)
+                .session(session)
+                .await;
+            match found {
+                Ok(cursor) => drain(cursor, session).await.map(Outcome::Documents),
+                Err(e) => Err(e),
+            }
+        }
+        "findOneAndUpdate" => {
+            let filter = args.document("filter")?;
+            let update = args.update("update")?;
+            let mut options = FindOneAndUpdateOptions::default();
+            options.return_document = return_document(&mut args)?;
+            args.finish()?;
+            let found = coll
+                .find_one_and_update(filter, update)
+                .with_options(options)
+                .session(session)
+                .await;
+            found.map(|d| Outcome::Value(d.map_or(Bson::Null, Bson::Document)))
+        }
+        "countDocuments" => {
+            let filter = args.optional_document("filter")?.unwrap_or_default();
+            args.finish()?;
+            let counted = coll
+                .count_documents(filter)
+                .with_options(CountOptions::default())
+                .session(session)
+                .await;
+            counted.map(|n| Outcome::Value(super::count(n)))
+        }
+        other => {
+            return Err(format!(
+                "{other} in an explicit session is not supported by this runner"
+            ));
+        }
+    };
+    Ok(result)
+}
+
+async fn drain(
+    mut cursor: steadfast::SessionCursor<Document>,
+    session: &mut ClientSession,
+) -> Result<Vec<Bson>, steadfast::Error> {
+    let mut documents = Vec::new();
+    while let Some(document) = cursor.next(session).await {
+        documents.push(Bson::Document(document?));
+    }
+    Ok(documents)
+}
+
+/// Runs session operation `name` (`endSession`).
+pub(super) async fn run_on_session(name: &str, args: Args, entity: &SessionEntity) -> OpResult {
+    match name {
+        "endSession" => {
+            args.finish()?;
+            // Dropping the session ends it: its server session returns to the pool, or is
+            // discarded if dirty.
+            drop(entity.session.lock().await.take());
+            Ok(Ok(Outcome::Nothing))
+        }
+        other => Err(format!(
+            "session operation {other:?} is not supported by this runner"
+        )),
+    }
+}
+
+/// `assertSessionDirty` (`dirty`) or `assertSessionNotDirty`.
+pub(super) async fn assert_dirty(mut args: Args, entities: &EntityMap, dirty: bool) -> OpResult {
+    let id = args.string("session")?;
+    args.finish()?;
+    let shared = entities.session(&id)?.session.clone();
+    let guard = shared.lock().await;
+    let session = guard
+        .as_ref()
+        .ok_or_else(|| format!("session {id:?} has ended"))?;
+    if session.is_dirty() != dirty {
+        return Err(format!(
+            "session {id:?} is {}dirty",
+            if dirty { "not " } else { "" }
+        ));
+    }
+    Ok(Ok(Outcome::Nothing))
+}
+
+/// `assertSameLsidOnLastTwoCommands` (`same`) or `assertDifferentLsidOnLastTwoCommands`.
+pub(super) fn assert_lsids(mut args: Args, entities: &EntityMap, same: bool) -> OpResult {
+    let client = args.string("client")?;
+    args.finish()?;
+    let events = entities.client(&client)?.listener.events();
+    let lsids: Vec<Option<&Bson>> = events
+        .iter()
+        .filter_map(|event| match event {
+            Observed::Command(c) if c.stage == CommandStage::Started => {
+                Some(c.document.get("lsid"))
+            }
+            _ => None,
+        })
+        .collect();
+    let [.., before, last] = lsids.as_slice() else {
+        return Err(format!(
+            "client {client:?} observed fewer than two commandStartedEvents"
+        ));
+    };
+    let (Some(before), Some(last)) = (before, last) else {
+        return Err("one of the last two commands carried no lsid".to_owned());
+    };
+    if (before == last) != same {
+        return Err(format!(
+            "the last two commands' lsids are {}: {before} and {last}",
+            if same { "different" } else { "the same" }
+        ));
+    }
+    Ok(Ok(Outcome::Nothing))
+}
