@@ -46,7 +46,7 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
     ),
     (
         Key::Assertion("observeLogMessages"),
-        "steadfast emits no structured log messages (the logging specification is not implemented)",
+        "steadfast logs through `tracing`, not as the logging specification's structured messages that observeLogMessages asserts",
     ),
     (
         Key::Assertion("expectError.expectResult"),
