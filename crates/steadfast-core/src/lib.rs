@@ -7,6 +7,7 @@
 //! testable without a runtime, and lets the official JSON suites run against this crate alone.
 
 pub mod address;
+pub mod deadline;
 pub mod description;
 pub mod options;
 pub mod pool;
@@ -16,5 +17,6 @@ pub mod selection;
 pub mod session;
 
 pub use address::ServerAddress;
+pub use deadline::{Deadline, IoLimit, NotEnoughTime};
 pub use description::{ServerDescription, ServerType, TopologyDescription, TopologyType};
 pub use options::{ClientOptions, ConnectionString, OptionsError};

@@ -10,7 +10,7 @@ use steadfast_core::description::ServerType;
 use steadfast_core::retry::{FailureFacts, OperationKind, Sent};
 use steadfast_core::sdam::ErrorPhase;
 use steadfast_core::session::ClusterTime;
-use steadfast_core::{ServerAddress, TopologyType};
+use steadfast_core::{NotEnoughTime, ServerAddress, TopologyType};
 use steadfast_wire::{MsgFlags, OpMsg};
 
 use super::classify::{Circumstances, classify};
@@ -94,7 +94,7 @@ impl Client {
                     .select_server(
                         &plan.criteria,
                         progress.retry.deprioritized(),
-                        plan.deadline,
+                        plan.deadline.instant(),
                     )
                     .await
             }
@@ -127,15 +127,9 @@ impl Client {
 
         // Under timeoutMS, check-out gets what is left of min(serverSelectionTimeoutMS,
         // timeoutMS) since selection began (CSOT "Server Selection").
-        let checkout_deadline = if plan.csot {
-            let selection_limit = selection_started + self.options().server_selection_timeout;
-            Some(
-                plan.deadline
-                    .map_or(selection_limit, |d| d.min(selection_limit)),
-            )
-        } else {
-            None
-        };
+        let checkout_deadline = plan
+            .deadline
+            .checkout_limit(selection_started, self.options().server_selection_timeout);
         let mut connection = match selected.pool.check_out(checkout_deadline).await {
             Ok(connection) => connection,
             Err(error) => {
@@ -229,7 +223,7 @@ impl Client {
             read_concern,
             write_concern: op
                 .write_concern()
-                .and_then(|wc| write_concern_document(wc, plan.csot)),
+                .and_then(|wc| write_concern_document(wc, plan.deadline.is_csot())),
             read_preference: read_preference_document(
                 &plan.criteria,
                 selected.topology_type,
@@ -238,17 +232,21 @@ impl Client {
             max_time: None,
             server_api: self.server_api(),
         };
-        if let Some(deadline) = plan.deadline {
-            // maxTimeMS = what is left minus the server's minimum round trip; if nothing is
-            // left the command is not sent at all (CSOT "Command Execution").
-            let remaining = deadline.saturating_duration_since(runtime::now());
-            let rtt = server.min_round_trip_time.unwrap_or_default();
-            if remaining <= rtt {
+        // maxTimeMS = what is left minus the server's minimum round trip; if nothing is left
+        // the command is not sent at all (CSOT "Command Execution").
+        let rtt = server.min_round_trip_time.unwrap_or_default();
+        match plan.deadline.max_time_ms(runtime::now(), rtt) {
+            Ok(max_time) => {
+                if op.accepts_max_time() {
+                    fields.max_time = max_time;
+                }
+            }
+            Err(NotEnoughTime { remaining, min_rtt }) => {
                 let error = Error::timeout(format!(
                     "before sending {}: {} ms of timeoutMS left, not more than the server's minimum round trip time of {} ms",
                     plan.name,
                     remaining.as_millis(),
-                    rtt.as_millis()
+                    min_rtt.as_millis()
                 ))
                 .with_address(&address);
                 let on = On {
@@ -256,9 +254,6 @@ impl Client {
                     ..not_sent(Some(&selected), plan)
                 };
                 return self.failure(error, plan, kind, &on);
-            }
-            if op.accepts_max_time() {
-                fields.max_time = Some(remaining - rtt);
             }
         }
         let mut body = std::mem::take(&mut command.body);
@@ -298,17 +293,14 @@ impl Client {
         if let Some(session) = session.as_deref_mut() {
             session.begin_exchange();
         }
-        // Under timeoutMS the deprecated socketTimeoutMS gives way to the deadline (CSOT).
-        let socket_timeout = connection.socket_timeout();
-        if plan.csot {
-            connection.set_socket_timeout(None);
-        }
         let sent_at = runtime::now();
-        let exchange = connection.send_message(message, plan.deadline).await;
+        // Under timeoutMS the deprecated socketTimeoutMS gives way to the deadline (CSOT).
+        let exchange = connection
+            .send_message(message, plan.deadline.io_limit())
+            .await;
         if let Some(session) = session.as_deref_mut() {
             session.end_exchange();
         }
-        connection.set_socket_timeout(socket_timeout);
         let duration = runtime::now().saturating_duration_since(sent_at);
         let generation = connection.generation();
 
@@ -459,7 +451,7 @@ impl Client {
             mongos: on
                 .server
                 .is_some_and(|s| s.description.server_type == ServerType::Mongos),
-            csot: plan.csot,
+            csot: plan.deadline.is_csot(),
             deadline_passed: on.deadline_passed,
             sent: on.sent,
             base_backoff: on.base_backoff,
@@ -505,8 +497,7 @@ fn not_sent<'a>(server: Option<&'a SelectedServer>, plan: &OperationPlan) -> On<
 }
 
 fn deadline_passed(plan: &OperationPlan) -> bool {
-    plan.deadline
-        .is_some_and(|deadline| runtime::now() >= deadline)
+    plan.deadline.is_expired(runtime::now())
 }
 
 /// The first element of each top-level name an attempt reads from a reply. Like a lookup by

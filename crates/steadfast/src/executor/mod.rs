@@ -26,12 +26,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
-use steadfast_core::ServerAddress;
 use steadfast_core::retry::{
     OperationKind, OperationProfile, Outcome, RetryDecision, RetryPolicy, RetryReason, RetryState,
     StopReason,
 };
 use steadfast_core::selection::SelectionCriteria;
+use steadfast_core::{Deadline, ServerAddress};
 use tracing::Instrument as _;
 
 use self::attempt::{AttemptResult, Failure};
@@ -67,9 +67,8 @@ pub(crate) struct OperationPlan {
     name: String,
     operation_id: i64,
     started: Instant,
-    deadline: Option<Instant>,
-    /// timeoutMS is set (possibly to zero): the deprecated per-step timeouts give way to it.
-    csot: bool,
+    /// timeoutMS as a deadline; under it the deprecated per-step timeouts give way.
+    deadline: Deadline,
     criteria: SelectionCriteria,
     target: Option<ServerAddress>,
     acknowledged: bool,
@@ -170,8 +169,7 @@ impl Client {
             name: op.name().to_string(),
             operation_id: NEXT_OPERATION_ID.fetch_add(1, Ordering::Relaxed),
             started,
-            deadline: timeout.filter(|t| !t.is_zero()).map(|t| started + t),
-            csot: timeout.is_some(),
+            deadline: Deadline::from_timeout(timeout, started),
             criteria: op.selection_criteria(),
             target: op.target().cloned(),
             acknowledged,
@@ -194,7 +192,7 @@ impl Client {
             retry_writes: options.retry_writes,
             max_adaptive_retries: options.max_adaptive_retries,
             overload_retargeting: options.enable_overload_retargeting,
-            has_timeout: plan.deadline.is_some(),
+            has_timeout: plan.deadline.instant().is_some(),
         };
         let policy = retry_policy.unwrap_or_else(|| self.default_retry_policy());
         let mut progress = Progress {
@@ -246,7 +244,7 @@ impl Client {
                 reply,
             } = *failure;
             let now = runtime::now();
-            let remaining = plan.deadline.map(|d| d.saturating_duration_since(now));
+            let remaining = plan.deadline.remaining(now);
             let decision = self.with_budget(|budget, rng| {
                 progress.retry.on_failure(
                     &facts,
@@ -264,6 +262,7 @@ impl Client {
                 RetryDecision::Retry { after, .. } => {
                     self.announce_retry(&plan, &progress.retry, server.as_ref(), after);
                     errors.push(error);
+                    let after = plan.deadline.cap(after, now);
                     if !after.is_zero() {
                         runtime::sleep_until(now + after).await;
                     }
@@ -353,17 +352,14 @@ fn final_error(
         .error_to_report()
         .filter(|i| *i < errors.len())
         .unwrap_or(errors.len() - 1);
-    let expired = plan.csot
-        && (plan.deadline.is_some_and(|d| runtime::now() >= d)
+    let expired = plan.deadline.is_csot()
+        && (plan.deadline.is_expired(runtime::now())
             || retry
                 .history()
                 .last()
                 .is_some_and(|r| r.reason == RetryReason::DeadlineExpired));
     let reported = if expired {
-        let limit = plan
-            .deadline
-            .map(|d| d.saturating_duration_since(plan.started))
-            .unwrap_or_default();
+        let limit = plan.deadline.remaining(plan.started).unwrap_or_default();
         let mut error = Error::timeout(format!(
             "running {}: timeoutMS ({} ms) expired after {} attempt(s)",
             plan.name,

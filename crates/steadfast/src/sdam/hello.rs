@@ -4,9 +4,9 @@
 use std::time::{Duration, Instant};
 
 use bson::{Document, RawDocumentBuf, doc};
-use steadfast_core::ServerAddress;
 use steadfast_core::description::TopologyVersion;
 use steadfast_core::sdam::{HeartbeatFailure, ServerErrorReply};
+use steadfast_core::{IoLimit, ServerAddress};
 use steadfast_wire::{MsgFlags, OpMsg};
 
 use crate::conn::Connection;
@@ -196,7 +196,9 @@ async fn exchange(
     deadline: Option<Instant>,
 ) -> Result<HelloReply> {
     let started = runtime::now();
-    let reply = connection.send_message(message, deadline).await?;
+    let reply = connection
+        .send_message(message, IoLimit::SocketTimeout(deadline))
+        .await?;
     parse_reply(reply, started)
 }
 
