@@ -7,11 +7,12 @@ use rand::RngCore;
 
 use super::backoff::overload_backoff;
 use super::budget::RetryBudget;
-use super::classify::{Execution, FailureFacts, RetryReason, labels};
+use super::classify::{Execution, FailureFacts, RetryReason};
 use super::policy::{
     Allowance, AttemptContext, RetryDecision, RetryPolicy, RetryTarget, StopReason,
 };
 use crate::address::ServerAddress;
+use crate::labels::Label;
 
 /// How the retry rules see an operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -190,7 +191,7 @@ impl RetryState {
         let transient = facts.is_retryable_read_error()
             || facts.is_retryable_write_error()
             || facts.is_retryable_overload()
-            || facts.has_label(labels::RETRYABLE_ERROR);
+            || facts.labels.has(Label::RetryableError);
         let (spec_retry, safe_retry) = if kind == OperationKind::GetMore {
             // A getMore that may have reached the server may have advanced the cursor: a resend
             // would return the batch after the lost one, silently skipping documents. Only a

@@ -155,3 +155,34 @@ fn ok_field_accepts_every_numeric_type() {
     assert!(!reply_is_ok(&doc! { "ok": "1" }));
     assert!(!reply_is_ok(&doc! {}));
 }
+
+/// `Result<T, Error>` travels through every layer: the error stays one pointer wide, so a
+/// successful result costs no more than its value plus a tag.
+#[test]
+fn error_is_one_pointer_wide() {
+    assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+    assert_eq!(
+        std::mem::size_of::<Result<()>>(),
+        std::mem::size_of::<usize>()
+    );
+}
+
+#[test]
+fn labels_from_the_server_and_the_driver_are_listed_once_sorted() {
+    let error = command_error(doc! {
+        "ok": 0, "code": 91, "errmsg": "x",
+        "errorLabels": ["Zed", "RetryableWriteError", "Custom"],
+    })
+    .with_labels(["RetryableWriteError", "SystemOverloadedError"]);
+    assert_eq!(
+        error.labels().collect::<Vec<_>>(),
+        [
+            "Custom",
+            "RetryableWriteError",
+            "SystemOverloadedError",
+            "Zed"
+        ]
+    );
+    assert!(error.has_label("Custom") && error.has_label(SYSTEM_OVERLOADED_ERROR));
+    assert!(error.is_shutting_down() && error.is_node_recovering());
+}

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use bson::raw::RawElement;
 use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, rawdoc};
+use steadfast_core::codes::ILLEGAL_OPERATION;
 use steadfast_core::description::ServerType;
 use steadfast_core::retry::{FailureFacts, OperationKind, Sent};
 use steadfast_core::sdam::ErrorPhase;
@@ -28,9 +29,6 @@ use crate::pool::{PoolFailure, failure_of};
 use crate::runtime;
 use crate::sdam::SelectedServer;
 use crate::session::ClientSession;
-
-/// IllegalOperation: a server without retryable-write support received a `txnNumber`.
-const ILLEGAL_OPERATION: i32 = 20;
 
 /// How an attempt ended.
 pub(super) enum AttemptResult<T> {
