@@ -108,6 +108,28 @@ pub enum Outcome {
     Ambiguous,
 }
 
+/// A failed attempt as the orchestrator sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Observed<'a> {
+    /// What the executor observed.
+    pub facts: &'a FailureFacts,
+    /// The server that produced the error, if one was selected.
+    pub server: Option<&'a ServerAddress>,
+    /// Whether the topology is sharded (a retry then avoids the failed mongos).
+    pub sharded: bool,
+}
+
+/// Where the operation stands in time when an attempt fails.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    /// The current instant.
+    pub now: Instant,
+    /// The time since the operation started.
+    pub elapsed: Duration,
+    /// The time left before the operation's deadline; `None` without one.
+    pub remaining: Option<Duration>,
+}
+
 /// The orchestrator's state for one operation.
 #[derive(Debug)]
 pub struct RetryState {
@@ -229,23 +251,21 @@ impl RetryState {
         }
     }
 
-    /// Records a failed attempt and decides whether to retry. `elapsed` is the time since the
-    /// operation started, `remaining` the time left before its deadline (None without one).
-    /// The decision is final: it already accounts for the overload cap, safety, the budget and
-    /// the deadline.
-    #[allow(clippy::too_many_arguments)]
+    /// Records a failed attempt and decides whether to retry. The decision is final: it
+    /// already accounts for the overload cap, safety, the budget and the deadline.
     pub fn on_failure(
         &mut self,
-        facts: &FailureFacts,
-        server: Option<ServerAddress>,
-        sharded: bool,
-        elapsed: Duration,
-        remaining: Option<Duration>,
+        failure: Observed<'_>,
+        timing: Timing,
         policy: &dyn RetryPolicy,
         budget: Option<&mut RetryBudget>,
-        now: Instant,
         rng: &mut dyn RngCore,
     ) -> RetryDecision {
+        let Observed {
+            facts,
+            server,
+            sharded,
+        } = failure;
         let jitter = rand::Rng::random::<f64>(rng);
         let allowance = self.allowance(facts, sharded, jitter);
         self.overload_seen |= facts.is_overload();
@@ -254,7 +274,7 @@ impl RetryState {
         let retries_so_far = self.retries_so_far();
         self.history.push(AttemptRecord {
             attempt: retries_so_far,
-            server: server.clone(),
+            server: server.cloned(),
             reason: facts.reason(),
             execution,
             code: match facts.kind {
@@ -274,16 +294,14 @@ impl RetryState {
                 execution,
                 facts,
                 retries_so_far,
-                elapsed,
-                remaining,
+                elapsed: timing.elapsed,
+                remaining: timing.remaining,
                 allowance,
                 history: &self.history,
             };
             policy.decide(&context, rng)
         };
-        let mut decision = self.enforce(
-            proposed, facts, &allowance, execution, remaining, policy, budget, now,
-        );
+        let mut decision = self.enforce(proposed, facts, &allowance, policy, budget, timing);
         if decision == RetryDecision::Stop(StopReason::NotRetryable) {
             // A retry rule applies, but its retries are used up: say so.
             let (retryable, allowed_retries) = self.retry_rule(facts);
@@ -298,25 +316,24 @@ impl RetryState {
             }
         }
         if let (RetryDecision::Retry { target, .. }, Some(server)) = (decision, server) {
-            if target == RetryTarget::AvoidFailedServer && !self.deprioritized.contains(&server) {
-                self.deprioritized.push(server);
+            if target == RetryTarget::AvoidFailedServer && !self.deprioritized.contains(server) {
+                self.deprioritized.push(server.clone());
             }
         }
         decision
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn enforce(
         &self,
         proposed: RetryDecision,
         facts: &FailureFacts,
         allowance: &Allowance,
-        execution: Execution,
-        remaining: Option<Duration>,
         policy: &dyn RetryPolicy,
         budget: Option<&mut RetryBudget>,
-        now: Instant,
+        timing: Timing,
     ) -> RetryDecision {
+        let Timing { now, remaining, .. } = timing;
+        let execution = facts.execution(self.profile.kind == OperationKind::RetryableWrite);
         let RetryDecision::Retry { after, target } = proposed else {
             return proposed;
         };

@@ -83,7 +83,7 @@ impl Client {
         plan: &OperationPlan,
         progress: &mut Progress<'_>,
     ) -> AttemptResult<O::Output> {
-        let first = progress.retry.history().is_empty();
+        let first = progress.retry.is_first_attempt();
         let selection_started = runtime::now();
         let selected = match &plan.target {
             Some(address) => self.topology().select_address(address),

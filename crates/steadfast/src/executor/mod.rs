@@ -24,11 +24,11 @@ mod tests;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use steadfast_core::retry::{
-    OperationKind, OperationProfile, Outcome, RetryDecision, RetryPolicy, RetryReason, RetryState,
-    StopReason,
+    AttemptFailure, FinalError, OperationKind, OperationProfile, Outcome, RetryDecision,
+    RetryPolicy, RetrySession, StopReason,
 };
 use steadfast_core::selection::SelectionCriteria;
 use steadfast_core::{Deadline, ServerAddress};
@@ -66,7 +66,6 @@ pub(crate) struct ExecutionContext<'a> {
 pub(crate) struct OperationPlan {
     name: String,
     operation_id: i64,
-    started: Instant,
     /// timeoutMS as a deadline; under it the deprecated per-step timeouts give way.
     deadline: Deadline,
     criteria: SelectionCriteria,
@@ -78,7 +77,7 @@ pub(crate) struct OperationPlan {
 
 /// What changes from attempt to attempt.
 pub(crate) struct Progress<'a> {
-    retry: RetryState,
+    retry: RetrySession<Error>,
     explicit: Option<&'a mut ClientSession>,
     implicit: Option<ClientSession>,
     txn_number: Option<i64>,
@@ -168,7 +167,6 @@ impl Client {
         let plan = OperationPlan {
             name: op.name().to_string(),
             operation_id: NEXT_OPERATION_ID.fetch_add(1, Ordering::Relaxed),
-            started,
             deadline: Deadline::from_timeout(timeout, started),
             criteria: op.selection_criteria(),
             target: op.target().cloned(),
@@ -192,25 +190,27 @@ impl Client {
             retry_writes: options.retry_writes,
             max_adaptive_retries: options.max_adaptive_retries,
             overload_retargeting: options.enable_overload_retargeting,
-            has_timeout: plan.deadline.instant().is_some(),
+            // The retry session sets it from the deadline.
+            has_timeout: false,
         };
         let policy = retry_policy.unwrap_or_else(|| self.default_retry_policy());
         let mut progress = Progress {
-            retry: RetryState::new(profile),
+            retry: RetrySession::new(profile, policy, plan.deadline, started),
             explicit: session,
             implicit: None,
             txn_number: None,
         };
-        let mut errors: Vec<Error> = Vec::new();
         self.record_request(started);
+        let mut attempt: u32 = 0;
         loop {
             let span = tracing::debug_span!(
                 target: RETRY_LOG_TARGET,
                 "attempt",
                 operation = %plan.name,
                 operation_id = plan.operation_id,
-                attempt = errors.len(),
+                attempt,
             );
+            attempt = attempt.saturating_add(1);
             let result = self
                 .attempt(&mut op, &plan, &mut progress)
                 .instrument(span)
@@ -223,14 +223,13 @@ impl Client {
                             address,
                             implicit: progress.implicit.take(),
                         }),
-                        Err(error) => Err(unreadable_reply(error, &progress.retry, &errors, None)),
+                        Err(error) => Err(unreadable_reply(error, &progress.retry, None)),
                     };
                 }
                 AttemptResult::CannotRetry => {
                     return Err(final_error(
                         &plan,
                         &progress.retry,
-                        errors,
                         Some(StopReason::NotRetryable),
                     ));
                 }
@@ -244,24 +243,18 @@ impl Client {
                 reply,
             } = *failure;
             let now = runtime::now();
-            let remaining = plan.deadline.remaining(now);
+            let failure = AttemptFailure {
+                error,
+                facts,
+                server: server.clone(),
+                sharded,
+            };
             let decision = self.with_budget(|budget, rng| {
-                progress.retry.on_failure(
-                    &facts,
-                    server.clone(),
-                    sharded,
-                    now.saturating_duration_since(plan.started),
-                    remaining,
-                    policy.as_ref(),
-                    Some(budget),
-                    now,
-                    rng,
-                )
+                progress.retry.on_failure(failure, Some(budget), now, rng)
             });
             match decision {
                 RetryDecision::Retry { after, .. } => {
                     self.announce_retry(&plan, &progress.retry, server.as_ref(), after);
-                    errors.push(error);
                     let after = plan.deadline.cap(after, now);
                     if !after.is_zero() {
                         runtime::sleep_until(now + after).await;
@@ -281,16 +274,10 @@ impl Client {
                                 address: held.address,
                                 implicit: progress.implicit.take(),
                             }),
-                            Err(error) => Err(unreadable_reply(
-                                error,
-                                &progress.retry,
-                                &errors,
-                                Some(stop),
-                            )),
+                            Err(error) => Err(unreadable_reply(error, &progress.retry, Some(stop))),
                         };
                     }
-                    errors.push(error);
-                    return Err(final_error(&plan, &progress.retry, errors, Some(stop)));
+                    return Err(final_error(&plan, &progress.retry, Some(stop)));
                 }
             }
         }
@@ -306,11 +293,11 @@ impl Client {
     fn announce_retry(
         &self,
         plan: &OperationPlan,
-        retry: &RetryState,
+        retry: &RetrySession<Error>,
         server: Option<&ServerAddress>,
         delay: Duration,
     ) {
-        let Some(record) = retry.history().last() else {
+        let Some(record) = retry.last_record() else {
             return;
         };
         tracing::info!(
@@ -341,56 +328,47 @@ impl Client {
 /// the outcome.
 fn final_error(
     plan: &OperationPlan,
-    retry: &RetryState,
-    errors: Vec<Error>,
+    retry: &RetrySession<Error>,
     stop: Option<StopReason>,
 ) -> Error {
-    let Some(last) = errors.last().cloned() else {
-        return Error::invalid_argument("the operation ended without an attempt");
-    };
-    let index = retry
-        .error_to_report()
-        .filter(|i| *i < errors.len())
-        .unwrap_or(errors.len() - 1);
-    let expired = plan.deadline.is_csot()
-        && (plan.deadline.is_expired(runtime::now())
-            || retry
-                .history()
-                .last()
-                .is_some_and(|r| r.reason == RetryReason::DeadlineExpired));
-    let reported = if expired {
-        let limit = plan.deadline.remaining(plan.started).unwrap_or_default();
-        let mut error = Error::timeout(format!(
-            "running {}: timeoutMS ({} ms) expired after {} attempt(s)",
-            plan.name,
-            limit.as_millis(),
-            errors.len()
-        ))
-        .with_source(last.clone());
-        if let Some(address) = last.address() {
-            error = error.with_address(address);
+    let reported = match retry.final_error(runtime::now()) {
+        None => return Error::invalid_argument("the operation ended without an attempt"),
+        Some(FinalError::Chosen(error)) => error.clone(),
+        Some(FinalError::DeadlineExpired {
+            last,
+            limit,
+            attempts,
+        }) => {
+            let error = Error::timeout(format!(
+                "running {}: timeoutMS ({} ms) expired after {attempts} attempt(s)",
+                plan.name,
+                limit.as_millis(),
+            ))
+            .with_source(last.clone());
+            match last.address() {
+                Some(address) => error.with_address(address),
+                None => error,
+            }
         }
-        error
-    } else {
-        errors[index].clone()
     };
-    annotate(reported, retry, &errors, stop)
+    annotate(reported, retry, usize::MAX, stop)
 }
 
 /// The error of an operation whose server answered `ok: 1` but whose reply the operation could
 /// not turn into a result. A write the server acknowledged ran: unless the error itself says
-/// what was applied (a write failure), its fate is unknown, never "not applied".
-fn unreadable_reply(
-    error: Error,
-    retry: &RetryState,
-    errors: &[Error],
-    stop: Option<StopReason>,
-) -> Error {
+/// what was applied (a write failure), its fate is unknown, never "not applied". The attempt
+/// that produced the reply is not part of the history it reports.
+fn unreadable_reply(error: Error, retry: &RetrySession<Error>, stop: Option<StopReason>) -> Error {
     let is_write = retry.profile().kind.is_write_like();
-    let error = if errors.is_empty() {
+    let earlier = match stop {
+        // A held reply: the session recorded its attempt as the last failure.
+        Some(_) => retry.attempts().count().saturating_sub(1),
+        None => retry.attempts().count(),
+    };
+    let error = if earlier == 0 {
         error
     } else {
-        annotate(error, retry, errors, stop)
+        annotate(error, retry, earlier, stop)
     };
     if is_write && !matches!(error.kind(), ErrorKind::Write(_)) {
         error.with_outcome(Outcome::Ambiguous)
@@ -399,12 +377,16 @@ fn unreadable_reply(
     }
 }
 
-/// Attaches the attempts (`errors` runs parallel to the retry history) and the outcome.
-fn annotate(error: Error, retry: &RetryState, errors: &[Error], stop: Option<StopReason>) -> Error {
+/// Attaches the first `count` attempts of the history and the outcome.
+fn annotate(
+    error: Error,
+    retry: &RetrySession<Error>,
+    count: usize,
+    stop: Option<StopReason>,
+) -> Error {
     let history = retry
-        .history()
-        .iter()
-        .zip(errors)
+        .attempts()
+        .take(count)
         .map(|(record, error)| AttemptRecord {
             address: record.server.clone(),
             error: error.clone(),
