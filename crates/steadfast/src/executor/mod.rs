@@ -16,9 +16,14 @@
 
 mod attempt;
 mod classify;
+mod exchange;
 mod fields;
+mod interpret;
 mod monitoring;
+mod prepare;
 pub(crate) mod run_command;
+mod select;
+mod session;
 #[cfg(test)]
 mod tests;
 
