@@ -1,18 +1,19 @@
 //! The executor: runs an [`Operation`] from start to finish.
 //!
 //! ```text
-//! deadline (timeoutMS) ─► select ─► check out ─► implicit session ─► build + common fields
-//!     ▲                                                                 │
-//!     │                                            send, command events ▼
-//!   sleep (capped) ◄── Retry ◄── RetryState::on_failure ◄── classify + SDAM error handling
+//! Deadline (timeoutMS) ─► select ─► check_out ─► session ─► prepare ─► exchange ─► interpret
+//!     ▲                                                                               │
+//!     │                                                                  failure      ▼
+//!   sleep (capped to the deadline) ◄── Retry ◄── RetrySession::on_failure ◄── classify + SDAM
 //! ```
 //!
-//! Every attempt is one [`attempt`](Client::attempt); its failure becomes
-//! `steadfast_core::retry::FailureFacts`, and the pure orchestrator
-//! (`steadfast_core::retry::RetryState`) decides — with the operation's [`RetryPolicy`] — whether
+//! Every attempt is one pass through the stages (`attempt.rs` and one module per stage); a
+//! failure becomes `steadfast_core::retry::FailureFacts` in one place (`Client::failure`), and
+//! the operation's `steadfast_core::retry::RetrySession` — the pure orchestrator with the
+//! operation's [`RetryPolicy`], its deadline and the errors of its attempts — decides whether
 //! to retry, when and where. The executor carries the decision out: it sleeps only through
 //! `runtime`, passes the failed servers to the next selection as deprioritized, reuses the
-//! same `txnNumber` and session, and, when it stops, builds the error from the retry history.
+//! same `txnNumber` and session, and, when it stops, builds the error the session chooses.
 
 mod attempt;
 mod classify;
@@ -88,6 +89,17 @@ pub(crate) struct Progress<'a> {
     txn_number: Option<i64>,
 }
 
+impl Progress<'_> {
+    /// The finished operation, handing over its implicit session.
+    fn done<T>(&mut self, output: T, address: ServerAddress) -> Done<T> {
+        Done {
+            output,
+            address,
+            implicit: self.implicit.take(),
+        }
+    }
+}
+
 /// A finished operation: its output, the server that produced it, and the implicit session it
 /// ran in (a cursor keeps it).
 struct Done<T> {
@@ -147,6 +159,52 @@ impl Client {
         mut op: O,
         context: ExecutionContext<'_>,
     ) -> Result<Done<O::Output>> {
+        let (plan, mut progress) = self.start(&op, context)?;
+        let mut attempt: u32 = 0;
+        loop {
+            let span = tracing::debug_span!(
+                target: RETRY_LOG_TARGET,
+                "attempt",
+                operation = %plan.name,
+                operation_id = plan.operation_id,
+                attempt,
+            );
+            attempt = attempt.saturating_add(1);
+            let result = self
+                .attempt(&mut op, &plan, &mut progress)
+                .instrument(span)
+                .await;
+            let failure = match result {
+                AttemptResult::Completed { result, address } => {
+                    return match result {
+                        Ok(output) => Ok(progress.done(output, address)),
+                        Err(error) => Err(unreadable_reply(error, &progress.retry, None)),
+                    };
+                }
+                AttemptResult::CannotRetry => {
+                    let stop = Some(StopReason::NotRetryable);
+                    return Err(final_error(&plan, &progress.retry, stop));
+                }
+                AttemptResult::Failed(failure) => *failure,
+            };
+            if let Some(end) = self
+                .after_failure(&mut op, &plan, &mut progress, failure)
+                .await
+            {
+                return end;
+            }
+        }
+    }
+
+    /// Checks the context, resolves the operation's settings, and opens its retry session.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the client is shut down or the session cannot be used.
+    fn start<'a, O: Operation>(
+        &self,
+        op: &O,
+        context: ExecutionContext<'a>,
+    ) -> Result<(OperationPlan, Progress<'a>)> {
         let ExecutionContext {
             session,
             timeout,
@@ -155,24 +213,14 @@ impl Client {
         self.ensure_open()?;
         let acknowledged = op.is_acknowledged();
         if let Some(session) = &session {
-            if !session.belongs_to(self) {
-                return Err(Error::invalid_argument(
-                    "the session belongs to another client",
-                ));
-            }
-            if !acknowledged && !session.is_implicit() {
-                return Err(Error::invalid_argument(
-                    "an unacknowledged write (w: 0) cannot run in an explicit session",
-                ));
-            }
+            self.check_session(session, acknowledged)?;
         }
         let options = self.options();
-        let timeout = timeout.or(options.timeout);
         let started = runtime::now();
         let plan = OperationPlan {
             name: op.name().to_string(),
             operation_id: NEXT_OPERATION_ID.fetch_add(1, Ordering::Relaxed),
-            deadline: Deadline::from_timeout(timeout, started),
+            deadline: Deadline::from_timeout(timeout.or(options.timeout), started),
             criteria: op.selection_criteria(),
             target: op.target().cloned(),
             acknowledged,
@@ -199,93 +247,81 @@ impl Client {
             has_timeout: false,
         };
         let policy = retry_policy.unwrap_or_else(|| self.default_retry_policy());
-        let mut progress = Progress {
+        let progress = Progress {
             retry: RetrySession::new(profile, policy, plan.deadline, started),
             explicit: session,
             implicit: None,
             txn_number: None,
         };
         self.record_request(started);
-        let mut attempt: u32 = 0;
-        loop {
-            let span = tracing::debug_span!(
-                target: RETRY_LOG_TARGET,
-                "attempt",
-                operation = %plan.name,
-                operation_id = plan.operation_id,
-                attempt,
-            );
-            attempt = attempt.saturating_add(1);
-            let result = self
-                .attempt(&mut op, &plan, &mut progress)
-                .instrument(span)
-                .await;
-            let failure = match result {
-                AttemptResult::Completed { result, address } => {
-                    return match result {
-                        Ok(output) => Ok(Done {
-                            output,
-                            address,
-                            implicit: progress.implicit.take(),
-                        }),
-                        Err(error) => Err(unreadable_reply(error, &progress.retry, None)),
-                    };
-                }
-                AttemptResult::CannotRetry => {
-                    return Err(final_error(
-                        &plan,
-                        &progress.retry,
-                        Some(StopReason::NotRetryable),
-                    ));
-                }
-                AttemptResult::Failed(failure) => failure,
-            };
-            let Failure {
-                error,
-                facts,
-                server,
-                sharded,
-                reply,
-            } = *failure;
-            let now = runtime::now();
-            let failure = AttemptFailure {
-                error,
-                facts,
-                server: server.clone(),
-                sharded,
-            };
-            let decision = self.with_budget(|budget, rng| {
-                progress.retry.on_failure(failure, Some(budget), now, rng)
-            });
-            match decision {
-                RetryDecision::Retry { after, .. } => {
-                    self.announce_retry(&plan, &progress.retry, server.as_ref(), after);
-                    let after = plan.deadline.cap(after, now);
-                    if !after.is_zero() {
-                        runtime::sleep_until(now + after).await;
-                    }
-                }
-                RetryDecision::Stop(stop) => {
-                    if let Some(held) = reply {
-                        // A write concern error the rules did not retry: the operation reads
-                        // the reply and reports it its own way.
-                        let context = ReplyContext {
-                            description: &held.description,
-                            address: &held.address,
-                        };
-                        return match op.handle_reply(held.reply, &context) {
-                            Ok(output) => Ok(Done {
-                                output,
-                                address: held.address,
-                                implicit: progress.implicit.take(),
-                            }),
-                            Err(error) => Err(unreadable_reply(error, &progress.retry, Some(stop))),
-                        };
-                    }
-                    return Err(final_error(&plan, &progress.retry, Some(stop)));
-                }
-            }
+        Ok((plan, progress))
+    }
+
+    /// An explicit session must belong to this client, and cannot carry an unacknowledged write.
+    fn check_session(&self, session: &ClientSession, acknowledged: bool) -> Result<()> {
+        if !session.belongs_to(self) {
+            return Err(Error::invalid_argument(
+                "the session belongs to another client",
+            ));
         }
+        if !acknowledged && !session.is_implicit() {
+            return Err(Error::invalid_argument(
+                "an unacknowledged write (w: 0) cannot run in an explicit session",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Asks the retry session about a failed attempt and carries out its decision: sleep
+    /// (capped to the deadline) before the next attempt and return `None`, or end the
+    /// operation.
+    async fn after_failure<O: Operation>(
+        &self,
+        op: &mut O,
+        plan: &OperationPlan,
+        progress: &mut Progress<'_>,
+        failure: Failure,
+    ) -> Option<Result<Done<O::Output>>> {
+        let Failure {
+            error,
+            facts,
+            server,
+            sharded,
+            reply,
+        } = failure;
+        let now = runtime::now();
+        let failure = AttemptFailure {
+            error,
+            facts,
+            server: server.clone(),
+            sharded,
+        };
+        let decision = self
+            .with_budget(|budget, rng| progress.retry.on_failure(failure, Some(budget), now, rng));
+        let stop = match decision {
+            RetryDecision::Retry { after, .. } => {
+                self.announce_retry(plan, &progress.retry, server.as_ref(), after);
+                let after = plan.deadline.cap(after, now);
+                if !after.is_zero() {
+                    runtime::sleep_until(now + after).await;
+                }
+                return None;
+            }
+            RetryDecision::Stop(stop) => stop,
+        };
+        let Some(held) = reply else {
+            return Some(Err(final_error(plan, &progress.retry, Some(stop))));
+        };
+        // A write concern error the rules did not retry: the operation reads the reply and
+        // reports it its own way.
+        let context = ReplyContext {
+            description: &held.description,
+            address: &held.address,
+        };
+        Some(match op.handle_reply(held.reply, &context) {
+            Ok(output) => Ok(progress.done(output, held.address)),
+            Err(error) => Err(unreadable_reply(error, &progress.retry, Some(stop))),
+        })
     }
 
     /// Whether command events must be built: a handler listens, or command logging is on.
