@@ -39,6 +39,7 @@
 //!   events.
 
 mod command;
+mod facts;
 mod partial;
 mod retry;
 #[cfg(test)]
@@ -52,6 +53,7 @@ use steadfast_core::{ErrorLabels, Label, ServerAddress};
 
 pub(crate) use command::reply_is_ok;
 pub use command::{CommandError, WriteConcernError, WriteError, WriteFailure};
+pub(crate) use facts::{ConnectionFailure, ErrorFacts};
 pub use partial::PartialWrite;
 pub use retry::{AttemptRecord, ErrorClass};
 pub use steadfast_core::retry::{Execution, Outcome, RetryReason, StopReason};

@@ -8,7 +8,7 @@ use steadfast_core::codes::{MAX_TIME_MS_EXPIRED, is_retryable_code};
 use steadfast_core::retry::{FailureFacts, FailureKind, OperationKind, Sent};
 use steadfast_core::{ErrorLabels, Label};
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{ConnectionFailure, Error, ErrorFacts, ErrorKind};
 use crate::pool::{PoolFailure, failure_of};
 
 /// Servers from this wire version (4.4) label their retryable write errors themselves.
@@ -68,26 +68,26 @@ pub(super) fn classify(error: Error, circumstances: &Circumstances) -> (FailureF
                 _ => FailureKind::NonRetryable,
             }
         }
-        None => match error.kind() {
-            ErrorKind::Network { .. } => FailureKind::Network,
-            ErrorKind::Timeout { .. } => expired_or(circumstances, FailureKind::NetworkTimeout),
-            ErrorKind::Command(command)
-                if circumstances.csot && command.code == MAX_TIME_MS_EXPIRED =>
-            {
-                FailureKind::DeadlineExpired
+        None => match error.facts() {
+            ErrorFacts::Connection(ConnectionFailure::Network) => FailureKind::Network,
+            ErrorFacts::Connection(ConnectionFailure::Timeout) => {
+                expired_or(circumstances, FailureKind::NetworkTimeout)
             }
-            ErrorKind::Command(command) => FailureKind::Command { code: command.code },
-            ErrorKind::Write(failure) => match &failure.write_concern_error {
-                Some(wce) if circumstances.csot && wce.code == MAX_TIME_MS_EXPIRED => {
-                    FailureKind::DeadlineExpired
-                }
-                Some(wce) => FailureKind::WriteConcern { code: wce.code },
-                None => FailureKind::NonRetryable,
+            // Without a code a command error reads as code 0, as `CommandError::code` does.
+            ErrorFacts::Command(reply) => match reply.code.unwrap_or(0) {
+                MAX_TIME_MS_EXPIRED if circumstances.csot => FailureKind::DeadlineExpired,
+                code => FailureKind::Command { code },
             },
-            ErrorKind::ServerSelection { .. } => {
+            ErrorFacts::WriteConcern(reply) => match reply.code.unwrap_or(0) {
+                MAX_TIME_MS_EXPIRED if circumstances.csot => FailureKind::DeadlineExpired,
+                code => FailureKind::WriteConcern { code },
+            },
+            ErrorFacts::Other if matches!(error.kind(), ErrorKind::ServerSelection { .. }) => {
                 expired_or(circumstances, FailureKind::NonRetryable)
             }
-            _ => FailureKind::NonRetryable,
+            ErrorFacts::Connection(_) | ErrorFacts::Authentication(_) | ErrorFacts::Other => {
+                FailureKind::NonRetryable
+            }
         },
     };
     if needs_retryable_write_label(&kind, circumstances) {
