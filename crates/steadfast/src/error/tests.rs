@@ -193,7 +193,10 @@ fn facts_read_the_server_reply_once_for_retry_sdam_and_monitors() {
     let ErrorFacts::Command(reply) = error.facts() else {
         panic!("{error:?}")
     };
-    assert_eq!((reply.code, reply.message.as_str()), (Some(10107), "not primary"));
+    assert_eq!(
+        (reply.code, reply.message.as_str()),
+        (Some(10107), "not primary")
+    );
     let no_code = command_error(doc! { "ok": 0, "errmsg": "node is recovering" });
     assert!(matches!(no_code.facts(), ErrorFacts::Command(r) if r.code.is_none()));
     assert_eq!(
