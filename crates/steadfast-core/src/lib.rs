@@ -7,7 +7,10 @@
 //! testable without a runtime, and lets the official JSON suites run against this crate alone.
 
 pub mod address;
+pub mod codes;
+pub mod deadline;
 pub mod description;
+pub mod labels;
 pub mod options;
 pub mod pool;
 pub mod retry;
@@ -16,5 +19,7 @@ pub mod selection;
 pub mod session;
 
 pub use address::ServerAddress;
+pub use deadline::{Deadline, IoLimit, NotEnoughTime};
 pub use description::{ServerDescription, ServerType, TopologyDescription, TopologyType};
+pub use labels::{ErrorLabels, Label};
 pub use options::{ClientOptions, ConnectionString, OptionsError};

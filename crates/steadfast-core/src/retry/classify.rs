@@ -3,42 +3,22 @@
 
 use std::time::Duration;
 
-/// Error labels the retry rules read.
+use crate::codes;
+use crate::labels::{ErrorLabels, Label};
+
+/// Error labels the retry rules read, by name.
 pub mod labels {
+    use crate::labels::Label;
+
     /// Server or driver says the write may be retried with the same txnNumber.
-    pub const RETRYABLE_WRITE_ERROR: &str = "RetryableWriteError";
+    pub const RETRYABLE_WRITE_ERROR: &str = Label::RetryableWriteError.as_str();
     /// The server is overloaded: back off before retrying.
-    pub const SYSTEM_OVERLOADED_ERROR: &str = "SystemOverloadedError";
+    pub const SYSTEM_OVERLOADED_ERROR: &str = Label::SystemOverloadedError.as_str();
     /// The command may be retried whatever it is.
-    pub const RETRYABLE_ERROR: &str = "RetryableError";
+    pub const RETRYABLE_ERROR: &str = Label::RetryableError.as_str();
     /// The attempt performed no write.
-    pub const NO_WRITES_PERFORMED: &str = "NoWritesPerformed";
+    pub const NO_WRITES_PERFORMED: &str = Label::NoWritesPerformed.as_str();
 }
-
-/// Server error codes that make a read retryable (retryable-reads), and a write retryable on
-/// servers older than 4.4, which do not attach `RetryableWriteError` themselves.
-pub const RETRYABLE_CODES: &[i32] = &[
-    262,   // ExceededTimeLimit
-    11600, // InterruptedAtShutdown
-    11602, // InterruptedDueToReplStateChange
-    10107, // NotWritablePrimary
-    13435, // NotPrimaryNoSecondaryOk
-    13436, // NotPrimaryOrSecondary
-    189,   // PrimarySteppedDown
-    91,    // ShutdownInProgress
-    7,     // HostNotFound
-    6,     // HostUnreachable
-    89,    // NetworkTimeout
-    9001,  // SocketException
-];
-
-/// ReadConcernMajorityNotAvailableYet: retryable for reads only.
-pub const READ_CONCERN_MAJORITY_NOT_AVAILABLE_YET: i32 = 134;
-
-/// Codes whose reply proves the command was refused before it ran: the node was not (or no
-/// longer) able to accept it. InterruptedDueToReplStateChange is absent on purpose: it stops an
-/// operation that was already running.
-const REJECTED_BEFORE_EXECUTION_CODES: &[i32] = &[10107, 13435, 13436, 91, 462];
 
 /// How far a request got before it failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -85,7 +65,7 @@ pub struct FailureFacts {
     /// Whether the request may have reached the server.
     pub sent: Sent,
     /// The error labels (from the server, plus those the driver adds).
-    pub labels: Vec<String>,
+    pub labels: ErrorLabels,
     /// `baseBackoffMS` from an overload error, if the server gave one.
     pub base_backoff: Option<Duration>,
     /// The max wire version of the server the attempt used (0 if none was selected).
@@ -95,24 +75,24 @@ pub struct FailureFacts {
 impl FailureFacts {
     /// Whether the facts carry `label`.
     pub fn has_label(&self, label: &str) -> bool {
-        self.labels.iter().any(|l| l == label)
+        self.labels.contains(label)
     }
 
     /// An overload error: `SystemOverloadedError`.
     pub fn is_overload(&self) -> bool {
-        self.has_label(labels::SYSTEM_OVERLOADED_ERROR)
+        self.labels.has(Label::SystemOverloadedError)
     }
 
     /// A retryable overload error: both `SystemOverloadedError` and `RetryableError`. The
     /// backpressure specification allows any command to be retried on it.
     pub fn is_retryable_overload(&self) -> bool {
-        self.is_overload() && self.has_label(labels::RETRYABLE_ERROR)
+        self.is_overload() && self.labels.has(Label::RetryableError)
     }
 
     /// Whether this error makes a retryable write retryable (retryable-writes: the label on
     /// 4.4+ servers, the code list before; network errors and pool clears always).
     pub fn is_retryable_write_error(&self) -> bool {
-        if self.has_label(labels::RETRYABLE_WRITE_ERROR) {
+        if self.labels.has(Label::RetryableWriteError) {
             return true;
         }
         match &self.kind {
@@ -123,7 +103,7 @@ impl FailureFacts {
             FailureKind::Command { code } | FailureKind::WriteConcern { code } => {
                 // Servers from 4.4 (wire 9) label their own retryable errors; the driver adds
                 // the label from the code list only for older servers.
-                self.max_wire_version < 9 && RETRYABLE_CODES.contains(code)
+                self.max_wire_version < 9 && codes::is_retryable_code(*code)
             }
             FailureKind::DeadlineExpired | FailureKind::NonRetryable => false,
         }
@@ -136,9 +116,7 @@ impl FailureFacts {
             | FailureKind::ConnectionEstablishment
             | FailureKind::Network
             | FailureKind::NetworkTimeout => true,
-            FailureKind::Command { code } => {
-                RETRYABLE_CODES.contains(code) || *code == READ_CONCERN_MAJORITY_NOT_AVAILABLE_YET
-            }
+            FailureKind::Command { code } => codes::is_retryable_read_code(*code),
             FailureKind::WriteConcern { .. }
             | FailureKind::DeadlineExpired
             | FailureKind::NonRetryable => false,
@@ -161,11 +139,11 @@ impl FailureFacts {
         if self.sent == Sent::No {
             return Execution::NotSent;
         }
-        if self.has_label(labels::NO_WRITES_PERFORMED) {
+        if self.labels.has(Label::NoWritesPerformed) {
             return Execution::RejectedBeforeExecution;
         }
         match &self.kind {
-            FailureKind::Command { code } if REJECTED_BEFORE_EXECUTION_CODES.contains(code) => {
+            FailureKind::Command { code } if codes::is_rejected_before_execution(*code) => {
                 Execution::RejectedBeforeExecution
             }
             FailureKind::WriteConcern { .. } => Execution::Executed,
@@ -181,13 +159,15 @@ impl FailureFacts {
             FailureKind::ConnectionEstablishment => RetryReason::ConnectionEstablishment,
             FailureKind::Network => RetryReason::NetworkError,
             FailureKind::NetworkTimeout => RetryReason::NetworkTimeout,
-            FailureKind::Command { code } if self.is_overload() || *code == 462 => {
+            FailureKind::Command { code }
+                if self.is_overload() || codes::is_overload_code(*code) =>
+            {
                 RetryReason::Overloaded { code: *code }
             }
-            FailureKind::Command { code } if [91, 11600].contains(code) => {
+            FailureKind::Command { code } if codes::is_shutdown_code(Some(*code)) => {
                 RetryReason::ShuttingDown { code: *code }
             }
-            FailureKind::Command { code } if RETRYABLE_CODES.contains(code) => {
+            FailureKind::Command { code } if codes::is_retryable_code(*code) => {
                 RetryReason::StateChange { code: *code }
             }
             FailureKind::Command { code } => RetryReason::CommandError { code: *code },

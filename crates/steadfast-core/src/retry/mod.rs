@@ -16,6 +16,7 @@ pub mod backoff;
 pub mod budget;
 pub mod classify;
 pub mod policy;
+pub mod session;
 pub mod state;
 
 pub use budget::{RetryBudget, RetryBudgetConfig};
@@ -24,7 +25,10 @@ pub use policy::{
     Allowance, AttemptContext, BestEffort, FailFast, RetryDecision, RetryPolicy, RetryTarget,
     SpecPolicy, StopReason,
 };
-pub use state::{AttemptRecord, OperationKind, OperationProfile, Outcome, RetryState};
+pub use session::{AttemptFailure, FinalError, RetrySession};
+pub use state::{
+    AttemptRecord, Observed, OperationKind, OperationProfile, Outcome, RetryState, Timing,
+};
 
 #[cfg(test)]
 mod report_tests;

@@ -7,11 +7,12 @@ use rand::RngCore;
 
 use super::backoff::overload_backoff;
 use super::budget::RetryBudget;
-use super::classify::{Execution, FailureFacts, RetryReason, labels};
+use super::classify::{Execution, FailureFacts, RetryReason};
 use super::policy::{
     Allowance, AttemptContext, RetryDecision, RetryPolicy, RetryTarget, StopReason,
 };
 use crate::address::ServerAddress;
+use crate::labels::Label;
 
 /// How the retry rules see an operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -110,6 +111,28 @@ pub enum Outcome {
     Ambiguous,
 }
 
+/// A failed attempt as the orchestrator sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Observed<'a> {
+    /// What the executor observed.
+    pub facts: &'a FailureFacts,
+    /// The server that produced the error, if one was selected.
+    pub server: Option<&'a ServerAddress>,
+    /// Whether the topology is sharded (a retry then avoids the failed mongos).
+    pub sharded: bool,
+}
+
+/// Where the operation stands in time when an attempt fails.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    /// The current instant.
+    pub now: Instant,
+    /// The time since the operation started.
+    pub elapsed: Duration,
+    /// The time left before the operation's deadline; `None` without one.
+    pub remaining: Option<Duration>,
+}
+
 /// The orchestrator's state for one operation.
 #[derive(Debug)]
 pub struct RetryState {
@@ -193,7 +216,7 @@ impl RetryState {
         let transient = facts.is_retryable_read_error()
             || facts.is_retryable_write_error()
             || facts.is_retryable_overload()
-            || facts.has_label(labels::RETRYABLE_ERROR);
+            || facts.labels.has(Label::RetryableError);
         let (spec_retry, safe_retry) = if kind == OperationKind::GetMore {
             // A getMore that may have reached the server may have advanced the cursor: a resend
             // would return the batch after the lost one, silently skipping documents. Only a
@@ -231,23 +254,21 @@ impl RetryState {
         }
     }
 
-    /// Records a failed attempt and decides whether to retry. `elapsed` is the time since the
-    /// operation started, `remaining` the time left before its deadline (None without one).
-    /// The decision is final: it already accounts for the overload cap, safety, the budget and
-    /// the deadline.
-    #[allow(clippy::too_many_arguments)]
+    /// Records a failed attempt and decides whether to retry. The decision is final: it
+    /// already accounts for the overload cap, safety, the budget and the deadline.
     pub fn on_failure(
         &mut self,
-        facts: &FailureFacts,
-        server: Option<ServerAddress>,
-        sharded: bool,
-        elapsed: Duration,
-        remaining: Option<Duration>,
+        failure: Observed<'_>,
+        timing: Timing,
         policy: &dyn RetryPolicy,
         budget: Option<&mut RetryBudget>,
-        now: Instant,
         rng: &mut dyn RngCore,
     ) -> RetryDecision {
+        let Observed {
+            facts,
+            server,
+            sharded,
+        } = failure;
         let jitter = rand::Rng::random::<f64>(rng);
         let allowance = self.allowance(facts, sharded, jitter);
         self.overload_seen |= facts.is_overload();
@@ -256,7 +277,7 @@ impl RetryState {
         let retries_so_far = self.retries_so_far();
         self.history.push(AttemptRecord {
             attempt: retries_so_far,
-            server: server.clone(),
+            server: server.cloned(),
             reason: facts.reason(),
             execution,
             no_write_attempted: facts.no_write_attempted(),
@@ -277,16 +298,14 @@ impl RetryState {
                 execution,
                 facts,
                 retries_so_far,
-                elapsed,
-                remaining,
+                elapsed: timing.elapsed,
+                remaining: timing.remaining,
                 allowance,
                 history: &self.history,
             };
             policy.decide(&context, rng)
         };
-        let mut decision = self.enforce(
-            proposed, facts, &allowance, execution, remaining, policy, budget, now,
-        );
+        let mut decision = self.enforce(proposed, facts, &allowance, policy, budget, timing);
         if decision == RetryDecision::Stop(StopReason::NotRetryable) {
             // A retry rule applies, but its retries are used up: say so.
             let (retryable, allowed_retries) = self.retry_rule(facts);
@@ -301,25 +320,24 @@ impl RetryState {
             }
         }
         if let (RetryDecision::Retry { target, .. }, Some(server)) = (decision, server) {
-            if target == RetryTarget::AvoidFailedServer && !self.deprioritized.contains(&server) {
-                self.deprioritized.push(server);
+            if target == RetryTarget::AvoidFailedServer && !self.deprioritized.contains(server) {
+                self.deprioritized.push(server.clone());
             }
         }
         decision
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn enforce(
         &self,
         proposed: RetryDecision,
         facts: &FailureFacts,
         allowance: &Allowance,
-        execution: Execution,
-        remaining: Option<Duration>,
         policy: &dyn RetryPolicy,
         budget: Option<&mut RetryBudget>,
-        now: Instant,
+        timing: Timing,
     ) -> RetryDecision {
+        let Timing { now, remaining, .. } = timing;
+        let execution = facts.execution(self.profile.kind == OperationKind::RetryableWrite);
         let RetryDecision::Retry { after, target } = proposed else {
             return proposed;
         };

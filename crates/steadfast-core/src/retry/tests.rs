@@ -68,16 +68,20 @@ impl Run {
         remaining: Option<Duration>,
         budget: Option<&mut RetryBudget>,
     ) -> RetryDecision {
-        let server = Some(ServerAddress::tcp("a", 1));
+        let server = ServerAddress::tcp("a", 1);
         self.state.on_failure(
-            f,
-            server,
-            false,
-            Duration::ZERO,
-            remaining,
+            Observed {
+                facts: f,
+                server: Some(&server),
+                sharded: false,
+            },
+            Timing {
+                now: self.now,
+                elapsed: Duration::ZERO,
+                remaining,
+            },
             policy,
             budget,
-            self.now,
             &mut self.rng,
         )
     }
@@ -258,14 +262,18 @@ fn get_more_and_run_command_only_retry_overload() {
     let mut state = RetryState::new(p);
     let mut rng = StdRng::seed_from_u64(1);
     let d = state.on_failure(
-        &overload(),
-        None,
-        false,
-        Duration::ZERO,
-        None,
+        Observed {
+            facts: &overload(),
+            server: None,
+            sharded: false,
+        },
+        Timing {
+            now: Instant::now(),
+            elapsed: Duration::ZERO,
+            remaining: None,
+        },
         &SpecPolicy,
         None,
-        Instant::now(),
         &mut rng,
     );
     assert!(matches!(d, RetryDecision::Stop(_)));
@@ -281,14 +289,18 @@ fn overload_retries_stop_at_max_adaptive_retries_even_under_timeout() {
     let mut decisions = Vec::new();
     for _ in 0..4 {
         decisions.push(state.on_failure(
-            &overload(),
-            None,
-            false,
-            Duration::ZERO,
-            Some(Duration::from_secs(60)),
+            Observed {
+                facts: &overload(),
+                server: None,
+                sharded: false,
+            },
+            Timing {
+                now,
+                elapsed: Duration::ZERO,
+                remaining: Some(Duration::from_secs(60)),
+            },
             &SpecPolicy,
             None,
-            now,
             &mut rng,
         ));
     }
@@ -302,14 +314,18 @@ fn overload_retries_stop_at_max_adaptive_retries_even_under_timeout() {
     let mut retries = 0;
     for _ in 0..6 {
         if let RetryDecision::Retry { .. } = state.on_failure(
-            &overload(),
-            None,
-            false,
-            Duration::ZERO,
-            None,
+            Observed {
+                facts: &overload(),
+                server: None,
+                sharded: false,
+            },
+            Timing {
+                now,
+                elapsed: Duration::ZERO,
+                remaining: None,
+            },
             &BestEffort::default(),
             None,
-            now,
             &mut rng,
         ) {
             retries += 1;
@@ -352,14 +368,18 @@ fn overload_retry_waits_the_required_backoff_and_retargets_when_enabled() {
     let mut f = overload();
     f.base_backoff = Some(Duration::from_millis(1000));
     let d = state.on_failure(
-        &f,
-        Some(ServerAddress::tcp("a", 1)),
-        false,
-        Duration::ZERO,
-        None,
+        Observed {
+            facts: &f,
+            server: Some(&ServerAddress::tcp("a", 1)),
+            sharded: false,
+        },
+        Timing {
+            now: Instant::now(),
+            elapsed: Duration::ZERO,
+            remaining: None,
+        },
         &SpecPolicy,
         None,
-        Instant::now(),
         &mut rng,
     );
     let RetryDecision::Retry { after, target } = d else {
@@ -410,14 +430,18 @@ fn sharded_retries_deprioritize_the_failed_mongos() {
     let mut state = RetryState::new(profile(OperationKind::RetryableRead));
     let mut rng = StdRng::seed_from_u64(4);
     let d = state.on_failure(
-        &network(),
-        Some(ServerAddress::tcp("m1", 1)),
-        true,
-        Duration::ZERO,
-        None,
+        Observed {
+            facts: &network(),
+            server: Some(&ServerAddress::tcp("m1", 1)),
+            sharded: true,
+        },
+        Timing {
+            now: Instant::now(),
+            elapsed: Duration::ZERO,
+            remaining: None,
+        },
         &SpecPolicy,
         None,
-        Instant::now(),
         &mut rng,
     );
     assert!(matches!(

@@ -9,51 +9,10 @@ use crate::description::{
     ServerDescription, TopologyDescription, TopologyType, TopologyVersion, topology_version_of,
 };
 
-/// The "node is recovering" codes: InterruptedAtShutdown, InterruptedDueToReplStateChange,
-/// NotPrimaryOrSecondary, PrimarySteppedDown, ShutdownInProgress.
-pub const NODE_IS_RECOVERING_CODES: [i32; 5] = [11600, 11602, 13436, 189, 91];
-/// The "not writable primary" codes: NotWritablePrimary, NotPrimaryNoSecondaryOk,
-/// LegacyNotPrimary.
-pub const NOT_WRITABLE_PRIMARY_CODES: [i32; 3] = [10107, 13435, 10058];
-/// The "node is shutting down" codes, a subset of the recovering codes: InterruptedAtShutdown,
-/// ShutdownInProgress.
-pub const SHUTDOWN_CODES: [i32; 2] = [11600, 91];
-
-/// The two families of State Change Errors.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StateChangeKind {
-    /// The server is no longer (or not yet) the writable primary.
-    NotWritablePrimary,
-    /// The server is recovering, stepping down or shutting down.
-    NodeIsRecovering,
-}
-
-/// Classifies a server error as a State Change Error. The code alone decides when there is
-/// one; the message substrings ("node is recovering", "not master or secondary", then
-/// "not master") are consulted only when the reply carries no code.
-pub fn classify_state_change(code: Option<i32>, message: &str) -> Option<StateChangeKind> {
-    match code {
-        Some(code) if NODE_IS_RECOVERING_CODES.contains(&code) => {
-            Some(StateChangeKind::NodeIsRecovering)
-        }
-        Some(code) if NOT_WRITABLE_PRIMARY_CODES.contains(&code) => {
-            Some(StateChangeKind::NotWritablePrimary)
-        }
-        Some(_) => None,
-        None if message.contains("node is recovering")
-            || message.contains("not master or secondary") =>
-        {
-            Some(StateChangeKind::NodeIsRecovering)
-        }
-        None if message.contains("not master") => Some(StateChangeKind::NotWritablePrimary),
-        None => None,
-    }
-}
-
-/// Whether the code says the node is shutting down (its connections will all close).
-pub fn is_shutdown_code(code: Option<i32>) -> bool {
-    code.is_some_and(|c| SHUTDOWN_CODES.contains(&c))
-}
+pub use crate::codes::{
+    NODE_IS_RECOVERING_CODES, NOT_WRITABLE_PRIMARY_CODES, SHUTDOWN_CODES, StateChangeKind,
+    classify_state_change, is_shutdown_code,
+};
 
 /// The parts of a server error reply that SDAM looks at.
 #[derive(Clone, Debug, PartialEq, Eq)]

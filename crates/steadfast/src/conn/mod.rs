@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use bson::RawDocumentBuf;
-use steadfast_core::ServerAddress;
+use steadfast_core::{IoLimit, ServerAddress};
 use steadfast_wire::{
     Body, DEFAULT_MAX_MESSAGE_SIZE, FrameDecoder, Message, OpMsg, WireError,
     is_uncompressible_command,
@@ -114,17 +114,6 @@ impl Connection {
         self.description = Some(description);
     }
 
-    /// The socketTimeoutMS applied to each read and write (`None`: no limit).
-    pub(crate) fn socket_timeout(&self) -> Option<Duration> {
-        self.socket_timeout
-    }
-
-    /// Replaces the socket timeout: under timeoutMS the executor lifts it for one exchange
-    /// (the operation's deadline bounds the exchange instead) and restores it afterwards.
-    pub(crate) fn set_socket_timeout(&mut self, timeout: Option<Duration>) {
-        self.socket_timeout = timeout;
-    }
-
     /// Picks the request id the next [`Connection::send_message`] will use, so that monitoring
     /// can report it before anything is written. Calling it again replaces the reservation.
     pub(crate) fn reserve_request_id(&mut self) -> i32 {
@@ -168,7 +157,9 @@ impl Connection {
         command: RawDocumentBuf,
         deadline: Option<Instant>,
     ) -> Result<RawDocumentBuf> {
-        let reply = self.send_message(OpMsg::new(command), deadline).await?;
+        let reply = self
+            .send_message(OpMsg::new(command), IoLimit::SocketTimeout(deadline))
+            .await?;
         Ok(reply.body)
     }
 
@@ -179,11 +170,7 @@ impl Connection {
     ///
     /// # Cancel safety
     /// Not cancel safe: dropping the future midway leaves the connection broken.
-    pub(crate) async fn send_message(
-        &mut self,
-        message: OpMsg,
-        deadline: Option<Instant>,
-    ) -> Result<OpMsg> {
+    pub(crate) async fn send_message(&mut self, message: OpMsg, limit: IoLimit) -> Result<OpMsg> {
         if self.is_broken() {
             return Err(
                 Error::network("the connection is broken and cannot be reused")
@@ -224,7 +211,7 @@ impl Connection {
             })?;
 
         self.in_flight = true;
-        let result = self.exchange(request_id, expects_reply, deadline).await;
+        let result = self.exchange(request_id, expects_reply, limit).await;
         match result {
             Ok(reply) => {
                 self.in_flight = false;
@@ -259,7 +246,9 @@ impl Connection {
             );
         }
         self.in_flight = true;
-        let result = self.read_reply(previous, deadline).await;
+        let result = self
+            .read_reply(previous, IoLimit::SocketTimeout(deadline))
+            .await;
         self.in_flight = false;
         result.map_err(|error| {
             self.broken = true;
@@ -276,9 +265,9 @@ impl Connection {
         &mut self,
         request_id: i32,
         expects_reply: bool,
-        deadline: Option<Instant>,
+        limit: IoLimit,
     ) -> Result<OpMsg> {
-        let io_deadline = self.io_deadline(deadline);
+        let io_deadline = self.io_deadline(limit);
         let stream = &mut self.stream;
         let bytes = &self.write_buffer;
         let write = async move {
@@ -291,11 +280,11 @@ impl Connection {
         if !expects_reply {
             return Ok(OpMsg::new(RawDocumentBuf::new()));
         }
-        self.read_reply(request_id, deadline).await
+        self.read_reply(request_id, limit).await
     }
 
-    async fn read_reply(&mut self, response_to: i32, deadline: Option<Instant>) -> Result<OpMsg> {
-        let io_deadline = self.io_deadline(deadline);
+    async fn read_reply(&mut self, response_to: i32, limit: IoLimit) -> Result<OpMsg> {
+        let io_deadline = self.io_deadline(limit);
         let message =
             with_deadline(io_deadline, "waiting for a reply", self.read_message()).await??;
         if message.response_to != response_to {
@@ -340,8 +329,13 @@ impl Connection {
         }
     }
 
-    /// The earlier of the operation deadline and now + socketTimeoutMS.
-    fn io_deadline(&self, deadline: Option<Instant>) -> Option<Instant> {
+    /// When the next read or write must finish: the deadline alone under timeoutMS, else the
+    /// earlier of the given instant and now + socketTimeoutMS.
+    fn io_deadline(&self, limit: IoLimit) -> Option<Instant> {
+        let deadline = match limit {
+            IoLimit::Deadline(deadline) => return deadline,
+            IoLimit::SocketTimeout(deadline) => deadline,
+        };
         let socket = self.socket_timeout.map(|t| Instant::now() + t);
         match (socket, deadline) {
             (Some(a), Some(b)) => Some(a.min(b)),

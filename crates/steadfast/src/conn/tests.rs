@@ -193,7 +193,10 @@ async fn more_to_come_replies_are_streamed() {
         peer.write_all(&second).await.unwrap();
     };
     let exhaust = OpMsg::new(ping()).with_flags(MsgFlags::EXHAUST_ALLOWED);
-    let (first, ()) = tokio::join!(connection.send_message(exhaust, None), server);
+    let (first, ()) = tokio::join!(
+        connection.send_message(exhaust, IoLimit::SocketTimeout(None)),
+        server
+    );
     assert_eq!(first.unwrap().body, rawdoc! { "ok": 1, "n": 1 });
     assert!(connection.is_streaming());
     let refused = connection.send_command(ping(), None).await.unwrap_err();

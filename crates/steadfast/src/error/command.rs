@@ -235,31 +235,6 @@ fn labels_of(doc: &Document) -> Vec<String> {
         .unwrap_or_default()
 }
 
-// SDAM "Error handling": codes decide; the message is consulted only when there is no code.
-const NOT_WRITABLE_PRIMARY_CODES: [i32; 3] = [10107, 13435, 10058];
-const NODE_RECOVERING_CODES: [i32; 5] = [11600, 11602, 13436, 189, 91];
-const SHUTDOWN_CODES: [i32; 2] = [11600, 91];
-
-pub(super) fn is_not_writable_primary(code: Option<i32>, message: &str) -> bool {
-    match code {
-        Some(code) => NOT_WRITABLE_PRIMARY_CODES.contains(&code),
-        None => !is_node_recovering(None, message) && message.contains("not master"),
-    }
-}
-
-pub(super) fn is_node_recovering(code: Option<i32>, message: &str) -> bool {
-    match code {
-        Some(code) => NODE_RECOVERING_CODES.contains(&code),
-        None => {
-            message.contains("node is recovering") || message.contains("not master or secondary")
-        }
-    }
-}
-
-pub(super) fn is_shutdown_code(code: i32) -> bool {
-    SHUTDOWN_CODES.contains(&code)
-}
-
 impl std::error::Error for CommandError {}
 
 impl std::error::Error for WriteFailure {}

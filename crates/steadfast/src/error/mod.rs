@@ -41,35 +41,37 @@
 //!   events.
 
 mod command;
+mod facts;
 mod partial;
 mod retry;
 #[cfg(test)]
 mod tests;
 
-use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 
-use steadfast_core::ServerAddress;
+use steadfast_core::codes::{self, StateChangeKind};
+use steadfast_core::{ErrorLabels, Label, ServerAddress};
 
 pub(crate) use command::reply_is_ok;
 pub use command::{CommandError, WriteConcernError, WriteError, WriteFailure};
+pub(crate) use facts::{ConnectionFailure, ErrorFacts};
 pub use partial::PartialWrite;
 pub use retry::{AttemptRecord, ErrorClass};
 pub use steadfast_core::retry::{Execution, Outcome, RetryReason, StopReason};
 
 /// Error label the server (4.4+) or the driver attaches to errors that a retryable write may retry.
-pub const RETRYABLE_WRITE_ERROR: &str = "RetryableWriteError";
+pub const RETRYABLE_WRITE_ERROR: &str = Label::RetryableWriteError.as_str();
 /// Error label for errors inside a transaction after which the whole transaction may be retried.
-pub const TRANSIENT_TRANSACTION_ERROR: &str = "TransientTransactionError";
+pub const TRANSIENT_TRANSACTION_ERROR: &str = Label::TransientTransactionError.as_str();
 /// Error label for a commit whose outcome is unknown.
-pub const UNKNOWN_TRANSACTION_COMMIT_RESULT: &str = "UnknownTransactionCommitResult";
+pub const UNKNOWN_TRANSACTION_COMMIT_RESULT: &str = Label::UnknownTransactionCommitResult.as_str();
 /// Error label the server attaches when it shed load (client backpressure specification).
-pub const SYSTEM_OVERLOADED_ERROR: &str = "SystemOverloadedError";
+pub const SYSTEM_OVERLOADED_ERROR: &str = Label::SystemOverloadedError.as_str();
 /// Error label saying the server considers the command safe to retry (client backpressure).
-pub const RETRYABLE_ERROR: &str = "RetryableError";
+pub const RETRYABLE_ERROR: &str = Label::RetryableError.as_str();
 /// Error label saying that no attempt of a write modified data (retryable writes).
-pub const NO_WRITES_PERFORMED: &str = "NoWritesPerformed";
+pub const NO_WRITES_PERFORMED: &str = Label::NoWritesPerformed.as_str();
 
 /// A specialised `Result` whose error is the driver's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -140,7 +142,7 @@ pub struct Error {
 #[derive(Clone)]
 struct ErrorInner {
     kind: ErrorKind,
-    labels: BTreeSet<String>,
+    labels: ErrorLabels,
     address: Option<ServerAddress>,
     source: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
     retry_history: Vec<AttemptRecord>,
@@ -156,7 +158,7 @@ impl Error {
         Error {
             inner: Box::new(ErrorInner {
                 kind,
-                labels: BTreeSet::new(),
+                labels: ErrorLabels::new(),
                 address: None,
                 source: None,
                 retry_history: Vec::new(),
@@ -231,10 +233,24 @@ impl Error {
         self
     }
 
-    /// Adds labels (idempotent).
-    pub(crate) fn with_labels(mut self, labels: impl IntoIterator<Item = String>) -> Self {
+    /// Adds labels by name (idempotent).
+    pub(crate) fn with_labels<S: AsRef<str>>(
+        mut self,
+        labels: impl IntoIterator<Item = S>,
+    ) -> Self {
         self.inner.labels.extend(labels);
         self
+    }
+
+    /// Adds every label of `labels` (idempotent).
+    pub(crate) fn with_label_set(mut self, labels: &ErrorLabels) -> Self {
+        self.inner.labels.union(labels);
+        self
+    }
+
+    /// The error's labels as a set.
+    pub(crate) fn label_set(&self) -> &ErrorLabels {
+        &self.inner.labels
     }
 
     /// Records what a write had done when it failed; [`Error::outcome`] is then decided by it.
@@ -270,7 +286,7 @@ impl Error {
 
     /// Every label, sorted.
     pub fn labels(&self) -> impl Iterator<Item = &str> {
-        self.inner.labels.iter().map(String::as_str)
+        self.inner.labels.iter()
     }
 
     /// Every failed attempt of the operation, oldest first, including the one this error
@@ -332,27 +348,29 @@ impl Error {
     /// An SDAM "not writable primary" error (NotWritablePrimary, NotPrimaryNoSecondaryOk,
     /// LegacyNotPrimary, or a message containing "not master" when there is no code).
     pub fn is_not_writable_primary(&self) -> bool {
-        self.state_change_source()
-            .is_some_and(|(code, msg)| command::is_not_writable_primary(code, msg))
+        self.state_change_source().is_some_and(|(code, msg)| {
+            codes::classify_state_change(code, msg) == Some(StateChangeKind::NotWritablePrimary)
+        })
     }
 
     /// An SDAM "node is recovering" error (InterruptedAtShutdown, InterruptedDueToReplStateChange,
     /// NotPrimaryOrSecondary, PrimarySteppedDown, ShutdownInProgress, or the message fallback).
     pub fn is_node_recovering(&self) -> bool {
-        self.state_change_source()
-            .is_some_and(|(code, msg)| command::is_node_recovering(code, msg))
+        self.state_change_source().is_some_and(|(code, msg)| {
+            codes::classify_state_change(code, msg) == Some(StateChangeKind::NodeIsRecovering)
+        })
     }
 
     /// An SDAM "node is shutting down" error (InterruptedAtShutdown, ShutdownInProgress): the
     /// one state-change case after which the server's pool is cleared.
     pub fn is_shutting_down(&self) -> bool {
         self.state_change_source()
-            .is_some_and(|(code, _)| code.is_some_and(command::is_shutdown_code))
+            .is_some_and(|(code, _)| codes::is_shutdown_code(code))
     }
 
     /// Whether the server shed load (`SystemOverloadedError` label).
     pub fn is_overload_error(&self) -> bool {
-        self.has_label(SYSTEM_OVERLOADED_ERROR)
+        self.inner.labels.has(Label::SystemOverloadedError)
     }
 
     /// The code (if any) and message that SDAM inspects: the command error itself, or the write

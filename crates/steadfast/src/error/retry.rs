@@ -156,8 +156,8 @@ impl Error {
             || self.has_label(SYSTEM_OVERLOADED_ERROR)
             || self.has_label(RETRYABLE_ERROR)
             || self.has_label(RETRYABLE_WRITE_ERROR)
-            || self.code().is_some_and(|code| {
-                steadfast_core::retry::classify::RETRYABLE_CODES.contains(&code)
-            })
+            || self
+                .code()
+                .is_some_and(steadfast_core::codes::is_retryable_code)
     }
 }

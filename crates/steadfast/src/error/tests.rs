@@ -155,3 +155,57 @@ fn ok_field_accepts_every_numeric_type() {
     assert!(!reply_is_ok(&doc! { "ok": "1" }));
     assert!(!reply_is_ok(&doc! {}));
 }
+
+/// `Result<T, Error>` travels through every layer: the error stays one pointer wide, so a
+/// successful result costs no more than its value plus a tag.
+#[test]
+fn error_is_one_pointer_wide() {
+    assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+    assert_eq!(
+        std::mem::size_of::<Result<()>>(),
+        std::mem::size_of::<usize>()
+    );
+}
+
+#[test]
+fn labels_from_the_server_and_the_driver_are_listed_once_sorted() {
+    let error = command_error(doc! {
+        "ok": 0, "code": 91, "errmsg": "x",
+        "errorLabels": ["Zed", "RetryableWriteError", "Custom"],
+    })
+    .with_labels(["RetryableWriteError", "SystemOverloadedError"]);
+    assert_eq!(
+        error.labels().collect::<Vec<_>>(),
+        [
+            "Custom",
+            "RetryableWriteError",
+            "SystemOverloadedError",
+            "Zed"
+        ]
+    );
+    assert!(error.has_label("Custom") && error.has_label(SYSTEM_OVERLOADED_ERROR));
+    assert!(error.is_shutting_down() && error.is_node_recovering());
+}
+
+#[test]
+fn facts_read_the_server_reply_once_for_retry_sdam_and_monitors() {
+    let error = command_error(doc! { "ok": 0, "code": 10107, "errmsg": "not primary" });
+    let ErrorFacts::Command(reply) = error.facts() else {
+        panic!("{error:?}")
+    };
+    assert_eq!(
+        (reply.code, reply.message.as_str()),
+        (Some(10107), "not primary")
+    );
+    let no_code = command_error(doc! { "ok": 0, "errmsg": "node is recovering" });
+    assert!(matches!(no_code.facts(), ErrorFacts::Command(r) if r.code.is_none()));
+    assert_eq!(
+        Error::timeout("late").facts(),
+        ErrorFacts::Connection(ConnectionFailure::Timeout)
+    );
+    assert_eq!(
+        Error::protocol("bad").facts(),
+        ErrorFacts::Connection(ConnectionFailure::Protocol)
+    );
+    assert_eq!(Error::invalid_argument("x").facts(), ErrorFacts::Other);
+}

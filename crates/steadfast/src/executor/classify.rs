@@ -4,16 +4,15 @@
 
 use std::time::Duration;
 
-use steadfast_core::retry::classify::RETRYABLE_CODES;
-use steadfast_core::retry::{FailureFacts, FailureKind, OperationKind, Sent, labels};
+use steadfast_core::codes::{MAX_TIME_MS_EXPIRED, is_retryable_code};
+use steadfast_core::retry::{FailureFacts, FailureKind, OperationKind, Sent};
+use steadfast_core::{ErrorLabels, Label};
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{ConnectionFailure, Error, ErrorFacts, ErrorKind};
 use crate::pool::{PoolFailure, failure_of};
 
 /// Servers from this wire version (4.4) label their retryable write errors themselves.
 const SERVER_LABELS_RETRYABLE_WRITES: i32 = 9;
-/// MaxTimeMSExpired: under timeoutMS, the server ran out of the time the driver gave it.
-const MAX_TIME_MS_EXPIRED: i32 = 50;
 
 /// What the classification needs to know besides the error.
 #[derive(Clone, Copy, Debug)]
@@ -40,7 +39,7 @@ pub(super) struct Circumstances {
 /// Classifies `error` and adds the labels the driver owes it; returns the facts and the
 /// labelled error.
 pub(super) fn classify(error: Error, circumstances: &Circumstances) -> (FailureFacts, Error) {
-    let mut added: Vec<String> = Vec::new();
+    let mut added = ErrorLabels::new();
     let kind = match failure_of(&error) {
         // A closed pool means the server left the topology: another server may serve a retry,
         // which selection will find, exactly as after a clear.
@@ -55,8 +54,8 @@ pub(super) fn classify(error: Error, circumstances: &Circumstances) -> (FailureF
             if *system_overloaded {
                 // CMAP backpressure: a connection refused or timed out while the server is busy
                 // is an overload error, retried with backoff.
-                added.push(labels::SYSTEM_OVERLOADED_ERROR.to_string());
-                added.push(labels::RETRYABLE_ERROR.to_string());
+                added.insert(Label::SystemOverloadedError);
+                added.insert(Label::RetryableError);
             }
             match cause.kind() {
                 ErrorKind::Timeout { .. } if circumstances.deadline_passed => {
@@ -69,40 +68,40 @@ pub(super) fn classify(error: Error, circumstances: &Circumstances) -> (FailureF
                 _ => FailureKind::NonRetryable,
             }
         }
-        None => match error.kind() {
-            ErrorKind::Network { .. } => FailureKind::Network,
-            ErrorKind::Timeout { .. } => expired_or(circumstances, FailureKind::NetworkTimeout),
-            ErrorKind::Command(command)
-                if circumstances.csot && command.code == MAX_TIME_MS_EXPIRED =>
-            {
-                FailureKind::DeadlineExpired
+        None => match error.facts() {
+            ErrorFacts::Connection(ConnectionFailure::Network) => FailureKind::Network,
+            ErrorFacts::Connection(ConnectionFailure::Timeout) => {
+                expired_or(circumstances, FailureKind::NetworkTimeout)
             }
-            ErrorKind::Command(command) => FailureKind::Command { code: command.code },
-            ErrorKind::Write(failure) => match &failure.write_concern_error {
-                Some(wce) if circumstances.csot && wce.code == MAX_TIME_MS_EXPIRED => {
-                    FailureKind::DeadlineExpired
-                }
-                Some(wce) => FailureKind::WriteConcern { code: wce.code },
-                None => FailureKind::NonRetryable,
+            // Without a code a command error reads as code 0, as `CommandError::code` does.
+            ErrorFacts::Command(reply) => match reply.code.unwrap_or(0) {
+                MAX_TIME_MS_EXPIRED if circumstances.csot => FailureKind::DeadlineExpired,
+                code => FailureKind::Command { code },
             },
-            ErrorKind::ServerSelection { .. } => {
+            ErrorFacts::WriteConcern(reply) => match reply.code.unwrap_or(0) {
+                MAX_TIME_MS_EXPIRED if circumstances.csot => FailureKind::DeadlineExpired,
+                code => FailureKind::WriteConcern { code },
+            },
+            ErrorFacts::Other if matches!(error.kind(), ErrorKind::ServerSelection { .. }) => {
                 expired_or(circumstances, FailureKind::NonRetryable)
             }
-            _ => FailureKind::NonRetryable,
+            ErrorFacts::Connection(_) | ErrorFacts::Authentication(_) | ErrorFacts::Other => {
+                FailureKind::NonRetryable
+            }
         },
     };
     if needs_retryable_write_label(&kind, circumstances) {
-        added.push(labels::RETRYABLE_WRITE_ERROR.to_string());
+        added.insert(Label::RetryableWriteError);
     }
     let error = if added.is_empty() {
         error
     } else {
-        error.with_labels(added)
+        error.with_label_set(&added)
     };
     let facts = FailureFacts {
         kind,
         sent: circumstances.sent,
-        labels: error.labels().map(str::to_string).collect(),
+        labels: error.label_set().clone(),
         base_backoff: circumstances.base_backoff,
         max_wire_version: circumstances.max_wire_version,
     };
@@ -132,9 +131,9 @@ fn needs_retryable_write_label(kind: &FailureKind, circumstances: &Circumstances
         | FailureKind::ConnectionEstablishment
         | FailureKind::Network
         | FailureKind::NetworkTimeout => true,
-        FailureKind::Command { code } => old_server && RETRYABLE_CODES.contains(code),
+        FailureKind::Command { code } => old_server && is_retryable_code(*code),
         FailureKind::WriteConcern { code } => {
-            old_server && !circumstances.mongos && RETRYABLE_CODES.contains(code)
+            old_server && !circumstances.mongos && is_retryable_code(*code)
         }
         FailureKind::DeadlineExpired | FailureKind::NonRetryable => false,
     }

@@ -1,37 +1,43 @@
 //! The executor: runs an [`Operation`] from start to finish.
 //!
 //! ```text
-//! deadline (timeoutMS) ─► select ─► check out ─► implicit session ─► build + common fields
-//!     ▲                                                                 │
-//!     │                                            send, command events ▼
-//!   sleep (capped) ◄── Retry ◄── RetryState::on_failure ◄── classify + SDAM error handling
+//! Deadline (timeoutMS) ─► select ─► check_out ─► session ─► prepare ─► exchange ─► interpret
+//!     ▲                                                                               │
+//!     │                                                                  failure      ▼
+//!   sleep (capped to the deadline) ◄── Retry ◄── RetrySession::on_failure ◄── classify + SDAM
 //! ```
 //!
-//! Every attempt is one [`attempt`](Client::attempt); its failure becomes
-//! `steadfast_core::retry::FailureFacts`, and the pure orchestrator
-//! (`steadfast_core::retry::RetryState`) decides — with the operation's [`RetryPolicy`] — whether
+//! Every attempt is one pass through the stages (`attempt.rs` and one module per stage); a
+//! failure becomes `steadfast_core::retry::FailureFacts` in one place (`Client::failure`), and
+//! the operation's `steadfast_core::retry::RetrySession` — the pure orchestrator with the
+//! operation's [`RetryPolicy`], its deadline and the errors of its attempts — decides whether
 //! to retry, when and where. The executor carries the decision out: it sleeps only through
 //! `runtime`, passes the failed servers to the next selection as deprioritized, reuses the
-//! same `txnNumber` and session, and, when it stops, builds the error from the retry history.
+//! same `txnNumber` and session, and, when it stops, builds the error the session chooses.
 
 mod attempt;
 mod classify;
+mod exchange;
 mod fields;
+mod interpret;
 mod monitoring;
+mod prepare;
 pub(crate) mod run_command;
+mod select;
+mod session;
 #[cfg(test)]
 mod tests;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use steadfast_core::ServerAddress;
 use steadfast_core::retry::{
-    OperationKind, OperationProfile, Outcome, RetryDecision, RetryPolicy, RetryReason, RetryState,
-    StopReason,
+    AttemptFailure, FinalError, OperationKind, OperationProfile, Outcome, RetryDecision,
+    RetryPolicy, RetrySession, StopReason,
 };
 use steadfast_core::selection::SelectionCriteria;
+use steadfast_core::{Deadline, ServerAddress};
 use tracing::Instrument as _;
 
 use self::attempt::{AttemptResult, Failure};
@@ -66,10 +72,8 @@ pub(crate) struct ExecutionContext<'a> {
 pub(crate) struct OperationPlan {
     name: String,
     operation_id: i64,
-    started: Instant,
-    deadline: Option<Instant>,
-    /// timeoutMS is set (possibly to zero): the deprecated per-step timeouts give way to it.
-    csot: bool,
+    /// timeoutMS as a deadline; under it the deprecated per-step timeouts give way.
+    deadline: Deadline,
     criteria: SelectionCriteria,
     target: Option<ServerAddress>,
     acknowledged: bool,
@@ -79,10 +83,21 @@ pub(crate) struct OperationPlan {
 
 /// What changes from attempt to attempt.
 pub(crate) struct Progress<'a> {
-    retry: RetryState,
+    retry: RetrySession<Error>,
     explicit: Option<&'a mut ClientSession>,
     implicit: Option<ClientSession>,
     txn_number: Option<i64>,
+}
+
+impl Progress<'_> {
+    /// The finished operation, handing over its implicit session.
+    fn done<T>(&mut self, output: T, address: ServerAddress) -> Done<T> {
+        Done {
+            output,
+            address,
+            implicit: self.implicit.take(),
+        }
+    }
 }
 
 /// A finished operation: its output, the server that produced it, and the implicit session it
@@ -144,6 +159,52 @@ impl Client {
         mut op: O,
         context: ExecutionContext<'_>,
     ) -> Result<Done<O::Output>> {
+        let (plan, mut progress) = self.start(&op, context)?;
+        let mut attempt: u32 = 0;
+        loop {
+            let span = tracing::debug_span!(
+                target: RETRY_LOG_TARGET,
+                "attempt",
+                operation = %plan.name,
+                operation_id = plan.operation_id,
+                attempt,
+            );
+            attempt = attempt.saturating_add(1);
+            let result = self
+                .attempt(&mut op, &plan, &mut progress)
+                .instrument(span)
+                .await;
+            let failure = match result {
+                AttemptResult::Completed { result, address } => {
+                    return match result {
+                        Ok(output) => Ok(progress.done(output, address)),
+                        Err(error) => Err(unreadable_reply(error, &progress.retry, None)),
+                    };
+                }
+                AttemptResult::CannotRetry => {
+                    let stop = Some(StopReason::NotRetryable);
+                    return Err(final_error(&plan, &progress.retry, stop));
+                }
+                AttemptResult::Failed(failure) => *failure,
+            };
+            if let Some(end) = self
+                .after_failure(&mut op, &plan, &mut progress, failure)
+                .await
+            {
+                return end;
+            }
+        }
+    }
+
+    /// Checks the context, resolves the operation's settings, and opens its retry session.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the client is shut down or the session cannot be used.
+    fn start<'a, O: Operation>(
+        &self,
+        op: &O,
+        context: ExecutionContext<'a>,
+    ) -> Result<(OperationPlan, Progress<'a>)> {
         let ExecutionContext {
             session,
             timeout,
@@ -152,26 +213,14 @@ impl Client {
         self.ensure_open()?;
         let acknowledged = op.is_acknowledged();
         if let Some(session) = &session {
-            if !session.belongs_to(self) {
-                return Err(Error::invalid_argument(
-                    "the session belongs to another client",
-                ));
-            }
-            if !acknowledged && !session.is_implicit() {
-                return Err(Error::invalid_argument(
-                    "an unacknowledged write (w: 0) cannot run in an explicit session",
-                ));
-            }
+            self.check_session(session, acknowledged)?;
         }
         let options = self.options();
-        let timeout = timeout.or(options.timeout);
         let started = runtime::now();
         let plan = OperationPlan {
             name: op.name().to_string(),
             operation_id: NEXT_OPERATION_ID.fetch_add(1, Ordering::Relaxed),
-            started,
-            deadline: timeout.filter(|t| !t.is_zero()).map(|t| started + t),
-            csot: timeout.is_some(),
+            deadline: Deadline::from_timeout(timeout.or(options.timeout), started),
             criteria: op.selection_criteria(),
             target: op.target().cloned(),
             acknowledged,
@@ -194,107 +243,85 @@ impl Client {
             retry_writes: options.retry_writes,
             max_adaptive_retries: options.max_adaptive_retries,
             overload_retargeting: options.enable_overload_retargeting,
-            has_timeout: plan.deadline.is_some(),
+            // The retry session sets it from the deadline.
+            has_timeout: false,
         };
         let policy = retry_policy.unwrap_or_else(|| self.default_retry_policy());
-        let mut progress = Progress {
-            retry: RetryState::new(profile),
+        let progress = Progress {
+            retry: RetrySession::new(profile, policy, plan.deadline, started),
             explicit: session,
             implicit: None,
             txn_number: None,
         };
-        let mut errors: Vec<Error> = Vec::new();
         self.record_request(started);
-        loop {
-            let span = tracing::debug_span!(
-                target: RETRY_LOG_TARGET,
-                "attempt",
-                operation = %plan.name,
-                operation_id = plan.operation_id,
-                attempt = errors.len(),
-            );
-            let result = self
-                .attempt(&mut op, &plan, &mut progress)
-                .instrument(span)
-                .await;
-            let failure = match result {
-                AttemptResult::Completed { result, address } => {
-                    return match result {
-                        Ok(output) => Ok(Done {
-                            output,
-                            address,
-                            implicit: progress.implicit.take(),
-                        }),
-                        Err(error) => Err(unreadable_reply(error, &progress.retry, &errors, None)),
-                    };
-                }
-                AttemptResult::CannotRetry => {
-                    return Err(final_error(
-                        &plan,
-                        &progress.retry,
-                        errors,
-                        Some(StopReason::NotRetryable),
-                    ));
-                }
-                AttemptResult::Failed(failure) => failure,
-            };
-            let Failure {
-                error,
-                facts,
-                server,
-                sharded,
-                reply,
-            } = *failure;
-            let now = runtime::now();
-            let remaining = plan.deadline.map(|d| d.saturating_duration_since(now));
-            let decision = self.with_budget(|budget, rng| {
-                progress.retry.on_failure(
-                    &facts,
-                    server.clone(),
-                    sharded,
-                    now.saturating_duration_since(plan.started),
-                    remaining,
-                    policy.as_ref(),
-                    budget,
-                    now,
-                    rng,
-                )
-            });
-            match decision {
-                RetryDecision::Retry { after, .. } => {
-                    self.announce_retry(&plan, &progress.retry, server.as_ref(), after);
-                    errors.push(error);
-                    if !after.is_zero() {
-                        runtime::sleep_until(now + after).await;
-                    }
-                }
-                RetryDecision::Stop(stop) => {
-                    if let Some(held) = reply {
-                        // A write concern error the rules did not retry: the operation reads
-                        // the reply and reports it its own way.
-                        let context = ReplyContext {
-                            description: &held.description,
-                            address: &held.address,
-                        };
-                        return match op.handle_reply(held.reply, &context) {
-                            Ok(output) => Ok(Done {
-                                output,
-                                address: held.address,
-                                implicit: progress.implicit.take(),
-                            }),
-                            Err(error) => Err(unreadable_reply(
-                                error,
-                                &progress.retry,
-                                &errors,
-                                Some(stop),
-                            )),
-                        };
-                    }
-                    errors.push(error);
-                    return Err(final_error(&plan, &progress.retry, errors, Some(stop)));
-                }
-            }
+        Ok((plan, progress))
+    }
+
+    /// An explicit session must belong to this client, and cannot carry an unacknowledged write.
+    fn check_session(&self, session: &ClientSession, acknowledged: bool) -> Result<()> {
+        if !session.belongs_to(self) {
+            return Err(Error::invalid_argument(
+                "the session belongs to another client",
+            ));
         }
+        if !acknowledged && !session.is_implicit() {
+            return Err(Error::invalid_argument(
+                "an unacknowledged write (w: 0) cannot run in an explicit session",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Asks the retry session about a failed attempt and carries out its decision: sleep
+    /// (capped to the deadline) before the next attempt and return `None`, or end the
+    /// operation.
+    async fn after_failure<O: Operation>(
+        &self,
+        op: &mut O,
+        plan: &OperationPlan,
+        progress: &mut Progress<'_>,
+        failure: Failure,
+    ) -> Option<Result<Done<O::Output>>> {
+        let Failure {
+            error,
+            facts,
+            server,
+            sharded,
+            reply,
+        } = failure;
+        let now = runtime::now();
+        let failure = AttemptFailure {
+            error,
+            facts,
+            server: server.clone(),
+            sharded,
+        };
+        let decision = self
+            .with_budget(|budget, rng| progress.retry.on_failure(failure, budget, now, rng));
+        let stop = match decision {
+            RetryDecision::Retry { after, .. } => {
+                self.announce_retry(plan, &progress.retry, server.as_ref(), after);
+                let after = plan.deadline.cap(after, now);
+                if !after.is_zero() {
+                    runtime::sleep_until(now + after).await;
+                }
+                return None;
+            }
+            RetryDecision::Stop(stop) => stop,
+        };
+        let Some(held) = reply else {
+            return Some(Err(final_error(plan, &progress.retry, Some(stop))));
+        };
+        // A write concern error the rules did not retry: the operation reads the reply and
+        // reports it its own way.
+        let context = ReplyContext {
+            description: &held.description,
+            address: &held.address,
+        };
+        Some(match op.handle_reply(held.reply, &context) {
+            Ok(output) => Ok(progress.done(output, held.address)),
+            Err(error) => Err(unreadable_reply(error, &progress.retry, Some(stop))),
+        })
     }
 
     /// Whether command events must be built: a handler listens, or command logging is on.
@@ -307,11 +334,11 @@ impl Client {
     fn announce_retry(
         &self,
         plan: &OperationPlan,
-        retry: &RetryState,
+        retry: &RetrySession<Error>,
         server: Option<&ServerAddress>,
         delay: Duration,
     ) {
-        let Some(record) = retry.history().last() else {
+        let Some(record) = retry.last_record() else {
             return;
         };
         tracing::info!(
@@ -342,59 +369,47 @@ impl Client {
 /// the outcome.
 fn final_error(
     plan: &OperationPlan,
-    retry: &RetryState,
-    errors: Vec<Error>,
+    retry: &RetrySession<Error>,
     stop: Option<StopReason>,
 ) -> Error {
-    let Some(last) = errors.last().cloned() else {
-        return Error::invalid_argument("the operation ended without an attempt");
-    };
-    let index = retry
-        .error_to_report()
-        .filter(|i| *i < errors.len())
-        .unwrap_or(errors.len() - 1);
-    let expired = plan.csot
-        && (plan.deadline.is_some_and(|d| runtime::now() >= d)
-            || retry
-                .history()
-                .last()
-                .is_some_and(|r| r.reason == RetryReason::DeadlineExpired));
-    let reported = if expired {
-        let limit = plan
-            .deadline
-            .map(|d| d.saturating_duration_since(plan.started))
-            .unwrap_or_default();
-        let mut error = Error::timeout(format!(
-            "running {}: timeoutMS ({} ms) expired after {} attempt(s)",
-            plan.name,
-            limit.as_millis(),
-            errors.len()
-        ))
-        .with_source(last.clone());
-        if let Some(address) = last.address() {
-            error = error.with_address(address);
+    let reported = match retry.final_error(runtime::now()) {
+        None => return Error::invalid_argument("the operation ended without an attempt"),
+        Some(FinalError::Chosen(error)) => error.clone(),
+        Some(FinalError::DeadlineExpired {
+            last,
+            limit,
+            attempts,
+        }) => {
+            let error = Error::timeout(format!(
+                "running {}: timeoutMS ({} ms) expired after {attempts} attempt(s)",
+                plan.name,
+                limit.as_millis(),
+            ))
+            .with_source(last.clone());
+            match last.address() {
+                Some(address) => error.with_address(address),
+                None => error,
+            }
         }
-        error
-    } else {
-        errors[index].clone()
     };
-    annotate(reported, retry, &errors, stop)
+    annotate(reported, retry, usize::MAX, stop)
 }
 
 /// The error of an operation whose server answered `ok: 1` but whose reply the operation could
 /// not turn into a result. A write the server acknowledged ran: unless the error itself says
-/// what was applied (a write failure), its fate is unknown, never "not applied".
-fn unreadable_reply(
-    error: Error,
-    retry: &RetryState,
-    errors: &[Error],
-    stop: Option<StopReason>,
-) -> Error {
+/// what was applied (a write failure), its fate is unknown, never "not applied". The attempt
+/// that produced the reply is not part of the history it reports.
+fn unreadable_reply(error: Error, retry: &RetrySession<Error>, stop: Option<StopReason>) -> Error {
     let is_write = retry.profile().kind.is_write_like();
-    let error = if errors.is_empty() {
+    let earlier = match stop {
+        // A held reply: the session recorded its attempt as the last failure.
+        Some(_) => retry.attempts().count().saturating_sub(1),
+        None => retry.attempts().count(),
+    };
+    let error = if earlier == 0 {
         error
     } else {
-        annotate(error, retry, errors, stop)
+        annotate(error, retry, earlier, stop)
     };
     if is_write && !matches!(error.kind(), ErrorKind::Write(_)) {
         error.with_outcome(Outcome::Ambiguous)
@@ -403,12 +418,16 @@ fn unreadable_reply(
     }
 }
 
-/// Attaches the attempts (`errors` runs parallel to the retry history) and the outcome.
-fn annotate(error: Error, retry: &RetryState, errors: &[Error], stop: Option<StopReason>) -> Error {
+/// Attaches the first `count` attempts of the history and the outcome.
+fn annotate(
+    error: Error,
+    retry: &RetrySession<Error>,
+    count: usize,
+    stop: Option<StopReason>,
+) -> Error {
     let history = retry
-        .history()
-        .iter()
-        .zip(errors)
+        .attempts()
+        .take(count)
         .map(|(record, error)| AttemptRecord {
             address: record.server.clone(),
             error: error.clone(),

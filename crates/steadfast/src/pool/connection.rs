@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use bson::RawDocumentBuf;
+use steadfast_core::IoLimit;
 use steadfast_wire::OpMsg;
 use tokio::sync::Notify;
 
@@ -115,7 +116,9 @@ impl PooledConnection {
         command: RawDocumentBuf,
         deadline: Option<Instant>,
     ) -> Result<RawDocumentBuf> {
-        let reply = self.send_message(OpMsg::new(command), deadline).await?;
+        let reply = self
+            .send_message(OpMsg::new(command), IoLimit::SocketTimeout(deadline))
+            .await?;
         Ok(reply.body)
     }
 
@@ -126,11 +129,7 @@ impl PooledConnection {
     ///
     /// # Cancel safety
     /// Not cancel safe: dropping the future midway leaves the connection broken.
-    pub(crate) async fn send_message(
-        &mut self,
-        message: OpMsg,
-        deadline: Option<Instant>,
-    ) -> Result<OpMsg> {
+    pub(crate) async fn send_message(&mut self, message: OpMsg, limit: IoLimit) -> Result<OpMsg> {
         let address = self.pool.address.clone();
         if self.interrupt.is_interrupted() {
             return Err(errors::interrupted(&address));
@@ -144,7 +143,7 @@ impl PooledConnection {
                 // in flight, hence broken: it is closed when checked in.
                 Err(errors::interrupted(&address))
             }
-            reply = connection.send_message(message, deadline) => reply,
+            reply = connection.send_message(message, limit) => reply,
         }
     }
 

@@ -13,9 +13,9 @@
 
 use std::fmt;
 
-use steadfast_core::ServerAddress;
+use steadfast_core::{Label, ServerAddress};
 
-use crate::error::{Error, RETRYABLE_ERROR, SYSTEM_OVERLOADED_ERROR};
+use crate::error::Error;
 
 /// What the pool says about an error it returned.
 #[derive(Clone, Debug)]
@@ -138,17 +138,13 @@ pub(super) fn establishment(
     cause: Error,
     system_overloaded: bool,
 ) -> Error {
-    let backpressure = if system_overloaded {
-        vec![
-            SYSTEM_OVERLOADED_ERROR.to_string(),
-            RETRYABLE_ERROR.to_string(),
-        ]
-    } else {
-        Vec::new()
-    };
-    let labels: Vec<String> = cause.labels().map(str::to_string).collect();
+    let mut labels = cause.label_set().clone();
+    if system_overloaded {
+        labels.insert(Label::SystemOverloadedError);
+        labels.insert(Label::RetryableError);
+    }
     Error::new(cause.kind().clone())
-        .with_labels(labels.into_iter().chain(backpressure))
+        .with_label_set(&labels)
         .with_address(address)
         .with_source(PoolFailure::Establishment {
             system_overloaded,

@@ -4,16 +4,16 @@
 use std::time::{Duration, Instant};
 
 use bson::{Document, RawDocumentBuf, doc};
-use steadfast_core::ServerAddress;
 use steadfast_core::description::TopologyVersion;
-use steadfast_core::sdam::{HeartbeatFailure, ServerErrorReply};
+use steadfast_core::sdam::HeartbeatFailure;
+use steadfast_core::{IoLimit, ServerAddress};
 use steadfast_wire::{MsgFlags, OpMsg};
 
 use crate::conn::Connection;
 use crate::conn::config::ConnectionConfig;
 use crate::conn::description::StreamDescription;
 use crate::conn::stream;
-use crate::error::{CommandError, Error, ErrorKind, Result, reply_is_ok};
+use crate::error::{CommandError, ConnectionFailure, Error, ErrorFacts, Result, reply_is_ok};
 use crate::handshake::handshake_command;
 use crate::runtime;
 
@@ -196,7 +196,9 @@ async fn exchange(
     deadline: Option<Instant>,
 ) -> Result<HelloReply> {
     let started = runtime::now();
-    let reply = connection.send_message(message, deadline).await?;
+    let reply = connection
+        .send_message(message, IoLimit::SocketTimeout(deadline))
+        .await?;
     parse_reply(reply, started)
 }
 
@@ -213,13 +215,11 @@ fn parse_reply(reply: OpMsg, started: Instant) -> Result<HelloReply> {
 
 /// How a failed check is reported to core: timeouts, other I/O failures, or `ok: 0`.
 pub(super) fn heartbeat_failure(error: &Error) -> HeartbeatFailure {
-    match error.kind() {
-        ErrorKind::Timeout { .. } => HeartbeatFailure::NetworkTimeout(error.to_string()),
-        ErrorKind::Command(command) => HeartbeatFailure::Command(ServerErrorReply {
-            code: command.code_if_present(),
-            message: command.message.clone(),
-            topology_version: command.topology_version,
-        }),
+    match error.facts() {
+        ErrorFacts::Connection(ConnectionFailure::Timeout) => {
+            HeartbeatFailure::NetworkTimeout(error.to_string())
+        }
+        ErrorFacts::Command(reply) => HeartbeatFailure::Command(reply),
         // Resets, refused connections, TLS failures and malformed replies all leave the
         // connection unusable: the monitor treats them as network errors.
         _ => HeartbeatFailure::Network(error.to_string()),

@@ -20,7 +20,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use super::monitor::{MonitorHandle, MonitorParams, ReportTicket};
 use super::{ServerHandle, ServerMap, Snapshot};
 use crate::conn::config::ConnectionConfig;
-use crate::error::{Error, ErrorKind};
+use crate::error::{ConnectionFailure, Error, ErrorFacts};
 use crate::event::EventEmitter;
 use crate::pool::{ConnectionPool, PoolSettings};
 use crate::runtime::TaskTracker;
@@ -403,33 +403,23 @@ impl TopologyWorker {
 /// write concern errors. Anything else the driver raised itself says nothing about the server,
 /// except during the handshake, where every failure makes the server unusable.
 fn application_error_kind(error: &Error, phase: ErrorPhase) -> Option<ApplicationErrorKind> {
-    match error.kind() {
-        ErrorKind::Network { .. } | ErrorKind::Protocol { .. } | ErrorKind::Tls { .. } => {
-            Some(ApplicationErrorKind::Network)
+    match error.facts() {
+        ErrorFacts::Connection(ConnectionFailure::Timeout) => {
+            Some(ApplicationErrorKind::NetworkTimeout)
         }
-        ErrorKind::Timeout { .. } => Some(ApplicationErrorKind::NetworkTimeout),
-        ErrorKind::Command(command) => Some(ApplicationErrorKind::Command(ServerErrorReply {
-            code: command.code_if_present(),
-            message: command.message.clone(),
-            topology_version: command.topology_version,
-        })),
-        ErrorKind::Write(failure) => failure.write_concern_error.as_ref().map(|wce| {
-            ApplicationErrorKind::WriteConcern(ServerErrorReply {
-                code: Some(wce.code),
-                message: wce.message.clone(),
-                // `WriteFailure` keeps no topologyVersion, so such an error is never judged
-                // stale; at worst the server is checked once more than needed.
-                topology_version: None,
-            })
-        }),
-        ErrorKind::Authentication { message } if phase != ErrorPhase::AfterHandshake => {
+        ErrorFacts::Connection(_) => Some(ApplicationErrorKind::Network),
+        ErrorFacts::Command(reply) => Some(ApplicationErrorKind::Command(reply)),
+        // At worst a write concern error, which keeps no topologyVersion, has the server
+        // checked once more than needed.
+        ErrorFacts::WriteConcern(reply) => Some(ApplicationErrorKind::WriteConcern(reply)),
+        ErrorFacts::Authentication(message) if phase != ErrorPhase::AfterHandshake => {
             Some(ApplicationErrorKind::Command(ServerErrorReply {
                 code: None,
                 message: format!("authentication failed: {message}"),
                 topology_version: None,
             }))
         }
-        _ => None,
+        ErrorFacts::Authentication(_) | ErrorFacts::Other => None,
     }
 }
 

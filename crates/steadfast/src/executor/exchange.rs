@@ -1,0 +1,144 @@
+//! The exchange stage of an attempt: command events, the session's exchange bracket, the
+//! send itself (bounded by the I/O limit the deadline chooses, passed to the call), and SDAM's
+//! judgement of a failed exchange.
+
+use std::time::Duration;
+
+use bson::{RawDocumentBuf, rawdoc};
+use steadfast_core::retry::Sent;
+use steadfast_core::sdam::ErrorPhase;
+
+use super::attempt::{Interrupt, On, Stage, deadline_passed};
+use super::monitoring::{self, CommandIdentity};
+use super::prepare::Prepared;
+use crate::client::Client;
+use crate::error::{Error, ErrorKind};
+use crate::event::ConnectionInfo;
+use crate::pool::{PoolFailure, PooledConnection, failure_of};
+use crate::runtime;
+use crate::session::ClientSession;
+
+/// A reply and what the interpret stage needs to report on it.
+pub(super) struct Exchanged {
+    /// The reply's body (`{ok: 1}` for an unacknowledged write).
+    pub(super) reply: RawDocumentBuf,
+    /// The command's identity in events, when they are built.
+    pub(super) identity: Option<CommandIdentity>,
+    /// The round trip's duration.
+    pub(super) duration: Duration,
+    /// The connection's pool generation, for SDAM.
+    pub(super) generation: u32,
+}
+
+impl Client {
+    /// Sends the prepared command and reads its reply.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: dropping the future mid-exchange leaves the connection broken (it is
+    /// closed when checked in).
+    pub(super) async fn exchange(
+        &self,
+        stage: Stage<'_>,
+        connection: &mut PooledConnection,
+        prepared: Prepared,
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<Exchanged, Interrupt> {
+        let identity = self.command_started(stage, connection, &prepared);
+        if let Some(session) = session.as_deref_mut() {
+            session.begin_exchange();
+        }
+        let sent_at = runtime::now();
+        // Under timeoutMS the deprecated socketTimeoutMS gives way to the deadline (CSOT).
+        let exchange = connection
+            .send_message(prepared.message, stage.plan.deadline.io_limit())
+            .await;
+        if let Some(session) = session.as_deref_mut() {
+            session.end_exchange();
+        }
+        let duration = runtime::now().saturating_duration_since(sent_at);
+        let generation = connection.generation();
+        let reply = match exchange {
+            Ok(reply) if stage.plan.acknowledged => reply.body,
+            Ok(_) => rawdoc! { "ok": 1 },
+            Err(error) => {
+                if let Some(identity) = &identity {
+                    monitoring::failed(self.events(), identity, &error, duration);
+                }
+                return Err(self.exchange_failed(stage, error, generation, session));
+            }
+        };
+        Ok(Exchanged {
+            reply,
+            identity,
+            duration,
+            generation,
+        })
+    }
+
+    /// Emits the command started event, when events are built, and returns the identity the
+    /// succeeded or failed event will carry.
+    fn command_started(
+        &self,
+        stage: Stage<'_>,
+        connection: &mut PooledConnection,
+        prepared: &Prepared,
+    ) -> Option<CommandIdentity> {
+        if !self.monitoring_active() {
+            return None;
+        }
+        let identity = CommandIdentity {
+            name: prepared.name.clone(),
+            database: prepared.database.clone(),
+            request_id: connection.reserve_request_id(),
+            operation_id: stage.plan.operation_id,
+            connection: ConnectionInfo {
+                address: stage.selected.address.clone(),
+                id: connection.id(),
+                server_id: connection
+                    .description()
+                    .and_then(|d| d.server_connection_id),
+            },
+            sensitive: monitoring::is_sensitive(&prepared.name, &prepared.body),
+        };
+        let sequences = &prepared.message.sequences;
+        monitoring::started(self.events(), &identity, &prepared.body, sequences);
+        Some(identity)
+    }
+
+    /// A failed exchange: the session is dirty after a network error, and SDAM judges the
+    /// error unless a pool clear interrupted the exchange (the clear already did).
+    fn exchange_failed(
+        &self,
+        stage: Stage<'_>,
+        error: Error,
+        generation: u32,
+        session: Option<&mut ClientSession>,
+    ) -> Interrupt {
+        let interrupted = matches!(failure_of(&error), Some(PoolFailure::Interrupted { .. }));
+        if error.is_network_error() {
+            if let Some(session) = session {
+                session.mark_dirty();
+            }
+        }
+        if !interrupted {
+            self.topology().handle_application_error(
+                &stage.selected.address,
+                &error,
+                generation,
+                ErrorPhase::AfterHandshake,
+            );
+        }
+        let sent = if matches!(error.kind(), ErrorKind::InvalidArgument { .. }) {
+            Sent::No
+        } else {
+            Sent::Yes
+        };
+        let on = On {
+            server: Some(stage.selected),
+            sent,
+            base_backoff: None,
+            deadline_passed: deadline_passed(stage.plan),
+        };
+        self.failure(error, stage.plan, stage.kind, &on)
+    }
+}

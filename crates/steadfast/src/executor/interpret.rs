@@ -1,0 +1,254 @@
+//! The interpret stage of an attempt: the reply's `$clusterTime` and `operationTime`, an
+//! `ok: 0` reply as a command error, a write concern error (retried only for a retryable
+//! write), and otherwise the operation's own reading of the reply.
+
+use std::time::Duration;
+
+use bson::raw::RawElement;
+use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf};
+use steadfast_core::TopologyType;
+use steadfast_core::codes::ILLEGAL_OPERATION;
+use steadfast_core::retry::{OperationKind, Sent};
+use steadfast_core::sdam::ErrorPhase;
+use steadfast_core::session::ClusterTime;
+
+use super::attempt::{AttemptResult, Failure, HeldReply, On, Stage, deadline_passed};
+use super::exchange::Exchanged;
+use super::monitoring;
+use crate::client::Client;
+use crate::conn::description::StreamDescription;
+use crate::error::{CommandError, Error, WriteFailure};
+use crate::operation::{Operation, ReplyContext};
+use crate::session::ClientSession;
+
+impl Client {
+    /// Reads the reply of an exchange into the attempt's result.
+    pub(super) fn interpret<O: Operation>(
+        &self,
+        op: &mut O,
+        stage: Stage<'_>,
+        description: StreamDescription,
+        exchanged: Exchanged,
+        session: Option<&mut ClientSession>,
+    ) -> AttemptResult<O::Output> {
+        let Exchanged {
+            reply,
+            identity,
+            duration,
+            generation,
+        } = exchanged;
+        let address = &stage.selected.address;
+        // One pass over the reply's top level finds every field the attempt itself reads.
+        let fields = ReplyFields::scan(&reply);
+        self.observe_times(&fields, session);
+        if !fields.is_ok() {
+            let (error, base_backoff) = match server_error(&reply, stage.kind) {
+                Ok((error, backoff)) => (error.with_address(address), backoff),
+                Err(error) => (error.with_address(address), None),
+            };
+            if let Some(identity) = &identity {
+                monitoring::failed(self.events(), identity, &error, duration);
+            }
+            return self.server_failed(stage, error, generation, base_backoff);
+        }
+        if let Some(identity) = &identity {
+            monitoring::succeeded(self.events(), identity, &reply, duration);
+        }
+        let write_failure = if fields.has_write_concern_error() {
+            write_concern_error(&reply)
+        } else {
+            None
+        };
+        if let Some(failure) = write_failure {
+            let error = Error::from(failure).with_address(address);
+            if let Some(failed) = self.write_concern_failed(stage, error, generation) {
+                let held = HeldReply {
+                    reply,
+                    description,
+                    address: address.clone(),
+                };
+                return AttemptResult::Failed(Box::new(Failure {
+                    reply: Some(held),
+                    ..failed
+                }));
+            }
+        }
+        let context = ReplyContext {
+            description: &description,
+            address,
+        };
+        let result = op.handle_reply(reply, &context);
+        AttemptResult::Completed {
+            result,
+            address: address.clone(),
+        }
+    }
+
+    /// An `ok: 0` reply: SDAM judges it, then the retry rules.
+    fn server_failed<T>(
+        &self,
+        stage: Stage<'_>,
+        error: Error,
+        generation: u32,
+        base_backoff: Option<Duration>,
+    ) -> AttemptResult<T> {
+        self.topology().handle_application_error(
+            &stage.selected.address,
+            &error,
+            generation,
+            ErrorPhase::AfterHandshake,
+        );
+        let on = On {
+            server: Some(stage.selected),
+            sent: Sent::Yes,
+            base_backoff,
+            deadline_passed: deadline_passed(stage.plan),
+        };
+        self.failure(error, stage.plan, stage.kind, &on).into()
+    }
+
+    /// A write concern error: SDAM judges every one (a state-change code marks the server
+    /// Unknown); only a retryable write may be retried on one, and then the failure is
+    /// returned (its reply is for the caller to hold).
+    fn write_concern_failed(
+        &self,
+        stage: Stage<'_>,
+        error: Error,
+        generation: u32,
+    ) -> Option<Failure> {
+        self.topology().handle_application_error(
+            &stage.selected.address,
+            &error,
+            generation,
+            ErrorPhase::AfterHandshake,
+        );
+        let on = On {
+            server: Some(stage.selected),
+            sent: Sent::Yes,
+            base_backoff: None,
+            deadline_passed: deadline_passed(stage.plan),
+        };
+        let (facts, error) = self.facts(error, stage.plan, stage.kind, &on);
+        let retryable = facts.is_retryable_write_error() || facts.is_retryable_overload();
+        (stage.kind == OperationKind::RetryableWrite && retryable).then(|| Failure {
+            error,
+            facts,
+            server: Some(stage.selected.address.clone()),
+            sharded: stage.selected.topology_type == TopologyType::Sharded,
+            reply: None,
+        })
+    }
+
+    /// Gossips `$clusterTime` (to the client and the session) and records `operationTime` in
+    /// the session.
+    fn observe_times(&self, reply: &ReplyFields<'_>, session: Option<&mut ClientSession>) {
+        let cluster_time = match reply.value(&reply.cluster_time) {
+            Some(RawBsonRef::Document(raw)) => Document::try_from(raw).ok().and_then(|document| {
+                let timestamp = document.get_timestamp("clusterTime").ok()?;
+                Some(ClusterTime {
+                    timestamp,
+                    document,
+                })
+            }),
+            _ => None,
+        };
+        if let Some(cluster_time) = &cluster_time {
+            self.topology().advance_cluster_time(cluster_time);
+        }
+        if let Some(session) = session {
+            if let Some(cluster_time) = &cluster_time {
+                session.observe_cluster_time(cluster_time);
+            }
+            if let Some(RawBsonRef::Timestamp(operation_time)) = reply.value(&reply.operation_time)
+            {
+                session.advance_operation_time(operation_time);
+            }
+        }
+    }
+}
+
+/// The first element of each top-level name an attempt reads from a reply. Like a lookup by
+/// name, a malformed element ends the search: nothing after it is found.
+#[derive(Default)]
+struct ReplyFields<'a> {
+    ok: Option<RawElement<'a>>,
+    cluster_time: Option<RawElement<'a>>,
+    operation_time: Option<RawElement<'a>>,
+    write_concern_error: Option<RawElement<'a>>,
+}
+
+impl<'a> ReplyFields<'a> {
+    fn scan(reply: &'a RawDocument) -> Self {
+        let mut fields = ReplyFields::default();
+        for element in reply.iter_elements() {
+            let Ok(element) = element else { break };
+            let slot = match element.key().as_str() {
+                "ok" => &mut fields.ok,
+                "$clusterTime" => &mut fields.cluster_time,
+                "operationTime" => &mut fields.operation_time,
+                "writeConcernError" => &mut fields.write_concern_error,
+                _ => continue,
+            };
+            if slot.is_none() {
+                *slot = Some(element);
+            }
+        }
+        fields
+    }
+
+    /// The value of `field`, if it is present and readable.
+    fn value(&self, field: &Option<RawElement<'a>>) -> Option<RawBsonRef<'a>> {
+        field.as_ref().and_then(|e| e.value().ok())
+    }
+
+    /// `ok` is 1 (any numeric type) or true.
+    fn is_ok(&self) -> bool {
+        match self.value(&self.ok) {
+            Some(RawBsonRef::Double(v)) => v == 1.0,
+            Some(RawBsonRef::Int32(v)) => v == 1,
+            Some(RawBsonRef::Int64(v)) => v == 1,
+            Some(RawBsonRef::Boolean(v)) => v,
+            _ => false,
+        }
+    }
+
+    /// A readable `writeConcernError` field is present.
+    fn has_write_concern_error(&self) -> bool {
+        self.value(&self.write_concern_error).is_some()
+    }
+}
+
+/// The command error of an `ok: 0` reply, and the server's `baseBackoffMS`.
+fn server_error(
+    reply: &RawDocumentBuf,
+    kind: OperationKind,
+) -> crate::error::Result<(Error, Option<Duration>)> {
+    let mut document = Document::try_from(reply.clone())
+        .map_err(|e| Error::protocol("the error reply is not valid BSON").with_source(e))?;
+    let is_old_server_refusing_txn_numbers = kind == OperationKind::RetryableWrite
+        && document.get_i32("code").ok() == Some(ILLEGAL_OPERATION)
+        && document
+            .get_str("errmsg")
+            .is_ok_and(|m| m.starts_with("Transaction numbers"));
+    if is_old_server_refusing_txn_numbers {
+        // retryable-writes: replace the server's puzzling message with an actionable one.
+        document.insert(
+            "errmsg",
+            "This MongoDB deployment does not support retryable writes. Please add retryWrites=false to your connection string.",
+        );
+    }
+    let backoff = match document.get("baseBackoffMS") {
+        Some(Bson::Int32(ms)) if *ms > 0 => u64::try_from(*ms).ok(),
+        Some(Bson::Int64(ms)) if *ms > 0 => u64::try_from(*ms).ok(),
+        Some(Bson::Double(ms)) if *ms > 0.0 && ms.is_finite() => Some(ms.round() as u64),
+        _ => None,
+    }
+    .map(Duration::from_millis);
+    Ok((Error::from(CommandError::from_reply(&document)), backoff))
+}
+
+/// The write concern error of an `ok: 1` reply that has a `writeConcernError` field.
+fn write_concern_error(reply: &RawDocumentBuf) -> Option<WriteFailure> {
+    let document = Document::try_from(reply.clone()).ok()?;
+    WriteFailure::from_reply(&document).filter(|f| f.write_concern_error.is_some())
+}

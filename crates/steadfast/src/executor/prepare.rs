@@ -1,0 +1,131 @@
+//! The prepare stage of an attempt: the operation's command for this connection, the fields
+//! every command carries (`$db`, `lsid`, `txnNumber`, `$clusterTime`, concerns, read
+//! preference, `maxTimeMS`, Stable API), framed as an OP_MSG.
+
+use bson::{Document, RawDocumentBuf};
+use steadfast_core::NotEnoughTime;
+use steadfast_core::session::ClusterTime;
+use steadfast_wire::{MsgFlags, OpMsg};
+
+use super::attempt::{Interrupt, On, Stage, not_sent};
+use super::fields::{
+    CommonFields, read_concern_document, read_preference_document, write_concern_document,
+};
+use super::session::AttemptSession;
+use crate::client::Client;
+use crate::conn::description::StreamDescription;
+use crate::error::Error;
+use crate::operation::Operation;
+use crate::runtime;
+use crate::session::ClientSession;
+
+/// A command ready to send.
+pub(super) struct Prepared {
+    /// The command's name, for events.
+    pub(super) name: String,
+    /// Its database, for events.
+    pub(super) database: String,
+    /// Its body with the common fields, for events.
+    pub(super) body: Document,
+    /// The message to send.
+    pub(super) message: OpMsg,
+}
+
+impl Client {
+    /// Builds the attempt's message. Under timeoutMS, `maxTimeMS` is what is left minus the
+    /// server's minimum round trip; when nothing is left the command is not sent at all (CSOT
+    /// "Command Execution").
+    pub(super) fn prepare<O: Operation>(
+        &self,
+        op: &mut O,
+        stage: Stage<'_>,
+        description: &StreamDescription,
+        session: &AttemptSession<'_>,
+    ) -> Result<Prepared, Interrupt> {
+        let Stage {
+            plan,
+            selected,
+            kind,
+        } = stage;
+        let fail = |error| self.failure(error, plan, kind, &not_sent(Some(selected), plan));
+        let mut command = op.build(description).map_err(fail)?;
+        let max_time = match plan.deadline.max_time_ms(
+            runtime::now(),
+            selected.description.min_round_trip_time.unwrap_or_default(),
+        ) {
+            Ok(max_time) => max_time.filter(|_| op.accepts_max_time()),
+            Err(not_enough) => return Err(self.not_enough_time(stage, not_enough)),
+        };
+        let txn_number = session.txn_number;
+        let session = session.session.as_deref();
+        let cluster_time = self.cluster_time(session);
+        let after_cluster_time = session
+            .filter(|s| s.is_causally_consistent())
+            .and_then(ClientSession::operation_time);
+        let fields = CommonFields {
+            database: &command.database,
+            lsid: session.map(ClientSession::id),
+            txn_number,
+            cluster_time: cluster_time.as_ref(),
+            read_concern: op
+                .supports_read_concern()
+                .then(|| read_concern_document(op.read_concern(), after_cluster_time))
+                .flatten(),
+            write_concern: op
+                .write_concern()
+                .and_then(|wc| write_concern_document(wc, plan.deadline.is_csot())),
+            read_preference: read_preference_document(
+                &plan.criteria,
+                selected.topology_type,
+                selected.description.server_type,
+            ),
+            max_time,
+            server_api: self.server_api(),
+        };
+        let mut body = std::mem::take(&mut command.body);
+        fields.apply(&mut body);
+        let raw = RawDocumentBuf::try_from(&body).map_err(|e| {
+            let error = Error::invalid_argument("the command cannot be encoded as BSON")
+                .with_source(e)
+                .with_address(&selected.address);
+            fail(error)
+        })?;
+        let mut message = OpMsg::new(raw);
+        if !plan.acknowledged {
+            message = message.with_flags(MsgFlags::MORE_TO_COME);
+        }
+        for sequence in std::mem::take(&mut command.sequences) {
+            message = message.with_sequence(sequence);
+        }
+        Ok(Prepared {
+            name: command.name,
+            database: command.database,
+            body,
+            message,
+        })
+    }
+
+    /// The highest `$clusterTime` known to the client and the session.
+    fn cluster_time(&self, session: Option<&ClientSession>) -> Option<Document> {
+        let client_time = self.topology().cluster_time();
+        let session_time = session.and_then(ClientSession::cluster_time_value);
+        ClusterTime::max(client_time.as_ref(), session_time).map(|c| c.document.clone())
+    }
+
+    /// The failure of a command that was not sent because the deadline left too little time.
+    fn not_enough_time(&self, stage: Stage<'_>, not_enough: NotEnoughTime) -> Interrupt {
+        let NotEnoughTime { remaining, min_rtt } = not_enough;
+        let error = Error::timeout(format!(
+            "before sending {}: {} ms of timeoutMS left, not more than the server's minimum round trip time of {} ms",
+            stage.plan.name,
+            remaining.as_millis(),
+            min_rtt.as_millis()
+        ))
+        .with_address(&stage.selected.address);
+        let on = On {
+            deadline_passed: true,
+            ..not_sent(Some(stage.selected), stage.plan)
+        };
+        self.failure(error, stage.plan, stage.kind, &on)
+    }
+}

@@ -1,0 +1,93 @@
+//! The first stages of an attempt: select a server (the retryable-write support check with it)
+//! and check a connection out of its pool.
+
+use std::time::Instant;
+
+use steadfast_core::TopologyType;
+use steadfast_core::description::ServerType;
+use steadfast_core::retry::{OperationKind, RetrySession};
+
+use super::OperationPlan;
+use super::attempt::{Interrupt, Stage, not_sent};
+use crate::client::Client;
+use crate::conn::description::StreamDescription;
+use crate::error::Error;
+use crate::pool::PooledConnection;
+use crate::runtime;
+use crate::sdam::SelectedServer;
+
+/// A selected server and when its selection began (check-out's limit counts from there).
+pub(super) struct Selection {
+    pub(super) server: SelectedServer,
+    pub(super) started: Instant,
+}
+
+impl Client {
+    /// Selects the server for this attempt: the operation's target, or one matching its
+    /// criteria, avoiding the servers the retry rules deprioritized. A retryable write on a
+    /// server without retryable-write support becomes non-retryable on its first attempt and
+    /// cannot be retried on later ones.
+    pub(super) async fn select(
+        &self,
+        plan: &OperationPlan,
+        retry: &mut RetrySession<Error>,
+    ) -> Result<Selection, Interrupt> {
+        let started = runtime::now();
+        let selected = match &plan.target {
+            Some(address) => self.topology().select_address(address),
+            None => {
+                self.topology()
+                    .select_server(
+                        &plan.criteria,
+                        retry.deprioritized(),
+                        plan.deadline.instant(),
+                    )
+                    .await
+            }
+        };
+        let kind = retry.profile().kind;
+        let server =
+            selected.map_err(|error| self.failure(error, plan, kind, &not_sent(None, plan)))?;
+        if kind == OperationKind::RetryableWrite && !supports_retryable_writes(&server) {
+            if !retry.is_first_attempt() {
+                return Err(Interrupt::CannotRetry);
+            }
+            retry.set_kind(OperationKind::NonRetryableWrite);
+        }
+        Ok(Selection { server, started })
+    }
+
+    /// Checks a connection out of the selected server's pool. Under timeoutMS the wait is
+    /// bounded by what is left of min(serverSelectionTimeoutMS, timeoutMS) since selection
+    /// began (CSOT "Server Selection").
+    pub(super) async fn check_out(
+        &self,
+        stage: Stage<'_>,
+        selection_started: Instant,
+    ) -> Result<(PooledConnection, StreamDescription), Interrupt> {
+        let Stage {
+            plan,
+            selected,
+            kind,
+        } = stage;
+        let limit = plan
+            .deadline
+            .checkout_limit(selection_started, self.options().server_selection_timeout);
+        let fail = |error| self.failure(error, plan, kind, &not_sent(Some(selected), plan));
+        let connection = selected.pool.check_out(limit).await.map_err(fail)?;
+        let Some(description) = connection.description().cloned() else {
+            let error = Error::protocol("a pooled connection has no handshake description")
+                .with_address(&selected.address);
+            return Err(fail(error));
+        };
+        Ok((connection, description))
+    }
+}
+
+/// retryable-writes: a load balancer, or a non-standalone server that supports sessions.
+fn supports_retryable_writes(selected: &SelectedServer) -> bool {
+    let server = &selected.description;
+    selected.topology_type == TopologyType::LoadBalanced
+        || (server.server_type != ServerType::Standalone
+            && server.logical_session_timeout_minutes.is_some())
+}
