@@ -45,15 +45,20 @@ fn insert_failing(first: &FailureFacts, then: &FailureFacts) -> (RetryState, Vec
     let mut facts = first;
     // Far more attempts than any rule allows: the loop ends on the state's own Stop.
     for _ in 0..10 {
+        let server = ServerAddress::tcp("a", 1);
         let decision = state.on_failure(
-            facts,
-            Some(ServerAddress::tcp("a", 1)),
-            false,
-            Duration::ZERO,
-            None,
+            Observed {
+                facts,
+                server: Some(&server),
+                sharded: false,
+            },
+            Timing {
+                now: Instant::now(),
+                elapsed: Duration::ZERO,
+                remaining: None,
+            },
             &SpecPolicy,
             None,
-            Instant::now(),
             &mut rng,
         );
         match decision {
@@ -154,7 +159,7 @@ fn an_unlabelled_refusal_code_still_counts_as_an_attempt_when_reporting() {
     let unsent = FailureFacts {
         kind: FailureKind::PoolCleared,
         sent: Sent::No,
-        labels: vec![labels::RETRYABLE_WRITE_ERROR.to_string()],
+        labels: [labels::RETRYABLE_WRITE_ERROR].into_iter().collect(),
         base_backoff: None,
         max_wire_version: 25,
     };
