@@ -296,8 +296,8 @@ impl Client {
             server: server.clone(),
             sharded,
         };
-        let decision = self
-            .with_budget(|budget, rng| progress.retry.on_failure(failure, budget, now, rng));
+        let decision =
+            self.with_budget(|budget, rng| progress.retry.on_failure(failure, budget, now, rng));
         let stop = match decision {
             RetryDecision::Retry { after, .. } => {
                 self.announce_retry(plan, &progress.retry, server.as_ref(), after);
