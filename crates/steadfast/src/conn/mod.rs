@@ -382,7 +382,7 @@ impl Connection {
             IoLimit::Deadline(deadline) => return deadline,
             IoLimit::SocketTimeout(deadline) => deadline,
         };
-        let socket = self.socket_timeout.map(|t| Instant::now() + t);
+        let socket = self.socket_timeout.map(|t| crate::runtime::now() + t);
         match (socket, deadline) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
