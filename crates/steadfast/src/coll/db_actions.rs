@@ -10,9 +10,12 @@ use steadfast_core::options::WriteConcern;
 use super::action::Aggregate;
 use super::exec::{execute, open_cursor};
 use super::inherit::Inherited;
+use crate::coll::exec::OperationOverrides;
 use crate::client::Client;
 use crate::cursor::{Cursor, CursorSettings, deserialize};
 use crate::db::Database;
+use crate::executor::run_command::RunCommand as RunCommandOp;
+use steadfast_core::selection::SelectionCriteria;
 use crate::error::{Error, Result};
 use crate::operation::admin::CatalogCommand;
 use crate::operation::aggregate::AggregateTarget;
@@ -50,6 +53,7 @@ impl Database {
         ListCollections {
             db: self,
             options: ListCollectionsOptions::default(),
+            overrides: OperationOverrides::default(),
         }
     }
 
@@ -80,6 +84,7 @@ impl Database {
             db: self,
             name: name.as_ref().to_string(),
             options: CreateCollectionOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -89,6 +94,7 @@ impl Database {
         DropDatabase {
             db: self,
             options: DropDatabaseOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -99,9 +105,12 @@ impl Database {
 pub struct ListCollections<'a> {
     db: &'a Database,
     options: ListCollectionsOptions,
+    overrides: OperationOverrides,
 }
 
 impl<'a> ListCollections<'a> {
+    operation_overrides!();
+
     /// Replaces every option at once.
     pub fn with_options(mut self, options: impl Into<Option<ListCollectionsOptions>>) -> Self {
         self.options = options.into().unwrap_or_default();
@@ -130,7 +139,7 @@ impl<'a> ListCollections<'a> {
             comment: o.comment,
             ..CursorSettings::default()
         };
-        let settings = self.db.inherited().settings;
+        let settings = self.db.inherited().settings.overridden_by(&self.overrides);
         open_cursor(self.db.client(), op, settings, cursor_settings).await
     }
 
@@ -147,6 +156,7 @@ pub struct CreateCollection<'a> {
     db: &'a Database,
     name: String,
     options: CreateCollectionOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -198,7 +208,7 @@ impl<'a> CreateCollection<'a> {
         let inherited = self.db.inherited();
         let write_concern = inherited.write_concern(o.write_concern);
         let op = CatalogCommand::new("create", self.db.name(), body, write_concern)?;
-        execute(self.db.client(), op, self.session, &inherited.settings).await
+        execute(self.db.client(), op, self.session, &inherited.settings.overridden_by(&self.overrides)).await
     }
 }
 
@@ -209,6 +219,7 @@ action_future!(CreateCollection<'a> => ());
 pub struct DropDatabase<'a> {
     db: &'a Database,
     options: DropDatabaseOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -226,7 +237,7 @@ impl<'a> DropDatabase<'a> {
         let inherited = self.db.inherited();
         let write_concern = inherited.write_concern(o.write_concern);
         let op = CatalogCommand::new("dropDatabase", self.db.name(), body, write_concern)?;
-        execute(self.db.client(), op, self.session, &inherited.settings).await
+        execute(self.db.client(), op, self.session, &inherited.settings.overridden_by(&self.overrides)).await
     }
 }
 
@@ -238,6 +249,7 @@ impl Client {
         ListDatabases {
             client: self,
             options: ListDatabasesOptions::default(),
+            overrides: OperationOverrides::default(),
         }
     }
 
@@ -267,9 +279,12 @@ impl Client {
 pub struct ListDatabases<'a> {
     client: &'a Client,
     options: ListDatabasesOptions,
+    overrides: OperationOverrides,
 }
 
 impl<'a> ListDatabases<'a> {
+    operation_overrides!();
+
     /// Replaces every option at once.
     pub fn with_options(mut self, options: impl Into<Option<ListDatabasesOptions>>) -> Self {
         self.options = options.into().unwrap_or_default();
@@ -285,7 +300,9 @@ impl<'a> ListDatabases<'a> {
     async fn fetch(self, name_only: bool) -> Result<Vec<bson::RawDocumentBuf>> {
         let o = self.options;
         let op = ListDatabasesOp::new(o.filter, name_only, o.authorized_databases, o.comment);
-        let settings = Inherited::new(self.client, &CollectionOptions::default()).settings;
+        let settings = Inherited::new(self.client, &CollectionOptions::default())
+            .settings
+            .overridden_by(&self.overrides);
         execute(self.client, op, None, &settings).await
     }
 
@@ -299,3 +316,43 @@ impl<'a> ListDatabases<'a> {
 }
 
 action_future!(ListDatabases<'a> => Vec<DatabaseSpecification>);
+
+/// The action of [`Database::run_command`].
+#[must_use = "an action does nothing until awaited"]
+pub struct RunCommand<'a> {
+    db: &'a Database,
+    command: Document,
+    overrides: OperationOverrides,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a> RunCommand<'a> {
+    pub(crate) fn new(db: &'a Database, command: Document) -> Self {
+        RunCommand {
+            db,
+            command,
+            overrides: OperationOverrides::default(),
+            session: None,
+        }
+    }
+
+    operation_overrides!();
+
+    /// Runs the command in an explicit session.
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    async fn run(self) -> Result<Document> {
+        let op = RunCommandOp::new(
+            self.db.name(),
+            self.command,
+            SelectionCriteria::primary_read(),
+        )?;
+        let settings = self.db.inherited().settings.overridden_by(&self.overrides);
+        execute(self.db.client(), op, self.session, &settings).await
+    }
+}
+
+action_future!(RunCommand<'a> => Document);

@@ -21,9 +21,53 @@ use crate::session::ClientSession;
 /// The per-operation settings resolved from the handle levels.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct OperationSettings {
-    /// timeoutMS (`None`: unset).
+    /// timeoutMS inherited from the collection, database or client (`None`: unset).
     pub(crate) timeout: Option<Duration>,
+    /// The operation's own timeoutMS, which beats an explicit session's `default_timeout`
+    /// (the inherited one does not).
+    pub(crate) operation_timeout: Option<Duration>,
     /// The retry policy (`None`: the client's).
+    pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
+}
+
+impl OperationSettings {
+    /// These settings with an action's own timeout and retry policy over them.
+    pub(crate) fn overridden_by(mut self, overrides: &OperationOverrides) -> Self {
+        if overrides.timeout.is_some() {
+            self.operation_timeout = overrides.timeout;
+        }
+        if let Some(policy) = &overrides.retry_policy {
+            self.retry_policy = Some(Arc::clone(policy));
+        }
+        self
+    }
+
+    /// timeoutMS for one run in `session`: the operation's own, else the session's
+    /// `default_timeout`, else the inherited one (CSOT's order of precedence).
+    pub(crate) fn timeout_in(&self, session: Option<&ClientSession>) -> Option<Duration> {
+        self.operation_timeout
+            .or_else(|| session.and_then(ClientSession::default_timeout))
+            .or(self.timeout)
+    }
+
+    /// The execution context of one run in `session`.
+    fn context<'s>(&self, session: Option<&'s mut ClientSession>) -> ExecutionContext<'s> {
+        let timeout = self.timeout_in(session.as_deref());
+        ExecutionContext {
+            session,
+            timeout,
+            retry_policy: self.retry_policy.clone(),
+        }
+    }
+}
+
+/// What an action may set for itself over its handle's settings: `.timeout(..)` and
+/// `.retry_policy(..)`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct OperationOverrides {
+    /// timeoutMS for this operation (`Duration::ZERO`: no limit).
+    pub(crate) timeout: Option<Duration>,
+    /// The retry policy for this operation.
     pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
 }
 
@@ -37,12 +81,7 @@ pub(crate) async fn execute<O: Operation>(
     session: Option<&mut ClientSession>,
     settings: &OperationSettings,
 ) -> Result<O::Output> {
-    let context = ExecutionContext {
-        session,
-        timeout: settings.timeout,
-        retry_policy: settings.retry_policy.clone(),
-    };
-    client.execute(op, context).await
+    client.execute(op, settings.context(session)).await
 }
 
 /// Runs an operation that opens a cursor, on an implicit session that the cursor keeps for
@@ -59,12 +98,7 @@ pub(crate) async fn open_cursor<O, T>(
 where
     O: Operation<Output = CursorReply>,
 {
-    let context = ExecutionContext {
-        session: None,
-        timeout: settings.timeout,
-        retry_policy: settings.retry_policy.clone(),
-    };
-    let (reply, pin) = client.execute_cursor(op, context).await?;
+    let (reply, pin) = client.execute_cursor(op, settings.context(None)).await?;
     let state = CursorState::new(reply, pin.address, cursor_settings);
     Ok(Cursor::new(client.clone(), state, pin.session, settings))
 }
@@ -83,12 +117,9 @@ pub(crate) async fn open_session_cursor<O, T>(
 where
     O: Operation<Output = CursorReply>,
 {
-    let context = ExecutionContext {
-        session: Some(session),
-        timeout: settings.timeout,
-        retry_policy: settings.retry_policy.clone(),
-    };
-    let (reply, pin) = client.execute_cursor(op, context).await?;
+    let (reply, pin) = client
+        .execute_cursor(op, settings.context(Some(session)))
+        .await?;
     let state = CursorState::new(reply, pin.address, cursor_settings);
     Ok(SessionCursor::new(client.clone(), state, settings))
 }
@@ -169,12 +200,14 @@ pub(crate) async fn run_bulk(
 }
 
 impl<T: Send + Sync> super::Collection<T> {
-    /// timeoutMS and retry policy for this collection's operations.
-    pub(crate) fn operation_settings(&self) -> OperationSettings {
+    /// timeoutMS and retry policy for an operation of this collection with `overrides`.
+    pub(crate) fn operation_settings(&self, overrides: &OperationOverrides) -> OperationSettings {
         OperationSettings {
             timeout: self.timeout(),
+            operation_timeout: None,
             retry_policy: self.retry_policy(),
         }
+        .overridden_by(overrides)
     }
 
     /// Runs a write plan on this collection with its timeoutMS and retry policy.
@@ -186,8 +219,9 @@ impl<T: Send + Sync> super::Collection<T> {
         plan: BulkPlan,
         fields: WriteCommandFields,
         session: Option<&mut ClientSession>,
+        overrides: &OperationOverrides,
     ) -> Result<BulkWriteResult> {
-        let settings = self.operation_settings();
+        let settings = self.operation_settings(overrides);
         run_bulk(self.client(), self.ns(), plan, fields, session, &settings).await
     }
 }

@@ -38,6 +38,7 @@ impl Inherited {
                 .unwrap_or_else(|| client_options.read_preference.clone()),
             settings: OperationSettings {
                 timeout: handle.timeout.or(client_options.timeout),
+                operation_timeout: None,
                 retry_policy: handle.retry_policy.clone(),
             },
         }

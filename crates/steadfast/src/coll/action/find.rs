@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use steadfast_core::options::{ReadConcern, WriteConcern};
 use steadfast_core::selection::ReadPreference;
 
+use crate::coll::exec::OperationOverrides;
 use crate::client::Client;
 use crate::coll::Collection;
 use crate::coll::exec::{open_cursor, open_session_cursor};
@@ -37,6 +38,7 @@ impl<T: Send + Sync> Collection<T> {
             coll: self,
             filter,
             options: FindOptions::default(),
+            overrides: OperationOverrides::default(),
             session: ImplicitSession,
         }
     }
@@ -47,6 +49,7 @@ impl<T: Send + Sync> Collection<T> {
             coll: self,
             filter,
             options: FindOneOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -73,10 +76,13 @@ pub struct Find<'a, T: Send + Sync, S = ImplicitSession> {
     coll: &'a Collection<T>,
     filter: Document,
     options: FindOptions,
+    overrides: OperationOverrides,
     session: S,
 }
 
 impl<'a, T: Send + Sync, S> Find<'a, T, S> {
+    operation_overrides!();
+
     /// Replaces every option at once.
     pub fn with_options(mut self, options: impl Into<Option<FindOptions>>) -> Self {
         self.options = options.into().unwrap_or_default();
@@ -108,7 +114,7 @@ impl<'a, T: Send + Sync, S> Find<'a, T, S> {
     );
 
     /// The operation and how its cursor fetches.
-    fn prepare(self) -> (find::Find, CursorSettings, S) {
+    fn prepare(self) -> (find::Find, CursorSettings, OperationOverrides, S) {
         let mut options = self.options;
         let tailable = matches!(
             options.cursor_type,
@@ -135,7 +141,7 @@ impl<'a, T: Send + Sync, S> Find<'a, T, S> {
             read_concern,
             criteria,
         );
-        (op, cursor_settings, self.session)
+        (op, cursor_settings, self.overrides, self.session)
     }
 }
 
@@ -146,6 +152,7 @@ impl<'a, T: Send + Sync> Find<'a, T, ImplicitSession> {
             coll: self.coll,
             filter: self.filter,
             options: self.options,
+            overrides: self.overrides,
             session: ExplicitSession(session),
         }
     }
@@ -161,14 +168,9 @@ where
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
             let coll = self.coll;
-            let (op, cursor_settings, _) = self.prepare();
-            open_cursor(
-                coll.client(),
-                op,
-                coll.operation_settings(),
-                cursor_settings,
-            )
-            .await
+            let (op, cursor_settings, overrides, _) = self.prepare();
+            let settings = coll.operation_settings(&overrides);
+            open_cursor(coll.client(), op, settings, cursor_settings).await
         })
     }
 }
@@ -183,15 +185,9 @@ where
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
             let coll = self.coll;
-            let (op, cursor_settings, ExplicitSession(session)) = self.prepare();
-            open_session_cursor(
-                coll.client(),
-                op,
-                session,
-                coll.operation_settings(),
-                cursor_settings,
-            )
-            .await
+            let (op, cursor_settings, overrides, ExplicitSession(session)) = self.prepare();
+            let settings = coll.operation_settings(&overrides);
+            open_session_cursor(coll.client(), op, session, settings, cursor_settings).await
         })
     }
 }
@@ -202,6 +198,7 @@ pub struct FindOne<'a, T: Send + Sync> {
     coll: &'a Collection<T>,
     filter: Document,
     options: FindOneOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -233,12 +230,13 @@ impl<'a, T: Send + Sync> FindOne<'a, T> {
             coll: self.coll,
             filter: self.filter,
             options: FindOptions::from(self.options),
+            overrides: self.overrides,
             session: ImplicitSession,
         };
-        let (op, cursor_settings, _) = find.prepare();
+        let (op, cursor_settings, find_overrides, _) = find.prepare();
         let op = op.single();
         let client = self.coll.client();
-        let settings = self.coll.operation_settings();
+        let settings = self.coll.operation_settings(&find_overrides);
         match self.session {
             Some(session) => {
                 let mut cursor: SessionCursor<T> =
@@ -271,6 +269,7 @@ pub struct Aggregate<'a, S = ImplicitSession, T = Document> {
     target: AggregateTarget,
     pipeline: Vec<Document>,
     options: AggregateOptions,
+    overrides: OperationOverrides,
     inherited: Inherited,
     session: S,
     _documents: PhantomData<fn() -> T>,
@@ -288,6 +287,7 @@ impl<'a> Aggregate<'a> {
             target,
             pipeline,
             options: AggregateOptions::default(),
+            overrides: OperationOverrides::default(),
             inherited,
             session: ImplicitSession,
             _documents: PhantomData,
@@ -296,6 +296,8 @@ impl<'a> Aggregate<'a> {
 }
 
 impl<'a, S, T> Aggregate<'a, S, T> {
+    operation_overrides!();
+
     /// Replaces every option at once.
     pub fn with_options(mut self, options: impl Into<Option<AggregateOptions>>) -> Self {
         self.options = options.into().unwrap_or_default();
@@ -324,6 +326,7 @@ impl<'a, S, T> Aggregate<'a, S, T> {
             target: self.target,
             pipeline: self.pipeline,
             options: self.options,
+            overrides: self.overrides,
             inherited: self.inherited,
             session: self.session,
             _documents: PhantomData,
@@ -371,6 +374,7 @@ impl<'a, T> Aggregate<'a, ImplicitSession, T> {
             target: self.target,
             pipeline: self.pipeline,
             options: self.options,
+            overrides: self.overrides,
             inherited: self.inherited,
             session: ExplicitSession(session),
             _documents: PhantomData,
@@ -387,8 +391,10 @@ where
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
+            let overrides = self.overrides.clone();
             let (client, op, cursor_settings, inherited, _) = self.prepare();
-            open_cursor(client, op, inherited.settings, cursor_settings).await
+            let settings = inherited.settings.overridden_by(&overrides);
+            open_cursor(client, op, settings, cursor_settings).await
         })
     }
 }
@@ -402,8 +408,10 @@ where
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
+            let overrides = self.overrides.clone();
             let (client, op, cursor_settings, inherited, ExplicitSession(session)) = self.prepare();
-            open_session_cursor(client, op, session, inherited.settings, cursor_settings).await
+            let settings = inherited.settings.overridden_by(&overrides);
+            open_session_cursor(client, op, session, settings, cursor_settings).await
         })
     }
 }
