@@ -3,9 +3,10 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bson::{Bson, Document};
-use steadfast::options::CollectionOptions;
+use steadfast::options::{CollectionOptions, DatabaseOptions};
 use steadfast::{Client, ClientOptions, Collection, Database};
 
 use crate::args::write_concern;
@@ -102,10 +103,18 @@ impl EntityMap {
             let created = match kind.as_str() {
                 "client" => Entity::Client(create_client(spec, fixture)?),
                 "database" => {
-                    known_keys(kind, spec, &["id", "client", "databaseName"])?;
+                    known_keys(
+                        kind,
+                        spec,
+                        &["id", "client", "databaseName", "databaseOptions"],
+                    )?;
                     let client = self.client(spec.get_str("client").map_err(|e| e.to_string())?)?;
                     let name = spec.get_str("databaseName").map_err(|e| e.to_string())?;
-                    Entity::Database(client.client.database(name))
+                    let options = match spec.get_document("databaseOptions") {
+                        Ok(options) => database_options(options)?,
+                        Err(_) => DatabaseOptions::default(),
+                    };
+                    Entity::Database(client.client.database_with_options(name, options))
                 }
                 "collection" => {
                     known_keys(
@@ -165,6 +174,7 @@ fn collection_options(options: &Document) -> Result<CollectionOptions, String> {
             ("writeConcern", Bson::Document(wc)) => {
                 result = result.write_concern(write_concern(wc)?)
             }
+            ("timeoutMS", value) => result = result.timeout(millis("timeoutMS", value)?),
             (other, _) => {
                 return Err(format!(
                     "collectionOptions.{other} is not supported by this runner"
@@ -173,6 +183,32 @@ fn collection_options(options: &Document) -> Result<CollectionOptions, String> {
         }
     }
     Ok(result)
+}
+
+fn database_options(options: &Document) -> Result<DatabaseOptions, String> {
+    let mut result = DatabaseOptions::default();
+    for (key, value) in options {
+        match (key.as_str(), value) {
+            ("writeConcern", Bson::Document(wc)) => {
+                result = result.write_concern(write_concern(wc)?)
+            }
+            ("timeoutMS", value) => result = result.timeout(millis("timeoutMS", value)?),
+            (other, _) => {
+                return Err(format!(
+                    "databaseOptions.{other} is not supported by this runner"
+                ));
+            }
+        }
+    }
+    Ok(result)
+}
+
+/// A non-negative number of milliseconds.
+fn millis(key: &str, value: &Bson) -> Result<Duration, String> {
+    crate::expect_error::integer(value)
+        .and_then(|n| u64::try_from(n).ok())
+        .map(Duration::from_millis)
+        .ok_or_else(|| format!("{key} must be a non-negative integer, found {value}"))
 }
 
 fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, String> {

@@ -38,6 +38,7 @@ const SUITES: &[&str] = &[
     "retryable-writes/unified",
     "retryable-reads/unified",
     "client-backpressure",
+    "client-side-operations-timeout",
 ];
 
 /// Bounds one case, so that a hang fails the case instead of the run.

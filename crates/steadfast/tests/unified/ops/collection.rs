@@ -10,15 +10,17 @@ use steadfast::{Collection, DeleteModel, ReplaceOneModel, UpdateModel, WriteMode
 use super::{
     OpResult, Outcome, bulk_write_result, delete_result, drain, insert_many_result, update_result,
 };
+use super::timed::Timed;
 use crate::args::Args;
 
 /// Runs collection operation `name`.
 pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>) -> OpResult {
+    let timeout = args.optional_duration("timeoutMS")?;
     let result = match name {
         "insertOne" => {
             let document = args.document("document")?;
             args.finish()?;
-            coll.insert_one(document)
+            coll.insert_one(document).timed(timeout)
                 .await
                 .map(|r| Outcome::Value(Bson::Document(doc! { "insertedId": r.inserted_id })))
         }
@@ -26,7 +28,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let documents = args.documents("documents")?;
             let ordered = args.optional_bool("ordered")?;
             args.finish()?;
-            let mut action = coll.insert_many(documents);
+            let mut action = coll.insert_many(documents).timed(timeout);
             if let Some(ordered) = ordered {
                 action = action.ordered(ordered);
             }
@@ -39,9 +41,9 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let hint = args.optional_hint()?;
             args.finish()?;
             let mut action = if name == "updateOne" {
-                coll.update_one(filter, update)
+                coll.update_one(filter, update).timed(timeout)
             } else {
-                coll.update_many(filter, update)
+                coll.update_many(filter, update).timed(timeout)
             };
             if let Some(upsert) = upsert {
                 action = action.upsert(upsert);
@@ -56,7 +58,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let replacement = args.document("replacement")?;
             let upsert = args.optional_bool("upsert")?;
             args.finish()?;
-            let mut action = coll.replace_one(filter, replacement);
+            let mut action = coll.replace_one(filter, replacement).timed(timeout);
             if let Some(upsert) = upsert {
                 action = action.upsert(upsert);
             }
@@ -66,9 +68,9 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let filter = args.document("filter")?;
             args.finish()?;
             let action = if name == "deleteOne" {
-                coll.delete_one(filter)
+                coll.delete_one(filter).timed(timeout)
             } else {
-                coll.delete_many(filter)
+                coll.delete_many(filter).timed(timeout)
             };
             action.await.map(|r| Outcome::Value(delete_result(&r)))
         }
@@ -78,7 +80,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             options.sort = args.optional_document("sort")?;
             options.projection = args.optional_document("projection")?;
             args.finish()?;
-            let found = coll.find_one_and_delete(filter).with_options(options).await;
+            let found = coll.find_one_and_delete(filter).timed(timeout).with_options(options).await;
             found.map(optional_document)
         }
         "findOneAndUpdate" => {
@@ -91,7 +93,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             options.return_document = return_document(&mut args)?;
             args.finish()?;
             let found = coll
-                .find_one_and_update(filter, update)
+                .find_one_and_update(filter, update).timed(timeout)
                 .with_options(options)
                 .await;
             found.map(optional_document)
@@ -106,7 +108,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             options.return_document = return_document(&mut args)?;
             args.finish()?;
             let found = coll
-                .find_one_and_replace(filter, replacement)
+                .find_one_and_replace(filter, replacement).timed(timeout)
                 .with_options(options)
                 .await;
             found.map(optional_document)
@@ -119,7 +121,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
                 .iter()
                 .map(write_model)
                 .collect::<Result<Vec<_>, _>>()?;
-            let mut action = coll.bulk_write(models);
+            let mut action = coll.bulk_write(models).timed(timeout);
             if let Some(ordered) = ordered {
                 action = action.ordered(ordered);
             }
@@ -129,7 +131,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let filter = args.optional_document("filter")?.unwrap_or_default();
             let options = find_options(&mut args)?;
             args.finish()?;
-            match coll.find(filter).with_options(options).await {
+            match coll.find(filter).timed(timeout).with_options(options).await {
                 Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }
@@ -139,7 +141,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let sort = args.optional_document("sort")?;
             let projection = args.optional_document("projection")?;
             args.finish()?;
-            let mut action = coll.find_one(filter);
+            let mut action = coll.find_one(filter).timed(timeout);
             if let Some(sort) = sort {
                 action = action.sort(sort);
             }
@@ -153,7 +155,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let mut options = AggregateOptions::default();
             options.batch_size = args.optional_count("batchSize")?;
             args.finish()?;
-            match coll.aggregate(pipeline).with_options(options).await {
+            match coll.aggregate(pipeline).timed(timeout).with_options(options).await {
                 Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }
@@ -164,12 +166,12 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             options.limit = args.optional_count("limit")?;
             options.skip = args.optional_count("skip")?;
             args.finish()?;
-            let counted = coll.count_documents(filter).with_options(options).await;
+            let counted = coll.count_documents(filter).timed(timeout).with_options(options).await;
             counted.map(|n| Outcome::Value(super::count(n)))
         }
         "estimatedDocumentCount" => {
             args.finish()?;
-            let counted = coll.estimated_document_count().await;
+            let counted = coll.estimated_document_count().timed(timeout).await;
             counted.map(|n| Outcome::Value(super::count(n)))
         }
         "distinct" => {
@@ -177,22 +179,25 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let filter = args.optional_document("filter")?.unwrap_or_default();
             args.finish()?;
             let values = coll
-                .distinct(field, filter)
+                .distinct(field, filter).timed(timeout)
                 .with_options(DistinctOptions::default())
                 .await;
             values.map(|v| Outcome::Value(Bson::Array(v)))
         }
         "listIndexes" => {
             args.finish()?;
-            match coll.list_indexes().await {
+            match coll.list_indexes().timed(timeout).await {
                 Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }
         }
         "listIndexNames" => {
             args.finish()?;
-            let names = coll.list_index_names().await;
-            names.map(|n| Outcome::Value(Bson::Array(n.into_iter().map(Bson::String).collect())))
+            let listed = match coll.list_indexes().timed(timeout).await {
+                Ok(cursor) => drain(cursor).await,
+                Err(e) => Err(e),
+            };
+            listed.map(|indexes| Outcome::Value(Bson::Array(super::names(indexes))))
         }
         "createIndex" => {
             let keys = args.document("keys")?;
@@ -202,17 +207,17 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             if let Some(Bson::String(name)) = name {
                 model = model.options(steadfast::options::IndexOptions::default().name(name));
             }
-            let created = coll.create_index(model.build()).await;
+            let created = coll.create_index(model.build()).timed(timeout).await;
             created.map(|r| Outcome::Value(Bson::String(r.index_name)))
         }
         "dropIndex" => {
             let name = args.string("name")?;
             args.finish()?;
-            coll.drop_index(name).await.map(|()| Outcome::Nothing)
+            coll.drop_index(name).timed(timeout).await.map(|()| Outcome::Nothing)
         }
         "dropIndexes" => {
             args.finish()?;
-            coll.drop_indexes().await.map(|()| Outcome::Nothing)
+            coll.drop_indexes().timed(timeout).await.map(|()| Outcome::Nothing)
         }
         other => {
             return Err(format!(

@@ -5,10 +5,12 @@ use steadfast::options::{ListCollectionsOptions, ListDatabasesOptions};
 use steadfast::{Client, Database};
 
 use super::{OpResult, Outcome, drain};
+use super::timed::Timed;
 use crate::args::Args;
 
 /// Runs database operation `name`.
 pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -> OpResult {
+    let timeout = args.optional_duration("timeoutMS")?;
     let result = match name {
         "runCommand" => {
             let command = args.document("command")?;
@@ -19,14 +21,14 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
                     "runCommand: commandName {command_name:?} is not the command's first key"
                 ));
             }
-            db.run_command(command)
+            db.run_command(command).timed(timeout)
                 .await
                 .map(|reply| Outcome::Value(Bson::Document(reply)))
         }
         "aggregate" => {
             let pipeline = args.documents("pipeline")?;
             args.finish()?;
-            match db.aggregate(pipeline).await {
+            match db.aggregate(pipeline).timed(timeout).await {
                 Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }
@@ -34,7 +36,7 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
         "listCollections" | "listCollectionObjects" => {
             let options = list_collections_options(&mut args)?;
             args.finish()?;
-            match db.list_collections().with_options(options).await {
+            match db.list_collections().timed(timeout).with_options(options).await {
                 Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }
@@ -42,7 +44,7 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
         "listCollectionNames" => {
             let options = list_collections_options(&mut args)?;
             args.finish()?;
-            let listed = match db.list_collections().with_options(options).await {
+            let listed = match db.list_collections().timed(timeout).with_options(options).await {
                 Ok(cursor) => drain(cursor).await,
                 Err(e) => Err(e),
             };
@@ -59,12 +61,13 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
 
 /// Runs client operation `name`.
 pub(super) async fn run_on_client(name: &str, mut args: Args, client: &Client) -> OpResult {
+    let timeout = args.optional_duration("timeoutMS")?;
     let result = match name {
         "listDatabases" | "listDatabaseObjects" | "listDatabaseNames" => {
             let mut options = ListDatabasesOptions::default();
             options.filter = args.optional_document("filter")?;
             args.finish()?;
-            let listed = client.list_databases().with_options(options).await;
+            let listed = client.list_databases().timed(timeout).with_options(options).await;
             listed.map(|specs| {
                 let documents: Vec<Bson> = specs.iter().map(database_document).collect();
                 if name == "listDatabaseNames" {
@@ -104,7 +107,7 @@ fn database_document(spec: &steadfast::results::DatabaseSpecification) -> Bson {
     Bson::Document(document)
 }
 
-fn names(documents: Vec<Bson>) -> Vec<Bson> {
+pub(super) fn names(documents: Vec<Bson>) -> Vec<Bson> {
     documents
         .into_iter()
         .filter_map(|d| match d {

@@ -4,6 +4,9 @@
 mod collection;
 mod database;
 mod test_runner;
+mod timed;
+
+use database::names;
 
 use bson::{Bson, Document, doc};
 use futures_util::TryStreamExt;
