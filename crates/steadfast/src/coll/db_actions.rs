@@ -110,6 +110,7 @@ pub struct ListCollections<'a> {
 
 impl<'a> ListCollections<'a> {
     operation_overrides!();
+    timeout_mode_setter!();
 
     /// Replaces every option at once.
     pub fn with_options(mut self, options: impl Into<Option<ListCollectionsOptions>>) -> Self {
@@ -137,6 +138,7 @@ impl<'a> ListCollections<'a> {
         let cursor_settings = CursorSettings {
             batch_size: o.batch_size,
             comment: o.comment,
+            timeout_mode: self.overrides.timeout_mode,
             ..CursorSettings::default()
         };
         let settings = self.db.inherited().settings.overridden_by(&self.overrides);

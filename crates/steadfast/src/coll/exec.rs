@@ -3,19 +3,22 @@
 //! write, and opening cursors.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use steadfast_core::retry::{Outcome, RetryPolicy};
 
 use super::Namespace;
 use super::bulk::{BulkAccumulator, BulkPlan};
 use crate::client::Client;
-use crate::cursor::{Cursor, CursorReply, CursorSettings, CursorState, SessionCursor};
+use crate::cursor::{
+    Cursor, CursorReply, CursorSettings, CursorState, SessionCursor, cursor_timing,
+};
 use crate::error::{Error, Result};
 use crate::executor::ExecutionContext;
 use crate::operation::Operation;
 use crate::operation::write::{SizeCheck, WriteBatch, WriteCommandFields};
 use crate::results::BulkWriteResult;
+use crate::runtime;
 use crate::session::ClientSession;
 
 /// The per-operation settings resolved from the handle levels.
@@ -28,6 +31,10 @@ pub(crate) struct OperationSettings {
     pub(crate) operation_timeout: Option<Duration>,
     /// The retry policy (`None`: the client's).
     pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
+    /// A fixed deadline over the timeout (the `getMore`s of a cursor in cursor-lifetime mode).
+    pub(crate) deadline: Option<Instant>,
+    /// The command gets no `maxTimeMS` even under a timeout (see `CursorTiming`).
+    pub(crate) omit_max_time: bool,
 }
 
 impl OperationSettings {
@@ -57,6 +64,8 @@ impl OperationSettings {
             session,
             timeout,
             retry_policy: self.retry_policy.clone(),
+            deadline: self.deadline,
+            omit_max_time: self.omit_max_time,
         }
     }
 }
@@ -69,6 +78,8 @@ pub(crate) struct OperationOverrides {
     pub(crate) timeout: Option<Duration>,
     /// The retry policy for this operation.
     pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
+    /// How timeoutMS applies to the cursor the operation opens.
+    pub(crate) timeout_mode: Option<crate::options::TimeoutMode>,
 }
 
 /// Runs `op`.
@@ -98,7 +109,8 @@ pub(crate) async fn open_cursor<O, T>(
 where
     O: Operation<Output = CursorReply>,
 {
-    let (reply, pin) = client.execute_cursor(op, settings.context(None)).await?;
+    let (opening, settings) = cursor_phases(settings, &cursor_settings, None)?;
+    let (reply, pin) = client.execute_cursor(op, opening.context(None)).await?;
     let state = CursorState::new(reply, pin.address, cursor_settings);
     Ok(Cursor::new(client.clone(), state, pin.session, settings))
 }
@@ -117,11 +129,35 @@ pub(crate) async fn open_session_cursor<O, T>(
 where
     O: Operation<Output = CursorReply>,
 {
+    let (opening, settings) = cursor_phases(settings, &cursor_settings, Some(session))?;
     let (reply, pin) = client
-        .execute_cursor(op, settings.context(Some(session)))
+        .execute_cursor(op, opening.context(Some(session)))
         .await?;
     let state = CursorState::new(reply, pin.address, cursor_settings);
     Ok(SessionCursor::new(client.clone(), state, settings))
+}
+
+/// The settings of a cursor's opening command and of its later fetches, from the operation's
+/// settings and the cursor's `timeoutMode` (see `cursor_timing`); the clock starts now.
+///
+/// # Errors
+/// `InvalidArgument` for options that CSOT rejects (see `cursor_timing`).
+fn cursor_phases(
+    settings: OperationSettings,
+    cursor_settings: &CursorSettings,
+    session: Option<&ClientSession>,
+) -> Result<(OperationSettings, OperationSettings)> {
+    let timeout = settings.timeout_in(session);
+    let timing = cursor_timing(timeout, cursor_settings)?;
+    let opening = OperationSettings {
+        omit_max_time: timing.omit_max_time,
+        ..settings.clone()
+    };
+    let fetches = OperationSettings {
+        deadline: timing.lifetime_deadline(timeout, runtime::now()),
+        ..settings
+    };
+    Ok((opening, fetches))
 }
 
 /// Sends every batch of a bulk write, run by run: one command (and one `txnNumber`) per batch;
@@ -206,6 +242,8 @@ impl<T: Send + Sync> super::Collection<T> {
             timeout: self.timeout(),
             operation_timeout: None,
             retry_policy: self.retry_policy(),
+            deadline: None,
+            omit_max_time: false,
         }
         .overridden_by(overrides)
     }

@@ -39,6 +39,8 @@ impl Inherited {
             settings: OperationSettings {
                 timeout: handle.timeout.or(client_options.timeout),
                 operation_timeout: None,
+                deadline: None,
+                omit_max_time: false,
                 retry_policy: handle.retry_policy.clone(),
             },
         }

@@ -71,7 +71,8 @@ impl Core {
     fn close(mut self: Box<Self>) {
         let session = self.session.take();
         if let Some(kill) = self.state.take_kill() {
-            spawn_kill(self.client.clone(), kill, session);
+            let timeout = self.settings.timeout_in(None);
+            spawn_kill(self.client.clone(), kill, session, timeout);
         }
     }
 }
@@ -113,7 +114,7 @@ pub struct Cursor<T> {
     current: Option<RawDocumentBuf>,
     /// While a `getMore` is in flight, what killing the server cursor takes if the cursor is
     /// dropped before the reply arrives.
-    kill_if_dropped: Option<(Client, KillCursors)>,
+    kill_if_dropped: Option<(Client, KillCursors, Option<Duration>)>,
     _documents: PhantomData<fn() -> T>,
 }
 
@@ -185,8 +186,8 @@ impl<T> Cursor<T> {
         match std::mem::replace(&mut self.phase, Phase::Finished) {
             Phase::Idle(core) => core.close(),
             Phase::Fetching(_) => {
-                if let Some((client, kill)) = self.kill_if_dropped.take() {
-                    spawn_kill(client, kill, None);
+                if let Some((client, kill, timeout)) = self.kill_if_dropped.take() {
+                    spawn_kill(client, kill, None, timeout);
                 }
             }
             Phase::Finished => {}
@@ -214,7 +215,10 @@ impl<T> Cursor<T> {
                         return Poll::Ready(Ok(false));
                     }
                     self.kill_if_dropped =
-                        core.state.kill_op().map(|kill| (core.client.clone(), kill));
+                        core.state.kill_op().map(|kill| {
+                            let timeout = core.settings.timeout_in(None);
+                            (core.client.clone(), kill, timeout)
+                        });
                     self.phase = Phase::Fetching(Box::pin(core.fetch()));
                 }
                 Phase::Fetching(mut fetch) => match fetch.as_mut().poll(cx) {
@@ -302,13 +306,18 @@ pub(crate) fn deserialize<T: DeserializeOwned>(document: Option<&RawDocument>) -
 const KILL_CURSORS_LIMIT: Duration = Duration::from_secs(10);
 
 /// Kills a server cursor in the background (best effort: the server also times cursors out),
-/// within the client's timeoutMS, or else [`KILL_CURSORS_LIMIT`] capped by
-/// serverSelectionTimeoutMS (as `endSessions` is at shutdown).
-pub(crate) fn spawn_kill(client: Client, kill: KillCursors, session: Option<ClientSession>) {
+/// within a fresh `timeout` (the cursor's timeoutMS, refreshed for the close as CSOT requires),
+/// or else [`KILL_CURSORS_LIMIT`] capped by serverSelectionTimeoutMS (as `endSessions` is at
+/// shutdown).
+pub(crate) fn spawn_kill(
+    client: Client,
+    kill: KillCursors,
+    session: Option<ClientSession>,
+    timeout: Option<Duration>,
+) {
     let spawner = client.clone();
     let options = client.options();
-    let limit = options
-        .timeout
+    let limit = timeout
         .filter(|timeout| !timeout.is_zero())
         .unwrap_or_else(|| KILL_CURSORS_LIMIT.min(options.server_selection_timeout));
     let settings = OperationSettings {

@@ -257,11 +257,18 @@ impl Client {
                 };
                 return self.failure(error, plan, kind, &on);
             }
-            if op.accepts_max_time() {
+            if op.accepts_max_time() && !plan.omit_max_time {
                 fields.max_time = Some(remaining - rtt);
+            } else if let Some(own) = own_max_time(&command.body) {
+                // A tailable await getMore's maxAwaitTimeMS never outlasts the deadline (CSOT).
+                fields.max_time = Some(own.min(remaining - rtt));
             }
         }
         let mut body = std::mem::take(&mut command.body);
+        if plan.csot && op.accepts_max_time() && fields.max_time.is_none() {
+            // Under timeoutMS the operation's own maxTimeMS option is ignored (CSOT).
+            body.remove("maxTimeMS");
+        }
         fields.apply(&mut body);
         let raw = match RawDocumentBuf::try_from(&body) {
             Ok(raw) => raw,
@@ -593,4 +600,14 @@ fn server_error(
 fn write_concern_error(reply: &RawDocumentBuf) -> Option<WriteFailure> {
     let document = Document::try_from(reply.clone()).ok()?;
     WriteFailure::from_reply(&document).filter(|f| f.write_concern_error.is_some())
+}
+
+/// The `maxTimeMS` an operation put in its own command (a getMore's maxAwaitTimeMS).
+fn own_max_time(body: &bson::Document) -> Option<Duration> {
+    let millis = match body.get("maxTimeMS")? {
+        bson::Bson::Int32(n) => i64::from(*n),
+        bson::Bson::Int64(n) => *n,
+        _ => return None,
+    };
+    u64::try_from(millis).ok().map(Duration::from_millis)
 }

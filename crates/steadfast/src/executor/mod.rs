@@ -60,6 +60,11 @@ pub(crate) struct ExecutionContext<'a> {
     pub(crate) timeout: Option<Duration>,
     /// The retry policy; `None` means the client's.
     pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
+    /// A fixed deadline that replaces `timeout`'s (a cursor's lifetime, for its getMores).
+    pub(crate) deadline: Option<Instant>,
+    /// No `maxTimeMS` on the command even under timeoutMS (CSOT: iteration-mode and
+    /// non-awaitData tailable cursors' opening commands).
+    pub(crate) omit_max_time: bool,
 }
 
 /// What the retry loop needs that stays fixed for an operation.
@@ -70,6 +75,8 @@ pub(crate) struct OperationPlan {
     deadline: Option<Instant>,
     /// timeoutMS is set (possibly to zero): the deprecated per-step timeouts give way to it.
     csot: bool,
+    /// The command carries no `maxTimeMS` (see `ExecutionContext::omit_max_time`).
+    omit_max_time: bool,
     criteria: SelectionCriteria,
     target: Option<ServerAddress>,
     acknowledged: bool,
@@ -148,6 +155,8 @@ impl Client {
             session,
             timeout,
             retry_policy,
+            deadline,
+            omit_max_time,
         } = context;
         self.ensure_open()?;
         let acknowledged = op.is_acknowledged();
@@ -170,8 +179,9 @@ impl Client {
             name: op.name().to_string(),
             operation_id: NEXT_OPERATION_ID.fetch_add(1, Ordering::Relaxed),
             started,
-            deadline: timeout.filter(|t| !t.is_zero()).map(|t| started + t),
-            csot: timeout.is_some(),
+            deadline: deadline.or_else(|| timeout.filter(|t| !t.is_zero()).map(|t| started + t)),
+            csot: timeout.is_some() || deadline.is_some(),
+            omit_max_time,
             criteria: op.selection_criteria(),
             target: op.target().cloned(),
             acknowledged,

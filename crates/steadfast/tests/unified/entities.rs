@@ -90,7 +90,11 @@ impl EntityMap {
     }
 
     /// Creates the entities of a `createEntities` list, in order.
-    pub(crate) fn create(&mut self, list: &[Document], fixture: &Fixture) -> Result<(), String> {
+    pub(crate) async fn create(
+        &mut self,
+        list: &[Document],
+        fixture: &Fixture,
+    ) -> Result<(), String> {
         for entity in list {
             let mut entries = entity.iter();
             let (Some((kind, Bson::Document(spec))), None) = (entries.next(), entries.next())
@@ -101,7 +105,11 @@ impl EntityMap {
                 .get_str("id")
                 .map_err(|_| format!("{kind} entity without an id"))?;
             let created = match kind.as_str() {
-                "client" => Entity::Client(create_client(spec, fixture)?),
+                "client" => {
+                    let entity = create_client(spec, fixture)?;
+                    await_min_pool_size(spec, &entity).await?;
+                    Entity::Client(entity)
+                }
                 "database" => {
                     known_keys(
                         kind,
@@ -222,6 +230,7 @@ fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, Str
             "observeEvents",
             "ignoreCommandMonitoringEvents",
             "observeSensitiveCommands",
+            "awaitMinPoolSizeMS",
         ],
     )?;
     let uri = fixture.client_uri(spec.get_bool("useMultipleMongoses").ok())?;
@@ -256,6 +265,23 @@ fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, Str
         .build()
         .map_err(|e| format!("cannot create client: {e}"))?;
     Ok(ClientEntity { client, listener })
+}
+
+/// `awaitMinPoolSizeMS`: waits (at most that long) until minPoolSize connections are ready, so
+/// that the test's operations do not pay for establishing them.
+async fn await_min_pool_size(spec: &Document, entity: &ClientEntity) -> Result<(), String> {
+    let Some(limit) = spec.get("awaitMinPoolSizeMS") else {
+        return Ok(());
+    };
+    let limit = millis("awaitMinPoolSizeMS", limit)?;
+    let min_pool_size = usize::try_from(entity.client.options().min_pool_size).unwrap_or(0);
+    if min_pool_size > 0 {
+        entity
+            .listener
+            .wait_for_ready_connections(min_pool_size, limit)
+            .await;
+    }
+    Ok(())
 }
 
 /// Appends `uriOptions` to a connection string, overriding options it already has.

@@ -18,7 +18,9 @@ pub(crate) struct EntityListener {
     /// Checked out minus checked in, for `assertNumberConnectionsCheckedOut` (counted whether
     /// or not CMAP events are observed).
     checked_out: Mutex<i64>,
-    /// Signalled whenever an event is kept.
+    /// Connections that became ready, observed or not (for `awaitMinPoolSizeMS`).
+    ready: Mutex<usize>,
+    /// Signalled whenever an event is kept, and when a connection becomes ready.
     arrived: Notify,
 }
 
@@ -29,6 +31,7 @@ impl EntityListener {
             observation,
             events: Mutex::default(),
             checked_out: Mutex::default(),
+            ready: Mutex::default(),
             arrived: Notify::new(),
         }
     }
@@ -68,6 +71,24 @@ impl EntityListener {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// Waits until `count` connections became ready, or `limit` passed.
+    pub(crate) async fn wait_for_ready_connections(&self, count: usize, limit: Duration) {
+        let wait = async {
+            loop {
+                let notified = self.arrived.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                if *self.ready.lock().unwrap_or_else(PoisonError::into_inner) >= count {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        // On timeout the test goes on: its operations then show what a cold pool costs.
+        let _ = tokio::time::timeout(limit, wait).await;
+    }
+
 
     fn keep(&self, event: Observed) {
         if self.observation.keeps(&event) {
@@ -129,7 +150,11 @@ impl EventHandler for EntityListener {
             ),
             CmapEvent::PoolClosed { .. } => ("poolClosedEvent", doc! {}),
             CmapEvent::ConnectionCreated { .. } => ("connectionCreatedEvent", doc! {}),
-            CmapEvent::ConnectionReady { .. } => ("connectionReadyEvent", doc! {}),
+            CmapEvent::ConnectionReady { .. } => {
+                *self.ready.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+                self.arrived.notify_waiters();
+                ("connectionReadyEvent", doc! {})
+            }
             CmapEvent::ConnectionClosed { reason, .. } => {
                 ("connectionClosedEvent", doc! { "reason": reason.as_str() })
             }

@@ -50,7 +50,7 @@ async fn run_in(
     test: &TestCase,
 ) -> Result<(), String> {
     fixture.load(&file.initial_data)?;
-    entities.create(&file.entities, fixture)?;
+    entities.create(&file.entities, fixture).await?;
     for (index, operation) in test.operations.iter().enumerate() {
         let name = operation.get_str("name").unwrap_or("?");
         let object = operation.get_str("object").unwrap_or("?");

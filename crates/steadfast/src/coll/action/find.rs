@@ -82,6 +82,7 @@ pub struct Find<'a, T: Send + Sync, S = ImplicitSession> {
 
 impl<'a, T: Send + Sync, S> Find<'a, T, S> {
     operation_overrides!();
+    timeout_mode_setter!();
 
     /// Replaces every option at once.
     pub fn with_options(mut self, options: impl Into<Option<FindOptions>>) -> Self {
@@ -131,6 +132,9 @@ impl<'a, T: Send + Sync, S> Find<'a, T, S> {
                 .filter(|_| options.cursor_type == Some(CursorType::TailableAwait)),
             comment: options.comment.clone(),
             tailable,
+            await_data: options.cursor_type == Some(CursorType::TailableAwait),
+            writes: false,
+            timeout_mode: self.overrides.timeout_mode,
         };
         let read_concern = self.coll.resolve_read_concern(options.read_concern.take());
         let criteria = self.coll.resolve_criteria(options.read_preference.take());
@@ -297,6 +301,7 @@ impl<'a> Aggregate<'a> {
 
 impl<'a, S, T> Aggregate<'a, S, T> {
     operation_overrides!();
+    timeout_mode_setter!();
 
     /// Replaces every option at once.
     pub fn with_options(mut self, options: impl Into<Option<AggregateOptions>>) -> Self {
@@ -349,6 +354,9 @@ impl<'a, S, T> Aggregate<'a, S, T> {
             max_await_time: options.max_await_time,
             comment: options.comment.clone(),
             tailable: false,
+            await_data: false,
+            writes: crate::operation::fields::pipeline_writes(&self.pipeline),
+            timeout_mode: self.overrides.timeout_mode,
         };
         let inherited = self.inherited;
         let read_concern = inherited.read_concern(options.read_concern.take());

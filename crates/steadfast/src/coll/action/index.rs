@@ -240,6 +240,7 @@ pub struct ListIndexes<'a, T: Send + Sync> {
 
 impl<'a, T: Send + Sync> ListIndexes<'a, T> {
     operation_overrides!();
+    timeout_mode_setter!();
 
     /// Replaces every option at once.
     pub fn with_options(mut self, options: impl Into<Option<ListIndexesOptions>>) -> Self {
@@ -266,6 +267,7 @@ impl<'a, T: Send + Sync> ListIndexes<'a, T> {
         let cursor_settings = CursorSettings {
             batch_size: o.batch_size,
             comment: o.comment,
+            timeout_mode: self.overrides.timeout_mode,
             ..CursorSettings::default()
         };
         open_cursor(

@@ -68,6 +68,21 @@ macro_rules! operation_overrides {
     };
 }
 
+/// `timeout_mode` for an action that opens a cursor and has an `overrides` field.
+macro_rules! timeout_mode_setter {
+    () => {
+        /// Sets how the timeout applies to the cursor: to its whole life (the default for
+        /// non-tailable cursors) or to each fetch (see
+        /// [`TimeoutMode`](crate::options::TimeoutMode)). Requires a timeout (the operation's
+        /// or an inherited one): awaiting fails with `InvalidArgument` otherwise, and for a
+        /// mode the cursor cannot have.
+        pub fn timeout_mode(mut self, mode: crate::options::TimeoutMode) -> Self {
+            self.overrides.timeout_mode = Some(mode);
+            self
+        }
+    };
+}
+
 /// `with_options` and `session` (and [`operation_overrides`]) for an action with `options`,
 /// `session` and `overrides` fields.
 macro_rules! options_and_session {

@@ -25,7 +25,7 @@ pub(super) async fn run(
         "createEntities" => {
             let list = args.documents("entities")?;
             args.finish()?;
-            entities.create(&list, fixture)?;
+            entities.create(&list, fixture).await?;
         }
         "assertNumberConnectionsCheckedOut" => {
             let client = args.string("client")?;
