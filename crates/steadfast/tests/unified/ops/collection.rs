@@ -2,7 +2,7 @@
 
 use bson::{Bson, Document, doc};
 use steadfast::options::{
-    AggregateOptions, CountOptions, DistinctOptions, FindOneAndDeleteOptions,
+    AggregateOptions, CountOptions, CursorType, TimeoutMode, DistinctOptions, FindOneAndDeleteOptions,
     FindOneAndReplaceOptions, FindOneAndUpdateOptions, FindOptions, IndexModel, ReturnDocument,
 };
 use steadfast::{Collection, DeleteModel, ReplaceOneModel, UpdateModel, WriteModel};
@@ -130,8 +130,13 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
         "find" => {
             let filter = args.optional_document("filter")?.unwrap_or_default();
             let options = find_options(&mut args)?;
+            let mode = timeout_mode(&mut args)?;
             args.finish()?;
-            match coll.find(filter).timed(timeout).with_options(options).await {
+            let mut action = coll.find(filter).timed(timeout).with_options(options);
+            if let Some(mode) = mode {
+                action = action.timeout_mode(mode);
+            }
+            match action.await {
                 Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }
@@ -154,8 +159,15 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let pipeline = args.documents("pipeline")?;
             let mut options = AggregateOptions::default();
             options.batch_size = args.optional_count("batchSize")?;
+            options.max_time = args.optional_duration("maxTimeMS")?;
+            options.max_await_time = args.optional_duration("maxAwaitTimeMS")?;
+            let mode = timeout_mode(&mut args)?;
             args.finish()?;
-            match coll.aggregate(pipeline).timed(timeout).with_options(options).await {
+            let mut action = coll.aggregate(pipeline).timed(timeout).with_options(options);
+            if let Some(mode) = mode {
+                action = action.timeout_mode(mode);
+            }
+            match action.await {
                 Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }
@@ -170,8 +182,13 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             counted.map(|n| Outcome::Value(super::count(n)))
         }
         "estimatedDocumentCount" => {
+            let max_time = args.optional_duration("maxTimeMS")?;
             args.finish()?;
-            let counted = coll.estimated_document_count().timed(timeout).await;
+            let mut action = coll.estimated_document_count().timed(timeout);
+            if let Some(max_time) = max_time {
+                action = action.max_time(max_time);
+            }
+            let counted = action.await;
             counted.map(|n| Outcome::Value(super::count(n)))
         }
         "distinct" => {
@@ -257,7 +274,31 @@ fn find_options(args: &mut Args) -> Result<FindOptions, String> {
     options.skip = args.optional_count("skip")?;
     options.batch_size = args.optional_count("batchSize")?;
     options.hint = args.optional_hint()?;
+    options.max_time = args.optional_duration("maxTimeMS")?;
+    options.max_await_time = args.optional_duration("maxAwaitTimeMS")?;
+    options.cursor_type = match args.take("cursorType") {
+        None => None,
+        Some(Bson::String(kind)) => Some(match kind.as_str() {
+            "tailable" => CursorType::Tailable,
+            "tailableAwait" => CursorType::TailableAwait,
+            "nonTailable" => CursorType::NonTailable,
+            other => return Err(format!("cursorType {other:?} is unknown")),
+        }),
+        Some(other) => return Err(format!("cursorType must be a string, found {other}")),
+    };
     Ok(options)
+}
+
+/// The `timeoutMode` argument.
+pub(super) fn timeout_mode(args: &mut Args) -> Result<Option<TimeoutMode>, String> {
+    match args.take("timeoutMode") {
+        None => Ok(None),
+        Some(Bson::String(mode)) if mode == "cursorLifetime" => {
+            Ok(Some(TimeoutMode::CursorLifetime))
+        }
+        Some(Bson::String(mode)) if mode == "iteration" => Ok(Some(TimeoutMode::Iteration)),
+        Some(other) => Err(format!("timeoutMode {other} is unknown")),
+    }
 }
 
 /// A `bulkWrite` request: `{insertOne: {...}}`, `{updateOne: {...}}`...
