@@ -93,5 +93,4 @@ impl Database {
     ) -> Result<Document> {
         self.run_command(command).session(session).await
     }
-
 }

@@ -10,13 +10,12 @@ use steadfast_core::options::WriteConcern;
 use super::action::Aggregate;
 use super::exec::{execute, open_cursor};
 use super::inherit::Inherited;
-use crate::coll::exec::OperationOverrides;
 use crate::client::Client;
+use crate::coll::exec::OperationOverrides;
 use crate::cursor::{Cursor, CursorSettings, deserialize};
 use crate::db::Database;
-use crate::executor::run_command::RunCommand as RunCommandOp;
-use steadfast_core::selection::SelectionCriteria;
 use crate::error::{Error, Result};
+use crate::executor::run_command::RunCommand as RunCommandOp;
 use crate::operation::admin::CatalogCommand;
 use crate::operation::aggregate::AggregateTarget;
 use crate::operation::fields::put;
@@ -27,6 +26,7 @@ use crate::options::{
 };
 use crate::results::{CollectionSpecification, DatabaseSpecification};
 use crate::session::ClientSession;
+use steadfast_core::selection::SelectionCriteria;
 
 impl Database {
     /// What operations on this database inherit.
@@ -210,7 +210,13 @@ impl<'a> CreateCollection<'a> {
         let inherited = self.db.inherited();
         let write_concern = inherited.write_concern(o.write_concern);
         let op = CatalogCommand::new("create", self.db.name(), body, write_concern)?;
-        execute(self.db.client(), op, self.session, &inherited.settings.overridden_by(&self.overrides)).await
+        execute(
+            self.db.client(),
+            op,
+            self.session,
+            &inherited.settings.overridden_by(&self.overrides),
+        )
+        .await
     }
 }
 
@@ -239,7 +245,13 @@ impl<'a> DropDatabase<'a> {
         let inherited = self.db.inherited();
         let write_concern = inherited.write_concern(o.write_concern);
         let op = CatalogCommand::new("dropDatabase", self.db.name(), body, write_concern)?;
-        execute(self.db.client(), op, self.session, &inherited.settings.overridden_by(&self.overrides)).await
+        execute(
+            self.db.client(),
+            op,
+            self.session,
+            &inherited.settings.overridden_by(&self.overrides),
+        )
+        .await
     }
 }
 

@@ -214,11 +214,10 @@ impl<T> Cursor<T> {
                         core.close();
                         return Poll::Ready(Ok(false));
                     }
-                    self.kill_if_dropped =
-                        core.state.kill_op().map(|kill| {
-                            let timeout = core.settings.timeout_in(None);
-                            (core.client.clone(), kill, timeout)
-                        });
+                    self.kill_if_dropped = core.state.kill_op().map(|kill| {
+                        let timeout = core.settings.timeout_in(None);
+                        (core.client.clone(), kill, timeout)
+                    });
                     self.phase = Phase::Fetching(Box::pin(core.fetch()));
                 }
                 Phase::Fetching(mut fetch) => match fetch.as_mut().poll(cx) {

@@ -89,7 +89,6 @@ impl EntityListener {
         let _ = tokio::time::timeout(limit, wait).await;
     }
 
-
     fn keep(&self, event: Observed) {
         if self.observation.keeps(&event) {
             self.events

@@ -10,9 +10,9 @@ use serde::de::DeserializeOwned;
 use steadfast_core::options::{ReadConcern, WriteConcern};
 use steadfast_core::selection::ReadPreference;
 
-use crate::coll::exec::OperationOverrides;
 use crate::client::Client;
 use crate::coll::Collection;
+use crate::coll::exec::OperationOverrides;
 use crate::coll::exec::{open_cursor, open_session_cursor};
 use crate::coll::inherit::Inherited;
 use crate::cursor::{Cursor, CursorSettings, SessionCursor};

@@ -8,8 +8,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use steadfast_core::options::WriteConcern;
 
-use crate::coll::exec::OperationOverrides;
 use crate::coll::Collection;
+use crate::coll::exec::OperationOverrides;
 use crate::coll::exec::execute;
 use crate::coll::models::{check_update, replacement_document};
 use crate::cursor::deserialize;
@@ -163,7 +163,15 @@ impl<'a, T: Send + Sync> FindOneAndUpdate<'a, T> {
         check_update(&self.update)?;
         let fields = FindAndModifyFields::from(self.options);
         let modification = Modification::Update(self.update);
-        find_and_modify(self.coll, self.filter, modification, fields, self.session, &self.overrides).await
+        find_and_modify(
+            self.coll,
+            self.filter,
+            modification,
+            fields,
+            self.session,
+            &self.overrides,
+        )
+        .await
     }
 }
 
@@ -202,7 +210,15 @@ impl<'a, T: Send + Sync> FindOneAndReplace<'a, T> {
     {
         let modification = Modification::Replace(self.replacement?);
         let fields = FindAndModifyFields::from(self.options);
-        find_and_modify(self.coll, self.filter, modification, fields, self.session, &self.overrides).await
+        find_and_modify(
+            self.coll,
+            self.filter,
+            modification,
+            fields,
+            self.session,
+            &self.overrides,
+        )
+        .await
     }
 }
 

@@ -7,8 +7,8 @@ use bson::{Bson, Document, doc};
 use futures_util::TryStreamExt;
 use steadfast_core::options::WriteConcern;
 
-use crate::coll::exec::OperationOverrides;
 use crate::coll::Collection;
+use crate::coll::exec::OperationOverrides;
 use crate::coll::exec::{execute, open_cursor};
 use crate::cursor::{Cursor, CursorSettings};
 use crate::error::{Error, Result};

@@ -6,8 +6,8 @@ use bson::{Bson, Document};
 use steadfast_core::options::ReadConcern;
 use steadfast_core::selection::ReadPreference;
 
-use crate::coll::exec::OperationOverrides;
 use crate::coll::Collection;
+use crate::coll::exec::OperationOverrides;
 use crate::coll::exec::execute;
 use crate::error::Result;
 use crate::operation::aggregate::CountDocuments as CountDocumentsOp;

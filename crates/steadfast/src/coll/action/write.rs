@@ -5,9 +5,9 @@ use std::borrow::Borrow;
 use bson::{Bson, Document, RawDocumentBuf};
 use serde::Serialize;
 
-use crate::coll::exec::OperationOverrides;
 use crate::coll::Collection;
 use crate::coll::bulk::{BulkPlan, at_position};
+use crate::coll::exec::OperationOverrides;
 use crate::coll::models::{WriteModel, check_update, replacement_document, to_raw};
 use crate::error::{Error, Result};
 use crate::operation::write::{Statement, UpdateStatementFields, WriteCommandFields, WriteKind};
@@ -186,7 +186,9 @@ impl<'a, T: Send + Sync> InsertOne<'a, T> {
             None,
         );
         let plan = BulkPlan::single_run(WriteKind::Insert, vec![statement], vec![id.clone()]);
-        self.coll.run_write_plan(plan, fields, self.session, &self.overrides).await?;
+        self.coll
+            .run_write_plan(plan, fields, self.session, &self.overrides)
+            .await?;
         Ok(InsertOneResult { inserted_id: id })
     }
 }
@@ -236,7 +238,10 @@ impl<'a, T: Send + Sync> InsertMany<'a, T> {
             None,
         );
         let plan = BulkPlan::single_run(WriteKind::Insert, statements, ids);
-        let result = self.coll.run_write_plan(plan, fields, self.session, &self.overrides).await?;
+        let result = self
+            .coll
+            .run_write_plan(plan, fields, self.session, &self.overrides)
+            .await?;
         Ok(InsertManyResult {
             inserted_ids: result.inserted_ids,
         })
@@ -305,7 +310,9 @@ async fn run_update<T: Send + Sync>(
     overrides: &OperationOverrides,
 ) -> Result<UpdateResult> {
     let plan = BulkPlan::single_run(WriteKind::Update, vec![statement], Vec::new());
-    let mut result = coll.run_write_plan(plan, fields, session, overrides).await?;
+    let mut result = coll
+        .run_write_plan(plan, fields, session, overrides)
+        .await?;
     Ok(UpdateResult {
         matched_count: result.matched_count,
         modified_count: result.modified_count,
@@ -396,7 +403,10 @@ impl<'a, T: Send + Sync> Delete<'a, T> {
             .coll
             .write_fields(true, None, o.write_concern, o.comment, o.let_vars);
         let plan = BulkPlan::single_run(WriteKind::Delete, vec![statement], Vec::new());
-        let result = self.coll.run_write_plan(plan, fields, self.session, &self.overrides).await?;
+        let result = self
+            .coll
+            .run_write_plan(plan, fields, self.session, &self.overrides)
+            .await?;
         Ok(DeleteResult {
             deleted_count: result.deleted_count,
         })
@@ -436,7 +446,9 @@ impl<'a, T: Serialize + Send + Sync> BulkWrite<'a, T> {
             o.comment,
             o.let_vars,
         );
-        self.coll.run_write_plan(plan, fields, self.session, &self.overrides).await
+        self.coll
+            .run_write_plan(plan, fields, self.session, &self.overrides)
+            .await
     }
 }
 

@@ -2,15 +2,16 @@
 
 use bson::{Bson, Document, doc};
 use steadfast::options::{
-    AggregateOptions, CountOptions, CursorType, TimeoutMode, DistinctOptions, FindOneAndDeleteOptions,
+    AggregateOptions, CountOptions, CursorType, DistinctOptions, FindOneAndDeleteOptions,
     FindOneAndReplaceOptions, FindOneAndUpdateOptions, FindOptions, IndexModel, ReturnDocument,
+    TimeoutMode,
 };
 use steadfast::{Collection, DeleteModel, ReplaceOneModel, UpdateModel, WriteModel};
 
+use super::timed::Timed;
 use super::{
     OpResult, Outcome, bulk_write_result, delete_result, drain, insert_many_result, update_result,
 };
-use super::timed::Timed;
 use crate::args::Args;
 
 /// Runs collection operation `name`.
@@ -20,7 +21,8 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
         "insertOne" => {
             let document = args.document("document")?;
             args.finish()?;
-            coll.insert_one(document).timed(timeout)
+            coll.insert_one(document)
+                .timed(timeout)
                 .await
                 .map(|r| Outcome::Value(Bson::Document(doc! { "insertedId": r.inserted_id })))
         }
@@ -80,7 +82,11 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             options.sort = args.optional_document("sort")?;
             options.projection = args.optional_document("projection")?;
             args.finish()?;
-            let found = coll.find_one_and_delete(filter).timed(timeout).with_options(options).await;
+            let found = coll
+                .find_one_and_delete(filter)
+                .timed(timeout)
+                .with_options(options)
+                .await;
             found.map(optional_document)
         }
         "findOneAndUpdate" => {
@@ -93,7 +99,8 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             options.return_document = return_document(&mut args)?;
             args.finish()?;
             let found = coll
-                .find_one_and_update(filter, update).timed(timeout)
+                .find_one_and_update(filter, update)
+                .timed(timeout)
                 .with_options(options)
                 .await;
             found.map(optional_document)
@@ -108,7 +115,8 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             options.return_document = return_document(&mut args)?;
             args.finish()?;
             let found = coll
-                .find_one_and_replace(filter, replacement).timed(timeout)
+                .find_one_and_replace(filter, replacement)
+                .timed(timeout)
                 .with_options(options)
                 .await;
             found.map(optional_document)
@@ -163,7 +171,10 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             options.max_await_time = args.optional_duration("maxAwaitTimeMS")?;
             let mode = timeout_mode(&mut args)?;
             args.finish()?;
-            let mut action = coll.aggregate(pipeline).timed(timeout).with_options(options);
+            let mut action = coll
+                .aggregate(pipeline)
+                .timed(timeout)
+                .with_options(options);
             if let Some(mode) = mode {
                 action = action.timeout_mode(mode);
             }
@@ -178,7 +189,11 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             options.limit = args.optional_count("limit")?;
             options.skip = args.optional_count("skip")?;
             args.finish()?;
-            let counted = coll.count_documents(filter).timed(timeout).with_options(options).await;
+            let counted = coll
+                .count_documents(filter)
+                .timed(timeout)
+                .with_options(options)
+                .await;
             counted.map(|n| Outcome::Value(super::count(n)))
         }
         "estimatedDocumentCount" => {
@@ -196,7 +211,8 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let filter = args.optional_document("filter")?.unwrap_or_default();
             args.finish()?;
             let values = coll
-                .distinct(field, filter).timed(timeout)
+                .distinct(field, filter)
+                .timed(timeout)
                 .with_options(DistinctOptions::default())
                 .await;
             values.map(|v| Outcome::Value(Bson::Array(v)))
@@ -230,11 +246,17 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
         "dropIndex" => {
             let name = args.string("name")?;
             args.finish()?;
-            coll.drop_index(name).timed(timeout).await.map(|()| Outcome::Nothing)
+            coll.drop_index(name)
+                .timed(timeout)
+                .await
+                .map(|()| Outcome::Nothing)
         }
         "dropIndexes" => {
             args.finish()?;
-            coll.drop_indexes().timed(timeout).await.map(|()| Outcome::Nothing)
+            coll.drop_indexes()
+                .timed(timeout)
+                .await
+                .map(|()| Outcome::Nothing)
         }
         other => {
             return Err(format!(

@@ -4,8 +4,8 @@ use bson::{Bson, Document};
 use steadfast::options::{ListCollectionsOptions, ListDatabasesOptions};
 use steadfast::{Client, Database};
 
-use super::{OpResult, Outcome, drain};
 use super::timed::Timed;
+use super::{OpResult, Outcome, drain};
 use crate::args::Args;
 
 /// Runs database operation `name`.
@@ -21,7 +21,8 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
                     "runCommand: commandName {command_name:?} is not the command's first key"
                 ));
             }
-            db.run_command(command).timed(timeout)
+            db.run_command(command)
+                .timed(timeout)
                 .await
                 .map(|reply| Outcome::Value(Bson::Document(reply)))
         }
@@ -36,7 +37,12 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
         "listCollections" | "listCollectionObjects" => {
             let options = list_collections_options(&mut args)?;
             args.finish()?;
-            match db.list_collections().timed(timeout).with_options(options).await {
+            match db
+                .list_collections()
+                .timed(timeout)
+                .with_options(options)
+                .await
+            {
                 Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }
@@ -44,7 +50,12 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
         "listCollectionNames" => {
             let options = list_collections_options(&mut args)?;
             args.finish()?;
-            let listed = match db.list_collections().timed(timeout).with_options(options).await {
+            let listed = match db
+                .list_collections()
+                .timed(timeout)
+                .with_options(options)
+                .await
+            {
                 Ok(cursor) => drain(cursor).await,
                 Err(e) => Err(e),
             };
@@ -67,7 +78,11 @@ pub(super) async fn run_on_client(name: &str, mut args: Args, client: &Client) -
             let mut options = ListDatabasesOptions::default();
             options.filter = args.optional_document("filter")?;
             args.finish()?;
-            let listed = client.list_databases().timed(timeout).with_options(options).await;
+            let listed = client
+                .list_databases()
+                .timed(timeout)
+                .with_options(options)
+                .await;
             listed.map(|specs| {
                 let documents: Vec<Bson> = specs.iter().map(database_document).collect();
                 if name == "listDatabaseNames" {

@@ -6,8 +6,8 @@ use bson::Document;
 use steadfast::action::{
     Aggregate, BulkWrite, CountDocuments, CreateCollection, CreateIndex, Delete, Distinct,
     DropCollection, DropDatabase, DropIndex, EstimatedDocumentCount, Find, FindOne,
-    FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate, InsertMany, InsertOne,
-    ListCollections, ListDatabases, ListIndexes, Replace, RunCommand, Update,
+    FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate, InsertMany, InsertOne, ListCollections,
+    ListDatabases, ListIndexes, Replace, RunCommand, Update,
 };
 
 /// An action that takes a per-operation timeout.
