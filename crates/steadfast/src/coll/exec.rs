@@ -178,6 +178,14 @@ pub(crate) async fn run_bulk(
     settings: &OperationSettings,
 ) -> Result<BulkWriteResult> {
     let fields = Arc::new(fields);
+    // timeoutMS covers the whole bulk write, not each of its commands (CSOT "Batching").
+    let timeout = settings.timeout_in(session.as_deref());
+    let settings = &OperationSettings {
+        deadline: timeout
+            .filter(|t| !t.is_zero())
+            .and_then(|t| runtime::now().checked_add(t)),
+        ..settings.clone()
+    };
     let mut accumulator = BulkAccumulator::new(&plan, fields.ordered);
     // The first batch checks every statement of the bulk against the server's limit, so an
     // oversized document fails the operation before anything is sent.

@@ -204,7 +204,8 @@ impl Client {
             retry_writes: options.retry_writes,
             max_adaptive_retries: options.max_adaptive_retries,
             overload_retargeting: options.enable_overload_retargeting,
-            has_timeout: plan.deadline.is_some(),
+            // timeoutMS=0 is a timeout too: no limit on the retries (CSOT "Retryability").
+            has_timeout: plan.csot,
         };
         let policy = retry_policy.unwrap_or_else(|| self.default_retry_policy());
         let mut progress = Progress {

@@ -218,8 +218,13 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             values.map(|v| Outcome::Value(Bson::Array(v)))
         }
         "listIndexes" => {
+            let mode = timeout_mode(&mut args)?;
             args.finish()?;
-            match coll.list_indexes().timed(timeout).await {
+            let mut action = coll.list_indexes().timed(timeout);
+            if let Some(mode) = mode {
+                action = action.timeout_mode(mode);
+            }
+            match action.await {
                 Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }

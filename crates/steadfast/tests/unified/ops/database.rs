@@ -36,13 +36,13 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
         }
         "listCollections" | "listCollectionObjects" => {
             let options = list_collections_options(&mut args)?;
+            let mode = super::collection::timeout_mode(&mut args)?;
             args.finish()?;
-            match db
-                .list_collections()
-                .timed(timeout)
-                .with_options(options)
-                .await
-            {
+            let mut action = db.list_collections().timed(timeout).with_options(options);
+            if let Some(mode) = mode {
+                action = action.timeout_mode(mode);
+            }
+            match action.await {
                 Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }

@@ -1,7 +1,7 @@
 //! Running one operation of a test: dispatch on the object's entity type, and the
 //! conversion of driver results into the documents `expectResult` describes.
 
-mod collection;
+pub(crate) mod collection;
 mod database;
 mod test_runner;
 mod timed;
