@@ -31,6 +31,8 @@ pub(crate) enum Entity {
     Database(Database),
     /// A collection of documents.
     Collection(Collection<Document>),
+    /// A cursor (`createFindCursor` saved as an entity); `None` once closed.
+    Cursor(Option<steadfast::Cursor<Document>>),
     /// A saved result.
     Bson(Bson),
 }
@@ -41,6 +43,7 @@ impl Entity {
             Entity::Client(_) => "client",
             Entity::Database(_) => "database",
             Entity::Collection(_) => "collection",
+            Entity::Cursor(_) => "cursor",
             Entity::Bson(_) => "BSON value",
         }
     }
@@ -69,6 +72,17 @@ impl EntityMap {
         self.entities
             .get(id)
             .ok_or_else(|| format!("no entity named {id:?}"))
+    }
+
+    /// The cursor entity named `id`, if there is one.
+    pub(crate) fn cursor_mut(
+        &mut self,
+        id: &str,
+    ) -> Option<&mut Option<steadfast::Cursor<Document>>> {
+        match self.entities.get_mut(id) {
+            Some(Entity::Cursor(cursor)) => Some(cursor),
+            _ => None,
+        }
     }
 
     /// The client entity named `id`.

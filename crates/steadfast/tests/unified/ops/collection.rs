@@ -149,6 +149,17 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
                 Err(e) => Err(e),
             }
         }
+        "createFindCursor" => {
+            let filter = args.optional_document("filter")?.unwrap_or_default();
+            let options = find_options(&mut args)?;
+            let mode = timeout_mode(&mut args)?;
+            args.finish()?;
+            let mut action = coll.find(filter).timed(timeout).with_options(options);
+            if let Some(mode) = mode {
+                action = action.timeout_mode(mode);
+            }
+            action.await.map(Outcome::Cursor)
+        }
         "findOne" => {
             let filter = args.optional_document("filter")?.unwrap_or_default();
             let sort = args.optional_document("sort")?;

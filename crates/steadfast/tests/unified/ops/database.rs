@@ -26,6 +26,30 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
                 .await
                 .map(|reply| Outcome::Value(Bson::Document(reply)))
         }
+        "dropCollection" => {
+            let name = args.string("collection")?;
+            args.finish()?;
+            let coll = db.collection::<Document>(&name);
+            coll.drop().timed(timeout).await.map(|()| Outcome::Nothing)
+        }
+        "createCollection" => {
+            let name = args.string("collection")?;
+            let capped = args.optional_bool("capped")?;
+            let size = args.optional_count::<u64>("size")?;
+            let max = args.optional_count::<u64>("max")?;
+            args.finish()?;
+            let mut action = db.create_collection(name).timed(timeout);
+            if let Some(capped) = capped {
+                action = action.capped(capped);
+            }
+            if let Some(size) = size {
+                action = action.size(size);
+            }
+            if let Some(max) = max {
+                action = action.max(max);
+            }
+            action.await.map(|()| Outcome::Nothing)
+        }
         "aggregate" => {
             let pipeline = args.documents("pipeline")?;
             args.finish()?;

@@ -2,6 +2,7 @@
 //! conversion of driver results into the documents `expectResult` describes.
 
 pub(crate) mod collection;
+mod cursor;
 mod database;
 mod test_runner;
 mod timed;
@@ -17,7 +18,7 @@ use crate::entities::{Entity, EntityMap};
 use crate::fixture::Fixture;
 
 /// What an operation returned.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) enum Outcome {
     /// Nothing (void operations, test runner operations).
     Nothing,
@@ -25,6 +26,8 @@ pub(crate) enum Outcome {
     Value(Bson),
     /// An iterated result: each document is matched as a root-level document.
     Documents(Vec<Bson>),
+    /// A cursor not yet iterated (`createFindCursor`), saved as an entity.
+    Cursor(steadfast::Cursor<Document>),
 }
 
 impl Outcome {
@@ -34,6 +37,7 @@ impl Outcome {
             Outcome::Nothing => None,
             Outcome::Value(value) => Some(value),
             Outcome::Documents(items) => Some(Bson::Array(items)),
+            Outcome::Cursor(_) => None,
         }
     }
 }
@@ -59,6 +63,9 @@ pub(crate) async fn run(
     if object == "testRunner" {
         return test_runner::run(name, args, entities, fixture).await;
     }
+    if let Some(cursor) = entities.cursor_mut(object) {
+        return cursor::run(name, args, cursor).await;
+    }
     match entities.get(object)? {
         Entity::Collection(collection) => {
             let collection = collection.clone();
@@ -72,8 +79,8 @@ pub(crate) async fn run(
             let client = client.client.clone();
             database::run_on_client(name, args, &client).await
         }
-        Entity::Bson(_) => Err(format!(
-            "{name}: {object:?} is a saved value, not an object with operations"
+        Entity::Cursor(_) | Entity::Bson(_) => Err(format!(
+            "{name}: {object:?} is not an object with these operations"
         )),
     }
 }

@@ -27,6 +27,17 @@ pub(super) async fn run(
             args.finish()?;
             entities.create(&list, fixture).await?;
         }
+        "wait" => {
+            let millis = args
+                .take("ms")
+                .as_ref()
+                .and_then(integer)
+                .and_then(|ms| u64::try_from(ms).ok())
+                .ok_or("wait: ms must be a non-negative integer")?;
+            args.finish()?;
+            // The format's `wait` is a plain sleep: the test lets time pass on purpose.
+            tokio::time::sleep(std::time::Duration::from_millis(millis)).await;
+        }
         "assertNumberConnectionsCheckedOut" => {
             let client = args.string("client")?;
             let expected = args
