@@ -19,10 +19,10 @@ use crate::executor::run_command::RunCommand as RunCommandOp;
 use crate::operation::admin::CatalogCommand;
 use crate::operation::aggregate::AggregateTarget;
 use crate::operation::fields::put;
-use crate::operation::list::{ListCursor, ListDatabases as ListDatabasesOp};
+use crate::operation::list::{CursorCommand, ListCursor, ListDatabases as ListDatabasesOp};
 use crate::options::{
-    CollectionOptions, CreateCollectionOptions, DropDatabaseOptions, ListCollectionsOptions,
-    ListDatabasesOptions,
+    CollectionOptions, CreateCollectionOptions, CursorType, DropDatabaseOptions,
+    ListCollectionsOptions, ListDatabasesOptions,
 };
 use crate::results::{CollectionSpecification, DatabaseSpecification};
 use crate::session::ClientSession;
@@ -370,3 +370,73 @@ impl<'a> RunCommand<'a> {
 }
 
 action_future!(RunCommand<'a> => Document);
+
+impl Database {
+    /// Runs a command that opens a cursor (`find`, `aggregate`, `listCollections`, ... written
+    /// by the application) and returns the cursor over its results. The command is sent as
+    /// [`Database::run_command`] sends it; the cursor's `getMore`s use `batch_size` and, for a
+    /// tailable await cursor, `max_await_time` as their `maxTimeMS`. The command itself must
+    /// ask for a tailable cursor if `cursor_type` says so.
+    pub fn run_cursor_command(&self, command: Document) -> RunCursorCommand<'_> {
+        RunCursorCommand {
+            db: self,
+            command,
+            batch_size: None,
+            cursor_type: CursorType::NonTailable,
+            max_await_time: None,
+            overrides: OperationOverrides::default(),
+        }
+    }
+}
+
+/// The action of [`Database::run_cursor_command`].
+#[must_use = "an action does nothing until awaited"]
+pub struct RunCursorCommand<'a> {
+    db: &'a Database,
+    command: Document,
+    batch_size: Option<u32>,
+    cursor_type: CursorType,
+    max_await_time: Option<Duration>,
+    overrides: OperationOverrides,
+}
+
+impl<'a> RunCursorCommand<'a> {
+    operation_overrides!();
+    timeout_mode_setter!();
+
+    /// The `batchSize` of the cursor's `getMore`s.
+    pub fn batch_size(mut self, batch_size: u32) -> Self {
+        self.batch_size = Some(batch_size);
+        self
+    }
+
+    /// The kind of cursor the command opens (it decides which timeout modes apply and whether
+    /// an empty batch ends the cursor).
+    pub fn cursor_type(mut self, cursor_type: CursorType) -> Self {
+        self.cursor_type = cursor_type;
+        self
+    }
+
+    /// How long a tailable await cursor's `getMore` waits for data (its `maxTimeMS`).
+    pub fn max_await_time(mut self, wait: Duration) -> Self {
+        self.max_await_time = Some(wait);
+        self
+    }
+
+    async fn run(self) -> Result<Cursor<Document>> {
+        let op = CursorCommand::new(self.db.name(), self.command)?;
+        let await_data = self.cursor_type == CursorType::TailableAwait;
+        let cursor_settings = CursorSettings {
+            batch_size: self.batch_size,
+            max_await_time: self.max_await_time.filter(|_| await_data),
+            tailable: self.cursor_type != CursorType::NonTailable,
+            await_data,
+            timeout_mode: self.overrides.timeout_mode,
+            ..CursorSettings::default()
+        };
+        let settings = self.db.inherited().settings.overridden_by(&self.overrides);
+        open_cursor(self.db.client(), op, settings, cursor_settings).await
+    }
+}
+
+action_future!(RunCursorCommand<'a> => Cursor<Document>);

@@ -126,7 +126,7 @@ pub(crate) mod read;
 pub(crate) mod write;
 
 pub use crate::coll::db_actions::{
-    CreateCollection, DropDatabase, ListCollections, ListDatabases, RunCommand,
+    CreateCollection, DropDatabase, ListCollections, ListDatabases, RunCommand, RunCursorCommand,
 };
 pub use find::{Aggregate, ExplicitSession, Find, FindOne, ImplicitSession};
 pub use find_and_modify::{FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate};

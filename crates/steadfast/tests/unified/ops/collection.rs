@@ -314,7 +314,13 @@ fn find_options(args: &mut Args) -> Result<FindOptions, String> {
     options.hint = args.optional_hint()?;
     options.max_time = args.optional_duration("maxTimeMS")?;
     options.max_await_time = args.optional_duration("maxAwaitTimeMS")?;
-    options.cursor_type = match args.take("cursorType") {
+    options.cursor_type = cursor_type(args)?;
+    Ok(options)
+}
+
+/// The `cursorType` argument.
+pub(super) fn cursor_type(args: &mut Args) -> Result<Option<CursorType>, String> {
+    Ok(match args.take("cursorType") {
         None => None,
         Some(Bson::String(kind)) => Some(match kind.as_str() {
             "tailable" => CursorType::Tailable,
@@ -323,8 +329,7 @@ fn find_options(args: &mut Args) -> Result<FindOptions, String> {
             other => return Err(format!("cursorType {other:?} is unknown")),
         }),
         Some(other) => return Err(format!("cursorType must be a string, found {other}")),
-    };
-    Ok(options)
+    })
 }
 
 /// The `timeoutMode` argument.

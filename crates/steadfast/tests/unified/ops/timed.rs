@@ -7,7 +7,7 @@ use steadfast::action::{
     Aggregate, BulkWrite, CountDocuments, CreateCollection, CreateIndex, Delete, Distinct,
     DropCollection, DropDatabase, DropIndex, EstimatedDocumentCount, Find, FindOne,
     FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate, InsertMany, InsertOne, ListCollections,
-    ListDatabases, ListIndexes, Replace, RunCommand, Update,
+    ListDatabases, ListIndexes, Replace, RunCommand, RunCursorCommand, Update,
 };
 
 /// An action that takes a per-operation timeout.
@@ -55,5 +55,6 @@ timed!(
     ListIndexes<'_, Document>,
     Replace<'_, Document>,
     RunCommand<'_>,
+    RunCursorCommand<'_>,
     Update<'_, Document>,
 );
