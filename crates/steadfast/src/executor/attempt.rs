@@ -7,7 +7,7 @@ use std::time::Duration;
 use bson::raw::RawElement;
 use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, rawdoc};
 use steadfast_core::description::ServerType;
-use steadfast_core::retry::{FailureFacts, OperationKind, Sent};
+use steadfast_core::retry::{FailureFacts, FailureKind, OperationKind, Sent};
 use steadfast_core::sdam::ErrorPhase;
 use steadfast_core::session::ClusterTime;
 use steadfast_core::{ServerAddress, TopologyType};
@@ -409,13 +409,17 @@ impl Client {
             let circumstances = self.circumstances(plan, kind, &on);
             let (facts, error) = classify(error, &circumstances);
             let retryable = facts.is_retryable_write_error() || facts.is_retryable_overload();
-            if kind == OperationKind::RetryableWrite && retryable {
+            // MaxTimeMSExpired under timeoutMS is the deadline's: the operation fails with a
+            // timeout error, not with the reply's write concern error (CSOT "Error
+            // Transformations").
+            let expired = facts.kind == FailureKind::DeadlineExpired;
+            if expired || (kind == OperationKind::RetryableWrite && retryable) {
                 return AttemptResult::Failed(Box::new(Failure {
                     error,
                     facts,
                     server: Some(address.clone()),
                     sharded: selected.topology_type == TopologyType::Sharded,
-                    reply: Some(HeldReply {
+                    reply: (!expired).then_some(HeldReply {
                         reply,
                         description,
                         address,

@@ -218,3 +218,32 @@ async fn a_cursor_lifetime_deadline_covers_its_get_mores_and_iteration_refreshes
     assert_eq!(all.len(), 2);
     h.client.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_max_time_expired_write_concern_error_is_a_timeout_only_under_timeout_ms() {
+    let deployment = replica_set().await;
+    let h = harness(&deployment.uri(), "").await;
+    let orders = h.client.database("shop").collection::<Document>("orders");
+    let host = primary_host(&deployment).await;
+    let wce = doc! {
+        "failCommands": ["insert"],
+        "writeConcernError": { "code": 50, "errmsg": "operation exceeded time limit" },
+    };
+    fail_command(&host, doc! { "times": 1 }.into(), wce.clone()).await;
+    let error = within(orders.insert_one(doc! { "_id": 1 }).timeout(LONG))
+        .await
+        .unwrap_err();
+    assert!(error.is_timeout(), "{error}");
+    let source = std::error::Error::source(&error)
+        .and_then(|s| s.downcast_ref::<steadfast::Error>())
+        .expect("the write concern error is the source");
+    assert!(matches!(source.kind(), ErrorKind::Write(_)), "{source}");
+
+    fail_command(&host, doc! { "times": 1 }.into(), wce).await;
+    let error = within(orders.insert_one(doc! { "_id": 2 }))
+        .await
+        .unwrap_err();
+    assert!(!error.is_timeout(), "no timeoutMS: {error}");
+    assert!(matches!(error.kind(), ErrorKind::Write(_)), "{error}");
+    h.client.shutdown().await;
+}
