@@ -321,6 +321,10 @@ pub(crate) fn spawn_kill(
         .unwrap_or_else(|| KILL_CURSORS_LIMIT.min(options.server_selection_timeout));
     let settings = OperationSettings {
         timeout: Some(limit),
+        // maxTimeMS only when the cursor had timeoutMS: the fallback limit is the driver's
+        // own bound on a background task, not a server-side one (CSOT refreshes timeoutMS
+        // for killCursors).
+        omit_max_time: timeout.is_none(),
         ..OperationSettings::default()
     };
     spawner.spawn(async move {

@@ -105,13 +105,15 @@ fn check_operation(
             Outcome::Value(value) => match_root(expected, Some(value), entities),
             Outcome::Documents(items) => match_root_array(expected, items, entities),
             // A cursor has no value to match: only an expectation of nothing passes.
-            Outcome::Cursor(_) => match_root(expected, None, entities),
+            Outcome::Cursor(_) | Outcome::Collection(_) => match_root(expected, None, entities),
         }
         .map_err(|m| format!("expectResult {m}; the result was {}", describe(&outcome)))?;
     }
     if let Ok(id) = operation.get_str("saveResultAsEntity") {
-        if let Outcome::Cursor(cursor) = outcome {
-            return entities.insert(id, Entity::Cursor(Some(cursor)));
+        match outcome {
+            Outcome::Cursor(cursor) => return entities.insert(id, Entity::Cursor(Some(cursor))),
+            Outcome::Collection(coll) => return entities.insert(id, Entity::Collection(coll)),
+            _ => {}
         }
         let value = outcome
             .into_bson()
@@ -127,6 +129,7 @@ fn describe(outcome: &Outcome) -> String {
         Outcome::Value(value) => value.to_string(),
         Outcome::Documents(items) => Bson::Array(items.clone()).to_string(),
         Outcome::Cursor(_) => "a cursor".to_owned(),
+        Outcome::Collection(_) => "a collection".to_owned(),
     }
 }
 

@@ -67,7 +67,7 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
             let size = args.optional_count::<u64>("size")?;
             let max = args.optional_count::<u64>("max")?;
             args.finish()?;
-            let mut action = db.create_collection(name).timed(timeout);
+            let mut action = db.create_collection(&name).timed(timeout);
             if let Some(capped) = capped {
                 action = action.capped(capped);
             }
@@ -77,7 +77,9 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
             if let Some(max) = max {
                 action = action.max(max);
             }
-            action.await.map(|()| Outcome::Nothing)
+            action
+                .await
+                .map(|()| Outcome::Collection(db.collection::<Document>(&name)))
         }
         "aggregate" => {
             let pipeline = args.documents("pipeline")?;

@@ -28,6 +28,8 @@ pub(crate) enum Outcome {
     Documents(Vec<Bson>),
     /// A cursor not yet iterated (`createFindCursor`), saved as an entity.
     Cursor(steadfast::Cursor<Document>),
+    /// A collection (`createCollection`), saved as an entity.
+    Collection(steadfast::Collection<Document>),
 }
 
 impl Outcome {
@@ -37,7 +39,7 @@ impl Outcome {
             Outcome::Nothing => None,
             Outcome::Value(value) => Some(value),
             Outcome::Documents(items) => Some(Bson::Array(items)),
-            Outcome::Cursor(_) => None,
+            Outcome::Cursor(_) | Outcome::Collection(_) => None,
         }
     }
 }
