@@ -68,10 +68,11 @@ impl Core {
 
     /// Ends the cursor: kills the server cursor if one is open (in the background) and
     /// returns the session.
-    fn close(mut self: Box<Self>) {
+    /// `timeout` overrides the cursor's timeoutMS for the `killCursors`.
+    fn close(mut self: Box<Self>, timeout: Option<Duration>) {
         let session = self.session.take();
         if let Some(kill) = self.state.take_kill() {
-            let timeout = self.settings.timeout_in(None);
+            let timeout = timeout.or_else(|| self.settings.timeout_in(None));
             spawn_kill(self.client.clone(), kill, session, timeout);
         }
     }
@@ -177,17 +178,24 @@ impl<T> Cursor<T> {
     }
 
     /// Closes the cursor now instead of at drop: the server cursor is killed in the background
-    /// and the session released.
+    /// and the session released. Under timeoutMS the `killCursors` gets the cursor's timeout
+    /// afresh, even if the cursor's own deadline has passed.
     pub fn close(mut self) {
-        self.finish();
+        self.finish(None);
     }
 
-    fn finish(&mut self) {
+    /// [`Cursor::close`] with `timeout` (instead of the cursor's timeoutMS) bounding the
+    /// `killCursors`.
+    pub fn close_with_timeout(mut self, timeout: Duration) {
+        self.finish(Some(timeout));
+    }
+
+    fn finish(&mut self, timeout: Option<Duration>) {
         match std::mem::replace(&mut self.phase, Phase::Finished) {
-            Phase::Idle(core) => core.close(),
+            Phase::Idle(core) => core.close(timeout),
             Phase::Fetching(_) => {
-                if let Some((client, kill, timeout)) = self.kill_if_dropped.take() {
-                    spawn_kill(client, kill, None, timeout);
+                if let Some((client, kill, own)) = self.kill_if_dropped.take() {
+                    spawn_kill(client, kill, None, timeout.or(own));
                 }
             }
             Phase::Finished => {}
@@ -211,7 +219,7 @@ impl<T> Cursor<T> {
                     if core.state.is_exhausted() {
                         // Phase stays Finished; a server cursor left open at the limit is
                         // killed and the session returned.
-                        core.close();
+                        core.close(None);
                         return Poll::Ready(Ok(false));
                     }
                     self.kill_if_dropped = core.state.kill_op().map(|kill| {
@@ -228,7 +236,7 @@ impl<T> Cursor<T> {
                     Poll::Ready((core, result)) => {
                         self.kill_if_dropped = None;
                         if let Err(error) = result {
-                            core.close();
+                            core.close(None);
                             return Poll::Ready(Err(error));
                         }
                         let empty_tailable = core.state.buffered() == 0
@@ -281,7 +289,7 @@ impl<T: DeserializeOwned> Stream for Cursor<T> {
 
 impl<T> Drop for Cursor<T> {
     fn drop(&mut self) {
-        self.finish();
+        self.finish(None);
     }
 }
 

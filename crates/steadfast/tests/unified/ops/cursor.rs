@@ -8,13 +8,19 @@ use crate::args::Args;
 
 /// Runs cursor operation `name`.
 pub(super) async fn run(name: &str, args: Args, entity: &mut Option<Cursor<Document>>) -> OpResult {
-    args.finish()?;
+    let mut args = args;
     if name == "close" {
+        let timeout = args.optional_duration("timeoutMS")?;
+        args.finish()?;
         if let Some(cursor) = entity.take() {
-            cursor.close();
+            match timeout {
+                Some(timeout) => cursor.close_with_timeout(timeout),
+                None => cursor.close(),
+            }
         }
         return Ok(Ok(Outcome::Nothing));
     }
+    args.finish()?;
     let cursor = entity
         .as_mut()
         .ok_or_else(|| format!("{name}: the cursor was closed"))?;

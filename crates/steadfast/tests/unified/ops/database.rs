@@ -83,8 +83,13 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
         }
         "aggregate" => {
             let pipeline = args.documents("pipeline")?;
+            let mode = super::collection::timeout_mode(&mut args)?;
             args.finish()?;
-            match db.aggregate(pipeline).timed(timeout).await {
+            let mut action = db.aggregate(pipeline).timed(timeout);
+            if let Some(mode) = mode {
+                action = action.timeout_mode(mode);
+            }
+            match action.await {
                 Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }
