@@ -238,6 +238,7 @@ impl Client {
                 session: None,
                 timeout: Some(limit),
                 retry_policy: Some(Arc::new(steadfast_core::retry::FailFast)),
+                ..ExecutionContext::default()
             };
             if let Err(error) = self.execute(EndSessions::new(ids), context).await {
                 tracing::debug!(%error, "endSessions failed at shutdown; the server will expire the sessions");

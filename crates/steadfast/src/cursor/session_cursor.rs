@@ -109,7 +109,12 @@ impl<T> SessionCursor<T> {
     fn close_now(&mut self) {
         self.closed = true;
         if let Some(kill) = self.state.take_kill() {
-            spawn_kill(self.client.clone(), kill, None);
+            spawn_kill(
+                self.client.clone(),
+                kill,
+                None,
+                self.settings.timeout_in(None),
+            );
         }
     }
 }
@@ -153,7 +158,12 @@ impl<T: DeserializeOwned> SessionCursor<T> {
 impl<T> Drop for SessionCursor<T> {
     fn drop(&mut self) {
         if let Some(kill) = self.state.take_kill() {
-            spawn_kill(self.client.clone(), kill, None);
+            spawn_kill(
+                self.client.clone(),
+                kill,
+                None,
+                self.settings.timeout_in(None),
+            );
         }
     }
 }

@@ -30,7 +30,7 @@ mod tests;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use steadfast_core::retry::{
     AttemptFailure, FinalError, OperationKind, OperationProfile, Outcome, RetryDecision,
@@ -66,6 +66,11 @@ pub(crate) struct ExecutionContext<'a> {
     pub(crate) timeout: Option<Duration>,
     /// The retry policy; `None` means the client's.
     pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
+    /// A fixed deadline that replaces `timeout`'s (a cursor's lifetime, for its getMores).
+    pub(crate) deadline: Option<Instant>,
+    /// No `maxTimeMS` on the command even under timeoutMS (CSOT: iteration-mode and
+    /// non-awaitData tailable cursors' opening commands).
+    pub(crate) omit_max_time: bool,
 }
 
 /// What the retry loop needs that stays fixed for an operation.
@@ -74,6 +79,8 @@ pub(crate) struct OperationPlan {
     operation_id: i64,
     /// timeoutMS as a deadline; under it the deprecated per-step timeouts give way.
     deadline: Deadline,
+    /// The command carries no `maxTimeMS` (see `ExecutionContext::omit_max_time`).
+    omit_max_time: bool,
     criteria: SelectionCriteria,
     target: Option<ServerAddress>,
     acknowledged: bool,
@@ -209,6 +216,8 @@ impl Client {
             session,
             timeout,
             retry_policy,
+            deadline,
+            omit_max_time,
         } = context;
         self.ensure_open()?;
         let acknowledged = op.is_acknowledged();
@@ -220,7 +229,11 @@ impl Client {
         let plan = OperationPlan {
             name: op.name().to_string(),
             operation_id: NEXT_OPERATION_ID.fetch_add(1, Ordering::Relaxed),
-            deadline: Deadline::from_timeout(timeout.or(options.timeout), started),
+            deadline: deadline.map_or_else(
+                || Deadline::from_timeout(timeout.or(options.timeout), started),
+                Deadline::At,
+            ),
+            omit_max_time,
             criteria: op.selection_criteria(),
             target: op.target().cloned(),
             acknowledged,
