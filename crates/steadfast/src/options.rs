@@ -89,6 +89,8 @@ pub use steadfast_core::options::{
     Acknowledgment, ClientOptions, Credential, ReadConcern, ReadConcernLevel, WriteConcern,
 };
 pub use steadfast_core::retry::{RetryPolicy, SpecPolicy};
-pub use steadfast_core::selection::{ReadPreference, ReadPreferenceMode, TagSet};
+pub use steadfast_core::selection::{
+    ReadPreference, ReadPreferenceMode, SelectionCriteria, TagSet,
+};
 
 pub(crate) use types::{append_hint, duration_ms};

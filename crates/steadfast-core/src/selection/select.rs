@@ -21,6 +21,12 @@ pub enum SelectionCriteria {
     Write,
 }
 
+impl From<ReadPreference> for SelectionCriteria {
+    fn from(read_preference: ReadPreference) -> Self {
+        SelectionCriteria::ReadPreference(read_preference)
+    }
+}
+
 impl SelectionCriteria {
     /// A read with read preference mode primary.
     pub fn primary_read() -> Self {

@@ -338,6 +338,7 @@ pub struct RunCommand<'a> {
     command: Document,
     overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
+    criteria: Option<SelectionCriteria>,
 }
 
 impl<'a> RunCommand<'a> {
@@ -347,6 +348,7 @@ impl<'a> RunCommand<'a> {
             command,
             overrides: OperationOverrides::default(),
             session: None,
+            criteria: None,
         }
     }
 
@@ -358,12 +360,19 @@ impl<'a> RunCommand<'a> {
         self
     }
 
+    /// Where the command runs (default: the primary). The command is sent as written: a read
+    /// preference other than primary makes it eligible for secondaries, and the driver adds
+    /// `$readPreference` where the topology needs it.
+    pub fn selection_criteria(mut self, criteria: impl Into<SelectionCriteria>) -> Self {
+        self.criteria = Some(criteria.into());
+        self
+    }
+
     async fn run(self) -> Result<Document> {
-        let op = RunCommandOp::new(
-            self.db.name(),
-            self.command,
-            SelectionCriteria::primary_read(),
-        )?;
+        let criteria = self
+            .criteria
+            .unwrap_or_else(SelectionCriteria::primary_read);
+        let op = RunCommandOp::new(self.db.name(), self.command, criteria)?;
         let settings = self.db.inherited().settings.overridden_by(&self.overrides);
         execute(self.db.client(), op, self.session, &settings).await
     }

@@ -15,8 +15,6 @@ pub(crate) enum Key {
     Assertion(&'static str),
     /// A server feature blackpipe lacks, needed by an operation the test expects to succeed.
     ServerFeature(&'static str),
-    /// An operation argument (`operation.argument`) steadfast's API has no counterpart for.
-    Argument(&'static str),
     /// A `sessionOptions` field of a session entity that steadfast does not implement.
     SessionOption(&'static str),
 }
@@ -71,10 +69,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
     (
         Key::ServerFeature("$where"),
         "blackpipe runs no server-side JavaScript ($where filters, used to make a command sleep)",
-    ),
-    (
-        Key::Argument("runCommand.readPreference"),
-        "steadfast's Database::run_command always runs on the primary: it takes no read preference",
     ),
     (
         Key::ServerFeature("database aggregate"),
@@ -132,16 +126,6 @@ pub(crate) fn for_assertion(name: &str) -> Option<(Key, &'static str)> {
     TABLE
         .iter()
         .find(|(k, _)| matches!(k, Key::Assertion(n) if *n == name))
-        .copied()
-}
-
-/// The table entry for an operation argument, if the runner skips tests passing it.
-pub(crate) fn for_argument(operation: &str, argument: &str) -> Option<(Key, &'static str)> {
-    TABLE
-        .iter()
-        .find(|(k, _)| {
-            matches!(k, Key::Argument(n) if n.split_once('.') == Some((operation, argument)))
-        })
         .copied()
 }
 

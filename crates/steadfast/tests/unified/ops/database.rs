@@ -1,7 +1,9 @@
 //! Database and client operations.
 
 use bson::{Bson, Document};
-use steadfast::options::{ListCollectionsOptions, ListDatabasesOptions};
+use steadfast::options::{
+    ListCollectionsOptions, ListDatabasesOptions, ReadPreference, ReadPreferenceMode,
+};
 use steadfast::{Client, Database};
 
 use super::timed::Timed;
@@ -15,13 +17,22 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
         "runCommand" => {
             let command = args.document("command")?;
             let command_name = args.string("commandName")?;
+            let read_preference = match args.take("readPreference") {
+                Some(Bson::Document(preference)) => Some(read_preference(&preference)?),
+                Some(other) => return Err(format!("runCommand: readPreference {other}")),
+                None => None,
+            };
             args.finish()?;
             if command.keys().next().map(String::as_str) != Some(command_name.as_str()) {
                 return Err(format!(
                     "runCommand: commandName {command_name:?} is not the command's first key"
                 ));
             }
-            db.run_command(command)
+            let mut action = db.run_command(command);
+            if let Some(preference) = read_preference {
+                action = action.selection_criteria(preference);
+            }
+            action
                 .timed(timeout)
                 .await
                 .map(|reply| Outcome::Value(Bson::Document(reply)))
@@ -196,4 +207,19 @@ pub(super) fn names(documents: Vec<Bson>) -> Vec<Bson> {
             _ => None,
         })
         .collect()
+}
+
+/// A read preference argument (its mode; tags and staleness are not used by the suites).
+fn read_preference(document: &Document) -> Result<ReadPreference, String> {
+    let mode = document
+        .get_str("mode")
+        .map_err(|_| "readPreference without a mode".to_owned())?;
+    if document.len() > 1 {
+        return Err(format!(
+            "readPreference {document}: only the mode is supported"
+        ));
+    }
+    ReadPreferenceMode::parse(mode)
+        .map(ReadPreference::with_mode)
+        .ok_or_else(|| format!("readPreference mode {mode:?}"))
 }
