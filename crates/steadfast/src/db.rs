@@ -120,6 +120,6 @@ impl Database {
             timeout: self.timeout(),
             retry_policy: self.retry_policy(),
         };
-        self.inner.client.execute(op, context).await
+        self.inner.client.executor().execute(op, context).await
     }
 }

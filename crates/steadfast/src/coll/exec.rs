@@ -27,6 +27,20 @@ pub(crate) struct OperationSettings {
     pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
 }
 
+impl OperationSettings {
+    /// The execution context of one run of an operation with these settings in `session`.
+    pub(crate) fn context<'s>(
+        &self,
+        session: Option<&'s mut ClientSession>,
+    ) -> ExecutionContext<'s> {
+        ExecutionContext {
+            session,
+            timeout: self.timeout,
+            retry_policy: self.retry_policy.clone(),
+        }
+    }
+}
+
 /// Runs `op`.
 ///
 /// # Errors
@@ -37,12 +51,10 @@ pub(crate) async fn execute<O: Operation>(
     session: Option<&mut ClientSession>,
     settings: &OperationSettings,
 ) -> Result<O::Output> {
-    let context = ExecutionContext {
-        session,
-        timeout: settings.timeout,
-        retry_policy: settings.retry_policy.clone(),
-    };
-    client.execute(op, context).await
+    client
+        .executor()
+        .execute(op, settings.context(session))
+        .await
 }
 
 /// Runs an operation that opens a cursor, on an implicit session that the cursor keeps for
@@ -59,14 +71,15 @@ pub(crate) async fn open_cursor<O, T>(
 where
     O: Operation<Output = CursorReply>,
 {
-    let context = ExecutionContext {
-        session: None,
-        timeout: settings.timeout,
-        retry_policy: settings.retry_policy.clone(),
-    };
-    let (reply, pin) = client.execute_cursor(op, context).await?;
+    let executor = client.executor();
+    let (reply, pin) = executor.execute_cursor(op, settings.context(None)).await?;
     let state = CursorState::new(reply, pin.address, cursor_settings);
-    Ok(Cursor::new(client.clone(), state, pin.session, settings))
+    Ok(Cursor::new(
+        Arc::clone(executor),
+        state,
+        pin.session,
+        settings,
+    ))
 }
 
 /// Runs an operation that opens a cursor in the caller's session.
@@ -83,14 +96,12 @@ pub(crate) async fn open_session_cursor<O, T>(
 where
     O: Operation<Output = CursorReply>,
 {
-    let context = ExecutionContext {
-        session: Some(session),
-        timeout: settings.timeout,
-        retry_policy: settings.retry_policy.clone(),
-    };
-    let (reply, pin) = client.execute_cursor(op, context).await?;
+    let executor = client.executor();
+    let (reply, pin) = executor
+        .execute_cursor(op, settings.context(Some(session)))
+        .await?;
     let state = CursorState::new(reply, pin.address, cursor_settings);
-    Ok(SessionCursor::new(client.clone(), state, settings))
+    Ok(SessionCursor::new(Arc::clone(executor), state, settings))
 }
 
 /// Sends every batch of a bulk write, run by run: one command (and one `txnNumber`) per batch;

@@ -5,9 +5,10 @@
 //! select ─► check_out ─► session ─► prepare ─► exchange ─► interpret
 //! ```
 //!
-//! A stage that fails classifies its error here ([`Client::failure`]): the executor's one
+//! A stage that fails classifies its error here ([`Executor::failure`]): the executor's one
 //! translation of an `Error` into the retry rules' facts.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bson::RawDocumentBuf;
@@ -15,9 +16,9 @@ use steadfast_core::description::ServerType;
 use steadfast_core::retry::{FailureFacts, OperationKind, Sent};
 use steadfast_core::{ServerAddress, TopologyType};
 
+use super::Executor;
 use super::classify::{Circumstances, classify};
 use super::{OperationPlan, Progress};
-use crate::client::Client;
 use crate::conn::description::StreamDescription;
 use crate::error::Error;
 use crate::operation::Operation;
@@ -91,14 +92,14 @@ pub(super) struct On<'a> {
     pub(super) deadline_passed: bool,
 }
 
-impl Client {
+impl Executor {
     /// Runs one attempt of `op`.
     ///
     /// # Cancel safety
     /// Dropping the future midway releases the selected server and returns (or, mid-exchange,
     /// closes) the connection; the command may or may not have run.
     pub(super) async fn attempt<O: Operation>(
-        &self,
+        self: &Arc<Self>,
         op: &mut O,
         plan: &OperationPlan,
         progress: &mut Progress<'_>,
@@ -109,7 +110,7 @@ impl Client {
     }
 
     async fn run_stages<O: Operation>(
-        &self,
+        self: &Arc<Self>,
         op: &mut O,
         plan: &OperationPlan,
         progress: &mut Progress<'_>,

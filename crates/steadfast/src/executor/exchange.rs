@@ -8,10 +8,10 @@ use bson::{RawDocumentBuf, rawdoc};
 use steadfast_core::retry::Sent;
 use steadfast_core::sdam::ErrorPhase;
 
+use super::Executor;
 use super::attempt::{Interrupt, On, Stage, deadline_passed};
 use super::monitoring::{self, CommandIdentity};
 use super::prepare::Prepared;
-use crate::client::Client;
 use crate::error::{Error, ErrorKind};
 use crate::event::ConnectionInfo;
 use crate::pool::{PoolFailure, PooledConnection, failure_of};
@@ -30,7 +30,7 @@ pub(super) struct Exchanged {
     pub(super) generation: u32,
 }
 
-impl Client {
+impl Executor {
     /// Sends the prepared command and reads its reply.
     ///
     /// # Cancel safety

@@ -12,16 +12,16 @@ use steadfast_core::retry::{OperationKind, Sent};
 use steadfast_core::sdam::ErrorPhase;
 use steadfast_core::session::ClusterTime;
 
+use super::Executor;
 use super::attempt::{AttemptResult, Failure, HeldReply, On, Stage, deadline_passed};
 use super::exchange::Exchanged;
 use super::monitoring;
-use crate::client::Client;
 use crate::conn::description::StreamDescription;
 use crate::error::{CommandError, Error, WriteFailure};
 use crate::operation::{Operation, ReplyContext};
 use crate::session::ClientSession;
 
-impl Client {
+impl Executor {
     /// Reads the reply of an exchange into the attempt's result.
     pub(super) fn interpret<O: Operation>(
         &self,

@@ -7,12 +7,12 @@ use steadfast_core::NotEnoughTime;
 use steadfast_core::session::ClusterTime;
 use steadfast_wire::{MsgFlags, OpMsg};
 
+use super::Executor;
 use super::attempt::{Interrupt, On, Stage, not_sent};
 use super::fields::{
     CommonFields, read_concern_document, read_preference_document, write_concern_document,
 };
 use super::session::AttemptSession;
-use crate::client::Client;
 use crate::conn::description::StreamDescription;
 use crate::error::Error;
 use crate::operation::Operation;
@@ -31,7 +31,7 @@ pub(super) struct Prepared {
     pub(super) message: OpMsg,
 }
 
-impl Client {
+impl Executor {
     /// Builds the attempt's message. Under timeoutMS, `maxTimeMS` is what is left minus the
     /// server's minimum round trip; when nothing is left the command is not sent at all (CSOT
     /// "Command Execution").

@@ -7,9 +7,9 @@ use steadfast_core::TopologyType;
 use steadfast_core::description::ServerType;
 use steadfast_core::retry::{OperationKind, RetrySession};
 
+use super::Executor;
 use super::OperationPlan;
 use super::attempt::{Interrupt, Stage, not_sent};
-use crate::client::Client;
 use crate::conn::description::StreamDescription;
 use crate::error::Error;
 use crate::pool::PooledConnection;
@@ -22,7 +22,7 @@ pub(super) struct Selection {
     pub(super) started: Instant,
 }
 
-impl Client {
+impl Executor {
     /// Selects the server for this attempt: the operation's target, or one matching its
     /// criteria, avoiding the servers the retry rules deprioritized. A retryable write on a
     /// server without retryable-write support becomes non-retryable on its first attempt and
