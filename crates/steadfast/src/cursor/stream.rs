@@ -296,7 +296,7 @@ pub(crate) fn deserialize<T: DeserializeOwned>(document: Option<&RawDocument>) -
 
 /// The longest a background killCursors may take when the client has no timeoutMS. It is best
 /// effort (the server times idle cursors out after ten minutes anyway), and
-/// [`Client::shutdown`] waits for it: a server that never answers must not hold shutdown up.
+/// [`crate::Client::shutdown`] waits for it: a server that never answers must not hold shutdown up.
 const KILL_CURSORS_LIMIT: Duration = Duration::from_secs(10);
 
 /// Kills a server cursor in the background (best effort: the server also times cursors out),

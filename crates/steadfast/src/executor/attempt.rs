@@ -17,7 +17,7 @@ use steadfast_core::retry::{FailureFacts, OperationKind, Sent};
 use steadfast_core::{ServerAddress, TopologyType};
 
 use super::Executor;
-use super::classify::{Circumstances, classify};
+use super::classify::{Circumstances, DeadlineStatus, classify};
 use super::{OperationPlan, Progress};
 use crate::conn::description::StreamDescription;
 use crate::error::Error;
@@ -89,7 +89,7 @@ pub(super) struct On<'a> {
     pub(super) server: Option<&'a SelectedServer>,
     pub(super) sent: Sent,
     pub(super) base_backoff: Option<Duration>,
-    pub(super) deadline_passed: bool,
+    pub(super) deadline: DeadlineStatus,
 }
 
 impl Executor {
@@ -156,14 +156,8 @@ impl Executor {
 
     /// Classifies a failure of this attempt: the one place an attempt's `Error` becomes the
     /// retry rules' facts (with the labels the driver owes it).
-    pub(super) fn failure(
-        &self,
-        error: Error,
-        plan: &OperationPlan,
-        kind: OperationKind,
-        on: &On<'_>,
-    ) -> Interrupt {
-        let (facts, error) = self.facts(error, plan, kind, on);
+    pub(super) fn failure(&self, error: Error, kind: OperationKind, on: &On<'_>) -> Interrupt {
+        let (facts, error) = self.facts(error, kind, on);
         Interrupt::Failed(Box::new(Failure {
             error,
             facts,
@@ -179,7 +173,6 @@ impl Executor {
     pub(super) fn facts(
         &self,
         error: Error,
-        plan: &OperationPlan,
         kind: OperationKind,
         on: &On<'_>,
     ) -> (FailureFacts, Error) {
@@ -190,8 +183,7 @@ impl Executor {
             mongos: on
                 .server
                 .is_some_and(|s| s.description.server_type == ServerType::Mongos),
-            csot: plan.deadline.is_csot(),
-            deadline_passed: on.deadline_passed,
+            deadline: on.deadline,
             sent: on.sent,
             base_backoff: on.base_backoff,
         };
@@ -205,11 +197,11 @@ pub(super) fn not_sent<'a>(server: Option<&'a SelectedServer>, plan: &OperationP
         server,
         sent: Sent::No,
         base_backoff: None,
-        deadline_passed: deadline_passed(plan),
+        deadline: deadline_status(plan),
     }
 }
 
-/// Whether the operation's deadline has passed.
-pub(super) fn deadline_passed(plan: &OperationPlan) -> bool {
-    plan.deadline.is_expired(runtime::now())
+/// Where the operation stands against its deadline now.
+pub(super) fn deadline_status(plan: &OperationPlan) -> DeadlineStatus {
+    DeadlineStatus::of(plan.deadline, runtime::now())
 }

@@ -9,7 +9,7 @@ use steadfast_core::retry::Sent;
 use steadfast_core::sdam::ErrorPhase;
 
 use super::Executor;
-use super::attempt::{Interrupt, On, Stage, deadline_passed};
+use super::attempt::{Interrupt, On, Stage, deadline_status};
 use super::monitoring::{self, CommandIdentity};
 use super::prepare::Prepared;
 use crate::error::{Error, ErrorKind};
@@ -137,8 +137,8 @@ impl Executor {
             server: Some(stage.selected),
             sent,
             base_backoff: None,
-            deadline_passed: deadline_passed(stage.plan),
+            deadline: deadline_status(stage.plan),
         };
-        self.failure(error, stage.plan, stage.kind, &on)
+        self.failure(error, stage.kind, &on)
     }
 }

@@ -13,7 +13,7 @@ use steadfast_core::sdam::ErrorPhase;
 use steadfast_core::session::ClusterTime;
 
 use super::Executor;
-use super::attempt::{AttemptResult, Failure, HeldReply, On, Stage, deadline_passed};
+use super::attempt::{AttemptResult, Failure, HeldReply, On, Stage, deadline_status};
 use super::exchange::Exchanged;
 use super::monitoring;
 use crate::conn::description::StreamDescription;
@@ -102,9 +102,9 @@ impl Executor {
             server: Some(stage.selected),
             sent: Sent::Yes,
             base_backoff,
-            deadline_passed: deadline_passed(stage.plan),
+            deadline: deadline_status(stage.plan),
         };
-        self.failure(error, stage.plan, stage.kind, &on).into()
+        self.failure(error, stage.kind, &on).into()
     }
 
     /// A write concern error: SDAM judges every one (a state-change code marks the server
@@ -126,9 +126,9 @@ impl Executor {
             server: Some(stage.selected),
             sent: Sent::Yes,
             base_backoff: None,
-            deadline_passed: deadline_passed(stage.plan),
+            deadline: deadline_status(stage.plan),
         };
-        let (facts, error) = self.facts(error, stage.plan, stage.kind, &on);
+        let (facts, error) = self.facts(error, stage.kind, &on);
         let retryable = facts.is_retryable_write_error() || facts.is_retryable_overload();
         (stage.kind == OperationKind::RetryableWrite && retryable).then(|| Failure {
             error,

@@ -9,6 +9,7 @@ use steadfast_wire::{MsgFlags, OpMsg};
 
 use super::Executor;
 use super::attempt::{Interrupt, On, Stage, not_sent};
+use super::classify::DeadlineStatus;
 use super::fields::{
     CommonFields, read_concern_document, read_preference_document, write_concern_document,
 };
@@ -47,7 +48,7 @@ impl Executor {
             selected,
             kind,
         } = stage;
-        let fail = |error| self.failure(error, plan, kind, &not_sent(Some(selected), plan));
+        let fail = |error| self.failure(error, kind, &not_sent(Some(selected), plan));
         let mut command = op.build(description).map_err(fail)?;
         let max_time = match plan.deadline.max_time_ms(
             runtime::now(),
@@ -123,9 +124,9 @@ impl Executor {
         ))
         .with_address(&stage.selected.address);
         let on = On {
-            deadline_passed: true,
+            deadline: DeadlineStatus::Expired,
             ..not_sent(Some(stage.selected), stage.plan)
         };
-        self.failure(error, stage.plan, stage.kind, &on)
+        self.failure(error, stage.kind, &on)
     }
 }

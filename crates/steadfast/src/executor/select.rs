@@ -46,8 +46,7 @@ impl Executor {
             }
         };
         let kind = retry.profile().kind;
-        let server =
-            selected.map_err(|error| self.failure(error, plan, kind, &not_sent(None, plan)))?;
+        let server = selected.map_err(|error| self.failure(error, kind, &not_sent(None, plan)))?;
         if kind == OperationKind::RetryableWrite && !supports_retryable_writes(&server) {
             if !retry.is_first_attempt() {
                 return Err(Interrupt::CannotRetry);
@@ -73,7 +72,7 @@ impl Executor {
         let limit = plan
             .deadline
             .checkout_limit(selection_started, self.options().server_selection_timeout);
-        let fail = |error| self.failure(error, plan, kind, &not_sent(Some(selected), plan));
+        let fail = |error| self.failure(error, kind, &not_sent(Some(selected), plan));
         let connection = selected.pool.check_out(limit).await.map_err(fail)?;
         let Some(description) = connection.description().cloned() else {
             let error = Error::protocol("a pooled connection has no handshake description")

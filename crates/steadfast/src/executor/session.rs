@@ -48,7 +48,7 @@ impl Executor {
                     "the operation runs in a session, but the server does not support sessions",
                 )
                 .with_address(&selected.address);
-                return Err(self.failure(error, plan, kind, &not_sent(Some(selected), plan)));
+                return Err(self.failure(error, kind, &not_sent(Some(selected), plan)));
             }
             if progress.explicit.is_none() && progress.implicit.is_none() && supported {
                 let options = SessionOptions::default();
