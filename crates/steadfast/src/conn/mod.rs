@@ -25,7 +25,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use self::description::StreamDescription;
 use self::stream::BoxedStream;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// Request ids are unique per process, so a reply can never be mistaken for another
 /// connection's even in logs.
@@ -58,6 +58,13 @@ pub(crate) struct Connection {
     /// An id handed out by [`Connection::reserve_request_id`] for the next request, so that a
     /// command-started event can name it before the request is written.
     reserved_request_id: Option<i32>,
+    /// The request whose whole request was written and whose reply is being awaited.
+    awaiting_reply_to: Option<i32>,
+    /// A request whose reply the operation's deadline (timeoutMS) left unread: the stream is
+    /// intact, but no other command may use the connection until that reply has been read and
+    /// discarded ([`Connection::drain_late_reply`]). Closing it instead would cost a new
+    /// connection per timeout, which is the churn CSOT's maxTimeMS exists to avoid.
+    late_reply_to: Option<i32>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -90,6 +97,8 @@ impl Connection {
             in_flight: false,
             more_to_come_from: None,
             reserved_request_id: None,
+            awaiting_reply_to: None,
+            late_reply_to: None,
         }
     }
 
@@ -125,7 +134,35 @@ impl Connection {
     /// Whether the connection hit an error (or an exchange was abandoned midway) and must be
     /// discarded rather than reused.
     pub(crate) fn is_broken(&self) -> bool {
-        self.broken || self.in_flight
+        self.broken || self.in_flight || self.late_reply_to.is_some()
+    }
+
+    /// Whether the connection is intact but owes a reply that timeoutMS left unread: it may be
+    /// reused once [`Connection::drain_late_reply`] has read it.
+    pub(crate) fn has_late_reply(&self) -> bool {
+        self.late_reply_to.is_some() && !self.broken && !self.in_flight
+    }
+
+    /// Reads and discards the reply a timeout left unread, until `deadline`. Returns whether
+    /// the connection may be reused; if not, it is broken.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: dropping the future midway leaves the connection broken.
+    pub(crate) async fn drain_late_reply(&mut self, deadline: Instant) -> bool {
+        let Some(request_id) = self.late_reply_to else {
+            return !self.is_broken();
+        };
+        self.late_reply_to = None;
+        self.in_flight = true;
+        let read = self
+            .read_reply(request_id, IoLimit::Deadline(Some(deadline)))
+            .await;
+        self.in_flight = false;
+        // A late reply that streams more (exhaust) cannot be told apart from the next
+        // command's replies: such a connection is not reused either.
+        let reusable = read.is_ok() && !self.is_streaming();
+        self.broken |= !reusable;
+        reusable
     }
 
     /// Whether another command may use the connection: it is not broken and no streamed
@@ -212,14 +249,22 @@ impl Connection {
 
         self.in_flight = true;
         let result = self.exchange(request_id, expects_reply, limit).await;
+        self.in_flight = false;
+        let awaited = self.awaiting_reply_to.take();
         match result {
-            Ok(reply) => {
-                self.in_flight = false;
-                Ok(reply)
-            }
+            Ok(reply) => Ok(reply),
             Err(error) => {
-                self.in_flight = false;
-                self.broken = true;
+                // Under timeoutMS, a request written whole whose reply is merely late leaves
+                // the stream intact: the reply can still be read and discarded. Any other
+                // failure (a legacy socket timeout included) leaves it unusable.
+                let late = matches!(limit, IoLimit::Deadline(_))
+                    && matches!(error.kind(), ErrorKind::Timeout { .. })
+                    && awaited.is_some();
+                if late {
+                    self.late_reply_to = awaited;
+                } else {
+                    self.broken = true;
+                }
                 Err(error.with_address(&self.address))
             }
         }
@@ -280,6 +325,7 @@ impl Connection {
         if !expects_reply {
             return Ok(OpMsg::new(RawDocumentBuf::new()));
         }
+        self.awaiting_reply_to = Some(request_id);
         self.read_reply(request_id, limit).await
     }
 

@@ -38,7 +38,7 @@ impl InterruptToken {
     }
 
     /// Resolves once the connection is interrupted.
-    async fn interrupted(&self) {
+    pub(super) async fn interrupted(&self) {
         loop {
             // Register before checking, so an interrupt in between still wakes us.
             let notified = self.0.notify.notified();
@@ -177,6 +177,13 @@ impl DerefMut for PooledConnection {
 impl Drop for PooledConnection {
     fn drop(&mut self) {
         if let Some(connection) = self.connection.take() {
+            if connection.has_late_reply() && !self.interrupt.is_interrupted() {
+                // The reply timeoutMS left unread is read off the stream in the background,
+                // and the connection checked in after it, instead of being closed.
+                self.pool
+                    .check_in_after_late_reply(connection, self.interrupt.clone());
+                return;
+            }
             let healthy = connection.is_reusable() && !self.interrupt.is_interrupted();
             self.pool.check_in(connection, healthy);
         }

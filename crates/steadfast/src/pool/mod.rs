@@ -49,6 +49,10 @@ const DEFAULT_MAINTENANCE_INTERVAL: Duration = Duration::from_secs(1);
 /// component).
 const LOG_TARGET: &str = "steadfast::connection";
 
+/// How long a connection whose reply timeoutMS left unread may take to deliver it before it is
+/// closed instead (the figure later CMAP revisions chose for their pending responses).
+const LATE_REPLY_LIMIT: Duration = Duration::from_secs(3);
+
 /// How a pool runs its background work.
 #[derive(Clone, Debug)]
 pub(crate) struct PoolSettings {
@@ -122,6 +126,8 @@ pub(super) struct Shared {
     /// Asks the maintenance task for an immediate run (a permit is kept if it is busy).
     maintenance_wake: Arc<Notify>,
     tasks: OnceLock<TaskTracker>,
+    /// Set when the pool closes: a connection waiting for a late reply stops waiting.
+    closing: InterruptToken,
     inner: Mutex<Inner>,
 }
 
@@ -223,6 +229,7 @@ impl ConnectionPool {
             maintenance_interval: settings.maintenance_interval,
             maintenance_wake: Arc::new(Notify::new()),
             tasks,
+            closing: InterruptToken::default(),
             inner: Mutex::new(Inner {
                 state: PoolState::new(options),
                 next_waiter: 1,
@@ -479,6 +486,33 @@ impl Shared {
         self.service(&mut inner);
     }
 
+    /// Checks in a connection that owes a reply timeoutMS left unread, once that reply has
+    /// been read and discarded (within [`LATE_REPLY_LIMIT`]); it is closed if the reply does not
+    /// come, the pool closes, or a clear interrupts it. Meanwhile it stays checked out, so it
+    /// counts against maxPoolSize and a clear can interrupt it.
+    fn check_in_after_late_reply(
+        self: &Arc<Self>,
+        mut connection: Connection,
+        interrupt: InterruptToken,
+    ) {
+        let Ok(tasks) = self.tasks() else {
+            self.check_in(connection, false);
+            return;
+        };
+        let pool = Arc::clone(self);
+        tasks.spawn(async move {
+            let deadline = runtime::now() + LATE_REPLY_LIMIT;
+            let drained = tokio::select! {
+                biased;
+                () = interrupt.interrupted() => false,
+                () = pool.closing.interrupted() => false,
+                drained = connection.drain_late_reply(deadline) => drained,
+            };
+            // A drain cut short leaves the connection in flight, hence broken: it is closed.
+            pool.check_in(connection, drained && !interrupt.is_interrupted());
+        });
+    }
+
     fn check_in_locked(&self, inner: &mut Inner, connection: Connection, healthy: bool) {
         let id = connection.id();
         inner.in_use.remove(&id);
@@ -554,6 +588,7 @@ impl Shared {
     }
 
     fn close(self: &Arc<Self>) {
+        self.closing.interrupt();
         let mut inner = self.lock();
         let outcome = inner.state.close();
         if !outcome.emit_event {

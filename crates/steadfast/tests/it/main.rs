@@ -9,6 +9,7 @@ mod evil;
 mod executor;
 mod faults;
 mod handshake;
+mod late_reply;
 mod partial_writes;
 mod pool;
 mod pool_clear;
