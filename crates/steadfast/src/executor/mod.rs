@@ -1,5 +1,9 @@
 //! The executor: runs an [`Operation`] from start to finish.
 //!
+//! The [`Executor`] (`core.rs`) owns what that takes — topology, server-session pool, retry
+//! budget, events, options, default retry policy, open or shut down — and is shared by the
+//! `Client` handles, their sessions and their cursors. This module is its retry loop.
+//!
 //! ```text
 //! Deadline (timeoutMS) ─► select ─► check_out ─► session ─► prepare ─► exchange ─► interpret
 //!     ▲                                                                               │
