@@ -3,6 +3,10 @@
 //! with the number of servers.
 //!
 //! Run with `cargo bench -p steadfast-core --bench core -- --warm-up-time 1 --measurement-time 3`.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "benchmarks drive the clock, tasks and randomness themselves"
+)]
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

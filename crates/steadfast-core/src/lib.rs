@@ -5,6 +5,13 @@
 //! decision is a value (`TopologyChange`, `SdamActions`, `Selection`, `RetryDecision`) that the
 //! async `steadfast` crate carries out. That keeps every rule of the MongoDB specifications unit
 //! testable without a runtime, and lets the official JSON suites run against this crate alone.
+#![cfg_attr(
+    test,
+    allow(
+        clippy::disallowed_methods,
+        reason = "tests drive the clock, tasks and randomness themselves"
+    )
+)]
 
 pub mod address;
 pub mod codes;

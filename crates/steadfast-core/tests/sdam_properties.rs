@@ -10,6 +10,10 @@
 //! - every server in the description was a seed or was reported by a member;
 //! - `added` / `removed` describe exactly how the server set changed, and an ignored input
 //!   leaves the description as it was.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests drive the clock, tasks and randomness themselves"
+)]
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};

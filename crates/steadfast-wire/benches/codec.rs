@@ -2,7 +2,10 @@
 //! `find` reply, plain and compressed, with deep and framing-only BSON validation.
 //!
 //! `cargo bench -p steadfast-wire --bench codec`
-
+#![allow(
+    clippy::disallowed_methods,
+    reason = "benchmarks drive the clock, tasks and randomness themselves"
+)]
 #![allow(missing_docs)]
 
 use bson::{RawDocumentBuf, rawdoc};

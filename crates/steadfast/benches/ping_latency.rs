@@ -5,6 +5,10 @@
 //!
 //! Run: `cargo bench -p steadfast --bench ping_latency`. N=20,000 per side, interleaved in
 //! blocks so that drift (CPU frequency, other load) hits both sides alike.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "benchmarks drive the clock, tasks and randomness themselves"
+)]
 
 use std::time::{Duration, Instant};
 

@@ -11,6 +11,10 @@
 //!    primary), repeated several times.
 //!
 //! Run: `cargo bench -p steadfast --bench retry_overhead`.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "benchmarks drive the clock, tasks and randomness themselves"
+)]
 
 use std::time::{Duration, Instant};
 

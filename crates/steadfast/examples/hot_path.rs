@@ -13,6 +13,10 @@
 //! Arguments: the workload (`ping` or `find_one`, default `find_one`) and the number of
 //! operations (default 20,000). Driver functions live under `steadfast::`; blackpipe's under
 //! `blackpipe::`, so the two sides of the process are separated by name in the profile.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests and examples drive the clock, tasks and randomness themselves"
+)]
 
 use std::time::Instant;
 

@@ -2,6 +2,10 @@
 //! replica set and standalone, after discovery and one operation.
 //!
 //! Run with `cargo run --release -p steadfast --example idle_footprint`.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests and examples drive the clock, tasks and randomness themselves"
+)]
 
 use std::time::Duration;
 

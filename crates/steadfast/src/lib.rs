@@ -17,6 +17,13 @@
 //! # Ok(())
 //! # }
 //! ```
+#![cfg_attr(
+    test,
+    allow(
+        clippy::disallowed_methods,
+        reason = "tests drive the clock, tasks and randomness themselves"
+    )
+)]
 
 mod auth;
 mod client;

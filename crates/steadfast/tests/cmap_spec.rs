@@ -6,6 +6,10 @@
 //! relative to the workspace root). A `failPoint` is carried out with scripted-server rules on
 //! the hello commands (block, error, close). The runner prints one summary line, lists every
 //! skip with its reason, and fails if a case failed or no file was found.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests drive the clock, tasks and randomness themselves"
+)]
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

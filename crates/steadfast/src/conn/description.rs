@@ -56,7 +56,7 @@ impl StreamDescription {
             reply,
             std::time::Duration::ZERO,
             std::time::Duration::ZERO,
-            std::time::Instant::now(),
+            crate::runtime::now(),
         );
         if let Some(error) = parsed.error {
             return Err(Error::protocol(format!(

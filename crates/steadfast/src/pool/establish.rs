@@ -45,10 +45,14 @@ pub(crate) struct EstablishmentFailure<'a> {
 /// alike; whoever checks out must not report a check-out error again.
 pub(crate) trait PoolErrorSink: Send + Sync {
     /// A connection of `failure.generation` could not be established. Called without any pool
-    /// lock held, before the pool emits the connection's ConnectionClosed event, so the sink
-    /// may clear the pool synchronously.
-    fn establishment_failed(&self, failure: &EstablishmentFailure<'_>);
+    /// lock held. The pool awaits the returned future before it emits the connection's
+    /// ConnectionClosed event, so that the clear this error causes comes first (CMAP and SDAM:
+    /// "pool is cleared before connection is closed").
+    fn establishment_failed(&self, failure: &EstablishmentFailure<'_>) -> ReportApplied;
 }
+
+/// Resolves once an establishment error's report has been acted on.
+pub(crate) type ReportApplied = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 
 /// An establishment error and the facts SDAM needs about it.
 struct Failed {
@@ -109,13 +113,16 @@ async fn run(shared: Arc<Shared>, id: ConnectionId, generation: u32) {
             let error =
                 errors::establishment(&shared.address, failed.error, failed.system_overloaded);
             if let Some(sink) = &shared.sink {
-                sink.establishment_failed(&EstablishmentFailure {
+                let applied = sink.establishment_failed(&EstablishmentFailure {
                     address: &shared.address,
                     error: &error,
                     generation,
                     phase: failed.phase,
                     system_overloaded: failed.system_overloaded,
                 });
+                // If the clear cancels this connection meanwhile, the clear closes it (and
+                // this task ends here).
+                applied.await;
             }
             shared.establishment_failed(id, error);
         }

@@ -40,7 +40,7 @@ use crate::runtime::{self, TaskTracker};
 
 pub(crate) use self::connection::PooledConnection;
 pub(crate) use self::errors::{PoolFailure, failure_of};
-pub(crate) use self::establish::{EstablishmentFailure, PoolErrorSink};
+pub(crate) use self::establish::{EstablishmentFailure, PoolErrorSink, ReportApplied};
 
 /// How often the maintenance task runs when nothing asks for an earlier run.
 const DEFAULT_MAINTENANCE_INTERVAL: Duration = Duration::from_secs(1);

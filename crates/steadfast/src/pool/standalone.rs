@@ -13,7 +13,7 @@ use steadfast_core::pool::PoolOptions;
 
 use super::{
     ConnectionPool, EstablishmentFailure, PoolCounts, PoolErrorSink, PoolFailure, PoolSettings,
-    PooledConnection, Shared, failure_of,
+    PooledConnection, ReportApplied, Shared, failure_of,
 };
 use crate::conn::config::ConnectionConfig;
 use crate::error::{CommandError, Error, Result, reply_is_ok};
@@ -244,16 +244,15 @@ struct ClearingSink {
 }
 
 impl PoolErrorSink for ClearingSink {
-    fn establishment_failed(&self, failure: &EstablishmentFailure<'_>) {
-        if failure.system_overloaded {
-            return;
+    fn establishment_failed(&self, failure: &EstablishmentFailure<'_>) -> ReportApplied {
+        // The clear, if any, happens here and now.
+        let shared = self.pool.get().and_then(Weak::upgrade);
+        if let Some(shared) = shared.filter(|_| !failure.system_overloaded) {
+            let current = shared.lock().state.generation();
+            if current == failure.generation {
+                shared.clear(failure.error, None, false);
+            }
         }
-        let Some(shared) = self.pool.get().and_then(Weak::upgrade) else {
-            return;
-        };
-        let current = shared.lock().state.generation();
-        if current == failure.generation {
-            shared.clear(failure.error, None, false);
-        }
+        Box::pin(std::future::ready(()))
     }
 }

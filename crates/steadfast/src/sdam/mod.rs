@@ -42,7 +42,7 @@ use self::worker::{ApplicationErrorReport, TopologyWorker, WorkerMessage, Worker
 use crate::conn::config::ConnectionConfig;
 use crate::error::{Error, Result};
 use crate::event::EventEmitter;
-use crate::pool::{ConnectionPool, EstablishmentFailure, PoolErrorSink};
+use crate::pool::{ConnectionPool, EstablishmentFailure, PoolErrorSink, ReportApplied};
 use crate::runtime::TaskTracker;
 
 /// One published state of the topology.
@@ -269,7 +269,8 @@ impl Topology {
         generation: u32,
         phase: ErrorPhase,
     ) {
-        report_application_error(
+        // Whoever must wait for it does so through `error_reports_applied`.
+        let _due = report_application_error(
             &self.inner.sender,
             &self.inner.reports_sent,
             ApplicationErrorReport {
@@ -340,20 +341,24 @@ impl Topology {
     }
 }
 
+/// Sends `report` to the worker; returns the count of reports sent so far, which the worker's
+/// snapshots reach once it has applied this one (`None` when the topology is closed).
 fn report_application_error(
     sender: &mpsc::UnboundedSender<WorkerMessage>,
     reports_sent: &AtomicU64,
     report: ApplicationErrorReport,
-) {
+) -> Option<u64> {
     // Counted before sending, so that a selection starting after this call waits for it.
-    reports_sent.fetch_add(1, Ordering::SeqCst);
+    let due = reports_sent.fetch_add(1, Ordering::SeqCst) + 1;
     if sender
         .send(WorkerMessage::ApplicationError(Box::new(report)))
         .is_err()
     {
         // The topology is closed; nothing is left to update.
         reports_sent.fetch_sub(1, Ordering::SeqCst);
+        return None;
     }
+    Some(due)
 }
 
 /// How pools tell the worker that establishing a connection failed (before or during the
@@ -361,11 +366,13 @@ fn report_application_error(
 struct PoolErrorReporter {
     sender: mpsc::UnboundedSender<WorkerMessage>,
     reports_sent: Arc<AtomicU64>,
+    /// The worker's snapshots, which say how many reports it has applied.
+    snapshots: watch::Receiver<Arc<Snapshot>>,
 }
 
 impl PoolErrorSink for PoolErrorReporter {
-    fn establishment_failed(&self, failure: &EstablishmentFailure<'_>) {
-        report_application_error(
+    fn establishment_failed(&self, failure: &EstablishmentFailure<'_>) -> ReportApplied {
+        let due = report_application_error(
             &self.sender,
             &self.reports_sent,
             ApplicationErrorReport {
@@ -379,16 +386,26 @@ impl PoolErrorSink for PoolErrorReporter {
                 service_id: None,
             },
         );
+        let mut snapshots = self.snapshots.clone();
+        Box::pin(async move {
+            let Some(due) = due else { return };
+            // An error means the worker is gone: nothing more will be applied.
+            let _ = snapshots
+                .wait_for(|snapshot| snapshot.closed || snapshot.reports_applied >= due)
+                .await;
+        })
     }
 }
 
 fn pool_error_sink(
     sender: mpsc::UnboundedSender<WorkerMessage>,
     reports_sent: Arc<AtomicU64>,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
 ) -> Arc<dyn PoolErrorSink> {
     Arc::new(PoolErrorReporter {
         sender,
         reports_sent,
+        snapshots,
     })
 }
 

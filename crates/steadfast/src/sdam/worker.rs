@@ -235,6 +235,7 @@ impl TopologyWorker {
                 Some(super::pool_error_sink(
                     self.sender.clone(),
                     Arc::clone(&self.reports_sent),
+                    self.snapshots.subscribe(),
                 )),
                 // The pools' tasks are the topology's: shutdown waits for them too.
                 PoolSettings {

@@ -1,4 +1,8 @@
 //! Integration tests of the steadfast driver against blackpipe's scripted server on 127.0.0.1.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests drive the clock, tasks and randomness themselves"
+)]
 
 mod auth;
 mod commands;

@@ -9,6 +9,10 @@
 //! or any case fails. `STEADFAST_UNIFIED_FILTER=<text>` runs only the tests whose
 //! `file: description` contains the text, `STEADFAST_UNIFIED_SUITE=<text>` only the suites whose
 //! folder contains it; `STEADFAST_UNIFIED_VERBOSE=1` also lists passes.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests drive the clock, tasks and randomness themselves"
+)]
 
 mod args;
 mod ejson;
