@@ -79,7 +79,7 @@ pub use read::{
     AggregateOptions, CountOptions, DistinctOptions, EstimatedDocumentCountOptions, FindOneOptions,
     FindOptions,
 };
-pub use types::{CursorType, Hint, ReturnDocument, UpdateModifications};
+pub use types::{CursorType, Hint, ReturnDocument, TimeoutMode, UpdateModifications};
 pub use write::{
     BulkWriteOptions, DeleteOptions, FindOneAndDeleteOptions, FindOneAndReplaceOptions,
     FindOneAndUpdateOptions, InsertManyOptions, InsertOneOptions, ReplaceOptions, UpdateOptions,

@@ -60,15 +60,16 @@ pub struct RetrySession<E> {
 }
 
 impl<E> RetrySession<E> {
-    /// A session for an operation started at `started` under `deadline`. Under a finite
-    /// deadline the non-overload retries continue while time remains.
+    /// A session for an operation started at `started` under `deadline`. Under timeoutMS the
+    /// non-overload retries continue while time remains (without end for `timeoutMS=0`, CSOT
+    /// "Retryability").
     pub fn new(
         mut profile: OperationProfile,
         policy: Arc<dyn RetryPolicy>,
         deadline: Deadline,
         started: Instant,
     ) -> Self {
-        profile.has_timeout = deadline.instant().is_some();
+        profile.has_timeout = deadline.is_csot();
         RetrySession {
             state: RetryState::new(profile),
             policy,
@@ -315,7 +316,10 @@ mod tests {
         let now = Instant::now();
         let mut rng = StdRng::seed_from_u64(4);
         let mut s = session(OperationKind::RetryableRead, Deadline::Unbounded, now);
-        assert!(!s.profile().has_timeout);
+        assert!(
+            s.profile().has_timeout,
+            "timeoutMS=0 retries without a count limit"
+        );
         s.on_failure(
             failure("maxTimeMS", FailureKind::DeadlineExpired, &[]),
             None,

@@ -11,19 +11,22 @@ use super::action::Aggregate;
 use super::exec::{execute, open_cursor};
 use super::inherit::Inherited;
 use crate::client::Client;
+use crate::coll::exec::OperationOverrides;
 use crate::cursor::{Cursor, CursorSettings, deserialize};
 use crate::db::Database;
 use crate::error::{Error, Result};
+use crate::executor::run_command::RunCommand as RunCommandOp;
 use crate::operation::admin::CatalogCommand;
 use crate::operation::aggregate::AggregateTarget;
 use crate::operation::fields::put;
-use crate::operation::list::{ListCursor, ListDatabases as ListDatabasesOp};
+use crate::operation::list::{CursorCommand, ListCursor, ListDatabases as ListDatabasesOp};
 use crate::options::{
-    CollectionOptions, CreateCollectionOptions, DropDatabaseOptions, ListCollectionsOptions,
-    ListDatabasesOptions,
+    CollectionOptions, CreateCollectionOptions, CursorType, DropDatabaseOptions,
+    ListCollectionsOptions, ListDatabasesOptions,
 };
 use crate::results::{CollectionSpecification, DatabaseSpecification};
 use crate::session::ClientSession;
+use steadfast_core::selection::SelectionCriteria;
 
 impl Database {
     /// What operations on this database inherit.
@@ -50,6 +53,7 @@ impl Database {
         ListCollections {
             db: self,
             options: ListCollectionsOptions::default(),
+            overrides: OperationOverrides::default(),
         }
     }
 
@@ -80,6 +84,7 @@ impl Database {
             db: self,
             name: name.as_ref().to_string(),
             options: CreateCollectionOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -89,6 +94,7 @@ impl Database {
         DropDatabase {
             db: self,
             options: DropDatabaseOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -99,9 +105,13 @@ impl Database {
 pub struct ListCollections<'a> {
     db: &'a Database,
     options: ListCollectionsOptions,
+    overrides: OperationOverrides,
 }
 
 impl<'a> ListCollections<'a> {
+    operation_overrides!();
+    timeout_mode_setter!();
+
     /// Replaces every option at once.
     pub fn with_options(mut self, options: impl Into<Option<ListCollectionsOptions>>) -> Self {
         self.options = options.into().unwrap_or_default();
@@ -128,9 +138,10 @@ impl<'a> ListCollections<'a> {
         let cursor_settings = CursorSettings {
             batch_size: o.batch_size,
             comment: o.comment,
+            timeout_mode: self.overrides.timeout_mode,
             ..CursorSettings::default()
         };
-        let settings = self.db.inherited().settings;
+        let settings = self.db.inherited().settings.overridden_by(&self.overrides);
         open_cursor(self.db.client(), op, settings, cursor_settings).await
     }
 
@@ -147,6 +158,7 @@ pub struct CreateCollection<'a> {
     db: &'a Database,
     name: String,
     options: CreateCollectionOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -198,7 +210,13 @@ impl<'a> CreateCollection<'a> {
         let inherited = self.db.inherited();
         let write_concern = inherited.write_concern(o.write_concern);
         let op = CatalogCommand::new("create", self.db.name(), body, write_concern)?;
-        execute(self.db.client(), op, self.session, &inherited.settings).await
+        execute(
+            self.db.client(),
+            op,
+            self.session,
+            &inherited.settings.overridden_by(&self.overrides),
+        )
+        .await
     }
 }
 
@@ -209,6 +227,7 @@ action_future!(CreateCollection<'a> => ());
 pub struct DropDatabase<'a> {
     db: &'a Database,
     options: DropDatabaseOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -226,7 +245,13 @@ impl<'a> DropDatabase<'a> {
         let inherited = self.db.inherited();
         let write_concern = inherited.write_concern(o.write_concern);
         let op = CatalogCommand::new("dropDatabase", self.db.name(), body, write_concern)?;
-        execute(self.db.client(), op, self.session, &inherited.settings).await
+        execute(
+            self.db.client(),
+            op,
+            self.session,
+            &inherited.settings.overridden_by(&self.overrides),
+        )
+        .await
     }
 }
 
@@ -238,6 +263,7 @@ impl Client {
         ListDatabases {
             client: self,
             options: ListDatabasesOptions::default(),
+            overrides: OperationOverrides::default(),
         }
     }
 
@@ -267,9 +293,12 @@ impl Client {
 pub struct ListDatabases<'a> {
     client: &'a Client,
     options: ListDatabasesOptions,
+    overrides: OperationOverrides,
 }
 
 impl<'a> ListDatabases<'a> {
+    operation_overrides!();
+
     /// Replaces every option at once.
     pub fn with_options(mut self, options: impl Into<Option<ListDatabasesOptions>>) -> Self {
         self.options = options.into().unwrap_or_default();
@@ -285,7 +314,9 @@ impl<'a> ListDatabases<'a> {
     async fn fetch(self, name_only: bool) -> Result<Vec<bson::RawDocumentBuf>> {
         let o = self.options;
         let op = ListDatabasesOp::new(o.filter, name_only, o.authorized_databases, o.comment);
-        let settings = Inherited::new(self.client, &CollectionOptions::default()).settings;
+        let settings = Inherited::new(self.client, &CollectionOptions::default())
+            .settings
+            .overridden_by(&self.overrides);
         execute(self.client, op, None, &settings).await
     }
 
@@ -299,3 +330,113 @@ impl<'a> ListDatabases<'a> {
 }
 
 action_future!(ListDatabases<'a> => Vec<DatabaseSpecification>);
+
+/// The action of [`Database::run_command`].
+#[must_use = "an action does nothing until awaited"]
+pub struct RunCommand<'a> {
+    db: &'a Database,
+    command: Document,
+    overrides: OperationOverrides,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a> RunCommand<'a> {
+    pub(crate) fn new(db: &'a Database, command: Document) -> Self {
+        RunCommand {
+            db,
+            command,
+            overrides: OperationOverrides::default(),
+            session: None,
+        }
+    }
+
+    operation_overrides!();
+
+    /// Runs the command in an explicit session.
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    async fn run(self) -> Result<Document> {
+        let op = RunCommandOp::new(
+            self.db.name(),
+            self.command,
+            SelectionCriteria::primary_read(),
+        )?;
+        let settings = self.db.inherited().settings.overridden_by(&self.overrides);
+        execute(self.db.client(), op, self.session, &settings).await
+    }
+}
+
+action_future!(RunCommand<'a> => Document);
+
+impl Database {
+    /// Runs a command that opens a cursor (`find`, `aggregate`, `listCollections`, ... written
+    /// by the application) and returns the cursor over its results. The command is sent as
+    /// [`Database::run_command`] sends it; the cursor's `getMore`s use `batch_size` and, for a
+    /// tailable await cursor, `max_await_time` as their `maxTimeMS`. The command itself must
+    /// ask for a tailable cursor if `cursor_type` says so.
+    pub fn run_cursor_command(&self, command: Document) -> RunCursorCommand<'_> {
+        RunCursorCommand {
+            db: self,
+            command,
+            batch_size: None,
+            cursor_type: CursorType::NonTailable,
+            max_await_time: None,
+            overrides: OperationOverrides::default(),
+        }
+    }
+}
+
+/// The action of [`Database::run_cursor_command`].
+#[must_use = "an action does nothing until awaited"]
+pub struct RunCursorCommand<'a> {
+    db: &'a Database,
+    command: Document,
+    batch_size: Option<u32>,
+    cursor_type: CursorType,
+    max_await_time: Option<Duration>,
+    overrides: OperationOverrides,
+}
+
+impl<'a> RunCursorCommand<'a> {
+    operation_overrides!();
+    timeout_mode_setter!();
+
+    /// The `batchSize` of the cursor's `getMore`s.
+    pub fn batch_size(mut self, batch_size: u32) -> Self {
+        self.batch_size = Some(batch_size);
+        self
+    }
+
+    /// The kind of cursor the command opens (it decides which timeout modes apply and whether
+    /// an empty batch ends the cursor).
+    pub fn cursor_type(mut self, cursor_type: CursorType) -> Self {
+        self.cursor_type = cursor_type;
+        self
+    }
+
+    /// How long a tailable await cursor's `getMore` waits for data (its `maxTimeMS`).
+    pub fn max_await_time(mut self, wait: Duration) -> Self {
+        self.max_await_time = Some(wait);
+        self
+    }
+
+    async fn run(self) -> Result<Cursor<Document>> {
+        let op = CursorCommand::new(self.db.name(), self.command)?;
+        let await_data = self.cursor_type == CursorType::TailableAwait;
+        let cursor_settings = CursorSettings {
+            batch_size: self.batch_size,
+            max_await_time: self.max_await_time.filter(|_| await_data),
+            tailable: self.cursor_type != CursorType::NonTailable,
+            await_data,
+            timeout_mode: self.overrides.timeout_mode,
+            ..CursorSettings::default()
+        };
+        let settings = self.db.inherited().settings.overridden_by(&self.overrides);
+        open_cursor(self.db.client(), op, settings, cursor_settings).await
+    }
+}
+
+action_future!(RunCursorCommand<'a> => Cursor<Document>);

@@ -3,42 +3,86 @@
 //! write, and opening cursors.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use steadfast_core::retry::{Outcome, RetryPolicy};
 
 use super::Namespace;
 use super::bulk::{BulkAccumulator, BulkPlan};
 use crate::client::Client;
-use crate::cursor::{Cursor, CursorReply, CursorSettings, CursorState, SessionCursor};
+use crate::cursor::{
+    Cursor, CursorReply, CursorSettings, CursorState, SessionCursor, cursor_timing,
+};
 use crate::error::{Error, Result};
 use crate::executor::ExecutionContext;
 use crate::operation::Operation;
 use crate::operation::write::{SizeCheck, WriteBatch, WriteCommandFields};
 use crate::results::BulkWriteResult;
+use crate::runtime;
 use crate::session::ClientSession;
 
 /// The per-operation settings resolved from the handle levels.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct OperationSettings {
-    /// timeoutMS (`None`: unset).
+    /// timeoutMS inherited from the collection, database or client (`None`: unset).
     pub(crate) timeout: Option<Duration>,
+    /// The operation's own timeoutMS, which beats an explicit session's `default_timeout`
+    /// (the inherited one does not).
+    pub(crate) operation_timeout: Option<Duration>,
     /// The retry policy (`None`: the client's).
     pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
+    /// A fixed deadline over the timeout (the `getMore`s of a cursor in cursor-lifetime mode).
+    pub(crate) deadline: Option<Instant>,
+    /// The command gets no `maxTimeMS` even under a timeout (see `CursorTiming`).
+    pub(crate) omit_max_time: bool,
 }
 
 impl OperationSettings {
-    /// The execution context of one run of an operation with these settings in `session`.
+    /// These settings with an action's own timeout and retry policy over them.
+    pub(crate) fn overridden_by(mut self, overrides: &OperationOverrides) -> Self {
+        if overrides.timeout.is_some() {
+            self.operation_timeout = overrides.timeout;
+        }
+        if let Some(policy) = &overrides.retry_policy {
+            self.retry_policy = Some(Arc::clone(policy));
+        }
+        self
+    }
+
+    /// timeoutMS for one run in `session`: the operation's own, else the session's
+    /// `default_timeout`, else the inherited one (CSOT's order of precedence).
+    pub(crate) fn timeout_in(&self, session: Option<&ClientSession>) -> Option<Duration> {
+        self.operation_timeout
+            .or_else(|| session.and_then(ClientSession::default_timeout))
+            .or(self.timeout)
+    }
+
+    /// The execution context of one run in `session`.
     pub(crate) fn context<'s>(
         &self,
         session: Option<&'s mut ClientSession>,
     ) -> ExecutionContext<'s> {
+        let timeout = self.timeout_in(session.as_deref());
         ExecutionContext {
             session,
-            timeout: self.timeout,
+            timeout,
             retry_policy: self.retry_policy.clone(),
+            deadline: self.deadline,
+            omit_max_time: self.omit_max_time,
         }
     }
+}
+
+/// What an action may set for itself over its handle's settings: `.timeout(..)` and
+/// `.retry_policy(..)`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct OperationOverrides {
+    /// timeoutMS for this operation (`Duration::ZERO`: no limit).
+    pub(crate) timeout: Option<Duration>,
+    /// The retry policy for this operation.
+    pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
+    /// How timeoutMS applies to the cursor the operation opens.
+    pub(crate) timeout_mode: Option<crate::options::TimeoutMode>,
 }
 
 /// Runs `op`.
@@ -71,8 +115,9 @@ pub(crate) async fn open_cursor<O, T>(
 where
     O: Operation<Output = CursorReply>,
 {
+    let (opening, settings) = cursor_phases(settings, &cursor_settings, None)?;
     let executor = client.executor();
-    let (reply, pin) = executor.execute_cursor(op, settings.context(None)).await?;
+    let (reply, pin) = executor.execute_cursor(op, opening.context(None)).await?;
     let state = CursorState::new(reply, pin.address, cursor_settings);
     Ok(Cursor::new(
         Arc::clone(executor),
@@ -96,12 +141,36 @@ pub(crate) async fn open_session_cursor<O, T>(
 where
     O: Operation<Output = CursorReply>,
 {
+    let (opening, settings) = cursor_phases(settings, &cursor_settings, Some(session))?;
     let executor = client.executor();
     let (reply, pin) = executor
-        .execute_cursor(op, settings.context(Some(session)))
+        .execute_cursor(op, opening.context(Some(session)))
         .await?;
     let state = CursorState::new(reply, pin.address, cursor_settings);
     Ok(SessionCursor::new(Arc::clone(executor), state, settings))
+}
+
+/// The settings of a cursor's opening command and of its later fetches, from the operation's
+/// settings and the cursor's `timeoutMode` (see `cursor_timing`); the clock starts now.
+///
+/// # Errors
+/// `InvalidArgument` for options that CSOT rejects (see `cursor_timing`).
+fn cursor_phases(
+    settings: OperationSettings,
+    cursor_settings: &CursorSettings,
+    session: Option<&ClientSession>,
+) -> Result<(OperationSettings, OperationSettings)> {
+    let timeout = settings.timeout_in(session);
+    let timing = cursor_timing(timeout, cursor_settings)?;
+    let opening = OperationSettings {
+        omit_max_time: timing.omit_max_time,
+        ..settings.clone()
+    };
+    let fetches = OperationSettings {
+        deadline: timing.lifetime_deadline(timeout, runtime::now()),
+        ..settings
+    };
+    Ok((opening, fetches))
 }
 
 /// Sends every batch of a bulk write, run by run: one command (and one `txnNumber`) per batch;
@@ -122,6 +191,14 @@ pub(crate) async fn run_bulk(
     settings: &OperationSettings,
 ) -> Result<BulkWriteResult> {
     let fields = Arc::new(fields);
+    // timeoutMS covers the whole bulk write, not each of its commands (CSOT "Batching").
+    let timeout = settings.timeout_in(session.as_deref());
+    let settings = &OperationSettings {
+        deadline: timeout
+            .filter(|t| !t.is_zero())
+            .and_then(|t| runtime::now().checked_add(t)),
+        ..settings.clone()
+    };
     let mut accumulator = BulkAccumulator::new(&plan, fields.ordered);
     // The first batch checks every statement of the bulk against the server's limit, so an
     // oversized document fails the operation before anything is sent.
@@ -180,12 +257,16 @@ pub(crate) async fn run_bulk(
 }
 
 impl<T: Send + Sync> super::Collection<T> {
-    /// timeoutMS and retry policy for this collection's operations.
-    pub(crate) fn operation_settings(&self) -> OperationSettings {
+    /// timeoutMS and retry policy for an operation of this collection with `overrides`.
+    pub(crate) fn operation_settings(&self, overrides: &OperationOverrides) -> OperationSettings {
         OperationSettings {
             timeout: self.timeout(),
+            operation_timeout: None,
             retry_policy: self.retry_policy(),
+            deadline: None,
+            omit_max_time: false,
         }
+        .overridden_by(overrides)
     }
 
     /// Runs a write plan on this collection with its timeoutMS and retry policy.
@@ -197,8 +278,9 @@ impl<T: Send + Sync> super::Collection<T> {
         plan: BulkPlan,
         fields: WriteCommandFields,
         session: Option<&mut ClientSession>,
+        overrides: &OperationOverrides,
     ) -> Result<BulkWriteResult> {
-        let settings = self.operation_settings();
+        let settings = self.operation_settings(overrides);
         run_bulk(self.client(), self.ns(), plan, fields, session, &settings).await
     }
 }

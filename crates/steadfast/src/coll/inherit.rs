@@ -38,6 +38,9 @@ impl Inherited {
                 .unwrap_or_else(|| client_options.read_preference.clone()),
             settings: OperationSettings {
                 timeout: handle.timeout.or(client_options.timeout),
+                operation_timeout: None,
+                deadline: None,
+                omit_max_time: false,
                 retry_policy: handle.retry_policy.clone(),
             },
         }

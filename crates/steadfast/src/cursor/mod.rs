@@ -7,6 +7,7 @@ mod state;
 mod stream;
 #[cfg(test)]
 mod tests;
+mod timeout;
 
 pub(crate) use pin::CursorPin;
 pub(crate) use reply::CursorReply;
@@ -14,3 +15,4 @@ pub use session_cursor::SessionCursor;
 pub(crate) use state::{CursorSettings, CursorState};
 pub use stream::Cursor;
 pub(crate) use stream::deserialize;
+pub(crate) use timeout::cursor_timing;

@@ -115,7 +115,12 @@ impl<T> SessionCursor<T> {
     fn close_now(&mut self) {
         self.closed = true;
         if let Some(kill) = self.state.take_kill() {
-            spawn_kill(Arc::clone(&self.executor), kill, None);
+            spawn_kill(
+                Arc::clone(&self.executor),
+                kill,
+                None,
+                self.settings.timeout_in(None),
+            );
         }
     }
 }
@@ -159,7 +164,12 @@ impl<T: DeserializeOwned> SessionCursor<T> {
 impl<T> Drop for SessionCursor<T> {
     fn drop(&mut self) {
         if let Some(kill) = self.state.take_kill() {
-            spawn_kill(Arc::clone(&self.executor), kill, None);
+            spawn_kill(
+                Arc::clone(&self.executor),
+                kill,
+                None,
+                self.settings.timeout_in(None),
+            );
         }
     }
 }

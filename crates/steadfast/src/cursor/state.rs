@@ -24,6 +24,12 @@ pub(crate) struct CursorSettings {
     pub(crate) comment: Option<Bson>,
     /// Whether an empty batch leaves the cursor open (tailable cursors).
     pub(crate) tailable: bool,
+    /// Whether `getMore`s wait for data (tailable await cursors).
+    pub(crate) await_data: bool,
+    /// Whether the opening command writes (an aggregation with `$out` or `$merge`).
+    pub(crate) writes: bool,
+    /// The `timeoutMode` the caller asked for.
+    pub(crate) timeout_mode: Option<crate::options::TimeoutMode>,
 }
 
 /// A cursor's position: the batch not yet handed out and the server cursor behind it.

@@ -64,10 +64,12 @@ impl Core {
 
     /// Ends the cursor: kills the server cursor if one is open (in the background) and
     /// returns the session.
-    fn close(mut self: Box<Self>) {
+    /// `timeout` overrides the cursor's timeoutMS for the `killCursors`.
+    fn close(mut self: Box<Self>, timeout: Option<Duration>) {
         let session = self.session.take();
         if let Some(kill) = self.state.take_kill() {
-            spawn_kill(Arc::clone(&self.executor), kill, session);
+            let timeout = timeout.or_else(|| self.settings.timeout_in(None));
+            spawn_kill(Arc::clone(&self.executor), kill, session, timeout);
         }
     }
 }
@@ -109,7 +111,7 @@ pub struct Cursor<T> {
     current: Option<RawDocumentBuf>,
     /// While a `getMore` is in flight, what killing the server cursor takes if the cursor is
     /// dropped before the reply arrives.
-    kill_if_dropped: Option<(Arc<Executor>, KillCursors)>,
+    kill_if_dropped: Option<(Arc<Executor>, KillCursors, Option<Duration>)>,
     _documents: PhantomData<fn() -> T>,
 }
 
@@ -172,17 +174,24 @@ impl<T> Cursor<T> {
     }
 
     /// Closes the cursor now instead of at drop: the server cursor is killed in the background
-    /// and the session released.
+    /// and the session released. Under timeoutMS the `killCursors` gets the cursor's timeout
+    /// afresh, even if the cursor's own deadline has passed.
     pub fn close(mut self) {
-        self.finish();
+        self.finish(None);
     }
 
-    fn finish(&mut self) {
+    /// [`Cursor::close`] with `timeout` (instead of the cursor's timeoutMS) bounding the
+    /// `killCursors`.
+    pub fn close_with_timeout(mut self, timeout: Duration) {
+        self.finish(Some(timeout));
+    }
+
+    fn finish(&mut self, timeout: Option<Duration>) {
         match std::mem::replace(&mut self.phase, Phase::Finished) {
-            Phase::Idle(core) => core.close(),
+            Phase::Idle(core) => core.close(timeout),
             Phase::Fetching(_) => {
-                if let Some((executor, kill)) = self.kill_if_dropped.take() {
-                    spawn_kill(executor, kill, None);
+                if let Some((executor, kill, own)) = self.kill_if_dropped.take() {
+                    spawn_kill(executor, kill, None, timeout.or(own));
                 }
             }
             Phase::Finished => {}
@@ -206,13 +215,13 @@ impl<T> Cursor<T> {
                     if core.state.is_exhausted() {
                         // Phase stays Finished; a server cursor left open at the limit is
                         // killed and the session returned.
-                        core.close();
+                        core.close(None);
                         return Poll::Ready(Ok(false));
                     }
-                    self.kill_if_dropped = core
-                        .state
-                        .kill_op()
-                        .map(|kill| (Arc::clone(&core.executor), kill));
+                    self.kill_if_dropped = core.state.kill_op().map(|kill| {
+                        let timeout = core.settings.timeout_in(None);
+                        (Arc::clone(&core.executor), kill, timeout)
+                    });
                     self.phase = Phase::Fetching(Box::pin(core.fetch()));
                 }
                 Phase::Fetching(mut fetch) => match fetch.as_mut().poll(cx) {
@@ -223,7 +232,7 @@ impl<T> Cursor<T> {
                     Poll::Ready((core, result)) => {
                         self.kill_if_dropped = None;
                         if let Err(error) = result {
-                            core.close();
+                            core.close(None);
                             return Poll::Ready(Err(error));
                         }
                         let empty_tailable = core.state.buffered() == 0
@@ -276,7 +285,7 @@ impl<T: DeserializeOwned> Stream for Cursor<T> {
 
 impl<T> Drop for Cursor<T> {
     fn drop(&mut self) {
-        self.finish();
+        self.finish(None);
     }
 }
 
@@ -300,20 +309,25 @@ pub(crate) fn deserialize<T: DeserializeOwned>(document: Option<&RawDocument>) -
 const KILL_CURSORS_LIMIT: Duration = Duration::from_secs(10);
 
 /// Kills a server cursor in the background (best effort: the server also times cursors out),
-/// within the client's timeoutMS, or else [`KILL_CURSORS_LIMIT`] capped by
-/// serverSelectionTimeoutMS (as `endSessions` is at shutdown).
+/// within a fresh `timeout` (the cursor's timeoutMS, refreshed for the close as CSOT requires),
+/// or else [`KILL_CURSORS_LIMIT`] capped by serverSelectionTimeoutMS (as `endSessions` is at
+/// shutdown).
 pub(crate) fn spawn_kill(
     executor: Arc<Executor>,
     kill: KillCursors,
     session: Option<ClientSession>,
+    timeout: Option<Duration>,
 ) {
     let options = executor.options();
-    let limit = options
-        .timeout
+    let limit = timeout
         .filter(|timeout| !timeout.is_zero())
         .unwrap_or_else(|| KILL_CURSORS_LIMIT.min(options.server_selection_timeout));
     let settings = OperationSettings {
         timeout: Some(limit),
+        // maxTimeMS only when the cursor had timeoutMS: the fallback limit is the driver's
+        // own bound on a background task, not a server-side one (CSOT refreshes timeoutMS
+        // for killCursors).
+        omit_max_time: timeout.is_none(),
         ..OperationSettings::default()
     };
     let runner = Arc::clone(&executor);

@@ -243,6 +243,7 @@ impl Executor {
                 session: None,
                 timeout: Some(limit),
                 retry_policy: Some(Arc::new(FailFast)),
+                ..ExecutionContext::default()
             };
             if let Err(error) = self.execute(EndSessions::new(ids), context).await {
                 tracing::debug!(%error, "endSessions failed at shutdown; the server will expire the sessions");

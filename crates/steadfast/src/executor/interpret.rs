@@ -8,7 +8,7 @@ use bson::raw::RawElement;
 use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf};
 use steadfast_core::TopologyType;
 use steadfast_core::codes::ILLEGAL_OPERATION;
-use steadfast_core::retry::{OperationKind, Sent};
+use steadfast_core::retry::{FailureKind, OperationKind, Sent};
 use steadfast_core::sdam::ErrorPhase;
 use steadfast_core::session::ClusterTime;
 
@@ -62,13 +62,15 @@ impl Executor {
         if let Some(failure) = write_failure {
             let error = Error::from(failure).with_address(address);
             if let Some(failed) = self.write_concern_failed(stage, error, generation) {
-                let held = HeldReply {
+                // A deadline's failure ends as a timeout; any other keeps the reply for the
+                // operation to read if the rules do not retry.
+                let held = (failed.facts.kind != FailureKind::DeadlineExpired).then(|| HeldReply {
                     reply,
                     description,
                     address: address.clone(),
-                };
+                });
                 return AttemptResult::Failed(Box::new(Failure {
-                    reply: Some(held),
+                    reply: held,
                     ..failed
                 }));
             }
@@ -130,7 +132,11 @@ impl Executor {
         };
         let (facts, error) = self.facts(error, stage.kind, &on);
         let retryable = facts.is_retryable_write_error() || facts.is_retryable_overload();
-        (stage.kind == OperationKind::RetryableWrite && retryable).then(|| Failure {
+        // MaxTimeMSExpired under timeoutMS is the deadline's: the operation fails with a
+        // timeout error, not with the reply's write concern error (CSOT "Error
+        // Transformations").
+        let expired = facts.kind == FailureKind::DeadlineExpired;
+        (expired || (stage.kind == OperationKind::RetryableWrite && retryable)).then(|| Failure {
             error,
             facts,
             server: Some(stage.selected.address.clone()),

@@ -35,7 +35,7 @@ mod tests;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use steadfast_core::retry::{
     AttemptFailure, FinalError, OperationKind, OperationProfile, Outcome, RetryDecision,
@@ -71,6 +71,11 @@ pub(crate) struct ExecutionContext<'a> {
     pub(crate) timeout: Option<Duration>,
     /// The retry policy; `None` means the client's.
     pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
+    /// A fixed deadline that replaces `timeout`'s (a cursor's lifetime, for its getMores).
+    pub(crate) deadline: Option<Instant>,
+    /// No `maxTimeMS` on the command even under timeoutMS (CSOT: iteration-mode and
+    /// non-awaitData tailable cursors' opening commands).
+    pub(crate) omit_max_time: bool,
 }
 
 /// What the retry loop needs that stays fixed for an operation.
@@ -79,6 +84,8 @@ pub(crate) struct OperationPlan {
     operation_id: i64,
     /// timeoutMS as a deadline; under it the deprecated per-step timeouts give way.
     deadline: Deadline,
+    /// The command carries no `maxTimeMS` (see `ExecutionContext::omit_max_time`).
+    omit_max_time: bool,
     criteria: SelectionCriteria,
     target: Option<ServerAddress>,
     acknowledged: bool,
@@ -214,6 +221,8 @@ impl Executor {
             session,
             timeout,
             retry_policy,
+            deadline,
+            omit_max_time,
         } = context;
         self.ensure_open()?;
         let acknowledged = op.is_acknowledged();
@@ -225,7 +234,11 @@ impl Executor {
         let plan = OperationPlan {
             name: op.name().to_string(),
             operation_id: NEXT_OPERATION_ID.fetch_add(1, Ordering::Relaxed),
-            deadline: Deadline::from_timeout(timeout.or(options.timeout), started),
+            deadline: deadline.map_or_else(
+                || Deadline::from_timeout(timeout.or(options.timeout), started),
+                Deadline::At,
+            ),
+            omit_max_time,
             criteria: op.selection_criteria(),
             target: op.target().cloned(),
             acknowledged,

@@ -2,6 +2,8 @@
 //! every command carries (`$db`, `lsid`, `txnNumber`, `$clusterTime`, concerns, read
 //! preference, `maxTimeMS`, Stable API), framed as an OP_MSG.
 
+use std::time::Duration;
+
 use bson::{Document, RawDocumentBuf};
 use steadfast_core::NotEnoughTime;
 use steadfast_core::session::ClusterTime;
@@ -50,13 +52,21 @@ impl Executor {
         } = stage;
         let fail = |error| self.failure(error, kind, &not_sent(Some(selected), plan));
         let mut command = op.build(description).map_err(fail)?;
-        let max_time = match plan.deadline.max_time_ms(
+        let budget = match plan.deadline.max_time_ms(
             runtime::now(),
             selected.description.min_round_trip_time.unwrap_or_default(),
         ) {
-            Ok(max_time) => max_time.filter(|_| op.accepts_max_time()),
+            Ok(budget) => budget,
             Err(not_enough) => return Err(self.not_enough_time(stage, not_enough)),
         };
+        let max_time = budget.and_then(|budget| {
+            if op.accepts_max_time() && !plan.omit_max_time {
+                Some(budget)
+            } else {
+                // A tailable await getMore's maxAwaitTimeMS never outlasts the deadline (CSOT).
+                own_max_time(&command.body).map(|own| own.min(budget))
+            }
+        });
         let txn_number = session.txn_number;
         let session = session.session.as_deref();
         let cluster_time = self.cluster_time(session);
@@ -84,6 +94,10 @@ impl Executor {
             server_api: self.server_api(),
         };
         let mut body = std::mem::take(&mut command.body);
+        if plan.deadline.is_csot() && op.accepts_max_time() && max_time.is_none() {
+            // Under timeoutMS the operation's own maxTimeMS option is ignored (CSOT).
+            body.remove("maxTimeMS");
+        }
         fields.apply(&mut body);
         let raw = RawDocumentBuf::try_from(&body).map_err(|e| {
             let error = Error::invalid_argument("the command cannot be encoded as BSON")
@@ -129,4 +143,14 @@ impl Executor {
         };
         self.failure(error, stage.kind, &on)
     }
+}
+
+/// The `maxTimeMS` an operation put in its own command (a getMore's maxAwaitTimeMS).
+fn own_max_time(body: &bson::Document) -> Option<Duration> {
+    let millis = match body.get("maxTimeMS")? {
+        bson::Bson::Int32(n) => i64::from(*n),
+        bson::Bson::Int64(n) => *n,
+        _ => return None,
+    };
+    u64::try_from(millis).ok().map(Duration::from_millis)
 }

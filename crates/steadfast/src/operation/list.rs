@@ -99,6 +99,69 @@ impl Operation for ListCursor {
     }
 }
 
+/// A command of the application's that opens a cursor (`Database::run_cursor_command`): sent
+/// as given, retried only as `run_command` is.
+#[derive(Debug)]
+pub(crate) struct CursorCommand {
+    name: String,
+    db: String,
+    body: Document,
+}
+
+impl CursorCommand {
+    /// `body` against `db`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for an empty command.
+    pub(crate) fn new(db: &str, body: Document) -> Result<Self> {
+        let Some(name) = body.keys().next().cloned() else {
+            return Err(Error::invalid_argument("the command document is empty"));
+        };
+        Ok(CursorCommand {
+            name,
+            db: db.to_string(),
+            body,
+        })
+    }
+}
+
+impl Operation for CursorCommand {
+    type Output = CursorReply;
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn build(&mut self, _description: &StreamDescription) -> Result<Command> {
+        Ok(Command::new(
+            self.name.clone(),
+            self.db.clone(),
+            self.body.clone(),
+        ))
+    }
+
+    fn handle_reply(
+        &mut self,
+        reply: RawDocumentBuf,
+        _context: &ReplyContext<'_>,
+    ) -> Result<CursorReply> {
+        CursorReply::parse(&reply, &self.name)
+    }
+
+    fn selection_criteria(&self) -> SelectionCriteria {
+        SelectionCriteria::primary_read()
+    }
+
+    fn retryability(&self) -> Retryability {
+        Retryability::RunCommand
+    }
+
+    fn supports_read_concern(&self) -> bool {
+        // Like runCommand, the application's command is never extended.
+        false
+    }
+}
+
 /// `listDatabases` on `admin`: the `databases` array of its single reply.
 #[derive(Debug)]
 pub(crate) struct ListDatabases {

@@ -162,8 +162,9 @@ pub(crate) trait Operation: Send + Sync {
     }
 
     /// Whether the executor may add `maxTimeMS` under timeoutMS. Not for getMore, whose
-    /// `maxTimeMS` means the await time of a tailable cursor, nor for killCursors.
+    /// `maxTimeMS` means the await time of a tailable cursor (killCursors gets one: CSOT
+    /// bounds a cursor's close by a refreshed timeoutMS).
     fn accepts_max_time(&self) -> bool {
-        self.retryability() != Retryability::GetMore && self.name() != "killCursors"
+        self.retryability() != Retryability::GetMore
     }
 }

@@ -51,6 +51,21 @@ pub enum ReturnDocument {
     After,
 }
 
+/// How timeoutMS applies to a cursor (CSOT `timeoutMode`), set with `.timeout_mode(..)` on the
+/// actions that open cursors; it requires a timeout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TimeoutMode {
+    /// One deadline for the opening command and every `getMore` of the cursor: a cursor opened
+    /// at `T` fetches nothing after `T + timeout` (documents already buffered are still
+    /// returned). The default for non-tailable cursors; not allowed for tailable ones.
+    CursorLifetime,
+    /// The opening command, and each fetch of the cursor, gets the whole timeout afresh; the
+    /// opening command carries no `maxTimeMS`. The default (and the only mode) for tailable
+    /// cursors; not allowed for an aggregation with `$out` or `$merge`.
+    Iteration,
+}
+
 /// The kind of cursor a `find` opens.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CursorType {

@@ -21,6 +21,7 @@ mod tests;
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bson::{Document, Timestamp};
 use steadfast_core::session::{ClusterTime, ServerSession};
@@ -36,6 +37,10 @@ pub struct SessionOptions {
     /// Whether reads in the session observe the session's earlier operations
     /// (`readConcern.afterClusterTime`); `None` means yes, the specification's default.
     pub causal_consistency: Option<bool>,
+    /// defaultTimeoutMS: the timeoutMS of operations run in the session that do not set their
+    /// own, over the collection's, database's and client's (`Duration::ZERO`: no limit; `None`:
+    /// inherit as usual).
+    pub default_timeout: Option<Duration>,
 }
 
 impl SessionOptions {
@@ -43,6 +48,13 @@ impl SessionOptions {
     #[must_use]
     pub fn causal_consistency(mut self, on: bool) -> Self {
         self.causal_consistency = Some(on);
+        self
+    }
+
+    /// Sets [`SessionOptions::default_timeout`].
+    #[must_use]
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = Some(timeout);
         self
     }
 }
@@ -119,6 +131,11 @@ impl ClientSession {
     /// The options the session was started with.
     pub fn options(&self) -> &SessionOptions {
         &self.options
+    }
+
+    /// The session's defaultTimeoutMS, used by operations run in it that set no timeout.
+    pub(crate) fn default_timeout(&self) -> Option<Duration> {
+        self.options.default_timeout
     }
 
     /// Whether reads in this session wait for its earlier operations.

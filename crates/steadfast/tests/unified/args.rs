@@ -102,6 +102,16 @@ impl Args {
         }
     }
 
+    /// An optional duration in milliseconds (`timeoutMS`, `maxTimeMS`, ...).
+    pub(crate) fn optional_duration(
+        &mut self,
+        key: &str,
+    ) -> Result<Option<std::time::Duration>, String> {
+        Ok(self
+            .optional_count::<u64>(key)?
+            .map(std::time::Duration::from_millis))
+    }
+
     /// An update: operators (a document) or a pipeline (an array).
     pub(crate) fn update(&mut self, key: &str) -> Result<UpdateModifications, String> {
         match self.take(key) {

@@ -3,9 +3,10 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bson::{Bson, Document};
-use steadfast::options::{CollectionOptions, ReadConcern, ReadConcernLevel};
+use steadfast::options::{CollectionOptions, DatabaseOptions, ReadConcern, ReadConcernLevel};
 use steadfast::{Client, ClientOptions, ClientSession, Collection, Database, SessionOptions};
 use steadfast_core::TopologyDescription;
 use tokio::task::JoinHandle;
@@ -32,6 +33,10 @@ pub(crate) enum Entity {
     Database(Database),
     /// A collection of documents.
     Collection(Collection<Document>),
+    /// A cursor (`createFindCursor` saved as an entity); `None` once closed. In a mutex so
+    /// that the map stays `Sync` (a thread's operations borrow it across awaits); only ever
+    /// reached through `&mut`, so it is never locked.
+    Cursor(std::sync::Mutex<Option<steadfast::Cursor<Document>>>),
     /// A saved result.
     Bson(Bson),
     /// A thread (`runOnThread` / `waitForThread`).
@@ -66,6 +71,7 @@ impl Entity {
             Entity::Client(_) => "client",
             Entity::Database(_) => "database",
             Entity::Collection(_) => "collection",
+            Entity::Cursor(_) => "cursor",
             Entity::Bson(_) => "BSON value",
             Entity::Thread(_) => "thread",
             Entity::Topology(_) => "topology description",
@@ -87,7 +93,9 @@ impl Entity {
                 session: s.session.clone(),
                 lsid: s.lsid.clone(),
             }),
-            Entity::Bson(_) | Entity::Thread(_) | Entity::Topology(_) => return None,
+            Entity::Cursor(_) | Entity::Bson(_) | Entity::Thread(_) | Entity::Topology(_) => {
+                return None;
+            }
         })
     }
 }
@@ -115,6 +123,21 @@ impl EntityMap {
         self.entities
             .get(id)
             .ok_or_else(|| format!("no entity named {id:?}"))
+    }
+
+    /// The cursor entity named `id`, if there is one.
+    pub(crate) fn cursor_mut(
+        &mut self,
+        id: &str,
+    ) -> Option<&mut Option<steadfast::Cursor<Document>>> {
+        match self.entities.get_mut(id) {
+            Some(Entity::Cursor(cursor)) => Some(
+                cursor
+                    .get_mut()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            ),
+            _ => None,
+        }
     }
 
     /// The client entity named `id`.
@@ -179,12 +202,24 @@ impl EntityMap {
                 .get_str("id")
                 .map_err(|_| format!("{kind} entity without an id"))?;
             let created = match kind.as_str() {
-                "client" => Entity::Client(create_client(spec, fixture)?),
+                "client" => {
+                    let entity = create_client(spec, fixture)?;
+                    await_min_pool_size(spec, &entity).await?;
+                    Entity::Client(entity)
+                }
                 "database" => {
-                    known_keys(kind, spec, &["id", "client", "databaseName"])?;
+                    known_keys(
+                        kind,
+                        spec,
+                        &["id", "client", "databaseName", "databaseOptions"],
+                    )?;
                     let client = self.client(spec.get_str("client").map_err(|e| e.to_string())?)?;
                     let name = spec.get_str("databaseName").map_err(|e| e.to_string())?;
-                    Entity::Database(client.client.database(name))
+                    let options = match spec.get_document("databaseOptions") {
+                        Ok(options) => database_options(options)?,
+                        Err(_) => DatabaseOptions::default(),
+                    };
+                    Entity::Database(client.client.database_with_options(name, options))
                 }
                 "collection" => {
                     known_keys(
@@ -289,6 +324,7 @@ fn collection_options(options: &Document) -> Result<CollectionOptions, String> {
                     .map_err(|_| "collectionOptions.readConcern needs a level".to_owned())?;
                 result = result.read_concern(ReadConcern::new(ReadConcernLevel::parse(level)));
             }
+            ("timeoutMS", value) => result = result.timeout(millis("timeoutMS", value)?),
             (other, _) => {
                 return Err(format!(
                     "collectionOptions.{other} is not supported by this runner"
@@ -297,6 +333,32 @@ fn collection_options(options: &Document) -> Result<CollectionOptions, String> {
         }
     }
     Ok(result)
+}
+
+fn database_options(options: &Document) -> Result<DatabaseOptions, String> {
+    let mut result = DatabaseOptions::default();
+    for (key, value) in options {
+        match (key.as_str(), value) {
+            ("writeConcern", Bson::Document(wc)) => {
+                result = result.write_concern(write_concern(wc)?)
+            }
+            ("timeoutMS", value) => result = result.timeout(millis("timeoutMS", value)?),
+            (other, _) => {
+                return Err(format!(
+                    "databaseOptions.{other} is not supported by this runner"
+                ));
+            }
+        }
+    }
+    Ok(result)
+}
+
+/// A non-negative number of milliseconds.
+fn millis(key: &str, value: &Bson) -> Result<Duration, String> {
+    crate::expect_error::integer(value)
+        .and_then(|n| u64::try_from(n).ok())
+        .map(Duration::from_millis)
+        .ok_or_else(|| format!("{key} must be a non-negative integer, found {value}"))
 }
 
 fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, String> {
@@ -310,6 +372,7 @@ fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, Str
             "observeEvents",
             "ignoreCommandMonitoringEvents",
             "observeSensitiveCommands",
+            "awaitMinPoolSizeMS",
         ],
     )?;
     let uri = fixture.client_uri(spec.get_bool("useMultipleMongoses").ok())?;
@@ -344,6 +407,23 @@ fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, Str
         .build()
         .map_err(|e| format!("cannot create client: {e}"))?;
     Ok(ClientEntity { client, listener })
+}
+
+/// `awaitMinPoolSizeMS`: waits (at most that long) until minPoolSize connections are ready, so
+/// that the test's operations do not pay for establishing them.
+async fn await_min_pool_size(spec: &Document, entity: &ClientEntity) -> Result<(), String> {
+    let Some(limit) = spec.get("awaitMinPoolSizeMS") else {
+        return Ok(());
+    };
+    let limit = millis("awaitMinPoolSizeMS", limit)?;
+    let min_pool_size = usize::try_from(entity.client.options().min_pool_size).unwrap_or(0);
+    if min_pool_size > 0 {
+        entity
+            .listener
+            .wait_for_ready_connections(min_pool_size, limit)
+            .await;
+    }
+    Ok(())
 }
 
 /// Appends `uriOptions` to a connection string, overriding options it already has.

@@ -47,6 +47,7 @@ const SUITES: &[&str] = &[
     "client-backpressure",
     "server-discovery-and-monitoring/unified",
     "sessions",
+    "client-side-operations-timeout",
 ];
 
 /// Bounds one case, so that a hang fails the case instead of the run.

@@ -8,7 +8,7 @@ use crate::requirements::Version;
 use crate::skips::{self, Key};
 
 /// The newest schema version whose files this runner accepts (same major, minor at most this).
-pub(crate) const SUPPORTED_SCHEMA: Version = Version(1, 21, 0);
+pub(crate) const SUPPORTED_SCHEMA: Version = Version(1, 26, 0);
 
 /// One test file.
 #[derive(Debug)]

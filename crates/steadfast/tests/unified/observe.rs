@@ -22,7 +22,10 @@ pub(crate) struct EntityListener {
     /// The client's latest topology description (kept whether or not SDAM events are
     /// observed), for `recordTopologyDescription` and `waitForPrimaryChange`.
     topology: Mutex<Option<Arc<TopologyDescription>>>,
-    /// Signalled whenever an event is kept or the topology description changes.
+    /// Connections that became ready, observed or not (for `awaitMinPoolSizeMS`).
+    ready: Mutex<usize>,
+    /// Signalled whenever an event is kept, the topology description changes, or a
+    /// connection becomes ready.
     arrived: Notify,
 }
 
@@ -34,6 +37,7 @@ impl EntityListener {
             events: Mutex::default(),
             checked_out: Mutex::default(),
             topology: Mutex::default(),
+            ready: Mutex::default(),
             arrived: Notify::new(),
         }
     }
@@ -87,6 +91,23 @@ impl EntityListener {
             .checked_out
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits until `count` connections became ready, or `limit` passed.
+    pub(crate) async fn wait_for_ready_connections(&self, count: usize, limit: Duration) {
+        let wait = async {
+            loop {
+                let notified = self.arrived.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                if *self.ready.lock().unwrap_or_else(PoisonError::into_inner) >= count {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        // On timeout the test goes on: its operations then show what a cold pool costs.
+        let _ = tokio::time::timeout(limit, wait).await;
     }
 
     fn keep(&self, event: Observed) {
@@ -149,7 +170,11 @@ impl EventHandler for EntityListener {
             ),
             CmapEvent::PoolClosed { .. } => ("poolClosedEvent", doc! {}),
             CmapEvent::ConnectionCreated { .. } => ("connectionCreatedEvent", doc! {}),
-            CmapEvent::ConnectionReady { .. } => ("connectionReadyEvent", doc! {}),
+            CmapEvent::ConnectionReady { .. } => {
+                *self.ready.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+                self.arrived.notify_waiters();
+                ("connectionReadyEvent", doc! {})
+            }
             CmapEvent::ConnectionClosed { reason, .. } => {
                 ("connectionClosedEvent", doc! { "reason": reason.as_str() })
             }

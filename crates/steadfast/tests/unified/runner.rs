@@ -106,10 +106,19 @@ pub(crate) fn check_operation(
             Outcome::Nothing => match_root(expected, None, entities),
             Outcome::Value(value) => match_root(expected, Some(value), entities),
             Outcome::Documents(items) => match_root_array(expected, items, entities),
+            // A cursor has no value to match: only an expectation of nothing passes.
+            Outcome::Cursor(_) | Outcome::Collection(_) => match_root(expected, None, entities),
         }
         .map_err(|m| format!("expectResult {m}; the result was {}", describe(&outcome)))?;
     }
     if let Ok(id) = operation.get_str("saveResultAsEntity") {
+        match outcome {
+            Outcome::Cursor(cursor) => {
+                return entities.insert(id, Entity::Cursor(std::sync::Mutex::new(Some(cursor))));
+            }
+            Outcome::Collection(coll) => return entities.insert(id, Entity::Collection(coll)),
+            _ => {}
+        }
         let value = outcome
             .into_bson()
             .ok_or_else(|| format!("saveResultAsEntity {id:?}: the operation returned nothing"))?;
@@ -123,6 +132,8 @@ fn describe(outcome: &Outcome) -> String {
         Outcome::Nothing => "nothing".to_owned(),
         Outcome::Value(value) => value.to_string(),
         Outcome::Documents(items) => Bson::Array(items.clone()).to_string(),
+        Outcome::Cursor(_) => "a cursor".to_owned(),
+        Outcome::Collection(_) => "a collection".to_owned(),
     }
 }
 

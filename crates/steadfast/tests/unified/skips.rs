@@ -49,6 +49,14 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         "steadfast logs through `tracing`, not as the logging specification's structured messages that observeLogMessages asserts",
     ),
     (
+        Key::Operation("startTransaction"),
+        "transactions: steadfast has no multi-document transactions yet",
+    ),
+    (
+        Key::Operation("withTransaction"),
+        "transactions: steadfast has no convenient transaction API yet",
+    ),
+    (
         Key::Assertion("expectError.expectResult"),
         "steadfast's bulk write errors do not carry the partial BulkWriteResult (and the test does not wrap it in $$unsetOrMatches)",
     ),

@@ -12,6 +12,7 @@ use steadfast_core::selection::ReadPreference;
 
 use crate::client::Client;
 use crate::coll::Collection;
+use crate::coll::exec::OperationOverrides;
 use crate::coll::exec::{open_cursor, open_session_cursor};
 use crate::coll::inherit::Inherited;
 use crate::cursor::{Cursor, CursorSettings, SessionCursor};
@@ -37,6 +38,7 @@ impl<T: Send + Sync> Collection<T> {
             coll: self,
             filter,
             options: FindOptions::default(),
+            overrides: OperationOverrides::default(),
             session: ImplicitSession,
         }
     }
@@ -47,6 +49,7 @@ impl<T: Send + Sync> Collection<T> {
             coll: self,
             filter,
             options: FindOneOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -73,10 +76,14 @@ pub struct Find<'a, T: Send + Sync, S = ImplicitSession> {
     coll: &'a Collection<T>,
     filter: Document,
     options: FindOptions,
+    overrides: OperationOverrides,
     session: S,
 }
 
 impl<'a, T: Send + Sync, S> Find<'a, T, S> {
+    operation_overrides!();
+    timeout_mode_setter!();
+
     /// Replaces every option at once.
     pub fn with_options(mut self, options: impl Into<Option<FindOptions>>) -> Self {
         self.options = options.into().unwrap_or_default();
@@ -108,7 +115,7 @@ impl<'a, T: Send + Sync, S> Find<'a, T, S> {
     );
 
     /// The operation and how its cursor fetches.
-    fn prepare(self) -> (find::Find, CursorSettings, S) {
+    fn prepare(self) -> (find::Find, CursorSettings, OperationOverrides, S) {
         let mut options = self.options;
         let tailable = matches!(
             options.cursor_type,
@@ -125,6 +132,9 @@ impl<'a, T: Send + Sync, S> Find<'a, T, S> {
                 .filter(|_| options.cursor_type == Some(CursorType::TailableAwait)),
             comment: options.comment.clone(),
             tailable,
+            await_data: options.cursor_type == Some(CursorType::TailableAwait),
+            writes: false,
+            timeout_mode: self.overrides.timeout_mode,
         };
         let read_concern = self.coll.resolve_read_concern(options.read_concern.take());
         let criteria = self.coll.resolve_criteria(options.read_preference.take());
@@ -135,7 +145,7 @@ impl<'a, T: Send + Sync, S> Find<'a, T, S> {
             read_concern,
             criteria,
         );
-        (op, cursor_settings, self.session)
+        (op, cursor_settings, self.overrides, self.session)
     }
 }
 
@@ -146,6 +156,7 @@ impl<'a, T: Send + Sync> Find<'a, T, ImplicitSession> {
             coll: self.coll,
             filter: self.filter,
             options: self.options,
+            overrides: self.overrides,
             session: ExplicitSession(session),
         }
     }
@@ -161,14 +172,9 @@ where
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
             let coll = self.coll;
-            let (op, cursor_settings, _) = self.prepare();
-            open_cursor(
-                coll.client(),
-                op,
-                coll.operation_settings(),
-                cursor_settings,
-            )
-            .await
+            let (op, cursor_settings, overrides, _) = self.prepare();
+            let settings = coll.operation_settings(&overrides);
+            open_cursor(coll.client(), op, settings, cursor_settings).await
         })
     }
 }
@@ -183,15 +189,9 @@ where
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
             let coll = self.coll;
-            let (op, cursor_settings, ExplicitSession(session)) = self.prepare();
-            open_session_cursor(
-                coll.client(),
-                op,
-                session,
-                coll.operation_settings(),
-                cursor_settings,
-            )
-            .await
+            let (op, cursor_settings, overrides, ExplicitSession(session)) = self.prepare();
+            let settings = coll.operation_settings(&overrides);
+            open_session_cursor(coll.client(), op, session, settings, cursor_settings).await
         })
     }
 }
@@ -202,6 +202,7 @@ pub struct FindOne<'a, T: Send + Sync> {
     coll: &'a Collection<T>,
     filter: Document,
     options: FindOneOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -233,12 +234,13 @@ impl<'a, T: Send + Sync> FindOne<'a, T> {
             coll: self.coll,
             filter: self.filter,
             options: FindOptions::from(self.options),
+            overrides: self.overrides,
             session: ImplicitSession,
         };
-        let (op, cursor_settings, _) = find.prepare();
+        let (op, cursor_settings, find_overrides, _) = find.prepare();
         let op = op.single();
         let client = self.coll.client();
-        let settings = self.coll.operation_settings();
+        let settings = self.coll.operation_settings(&find_overrides);
         match self.session {
             Some(session) => {
                 let mut cursor: SessionCursor<T> =
@@ -271,6 +273,7 @@ pub struct Aggregate<'a, S = ImplicitSession, T = Document> {
     target: AggregateTarget,
     pipeline: Vec<Document>,
     options: AggregateOptions,
+    overrides: OperationOverrides,
     inherited: Inherited,
     session: S,
     _documents: PhantomData<fn() -> T>,
@@ -288,6 +291,7 @@ impl<'a> Aggregate<'a> {
             target,
             pipeline,
             options: AggregateOptions::default(),
+            overrides: OperationOverrides::default(),
             inherited,
             session: ImplicitSession,
             _documents: PhantomData,
@@ -296,6 +300,9 @@ impl<'a> Aggregate<'a> {
 }
 
 impl<'a, S, T> Aggregate<'a, S, T> {
+    operation_overrides!();
+    timeout_mode_setter!();
+
     /// Replaces every option at once.
     pub fn with_options(mut self, options: impl Into<Option<AggregateOptions>>) -> Self {
         self.options = options.into().unwrap_or_default();
@@ -324,6 +331,7 @@ impl<'a, S, T> Aggregate<'a, S, T> {
             target: self.target,
             pipeline: self.pipeline,
             options: self.options,
+            overrides: self.overrides,
             inherited: self.inherited,
             session: self.session,
             _documents: PhantomData,
@@ -346,6 +354,9 @@ impl<'a, S, T> Aggregate<'a, S, T> {
             max_await_time: options.max_await_time,
             comment: options.comment.clone(),
             tailable: false,
+            await_data: false,
+            writes: crate::operation::fields::pipeline_writes(&self.pipeline),
+            timeout_mode: self.overrides.timeout_mode,
         };
         let inherited = self.inherited;
         let read_concern = inherited.read_concern(options.read_concern.take());
@@ -371,6 +382,7 @@ impl<'a, T> Aggregate<'a, ImplicitSession, T> {
             target: self.target,
             pipeline: self.pipeline,
             options: self.options,
+            overrides: self.overrides,
             inherited: self.inherited,
             session: ExplicitSession(session),
             _documents: PhantomData,
@@ -387,8 +399,10 @@ where
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
+            let overrides = self.overrides.clone();
             let (client, op, cursor_settings, inherited, _) = self.prepare();
-            open_cursor(client, op, inherited.settings, cursor_settings).await
+            let settings = inherited.settings.overridden_by(&overrides);
+            open_cursor(client, op, settings, cursor_settings).await
         })
     }
 }
@@ -402,8 +416,10 @@ where
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
+            let overrides = self.overrides.clone();
             let (client, op, cursor_settings, inherited, ExplicitSession(session)) = self.prepare();
-            open_session_cursor(client, op, session, inherited.settings, cursor_settings).await
+            let settings = inherited.settings.overridden_by(&overrides);
+            open_session_cursor(client, op, session, settings, cursor_settings).await
         })
     }
 }

@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use steadfast_core::options::WriteConcern;
 
 use crate::coll::Collection;
+use crate::coll::exec::OperationOverrides;
 use crate::coll::exec::execute;
 use crate::coll::models::{check_update, replacement_document};
 use crate::cursor::deserialize;
@@ -27,6 +28,7 @@ impl<T: Send + Sync> Collection<T> {
             coll: self,
             filter,
             options: FindOneAndDeleteOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -43,6 +45,7 @@ impl<T: Send + Sync> Collection<T> {
             filter,
             update: update.into(),
             options: FindOneAndUpdateOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -61,6 +64,7 @@ impl<T: Serialize + Send + Sync> Collection<T> {
             filter,
             replacement: replacement_document(replacement.borrow()),
             options: FindOneAndReplaceOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -73,10 +77,11 @@ async fn find_and_modify<T: DeserializeOwned + Send + Sync>(
     modification: Modification,
     mut fields: FindAndModifyFields,
     session: Option<&mut ClientSession>,
+    overrides: &OperationOverrides,
 ) -> Result<Option<T>> {
     fields.write_concern = coll.resolve_write_concern(fields.write_concern.take());
     let op = FindAndModify::new(coll.ns().clone(), filter, modification, fields);
-    let settings = coll.operation_settings();
+    let settings = coll.operation_settings(overrides);
     let found: Option<RawDocumentBuf> = execute(coll.client(), op, session, &settings).await?;
     found.map(|doc| deserialize(Some(&doc))).transpose()
 }
@@ -87,6 +92,7 @@ pub struct FindOneAndDelete<'a, T: Send + Sync> {
     coll: &'a Collection<T>,
     filter: Document,
     options: FindOneAndDeleteOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -114,6 +120,7 @@ impl<'a, T: Send + Sync> FindOneAndDelete<'a, T> {
             Modification::Delete,
             fields,
             self.session,
+            &self.overrides,
         )
         .await
     }
@@ -128,6 +135,7 @@ pub struct FindOneAndUpdate<'a, T: Send + Sync> {
     filter: Document,
     update: UpdateModifications,
     options: FindOneAndUpdateOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -155,7 +163,15 @@ impl<'a, T: Send + Sync> FindOneAndUpdate<'a, T> {
         check_update(&self.update)?;
         let fields = FindAndModifyFields::from(self.options);
         let modification = Modification::Update(self.update);
-        find_and_modify(self.coll, self.filter, modification, fields, self.session).await
+        find_and_modify(
+            self.coll,
+            self.filter,
+            modification,
+            fields,
+            self.session,
+            &self.overrides,
+        )
+        .await
     }
 }
 
@@ -168,6 +184,7 @@ pub struct FindOneAndReplace<'a, T: Send + Sync> {
     filter: Document,
     replacement: Result<Document>,
     options: FindOneAndReplaceOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -193,7 +210,15 @@ impl<'a, T: Send + Sync> FindOneAndReplace<'a, T> {
     {
         let modification = Modification::Replace(self.replacement?);
         let fields = FindAndModifyFields::from(self.options);
-        find_and_modify(self.coll, self.filter, modification, fields, self.session).await
+        find_and_modify(
+            self.coll,
+            self.filter,
+            modification,
+            fields,
+            self.session,
+            &self.overrides,
+        )
+        .await
     }
 }
 

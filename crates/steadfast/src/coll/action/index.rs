@@ -8,6 +8,7 @@ use futures_util::TryStreamExt;
 use steadfast_core::options::WriteConcern;
 
 use crate::coll::Collection;
+use crate::coll::exec::OperationOverrides;
 use crate::coll::exec::{execute, open_cursor};
 use crate::cursor::{Cursor, CursorSettings};
 use crate::error::{Error, Result};
@@ -40,6 +41,7 @@ impl<T: Send + Sync> Collection<T> {
             coll: self,
             indexes: indexes.into_iter().collect(),
             options: CreateIndexOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -50,6 +52,7 @@ impl<T: Send + Sync> Collection<T> {
             coll: self,
             index: Bson::String(name.as_ref().to_string()),
             options: DropIndexOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -68,6 +71,7 @@ impl<T: Send + Sync> Collection<T> {
         ListIndexes {
             coll: self,
             options: ListIndexesOptions::default(),
+            overrides: OperationOverrides::default(),
         }
     }
 
@@ -97,6 +101,7 @@ impl<T: Send + Sync> Collection<T> {
         DropCollection {
             coll: self,
             options: DropCollectionOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -121,6 +126,18 @@ impl<'a, T: Send + Sync> CreateIndex<'a, T> {
         self
     }
 
+    /// Sets timeoutMS for this operation alone (see [`CreateIndexes::timeout`]).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.inner = self.inner.timeout(timeout);
+        self
+    }
+
+    /// Sets the retry policy for this operation alone (see [`CreateIndexes::retry_policy`]).
+    pub fn retry_policy(mut self, policy: std::sync::Arc<dyn crate::retries::RetryPolicy>) -> Self {
+        self.inner = self.inner.retry_policy(policy);
+        self
+    }
+
     async fn run(self) -> Result<CreateIndexResult> {
         let mut names = self.inner.run().await?.index_names;
         let index_name = names
@@ -138,6 +155,7 @@ pub struct CreateIndexes<'a, T: Send + Sync> {
     coll: &'a Collection<T>,
     indexes: Vec<IndexModel>,
     options: CreateIndexOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -172,7 +190,7 @@ impl<'a, T: Send + Sync> CreateIndexes<'a, T> {
         put(&mut body, "comment", o.comment);
         let write_concern = self.coll.resolve_write_concern(o.write_concern);
         let op = CatalogCommand::new("createIndexes", &self.coll.ns().db, body, write_concern)?;
-        let settings = self.coll.operation_settings();
+        let settings = self.coll.operation_settings(&self.overrides);
         execute(self.coll.client(), op, self.session, &settings).await?;
         Ok(CreateIndexesResult { index_names })
     }
@@ -186,6 +204,7 @@ pub struct DropIndex<'a, T: Send + Sync> {
     coll: &'a Collection<T>,
     index: Bson,
     options: DropIndexOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -204,7 +223,7 @@ impl<'a, T: Send + Sync> DropIndex<'a, T> {
         put(&mut body, "comment", o.comment);
         let write_concern = self.coll.resolve_write_concern(o.write_concern);
         let op = CatalogCommand::new("dropIndexes", &self.coll.ns().db, body, write_concern)?;
-        let settings = self.coll.operation_settings();
+        let settings = self.coll.operation_settings(&self.overrides);
         execute(self.coll.client(), op, self.session, &settings).await
     }
 }
@@ -216,9 +235,13 @@ action_future!(DropIndex<'a, T> where [T: Send + Sync + 'a] => ());
 pub struct ListIndexes<'a, T: Send + Sync> {
     coll: &'a Collection<T>,
     options: ListIndexesOptions,
+    overrides: OperationOverrides,
 }
 
 impl<'a, T: Send + Sync> ListIndexes<'a, T> {
+    operation_overrides!();
+    timeout_mode_setter!();
+
     /// Replaces every option at once.
     pub fn with_options(mut self, options: impl Into<Option<ListIndexesOptions>>) -> Self {
         self.options = options.into().unwrap_or_default();
@@ -244,12 +267,13 @@ impl<'a, T: Send + Sync> ListIndexes<'a, T> {
         let cursor_settings = CursorSettings {
             batch_size: o.batch_size,
             comment: o.comment,
+            timeout_mode: self.overrides.timeout_mode,
             ..CursorSettings::default()
         };
         open_cursor(
             self.coll.client(),
             op,
-            self.coll.operation_settings(),
+            self.coll.operation_settings(&self.overrides),
             cursor_settings,
         )
         .await
@@ -267,6 +291,7 @@ action_future!(ListIndexes<'a, T> where [T: Send + Sync + 'a] => Cursor<IndexMod
 pub struct DropCollection<'a, T: Send + Sync> {
     coll: &'a Collection<T>,
     options: DropCollectionOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -283,7 +308,7 @@ impl<'a, T: Send + Sync> DropCollection<'a, T> {
         put(&mut body, "comment", o.comment);
         let write_concern = self.coll.resolve_write_concern(o.write_concern);
         let op = CatalogCommand::new("drop", &self.coll.ns().db, body, write_concern)?;
-        let settings = self.coll.operation_settings();
+        let settings = self.coll.operation_settings(&self.overrides);
         match execute(self.coll.client(), op, self.session, &settings).await {
             Err(error) if error.code() == Some(NAMESPACE_NOT_FOUND) => Ok(()),
             other => other,

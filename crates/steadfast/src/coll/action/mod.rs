@@ -39,9 +39,56 @@ macro_rules! option_setters {
     };
 }
 
-/// `with_options` and `session` for an action with `options` and `session` fields.
+/// `timeout` and `retry_policy` for an action with an `overrides` field
+/// ([`OperationOverrides`](crate::coll::exec::OperationOverrides)).
+macro_rules! operation_overrides {
+    () => {
+        /// Sets timeoutMS for this operation alone, over the session's `default_timeout` and
+        /// the collection's, database's and client's timeout (`Duration::ZERO`: no limit).
+        /// Server selection, connection check-out, every attempt and the waits between
+        /// retries all fit in it; the server gets what is left as `maxTimeMS`. Under a
+        /// timeout, the operation's `max_time`, socketTimeoutMS, waitQueueTimeoutMS and
+        /// `wtimeout` are ignored. Once it expires the operation fails with a timeout error
+        /// ([`Error::is_timeout`](crate::Error::is_timeout)) whose source is the last
+        /// attempt's error.
+        pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+            self.overrides.timeout = Some(timeout);
+            self
+        }
+
+        /// Sets the retry policy for this operation alone, over the handle's and the
+        /// client's. A policy can only narrow or delay what the specifications allow.
+        pub fn retry_policy(
+            mut self,
+            policy: std::sync::Arc<dyn crate::retries::RetryPolicy>,
+        ) -> Self {
+            self.overrides.retry_policy = Some(policy);
+            self
+        }
+    };
+}
+
+/// `timeout_mode` for an action that opens a cursor and has an `overrides` field.
+macro_rules! timeout_mode_setter {
+    () => {
+        /// Sets how the timeout applies to the cursor: to its whole life (the default for
+        /// non-tailable cursors) or to each fetch (see
+        /// [`TimeoutMode`](crate::options::TimeoutMode)). Requires a timeout (the operation's
+        /// or an inherited one): awaiting fails with `InvalidArgument` otherwise, and for a
+        /// mode the cursor cannot have.
+        pub fn timeout_mode(mut self, mode: crate::options::TimeoutMode) -> Self {
+            self.overrides.timeout_mode = Some(mode);
+            self
+        }
+    };
+}
+
+/// `with_options` and `session` (and [`operation_overrides`]) for an action with `options`,
+/// `session` and `overrides` fields.
 macro_rules! options_and_session {
     ($options:ty) => {
+        operation_overrides!();
+
         /// Replaces every option at once.
         pub fn with_options(mut self, options: impl Into<Option<$options>>) -> Self {
             self.options = options.into().unwrap_or_default();
@@ -78,7 +125,9 @@ pub(crate) mod index;
 pub(crate) mod read;
 pub(crate) mod write;
 
-pub use crate::coll::db_actions::{CreateCollection, DropDatabase, ListCollections, ListDatabases};
+pub use crate::coll::db_actions::{
+    CreateCollection, DropDatabase, ListCollections, ListDatabases, RunCommand, RunCursorCommand,
+};
 pub use find::{Aggregate, ExplicitSession, Find, FindOne, ImplicitSession};
 pub use find_and_modify::{FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate};
 pub use index::{CreateIndex, CreateIndexes, DropCollection, DropIndex, ListIndexes};

@@ -7,6 +7,7 @@ use steadfast_core::options::ReadConcern;
 use steadfast_core::selection::ReadPreference;
 
 use crate::coll::Collection;
+use crate::coll::exec::OperationOverrides;
 use crate::coll::exec::execute;
 use crate::error::Result;
 use crate::operation::aggregate::CountDocuments as CountDocumentsOp;
@@ -23,6 +24,7 @@ impl<T: Send + Sync> Collection<T> {
             coll: self,
             filter,
             options: CountOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -34,6 +36,7 @@ impl<T: Send + Sync> Collection<T> {
         EstimatedDocumentCount {
             coll: self,
             options: EstimatedDocumentCountOptions::default(),
+            overrides: OperationOverrides::default(),
         }
     }
 
@@ -44,6 +47,7 @@ impl<T: Send + Sync> Collection<T> {
             field: field.as_ref().to_string(),
             filter,
             options: DistinctOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -55,6 +59,7 @@ pub struct CountDocuments<'a, T: Send + Sync> {
     coll: &'a Collection<T>,
     filter: Document,
     options: CountOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -84,7 +89,7 @@ impl<'a, T: Send + Sync> CountDocuments<'a, T> {
             read_concern,
             criteria,
         );
-        let settings = self.coll.operation_settings();
+        let settings = self.coll.operation_settings(&self.overrides);
         execute(self.coll.client(), op, self.session, &settings).await
     }
 }
@@ -96,9 +101,12 @@ action_future!(CountDocuments<'a, T> where [T: Send + Sync + 'a] => u64);
 pub struct EstimatedDocumentCount<'a, T: Send + Sync> {
     coll: &'a Collection<T>,
     options: EstimatedDocumentCountOptions,
+    overrides: OperationOverrides,
 }
 
 impl<'a, T: Send + Sync> EstimatedDocumentCount<'a, T> {
+    operation_overrides!();
+
     /// Replaces every option at once.
     pub fn with_options(
         mut self,
@@ -120,7 +128,7 @@ impl<'a, T: Send + Sync> EstimatedDocumentCount<'a, T> {
         let read_concern = self.coll.resolve_read_concern(options.read_concern.take());
         let criteria = self.coll.resolve_criteria(options.read_preference.take());
         let op = EstimatedCount::new(self.coll.ns().clone(), options, read_concern, criteria);
-        let settings = self.coll.operation_settings();
+        let settings = self.coll.operation_settings(&self.overrides);
         execute(self.coll.client(), op, None, &settings).await
     }
 }
@@ -134,6 +142,7 @@ pub struct Distinct<'a, T: Send + Sync> {
     field: String,
     filter: Document,
     options: DistinctOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -160,7 +169,7 @@ impl<'a, T: Send + Sync> Distinct<'a, T> {
             read_concern,
             criteria,
         );
-        let settings = self.coll.operation_settings();
+        let settings = self.coll.operation_settings(&self.overrides);
         execute(self.coll.client(), op, self.session, &settings).await
     }
 }

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::coll::Collection;
 use crate::coll::bulk::{BulkPlan, at_position};
+use crate::coll::exec::OperationOverrides;
 use crate::coll::models::{WriteModel, check_update, replacement_document, to_raw};
 use crate::error::{Error, Result};
 use crate::operation::write::{Statement, UpdateStatementFields, WriteCommandFields, WriteKind};
@@ -33,6 +34,7 @@ impl<T: Serialize + Send + Sync> Collection<T> {
             coll: self,
             document: to_raw(document.borrow()),
             options: InsertOneOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -52,6 +54,7 @@ impl<T: Serialize + Send + Sync> Collection<T> {
             coll: self,
             documents: documents.into_iter().map(|d| to_raw(d.borrow())).collect(),
             options: InsertManyOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -64,6 +67,7 @@ impl<T: Serialize + Send + Sync> Collection<T> {
             filter,
             replacement: replacement_document(replacement.borrow()),
             options: ReplaceOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -79,6 +83,7 @@ impl<T: Serialize + Send + Sync> Collection<T> {
             coll: self,
             models: models.into_iter().map(Into::into).collect(),
             options: BulkWriteOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -97,6 +102,7 @@ impl<T: Send + Sync> Collection<T> {
             update: update.into(),
             multi: false,
             options: UpdateOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -120,6 +126,7 @@ impl<T: Send + Sync> Collection<T> {
             filter,
             multi: false,
             options: DeleteOptions::default(),
+            overrides: OperationOverrides::default(),
             session: None,
         }
     }
@@ -156,6 +163,7 @@ pub struct InsertOne<'a, T: Send + Sync> {
     coll: &'a Collection<T>,
     document: Result<RawDocumentBuf>,
     options: InsertOneOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -178,7 +186,9 @@ impl<'a, T: Send + Sync> InsertOne<'a, T> {
             None,
         );
         let plan = BulkPlan::single_run(WriteKind::Insert, vec![statement], vec![id.clone()]);
-        self.coll.run_write_plan(plan, fields, self.session).await?;
+        self.coll
+            .run_write_plan(plan, fields, self.session, &self.overrides)
+            .await?;
         Ok(InsertOneResult { inserted_id: id })
     }
 }
@@ -191,6 +201,7 @@ pub struct InsertMany<'a, T: Send + Sync> {
     coll: &'a Collection<T>,
     documents: Vec<Result<RawDocumentBuf>>,
     options: InsertManyOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -227,7 +238,10 @@ impl<'a, T: Send + Sync> InsertMany<'a, T> {
             None,
         );
         let plan = BulkPlan::single_run(WriteKind::Insert, statements, ids);
-        let result = self.coll.run_write_plan(plan, fields, self.session).await?;
+        let result = self
+            .coll
+            .run_write_plan(plan, fields, self.session, &self.overrides)
+            .await?;
         Ok(InsertManyResult {
             inserted_ids: result.inserted_ids,
         })
@@ -244,6 +258,7 @@ pub struct Update<'a, T: Send + Sync> {
     update: UpdateModifications,
     multi: bool,
     options: UpdateOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -281,7 +296,7 @@ impl<'a, T: Send + Sync> Update<'a, T> {
             o.comment,
             o.let_vars,
         );
-        run_update(self.coll, statement, fields, self.session).await
+        run_update(self.coll, statement, fields, self.session, &self.overrides).await
     }
 }
 
@@ -292,9 +307,12 @@ async fn run_update<T: Send + Sync>(
     statement: Statement,
     fields: WriteCommandFields,
     session: Option<&mut ClientSession>,
+    overrides: &OperationOverrides,
 ) -> Result<UpdateResult> {
     let plan = BulkPlan::single_run(WriteKind::Update, vec![statement], Vec::new());
-    let mut result = coll.run_write_plan(plan, fields, session).await?;
+    let mut result = coll
+        .run_write_plan(plan, fields, session, overrides)
+        .await?;
     Ok(UpdateResult {
         matched_count: result.matched_count,
         modified_count: result.modified_count,
@@ -309,6 +327,7 @@ pub struct Replace<'a, T: Send + Sync> {
     filter: Document,
     replacement: Result<Document>,
     options: ReplaceOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -345,7 +364,7 @@ impl<'a, T: Send + Sync> Replace<'a, T> {
             o.comment,
             o.let_vars,
         );
-        run_update(self.coll, statement, fields, self.session).await
+        run_update(self.coll, statement, fields, self.session, &self.overrides).await
     }
 }
 
@@ -358,6 +377,7 @@ pub struct Delete<'a, T: Send + Sync> {
     filter: Document,
     multi: bool,
     options: DeleteOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -383,7 +403,10 @@ impl<'a, T: Send + Sync> Delete<'a, T> {
             .coll
             .write_fields(true, None, o.write_concern, o.comment, o.let_vars);
         let plan = BulkPlan::single_run(WriteKind::Delete, vec![statement], Vec::new());
-        let result = self.coll.run_write_plan(plan, fields, self.session).await?;
+        let result = self
+            .coll
+            .run_write_plan(plan, fields, self.session, &self.overrides)
+            .await?;
         Ok(DeleteResult {
             deleted_count: result.deleted_count,
         })
@@ -398,6 +421,7 @@ pub struct BulkWrite<'a, T: Send + Sync> {
     coll: &'a Collection<T>,
     models: Vec<WriteModel<T>>,
     options: BulkWriteOptions,
+    overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -422,7 +446,9 @@ impl<'a, T: Serialize + Send + Sync> BulkWrite<'a, T> {
             o.comment,
             o.let_vars,
         );
-        self.coll.run_write_plan(plan, fields, self.session).await
+        self.coll
+            .run_write_plan(plan, fields, self.session, &self.overrides)
+            .await
     }
 }
 

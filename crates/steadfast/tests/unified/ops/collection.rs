@@ -2,11 +2,13 @@
 
 use bson::{Bson, Document, doc};
 use steadfast::options::{
-    AggregateOptions, CountOptions, DistinctOptions, FindOneAndDeleteOptions,
+    AggregateOptions, CountOptions, CursorType, DistinctOptions, FindOneAndDeleteOptions,
     FindOneAndReplaceOptions, FindOneAndUpdateOptions, FindOptions, IndexModel, ReturnDocument,
+    TimeoutMode,
 };
 use steadfast::{Collection, DeleteModel, ReplaceOneModel, UpdateModel, WriteModel};
 
+use super::timed::Timed;
 use super::{
     OpResult, Outcome, bulk_write_result, delete_result, drain, insert_many_result, update_result,
 };
@@ -14,11 +16,13 @@ use crate::args::Args;
 
 /// Runs collection operation `name`.
 pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>) -> OpResult {
+    let timeout = args.optional_duration("timeoutMS")?;
     let result = match name {
         "insertOne" => {
             let document = args.document("document")?;
             args.finish()?;
             coll.insert_one(document)
+                .timed(timeout)
                 .await
                 .map(|r| Outcome::Value(Bson::Document(doc! { "insertedId": r.inserted_id })))
         }
@@ -26,7 +30,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let documents = args.documents("documents")?;
             let ordered = args.optional_bool("ordered")?;
             args.finish()?;
-            let mut action = coll.insert_many(documents);
+            let mut action = coll.insert_many(documents).timed(timeout);
             if let Some(ordered) = ordered {
                 action = action.ordered(ordered);
             }
@@ -39,9 +43,9 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let hint = args.optional_hint()?;
             args.finish()?;
             let mut action = if name == "updateOne" {
-                coll.update_one(filter, update)
+                coll.update_one(filter, update).timed(timeout)
             } else {
-                coll.update_many(filter, update)
+                coll.update_many(filter, update).timed(timeout)
             };
             if let Some(upsert) = upsert {
                 action = action.upsert(upsert);
@@ -56,7 +60,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let replacement = args.document("replacement")?;
             let upsert = args.optional_bool("upsert")?;
             args.finish()?;
-            let mut action = coll.replace_one(filter, replacement);
+            let mut action = coll.replace_one(filter, replacement).timed(timeout);
             if let Some(upsert) = upsert {
                 action = action.upsert(upsert);
             }
@@ -66,9 +70,9 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let filter = args.document("filter")?;
             args.finish()?;
             let action = if name == "deleteOne" {
-                coll.delete_one(filter)
+                coll.delete_one(filter).timed(timeout)
             } else {
-                coll.delete_many(filter)
+                coll.delete_many(filter).timed(timeout)
             };
             action.await.map(|r| Outcome::Value(delete_result(&r)))
         }
@@ -78,7 +82,11 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             options.sort = args.optional_document("sort")?;
             options.projection = args.optional_document("projection")?;
             args.finish()?;
-            let found = coll.find_one_and_delete(filter).with_options(options).await;
+            let found = coll
+                .find_one_and_delete(filter)
+                .timed(timeout)
+                .with_options(options)
+                .await;
             found.map(optional_document)
         }
         "findOneAndUpdate" => {
@@ -92,6 +100,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             args.finish()?;
             let found = coll
                 .find_one_and_update(filter, update)
+                .timed(timeout)
                 .with_options(options)
                 .await;
             found.map(optional_document)
@@ -107,6 +116,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             args.finish()?;
             let found = coll
                 .find_one_and_replace(filter, replacement)
+                .timed(timeout)
                 .with_options(options)
                 .await;
             found.map(optional_document)
@@ -119,7 +129,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
                 .iter()
                 .map(write_model)
                 .collect::<Result<Vec<_>, _>>()?;
-            let mut action = coll.bulk_write(models);
+            let mut action = coll.bulk_write(models).timed(timeout);
             if let Some(ordered) = ordered {
                 action = action.ordered(ordered);
             }
@@ -128,18 +138,34 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
         "find" => {
             let filter = args.optional_document("filter")?.unwrap_or_default();
             let options = find_options(&mut args)?;
+            let mode = timeout_mode(&mut args)?;
             args.finish()?;
-            match coll.find(filter).with_options(options).await {
+            let mut action = coll.find(filter).timed(timeout).with_options(options);
+            if let Some(mode) = mode {
+                action = action.timeout_mode(mode);
+            }
+            match action.await {
                 Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }
+        }
+        "createFindCursor" => {
+            let filter = args.optional_document("filter")?.unwrap_or_default();
+            let options = find_options(&mut args)?;
+            let mode = timeout_mode(&mut args)?;
+            args.finish()?;
+            let mut action = coll.find(filter).timed(timeout).with_options(options);
+            if let Some(mode) = mode {
+                action = action.timeout_mode(mode);
+            }
+            action.await.map(Outcome::Cursor)
         }
         "findOne" => {
             let filter = args.optional_document("filter")?.unwrap_or_default();
             let sort = args.optional_document("sort")?;
             let projection = args.optional_document("projection")?;
             args.finish()?;
-            let mut action = coll.find_one(filter);
+            let mut action = coll.find_one(filter).timed(timeout);
             if let Some(sort) = sort {
                 action = action.sort(sort);
             }
@@ -152,8 +178,18 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let pipeline = args.documents("pipeline")?;
             let mut options = AggregateOptions::default();
             options.batch_size = args.optional_count("batchSize")?;
+            options.max_time = args.optional_duration("maxTimeMS")?;
+            options.max_await_time = args.optional_duration("maxAwaitTimeMS")?;
+            let mode = timeout_mode(&mut args)?;
             args.finish()?;
-            match coll.aggregate(pipeline).with_options(options).await {
+            let mut action = coll
+                .aggregate(pipeline)
+                .timed(timeout)
+                .with_options(options);
+            if let Some(mode) = mode {
+                action = action.timeout_mode(mode);
+            }
+            match action.await {
                 Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }
@@ -164,12 +200,21 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             options.limit = args.optional_count("limit")?;
             options.skip = args.optional_count("skip")?;
             args.finish()?;
-            let counted = coll.count_documents(filter).with_options(options).await;
+            let counted = coll
+                .count_documents(filter)
+                .timed(timeout)
+                .with_options(options)
+                .await;
             counted.map(|n| Outcome::Value(super::count(n)))
         }
         "estimatedDocumentCount" => {
+            let max_time = args.optional_duration("maxTimeMS")?;
             args.finish()?;
-            let counted = coll.estimated_document_count().await;
+            let mut action = coll.estimated_document_count().timed(timeout);
+            if let Some(max_time) = max_time {
+                action = action.max_time(max_time);
+            }
+            let counted = action.await;
             counted.map(|n| Outcome::Value(super::count(n)))
         }
         "distinct" => {
@@ -178,21 +223,30 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             args.finish()?;
             let values = coll
                 .distinct(field, filter)
+                .timed(timeout)
                 .with_options(DistinctOptions::default())
                 .await;
             values.map(|v| Outcome::Value(Bson::Array(v)))
         }
         "listIndexes" => {
+            let mode = timeout_mode(&mut args)?;
             args.finish()?;
-            match coll.list_indexes().await {
+            let mut action = coll.list_indexes().timed(timeout);
+            if let Some(mode) = mode {
+                action = action.timeout_mode(mode);
+            }
+            match action.await {
                 Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }
         }
         "listIndexNames" => {
             args.finish()?;
-            let names = coll.list_index_names().await;
-            names.map(|n| Outcome::Value(Bson::Array(n.into_iter().map(Bson::String).collect())))
+            let listed = match coll.list_indexes().timed(timeout).await {
+                Ok(cursor) => drain(cursor).await,
+                Err(e) => Err(e),
+            };
+            listed.map(|indexes| Outcome::Value(Bson::Array(super::names(indexes))))
         }
         "createIndex" => {
             let keys = args.document("keys")?;
@@ -202,17 +256,23 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             if let Some(Bson::String(name)) = name {
                 model = model.options(steadfast::options::IndexOptions::default().name(name));
             }
-            let created = coll.create_index(model.build()).await;
+            let created = coll.create_index(model.build()).timed(timeout).await;
             created.map(|r| Outcome::Value(Bson::String(r.index_name)))
         }
         "dropIndex" => {
             let name = args.string("name")?;
             args.finish()?;
-            coll.drop_index(name).await.map(|()| Outcome::Nothing)
+            coll.drop_index(name)
+                .timed(timeout)
+                .await
+                .map(|()| Outcome::Nothing)
         }
         "dropIndexes" => {
             args.finish()?;
-            coll.drop_indexes().await.map(|()| Outcome::Nothing)
+            coll.drop_indexes()
+                .timed(timeout)
+                .await
+                .map(|()| Outcome::Nothing)
         }
         other => {
             return Err(format!(
@@ -252,7 +312,36 @@ pub(super) fn find_options(args: &mut Args) -> Result<FindOptions, String> {
     options.skip = args.optional_count("skip")?;
     options.batch_size = args.optional_count("batchSize")?;
     options.hint = args.optional_hint()?;
+    options.max_time = args.optional_duration("maxTimeMS")?;
+    options.max_await_time = args.optional_duration("maxAwaitTimeMS")?;
+    options.cursor_type = cursor_type(args)?;
     Ok(options)
+}
+
+/// The `cursorType` argument.
+pub(super) fn cursor_type(args: &mut Args) -> Result<Option<CursorType>, String> {
+    Ok(match args.take("cursorType") {
+        None => None,
+        Some(Bson::String(kind)) => Some(match kind.as_str() {
+            "tailable" => CursorType::Tailable,
+            "tailableAwait" => CursorType::TailableAwait,
+            "nonTailable" => CursorType::NonTailable,
+            other => return Err(format!("cursorType {other:?} is unknown")),
+        }),
+        Some(other) => return Err(format!("cursorType must be a string, found {other}")),
+    })
+}
+
+/// The `timeoutMode` argument.
+pub(super) fn timeout_mode(args: &mut Args) -> Result<Option<TimeoutMode>, String> {
+    match args.take("timeoutMode") {
+        None => Ok(None),
+        Some(Bson::String(mode)) if mode == "cursorLifetime" => {
+            Ok(Some(TimeoutMode::CursorLifetime))
+        }
+        Some(Bson::String(mode)) if mode == "iteration" => Ok(Some(TimeoutMode::Iteration)),
+        Some(other) => Err(format!("timeoutMode {other} is unknown")),
+    }
 }
 
 /// A `bulkWrite` request: `{insertOne: {...}}`, `{updateOne: {...}}`...

@@ -4,11 +4,13 @@ use bson::{Bson, Document};
 use steadfast::options::{ListCollectionsOptions, ListDatabasesOptions};
 use steadfast::{Client, Database};
 
+use super::timed::Timed;
 use super::{OpResult, Outcome, drain};
 use crate::args::Args;
 
 /// Runs database operation `name`.
 pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -> OpResult {
+    let timeout = args.optional_duration("timeoutMS")?;
     let result = match name {
         "runCommand" => {
             let command = args.document("command")?;
@@ -20,21 +22,87 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
                 ));
             }
             db.run_command(command)
+                .timed(timeout)
                 .await
                 .map(|reply| Outcome::Value(Bson::Document(reply)))
         }
+        "runCursorCommand" | "createCommandCursor" => {
+            let command = args.document("command")?;
+            if let Some(Bson::String(command_name)) = args.take("commandName") {
+                if command.keys().next() != Some(&command_name) {
+                    return Err(format!(
+                        "{name}: commandName {command_name:?} is not the command's first key"
+                    ));
+                }
+            }
+            let batch_size = args.optional_count::<u32>("batchSize")?;
+            let cursor_type = super::collection::cursor_type(&mut args)?;
+            let mode = super::collection::timeout_mode(&mut args)?;
+            args.finish()?;
+            let mut action = db.run_cursor_command(command).timed(timeout);
+            if let Some(batch_size) = batch_size {
+                action = action.batch_size(batch_size);
+            }
+            if let Some(cursor_type) = cursor_type {
+                action = action.cursor_type(cursor_type);
+            }
+            if let Some(mode) = mode {
+                action = action.timeout_mode(mode);
+            }
+            match action.await {
+                Ok(cursor) if name == "createCommandCursor" => Ok(Outcome::Cursor(cursor)),
+                Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
+                Err(e) => Err(e),
+            }
+        }
+        "dropCollection" => {
+            let name = args.string("collection")?;
+            args.finish()?;
+            let coll = db.collection::<Document>(&name);
+            coll.drop().timed(timeout).await.map(|()| Outcome::Nothing)
+        }
+        "createCollection" => {
+            let name = args.string("collection")?;
+            let capped = args.optional_bool("capped")?;
+            let size = args.optional_count::<u64>("size")?;
+            let max = args.optional_count::<u64>("max")?;
+            args.finish()?;
+            let mut action = db.create_collection(&name).timed(timeout);
+            if let Some(capped) = capped {
+                action = action.capped(capped);
+            }
+            if let Some(size) = size {
+                action = action.size(size);
+            }
+            if let Some(max) = max {
+                action = action.max(max);
+            }
+            action
+                .await
+                .map(|()| Outcome::Collection(db.collection::<Document>(&name)))
+        }
         "aggregate" => {
             let pipeline = args.documents("pipeline")?;
+            let mode = super::collection::timeout_mode(&mut args)?;
             args.finish()?;
-            match db.aggregate(pipeline).await {
+            let mut action = db.aggregate(pipeline).timed(timeout);
+            if let Some(mode) = mode {
+                action = action.timeout_mode(mode);
+            }
+            match action.await {
                 Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }
         }
         "listCollections" | "listCollectionObjects" => {
             let options = list_collections_options(&mut args)?;
+            let mode = super::collection::timeout_mode(&mut args)?;
             args.finish()?;
-            match db.list_collections().with_options(options).await {
+            let mut action = db.list_collections().timed(timeout).with_options(options);
+            if let Some(mode) = mode {
+                action = action.timeout_mode(mode);
+            }
+            match action.await {
                 Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }
@@ -42,7 +110,12 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
         "listCollectionNames" => {
             let options = list_collections_options(&mut args)?;
             args.finish()?;
-            let listed = match db.list_collections().with_options(options).await {
+            let listed = match db
+                .list_collections()
+                .timed(timeout)
+                .with_options(options)
+                .await
+            {
                 Ok(cursor) => drain(cursor).await,
                 Err(e) => Err(e),
             };
@@ -59,12 +132,17 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
 
 /// Runs client operation `name`.
 pub(super) async fn run_on_client(name: &str, mut args: Args, client: &Client) -> OpResult {
+    let timeout = args.optional_duration("timeoutMS")?;
     let result = match name {
         "listDatabases" | "listDatabaseObjects" | "listDatabaseNames" => {
             let mut options = ListDatabasesOptions::default();
             options.filter = args.optional_document("filter")?;
             args.finish()?;
-            let listed = client.list_databases().with_options(options).await;
+            let listed = client
+                .list_databases()
+                .timed(timeout)
+                .with_options(options)
+                .await;
             listed.map(|specs| {
                 let documents: Vec<Bson> = specs.iter().map(database_document).collect();
                 if name == "listDatabaseNames" {
@@ -110,7 +188,7 @@ fn database_document(spec: &steadfast::results::DatabaseSpecification) -> Bson {
     Bson::Document(document)
 }
 
-fn names(documents: Vec<Bson>) -> Vec<Bson> {
+pub(super) fn names(documents: Vec<Bson>) -> Vec<Bson> {
     documents
         .into_iter()
         .filter_map(|d| match d {

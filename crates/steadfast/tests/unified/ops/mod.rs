@@ -1,12 +1,16 @@
 //! Running one operation of a test: dispatch on the object's entity type, and the
 //! conversion of driver results into the documents `expectResult` describes.
 
-mod collection;
+pub(crate) mod collection;
+mod cursor;
 mod database;
 mod sessions;
 mod test_runner;
 mod threads;
+mod timed;
 mod waits;
+
+use database::names;
 
 use bson::{Bson, Document, doc};
 use futures_util::TryStreamExt;
@@ -17,7 +21,7 @@ use crate::entities::{Entity, EntityMap};
 use crate::fixture::Fixture;
 
 /// What an operation returned.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) enum Outcome {
     /// Nothing (void operations, test runner operations).
     Nothing,
@@ -25,6 +29,10 @@ pub(crate) enum Outcome {
     Value(Bson),
     /// An iterated result: each document is matched as a root-level document.
     Documents(Vec<Bson>),
+    /// A cursor not yet iterated (`createFindCursor`), saved as an entity.
+    Cursor(steadfast::Cursor<Document>),
+    /// A collection (`createCollection`), saved as an entity.
+    Collection(steadfast::Collection<Document>),
 }
 
 impl Outcome {
@@ -34,6 +42,7 @@ impl Outcome {
             Outcome::Nothing => None,
             Outcome::Value(value) => Some(value),
             Outcome::Documents(items) => Some(Bson::Array(items)),
+            Outcome::Cursor(_) | Outcome::Collection(_) => None,
         }
     }
 }
@@ -58,6 +67,10 @@ pub(crate) async fn run(
     if object == "testRunner" {
         let args = Args::new(name, operation.get_document("arguments").ok());
         return test_runner::run(name, args, entities, fixture).await;
+    }
+    if let Some(cursor) = entities.cursor_mut(object) {
+        let args = Args::new(name, operation.get_document("arguments").ok());
+        return cursor::run(name, args, cursor).await;
     }
     run_on_object(operation, entities).await
 }
@@ -92,10 +105,12 @@ pub(crate) async fn run_on_object(operation: &Document, entities: &EntityMap) ->
             let client = client.client.clone();
             database::run_on_client(name, args, &client).await
         }
-        other @ (Entity::Bson(_) | Entity::Thread(_) | Entity::Topology(_)) => Err(format!(
-            "{name}: {object:?} is a {}, not an object with operations",
-            other.kind()
-        )),
+        other @ (Entity::Cursor(_) | Entity::Bson(_) | Entity::Thread(_) | Entity::Topology(_)) => {
+            Err(format!(
+                "{name}: {object:?} is a {}, not an object with these operations",
+                other.kind()
+            ))
+        }
     }
 }
 

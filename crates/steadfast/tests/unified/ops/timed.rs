@@ -1,0 +1,60 @@
+//! The `timeoutMS` argument every operation accepts, applied to steadfast's actions.
+
+use std::time::Duration;
+
+use bson::Document;
+use steadfast::action::{
+    Aggregate, BulkWrite, CountDocuments, CreateCollection, CreateIndex, Delete, Distinct,
+    DropCollection, DropDatabase, DropIndex, EstimatedDocumentCount, Find, FindOne,
+    FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate, InsertMany, InsertOne, ListCollections,
+    ListDatabases, ListIndexes, Replace, RunCommand, RunCursorCommand, Update,
+};
+
+/// An action that takes a per-operation timeout.
+pub(crate) trait Timed: Sized {
+    /// The action with `timeout` as its timeoutMS, when the test gave one.
+    fn timed(self, timeout: Option<Duration>) -> Self;
+}
+
+macro_rules! timed {
+    ($($action:ty),* $(,)?) => {
+        $(
+            impl Timed for $action {
+                fn timed(self, timeout: Option<Duration>) -> Self {
+                    match timeout {
+                        Some(timeout) => self.timeout(timeout),
+                        None => self,
+                    }
+                }
+            }
+        )*
+    };
+}
+
+timed!(
+    Aggregate<'_>,
+    BulkWrite<'_, Document>,
+    CountDocuments<'_, Document>,
+    CreateCollection<'_>,
+    CreateIndex<'_, Document>,
+    Delete<'_, Document>,
+    Distinct<'_, Document>,
+    DropCollection<'_, Document>,
+    DropDatabase<'_>,
+    DropIndex<'_, Document>,
+    EstimatedDocumentCount<'_, Document>,
+    Find<'_, Document>,
+    FindOne<'_, Document>,
+    FindOneAndDelete<'_, Document>,
+    FindOneAndReplace<'_, Document>,
+    FindOneAndUpdate<'_, Document>,
+    InsertMany<'_, Document>,
+    InsertOne<'_, Document>,
+    ListCollections<'_>,
+    ListDatabases<'_>,
+    ListIndexes<'_, Document>,
+    Replace<'_, Document>,
+    RunCommand<'_>,
+    RunCursorCommand<'_>,
+    Update<'_, Document>,
+);
