@@ -1,41 +1,30 @@
 //! The client: the application's handle to a deployment.
 //!
-//! A [`Client`] owns the topology (monitors, one connection pool per server, the worker that
-//! keeps the description current), the server-session pool, the event emitter, the retry
-//! budget and the default retry policy. Operations run through the executor
-//! (`crate::executor`). Cloning is cheap; the clones share everything. When the last clone
-//! (and the last session, cursor or task holding one) is dropped, the topology shuts down in
-//! the background: monitors stop, pools close their sockets. [`Client::shutdown`] does the
-//! same but also ends the pooled server sessions (`endSessions`) and waits until every task
-//! and socket is gone.
+//! A [`Client`] is a thin, cheaply cloned handle to an executor (`crate::executor::Executor`),
+//! which owns the topology (monitors, one connection pool per server, the worker that keeps
+//! the description current), the server-session pool, the event emitter, the retry budget and
+//! the default retry policy, and runs every operation. Clones, sessions and cursors share
+//! that executor. When the last of them is dropped, the topology shuts down in the
+//! background: monitors stop, pools close their sockets. [`Client::shutdown`] does the same
+//! but also ends the pooled server sessions (`endSessions`) and waits until every task and
+//! socket is gone.
 
 mod builder;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use steadfast_core::options::{ClientOptions, ParsedUri};
-use steadfast_core::retry::{RetryBudget, RetryPolicy};
-use steadfast_core::session::{ServerSession, SessionPool};
 
 pub use self::builder::ClientBuilder;
-use crate::conn::config::{ConnectionConfig, ServerApi};
+use crate::conn::config::ServerApi;
 use crate::db::Database;
 use crate::error::{Error, Result};
-use crate::event::EventEmitter;
-use crate::executor::ExecutionContext;
-use crate::executor::run_command::EndSessions;
-use crate::handshake::metadata::{DriverInfo, Environment, client_metadata};
+use crate::executor::Executor;
+use crate::handshake::metadata::DriverInfo;
 use crate::options::DatabaseOptions;
-use crate::runtime::{self, TaskTracker};
-use crate::sdam::Topology;
+use crate::runtime::TaskTracker;
 use crate::sdam::srv::{self, HickoryResolver};
 use crate::session::{ClientSession, SessionOptions};
-
-/// How long shutdown lets `endSessions` look for a server: the command is a courtesy (the
-/// server forgets idle sessions anyway), so shutdown never waits long for it.
-const END_SESSIONS_LIMIT: Duration = Duration::from_secs(1);
 
 /// A handle to a MongoDB deployment. Cheap to clone: clones share the topology, the pools and
 /// the sessions.
@@ -51,32 +40,15 @@ const END_SESSIONS_LIMIT: Duration = Duration::from_secs(1);
 /// ```
 #[derive(Clone)]
 pub struct Client {
-    inner: Arc<ClientInner>,
-}
-
-struct ClientInner {
-    options: ClientOptions,
-    environment: Environment,
-    config: Arc<ConnectionConfig>,
-    /// Wrapping libraries appended so far, in order (no duplicates).
-    wrappers: Mutex<Vec<DriverInfo>>,
-    topology: Topology,
-    events: EventEmitter,
-    sessions: Mutex<SessionPool>,
-    /// The retry budget, if the application turned it on.
-    budget: Option<Mutex<RetryBudget>>,
-    retry_policy: Arc<dyn RetryPolicy>,
-    /// Tasks the client spawns itself (background killCursors).
-    tasks: TaskTracker,
-    closed: AtomicBool,
+    executor: Arc<Executor>,
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
-            .field("options", &self.inner.options)
-            .field("topology", &self.inner.topology)
-            .field("retry_policy", &self.inner.retry_policy)
+            .field("options", self.executor.options())
+            .field("topology", self.executor.topology())
+            .field("retry_policy", &self.executor.default_retry_policy())
             .finish()
     }
 }
@@ -132,8 +104,8 @@ impl Client {
 
     /// The database named in the connection string's path, if there was one.
     pub fn default_database(&self) -> Option<Database> {
-        self.inner
-            .options
+        self.executor
+            .options()
             .default_database
             .as_deref()
             .map(|name| self.database(name))
@@ -158,8 +130,12 @@ impl Client {
         &self,
         options: SessionOptions,
     ) -> Result<ClientSession> {
-        self.ensure_open()?;
-        Ok(ClientSession::new(self.clone(), options, false))
+        self.executor.ensure_open()?;
+        Ok(ClientSession::new(
+            Arc::clone(&self.executor),
+            options,
+            false,
+        ))
     }
 
     /// Appends a wrapping library's name, version and platform to the metadata that *new*
@@ -169,31 +145,12 @@ impl Client {
     /// # Errors
     /// `InvalidArgument` when a field contains the delimiter `|`.
     pub fn append_metadata(&self, info: DriverInfo) -> Result<()> {
-        info.validate()?;
-        let info = info.normalized();
-        let mut wrappers = self
-            .inner
-            .wrappers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if wrappers.contains(&info) {
-            return Ok(());
-        }
-        let mut updated = wrappers.clone();
-        updated.push(info);
-        let metadata = client_metadata(
-            self.inner.options.app_name.as_deref(),
-            &self.inner.environment,
-            &updated,
-        )?;
-        self.inner.config.appended_metadata.set(metadata);
-        *wrappers = updated;
-        Ok(())
+        self.executor.append_metadata(info)
     }
 
     /// The options this client was created with.
     pub fn options(&self) -> &ClientOptions {
-        &self.inner.options
+        self.executor.options()
     }
 
     /// Shuts the client down: ends the pooled server sessions with `endSessions` (best effort,
@@ -208,12 +165,7 @@ impl Client {
     /// Cancel safe: the topology's shutdown is requested before the future first waits, and
     /// completes in the background if the future is dropped.
     pub async fn shutdown(self) {
-        if !self.inner.closed.load(Ordering::SeqCst) {
-            self.end_pooled_sessions().await;
-            self.inner.closed.store(true, Ordering::SeqCst);
-        }
-        self.inner.topology.shutdown().await;
-        self.inner.tasks.wait_until_idle().await;
+        self.executor.shutdown().await;
     }
 
     /// The client's background work, for proving that none outlives it: tasks of the topology
@@ -221,147 +173,18 @@ impl Client {
     #[doc(hidden)]
     pub fn background_tasks(&self) -> BackgroundTasks {
         BackgroundTasks {
-            trackers: [self.inner.topology.tasks(), self.inner.tasks.clone()],
+            trackers: self.executor.task_trackers(),
         }
     }
 
-    async fn end_pooled_sessions(&self) {
-        let batches = self
-            .inner
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .drain_for_end_sessions();
-        let limit = END_SESSIONS_LIMIT.min(self.inner.options.server_selection_timeout);
-        for ids in batches {
-            let context = ExecutionContext {
-                session: None,
-                timeout: Some(limit),
-                retry_policy: Some(Arc::new(steadfast_core::retry::FailFast)),
-                ..ExecutionContext::default()
-            };
-            if let Err(error) = self.execute(EndSessions::new(ids), context).await {
-                tracing::debug!(%error, "endSessions failed at shutdown; the server will expire the sessions");
-            }
-        }
+    /// A handle to `executor` (a session's or a cursor's).
+    pub(crate) fn from_executor(executor: Arc<Executor>) -> Client {
+        Client { executor }
     }
 
-    pub(crate) fn from_parts(parts: builder::Parts) -> Client {
-        Client {
-            inner: Arc::new(ClientInner {
-                options: parts.options,
-                environment: parts.environment,
-                config: parts.config,
-                wrappers: Mutex::new(Vec::new()),
-                topology: parts.topology,
-                events: parts.events,
-                sessions: Mutex::new(SessionPool::new()),
-                budget: parts
-                    .budget
-                    .map(|config| Mutex::new(RetryBudget::new(config))),
-                retry_policy: parts.retry_policy,
-                tasks: parts.tasks,
-                closed: AtomicBool::new(false),
-            }),
-        }
-    }
-
-    pub(crate) fn topology(&self) -> &Topology {
-        &self.inner.topology
-    }
-
-    pub(crate) fn events(&self) -> &EventEmitter {
-        &self.inner.events
-    }
-
-    pub(crate) fn server_api(&self) -> Option<&ServerApi> {
-        self.inner.config.server_api.as_ref()
-    }
-
-    pub(crate) fn default_retry_policy(&self) -> Arc<dyn RetryPolicy> {
-        Arc::clone(&self.inner.retry_policy)
-    }
-
-    /// Whether two handles are clones of one client.
-    pub(crate) fn same_client(&self, other: &Client) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner)
-    }
-
-    /// Fails once the client has been shut down.
-    pub(crate) fn ensure_open(&self) -> Result<()> {
-        if self.inner.closed.load(Ordering::SeqCst) {
-            return Err(Error::invalid_argument("the client has been shut down"));
-        }
-        Ok(())
-    }
-
-    /// Counts an operation's first attempt in the retry budget, if there is one.
-    pub(crate) fn record_request(&self, now: Instant) {
-        if let Some(budget) = &self.inner.budget {
-            budget
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .record_request(now);
-        }
-    }
-
-    /// Runs `decide` with the retry budget (locked for the call only; None when the
-    /// application did not turn it on) and a random source.
-    pub(crate) fn with_budget<R>(
-        &self,
-        decide: impl FnOnce(Option<&mut RetryBudget>, &mut dyn rand::RngCore) -> R,
-    ) -> R {
-        let mut rng = runtime::rng();
-        match &self.inner.budget {
-            Some(budget) => {
-                let mut budget = budget.lock().unwrap_or_else(PoisonError::into_inner);
-                decide(Some(&mut budget), &mut rng)
-            }
-            None => decide(None, &mut rng),
-        }
-    }
-
-    /// A server session from the pool (or a new one).
-    pub(crate) fn acquire_server_session(&self) -> ServerSession {
-        let timeout = self.inner.topology.logical_session_timeout();
-        let load_balanced = self.inner.options.load_balanced;
-        self.inner
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .acquire(timeout, load_balanced, &mut runtime::rng(), runtime::now())
-    }
-
-    /// Returns a server session to the pool (dropped if dirty, about to expire, or the client
-    /// is shut down).
-    pub(crate) fn release_server_session(&self, session: ServerSession) {
-        if self.inner.closed.load(Ordering::SeqCst) {
-            return;
-        }
-        let timeout = self.inner.topology.logical_session_timeout();
-        self.inner
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .release(session, timeout, runtime::now());
-    }
-
-    /// Runs `future` as one of the client's background tasks.
-    pub(crate) fn spawn<F>(&self, future: F)
-    where
-        F: std::future::Future<Output = ()> + Send + 'static,
-    {
-        self.inner.tasks.spawn(future);
-    }
-
-    /// Server sessions waiting in the pool.
-    #[cfg(test)]
-    pub(crate) fn pooled_sessions(&self) -> usize {
-        self.inner
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+    /// The executor that runs this client's operations.
+    pub(crate) fn executor(&self) -> &Arc<Executor> {
+        &self.executor
     }
 }
 

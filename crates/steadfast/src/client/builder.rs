@@ -10,6 +10,7 @@ use super::Client;
 use crate::conn::config::{ConnectionConfig, ServerApi};
 use crate::error::{Error, Result};
 use crate::event::{EventEmitter, EventHandler};
+use crate::executor::{Executor, ExecutorParts};
 use crate::handshake::metadata::Environment;
 use crate::runtime::TaskTracker;
 use crate::sdam::Topology;
@@ -50,19 +51,6 @@ impl std::fmt::Debug for ClientBuilder {
             .field("retry_budget", &self.retry_budget)
             .finish()
     }
-}
-
-/// What [`ClientBuilder::build`] hands to the client.
-pub(crate) struct Parts {
-    pub(crate) options: ClientOptions,
-    pub(crate) environment: Environment,
-    pub(crate) config: Arc<ConnectionConfig>,
-    pub(crate) topology: Topology,
-    pub(crate) events: EventEmitter,
-    pub(crate) retry_policy: Arc<dyn RetryPolicy>,
-    /// None unless the application turned the retry budget on.
-    pub(crate) budget: Option<RetryBudgetConfig>,
-    pub(crate) tasks: TaskTracker,
 }
 
 impl ClientBuilder {
@@ -143,7 +131,7 @@ impl ClientBuilder {
         let tasks = TaskTracker::new()?;
         let events = EventEmitter::new(self.handlers);
         let topology = Topology::new(&self.options, Arc::clone(&config), events.clone())?;
-        Ok(Client::from_parts(Parts {
+        Ok(Client::from_executor(Executor::new(ExecutorParts {
             options: self.options,
             environment,
             config,
@@ -152,6 +140,6 @@ impl ClientBuilder {
             retry_policy: self.retry_policy.unwrap_or_else(|| Arc::new(SpecPolicy)),
             budget: self.retry_budget,
             tasks,
-        }))
+        })))
     }
 }

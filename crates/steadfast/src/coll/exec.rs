@@ -58,7 +58,10 @@ impl OperationSettings {
     }
 
     /// The execution context of one run in `session`.
-    fn context<'s>(&self, session: Option<&'s mut ClientSession>) -> ExecutionContext<'s> {
+    pub(crate) fn context<'s>(
+        &self,
+        session: Option<&'s mut ClientSession>,
+    ) -> ExecutionContext<'s> {
         let timeout = self.timeout_in(session.as_deref());
         ExecutionContext {
             session,
@@ -92,7 +95,10 @@ pub(crate) async fn execute<O: Operation>(
     session: Option<&mut ClientSession>,
     settings: &OperationSettings,
 ) -> Result<O::Output> {
-    client.execute(op, settings.context(session)).await
+    client
+        .executor()
+        .execute(op, settings.context(session))
+        .await
 }
 
 /// Runs an operation that opens a cursor, on an implicit session that the cursor keeps for
@@ -110,9 +116,15 @@ where
     O: Operation<Output = CursorReply>,
 {
     let (opening, settings) = cursor_phases(settings, &cursor_settings, None)?;
-    let (reply, pin) = client.execute_cursor(op, opening.context(None)).await?;
+    let executor = client.executor();
+    let (reply, pin) = executor.execute_cursor(op, opening.context(None)).await?;
     let state = CursorState::new(reply, pin.address, cursor_settings);
-    Ok(Cursor::new(client.clone(), state, pin.session, settings))
+    Ok(Cursor::new(
+        Arc::clone(executor),
+        state,
+        pin.session,
+        settings,
+    ))
 }
 
 /// Runs an operation that opens a cursor in the caller's session.
@@ -130,11 +142,12 @@ where
     O: Operation<Output = CursorReply>,
 {
     let (opening, settings) = cursor_phases(settings, &cursor_settings, Some(session))?;
-    let (reply, pin) = client
+    let executor = client.executor();
+    let (reply, pin) = executor
         .execute_cursor(op, opening.context(Some(session)))
         .await?;
     let state = CursorState::new(reply, pin.address, cursor_settings);
-    Ok(SessionCursor::new(client.clone(), state, settings))
+    Ok(SessionCursor::new(Arc::clone(executor), state, settings))
 }
 
 /// The settings of a cursor's opening command and of its later fetches, from the operation's

@@ -375,18 +375,24 @@ impl Connection {
         }
     }
 
-    /// When the next read or write must finish: the deadline alone under timeoutMS, else the
-    /// earlier of the given instant and now + socketTimeoutMS.
+    /// When the next read or write must finish (see [`io_deadline`]).
     fn io_deadline(&self, limit: IoLimit) -> Option<Instant> {
-        let deadline = match limit {
-            IoLimit::Deadline(deadline) => return deadline,
-            IoLimit::SocketTimeout(deadline) => deadline,
-        };
-        let socket = self.socket_timeout.map(|t| crate::runtime::now() + t);
-        match (socket, deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        io_deadline(limit, self.socket_timeout, crate::runtime::now())
+    }
+}
+
+/// When a read or write starting at `now` must finish: the deadline alone under timeoutMS,
+/// else the earlier of the given instant and `now` + socketTimeoutMS (a socket timeout too
+/// large to add to `now` sets no limit of its own).
+fn io_deadline(limit: IoLimit, socket_timeout: Option<Duration>, now: Instant) -> Option<Instant> {
+    let deadline = match limit {
+        IoLimit::Deadline(deadline) => return deadline,
+        IoLimit::SocketTimeout(deadline) => deadline,
+    };
+    let socket = socket_timeout.and_then(|t| now.checked_add(t));
+    match (socket, deadline) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

@@ -270,3 +270,41 @@ async fn over_size_command_is_refused_before_sending() {
     );
     assert!(!connection.is_broken(), "nothing was written");
 }
+
+#[test]
+fn the_io_deadline_is_the_operations_alone_under_timeout_ms() {
+    let now = crate::runtime::now();
+    let socket = Some(Duration::from_millis(10));
+    let later = now + Duration::from_secs(5);
+    // socketTimeoutMS gives way to the deadline, even when it is shorter, or absent.
+    assert_eq!(
+        io_deadline(IoLimit::Deadline(Some(later)), socket, now),
+        Some(later)
+    );
+    assert_eq!(io_deadline(IoLimit::Deadline(None), socket, now), None);
+}
+
+#[test]
+fn without_timeout_ms_the_io_deadline_is_the_earlier_of_socket_timeout_and_the_limit() {
+    let now = crate::runtime::now();
+    let socket = Duration::from_millis(10);
+    let soon = now + Duration::from_millis(3);
+    let later = now + Duration::from_secs(5);
+    let limit = IoLimit::SocketTimeout;
+    assert_eq!(
+        io_deadline(limit(None), Some(socket), now),
+        Some(now + socket)
+    );
+    assert_eq!(
+        io_deadline(limit(Some(soon)), Some(socket), now),
+        Some(soon)
+    );
+    assert_eq!(
+        io_deadline(limit(Some(later)), Some(socket), now),
+        Some(now + socket)
+    );
+    assert_eq!(io_deadline(limit(Some(later)), None, now), Some(later));
+    assert_eq!(io_deadline(limit(None), None, now), None);
+    // A socket timeout past what an Instant can hold sets no limit instead of panicking.
+    assert_eq!(io_deadline(limit(None), Some(Duration::MAX), now), None);
+}

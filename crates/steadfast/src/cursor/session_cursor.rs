@@ -1,6 +1,7 @@
 //! `SessionCursor<T>`: a cursor opened in an explicit session, which every `getMore` must use.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use bson::{RawDocument, RawDocumentBuf};
 use futures_core::Stream;
@@ -8,9 +9,9 @@ use serde::de::DeserializeOwned;
 
 use super::state::CursorState;
 use super::stream::{deserialize, spawn_kill};
-use crate::client::Client;
-use crate::coll::exec::{OperationSettings, execute};
+use crate::coll::exec::OperationSettings;
 use crate::error::Result;
+use crate::executor::Executor;
 use crate::session::ClientSession;
 
 /// A cursor opened with `.session(&mut session)`. Its `getMore`s must run in the same session,
@@ -19,7 +20,7 @@ use crate::session::ClientSession;
 ///
 /// Dropped before it is exhausted, the cursor is killed in the background.
 pub struct SessionCursor<T> {
-    client: Client,
+    executor: Arc<Executor>,
     state: CursorState,
     settings: OperationSettings,
     current: Option<RawDocumentBuf>,
@@ -39,9 +40,13 @@ impl<T> std::fmt::Debug for SessionCursor<T> {
 }
 
 impl<T> SessionCursor<T> {
-    pub(crate) fn new(client: Client, state: CursorState, settings: OperationSettings) -> Self {
+    pub(crate) fn new(
+        executor: Arc<Executor>,
+        state: CursorState,
+        settings: OperationSettings,
+    ) -> Self {
         SessionCursor {
-            client,
+            executor,
             state,
             settings,
             current: None,
@@ -77,7 +82,8 @@ impl<T> SessionCursor<T> {
             };
             // Until the reply is absorbed, a dropped future must leave the cursor closed.
             self.closed = true;
-            match execute(&self.client, get_more, Some(session), &self.settings).await {
+            let context = self.settings.context(Some(session));
+            match self.executor.execute(get_more, context).await {
                 Ok(reply) => {
                     self.closed = false;
                     self.state.absorb(reply);
@@ -110,7 +116,7 @@ impl<T> SessionCursor<T> {
         self.closed = true;
         if let Some(kill) = self.state.take_kill() {
             spawn_kill(
-                self.client.clone(),
+                Arc::clone(&self.executor),
                 kill,
                 None,
                 self.settings.timeout_in(None),
@@ -159,7 +165,7 @@ impl<T> Drop for SessionCursor<T> {
     fn drop(&mut self) {
         if let Some(kill) = self.state.take_kill() {
             spawn_kill(
-                self.client.clone(),
+                Arc::clone(&self.executor),
                 kill,
                 None,
                 self.settings.timeout_in(None),

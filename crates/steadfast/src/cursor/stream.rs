@@ -2,6 +2,7 @@
 
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -11,9 +12,9 @@ use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
 
 use super::state::CursorState;
-use crate::client::Client;
-use crate::coll::exec::{OperationSettings, execute};
+use crate::coll::exec::OperationSettings;
 use crate::error::{Error, Result};
+use crate::executor::Executor;
 use crate::operation::get_more::KillCursors;
 use crate::session::ClientSession;
 
@@ -27,7 +28,7 @@ const CURSOR_GONE_CODES: [i32; 3] = [
 /// What a cursor needs to fetch batches; moved into the `getMore` future while one is in
 /// flight and handed back when it completes.
 struct Core {
-    client: Client,
+    executor: Arc<Executor>,
     state: CursorState,
     /// The implicit session the cursor was opened on; returned to the pool when the cursor
     /// is exhausted, closed or dropped.
@@ -41,13 +42,8 @@ impl Core {
         let Some(get_more) = self.state.get_more() else {
             return (self, Ok(()));
         };
-        let result = execute(
-            &self.client,
-            get_more,
-            self.session.as_mut(),
-            &self.settings,
-        )
-        .await;
+        let context = self.settings.context(self.session.as_mut());
+        let result = self.executor.execute(get_more, context).await;
         let result = match result {
             Ok(reply) => {
                 self.state.absorb(reply);
@@ -73,7 +69,7 @@ impl Core {
         let session = self.session.take();
         if let Some(kill) = self.state.take_kill() {
             let timeout = timeout.or_else(|| self.settings.timeout_in(None));
-            spawn_kill(self.client.clone(), kill, session, timeout);
+            spawn_kill(Arc::clone(&self.executor), kill, session, timeout);
         }
     }
 }
@@ -115,7 +111,7 @@ pub struct Cursor<T> {
     current: Option<RawDocumentBuf>,
     /// While a `getMore` is in flight, what killing the server cursor takes if the cursor is
     /// dropped before the reply arrives.
-    kill_if_dropped: Option<(Client, KillCursors, Option<Duration>)>,
+    kill_if_dropped: Option<(Arc<Executor>, KillCursors, Option<Duration>)>,
     _documents: PhantomData<fn() -> T>,
 }
 
@@ -136,14 +132,14 @@ impl<T> std::fmt::Debug for Cursor<T> {
 
 impl<T> Cursor<T> {
     pub(crate) fn new(
-        client: Client,
+        executor: Arc<Executor>,
         state: CursorState,
         session: Option<ClientSession>,
         settings: OperationSettings,
     ) -> Self {
         Cursor {
             phase: Phase::Idle(Box::new(Core {
-                client,
+                executor,
                 state,
                 session,
                 settings,
@@ -194,8 +190,8 @@ impl<T> Cursor<T> {
         match std::mem::replace(&mut self.phase, Phase::Finished) {
             Phase::Idle(core) => core.close(timeout),
             Phase::Fetching(_) => {
-                if let Some((client, kill, own)) = self.kill_if_dropped.take() {
-                    spawn_kill(client, kill, None, timeout.or(own));
+                if let Some((executor, kill, own)) = self.kill_if_dropped.take() {
+                    spawn_kill(executor, kill, None, timeout.or(own));
                 }
             }
             Phase::Finished => {}
@@ -224,7 +220,7 @@ impl<T> Cursor<T> {
                     }
                     self.kill_if_dropped = core.state.kill_op().map(|kill| {
                         let timeout = core.settings.timeout_in(None);
-                        (core.client.clone(), kill, timeout)
+                        (Arc::clone(&core.executor), kill, timeout)
                     });
                     self.phase = Phase::Fetching(Box::pin(core.fetch()));
                 }
@@ -309,7 +305,7 @@ pub(crate) fn deserialize<T: DeserializeOwned>(document: Option<&RawDocument>) -
 
 /// The longest a background killCursors may take when the client has no timeoutMS. It is best
 /// effort (the server times idle cursors out after ten minutes anyway), and
-/// [`Client::shutdown`] waits for it: a server that never answers must not hold shutdown up.
+/// [`crate::Client::shutdown`] waits for it: a server that never answers must not hold shutdown up.
 const KILL_CURSORS_LIMIT: Duration = Duration::from_secs(10);
 
 /// Kills a server cursor in the background (best effort: the server also times cursors out),
@@ -317,13 +313,12 @@ const KILL_CURSORS_LIMIT: Duration = Duration::from_secs(10);
 /// or else [`KILL_CURSORS_LIMIT`] capped by serverSelectionTimeoutMS (as `endSessions` is at
 /// shutdown).
 pub(crate) fn spawn_kill(
-    client: Client,
+    executor: Arc<Executor>,
     kill: KillCursors,
     session: Option<ClientSession>,
     timeout: Option<Duration>,
 ) {
-    let spawner = client.clone();
-    let options = client.options();
+    let options = executor.options();
     let limit = timeout
         .filter(|timeout| !timeout.is_zero())
         .unwrap_or_else(|| KILL_CURSORS_LIMIT.min(options.server_selection_timeout));
@@ -335,9 +330,11 @@ pub(crate) fn spawn_kill(
         omit_max_time: timeout.is_none(),
         ..OperationSettings::default()
     };
-    spawner.spawn(async move {
+    let runner = Arc::clone(&executor);
+    executor.spawn(async move {
         let mut session = session;
-        if let Err(error) = execute(&client, kill, session.as_mut(), &settings).await {
+        let context = settings.context(session.as_mut());
+        if let Err(error) = runner.execute(kill, context).await {
             tracing::debug!(%error, "killCursors failed; the server will time the cursor out");
         }
     });

@@ -5,9 +5,10 @@
 //! select ─► check_out ─► session ─► prepare ─► exchange ─► interpret
 //! ```
 //!
-//! A stage that fails classifies its error here ([`Client::failure`]): the executor's one
+//! A stage that fails classifies its error here ([`Executor::failure`]): the executor's one
 //! translation of an `Error` into the retry rules' facts.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bson::RawDocumentBuf;
@@ -15,9 +16,9 @@ use steadfast_core::description::ServerType;
 use steadfast_core::retry::{FailureFacts, OperationKind, Sent};
 use steadfast_core::{ServerAddress, TopologyType};
 
-use super::classify::{Circumstances, classify};
+use super::Executor;
+use super::classify::{Circumstances, DeadlineStatus, classify};
 use super::{OperationPlan, Progress};
-use crate::client::Client;
 use crate::conn::description::StreamDescription;
 use crate::error::Error;
 use crate::operation::Operation;
@@ -88,17 +89,17 @@ pub(super) struct On<'a> {
     pub(super) server: Option<&'a SelectedServer>,
     pub(super) sent: Sent,
     pub(super) base_backoff: Option<Duration>,
-    pub(super) deadline_passed: bool,
+    pub(super) deadline: DeadlineStatus,
 }
 
-impl Client {
+impl Executor {
     /// Runs one attempt of `op`.
     ///
     /// # Cancel safety
     /// Dropping the future midway releases the selected server and returns (or, mid-exchange,
     /// closes) the connection; the command may or may not have run.
     pub(super) async fn attempt<O: Operation>(
-        &self,
+        self: &Arc<Self>,
         op: &mut O,
         plan: &OperationPlan,
         progress: &mut Progress<'_>,
@@ -109,7 +110,7 @@ impl Client {
     }
 
     async fn run_stages<O: Operation>(
-        &self,
+        self: &Arc<Self>,
         op: &mut O,
         plan: &OperationPlan,
         progress: &mut Progress<'_>,
@@ -155,14 +156,8 @@ impl Client {
 
     /// Classifies a failure of this attempt: the one place an attempt's `Error` becomes the
     /// retry rules' facts (with the labels the driver owes it).
-    pub(super) fn failure(
-        &self,
-        error: Error,
-        plan: &OperationPlan,
-        kind: OperationKind,
-        on: &On<'_>,
-    ) -> Interrupt {
-        let (facts, error) = self.facts(error, plan, kind, on);
+    pub(super) fn failure(&self, error: Error, kind: OperationKind, on: &On<'_>) -> Interrupt {
+        let (facts, error) = self.facts(error, kind, on);
         Interrupt::Failed(Box::new(Failure {
             error,
             facts,
@@ -178,7 +173,6 @@ impl Client {
     pub(super) fn facts(
         &self,
         error: Error,
-        plan: &OperationPlan,
         kind: OperationKind,
         on: &On<'_>,
     ) -> (FailureFacts, Error) {
@@ -189,8 +183,7 @@ impl Client {
             mongos: on
                 .server
                 .is_some_and(|s| s.description.server_type == ServerType::Mongos),
-            csot: plan.deadline.is_csot(),
-            deadline_passed: on.deadline_passed,
+            deadline: on.deadline,
             sent: on.sent,
             base_backoff: on.base_backoff,
         };
@@ -204,11 +197,11 @@ pub(super) fn not_sent<'a>(server: Option<&'a SelectedServer>, plan: &OperationP
         server,
         sent: Sent::No,
         base_backoff: None,
-        deadline_passed: deadline_passed(plan),
+        deadline: deadline_status(plan),
     }
 }
 
-/// Whether the operation's deadline has passed.
-pub(super) fn deadline_passed(plan: &OperationPlan) -> bool {
-    plan.deadline.is_expired(runtime::now())
+/// Where the operation stands against its deadline now.
+pub(super) fn deadline_status(plan: &OperationPlan) -> DeadlineStatus {
+    DeadlineStatus::of(plan.deadline, runtime::now())
 }

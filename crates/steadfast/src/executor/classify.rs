@@ -2,11 +2,11 @@
 //! the driver, its labels (the server's and those the driver adds), and the server's
 //! `baseBackoffMS`.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use steadfast_core::codes::{MAX_TIME_MS_EXPIRED, is_retryable_code};
 use steadfast_core::retry::{FailureFacts, FailureKind, OperationKind, Sent};
-use steadfast_core::{ErrorLabels, Label};
+use steadfast_core::{Deadline, ErrorLabels, Label};
 
 use crate::error::{ConnectionFailure, Error, ErrorFacts, ErrorKind};
 use crate::pool::{PoolFailure, failure_of};
@@ -26,14 +26,43 @@ pub(super) struct Circumstances {
     /// Whether that server is a mongos (whose write concern error codes are never labelled by
     /// the driver).
     pub(super) mongos: bool,
-    /// Whether timeoutMS applies to the operation.
-    pub(super) csot: bool,
-    /// Whether the operation's deadline has passed.
-    pub(super) deadline_passed: bool,
+    /// Where the operation stood against its timeoutMS.
+    pub(super) deadline: DeadlineStatus,
     /// Whether the request may have reached the server.
     pub(super) sent: Sent,
     /// `baseBackoffMS` from the server's error reply.
     pub(super) base_backoff: Option<Duration>,
+}
+
+/// Where an operation stands against its timeoutMS when an attempt fails: the one fact of its
+/// [`Deadline`] that classification reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum DeadlineStatus {
+    /// timeoutMS is not set: a timeout is a deprecated per-step timeout's (socketTimeoutMS,
+    /// waitQueueTimeoutMS, serverSelectionTimeoutMS).
+    NotSet,
+    /// timeoutMS is set and time is left (always so for timeoutMS=0).
+    Running,
+    /// The deadline has passed, or what is left cannot cover a round trip to the server.
+    Expired,
+}
+
+impl DeadlineStatus {
+    /// The status of `deadline` at `now`.
+    pub(super) fn of(deadline: Deadline, now: Instant) -> Self {
+        if !deadline.is_csot() {
+            DeadlineStatus::NotSet
+        } else if deadline.is_expired(now) {
+            DeadlineStatus::Expired
+        } else {
+            DeadlineStatus::Running
+        }
+    }
+
+    /// Whether timeoutMS applies (then MaxTimeMSExpired is the deadline's).
+    fn is_csot(self) -> bool {
+        self != DeadlineStatus::NotSet
+    }
 }
 
 /// Classifies `error` and adds the labels the driver owes it; returns the facts and the
@@ -58,7 +87,7 @@ pub(super) fn classify(error: Error, circumstances: &Circumstances) -> (FailureF
                 added.insert(Label::RetryableError);
             }
             match cause.kind() {
-                ErrorKind::Timeout { .. } if circumstances.deadline_passed => {
+                ErrorKind::Timeout { .. } if circumstances.deadline == DeadlineStatus::Expired => {
                     FailureKind::DeadlineExpired
                 }
                 ErrorKind::Network { .. } | ErrorKind::Timeout { .. } => {
@@ -75,11 +104,15 @@ pub(super) fn classify(error: Error, circumstances: &Circumstances) -> (FailureF
             }
             // Without a code a command error reads as code 0, as `CommandError::code` does.
             ErrorFacts::Command(reply) => match reply.code.unwrap_or(0) {
-                MAX_TIME_MS_EXPIRED if circumstances.csot => FailureKind::DeadlineExpired,
+                MAX_TIME_MS_EXPIRED if circumstances.deadline.is_csot() => {
+                    FailureKind::DeadlineExpired
+                }
                 code => FailureKind::Command { code },
             },
             ErrorFacts::WriteConcern(reply) => match reply.code.unwrap_or(0) {
-                MAX_TIME_MS_EXPIRED if circumstances.csot => FailureKind::DeadlineExpired,
+                MAX_TIME_MS_EXPIRED if circumstances.deadline.is_csot() => {
+                    FailureKind::DeadlineExpired
+                }
                 code => FailureKind::WriteConcern { code },
             },
             ErrorFacts::Other if matches!(error.kind(), ErrorKind::ServerSelection { .. }) => {
@@ -110,7 +143,7 @@ pub(super) fn classify(error: Error, circumstances: &Circumstances) -> (FailureF
 
 /// `DeadlineExpired` once the operation's deadline has passed, else `otherwise`.
 fn expired_or(circumstances: &Circumstances, otherwise: FailureKind) -> FailureKind {
-    if circumstances.csot && circumstances.deadline_passed {
+    if circumstances.deadline == DeadlineStatus::Expired {
         FailureKind::DeadlineExpired
     } else {
         otherwise

@@ -8,10 +8,10 @@ use bson::{RawDocumentBuf, rawdoc};
 use steadfast_core::retry::Sent;
 use steadfast_core::sdam::ErrorPhase;
 
-use super::attempt::{Interrupt, On, Stage, deadline_passed};
+use super::Executor;
+use super::attempt::{Interrupt, On, Stage, deadline_status};
 use super::monitoring::{self, CommandIdentity};
 use super::prepare::Prepared;
-use crate::client::Client;
 use crate::error::{Error, ErrorKind};
 use crate::event::ConnectionInfo;
 use crate::pool::{PoolFailure, PooledConnection, failure_of};
@@ -30,7 +30,7 @@ pub(super) struct Exchanged {
     pub(super) generation: u32,
 }
 
-impl Client {
+impl Executor {
     /// Sends the prepared command and reads its reply.
     ///
     /// # Cancel safety
@@ -137,8 +137,8 @@ impl Client {
             server: Some(stage.selected),
             sent,
             base_backoff: None,
-            deadline_passed: deadline_passed(stage.plan),
+            deadline: deadline_status(stage.plan),
         };
-        self.failure(error, stage.plan, stage.kind, &on)
+        self.failure(error, stage.kind, &on)
     }
 }

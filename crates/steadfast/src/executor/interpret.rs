@@ -12,16 +12,16 @@ use steadfast_core::retry::{FailureKind, OperationKind, Sent};
 use steadfast_core::sdam::ErrorPhase;
 use steadfast_core::session::ClusterTime;
 
-use super::attempt::{AttemptResult, Failure, HeldReply, On, Stage, deadline_passed};
+use super::Executor;
+use super::attempt::{AttemptResult, Failure, HeldReply, On, Stage, deadline_status};
 use super::exchange::Exchanged;
 use super::monitoring;
-use crate::client::Client;
 use crate::conn::description::StreamDescription;
 use crate::error::{CommandError, Error, WriteFailure};
 use crate::operation::{Operation, ReplyContext};
 use crate::session::ClientSession;
 
-impl Client {
+impl Executor {
     /// Reads the reply of an exchange into the attempt's result.
     pub(super) fn interpret<O: Operation>(
         &self,
@@ -104,9 +104,9 @@ impl Client {
             server: Some(stage.selected),
             sent: Sent::Yes,
             base_backoff,
-            deadline_passed: deadline_passed(stage.plan),
+            deadline: deadline_status(stage.plan),
         };
-        self.failure(error, stage.plan, stage.kind, &on).into()
+        self.failure(error, stage.kind, &on).into()
     }
 
     /// A write concern error: SDAM judges every one (a state-change code marks the server
@@ -128,9 +128,9 @@ impl Client {
             server: Some(stage.selected),
             sent: Sent::Yes,
             base_backoff: None,
-            deadline_passed: deadline_passed(stage.plan),
+            deadline: deadline_status(stage.plan),
         };
-        let (facts, error) = self.facts(error, stage.plan, stage.kind, &on);
+        let (facts, error) = self.facts(error, stage.kind, &on);
         let retryable = facts.is_retryable_write_error() || facts.is_retryable_overload();
         // MaxTimeMSExpired under timeoutMS is the deadline's: the operation fails with a
         // timeout error, not with the reply's write concern error (CSOT "Error

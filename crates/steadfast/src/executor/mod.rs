@@ -1,5 +1,9 @@
 //! The executor: runs an [`Operation`] from start to finish.
 //!
+//! The [`Executor`] (`core.rs`) owns what that takes — topology, server-session pool, retry
+//! budget, events, options, default retry policy, open or shut down — and is shared by the
+//! `Client` handles, their sessions and their cursors. This module is its retry loop.
+//!
 //! ```text
 //! Deadline (timeoutMS) ─► select ─► check_out ─► session ─► prepare ─► exchange ─► interpret
 //!     ▲                                                                               │
@@ -8,7 +12,7 @@
 //! ```
 //!
 //! Every attempt is one pass through the stages (`attempt.rs` and one module per stage); a
-//! failure becomes `steadfast_core::retry::FailureFacts` in one place (`Client::failure`), and
+//! failure becomes `steadfast_core::retry::FailureFacts` in one place (`Executor::failure`), and
 //! the operation's `steadfast_core::retry::RetrySession` — the pure orchestrator with the
 //! operation's [`RetryPolicy`], its deadline and the errors of its attempts — decides whether
 //! to retry, when and where. The executor carries the decision out: it sleeps only through
@@ -17,6 +21,7 @@
 
 mod attempt;
 mod classify;
+mod core;
 mod exchange;
 mod fields;
 mod interpret;
@@ -41,7 +46,7 @@ use steadfast_core::{Deadline, ServerAddress};
 use tracing::Instrument as _;
 
 use self::attempt::{AttemptResult, Failure};
-use crate::client::Client;
+pub(crate) use self::core::{Executor, ExecutorParts};
 use crate::cursor::{CursorPin, CursorReply};
 use crate::error::{AttemptRecord, Error, ErrorKind, Result};
 use crate::event::RetryEvent;
@@ -115,7 +120,7 @@ struct Done<T> {
     implicit: Option<ClientSession>,
 }
 
-impl Client {
+impl Executor {
     /// Runs `op`: select, check out, build, send, classify, SDAM, retry.
     ///
     /// # Errors
@@ -124,7 +129,7 @@ impl Client {
     /// # Cancel safety
     /// Dropping the future abandons the operation: a command in flight may or may not run.
     pub(crate) async fn execute<O: Operation>(
-        &self,
+        self: &Arc<Self>,
         op: O,
         context: ExecutionContext<'_>,
     ) -> Result<O::Output> {
@@ -137,12 +142,12 @@ impl Client {
     /// has more batches, the implicit session its getMores must use.
     ///
     /// # Errors
-    /// As [`Client::execute`].
+    /// As [`Executor::execute`].
     ///
     /// # Cancel safety
-    /// As [`Client::execute`].
+    /// As [`Executor::execute`].
     pub(crate) async fn execute_cursor<O: Operation<Output = CursorReply>>(
-        &self,
+        self: &Arc<Self>,
         op: O,
         context: ExecutionContext<'_>,
     ) -> Result<(CursorReply, CursorPin)> {
@@ -162,7 +167,7 @@ impl Client {
     }
 
     async fn run_operation<O: Operation>(
-        &self,
+        self: &Arc<Self>,
         mut op: O,
         context: ExecutionContext<'_>,
     ) -> Result<Done<O::Output>> {
@@ -208,7 +213,7 @@ impl Client {
     /// # Errors
     /// `InvalidArgument` when the client is shut down or the session cannot be used.
     fn start<'a, O: Operation>(
-        &self,
+        self: &Arc<Self>,
         op: &O,
         context: ExecutionContext<'a>,
     ) -> Result<(OperationPlan, Progress<'a>)> {
@@ -271,7 +276,7 @@ impl Client {
     }
 
     /// An explicit session must belong to this client, and cannot carry an unacknowledged write.
-    fn check_session(&self, session: &ClientSession, acknowledged: bool) -> Result<()> {
+    fn check_session(self: &Arc<Self>, session: &ClientSession, acknowledged: bool) -> Result<()> {
         if !session.belongs_to(self) {
             return Err(Error::invalid_argument(
                 "the session belongs to another client",

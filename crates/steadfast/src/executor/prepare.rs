@@ -9,12 +9,13 @@ use steadfast_core::NotEnoughTime;
 use steadfast_core::session::ClusterTime;
 use steadfast_wire::{MsgFlags, OpMsg};
 
+use super::Executor;
 use super::attempt::{Interrupt, On, Stage, not_sent};
+use super::classify::DeadlineStatus;
 use super::fields::{
     CommonFields, read_concern_document, read_preference_document, write_concern_document,
 };
 use super::session::AttemptSession;
-use crate::client::Client;
 use crate::conn::description::StreamDescription;
 use crate::error::Error;
 use crate::operation::Operation;
@@ -33,7 +34,7 @@ pub(super) struct Prepared {
     pub(super) message: OpMsg,
 }
 
-impl Client {
+impl Executor {
     /// Builds the attempt's message. Under timeoutMS, `maxTimeMS` is what is left minus the
     /// server's minimum round trip; when nothing is left the command is not sent at all (CSOT
     /// "Command Execution").
@@ -49,7 +50,7 @@ impl Client {
             selected,
             kind,
         } = stage;
-        let fail = |error| self.failure(error, plan, kind, &not_sent(Some(selected), plan));
+        let fail = |error| self.failure(error, kind, &not_sent(Some(selected), plan));
         let mut command = op.build(description).map_err(fail)?;
         let budget = match plan.deadline.max_time_ms(
             runtime::now(),
@@ -137,10 +138,10 @@ impl Client {
         ))
         .with_address(&stage.selected.address);
         let on = On {
-            deadline_passed: true,
+            deadline: DeadlineStatus::Expired,
             ..not_sent(Some(stage.selected), stage.plan)
         };
-        self.failure(error, stage.plan, stage.kind, &on)
+        self.failure(error, stage.kind, &on)
     }
 }
 

@@ -7,9 +7,9 @@ use steadfast_core::TopologyType;
 use steadfast_core::description::ServerType;
 use steadfast_core::retry::{OperationKind, RetrySession};
 
+use super::Executor;
 use super::OperationPlan;
 use super::attempt::{Interrupt, Stage, not_sent};
-use crate::client::Client;
 use crate::conn::description::StreamDescription;
 use crate::error::Error;
 use crate::pool::PooledConnection;
@@ -22,7 +22,7 @@ pub(super) struct Selection {
     pub(super) started: Instant,
 }
 
-impl Client {
+impl Executor {
     /// Selects the server for this attempt: the operation's target, or one matching its
     /// criteria, avoiding the servers the retry rules deprioritized. A retryable write on a
     /// server without retryable-write support becomes non-retryable on its first attempt and
@@ -46,8 +46,7 @@ impl Client {
             }
         };
         let kind = retry.profile().kind;
-        let server =
-            selected.map_err(|error| self.failure(error, plan, kind, &not_sent(None, plan)))?;
+        let server = selected.map_err(|error| self.failure(error, kind, &not_sent(None, plan)))?;
         if kind == OperationKind::RetryableWrite && !supports_retryable_writes(&server) {
             if !retry.is_first_attempt() {
                 return Err(Interrupt::CannotRetry);
@@ -73,7 +72,7 @@ impl Client {
         let limit = plan
             .deadline
             .checkout_limit(selection_started, self.options().server_selection_timeout);
-        let fail = |error| self.failure(error, plan, kind, &not_sent(Some(selected), plan));
+        let fail = |error| self.failure(error, kind, &not_sent(Some(selected), plan));
         let connection = selected.pool.check_out(limit).await.map_err(fail)?;
         let Some(description) = connection.description().cloned() else {
             let error = Error::protocol("a pooled connection has no handshake description")

@@ -2,12 +2,14 @@
 //! that a connection is checked out (so that no more server sessions are in use than
 //! connections), and the retryable write's transaction number.
 
+use std::sync::Arc;
+
 use steadfast_core::TopologyType;
 use steadfast_core::retry::OperationKind;
 
+use super::Executor;
 use super::Progress;
 use super::attempt::{Interrupt, Stage, not_sent};
-use crate::client::Client;
 use crate::conn::description::StreamDescription;
 use crate::error::Error;
 use crate::session::{ClientSession, SessionOptions};
@@ -22,12 +24,12 @@ pub(super) struct AttemptSession<'p> {
     pub(super) txn_number: Option<i64>,
 }
 
-impl Client {
+impl Executor {
     /// Picks the attempt's session and, for a retryable write, its transaction number. A
     /// retryable write without one becomes non-retryable on its first attempt and cannot be
     /// retried on later ones.
     pub(super) fn session<'p>(
-        &self,
+        self: &Arc<Self>,
         stage: Stage<'_>,
         description: &StreamDescription,
         progress: &'p mut Progress<'_>,
@@ -46,11 +48,11 @@ impl Client {
                     "the operation runs in a session, but the server does not support sessions",
                 )
                 .with_address(&selected.address);
-                return Err(self.failure(error, plan, kind, &not_sent(Some(selected), plan)));
+                return Err(self.failure(error, kind, &not_sent(Some(selected), plan)));
             }
             if progress.explicit.is_none() && progress.implicit.is_none() && supported {
                 let options = SessionOptions::default();
-                progress.implicit = Some(ClientSession::new(self.clone(), options, true));
+                progress.implicit = Some(ClientSession::new(Arc::clone(self), options, true));
             }
         }
         let Progress {

@@ -5,13 +5,13 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bson::{Bson, Timestamp, doc};
-use steadfast_core::TopologyType;
 use steadfast_core::description::ServerType;
 use steadfast_core::options::{Acknowledgment, ReadConcern, ReadConcernLevel, WriteConcern};
 use steadfast_core::retry::{FailureKind, OperationKind, Sent, labels};
 use steadfast_core::selection::{ReadPreference, ReadPreferenceMode, SelectionCriteria};
+use steadfast_core::{Deadline, TopologyType};
 
-use super::classify::{Circumstances, classify};
+use super::classify::{Circumstances, DeadlineStatus, classify};
 use super::fields::{
     CommonFields, read_concern_document, read_preference_document, write_concern_document,
 };
@@ -24,8 +24,7 @@ fn circumstances(kind: OperationKind) -> Circumstances {
         retry_writes: true,
         max_wire_version: 25,
         mongos: false,
-        csot: false,
-        deadline_passed: false,
+        deadline: DeadlineStatus::NotSet,
         sent: Sent::Yes,
         base_backoff: None,
     }
@@ -251,17 +250,34 @@ fn timeouts_become_deadline_expiries_only_under_timeout_ms_once_it_passed() {
     let mut c = circumstances(OperationKind::RetryableRead);
     let (facts, _) = classify(Error::timeout("reading"), &c);
     assert_eq!(facts.kind, FailureKind::NetworkTimeout);
-    c.csot = true;
-    c.deadline_passed = true;
+    c.deadline = DeadlineStatus::Expired;
     let (facts, _) = classify(Error::timeout("reading"), &c);
     assert_eq!(facts.kind, FailureKind::DeadlineExpired);
     // MaxTimeMSExpired under timeoutMS is the deadline too, whatever the clock says.
-    c.deadline_passed = false;
+    c.deadline = DeadlineStatus::Running;
     let (facts, _) = classify(
         Error::from(CommandError::new(50, "MaxTimeMSExpired", "time limit")),
         &c,
     );
     assert_eq!(facts.kind, FailureKind::DeadlineExpired);
+}
+
+#[test]
+fn the_deadline_status_reads_timeout_ms_and_the_clock() {
+    let start = crate::runtime::now();
+    let later = start + Duration::from_secs(60);
+    assert_eq!(
+        DeadlineStatus::of(Deadline::None, later),
+        DeadlineStatus::NotSet
+    );
+    assert_eq!(
+        DeadlineStatus::of(Deadline::Unbounded, later),
+        DeadlineStatus::Running
+    );
+    let deadline = Deadline::from_timeout(Some(Duration::from_millis(10)), start);
+    assert_eq!(DeadlineStatus::of(deadline, start), DeadlineStatus::Running);
+    let end = start + Duration::from_millis(10);
+    assert_eq!(DeadlineStatus::of(deadline, end), DeadlineStatus::Expired);
 }
 
 #[test]

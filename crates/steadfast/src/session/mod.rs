@@ -20,6 +20,7 @@
 mod tests;
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bson::{Document, Timestamp};
@@ -27,6 +28,7 @@ use steadfast_core::session::{ClusterTime, ServerSession};
 
 use crate::client::Client;
 use crate::error::{Error, Result};
+use crate::executor::Executor;
 
 /// How a session started with [`Client::start_session_with_options`] behaves.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -70,7 +72,8 @@ impl SessionOptions {
 /// `logicalSessionTimeoutMinutes` (30 minutes by default) between operations risks the server
 /// forgetting it.
 pub struct ClientSession {
-    client: Client,
+    /// The executor of the client that started the session.
+    executor: Arc<Executor>,
     /// `Some` until dropped.
     server_session: Option<ServerSession>,
     lsid: Document,
@@ -100,13 +103,13 @@ impl fmt::Debug for ClientSession {
 }
 
 impl ClientSession {
-    /// A session of `client` on a server session from its pool.
-    pub(crate) fn new(client: Client, options: SessionOptions, implicit: bool) -> Self {
-        let server_session = client.acquire_server_session();
+    /// A session of the client `executor` runs for, on a server session from its pool.
+    pub(crate) fn new(executor: Arc<Executor>, options: SessionOptions, implicit: bool) -> Self {
+        let server_session = executor.acquire_server_session();
         ClientSession {
             lsid: server_session.lsid(),
             server_session: Some(server_session),
-            client,
+            executor,
             cluster_time: None,
             operation_time: None,
             options,
@@ -115,9 +118,9 @@ impl ClientSession {
         }
     }
 
-    /// The client that started the session.
-    pub fn client(&self) -> &Client {
-        &self.client
+    /// A handle to the client that started the session.
+    pub fn client(&self) -> Client {
+        Client::from_executor(Arc::clone(&self.executor))
     }
 
     /// The session id, as sent in `lsid`: `{ id: <UUID> }`.
@@ -198,9 +201,9 @@ impl ClientSession {
         self.implicit
     }
 
-    /// Whether `client` is the client this session belongs to.
-    pub(crate) fn belongs_to(&self, client: &Client) -> bool {
-        self.client.same_client(client)
+    /// Whether `executor` runs the operations of the client this session belongs to.
+    pub(crate) fn belongs_to(&self, executor: &Arc<Executor>) -> bool {
+        Arc::ptr_eq(&self.executor, executor)
     }
 
     /// The session's own cluster time, for gossip.
@@ -253,7 +256,7 @@ impl Drop for ClientSession {
             self.mark_dirty();
         }
         if let Some(session) = self.server_session.take() {
-            self.client.release_server_session(session);
+            self.executor.release_server_session(session);
         }
     }
 }

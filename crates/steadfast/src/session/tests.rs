@@ -67,7 +67,7 @@ async fn times_only_move_forward() {
     assert_eq!(session.cluster_time(), Some(&newer));
     assert!(session.advance_cluster_time(&doc! { "x": 1 }).is_err());
     // The client's own cluster time is never advanced by a session.
-    assert!(client.topology().cluster_time().is_none());
+    assert!(client.executor().topology().cluster_time().is_none());
 }
 
 #[tokio::test]
@@ -77,13 +77,13 @@ async fn ended_sessions_are_reused_unless_dirty() {
     // known not to expire: released sessions are dropped rather than pooled.
     let session = client.start_session().await.unwrap();
     drop(session);
-    assert_eq!(client.pooled_sessions(), 0);
+    assert_eq!(client.executor().pooled_sessions(), 0);
 
     let mut dirty = client.start_session().await.unwrap();
     dirty.mark_dirty();
     assert!(dirty.is_dirty());
     drop(dirty);
-    assert_eq!(client.pooled_sessions(), 0);
+    assert_eq!(client.executor().pooled_sessions(), 0);
 }
 
 #[tokio::test]
@@ -101,4 +101,18 @@ async fn no_session_after_shutdown() {
     client.shutdown().await;
     let error = handle.start_session().await.unwrap_err();
     assert!(error.to_string().contains("shut down"), "{error}");
+}
+
+#[tokio::test]
+async fn a_session_belongs_to_the_executor_of_its_client_and_of_its_clones_only() {
+    let client = offline_client();
+    let other = offline_client();
+    let session = client.start_session().await.unwrap();
+    assert!(session.belongs_to(client.clone().executor()));
+    assert!(!session.belongs_to(other.executor()));
+    // The handle the session gives back runs on the same executor.
+    assert!(std::sync::Arc::ptr_eq(
+        session.client().executor(),
+        client.executor()
+    ));
 }
