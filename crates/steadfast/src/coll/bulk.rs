@@ -8,6 +8,7 @@ use bson::Bson;
 use serde::Serialize;
 
 use super::models::WriteModel;
+use steadfast_core::ErrorLabels;
 use steadfast_core::retry::Outcome;
 
 use crate::error::{Error, PartialWrite, Result, WriteConcernError, WriteError, WriteFailure};
@@ -132,7 +133,7 @@ pub(crate) struct BulkAccumulator {
     write_errors: Vec<WriteError>,
     write_concern_errors: Vec<WriteConcernError>,
     unknown: Vec<usize>,
-    labels: Vec<String>,
+    labels: ErrorLabels,
 }
 
 impl BulkAccumulator {
@@ -189,11 +190,7 @@ impl BulkAccumulator {
         }
         self.write_concern_errors
             .extend(outcome.write_concern_error);
-        for label in outcome.labels {
-            if !self.labels.contains(&label) {
-                self.labels.push(label);
-            }
-        }
+        self.labels.union(&outcome.labels);
     }
 
     /// Whether an ordered bulk must stop (a write error happened).
@@ -248,7 +245,7 @@ impl BulkAccumulator {
 
     /// The labels and the statement-by-statement account: every position not executed, refused
     /// or of unknown fate certainly did not run.
-    fn into_partial(mut self) -> (Vec<String>, PartialWrite) {
+    fn into_partial(mut self) -> (ErrorLabels, PartialWrite) {
         self.executed.sort_unstable();
         self.unknown.sort_unstable();
         self.write_errors.sort_by_key(|e| e.index);

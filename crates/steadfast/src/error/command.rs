@@ -4,6 +4,7 @@
 use std::fmt;
 
 use bson::{Bson, Document};
+use steadfast_core::ErrorLabels;
 use steadfast_core::description::TopologyVersion;
 use steadfast_core::description::topology_version_of;
 
@@ -17,8 +18,9 @@ pub struct CommandError {
     pub code_name: String,
     /// The server's `errmsg`.
     pub message: String,
-    /// The `errorLabels` the server attached.
-    pub labels: Vec<String>,
+    /// The `errorLabels` the server attached, until the [`crate::Error`] made of this takes
+    /// them (read them there: [`crate::Error::labels`]); moved, never copied.
+    pub(crate) labels: ErrorLabels,
     /// The server's `topologyVersion` at the time of the error (4.4+ state-change errors).
     pub topology_version: Option<TopologyVersion>,
     has_code: bool,
@@ -31,7 +33,7 @@ impl CommandError {
             code,
             code_name: code_name.into(),
             message: message.into(),
-            labels: Vec::new(),
+            labels: ErrorLabels::new(),
             topology_version: None,
             has_code: true,
         }
@@ -110,8 +112,9 @@ pub struct WriteFailure {
     pub write_errors: Vec<WriteError>,
     /// The write concern failure, if any.
     pub write_concern_error: Option<WriteConcernError>,
-    /// The `errorLabels` of the reply (the write concern error's labels are merged in).
-    pub labels: Vec<String>,
+    /// The `errorLabels` of the reply and of its write concern error, until the
+    /// [`crate::Error`] made of this takes them ([`crate::Error::labels`]).
+    pub(crate) labels: ErrorLabels,
 }
 
 impl WriteFailure {
@@ -143,11 +146,7 @@ impl WriteFailure {
         };
         let mut labels = labels_of(reply);
         let write_concern_error = reply.get_document("writeConcernError").ok().map(|wce| {
-            for label in labels_of(wce) {
-                if !labels.contains(&label) {
-                    labels.push(label);
-                }
-            }
+            labels.union(&labels_of(wce));
             WriteConcernError {
                 code: wce.get("code").and_then(bson_as_i32).unwrap_or(0),
                 code_name: wce.get_str("codeName").unwrap_or_default().to_string(),
@@ -224,14 +223,9 @@ pub(crate) fn bson_as_i32(value: &Bson) -> Option<i32> {
     }
 }
 
-fn labels_of(doc: &Document) -> Vec<String> {
+fn labels_of(doc: &Document) -> ErrorLabels {
     doc.get_array("errorLabels")
-        .map(|labels| {
-            labels
-                .iter()
-                .filter_map(|l| l.as_str().map(str::to_string))
-                .collect()
-        })
+        .map(|labels| labels.iter().filter_map(Bson::as_str).collect())
         .unwrap_or_default()
 }
 

@@ -233,7 +233,8 @@ impl Error {
         self
     }
 
-    /// Adds labels by name (idempotent).
+    /// Adds labels by name (idempotent). Tests only: the driver's own code adds typed labels.
+    #[cfg(test)]
     pub(crate) fn with_labels<S: AsRef<str>>(
         mut self,
         labels: impl IntoIterator<Item = S>,
@@ -462,20 +463,20 @@ impl From<ErrorKind> for Error {
 
 impl From<CommandError> for Error {
     /// A command error, carrying the labels the server sent.
-    fn from(command: CommandError) -> Self {
-        let labels = command.labels.clone();
+    fn from(mut command: CommandError) -> Self {
+        let labels = std::mem::take(&mut command.labels);
         let mut error = Error::new(ErrorKind::Command(command));
-        error.inner.labels.extend(labels);
+        error.inner.labels = labels;
         error
     }
 }
 
 impl From<WriteFailure> for Error {
     /// A write failure, carrying the labels the server sent.
-    fn from(failure: WriteFailure) -> Self {
-        let labels = failure.labels.clone();
+    fn from(mut failure: WriteFailure) -> Self {
+        let labels = std::mem::take(&mut failure.labels);
         let mut error = Error::new(ErrorKind::Write(failure));
-        error.inner.labels.extend(labels);
+        error.inner.labels = labels;
         error
     }
 }

@@ -111,7 +111,7 @@ pub(crate) async fn perform(
         if config.auth.is_some() {
             return Err(
                 Error::authentication(format!("the handshake failed: {failure}"))
-                    .with_labels(failure.labels.iter().cloned())
+                    .with_label_set(&failure.labels)
                     .with_source(failure),
             );
         }

@@ -2,6 +2,8 @@
 
 use bson::{Bson, Document, RawDocumentBuf};
 
+use steadfast_core::ErrorLabels;
+
 use super::write::WriteKind;
 use crate::error::{Error, Result, WriteConcernError, WriteError, WriteFailure};
 
@@ -24,7 +26,7 @@ pub(crate) struct BatchOutcome {
     /// The write concern error, if the reply had one.
     pub(crate) write_concern_error: Option<WriteConcernError>,
     /// The reply's error labels (and its write concern error's).
-    pub(crate) labels: Vec<String>,
+    pub(crate) labels: ErrorLabels,
 }
 
 impl BatchOutcome {

@@ -270,7 +270,7 @@ fn replies_are_read_with_indexes_shifted_to_run_positions() {
         .expect("write concern error kept");
     assert_eq!(wce.code, 64);
     assert_eq!(wce.details, Some(doc! { "wtimeout": true }));
-    assert_eq!(outcome.labels, ["RetryableWriteError"]);
+    assert!(outcome.labels.contains("RetryableWriteError"));
 }
 
 #[test]
