@@ -92,7 +92,10 @@ pub(crate) fn check_operation(
     }
     if let Ok(expected) = operation.get_document("expectError") {
         return match result {
-            Err(error) => expect_error::check(expected, &error, None, entities),
+            Err(error) => {
+                let partial = partial_result(operation, &error);
+                expect_error::check(expected, &error, partial.as_ref(), entities)
+            }
             Ok(outcome) => Err(format!(
                 "expected an error, but the operation succeeded with {}",
                 describe(&outcome)
@@ -125,6 +128,19 @@ pub(crate) fn check_operation(
         entities.insert(id, Entity::Bson(value))?;
     }
     Ok(())
+}
+
+/// What a failed write reports it applied, shaped as the operation's result (the partial
+/// result that `expectError.expectResult` matches), for the writes that carry one.
+fn partial_result(operation: &Document, error: &steadfast::Error) -> Option<Bson> {
+    let applied = &error.partial_write()?.applied;
+    match operation.get_str("name").ok()? {
+        "bulkWrite" => Some(ops::bulk_write_result(applied)),
+        "insertMany" => Some(Bson::Document(
+            bson::doc! { "insertedIds": ops::ids(&applied.inserted_ids) },
+        )),
+        _ => None,
+    }
 }
 
 fn describe(outcome: &Outcome) -> String {

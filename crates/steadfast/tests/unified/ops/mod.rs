@@ -123,7 +123,7 @@ pub(crate) async fn drain<T: serde::de::DeserializeOwned>(
     Ok(documents.into_iter().map(Bson::Document).collect())
 }
 
-fn ids(map: &std::collections::HashMap<usize, Bson>) -> Document {
+pub(crate) fn ids(map: &std::collections::HashMap<usize, Bson>) -> Document {
     let mut positions: Vec<&usize> = map.keys().collect();
     positions.sort();
     positions
