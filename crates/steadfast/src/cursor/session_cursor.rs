@@ -9,9 +9,11 @@ use serde::de::DeserializeOwned;
 
 use super::state::CursorState;
 use super::stream::{deserialize, spawn_kill};
+use super::timeout::{Tailing, call_deadline};
 use crate::coll::exec::OperationSettings;
 use crate::error::Result;
 use crate::executor::Executor;
+use crate::runtime;
 use crate::session::ClientSession;
 
 /// A cursor opened with `.session(&mut session)`. Its `getMore`s must run in the same session,
@@ -55,9 +57,10 @@ impl<T> SessionCursor<T> {
         }
     }
 
-    /// Moves to the next document, fetching a batch in `session` if needed. Returns `false`
-    /// once the cursor is exhausted (for a tailable cursor, also after a batch that brought
-    /// nothing new).
+    /// Moves to the next document, fetching batches in `session` if needed. Returns `false`
+    /// once the cursor is exhausted. On a tailable cursor it keeps asking until a document
+    /// arrives, under one timeoutMS for the whole call, as [`crate::Cursor::advance`] does;
+    /// [`SessionCursor::try_advance`] makes a single attempt.
     ///
     /// # Errors
     /// The `getMore`'s error; the cursor is closed afterwards.
@@ -66,6 +69,27 @@ impl<T> SessionCursor<T> {
     /// Not cancel safe: a `getMore` abandoned midway loses its batch, so the cursor is closed
     /// (and killed) if the future is dropped while one is in flight.
     pub async fn advance(&mut self, session: &mut ClientSession) -> Result<bool> {
+        self.advance_with(session, Tailing::UntilDocument).await
+    }
+
+    /// Like [`SessionCursor::advance`], but sends at most one `getMore`: on a tailable cursor
+    /// it returns `false` with the cursor still open when that batch brought nothing new.
+    ///
+    /// # Errors
+    /// The `getMore`'s error; the cursor is closed afterwards.
+    ///
+    /// # Cancel safety
+    /// As [`SessionCursor::advance`].
+    pub async fn try_advance(&mut self, session: &mut ClientSession) -> Result<bool> {
+        self.advance_with(session, Tailing::OneBatch).await
+    }
+
+    async fn advance_with(
+        &mut self,
+        session: &mut ClientSession,
+        tailing: Tailing,
+    ) -> Result<bool> {
+        let mut deadline = None;
         loop {
             if let Some(document) = self.state.pop() {
                 self.current = Some(document);
@@ -80,6 +104,14 @@ impl<T> SessionCursor<T> {
                 self.close_now();
                 return Ok(false);
             };
+            if self.state.is_tailable() {
+                // A tailable cursor has no lifetime deadline: only the call's, when it loops.
+                if tailing == Tailing::UntilDocument && deadline.is_none() {
+                    let timeout = self.settings.timeout_in(Some(session));
+                    deadline = call_deadline(timeout, runtime::now());
+                }
+                self.settings.deadline = deadline;
+            }
             // Until the reply is absorbed, a dropped future must leave the cursor closed.
             self.closed = true;
             let context = self.settings.context(Some(session));
@@ -87,10 +119,10 @@ impl<T> SessionCursor<T> {
                 Ok(reply) => {
                     self.closed = false;
                     self.state.absorb(reply);
-                    if self.state.buffered() == 0
+                    let nothing_new = self.state.buffered() == 0
                         && self.state.is_tailable()
-                        && !self.state.is_exhausted()
-                    {
+                        && !self.state.is_exhausted();
+                    if nothing_new && tailing == Tailing::OneBatch {
                         return Ok(false);
                     }
                 }

@@ -4,7 +4,7 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bson::{RawDocument, RawDocumentBuf};
 use futures_core::Stream;
@@ -12,10 +12,12 @@ use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
 
 use super::state::CursorState;
+use super::timeout::{Tailing, call_deadline};
 use crate::coll::exec::OperationSettings;
 use crate::error::{Error, Result};
 use crate::executor::Executor;
 use crate::operation::get_more::KillCursors;
+use crate::runtime;
 use crate::session::ClientSession;
 
 /// Server error codes after which the server cursor no longer exists.
@@ -112,6 +114,8 @@ pub struct Cursor<T> {
     /// While a `getMore` is in flight, what killing the server cursor takes if the cursor is
     /// dropped before the reply arrives.
     kill_if_dropped: Option<(Arc<Executor>, KillCursors, Option<Duration>)>,
+    /// The deadline of the tailable `advance` call in progress (see `tailing_deadline`).
+    call_deadline: Option<Instant>,
     _documents: PhantomData<fn() -> T>,
 }
 
@@ -146,21 +150,38 @@ impl<T> Cursor<T> {
             })),
             current: None,
             kill_if_dropped: None,
+            call_deadline: None,
             _documents: PhantomData,
         }
     }
 
-    /// Moves to the next document, fetching a batch if needed. Returns `false` once the cursor
-    /// is exhausted (and for a tailable cursor, after a batch that brought nothing new: call it
-    /// again later).
+    /// Moves to the next document, fetching batches if needed. Returns `false` once the cursor
+    /// is exhausted. On a tailable cursor it keeps asking (`getMore`) until a document arrives,
+    /// under one timeoutMS for the whole call (CSOT's iteration mode); see
+    /// [`Cursor::try_advance`] for a single attempt. (Without `awaitData` the server answers
+    /// each `getMore` at once, so this asks as fast as it answers: prefer an awaitData cursor,
+    /// or pace `try_advance` yourself.)
+    ///
+    /// # Errors
+    /// The `getMore`'s error (a timeout under timeoutMS); the cursor is closed afterwards.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: an in-flight `getMore` stays with the cursor and the next call resumes it.
+    pub async fn advance(&mut self) -> Result<bool> {
+        std::future::poll_fn(|cx| self.poll_advance(cx, Tailing::UntilDocument)).await
+    }
+
+    /// Like [`Cursor::advance`], but sends at most one `getMore`: on a tailable cursor that
+    /// batch may bring nothing new, and this returns `false` with the cursor still open (see
+    /// [`Cursor::is_exhausted`]).
     ///
     /// # Errors
     /// The `getMore`'s error; the cursor is closed afterwards.
     ///
     /// # Cancel safety
-    /// Cancel safe: an in-flight `getMore` stays with the cursor and the next call resumes it.
-    pub async fn advance(&mut self) -> Result<bool> {
-        std::future::poll_fn(|cx| self.poll_advance(cx)).await
+    /// Cancel safe, as [`Cursor::advance`].
+    pub async fn try_advance(&mut self) -> Result<bool> {
+        std::future::poll_fn(|cx| self.poll_advance(cx, Tailing::OneBatch)).await
     }
 
     /// The current document (after [`Cursor::advance`] returned `true`).
@@ -198,7 +219,15 @@ impl<T> Cursor<T> {
         }
     }
 
-    fn poll_advance(&mut self, cx: &mut Context<'_>) -> Poll<Result<bool>> {
+    fn poll_advance(&mut self, cx: &mut Context<'_>, tailing: Tailing) -> Poll<Result<bool>> {
+        let result = self.poll_advance_inner(cx, tailing);
+        if result.is_ready() {
+            self.call_deadline = None;
+        }
+        result
+    }
+
+    fn poll_advance_inner(&mut self, cx: &mut Context<'_>, tailing: Tailing) -> Poll<Result<bool>> {
         loop {
             match std::mem::replace(&mut self.phase, Phase::Finished) {
                 Phase::Finished => {
@@ -222,6 +251,9 @@ impl<T> Cursor<T> {
                         let timeout = core.settings.timeout_in(None);
                         (Arc::clone(&core.executor), kill, timeout)
                     });
+                    if core.state.is_tailable() {
+                        core.settings.deadline = self.tailing_deadline(&core, tailing);
+                    }
                     self.phase = Phase::Fetching(Box::pin(core.fetch()));
                 }
                 Phase::Fetching(mut fetch) => match fetch.as_mut().poll(cx) {
@@ -239,13 +271,27 @@ impl<T> Cursor<T> {
                             && core.state.is_tailable()
                             && !core.state.is_exhausted();
                         self.phase = Phase::Idle(core);
-                        if empty_tailable {
+                        if empty_tailable && tailing == Tailing::OneBatch {
                             return Poll::Ready(Ok(false));
                         }
                     }
                 },
             }
         }
+    }
+}
+
+impl<T> Cursor<T> {
+    /// The deadline of the `getMore`s of the tailable call in progress, fixed at its first.
+    fn tailing_deadline(&mut self, core: &Core, tailing: Tailing) -> Option<Instant> {
+        if tailing == Tailing::OneBatch {
+            return None;
+        }
+        if self.call_deadline.is_none() {
+            let timeout = core.settings.timeout_in(core.session.as_ref());
+            self.call_deadline = call_deadline(timeout, runtime::now());
+        }
+        self.call_deadline
     }
 }
 
@@ -264,6 +310,7 @@ impl<T: DeserializeOwned> Cursor<T> {
             phase: std::mem::replace(&mut self.phase, Phase::Finished),
             current: self.current.take(),
             kill_if_dropped: self.kill_if_dropped.take(),
+            call_deadline: self.call_deadline.take(),
             _documents: PhantomData,
         }
     }
@@ -274,7 +321,7 @@ impl<T: DeserializeOwned> Stream for Cursor<T> {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<T>>> {
         let this = self.get_mut();
-        match this.poll_advance(cx) {
+        match this.poll_advance(cx, Tailing::UntilDocument) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Ok(true)) => Poll::Ready(Some(this.deserialize_current())),
             Poll::Ready(Ok(false)) => Poll::Ready(None),

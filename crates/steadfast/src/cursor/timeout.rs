@@ -35,6 +35,24 @@ impl CursorTiming {
     }
 }
 
+/// How far one call goes on a tailable cursor whose batch brought nothing new.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tailing {
+    /// Keep sending `getMore`s until a document arrives (`advance`, `next`, the streams).
+    UntilDocument,
+    /// Return after one `getMore` (`try_advance`).
+    OneBatch,
+}
+
+/// The deadline of all the `getMore`s of one call that keeps tailing, from its first at
+/// `now`: CSOT applies timeoutMS to the totality of the `getMore`s a driver loops through in
+/// one `next`. `None` without a timeout or with 0 (no limit).
+pub(crate) fn call_deadline(timeout: Option<Duration>, now: Instant) -> Option<Instant> {
+    timeout
+        .filter(|timeout| !timeout.is_zero())
+        .and_then(|timeout| now.checked_add(timeout))
+}
+
 /// Checks the cursor options against `timeout` (the operation's resolved timeoutMS) and says
 /// how the timeout applies.
 ///
@@ -94,6 +112,19 @@ pub(crate) fn cursor_timing(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tailing_call_has_one_deadline_unless_unlimited() {
+        let now = Instant::now();
+        assert_eq!(call_deadline(Some(ms(100)), now), Some(now + ms(100)));
+        assert_eq!(call_deadline(Some(Duration::ZERO), now), None);
+        assert_eq!(call_deadline(None, now), None);
+        assert_eq!(
+            call_deadline(Some(Duration::MAX), now),
+            None,
+            "overflow is no limit"
+        );
+    }
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)

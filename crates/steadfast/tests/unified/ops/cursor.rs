@@ -26,20 +26,17 @@ pub(super) async fn run(name: &str, args: Args, entity: &mut Option<Cursor<Docum
         .ok_or_else(|| format!("{name}: the cursor was closed"))?;
     let result = match name {
         // One attempt to get a document; a tailable cursor may bring nothing.
-        "iterateOnce" => cursor.advance().await.map(|_| Outcome::Nothing),
-        "iterateUntilDocumentOrError" => loop {
-            match cursor.advance().await {
-                Ok(true) => {
-                    let document = cursor
-                        .deserialize_current()
-                        .map_err(|e| format!("{name}: {e}"))?;
-                    break Ok(Outcome::Value(Bson::Document(document)));
-                }
-                // A tailable cursor that returned an empty batch: ask again.
-                Ok(false) if !cursor.is_exhausted() => {}
-                Ok(false) => return Err(format!("{name}: the cursor is exhausted")),
-                Err(error) => break Err(error),
+        "iterateOnce" => cursor.try_advance().await.map(|_| Outcome::Nothing),
+        // On a tailable cursor, advance asks until a document arrives.
+        "iterateUntilDocumentOrError" => match cursor.advance().await {
+            Ok(true) => {
+                let document = cursor
+                    .deserialize_current()
+                    .map_err(|e| format!("{name}: {e}"))?;
+                Ok(Outcome::Value(Bson::Document(document)))
             }
+            Ok(false) => return Err(format!("{name}: the cursor is exhausted")),
+            Err(error) => Err(error),
         },
         other => {
             return Err(format!(
