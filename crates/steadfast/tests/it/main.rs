@@ -27,6 +27,7 @@ mod retry_policy;
 mod retry_support;
 mod retry_timeout;
 mod session;
+mod tailable;
 mod timeout_api;
 mod tls;
 mod uri;
