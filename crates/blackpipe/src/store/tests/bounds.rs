@@ -125,6 +125,7 @@ fn past_the_cursor_byte_bound_the_least_recently_used_cursors_are_closed() {
         ]),
         last_used: at(seconds),
         no_timeout: true,
+        tail: None,
     };
     let mut registry = CursorRegistry::with_max_bytes(1_000);
     registry.insert(1, cursor(0, None));

@@ -3,6 +3,7 @@
 mod admin;
 mod aggregate;
 mod bounds;
+mod capped;
 mod cursors;
 mod expiry;
 mod find_and_modify;
