@@ -2,6 +2,7 @@
 
 mod admin;
 mod args;
+mod collectionless;
 mod find;
 mod find_and_modify;
 mod raw_request;

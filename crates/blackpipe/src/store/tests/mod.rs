@@ -4,6 +4,7 @@ mod admin;
 mod aggregate;
 mod bounds;
 mod capped;
+mod collectionless;
 mod cursors;
 mod expiry;
 mod find_and_modify;
