@@ -77,10 +77,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         "steadfast's Database::run_command always runs on the primary: it takes no read preference",
     ),
     (
-        Key::ServerFeature("database aggregate"),
-        "blackpipe runs aggregate on collections only, not {aggregate: 1} (tests expecting it to fail still run)",
-    ),
-    (
         Key::Requirement("topologies"),
         "none of the required topologies is one blackpipe simulates (single, replicaset, sharded)",
     ),
