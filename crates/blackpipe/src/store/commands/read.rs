@@ -12,7 +12,7 @@ use super::args::{
 use super::find::{CursorOptions, open_cursor};
 use crate::store::aggregate::Pipeline;
 use crate::store::catalog::{read, validate_namespace};
-use crate::store::errors::{CommandError, StoreResult, code, type_name};
+use crate::store::errors::{CommandError, StoreResult, type_name};
 use crate::store::path::{Leaf, collect_leaves, split_path};
 use crate::store::query::Filter;
 use crate::store::value_order::{compare_values, values_equal};
