@@ -23,15 +23,37 @@ fn known(op_time: OpTime) -> Option<WriteTime> {
 
 /// Runs a data command (CRUD, cursors, indexes, collections, `endSessions`) and returns the
 /// store's reply. The member has already dealt with roles, fail points and admin commands.
-pub(crate) fn execute(
-    store: &Store,
-    database: &str,
-    command: &Document,
-    now: DateTime,
-) -> Document {
-    store
-        .execute(database, command, &CommandContext::new(now))
-        .reply
+///
+/// A tailable awaitData getMore that finds nothing new waits, as mongod does, until a document
+/// is inserted into its collection (then runs again) or its await time passes (then answers
+/// the empty batch). The wait holds no store lock.
+pub(crate) async fn execute(store: &Store, database: &str, command: &Document) -> Document {
+    let outcome = store.execute(database, command, &CommandContext::new(DateTime::now()));
+    let Some(mut wait) = outcome.awaiting_inserts else {
+        return outcome.reply;
+    };
+    let mut reply = outcome.reply;
+    // The await time is at most INT_MAX milliseconds (25 days): only a clock near its end
+    // could overflow, and then there is no wait.
+    let Some(deadline) = tokio::time::Instant::now().checked_add(wait.max_wait()) else {
+        return reply;
+    };
+    // Each turn follows an insert into the collection, so the loop ends at the deadline.
+    loop {
+        if tokio::time::timeout_at(deadline, wait.inserted())
+            .await
+            .is_err()
+        {
+            return reply;
+        }
+        let again = store.execute(database, command, &CommandContext::new(DateTime::now()));
+        reply = again.reply;
+        match again.awaiting_inserts {
+            // An insert that the cursor's filter does not match: keep waiting.
+            Some(next) => wait = next,
+            None => return reply,
+        }
+    }
 }
 
 /// The optime of the latest write, if there was one.
@@ -43,4 +65,65 @@ pub(crate) fn last_write(store: &Store) -> Option<WriteTime> {
 /// by `now - wall` has replicated.
 pub(crate) fn last_write_before(store: &Store, wall: DateTime) -> Option<WriteTime> {
     known(store.op_time_at(wall))
+}
+
+#[cfg(test)]
+mod tests {
+    use bson::{Bson, Document, doc};
+
+    use super::execute;
+    use crate::store::{Store, StoreOptions};
+
+    /// A store whose capped collection `c` holds `{_id: 1}`, and an awaitData cursor on it
+    /// that has read everything.
+    async fn tailed_store() -> (Store, i64) {
+        let store = Store::new(StoreOptions::default().with_seed(1));
+        for command in [
+            doc! { "create": "c", "capped": true, "size": 4096 },
+            doc! { "insert": "c", "documents": [{ "_id": 1 }] },
+        ] {
+            execute(&store, "db", &command).await;
+        }
+        let find = doc! { "find": "c", "tailable": true, "awaitData": true };
+        let reply = execute(&store, "db", &find).await;
+        let id = reply
+            .get_document("cursor")
+            .and_then(|cursor| cursor.get_i64("id"))
+            .expect("a tailable cursor");
+        (store, id)
+    }
+
+    fn next_batch(reply: &Document) -> Vec<Bson> {
+        reply
+            .get_document("cursor")
+            .and_then(|cursor| cursor.get_array("nextBatch"))
+            .cloned()
+            .unwrap_or_else(|_| panic!("no nextBatch in {reply}"))
+    }
+
+    // Time is paused: were the getMore not woken by the insert, the runtime would jump to its
+    // deadline and answer the empty batch.
+    #[tokio::test(start_paused = true)]
+    async fn an_await_data_get_more_is_answered_by_the_next_insert() {
+        let (store, id) = tailed_store().await;
+        let get_more = doc! { "getMore": id, "collection": "c", "maxTimeMS": 600_000 };
+        let insert = doc! { "insert": "c", "documents": [{ "_id": 2 }] };
+        let (reply, _) = tokio::join!(execute(&store, "db", &get_more), async {
+            // Runs once the getMore waits: join polls it first.
+            execute(&store, "db", &insert).await
+        });
+        assert_eq!(next_batch(&reply), [Bson::Document(doc! { "_id": 2 })]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_await_data_get_more_ends_with_an_empty_batch_at_its_await_time() {
+        let (store, id) = tailed_store().await;
+        let get_more = doc! { "getMore": id, "collection": "c", "maxTimeMS": 500 };
+        let started = tokio::time::Instant::now();
+        let reply = execute(&store, "db", &get_more).await;
+        assert_eq!(next_batch(&reply), []);
+        assert_eq!(reply.get("ok"), Some(&Bson::Double(1.0)));
+        // Paused time moves only by the waits the code made.
+        assert_eq!(started.elapsed(), std::time::Duration::from_millis(500));
+    }
 }

@@ -564,12 +564,8 @@ async fn execute_in_store(
         );
     }
     let started = Instant::now();
-    let mut reply = super::backend::execute(
-        &node.inner.store,
-        request.database(),
-        request.command(),
-        DateTime::now(),
-    );
+    let mut reply =
+        super::backend::execute(&node.inner.store, request.database(), request.command()).await;
     tracing::trace!(command = facts.name, elapsed = ?started.elapsed(), "store executed");
     if transactional == TransactionalWriteAction::CloseAfterCommit {
         return Reaction::HangUp.into();

@@ -4,7 +4,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use bson::{Bson, Document, doc};
+use tokio::sync::watch;
 
+use super::capped::CappedLimits;
 use super::errors::{CommandError, StoreResult, code};
 use super::index::{SecondaryIndex, same_key_pattern};
 use super::key::encode_key;
@@ -25,6 +27,11 @@ pub(crate) struct Collection {
     id_index: HashMap<Vec<u8>, u64>,
     secondary: Vec<SecondaryIndex>,
     data_size: usize,
+    /// Set for a capped collection: the oldest documents go when an insert exceeds these.
+    capped: Option<CappedLimits>,
+    /// The record id of the newest insert, published so that tailable awaitData cursors wake
+    /// on inserts instead of polling.
+    inserts: watch::Sender<u64>,
 }
 
 impl Collection {
@@ -32,6 +39,8 @@ impl Collection {
         Collection {
             ns,
             uuid,
+            capped: CappedLimits::of(&options),
+            inserts: watch::Sender::new(0),
             options,
             next_record: 1,
             records: BTreeMap::new(),
@@ -39,6 +48,31 @@ impl Collection {
             secondary: Vec::new(),
             data_size: 0,
         }
+    }
+
+    /// Whether the collection is capped (only those take tailable cursors).
+    pub(crate) fn is_capped(&self) -> bool {
+        self.capped.is_some()
+    }
+
+    /// The record id of the newest document (0 when empty): where a tailable cursor resumes.
+    pub(crate) fn last_record(&self) -> u64 {
+        self.records.keys().next_back().copied().unwrap_or(0)
+    }
+
+    /// The documents inserted after record `after` that match `filter`, in insertion order,
+    /// with their record ids.
+    pub(crate) fn matching_after(&self, after: u64, filter: &Filter) -> Vec<(u64, Arc<Document>)> {
+        self.records
+            .range(after.saturating_add(1)..)
+            .filter(|(_, document)| filter.matches(document))
+            .map(|(record, document)| (*record, document.clone()))
+            .collect()
+    }
+
+    /// A receiver that sees every later insert (the current one counts as seen).
+    pub(crate) fn subscribe_inserts(&self) -> watch::Receiver<u64> {
+        self.inserts.subscribe()
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -115,6 +149,12 @@ impl Collection {
 
     /// Inserts a document that already carries its `_id`.
     pub(crate) fn insert(&mut self, document: Document) -> StoreResult<()> {
+        let size = document_size(&document);
+        if self.capped.is_some_and(|limits| size > limits.max_bytes) {
+            return Err(CommandError::bad_value(
+                "object to insert exceeds cappedMaxSize",
+            ));
+        }
         let id = document.get("_id").cloned().unwrap_or(Bson::Null);
         let id_key = encode_key(&id);
         if self.id_index.contains_key(&id_key) {
@@ -138,10 +178,26 @@ impl Collection {
             index.add(keys, record);
         }
         self.next_record += 1;
-        self.data_size += document_size(&document);
+        self.data_size = self.data_size.saturating_add(size);
         self.id_index.insert(id_key, record);
         self.records.insert(record, Arc::new(document));
+        self.cap();
+        self.inserts.send_replace(record);
         Ok(())
+    }
+
+    /// Removes the oldest documents of a capped collection until it is within its limits (the
+    /// newest document always stays: it was checked to fit alone).
+    fn cap(&mut self) {
+        let Some(limits) = self.capped else {
+            return;
+        };
+        while self.records.len() > 1 && limits.exceeded_by(self.records.len(), self.data_size) {
+            let Some(oldest) = self.records.keys().next().copied() else {
+                return;
+            };
+            self.remove(oldest);
+        }
     }
 
     /// Replaces the document of a record (its `_id` is unchanged, checked by the caller).

@@ -3,9 +3,13 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
+use std::time::Duration;
 
 use bson::{Bson, DateTime, Document, doc};
+use tokio::sync::watch;
 
+use super::projection::Projection;
+use super::query::Filter;
 use super::value_order::document_size;
 
 /// mongod's limit on the documents of one reply batch.
@@ -23,6 +27,62 @@ pub(crate) struct OpenCursor {
     pub(crate) last_used: DateTime,
     /// `noCursorTimeout`: the cursor never times out.
     pub(crate) no_timeout: bool,
+    /// Set for a tailable cursor: where it resumes once `remaining` runs out.
+    pub(crate) tail: Option<Tail>,
+}
+
+/// What a tailable cursor on a capped collection returns after its first results: the
+/// documents inserted since, that match its filter.
+#[derive(Debug, Clone)]
+pub(crate) struct Tail {
+    pub(crate) db: String,
+    pub(crate) collection: String,
+    /// The collection's identity: one dropped and created again is not the one tailed.
+    pub(crate) uuid: [u8; 16],
+    pub(crate) filter: Filter,
+    pub(crate) projection: Option<Projection>,
+    /// The newest record the cursor has scanned past (matching or not).
+    pub(crate) last_record: u64,
+    /// `awaitData`: a getMore that finds nothing new waits for an insert.
+    pub(crate) await_data: bool,
+}
+
+/// A tailable `awaitData` getMore that found nothing new. Its reply (an empty batch) stands
+/// if nothing is inserted into the collection within [`InsertWait::max_wait`]; otherwise the
+/// caller runs the same getMore again, as mongod wakes a waiting getMore on insert. The store
+/// itself never blocks: the caller waits, holding no lock.
+#[derive(Debug, Clone)]
+pub struct InsertWait {
+    changes: watch::Receiver<u64>,
+    max_wait: Duration,
+}
+
+impl PartialEq for InsertWait {
+    fn eq(&self, other: &Self) -> bool {
+        self.max_wait == other.max_wait && self.changes.same_channel(&other.changes)
+    }
+}
+
+impl InsertWait {
+    pub(crate) fn new(changes: watch::Receiver<u64>, max_wait: Duration) -> InsertWait {
+        InsertWait { changes, max_wait }
+    }
+
+    /// How long the getMore may wait: its `maxTimeMS`, or mongod's default of one second.
+    pub fn max_wait(&self) -> Duration {
+        self.max_wait
+    }
+
+    /// Completes once a document is inserted into the collection after the getMore looked
+    /// (at once if one already was), or once the collection is dropped.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: an insert seen by a cancelled call is still reported by the next one.
+    pub async fn inserted(&mut self) {
+        // An error means the collection is gone: the getMore run again reports it.
+        let _ = self.changes.changed().await;
+    }
 }
 
 /// Bytes of results that open cursors may hold on their own (documents a command built, not
@@ -48,9 +108,9 @@ impl Default for CursorRegistry {
 
 /// Bytes of the documents only `remaining` holds (a document shared with a collection costs
 /// nothing more while the cursor is open).
-fn owned_bytes(remaining: &VecDeque<Arc<Document>>) -> usize {
-    remaining
-        .iter()
+fn owned_bytes<'a>(documents: impl IntoIterator<Item = &'a Arc<Document>>) -> usize {
+    documents
+        .into_iter()
         .filter(|document| Arc::strong_count(document) == 1)
         .map(|document| document_size(document))
         .fold(0, usize::saturating_add)
@@ -103,6 +163,19 @@ impl CursorRegistry {
 
     pub(crate) fn len(&self) -> usize {
         self.cursors.len()
+    }
+
+    /// Appends results to an open cursor (a tailable cursor's new documents), counting the
+    /// bytes only it holds; false if the cursor is gone.
+    pub(crate) fn append(&mut self, id: i64, documents: Vec<Arc<Document>>) -> bool {
+        let Some((cursor, size)) = self.cursors.get_mut(&id) else {
+            return false;
+        };
+        let added = owned_bytes(&documents);
+        cursor.remaining.extend(documents);
+        *size = size.saturating_add(added);
+        self.owned_bytes = self.owned_bytes.saturating_add(added);
+        true
     }
 
     /// Removes every cursor idle for `timeout_millis` or longer at `now`, except `noCursorTimeout`

@@ -29,7 +29,9 @@ pub(crate) mod code {
     pub(crate) const INVALID_NAMESPACE: i32 = 73;
     pub(crate) const INDEX_OPTIONS_CONFLICT: i32 = 85;
     pub(crate) const INDEX_KEY_SPECS_CONFLICT: i32 = 86;
+    pub(crate) const CAPPED_POSITION_LOST: i32 = 136;
     pub(crate) const INVALID_PIPELINE_OPERATOR: i32 = 168;
+    pub(crate) const QUERY_PLAN_KILLED: i32 = 175;
     pub(crate) const INCOMPLETE_TRANSACTION_HISTORY: i32 = 217;
     pub(crate) const TRANSACTION_TOO_OLD: i32 = 225;
     pub(crate) const TOO_MANY_LOGICAL_SESSIONS: i32 = 261;
@@ -67,8 +69,10 @@ pub(crate) fn code_name(code: i32) -> String {
         73 => "InvalidNamespace",
         85 => "IndexOptionsConflict",
         86 => "IndexKeySpecsConflict",
+        136 => "CappedPositionLost",
         146 => "ExceededMemoryLimit",
         168 => "InvalidPipelineOperator",
+        175 => "QueryPlanKilled",
         217 => "IncompleteTransactionHistory",
         225 => "TransactionTooOld",
         261 => "TooManyLogicalSessions",

@@ -11,7 +11,10 @@
 //! `txnNumber`) are recorded per statement in a transaction table that lives with the store, so
 //! it survives stepdowns of the simulated members that share it. Multi-document transactions,
 //! regular expressions, positional update operators, `arrayFilters` and views fail with a clear
-//! error; collations, hints and capped-collection semantics are accepted but ignored.
+//! error; collations and hints are accepted but ignored.
+//! Capped collections keep their `size`/`max` bounds and take tailable (`awaitData`) cursors;
+//! an awaitData getMore that finds nothing new reports [`CommandOutcome::awaiting_inserts`] so
+//! that the caller, not the store, waits for an insert.
 //!
 //! # Bounds
 //!
@@ -33,6 +36,7 @@
 
 mod aggregate;
 mod arith;
+mod capped;
 mod catalog;
 mod collection;
 mod commands;
@@ -69,6 +73,7 @@ use self::txn::TransactionTable;
 pub use self::commands::{
     COMMANDS, CommandContext, CommandOutcome, MAX_BSON_DEPTH, RawRequestError, check_raw_request,
 };
+pub use self::cursor::InsertWait;
 pub use self::oplog::{OpTime, OplogEntry, OplogOp};
 
 /// Options of a [`Store`].

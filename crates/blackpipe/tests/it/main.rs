@@ -12,4 +12,5 @@ mod max_time;
 mod robustness;
 mod scripted;
 mod support;
+mod tailable;
 mod wire;

@@ -127,12 +127,6 @@ impl TestCase {
                 }
             }
         }
-        let databases: Vec<&str> = file
-            .entities
-            .iter()
-            .filter_map(|e| e.get_document("database").ok())
-            .filter_map(|d| d.get_str("id").ok())
-            .collect();
         let on_threads = self
             .operations
             .iter()
@@ -148,7 +142,7 @@ impl TestCase {
                     return Some((key, reason, format!("{name} filters with $where")));
                 }
             }
-            if let Some(feature) = missing_server_feature(op, &databases) {
+            if let Some(feature) = missing_server_feature(op) {
                 if let Some((key, reason)) = skips::for_server_feature(feature) {
                     return Some((key, reason, format!("{name} needs {feature} to succeed")));
                 }
@@ -163,15 +157,9 @@ impl TestCase {
 
 /// The server feature blackpipe lacks that `op` needs, when the test expects `op` to succeed
 /// (an operation expected to fail, e.g. through a fail point, does not depend on it).
-fn missing_server_feature(op: &Document, databases: &[&str]) -> Option<&'static str> {
+fn missing_server_feature(op: &Document) -> Option<&'static str> {
     if op.get_str("name").ok() != Some("aggregate") || op.contains_key("expectError") {
         return None;
-    }
-    if op
-        .get_str("object")
-        .is_ok_and(|object| databases.contains(&object))
-    {
-        return Some("database aggregate");
     }
     let stages = op
         .get_document("arguments")

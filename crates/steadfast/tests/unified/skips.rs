@@ -94,10 +94,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         "blackpipe runs no server-side JavaScript ($where filters, used to make a command sleep)",
     ),
     (
-        Key::ServerFeature("database aggregate"),
-        "blackpipe runs aggregate on collections only, not {aggregate: 1} (tests expecting it to fail still run)",
-    ),
-    (
         Key::Requirement("topologies"),
         "none of the required topologies is one blackpipe simulates (single, replicaset, sharded)",
     ),

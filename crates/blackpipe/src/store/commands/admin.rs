@@ -279,6 +279,7 @@ pub(crate) fn create(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
         .filter(|(field, _)| !is_generic_field(field))
         .map(|(field, value)| (field.clone(), value.clone()))
         .collect();
+    let options = crate::store::capped::normalize_options(options)?;
     let uuid = exec.store.random_uuid();
     if exec
         .store

@@ -2,10 +2,12 @@
 
 mod admin;
 mod args;
+mod collectionless;
 mod find;
 mod find_and_modify;
 mod raw_request;
 mod read;
+mod tail;
 mod write;
 
 use bson::{Bson, DateTime, Document};
@@ -14,6 +16,7 @@ pub use self::raw_request::{MAX_BSON_DEPTH, RawRequestError, check_raw_request};
 
 use super::Store;
 use super::catalog::{lock, validate_database_name};
+use super::cursor::InsertWait;
 use super::errors::{CommandError, StoreResult, code};
 use super::oplog::{OpTime, OplogOp};
 
@@ -41,6 +44,9 @@ pub struct CommandOutcome {
     pub reply: Document,
     /// The optime of the last write this command applied, if it applied any.
     pub last_write: Option<OpTime>,
+    /// Set when the command is a tailable awaitData getMore that found nothing new: the caller
+    /// may wait (up to the getMore's await time) for an insert, then run the getMore again.
+    pub awaiting_inserts: Option<InsertWait>,
 }
 
 impl CommandOutcome {
@@ -95,6 +101,8 @@ pub(crate) struct Exec<'a> {
     pub(crate) db: &'a str,
     pub(crate) now: DateTime,
     pub(crate) last_write: Option<OpTime>,
+    /// See [`CommandOutcome::awaiting_inserts`].
+    pub(crate) awaiting_inserts: Option<InsertWait>,
 }
 
 impl Exec<'_> {
@@ -136,6 +144,7 @@ impl Store {
             db,
             now: context.now,
             last_write: None,
+            awaiting_inserts: None,
         };
         let reply = match self.dispatch(&mut exec, command) {
             Ok(reply) => reply,
@@ -144,6 +153,7 @@ impl Store {
         CommandOutcome {
             reply,
             last_write: exec.last_write,
+            awaiting_inserts: exec.awaiting_inserts,
         }
     }
 

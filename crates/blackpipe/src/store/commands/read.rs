@@ -12,7 +12,7 @@ use super::args::{
 use super::find::{CursorOptions, open_cursor};
 use crate::store::aggregate::Pipeline;
 use crate::store::catalog::{read, validate_namespace};
-use crate::store::errors::{CommandError, StoreResult, code, type_name};
+use crate::store::errors::{CommandError, StoreResult, type_name};
 use crate::store::path::{Leaf, collect_leaves, split_path};
 use crate::store::query::Filter;
 use crate::store::value_order::{compare_values, values_equal};
@@ -101,28 +101,14 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
                 || other.as_f64() == Some(1.0)
                 || other.as_i64() == Some(1) =>
         {
-            return Err(CommandError::new(
-                code::INVALID_NAMESPACE,
-                "{aggregate: 1} is not valid for the stages blackpipe supports; a collection is required.",
-            ));
+            check_cursor_and_explain(command)?;
+            return super::collectionless::aggregate(exec, command);
         }
         _ => collection_name(command, "aggregate")?.to_owned(),
     };
     validate_namespace(exec.db, &collection)?;
     let stages = required_array(command, "aggregate", "pipeline")?;
-    if command
-        .get("explain")
-        .is_some_and(|explain| explain.as_bool() == Some(true))
-    {
-        return Err(CommandError::bad_value(
-            "blackpipe does not support explain",
-        ));
-    }
-    if optional_document(command, "aggregate", "cursor")?.is_none() {
-        return Err(CommandError::failed_to_parse(
-            "The 'cursor' option is required, except for aggregate with the explain argument",
-        ));
-    }
+    check_cursor_and_explain(command)?;
     let batch_size = cursor_batch_size(command, "aggregate")?;
     let pipeline = Pipeline::parse(stages)?;
     let input: Vec<Arc<Document>> = match exec.store.catalog.collection(exec.db, &collection) {
@@ -142,4 +128,22 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
         ..CursorOptions::default()
     };
     Ok(open_cursor(exec, &ns, output, options))
+}
+
+/// An aggregate must ask for a cursor; blackpipe runs no `explain`.
+fn check_cursor_and_explain(command: &Document) -> StoreResult<()> {
+    if command
+        .get("explain")
+        .is_some_and(|explain| explain.as_bool() == Some(true))
+    {
+        return Err(CommandError::bad_value(
+            "blackpipe does not support explain",
+        ));
+    }
+    if optional_document(command, "aggregate", "cursor")?.is_none() {
+        return Err(CommandError::failed_to_parse(
+            "The 'cursor' option is required, except for aggregate with the explain argument",
+        ));
+    }
+    Ok(())
 }

@@ -125,6 +125,7 @@ fn past_the_cursor_byte_bound_the_least_recently_used_cursors_are_closed() {
         ]),
         last_used: at(seconds),
         no_timeout: true,
+        tail: None,
     };
     let mut registry = CursorRegistry::with_max_bytes(1_000);
     registry.insert(1, cursor(0, None));
@@ -138,4 +139,30 @@ fn past_the_cursor_byte_bound_the_least_recently_used_cursors_are_closed() {
     let stored = Arc::new(doc! { "s": "y".repeat(4000) });
     registry.insert(4, cursor(3, Some(&stored)));
     assert!(registry.contains(2) && registry.contains(3) && registry.contains(4));
+}
+
+#[test]
+fn results_appended_to_a_tailable_cursor_count_against_the_byte_bound() {
+    use std::collections::VecDeque;
+    use std::sync::Arc;
+
+    use crate::store::cursor::{CursorRegistry, OpenCursor};
+
+    let owned = || Arc::new(doc! { "s": "x".repeat(400) });
+    let cursor = |seconds: i64| OpenCursor {
+        ns: "db.c".to_owned(),
+        remaining: VecDeque::from(vec![owned()]),
+        last_used: at(seconds),
+        no_timeout: true,
+        tail: None,
+    };
+    let mut registry = CursorRegistry::with_max_bytes(1_000);
+    registry.insert(1, cursor(0));
+    // Projected documents a tailable getMore found: owned by the cursor alone.
+    assert!(registry.append(1, vec![owned()]));
+    registry.insert(2, cursor(1));
+    // Three owned results pass 1,000 bytes: the older cursor goes.
+    assert!(!registry.contains(1));
+    assert!(registry.contains(2));
+    assert!(!registry.append(1, vec![owned()]));
 }

@@ -3,6 +3,8 @@
 mod admin;
 mod aggregate;
 mod bounds;
+mod capped;
+mod collectionless;
 mod cursors;
 mod expiry;
 mod find_and_modify;
