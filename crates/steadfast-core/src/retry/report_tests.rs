@@ -30,16 +30,7 @@ fn command_error(code: i32, labels: &[&str]) -> FailureFacts {
 /// retrying as the specifications allow. Returns the state and the delays chosen before each
 /// retry.
 fn insert_failing(first: &FailureFacts, then: &FailureFacts) -> (RetryState, Vec<Duration>) {
-    let mut state = RetryState::new(OperationProfile {
-        name: "insert".into(),
-        kind: OperationKind::RetryableWrite,
-        idempotent: false,
-        retry_reads: true,
-        retry_writes: true,
-        max_adaptive_retries: 2,
-        overload_retargeting: false,
-        has_timeout: false,
-    });
+    let mut state = RetryState::new(super::tests::profile(OperationKind::RetryableWrite));
     let mut rng = StdRng::seed_from_u64(7);
     let mut delays = Vec::new();
     let mut facts = first;

@@ -193,18 +193,7 @@ mod tests {
 
     const MS: Duration = Duration::from_millis(1);
 
-    fn profile(kind: OperationKind) -> OperationProfile {
-        OperationProfile {
-            name: "insert".into(),
-            kind,
-            idempotent: false,
-            retry_reads: true,
-            retry_writes: true,
-            max_adaptive_retries: 2,
-            overload_retargeting: false,
-            has_timeout: false,
-        }
-    }
+    use crate::retry::tests::profile;
 
     fn failure(
         error: &'static str,

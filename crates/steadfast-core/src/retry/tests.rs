@@ -7,7 +7,8 @@ use super::backoff::{NOT_SENT_LADDER, exponential_backoff, ladder_step, overload
 use super::*;
 use crate::address::ServerAddress;
 
-fn profile(kind: OperationKind) -> OperationProfile {
+/// An `insert` profile of `kind` with the specifications' defaults (shared by the retry tests).
+pub(super) fn profile(kind: OperationKind) -> OperationProfile {
     OperationProfile {
         name: "insert".into(),
         kind,
