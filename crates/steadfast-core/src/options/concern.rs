@@ -3,6 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use typed_builder::TypedBuilder;
+
 use super::OptionsError;
 
 /// The `w` field of a write concern: how many members must acknowledge a write.
@@ -30,6 +32,30 @@ impl Acknowledgment {
     }
 }
 
+impl From<u32> for Acknowledgment {
+    fn from(nodes: u32) -> Self {
+        Acknowledgment::Nodes(nodes)
+    }
+}
+
+impl From<&str> for Acknowledgment {
+    /// `"majority"` is [`Acknowledgment::Majority`]; any other name is a custom tag set's.
+    fn from(name: &str) -> Self {
+        Acknowledgment::from(name.to_string())
+    }
+}
+
+impl From<String> for Acknowledgment {
+    /// `"majority"` is [`Acknowledgment::Majority`]; any other name is a custom tag set's.
+    fn from(name: String) -> Self {
+        if name == "majority" {
+            Acknowledgment::Majority
+        } else {
+            Acknowledgment::Custom(name)
+        }
+    }
+}
+
 impl fmt::Display for Acknowledgment {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -42,7 +68,11 @@ impl fmt::Display for Acknowledgment {
 
 /// A write concern. Every field is optional: an empty write concern means "the server's
 /// default", which is not the same as `{w: 1}`.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+///
+/// Built with [`WriteConcern::majority`], [`WriteConcern::nodes`], [`WriteConcern::custom`] or
+/// field by field with `WriteConcern::builder().w(Acknowledgment::Majority).journal(true).build()`.
+#[derive(Clone, Debug, PartialEq, Eq, Default, TypedBuilder)]
+#[builder(field_defaults(default, setter(into)))]
 #[non_exhaustive]
 pub struct WriteConcern {
     /// The `w` field.
@@ -54,6 +84,22 @@ pub struct WriteConcern {
 }
 
 impl WriteConcern {
+    /// `{ w: <nodes> }`: the write is acknowledged once `nodes` members have it (0: not at all).
+    pub fn nodes(nodes: u32) -> Self {
+        Acknowledgment::Nodes(nodes).into()
+    }
+
+    /// `{ w: "majority" }`: the write is acknowledged once a majority of voting members have it.
+    pub fn majority() -> Self {
+        Acknowledgment::Majority.into()
+    }
+
+    /// `{ w: <name> }` for a write concern the replica set defines by tags (`"majority"` is the
+    /// same as [`WriteConcern::majority`]).
+    pub fn custom(name: impl AsRef<str>) -> Self {
+        Acknowledgment::from(name.as_ref()).into()
+    }
+
     /// Whether no field is set (the server default applies and nothing is sent).
     pub fn is_empty(&self) -> bool {
         self.w.is_none() && self.w_timeout.is_none() && self.journal.is_none()
@@ -77,6 +123,15 @@ impl WriteConcern {
             });
         }
         Ok(())
+    }
+}
+
+impl From<Acknowledgment> for WriteConcern {
+    fn from(w: Acknowledgment) -> Self {
+        WriteConcern {
+            w: Some(w),
+            ..WriteConcern::default()
+        }
     }
 }
 
@@ -140,6 +195,44 @@ pub struct ReadConcern {
 impl ReadConcern {
     /// A read concern with the given level.
     pub fn new(level: ReadConcernLevel) -> Self {
+        ReadConcern { level }
+    }
+
+    /// `{ level: "majority" }`: data acknowledged by a majority, which no rollback can undo.
+    pub fn majority() -> Self {
+        ReadConcernLevel::Majority.into()
+    }
+
+    /// `{ level: "local" }`: the member's most recent data (the server default for most reads).
+    pub fn local() -> Self {
+        ReadConcernLevel::Local.into()
+    }
+
+    /// `{ level: "linearizable" }`: majority-committed data reflecting every write acknowledged
+    /// before the read started (primary only).
+    pub fn linearizable() -> Self {
+        ReadConcernLevel::Linearizable.into()
+    }
+
+    /// `{ level: "available" }`: the member's data with no guarantee (sharded orphans included).
+    pub fn available() -> Self {
+        ReadConcernLevel::Available.into()
+    }
+
+    /// `{ level: "snapshot" }`: majority-committed data at one point in time.
+    pub fn snapshot() -> Self {
+        ReadConcernLevel::Snapshot.into()
+    }
+
+    /// A read concern with a level this crate does not name, sent as written (a known name
+    /// gives the known level).
+    pub fn custom(level: impl AsRef<str>) -> Self {
+        ReadConcernLevel::parse(level.as_ref()).into()
+    }
+}
+
+impl From<ReadConcernLevel> for ReadConcern {
+    fn from(level: ReadConcernLevel) -> Self {
         ReadConcern { level }
     }
 }
