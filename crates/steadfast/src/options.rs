@@ -75,6 +75,8 @@ mod collection;
 mod handle;
 mod index;
 mod read;
+#[cfg(test)]
+mod tests;
 mod types;
 mod write;
 

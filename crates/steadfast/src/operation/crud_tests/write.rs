@@ -177,6 +177,7 @@ fn update_and_delete_statements() {
     let filters = [doc! { "e.x": 1 }];
     let collation = Collation::builder().locale("fr").build();
     let hint = Hint::Name("sku_1".into());
+    let sort = doc! { "qty": -1 };
     let statement = Statement::update(
         &filter,
         &update,
@@ -186,7 +187,7 @@ fn update_and_delete_statements() {
             array_filters: Some(&filters),
             collation: Some(&collation),
             hint: Some(&hint),
-            sort: None,
+            sort: Some(&sort),
         },
     )
     .expect("encodes");
@@ -196,6 +197,7 @@ fn update_and_delete_statements() {
         doc! {
             "q": { "sku": "pen" }, "u": { "$inc": { "qty": 1 } }, "multi": true, "upsert": true,
             "arrayFilters": [ { "e.x": 1 } ], "collation": { "locale": "fr" }, "hint": "sku_1",
+            "sort": { "qty": -1 },
         }
     );
     assert!(statement.multi);
