@@ -74,6 +74,7 @@ mod collation;
 mod collection;
 mod handle;
 mod index;
+mod listed;
 mod read;
 #[cfg(test)]
 mod tests;

@@ -277,7 +277,9 @@ struct IndexSpec {
     v: Option<Bson>,
 }
 
-fn bson_as_u64(value: &Bson) -> Option<u64> {
+/// A listed number as a `u64`, whatever its BSON width; `None` for a negative, fractional or
+/// non-numeric value.
+pub(super) fn bson_as_u64(value: &Bson) -> Option<u64> {
     match value {
         Bson::Int32(v) => u64::try_from(*v).ok(),
         Bson::Int64(v) => u64::try_from(*v).ok(),

@@ -146,3 +146,32 @@ fn collection_and_index_values_serialise_as_the_server_expects() {
         })
     );
 }
+
+#[test]
+fn listed_collection_options_read_back_typed() {
+    let listed = doc! {
+        "capped": true, "size": 4096.0, "max": 10_i64, "validationLevel": "strict",
+        "validationAction": "error", "expireAfterSeconds": 60,
+        "timeseries": {
+            "timeField": "t", "granularity": "hours", "bucketMaxSpanSeconds": 86_400,
+        },
+        // Atlas lists a time-series collection's clustered index as `true`.
+        "clusteredIndex": true,
+    };
+    let options: CreateCollectionOptions =
+        bson::deserialize_from_document(listed).expect("a valid listing");
+    assert_eq!((options.size, options.max), (Some(4096), Some(10)));
+    assert_eq!(options.validation_level, Some(ValidationLevel::Strict));
+    assert_eq!(options.validation_action, Some(ValidationAction::Error));
+    assert_eq!(options.expire_after_seconds, Some(Duration::from_secs(60)));
+    assert_eq!(options.clustered_index, Some(ClusteredIndex::default()));
+    let timeseries = options.timeseries.expect("time-series options");
+    assert_eq!(timeseries.granularity, Some(TimeseriesGranularity::Hours));
+    assert_eq!(
+        timeseries.bucket_max_span,
+        Some(Duration::from_secs(86_400))
+    );
+
+    let unknown = doc! { "validationLevel": "sometimes" };
+    assert!(bson::deserialize_from_document::<CreateCollectionOptions>(unknown).is_err());
+}

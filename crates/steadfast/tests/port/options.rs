@@ -12,11 +12,11 @@ use steadfast::options::{
     Acknowledgment, AggregateOptions, ChangeStreamPreAndPostImages, ClusteredIndex, Collation,
     CollationAlternate, CollationCaseFirst, CollationMaxVariable, CollationStrength,
     CollectionOptions, CommitQuorum, CountOptions, CreateCollectionOptions, CreateIndexOptions,
-    DeleteOptions, FindOneAndUpdateOptions, FindOneOptions, FindOptions, IndexModel,
-    IndexOptionDefaults, IndexOptions, IndexVersion, InsertManyOptions, InsertOneOptions,
-    ReadConcern, ReadConcernLevel, ReplaceOptions, ReturnDocument, Sphere2DIndexVersion,
-    TextIndexVersion, TimeseriesGranularity, TimeseriesOptions, UpdateOptions, ValidationAction,
-    ValidationLevel, WriteConcern,
+    DatabaseOptions, DeleteOptions, FindOneAndUpdateOptions, FindOneOptions, FindOptions,
+    IndexModel, IndexOptionDefaults, IndexOptions, IndexVersion, InsertManyOptions,
+    InsertOneOptions, ReadConcern, ReadConcernLevel, ReplaceOptions, ReturnDocument,
+    Sphere2DIndexVersion, TextIndexVersion, TimeseriesGranularity, TimeseriesOptions,
+    UpdateOptions, ValidationAction, ValidationLevel, WriteConcern,
 };
 use steadfast::{Client, Collection, Database};
 
@@ -30,8 +30,26 @@ async fn standalone() -> (Deployment, Client) {
     (deployment, client)
 }
 
-/// The `options` a collection was created with, as `listCollections` reports them.
+/// The `options` a collection was created with, exactly as `listCollections` reports them.
 async fn created_options(db: &Database, name: &str) -> Document {
+    let reply = db
+        .run_command(doc! { "listCollections": 1, "filter": { "name": name } })
+        .await
+        .expect("listCollections runs");
+    let batch = reply
+        .get_document("cursor")
+        .and_then(|cursor| cursor.get_array("firstBatch"))
+        .expect("a cursor reply");
+    assert_eq!(batch.len(), 1, "one collection named {name}");
+    batch[0]
+        .as_document()
+        .and_then(|spec| spec.get_document("options").ok())
+        .cloned()
+        .expect("the entry has options")
+}
+
+/// The same options read back through the typed listing.
+async fn listed_options(db: &Database, name: &str) -> CreateCollectionOptions {
     let mut specs: Vec<_> = db
         .list_collections()
         .filter(doc! { "name": name })
@@ -98,6 +116,10 @@ fn builders_and_constructors_read_like_the_official_crate() {
         assert_eq!(concern.level, level);
     }
 
+    let handle = DatabaseOptions::builder()
+        .write_concern(WriteConcern::majority())
+        .build();
+    assert_eq!(handle.write_concern, Some(WriteConcern::majority()));
     let handle = CollectionOptions::builder()
         .write_concern(WriteConcern::majority())
         .read_concern(ReadConcern::local())
@@ -275,7 +297,7 @@ async fn create_collection_sends_typed_options_as_the_server_expects() {
         .write_concern(WriteConcern::majority())
         .build();
     db.create_collection("orders")
-        .with_options(options)
+        .with_options(options.clone())
         .await
         .expect("create runs");
     assert_eq!(
@@ -292,6 +314,10 @@ async fn create_collection_sends_typed_options_as_the_server_expects() {
             "changeStreamPreAndPostImages": { "enabled": true },
         }
     );
+    // Read back typed, the options are the ones sent (a write concern is not stored).
+    let mut expected = options;
+    expected.write_concern = None;
+    assert_eq!(listed_options(&db, "orders").await, expected);
 
     // The official's chained setters on the action.
     db.create_collection("readings")
@@ -312,6 +338,12 @@ async fn create_collection_sends_typed_options_as_the_server_expects() {
             "expireAfterSeconds": 3600_i64,
         }
     );
+    let listed = listed_options(&db, "readings").await;
+    assert_eq!(
+        listed.timeseries.map(|t| (t.time_field, t.granularity)),
+        Some(("ts".to_string(), Some(TimeseriesGranularity::Minutes)))
+    );
+    assert_eq!(listed.expire_after_seconds, Some(Duration::from_secs(3600)));
     db.create_collection("clustered")
         .clustered_index(ClusteredIndex::default())
         .await
@@ -319,6 +351,10 @@ async fn create_collection_sends_typed_options_as_the_server_expects() {
     assert_eq!(
         created_options(&db, "clustered").await,
         doc! { "clusteredIndex": { "key": { "_id": 1 }, "unique": true } }
+    );
+    assert_eq!(
+        listed_options(&db, "clustered").await.clustered_index,
+        Some(ClusteredIndex::default())
     );
 }
 
@@ -410,4 +446,38 @@ fn index_and_quorum_values_compile_in_the_official_shapes() {
         .commit_quorum(CommitQuorum::VotingMembers)
         .build();
     assert_eq!(quorum.commit_quorum, Some(CommitQuorum::VotingMembers));
+}
+
+#[tokio::test]
+async fn handles_report_the_concerns_they_were_given() {
+    let (_deployment, client) = standalone().await;
+    let db = client.database_with_options(
+        "port",
+        DatabaseOptions::builder()
+            .write_concern(WriteConcern::majority())
+            .read_concern(ReadConcern::majority())
+            .build(),
+    );
+    assert_eq!(db.write_concern(), Some(&WriteConcern::majority()));
+    assert_eq!(db.read_concern(), Some(&ReadConcern::majority()));
+    assert!(db.selection_criteria().is_none());
+    // A collection inherits them unless its own options set them.
+    let inherited: Collection<Document> = db.collection("a");
+    assert_eq!(inherited.write_concern(), Some(&WriteConcern::majority()));
+    let own: Collection<Document> = db.collection_with_options(
+        "b",
+        CollectionOptions::builder()
+            .write_concern(WriteConcern::nodes(1))
+            .build(),
+    );
+    assert_eq!(own.write_concern(), Some(&WriteConcern::nodes(1)));
+    assert_eq!(own.read_concern(), Some(&ReadConcern::majority()));
+    // And the server accepts what they send.
+    own.insert_one(doc! { "x": 1 })
+        .await
+        .expect("insert with w:1");
+    inherited
+        .insert_one(doc! { "x": 1 })
+        .await
+        .expect("insert with w:majority");
 }
