@@ -173,7 +173,7 @@ impl<'a> CreateCollection<'a> {
         validation_level: crate::options::ValidationLevel,
         validation_action: crate::options::ValidationAction,
         view_on: #[into] String,
-        pipeline: Vec<Document>,
+        pipeline: #[iter] Document,
         collation: crate::options::Collation,
         write_concern: WriteConcern,
         index_option_defaults: crate::options::IndexOptionDefaults,

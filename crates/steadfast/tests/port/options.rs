@@ -481,3 +481,19 @@ async fn handles_report_the_concerns_they_were_given() {
         .await
         .expect("insert with w:majority");
 }
+
+/// Setters the official crate's actions take lists through: arrays and iterators work as well
+/// as vectors. Built only (blackpipe has no `arrayFilters` or views).
+#[allow(dead_code)]
+fn list_setters_take_any_iterator(coll: &Collection<Document>, db: &Database) {
+    let _update = coll
+        .update_many(doc! {}, doc! { "$set": { "items.$[i].seen": true } })
+        .array_filters([doc! { "i.seen": false }]);
+    let _modify = coll
+        .find_one_and_update(doc! {}, doc! { "$set": { "items.$[i].seen": true } })
+        .array_filters(vec![doc! { "i.seen": false }]);
+    let _view = db
+        .create_collection("recent")
+        .view_on("events".to_string())
+        .pipeline((0..1).map(|_| doc! { "$limit": 10 }));
+}

@@ -142,7 +142,7 @@ pub struct FindOneAndUpdate<'a, T: Send + Sync> {
 impl<'a, T: Send + Sync> FindOneAndUpdate<'a, T> {
     options_and_session!(FindOneAndUpdateOptions);
     option_setters!(FindOneAndUpdateOptions;
-        array_filters: Vec<Document>,
+        array_filters: #[iter] Document,
         bypass_document_validation: bool,
         max_time: Duration,
         projection: #[into] Document,

@@ -265,7 +265,7 @@ pub struct Update<'a, T: Send + Sync> {
 impl<'a, T: Send + Sync> Update<'a, T> {
     options_and_session!(UpdateOptions);
     option_setters!(UpdateOptions;
-        array_filters: Vec<Document>,
+        array_filters: #[iter] Document,
         bypass_document_validation: bool,
         collation: crate::options::Collation,
         hint: #[into] Hint,
