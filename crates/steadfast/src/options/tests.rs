@@ -175,3 +175,17 @@ fn listed_collection_options_read_back_typed() {
     let unknown = doc! { "validationLevel": "sometimes" };
     assert!(bson::deserialize_from_document::<CreateCollectionOptions>(unknown).is_err());
 }
+
+#[test]
+fn small_values_deserialise_from_their_spec_spellings() {
+    let hint: Hint = bson::deserialize_from_bson(Bson::from("a_1")).expect("a name");
+    assert_eq!(hint, Hint::Name("a_1".into()));
+    let hint: Hint = bson::deserialize_from_bson(Bson::Document(doc! { "a": 1 })).expect("keys");
+    assert_eq!(hint, Hint::Keys(doc! { "a": 1 }));
+    let after: ReturnDocument = bson::deserialize_from_bson(Bson::from("After")).expect("after");
+    assert_eq!(after, ReturnDocument::After);
+    assert!(bson::deserialize_from_bson::<ReturnDocument>(Bson::from("later")).is_err());
+    let cursor: CursorType =
+        bson::deserialize_from_bson(Bson::from("tailableAwait")).expect("a cursor type");
+    assert_eq!(cursor, CursorType::TailableAwait);
+}
