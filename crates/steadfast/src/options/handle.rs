@@ -9,9 +9,9 @@ use steadfast_core::options::{ReadConcern, WriteConcern};
 use steadfast_core::retry::RetryPolicy;
 use steadfast_core::selection::SelectionCriteria;
 
-/// Defines a handle-options struct (the fields are the same at both levels) with chainable
-/// setters; written out rather than with `options_struct!` because a retry policy is neither
-/// comparable nor printable.
+/// Defines a handle-options struct (the fields are the same at both levels) with a `builder()`
+/// and chainable setters; written out rather than with `options_struct!` because a retry policy
+/// is neither comparable nor printable.
 macro_rules! handle_options {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
@@ -23,7 +23,7 @@ macro_rules! handle_options {
             pub read_concern: Option<ReadConcern>,
             /// The write concern; `None` inherits it.
             pub write_concern: Option<WriteConcern>,
-            /// The read preference; `None` inherits it.
+            /// How reads pick a server (a read preference); `None` inherits it.
             pub selection_criteria: Option<SelectionCriteria>,
             /// The per-operation time limit (timeoutMS); `Some(Duration::ZERO)` means no limit,
             /// `None` inherits it.
