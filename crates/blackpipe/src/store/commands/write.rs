@@ -228,10 +228,10 @@ pub(crate) fn apply_update(
     collection: &mut Collection,
     filter: &Filter,
     update: &Update,
-    statement: &UpdateStatement,
+    multi: bool,
+    upsert: bool,
     sort: Option<&SortSpec>,
 ) -> StoreResult<UpdateResult> {
-    let (multi, upsert) = (statement.multi, statement.upsert);
     let records = update_targets(collection, filter, multi, sort);
     let context = ApplyContext {
         is_insert: false,
@@ -290,7 +290,7 @@ pub(crate) fn apply_update(
 }
 
 /// One statement of an `update` command.
-pub(crate) struct UpdateStatement {
+struct UpdateStatement {
     filter: Document,
     update: Bson,
     multi: bool,
@@ -404,7 +404,15 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
                 });
             };
             let mut guard = write(handle);
-            apply_update(exec, &mut guard, &filter, &update, parsed, sort.as_ref())
+            apply_update(
+                exec,
+                &mut guard,
+                &filter,
+                &update,
+                parsed.multi,
+                parsed.upsert,
+                sort.as_ref(),
+            )
         });
         match outcome {
             Ok(outcome) => {
