@@ -6,7 +6,7 @@ use bson::Document;
 
 use crate::client::Client;
 use crate::error::Result;
-use crate::options::DatabaseOptions;
+use crate::options::{DatabaseOptions, ReadConcern, SelectionCriteria, WriteConcern};
 use crate::session::ClientSession;
 
 /// A handle to one database of a deployment. Cheap to clone; creating one does no I/O. Its
@@ -48,6 +48,33 @@ impl Database {
     /// The settings this handle was created with (unset fields inherit the client's).
     pub fn options(&self) -> &DatabaseOptions {
         &self.inner.options
+    }
+
+    /// The selection criteria this handle sets for its reads (`None`: the client's read
+    /// preference applies).
+    pub fn selection_criteria(&self) -> Option<&SelectionCriteria> {
+        self.inner.options.selection_criteria.as_ref()
+    }
+
+    /// The read concern this handle's operations use unless they set one (`None`: the
+    /// server's default).
+    pub fn read_concern(&self) -> Option<&ReadConcern> {
+        self.inner
+            .options
+            .read_concern
+            .as_ref()
+            .or(self.client().options().read_concern.as_ref())
+    }
+
+    /// The write concern this handle's operations use unless they set one (`None`: the
+    /// server's default).
+    pub fn write_concern(&self) -> Option<&WriteConcern> {
+        self.inner
+            .options
+            .write_concern
+            .as_ref()
+            .or(Some(&self.client().options().write_concern))
+            .filter(|wc| !wc.is_empty())
     }
 
     /// Runs a database command; awaiting the action returns the server's reply document.

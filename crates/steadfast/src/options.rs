@@ -2,22 +2,28 @@
 //! per-operation option structs ([`FindOptions`], [`InsertManyOptions`], ...) and the small
 //! value types they use ([`Hint`], [`ReturnDocument`], [`UpdateModifications`], ...).
 //!
-//! Every option struct is `#[non_exhaustive]` with a `Default` and chainable setters, so new
-//! options can be added without breaking callers:
+//! Every option struct is `#[non_exhaustive]` with a `Default` and a `builder()` (the official
+//! driver's style, from the `typed-builder` crate), so new options can be added without
+//! breaking callers:
 //!
 //! ```
 //! use steadfast::options::{FindOptions, Hint};
-//! let options = FindOptions::default()
+//! let options = FindOptions::builder()
 //!     .limit(10)
 //!     .sort(bson::doc! { "age": -1 })
-//!     .hint(Hint::Name("age_-1".into()));
+//!     .hint(Hint::Name("age_-1".into()))
+//!     .build();
 //! assert_eq!(options.limit, Some(10));
 //! ```
+//!
+//! The structs also have chainable setters of their own (`FindOptions::default().limit(10)`).
 //!
 //! Options left at `None` are not sent: the server's (or the enclosing handle's) default applies.
 
 /// Defines a public `#[non_exhaustive]` options struct whose fields are all `Option<_>`, with a
-/// chainable setter per field. A field marked `[into]` takes `impl Into<Type>`.
+/// `builder()` (every builder setter takes `impl Into<Option<Type>>`, as the official driver's)
+/// and a chainable setter per field on the struct itself. A field marked `[into]` has a
+/// chainable setter taking `impl Into<Type>`.
 macro_rules! options_struct {
     (
         $(#[$struct_meta:meta])*
@@ -29,7 +35,8 @@ macro_rules! options_struct {
         }
     ) => {
         $(#[$struct_meta])*
-        #[derive(Clone, Debug, Default, PartialEq)]
+        #[derive(Clone, Debug, Default, PartialEq, typed_builder::TypedBuilder)]
+        #[builder(field_defaults(default, setter(into)))]
         #[non_exhaustive]
         pub struct $name {
             $(
@@ -63,9 +70,14 @@ macro_rules! options_struct {
 }
 
 mod admin;
+mod collation;
+mod collection;
 mod handle;
 mod index;
+mod listed;
 mod read;
+#[cfg(test)]
+mod tests;
 mod types;
 mod write;
 
@@ -73,8 +85,18 @@ pub use admin::{
     CreateCollectionOptions, CreateIndexOptions, DropCollectionOptions, DropDatabaseOptions,
     DropIndexOptions, ListCollectionsOptions, ListDatabasesOptions, ListIndexesOptions,
 };
+pub use collation::{
+    Collation, CollationAlternate, CollationCaseFirst, CollationMaxVariable, CollationStrength,
+};
+pub use collection::{
+    ChangeStreamPreAndPostImages, ClusteredIndex, CommitQuorum, IndexOptionDefaults,
+    TimeseriesGranularity, TimeseriesOptions, ValidationAction, ValidationLevel,
+};
 pub use handle::{CollectionOptions, DatabaseOptions};
-pub use index::{IndexModel, IndexModelBuilder, IndexOptions};
+pub use index::{
+    IndexModel, IndexModelBuilder, IndexOptions, IndexVersion, Sphere2DIndexVersion,
+    TextIndexVersion,
+};
 pub use read::{
     AggregateOptions, CountOptions, DistinctOptions, EstimatedDocumentCountOptions, FindOneOptions,
     FindOptions,

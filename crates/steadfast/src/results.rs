@@ -5,6 +5,8 @@ use std::collections::HashMap;
 use bson::{Binary, Bson, Document};
 use serde::Deserialize;
 
+use crate::options::CreateCollectionOptions;
+
 /// The result of `Collection::insert_one`.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -117,7 +119,7 @@ pub struct CollectionSpecification {
     pub collection_type: CollectionType,
     /// The options the collection was created with, as the server reports them.
     #[serde(default)]
-    pub options: Document,
+    pub options: CreateCollectionOptions,
     /// Extra facts.
     #[serde(default)]
     pub info: CollectionSpecificationInfo,

@@ -168,16 +168,19 @@ impl<'a> CreateCollection<'a> {
         capped: bool,
         size: u64,
         max: u64,
+        storage_engine: #[into] Document,
         validator: #[into] Document,
-        validation_level: #[into] String,
-        validation_action: #[into] String,
-        collation: #[into] Document,
+        validation_level: crate::options::ValidationLevel,
+        validation_action: crate::options::ValidationAction,
         view_on: #[into] String,
-        pipeline: Vec<Document>,
-        timeseries: #[into] Document,
-        expire_after: Duration,
-        clustered_index: #[into] Document,
+        pipeline: #[iter] Document,
+        collation: crate::options::Collation,
         write_concern: WriteConcern,
+        index_option_defaults: crate::options::IndexOptionDefaults,
+        timeseries: crate::options::TimeseriesOptions,
+        expire_after_seconds: Duration,
+        change_stream_pre_and_post_images: crate::options::ChangeStreamPreAndPostImages,
+        clustered_index: crate::options::ClusteredIndex,
         comment: #[into] Bson,
     );
 
@@ -188,6 +191,7 @@ impl<'a> CreateCollection<'a> {
         put(&mut body, "capped", o.capped);
         put(&mut body, "size", o.size.map(as_i64));
         put(&mut body, "max", o.max.map(as_i64));
+        put(&mut body, "storageEngine", o.storage_engine);
         put(&mut body, "validator", o.validator);
         put(&mut body, "validationLevel", o.validation_level);
         put(&mut body, "validationAction", o.validation_action);
@@ -203,7 +207,13 @@ impl<'a> CreateCollection<'a> {
         put(
             &mut body,
             "expireAfterSeconds",
-            o.expire_after.map(|d| as_i64(d.as_secs())),
+            o.expire_after_seconds.map(|d| as_i64(d.as_secs())),
+        );
+        put(&mut body, "indexOptionDefaults", o.index_option_defaults);
+        put(
+            &mut body,
+            "changeStreamPreAndPostImages",
+            o.change_stream_pre_and_post_images,
         );
         put(&mut body, "clusteredIndex", o.clustered_index);
         put(&mut body, "comment", o.comment);

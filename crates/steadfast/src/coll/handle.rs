@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use steadfast_core::options::{ReadConcern, WriteConcern};
 use steadfast_core::retry::RetryPolicy;
-use steadfast_core::selection::{ReadPreference, SelectionCriteria};
+use steadfast_core::selection::SelectionCriteria;
 
 use super::Namespace;
 use crate::client::Client;
@@ -125,13 +125,10 @@ impl<T: Send + Sync> Collection<T> {
             .or(self.client().options().read_concern.as_ref())
     }
 
-    /// The read preference reads use unless they set one.
-    pub fn read_preference(&self) -> &ReadPreference {
-        self.inner
-            .settings
-            .read_preference
-            .as_ref()
-            .unwrap_or(&self.client().options().read_preference)
+    /// The selection criteria reads use unless they set their own, when this handle (or its
+    /// database) sets them; `None`: the client's read preference applies.
+    pub fn selection_criteria(&self) -> Option<&SelectionCriteria> {
+        self.inner.settings.selection_criteria.as_ref()
     }
 
     /// The operation's write concern, else the collection's.
@@ -145,9 +142,13 @@ impl<T: Send + Sync> Collection<T> {
         op.or_else(|| self.read_concern().cloned())
     }
 
-    /// The operation's read preference, else the collection's, as selection criteria.
-    pub(crate) fn resolve_criteria(&self, op: Option<ReadPreference>) -> SelectionCriteria {
-        SelectionCriteria::ReadPreference(op.unwrap_or_else(|| self.read_preference().clone()))
+    /// The operation's selection criteria, else the collection's, else the client's read
+    /// preference.
+    pub(crate) fn resolve_criteria(&self, op: Option<SelectionCriteria>) -> SelectionCriteria {
+        op.or_else(|| self.selection_criteria().cloned())
+            .unwrap_or_else(|| {
+                SelectionCriteria::ReadPreference(self.client().options().read_preference.clone())
+            })
     }
 
     /// timeoutMS for this collection's operations (`None`: unset).

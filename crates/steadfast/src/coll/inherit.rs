@@ -2,7 +2,7 @@
 //! client), resolved against the action's own options when it runs.
 
 use steadfast_core::options::{ReadConcern, WriteConcern};
-use steadfast_core::selection::{ReadPreference, SelectionCriteria};
+use steadfast_core::selection::SelectionCriteria;
 
 use super::exec::OperationSettings;
 use crate::client::Client;
@@ -13,7 +13,7 @@ use crate::options::CollectionOptions;
 pub(crate) struct Inherited {
     read_concern: Option<ReadConcern>,
     write_concern: Option<WriteConcern>,
-    read_preference: ReadPreference,
+    criteria: SelectionCriteria,
     /// timeoutMS and retry policy.
     pub(crate) settings: OperationSettings,
 }
@@ -32,10 +32,9 @@ impl Inherited {
                 .clone()
                 .or_else(|| Some(client_options.write_concern.clone()))
                 .filter(|wc| !wc.is_empty()),
-            read_preference: handle
-                .read_preference
-                .clone()
-                .unwrap_or_else(|| client_options.read_preference.clone()),
+            criteria: handle.selection_criteria.clone().unwrap_or_else(|| {
+                SelectionCriteria::ReadPreference(client_options.read_preference.clone())
+            }),
             settings: OperationSettings {
                 timeout: handle.timeout.or(client_options.timeout),
                 operation_timeout: None,
@@ -57,9 +56,9 @@ impl Inherited {
             .or_else(|| self.write_concern.clone())
     }
 
-    /// The operation's read preference, else the inherited one.
-    pub(crate) fn criteria(&self, op: Option<ReadPreference>) -> SelectionCriteria {
-        SelectionCriteria::ReadPreference(op.unwrap_or_else(|| self.read_preference.clone()))
+    /// The operation's selection criteria, else the inherited ones.
+    pub(crate) fn criteria(&self, op: Option<SelectionCriteria>) -> SelectionCriteria {
+        op.unwrap_or_else(|| self.criteria.clone())
     }
 }
 

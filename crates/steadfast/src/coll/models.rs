@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::operation::write::{Statement, UpdateStatementFields, WriteKind};
-use crate::options::{Hint, UpdateModifications};
+use crate::options::{Collation, Hint, UpdateModifications};
 
 /// One write of a bulk write.
 #[derive(Clone, Debug)]
@@ -54,7 +54,7 @@ pub struct UpdateModel {
     /// Which array elements `$[identifier]` operators apply to.
     pub array_filters: Option<Vec<Document>>,
     /// The collation.
-    pub collation: Option<Document>,
+    pub collation: Option<Collation>,
     /// The index to use.
     pub hint: Option<Hint>,
 }
@@ -88,7 +88,7 @@ impl UpdateModel {
 
     /// Sets [`UpdateModel::collation`].
     #[must_use]
-    pub fn collation(mut self, collation: Document) -> Self {
+    pub fn collation(mut self, collation: Collation) -> Self {
         self.collation = Some(collation);
         self
     }
@@ -112,7 +112,7 @@ pub struct ReplaceOneModel<T> {
     /// Inserts the replacement when no document matches.
     pub upsert: Option<bool>,
     /// The collation.
-    pub collation: Option<Document>,
+    pub collation: Option<Collation>,
     /// The index to use.
     pub hint: Option<Hint>,
 }
@@ -138,7 +138,7 @@ impl<T> ReplaceOneModel<T> {
 
     /// Sets [`ReplaceOneModel::collation`].
     #[must_use]
-    pub fn collation(mut self, collation: Document) -> Self {
+    pub fn collation(mut self, collation: Collation) -> Self {
         self.collation = Some(collation);
         self
     }
@@ -158,7 +158,7 @@ pub struct DeleteModel {
     /// Which documents.
     pub filter: Document,
     /// The collation.
-    pub collation: Option<Document>,
+    pub collation: Option<Collation>,
     /// The index to use.
     pub hint: Option<Hint>,
 }
@@ -175,7 +175,7 @@ impl DeleteModel {
 
     /// Sets [`DeleteModel::collation`].
     #[must_use]
-    pub fn collation(mut self, collation: Document) -> Self {
+    pub fn collation(mut self, collation: Collation) -> Self {
         self.collation = Some(collation);
         self
     }
@@ -222,6 +222,7 @@ impl<T: Serialize> WriteModel<T> {
                     array_filters: None,
                     collation: model.collation.as_ref(),
                     hint: model.hint.as_ref(),
+                    sort: None,
                 };
                 let statement = Statement::update(
                     &model.filter,
@@ -260,6 +261,7 @@ fn update_statement(model: UpdateModel, multi: bool) -> Result<Statement> {
         array_filters: model.array_filters.as_deref(),
         collation: model.collation.as_ref(),
         hint: model.hint.as_ref(),
+        sort: None,
     };
     Statement::update(&model.filter, &model.update, multi, fields)
 }

@@ -72,6 +72,11 @@ impl Find {
         put_max_time(&mut body, o.max_time);
         put(&mut body, "max", o.max.clone());
         put(&mut body, "min", o.min.clone());
+        put(
+            &mut body,
+            "maxScan",
+            o.max_scan.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
+        );
         put(&mut body, "returnKey", o.return_key);
         put(&mut body, "showRecordId", o.show_record_id);
         match o.cursor_type {

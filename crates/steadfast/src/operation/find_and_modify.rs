@@ -11,7 +11,7 @@ use crate::coll::Namespace;
 use crate::conn::description::StreamDescription;
 use crate::error::{Error, Result, WriteFailure};
 use crate::options::{
-    FindOneAndDeleteOptions, FindOneAndReplaceOptions, FindOneAndUpdateOptions, Hint,
+    Collation, FindOneAndDeleteOptions, FindOneAndReplaceOptions, FindOneAndUpdateOptions, Hint,
     ReturnDocument, UpdateModifications, append_hint,
 };
 
@@ -35,7 +35,7 @@ pub(crate) struct FindAndModifyFields {
     pub(crate) upsert: Option<bool>,
     pub(crate) bypass_document_validation: Option<bool>,
     pub(crate) max_time: Option<Duration>,
-    pub(crate) collation: Option<Document>,
+    pub(crate) collation: Option<Collation>,
     pub(crate) array_filters: Option<Vec<Document>>,
     pub(crate) hint: Option<Hint>,
     pub(crate) let_vars: Option<Document>,

@@ -20,7 +20,7 @@ use super::{Command, Operation, ReplyContext, Retryability};
 use crate::coll::Namespace;
 use crate::conn::description::StreamDescription;
 use crate::error::{Error, Result};
-use crate::options::{Hint, UpdateModifications};
+use crate::options::{Collation, Hint, UpdateModifications};
 
 /// Bytes kept free in every batch command for what the executor adds to the body (`$db`,
 /// `lsid`, `txnNumber`, `$clusterTime`, `writeConcern`, `$readPreference`, Stable API fields)
@@ -147,10 +147,13 @@ impl Statement {
             );
         }
         if let Some(collation) = fields.collation {
-            statement.insert("collation", collation.clone());
+            statement.insert("collation", collation.to_document());
         }
         if let Some(hint) = fields.hint {
             statement.insert("hint", hint.to_bson());
+        }
+        if let Some(sort) = fields.sort {
+            statement.insert("sort", sort.clone());
         }
         Ok(Statement {
             document: encode(&statement)?,
@@ -166,14 +169,14 @@ impl Statement {
     pub(crate) fn delete(
         filter: &Document,
         multi: bool,
-        collation: Option<&Document>,
+        collation: Option<&Collation>,
         hint: Option<&Hint>,
     ) -> Result<Statement> {
         let mut statement = Document::new();
         statement.insert("q", filter.clone());
         statement.insert("limit", if multi { 0 } else { 1 });
         if let Some(collation) = collation {
-            statement.insert("collation", collation.clone());
+            statement.insert("collation", collation.to_document());
         }
         if let Some(hint) = hint {
             statement.insert("hint", hint.to_bson());
@@ -191,8 +194,10 @@ impl Statement {
 pub(crate) struct UpdateStatementFields<'a> {
     pub(crate) upsert: Option<bool>,
     pub(crate) array_filters: Option<&'a [Document]>,
-    pub(crate) collation: Option<&'a Document>,
+    pub(crate) collation: Option<&'a Collation>,
     pub(crate) hint: Option<&'a Hint>,
+    /// Which matching document a single-document update or replacement picks (8.0+).
+    pub(crate) sort: Option<&'a Document>,
 }
 
 /// Command-level fields shared by every batch of a run.

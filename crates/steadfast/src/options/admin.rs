@@ -5,11 +5,17 @@ use std::time::Duration;
 use bson::{Bson, Document};
 use steadfast_core::options::WriteConcern;
 
+use super::collation::Collation;
+use super::collection::{
+    ChangeStreamPreAndPostImages, ClusteredIndex, CommitQuorum, IndexOptionDefaults,
+    TimeseriesOptions, ValidationAction, ValidationLevel,
+};
+
 options_struct! {
     /// Options of `Collection::create_index` and `Collection::create_indexes`.
     pub struct CreateIndexOptions {
         /// How many data-bearing members must build the index before it is ready (4.4+).
-        [into] commit_quorum: Bson,
+        commit_quorum: CommitQuorum,
         /// The server-side time limit (deprecated in favour of timeoutMS).
         max_time: Duration,
         /// The write concern for this operation.
@@ -62,26 +68,33 @@ options_struct! {
         size: u64,
         /// The maximum number of documents of a capped collection.
         max: u64,
+        /// Storage engine settings, `{ <engine name>: <options> }`.
+        [into] storage_engine: Document,
         /// A validator expression every inserted or updated document must match.
         [into] validator: Document,
-        /// How strictly the validator applies (`off`, `strict`, `moderate`).
-        [into] validation_level: String,
-        /// Whether invalid documents are rejected (`error`) or only logged (`warn`).
-        [into] validation_action: String,
-        /// The default collation of the collection.
-        [into] collation: Document,
+        /// How strictly the validator applies.
+        validation_level: ValidationLevel,
+        /// Whether invalid documents are rejected or only logged.
+        validation_action: ValidationAction,
         /// Creates a view on this collection or view.
         [into] view_on: String,
         /// The view's pipeline.
         pipeline: Vec<Document>,
-        /// Time-series collection options.
-        [into] timeseries: Document,
-        /// Expires time-series documents after this long.
-        expire_after: Duration,
-        /// Clustered collection options.
-        [into] clustered_index: Document,
+        /// The default collation of the collection.
+        collation: Collation,
         /// The write concern for this operation.
         write_concern: WriteConcern,
+        /// Defaults for the collection's indexes.
+        index_option_defaults: IndexOptionDefaults,
+        /// Makes it a time-series collection.
+        timeseries: TimeseriesOptions,
+        /// Deletes time-series or clustered documents this long after their date, whole
+        /// seconds (`expireAfterSeconds`).
+        expire_after_seconds: Duration,
+        /// Lets change streams see documents' pre- and post-images (6.0+).
+        change_stream_pre_and_post_images: ChangeStreamPreAndPostImages,
+        /// Makes it a clustered collection (5.3+).
+        clustered_index: ClusteredIndex,
         /// A comment attached to the command.
         [into] comment: Bson,
     }

@@ -7,23 +7,24 @@ use std::time::Duration;
 
 use steadfast_core::options::{ReadConcern, WriteConcern};
 use steadfast_core::retry::RetryPolicy;
-use steadfast_core::selection::ReadPreference;
+use steadfast_core::selection::SelectionCriteria;
 
-/// Defines a handle-options struct (the fields are the same at both levels) with chainable
-/// setters; written out rather than with `options_struct!` because a retry policy is neither
-/// comparable nor printable.
+/// Defines a handle-options struct (the fields are the same at both levels) with a `builder()`
+/// and chainable setters; written out rather than with `options_struct!` because a retry policy
+/// is neither comparable nor printable.
 macro_rules! handle_options {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
-        #[derive(Clone, Default)]
+        #[derive(Clone, Default, typed_builder::TypedBuilder)]
+        #[builder(field_defaults(default, setter(into)))]
         #[non_exhaustive]
         pub struct $name {
             /// The read concern; `None` inherits it.
             pub read_concern: Option<ReadConcern>,
             /// The write concern; `None` inherits it.
             pub write_concern: Option<WriteConcern>,
-            /// The read preference; `None` inherits it.
-            pub read_preference: Option<ReadPreference>,
+            /// How reads pick a server (a read preference); `None` inherits it.
+            pub selection_criteria: Option<SelectionCriteria>,
             /// The per-operation time limit (timeoutMS); `Some(Duration::ZERO)` means no limit,
             /// `None` inherits it.
             pub timeout: Option<Duration>,
@@ -46,10 +47,10 @@ macro_rules! handle_options {
                 self
             }
 
-            #[doc = concat!("Sets [`", stringify!($name), "::read_preference`].")]
+            #[doc = concat!("Sets [`", stringify!($name), "::selection_criteria`].")]
             #[must_use]
-            pub fn read_preference(mut self, value: ReadPreference) -> Self {
-                self.read_preference = Some(value);
+            pub fn selection_criteria(mut self, value: impl Into<SelectionCriteria>) -> Self {
+                self.selection_criteria = Some(value.into());
                 self
             }
 
@@ -73,7 +74,7 @@ macro_rules! handle_options {
                 f.debug_struct(stringify!($name))
                     .field("read_concern", &self.read_concern)
                     .field("write_concern", &self.write_concern)
-                    .field("read_preference", &self.read_preference)
+                    .field("selection_criteria", &self.selection_criteria)
                     .field("timeout", &self.timeout)
                     .field("retry_policy", &self.retry_policy)
                     .finish()
@@ -105,10 +106,10 @@ impl DatabaseOptions {
                 .write_concern
                 .clone()
                 .or_else(|| self.write_concern.clone()),
-            read_preference: over
-                .read_preference
+            selection_criteria: over
+                .selection_criteria
                 .clone()
-                .or_else(|| self.read_preference.clone()),
+                .or_else(|| self.selection_criteria.clone()),
             timeout: over.timeout.or(self.timeout),
             retry_policy: over
                 .retry_policy

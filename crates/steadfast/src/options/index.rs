@@ -4,9 +4,24 @@ use std::time::Duration;
 
 use bson::{Bson, Document};
 use serde::Deserialize;
+use typed_builder::TypedBuilder;
+
+use super::collation::Collation;
+use super::collection::u32_bson;
 
 /// One index: its key pattern and options.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+///
+/// ```
+/// use bson::doc;
+/// use steadfast::options::{IndexModel, IndexOptions};
+/// let model = IndexModel::builder()
+///     .keys(doc! { "email": 1 })
+///     .options(IndexOptions::builder().unique(true).build())
+///     .build();
+/// assert_eq!(model.name(), "email_1");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, TypedBuilder)]
+#[builder(field_defaults(default, setter(into)))]
 #[serde(from = "IndexSpec")]
 #[non_exhaustive]
 pub struct IndexModel {
@@ -23,11 +38,6 @@ impl IndexModel {
             keys,
             options: None,
         }
-    }
-
-    /// A builder, like the official driver's: `IndexModel::builder().keys(..).options(..).build()`.
-    pub fn builder() -> IndexModelBuilder {
-        IndexModelBuilder::default()
     }
 
     /// The index name: the one set in the options, else the server's default derived from the
@@ -64,101 +74,176 @@ impl IndexModel {
     }
 }
 
-/// Builds an [`IndexModel`].
-#[derive(Clone, Debug, Default)]
-pub struct IndexModelBuilder {
-    model: IndexModel,
-}
-
-impl IndexModelBuilder {
-    /// Sets the key pattern.
-    #[must_use]
-    pub fn keys(mut self, keys: Document) -> Self {
-        self.model.keys = keys;
-        self
-    }
-
-    /// Sets the options.
-    #[must_use]
-    pub fn options(mut self, options: impl Into<Option<IndexOptions>>) -> Self {
-        self.model.options = options.into();
-        self
-    }
-
-    /// The model.
-    pub fn build(self) -> IndexModel {
-        self.model
-    }
-}
-
 options_struct! {
     /// Options of one index.
     pub struct IndexOptions {
+        /// Builds the index in the background (ignored by servers 4.2+).
+        background: bool,
+        /// Deletes documents this long after the date in the indexed field (TTL index), whole
+        /// seconds (`expireAfterSeconds`).
+        expire_after: Duration,
         /// The index name (derived from the keys when unset).
         [into] name: String,
-        /// Rejects documents whose indexed values duplicate another document's.
-        unique: bool,
         /// Indexes only documents that have the indexed fields.
         sparse: bool,
-        /// Deletes documents this long after the date in the indexed field (TTL index).
-        expire_after: Duration,
-        /// Indexes only documents matching this filter.
-        [into] partial_filter_expression: Document,
-        /// Hides the index from the query planner.
-        hidden: bool,
-        /// The index's collation.
-        [into] collation: Document,
-        /// Field weights of a text index.
-        [into] weights: Document,
+        /// Storage engine settings of this index.
+        [into] storage_engine: Document,
+        /// Rejects documents whose indexed values duplicate another document's.
+        unique: bool,
+        /// The index version (`v`).
+        version: IndexVersion,
         /// The default language of a text index.
         [into] default_language: String,
         /// The field holding each document's language in a text index.
         [into] language_override: String,
+        /// The text index version (`textIndexVersion`).
+        text_index_version: TextIndexVersion,
+        /// Field weights of a text index.
+        [into] weights: Document,
+        /// The 2dsphere index version (`2dsphereIndexVersion`).
+        sphere_2d_index_version: Sphere2DIndexVersion,
+        /// The precision of a 2d index's geohash, in bits.
+        bits: u32,
+        /// The upper bound of a 2d index's coordinates.
+        max: f64,
+        /// The lower bound of a 2d index's coordinates.
+        min: f64,
+        /// The grouping distance of a geoHaystack index (removed in servers 5.0).
+        bucket_size: u32,
+        /// Indexes only documents matching this filter.
+        [into] partial_filter_expression: Document,
+        /// The index's collation.
+        collation: Collation,
         /// Which fields a wildcard index covers.
         [into] wildcard_projection: Document,
-        /// The index version (`v`).
-        version: i32,
+        /// Hides the index from the query planner.
+        hidden: bool,
     }
 }
 
 impl IndexOptions {
     fn append_to(&self, spec: &mut Document) {
-        if let Some(v) = self.unique {
-            spec.insert("unique", v);
+        let mut put = |key: &str, value: Option<Bson>| {
+            if let Some(value) = value {
+                spec.insert(key, value);
+            }
+        };
+        put("background", self.background.map(Bson::Boolean));
+        put(
+            "expireAfterSeconds",
+            self.expire_after
+                .map(|v| Bson::Int64(i64::try_from(v.as_secs()).unwrap_or(i64::MAX))),
+        );
+        put("sparse", self.sparse.map(Bson::Boolean));
+        put("storageEngine", self.storage_engine.clone().map(Bson::from));
+        put("unique", self.unique.map(Bson::Boolean));
+        put("v", self.version.clone().map(Bson::from));
+        put(
+            "default_language",
+            self.default_language.clone().map(Bson::from),
+        );
+        put(
+            "language_override",
+            self.language_override.clone().map(Bson::from),
+        );
+        put(
+            "textIndexVersion",
+            self.text_index_version.clone().map(Bson::from),
+        );
+        put("weights", self.weights.clone().map(Bson::from));
+        put(
+            "2dsphereIndexVersion",
+            self.sphere_2d_index_version.clone().map(Bson::from),
+        );
+        put("bits", self.bits.map(u32_bson));
+        put("max", self.max.map(Bson::Double));
+        put("min", self.min.map(Bson::Double));
+        put("bucketSize", self.bucket_size.map(u32_bson));
+        put(
+            "partialFilterExpression",
+            self.partial_filter_expression.clone().map(Bson::from),
+        );
+        put("collation", self.collation.clone().map(Bson::from));
+        put(
+            "wildcardProjection",
+            self.wildcard_projection.clone().map(Bson::from),
+        );
+        put("hidden", self.hidden.map(Bson::Boolean));
+    }
+}
+
+/// Defines an index-version enum: named versions plus `Custom(u32)` for any other, sent as an
+/// `Int32` and read back from any whole non-negative number.
+macro_rules! index_version {
+    (
+        $(#[$meta:meta])*
+        $name:ident { $($(#[$variant_meta:meta])* $variant:ident = $number:literal),+ $(,)? }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum $name {
+            $($(#[$variant_meta])* $variant,)+
+            /// A version this crate does not name.
+            Custom(u32),
         }
-        if let Some(v) = self.sparse {
-            spec.insert("sparse", v);
+
+        #[allow(deprecated)]
+        impl From<$name> for Bson {
+            fn from(version: $name) -> Self {
+                match version {
+                    $($name::$variant => Bson::Int32($number),)+
+                    $name::Custom(number) => u32_bson(number),
+                }
+            }
         }
-        if let Some(v) = self.expire_after {
-            spec.insert(
-                "expireAfterSeconds",
-                i64::try_from(v.as_secs()).unwrap_or(i64::MAX),
-            );
+
+        impl $name {
+            /// The version a listed index reports, if it is a whole non-negative number.
+            #[allow(deprecated)]
+            fn from_bson(value: &Bson) -> Option<Self> {
+                let number = u32::try_from(bson_as_u64(value)?).ok()?;
+                Some(match number {
+                    $($number => $name::$variant,)+
+                    other => $name::Custom(other),
+                })
+            }
         }
-        if let Some(v) = &self.partial_filter_expression {
-            spec.insert("partialFilterExpression", v.clone());
-        }
-        if let Some(v) = self.hidden {
-            spec.insert("hidden", v);
-        }
-        if let Some(v) = &self.collation {
-            spec.insert("collation", v.clone());
-        }
-        if let Some(v) = &self.weights {
-            spec.insert("weights", v.clone());
-        }
-        if let Some(v) = &self.default_language {
-            spec.insert("default_language", v.clone());
-        }
-        if let Some(v) = &self.language_override {
-            spec.insert("language_override", v.clone());
-        }
-        if let Some(v) = &self.wildcard_projection {
-            spec.insert("wildcardProjection", v.clone());
-        }
-        if let Some(v) = self.version {
-            spec.insert("v", v);
-        }
+    };
+}
+
+index_version! {
+    /// The version of an index (`v`).
+    IndexVersion {
+        /// Version 0, from servers before 2.0.
+        #[deprecated = "servers 3.2+ cannot build version 0 indexes"]
+        V0 = 0,
+        /// Version 1.
+        V1 = 1,
+        /// Version 2, the default since server 3.4.
+        V2 = 2,
+    }
+}
+
+index_version! {
+    /// The version of a text index (`textIndexVersion`).
+    TextIndexVersion {
+        /// Version 1.
+        V1 = 1,
+        /// Version 2.
+        V2 = 2,
+        /// Version 3, the default since server 3.2.
+        V3 = 3,
+    }
+}
+
+index_version! {
+    /// The version of a 2dsphere index (`2dsphereIndexVersion`).
+    Sphere2DIndexVersion {
+        /// Version 2.
+        V2 = 2,
+        /// Version 3, the default since server 3.2.
+        V3 = 3,
     }
 }
 
@@ -168,22 +253,33 @@ impl IndexOptions {
 struct IndexSpec {
     key: Document,
     name: Option<String>,
+    background: Option<bool>,
     unique: Option<bool>,
     sparse: Option<bool>,
+    storage_engine: Option<Document>,
     expire_after_seconds: Option<Bson>,
     partial_filter_expression: Option<Document>,
     hidden: Option<bool>,
-    collation: Option<Document>,
+    collation: Option<Collation>,
     weights: Option<Document>,
     #[serde(rename = "default_language")]
     default_language: Option<String>,
     #[serde(rename = "language_override")]
     language_override: Option<String>,
+    text_index_version: Option<Bson>,
+    #[serde(rename = "2dsphereIndexVersion")]
+    sphere_2d_index_version: Option<Bson>,
+    bits: Option<Bson>,
+    max: Option<f64>,
+    min: Option<f64>,
+    bucket_size: Option<Bson>,
     wildcard_projection: Option<Document>,
     v: Option<Bson>,
 }
 
-fn bson_as_u64(value: &Bson) -> Option<u64> {
+/// A listed number as a `u64`, whatever its BSON width; `None` for a negative, fractional or
+/// non-numeric value.
+pub(super) fn bson_as_u64(value: &Bson) -> Option<u64> {
     match value {
         Bson::Int32(v) => u64::try_from(*v).ok(),
         Bson::Int64(v) => u64::try_from(*v).ok(),
@@ -195,12 +291,18 @@ fn bson_as_u64(value: &Bson) -> Option<u64> {
     }
 }
 
+fn bson_as_u32(value: &Bson) -> Option<u32> {
+    bson_as_u64(value).and_then(|v| u32::try_from(v).ok())
+}
+
 impl From<IndexSpec> for IndexModel {
     fn from(spec: IndexSpec) -> Self {
         let options = IndexOptions {
             name: spec.name,
+            background: spec.background,
             unique: spec.unique,
             sparse: spec.sparse,
+            storage_engine: spec.storage_engine,
             expire_after: spec
                 .expire_after_seconds
                 .as_ref()
@@ -212,12 +314,20 @@ impl From<IndexSpec> for IndexModel {
             weights: spec.weights,
             default_language: spec.default_language,
             language_override: spec.language_override,
-            wildcard_projection: spec.wildcard_projection,
-            version: spec
-                .v
+            text_index_version: spec
+                .text_index_version
                 .as_ref()
-                .and_then(bson_as_u64)
-                .and_then(|v| i32::try_from(v).ok()),
+                .and_then(TextIndexVersion::from_bson),
+            sphere_2d_index_version: spec
+                .sphere_2d_index_version
+                .as_ref()
+                .and_then(Sphere2DIndexVersion::from_bson),
+            bits: spec.bits.as_ref().and_then(bson_as_u32),
+            max: spec.max,
+            min: spec.min,
+            bucket_size: spec.bucket_size.as_ref().and_then(bson_as_u32),
+            wildcard_projection: spec.wildcard_projection,
+            version: spec.v.as_ref().and_then(IndexVersion::from_bson),
         };
         IndexModel {
             keys: spec.key,

@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use bson::{Bson, Document};
 use steadfast_core::options::ReadConcern;
-use steadfast_core::selection::ReadPreference;
+use steadfast_core::selection::SelectionCriteria;
 
+use super::collation::Collation;
 use super::types::{CursorType, Hint};
 
 options_struct! {
@@ -18,7 +19,7 @@ options_struct! {
         /// How many documents each batch (the first reply and every `getMore`) holds.
         batch_size: u32,
         /// The collation, as a document (`{ locale: "fr" }`).
-        [into] collation: Document,
+        collation: Collation,
         /// A comment attached to the command and its `getMore`s, for logs and profiling.
         [into] comment: Bson,
         /// Tailable cursors for capped collections.
@@ -32,6 +33,9 @@ options_struct! {
         [into] max: Document,
         /// How long a `getMore` of a tailable-await cursor waits for new documents.
         max_await_time: Duration,
+        /// The most index keys or documents the query examines (deprecated; servers 4.2+
+        /// reject it).
+        max_scan: u64,
         /// The server-side time limit of the `find` (deprecated in favour of timeoutMS).
         max_time: Duration,
         /// The inclusive lower bound of an index scan.
@@ -53,7 +57,7 @@ options_struct! {
         /// The read concern for this operation, replacing the collection's.
         read_concern: ReadConcern,
         /// The read preference for this operation, replacing the collection's.
-        read_preference: ReadPreference,
+        selection_criteria: SelectionCriteria,
     }
 }
 
@@ -64,13 +68,16 @@ options_struct! {
         /// Returns partial results from a mongos when some shards are unavailable.
         allow_partial_results: bool,
         /// The collation.
-        [into] collation: Document,
+        collation: Collation,
         /// A comment attached to the command.
         [into] comment: Bson,
         /// The index to use.
         [into] hint: Hint,
         /// The exclusive upper bound of an index scan.
         [into] max: Document,
+        /// The most index keys or documents the query examines (deprecated; servers 4.2+
+        /// reject it).
+        max_scan: u64,
         /// The server-side time limit (deprecated in favour of timeoutMS).
         max_time: Duration,
         /// The inclusive lower bound of an index scan.
@@ -90,7 +97,7 @@ options_struct! {
         /// The read concern for this operation.
         read_concern: ReadConcern,
         /// The read preference for this operation.
-        read_preference: ReadPreference,
+        selection_criteria: SelectionCriteria,
     }
 }
 
@@ -111,7 +118,8 @@ impl From<FindOneOptions> for FindOptions {
             sort: one.sort,
             let_vars: one.let_vars,
             read_concern: one.read_concern,
-            read_preference: one.read_preference,
+            selection_criteria: one.selection_criteria,
+            max_scan: one.max_scan,
             ..FindOptions::default()
         }
     }
@@ -127,7 +135,7 @@ options_struct! {
         /// Skips document validation in `$out`/`$merge`.
         bypass_document_validation: bool,
         /// The collation.
-        [into] collation: Document,
+        collation: Collation,
         /// A comment attached to the command and its `getMore`s.
         [into] comment: Bson,
         /// The index to use.
@@ -142,7 +150,7 @@ options_struct! {
         read_concern: ReadConcern,
         /// The read preference for this operation (ignored with `$out`/`$merge`, which run on
         /// the primary).
-        read_preference: ReadPreference,
+        selection_criteria: SelectionCriteria,
         /// The write concern of `$out`/`$merge`.
         write_concern: steadfast_core::options::WriteConcern,
     }
@@ -152,7 +160,7 @@ options_struct! {
     /// Options of `Collection::count_documents`.
     pub struct CountOptions {
         /// The collation.
-        [into] collation: Document,
+        collation: Collation,
         /// A comment attached to the command.
         [into] comment: Bson,
         /// The index to use.
@@ -166,7 +174,7 @@ options_struct! {
         /// The read concern for this operation.
         read_concern: ReadConcern,
         /// The read preference for this operation.
-        read_preference: ReadPreference,
+        selection_criteria: SelectionCriteria,
     }
 }
 
@@ -180,7 +188,7 @@ options_struct! {
         /// The read concern for this operation.
         read_concern: ReadConcern,
         /// The read preference for this operation.
-        read_preference: ReadPreference,
+        selection_criteria: SelectionCriteria,
     }
 }
 
@@ -188,7 +196,7 @@ options_struct! {
     /// Options of `Collection::distinct`.
     pub struct DistinctOptions {
         /// The collation.
-        [into] collation: Document,
+        collation: Collation,
         /// A comment attached to the command.
         [into] comment: Bson,
         /// The index to use.
@@ -198,6 +206,6 @@ options_struct! {
         /// The read concern for this operation.
         read_concern: ReadConcern,
         /// The read preference for this operation.
-        read_preference: ReadPreference,
+        selection_criteria: SelectionCriteria,
     }
 }

@@ -3,9 +3,12 @@
 use std::time::Duration;
 
 use bson::{Bson, Document};
+use serde::{Deserialize, Deserializer, Serialize};
 
-/// The index a query should use: its name or its key pattern.
-#[derive(Clone, Debug, PartialEq)]
+/// The index a query should use: its name or its key pattern. It (de)serialises as the bare
+/// name or key document, as the server's `hint` field.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
 pub enum Hint {
     /// The index's key pattern, e.g. `{ "age": 1 }`.
     Keys(Document),
@@ -51,6 +54,22 @@ pub enum ReturnDocument {
     After,
 }
 
+impl<'de> Deserialize<'de> for ReturnDocument {
+    /// `"before"` or `"after"`, in any case.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        if name.eq_ignore_ascii_case("before") {
+            Ok(ReturnDocument::Before)
+        } else if name.eq_ignore_ascii_case("after") {
+            Ok(ReturnDocument::After)
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "returnDocument is before or after, not {name:?}"
+            )))
+        }
+    }
+}
+
 /// How timeoutMS applies to a cursor (CSOT `timeoutMode`), set with `.timeout_mode(..)` on the
 /// actions that open cursors; it requires a timeout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,8 +85,10 @@ pub enum TimeoutMode {
     Iteration,
 }
 
-/// The kind of cursor a `find` opens.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// The kind of cursor a `find` opens (deserialised from `nonTailable`, `tailable` or
+/// `tailableAwait`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum CursorType {
     /// An ordinary cursor, exhausted once every result was returned (the default).
     #[default]

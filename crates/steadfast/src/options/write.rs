@@ -5,6 +5,7 @@ use std::time::Duration;
 use bson::{Bson, Document};
 use steadfast_core::options::WriteConcern;
 
+use super::collation::Collation;
 use super::types::{Hint, ReturnDocument};
 
 options_struct! {
@@ -42,7 +43,7 @@ options_struct! {
         /// Skips the collection's document validation.
         bypass_document_validation: bool,
         /// The collation.
-        [into] collation: Document,
+        collation: Collation,
         /// The index to use.
         [into] hint: Hint,
         /// Inserts a document when none matches.
@@ -53,6 +54,9 @@ options_struct! {
         [into] let_vars: Document,
         /// A comment attached to the command.
         [into] comment: Bson,
+        /// Which matching document `update_one` updates first (8.0+; not allowed with
+        /// `update_many`).
+        [into] sort: Document,
     }
 }
 
@@ -62,7 +66,7 @@ options_struct! {
         /// Skips the collection's document validation.
         bypass_document_validation: bool,
         /// The collation.
-        [into] collation: Document,
+        collation: Collation,
         /// The index to use.
         [into] hint: Hint,
         /// Inserts the replacement when no document matches.
@@ -73,6 +77,8 @@ options_struct! {
         [into] let_vars: Document,
         /// A comment attached to the command.
         [into] comment: Bson,
+        /// Which matching document is replaced first (8.0+).
+        [into] sort: Document,
     }
 }
 
@@ -86,6 +92,7 @@ impl From<ReplaceOptions> for UpdateOptions {
             write_concern: replace.write_concern,
             let_vars: replace.let_vars,
             comment: replace.comment,
+            sort: replace.sort,
             array_filters: None,
         }
     }
@@ -95,7 +102,7 @@ options_struct! {
     /// Options of `Collection::delete_one` and `Collection::delete_many`.
     pub struct DeleteOptions {
         /// The collation.
-        [into] collation: Document,
+        collation: Collation,
         /// The index to use.
         [into] hint: Hint,
         /// The write concern for this operation.
@@ -119,7 +126,7 @@ options_struct! {
         /// The write concern for this operation.
         write_concern: WriteConcern,
         /// The collation.
-        [into] collation: Document,
+        collation: Collation,
         /// The index to use.
         [into] hint: Hint,
         /// Variables usable as `$$name` in the filter (5.0+).
@@ -149,7 +156,7 @@ options_struct! {
         /// The write concern for this operation.
         write_concern: WriteConcern,
         /// The collation.
-        [into] collation: Document,
+        collation: Collation,
         /// The index to use.
         [into] hint: Hint,
         /// Variables usable as `$$name` (5.0+).
@@ -177,7 +184,7 @@ options_struct! {
         /// The write concern for this operation.
         write_concern: WriteConcern,
         /// The collation.
-        [into] collation: Document,
+        collation: Collation,
         /// The index to use.
         [into] hint: Hint,
         /// Variables usable as `$$name` (5.0+).

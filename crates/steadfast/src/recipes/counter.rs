@@ -247,7 +247,7 @@ impl ExactlyOnceCounter {
                 self.coll
                     .find_one(filter.clone())
                     .projection(doc! { "_id": 1 })
-                    .read_preference(ReadPreference::primary())
+                    .selection_criteria(ReadPreference::primary())
                     .into_future()
             },
         )
@@ -267,7 +267,7 @@ impl ExactlyOnceCounter {
             .coll
             .find_one(doc! { "_id": id.clone() })
             .projection(doc! { VALUE_FIELD: 1 })
-            .read_preference(ReadPreference::primary())
+            .selection_criteria(ReadPreference::primary())
             .await?;
         let Some(document) = found else {
             return Ok(None);
@@ -401,7 +401,7 @@ impl ExactlyOnceCounter {
             .coll
             .find(filter)
             .projection(projection)
-            .read_preference(ReadPreference::primary())
+            .selection_criteria(ReadPreference::primary())
             .await?;
         let mut documents = Vec::new();
         while cursor.advance().await? {

@@ -189,7 +189,7 @@ impl IdempotentInsert {
             |_| {},
             || {
                 docs.find_one(filter.clone())
-                    .read_preference(ReadPreference::primary())
+                    .selection_criteria(ReadPreference::primary())
                     .into_future()
             },
         )

@@ -215,7 +215,7 @@ async fn read_preference_is_sent_to_a_member_reached_directly() {
     within(
         items
             .find_one(doc! {})
-            .read_preference(ReadPreference::with_mode(
+            .selection_criteria(ReadPreference::with_mode(
                 steadfast::options::ReadPreferenceMode::Nearest,
             )),
     )

@@ -15,6 +15,7 @@ use crate::store::cursor::MAX_BATCH_BYTES;
 use crate::store::errors::{CommandError, StoreResult, code, index_as_i32};
 use crate::store::oplog::OplogOp;
 use crate::store::query::Filter;
+use crate::store::sort::SortSpec;
 use crate::store::txn::{
     RetryableWrite, SessionRecord, StatementOutcome, retryable_write_of, statement_ids,
 };
@@ -195,6 +196,32 @@ pub(crate) struct UpdateResult {
     pub(crate) upserted_id: Option<Bson>,
 }
 
+/// The records an update statement modifies: every match with `multi`, else the first match in
+/// `sort` order (natural order when the statement has no sort).
+fn update_targets(
+    collection: &Collection,
+    filter: &Filter,
+    multi: bool,
+    sort: Option<&SortSpec>,
+) -> Vec<u64> {
+    match sort.filter(|sort| !multi && !sort.is_empty()) {
+        None => collection.matching_records(filter, if multi { None } else { Some(1) }),
+        Some(sort) => {
+            let candidates: Vec<(u64, &Document)> = collection
+                .matching_records(filter, None)
+                .into_iter()
+                .filter_map(|record| collection.get(record).map(|doc| (record, doc.as_ref())))
+                .collect();
+            let sorted = sort.sort(candidates, |(_, document)| Some(*document));
+            sorted
+                .first()
+                .map(|(record, _)| *record)
+                .into_iter()
+                .collect()
+        }
+    }
+}
+
 /// Applies an update to the matching documents of a locked collection (or upserts).
 pub(crate) fn apply_update(
     exec: &mut Exec<'_>,
@@ -203,8 +230,9 @@ pub(crate) fn apply_update(
     update: &Update,
     multi: bool,
     upsert: bool,
+    sort: Option<&SortSpec>,
 ) -> StoreResult<UpdateResult> {
-    let records = collection.matching_records(filter, if multi { None } else { Some(1) });
+    let records = update_targets(collection, filter, multi, sort);
     let context = ApplyContext {
         is_insert: false,
         now: exec.now,
@@ -261,11 +289,14 @@ pub(crate) fn apply_update(
     Ok(result)
 }
 
+/// One statement of an `update` command.
 struct UpdateStatement {
     filter: Document,
     update: Bson,
     multi: bool,
     upsert: bool,
+    /// Which match a single-document update picks (8.0+); not allowed with `multi`.
+    sort: Option<Document>,
 }
 
 fn parse_update_statement(item: &Bson, position: usize) -> StoreResult<UpdateStatement> {
@@ -291,6 +322,7 @@ fn parse_update_statement(item: &Bson, position: usize) -> StoreResult<UpdateSta
         update,
         multi: optional_bool(statement, "update.updates", "multi")?.unwrap_or(false),
         upsert: optional_bool(statement, "update.updates", "upsert")?.unwrap_or(false),
+        sort: optional_document(statement, "update.updates", "sort")?.cloned(),
     })
 }
 
@@ -355,6 +387,12 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
                     "multi update is not supported for replacement-style update",
                 ));
             }
+            if parsed.multi && parsed.sort.is_some() {
+                return Err(CommandError::failed_to_parse(
+                    "Cannot specify sort with multi=true",
+                ));
+            }
+            let sort = parsed.sort.as_ref().map(SortSpec::parse).transpose()?;
             if handle.is_none() && parsed.upsert {
                 handle = Some(collection_for_write(exec, collection));
             }
@@ -373,6 +411,7 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
                 &update,
                 parsed.multi,
                 parsed.upsert,
+                sort.as_ref(),
             )
         });
         match outcome {

@@ -143,6 +143,50 @@ fn update_without_multi_changes_one_document() {
 }
 
 #[test]
+fn a_single_document_update_picks_the_first_match_in_sort_order() {
+    let store = new_store();
+    insert(
+        &store,
+        "c",
+        vec![
+            doc! { "_id": 1, "a": 1, "n": 2 },
+            doc! { "_id": 2, "a": 1, "n": 9 },
+            doc! { "_id": 3, "a": 1, "n": 5 },
+        ],
+    );
+    // Natural order would pick _id 1; the sort picks the largest n.
+    let reply = run_ok(
+        &store,
+        "db",
+        doc! { "update": "c", "updates": [
+            { "q": { "a": 1 }, "u": { "$set": { "picked": true } }, "sort": { "n": -1 } },
+        ] },
+    );
+    assert_eq!(reply.get_i32("nModified").unwrap(), 1);
+    assert_eq!(ids(&store, "c", doc! { "picked": true }), vec![2]);
+    // A replacement honours it too: ascending picks the smallest n.
+    run_ok(
+        &store,
+        "db",
+        doc! { "update": "c", "updates": [
+            { "q": { "a": 1 }, "u": { "a": 1, "n": 2, "replaced": true }, "sort": { "n": 1 } },
+        ] },
+    );
+    assert_eq!(ids(&store, "c", doc! { "replaced": true }), vec![1]);
+    // With multi the server refuses it, as a write error.
+    let reply = run(
+        &store,
+        "db",
+        doc! { "update": "c", "updates": [
+            { "q": {}, "u": { "$set": { "x": 1 } }, "multi": true, "sort": { "n": 1 } },
+        ] },
+    );
+    let errors = reply.get_array("writeErrors").unwrap();
+    assert_eq!(errors[0].as_document().unwrap().get_i32("code").unwrap(), 9);
+    assert!(ids(&store, "c", doc! { "x": 1 }).is_empty());
+}
+
+#[test]
 fn update_errors_are_write_errors_and_parse_errors_fail_the_command() {
     let store = new_store();
     insert(&store, "c", vec![doc! { "_id": 1, "s": "text" }]);

@@ -8,7 +8,6 @@ use bson::{Bson, Document};
 use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use steadfast_core::options::{ReadConcern, WriteConcern};
-use steadfast_core::selection::ReadPreference;
 
 use crate::client::Client;
 use crate::coll::Collection;
@@ -94,13 +93,14 @@ impl<'a, T: Send + Sync, S> Find<'a, T, S> {
         allow_disk_use: bool,
         allow_partial_results: bool,
         batch_size: u32,
-        collation: #[into] Document,
+        collation: crate::options::Collation,
         comment: #[into] Bson,
         cursor_type: CursorType,
         hint: #[into] Hint,
         limit: i64,
         max: #[into] Document,
         max_await_time: Duration,
+        max_scan: u64,
         max_time: Duration,
         min: #[into] Document,
         no_cursor_timeout: bool,
@@ -111,7 +111,7 @@ impl<'a, T: Send + Sync, S> Find<'a, T, S> {
         sort: #[into] Document,
         let_vars: #[into] Document,
         read_concern: ReadConcern,
-        read_preference: ReadPreference,
+        selection_criteria: #[into] crate::options::SelectionCriteria,
     );
 
     /// The operation and how its cursor fetches.
@@ -137,7 +137,9 @@ impl<'a, T: Send + Sync, S> Find<'a, T, S> {
             timeout_mode: self.overrides.timeout_mode,
         };
         let read_concern = self.coll.resolve_read_concern(options.read_concern.take());
-        let criteria = self.coll.resolve_criteria(options.read_preference.take());
+        let criteria = self
+            .coll
+            .resolve_criteria(options.selection_criteria.take());
         let op = find::Find::new(
             self.coll.ns().clone(),
             self.filter,
@@ -210,10 +212,11 @@ impl<'a, T: Send + Sync> FindOne<'a, T> {
     options_and_session!(FindOneOptions);
     option_setters!(FindOneOptions;
         allow_partial_results: bool,
-        collation: #[into] Document,
+        collation: crate::options::Collation,
         comment: #[into] Bson,
         hint: #[into] Hint,
         max: #[into] Document,
+        max_scan: u64,
         max_time: Duration,
         min: #[into] Document,
         projection: #[into] Document,
@@ -223,7 +226,7 @@ impl<'a, T: Send + Sync> FindOne<'a, T> {
         sort: #[into] Document,
         let_vars: #[into] Document,
         read_concern: ReadConcern,
-        read_preference: ReadPreference,
+        selection_criteria: #[into] crate::options::SelectionCriteria,
     );
 
     async fn run(self) -> Result<Option<T>>
@@ -313,14 +316,14 @@ impl<'a, S, T> Aggregate<'a, S, T> {
         allow_disk_use: bool,
         batch_size: u32,
         bypass_document_validation: bool,
-        collation: #[into] Document,
+        collation: crate::options::Collation,
         comment: #[into] Bson,
         hint: #[into] Hint,
         let_vars: #[into] Document,
         max_await_time: Duration,
         max_time: Duration,
         read_concern: ReadConcern,
-        read_preference: ReadPreference,
+        selection_criteria: #[into] crate::options::SelectionCriteria,
         write_concern: WriteConcern,
     );
 
@@ -361,7 +364,7 @@ impl<'a, S, T> Aggregate<'a, S, T> {
         let inherited = self.inherited;
         let read_concern = inherited.read_concern(options.read_concern.take());
         let write_concern = inherited.write_concern(options.write_concern.take());
-        let criteria = inherited.criteria(options.read_preference.take());
+        let criteria = inherited.criteria(options.selection_criteria.take());
         let op = aggregate::Aggregate::new(
             self.target,
             self.pipeline,

@@ -103,7 +103,7 @@ impl<'a, T: Send + Sync> FindOneAndDelete<'a, T> {
         projection: #[into] Document,
         sort: #[into] Document,
         write_concern: WriteConcern,
-        collation: #[into] Document,
+        collation: crate::options::Collation,
         hint: #[into] Hint,
         let_vars: #[into] Document,
         comment: #[into] Bson,
@@ -142,7 +142,7 @@ pub struct FindOneAndUpdate<'a, T: Send + Sync> {
 impl<'a, T: Send + Sync> FindOneAndUpdate<'a, T> {
     options_and_session!(FindOneAndUpdateOptions);
     option_setters!(FindOneAndUpdateOptions;
-        array_filters: Vec<Document>,
+        array_filters: #[iter] Document,
         bypass_document_validation: bool,
         max_time: Duration,
         projection: #[into] Document,
@@ -150,7 +150,7 @@ impl<'a, T: Send + Sync> FindOneAndUpdate<'a, T> {
         sort: #[into] Document,
         upsert: bool,
         write_concern: WriteConcern,
-        collation: #[into] Document,
+        collation: crate::options::Collation,
         hint: #[into] Hint,
         let_vars: #[into] Document,
         comment: #[into] Bson,
@@ -198,7 +198,7 @@ impl<'a, T: Send + Sync> FindOneAndReplace<'a, T> {
         sort: #[into] Document,
         upsert: bool,
         write_concern: WriteConcern,
-        collation: #[into] Document,
+        collation: crate::options::Collation,
         hint: #[into] Hint,
         let_vars: #[into] Document,
         comment: #[into] Bson,

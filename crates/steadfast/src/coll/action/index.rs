@@ -162,7 +162,7 @@ pub struct CreateIndexes<'a, T: Send + Sync> {
 impl<'a, T: Send + Sync> CreateIndexes<'a, T> {
     options_and_session!(CreateIndexOptions);
     option_setters!(CreateIndexOptions;
-        commit_quorum: #[into] Bson,
+        commit_quorum: crate::options::CommitQuorum,
         max_time: Duration,
         write_concern: WriteConcern,
         comment: #[into] Bson,

@@ -16,12 +16,21 @@
 //! already acknowledged; a retryable write resent later with a new call gets a new
 //! transaction number, so it is not deduplicated against the abandoned one.
 
-/// Chainable setters that fill the action's `options` struct, one per option field.
+/// Chainable setters that fill the action's `options` struct, one per option field. As in the
+/// official driver, a field marked `#[into]` takes `impl Into<Type>` and a list field marked
+/// `#[iter]` (given its element type) takes `impl IntoIterator<Item = Element>`.
 macro_rules! option_setters {
     ($options:ident; $($field:ident : $(#[$into:ident])? $ty:ty),* $(,)?) => {
         $(
             option_setters!(@one $options, $field, $ty $(, $into)?);
         )*
+    };
+    (@one $options:ident, $field:ident, $ty:ty, iter) => {
+        #[doc = concat!("Sets [`", stringify!($options), "::", stringify!($field), "`](crate::options::", stringify!($options), "::", stringify!($field), ").")]
+        pub fn $field(mut self, values: impl IntoIterator<Item = $ty>) -> Self {
+            self.options.$field = Some(values.into_iter().collect());
+            self
+        }
     };
     (@one $options:ident, $field:ident, $ty:ty, into) => {
         #[doc = concat!("Sets [`", stringify!($options), "::", stringify!($field), "`](crate::options::", stringify!($options), "::", stringify!($field), ").")]

@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use bson::{Bson, Document};
 use steadfast_core::options::ReadConcern;
-use steadfast_core::selection::ReadPreference;
 
 use crate::coll::Collection;
 use crate::coll::exec::OperationOverrides;
@@ -66,20 +65,22 @@ pub struct CountDocuments<'a, T: Send + Sync> {
 impl<'a, T: Send + Sync> CountDocuments<'a, T> {
     options_and_session!(CountOptions);
     option_setters!(CountOptions;
-        collation: #[into] Document,
+        collation: crate::options::Collation,
         comment: #[into] Bson,
         hint: #[into] Hint,
         limit: u64,
         max_time: Duration,
         skip: u64,
         read_concern: ReadConcern,
-        read_preference: ReadPreference,
+        selection_criteria: #[into] crate::options::SelectionCriteria,
     );
 
     async fn run(self) -> Result<u64> {
         let mut options = self.options;
         let read_concern = self.coll.resolve_read_concern(options.read_concern.take());
-        let criteria = self.coll.resolve_criteria(options.read_preference.take());
+        let criteria = self
+            .coll
+            .resolve_criteria(options.selection_criteria.take());
         let ns = self.coll.ns();
         let op = CountDocumentsOp::new(
             ns.db.clone(),
@@ -120,13 +121,15 @@ impl<'a, T: Send + Sync> EstimatedDocumentCount<'a, T> {
         comment: #[into] Bson,
         max_time: Duration,
         read_concern: ReadConcern,
-        read_preference: ReadPreference,
+        selection_criteria: #[into] crate::options::SelectionCriteria,
     );
 
     async fn run(self) -> Result<u64> {
         let mut options = self.options;
         let read_concern = self.coll.resolve_read_concern(options.read_concern.take());
-        let criteria = self.coll.resolve_criteria(options.read_preference.take());
+        let criteria = self
+            .coll
+            .resolve_criteria(options.selection_criteria.take());
         let op = EstimatedCount::new(self.coll.ns().clone(), options, read_concern, criteria);
         let settings = self.coll.operation_settings(&self.overrides);
         execute(self.coll.client(), op, None, &settings).await
@@ -149,18 +152,20 @@ pub struct Distinct<'a, T: Send + Sync> {
 impl<'a, T: Send + Sync> Distinct<'a, T> {
     options_and_session!(DistinctOptions);
     option_setters!(DistinctOptions;
-        collation: #[into] Document,
+        collation: crate::options::Collation,
         comment: #[into] Bson,
         hint: #[into] Hint,
         max_time: Duration,
         read_concern: ReadConcern,
-        read_preference: ReadPreference,
+        selection_criteria: #[into] crate::options::SelectionCriteria,
     );
 
     async fn run(self) -> Result<Vec<Bson>> {
         let mut options = self.options;
         let read_concern = self.coll.resolve_read_concern(options.read_concern.take());
-        let criteria = self.coll.resolve_criteria(options.read_preference.take());
+        let criteria = self
+            .coll
+            .resolve_criteria(options.selection_criteria.take());
         let op = DistinctOp::new(
             self.coll.ns().clone(),
             self.field,

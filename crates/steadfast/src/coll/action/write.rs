@@ -265,14 +265,15 @@ pub struct Update<'a, T: Send + Sync> {
 impl<'a, T: Send + Sync> Update<'a, T> {
     options_and_session!(UpdateOptions);
     option_setters!(UpdateOptions;
-        array_filters: Vec<Document>,
+        array_filters: #[iter] Document,
         bypass_document_validation: bool,
-        collation: #[into] Document,
+        collation: crate::options::Collation,
         hint: #[into] Hint,
         upsert: bool,
         write_concern: WriteConcern,
         let_vars: #[into] Document,
         comment: #[into] Bson,
+        sort: #[into] Document,
     );
 
     async fn run(self) -> Result<UpdateResult> {
@@ -287,6 +288,7 @@ impl<'a, T: Send + Sync> Update<'a, T> {
                 array_filters: o.array_filters.as_deref(),
                 collation: o.collation.as_ref(),
                 hint: o.hint.as_ref(),
+                sort: o.sort.as_ref(),
             },
         )?;
         let fields = self.coll.write_fields(
@@ -335,12 +337,13 @@ impl<'a, T: Send + Sync> Replace<'a, T> {
     options_and_session!(ReplaceOptions);
     option_setters!(ReplaceOptions;
         bypass_document_validation: bool,
-        collation: #[into] Document,
+        collation: crate::options::Collation,
         hint: #[into] Hint,
         upsert: bool,
         write_concern: WriteConcern,
         let_vars: #[into] Document,
         comment: #[into] Bson,
+        sort: #[into] Document,
     );
 
     async fn run(self) -> Result<UpdateResult> {
@@ -355,6 +358,7 @@ impl<'a, T: Send + Sync> Replace<'a, T> {
                 array_filters: None,
                 collation: o.collation.as_ref(),
                 hint: o.hint.as_ref(),
+                sort: o.sort.as_ref(),
             },
         )?;
         let fields = self.coll.write_fields(
@@ -384,7 +388,7 @@ pub struct Delete<'a, T: Send + Sync> {
 impl<'a, T: Send + Sync> Delete<'a, T> {
     options_and_session!(DeleteOptions);
     option_setters!(DeleteOptions;
-        collation: #[into] Document,
+        collation: crate::options::Collation,
         hint: #[into] Hint,
         write_concern: WriteConcern,
         let_vars: #[into] Document,

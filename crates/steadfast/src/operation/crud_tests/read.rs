@@ -18,7 +18,10 @@ use crate::operation::find_and_modify::{FindAndModify, FindAndModifyFields, Modi
 use crate::operation::get_more::{GetMore, KillCursors};
 use crate::operation::list::{ListCursor, ListDatabases};
 use crate::operation::{Operation, Retryability};
-use crate::options::{AggregateOptions, CountOptions, CursorType, FindOptions, ReturnDocument};
+use crate::options::{
+    AggregateOptions, Collation, CollationStrength, CountOptions, CursorType, FindOptions,
+    ReturnDocument,
+};
 
 fn ns() -> Namespace {
     Namespace::new("shop", "orders")
@@ -49,14 +52,22 @@ fn find_sends_only_the_options_set() {
         .max_time(Duration::from_millis(1500))
         .cursor_type(CursorType::TailableAwait)
         .allow_disk_use(true)
-        .let_vars(doc! { "x": 1 });
+        .let_vars(doc! { "x": 1 })
+        .max_scan(100)
+        .collation(
+            Collation::builder()
+                .locale("de")
+                .strength(CollationStrength::Primary)
+                .build(),
+        );
     let body = find_body(options);
     assert_eq!(
         body,
         doc! {
             "find": "orders", "filter": { "a": 1 }, "sort": { "a": -1 }, "projection": { "_id": 0 },
             "hint": "a_-1", "skip": 5_i64, "limit": 10_i64, "batchSize": 3_i64, "comment": "report",
-            "maxTimeMS": 1500_i64, "tailable": true, "awaitData": true, "allowDiskUse": true,
+            "maxTimeMS": 1500_i64, "maxScan": 100_i64, "tailable": true, "awaitData": true,
+            "collation": { "locale": "de", "strength": 1 }, "allowDiskUse": true,
             "let": { "x": 1 },
         }
     );

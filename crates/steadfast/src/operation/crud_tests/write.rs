@@ -14,7 +14,7 @@ use crate::operation::write::{
 };
 use crate::operation::write_reply::BatchOutcome;
 use crate::operation::{Operation, Retryability};
-use crate::options::{Hint, UpdateModifications};
+use crate::options::{Collation, Hint, UpdateModifications};
 
 fn ns() -> Namespace {
     Namespace::new("shop", "orders")
@@ -175,8 +175,9 @@ fn update_and_delete_statements() {
     let filter = doc! { "sku": "pen" };
     let update = UpdateModifications::from(doc! { "$inc": { "qty": 1 } });
     let filters = [doc! { "e.x": 1 }];
-    let collation = doc! { "locale": "fr" };
+    let collation = Collation::builder().locale("fr").build();
     let hint = Hint::Name("sku_1".into());
+    let sort = doc! { "qty": -1 };
     let statement = Statement::update(
         &filter,
         &update,
@@ -186,6 +187,7 @@ fn update_and_delete_statements() {
             array_filters: Some(&filters),
             collation: Some(&collation),
             hint: Some(&hint),
+            sort: Some(&sort),
         },
     )
     .expect("encodes");
@@ -195,6 +197,7 @@ fn update_and_delete_statements() {
         doc! {
             "q": { "sku": "pen" }, "u": { "$inc": { "qty": 1 } }, "multi": true, "upsert": true,
             "arrayFilters": [ { "e.x": 1 } ], "collation": { "locale": "fr" }, "hint": "sku_1",
+            "sort": { "qty": -1 },
         }
     );
     assert!(statement.multi);

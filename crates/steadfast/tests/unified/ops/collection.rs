@@ -252,11 +252,16 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let keys = args.document("keys")?;
             let name = args.take("name");
             args.finish()?;
-            let mut model = IndexModel::builder().keys(keys);
-            if let Some(Bson::String(name)) = name {
-                model = model.options(steadfast::options::IndexOptions::default().name(name));
-            }
-            let created = coll.create_index(model.build()).timed(timeout).await;
+            let options = match name {
+                Some(Bson::String(name)) => Some(
+                    steadfast::options::IndexOptions::builder()
+                        .name(name)
+                        .build(),
+                ),
+                _ => None,
+            };
+            let model = IndexModel::builder().keys(keys).options(options).build();
+            let created = coll.create_index(model).timed(timeout).await;
             created.map(|r| Outcome::Value(Bson::String(r.index_name)))
         }
         "dropIndex" => {
