@@ -13,7 +13,6 @@ use bson::{Document, doc};
 use futures_util::future::join_all;
 use steadfast::event::{Event, EventRecorder};
 use steadfast::{ClientBuilder, Collection};
-use tokio::sync::Notify;
 
 const WRITERS: i32 = 4;
 const WRITES_EACH: i32 = 25;
@@ -64,23 +63,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    // 2. A stepdown in the middle of concurrent inserts.
+    // 2. A stepdown in the middle of concurrent inserts (the writer whose insert is the
+    //    STEP_DOWN_AFTER-th to be acknowledged steps the primary down).
+    events.clear();
     let acknowledged = AtomicUsize::new(0);
-    let enough = Notify::new();
-    let writers = join_all((0..WRITERS).map(|w| write(&orders, w, &acknowledged, &enough)));
-    let step_down = async {
-        enough.notified().await;
-        let old = deployment.primary();
-        // Freeze the old primary so that another member wins the election.
-        deployment.step_down(Duration::from_secs(30))?;
-        let new = deployment.wait_for_primary().await;
-        println!("stepdown: primary {old:?} -> {new:?}");
-        Ok::<(), blackpipe::deployment::ControlError>(())
-    };
-    let (failed, stepped) = tokio::join!(writers, step_down);
-    stepped?;
+    let writers = (0..WRITERS).map(|w| write(&orders, w, &acknowledged, &deployment));
+    let failed: usize = join_all(writers).await.into_iter().sum();
+    println!(
+        "primary now: member {}",
+        deployment.wait_for_primary().await
+    );
 
-    let failed: usize = failed.into_iter().sum();
     let retries = events.count(|event| matches!(event, Event::Retry(_)));
     let stored = orders
         .count_documents(doc! { "writer": { "$exists": true } })
@@ -101,7 +94,7 @@ async fn write(
     orders: &Collection<Document>,
     writer: i32,
     acknowledged: &AtomicUsize,
-    enough: &Notify,
+    deployment: &Deployment,
 ) -> usize {
     let mut failed = 0;
     for i in 0..WRITES_EACH {
@@ -111,7 +104,7 @@ async fn write(
         {
             Ok(_) => {
                 if acknowledged.fetch_add(1, Ordering::SeqCst) + 1 == STEP_DOWN_AFTER {
-                    enough.notify_one();
+                    step_down(deployment);
                 }
             }
             Err(error) => {
@@ -123,4 +116,16 @@ async fn write(
         }
     }
     failed
+}
+
+/// Steps the primary down, frozen for 30 s so that another member wins the election.
+fn step_down(deployment: &Deployment) {
+    let old = deployment.primary();
+    match deployment.step_down(Duration::from_secs(30)) {
+        Ok(()) => println!(
+            "stepdown after {STEP_DOWN_AFTER} acknowledged inserts: member {} is no longer primary",
+            old.map_or_else(|| "?".to_owned(), |index| index.to_string())
+        ),
+        Err(error) => println!("stepdown refused: {error}"),
+    }
 }
