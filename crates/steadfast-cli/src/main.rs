@@ -5,8 +5,10 @@
 //!   the acknowledged increments exactly.
 //! - `steadfast torture`: a seeded random fault schedule under load, then the invariants (no
 //!   write lost or doubled, no panic, no leaked task, connection or memory).
+//!
+//! The side-by-side benchmark against the official `mongodb` crate is the separate
+//! `steadfast-bench` binary, so that building this one never compiles the official crate.
 
-mod bench;
 mod demo;
 mod torture;
 mod workload;
@@ -38,8 +40,6 @@ struct Cli {
 enum Command {
     /// Start an embedded blackpipe server and show real round trips through steadfast.
     Demo(demo::DemoArgs),
-    /// Benchmark steadfast against the official driver on an embedded blackpipe server.
-    Bench(bench::BenchArgs),
     /// Randomized faults under concurrent load, then check that no write was lost or doubled.
     Torture(torture::TortureArgs),
 }
@@ -59,7 +59,6 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Demo(args) => demo::run(args).await,
-            Command::Bench(args) => bench::run(args).await,
             Command::Torture(args) => torture::run(args).await,
         }
     });

@@ -1,9 +1,10 @@
 //! The CMAP specification's `cmap-format` suite, run against [`StandalonePool`] and a blackpipe
 //! scripted server on 127.0.0.1.
 //!
-//! The files are read at run time from `$STEADFAST_SPEC_TESTS/connection-monitoring-and-pooling/
-//! cmap-format` (default `../shared/spec-tests` from the workspace root; a relative value is
-//! relative to the workspace root). A `failPoint` is carried out with scripted-server rules on
+//! The files are read at run time from the suite's folder in the spec test folder that
+//! `steadfast_test_support::spec_tests` locates (`$STEADFAST_SPEC_TESTS`, else
+//! `../shared/spec-tests` beside the workspace); without one, the runner prints one skip line
+//! and passes. A `failPoint` is carried out with scripted-server rules on
 //! the hello commands (block, error, close). The runner prints one summary line, lists every
 //! skip with its reason, and fails if a case failed or no file was found.
 #![allow(
@@ -12,7 +13,6 @@
 )]
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -24,6 +24,7 @@ use steadfast::event::{CmapEvent, Event, EventRecorder};
 use steadfast::pool::standalone::{StandaloneConnection, StandalonePool, pool_error_details};
 use steadfast::{ClientOptions, Error};
 use steadfast_core::ServerAddress;
+use steadfast_test_support::spec_tests::{self, SpecTests};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -41,18 +42,18 @@ const DEFAULT_EVENT_TIMEOUT: Duration = Duration::from_secs(10);
 const LATE_EVENT_TIMEOUT: Duration = Duration::from_secs(2);
 
 fn main() -> ExitCode {
-    let dir = suite_dir();
-    let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect(),
+    let Some(spec) = SpecTests::from_env() else {
+        println!("{}", spec_tests::skip_line(SUITE));
+        return ExitCode::SUCCESS;
+    };
+    let dir = spec.suite_dir(SUITE);
+    let files = match spec_tests::json_files(&dir) {
+        Ok(files) => files,
         Err(error) => {
             eprintln!("spec-suite {SUITE}: cannot read {}: {error}", dir.display());
             return ExitCode::FAILURE;
         }
     };
-    files.sort();
     if files.is_empty() {
         eprintln!(
             "spec-suite {SUITE}: no test files found in {}",
@@ -115,16 +116,6 @@ fn main() -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
-}
-
-fn suite_dir() -> PathBuf {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let root = match std::env::var_os("STEADFAST_SPEC_TESTS") {
-        Some(value) if Path::new(&value).is_absolute() => PathBuf::from(value),
-        Some(value) => workspace.join(value),
-        None => workspace.join("../shared/spec-tests"),
-    };
-    root.join(SUITE)
 }
 
 /// Everything the operations of one case share.

@@ -2,30 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// The root of the official test suites.
-/// A relative `STEADFAST_SPEC_TESTS` is taken relative to the workspace root, like the default,
-/// so the same value works whatever directory cargo runs the test binary from.
-pub(crate) fn spec_root() -> PathBuf {
-    let workspace_root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    match std::env::var_os("STEADFAST_SPEC_TESTS") {
-        Some(p) if Path::new(&p).is_absolute() => PathBuf::from(p),
-        Some(p) => workspace_root.join(p),
-        None => workspace_root.join("../shared/spec-tests"),
-    }
-}
-
-/// Every `.json` file directly inside `<root>/<suite>/<subdir>`, sorted.
-pub(crate) fn json_files(suite_dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(suite_dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "json"))
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
-}
+use steadfast_test_support::spec_tests::{self, SpecTests};
 
 /// Outcome of one case.
 pub(crate) enum Outcome {
@@ -75,18 +52,31 @@ impl SuiteReport {
 /// Runs suites and aggregates their verdict.
 pub(crate) struct Suites {
     filter: Option<String>,
+    /// `None` when no spec test folder was found: every suite is skipped.
+    spec: Option<SpecTests>,
     failed: bool,
 }
 
 impl Suites {
+    /// Locates the spec test folder.
+    ///
+    /// # Panics
+    /// When `STEADFAST_SPEC_TESTS` names a folder that is missing or holds no suites.
     pub(crate) fn new(filter: Option<String>) -> Self {
         Suites {
             filter,
+            spec: SpecTests::from_env(),
             failed: false,
         }
     }
 
-    /// Runs `run_file` over every JSON file of `<root>/<suite>/<subdir>` and prints the line.
+    /// The folder of `suite` (`<spec>` or `<spec>/<folder>`), if a spec test folder was found.
+    pub(crate) fn suite_dir(&self, suite: &str) -> Option<PathBuf> {
+        self.spec.as_ref().map(|spec| spec.suite_dir(suite))
+    }
+
+    /// Runs `run_file` over every JSON file of the suite's `<subdir>` and prints the line (or
+    /// the skip line when no spec test folder was found).
     /// `run_file` records one outcome per case (a file may hold several cases).
     pub(crate) fn run(
         &mut self,
@@ -106,9 +96,12 @@ impl Suites {
         {
             return;
         }
-        let dir = spec_root().join(suite).join(subdir);
+        let Some(dir) = self.suite_dir(&label) else {
+            println!("{}", spec_tests::skip_line(&label));
+            return;
+        };
         let mut report = SuiteReport::default();
-        for file in json_files(&dir) {
+        for file in spec_tests::json_files(&dir).unwrap_or_default() {
             report.files += 1;
             run_file(&file, &mut report);
         }

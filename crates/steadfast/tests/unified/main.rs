@@ -1,8 +1,9 @@
 //! The unified-test-format runner for the suites listed in [`SUITES`], run against blackpipe's
 //! simulated deployments.
 //!
-//! Files are read at run time from `$STEADFAST_SPEC_TESTS` (default `../shared/spec-tests`
-//! from the workspace root; a relative value is relative to the workspace root). Each test runs
+//! Files are read at run time from the folder `steadfast_test_support::spec_tests` locates
+//! (`$STEADFAST_SPEC_TESTS`, else `../shared/spec-tests` beside the workspace; flat or a
+//! specifications checkout); without one, each suite prints one skip line. Each test runs
 //! once on every blackpipe topology (replica set, sharded, single) its `runOnRequirements`
 //! allow, on a fresh deployment; each such run is one case. Skips come only from the table in
 //! `skips.rs`. The run prints one `spec-suite` line per suite and fails if a suite has no files
@@ -31,13 +32,14 @@ mod skips;
 mod tally;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use model::{TestCase, TestFile};
 use requirements::{Target, Version, satisfied_on};
 use skips::Key;
+use steadfast_test_support::spec_tests::{self, SpecTests};
 use tally::Tally;
 
 /// The suites, as folders under the spec test root.
@@ -88,12 +90,16 @@ fn main() -> ExitCode {
     let mut lines = Vec::new();
     let mut skip_counts: BTreeMap<String, usize> = BTreeMap::new();
     let only_suite = std::env::var("STEADFAST_UNIFIED_SUITE").ok();
+    let spec = SpecTests::from_env();
     for suite in SUITES {
         if only_suite.as_deref().is_some_and(|s| !suite.contains(s)) {
             continue;
         }
-        let dir = spec_root().join(suite);
-        let files = match json_files(&dir) {
+        let Some(dir) = spec.as_ref().map(|spec| spec.suite_dir(suite)) else {
+            lines.push(spec_tests::skip_line(suite));
+            continue;
+        };
+        let files = match spec_tests::json_files(&dir) {
             Ok(files) if !files.is_empty() => files,
             Ok(_) => {
                 lines.push(format!(
@@ -275,22 +281,4 @@ fn requirement_targets(
 fn unmet_reason(unmet: &requirements::Unmet) -> (Key, String) {
     let reason = skips::reason(unmet.key).unwrap_or("(no entry in the skip table)");
     (unmet.key, format!("{reason} ({})", unmet.detail))
-}
-
-fn spec_root() -> PathBuf {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    match std::env::var_os("STEADFAST_SPEC_TESTS") {
-        Some(value) if Path::new(&value).is_absolute() => PathBuf::from(value),
-        Some(value) => workspace.join(value),
-        None => workspace.join("../shared/spec-tests"),
-    }
-}
-
-fn json_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    Ok(files)
 }

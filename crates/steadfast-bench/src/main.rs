@@ -1,7 +1,10 @@
-//! `steadfast bench`: steadfast and the official `mongodb` crate side by side on the same
+//! `steadfast-bench`: steadfast and the official `mongodb` crate side by side on the same
 //! embedded blackpipe server, interleaved round by round, against a raw-socket floor; then the
 //! same failover schedule for both, each driver's memory in a fresh child process, and the
 //! timeout cell (timeoutMS against a member slower than it).
+//!
+//! A crate of its own (formerly `steadfast bench`), so that only this binary compiles the
+//! official crate: `cargo run --release -p steadfast-bench -- [--quick] [--only PART,..]`.
 
 mod failover;
 mod machine;
@@ -17,12 +20,15 @@ mod throughput;
 mod timeout;
 mod workload;
 
+use std::alloc::System;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Duration;
 
 use blackpipe::deployment::{Deployment, DeploymentConfig};
-use clap::Args;
+use clap::Parser;
+use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 
 use self::failover::FailoverSchedule;
 use self::official::OfficialSide;
@@ -35,8 +41,19 @@ use self::workload::{ContenderKind, Workload};
 /// Any failure of the bench itself (as opposed to a driver error it reports).
 pub(crate) type BenchError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Options of `steadfast bench`.
-#[derive(Debug, Args)]
+/// The system allocator with byte counters, as in the `steadfast` binary where the bench used
+/// to live: the same allocation cost for every contender, and figures comparable with the
+/// earlier reports.
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Options of `steadfast-bench`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "steadfast-bench",
+    version,
+    about = "Benchmark steadfast against the official driver on an embedded blackpipe server"
+)]
 pub(crate) struct BenchArgs {
     /// Shrink every duration for a smoke run (a few seconds in all).
     #[arg(long)]
@@ -80,8 +97,29 @@ const CONCURRENCIES: [usize; 3] = [1, 16, 64];
 /// Concurrency levels (sockets) of the raw baseline.
 const RAW_CONCURRENCIES: [usize; 2] = [1, 64];
 
+fn main() -> ExitCode {
+    let args = BenchArgs::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("steadfast-bench: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("steadfast-bench: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// Runs the bench (or, with the hidden child options, one memory measurement).
-pub(crate) async fn run(args: BenchArgs) -> Result<(), BenchError> {
+async fn run(args: BenchArgs) -> Result<(), BenchError> {
     if let Some(driver) = &args.memory_child {
         let uri = args
             .memory_uri
@@ -96,7 +134,7 @@ pub(crate) async fn run(args: BenchArgs) -> Result<(), BenchError> {
         failover_schedule,
     );
     eprintln!(
-        "steadfast bench: {} rounds of {:?} per contender and cell",
+        "steadfast-bench: {} rounds of {:?} per contender and cell",
         schedule.rounds, schedule.round
     );
 

@@ -1,7 +1,7 @@
 //! Memory per driver, each measured in a fresh child process so that one driver's allocations
 //! (and the allocator's retained pages) never count against the other.
 //!
-//! The parent runs `steadfast bench --memory-child <driver> --memory-uri <uri>` against its
+//! The parent runs `steadfast-bench --memory-child <driver> --memory-uri <uri>` against its
 //! own blackpipe server; the child prints one JSON line with what it measured.
 
 use std::path::PathBuf;
@@ -186,7 +186,6 @@ pub(crate) async fn measure_in_child(
     // the pool well short of one connection per task.
     let separator = if uri.contains('?') { '&' } else { '?' };
     let args = [
-        "bench".to_owned(),
         "--memory-child".to_owned(),
         driver.label().to_owned(),
         "--memory-uri".to_owned(),

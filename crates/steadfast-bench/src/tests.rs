@@ -42,7 +42,7 @@ fn cell(
 
 fn empty_report() -> Report {
     Report::new(
-        "steadfast bench --quick".into(),
+        "steadfast-bench --quick".into(),
         Schedule {
             rounds: 2,
             round: Duration::from_millis(50),
@@ -209,7 +209,7 @@ fn markdown_shows_every_cell_note_and_escapes_table_text() {
         "{markdown}"
     );
     assert!(markdown.contains("5 writes acknowledged, 6 documents stored, 2 errors in all"));
-    assert!(markdown.contains("- command: `steadfast bench --quick`"));
+    assert!(markdown.contains("- command: `steadfast-bench --quick`"));
 }
 
 #[test]

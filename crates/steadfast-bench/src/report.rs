@@ -33,7 +33,7 @@ pub(crate) struct TargetCheck {
     pub(crate) met: Option<bool>,
 }
 
-/// Everything one `steadfast bench` run measured.
+/// Everything one `steadfast-bench` run measured.
 #[derive(Debug, Serialize)]
 pub(crate) struct Report {
     /// The command line that produced the report.
@@ -254,7 +254,7 @@ impl Report {
 
     fn write_header(&self, out: &mut String) {
         let machine = &self.machine;
-        let _ = writeln!(out, "# steadfast bench\n");
+        let _ = writeln!(out, "# steadfast-bench\n");
         let _ = writeln!(out, "- command: `{}`", self.command_line);
         let _ = writeln!(
             out,

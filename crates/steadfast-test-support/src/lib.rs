@@ -1,0 +1,6 @@
+//! Test-only plumbing shared by the test harnesses of the steadfast crates.
+//!
+//! This crate is never published: the published crates name it only as a path
+//! dev-dependency, so nothing here becomes part of their API.
+
+pub mod spec_tests;
