@@ -10,19 +10,27 @@
 //! socket is gone.
 
 mod builder;
+mod options;
+mod options_builder;
+mod start_session;
 
 use std::sync::Arc;
 
-use steadfast_core::options::{ClientOptions, ParsedUri};
+use steadfast_core::options::{ClientOptions as ResolvedClientOptions, ParsedUri};
+use steadfast_core::retry::SpecPolicy;
 
 pub use self::builder::ClientBuilder;
-use crate::conn::config::ServerApi;
+pub use self::options::{ClientOptions, ClientOptionsBuilder};
+pub use self::start_session::StartSession;
+use crate::conn::config::{ConnectionConfig, ServerApi};
 use crate::db::Database;
 use crate::error::{Error, Result};
-use crate::executor::Executor;
-use crate::handshake::metadata::DriverInfo;
+use crate::event::EventEmitter;
+use crate::executor::{Executor, ExecutorParts};
+use crate::handshake::metadata::{DriverInfo, Environment};
 use crate::options::DatabaseOptions;
 use crate::runtime::TaskTracker;
+use crate::sdam::Topology;
 use crate::sdam::srv::{self, HickoryResolver};
 use crate::session::{ClientSession, SessionOptions};
 
@@ -62,31 +70,68 @@ impl Client {
     /// `Configuration` naming the offending part when the string is invalid, when its DNS
     /// records cannot be resolved or used, or when the options cannot be honoured (see
     /// [`Client::with_options`]).
-    pub async fn with_uri_str(uri: &str) -> Result<Client> {
-        ClientBuilder::from_uri_str(uri).await?.build()
+    pub async fn with_uri_str(uri: impl AsRef<str>) -> Result<Client> {
+        Client::with_options(ClientOptions::parse(uri).await?)
     }
 
-    /// Creates a client from options (after [`ClientOptions::validate`]). Must be called
-    /// inside a tokio runtime: the client's monitors and pools run as tasks on it.
+    /// Creates a client from options: fills in the defaults
+    /// ([`ClientOptions::resolve`]), checks the specifications' combination rules, and starts
+    /// monitoring in the background. Must be called inside a tokio runtime: the client's
+    /// monitors and pools run as tasks on it.
     ///
     /// # Errors
     /// `Configuration` for invalid options, an unsupported authentication mechanism, an
-    /// over-long appName, or outside a tokio runtime; TLS and I/O errors when certificate
-    /// files cannot be used.
+    /// over-long appName or driver information containing `|`, or outside a tokio runtime;
+    /// TLS and I/O errors when certificate files cannot be used.
     pub fn with_options(options: ClientOptions) -> Result<Client> {
-        ClientBuilder::new(options).build()
+        let resolved = options.resolve();
+        resolved.validate().map_err(|e| {
+            Error::configuration(format!("invalid client options: {e}")).with_source(e)
+        })?;
+        let environment = Environment::current();
+        let config = Arc::new(ConnectionConfig::from_options_in(
+            &resolved,
+            options.server_api.clone(),
+            &environment,
+        )?);
+        let tasks = TaskTracker::new()?;
+        let mut listeners = options.event_listeners.clone();
+        listeners.extend(options.event_handlers().into_listener(tasks.clone()));
+        let events = EventEmitter::new(listeners);
+        let topology = Topology::new(&resolved, Arc::clone(&config), events.clone())?;
+        let client = Client::from_executor(Executor::new(ExecutorParts {
+            options: resolved,
+            environment,
+            config,
+            topology,
+            events,
+            retry_policy: options
+                .retry_policy
+                .clone()
+                .unwrap_or_else(|| Arc::new(SpecPolicy)),
+            budget: options.retry_budget,
+            tasks,
+        }));
+        if let Some(info) = options.driver_info {
+            client.append_metadata(info)?;
+        }
+        Ok(client)
     }
 
     /// Like [`Client::with_options`], declaring a Stable API version on every command.
     ///
     /// # Errors
     /// As [`Client::with_options`].
-    pub fn with_options_and_server_api(options: ClientOptions, api: ServerApi) -> Result<Client> {
-        ClientBuilder::new(options).server_api(api).build()
+    pub fn with_options_and_server_api(
+        mut options: ClientOptions,
+        api: ServerApi,
+    ) -> Result<Client> {
+        options.server_api = Some(api);
+        Client::with_options(options)
     }
 
-    /// A builder for a client with event handlers, a default retry policy, a retry budget or
-    /// a Stable API version.
+    /// A builder for a client with steadfast's settings (event listeners, a default retry
+    /// policy, a retry budget) set by chained calls.
     pub fn builder(options: ClientOptions) -> ClientBuilder {
         ClientBuilder::new(options)
     }
@@ -111,18 +156,15 @@ impl Client {
             .map(|name| self.database(name))
     }
 
-    /// Starts an explicit, causally consistent session.
-    ///
-    /// # Errors
-    /// `InvalidArgument` once the client has been shut down.
-    pub async fn start_session(&self) -> Result<ClientSession> {
-        self.start_session_with_options(SessionOptions::default())
-            .await
+    /// Starts an explicit session, causally consistent unless its options say otherwise.
+    /// Await the returned action, after setting options on it if needed:
+    /// `client.start_session().causal_consistency(false).await?`.
+    pub fn start_session(&self) -> StartSession<'_> {
+        StartSession::new(self)
     }
 
-    /// Starts an explicit session with `options`. No I/O: the session id is generated
-    /// locally, and whether the deployment supports sessions is checked by its first
-    /// operation.
+    /// Starts an explicit session with `options`, as
+    /// `client.start_session().with_options(options)`.
     ///
     /// # Errors
     /// `InvalidArgument` once the client has been shut down.
@@ -130,6 +172,12 @@ impl Client {
         &self,
         options: SessionOptions,
     ) -> Result<ClientSession> {
+        self.open_session(options)
+    }
+
+    /// A new explicit session. No I/O: the session id is generated locally, and whether the
+    /// deployment supports sessions is checked by its first operation.
+    fn open_session(&self, options: SessionOptions) -> Result<ClientSession> {
         self.executor.ensure_open()?;
         Ok(ClientSession::new(
             Arc::clone(&self.executor),
@@ -148,8 +196,8 @@ impl Client {
         self.executor.append_metadata(info)
     }
 
-    /// The options this client was created with.
-    pub fn options(&self) -> &ClientOptions {
+    /// The settings this client runs on: its [`ClientOptions`] with every default filled in.
+    pub fn options(&self) -> &ResolvedClientOptions {
         self.executor.options()
     }
 
@@ -213,8 +261,8 @@ impl BackgroundTasks {
 }
 
 /// Parses `uri`, resolving `mongodb+srv://` through the system resolver.
-async fn options_from_uri(uri: &str) -> Result<ClientOptions> {
-    let (options, warnings) = match ClientOptions::parse(uri) {
+async fn options_from_uri(uri: &str) -> Result<ResolvedClientOptions> {
+    let (options, warnings) = match ResolvedClientOptions::parse(uri) {
         Ok(ParsedUri::Complete { options, warnings }) => (options, warnings),
         Ok(ParsedUri::NeedsSrv(connection_string)) => {
             let resolver = HickoryResolver::from_system_config()?;

@@ -50,7 +50,8 @@ pub mod session;
 
 #[doc(hidden)]
 pub use client::BackgroundTasks;
-pub use client::{Client, ClientBuilder};
+pub use bson;
+pub use client::{Client, ClientBuilder, ClientOptions, StartSession};
 pub use coll::action;
 pub use coll::{
     Collection, DeleteModel, InsertOneModel, Namespace, ReplaceOneModel, UpdateModel, WriteModel,
@@ -58,7 +59,9 @@ pub use coll::{
 pub use conn::config::ServerApi;
 pub use cursor::{Cursor, SessionCursor};
 pub use db::Database;
+pub use options::IndexModel;
 pub use error::{Error, ErrorKind, Result};
 pub use handshake::metadata::DriverInfo;
 pub use session::{ClientSession, SessionOptions};
-pub use steadfast_core::options::{ClientOptions, Credential};
+pub use steadfast_core::ServerAddress;
+pub use steadfast_core::options::Credential;

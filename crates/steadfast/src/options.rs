@@ -85,9 +85,16 @@ pub use write::{
     FindOneAndUpdateOptions, InsertManyOptions, InsertOneOptions, ReplaceOptions, UpdateOptions,
 };
 
+pub use crate::client::{ClientOptions, ClientOptionsBuilder};
+pub use crate::conn::config::ServerApi;
+pub use crate::handshake::metadata::DriverInfo;
+pub use crate::session::{SessionOptions, SessionOptionsBuilder};
+pub use steadfast_core::ServerAddress;
 pub use steadfast_core::options::{
-    Acknowledgment, ClientOptions, Credential, ReadConcern, ReadConcernLevel, WriteConcern,
+    Acknowledgment, AuthMechanism, ClientOptions as ResolvedClientOptions, Compressor,
+    Credential, ReadConcern, ReadConcernLevel, ServerMonitoringMode, Tls, WriteConcern,
 };
+pub use steadfast_core::retry::RetryBudgetConfig;
 pub use steadfast_core::retry::{RetryPolicy, SpecPolicy};
 pub use steadfast_core::selection::{
     ReadPreference, ReadPreferenceMode, SelectionCriteria, TagSet,

@@ -403,7 +403,7 @@ fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, Str
         Err(e) => return Err(format!("invalid client URI {uri}: {e}")),
     };
     let client = Client::builder(options)
-        .event_handler(listener.clone())
+        .event_listener(listener.clone())
         .build()
         .map_err(|e| format!("cannot create client: {e}"))?;
     Ok(ClientEntity { client, listener })
