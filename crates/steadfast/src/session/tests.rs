@@ -2,7 +2,7 @@
 
 use bson::{Timestamp, doc};
 use steadfast_core::ServerAddress;
-use steadfast_core::options::ClientOptions;
+use crate::options::ClientOptions;
 
 use super::*;
 

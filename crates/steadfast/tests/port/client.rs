@@ -1,0 +1,229 @@
+//! Client construction, options, event handlers and sessions, written as for the official
+//! driver.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use blackpipe::deployment::{Deployment, DeploymentConfig};
+use steadfast::Client;
+use steadfast::bson::{Document, doc};
+use steadfast::event::EventHandler;
+use steadfast::event::cmap::CmapEvent;
+use steadfast::event::command::CommandEvent;
+use steadfast::event::sdam::SdamEvent;
+use steadfast::options::{ClientOptions, SelectionCriteria, ServerAddress, SessionOptions};
+
+async fn standalone() -> Deployment {
+    Deployment::start(DeploymentConfig::standalone())
+        .await
+        .expect("the deployment starts")
+}
+
+#[tokio::test]
+async fn parse_fills_the_official_field_names() {
+    let uri = "mongodb://db1.example.com:27018,db2.example.com/inventory?replicaSet=rs0\
+               &appName=port&heartbeatFrequencyMS=1500&maxPoolSize=7&minPoolSize=1\
+               &serverSelectionTimeoutMS=2500&connectTimeoutMS=3000&retryWrites=false\
+               &readPreference=secondaryPreferred&w=majority&directConnection=false";
+    let options = ClientOptions::parse(uri).await.expect("a valid connection string");
+
+    assert_eq!(
+        options.hosts,
+        vec![
+            ServerAddress::Tcp {
+                host: "db1.example.com".to_string(),
+                port: Some(27018),
+            },
+            ServerAddress::Tcp {
+                host: "db2.example.com".to_string(),
+                port: None,
+            },
+        ]
+    );
+    assert_eq!(options.repl_set_name.as_deref(), Some("rs0"));
+    assert_eq!(options.app_name.as_deref(), Some("port"));
+    assert_eq!(options.heartbeat_freq, Some(Duration::from_millis(1500)));
+    assert_eq!(options.max_pool_size, Some(7));
+    assert_eq!(options.min_pool_size, Some(1));
+    assert_eq!(
+        options.server_selection_timeout,
+        Some(Duration::from_millis(2500))
+    );
+    assert_eq!(options.connect_timeout, Some(Duration::from_secs(3)));
+    assert_eq!(options.retry_writes, Some(false));
+    assert_eq!(options.direct_connection, Some(false));
+    assert_eq!(options.default_database.as_deref(), Some("inventory"));
+    assert!(matches!(
+        options.selection_criteria,
+        Some(SelectionCriteria::ReadPreference(_))
+    ));
+    assert!(options.write_concern.is_some());
+    assert!(options.command_event_handler.is_none());
+}
+
+#[tokio::test]
+async fn parse_rejects_an_invalid_string() {
+    let error = ClientOptions::parse("mongodb://host:99999")
+        .await
+        .expect_err("the port is out of range");
+    assert!(error.to_string().contains("port"), "{error}");
+}
+
+#[tokio::test]
+async fn builder_options_make_a_working_client() {
+    let deployment = standalone().await;
+    let hosts = ClientOptions::parse(deployment.uri())
+        .await
+        .expect("valid")
+        .hosts;
+    let options = ClientOptions::builder()
+        .hosts(hosts)
+        .app_name("port-builder".to_string())
+        .server_selection_timeout(Duration::from_secs(30))
+        .retry_writes(true)
+        .build();
+    assert_eq!(options.app_name.as_deref(), Some("port-builder"));
+
+    let client = Client::with_options(options).expect("valid options");
+    let reply = client
+        .database("admin")
+        .run_command(doc! { "ping": 1 })
+        .await
+        .expect("ping");
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0));
+}
+
+#[tokio::test]
+async fn with_uri_str_takes_an_owned_string() {
+    let deployment = standalone().await;
+    let uri: String = deployment.uri();
+    let client = Client::with_uri_str(uri).await.expect("valid uri");
+    client
+        .database("admin")
+        .run_command(doc! { "ping": 1 })
+        .await
+        .expect("ping");
+}
+
+#[tokio::test]
+async fn a_command_callback_counts_each_insert() {
+    let deployment = standalone().await;
+    let started = Arc::new(AtomicUsize::new(0));
+    let succeeded = Arc::new(AtomicUsize::new(0));
+    let (started_count, succeeded_count) = (Arc::clone(&started), Arc::clone(&succeeded));
+
+    let mut options = ClientOptions::parse(deployment.uri()).await.expect("valid");
+    options.command_event_handler = Some(EventHandler::callback(move |event| match event {
+        CommandEvent::Started(e) if e.command_name == "insert" => {
+            assert_eq!(e.db, "port");
+            started_count.fetch_add(1, Ordering::SeqCst);
+        }
+        CommandEvent::Succeeded(e) if e.command_name == "insert" => {
+            succeeded_count.fetch_add(1, Ordering::SeqCst);
+        }
+        _ => {}
+    }));
+    let client = Client::with_options(options).expect("valid options");
+    let collection = client.database("port").collection::<Document>("events");
+    collection.insert_one(doc! { "x": 1 }).await.expect("insert");
+    collection.insert_one(doc! { "x": 2 }).await.expect("insert");
+
+    // The callback runs before the operation returns, so the counts are final here.
+    assert_eq!(started.load(Ordering::SeqCst), 2);
+    assert_eq!(succeeded.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_cmap_channel_receives_the_checkout() {
+    let deployment = standalone().await;
+    let (sender, mut receiver) = tokio::sync::mpsc::channel(1024);
+    let hosts = ClientOptions::parse(deployment.uri())
+        .await
+        .expect("valid")
+        .hosts;
+    let options = ClientOptions::builder()
+        .hosts(hosts)
+        .cmap_event_handler(sender)
+        .build();
+    let client = Client::with_options(options).expect("valid options");
+    client
+        .database("admin")
+        .run_command(doc! { "ping": 1 })
+        .await
+        .expect("ping");
+
+    let mut created = false;
+    loop {
+        match receiver.recv().await.expect("the client still holds the sender") {
+            CmapEvent::PoolCreated(_) => created = true,
+            CmapEvent::ConnectionCheckedOut(event) => {
+                assert!(created, "the pool is created before any checkout");
+                assert_eq!(event.address.port(), deployment_port(&deployment));
+                break;
+            }
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_async_sdam_callback_sees_the_server_described() {
+    let deployment = standalone().await;
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let mut options = ClientOptions::parse(deployment.uri()).await.expect("valid");
+    options.sdam_event_handler = Some(EventHandler::async_callback(move |event: SdamEvent| {
+        let sender = sender.clone();
+        Box::pin(async move {
+            // The test may have finished listening; the event is then of no use.
+            let _ = sender.send(event);
+        })
+    }));
+    let _client = Client::with_options(options).expect("valid options");
+
+    loop {
+        let event = receiver.recv().await.expect("the client is alive");
+        if let SdamEvent::ServerDescriptionChanged(change) = event {
+            assert_eq!(change.address.port(), deployment_port(&deployment));
+            break;
+        }
+    }
+}
+
+#[tokio::test]
+async fn sessions_start_with_official_options() {
+    let deployment = standalone().await;
+    let client = Client::with_uri_str(deployment.uri()).await.expect("valid");
+    let collection = client.database("port").collection::<Document>("sessions");
+
+    let mut session = client
+        .start_session()
+        .causal_consistency(true)
+        .await
+        .expect("session");
+    collection
+        .insert_one(doc! { "x": 1 })
+        .session(&mut session)
+        .await
+        .expect("insert in session");
+    assert!(session.id().contains_key("id"));
+    assert!(session.is_causally_consistent());
+
+    let options = SessionOptions::builder().causal_consistency(false).build();
+    let other = client
+        .start_session()
+        .with_options(options)
+        .await
+        .expect("session");
+    assert_eq!(other.options().causal_consistency, Some(false));
+    assert!(!other.is_causally_consistent());
+
+    let default = client.start_session().await.expect("session");
+    assert!(default.is_causally_consistent());
+}
+
+/// The port the deployment's only node listens on.
+fn deployment_port(deployment: &Deployment) -> Option<u16> {
+    let host = deployment.host(0).expect("node 0");
+    host.rsplit_once(':').and_then(|(_, port)| port.parse().ok())
+}
