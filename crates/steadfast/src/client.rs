@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use steadfast_core::options::{ClientOptions as ResolvedClientOptions, ParsedUri};
 use steadfast_core::retry::SpecPolicy;
+use steadfast_core::selection::SelectionCriteria;
 
 pub use self::builder::ClientBuilder;
 pub use self::options::{ClientOptions, ClientOptionsBuilder};
@@ -80,10 +81,17 @@ impl Client {
     /// monitors and pools run as tasks on it.
     ///
     /// # Errors
-    /// `Configuration` for invalid options, an unsupported authentication mechanism, an
-    /// over-long appName or driver information containing `|`, or outside a tokio runtime;
+    /// `Configuration` for invalid options (including a predicate as the default selection
+    /// criteria), an unsupported authentication mechanism, an over-long appName or driver
+    /// information containing `|`, or outside a tokio runtime;
     /// TLS and I/O errors when certificate files cannot be used.
     pub fn with_options(options: ClientOptions) -> Result<Client> {
+        if let Some(SelectionCriteria::Predicate(_)) = options.selection_criteria {
+            return Err(Error::configuration(
+                "a client's default selection criteria must be a read preference; pass a \
+                 predicate to each operation instead",
+            ));
+        }
         let resolved = options.resolve();
         resolved.validate().map_err(|e| {
             Error::configuration(format!("invalid client options: {e}")).with_source(e)

@@ -63,5 +63,5 @@ pub use options::IndexModel;
 pub use error::{Error, ErrorKind, Result};
 pub use handshake::metadata::DriverInfo;
 pub use session::{ClientSession, SessionOptions};
-pub use steadfast_core::ServerAddress;
+pub use steadfast_core::{ServerAddress, ServerType};
 pub use steadfast_core::options::Credential;

@@ -96,8 +96,12 @@ pub use steadfast_core::options::{
 };
 pub use steadfast_core::retry::RetryBudgetConfig;
 pub use steadfast_core::retry::{RetryPolicy, SpecPolicy};
+pub use steadfast_core::selection::read_preference::{
+    HedgedReadOptionsBuilder, ReadPreferenceOptionsBuilder,
+};
 pub use steadfast_core::selection::{
-    ReadPreference, ReadPreferenceMode, SelectionCriteria, TagSet,
+    HedgedReadOptions, Predicate, ReadPreference, ReadPreferenceMode, ReadPreferenceOptions,
+    SelectionCriteria, ServerInfo, TagSet,
 };
 
 pub(crate) use types::{append_hint, duration_ms};

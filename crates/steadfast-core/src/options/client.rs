@@ -244,11 +244,12 @@ impl ClientOptions {
     ) -> Result<Self, OptionsError> {
         let defaults = ClientOptions::default();
         let tls = uri.tls.to_tls(srv_host.is_some())?;
-        let read_preference = ReadPreference {
-            mode: uri.read_preference.unwrap_or_default(),
-            tag_sets: uri.read_preference_tags.clone().unwrap_or_default(),
-            max_staleness: uri.max_staleness,
-        };
+        let read_preference = ReadPreference::from_parts(
+            uri.read_preference.unwrap_or_default(),
+            uri.read_preference_tags.clone().unwrap_or_default(),
+            uri.max_staleness,
+        )
+        .map_err(read_preference_error)?;
         let write_concern = WriteConcern {
             w: uri.w.clone(),
             w_timeout: uri.w_timeout,
@@ -308,7 +309,7 @@ impl ClientOptions {
     /// several hosts or SRV; `loadBalanced=true` with several hosts, `replicaSet`,
     /// `directConnection=true` or a positive `srvMaxHosts`; SRV options without SRV; a positive
     /// `srvMaxHosts` with `replicaSet`; out-of-range pool, heartbeat, timeout and compression
-    /// settings; an invalid read preference, write concern, TLS combination or credential.
+    /// settings; an invalid write concern, TLS combination or credential.
     pub fn validate(&self) -> Result<(), OptionsError> {
         if self.hosts.is_empty() {
             return Err(match &self.srv_host {
@@ -336,9 +337,6 @@ impl ClientOptions {
     pub(crate) fn validate_without_hosts(&self) -> Result<(), OptionsError> {
         self.validate_topology_options()?;
         self.validate_limits()?;
-        self.read_preference
-            .validate()
-            .map_err(read_preference_error)?;
         self.write_concern.validate()?;
         self.tls.validate()?;
         if let Some(credential) = &self.credential {

@@ -94,7 +94,8 @@ pub struct ClientOptions {
     pub server_monitoring_mode: Option<ServerMonitoringMode>,
     /// Receives topology events.
     pub sdam_event_handler: Option<EventHandler<sdam::SdamEvent>>,
-    /// Which servers reads go to by default. Default: the primary.
+    /// Which servers reads go to by default. Default: the primary. A read preference only:
+    /// a [`Predicate`](crate::options::Predicate) is accepted per operation, not here.
     pub selection_criteria: Option<SelectionCriteria>,
     /// A Stable API version declared on every command.
     pub server_api: Option<ServerApi>,
@@ -204,8 +205,9 @@ impl ClientOptions {
         resolved.load_balanced = self.load_balanced.unwrap_or(false);
         resolved.read_preference = match &self.selection_criteria {
             Some(SelectionCriteria::ReadPreference(preference)) => preference.clone(),
-            // Writes go to the primary: as a default for reads, that is mode primary.
-            Some(SelectionCriteria::Write) | None => ReadPreference::primary(),
+            // Writes go to the primary: as a default for reads, that is mode primary. A
+            // predicate cannot be a client's default: `Client::with_options` refuses it.
+            _ => ReadPreference::primary(),
         };
         resolved.write_concern = self.write_concern.clone().unwrap_or_default();
         resolved.read_concern.clone_from(&self.read_concern);

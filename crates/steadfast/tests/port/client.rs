@@ -1,18 +1,21 @@
 //! Client construction, options, event handlers and sessions, written as for the official
 //! driver.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use blackpipe::deployment::{Deployment, DeploymentConfig};
-use steadfast::Client;
+use steadfast::{Client, ServerType};
 use steadfast::bson::{Document, doc};
 use steadfast::event::EventHandler;
 use steadfast::event::cmap::CmapEvent;
 use steadfast::event::command::CommandEvent;
 use steadfast::event::sdam::SdamEvent;
-use steadfast::options::{ClientOptions, SelectionCriteria, ServerAddress, SessionOptions};
+use steadfast::options::{
+    ClientOptions, ReadPreference, ReadPreferenceOptions, SelectionCriteria, ServerAddress,
+    ServerInfo, SessionOptions,
+};
 
 async fn standalone() -> Deployment {
     Deployment::start(DeploymentConfig::standalone())
@@ -56,7 +59,9 @@ async fn parse_fills_the_official_field_names() {
     assert_eq!(options.default_database.as_deref(), Some("inventory"));
     assert!(matches!(
         options.selection_criteria,
-        Some(SelectionCriteria::ReadPreference(_))
+        Some(SelectionCriteria::ReadPreference(
+            ReadPreference::SecondaryPreferred { options: None }
+        ))
     ));
     assert!(options.write_concern.is_some());
     assert!(options.command_event_handler.is_none());
@@ -220,6 +225,69 @@ async fn sessions_start_with_official_options() {
 
     let default = client.start_session().await.expect("session");
     assert!(default.is_causally_consistent());
+}
+
+#[tokio::test]
+async fn criteria_route_commands_to_the_servers_they_accept() {
+    let deployment = Deployment::start(DeploymentConfig::replica_set(3))
+        .await
+        .expect("the deployment starts");
+    let primary = deployment
+        .primary()
+        .and_then(|index| deployment.host(index))
+        .expect("a primary");
+    let pinged = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&pinged);
+    let mut options = ClientOptions::parse(deployment.uri()).await.expect("valid");
+    options.command_event_handler = Some(EventHandler::callback(move |event| {
+        if let CommandEvent::Started(e) = event
+            && e.command_name == "ping"
+        {
+            seen.lock().unwrap().push(e.connection.address.to_string());
+        }
+    }));
+    let client = Client::with_options(options).expect("valid options");
+    let admin = client.database("admin");
+
+    let secondaries_only = SelectionCriteria::Predicate(Arc::new(|server: &ServerInfo| {
+        server.server_type() == ServerType::RsSecondary
+    }));
+    let stale_enough = ReadPreferenceOptions::builder()
+        .max_staleness(Duration::from_secs(120))
+        .build();
+    let secondary = SelectionCriteria::ReadPreference(ReadPreference::Secondary {
+        options: Some(stale_enough),
+    });
+    let primary_only = SelectionCriteria::ReadPreference(ReadPreference::Primary);
+    for criteria in [secondaries_only, secondary, primary_only] {
+        admin
+            .run_command(doc! { "ping": 1 })
+            .selection_criteria(criteria)
+            .await
+            .expect("ping");
+    }
+
+    let pinged = pinged.lock().unwrap().clone();
+    assert_eq!(pinged.len(), 3);
+    assert_ne!(pinged[0], primary, "the predicate accepts secondaries only");
+    assert_ne!(pinged[1], primary, "mode secondary");
+    assert_eq!(pinged[2], primary, "mode primary");
+}
+
+#[tokio::test]
+async fn a_client_default_must_be_a_read_preference() {
+    let mut options = ClientOptions::parse("mongodb://127.0.0.1:1").await.expect("valid");
+    options.selection_criteria = Some(SelectionCriteria::Predicate(Arc::new(|_| true)));
+    let error = Client::with_options(options).expect_err("a predicate is per operation");
+    assert!(error.to_string().contains("predicate"), "{error}");
+
+    let mut options = ClientOptions::parse("mongodb://127.0.0.1:1").await.expect("valid");
+    options.selection_criteria = Some(ReadPreference::Nearest { options: None }.into());
+    let client = Client::with_options(options).expect("a read preference is a valid default");
+    assert_eq!(
+        client.options().read_preference,
+        ReadPreference::Nearest { options: None }
+    );
 }
 
 /// The port the deployment's only node listens on.
