@@ -177,5 +177,8 @@ fn preference_document(preference: &ReadPreference) -> Document {
             i64::try_from(staleness.as_secs()).unwrap_or(i64::MAX),
         );
     }
+    if let Some(hedge) = preference.hedge() {
+        document.insert("hedge", doc! { "enabled": hedge.enabled });
+    }
     document
 }

@@ -158,6 +158,25 @@ fn a_predicate_lets_members_serve_the_read_and_tells_routers_nothing() {
 }
 
 #[test]
+fn hedging_is_passed_to_mongos() {
+    use steadfast_core::selection::{HedgedReadOptions, ReadPreferenceOptions};
+    let options = ReadPreferenceOptions::builder()
+        .hedge(HedgedReadOptions::new(true))
+        .build();
+    let nearest = ReadPreference::Nearest {
+        options: Some(options),
+    };
+    assert_eq!(
+        read_preference_document(
+            &SelectionCriteria::ReadPreference(nearest),
+            TopologyType::Sharded,
+            ServerType::Mongos
+        ),
+        Some(doc! { "mode": "nearest", "hedge": { "enabled": true } })
+    );
+}
+
+#[test]
 fn read_preference_follows_topology_and_server_type() {
     use ReadPreferenceMode::{Primary, Secondary};
     let primary = read(Primary);
