@@ -48,9 +48,9 @@ mod runtime;
 mod sdam;
 pub mod session;
 
+pub use bson;
 #[doc(hidden)]
 pub use client::BackgroundTasks;
-pub use bson;
 pub use client::{Client, ClientBuilder, ClientOptions, StartSession};
 pub use coll::action;
 pub use coll::{
@@ -59,9 +59,9 @@ pub use coll::{
 pub use conn::config::ServerApi;
 pub use cursor::{Cursor, SessionCursor};
 pub use db::Database;
-pub use options::IndexModel;
 pub use error::{Error, ErrorKind, Result};
 pub use handshake::metadata::DriverInfo;
+pub use options::IndexModel;
 pub use session::{ClientSession, SessionOptions};
-pub use steadfast_core::{ServerAddress, ServerType};
 pub use steadfast_core::options::Credential;
+pub use steadfast_core::{ServerAddress, ServerType};

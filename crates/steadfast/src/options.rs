@@ -91,8 +91,8 @@ pub use crate::handshake::metadata::DriverInfo;
 pub use crate::session::{SessionOptions, SessionOptionsBuilder};
 pub use steadfast_core::ServerAddress;
 pub use steadfast_core::options::{
-    Acknowledgment, AuthMechanism, ClientOptions as ResolvedClientOptions, Compressor,
-    Credential, ReadConcern, ReadConcernLevel, ServerMonitoringMode, Tls, WriteConcern,
+    Acknowledgment, AuthMechanism, ClientOptions as ResolvedClientOptions, Compressor, Credential,
+    ReadConcern, ReadConcernLevel, ServerMonitoringMode, Tls, WriteConcern,
 };
 pub use steadfast_core::retry::RetryBudgetConfig;
 pub use steadfast_core::retry::{RetryPolicy, SpecPolicy};

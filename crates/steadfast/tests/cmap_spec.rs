@@ -20,11 +20,11 @@ use std::time::Duration;
 use blackpipe::scripted::{Matcher, Responder, ScriptedServer, standalone_hello};
 use blackpipe::server::{CommandError, Outcome, Reaction};
 use serde_json::{Map, Value, json};
+use steadfast::Error;
 use steadfast::event::{CmapEvent, Event, EventRecorder};
 use steadfast::pool::standalone::{StandaloneConnection, StandalonePool, pool_error_details};
-use steadfast::Error;
-use steadfast_core::options::ClientOptions;
 use steadfast_core::ServerAddress;
+use steadfast_core::options::ClientOptions;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 

@@ -62,7 +62,10 @@ impl fmt::Display for ReadPreferenceMode {
 /// [`ReadPreferenceOptions`] (tag sets, a staleness bound).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
-#[allow(missing_docs, reason = "the modes are documented on ReadPreferenceMode")]
+#[allow(
+    missing_docs,
+    reason = "the modes are documented on ReadPreferenceMode"
+)]
 pub enum ReadPreference {
     #[default]
     Primary,

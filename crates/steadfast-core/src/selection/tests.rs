@@ -198,8 +198,9 @@ fn staleness_bound(mode: ReadPreferenceMode, seconds: u64) -> ReadPreference {
 fn a_predicate_chooses_among_available_data_bearing_servers() {
     let t = replica_set();
     let mut rng = StdRng::seed_from_u64(3);
-    let not_the_primary: Predicate =
-        std::sync::Arc::new(|server: &ServerInfo<'_>| server.server_type() != ServerType::RsPrimary);
+    let not_the_primary: Predicate = std::sync::Arc::new(|server: &ServerInfo<'_>| {
+        server.server_type() != ServerType::RsPrimary
+    });
     let criteria = SelectionCriteria::Predicate(not_the_primary);
     let found = candidates(&t, &criteria, &[]).unwrap();
     assert!(!found.suitable.is_empty());

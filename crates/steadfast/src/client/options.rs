@@ -11,6 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use steadfast_core::ServerAddress;
 use steadfast_core::options::srv::SrvHost;
 use steadfast_core::options::{
     ClientOptions as ResolvedClientOptions, Compressor, Credential, ReadConcern,
@@ -18,7 +19,6 @@ use steadfast_core::options::{
 };
 use steadfast_core::retry::{RetryBudgetConfig, RetryPolicy};
 use steadfast_core::selection::{ReadPreference, SelectionCriteria};
-use steadfast_core::ServerAddress;
 
 pub use super::options_builder::ClientOptionsBuilder;
 use crate::conn::config::ServerApi;

@@ -146,7 +146,10 @@ event_struct!(
 /// One connection pool event.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-#[allow(missing_docs, reason = "each variant is documented by the struct it holds")]
+#[allow(
+    missing_docs,
+    reason = "each variant is documented by the struct it holds"
+)]
 pub enum CmapEvent {
     PoolCreated(PoolCreatedEvent),
     PoolReady(PoolReadyEvent),

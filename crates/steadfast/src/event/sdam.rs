@@ -123,7 +123,10 @@ event_struct!(
 /// One topology event.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
-#[allow(missing_docs, reason = "each variant is documented by the struct it holds")]
+#[allow(
+    missing_docs,
+    reason = "each variant is documented by the struct it holds"
+)]
 pub enum SdamEvent {
     ServerDescriptionChanged(Box<ServerDescriptionChangedEvent>),
     ServerOpening(ServerOpeningEvent),
@@ -154,10 +157,12 @@ impl SdamEvent {
                     new_description: TopologyDescription::clone(new),
                 }))
             }
-            CoreSdamEvent::ServerOpening { address } => SdamEvent::ServerOpening(ServerOpeningEvent {
-                address: address.clone(),
-                topology_id,
-            }),
+            CoreSdamEvent::ServerOpening { address } => {
+                SdamEvent::ServerOpening(ServerOpeningEvent {
+                    address: address.clone(),
+                    topology_id,
+                })
+            }
             CoreSdamEvent::ServerClosed { address } => SdamEvent::ServerClosed(ServerClosedEvent {
                 address: address.clone(),
                 topology_id,

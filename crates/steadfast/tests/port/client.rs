@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use blackpipe::deployment::{Deployment, DeploymentConfig};
-use steadfast::{Client, ServerType};
 use steadfast::bson::{Document, doc};
 use steadfast::event::EventHandler;
 use steadfast::event::cmap::CmapEvent;
@@ -16,6 +15,7 @@ use steadfast::options::{
     ClientOptions, ReadPreference, ReadPreferenceOptions, SelectionCriteria, ServerAddress,
     ServerInfo, SessionOptions,
 };
+use steadfast::{Client, ServerType};
 
 async fn standalone() -> Deployment {
     Deployment::start(DeploymentConfig::standalone())
@@ -29,7 +29,9 @@ async fn parse_fills_the_official_field_names() {
                &appName=port&heartbeatFrequencyMS=1500&maxPoolSize=7&minPoolSize=1\
                &serverSelectionTimeoutMS=2500&connectTimeoutMS=3000&retryWrites=false\
                &readPreference=secondaryPreferred&w=majority&directConnection=false";
-    let options = ClientOptions::parse(uri).await.expect("a valid connection string");
+    let options = ClientOptions::parse(uri)
+        .await
+        .expect("a valid connection string");
 
     assert_eq!(
         options.hosts,
@@ -131,8 +133,14 @@ async fn a_command_callback_counts_each_insert() {
     }));
     let client = Client::with_options(options).expect("valid options");
     let collection = client.database("port").collection::<Document>("events");
-    collection.insert_one(doc! { "x": 1 }).await.expect("insert");
-    collection.insert_one(doc! { "x": 2 }).await.expect("insert");
+    collection
+        .insert_one(doc! { "x": 1 })
+        .await
+        .expect("insert");
+    collection
+        .insert_one(doc! { "x": 2 })
+        .await
+        .expect("insert");
 
     // The callback runs before the operation returns, so the counts are final here.
     assert_eq!(started.load(Ordering::SeqCst), 2);
@@ -160,7 +168,11 @@ async fn a_cmap_channel_receives_the_checkout() {
 
     let mut created = false;
     loop {
-        match receiver.recv().await.expect("the client still holds the sender") {
+        match receiver
+            .recv()
+            .await
+            .expect("the client still holds the sender")
+        {
             CmapEvent::PoolCreated(_) => created = true,
             CmapEvent::ConnectionCheckedOut(event) => {
                 assert!(created, "the pool is created before any checkout");
@@ -276,12 +288,16 @@ async fn criteria_route_commands_to_the_servers_they_accept() {
 
 #[tokio::test]
 async fn a_client_default_must_be_a_read_preference() {
-    let mut options = ClientOptions::parse("mongodb://127.0.0.1:1").await.expect("valid");
+    let mut options = ClientOptions::parse("mongodb://127.0.0.1:1")
+        .await
+        .expect("valid");
     options.selection_criteria = Some(SelectionCriteria::Predicate(Arc::new(|_| true)));
     let error = Client::with_options(options).expect_err("a predicate is per operation");
     assert!(error.to_string().contains("predicate"), "{error}");
 
-    let mut options = ClientOptions::parse("mongodb://127.0.0.1:1").await.expect("valid");
+    let mut options = ClientOptions::parse("mongodb://127.0.0.1:1")
+        .await
+        .expect("valid");
     options.selection_criteria = Some(ReadPreference::Nearest { options: None }.into());
     let client = Client::with_options(options).expect("a read preference is a valid default");
     assert_eq!(
@@ -293,5 +309,6 @@ async fn a_client_default_must_be_a_read_preference() {
 /// The port the deployment's only node listens on.
 fn deployment_port(deployment: &Deployment) -> Option<u16> {
     let host = deployment.host(0).expect("node 0");
-    host.rsplit_once(':').and_then(|(_, port)| port.parse().ok())
+    host.rsplit_once(':')
+        .and_then(|(_, port)| port.parse().ok())
 }
