@@ -86,13 +86,13 @@ pub use write::{
 };
 
 pub use crate::client::{ClientOptions, ClientOptionsBuilder};
-pub use crate::conn::config::ServerApi;
-pub use crate::handshake::metadata::DriverInfo;
+pub use crate::conn::config::{ServerApi, ServerApiBuilder, ServerApiVersion};
+pub use crate::handshake::metadata::{DriverInfo, DriverInfoBuilder};
 pub use crate::session::{SessionOptions, SessionOptionsBuilder};
 pub use steadfast_core::ServerAddress;
 pub use steadfast_core::options::{
     Acknowledgment, AuthMechanism, ClientOptions as ResolvedClientOptions, Compressor, Credential,
-    ReadConcern, ReadConcernLevel, ServerMonitoringMode, Tls, WriteConcern,
+    CredentialBuilder, ReadConcern, ReadConcernLevel, ServerMonitoringMode, Tls, WriteConcern,
 };
 pub use steadfast_core::retry::RetryBudgetConfig;
 pub use steadfast_core::retry::{RetryPolicy, SpecPolicy};

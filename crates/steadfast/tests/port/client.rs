@@ -12,8 +12,8 @@ use steadfast::event::cmap::CmapEvent;
 use steadfast::event::command::CommandEvent;
 use steadfast::event::sdam::SdamEvent;
 use steadfast::options::{
-    ClientOptions, ReadPreference, ReadPreferenceOptions, SelectionCriteria, ServerAddress,
-    ServerInfo, SessionOptions,
+    AuthMechanism, ClientOptions, Credential, DriverInfo, ReadPreference, ReadPreferenceOptions,
+    SelectionCriteria, ServerAddress, ServerApi, ServerApiVersion, ServerInfo, SessionOptions,
 };
 use steadfast::{Client, ServerType};
 
@@ -87,6 +87,12 @@ async fn builder_options_make_a_working_client() {
     let options = ClientOptions::builder()
         .hosts(hosts)
         .app_name("port-builder".to_string())
+        .driver_info(
+            DriverInfo::builder()
+                .name("port-wrapper")
+                .version("1.0".to_string())
+                .build(),
+        )
         .server_selection_timeout(Duration::from_secs(30))
         .retry_writes(true)
         .build();
@@ -99,6 +105,37 @@ async fn builder_options_make_a_working_client() {
         .await
         .expect("ping");
     assert_eq!(reply.get_f64("ok").ok(), Some(1.0));
+}
+
+#[tokio::test]
+async fn a_declared_server_api_and_a_built_credential() {
+    let deployment = standalone().await;
+    let mut options = ClientOptions::parse(deployment.uri()).await.expect("valid");
+    let api = ServerApi::builder()
+        .version(ServerApiVersion::V1)
+        .strict(false)
+        .build();
+    options.server_api = Some(api);
+    let client = Client::with_options(options).expect("valid options");
+    client
+        .database("admin")
+        .run_command(doc! { "ping": 1 })
+        .await
+        .expect("ping with apiVersion 1");
+
+    let credential = Credential::builder()
+        .username("app".to_string())
+        .password("s3cret".to_string())
+        .source("admin".to_string())
+        .mechanism(AuthMechanism::ScramSha256)
+        .build();
+    let options = ClientOptions::builder().credential(credential).build();
+    let credential = options.credential.as_ref().expect("set");
+    assert_eq!(credential.username.as_deref(), Some("app"));
+    assert!(
+        !format!("{options:?}").contains("s3cret"),
+        "the password is redacted"
+    );
 }
 
 #[tokio::test]
