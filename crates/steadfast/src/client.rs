@@ -194,6 +194,21 @@ impl Client {
         ))
     }
 
+    /// Establishes connections up to `min_pool_size` in the pool of every server the client
+    /// knows and can use now, and returns once they are ready, so that the first operations do
+    /// not pay for them. Not needed for correctness: pools fill in the background anyway. Does
+    /// nothing when `min_pool_size` is 0 (the default); servers not yet discovered, or whose
+    /// pool is paused, are skipped, and a pool stops warming at its first failed connection.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: connections already being created still join their pools.
+    pub async fn warm_connection_pool(&self) {
+        if self.options().min_pool_size == 0 {
+            return;
+        }
+        self.executor.topology().fill_pools().await;
+    }
+
     /// Appends a wrapping library's name, version and platform to the metadata that *new*
     /// connections send in their handshake (existing connections keep theirs). Appending the
     /// same information twice has no further effect.

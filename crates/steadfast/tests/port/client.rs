@@ -343,6 +343,51 @@ async fn a_client_default_must_be_a_read_preference() {
     );
 }
 
+#[tokio::test]
+async fn warming_fills_the_pool_to_min_pool_size() {
+    let deployment = standalone().await;
+    // Every reply takes 100 ms and connections are made one at a time, so the background
+    // fill is still far from 5 connections when the first ping returns: only warming waits
+    // for it.
+    deployment
+        .slow(0, Duration::from_millis(100))
+        .expect("node 0 exists");
+    let ready = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&ready);
+    let mut options = ClientOptions::parse(deployment.uri()).await.expect("valid");
+    options.min_pool_size = Some(5);
+    options.max_connecting = Some(1);
+    options.cmap_event_handler = Some(EventHandler::callback(move |event| {
+        if let CmapEvent::ConnectionReady(_) = event {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+    }));
+    let client = Client::with_options(options).expect("valid options");
+    // The first operation waits for the server to be discovered, which readies its pool.
+    client
+        .database("admin")
+        .run_command(doc! { "ping": 1 })
+        .await
+        .expect("ping");
+
+    client.warm_connection_pool().await;
+    assert!(ready.load(Ordering::SeqCst) >= 5);
+}
+
+#[tokio::test]
+async fn warming_does_not_wait_for_an_unreachable_server() {
+    // Port 1 refuses connections: the pool stays paused, so there is nothing to warm.
+    let client = Client::with_uri_str("mongodb://127.0.0.1:1/?minPoolSize=2")
+        .await
+        .expect("valid");
+    client.warm_connection_pool().await;
+    // And with no minPoolSize, warming is a no-op.
+    let client = Client::with_uri_str("mongodb://127.0.0.1:1")
+        .await
+        .expect("valid");
+    client.warm_connection_pool().await;
+}
+
 /// The port the deployment's only node listens on.
 fn deployment_port(deployment: &Deployment) -> Option<u16> {
     let host = deployment.host(0).expect("node 0");
