@@ -13,6 +13,7 @@ mod builder;
 mod options;
 mod options_builder;
 mod start_session;
+mod tls;
 
 use std::sync::Arc;
 
@@ -23,6 +24,7 @@ use steadfast_core::selection::SelectionCriteria;
 pub use self::builder::ClientBuilder;
 pub use self::options::{ClientOptions, ClientOptionsBuilder};
 pub use self::start_session::StartSession;
+pub use self::tls::{Tls, TlsOptions, TlsOptionsBuilder};
 use crate::conn::config::{ConnectionConfig, ServerApi};
 use crate::db::Database;
 use crate::error::{Error, Result};
@@ -91,6 +93,9 @@ impl Client {
                 "a client's default selection criteria must be a read preference; pass a \
                  predicate to each operation instead",
             ));
+        }
+        if !options.tls.as_ref().is_none_or(Tls::password_is_utf8) {
+            return Err(Error::configuration("the TLS key password must be UTF-8"));
         }
         let resolved = options.resolve();
         resolved.validate().map_err(|e| {

@@ -15,12 +15,13 @@ use steadfast_core::ServerAddress;
 use steadfast_core::options::srv::SrvHost;
 use steadfast_core::options::{
     ClientOptions as ResolvedClientOptions, Compressor, Credential, ReadConcern,
-    ServerMonitoringMode, Tls, WriteConcern,
+    ServerMonitoringMode, WriteConcern,
 };
 use steadfast_core::retry::{RetryBudgetConfig, RetryPolicy};
 use steadfast_core::selection::{ReadPreference, SelectionCriteria};
 
 pub use super::options_builder::ClientOptionsBuilder;
+use super::tls::Tls;
 use crate::conn::config::ServerApi;
 use crate::error::Result;
 use crate::event::{EventHandler, EventHandlers, EventListener, cmap, command, sdam};
@@ -105,7 +106,7 @@ pub struct ClientOptions {
     pub default_database: Option<String>,
     /// `srvServiceName` (`mongodb+srv://` only). Default `mongodb`.
     pub srv_service_name: Option<String>,
-    /// TLS settings. Default: no TLS (TLS for `mongodb+srv://`).
+    /// TLS settings. Default: no TLS (a parsed `mongodb+srv://` string turns it on).
     pub tls: Option<Tls>,
     /// The default write concern. Default: the server's.
     pub write_concern: Option<WriteConcern>,
@@ -192,7 +193,11 @@ impl ClientOptions {
         resolved.credential.clone_from(&self.credential);
         resolved.default_database.clone_from(&self.default_database);
         resolved.app_name.clone_from(&self.app_name);
-        resolved.tls = self.tls.clone().unwrap_or_default();
+        // Unset means off; a parsed mongodb+srv:// string always sets it (on, unless tls=false).
+        resolved.tls = match &self.tls {
+            Some(tls) => tls.resolve(),
+            None => Tls::Disabled.resolve(),
+        };
         resolved.compressors = self.compressors.clone().unwrap_or_default();
         resolved.zlib_compression_level = self.zlib_compression_level;
         self.resolve_durations(&mut resolved);
@@ -271,7 +276,7 @@ impl ClientOptions {
             server_selection_timeout: Some(resolved.server_selection_timeout),
             default_database: resolved.default_database,
             srv_service_name: resolved.srv_service_name,
-            tls: Some(resolved.tls),
+            tls: Some(Tls::from_resolved(&resolved.tls)),
             write_concern: (!resolved.write_concern.is_empty()).then_some(resolved.write_concern),
             srv_max_hosts: resolved.srv_max_hosts,
             max_adaptive_retries: Some(resolved.max_adaptive_retries),

@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use steadfast_core::ServerAddress;
 use steadfast_core::options::{
-    Compressor, Credential, ReadConcern, ServerMonitoringMode, Tls, WriteConcern,
+    Compressor, Credential, ReadConcern, ServerMonitoringMode, WriteConcern,
 };
 use steadfast_core::retry::{RetryBudgetConfig, RetryPolicy};
 use steadfast_core::selection::SelectionCriteria;
 
 use super::options::ClientOptions;
+use super::tls::Tls;
 use crate::conn::config::ServerApi;
 use crate::event::{EventHandler, EventListener, cmap, command, sdam};
 use crate::handshake::metadata::DriverInfo;

@@ -13,7 +13,8 @@ use steadfast::event::command::CommandEvent;
 use steadfast::event::sdam::SdamEvent;
 use steadfast::options::{
     AuthMechanism, ClientOptions, Credential, DriverInfo, ReadPreference, ReadPreferenceOptions,
-    SelectionCriteria, ServerAddress, ServerApi, ServerApiVersion, ServerInfo, SessionOptions,
+    SelectionCriteria, ServerAddress, ServerApi, ServerApiVersion, ServerInfo, SessionOptions, Tls,
+    TlsOptions,
 };
 use steadfast::{Client, ServerType};
 
@@ -75,6 +76,38 @@ async fn parse_rejects_an_invalid_string() {
         .await
         .expect_err("the port is out of range");
     assert!(error.to_string().contains("port"), "{error}");
+}
+
+#[tokio::test]
+async fn tls_is_an_enum_of_options() {
+    let options = ClientOptions::parse(
+        "mongodb://db.example.com/?tls=true&tlsCAFile=%2Fetc%2Fca.pem&tlsAllowInvalidHostnames=true",
+    )
+    .await
+    .expect("valid");
+    let Some(Tls::Enabled(tls)) = &options.tls else {
+        panic!("tls=true turns TLS on: {:?}", options.tls);
+    };
+    assert_eq!(
+        tls.ca_file_path.as_deref(),
+        Some(std::path::Path::new("/etc/ca.pem"))
+    );
+    assert_eq!(tls.allow_invalid_hostnames, Some(true));
+
+    let plain = ClientOptions::parse("mongodb://db.example.com/")
+        .await
+        .expect("valid");
+    assert_eq!(plain.tls, Some(Tls::Disabled));
+
+    let built = TlsOptions::builder()
+        .ca_file_path(std::path::PathBuf::from("/etc/ca.pem"))
+        .tls_certificate_key_file_password(b"hunter2".to_vec())
+        .build();
+    let options = ClientOptions::builder().tls(Tls::Enabled(built)).build();
+    assert!(
+        !format!("{options:?}").contains("hunter2"),
+        "the password is redacted"
+    );
 }
 
 #[tokio::test]
