@@ -17,7 +17,9 @@ mod tls;
 
 use std::sync::Arc;
 
-use steadfast_core::options::{ClientOptions as ResolvedClientOptions, ParsedUri};
+use steadfast_core::options::{
+    ClientOptions as ResolvedClientOptions, ParsedUri, ReadConcern, WriteConcern,
+};
 use steadfast_core::retry::SpecPolicy;
 use steadfast_core::selection::SelectionCriteria;
 
@@ -222,6 +224,17 @@ impl Client {
     /// `InvalidArgument` when a field contains the delimiter `|`.
     pub fn append_metadata(&self, info: DriverInfo) -> Result<()> {
         self.executor.append_metadata(info)
+    }
+
+    /// The client's default read concern, if one was set.
+    pub fn read_concern(&self) -> Option<&ReadConcern> {
+        self.options().read_concern.as_ref()
+    }
+
+    /// The client's default write concern, if one was set.
+    pub fn write_concern(&self) -> Option<&WriteConcern> {
+        let concern = &self.options().write_concern;
+        (!concern.is_empty()).then_some(concern)
     }
 
     /// The settings this client runs on: its [`ClientOptions`] with every default filled in.

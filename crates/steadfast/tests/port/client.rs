@@ -68,6 +68,8 @@ async fn parse_fills_the_official_field_names() {
     ));
     assert!(options.write_concern.is_some());
     assert!(options.command_event_handler.is_none());
+    let client = Client::with_options(options).expect("valid options");
+    assert!(client.write_concern().is_some_and(|wc| !wc.is_empty()));
 }
 
 #[tokio::test]
@@ -176,6 +178,8 @@ async fn with_uri_str_takes_an_owned_string() {
     let deployment = standalone().await;
     let uri: String = deployment.uri();
     let client = Client::with_uri_str(uri).await.expect("valid uri");
+    assert!(client.read_concern().is_none());
+    assert!(client.write_concern().is_none());
     client
         .database("admin")
         .run_command(doc! { "ping": 1 })
