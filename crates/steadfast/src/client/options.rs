@@ -201,10 +201,7 @@ impl ClientOptions {
         resolved.compressors = self.compressors.clone().unwrap_or_default();
         resolved.zlib_compression_level = self.zlib_compression_level;
         self.resolve_durations(&mut resolved);
-        let pool = (self.max_pool_size, self.min_pool_size, self.max_connecting);
-        resolved.max_pool_size = pool.0.unwrap_or(resolved.max_pool_size);
-        resolved.min_pool_size = pool.1.unwrap_or(resolved.min_pool_size);
-        resolved.max_connecting = pool.2.unwrap_or(resolved.max_connecting);
+        self.resolve_pool_sizes(&mut resolved);
         resolved.direct_connection = self.direct_connection;
         resolved.replica_set.clone_from(&self.repl_set_name);
         resolved.load_balanced = self.load_balanced.unwrap_or(false);
@@ -224,6 +221,19 @@ impl ClientOptions {
             .unwrap_or(resolved.max_adaptive_retries);
         resolved.enable_overload_retargeting = self.enable_overload_retargeting.unwrap_or(false);
         resolved
+    }
+
+    /// The pool sizes; `None` keeps the default.
+    fn resolve_pool_sizes(&self, resolved: &mut ResolvedClientOptions) {
+        if let Some(max) = self.max_pool_size {
+            resolved.max_pool_size = max;
+        }
+        if let Some(min) = self.min_pool_size {
+            resolved.min_pool_size = min;
+        }
+        if let Some(connecting) = self.max_connecting {
+            resolved.max_connecting = connecting;
+        }
     }
 
     /// The durations, where "no limit" is spelt `Some(Duration::ZERO)` here and `None` there.
@@ -303,5 +313,59 @@ impl ClientOptions {
 impl From<ResolvedClientOptions> for ClientOptions {
     fn from(resolved: ResolvedClientOptions) -> Self {
         ClientOptions::from_resolved(resolved)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use steadfast_core::options::{ClientOptions as ResolvedClientOptions, ParsedUri};
+
+    use super::ClientOptions;
+
+    fn parsed(uri: &str) -> ResolvedClientOptions {
+        match ResolvedClientOptions::parse(uri) {
+            Ok(ParsedUri::Complete { options, .. }) => options,
+            other => panic!("{uri}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn parsed_options_resolve_to_what_was_parsed() {
+        let resolved = parsed(
+            "mongodb://a:1,b/db?replicaSet=rs&appName=x&connectTimeoutMS=0&maxIdleTimeMS=5\
+             &heartbeatFrequencyMS=700&maxPoolSize=0&minPoolSize=3&readPreference=nearest\
+             &readPreferenceTags=dc:ny&maxStalenessSeconds=120&w=2&readConcernLevel=local\
+             &retryReads=false&timeoutMS=40&tls=true&tlsAllowInvalidHostnames=true&compressors=zlib\
+             &zlibCompressionLevel=4&socketTimeoutMS=9&waitQueueTimeoutMS=11",
+        );
+        let options = ClientOptions::from_resolved(resolved.clone());
+        assert_eq!(options.connect_timeout, Some(Duration::ZERO));
+        assert_eq!(options.max_pool_size, Some(0));
+        assert_eq!(options.resolve(), resolved);
+
+        // tlsInsecure comes back as the two switches it stands for.
+        let insecure = parsed("mongodb://a/?tls=true&tlsInsecure=true");
+        let tls = ClientOptions::from_resolved(insecure).resolve().tls;
+        assert!(tls.accepts_invalid_certificates() && tls.accepts_invalid_hostnames());
+        assert_eq!(tls.validate(), Ok(()));
+    }
+
+    #[test]
+    fn zero_durations_mean_no_limit_and_none_means_the_default() {
+        let defaults = ClientOptions::default().resolve();
+        assert_eq!(defaults, ResolvedClientOptions::default());
+        let options = ClientOptions {
+            connect_timeout: Some(Duration::ZERO),
+            max_idle_time: Some(Duration::ZERO),
+            socket_timeout: Some(Duration::ZERO),
+            ..ClientOptions::default()
+        };
+        let resolved = options.resolve();
+        assert_eq!(resolved.connect_timeout, None);
+        assert_eq!(resolved.max_idle_time, None);
+        assert_eq!(resolved.socket_timeout, None);
+        assert!(defaults.connect_timeout.is_some_and(|t| !t.is_zero()));
     }
 }
