@@ -24,7 +24,7 @@ use steadfast_core::retry::SpecPolicy;
 use steadfast_core::selection::SelectionCriteria;
 
 pub use self::builder::ClientBuilder;
-pub use self::options::{ClientOptions, ClientOptionsBuilder};
+pub use self::options::{ClientOptions, ClientOptionsBuilder, Compressor};
 pub use self::start_session::StartSession;
 pub use self::tls::{Tls, TlsOptions, TlsOptionsBuilder};
 use crate::conn::config::{ConnectionConfig, ServerApi};

@@ -85,15 +85,17 @@ pub use write::{
     FindOneAndUpdateOptions, InsertManyOptions, InsertOneOptions, ReplaceOptions, UpdateOptions,
 };
 
-pub use crate::client::{ClientOptions, ClientOptionsBuilder, Tls, TlsOptions, TlsOptionsBuilder};
+pub use crate::client::{
+    ClientOptions, ClientOptionsBuilder, Compressor, Tls, TlsOptions, TlsOptionsBuilder,
+};
 pub use crate::conn::config::{ServerApi, ServerApiBuilder, ServerApiVersion};
 pub use crate::handshake::metadata::{DriverInfo, DriverInfoBuilder};
 pub use crate::session::{SessionOptions, SessionOptionsBuilder};
 pub use steadfast_core::ServerAddress;
 pub use steadfast_core::options::{
-    Acknowledgment, AuthMechanism, ClientOptions as ResolvedClientOptions, Compressor, Credential,
-    CredentialBuilder, ReadConcern, ReadConcernLevel, ServerMonitoringMode, Tls as ResolvedTls,
-    WriteConcern,
+    Acknowledgment, AuthMechanism, ClientOptions as ResolvedClientOptions,
+    Compressor as CompressorName, Credential, CredentialBuilder, ReadConcern, ReadConcernLevel,
+    ServerMonitoringMode, Tls as ResolvedTls, WriteConcern,
 };
 pub use steadfast_core::retry::RetryBudgetConfig;
 pub use steadfast_core::retry::{RetryPolicy, SpecPolicy};

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use super::OptionsError;
 use super::auth::Credential;
-use super::compression::{Compressor, MAX_ZLIB_LEVEL, MIN_ZLIB_LEVEL};
+use super::compression::{
+    Compressor, MAX_ZLIB_LEVEL, MAX_ZSTD_LEVEL, MIN_ZLIB_LEVEL, MIN_ZSTD_LEVEL,
+};
 use super::concern::{ReadConcern, WriteConcern};
 use super::srv::SrvHost;
 use super::tls::Tls;
@@ -102,6 +104,9 @@ pub struct ClientOptions {
     pub compressors: Vec<Compressor>,
     /// `zlibCompressionLevel` from -1 (library default) to 9; `None` means -1.
     pub zlib_compression_level: Option<i32>,
+    /// The zstd level (no connection string option: set in code); `None` means zstd's
+    /// default.
+    pub zstd_compression_level: Option<i32>,
     /// `connectTimeoutMS`; `None` means no limit. Default 10 s.
     pub connect_timeout: Option<Duration>,
     /// `socketTimeoutMS` (deprecated for timeoutMS); `None` means no limit (the default).
@@ -166,6 +171,7 @@ impl Default for ClientOptions {
             tls: Tls::default(),
             compressors: Vec::new(),
             zlib_compression_level: None,
+            zstd_compression_level: None,
             connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
             socket_timeout: None,
             server_selection_timeout: DEFAULT_SERVER_SELECTION_TIMEOUT,
@@ -266,6 +272,7 @@ impl ClientOptions {
             tls,
             compressors: uri.compressors.clone().unwrap_or_default(),
             zlib_compression_level: uri.zlib_compression_level,
+            zstd_compression_level: None,
             // For these options the specification spells "no limit" as zero.
             connect_timeout: match uri.connect_timeout {
                 Some(Duration::ZERO) => None,
@@ -440,6 +447,14 @@ impl ClientOptions {
             return Err(OptionsError::invalid_option(
                 "zlibCompressionLevel",
                 format!("must be from -1 to 9, got {level}"),
+            ));
+        }
+        if let Some(level) = self.zstd_compression_level
+            && !(MIN_ZSTD_LEVEL..=MAX_ZSTD_LEVEL).contains(&level)
+        {
+            return Err(OptionsError::invalid_option(
+                "zstd compression level",
+                format!("must be from {MIN_ZSTD_LEVEL} to {MAX_ZSTD_LEVEL}, got {level}"),
             ));
         }
         if let Some(name) = &self.app_name

@@ -14,7 +14,7 @@ use std::time::Duration;
 use steadfast_core::ServerAddress;
 use steadfast_core::options::srv::SrvHost;
 use steadfast_core::options::{
-    ClientOptions as ResolvedClientOptions, Compressor, Credential, ReadConcern,
+    ClientOptions as ResolvedClientOptions, Compressor as CompressorName, Credential, ReadConcern,
     ServerMonitoringMode, WriteConcern,
 };
 use steadfast_core::retry::{RetryBudgetConfig, RetryPolicy};
@@ -22,10 +22,11 @@ use steadfast_core::selection::{ReadPreference, SelectionCriteria};
 
 pub use super::options_builder::ClientOptionsBuilder;
 use super::tls::Tls;
-use crate::conn::config::ServerApi;
+use crate::conn::config::{ServerApi, wire_compressors};
 use crate::error::Result;
 use crate::event::{EventHandler, EventHandlers, EventListener, cmap, command, sdam};
 use crate::handshake::metadata::DriverInfo;
+pub use steadfast_wire::Compressor;
 
 /// Every setting of a client. Read one from a connection string with
 /// [`ClientOptions::parse`], or build one with [`ClientOptions::builder`]; then pass it to
@@ -55,7 +56,8 @@ pub struct ClientOptions {
     pub hosts: Vec<ServerAddress>,
     /// `appname`: sent in the handshake, at most 128 bytes.
     pub app_name: Option<String>,
-    /// Compressors offered to the server, most preferred first. Default none.
+    /// Compressors offered to the server, most preferred first, each with its level.
+    /// Default none.
     pub compressors: Option<Vec<Compressor>>,
     /// Receives connection pool events.
     pub cmap_event_handler: Option<EventHandler<cmap::CmapEvent>>,
@@ -126,8 +128,6 @@ pub struct ClientOptions {
     pub socket_timeout: Option<Duration>,
     /// `waitQueueTimeoutMS` (superseded by `timeout`). Default: no separate limit.
     pub wait_queue_timeout: Option<Duration>,
-    /// `zlibCompressionLevel`, from -1 (zlib's default, the default) to 9.
-    pub zlib_compression_level: Option<i32>,
     /// The retry policy of every operation that sets none (nor inherits one from its database
     /// or collection). Default [`SpecPolicy`](crate::retries::SpecPolicy): exactly what the
     /// specifications require. No policy can make the driver retry what is unsafe.
@@ -198,8 +198,7 @@ impl ClientOptions {
             Some(tls) => tls.resolve(),
             None => Tls::Disabled.resolve(),
         };
-        resolved.compressors = self.compressors.clone().unwrap_or_default();
-        resolved.zlib_compression_level = self.zlib_compression_level;
+        self.resolve_compressors(&mut resolved);
         self.resolve_durations(&mut resolved);
         self.resolve_pool_sizes(&mut resolved);
         resolved.direct_connection = self.direct_connection;
@@ -221,6 +220,22 @@ impl ClientOptions {
             .unwrap_or(resolved.max_adaptive_retries);
         resolved.enable_overload_retargeting = self.enable_overload_retargeting.unwrap_or(false);
         resolved
+    }
+
+    /// The compressors' names, and their levels where the connection string keeps them.
+    fn resolve_compressors(&self, resolved: &mut ResolvedClientOptions) {
+        let compressors = self.compressors.as_deref().unwrap_or_default();
+        resolved.compressors = compressors
+            .iter()
+            .filter_map(|c| CompressorName::parse(c.name()))
+            .collect();
+        for compressor in compressors {
+            match *compressor {
+                Compressor::Zlib { level } => resolved.zlib_compression_level = level,
+                Compressor::Zstd { level } => resolved.zstd_compression_level = level,
+                Compressor::Snappy => {}
+            }
+        }
     }
 
     /// The pool sizes; `None` keeps the default.
@@ -261,11 +276,12 @@ impl ClientOptions {
     /// `Some`, except those the string leaves to the server (concerns, read preference
     /// primary) and `directConnection`, `replicaSet` and the SRV limits when absent.
     pub(crate) fn from_resolved(resolved: ResolvedClientOptions) -> ClientOptions {
+        let compressors = wire_compressors(&resolved);
         let read_preference = resolved.read_preference;
         ClientOptions {
             hosts: resolved.hosts,
             app_name: resolved.app_name,
-            compressors: Some(resolved.compressors),
+            compressors: Some(compressors),
             connect_timeout: Some(resolved.connect_timeout.unwrap_or(Duration::ZERO)),
             credential: resolved.credential,
             direct_connection: resolved.direct_connection,
@@ -294,7 +310,6 @@ impl ClientOptions {
             timeout: resolved.timeout,
             socket_timeout: resolved.socket_timeout,
             wait_queue_timeout: resolved.wait_queue_timeout,
-            zlib_compression_level: resolved.zlib_compression_level,
             srv_host: resolved.srv_host,
             ..ClientOptions::default()
         }

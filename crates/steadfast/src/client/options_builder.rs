@@ -5,13 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use steadfast_core::ServerAddress;
-use steadfast_core::options::{
-    Compressor, Credential, ReadConcern, ServerMonitoringMode, WriteConcern,
-};
+use steadfast_core::options::{Credential, ReadConcern, ServerMonitoringMode, WriteConcern};
 use steadfast_core::retry::{RetryBudgetConfig, RetryPolicy};
 use steadfast_core::selection::SelectionCriteria;
 
-use super::options::ClientOptions;
+use super::options::{ClientOptions, Compressor};
 use super::tls::Tls;
 use crate::conn::config::ServerApi;
 use crate::event::{EventHandler, EventListener, cmap, command, sdam};
@@ -91,7 +89,6 @@ impl ClientOptionsBuilder {
         timeout: Duration,
         socket_timeout: Duration,
         wait_queue_timeout: Duration,
-        zlib_compression_level: i32,
         retry_policy: Arc<dyn RetryPolicy>,
         retry_budget: RetryBudgetConfig,
     );

@@ -121,6 +121,21 @@ impl ServerApiBuilder {
     }
 }
 
+/// The compressors `options` offer, each with its level.
+pub(crate) fn wire_compressors(options: &ClientOptions) -> Vec<Compressor> {
+    options
+        .compressors
+        .iter()
+        .filter_map(|c| Compressor::from_name(c.as_str(), options.zlib_compression_level))
+        .map(|c| match c {
+            Compressor::Zstd { .. } => Compressor::Zstd {
+                level: options.zstd_compression_level,
+            },
+            other => other,
+        })
+        .collect()
+}
+
 /// Which authentication mechanism a credential asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum MechanismChoice {
@@ -232,11 +247,7 @@ impl ConnectionConfig {
         environment: &Environment,
     ) -> Result<Self> {
         let metadata = client_metadata(options.app_name.as_deref(), environment, &[])?;
-        let compressors = options
-            .compressors
-            .iter()
-            .filter_map(|c| Compressor::from_name(c.as_str(), options.zlib_compression_level))
-            .collect();
+        let compressors = wire_compressors(options);
         let tls = if options.tls.enabled {
             Some(tls::client_config(&options.tls)?)
         } else {

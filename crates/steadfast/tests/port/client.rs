@@ -12,9 +12,9 @@ use steadfast::event::cmap::CmapEvent;
 use steadfast::event::command::CommandEvent;
 use steadfast::event::sdam::SdamEvent;
 use steadfast::options::{
-    AuthMechanism, ClientOptions, Credential, DriverInfo, ReadPreference, ReadPreferenceOptions,
-    SelectionCriteria, ServerAddress, ServerApi, ServerApiVersion, ServerInfo, SessionOptions, Tls,
-    TlsOptions,
+    AuthMechanism, ClientOptions, Compressor, Credential, DriverInfo, ReadPreference,
+    ReadPreferenceOptions, SelectionCriteria, ServerAddress, ServerApi, ServerApiVersion,
+    ServerInfo, SessionOptions, Tls, TlsOptions,
 };
 use steadfast::{Client, ServerType};
 
@@ -78,6 +78,39 @@ async fn parse_rejects_an_invalid_string() {
         .await
         .expect_err("the port is out of range");
     assert!(error.to_string().contains("port"), "{error}");
+}
+
+#[tokio::test]
+async fn compressors_carry_their_levels() {
+    let parsed = ClientOptions::parse(
+        "mongodb://db.example.com/?compressors=zlib,snappy&zlibCompressionLevel=4",
+    )
+    .await
+    .expect("valid");
+    assert_eq!(
+        parsed.compressors,
+        Some(vec![
+            Compressor::Zlib { level: Some(4) },
+            Compressor::Snappy
+        ])
+    );
+
+    let deployment = standalone().await;
+    let mut options = ClientOptions::parse(deployment.uri()).await.expect("valid");
+    options.compressors = Some(vec![
+        Compressor::Zstd { level: Some(5) },
+        Compressor::Zlib { level: None },
+    ]);
+    let client = Client::with_options(options.clone()).expect("valid options");
+    client
+        .database("admin")
+        .run_command(doc! { "ping": 1 })
+        .await
+        .expect("ping");
+
+    options.compressors = Some(vec![Compressor::Zstd { level: Some(99) }]);
+    let error = Client::with_options(options).expect_err("zstd has no level 99");
+    assert!(error.to_string().contains("zstd"), "{error}");
 }
 
 #[tokio::test]
