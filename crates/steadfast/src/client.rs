@@ -111,7 +111,10 @@ impl Client {
         )?);
         let tasks = TaskTracker::new()?;
         let mut listeners = options.event_listeners.clone();
-        listeners.extend(options.event_handlers().into_listener(tasks.clone()));
+        // Event deliveries run on a tracker of their own: they are the application's work, and
+        // a handler that never returns (or a channel nobody drains) must not hold up shutdown.
+        let delivery_tasks = TaskTracker::new()?;
+        listeners.extend(options.event_handlers().into_listener(delivery_tasks));
         let events = EventEmitter::new(listeners);
         let topology = Topology::new(&resolved, Arc::clone(&config), events.clone())?;
         let client = Client::from_executor(Executor::new(ExecutorParts {

@@ -39,11 +39,11 @@ use crate::runtime::TaskTracker;
 pub enum EventHandler<T> {
     /// Called synchronously on the driver's task that produced the event: keep it quick.
     Callback(Arc<dyn Fn(T) + Send + Sync>),
-    /// Called on the driver's task; the future it returns runs as a task of its own, counted
-    /// among the client's background tasks.
+    /// Called on the driver's task; the future it returns runs as a task of its own, which
+    /// [`Client::shutdown`](crate::Client::shutdown) does not wait for.
     AsyncCallback(Arc<dyn Fn(T) -> BoxFuture<'static, ()> + Send + Sync>),
     /// Each event is sent on the channel from a task of its own, so a full channel delays only
-    /// that task, never the driver.
+    /// that task, never the driver (nor [`Client::shutdown`](crate::Client::shutdown)).
     TokioMpsc(tokio::sync::mpsc::Sender<T>),
 }
 

@@ -292,6 +292,22 @@ async fn a_cmap_channel_receives_the_checkout() {
 }
 
 #[tokio::test]
+async fn an_undrained_channel_does_not_hold_up_shutdown() {
+    let deployment = standalone().await;
+    // Room for one event, and nobody reads: every later delivery waits forever.
+    let (sender, _receiver) = tokio::sync::mpsc::channel::<CmapEvent>(1);
+    let mut options = ClientOptions::parse(deployment.uri()).await.expect("valid");
+    options.cmap_event_handler = Some(EventHandler::from(sender));
+    let client = Client::with_options(options).expect("valid options");
+    client
+        .database("admin")
+        .run_command(doc! { "ping": 1 })
+        .await
+        .expect("ping");
+    client.shutdown().await;
+}
+
+#[tokio::test]
 async fn an_async_sdam_callback_sees_the_server_described() {
     let deployment = standalone().await;
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
