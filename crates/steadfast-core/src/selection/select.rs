@@ -3,16 +3,15 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rand::Rng;
 
-use super::read_preference::{ReadPreference, ReadPreferenceError, TagSet};
+use super::read_preference::{ReadPreference, ReadPreferenceError};
 use super::staleness::check_max_staleness;
 use super::suitable::{StalenessReference, suitable_for_read, suitable_for_write};
 use super::window::{choose_in_window, within_latency_window};
 use crate::address::ServerAddress;
-use crate::description::{ServerDescription, ServerType, TopologyDescription, TopologyType};
+use crate::description::{ServerDescription, TopologyDescription, TopologyType};
 
 /// A function choosing the servers an operation may use, given what is known about each.
 pub type Predicate = Arc<dyn Fn(&ServerInfo<'_>) -> bool + Send + Sync>;
@@ -28,50 +27,14 @@ impl<'a> ServerInfo<'a> {
     pub fn new(description: &'a ServerDescription) -> Self {
         ServerInfo { description }
     }
+}
 
-    /// The server's address.
-    pub fn address(&self) -> &'a ServerAddress {
-        &self.description.address
-    }
+/// The accessors are the description's own (named as in the official driver).
+impl std::ops::Deref for ServerInfo<'_> {
+    type Target = ServerDescription;
 
-    /// Its type (primary, secondary, mongos, ...).
-    pub fn server_type(&self) -> ServerType {
-        self.description.server_type
-    }
-
-    /// Its replica set tags (empty when it has none).
-    pub fn tags(&self) -> Option<&'a TagSet> {
-        Some(&self.description.tags)
-    }
-
-    /// Its average round-trip time, once measured.
-    pub fn average_round_trip_time(&self) -> Option<Duration> {
-        self.description.round_trip_time
-    }
-
-    /// Its replica set's name, if it is a member of one.
-    pub fn replica_set_name(&self) -> Option<&'a str> {
-        self.description.set_name.as_deref()
-    }
-
-    /// Its replica set configuration version, if it reported one.
-    pub fn replica_set_version(&self) -> Option<i64> {
-        self.description.set_version
-    }
-
-    /// The highest wire version it speaks.
-    pub fn max_wire_version(&self) -> Option<i32> {
-        Some(self.description.max_wire_version)
-    }
-
-    /// The lowest wire version it speaks.
-    pub fn min_wire_version(&self) -> Option<i32> {
-        Some(self.description.min_wire_version)
-    }
-
-    /// The error that made it unknown, if one did.
-    pub fn error(&self) -> Option<&'a str> {
-        self.description.error.as_deref()
+    fn deref(&self) -> &ServerDescription {
+        self.description
     }
 }
 

@@ -323,8 +323,15 @@ async fn an_async_sdam_callback_sees_the_server_described() {
 
     loop {
         let event = receiver.recv().await.expect("the client is alive");
-        if let SdamEvent::ServerDescriptionChanged(change) = event {
+        if let SdamEvent::ServerDescriptionChanged(change) = event
+            && change.new_description.server_type() == ServerType::Standalone
+        {
             assert_eq!(change.address.port(), deployment_port(&deployment));
+            assert_eq!(change.new_description.address(), &change.address);
+            assert_eq!(
+                change.previous_description.server_type(),
+                ServerType::Unknown
+            );
             break;
         }
     }
