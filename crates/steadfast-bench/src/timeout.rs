@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use bson::{Document, doc};
 use serde::Serialize;
-use steadfast::event::{CmapEvent, EventHandler};
+use steadfast::event::{CmapEvent, EventListener};
 use steadfast::{ClientBuilder, Collection};
 
 use super::BenchError;
@@ -135,7 +135,7 @@ struct ConnectionCounter {
     closed: AtomicU64,
 }
 
-impl EventHandler for ConnectionCounter {
+impl EventListener for ConnectionCounter {
     fn on_cmap(&self, event: &CmapEvent) {
         match event {
             CmapEvent::ConnectionCreated { .. } => {
@@ -175,7 +175,7 @@ pub(crate) async fn run_steadfast(
     let millis = schedule.timeout.as_millis();
     let client = ClientBuilder::from_uri_str(&format!("{uri}{separator}timeoutMS={millis}"))
         .await?
-        .event_handler(Arc::clone(&counter) as Arc<dyn EventHandler>)
+        .event_listener(Arc::clone(&counter) as Arc<dyn EventListener>)
         .build()?;
     let items: Collection<Document> = client.database(DATABASE).collection(ITEMS);
     // Warm up with the same operations, so the pool holds its connections before counting.

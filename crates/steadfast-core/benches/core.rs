@@ -83,12 +83,12 @@ fn sharded(n: usize) -> TopologyDescription {
 
 /// secondaryPreferred, preferring the "sf" data center, else any member.
 fn tagged_secondary_preferred() -> SelectionCriteria {
-    let mut rp = ReadPreference::with_mode(ReadPreferenceMode::SecondaryPreferred);
-    rp.tag_sets = vec![
+    let tag_sets = vec![
         TagSet::from([("dc".to_string(), "sf".to_string())]),
         TagSet::new(),
     ];
-    SelectionCriteria::ReadPreference(rp)
+    let rp = ReadPreference::from_parts(ReadPreferenceMode::SecondaryPreferred, tag_sets, None);
+    SelectionCriteria::ReadPreference(rp.expect("secondaryPreferred takes tags"))
 }
 
 /// A fixed, uneven load: what the driver's per-server counters would report.

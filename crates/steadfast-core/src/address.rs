@@ -1,20 +1,24 @@
 //! Server addresses: `host:port` pairs and Unix domain sockets.
 
+use std::cmp::Ordering;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
 /// The default port of a MongoDB server.
 pub const DEFAULT_PORT: u16 = 27017;
 
 /// The address of one server, normalised as the SDAM specification requires: host names are
-/// lower-cased, so `A:27017` and `a:27017` are the same server.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// lower-cased (by [`ServerAddress::tcp`] and [`ServerAddress::parse`]), so `A:27017` and
+/// `a:27017` are the same server, and a missing port is 27017 (`a` and `a:27017` are equal,
+/// hash alike and sort together).
+#[derive(Clone, Debug)]
 pub enum ServerAddress {
     /// A TCP endpoint. IPv6 literals are stored without their brackets.
     Tcp {
         /// Host name or IP literal, lower-cased.
         host: String,
-        /// TCP port.
-        port: u16,
+        /// TCP port; `None` means 27017.
+        port: Option<u16>,
     },
     /// A Unix domain socket path (a host ending in `.sock` in a connection string).
     Unix {
@@ -42,7 +46,17 @@ impl ServerAddress {
     pub fn tcp(host: impl AsRef<str>, port: u16) -> Self {
         ServerAddress::Tcp {
             host: host.as_ref().to_ascii_lowercase(),
-            port,
+            port: Some(port),
+        }
+    }
+
+    /// The parts that identify the server: equality, hashing and order use these, so that a
+    /// port left out and port 27017 are the same.
+    fn identity(&self) -> (&str, u16) {
+        match self {
+            ServerAddress::Tcp { host, port } => (host, port.unwrap_or(DEFAULT_PORT)),
+            // A socket path has no port; 0 is never a TCP port, so the two kinds never meet.
+            ServerAddress::Unix { path } => (path, 0),
         }
     }
 
@@ -104,7 +118,7 @@ impl ServerAddress {
     /// The TCP port, or `None` for a Unix socket.
     pub fn port(&self) -> Option<u16> {
         match self {
-            ServerAddress::Tcp { port, .. } => Some(*port),
+            ServerAddress::Tcp { port, .. } => Some(port.unwrap_or(DEFAULT_PORT)),
             ServerAddress::Unix { .. } => None,
         }
     }
@@ -113,10 +127,46 @@ impl ServerAddress {
 impl fmt::Display for ServerAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ServerAddress::Tcp { host, port } if host.contains(':') => write!(f, "[{host}]:{port}"),
-            ServerAddress::Tcp { host, port } => write!(f, "{host}:{port}"),
+            ServerAddress::Tcp { host, .. } => {
+                let port = self.port().unwrap_or(DEFAULT_PORT);
+                if host.contains(':') {
+                    write!(f, "[{host}]:{port}")
+                } else {
+                    write!(f, "{host}:{port}")
+                }
+            }
             ServerAddress::Unix { path } => f.write_str(path),
         }
+    }
+}
+
+impl PartialEq for ServerAddress {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for ServerAddress {}
+
+impl Hash for ServerAddress {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+        self.identity().hash(state);
+    }
+}
+
+impl PartialOrd for ServerAddress {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ServerAddress {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let kind = |address: &ServerAddress| matches!(address, ServerAddress::Unix { .. });
+        kind(self)
+            .cmp(&kind(other))
+            .then_with(|| self.identity().cmp(&other.identity()))
     }
 }
 
@@ -145,6 +195,27 @@ mod tests {
             ServerAddress::parse("/tmp/m.sock"),
             Ok(ServerAddress::Unix { .. })
         ));
+    }
+
+    #[test]
+    fn a_missing_port_is_the_default_port() {
+        use std::collections::hash_map::DefaultHasher;
+        let implicit = ServerAddress::Tcp {
+            host: "a".into(),
+            port: None,
+        };
+        let explicit = ServerAddress::tcp("a", 27017);
+        assert_eq!(implicit, explicit);
+        assert_eq!(implicit.cmp(&explicit), Ordering::Equal);
+        let hash = |address: &ServerAddress| {
+            let mut hasher = DefaultHasher::new();
+            address.hash(&mut hasher);
+            hasher.finish()
+        };
+        assert_eq!(hash(&implicit), hash(&explicit));
+        assert_eq!(implicit.to_string(), "a:27017");
+        assert_eq!(implicit.port(), Some(27017));
+        assert_ne!(implicit, ServerAddress::tcp("a", 27018));
     }
 
     #[test]

@@ -27,7 +27,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let events = Arc::new(EventRecorder::new());
     let client = ClientBuilder::from_uri_str(&deployment.uri())
         .await?
-        .event_handler(events.clone())
+        .event_listener(events.clone())
         .build()?;
     let orders = client.database("shop").collection::<Document>("orders");
 

@@ -10,19 +10,32 @@
 //! socket is gone.
 
 mod builder;
+mod options;
+mod options_builder;
+mod start_session;
+mod tls;
 
 use std::sync::Arc;
 
-use steadfast_core::options::{ClientOptions, ParsedUri};
+use steadfast_core::options::{
+    ClientOptions as ResolvedClientOptions, ParsedUri, ReadConcern, WriteConcern,
+};
+use steadfast_core::retry::SpecPolicy;
+use steadfast_core::selection::SelectionCriteria;
 
 pub use self::builder::ClientBuilder;
-use crate::conn::config::ServerApi;
+pub use self::options::{ClientOptions, ClientOptionsBuilder, Compressor};
+pub use self::start_session::StartSession;
+pub use self::tls::{Tls, TlsOptions, TlsOptionsBuilder};
+use crate::conn::config::{ConnectionConfig, ServerApi};
 use crate::db::Database;
 use crate::error::{Error, Result};
-use crate::executor::Executor;
-use crate::handshake::metadata::DriverInfo;
+use crate::event::EventEmitter;
+use crate::executor::{Executor, ExecutorParts};
+use crate::handshake::metadata::{DriverInfo, Environment};
 use crate::options::DatabaseOptions;
 use crate::runtime::TaskTracker;
+use crate::sdam::Topology;
 use crate::sdam::srv::{self, HickoryResolver};
 use crate::session::{ClientSession, SessionOptions};
 
@@ -62,31 +75,81 @@ impl Client {
     /// `Configuration` naming the offending part when the string is invalid, when its DNS
     /// records cannot be resolved or used, or when the options cannot be honoured (see
     /// [`Client::with_options`]).
-    pub async fn with_uri_str(uri: &str) -> Result<Client> {
-        ClientBuilder::from_uri_str(uri).await?.build()
+    pub async fn with_uri_str(uri: impl AsRef<str>) -> Result<Client> {
+        Client::with_options(ClientOptions::parse(uri).await?)
     }
 
-    /// Creates a client from options (after [`ClientOptions::validate`]). Must be called
-    /// inside a tokio runtime: the client's monitors and pools run as tasks on it.
+    /// Creates a client from options: fills in the defaults
+    /// ([`ClientOptions::resolve`]), checks the specifications' combination rules, and starts
+    /// monitoring in the background. Must be called inside a tokio runtime: the client's
+    /// monitors and pools run as tasks on it.
     ///
     /// # Errors
-    /// `Configuration` for invalid options, an unsupported authentication mechanism, an
-    /// over-long appName, or outside a tokio runtime; TLS and I/O errors when certificate
-    /// files cannot be used.
+    /// `Configuration` for invalid options (including a predicate as the default selection
+    /// criteria), an unsupported authentication mechanism, an over-long appName or driver
+    /// information containing `|`, or outside a tokio runtime;
+    /// TLS and I/O errors when certificate files cannot be used.
     pub fn with_options(options: ClientOptions) -> Result<Client> {
-        ClientBuilder::new(options).build()
+        if let Some(SelectionCriteria::Predicate(_)) = options.selection_criteria {
+            return Err(Error::configuration(
+                "a client's default selection criteria must be a read preference; pass a \
+                 predicate to each operation instead",
+            ));
+        }
+        if !options.tls.as_ref().is_none_or(Tls::password_is_utf8) {
+            return Err(Error::configuration("the TLS key password must be UTF-8"));
+        }
+        let resolved = options.resolve();
+        resolved.validate().map_err(|e| {
+            Error::configuration(format!("invalid client options: {e}")).with_source(e)
+        })?;
+        let environment = Environment::current();
+        let config = Arc::new(ConnectionConfig::from_options_in(
+            &resolved,
+            options.server_api.clone(),
+            &environment,
+        )?);
+        let tasks = TaskTracker::new()?;
+        let mut listeners = options.event_listeners.clone();
+        // Event deliveries run on a tracker of their own: they are the application's work, and
+        // a handler that never returns (or a channel nobody drains) must not hold up shutdown.
+        let delivery_tasks = TaskTracker::new()?;
+        listeners.extend(options.event_handlers().into_listener(delivery_tasks));
+        let events = EventEmitter::new(listeners);
+        let topology = Topology::new(&resolved, Arc::clone(&config), events.clone())?;
+        let client = Client::from_executor(Executor::new(ExecutorParts {
+            options: resolved,
+            environment,
+            config,
+            topology,
+            events,
+            retry_policy: options
+                .retry_policy
+                .clone()
+                .unwrap_or_else(|| Arc::new(SpecPolicy)),
+            budget: options.retry_budget,
+            tasks,
+        }));
+        if let Some(info) = options.driver_info {
+            client.append_metadata(info)?;
+        }
+        Ok(client)
     }
 
     /// Like [`Client::with_options`], declaring a Stable API version on every command.
     ///
     /// # Errors
     /// As [`Client::with_options`].
-    pub fn with_options_and_server_api(options: ClientOptions, api: ServerApi) -> Result<Client> {
-        ClientBuilder::new(options).server_api(api).build()
+    pub fn with_options_and_server_api(
+        mut options: ClientOptions,
+        api: ServerApi,
+    ) -> Result<Client> {
+        options.server_api = Some(api);
+        Client::with_options(options)
     }
 
-    /// A builder for a client with event handlers, a default retry policy, a retry budget or
-    /// a Stable API version.
+    /// A builder for a client with steadfast's settings (event listeners, a default retry
+    /// policy, a retry budget) set by chained calls.
     pub fn builder(options: ClientOptions) -> ClientBuilder {
         ClientBuilder::new(options)
     }
@@ -111,18 +174,15 @@ impl Client {
             .map(|name| self.database(name))
     }
 
-    /// Starts an explicit, causally consistent session.
-    ///
-    /// # Errors
-    /// `InvalidArgument` once the client has been shut down.
-    pub async fn start_session(&self) -> Result<ClientSession> {
-        self.start_session_with_options(SessionOptions::default())
-            .await
+    /// Starts an explicit session, causally consistent unless its options say otherwise.
+    /// Await the returned action, after setting options on it if needed:
+    /// `client.start_session().causal_consistency(false).await?`.
+    pub fn start_session(&self) -> StartSession<'_> {
+        StartSession::new(self)
     }
 
-    /// Starts an explicit session with `options`. No I/O: the session id is generated
-    /// locally, and whether the deployment supports sessions is checked by its first
-    /// operation.
+    /// Starts an explicit session with `options`, as
+    /// `client.start_session().with_options(options)`.
     ///
     /// # Errors
     /// `InvalidArgument` once the client has been shut down.
@@ -130,12 +190,33 @@ impl Client {
         &self,
         options: SessionOptions,
     ) -> Result<ClientSession> {
+        self.open_session(options)
+    }
+
+    /// A new explicit session. No I/O: the session id is generated locally, and whether the
+    /// deployment supports sessions is checked by its first operation.
+    fn open_session(&self, options: SessionOptions) -> Result<ClientSession> {
         self.executor.ensure_open()?;
         Ok(ClientSession::new(
             Arc::clone(&self.executor),
             options,
             false,
         ))
+    }
+
+    /// Establishes connections up to `min_pool_size` in the pool of every server the client
+    /// knows and can use now, and returns once they are ready, so that the first operations do
+    /// not pay for them. Not needed for correctness: pools fill in the background anyway. Does
+    /// nothing when `min_pool_size` is 0 (the default); servers not yet discovered, or whose
+    /// pool is paused, are skipped, and a pool stops warming at its first failed connection.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: connections already being created still join their pools.
+    pub async fn warm_connection_pool(&self) {
+        if self.options().min_pool_size == 0 {
+            return;
+        }
+        self.executor.topology().fill_pools().await;
     }
 
     /// Appends a wrapping library's name, version and platform to the metadata that *new*
@@ -148,8 +229,19 @@ impl Client {
         self.executor.append_metadata(info)
     }
 
-    /// The options this client was created with.
-    pub fn options(&self) -> &ClientOptions {
+    /// The client's default read concern, if one was set.
+    pub fn read_concern(&self) -> Option<&ReadConcern> {
+        self.options().read_concern.as_ref()
+    }
+
+    /// The client's default write concern, if one was set.
+    pub fn write_concern(&self) -> Option<&WriteConcern> {
+        let concern = &self.options().write_concern;
+        (!concern.is_empty()).then_some(concern)
+    }
+
+    /// The settings this client runs on: its [`ClientOptions`] with every default filled in.
+    pub fn options(&self) -> &ResolvedClientOptions {
         self.executor.options()
     }
 
@@ -213,8 +305,8 @@ impl BackgroundTasks {
 }
 
 /// Parses `uri`, resolving `mongodb+srv://` through the system resolver.
-async fn options_from_uri(uri: &str) -> Result<ClientOptions> {
-    let (options, warnings) = match ClientOptions::parse(uri) {
+async fn options_from_uri(uri: &str) -> Result<ResolvedClientOptions> {
+    let (options, warnings) = match ResolvedClientOptions::parse(uri) {
         Ok(ParsedUri::Complete { options, warnings }) => (options, warnings),
         Ok(ParsedUri::NeedsSrv(connection_string)) => {
             let resolver = HickoryResolver::from_system_config()?;

@@ -48,9 +48,10 @@ mod runtime;
 mod sdam;
 pub mod session;
 
+pub use bson;
 #[doc(hidden)]
 pub use client::BackgroundTasks;
-pub use client::{Client, ClientBuilder};
+pub use client::{Client, ClientBuilder, ClientOptions, StartSession};
 pub use coll::action;
 pub use coll::{
     Collection, DeleteModel, InsertOneModel, Namespace, ReplaceOneModel, UpdateModel, WriteModel,
@@ -60,5 +61,7 @@ pub use cursor::{Cursor, SessionCursor};
 pub use db::Database;
 pub use error::{Error, ErrorKind, Result};
 pub use handshake::metadata::DriverInfo;
+pub use options::IndexModel;
 pub use session::{ClientSession, SessionOptions};
-pub use steadfast_core::options::{ClientOptions, Credential};
+pub use steadfast_core::options::Credential;
+pub use steadfast_core::{ServerAddress, ServerType};

@@ -107,12 +107,26 @@ pub use write::{
     FindOneAndUpdateOptions, InsertManyOptions, InsertOneOptions, ReplaceOptions, UpdateOptions,
 };
 
-pub use steadfast_core::options::{
-    Acknowledgment, ClientOptions, Credential, ReadConcern, ReadConcernLevel, WriteConcern,
+pub use crate::client::{
+    ClientOptions, ClientOptionsBuilder, Compressor, Tls, TlsOptions, TlsOptionsBuilder,
 };
+pub use crate::conn::config::{ServerApi, ServerApiBuilder, ServerApiVersion};
+pub use crate::handshake::metadata::{DriverInfo, DriverInfoBuilder};
+pub use crate::session::{SessionOptions, SessionOptionsBuilder};
+pub use steadfast_core::ServerAddress;
+pub use steadfast_core::options::{
+    Acknowledgment, AuthMechanism, ClientOptions as ResolvedClientOptions,
+    Compressor as CompressorName, Credential, CredentialBuilder, ReadConcern, ReadConcernLevel,
+    ServerMonitoringMode, Tls as ResolvedTls, WriteConcern,
+};
+pub use steadfast_core::retry::RetryBudgetConfig;
 pub use steadfast_core::retry::{RetryPolicy, SpecPolicy};
+pub use steadfast_core::selection::read_preference::{
+    HedgedReadOptionsBuilder, ReadPreferenceOptionsBuilder,
+};
 pub use steadfast_core::selection::{
-    ReadPreference, ReadPreferenceMode, SelectionCriteria, TagSet,
+    HedgedReadOptions, Predicate, ReadPreference, ReadPreferenceMode, ReadPreferenceOptions,
+    SelectionCriteria, ServerInfo, TagSet,
 };
 
 pub(crate) use types::{append_hint, duration_ms};

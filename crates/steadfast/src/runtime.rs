@@ -51,6 +51,12 @@ where
     }
 }
 
+/// A fresh `ObjectId` (it reads the clock and a process-wide counter), such as the id that
+/// names a client's topology in SDAM events.
+pub(crate) fn object_id() -> bson::oid::ObjectId {
+    bson::oid::ObjectId::new()
+}
+
 /// A small, fast generator for the pure decisions that take `&mut impl Rng` (server selection,
 /// SRV host choice). Seeded from the thread-local CSPRNG; `Send`, so it may live in a task.
 pub(crate) fn rng() -> rand::rngs::SmallRng {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use steadfast::event::{EventHandler, RetryEvent, SdamEvent};
+use steadfast::event::{EventListener, RetryEvent, SdamEvent};
 
 /// Counts retries by reason and remembers the driver's view of the primary.
 #[derive(Debug, Default)]
@@ -54,7 +54,7 @@ impl DriverWatch {
     }
 }
 
-impl EventHandler for DriverWatch {
+impl EventListener for DriverWatch {
     fn on_retry(&self, event: &RetryEvent) {
         self.retries.fetch_add(1, Ordering::Relaxed);
         Self::count(&self.by_reason, event.reason.to_string());

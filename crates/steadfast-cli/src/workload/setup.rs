@@ -7,7 +7,7 @@ use std::time::Duration;
 use blackpipe::deployment::{Deployment, DeploymentConfig};
 use bson::{Bson, Document, doc};
 use steadfast::Client;
-use steadfast::event::EventHandler;
+use steadfast::event::EventListener;
 use steadfast::retries::FailFast;
 
 use super::events::DriverWatch;
@@ -95,8 +95,8 @@ pub(crate) async fn connect(
     let mut builder = steadfast::ClientBuilder::from_uri_str(uri)
         .await
         .map_err(|e| format!("{uri}: {e}"))?;
-    let handler: Arc<dyn EventHandler> = driver;
-    builder = builder.event_handler(handler);
+    let handler: Arc<dyn EventListener> = driver;
+    builder = builder.event_listener(handler);
     if !retries {
         builder = builder.retry_policy(Arc::new(FailFast));
     }

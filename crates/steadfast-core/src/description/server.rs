@@ -341,3 +341,52 @@ impl ServerDescription {
             && self.iscryptd == other.iscryptd
     }
 }
+
+/// Read accessors named as in the official driver's server information (its SDAM events and
+/// selection predicates call these), over the public fields.
+impl ServerDescription {
+    /// The server's address.
+    pub fn address(&self) -> &ServerAddress {
+        &self.address
+    }
+
+    /// Its type (primary, secondary, mongos, ...).
+    pub fn server_type(&self) -> ServerType {
+        self.server_type
+    }
+
+    /// Its replica set tags; `None` when it has none.
+    pub fn tags(&self) -> Option<&TagSet> {
+        (!self.tags.is_empty()).then_some(&self.tags)
+    }
+
+    /// Its average round-trip time, once measured.
+    pub fn average_round_trip_time(&self) -> Option<Duration> {
+        self.round_trip_time
+    }
+
+    /// Its replica set's name, if it is a member of one.
+    pub fn replica_set_name(&self) -> Option<&str> {
+        self.set_name.as_deref()
+    }
+
+    /// Its replica set configuration version, if it reported one.
+    pub fn replica_set_version(&self) -> Option<i64> {
+        self.set_version
+    }
+
+    /// The highest wire version it speaks, once known.
+    pub fn max_wire_version(&self) -> Option<i32> {
+        self.server_type.is_known().then_some(self.max_wire_version)
+    }
+
+    /// The lowest wire version it speaks, once known.
+    pub fn min_wire_version(&self) -> Option<i32> {
+        self.server_type.is_known().then_some(self.min_wire_version)
+    }
+
+    /// The error that made it unknown, if one did.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+}

@@ -123,7 +123,60 @@ const OIDC_ENVIRONMENTS: &[&str] = &["test", "azure", "gcp", "k8s"];
 /// OIDC environments whose token request names a resource (auth.md, TOKEN_RESOURCE).
 const OIDC_RESOURCE_ENVIRONMENTS: &[&str] = &["azure", "gcp"];
 
+/// Builds a [`Credential`]; each setter takes the value or an `Option`.
+#[derive(Clone, Debug, Default)]
+#[must_use]
+pub struct CredentialBuilder {
+    credential: Credential,
+}
+
+impl CredentialBuilder {
+    /// Sets [`Credential::username`].
+    pub fn username(mut self, username: impl Into<Option<String>>) -> Self {
+        self.credential.username = username.into();
+        self
+    }
+
+    /// Sets [`Credential::password`].
+    pub fn password(mut self, password: impl Into<Option<String>>) -> Self {
+        self.credential.password = password.into();
+        self
+    }
+
+    /// Sets [`Credential::source`].
+    pub fn source(mut self, source: impl Into<Option<String>>) -> Self {
+        self.credential.source = source.into();
+        self
+    }
+
+    /// Sets [`Credential::mechanism`].
+    pub fn mechanism(mut self, mechanism: impl Into<Option<AuthMechanism>>) -> Self {
+        self.credential.mechanism = mechanism.into();
+        self
+    }
+
+    /// Sets [`Credential::mechanism_properties`]; keys are upper-cased, as in a connection
+    /// string.
+    pub fn mechanism_properties(mut self, properties: BTreeMap<String, String>) -> Self {
+        self.credential.mechanism_properties = properties
+            .into_iter()
+            .map(|(key, value)| (key.to_ascii_uppercase(), value))
+            .collect();
+        self
+    }
+
+    /// The credential (checked when the client is created).
+    pub fn build(self) -> Credential {
+        self.credential
+    }
+}
+
 impl Credential {
+    /// A builder, starting from no user, no password and a negotiated mechanism.
+    pub fn builder() -> CredentialBuilder {
+        CredentialBuilder::default()
+    }
+
     /// The source to authenticate against: the explicit one, else the mechanism's default
     /// (SCRAM's default, `admin`, when the mechanism is negotiated).
     pub fn resolved_source(&self) -> String {

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use super::OptionsError;
 use super::auth::Credential;
-use super::compression::{Compressor, MAX_ZLIB_LEVEL, MIN_ZLIB_LEVEL};
+use super::compression::{
+    Compressor, MAX_ZLIB_LEVEL, MAX_ZSTD_LEVEL, MIN_ZLIB_LEVEL, MIN_ZSTD_LEVEL,
+};
 use super::concern::{ReadConcern, WriteConcern};
 use super::srv::SrvHost;
 use super::tls::Tls;
@@ -102,6 +104,9 @@ pub struct ClientOptions {
     pub compressors: Vec<Compressor>,
     /// `zlibCompressionLevel` from -1 (library default) to 9; `None` means -1.
     pub zlib_compression_level: Option<i32>,
+    /// The zstd level (no connection string option: set in code); `None` means zstd's
+    /// default.
+    pub zstd_compression_level: Option<i32>,
     /// `connectTimeoutMS`; `None` means no limit. Default 10 s.
     pub connect_timeout: Option<Duration>,
     /// `socketTimeoutMS` (deprecated for timeoutMS); `None` means no limit (the default).
@@ -166,6 +171,7 @@ impl Default for ClientOptions {
             tls: Tls::default(),
             compressors: Vec::new(),
             zlib_compression_level: None,
+            zstd_compression_level: None,
             connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
             socket_timeout: None,
             server_selection_timeout: DEFAULT_SERVER_SELECTION_TIMEOUT,
@@ -244,11 +250,12 @@ impl ClientOptions {
     ) -> Result<Self, OptionsError> {
         let defaults = ClientOptions::default();
         let tls = uri.tls.to_tls(srv_host.is_some())?;
-        let read_preference = ReadPreference {
-            mode: uri.read_preference.unwrap_or_default(),
-            tag_sets: uri.read_preference_tags.clone().unwrap_or_default(),
-            max_staleness: uri.max_staleness,
-        };
+        let read_preference = ReadPreference::from_parts(
+            uri.read_preference.unwrap_or_default(),
+            uri.read_preference_tags.clone().unwrap_or_default(),
+            uri.max_staleness,
+        )
+        .map_err(read_preference_error)?;
         let write_concern = WriteConcern {
             w: uri.w.clone(),
             w_timeout: uri.w_timeout,
@@ -265,6 +272,7 @@ impl ClientOptions {
             tls,
             compressors: uri.compressors.clone().unwrap_or_default(),
             zlib_compression_level: uri.zlib_compression_level,
+            zstd_compression_level: None,
             // For these options the specification spells "no limit" as zero.
             connect_timeout: match uri.connect_timeout {
                 Some(Duration::ZERO) => None,
@@ -308,7 +316,7 @@ impl ClientOptions {
     /// several hosts or SRV; `loadBalanced=true` with several hosts, `replicaSet`,
     /// `directConnection=true` or a positive `srvMaxHosts`; SRV options without SRV; a positive
     /// `srvMaxHosts` with `replicaSet`; out-of-range pool, heartbeat, timeout and compression
-    /// settings; an invalid read preference, write concern, TLS combination or credential.
+    /// settings; an invalid write concern, TLS combination or credential.
     pub fn validate(&self) -> Result<(), OptionsError> {
         if self.hosts.is_empty() {
             return Err(match &self.srv_host {
@@ -336,9 +344,6 @@ impl ClientOptions {
     pub(crate) fn validate_without_hosts(&self) -> Result<(), OptionsError> {
         self.validate_topology_options()?;
         self.validate_limits()?;
-        self.read_preference
-            .validate()
-            .map_err(read_preference_error)?;
         self.write_concern.validate()?;
         self.tls.validate()?;
         if let Some(credential) = &self.credential {
@@ -442,6 +447,14 @@ impl ClientOptions {
             return Err(OptionsError::invalid_option(
                 "zlibCompressionLevel",
                 format!("must be from -1 to 9, got {level}"),
+            ));
+        }
+        if let Some(level) = self.zstd_compression_level
+            && !(MIN_ZSTD_LEVEL..=MAX_ZSTD_LEVEL).contains(&level)
+        {
+            return Err(OptionsError::invalid_option(
+                "zstd compression level",
+                format!("must be from {MIN_ZSTD_LEVEL} to {MAX_ZSTD_LEVEL}, got {level}"),
             ));
         }
         if let Some(name) = &self.app_name

@@ -13,6 +13,11 @@ pub enum Compressor {
     Zstd,
 }
 
+/// The smallest zstd level (zstd's fastest "negative" level).
+pub const MIN_ZSTD_LEVEL: i32 = -131_072;
+/// The largest zstd level.
+pub const MAX_ZSTD_LEVEL: i32 = 22;
+
 /// The smallest valid `zlibCompressionLevel` (-1 means the library's default level).
 pub const MIN_ZLIB_LEVEL: i32 = -1;
 /// The largest valid `zlibCompressionLevel`.

@@ -21,7 +21,7 @@ pub mod uri_options;
 #[cfg(test)]
 mod tests;
 
-pub use auth::{AuthMechanism, Credential};
+pub use auth::{AuthMechanism, Credential, CredentialBuilder};
 pub use client::{ClientOptions, ParsedUri, ServerMonitoringMode};
 pub use compression::Compressor;
 pub use concern::{Acknowledgment, ReadConcern, ReadConcernLevel, WriteConcern};

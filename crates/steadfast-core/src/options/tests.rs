@@ -219,14 +219,14 @@ fn option_values_are_typed() {
          &serverMonitoringMode=poll&maxAdaptiveRetries=0&enableOverloadRetargeting=true",
     );
     assert_eq!(
-        o.read_preference.mode,
+        o.read_preference.mode(),
         ReadPreferenceMode::SecondaryPreferred
     );
-    assert_eq!(o.read_preference.tag_sets.len(), 2);
-    assert_eq!(o.read_preference.tag_sets[0]["rack"], "1");
-    assert!(o.read_preference.tag_sets[1].is_empty());
+    assert_eq!(o.read_preference.tag_sets().len(), 2);
+    assert_eq!(o.read_preference.tag_sets()[0]["rack"], "1");
+    assert!(o.read_preference.tag_sets()[1].is_empty());
     assert_eq!(
-        o.read_preference.max_staleness,
+        o.read_preference.max_staleness(),
         Some(Duration::from_secs(120))
     );
     assert_eq!(o.write_concern.w, Some(Acknowledgment::Majority));
@@ -249,12 +249,12 @@ fn option_values_are_typed() {
 fn read_preference_rules() {
     // -1 means "no maximum" and is therefore fine with primary.
     let o = options("mongodb://h/?maxStalenessSeconds=-1");
-    assert_eq!(o.read_preference.max_staleness, None);
+    assert_eq!(o.read_preference.max_staleness(), None);
     // The 90 s minimum depends on the topology (mongos checks it itself), so it is enforced
     // at selection time, not here.
     let o = options("mongodb://h/?readPreference=secondary&maxStalenessSeconds=30");
     assert_eq!(
-        o.read_preference.max_staleness,
+        o.read_preference.max_staleness(),
         Some(Duration::from_secs(30))
     );
     assert!(!warnings("mongodb://h/?maxStalenessSeconds=-2").is_empty());

@@ -11,9 +11,15 @@ pub mod staleness;
 mod suitable;
 pub mod window;
 
-pub use read_preference::{ReadPreference, ReadPreferenceError, ReadPreferenceMode, TagSet};
+pub use read_preference::{
+    HedgedReadOptions, ReadPreference, ReadPreferenceError, ReadPreferenceMode,
+    ReadPreferenceOptions, TagSet,
+};
 pub use rtt::{MinRoundTripTime, RoundTripTimeEstimator};
-pub use select::{Candidates, Selection, SelectionCriteria, SelectionError, candidates, select};
+pub use select::{
+    Candidates, Predicate, Selection, SelectionCriteria, SelectionError, ServerInfo, candidates,
+    select,
+};
 pub use suitable::tag_set_matches;
 pub use window::{choose_in_window, within_latency_window};
 

@@ -2,6 +2,7 @@
 //! deprioritized servers set aside), the latency window, and the operation-count choice.
 
 use std::fmt;
+use std::sync::Arc;
 
 use rand::Rng;
 
@@ -10,15 +11,68 @@ use super::staleness::check_max_staleness;
 use super::suitable::{StalenessReference, suitable_for_read, suitable_for_write};
 use super::window::{choose_in_window, within_latency_window};
 use crate::address::ServerAddress;
-use crate::description::{ServerDescription, TopologyDescription};
+use crate::description::{ServerDescription, TopologyDescription, TopologyType};
+
+/// A function choosing the servers an operation may use, given what is known about each.
+pub type Predicate = Arc<dyn Fn(&ServerInfo<'_>) -> bool + Send + Sync>;
+
+/// What a [`Predicate`] is shown of one server: a read-only view of its description.
+#[derive(Clone, Copy, Debug)]
+pub struct ServerInfo<'a> {
+    description: &'a ServerDescription,
+}
+
+impl<'a> ServerInfo<'a> {
+    /// A view of `description`.
+    pub fn new(description: &'a ServerDescription) -> Self {
+        ServerInfo { description }
+    }
+}
+
+/// The accessors are the description's own (named as in the official driver).
+impl std::ops::Deref for ServerInfo<'_> {
+    type Target = ServerDescription;
+
+    fn deref(&self) -> &ServerDescription {
+        self.description
+    }
+}
 
 /// What an operation needs from the server it is sent to.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone)]
+#[non_exhaustive]
 pub enum SelectionCriteria {
     /// A read, routed by this read preference.
     ReadPreference(ReadPreference),
+    /// Any available data-bearing server for which the predicate returns true (then the
+    /// latency window applies, as for a read preference).
+    Predicate(Predicate),
     /// A write: only a server that accepts writes is suitable.
     Write,
+}
+
+impl fmt::Debug for SelectionCriteria {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SelectionCriteria::ReadPreference(rp) => {
+                f.debug_tuple("ReadPreference").field(rp).finish()
+            }
+            SelectionCriteria::Predicate(_) => f.write_str("Predicate"),
+            SelectionCriteria::Write => f.write_str("Write"),
+        }
+    }
+}
+
+/// Two predicates are equal only when they are the same function object.
+impl PartialEq for SelectionCriteria {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (SelectionCriteria::ReadPreference(a), SelectionCriteria::ReadPreference(b)) => a == b,
+            (SelectionCriteria::Predicate(a), SelectionCriteria::Predicate(b)) => Arc::ptr_eq(a, b),
+            (SelectionCriteria::Write, SelectionCriteria::Write) => true,
+            _ => false,
+        }
+    }
 }
 
 impl From<ReadPreference> for SelectionCriteria {
@@ -32,22 +86,22 @@ impl SelectionCriteria {
     pub fn primary_read() -> Self {
         SelectionCriteria::ReadPreference(ReadPreference::primary())
     }
+
+    /// The read preference, when the criteria are one.
+    pub fn as_read_pref(&self) -> Option<&ReadPreference> {
+        match self {
+            SelectionCriteria::ReadPreference(rp) => Some(rp),
+            SelectionCriteria::Predicate(_) | SelectionCriteria::Write => None,
+        }
+    }
 }
 
 impl fmt::Display for SelectionCriteria {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SelectionCriteria::Write => f.write_str("write"),
-            SelectionCriteria::ReadPreference(rp) => {
-                write!(f, "read with ReadPreference {}", rp.mode)?;
-                if !rp.tag_sets.is_empty() {
-                    write!(f, ", tag sets {:?}", rp.tag_sets)?;
-                }
-                if let Some(ms) = rp.max_staleness {
-                    write!(f, ", maxStalenessSeconds {}", ms.as_secs())?;
-                }
-                Ok(())
-            }
+            SelectionCriteria::Predicate(_) => f.write_str("a custom predicate"),
+            SelectionCriteria::ReadPreference(rp) => write!(f, "read with ReadPreference {rp}"),
         }
     }
 }
@@ -103,10 +157,9 @@ fn validate(
     let SelectionCriteria::ReadPreference(preference) = criteria else {
         return Ok(());
     };
-    preference.validate()?;
     // Sharded, Single and LoadBalanced deployments pass the bound on to mongos, which checks
     // it; only replica-set selection depends on it here.
-    if let Some(max_staleness) = preference.max_staleness
+    if let Some(max_staleness) = preference.max_staleness()
         && topology.topology_type.is_replica_set()
     {
         check_max_staleness(max_staleness, topology.heartbeat_frequency)?;
@@ -130,13 +183,22 @@ pub fn candidates<'a>(
 ) -> Result<Candidates<'a>, SelectionError> {
     validate(topology, criteria)?;
     let reference = match criteria {
-        SelectionCriteria::ReadPreference(rp) if rp.max_staleness.is_some() => {
+        SelectionCriteria::ReadPreference(rp) if rp.max_staleness().is_some() => {
             Some(StalenessReference::of(topology))
         }
         _ => None,
     };
     let suitable_among = |pool: &[&'a ServerDescription]| match criteria {
         SelectionCriteria::Write => suitable_for_write(topology, pool),
+        // A direct connection's one server is offered whatever its type.
+        SelectionCriteria::Predicate(predicate) => pool
+            .iter()
+            .copied()
+            .filter(|s| {
+                (topology.topology_type == TopologyType::Single || s.server_type.is_data_bearing())
+                    && predicate(&ServerInfo::new(s))
+            })
+            .collect(),
         SelectionCriteria::ReadPreference(rp) => suitable_for_read(
             topology,
             pool,

@@ -115,12 +115,12 @@ fn eligible_members<'a>(
                 || (include_primary && s.server_type == ServerType::RsPrimary)
         })
         .collect();
-    if let Some(max) = preference.max_staleness {
+    if let Some(max) = preference.max_staleness() {
         candidates.retain(|s| {
             estimated_staleness(s, reference, heartbeat_frequency).is_some_and(|st| st <= max)
         });
     }
-    filter_by_tags(candidates, &preference.tag_sets)
+    filter_by_tags(candidates, preference.tag_sets())
 }
 
 fn primary_of<'a>(pool: &[&'a ServerDescription]) -> Vec<&'a ServerDescription> {
@@ -146,7 +146,7 @@ pub(crate) fn suitable_for_read<'a>(
         TopologyType::Sharded => of_type(pool, |t| t == ServerType::Mongos),
         TopologyType::LoadBalanced => of_type(pool, |t| t == ServerType::LoadBalancer),
         TopologyType::ReplicaSetWithPrimary | TopologyType::ReplicaSetNoPrimary => match preference
-            .mode
+            .mode()
         {
             ReadPreferenceMode::Primary => primary_of(pool),
             ReadPreferenceMode::Secondary => {

@@ -189,21 +189,48 @@ fn incompatible_topology_is_an_error_not_a_wait() {
     ));
 }
 
+/// A mode with a staleness bound of `seconds` and no tags.
+fn staleness_bound(mode: ReadPreferenceMode, seconds: u64) -> ReadPreference {
+    ReadPreference::from_parts(mode, Vec::new(), Some(Duration::from_secs(seconds))).unwrap()
+}
+
+#[test]
+fn a_predicate_chooses_among_available_data_bearing_servers() {
+    let t = replica_set();
+    let mut rng = StdRng::seed_from_u64(3);
+    let not_the_primary: Predicate = std::sync::Arc::new(|server: &ServerInfo<'_>| {
+        server.server_type() != ServerType::RsPrimary
+    });
+    let criteria = SelectionCriteria::Predicate(not_the_primary);
+    let found = candidates(&t, &criteria, &[]).unwrap();
+    assert!(!found.suitable.is_empty());
+    assert!(
+        found
+            .suitable
+            .iter()
+            .all(|s| s.server_type == ServerType::RsSecondary)
+    );
+    assert!(matches!(pick(&t, &criteria, &[], &mut rng), Selection::Selected(a) if a != addr("p")));
+
+    let nobody: Predicate = std::sync::Arc::new(|_: &ServerInfo<'_>| false);
+    let criteria = SelectionCriteria::Predicate(nobody);
+    assert!(matches!(
+        pick(&t, &criteria, &[], &mut rng),
+        Selection::NoneSuitable { .. }
+    ));
+}
+
 #[test]
 fn invalid_read_preferences_are_rejected() {
     let t = replica_set();
     let mut rng = StdRng::seed_from_u64(9);
-    let mut rp = ReadPreference::primary();
-    rp.tag_sets = vec![TagSet::from([("dc".to_string(), "ny".to_string())])];
+    let tags = vec![TagSet::from([("dc".to_string(), "ny".to_string())])];
     assert_eq!(
-        pick(&t, &SelectionCriteria::ReadPreference(rp), &[], &mut rng),
-        Selection::Invalid(SelectionError::InvalidReadPreference(
-            ReadPreferenceError::PrimaryWithTags
-        ))
+        ReadPreference::from_parts(ReadPreferenceMode::Primary, tags, None),
+        Err(ReadPreferenceError::PrimaryWithTags)
     );
     // Below heartbeatFrequencyMS + idleWritePeriodMS against a replica set...
-    let mut rp = ReadPreference::with_mode(ReadPreferenceMode::Nearest);
-    rp.max_staleness = Some(Duration::from_secs(60));
+    let rp = staleness_bound(ReadPreferenceMode::Nearest, 60);
     let criteria = SelectionCriteria::ReadPreference(rp);
     assert!(matches!(
         pick(&t, &criteria, &[], &mut rng),
@@ -235,9 +262,8 @@ fn stale_and_unmeasurable_secondaries_are_not_eligible() {
     // s1 is 200 s behind the primary: 200 s + 10 s heartbeat > 120 s.
     t.server_mut(&addr("s1")).unwrap().last_write_date = write_at(800_000);
     // s2 never reported a lastWriteDate, so its staleness cannot be estimated.
-    let mut rp = ReadPreference::with_mode(ReadPreferenceMode::Secondary);
-    rp.max_staleness = Some(Duration::from_secs(120));
-    let criteria = SelectionCriteria::ReadPreference(rp.clone());
+    let rp = staleness_bound(ReadPreferenceMode::Secondary, 120);
+    let criteria = SelectionCriteria::ReadPreference(rp);
     let found = candidates(&t, &criteria, &[]).unwrap();
     assert!(found.suitable.is_empty());
 
@@ -249,7 +275,7 @@ fn stale_and_unmeasurable_secondaries_are_not_eligible() {
 
     // secondaryPreferred falls back on the primary when no secondary is fresh enough.
     t.server_mut(&addr("s1")).unwrap().last_write_date = write_at(0);
-    rp.mode = ReadPreferenceMode::SecondaryPreferred;
+    let rp = staleness_bound(ReadPreferenceMode::SecondaryPreferred, 120);
     let found = candidates(&t, &SelectionCriteria::ReadPreference(rp), &[]).unwrap();
     let names: Vec<_> = found.suitable.iter().map(|s| s.address.clone()).collect();
     assert_eq!(names, [addr("p")]);
@@ -268,9 +294,12 @@ fn staleness_is_filtered_before_tags() {
     let s2 = t.server_mut(&addr("s2")).unwrap();
     s2.tags = tag("second");
     s2.last_write_date = Some(bson::DateTime::from_millis(300_000));
-    let mut rp = ReadPreference::with_mode(ReadPreferenceMode::Secondary);
-    rp.max_staleness = Some(Duration::from_secs(120));
-    rp.tag_sets = vec![tag("first"), tag("second")];
+    let rp = ReadPreference::from_parts(
+        ReadPreferenceMode::Secondary,
+        vec![tag("first"), tag("second")],
+        Some(Duration::from_secs(120)),
+    )
+    .unwrap();
     let found = candidates(&t, &SelectionCriteria::ReadPreference(rp), &[]).unwrap();
     let names: Vec<_> = found.suitable.iter().map(|s| s.address.clone()).collect();
     assert_eq!(names, [addr("s2")]);

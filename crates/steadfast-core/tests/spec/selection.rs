@@ -20,8 +20,8 @@ use steadfast_core::description::{
     ServerDescription, ServerType, TopologyConfig, TopologyDescription, TopologyType,
 };
 use steadfast_core::selection::{
-    ReadPreference, ReadPreferenceMode, RoundTripTimeEstimator, Selection, SelectionCriteria,
-    TagSet, candidates, select,
+    ReadPreference, ReadPreferenceError, ReadPreferenceMode, RoundTripTimeEstimator, Selection,
+    SelectionCriteria, TagSet, candidates, select,
 };
 
 use crate::harness::{self, Outcome, SuiteReport, Suites};
@@ -236,28 +236,33 @@ fn topology(json: &Value, epoch: Instant) -> Result<TopologyDescription, String>
     Ok(description)
 }
 
-fn read_preference(json: &Value) -> Result<ReadPreference, String> {
+/// The test's read preference: `Err` for malformed JSON, `Ok(Err(..))` for a combination
+/// the specification forbids whatever the topology (mode primary with tags or a staleness
+/// bound).
+fn read_preference(json: &Value) -> Result<Result<ReadPreference, ReadPreferenceError>, String> {
     let Some(rp) = json.get("read_preference") else {
-        return Ok(ReadPreference::primary());
+        return Ok(Ok(ReadPreference::primary()));
     };
     let mode = match rp.get("mode").and_then(Value::as_str) {
         None => ReadPreferenceMode::Primary,
         Some(name) => ReadPreferenceMode::parse(name)
             .ok_or_else(|| format!("field `read_preference.mode`: unknown mode {name:?}"))?,
     };
-    let mut preference = ReadPreference::with_mode(mode);
+    let mut tag_sets = Vec::new();
     if let Some(sets) = rp.get("tag_sets").and_then(Value::as_array) {
-        preference.tag_sets = sets
+        tag_sets = sets
             .iter()
             .enumerate()
             .map(|(i, t)| tag_set(t, &format!("read_preference.tag_sets[{i}]")))
             .collect::<Result<_, _>>()?;
     }
-    if let Some(ms) = rp.get("maxStalenessSeconds").and_then(Value::as_i64) {
-        // -1 (or any negative) means "no maximum".
-        preference.max_staleness = u64::try_from(ms).ok().map(Duration::from_secs);
-    }
-    Ok(preference)
+    // -1 (or any negative) means "no maximum".
+    let max_staleness = rp
+        .get("maxStalenessSeconds")
+        .and_then(Value::as_i64)
+        .and_then(|ms| u64::try_from(ms).ok())
+        .map(Duration::from_secs);
+    Ok(ReadPreference::from_parts(mode, tag_sets, max_staleness))
 }
 
 fn addresses(json: &Value, field: &str) -> Result<Vec<ServerAddress>, String> {
@@ -293,7 +298,14 @@ fn check_logic(json: &Value) -> Result<(), String> {
     let topology = topology(json, epoch)?;
     let criteria = match json.get("operation").and_then(Value::as_str) {
         Some("write") => SelectionCriteria::Write,
-        Some("read") | None => SelectionCriteria::ReadPreference(read_preference(json)?),
+        Some("read") | None => match read_preference(json)? {
+            Ok(preference) => SelectionCriteria::ReadPreference(preference),
+            // Invalid whatever the topology: the test passes if it expects an error.
+            Err(_) if json.get("error").and_then(Value::as_bool) == Some(true) => {
+                return Ok(());
+            }
+            Err(invalid) => return Err(format!("field `error`: no error expected, got {invalid}")),
+        },
         Some(other) => return Err(format!("field `operation`: unknown value {other:?}")),
     };
     let deprioritized = addresses(json, "deprioritized_servers")?;

@@ -14,13 +14,31 @@ use crate::auth::scram::{ScramCache, ScramVariant};
 use crate::error::{Error, Result};
 use crate::handshake::metadata::{Environment, client_metadata};
 
+/// A Stable API version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum ServerApiVersion {
+    /// Version 1, the only one defined.
+    #[default]
+    V1,
+}
+
+impl ServerApiVersion {
+    /// The version as commands spell it (`apiVersion`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServerApiVersion::V1 => "1",
+        }
+    }
+}
+
 /// The Stable API version to declare on every command (`apiVersion`, `apiStrict`,
 /// `apiDeprecationErrors`). Declaring one also makes the handshake use `hello` from the start.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ServerApi {
-    /// The API version; "1" is the only one defined.
-    pub version: String,
+    /// The API version.
+    pub version: ServerApiVersion,
     /// Reject commands outside the declared API version.
     pub strict: Option<bool>,
     /// Reject deprecated commands and options.
@@ -30,20 +48,24 @@ pub struct ServerApi {
 impl ServerApi {
     /// Declares API version 1 with the server's defaults for strictness.
     pub fn v1() -> Self {
-        ServerApi {
-            version: "1".to_string(),
-            strict: None,
-            deprecation_errors: None,
-        }
+        ServerApi::builder().version(ServerApiVersion::V1).build()
+    }
+
+    /// A builder for version 1 unless told otherwise, with the server's defaults for
+    /// strictness.
+    pub fn builder() -> ServerApiBuilder {
+        ServerApiBuilder::default()
     }
 
     /// Sets `apiStrict`.
+    #[must_use]
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = Some(strict);
         self
     }
 
     /// Sets `apiDeprecationErrors`.
+    #[must_use]
     pub fn deprecation_errors(mut self, on: bool) -> Self {
         self.deprecation_errors = Some(on);
         self
@@ -51,7 +73,7 @@ impl ServerApi {
 
     /// Adds the API fields to a command document.
     pub(crate) fn append_to(&self, command: &mut Document) {
-        command.insert("apiVersion", self.version.clone());
+        command.insert("apiVersion", self.version.as_str());
         if let Some(strict) = self.strict {
             command.insert("apiStrict", strict);
         }
@@ -59,6 +81,59 @@ impl ServerApi {
             command.insert("apiDeprecationErrors", errors);
         }
     }
+}
+
+/// Builds a [`ServerApi`]; each setter takes the value or an `Option`.
+#[derive(Clone, Debug, Default)]
+#[must_use]
+pub struct ServerApiBuilder {
+    version: ServerApiVersion,
+    strict: Option<bool>,
+    deprecation_errors: Option<bool>,
+}
+
+impl ServerApiBuilder {
+    /// Sets [`ServerApi::version`].
+    pub fn version(mut self, version: ServerApiVersion) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// Sets [`ServerApi::strict`].
+    pub fn strict(mut self, strict: impl Into<Option<bool>>) -> Self {
+        self.strict = strict.into();
+        self
+    }
+
+    /// Sets [`ServerApi::deprecation_errors`].
+    pub fn deprecation_errors(mut self, on: impl Into<Option<bool>>) -> Self {
+        self.deprecation_errors = on.into();
+        self
+    }
+
+    /// The declaration.
+    pub fn build(self) -> ServerApi {
+        ServerApi {
+            version: self.version,
+            strict: self.strict,
+            deprecation_errors: self.deprecation_errors,
+        }
+    }
+}
+
+/// The compressors `options` offer, each with its level.
+pub(crate) fn wire_compressors(options: &ClientOptions) -> Vec<Compressor> {
+    options
+        .compressors
+        .iter()
+        .filter_map(|c| Compressor::from_name(c.as_str(), options.zlib_compression_level))
+        .map(|c| match c {
+            Compressor::Zstd { .. } => Compressor::Zstd {
+                level: options.zstd_compression_level,
+            },
+            other => other,
+        })
+        .collect()
 }
 
 /// Which authentication mechanism a credential asked for.
@@ -172,11 +247,7 @@ impl ConnectionConfig {
         environment: &Environment,
     ) -> Result<Self> {
         let metadata = client_metadata(options.app_name.as_deref(), environment, &[])?;
-        let compressors = options
-            .compressors
-            .iter()
-            .filter_map(|c| Compressor::from_name(c.as_str(), options.zlib_compression_level))
-            .collect();
+        let compressors = wire_compressors(options);
         let tls = if options.tls.enabled {
             Some(tls::client_config(&options.tls)?)
         } else {

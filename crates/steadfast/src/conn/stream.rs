@@ -57,7 +57,8 @@ async fn open_without_timeout(
 ) -> Result<BoxedStream> {
     match address {
         ServerAddress::Tcp { host, port } => {
-            let tcp = connect_tcp(host, *port).await?;
+            let tcp =
+                connect_tcp(host, port.unwrap_or(steadfast_core::address::DEFAULT_PORT)).await?;
             match tls {
                 Some(config) => {
                     let name = tls::server_name(host)?;

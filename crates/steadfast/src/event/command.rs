@@ -28,7 +28,7 @@ pub struct CommandStartedEvent {
     /// The command as sent (including `$db`, `lsid`, `txnNumber`...).
     pub command: Document,
     /// The database it ran against.
-    pub database_name: String,
+    pub db: String,
     /// The command's name.
     pub command_name: String,
     /// The wire request id.
@@ -52,7 +52,7 @@ pub struct CommandSucceededEvent {
     /// The command's name.
     pub command_name: String,
     /// The database it ran against.
-    pub database_name: String,
+    pub db: String,
     /// The wire request id.
     pub request_id: i32,
     /// Shared by every attempt of one operation.
@@ -72,7 +72,7 @@ pub struct CommandFailedEvent {
     /// The command's name.
     pub command_name: String,
     /// The database it ran against.
-    pub database_name: String,
+    pub db: String,
     /// The error.
     pub failure: Error,
     /// The wire request id.

@@ -1,13 +1,19 @@
 //! Monitoring events: connection pool (CMAP), topology (SDAM), commands, and retries.
 //!
-//! Subscribe by implementing [`EventHandler`] (every method has an empty default) and passing it
-//! in the client's options. Handlers are called synchronously on the driver's tasks, so they
-//! must be quick; forward to a channel for anything slow. [`EventRecorder`] is a ready-made
-//! handler that keeps every event and lets a test *await* the one it expects instead of
+//! Two ways to subscribe. As with the official driver, set an [`EventHandler`] per kind in the
+//! client's options (`command_event_handler`, `sdam_event_handler`, `cmap_event_handler`); it
+//! receives the events of the [`command`], [`sdam`] and [`cmap`] modules. Or implement
+//! [`EventListener`] (every method has an empty default, and it also hears retries) and pass
+//! it in the client's options (`event_listeners`). Listeners and callbacks are called
+//! synchronously on the driver's tasks, so they must be quick; forward to a channel for
+//! anything slow. [`EventRecorder`] is a ready-made listener that keeps every event and lets a test *await* the one it expects instead of
 //! sleeping.
 
-mod command;
+pub mod cmap;
+pub mod command;
+mod handler;
 mod recorder;
+pub mod sdam;
 
 use std::fmt;
 use std::sync::Arc;
@@ -16,6 +22,8 @@ use std::time::Duration;
 pub use command::{
     CommandEvent, CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent, ConnectionInfo,
 };
+pub use handler::EventHandler;
+pub(crate) use handler::EventHandlers;
 pub use recorder::{Event, EventRecorder};
 pub use steadfast_core::pool::{
     CheckOutFailedReason, ConnectionClosedReason, PoolEvent as CmapEvent,
@@ -46,7 +54,7 @@ pub struct RetryEvent {
 }
 
 /// Receives monitoring events. Every method defaults to doing nothing.
-pub trait EventHandler: Send + Sync + 'static {
+pub trait EventListener: Send + Sync + 'static {
     /// A connection pool event.
     fn on_cmap(&self, _event: &CmapEvent) {}
     /// A topology event.
@@ -61,7 +69,7 @@ pub trait EventHandler: Send + Sync + 'static {
 /// handler is registered, so monitoring costs nothing on the hot path unless someone listens.
 #[derive(Clone, Default)]
 pub(crate) struct EventEmitter {
-    handlers: Arc<[Arc<dyn EventHandler>]>,
+    handlers: Arc<[Arc<dyn EventListener>]>,
 }
 
 impl fmt::Debug for EventEmitter {
@@ -75,7 +83,7 @@ impl fmt::Debug for EventEmitter {
 #[allow(dead_code)] // The pool, topology and executor emit through it as they land.
 impl EventEmitter {
     /// An emitter for these handlers.
-    pub(crate) fn new(handlers: Vec<Arc<dyn EventHandler>>) -> Self {
+    pub(crate) fn new(handlers: Vec<Arc<dyn EventListener>>) -> Self {
         EventEmitter {
             handlers: handlers.into(),
         }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use super::{CmapEvent, CommandEvent, EventHandler, RetryEvent, SdamEvent};
+use super::{CmapEvent, CommandEvent, EventListener, RetryEvent, SdamEvent};
 
 /// Any event.
 #[derive(Clone, Debug)]
@@ -107,7 +107,7 @@ impl EventRecorder {
     }
 }
 
-impl EventHandler for EventRecorder {
+impl EventListener for EventRecorder {
     fn on_cmap(&self, event: &CmapEvent) {
         self.push(Event::Cmap(event.clone()));
     }

@@ -118,16 +118,32 @@ pub(super) fn write_concern_document(concern: &WriteConcern, csot: bool) -> Opti
 /// specifies for OP_MSG: passed to mongos (and load balancers) for every mode but primary; for
 /// replica set members, sent for every mode but primary; in a Single topology to a replica set
 /// member, always sent, with primary turned into primaryPreferred so the member accepts it;
-/// never to a standalone. Writes carry none.
+/// never to a standalone. Writes carry none. A server chosen by a predicate may be any member,
+/// so a replica set member (or a direct connection's server) is sent primaryPreferred, which
+/// every member accepts; routers are sent none.
 pub(super) fn read_preference_document(
     criteria: &SelectionCriteria,
     topology_type: TopologyType,
     server_type: ServerType,
 ) -> Option<Document> {
-    let SelectionCriteria::ReadPreference(preference) = criteria else {
-        return None;
+    let any_member;
+    let preference = match criteria {
+        SelectionCriteria::ReadPreference(preference) => preference,
+        SelectionCriteria::Predicate(_) => {
+            let router = server_type == ServerType::Mongos
+                || matches!(
+                    topology_type,
+                    TopologyType::Sharded | TopologyType::LoadBalanced
+                );
+            if router {
+                return None;
+            }
+            any_member = ReadPreference::with_mode(ReadPreferenceMode::PrimaryPreferred);
+            &any_member
+        }
+        _ => return None,
     };
-    let primary = preference.mode == ReadPreferenceMode::Primary;
+    let primary = preference.mode() == ReadPreferenceMode::Primary;
     match (topology_type, server_type) {
         (_, ServerType::Standalone) => None,
         (TopologyType::Single, ServerType::Mongos)
@@ -140,10 +156,10 @@ pub(super) fn read_preference_document(
 }
 
 fn preference_document(preference: &ReadPreference) -> Document {
-    let mut document = doc! { "mode": preference.mode.as_str() };
-    if !preference.tag_sets.is_empty() {
+    let mut document = doc! { "mode": preference.mode().as_str() };
+    if !preference.tag_sets().is_empty() {
         let tags: Vec<Bson> = preference
-            .tag_sets
+            .tag_sets()
             .iter()
             .map(|set| {
                 Bson::Document(
@@ -155,11 +171,14 @@ fn preference_document(preference: &ReadPreference) -> Document {
             .collect();
         document.insert("tags", tags);
     }
-    if let Some(staleness) = preference.max_staleness {
+    if let Some(staleness) = preference.max_staleness() {
         document.insert(
             "maxStalenessSeconds",
             i64::try_from(staleness.as_secs()).unwrap_or(i64::MAX),
         );
+    }
+    if let Some(hedge) = preference.hedge() {
+        document.insert("hedge", doc! { "enabled": hedge.enabled });
     }
     document
 }

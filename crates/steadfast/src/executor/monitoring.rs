@@ -67,7 +67,7 @@ pub(super) fn started(
         };
         CommandEvent::Started(CommandStartedEvent {
             command,
-            database_name: identity.database.clone(),
+            db: identity.database.clone(),
             command_name: identity.name.clone(),
             request_id: identity.request_id,
             operation_id: identity.operation_id,
@@ -104,7 +104,7 @@ pub(super) fn succeeded(
             duration,
             reply,
             command_name: identity.name.clone(),
-            database_name: identity.database.clone(),
+            db: identity.database.clone(),
             request_id: identity.request_id,
             operation_id: identity.operation_id,
             connection: identity.connection.clone(),
@@ -132,7 +132,7 @@ pub(super) fn failed(
         CommandEvent::Failed(CommandFailedEvent {
             duration,
             command_name: identity.name.clone(),
-            database_name: identity.database.clone(),
+            db: identity.database.clone(),
             failure: error.clone(),
             request_id: identity.request_id,
             operation_id: identity.operation_id,

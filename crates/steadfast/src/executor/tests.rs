@@ -129,6 +129,54 @@ fn read(mode: ReadPreferenceMode) -> SelectionCriteria {
 }
 
 #[test]
+fn a_predicate_lets_members_serve_the_read_and_tells_routers_nothing() {
+    let predicate = SelectionCriteria::Predicate(std::sync::Arc::new(|_| true));
+    let primary_preferred = Some(doc! { "mode": "primaryPreferred" });
+    for (topology, server) in [
+        (TopologyType::ReplicaSetWithPrimary, ServerType::RsSecondary),
+        (TopologyType::ReplicaSetNoPrimary, ServerType::RsSecondary),
+        (TopologyType::Single, ServerType::RsSecondary),
+    ] {
+        assert_eq!(
+            read_preference_document(&predicate, topology, server),
+            primary_preferred,
+            "{topology:?} {server:?}"
+        );
+    }
+    for (topology, server) in [
+        (TopologyType::Sharded, ServerType::Mongos),
+        (TopologyType::Single, ServerType::Mongos),
+        (TopologyType::LoadBalanced, ServerType::LoadBalancer),
+        (TopologyType::Single, ServerType::Standalone),
+    ] {
+        assert_eq!(
+            read_preference_document(&predicate, topology, server),
+            None,
+            "{topology:?} {server:?}"
+        );
+    }
+}
+
+#[test]
+fn hedging_is_passed_to_mongos() {
+    use steadfast_core::selection::{HedgedReadOptions, ReadPreferenceOptions};
+    let options = ReadPreferenceOptions::builder()
+        .hedge(HedgedReadOptions::new(true))
+        .build();
+    let nearest = ReadPreference::Nearest {
+        options: Some(options),
+    };
+    assert_eq!(
+        read_preference_document(
+            &SelectionCriteria::ReadPreference(nearest),
+            TopologyType::Sharded,
+            ServerType::Mongos
+        ),
+        Some(doc! { "mode": "nearest", "hedge": { "enabled": true } })
+    );
+}
+
+#[test]
 fn read_preference_follows_topology_and_server_type() {
     use ReadPreferenceMode::{Primary, Secondary};
     let primary = read(Primary);
@@ -177,9 +225,12 @@ fn read_preference_follows_topology_and_server_type() {
         ),
         None
     );
-    let mut tagged = ReadPreference::with_mode(ReadPreferenceMode::Nearest);
-    tagged.tag_sets = vec![BTreeMap::from([("dc".to_string(), "east".to_string())])];
-    tagged.max_staleness = Some(Duration::from_secs(120));
+    let tagged = ReadPreference::from_parts(
+        ReadPreferenceMode::Nearest,
+        vec![BTreeMap::from([("dc".to_string(), "east".to_string())])],
+        Some(Duration::from_secs(120)),
+    )
+    .unwrap();
     assert_eq!(
         read_preference_document(
             &SelectionCriteria::ReadPreference(tagged),

@@ -100,7 +100,44 @@ pub struct DriverInfo {
     pub platform: Option<String>,
 }
 
+/// Builds a [`DriverInfo`]; the name is required, the rest take the value or an `Option`.
+#[derive(Clone, Debug, Default)]
+#[must_use]
+pub struct DriverInfoBuilder {
+    info: DriverInfo,
+}
+
+impl DriverInfoBuilder {
+    /// Sets [`DriverInfo::name`].
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.info.name = name.into();
+        self
+    }
+
+    /// Sets [`DriverInfo::version`].
+    pub fn version(mut self, version: impl Into<Option<String>>) -> Self {
+        self.info.version = version.into();
+        self
+    }
+
+    /// Sets [`DriverInfo::platform`].
+    pub fn platform(mut self, platform: impl Into<Option<String>>) -> Self {
+        self.info.platform = platform.into();
+        self
+    }
+
+    /// The information (checked for `|` when it is used).
+    pub fn build(self) -> DriverInfo {
+        self.info
+    }
+}
+
 impl DriverInfo {
+    /// A builder, starting from an empty name.
+    pub fn builder() -> DriverInfoBuilder {
+        DriverInfoBuilder::default()
+    }
+
     /// Information naming the wrapping library.
     pub fn new(name: impl Into<String>) -> Self {
         DriverInfo {

@@ -214,6 +214,7 @@ impl Shared {
             // A slot of maxConnecting is free: minPoolSize may need another connection.
             self.wake_maintenance();
         }
+        self.settled.notify_waiters();
     }
 
     /// A connection failed to establish (already reported to SDAM).
@@ -231,6 +232,8 @@ impl Shared {
         let Some(entry) = inner.establishing.remove(&id) else {
             return;
         };
+        inner.failed_establishments = inner.failed_establishments.saturating_add(1);
+        self.settled.notify_waiters();
         if inner.state.establish_failed(id) {
             self.emit_closed(id, ConnectionClosedReason::Error);
         }

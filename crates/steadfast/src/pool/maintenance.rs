@@ -53,6 +53,39 @@ impl Shared {
     }
 }
 
+impl super::ConnectionPool {
+    /// Waits until the pool holds `minPoolSize` established connections, asking the
+    /// maintenance task to create them now. Returns at once, or as soon as it happens, when
+    /// the pool is not ready (paused or closed) or an establishment fails: warming never
+    /// waits for a server that cannot be reached.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: the connections being created are the pool's, not the caller's.
+    pub(crate) async fn fill(&self) {
+        let shared = &self.shared;
+        let min_pool_size = usize::try_from(shared.options.min_pool_size).unwrap_or(usize::MAX);
+        let failures_before = shared.lock().failed_establishments;
+        loop {
+            let settled = shared.settled.notified();
+            tokio::pin!(settled);
+            settled.as_mut().enable();
+            {
+                let mut inner = shared.lock();
+                let pending = usize::try_from(inner.state.pending_connections()).unwrap_or(0);
+                let established = inner.state.total_connections().saturating_sub(pending);
+                if inner.state.status() != PoolStatus::Ready
+                    || inner.failed_establishments != failures_before
+                    || established >= min_pool_size
+                {
+                    return;
+                }
+                shared.start_or_wake_maintenance(&mut inner);
+            }
+            settled.await;
+        }
+    }
+}
+
 /// The maintenance loop. It holds the pool weakly, so it never keeps a dropped pool alive, and
 /// ends when the pool is closed (closing wakes it).
 async fn run(pool: Weak<Shared>, wake: Arc<Notify>, interval: Option<Duration>) {

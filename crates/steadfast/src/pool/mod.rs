@@ -125,6 +125,9 @@ pub(super) struct Shared {
     maintenance_interval: Option<Duration>,
     /// Asks the maintenance task for an immediate run (a permit is kept if it is busy).
     maintenance_wake: Arc<Notify>,
+    /// Wakes `fill` callers: a connection finished or failed establishing, or the pool was
+    /// cleared or closed.
+    settled: Notify,
     tasks: OnceLock<TaskTracker>,
     /// Set when the pool closes: a connection waiting for a late reply stops waiting.
     closing: InterruptToken,
@@ -141,6 +144,8 @@ struct Inner {
     establishing: HashMap<ConnectionId, Establishing>,
     /// The interrupt tokens of checked-out connections.
     in_use: HashMap<ConnectionId, InterruptToken>,
+    /// How many establishments have failed, so that `fill` stops at the first failure.
+    failed_establishments: u64,
     /// Why the pool is paused: the error of the last clear.
     pause_cause: String,
     maintenance_started: bool,
@@ -228,6 +233,7 @@ impl ConnectionPool {
             sink: sdam,
             maintenance_interval: settings.maintenance_interval,
             maintenance_wake: Arc::new(Notify::new()),
+            settled: Notify::new(),
             tasks,
             closing: InterruptToken::default(),
             inner: Mutex::new(Inner {
@@ -238,6 +244,7 @@ impl ConnectionPool {
                 establishing: HashMap::new(),
                 in_use: HashMap::new(),
                 pause_cause: "the server has not been checked yet".to_string(),
+                failed_establishments: 0,
                 maintenance_started: false,
             }),
         });
@@ -585,6 +592,7 @@ impl Shared {
             );
         }
         self.wake_maintenance();
+        self.settled.notify_waiters();
     }
 
     fn close(self: &Arc<Self>) {
@@ -616,6 +624,7 @@ impl Shared {
         });
         // The maintenance task sees the closed state and ends.
         self.wake_maintenance();
+        self.settled.notify_waiters();
     }
 
     /// Stops the establishment of a pending connection the state machine already forgot,

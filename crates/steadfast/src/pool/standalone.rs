@@ -17,7 +17,7 @@ use super::{
 };
 use crate::conn::config::ConnectionConfig;
 use crate::error::{CommandError, Error, Result, reply_is_ok};
-use crate::event::{EventEmitter, EventHandler};
+use crate::event::{EventEmitter, EventListener};
 
 /// One server's connection pool, without a topology. See the [module documentation](self).
 ///
@@ -80,7 +80,7 @@ impl StandalonePool {
     pub fn new(
         address: ServerAddress,
         options: &ClientOptions,
-        handlers: Vec<Arc<dyn EventHandler>>,
+        handlers: Vec<Arc<dyn EventListener>>,
         maintenance_interval: Option<Duration>,
     ) -> Result<Self> {
         let config = Arc::new(ConnectionConfig::from_options(options, None)?);

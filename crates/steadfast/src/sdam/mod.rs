@@ -328,6 +328,23 @@ impl Topology {
         self.inner.tracker.live()
     }
 
+    /// Fills the pool of every server now in the topology to minPoolSize (see
+    /// `ConnectionPool::fill`: pools that are not ready are skipped).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub(crate) async fn fill_pools(&self) {
+        let pools: Vec<ConnectionPool> = self
+            .inner
+            .servers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .map(|server| server.pool.clone())
+            .collect();
+        futures_util::future::join_all(pools.iter().map(ConnectionPool::fill)).await;
+    }
+
     pub(super) fn request_immediate_checks(&self) {
         for server in self
             .inner

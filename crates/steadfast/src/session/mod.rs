@@ -30,7 +30,7 @@ use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::executor::Executor;
 
-/// How a session started with [`Client::start_session_with_options`] behaves.
+/// How a session started with [`Client::start_session`] behaves.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionOptions {
@@ -44,6 +44,11 @@ pub struct SessionOptions {
 }
 
 impl SessionOptions {
+    /// A builder, starting from the defaults.
+    pub fn builder() -> SessionOptionsBuilder {
+        SessionOptionsBuilder::default()
+    }
+
     /// Sets [`SessionOptions::causal_consistency`].
     #[must_use]
     pub fn causal_consistency(mut self, on: bool) -> Self {
@@ -56,6 +61,32 @@ impl SessionOptions {
     pub fn default_timeout(mut self, timeout: Duration) -> Self {
         self.default_timeout = Some(timeout);
         self
+    }
+}
+
+/// Builds [`SessionOptions`] by chained setters; each takes the value or an `Option`.
+#[derive(Clone, Debug, Default)]
+#[must_use]
+pub struct SessionOptionsBuilder {
+    options: SessionOptions,
+}
+
+impl SessionOptionsBuilder {
+    /// Sets [`SessionOptions::causal_consistency`].
+    pub fn causal_consistency(mut self, on: impl Into<Option<bool>>) -> Self {
+        self.options.causal_consistency = on.into();
+        self
+    }
+
+    /// Sets [`SessionOptions::default_timeout`].
+    pub fn default_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
+        self.options.default_timeout = timeout.into();
+        self
+    }
+
+    /// The options.
+    pub fn build(self) -> SessionOptions {
+        self.options
     }
 }
 

@@ -1,8 +1,8 @@
 //! Session bookkeeping without a server: ids, time advancement, pooling.
 
+use crate::options::ClientOptions;
 use bson::{Timestamp, doc};
 use steadfast_core::ServerAddress;
-use steadfast_core::options::ClientOptions;
 
 use super::*;
 

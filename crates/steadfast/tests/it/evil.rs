@@ -16,7 +16,7 @@ use bson::oid::ObjectId;
 use bson::spec::BinarySubtype;
 use bson::{Binary, Bson, Document, doc, rawdoc};
 use futures_util::StreamExt;
-use steadfast::event::{EventHandler, SdamEvent};
+use steadfast::event::{EventListener, SdamEvent};
 use steadfast::{Client, ClientBuilder, Error};
 use steadfast_wire::{DEFAULT_MAX_MESSAGE_SIZE, Message, MsgFlags, OpMsg};
 
@@ -313,7 +313,7 @@ struct StallFirstStreamedHeartbeat {
     release: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
 }
 
-impl EventHandler for StallFirstStreamedHeartbeat {
+impl EventListener for StallFirstStreamedHeartbeat {
     fn on_sdam(&self, event: &SdamEvent) {
         if matches!(
             event,
@@ -357,7 +357,7 @@ async fn a_hello_flood_is_paced_by_the_topology_worker() {
     let client = ClientBuilder::from_uri_str(&crate::uri(&server, "heartbeatFrequencyMS=500"))
         .await
         .unwrap()
-        .event_handler(handler.clone())
+        .event_listener(handler.clone())
         .build()
         .unwrap();
     within(handler.stalled.notified()).await;

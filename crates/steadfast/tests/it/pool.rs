@@ -7,9 +7,9 @@ use std::time::Duration;
 use blackpipe::scripted::{Matcher, ScriptedServer, standalone_hello};
 use blackpipe::server::{Outcome, Reaction};
 use bson::{Document, doc};
-use steadfast::ClientOptions;
 use steadfast::event::{CmapEvent, ConnectionClosedReason, Event, EventRecorder};
 use steadfast::pool::standalone::{StandalonePool, pool_error_details};
+use steadfast_core::options::ClientOptions;
 use steadfast_core::options::ParsedUri;
 
 use crate::server;

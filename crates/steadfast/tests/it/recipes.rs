@@ -48,7 +48,7 @@ impl ReplicaSet {
         let client = ClientBuilder::from_uri_str(&uri)
             .await
             .expect("valid connection string")
-            .event_handler(events.clone())
+            .event_listener(events.clone())
             .build()
             .expect("the client starts");
         let mut direct = Vec::new();

@@ -53,7 +53,7 @@ pub(crate) async fn harness_with(
     let builder = ClientBuilder::from_uri_str(&uri)
         .await
         .expect("valid connection string")
-        .event_handler(events.clone());
+        .event_listener(events.clone());
     Harness {
         client: configure(builder).build().expect("the client builds"),
         events,

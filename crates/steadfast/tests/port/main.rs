@@ -2,4 +2,5 @@
 //! area's module shows that such code ports by renaming the crate, and runs against an
 //! embedded blackpipe where it can.
 
+mod client;
 mod options;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bson::{Bson, Document};
 use steadfast::options::{CollectionOptions, DatabaseOptions, ReadConcern, ReadConcernLevel};
-use steadfast::{Client, ClientOptions, ClientSession, Collection, Database, SessionOptions};
+use steadfast::{Client, ClientSession, Collection, Database, SessionOptions};
 use steadfast_core::TopologyDescription;
 use tokio::task::JoinHandle;
 
@@ -397,13 +397,13 @@ fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, Str
         observe_sensitive: spec.get_bool("observeSensitiveCommands").unwrap_or(false),
     };
     let listener = Arc::new(EntityListener::new(observation));
-    let options = match ClientOptions::parse(&uri) {
+    let options = match steadfast_core::options::ClientOptions::parse(&uri) {
         Ok(steadfast_core::options::ParsedUri::Complete { options, .. }) => options,
         Ok(_) => return Err(format!("{uri} needs SRV resolution")),
         Err(e) => return Err(format!("invalid client URI {uri}: {e}")),
     };
-    let client = Client::builder(options)
-        .event_handler(listener.clone())
+    let client = Client::builder(options.into())
+        .event_listener(listener.clone())
         .build()
         .map_err(|e| format!("cannot create client: {e}"))?;
     Ok(ClientEntity { client, listener })

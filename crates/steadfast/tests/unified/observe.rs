@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bson::doc;
-use steadfast::event::{CmapEvent, CommandEvent, EventHandler, SdamEvent};
+use steadfast::event::{CmapEvent, CommandEvent, EventListener, SdamEvent};
 use steadfast_core::TopologyDescription;
 use tokio::sync::Notify;
 
@@ -121,13 +121,13 @@ impl EntityListener {
     }
 }
 
-impl EventHandler for EntityListener {
+impl EventListener for EntityListener {
     fn on_command(&self, event: &CommandEvent) {
         let observed = match event {
             CommandEvent::Started(e) => CommandObserved {
                 stage: CommandStage::Started,
                 command_name: e.command_name.clone(),
-                database_name: e.database_name.clone(),
+                database_name: e.db.clone(),
                 document: e.command.clone(),
                 has_service_id: e.service_id.is_some(),
                 has_server_connection_id: e.connection.server_id.is_some(),
@@ -135,7 +135,7 @@ impl EventHandler for EntityListener {
             CommandEvent::Succeeded(e) => CommandObserved {
                 stage: CommandStage::Succeeded,
                 command_name: e.command_name.clone(),
-                database_name: e.database_name.clone(),
+                database_name: e.db.clone(),
                 document: e.reply.clone(),
                 has_service_id: e.service_id.is_some(),
                 has_server_connection_id: e.connection.server_id.is_some(),
@@ -143,7 +143,7 @@ impl EventHandler for EntityListener {
             CommandEvent::Failed(e) => CommandObserved {
                 stage: CommandStage::Failed,
                 command_name: e.command_name.clone(),
-                database_name: e.database_name.clone(),
+                database_name: e.db.clone(),
                 document: bson::Document::new(),
                 has_service_id: e.service_id.is_some(),
                 has_server_connection_id: e.connection.server_id.is_some(),

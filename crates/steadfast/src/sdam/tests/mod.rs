@@ -19,7 +19,7 @@ use steadfast_core::{ServerAddress, ServerType, TopologyDescription, TopologyTyp
 
 use super::Topology;
 use crate::conn::config::ConnectionConfig;
-use crate::event::{CmapEvent, Event, EventEmitter, EventHandler, EventRecorder};
+use crate::event::{CmapEvent, Event, EventEmitter, EventListener, EventRecorder};
 
 /// Generous: only a broken test ever waits this long.
 const PATIENCE: Duration = Duration::from_secs(20);
@@ -42,7 +42,7 @@ impl Harness {
 
     fn open_with(options: &ClientOptions) -> Harness {
         let events = Arc::new(EventRecorder::new());
-        let handler: Arc<dyn EventHandler> = events.clone();
+        let handler: Arc<dyn EventListener> = events.clone();
         let config = ConnectionConfig::from_options(options, None).expect("connection config");
         let topology = Topology::new(options, Arc::new(config), EventEmitter::new(vec![handler]))
             .expect("topology opens");

@@ -89,8 +89,12 @@ async fn an_invalid_read_preference_fails_at_once() {
         .topology_where(0, "discovery", |t| fully_discovered(t, 2))
         .await;
     // maxStalenessSeconds below the minimum (90 s) is invalid for a replica set.
-    let mut preference = ReadPreference::with_mode(ReadPreferenceMode::Secondary);
-    preference.max_staleness = Some(Duration::from_secs(10));
+    let preference = ReadPreference::from_parts(
+        ReadPreferenceMode::Secondary,
+        Vec::new(),
+        Some(Duration::from_secs(10)),
+    )
+    .unwrap();
     let error = harness
         .topology
         .select_server(&SelectionCriteria::ReadPreference(preference), &[], None)
