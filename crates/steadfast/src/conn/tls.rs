@@ -112,7 +112,7 @@ pub(crate) fn server_name(host: &str) -> Result<ServerName<'static>> {
 fn open(path: &Path, what: &str) -> Result<BufReader<std::fs::File>> {
     std::fs::File::open(path)
         .map(BufReader::new)
-        .map_err(|e| Error::io(format!("cannot read {what} {}", path.display())).with_source(e))
+        .map_err(|e| Error::io(format!("cannot read {what} {}", path.display()), e))
 }
 
 fn read_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>> {

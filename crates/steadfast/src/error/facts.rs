@@ -41,7 +41,9 @@ impl Error {
     pub(crate) fn facts(&self) -> ErrorFacts {
         match self.kind() {
             ErrorKind::Network { .. } => ErrorFacts::Connection(ConnectionFailure::Network),
-            ErrorKind::Protocol { .. } => ErrorFacts::Connection(ConnectionFailure::Protocol),
+            ErrorKind::InvalidResponse { .. } => {
+                ErrorFacts::Connection(ConnectionFailure::Protocol)
+            }
             ErrorKind::Tls { .. } => ErrorFacts::Connection(ConnectionFailure::Tls),
             ErrorKind::Timeout { .. } => ErrorFacts::Connection(ConnectionFailure::Timeout),
             ErrorKind::Command(command) => ErrorFacts::Command(ServerErrorReply {
@@ -49,14 +51,16 @@ impl Error {
                 message: command.message.clone(),
                 topology_version: command.topology_version,
             }),
-            ErrorKind::Write(failure) => match &failure.write_concern_error {
-                Some(wce) => ErrorFacts::WriteConcern(ServerErrorReply {
-                    code: Some(wce.code),
-                    message: wce.message.clone(),
-                    topology_version: None,
-                }),
-                None => ErrorFacts::Other,
-            },
+            kind @ (ErrorKind::Write(_) | ErrorKind::InsertMany(_) | ErrorKind::BulkWrite(_)) => {
+                match kind.write_concern_error() {
+                    Some(wce) => ErrorFacts::WriteConcern(ServerErrorReply {
+                        code: Some(wce.code),
+                        message: wce.message.clone(),
+                        topology_version: None,
+                    }),
+                    None => ErrorFacts::Other,
+                }
+            }
             ErrorKind::Authentication { message } => ErrorFacts::Authentication(message.clone()),
             _ => ErrorFacts::Other,
         }

@@ -6,7 +6,7 @@ use bson::{Bson, Document, RawDocumentBuf};
 use serde::Serialize;
 
 use crate::coll::Collection;
-use crate::coll::bulk::{BulkPlan, at_position};
+use crate::coll::bulk::{BulkPlan, FailureShape, at_position};
 use crate::coll::exec::OperationOverrides;
 use crate::coll::models::{WriteModel, check_update, replacement_document, to_raw};
 use crate::error::{Error, Result};
@@ -237,7 +237,8 @@ impl<'a, T: Send + Sync> InsertMany<'a, T> {
             o.comment,
             None,
         );
-        let plan = BulkPlan::single_run(WriteKind::Insert, statements, ids);
+        let plan = BulkPlan::single_run(WriteKind::Insert, statements, ids)
+            .reported_as(FailureShape::InsertMany);
         let result = self
             .coll
             .run_write_plan(plan, fields, self.session, &self.overrides)
