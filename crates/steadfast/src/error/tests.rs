@@ -248,7 +248,8 @@ fn contains_label_looks_through_to_the_driver_error_behind_a_timeout() {
         "not its own label"
     );
     assert!(timeout.contains_label(RETRYABLE_WRITE_ERROR));
-    assert!(timeout.contains_label(String::from(RETRYABLE_WRITE_ERROR)));
+    let owned = String::from(RETRYABLE_WRITE_ERROR);
+    assert!(timeout.contains_label(&owned));
     assert!(!timeout.contains_label(TRANSIENT_TRANSACTION_ERROR));
     let io = Error::network("x").with_source(std::io::Error::other("reset"));
     assert!(!io.contains_label(RETRYABLE_WRITE_ERROR));

@@ -159,7 +159,8 @@ async fn a_retryable_write_error_label_is_found_with_contains_label() {
     let error = coll.insert_one(doc! { "_id": 1 }).await.unwrap_err();
 
     assert!(error.contains_label(RETRYABLE_WRITE_ERROR), "{error:?}");
-    assert!(error.contains_label("RetryableWriteError".to_string()));
+    let from_config = String::from("RetryableWriteError");
+    assert!(error.contains_label(&from_config));
     assert!(error.labels().contains("RetryableWriteError"));
     assert!(!error.contains_label("TransientTransactionError"));
     let listed: Vec<String> = error.labels().iter().map(String::from).collect();
