@@ -67,8 +67,7 @@ async fn open_without_timeout(
                         if e.kind() == std::io::ErrorKind::InvalidData {
                             Error::tls("the TLS handshake failed").with_source(e)
                         } else {
-                            Error::network("the connection failed during the TLS handshake")
-                                .with_source(e)
+                            Error::network_io("the connection failed during the TLS handshake", e)
                         }
                     })?;
                     Ok(Box::new(stream))
@@ -83,7 +82,7 @@ async fn open_without_timeout(
 async fn connect_tcp(host: &str, port: u16) -> Result<TcpStream> {
     let resolved: Vec<_> = tokio::net::lookup_host((host, port))
         .await
-        .map_err(|e| Error::network(format!("cannot resolve {host}")).with_source(e))?
+        .map_err(|e| Error::network_io(format!("cannot resolve {host}"), e))?
         .collect();
     let mut last_error = None;
     // Addresses are tried in resolver order; the first that accepts wins.
@@ -97,7 +96,7 @@ async fn connect_tcp(host: &str, port: u16) -> Result<TcpStream> {
         }
     }
     Err(match last_error {
-        Some(e) => Error::network(format!("cannot connect to {host}:{port}")).with_source(e),
+        Some(e) => Error::network_io(format!("cannot connect to {host}:{port}"), e),
         None => Error::network(format!("{host} resolved to no address")),
     })
 }
@@ -106,10 +105,10 @@ fn configure(stream: &TcpStream) -> Result<()> {
     // Commands are small request/response exchanges: Nagle's delay would add latency to each.
     stream
         .set_nodelay(true)
-        .map_err(|e| Error::network("cannot set TCP_NODELAY").with_source(e))?;
+        .map_err(|e| Error::network_io("cannot set TCP_NODELAY", e))?;
     SockRef::from(stream)
         .set_tcp_keepalive(&TcpKeepalive::new().with_time(KEEPALIVE_TIME))
-        .map_err(|e| Error::network("cannot enable TCP keepalive").with_source(e))
+        .map_err(|e| Error::network_io("cannot enable TCP keepalive", e))
 }
 
 #[cfg(unix)]
@@ -121,7 +120,7 @@ async fn open_unix(path: &str, tls: bool) -> Result<BoxedStream> {
     }
     let stream = tokio::net::UnixStream::connect(path)
         .await
-        .map_err(|e| Error::network(format!("cannot connect to {path}")).with_source(e))?;
+        .map_err(|e| Error::network_io(format!("cannot connect to {path}"), e))?;
     Ok(Box::new(stream))
 }
 

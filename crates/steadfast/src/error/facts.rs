@@ -4,6 +4,7 @@
 
 use steadfast_core::sdam::ServerErrorReply;
 
+use super::io::ConnectionIoKind;
 use super::{Error, ErrorKind};
 
 /// How a connection failed.
@@ -40,12 +41,19 @@ impl Error {
     /// What this error says about its server.
     pub(crate) fn facts(&self) -> ErrorFacts {
         match self.kind() {
-            ErrorKind::Network { .. } => ErrorFacts::Connection(ConnectionFailure::Network),
+            ErrorKind::Io(_) => match self.kind.connection_failure() {
+                Some((_, ConnectionIoKind::Failed)) => {
+                    ErrorFacts::Connection(ConnectionFailure::Network)
+                }
+                Some((_, ConnectionIoKind::TimedOut)) => {
+                    ErrorFacts::Connection(ConnectionFailure::Timeout)
+                }
+                None => ErrorFacts::Other,
+            },
             ErrorKind::InvalidResponse { .. } => {
                 ErrorFacts::Connection(ConnectionFailure::Protocol)
             }
             ErrorKind::Tls { .. } => ErrorFacts::Connection(ConnectionFailure::Tls),
-            ErrorKind::Timeout { .. } => ErrorFacts::Connection(ConnectionFailure::Timeout),
             ErrorKind::Command(command) => ErrorFacts::Command(ServerErrorReply {
                 code: command.code_if_present(),
                 message: command.message.clone(),

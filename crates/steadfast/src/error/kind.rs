@@ -1,6 +1,6 @@
 //! [`ErrorKind`]: what went wrong, with the variants and payloads of the official driver's
 //! `ErrorKind` for the failures both report, and steadfast's own for the ones it tells apart
-//! further (a network failure, a timeout, an invalid configuration, TLS).
+//! further (an invalid configuration, TLS).
 
 use std::any::Any;
 use std::fmt;
@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use bson::Document;
 
+use super::io::{ConnectionIoKind, read_connection_io};
 use super::{BulkWriteError, CommandError, InsertManyError, WriteConcernError, WriteFailure};
 
 /// What went wrong: the [`Error::kind`](super::Error::kind) field. New variants may be added.
@@ -48,20 +49,14 @@ pub enum ErrorKind {
         /// What was wrong with the bytes received.
         message: String,
     },
-    /// A local I/O operation that is not network traffic failed (reading a CA or key file).
+    /// An I/O failure: reading from or writing to a socket failed, the server closed the
+    /// connection, no connection could be made, or a socket read or write, a connection attempt
+    /// or an operation ran out of time (then of [`std::io::ErrorKind::TimedOut`]). Also a local
+    /// file that could not be read (a CA or key file). [`Error::is_network_error`] and
+    /// [`Error::is_timeout`](super::Error::is_timeout) tell these apart.
+    ///
+    /// [`Error::is_network_error`]: super::Error::is_network_error
     Io(Arc<std::io::Error>),
-    /// Reading from or writing to a socket failed, or the server closed the connection.
-    #[non_exhaustive]
-    Network {
-        /// What the driver was doing, e.g. "reading a reply".
-        message: String,
-    },
-    /// A socket read or write, a connection attempt or an operation ran out of time.
-    #[non_exhaustive]
-    Timeout {
-        /// What timed out, e.g. "connecting (connectTimeoutMS 10s)".
-        message: String,
-    },
     /// The client options or connection string are invalid or inconsistent.
     #[non_exhaustive]
     Configuration {
@@ -80,6 +75,15 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// What the driver was doing and how the connection failed, when this is a connection
+    /// failure or a timeout (not a local file's I/O error).
+    pub(crate) fn connection_failure(&self) -> Option<(&str, ConnectionIoKind)> {
+        match self {
+            ErrorKind::Io(error) => read_connection_io(error),
+            _ => None,
+        }
+    }
+
     /// The write concern error of a write failure: the one of a single write, the first of an
     /// `insert_many` or `bulk_write`.
     pub(crate) fn write_concern_error(&self) -> Option<&WriteConcernError> {
@@ -146,8 +150,6 @@ impl ErrorKind {
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ErrorKind::Network { message } => write!(f, "network error: {message}"),
-            ErrorKind::Timeout { message } => write!(f, "timed out {message}"),
             ErrorKind::InvalidResponse { message } => write!(f, "wire protocol error: {message}"),
             ErrorKind::Command(c) => write!(f, "{c}"),
             ErrorKind::Write(w) => write!(f, "{w}"),
@@ -158,7 +160,11 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Configuration { message } => write!(f, "invalid configuration: {message}"),
             ErrorKind::ServerSelection { message } => write!(f, "server selection: {message}"),
             ErrorKind::Tls { message } => write!(f, "TLS error: {message}"),
-            ErrorKind::Io(e) => write!(f, "I/O error: {e}"),
+            ErrorKind::Io(e) => match read_connection_io(e) {
+                Some((message, ConnectionIoKind::Failed)) => write!(f, "network error: {message}"),
+                Some((message, ConnectionIoKind::TimedOut)) => write!(f, "timed out {message}"),
+                None => write!(f, "I/O error: {e}"),
+            },
             ErrorKind::Custom(value) => match value.downcast_ref::<String>() {
                 Some(text) => write!(f, "application error: {text}"),
                 None => match value.downcast_ref::<&str>() {

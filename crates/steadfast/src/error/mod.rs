@@ -28,7 +28,7 @@
 //!   every one does. Only the server's `NoWritesPerformed` label and a request never sent say
 //!   so; a refusal code such as NotWritablePrimary does not (it still counts towards
 //!   [`Error::outcome`], which is a different question). A timeout under
-//!   `timeoutMS` is reported as a [`ErrorKind::Timeout`] whose
+//!   `timeoutMS` is reported as an [`ErrorKind::Io`] of [`std::io::ErrorKind::TimedOut`] whose
 //!   [`source`](std::error::Error::source) is the last underlying error.
 //! - [`Error::outcome`]: whether a write was certainly not applied, applied (only its write
 //!   concern failed), partly applied ([`Outcome::PartlyApplied`]: some statements of a
@@ -50,6 +50,7 @@
 
 mod command;
 mod facts;
+mod io;
 mod kind;
 mod partial;
 mod retry;
@@ -69,6 +70,7 @@ use steadfast_core::{Label, ServerAddress};
 pub use command::CommandError;
 pub(crate) use command::reply_is_ok;
 pub(crate) use facts::{ConnectionFailure, ErrorFacts};
+use io::ConnectionIoKind;
 pub use kind::ErrorKind;
 pub use partial::PartialWrite;
 pub use retry::{AttemptRecord, ErrorClass};
@@ -148,16 +150,31 @@ impl Error {
         }
     }
 
+    /// A connection failure: an [`ErrorKind::Io`] describing what the driver was doing.
     pub(crate) fn network(message: impl Into<String>) -> Self {
-        Error::new(ErrorKind::Network {
-            message: message.into(),
-        })
+        let error = io::connection_io(
+            std::io::ErrorKind::Other,
+            ConnectionIoKind::Failed,
+            message.into(),
+        );
+        Error::new(ErrorKind::Io(Arc::new(error)))
     }
 
+    /// A connection failure caused by `cause`: an [`ErrorKind::Io`] of `cause`'s
+    /// [`std::io::ErrorKind`] describing what the driver was doing, `cause` as its source.
+    pub(crate) fn network_io(message: impl Into<String>, cause: std::io::Error) -> Self {
+        let error = io::connection_io(cause.kind(), ConnectionIoKind::Failed, message.into());
+        Error::new(ErrorKind::Io(Arc::new(error))).with_source(cause)
+    }
+
+    /// A timeout: an [`ErrorKind::Io`] of [`std::io::ErrorKind::TimedOut`] saying what timed out.
     pub(crate) fn timeout(message: impl Into<String>) -> Self {
-        Error::new(ErrorKind::Timeout {
-            message: message.into(),
-        })
+        let error = io::connection_io(
+            std::io::ErrorKind::TimedOut,
+            ConnectionIoKind::TimedOut,
+            message.into(),
+        );
+        Error::new(ErrorKind::Io(Arc::new(error)))
     }
 
     pub(crate) fn protocol(message: impl Into<String>) -> Self {
@@ -311,15 +328,14 @@ impl Error {
     /// A network error in the specifications' sense: the socket failed or was closed, or a
     /// socket read/write timed out. Use [`Error::is_timeout`] to tell the two apart.
     pub fn is_network_error(&self) -> bool {
-        matches!(
-            *self.kind,
-            ErrorKind::Network { .. } | ErrorKind::Timeout { .. }
-        )
+        self.kind.connection_failure().is_some()
     }
 
     /// Whether something ran out of time (a socket timeout, connectTimeoutMS, a deadline).
     pub fn is_timeout(&self) -> bool {
-        matches!(*self.kind, ErrorKind::Timeout { .. })
+        self.kind
+            .connection_failure()
+            .is_some_and(|(_, how)| how == ConnectionIoKind::TimedOut)
     }
 
     /// Whether the peer broke the wire protocol.

@@ -115,7 +115,7 @@ impl Error {
         let retried = self.inner.retry_history.len() > 1;
         match &*self.kind {
             ErrorKind::ServerSelection { .. } => ErrorClass::Outage,
-            ErrorKind::Network { .. } | ErrorKind::Timeout { .. } => {
+            ErrorKind::Io(_) if self.is_network_error() => {
                 if retried {
                     ErrorClass::Outage
                 } else {

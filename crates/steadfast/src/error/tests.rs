@@ -279,3 +279,49 @@ fn an_io_error_keeps_its_kind_the_message_and_the_cause() {
     assert!(error.to_string().contains("/x.pem"), "{error}");
     assert!(error.source().is_some());
 }
+
+#[test]
+fn connection_failures_and_timeouts_are_io_errors_told_apart_by_the_driver() {
+    let reset = Error::network_io(
+        "reading a reply failed",
+        std::io::Error::from(std::io::ErrorKind::ConnectionReset),
+    );
+    let ErrorKind::Io(ref io) = *reset.kind else {
+        panic!("{reset:?}")
+    };
+    assert_eq!(io.kind(), std::io::ErrorKind::ConnectionReset);
+    assert!(reset.is_network_error() && !reset.is_timeout());
+    assert_eq!(
+        reset.to_string(),
+        "network error: reading a reply failed: connection reset"
+    );
+
+    let late = Error::timeout("waiting for a reply");
+    assert!(
+        matches!(*late.kind, ErrorKind::Io(ref io) if io.kind() == std::io::ErrorKind::TimedOut)
+    );
+    assert!(late.is_network_error() && late.is_timeout());
+    assert_eq!(late.to_string(), "timed out waiting for a reply");
+
+    // The operating system's own TimedOut (a connect with no answer) stays a connection
+    // failure for SDAM and the retry rules, as before.
+    let unanswered = Error::network_io(
+        "cannot connect to db1:27017",
+        std::io::Error::from(std::io::ErrorKind::TimedOut),
+    );
+    assert!(unanswered.is_network_error() && !unanswered.is_timeout());
+    assert_eq!(
+        unanswered.facts(),
+        ErrorFacts::Connection(ConnectionFailure::Network)
+    );
+
+    // A local file's I/O error is neither.
+    let file = Error::io(
+        "cannot read the CA file",
+        std::io::Error::from(std::io::ErrorKind::NotFound),
+    );
+    assert!(!file.is_network_error() && !file.is_timeout());
+    assert_eq!(file.facts(), ErrorFacts::Other);
+    assert_eq!(file.class(), ErrorClass::Other);
+    assert_eq!(reset.class(), ErrorClass::Transient);
+}

@@ -213,7 +213,7 @@ impl Operation for FindAndModify {
 /// did its work but could not satisfy the write concern is never reported as a success.
 ///
 /// # Errors
-/// `Write` with the write concern error; `Protocol` when the reply is not valid BSON.
+/// `Write` with the write concern error; `InvalidResponse` when the reply is not valid BSON.
 pub(crate) fn check_write_concern(reply: &RawDocumentBuf, command: &str) -> Result<()> {
     if !matches!(reply.get("writeConcernError"), Ok(Some(_))) {
         return Ok(());

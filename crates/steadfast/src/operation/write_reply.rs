@@ -33,7 +33,7 @@ impl BatchOutcome {
     /// Reads an `ok: 1` reply to a batch of `count` statements starting at run position `start`.
     ///
     /// # Errors
-    /// `Protocol` when the reply is not valid BSON or a write error's index lies outside the
+    /// `InvalidResponse` when the reply is not valid BSON or a write error's index lies outside the
     /// batch.
     pub(crate) fn parse(
         reply: &RawDocumentBuf,

@@ -4,7 +4,7 @@
 
 use blackpipe::deployment::{Deployment, DeploymentConfig};
 use bson::{Document, doc};
-use steadfast::error::{ErrorKind, RETRYABLE_WRITE_ERROR, WriteFailure};
+use steadfast::error::{ErrorKind, Outcome, RETRYABLE_WRITE_ERROR, WriteFailure};
 use steadfast::{Client, InsertOneModel, WriteModel};
 
 /// The server's code for a unique index violation.
@@ -169,4 +169,31 @@ async fn a_retryable_write_error_label_is_found_with_contains_label() {
         ErrorKind::Command(ref command_error) => assert_eq!(command_error.code, 91),
         ref other => panic!("expected a command error, got {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn a_closed_connection_is_an_io_error() {
+    let (_deployment, client) = standalone("?retryWrites=false").await;
+    client
+        .database("admin")
+        .run_command(doc! {
+            "configureFailPoint": "failCommand",
+            "mode": { "times": 1 },
+            "data": { "failCommands": ["insert"], "closeConnection": true },
+        })
+        .await
+        .unwrap();
+    let coll = client.database("port").collection::<Document>("closed");
+    let error = coll.insert_one(doc! { "_id": 1 }).await.unwrap_err();
+
+    match *error.kind {
+        ErrorKind::Io(ref io_error) => {
+            assert_ne!(io_error.kind(), std::io::ErrorKind::TimedOut, "{io_error}");
+        }
+        ref other => panic!("expected an I/O error, got {other:?}"),
+    }
+    // What steadfast adds: the request was sent and no reply came, so the write may have
+    // been applied.
+    assert!(error.is_network_error() && !error.is_timeout());
+    assert_eq!(error.outcome(), Outcome::Ambiguous);
 }
