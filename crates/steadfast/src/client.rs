@@ -114,7 +114,7 @@ impl Client {
     /// Starts an explicit, causally consistent session.
     ///
     /// # Errors
-    /// `InvalidArgument` once the client has been shut down.
+    /// `Shutdown` once the client has been shut down.
     pub async fn start_session(&self) -> Result<ClientSession> {
         self.start_session_with_options(SessionOptions::default())
             .await
@@ -125,7 +125,7 @@ impl Client {
     /// operation.
     ///
     /// # Errors
-    /// `InvalidArgument` once the client has been shut down.
+    /// `Shutdown` once the client has been shut down.
     pub async fn start_session_with_options(
         &self,
         options: SessionOptions,

@@ -69,6 +69,8 @@ pub enum ErrorKind {
         /// What failed.
         message: String,
     },
+    /// The client was shut down (`Client::shutdown`) before the call.
+    Shutdown,
     /// A value the application wrapped with [`Error::custom`](super::Error::custom); read it
     /// back with [`Error::get_custom`](super::Error::get_custom).
     Custom(Arc<dyn Any + Send + Sync>),
@@ -165,6 +167,7 @@ impl fmt::Display for ErrorKind {
                 Some((message, ConnectionIoKind::TimedOut)) => write!(f, "timed out {message}"),
                 None => write!(f, "I/O error: {e}"),
             },
+            ErrorKind::Shutdown => write!(f, "the client has been shut down"),
             ErrorKind::Custom(value) => match value.downcast_ref::<String>() {
                 Some(text) => write!(f, "application error: {text}"),
                 None => match value.downcast_ref::<&str>() {

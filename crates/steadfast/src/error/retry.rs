@@ -144,6 +144,7 @@ impl Error {
             | ErrorKind::Configuration { .. }
             | ErrorKind::Tls { .. }
             | ErrorKind::Io(_)
+            | ErrorKind::Shutdown
             | ErrorKind::Custom(_) => ErrorClass::Other,
         }
     }
