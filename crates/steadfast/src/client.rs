@@ -59,8 +59,8 @@ impl Client {
     /// starts in the background and operations wait for a suitable server.
     ///
     /// # Errors
-    /// `Configuration` naming the offending part when the string is invalid, when its DNS
-    /// records cannot be resolved or used, or when the options cannot be honoured (see
+    /// `InvalidArgument` naming the offending part when the string is invalid or the options
+    /// cannot be honoured, `DnsResolve` when its DNS records cannot be resolved or used (see
     /// [`Client::with_options`]).
     pub async fn with_uri_str(uri: &str) -> Result<Client> {
         ClientBuilder::from_uri_str(uri).await?.build()
@@ -70,7 +70,7 @@ impl Client {
     /// inside a tokio runtime: the client's monitors and pools run as tasks on it.
     ///
     /// # Errors
-    /// `Configuration` for invalid options, an unsupported authentication mechanism, an
+    /// `InvalidArgument` for invalid options, an unsupported authentication mechanism, an
     /// over-long appName, or outside a tokio runtime; TLS and I/O errors when certificate
     /// files cannot be used.
     pub fn with_options(options: ClientOptions) -> Result<Client> {

@@ -70,7 +70,7 @@ impl ClientBuilder {
     /// resolved through DNS now).
     ///
     /// # Errors
-    /// `Configuration` for an invalid string or unusable DNS records.
+    /// `InvalidArgument` for an invalid string, `DnsResolve` for unusable DNS records.
     ///
     /// # Cancel safety
     /// Cancel safe.
@@ -115,7 +115,7 @@ impl ClientBuilder {
     /// monitoring in the background. Must run inside a tokio runtime.
     ///
     /// # Errors
-    /// `Configuration` for invalid options, an unsupported authentication mechanism, an
+    /// `InvalidArgument` for invalid options, an unsupported authentication mechanism, an
     /// over-long appName, or outside a tokio runtime; TLS and I/O errors when certificate
     /// files cannot be used.
     pub fn build(self) -> Result<Client> {

@@ -29,7 +29,7 @@ const KEEPALIVE_TIME: Duration = Duration::from_secs(120);
 ///
 /// # Errors
 /// `Timeout` when the deadline passes, `Network` when no resolved address accepts the
-/// connection, `Tls` when the TLS handshake fails (e.g. the certificate is rejected).
+/// connection, `InvalidTlsConfig` when the TLS handshake fails (e.g. the certificate is rejected).
 ///
 /// # Cancel safety
 /// Dropping the future abandons the half-open socket, which is closed on drop.

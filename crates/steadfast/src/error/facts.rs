@@ -53,7 +53,7 @@ impl Error {
             ErrorKind::InvalidResponse { .. } => {
                 ErrorFacts::Connection(ConnectionFailure::Protocol)
             }
-            ErrorKind::Tls { .. } => ErrorFacts::Connection(ConnectionFailure::Tls),
+            ErrorKind::InvalidTlsConfig { .. } => ErrorFacts::Connection(ConnectionFailure::Tls),
             ErrorKind::Command(command) => ErrorFacts::Command(ServerErrorReply {
                 code: command.code_if_present(),
                 message: command.message.clone(),

@@ -1,6 +1,5 @@
 //! [`ErrorKind`]: what went wrong, with the variants and payloads of the official driver's
-//! `ErrorKind` for the failures both report, and steadfast's own for the ones it tells apart
-//! further (an invalid configuration, TLS).
+//! `ErrorKind` for the failures both report.
 
 use std::any::Any;
 use std::fmt;
@@ -15,7 +14,8 @@ use super::{BulkWriteError, CommandError, InsertManyError, WriteConcernError, Wr
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum ErrorKind {
-    /// An argument passed to an API call is invalid.
+    /// An argument passed to an API call is invalid, including client options and connection
+    /// strings that are invalid or inconsistent.
     #[non_exhaustive]
     InvalidArgument {
         /// Which argument and why.
@@ -57,15 +57,18 @@ pub enum ErrorKind {
     ///
     /// [`Error::is_network_error`]: super::Error::is_network_error
     Io(Arc<std::io::Error>),
-    /// The client options or connection string are invalid or inconsistent.
+    /// A `mongodb+srv://` connection string could not be resolved: the SRV or TXT lookup failed,
+    /// or the records it returned cannot be used.
     #[non_exhaustive]
-    Configuration {
-        /// Which option and why.
+    DnsResolve {
+        /// Which lookup failed and why.
         message: String,
     },
-    /// TLS could not be set up or the TLS handshake failed (certificate rejected, bad CA file...).
+    /// TLS could not be set up (a certificate or key file that is not valid PEM, a host name
+    /// that cannot be a TLS server name) or the server's certificate was rejected during the
+    /// handshake.
     #[non_exhaustive]
-    Tls {
+    InvalidTlsConfig {
         /// What failed.
         message: String,
     },
@@ -159,9 +162,9 @@ impl fmt::Display for ErrorKind {
             ErrorKind::BulkWrite(e) => write!(f, "{e}"),
             ErrorKind::Authentication { message } => write!(f, "authentication failed: {message}"),
             ErrorKind::InvalidArgument { message } => write!(f, "invalid argument: {message}"),
-            ErrorKind::Configuration { message } => write!(f, "invalid configuration: {message}"),
+            ErrorKind::DnsResolve { message } => write!(f, "DNS resolution failed: {message}"),
             ErrorKind::ServerSelection { message } => write!(f, "server selection: {message}"),
-            ErrorKind::Tls { message } => write!(f, "TLS error: {message}"),
+            ErrorKind::InvalidTlsConfig { message } => write!(f, "TLS error: {message}"),
             ErrorKind::Io(e) => match read_connection_io(e) {
                 Some((message, ConnectionIoKind::Failed)) => write!(f, "network error: {message}"),
                 Some((message, ConnectionIoKind::TimedOut)) => write!(f, "timed out {message}"),

@@ -9,9 +9,9 @@
 //! The shape is the official driver's: code written for it (`match *error.kind {
 //! ErrorKind::Write(WriteFailure::WriteError(ref e)) => .. }`, `error.contains_label(..)`)
 //! compiles unchanged. A single-statement write reports [`ErrorKind::Write`], `insert_many`
-//! [`ErrorKind::InsertMany`], `bulk_write` [`ErrorKind::BulkWrite`]. steadfast adds to it:
-//! variants that tell a network failure, a timeout, a configuration error and TLS apart, the
-//! predicates (`is_network_error`, `is_state_change_error`, ...), and what follows.
+//! [`ErrorKind::InsertMany`], `bulk_write` [`ErrorKind::BulkWrite`]; network failures and
+//! timeouts are [`ErrorKind::Io`]. steadfast adds to it: the predicates (`is_network_error`,
+//! `is_timeout`, `is_state_change_error`, ...), and what follows.
 //!
 //! Messages never contain secrets: passwords, SCRAM proofs and private keys are never formatted.
 //!
@@ -195,14 +195,22 @@ impl Error {
         })
     }
 
+    /// Invalid or inconsistent client options or connection string: an
+    /// [`ErrorKind::InvalidArgument`], as the official driver reports them.
     pub(crate) fn configuration(message: impl Into<String>) -> Self {
-        Error::new(ErrorKind::Configuration {
+        Error::invalid_argument(message)
+    }
+
+    /// An SRV or TXT lookup of a `mongodb+srv://` connection string that failed or returned
+    /// records that cannot be used.
+    pub(crate) fn dns(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::DnsResolve {
             message: message.into(),
         })
     }
 
     pub(crate) fn tls(message: impl Into<String>) -> Self {
-        Error::new(ErrorKind::Tls {
+        Error::new(ErrorKind::InvalidTlsConfig {
             message: message.into(),
         })
     }

@@ -141,8 +141,8 @@ impl Error {
             ErrorKind::InvalidResponse { .. }
             | ErrorKind::Authentication { .. }
             | ErrorKind::InvalidArgument { .. }
-            | ErrorKind::Configuration { .. }
-            | ErrorKind::Tls { .. }
+            | ErrorKind::DnsResolve { .. }
+            | ErrorKind::InvalidTlsConfig { .. }
             | ErrorKind::Io(_)
             | ErrorKind::Shutdown
             | ErrorKind::Custom(_) => ErrorClass::Other,

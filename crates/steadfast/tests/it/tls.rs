@@ -178,7 +178,7 @@ async fn verified_with_the_ca_file() {
 /// gave up with the TLS error as the server's.
 fn is_tls_failure(error: &steadfast::Error) -> bool {
     match error.kind() {
-        ErrorKind::Tls { .. } => true,
+        ErrorKind::InvalidTlsConfig { .. } => true,
         ErrorKind::ServerSelection { message, .. } => message.contains("TLS error"),
         _ => false,
     }
