@@ -41,6 +41,10 @@ impl Error {
     /// What this error says about its server.
     pub(crate) fn facts(&self) -> ErrorFacts {
         match self.kind() {
+            // Its connection is gone as after a network error (the pool was cleared for one).
+            ErrorKind::ConnectionPoolCleared { .. } => {
+                ErrorFacts::Connection(ConnectionFailure::Network)
+            }
             ErrorKind::Io(_) => match self.kind.connection_failure() {
                 Some((_, ConnectionIoKind::Failed)) => {
                     ErrorFacts::Connection(ConnectionFailure::Network)

@@ -57,6 +57,16 @@ pub enum ErrorKind {
     ///
     /// [`Error::is_network_error`]: super::Error::is_network_error
     Io(Arc<std::io::Error>),
+    /// The server's connection pool was cleared (after a network error or a state change) while
+    /// the operation waited for a connection or used one. The operation may be retried: the
+    /// driver counts it as a network error ([`Error::is_network_error`]).
+    ///
+    /// [`Error::is_network_error`]: super::Error::is_network_error
+    #[non_exhaustive]
+    ConnectionPoolCleared {
+        /// What happened to the connection.
+        message: String,
+    },
     /// A `mongodb+srv://` connection string could not be resolved: the SRV or TXT lookup failed,
     /// or the records it returned cannot be used.
     #[non_exhaustive]
@@ -162,6 +172,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::BulkWrite(e) => write!(f, "{e}"),
             ErrorKind::Authentication { message } => write!(f, "authentication failed: {message}"),
             ErrorKind::InvalidArgument { message } => write!(f, "invalid argument: {message}"),
+            ErrorKind::ConnectionPoolCleared { message } => write!(f, "{message}"),
             ErrorKind::DnsResolve { message } => write!(f, "DNS resolution failed: {message}"),
             ErrorKind::ServerSelection { message } => write!(f, "server selection: {message}"),
             ErrorKind::InvalidTlsConfig { message } => write!(f, "TLS error: {message}"),

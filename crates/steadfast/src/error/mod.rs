@@ -167,6 +167,13 @@ impl Error {
         Error::new(ErrorKind::Io(Arc::new(error))).with_source(cause)
     }
 
+    /// A connection the operation waited for or used was lost to a pool clear.
+    pub(crate) fn pool_cleared(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::ConnectionPoolCleared {
+            message: message.into(),
+        })
+    }
+
     /// A timeout: an [`ErrorKind::Io`] of [`std::io::ErrorKind::TimedOut`] saying what timed out.
     pub(crate) fn timeout(message: impl Into<String>) -> Self {
         let error = io::connection_io(
@@ -334,9 +341,12 @@ impl Error {
     }
 
     /// A network error in the specifications' sense: the socket failed or was closed, or a
-    /// socket read/write timed out. Use [`Error::is_timeout`] to tell the two apart.
+    /// socket read/write timed out (an [`ErrorKind::Io`] of the driver's), or the connection
+    /// was lost to a pool clear ([`ErrorKind::ConnectionPoolCleared`]). Use
+    /// [`Error::is_timeout`] to tell timeouts apart.
     pub fn is_network_error(&self) -> bool {
         self.kind.connection_failure().is_some()
+            || matches!(*self.kind, ErrorKind::ConnectionPoolCleared { .. })
     }
 
     /// Whether something ran out of time (a socket timeout, connectTimeoutMS, a deadline).

@@ -115,24 +115,15 @@ impl Error {
         let retried = self.inner.retry_history.len() > 1;
         match &*self.kind {
             ErrorKind::ServerSelection { .. } => ErrorClass::Outage,
-            ErrorKind::Io(_) if self.is_network_error() => {
-                if retried {
-                    ErrorClass::Outage
-                } else {
-                    ErrorClass::Transient
-                }
-            }
+            ErrorKind::ConnectionPoolCleared { .. } => transient_unless(retried),
+            ErrorKind::Io(_) if self.is_network_error() => transient_unless(retried),
             ErrorKind::Command(_)
             | ErrorKind::Write(_)
             | ErrorKind::InsertMany(_)
             | ErrorKind::BulkWrite(_)
                 if self.is_transient_server_error() =>
             {
-                if retried {
-                    ErrorClass::Outage
-                } else {
-                    ErrorClass::Transient
-                }
+                transient_unless(retried)
             }
             ErrorKind::Command(_)
             | ErrorKind::Write(_)
@@ -165,5 +156,14 @@ impl Error {
             || self
                 .code()
                 .is_some_and(steadfast_core::codes::is_retryable_code)
+    }
+}
+
+/// A transient failure, or an outage once retries did not overcome it.
+fn transient_unless(retried: bool) -> ErrorClass {
+    if retried {
+        ErrorClass::Outage
+    } else {
+        ErrorClass::Transient
     }
 }

@@ -325,3 +325,19 @@ fn connection_failures_and_timeouts_are_io_errors_told_apart_by_the_driver() {
     assert_eq!(file.class(), ErrorClass::Other);
     assert_eq!(reset.class(), ErrorClass::Transient);
 }
+
+#[test]
+fn a_connection_lost_to_a_pool_clear_is_the_official_kind_and_still_a_network_error() {
+    let cleared = Error::pool_cleared("the connection pool was cleared");
+    assert!(matches!(
+        *cleared.kind,
+        ErrorKind::ConnectionPoolCleared { .. }
+    ));
+    // Retry rules and SDAM read it as before, when it was a network error.
+    assert!(cleared.is_network_error() && !cleared.is_timeout());
+    assert_eq!(
+        cleared.facts(),
+        ErrorFacts::Connection(ConnectionFailure::Network)
+    );
+    assert_eq!(cleared.class(), ErrorClass::Transient);
+}
