@@ -82,6 +82,9 @@ pub enum ErrorKind {
         /// What failed.
         message: String,
     },
+    /// A document the server returned does not deserialise as the type the application asked
+    /// for (a cursor's `T`).
+    BsonDeserialization(bson::error::Error),
     /// The client was shut down (`Client::shutdown`) before the call.
     Shutdown,
     /// A value the application wrapped with [`Error::custom`](super::Error::custom); read it
@@ -181,6 +184,12 @@ impl fmt::Display for ErrorKind {
                 Some((message, ConnectionIoKind::TimedOut)) => write!(f, "timed out {message}"),
                 None => write!(f, "I/O error: {e}"),
             },
+            ErrorKind::BsonDeserialization(e) => {
+                write!(
+                    f,
+                    "the document does not deserialise as the requested type: {e}"
+                )
+            }
             ErrorKind::Shutdown => write!(f, "the client has been shut down"),
             ErrorKind::Custom(value) => match value.downcast_ref::<String>() {
                 Some(text) => write!(f, "application error: {text}"),

@@ -135,6 +135,7 @@ impl Error {
             | ErrorKind::DnsResolve { .. }
             | ErrorKind::InvalidTlsConfig { .. }
             | ErrorKind::Io(_)
+            | ErrorKind::BsonDeserialization(_)
             | ErrorKind::Shutdown
             | ErrorKind::Custom(_) => ErrorClass::Other,
         }

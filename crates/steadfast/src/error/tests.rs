@@ -341,3 +341,21 @@ fn a_connection_lost_to_a_pool_clear_is_the_official_kind_and_still_a_network_er
     );
     assert_eq!(cleared.class(), ErrorClass::Transient);
 }
+
+#[test]
+fn a_document_that_does_not_fit_the_cursor_type_is_a_deserialization_error() {
+    #[derive(Debug, serde::Deserialize)]
+    struct Item {
+        #[allow(dead_code, reason = "only its type matters")]
+        qty: i32,
+    }
+    let document = bson::rawdoc! { "qty": "many" };
+    let error = crate::cursor::deserialize::<Item>(Some(&document)).expect_err("a string");
+    assert!(
+        matches!(*error.kind, ErrorKind::BsonDeserialization(_)),
+        "{error:?}"
+    );
+    assert_eq!(error.class(), ErrorClass::Other);
+    let none = crate::cursor::deserialize::<Item>(None).expect_err("no document");
+    assert!(matches!(*none.kind, ErrorKind::InvalidArgument { .. }));
+}
