@@ -113,19 +113,64 @@ impl ErrorLabels {
         self.known == 0 && self.other.is_empty()
     }
 
+    /// How many labels the set holds.
+    pub fn len(&self) -> usize {
+        // At most 8 bits are set: the count always fits.
+        self.known.count_ones() as usize + self.other.len()
+    }
+
     /// Every label, sorted by name.
-    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
-        let mut known = Label::ALL
-            .into_iter()
-            .filter(|l| self.has(*l))
-            .map(Label::as_str)
-            .peekable();
-        let mut other = self.other.iter().map(String::as_str).peekable();
-        std::iter::from_fn(move || match (known.peek(), other.peek()) {
-            (Some(k), Some(o)) if o < k => other.next(),
-            (Some(_), _) => known.next(),
-            (None, _) => other.next(),
-        })
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            labels: self,
+            next_known: 0,
+            next_other: 0,
+        }
+    }
+}
+
+/// The labels of an [`ErrorLabels`], each once, sorted by name.
+#[derive(Clone, Debug)]
+pub struct Iter<'a> {
+    labels: &'a ErrorLabels,
+    /// Position in [`Label::ALL`] of the next known label to consider.
+    next_known: usize,
+    /// Position in `other` of the next unknown label.
+    next_other: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let known = Label::ALL
+            .get(self.next_known..)
+            .and_then(|rest| rest.iter().position(|l| self.labels.has(*l)))
+            .map(|offset| self.next_known + offset);
+        let other = self.labels.other.get(self.next_other).map(String::as_str);
+        match (known, other) {
+            (Some(at), Some(name)) if name < Label::ALL[at].as_str() => {
+                self.next_other += 1;
+                Some(name)
+            }
+            (Some(at), _) => {
+                self.next_known = at + 1;
+                Some(Label::ALL[at].as_str())
+            }
+            (None, name) => {
+                self.next_other += usize::from(name.is_some());
+                name
+            }
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a ErrorLabels {
+    type Item = &'a str;
+    type IntoIter = Iter<'a>;
+
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
     }
 }
 
@@ -194,6 +239,8 @@ mod tests {
                 "Zeta"
             ]
         );
+        assert_eq!(labels.len(), 5);
+        assert_eq!((&labels).into_iter().count(), 5);
     }
 
     #[test]

@@ -72,8 +72,8 @@ impl Client {
     /// starts in the background and operations wait for a suitable server.
     ///
     /// # Errors
-    /// `Configuration` naming the offending part when the string is invalid, when its DNS
-    /// records cannot be resolved or used, or when the options cannot be honoured (see
+    /// `InvalidArgument` naming the offending part when the string is invalid or the options
+    /// cannot be honoured, `DnsResolve` when its DNS records cannot be resolved or used (see
     /// [`Client::with_options`]).
     pub async fn with_uri_str(uri: impl AsRef<str>) -> Result<Client> {
         Client::with_options(ClientOptions::parse(uri).await?)
@@ -85,23 +85,25 @@ impl Client {
     /// monitors and pools run as tasks on it.
     ///
     /// # Errors
-    /// `Configuration` for invalid options (including a predicate as the default selection
+    /// `InvalidArgument` for invalid options (including a predicate as the default selection
     /// criteria), an unsupported authentication mechanism, an over-long appName or driver
-    /// information containing `|`, or outside a tokio runtime;
-    /// TLS and I/O errors when certificate files cannot be used.
+    /// information containing `|`, or outside a tokio runtime; TLS and I/O errors when
+    /// certificate files cannot be used.
     pub fn with_options(options: ClientOptions) -> Result<Client> {
         if let Some(SelectionCriteria::Predicate(_)) = options.selection_criteria {
-            return Err(Error::configuration(
+            return Err(Error::invalid_argument(
                 "a client's default selection criteria must be a read preference; pass a \
                  predicate to each operation instead",
             ));
         }
         if !options.tls.as_ref().is_none_or(Tls::password_is_utf8) {
-            return Err(Error::configuration("the TLS key password must be UTF-8"));
+            return Err(Error::invalid_argument(
+                "the TLS key password must be UTF-8",
+            ));
         }
         let resolved = options.resolve();
         resolved.validate().map_err(|e| {
-            Error::configuration(format!("invalid client options: {e}")).with_source(e)
+            Error::invalid_argument(format!("invalid client options: {e}")).with_source(e)
         })?;
         let environment = Environment::current();
         let config = Arc::new(ConnectionConfig::from_options_in(
@@ -185,7 +187,7 @@ impl Client {
     /// `client.start_session().with_options(options)`.
     ///
     /// # Errors
-    /// `InvalidArgument` once the client has been shut down.
+    /// `Shutdown` once the client has been shut down.
     pub async fn start_session_with_options(
         &self,
         options: SessionOptions,
@@ -315,7 +317,7 @@ async fn options_from_uri(uri: &str) -> Result<ResolvedClientOptions> {
         }
         Err(e) => {
             return Err(
-                Error::configuration(format!("invalid connection string: {e}")).with_source(e),
+                Error::invalid_argument(format!("invalid connection string: {e}")).with_source(e),
             );
         }
     };

@@ -95,7 +95,7 @@ impl TaskTracker {
     /// A tracker spawning on the current tokio runtime.
     ///
     /// # Errors
-    /// `Configuration` when called outside a tokio runtime: the driver's background tasks need
+    /// `InvalidArgument` when called outside a tokio runtime: the driver's background tasks need
     /// one.
     pub(crate) fn new() -> crate::error::Result<Self> {
         let handle = tokio::runtime::Handle::try_current().map_err(|_| {

@@ -236,9 +236,7 @@ fn start_thread(case: &Arc<Case>) -> Thread {
                 Ok(Ok(())) => {}
                 Ok(Err(error)) => first_error = Some(error),
                 Err(problem) => {
-                    first_error = Some(Error::new(steadfast::ErrorKind::InvalidArgument {
-                        message: problem,
-                    }));
+                    first_error = Some(Error::custom(problem));
                 }
             }
         }

@@ -252,12 +252,10 @@ pub(crate) fn counter_value(document: &Document) -> Option<i64> {
 
 fn is_duplicate_key(error: &steadfast::Error) -> bool {
     match error.kind() {
-        ErrorKind::Write(failure) => failure
-            .write_errors
-            .iter()
-            .any(|write| write.code == DUPLICATE_KEY),
         ErrorKind::Command(command) => command.code_if_present() == Some(DUPLICATE_KEY),
-        _ => false,
+        _ => error
+            .partial_write()
+            .is_some_and(|partial| partial.write_errors.iter().any(|w| w.code == DUPLICATE_KEY)),
     }
 }
 

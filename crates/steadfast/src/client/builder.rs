@@ -45,7 +45,7 @@ impl ClientBuilder {
     /// resolved through DNS now).
     ///
     /// # Errors
-    /// `Configuration` for an invalid string or unusable DNS records.
+    /// `InvalidArgument` for an invalid string, `DnsResolve` for unusable DNS records.
     ///
     /// # Cancel safety
     /// Cancel safe.

@@ -11,7 +11,10 @@ use super::models::WriteModel;
 use steadfast_core::ErrorLabels;
 use steadfast_core::retry::Outcome;
 
-use crate::error::{Error, PartialWrite, Result, WriteConcernError, WriteError, WriteFailure};
+use crate::error::{
+    BulkWriteError, Error, ErrorKind, IndexedWriteError, InsertManyError, PartialWrite, Result,
+    WriteConcernError, WriteFailure,
+};
 use crate::operation::write::{Statement, WriteKind};
 use crate::operation::write_reply::BatchOutcome;
 use crate::results::BulkWriteResult;
@@ -35,6 +38,21 @@ pub(crate) struct Run {
 pub(crate) struct BulkPlan {
     /// In execution order.
     pub(crate) runs: Vec<Run>,
+    /// Which [`ErrorKind`] reports the write errors and write concern errors.
+    pub(crate) shape: FailureShape,
+}
+
+/// Which operation's failure a plan reports: the official driver gives each its own
+/// [`ErrorKind`], which code written for it matches on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum FailureShape {
+    /// A single-statement write: [`ErrorKind::Write`].
+    #[default]
+    Single,
+    /// `insert_many`: [`ErrorKind::InsertMany`].
+    InsertMany,
+    /// `bulk_write`: [`ErrorKind::BulkWrite`].
+    BulkWrite,
 }
 
 impl BulkPlan {
@@ -91,7 +109,10 @@ impl BulkPlan {
             };
             runs.sort_by_key(|run| rank(run.kind));
         }
-        Ok(BulkPlan { runs })
+        Ok(BulkPlan {
+            runs,
+            shape: FailureShape::BulkWrite,
+        })
     }
 }
 
@@ -106,7 +127,13 @@ impl BulkPlan {
                 positions,
                 ids,
             }],
+            shape: FailureShape::Single,
         }
+    }
+
+    /// The same plan, its failure reported as `shape`.
+    pub(crate) fn reported_as(self, shape: FailureShape) -> Self {
+        BulkPlan { shape, ..self }
     }
 }
 
@@ -126,11 +153,12 @@ pub(crate) fn at_position(error: Error, position: usize) -> Error {
 #[derive(Debug, Default)]
 pub(crate) struct BulkAccumulator {
     ordered: bool,
+    shape: FailureShape,
     /// How many statements the plan holds (positions run from 0 to this).
     total: usize,
     result: BulkWriteResult,
     executed: Vec<usize>,
-    write_errors: Vec<WriteError>,
+    write_errors: Vec<IndexedWriteError>,
     write_concern_errors: Vec<WriteConcernError>,
     unknown: Vec<usize>,
     labels: ErrorLabels,
@@ -141,6 +169,7 @@ impl BulkAccumulator {
     pub(crate) fn new(plan: &BulkPlan, ordered: bool) -> Self {
         BulkAccumulator {
             ordered,
+            shape: plan.shape,
             total: plan.runs.iter().map(|run| run.positions.len()).sum(),
             ..BulkAccumulator::default()
         }
@@ -228,19 +257,20 @@ impl BulkAccumulator {
     /// concern error.
     ///
     /// # Errors
-    /// `Write` with every write error (caller positions, sorted), the first write concern
-    /// error, and the whole [`PartialWrite`].
-    pub(crate) fn finish(self) -> Result<BulkWriteResult> {
-        if self.write_errors.is_empty() && self.write_concern_errors.is_empty() {
-            return Ok(self.result);
-        }
-        let (labels, partial) = self.into_partial();
-        let failure = WriteFailure {
-            write_errors: partial.write_errors.clone(),
-            write_concern_error: partial.write_concern_errors.first().cloned(),
-            labels,
+    /// The plan's [`FailureShape`]: `Write` with the first write error, else the first write
+    /// concern error; `InsertMany` or `BulkWrite` with every write error (caller positions)
+    /// and write concern error. Each carries the whole [`PartialWrite`].
+    pub(crate) fn finish(mut self) -> Result<BulkWriteResult> {
+        self.write_errors.sort_by_key(|e| e.index);
+        let first = match (self.write_errors.first(), self.write_concern_errors.first()) {
+            (Some(refused), _) => WriteFailure::WriteError(refused.to_write_error()),
+            (None, Some(wce)) => WriteFailure::WriteConcernError(wce.clone()),
+            (None, None) => return Ok(self.result),
         };
-        Err(Error::from(failure).with_partial_write(partial))
+        let shape = self.shape;
+        let (labels, partial) = self.into_partial();
+        let kind = failure_kind(shape, first, &partial);
+        Err(Error::with_kind_and_labels(kind, labels).with_partial_write(partial))
     }
 
     /// The labels and the statement-by-statement account: every position not executed, refused
@@ -272,5 +302,28 @@ impl BulkAccumulator {
             not_executed,
         };
         (self.labels, partial)
+    }
+}
+
+/// The error kind `shape` reports for a write that ended with write errors or write concern
+/// errors: a single write reports `first` (its write error, else its write concern error); the
+/// others report all of them, read from the statement-by-statement account.
+fn failure_kind(shape: FailureShape, first: WriteFailure, partial: &PartialWrite) -> ErrorKind {
+    match shape {
+        FailureShape::Single => ErrorKind::Write(first),
+        FailureShape::InsertMany => ErrorKind::InsertMany(InsertManyError {
+            write_errors: (!partial.write_errors.is_empty()).then(|| partial.write_errors.clone()),
+            write_concern_error: partial.write_concern_errors.first().cloned(),
+            inserted_ids: partial.applied.inserted_ids.clone(),
+        }),
+        FailureShape::BulkWrite => ErrorKind::BulkWrite(BulkWriteError {
+            write_concern_errors: partial.write_concern_errors.clone(),
+            write_errors: partial
+                .write_errors
+                .iter()
+                .map(|e| (e.index, e.to_write_error()))
+                .collect(),
+            partial_result: (!partial.executed.is_empty()).then(|| partial.applied.clone()),
+        }),
     }
 }

@@ -60,7 +60,7 @@ impl Database {
     /// The names of the database's collections and views (`nameOnly: true`).
     ///
     /// # Errors
-    /// Command and network errors; `Protocol` for an entry without a name.
+    /// Command and network errors; `InvalidResponse` for an entry without a name.
     ///
     /// # Cancel safety
     /// Cancel safe: a dropped future drops its cursor, which is killed in the background.
@@ -280,7 +280,7 @@ impl Client {
     /// The names of the deployment's databases (`nameOnly: true`).
     ///
     /// # Errors
-    /// Command and network errors; `Protocol` for an entry without a name.
+    /// Command and network errors; `InvalidResponse` for an entry without a name.
     ///
     /// # Cancel safety
     /// Cancel safe: listing has no effect on the server.

@@ -177,8 +177,9 @@ fn cursor_phases(
 /// an ordered bulk stops after the first batch with a write error.
 ///
 /// # Errors
-/// A command error or network error of a batch as the executor reports it; `Write` with the
-/// merged write errors and write concern errors. Either carries the bulk's
+/// A command error or network error of a batch as the executor reports it; the plan's
+/// [`FailureShape`](super::bulk::FailureShape) with the merged write errors and write concern
+/// errors. Either carries the bulk's
 /// [`PartialWrite`](crate::error::PartialWrite): what the earlier batches applied stays
 /// reported, and the failed batch's statements are of unknown fate unless the executor knows
 /// that none of its attempts could have run.

@@ -2,13 +2,13 @@
 
 use bson::{Bson, Document, doc, rawdoc};
 
-use super::bulk::{BulkAccumulator, BulkPlan};
+use super::bulk::{BulkAccumulator, BulkPlan, FailureShape};
 use super::models::{
     DeleteModel, InsertOneModel, ReplaceOneModel, UpdateModel, WriteModel, check_update,
     replacement_document,
 };
-use crate::error::{ErrorKind, Outcome};
-use crate::operation::write::WriteKind;
+use crate::error::{ErrorKind, Outcome, WriteFailure};
+use crate::operation::write::{Statement, WriteKind};
 use crate::operation::write_reply::BatchOutcome;
 use crate::options::UpdateModifications;
 
@@ -149,9 +149,9 @@ fn outcome(start: usize, count: usize, n: u64) -> BatchOutcome {
     }
 }
 
-fn write_error(index: usize, code: i32) -> crate::error::WriteError {
+fn write_error(index: usize, code: i32) -> crate::error::IndexedWriteError {
     let reply = bson::doc! { "writeErrors": [ { "index": index as i32, "code": code, "errmsg": format!("error {code}") } ] };
-    crate::error::WriteFailure::from_reply(&reply)
+    crate::error::ReplyWriteErrors::from_reply(&reply)
         .expect("one error")
         .write_errors
         .remove(0)
@@ -199,11 +199,17 @@ fn write_errors_are_remapped_and_stop_ordered_bulks() {
     assert!(!acc.must_stop(), "unordered bulks continue");
     assert_eq!(acc.result().inserted_ids.len(), 2);
     let error = acc.finish().expect_err("a write error");
-    let ErrorKind::Write(failure) = error.kind() else {
-        panic!("expected a write failure, got {error}");
+    let ErrorKind::BulkWrite(failure) = error.kind() else {
+        panic!("expected a bulk write failure, got {error}");
     };
-    assert_eq!(failure.write_errors[0].index, 3);
-    assert_eq!(failure.write_errors[0].code, 11000);
+    assert_eq!(failure.write_errors[&3].code, 11000);
+    assert_eq!(failure.write_errors.len(), 1);
+    assert!(failure.write_concern_errors.is_empty());
+    let applied = failure
+        .partial_result
+        .as_ref()
+        .expect("two inserts applied");
+    assert_eq!(applied.inserted_count, 2);
     assert_eq!(error.code(), Some(11000));
     // Two documents went in: the error says so, with their ids, and never "not applied".
     assert_eq!(error.outcome(), Outcome::PartlyApplied);
@@ -322,4 +328,67 @@ fn write_concern_errors_fail_the_bulk_but_keep_counting() {
         .collect();
     assert_eq!(codes, vec![64, 100]);
     assert_eq!(error.code(), Some(64));
+}
+
+/// Three inserts (`_id` 0, 1, 2) whose failure is reported as `shape`.
+fn three_inserts(shape: FailureShape) -> BulkPlan {
+    let (statements, ids): (Vec<Statement>, Vec<Bson>) = (0..3)
+        .map(|i| Statement::insert(rawdoc! { "_id": i }).expect("encodes"))
+        .unzip();
+    BulkPlan::single_run(WriteKind::Insert, statements, ids).reported_as(shape)
+}
+
+/// The statement at run position 1 refused with a duplicate key, the others applied.
+fn second_refused() -> BatchOutcome {
+    let mut batch = outcome(0, 3, 2);
+    batch.write_errors = vec![write_error(1, 11000)];
+    batch
+}
+
+#[test]
+fn each_write_reports_its_failure_as_the_official_kind_for_it() {
+    let plan = three_inserts(FailureShape::InsertMany);
+    let mut acc = BulkAccumulator::new(&plan, false);
+    acc.add(&plan.runs[0], second_refused());
+    let error = acc.finish().expect_err("a write error");
+    let ErrorKind::InsertMany(failure) = error.kind() else {
+        panic!("expected an insert_many failure, got {error:?}");
+    };
+    let refused: Vec<usize> = failure
+        .write_errors
+        .iter()
+        .flatten()
+        .map(|e| e.index)
+        .collect();
+    assert_eq!(refused, [1]);
+    assert!(failure.write_concern_error.is_none());
+    let mut inserted: Vec<usize> = failure.inserted_ids.keys().copied().collect();
+    inserted.sort_unstable();
+    assert_eq!(inserted, [0, 2]);
+
+    let plan = three_inserts(FailureShape::Single);
+    let mut acc = BulkAccumulator::new(&plan, false);
+    acc.add(&plan.runs[0], second_refused());
+    let error = acc.finish().expect_err("a write error");
+    assert!(
+        matches!(error.kind(), ErrorKind::Write(WriteFailure::WriteError(e)) if e.code == 11000),
+        "{error:?}"
+    );
+
+    // Only the write concern failed: a single write reports it, and it was applied.
+    let mut acc = BulkAccumulator::new(&plan, false);
+    let mut batch = outcome(0, 3, 3);
+    batch.write_concern_error = Some(crate::error::WriteConcernError {
+        code: 64,
+        code_name: "WriteConcernFailed".into(),
+        message: "waiting for replication timed out".into(),
+        details: None,
+    });
+    acc.add(&plan.runs[0], batch);
+    let error = acc.finish().expect_err("a write concern error");
+    assert!(
+        matches!(error.kind(), ErrorKind::Write(WriteFailure::WriteConcernError(e)) if e.code == 64),
+        "{error:?}"
+    );
+    assert_eq!(error.outcome(), Outcome::Applied);
 }

@@ -227,7 +227,7 @@ impl ConnectionConfig {
     /// the TLS files, maps compressors and the credential.
     ///
     /// # Errors
-    /// `Configuration` for an unsupported authentication mechanism, a credential without the
+    /// `InvalidArgument` for an unsupported authentication mechanism, a credential without the
     /// username or password SCRAM needs, or an over-long appName; TLS and I/O errors from
     /// reading certificate files.
     pub(crate) fn from_options(

@@ -44,7 +44,7 @@ impl StreamDescription {
     /// compressors offered, in preference order.
     ///
     /// # Errors
-    /// `Protocol` when the reply's fields are malformed (core's hello parsing rejected it).
+    /// `InvalidResponse` when the reply's fields are malformed (core's hello parsing rejected it).
     pub(crate) fn from_handshake_reply(
         address: &ServerAddress,
         reply: &Document,

@@ -25,7 +25,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use self::description::StreamDescription;
 use self::stream::BoxedStream;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 
 /// Request ids are unique per process, so a reply can never be mistaken for another
 /// connection's even in logs.
@@ -258,7 +258,7 @@ impl Connection {
                 // the stream intact: the reply can still be read and discarded. Any other
                 // failure (a legacy socket timeout included) leaves it unusable.
                 let late = matches!(limit, IoLimit::Deadline(_))
-                    && matches!(error.kind(), ErrorKind::Timeout { .. })
+                    && error.is_timeout()
                     && awaited.is_some();
                 if late {
                     self.late_reply_to = awaited;
@@ -321,7 +321,7 @@ impl Connection {
         };
         with_deadline(io_deadline, "writing a request", write)
             .await?
-            .map_err(|e| Error::network("writing a request failed").with_source(e))?;
+            .map_err(|e| Error::network_io("writing a request failed", e))?;
         if !expects_reply {
             return Ok(OpMsg::new(RawDocumentBuf::new()));
         }
@@ -362,7 +362,7 @@ impl Connection {
                 .stream
                 .read_buf(self.decoder.read_buffer())
                 .await
-                .map_err(|e| Error::network("reading a reply failed").with_source(e))?;
+                .map_err(|e| Error::network_io("reading a reply failed", e))?;
             if read == 0 {
                 return Err(Error::network(if buffered == 0 {
                     "the server closed the connection".to_string()

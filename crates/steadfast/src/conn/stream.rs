@@ -29,7 +29,7 @@ const KEEPALIVE_TIME: Duration = Duration::from_secs(120);
 ///
 /// # Errors
 /// `Timeout` when the deadline passes, `Network` when no resolved address accepts the
-/// connection, `Tls` when the TLS handshake fails (e.g. the certificate is rejected).
+/// connection, `InvalidTlsConfig` when the TLS handshake fails (e.g. the certificate is rejected).
 ///
 /// # Cancel safety
 /// Dropping the future abandons the half-open socket, which is closed on drop.
@@ -68,8 +68,7 @@ async fn open_without_timeout(
                         if e.kind() == std::io::ErrorKind::InvalidData {
                             Error::tls("the TLS handshake failed").with_source(e)
                         } else {
-                            Error::network("the connection failed during the TLS handshake")
-                                .with_source(e)
+                            Error::network_io("the connection failed during the TLS handshake", e)
                         }
                     })?;
                     Ok(Box::new(stream))
@@ -84,7 +83,7 @@ async fn open_without_timeout(
 async fn connect_tcp(host: &str, port: u16) -> Result<TcpStream> {
     let resolved: Vec<_> = tokio::net::lookup_host((host, port))
         .await
-        .map_err(|e| Error::network(format!("cannot resolve {host}")).with_source(e))?
+        .map_err(|e| Error::network_io(format!("cannot resolve {host}"), e))?
         .collect();
     let mut last_error = None;
     // Addresses are tried in resolver order; the first that accepts wins.
@@ -98,7 +97,7 @@ async fn connect_tcp(host: &str, port: u16) -> Result<TcpStream> {
         }
     }
     Err(match last_error {
-        Some(e) => Error::network(format!("cannot connect to {host}:{port}")).with_source(e),
+        Some(e) => Error::network_io(format!("cannot connect to {host}:{port}"), e),
         None => Error::network(format!("{host} resolved to no address")),
     })
 }
@@ -107,10 +106,10 @@ fn configure(stream: &TcpStream) -> Result<()> {
     // Commands are small request/response exchanges: Nagle's delay would add latency to each.
     stream
         .set_nodelay(true)
-        .map_err(|e| Error::network("cannot set TCP_NODELAY").with_source(e))?;
+        .map_err(|e| Error::network_io("cannot set TCP_NODELAY", e))?;
     SockRef::from(stream)
         .set_tcp_keepalive(&TcpKeepalive::new().with_time(KEEPALIVE_TIME))
-        .map_err(|e| Error::network("cannot enable TCP keepalive").with_source(e))
+        .map_err(|e| Error::network_io("cannot enable TCP keepalive", e))
 }
 
 #[cfg(unix)]
@@ -122,7 +121,7 @@ async fn open_unix(path: &str, tls: bool) -> Result<BoxedStream> {
     }
     let stream = tokio::net::UnixStream::connect(path)
         .await
-        .map_err(|e| Error::network(format!("cannot connect to {path}")).with_source(e))?;
+        .map_err(|e| Error::network_io(format!("cannot connect to {path}"), e))?;
     Ok(Box::new(stream))
 }
 

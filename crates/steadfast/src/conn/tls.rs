@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 /// Builds the rustls configuration once per client: files are read here, not per connection.
 ///
 /// # Errors
-/// `Io` when a file cannot be read, `Tls` when it holds no usable certificate or key, or
+/// `Io` when a file cannot be read, `InvalidTlsConfig` when it holds no usable certificate or key, or
 /// rustls rejects the configuration.
 pub(crate) fn client_config(settings: &Tls) -> Result<Arc<ClientConfig>> {
     if settings.cert_key_password.is_some() {
@@ -103,7 +103,7 @@ pub(crate) fn client_config(settings: &Tls) -> Result<Arc<ClientConfig>> {
 /// The name the server certificate must match: a DNS name or an IP literal.
 ///
 /// # Errors
-/// `Tls` when the host is neither.
+/// `InvalidTlsConfig` when the host is neither.
 pub(crate) fn server_name(host: &str) -> Result<ServerName<'static>> {
     ServerName::try_from(host.to_string())
         .map_err(|e| Error::tls(format!("{host:?} is not a valid TLS server name")).with_source(e))
@@ -112,7 +112,7 @@ pub(crate) fn server_name(host: &str) -> Result<ServerName<'static>> {
 fn open(path: &Path, what: &str) -> Result<BufReader<std::fs::File>> {
     std::fs::File::open(path)
         .map(BufReader::new)
-        .map_err(|e| Error::io(format!("cannot read {what} {}", path.display())).with_source(e))
+        .map_err(|e| Error::io(format!("cannot read {what} {}", path.display()), e))
 }
 
 fn read_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>> {

@@ -38,7 +38,7 @@ impl CursorReply {
     /// `nextBatch` (`getMore`).
     ///
     /// # Errors
-    /// `Protocol` when the `cursor` document, its `id`, its `ns` or its batch is missing or has
+    /// `InvalidResponse` when the `cursor` document, its `id`, its `ns` or its batch is missing or has
     /// the wrong type.
     pub(crate) fn parse(reply: &RawDocument, command: &str) -> Result<CursorReply> {
         let malformed =

@@ -161,7 +161,8 @@ impl<T: DeserializeOwned> SessionCursor<T> {
     /// The current document deserialised as `T`.
     ///
     /// # Errors
-    /// `InvalidArgument` when there is no current document or it does not deserialise as `T`.
+    /// `InvalidArgument` when there is no current document, `BsonDeserialization` when it does
+    /// not deserialise as `T`.
     pub fn deserialize_current(&self) -> Result<T> {
         deserialize(self.current.as_deref())
     }

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use super::state::CursorState;
 use super::timeout::{Tailing, call_deadline};
 use crate::coll::exec::OperationSettings;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::executor::Executor;
 use crate::operation::get_more::KillCursors;
 use crate::runtime;
@@ -299,7 +299,8 @@ impl<T: DeserializeOwned> Cursor<T> {
     /// The current document deserialised as `T`.
     ///
     /// # Errors
-    /// `InvalidArgument` when there is no current document or it does not deserialise as `T`.
+    /// `InvalidArgument` when there is no current document, `BsonDeserialization` when it does
+    /// not deserialise as `T`.
     pub fn deserialize_current(&self) -> Result<T> {
         deserialize(self.current.as_deref())
     }
@@ -339,15 +340,14 @@ impl<T> Drop for Cursor<T> {
 /// `document` deserialised as `T`.
 ///
 /// # Errors
-/// `InvalidArgument` when there is no document or it does not deserialise.
+/// `InvalidArgument` when there is no document; `BsonDeserialization` when it does not
+/// deserialise.
 pub(crate) fn deserialize<T: DeserializeOwned>(document: Option<&RawDocument>) -> Result<T> {
     let document = document.ok_or_else(|| {
         Error::invalid_argument("there is no current document: call advance() first")
     })?;
-    bson::deserialize_from_slice(document.as_bytes()).map_err(|e| {
-        Error::invalid_argument("the document does not deserialise as the cursor's type")
-            .with_source(e)
-    })
+    bson::deserialize_from_slice(document.as_bytes())
+        .map_err(|e| Error::new(ErrorKind::BsonDeserialization(e)))
 }
 
 /// The longest a background killCursors may take when the client has no timeoutMS. It is best

@@ -1,5 +1,4 @@
-//! Server-reported failures: command errors (`ok: 0`) and write failures, parsed from replies,
-//! and the SDAM classification of their codes.
+//! Command errors (`ok: 0` replies), parsed from replies.
 
 use std::fmt;
 
@@ -74,129 +73,6 @@ impl fmt::Display for CommandError {
     }
 }
 
-/// One entry of a write command's `writeErrors`.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct WriteError {
-    /// Index of the failed write within the batch.
-    pub index: usize,
-    /// Error code, e.g. 11000 for a duplicate key.
-    pub code: i32,
-    /// Symbolic name, when the server sent one.
-    pub code_name: String,
-    /// The server's message.
-    pub message: String,
-    /// Extra information the server attached (`errInfo`).
-    pub details: Option<Document>,
-}
-
-/// A write concern that could not be satisfied (`writeConcernError`).
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct WriteConcernError {
-    /// Error code, e.g. 64 (WriteConcernFailed / WriteConcernTimeout) or a state-change code.
-    pub code: i32,
-    /// Symbolic name, when the server sent one.
-    pub code_name: String,
-    /// The server's message.
-    pub message: String,
-    /// Extra information the server attached (`errInfo`).
-    pub details: Option<Document>,
-}
-
-/// An acknowledged write whose reply reported write errors and/or a write concern error.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct WriteFailure {
-    /// Per-document failures, in batch order.
-    pub write_errors: Vec<WriteError>,
-    /// The write concern failure, if any.
-    pub write_concern_error: Option<WriteConcernError>,
-    /// The `errorLabels` of the reply and of its write concern error, until the
-    /// [`crate::Error`] made of this takes them ([`crate::Error::labels`]).
-    pub(crate) labels: ErrorLabels,
-}
-
-impl WriteFailure {
-    /// Reads the write failures of an `ok: 1` write reply, or `None` when it reported none.
-    /// Malformed entries are kept with what could be read rather than dropped, so a failure is
-    /// never silently turned into a success.
-    pub fn from_reply(reply: &Document) -> Option<Self> {
-        let write_errors: Vec<WriteError> = match reply.get_array("writeErrors") {
-            Ok(entries) => entries
-                .iter()
-                .enumerate()
-                .map(|(position, entry)| {
-                    let empty = Document::new();
-                    let doc = entry.as_document().unwrap_or(&empty);
-                    WriteError {
-                        index: doc
-                            .get("index")
-                            .and_then(bson_as_i32)
-                            .and_then(|i| usize::try_from(i).ok())
-                            .unwrap_or(position),
-                        code: doc.get("code").and_then(bson_as_i32).unwrap_or(0),
-                        code_name: doc.get_str("codeName").unwrap_or_default().to_string(),
-                        message: doc.get_str("errmsg").unwrap_or_default().to_string(),
-                        details: doc.get_document("errInfo").ok().cloned(),
-                    }
-                })
-                .collect(),
-            Err(_) => Vec::new(),
-        };
-        let mut labels = labels_of(reply);
-        let write_concern_error = reply.get_document("writeConcernError").ok().map(|wce| {
-            labels.union(&labels_of(wce));
-            WriteConcernError {
-                code: wce.get("code").and_then(bson_as_i32).unwrap_or(0),
-                code_name: wce.get_str("codeName").unwrap_or_default().to_string(),
-                message: wce.get_str("errmsg").unwrap_or_default().to_string(),
-                details: wce.get_document("errInfo").ok().cloned(),
-            }
-        });
-        if write_errors.is_empty() && write_concern_error.is_none() {
-            return None;
-        }
-        Some(WriteFailure {
-            write_errors,
-            write_concern_error,
-            labels,
-        })
-    }
-
-    /// The write concern error's code, else the first write error's code.
-    pub fn code(&self) -> Option<i32> {
-        self.write_concern_error
-            .as_ref()
-            .map(|w| w.code)
-            .or_else(|| self.write_errors.first().map(|w| w.code))
-    }
-}
-
-impl fmt::Display for WriteFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "write failed")?;
-        if let Some(first) = self.write_errors.first() {
-            write!(
-                f,
-                ": {} write error(s), first at index {} (code {}): {}",
-                self.write_errors.len(),
-                first.index,
-                first.code,
-                first.message
-            )?;
-        }
-        if let Some(wce) = &self.write_concern_error {
-            write!(
-                f,
-                "; write concern error (code {}): {}",
-                wce.code, wce.message
-            )?;
-        }
-        Ok(())
-    }
-}
-
 /// `ok` is 1 in any numeric type, or `true`.
 pub(crate) fn reply_is_ok(reply: &Document) -> bool {
     match reply.get("ok") {
@@ -223,12 +99,10 @@ pub(crate) fn bson_as_i32(value: &Bson) -> Option<i32> {
     }
 }
 
-fn labels_of(doc: &Document) -> ErrorLabels {
+pub(super) fn labels_of(doc: &Document) -> ErrorLabels {
     doc.get_array("errorLabels")
         .map(|labels| labels.iter().filter_map(Bson::as_str).collect())
         .unwrap_or_default()
 }
 
 impl std::error::Error for CommandError {}
-
-impl std::error::Error for WriteFailure {}

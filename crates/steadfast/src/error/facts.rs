@@ -4,6 +4,7 @@
 
 use steadfast_core::sdam::ServerErrorReply;
 
+use super::io::ConnectionIoKind;
 use super::{Error, ErrorKind};
 
 /// How a connection failed.
@@ -40,23 +41,38 @@ impl Error {
     /// What this error says about its server.
     pub(crate) fn facts(&self) -> ErrorFacts {
         match self.kind() {
-            ErrorKind::Network { .. } => ErrorFacts::Connection(ConnectionFailure::Network),
-            ErrorKind::Protocol { .. } => ErrorFacts::Connection(ConnectionFailure::Protocol),
-            ErrorKind::Tls { .. } => ErrorFacts::Connection(ConnectionFailure::Tls),
-            ErrorKind::Timeout { .. } => ErrorFacts::Connection(ConnectionFailure::Timeout),
+            // Its connection is gone as after a network error (the pool was cleared for one).
+            ErrorKind::ConnectionPoolCleared { .. } => {
+                ErrorFacts::Connection(ConnectionFailure::Network)
+            }
+            ErrorKind::Io(_) => match self.kind.connection_failure() {
+                Some((_, ConnectionIoKind::Failed)) => {
+                    ErrorFacts::Connection(ConnectionFailure::Network)
+                }
+                Some((_, ConnectionIoKind::TimedOut)) => {
+                    ErrorFacts::Connection(ConnectionFailure::Timeout)
+                }
+                None => ErrorFacts::Other,
+            },
+            ErrorKind::InvalidResponse { .. } => {
+                ErrorFacts::Connection(ConnectionFailure::Protocol)
+            }
+            ErrorKind::InvalidTlsConfig { .. } => ErrorFacts::Connection(ConnectionFailure::Tls),
             ErrorKind::Command(command) => ErrorFacts::Command(ServerErrorReply {
                 code: command.code_if_present(),
                 message: command.message.clone(),
                 topology_version: command.topology_version,
             }),
-            ErrorKind::Write(failure) => match &failure.write_concern_error {
-                Some(wce) => ErrorFacts::WriteConcern(ServerErrorReply {
-                    code: Some(wce.code),
-                    message: wce.message.clone(),
-                    topology_version: None,
-                }),
-                None => ErrorFacts::Other,
-            },
+            kind @ (ErrorKind::Write(_) | ErrorKind::InsertMany(_) | ErrorKind::BulkWrite(_)) => {
+                match kind.write_concern_error() {
+                    Some(wce) => ErrorFacts::WriteConcern(ServerErrorReply {
+                        code: Some(wce.code),
+                        message: wce.message.clone(),
+                        topology_version: None,
+                    }),
+                    None => ErrorFacts::Other,
+                }
+            }
             ErrorKind::Authentication { message } => ErrorFacts::Authentication(message.clone()),
             _ => ErrorFacts::Other,
         }

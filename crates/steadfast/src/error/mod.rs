@@ -1,9 +1,17 @@
 //! The driver's one error type.
 //!
-//! Every fallible call in steadfast returns [`Error`]: a small, cheap-to-move handle (one boxed
-//! allocation) around an [`ErrorKind`] that says *what* went wrong, the labels that say *what may
-//! be done about it* (`RetryableWriteError`, `SystemOverloadedError`, ...), the address of the
-//! server involved, and the underlying cause as a [`std::error::Error::source`] chain.
+//! Every fallible call in steadfast returns [`Error`]: a small, cheap-to-move handle (two
+//! pointers) whose public [`kind`](Error::kind) field, a `Box<ErrorKind>`, says *what* went
+//! wrong, with the labels that say *what may be done about it* (`RetryableWriteError`,
+//! `SystemOverloadedError`, ...), the address of the server involved, and the underlying cause
+//! as a [`std::error::Error::source`] chain.
+//!
+//! The shape is the official driver's: code written for it (`match *error.kind {
+//! ErrorKind::Write(WriteFailure::WriteError(ref e)) => .. }`, `error.contains_label(..)`)
+//! compiles unchanged. A single-statement write reports [`ErrorKind::Write`], `insert_many`
+//! [`ErrorKind::InsertMany`], `bulk_write` [`ErrorKind::BulkWrite`]; network failures and
+//! timeouts are [`ErrorKind::Io`]. steadfast adds to it: the predicates (`is_network_error`,
+//! `is_timeout`, `is_state_change_error`, ...), and what follows.
 //!
 //! Messages never contain secrets: passwords, SCRAM proofs and private keys are never formatted.
 //!
@@ -20,7 +28,7 @@
 //!   every one does. Only the server's `NoWritesPerformed` label and a request never sent say
 //!   so; a refusal code such as NotWritablePrimary does not (it still counts towards
 //!   [`Error::outcome`], which is a different question). A timeout under
-//!   `timeoutMS` is reported as a [`ErrorKind::Timeout`] whose
+//!   `timeoutMS` is reported as an [`ErrorKind::Io`] of [`std::io::ErrorKind::TimedOut`] whose
 //!   [`source`](std::error::Error::source) is the last underlying error.
 //! - [`Error::outcome`]: whether a write was certainly not applied, applied (only its write
 //!   concern failed), partly applied ([`Outcome::PartlyApplied`]: some statements of a
@@ -42,23 +50,35 @@
 
 mod command;
 mod facts;
+mod io;
+mod kind;
 mod partial;
 mod retry;
 #[cfg(test)]
 mod tests;
+mod write;
 
+use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+pub use steadfast_core::ErrorLabels;
 use steadfast_core::codes::{self, StateChangeKind};
-use steadfast_core::{ErrorLabels, Label, ServerAddress};
+pub use steadfast_core::labels::Iter as ErrorLabelsIter;
+use steadfast_core::{Label, ServerAddress};
 
+pub use command::CommandError;
 pub(crate) use command::reply_is_ok;
-pub use command::{CommandError, WriteConcernError, WriteError, WriteFailure};
 pub(crate) use facts::{ConnectionFailure, ErrorFacts};
+use io::ConnectionIoKind;
+pub use kind::ErrorKind;
 pub use partial::PartialWrite;
 pub use retry::{AttemptRecord, ErrorClass};
 pub use steadfast_core::retry::{Execution, Outcome, RetryReason, StopReason};
+pub(crate) use write::ReplyWriteErrors;
+pub use write::{
+    BulkWriteError, IndexedWriteError, InsertManyError, WriteConcernError, WriteError, WriteFailure,
+};
 
 /// Error label the server (4.4+) or the driver attaches to errors that a retryable write may retry.
 pub const RETRYABLE_WRITE_ERROR: &str = Label::RetryableWriteError.as_str();
@@ -76,72 +96,20 @@ pub const NO_WRITES_PERFORMED: &str = Label::NoWritesPerformed.as_str();
 /// A specialised `Result` whose error is the driver's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// What went wrong. Match on it through [`Error::kind`]; new variants may be added.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub enum ErrorKind {
-    /// Reading from or writing to a socket failed, or the server closed the connection.
-    Network {
-        /// What the driver was doing, e.g. "reading a reply".
-        message: String,
-    },
-    /// A socket read or write, a connection attempt or an operation ran out of time.
-    Timeout {
-        /// What timed out, e.g. "connecting (connectTimeoutMS 10s)".
-        message: String,
-    },
-    /// The peer broke the wire protocol: a malformed frame, an unexpected `responseTo`, a reply
-    /// that is not a valid command reply. The connection is unusable afterwards.
-    Protocol {
-        /// What was wrong with the bytes received.
-        message: String,
-    },
-    /// The server answered a command with `ok: 0`.
-    Command(CommandError),
-    /// A write was acknowledged with write errors or a write concern error.
-    Write(WriteFailure),
-    /// Authentication failed: wrong credentials, a server signature that did not verify, or a
-    /// SASL conversation that went wrong.
-    Authentication {
-        /// What failed (never includes the password or a proof).
-        message: String,
-    },
-    /// An argument passed to an API call is invalid.
-    InvalidArgument {
-        /// Which argument and why.
-        message: String,
-    },
-    /// The client options or connection string are invalid or inconsistent.
-    Configuration {
-        /// Which option and why.
-        message: String,
-    },
-    /// No suitable server was found before the server selection timeout.
-    ServerSelection {
-        /// Why no server was suitable.
-        message: String,
-    },
-    /// TLS could not be set up or the TLS handshake failed (certificate rejected, bad CA file...).
-    Tls {
-        /// What failed.
-        message: String,
-    },
-    /// A local I/O operation that is not network traffic failed (reading a CA or key file).
-    Io {
-        /// What the driver was doing.
-        message: String,
-    },
-}
-
 /// The driver's error: see the [module documentation](self).
+///
+/// `Error` is two pointers wide: the public [`kind`](Self::kind) is a `Box<ErrorKind>` as in the
+/// official driver (so `match *error.kind { .. }` can move its payload out), and everything
+/// else lives in a second allocation.
 #[derive(Clone)]
 pub struct Error {
+    /// What went wrong.
+    pub kind: Box<ErrorKind>,
     inner: Box<ErrorInner>,
 }
 
 #[derive(Clone)]
 struct ErrorInner {
-    kind: ErrorKind,
     labels: ErrorLabels,
     address: Option<ServerAddress>,
     source: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
@@ -156,8 +124,8 @@ impl Error {
     /// An error of the given kind with no labels, address or source.
     pub fn new(kind: ErrorKind) -> Self {
         Error {
+            kind: Box::new(kind),
             inner: Box::new(ErrorInner {
-                kind,
                 labels: ErrorLabels::new(),
                 address: None,
                 source: None,
@@ -168,20 +136,56 @@ impl Error {
         }
     }
 
+    /// An error carrying an application's own value, e.g. to end a closure the driver runs
+    /// with a failure of the application's making. [`Error::get_custom`] reads it back.
+    pub fn custom(value: impl Any + Send + Sync) -> Self {
+        Error::new(ErrorKind::Custom(Arc::new(value)))
+    }
+
+    /// The value given to [`Error::custom`], if this error is one and the value is an `E`.
+    pub fn get_custom<E: Any>(&self) -> Option<&E> {
+        match &*self.kind {
+            ErrorKind::Custom(value) => value.downcast_ref::<E>(),
+            _ => None,
+        }
+    }
+
+    /// A connection failure: an [`ErrorKind::Io`] describing what the driver was doing.
     pub(crate) fn network(message: impl Into<String>) -> Self {
-        Error::new(ErrorKind::Network {
+        let error = io::connection_io(
+            std::io::ErrorKind::Other,
+            ConnectionIoKind::Failed,
+            message.into(),
+        );
+        Error::new(ErrorKind::Io(Arc::new(error)))
+    }
+
+    /// A connection failure caused by `cause`: an [`ErrorKind::Io`] of `cause`'s
+    /// [`std::io::ErrorKind`] describing what the driver was doing, `cause` as its source.
+    pub(crate) fn network_io(message: impl Into<String>, cause: std::io::Error) -> Self {
+        let error = io::connection_io(cause.kind(), ConnectionIoKind::Failed, message.into());
+        Error::new(ErrorKind::Io(Arc::new(error))).with_source(cause)
+    }
+
+    /// A connection the operation waited for or used was lost to a pool clear.
+    pub(crate) fn pool_cleared(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::ConnectionPoolCleared {
             message: message.into(),
         })
     }
 
+    /// A timeout: an [`ErrorKind::Io`] of [`std::io::ErrorKind::TimedOut`] saying what timed out.
     pub(crate) fn timeout(message: impl Into<String>) -> Self {
-        Error::new(ErrorKind::Timeout {
-            message: message.into(),
-        })
+        let error = io::connection_io(
+            std::io::ErrorKind::TimedOut,
+            ConnectionIoKind::TimedOut,
+            message.into(),
+        );
+        Error::new(ErrorKind::Io(Arc::new(error)))
     }
 
     pub(crate) fn protocol(message: impl Into<String>) -> Self {
-        Error::new(ErrorKind::Protocol {
+        Error::new(ErrorKind::InvalidResponse {
             message: message.into(),
         })
     }
@@ -198,22 +202,31 @@ impl Error {
         })
     }
 
+    /// Invalid or inconsistent client options or connection string: an
+    /// [`ErrorKind::InvalidArgument`], as the official driver reports them.
     pub(crate) fn configuration(message: impl Into<String>) -> Self {
-        Error::new(ErrorKind::Configuration {
+        Error::invalid_argument(message)
+    }
+
+    /// An SRV or TXT lookup of a `mongodb+srv://` connection string that failed or returned
+    /// records that cannot be used.
+    pub(crate) fn dns(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::DnsResolve {
             message: message.into(),
         })
     }
 
     pub(crate) fn tls(message: impl Into<String>) -> Self {
-        Error::new(ErrorKind::Tls {
+        Error::new(ErrorKind::InvalidTlsConfig {
             message: message.into(),
         })
     }
 
-    pub(crate) fn io(message: impl Into<String>) -> Self {
-        Error::new(ErrorKind::Io {
-            message: message.into(),
-        })
+    /// An [`ErrorKind::Io`] saying what the driver was doing, of the same [`std::io::ErrorKind`]
+    /// as `cause`, which becomes the [`source`](std::error::Error::source).
+    pub(crate) fn io(message: impl Into<String>, cause: std::io::Error) -> Self {
+        let described = std::io::Error::new(cause.kind(), message.into());
+        Error::new(ErrorKind::Io(Arc::new(described))).with_source(cause)
     }
 
     /// Attaches the underlying cause, reported by [`std::error::Error::source`].
@@ -269,9 +282,9 @@ impl Error {
         self.inner.partial_write.as_deref()
     }
 
-    /// What went wrong.
+    /// What went wrong (the [`kind`](Self::kind) field, borrowed).
     pub fn kind(&self) -> &ErrorKind {
-        &self.inner.kind
+        &self.kind
     }
 
     /// The server involved, when the error is tied to one.
@@ -285,9 +298,22 @@ impl Error {
         self.inner.labels.contains(label)
     }
 
-    /// Every label, sorted.
-    pub fn labels(&self) -> impl Iterator<Item = &str> {
-        self.inner.labels.iter()
+    /// Whether this error, or the driver error it reports as its cause (the last attempt's
+    /// error behind an operation timeout), carries `label`.
+    pub fn contains_label<T: AsRef<str>>(&self, label: T) -> bool {
+        let label = label.as_ref();
+        self.has_label(label)
+            || self
+                .inner
+                .source
+                .as_deref()
+                .and_then(|source| source.downcast_ref::<Error>())
+                .is_some_and(|cause| cause.contains_label(label))
+    }
+
+    /// The error's labels; iterating yields each once, sorted by name.
+    pub fn labels(&self) -> &ErrorLabels {
+        &self.inner.labels
     }
 
     /// Every failed attempt of the operation, oldest first, including the one this error
@@ -300,43 +326,44 @@ impl Error {
     /// The server error code: the command error's `code`, or the write concern error's code,
     /// or the first write error's code.
     pub fn code(&self) -> Option<i32> {
-        match &self.inner.kind {
+        match &*self.kind {
             ErrorKind::Command(c) => c.code_if_present(),
-            ErrorKind::Write(w) => w.code(),
-            _ => None,
+            kind => kind.write_failure_code(),
         }
     }
 
     /// The command error, when the server answered `ok: 0`.
     pub fn command_error(&self) -> Option<&CommandError> {
-        match &self.inner.kind {
+        match &*self.kind {
             ErrorKind::Command(c) => Some(c),
             _ => None,
         }
     }
 
     /// A network error in the specifications' sense: the socket failed or was closed, or a
-    /// socket read/write timed out. Use [`Error::is_timeout`] to tell the two apart.
+    /// socket read/write timed out (an [`ErrorKind::Io`] of the driver's), or the connection
+    /// was lost to a pool clear ([`ErrorKind::ConnectionPoolCleared`]). Use
+    /// [`Error::is_timeout`] to tell timeouts apart.
     pub fn is_network_error(&self) -> bool {
-        matches!(
-            self.inner.kind,
-            ErrorKind::Network { .. } | ErrorKind::Timeout { .. }
-        )
+        self.kind.connection_failure().is_some()
+            || matches!(*self.kind, ErrorKind::ConnectionPoolCleared { .. })
     }
 
     /// Whether something ran out of time (a socket timeout, connectTimeoutMS, a deadline).
     pub fn is_timeout(&self) -> bool {
-        matches!(self.inner.kind, ErrorKind::Timeout { .. })
+        self.kind
+            .connection_failure()
+            .is_some_and(|(_, how)| how == ConnectionIoKind::TimedOut)
     }
 
     /// Whether the peer broke the wire protocol.
     pub fn is_protocol_error(&self) -> bool {
-        matches!(self.inner.kind, ErrorKind::Protocol { .. })
+        matches!(*self.kind, ErrorKind::InvalidResponse { .. })
     }
 
     /// Whether authentication failed.
     pub fn is_authentication_error(&self) -> bool {
-        matches!(self.inner.kind, ErrorKind::Authentication { .. })
+        matches!(*self.kind, ErrorKind::Authentication { .. })
     }
 
     /// An SDAM "state change" error: "not writable primary" or "node is recovering", judged by
@@ -377,43 +404,23 @@ impl Error {
     /// The code (if any) and message that SDAM inspects: the command error itself, or the write
     /// concern error of an acknowledged write.
     fn state_change_source(&self) -> Option<(Option<i32>, &str)> {
-        match &self.inner.kind {
+        match &*self.kind {
             ErrorKind::Command(c) => Some((c.code_if_present(), c.message.as_str())),
-            ErrorKind::Write(w) => w
-                .write_concern_error
-                .as_ref()
+            kind => kind
+                .write_concern_error()
                 .map(|wce| (Some(wce.code), wce.message.as_str())),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ErrorKind::Network { message } => write!(f, "network error: {message}"),
-            ErrorKind::Timeout { message } => write!(f, "timed out {message}"),
-            ErrorKind::Protocol { message } => write!(f, "wire protocol error: {message}"),
-            ErrorKind::Command(c) => write!(f, "{c}"),
-            ErrorKind::Write(w) => write!(f, "{w}"),
-            ErrorKind::Authentication { message } => write!(f, "authentication failed: {message}"),
-            ErrorKind::InvalidArgument { message } => write!(f, "invalid argument: {message}"),
-            ErrorKind::Configuration { message } => write!(f, "invalid configuration: {message}"),
-            ErrorKind::ServerSelection { message } => write!(f, "server selection: {message}"),
-            ErrorKind::Tls { message } => write!(f, "TLS error: {message}"),
-            ErrorKind::Io { message } => write!(f, "I/O error: {message}"),
         }
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.inner.kind)?;
+        write!(f, "{}", self.kind)?;
         if let Some(address) = &self.inner.address {
             write!(f, " (server {address})")?;
         }
         if !self.inner.labels.is_empty() {
-            let labels: Vec<&str> = self.labels().collect();
+            let labels: Vec<&str> = self.labels().iter().collect();
             write!(f, " [labels: {}]", labels.join(", "))?;
         }
         if let Some(source) = &self.inner.source {
@@ -426,7 +433,7 @@ impl fmt::Display for Error {
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Error");
-        d.field("kind", &self.inner.kind);
+        d.field("kind", &self.kind);
         if let Some(address) = &self.inner.address {
             d.field("address", &format_args!("{address}"));
         }
@@ -471,11 +478,36 @@ impl From<CommandError> for Error {
     }
 }
 
-impl From<WriteFailure> for Error {
-    /// A write failure, carrying the labels the server sent.
-    fn from(mut failure: WriteFailure) -> Self {
-        let labels = std::mem::take(&mut failure.labels);
-        let mut error = Error::new(ErrorKind::Write(failure));
+impl Error {
+    /// The write concern error of an acknowledged reply as an [`ErrorKind::Write`], carrying
+    /// the reply's labels; `None` when the reply reported none. Write errors the reply may also
+    /// hold are left to the write's own accounting.
+    pub(crate) fn from_write_concern_reply(errors: ReplyWriteErrors) -> Option<Self> {
+        let wce = errors.write_concern_error?;
+        Some(Error::with_kind_and_labels(
+            ErrorKind::Write(WriteFailure::WriteConcernError(wce)),
+            errors.labels,
+        ))
+    }
+
+    /// A single-statement write's error read from its acknowledged `reply`: its first write
+    /// error, else its write concern error, with the reply's labels. Tests only: the driver's
+    /// writes build their errors from all their batches (`BulkAccumulator`).
+    #[cfg(test)]
+    pub(crate) fn from_write_reply(reply: &bson::Document) -> Option<Self> {
+        let errors = ReplyWriteErrors::from_reply(reply)?;
+        match errors.write_errors.first() {
+            Some(refused) => Some(Error::with_kind_and_labels(
+                ErrorKind::Write(WriteFailure::WriteError(refused.to_write_error())),
+                errors.labels,
+            )),
+            None => Error::from_write_concern_reply(errors),
+        }
+    }
+
+    /// An error of `kind` carrying `labels` (a multi-statement write's merged labels).
+    pub(crate) fn with_kind_and_labels(kind: ErrorKind, labels: ErrorLabels) -> Self {
+        let mut error = Error::new(kind);
         error.inner.labels = labels;
         error
     }

@@ -3,7 +3,7 @@
 
 use steadfast_core::retry::Outcome;
 
-use super::{WriteConcernError, WriteError};
+use super::{IndexedWriteError, WriteConcernError};
 use crate::results::BulkWriteResult;
 
 /// What a failed write (`insert_one` ... `bulk_write`, `insert_many`) had done by the time it
@@ -30,7 +30,7 @@ pub struct PartialWrite {
     /// Positions of the statements the server executed without an error, ascending.
     pub executed: Vec<usize>,
     /// The statements the server refused, with the caller's positions, ascending.
-    pub write_errors: Vec<WriteError>,
+    pub write_errors: Vec<IndexedWriteError>,
     /// The write concern error of every batch that reported one, in the order the batches ran
     /// (a write concern error means that batch's statements were applied, not that they were
     /// replicated as asked).
@@ -63,11 +63,11 @@ impl PartialWrite {
 mod tests {
     use super::*;
 
-    fn write_error(index: usize) -> WriteError {
-        WriteError {
+    fn write_error(index: usize) -> IndexedWriteError {
+        IndexedWriteError {
             index,
             code: 11000,
-            code_name: "DuplicateKey".into(),
+            code_name: Some("DuplicateKey".into()),
             message: "dup".into(),
             details: None,
         }

@@ -79,9 +79,7 @@ impl Error {
         if let Some(partial) = &self.inner.partial_write {
             return partial.outcome();
         }
-        if let ErrorKind::Write(failure) = &self.inner.kind
-            && failure.write_concern_error.is_some()
-        {
+        if self.kind.write_concern_error().is_some() {
             // The server reports a write concern error only after applying the write.
             return Outcome::Applied;
         }
@@ -115,39 +113,39 @@ impl Error {
     /// Which kind of failure this is; see [`ErrorClass`].
     pub fn class(&self) -> ErrorClass {
         let retried = self.inner.retry_history.len() > 1;
-        match &self.inner.kind {
+        match &*self.kind {
             ErrorKind::ServerSelection { .. } => ErrorClass::Outage,
-            ErrorKind::Network { .. } | ErrorKind::Timeout { .. } => {
-                if retried {
-                    ErrorClass::Outage
-                } else {
-                    ErrorClass::Transient
-                }
+            ErrorKind::ConnectionPoolCleared { .. } => transient_unless(retried),
+            ErrorKind::Io(_) if self.is_network_error() => transient_unless(retried),
+            ErrorKind::Command(_)
+            | ErrorKind::Write(_)
+            | ErrorKind::InsertMany(_)
+            | ErrorKind::BulkWrite(_)
+                if self.is_transient_server_error() =>
+            {
+                transient_unless(retried)
             }
-            ErrorKind::Command(_) | ErrorKind::Write(_) if self.is_transient_server_error() => {
-                if retried {
-                    ErrorClass::Outage
-                } else {
-                    ErrorClass::Transient
-                }
-            }
-            ErrorKind::Command(_) | ErrorKind::Write(_) => ErrorClass::Command,
-            ErrorKind::Protocol { .. }
+            ErrorKind::Command(_)
+            | ErrorKind::Write(_)
+            | ErrorKind::InsertMany(_)
+            | ErrorKind::BulkWrite(_) => ErrorClass::Command,
+            ErrorKind::InvalidResponse { .. }
             | ErrorKind::Authentication { .. }
             | ErrorKind::InvalidArgument { .. }
-            | ErrorKind::Configuration { .. }
-            | ErrorKind::Tls { .. }
-            | ErrorKind::Io { .. } => ErrorClass::Other,
+            | ErrorKind::DnsResolve { .. }
+            | ErrorKind::InvalidTlsConfig { .. }
+            | ErrorKind::Io(_)
+            | ErrorKind::BsonDeserialization(_)
+            | ErrorKind::Shutdown
+            | ErrorKind::Custom(_) => ErrorClass::Other,
         }
     }
 
     /// A server error caused by the deployment's state rather than by the request: a state
     /// change (election, shutdown), overload, or an error the server labelled retryable.
     fn is_transient_server_error(&self) -> bool {
-        let write_errors_only = matches!(
-            &self.inner.kind,
-            ErrorKind::Write(failure) if failure.write_concern_error.is_none()
-        );
+        let write_errors_only =
+            self.kind.is_write_failure() && self.kind.write_concern_error().is_none();
         if write_errors_only {
             // Per-document errors (duplicate key, validation) are about the request.
             return false;
@@ -159,5 +157,14 @@ impl Error {
             || self
                 .code()
                 .is_some_and(steadfast_core::codes::is_retryable_code)
+    }
+}
+
+/// A transient failure, or an outage once retries did not overcome it.
+fn transient_unless(retried: bool) -> ErrorClass {
+    if retried {
+        ErrorClass::Outage
+    } else {
+        ErrorClass::Transient
     }
 }

@@ -32,7 +32,10 @@ fn command_error_carries_code_name_message_labels_and_topology_version() {
         !error.has_label("retryablewriteerror"),
         "labels are case-sensitive"
     );
-    assert_eq!(error.labels().collect::<Vec<_>>(), [RETRYABLE_WRITE_ERROR]);
+    assert_eq!(
+        error.labels().iter().collect::<Vec<_>>(),
+        [RETRYABLE_WRITE_ERROR]
+    );
     let text = error.to_string();
     for part in [
         "NotWritablePrimary",
@@ -84,12 +87,11 @@ fn message_fallback_applies_only_without_a_code() {
 
 #[test]
 fn write_concern_errors_count_for_sdam_but_write_errors_do_not() {
-    let failure = WriteFailure::from_reply(&doc! {
+    let e = Error::from_write_reply(&doc! {
         "ok": 1, "n": 0,
         "writeConcernError": { "code": 91, "errmsg": "shutting down", "errorLabels": ["RetryableWriteError"] },
     })
     .expect("a write concern error");
-    let e = Error::from(failure);
     assert!(e.is_shutting_down() && e.is_state_change_error());
     assert!(
         e.has_label(RETRYABLE_WRITE_ERROR),
@@ -97,19 +99,19 @@ fn write_concern_errors_count_for_sdam_but_write_errors_do_not() {
     );
     assert_eq!(e.code(), Some(91));
 
-    let failure = WriteFailure::from_reply(&doc! {
+    let reply = doc! {
         "ok": 1, "n": 1,
         "writeErrors": [{ "index": 1, "code": 10107, "errmsg": "not primary" }],
-    })
-    .expect("a write error");
-    assert_eq!(failure.write_errors[0].index, 1);
-    let e = Error::from(failure);
+    };
+    let read = ReplyWriteErrors::from_reply(&reply).expect("a write error");
+    assert_eq!(read.write_errors[0].index, 1);
+    let e = Error::from_write_reply(&reply).expect("a write error");
     assert!(
         !e.is_state_change_error(),
         "writeErrors must not be inspected"
     );
-    assert!(e.to_string().contains("index 1"));
-    assert!(WriteFailure::from_reply(&doc! { "ok": 1, "n": 1 }).is_none());
+    assert!(e.to_string().contains("not primary"));
+    assert!(ReplyWriteErrors::from_reply(&doc! { "ok": 1, "n": 1 }).is_none());
 }
 
 #[test]
@@ -156,14 +158,19 @@ fn ok_field_accepts_every_numeric_type() {
     assert!(!reply_is_ok(&doc! {}));
 }
 
-/// `Result<T, Error>` travels through every layer: the error stays one pointer wide, so a
-/// successful result costs no more than its value plus a tag.
+/// `Result<T, Error>` travels through every layer, so the error stays small: two pointers.
+/// It was one until the public `kind: Box<ErrorKind>` field (the official driver's shape: code
+/// written for it reads `*error.kind` and may move the payload out, which only a real `Box`
+/// allows) joined the boxed rest of the error.
 #[test]
-fn error_is_one_pointer_wide() {
-    assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+fn error_is_two_pointers_wide() {
+    assert_eq!(
+        std::mem::size_of::<Error>(),
+        2 * std::mem::size_of::<usize>()
+    );
     assert_eq!(
         std::mem::size_of::<Result<()>>(),
-        std::mem::size_of::<usize>()
+        2 * std::mem::size_of::<usize>()
     );
 }
 
@@ -175,7 +182,7 @@ fn labels_from_the_server_and_the_driver_are_listed_once_sorted() {
     })
     .with_labels(["RetryableWriteError", "SystemOverloadedError"]);
     assert_eq!(
-        error.labels().collect::<Vec<_>>(),
+        error.labels().iter().collect::<Vec<_>>(),
         [
             "Custom",
             "RetryableWriteError",
@@ -208,4 +215,147 @@ fn facts_read_the_server_reply_once_for_retry_sdam_and_monitors() {
         ErrorFacts::Connection(ConnectionFailure::Protocol)
     );
     assert_eq!(Error::invalid_argument("x").facts(), ErrorFacts::Other);
+}
+
+#[test]
+fn a_reply_with_write_errors_and_a_write_concern_error_is_judged_by_the_concern() {
+    // What the executor hands SDAM and the retry rules for an acknowledged reply: the write
+    // concern error, even when the reply also refused a statement.
+    let reply = doc! {
+        "ok": 1, "n": 0,
+        "writeErrors": [{ "index": 0, "code": 11000, "errmsg": "dup" }],
+        "writeConcernError": { "code": 91, "errmsg": "shutting down" },
+        "errorLabels": ["RetryableWriteError"],
+    };
+    let read = ReplyWriteErrors::from_reply(&reply).expect("failures");
+    let error = Error::from_write_concern_reply(read).expect("a write concern error");
+    assert!(matches!(
+        *error.kind,
+        ErrorKind::Write(WriteFailure::WriteConcernError(ref wce)) if wce.code == 91
+    ));
+    assert!(error.is_shutting_down() && error.has_label(RETRYABLE_WRITE_ERROR));
+    assert_eq!(error.outcome(), Outcome::Applied);
+}
+
+#[test]
+fn contains_label_looks_through_to_the_driver_error_behind_a_timeout() {
+    let cause = command_error(doc! {
+        "ok": 0, "code": 91, "errmsg": "x", "errorLabels": ["RetryableWriteError"],
+    });
+    let timeout = Error::timeout("after 1 attempt").with_source(cause);
+    assert!(
+        !timeout.has_label(RETRYABLE_WRITE_ERROR),
+        "not its own label"
+    );
+    assert!(timeout.contains_label(RETRYABLE_WRITE_ERROR));
+    let owned = String::from(RETRYABLE_WRITE_ERROR);
+    assert!(timeout.contains_label(&owned));
+    assert!(!timeout.contains_label(TRANSIENT_TRANSACTION_ERROR));
+    let io = Error::network("x").with_source(std::io::Error::other("reset"));
+    assert!(!io.contains_label(RETRYABLE_WRITE_ERROR));
+}
+
+#[test]
+fn a_custom_value_is_read_back_by_its_type() {
+    let error = Error::custom(42_u32);
+    assert_eq!(error.get_custom::<u32>(), Some(&42));
+    assert_eq!(error.get_custom::<i64>(), None);
+    assert_eq!(error.class(), ErrorClass::Other);
+    assert_eq!(
+        Error::custom(String::from("stop")).to_string(),
+        "application error: stop"
+    );
+    assert_eq!(Error::network("x").get_custom::<u32>(), None);
+}
+
+#[test]
+fn an_io_error_keeps_its_kind_the_message_and_the_cause() {
+    let cause = std::io::Error::from(std::io::ErrorKind::NotFound);
+    let error = Error::io("cannot read the CA file /x.pem", cause);
+    let ErrorKind::Io(ref io) = *error.kind else {
+        panic!("{error:?}")
+    };
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    assert!(error.to_string().contains("/x.pem"), "{error}");
+    assert!(error.source().is_some());
+}
+
+#[test]
+fn connection_failures_and_timeouts_are_io_errors_told_apart_by_the_driver() {
+    let reset = Error::network_io(
+        "reading a reply failed",
+        std::io::Error::from(std::io::ErrorKind::ConnectionReset),
+    );
+    let ErrorKind::Io(ref io) = *reset.kind else {
+        panic!("{reset:?}")
+    };
+    assert_eq!(io.kind(), std::io::ErrorKind::ConnectionReset);
+    assert!(reset.is_network_error() && !reset.is_timeout());
+    assert_eq!(
+        reset.to_string(),
+        "network error: reading a reply failed: connection reset"
+    );
+
+    let late = Error::timeout("waiting for a reply");
+    assert!(
+        matches!(*late.kind, ErrorKind::Io(ref io) if io.kind() == std::io::ErrorKind::TimedOut)
+    );
+    assert!(late.is_network_error() && late.is_timeout());
+    assert_eq!(late.to_string(), "timed out waiting for a reply");
+
+    // The operating system's own TimedOut (a connect with no answer) stays a connection
+    // failure for SDAM and the retry rules, as before.
+    let unanswered = Error::network_io(
+        "cannot connect to db1:27017",
+        std::io::Error::from(std::io::ErrorKind::TimedOut),
+    );
+    assert!(unanswered.is_network_error() && !unanswered.is_timeout());
+    assert_eq!(
+        unanswered.facts(),
+        ErrorFacts::Connection(ConnectionFailure::Network)
+    );
+
+    // A local file's I/O error is neither.
+    let file = Error::io(
+        "cannot read the CA file",
+        std::io::Error::from(std::io::ErrorKind::NotFound),
+    );
+    assert!(!file.is_network_error() && !file.is_timeout());
+    assert_eq!(file.facts(), ErrorFacts::Other);
+    assert_eq!(file.class(), ErrorClass::Other);
+    assert_eq!(reset.class(), ErrorClass::Transient);
+}
+
+#[test]
+fn a_connection_lost_to_a_pool_clear_is_the_official_kind_and_still_a_network_error() {
+    let cleared = Error::pool_cleared("the connection pool was cleared");
+    assert!(matches!(
+        *cleared.kind,
+        ErrorKind::ConnectionPoolCleared { .. }
+    ));
+    // Retry rules and SDAM read it as before, when it was a network error.
+    assert!(cleared.is_network_error() && !cleared.is_timeout());
+    assert_eq!(
+        cleared.facts(),
+        ErrorFacts::Connection(ConnectionFailure::Network)
+    );
+    assert_eq!(cleared.class(), ErrorClass::Transient);
+}
+
+#[test]
+fn a_document_that_does_not_fit_the_cursor_type_is_a_deserialization_error() {
+    #[derive(Debug, serde::Deserialize)]
+    struct Item {
+        #[allow(dead_code, reason = "only its type matters")]
+        qty: i32,
+    }
+    let document = bson::rawdoc! { "qty": "many" };
+    let error = crate::cursor::deserialize::<Item>(Some(&document)).expect_err("a string");
+    assert!(
+        matches!(*error.kind, ErrorKind::BsonDeserialization(_)),
+        "{error:?}"
+    );
+    assert_eq!(error.class(), ErrorClass::Other);
+    let none = crate::cursor::deserialize::<Item>(None).expect_err("no document");
+    assert!(matches!(*none.kind, ErrorKind::InvalidArgument { .. }));
 }

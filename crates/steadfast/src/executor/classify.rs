@@ -87,12 +87,10 @@ pub(super) fn classify(error: Error, circumstances: &Circumstances) -> (FailureF
                 added.insert(Label::RetryableError);
             }
             match cause.kind() {
-                ErrorKind::Timeout { .. } if circumstances.deadline == DeadlineStatus::Expired => {
+                _ if cause.is_timeout() && circumstances.deadline == DeadlineStatus::Expired => {
                     FailureKind::DeadlineExpired
                 }
-                ErrorKind::Network { .. } | ErrorKind::Timeout { .. } => {
-                    FailureKind::ConnectionEstablishment
-                }
+                _ if cause.is_network_error() => FailureKind::ConnectionEstablishment,
                 ErrorKind::Command(command) => FailureKind::Command { code: command.code },
                 _ => FailureKind::NonRetryable,
             }

@@ -18,7 +18,7 @@ use steadfast_core::session::{ServerSession, SessionPool};
 use super::ExecutionContext;
 use super::run_command::EndSessions;
 use crate::conn::config::{ConnectionConfig, ServerApi};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::event::EventEmitter;
 use crate::handshake::metadata::{DriverInfo, Environment, client_metadata};
 use crate::runtime::{self, TaskTracker};
@@ -115,7 +115,7 @@ impl Executor {
     /// Fails once the client has been shut down.
     pub(crate) fn ensure_open(&self) -> Result<()> {
         if self.closed.load(Ordering::SeqCst) {
-            return Err(Error::invalid_argument("the client has been shut down"));
+            return Err(Error::new(ErrorKind::Shutdown));
         }
         Ok(())
     }

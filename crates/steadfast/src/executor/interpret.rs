@@ -17,7 +17,7 @@ use super::attempt::{AttemptResult, Failure, HeldReply, On, Stage, deadline_stat
 use super::exchange::Exchanged;
 use super::monitoring;
 use crate::conn::description::StreamDescription;
-use crate::error::{CommandError, Error, WriteFailure};
+use crate::error::{CommandError, Error, ReplyWriteErrors};
 use crate::operation::{Operation, ReplyContext};
 use crate::session::ClientSession;
 
@@ -59,8 +59,8 @@ impl Executor {
         } else {
             None
         };
-        if let Some(failure) = write_failure {
-            let error = Error::from(failure).with_address(address);
+        if let Some(error) = write_failure {
+            let error = error.with_address(address);
             if let Some(failed) = self.write_concern_failed(stage, error, generation) {
                 // A deadline's failure ends as a timeout; any other keeps the reply for the
                 // operation to read if the rules do not retry.
@@ -254,7 +254,7 @@ fn server_error(
 }
 
 /// The write concern error of an `ok: 1` reply that has a `writeConcernError` field.
-fn write_concern_error(reply: &RawDocumentBuf) -> Option<WriteFailure> {
+fn write_concern_error(reply: &RawDocumentBuf) -> Option<Error> {
     let document = Document::try_from(reply.clone()).ok()?;
-    WriteFailure::from_reply(&document).filter(|f| f.write_concern_error.is_some())
+    ReplyWriteErrors::from_reply(&document).and_then(Error::from_write_concern_reply)
 }

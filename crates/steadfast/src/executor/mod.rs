@@ -211,7 +211,8 @@ impl Executor {
     /// Checks the context, resolves the operation's settings, and opens its retry session.
     ///
     /// # Errors
-    /// `InvalidArgument` when the client is shut down or the session cannot be used.
+    /// `Shutdown` when the client is shut down; `InvalidArgument` when the session cannot be
+    /// used.
     fn start<'a, O: Operation>(
         self: &Arc<Self>,
         op: &O,

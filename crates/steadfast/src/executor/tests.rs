@@ -16,7 +16,7 @@ use super::fields::{
     CommonFields, read_concern_document, read_preference_document, write_concern_document,
 };
 use super::monitoring::is_sensitive;
-use crate::error::{CommandError, Error, WriteFailure};
+use crate::error::{CommandError, Error};
 
 fn circumstances(kind: OperationKind) -> Circumstances {
     Circumstances {
@@ -281,12 +281,10 @@ fn only_old_servers_get_the_label_from_the_code_list() {
 
     // A mongos write concern error is never labelled by the driver.
     let wce = || {
-        Error::from(
-            WriteFailure::from_reply(&doc! {
-                "ok": 1, "n": 1, "writeConcernError": { "code": 91, "errmsg": "shutting down" }
-            })
-            .unwrap(),
-        )
+        Error::from_write_reply(&doc! {
+            "ok": 1, "n": 1, "writeConcernError": { "code": 91, "errmsg": "shutting down" }
+        })
+        .unwrap()
     };
     let (facts, error) = classify(wce(), &old);
     assert_eq!(facts.kind, FailureKind::WriteConcern { code: 91 });

@@ -210,7 +210,7 @@ fn platform() -> String {
 /// appended in order, truncated to 512 bytes.
 ///
 /// # Errors
-/// `Configuration` when the application name exceeds 128 bytes.
+/// `InvalidArgument` when the application name exceeds 128 bytes.
 pub(crate) fn client_metadata(
     app_name: Option<&str>,
     env: &Environment,

@@ -24,7 +24,7 @@ pub(crate) fn put_max_time(body: &mut Document, max_time: Option<Duration>) {
 /// A non-negative integer field of a reply (int32, int64 or a whole double).
 ///
 /// # Errors
-/// `Protocol` naming `command` when the field is missing, negative or not a number.
+/// `InvalidResponse` naming `command` when the field is missing, negative or not a number.
 pub(crate) fn reply_count(reply: &RawDocument, key: &str, command: &str) -> Result<u64> {
     let value = match reply.get(key) {
         Ok(Some(RawBsonRef::Int32(v))) => u64::try_from(v).ok(),

@@ -9,7 +9,7 @@ use super::fields::{put, put_max_time};
 use super::{Command, Operation, ReplyContext, Retryability};
 use crate::coll::Namespace;
 use crate::conn::description::StreamDescription;
-use crate::error::{Error, Result, WriteFailure};
+use crate::error::{Error, ReplyWriteErrors, Result};
 use crate::options::{
     Collation, FindOneAndDeleteOptions, FindOneAndReplaceOptions, FindOneAndUpdateOptions, Hint,
     ReturnDocument, UpdateModifications, append_hint,
@@ -213,7 +213,7 @@ impl Operation for FindAndModify {
 /// did its work but could not satisfy the write concern is never reported as a success.
 ///
 /// # Errors
-/// `Write` with the write concern error; `Protocol` when the reply is not valid BSON.
+/// `Write` with the write concern error; `InvalidResponse` when the reply is not valid BSON.
 pub(crate) fn check_write_concern(reply: &RawDocumentBuf, command: &str) -> Result<()> {
     if !matches!(reply.get("writeConcernError"), Ok(Some(_))) {
         return Ok(());
@@ -221,8 +221,8 @@ pub(crate) fn check_write_concern(reply: &RawDocumentBuf, command: &str) -> Resu
     let reply = Document::try_from(reply.clone()).map_err(|e| {
         Error::protocol(format!("the {command} reply is not valid BSON")).with_source(e)
     })?;
-    match WriteFailure::from_reply(&reply) {
-        Some(failure) => Err(Error::from(failure)),
+    match ReplyWriteErrors::from_reply(&reply).and_then(Error::from_write_concern_reply) {
+        Some(error) => Err(error),
         None => Ok(()),
     }
 }

@@ -5,7 +5,7 @@ use bson::{Bson, Document, RawDocumentBuf};
 use steadfast_core::ErrorLabels;
 
 use super::write::WriteKind;
-use crate::error::{Error, Result, WriteConcernError, WriteError, WriteFailure};
+use crate::error::{Error, IndexedWriteError, ReplyWriteErrors, Result, WriteConcernError};
 
 /// What one batch command reported. Indexes are positions in the run of statements (the
 /// batch's own indexes shifted by `start`).
@@ -22,7 +22,7 @@ pub(crate) struct BatchOutcome {
     /// Upserted `_id`s with the run position of their statement.
     pub(crate) upserted: Vec<(usize, Bson)>,
     /// Write errors, with run positions as indexes.
-    pub(crate) write_errors: Vec<WriteError>,
+    pub(crate) write_errors: Vec<IndexedWriteError>,
     /// The write concern error, if the reply had one.
     pub(crate) write_concern_error: Option<WriteConcernError>,
     /// The reply's error labels (and its write concern error's).
@@ -33,7 +33,7 @@ impl BatchOutcome {
     /// Reads an `ok: 1` reply to a batch of `count` statements starting at run position `start`.
     ///
     /// # Errors
-    /// `Protocol` when the reply is not valid BSON or a write error's index lies outside the
+    /// `InvalidResponse` when the reply is not valid BSON or a write error's index lies outside the
     /// batch.
     pub(crate) fn parse(
         reply: &RawDocumentBuf,
@@ -63,7 +63,7 @@ impl BatchOutcome {
                 }
             }
         }
-        if let Some(failure) = WriteFailure::from_reply(&reply) {
+        if let Some(failure) = ReplyWriteErrors::from_reply(&reply) {
             outcome.write_concern_error = failure.write_concern_error;
             outcome.labels = failure.labels;
             for mut error in failure.write_errors {

@@ -108,7 +108,7 @@ pub(super) fn pool_closed(address: &ServerAddress) -> Error {
 }
 
 pub(super) fn pool_cleared(address: &ServerAddress, cause: &str) -> Error {
-    Error::network("the connection pool was cleared")
+    Error::pool_cleared("the connection pool was cleared")
         .with_address(address)
         .with_source(PoolFailure::Cleared {
             address: address.clone(),
@@ -123,7 +123,7 @@ pub(super) fn wait_queue_timeout(address: &ServerAddress) -> Error {
 }
 
 pub(super) fn interrupted(address: &ServerAddress) -> Error {
-    Error::network("the connection was interrupted by a pool clear")
+    Error::pool_cleared("the connection was interrupted by a pool clear")
         .with_address(address)
         .with_source(PoolFailure::Interrupted {
             address: address.clone(),

@@ -24,21 +24,14 @@ pub(crate) enum DuplicateIndex {
 /// or `None` when `error` is something else.
 pub(crate) fn duplicate_index(error: &Error) -> Option<DuplicateIndex> {
     let (message, key_pattern) = match error.kind() {
-        ErrorKind::Write(failure) => {
-            let first = failure
-                .write_errors
-                .iter()
-                .find(|e| e.code == DUPLICATE_KEY)?;
-            let pattern = first
-                .details
-                .as_ref()
-                .and_then(|details| details.get_document("keyPattern").ok());
-            (first.message.as_str(), pattern)
-        }
         ErrorKind::Command(command) if command.code_if_present() == Some(DUPLICATE_KEY) => {
             (command.message.as_str(), None)
         }
-        _ => return None,
+        kind => {
+            let (message, details) = kind.write_error_with_code(DUPLICATE_KEY)?;
+            let pattern = details.and_then(|details| details.get_document("keyPattern").ok());
+            (message, pattern)
+        }
     };
     if let Some(pattern) = key_pattern {
         let only_id = pattern.len() == 1 && pattern.contains_key("_id");

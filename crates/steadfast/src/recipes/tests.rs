@@ -14,7 +14,7 @@ use super::counter::{
 use super::dup_key::{DuplicateIndex, duplicate_index};
 use super::insert::with_id;
 use super::{RecipeOptions, Token, is_worth_retrying, repeat_step};
-use crate::error::{CommandError, Error, WriteFailure};
+use crate::error::{CommandError, Error};
 
 fn write_error(code: i32, message: &str) -> Error {
     let reply = doc! {
@@ -22,7 +22,7 @@ fn write_error(code: i32, message: &str) -> Error {
         "n": 0,
         "writeErrors": [{ "index": 0, "code": code, "errmsg": message }],
     };
-    Error::from(WriteFailure::from_reply(&reply).expect("the reply has a write error"))
+    Error::from_write_reply(&reply).expect("the reply has a write error")
 }
 
 #[test]
@@ -72,7 +72,7 @@ fn key_pattern_in_the_details_decides_when_present() {
             "errInfo": { "keyPattern": { "_id": 1 }, "keyValue": { "_id": 7 } },
         }],
     };
-    let error = Error::from(WriteFailure::from_reply(&reply).expect("a write error"));
+    let error = Error::from_write_reply(&reply).expect("a write error");
     assert_eq!(duplicate_index(&error), Some(DuplicateIndex::Id));
 }
 

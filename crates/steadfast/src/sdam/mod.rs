@@ -145,7 +145,7 @@ impl Topology {
     /// monitor per seed, and the worker. Monitoring starts at once; nothing waits for it.
     ///
     /// # Errors
-    /// `Configuration` when the seeds and topology options form a combination the SDAM
+    /// `InvalidArgument` when the seeds and topology options form a combination the SDAM
     /// specification forbids, or when called outside a tokio runtime.
     pub(crate) fn new(
         options: &ClientOptions,

@@ -31,9 +31,10 @@ pub(crate) trait SrvResolver: Send + Sync {
 /// connection is attempted, as the specification requires), then lets core apply the rules.
 ///
 /// # Errors
-/// `Configuration` for a `mongodb://` string, a DNS failure (the message says which query
-/// failed and why), no SRV records, a target outside the domain, a forbidden or malformed TXT
-/// option, or options that are invalid once combined.
+/// `DnsResolve` for a failed lookup (the message says which query failed and why) or records
+/// that cannot be used (no SRV records, a target outside the domain, a forbidden or malformed
+/// TXT option, options that are invalid once combined); `InvalidArgument` for a `mongodb://`
+/// string.
 ///
 /// # Cancel safety
 /// Cancel safe: nothing is kept between the queries.
@@ -61,8 +62,7 @@ pub(crate) async fn resolve(
     connection_string
         .resolve_srv(&lookup, &mut runtime::rng())
         .map_err(|e| {
-            Error::configuration(format!("the mongodb+srv:// records cannot be used: {e}"))
-                .with_source(e)
+            Error::dns(format!("the mongodb+srv:// records cannot be used: {e}")).with_source(e)
         })
 }
 
@@ -71,7 +71,7 @@ pub(crate) async fn resolve(
 /// options and the warnings about ignored options.
 ///
 /// # Errors
-/// `Configuration` for an invalid connection string, or as [`resolve`].
+/// `InvalidArgument` for an invalid connection string, or as [`resolve`].
 ///
 /// # Cancel safety
 /// Cancel safe.
@@ -106,10 +106,10 @@ impl HickoryResolver {
     /// A resolver configured like the operating system's.
     ///
     /// # Errors
-    /// `Configuration` when the system resolver configuration cannot be read.
+    /// `DnsResolve` when the system resolver configuration cannot be read.
     pub(crate) fn from_system_config() -> Result<Self> {
         let builder = hickory_resolver::TokioResolver::builder_tokio().map_err(|e| {
-            Error::configuration("the system DNS configuration cannot be read").with_source(e)
+            Error::dns("the system DNS configuration cannot be read").with_source(e)
         })?;
         Ok(HickoryResolver {
             resolver: builder.build(),
@@ -120,7 +120,7 @@ impl HickoryResolver {
 impl SrvResolver for HickoryResolver {
     async fn srv_records(&self, name: &str) -> Result<Vec<SrvRecord>> {
         let answer = self.resolver.srv_lookup(name).await.map_err(|e| {
-            Error::configuration(format!(
+            Error::dns(format!(
                 "the SRV lookup of {name} failed, so no host can be found: {e}"
             ))
             .with_source(e)
@@ -146,10 +146,9 @@ impl SrvResolver for HickoryResolver {
                 })
                 .collect()),
             Err(e) if e.is_no_records_found() || e.is_nx_domain() => Ok(Vec::new()),
-            Err(e) => Err(
-                Error::configuration(format!("the TXT lookup of {name} failed: {e}"))
-                    .with_source(e),
-            ),
+            Err(e) => {
+                Err(Error::dns(format!("the TXT lookup of {name} failed: {e}")).with_source(e))
+            }
         }
     }
 }

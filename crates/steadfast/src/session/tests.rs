@@ -101,6 +101,10 @@ async fn no_session_after_shutdown() {
     client.shutdown().await;
     let error = handle.start_session().await.unwrap_err();
     assert!(error.to_string().contains("shut down"), "{error}");
+    assert!(
+        matches!(*error.kind, crate::ErrorKind::Shutdown),
+        "{error:?}"
+    );
 }
 
 #[tokio::test]

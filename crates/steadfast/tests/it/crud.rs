@@ -6,6 +6,7 @@ use blackpipe::deployment::{Deployment, DeploymentConfig};
 use bson::{Bson, Document, doc};
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
+use steadfast::error::WriteFailure;
 use steadfast::options::{FindOptions, IndexModel, IndexOptions, ReturnDocument};
 use steadfast::{
     Client, Collection, DeleteModel, ErrorKind, InsertOneModel, ReplaceOneModel, UpdateModel,
@@ -339,15 +340,11 @@ async fn indexes_collections_and_databases() {
     // A duplicate key is a typed write error with the server's code and message.
     products.insert_one(doc! { "sku": "x" }).await.unwrap();
     let error = products.insert_one(doc! { "sku": "x" }).await.unwrap_err();
-    let ErrorKind::Write(failure) = error.kind() else {
-        panic!("expected a write failure, got {error:?}");
+    let ErrorKind::Write(WriteFailure::WriteError(refused)) = error.kind() else {
+        panic!("expected a write error, got {error:?}");
     };
-    assert_eq!(failure.write_errors.len(), 1);
-    assert_eq!(failure.write_errors[0].code, 11000);
-    assert!(
-        failure.write_errors[0].message.contains("duplicate key"),
-        "{error}"
-    );
+    assert_eq!(refused.code, 11000);
+    assert!(refused.message.contains("duplicate key"), "{error}");
     assert_eq!(error.code(), Some(11000));
 
     products.drop_index("a_1_b_-1").await.unwrap();
@@ -414,12 +411,11 @@ async fn ordered_and_unordered_bulk_writes_with_write_errors() {
     };
 
     let error = items.bulk_write(models()).await.unwrap_err();
-    let ErrorKind::Write(failure) = error.kind() else {
-        panic!("expected a write failure, got {error:?}");
+    let ErrorKind::BulkWrite(failure) = error.kind() else {
+        panic!("expected a bulk write failure, got {error:?}");
     };
     assert_eq!(failure.write_errors.len(), 1);
-    assert_eq!(failure.write_errors[0].index, 1);
-    assert_eq!(failure.write_errors[0].code, 11000);
+    assert_eq!(failure.write_errors[&1].code, 11000);
     // Ordered: nothing after the failed insert ran.
     assert_eq!(items.count_documents(doc! {}).await.unwrap(), 2);
     assert!(items.find_one(doc! { "x": 1 }).await.unwrap().is_none());
@@ -427,11 +423,14 @@ async fn ordered_and_unordered_bulk_writes_with_write_errors() {
     items.delete_many(doc! {}).await.unwrap();
     items.insert_one(doc! { "_id": 1 }).await.unwrap();
     let error = items.bulk_write(models()).ordered(false).await.unwrap_err();
-    let ErrorKind::Write(failure) = error.kind() else {
-        panic!("expected a write failure, got {error:?}");
+    let ErrorKind::BulkWrite(failure) = error.kind() else {
+        panic!("expected a bulk write failure, got {error:?}");
     };
     assert_eq!(failure.write_errors.len(), 1);
-    assert_eq!(failure.write_errors[0].index, 1, "the caller's position");
+    assert!(
+        failure.write_errors.contains_key(&1),
+        "the caller's position"
+    );
     // Unordered: everything else ran.
     assert!(
         items
@@ -518,16 +517,11 @@ async fn write_concern_errors_are_typed_write_failures() {
         .unwrap();
     let items = client.database("wc").collection::<Document>("items");
     let error = items.insert_one(doc! { "_id": 1 }).await.unwrap_err();
-    let ErrorKind::Write(failure) = error.kind() else {
-        panic!("expected a write failure, got {error:?}");
+    let ErrorKind::Write(WriteFailure::WriteConcernError(wce)) = error.kind() else {
+        panic!("expected a write concern error, got {error:?}");
     };
-    let wce = failure
-        .write_concern_error
-        .as_ref()
-        .expect("a write concern error");
     assert_eq!(wce.code, 100);
     assert_eq!(wce.message, "not enough data-bearing nodes");
-    assert!(failure.write_errors.is_empty());
     // The write itself was applied.
     assert_eq!(items.count_documents(doc! {}).await.unwrap(), 1);
 }

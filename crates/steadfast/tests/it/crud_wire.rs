@@ -161,17 +161,18 @@ async fn write_errors_across_batches_are_reported_at_the_callers_positions() {
         .reply(doc! { "n": 1, "ok": 1 })
         .unwrap();
     let error = insert.await.unwrap().unwrap_err();
-    let ErrorKind::Write(failure) = error.kind() else {
-        panic!("expected a write failure, got {error:?}");
+    let ErrorKind::InsertMany(failure) = error.kind() else {
+        panic!("expected an insert_many failure, got {error:?}");
     };
-    assert_eq!(failure.write_errors.len(), 1);
-    assert_eq!(failure.write_errors[0].index, 3);
-    assert_eq!(failure.write_errors[0].code, 11000);
-    assert_eq!(failure.write_errors[0].code_name, "DuplicateKey");
-    assert_eq!(
-        failure.write_errors[0].message,
-        "E11000 duplicate key error"
-    );
+    let write_errors = failure.write_errors.as_deref().unwrap_or_default();
+    assert_eq!(write_errors.len(), 1);
+    assert_eq!(write_errors[0].index, 3);
+    assert_eq!(write_errors[0].code, 11000);
+    assert_eq!(write_errors[0].code_name.as_deref(), Some("DuplicateKey"));
+    assert_eq!(write_errors[0].message, "E11000 duplicate key error");
+    let mut inserted: Vec<usize> = failure.inserted_ids.keys().copied().collect();
+    inserted.sort_unstable();
+    assert_eq!(inserted, [0, 1, 2, 4]);
 }
 
 #[tokio::test]
@@ -218,9 +219,10 @@ async fn write_concern_errors_fail_the_write_but_do_not_stop_an_ordered_bulk() {
         .insert_many([doc! { "_id": 1 }, doc! { "_id": 2 }])
         .await
         .unwrap_err();
-    let ErrorKind::Write(failure) = error.kind() else {
-        panic!("expected a write failure, got {error:?}");
+    let ErrorKind::InsertMany(failure) = error.kind() else {
+        panic!("expected an insert_many failure, got {error:?}");
     };
+    assert!(failure.write_errors.is_none());
     let wce = failure.write_concern_error.as_ref().unwrap();
     assert_eq!(
         (wce.code, wce.message.as_str()),

@@ -101,10 +101,13 @@ async fn an_unordered_insert_with_a_duplicate_key_reports_what_went_in() {
             .unwrap()
     };
     let error = insert_five(false, vec![Box::new(duplicate), inserted(2), inserted(1)]).await;
-    let ErrorKind::Write(failure) = error.kind() else {
-        panic!("a write failure, got {error}");
+    let ErrorKind::InsertMany(failure) = error.kind() else {
+        panic!("an insert_many failure, got {error}");
     };
-    assert_eq!(failure.write_errors[0].index, 1);
+    assert_eq!(
+        failure.write_errors.as_deref().unwrap_or_default()[0].index,
+        1
+    );
     assert_eq!(error.outcome(), Outcome::PartlyApplied);
     let partial = error.partial_write().expect("a partial result");
     assert_eq!(partial.executed, vec![0, 2, 3, 4]);

@@ -21,7 +21,7 @@ async fn invalid_uris_name_the_bad_part() {
             panic!("{uri} should be rejected");
         };
         assert!(
-            matches!(error.kind(), ErrorKind::Configuration { .. }),
+            matches!(error.kind(), ErrorKind::InvalidArgument { .. }),
             "{uri}: {error:?}"
         );
         assert!(
@@ -45,7 +45,7 @@ async fn several_hosts_are_seeds_for_discovery() {
         .await
         .unwrap_err();
     assert!(
-        matches!(error.kind(), ErrorKind::Configuration { .. }),
+        matches!(error.kind(), ErrorKind::InvalidArgument { .. }),
         "{error}"
     );
 }

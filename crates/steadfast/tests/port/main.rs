@@ -1,6 +1,11 @@
 //! Programs written in the official `mongodb` crate's idiom, compiled against steadfast: each
 //! area's module shows that such code ports by renaming the crate, and runs against an
 //! embedded blackpipe where it can.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests drive the clock, tasks and randomness themselves"
+)]
 
 mod client;
+mod errors;
 mod options;

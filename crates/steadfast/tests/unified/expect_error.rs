@@ -1,6 +1,7 @@
 //! `expectError` assertions against a steadfast [`Error`].
 
 use bson::{Bson, Document};
+use steadfast::error::{WriteConcernError, WriteFailure};
 use steadfast::{Error, ErrorKind};
 
 use crate::matcher::{EntityValues, match_root};
@@ -18,8 +19,13 @@ pub(crate) fn check(
             "isError" => {}
             "isClientError" => {
                 let wanted = value.as_bool().ok_or("isClientError is a boolean")?;
-                let is_client =
-                    !matches!(error.kind(), ErrorKind::Command(_) | ErrorKind::Write(_));
+                let is_client = !matches!(
+                    error.kind(),
+                    ErrorKind::Command(_)
+                        | ErrorKind::Write(_)
+                        | ErrorKind::InsertMany(_)
+                        | ErrorKind::BulkWrite(_)
+                );
                 if wanted != is_client {
                     return Err(format!(
                         "field `isClientError`: expected {wanted}, the error is {}a client error: {error}",
@@ -68,7 +74,7 @@ pub(crate) fn check(
                     if !error.has_label(label) {
                         return Err(format!(
                             "field `errorLabelsContain`: label {label} missing; labels are {:?}: {error}",
-                            error.labels().collect::<Vec<_>>()
+                            error.labels().iter().collect::<Vec<_>>()
                         ));
                     }
                 }
@@ -78,7 +84,7 @@ pub(crate) fn check(
                     if error.has_label(label) {
                         return Err(format!(
                             "field `errorLabelsOmit`: label {label} present; labels are {:?}: {error}",
-                            error.labels().collect::<Vec<_>>()
+                            error.labels().iter().collect::<Vec<_>>()
                         ));
                     }
                 }
@@ -97,17 +103,34 @@ pub(crate) fn check(
     Ok(())
 }
 
+/// The code names of the command error, or of the write concern errors and write errors.
 fn code_names(error: &Error) -> Vec<String> {
-    match error.kind() {
-        ErrorKind::Command(c) => vec![c.code_name.clone()],
-        ErrorKind::Write(w) => w
-            .write_concern_error
-            .iter()
-            .map(|e| e.code_name.clone())
-            .chain(w.write_errors.iter().map(|e| e.code_name.clone()))
-            .collect(),
-        _ => Vec::new(),
-    }
+    let (concern, refused): (Vec<&WriteConcernError>, Vec<Option<&String>>) = match error.kind() {
+        ErrorKind::Command(c) => return vec![c.code_name.clone()],
+        ErrorKind::Write(WriteFailure::WriteConcernError(e)) => (vec![e], Vec::new()),
+        ErrorKind::Write(WriteFailure::WriteError(e)) => (Vec::new(), vec![e.code_name.as_ref()]),
+        ErrorKind::InsertMany(e) => (
+            e.write_concern_error.iter().collect(),
+            e.write_errors
+                .iter()
+                .flatten()
+                .map(|e| e.code_name.as_ref())
+                .collect(),
+        ),
+        ErrorKind::BulkWrite(e) => (
+            e.write_concern_errors.iter().collect(),
+            e.write_errors
+                .values()
+                .map(|e| e.code_name.as_ref())
+                .collect(),
+        ),
+        _ => return Vec::new(),
+    };
+    concern
+        .into_iter()
+        .map(|e| e.code_name.clone())
+        .chain(refused.into_iter().flatten().cloned())
+        .collect()
 }
 
 fn labels(value: &Bson) -> Result<Vec<&str>, String> {

@@ -168,7 +168,7 @@ pub(crate) fn describe_error(error: &steadfast::Error) -> String {
         .collect();
     format!(
         "{error} (labels {:?}, code {:?}, attempts [{}])",
-        error.labels().collect::<Vec<_>>(),
+        error.labels().iter().collect::<Vec<_>>(),
         error.code(),
         attempts.join("; ")
     )

@@ -78,7 +78,7 @@ impl<T: Send + Sync> Collection<T> {
     /// The names of the collection's indexes.
     ///
     /// # Errors
-    /// As [`Collection::list_indexes`], plus `Protocol` for an index description without a
+    /// As [`Collection::list_indexes`], plus `InvalidResponse` for an index description without a
     /// name.
     ///
     /// # Cancel safety

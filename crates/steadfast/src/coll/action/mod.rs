@@ -5,9 +5,10 @@
 //! # Errors
 //! Awaiting an action fails with `InvalidArgument` for arguments rejected before anything is
 //! sent (an empty `insert_many`, an update document without operators, a replacement with
-//! them, a document over the server's `maxBsonObjectSize`), `Write` for write errors and write
-//! concern errors (with the server's codes and messages, at the caller's positions), `Command`
-//! for `ok: 0` replies, and the executor's server selection, network and timeout errors, each
+//! them, a document over the server's `maxBsonObjectSize`), `Write` (single-statement writes),
+//! `InsertMany` or `BulkWrite` for write errors and write concern errors (with the server's
+//! codes and messages, at the caller's positions), `Command` for `ok: 0` replies, and the
+//! executor's server selection errors and `Io` errors (network failures and timeouts), each
 //! carrying the retry history.
 //!
 //! # Cancel safety

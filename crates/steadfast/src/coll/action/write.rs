@@ -6,7 +6,7 @@ use bson::{Bson, Document, RawDocumentBuf};
 use serde::Serialize;
 
 use crate::coll::Collection;
-use crate::coll::bulk::{BulkPlan, at_position};
+use crate::coll::bulk::{BulkPlan, FailureShape, at_position};
 use crate::coll::exec::OperationOverrides;
 use crate::coll::models::{WriteModel, check_update, replacement_document, to_raw};
 use crate::error::{Error, Result};
@@ -44,8 +44,8 @@ impl<T: Serialize + Send + Sync> Collection<T> {
     /// failed document.
     ///
     /// Await the returned action; it fails with `InvalidArgument` for an empty list or an
-    /// oversized document (before anything is sent), and with `Write` carrying every write
-    /// error at its position in the input.
+    /// oversized document (before anything is sent), and with `InsertMany` carrying every
+    /// write error at its position in the input and the `_id`s inserted.
     pub fn insert_many(
         &self,
         documents: impl IntoIterator<Item = impl Borrow<T>>,
@@ -75,6 +75,10 @@ impl<T: Serialize + Send + Sync> Collection<T> {
     /// Runs a list of mixed write models in as few commands as possible: ordered (the
     /// default) runs them in order and stops at the first write error; unordered runs all
     /// inserts, then updates, then deletes, continuing past errors.
+    ///
+    /// Await the returned action; it fails with `InvalidArgument` for an empty list or an
+    /// invalid model (before anything is sent), and with `BulkWrite` carrying every write error
+    /// keyed by the model's position, every write concern error and what was applied.
     pub fn bulk_write(
         &self,
         models: impl IntoIterator<Item = impl Into<WriteModel<T>>>,
@@ -237,7 +241,8 @@ impl<'a, T: Send + Sync> InsertMany<'a, T> {
             o.comment,
             None,
         );
-        let plan = BulkPlan::single_run(WriteKind::Insert, statements, ids);
+        let plan = BulkPlan::single_run(WriteKind::Insert, statements, ids)
+            .reported_as(FailureShape::InsertMany);
         let result = self
             .coll
             .run_write_plan(plan, fields, self.session, &self.overrides)

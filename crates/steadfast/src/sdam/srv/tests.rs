@@ -19,7 +19,7 @@ impl SrvResolver for CannedDns {
     async fn srv_records(&self, name: &str) -> Result<Vec<SrvRecord>> {
         self.asked.lock().unwrap().push(format!("SRV {name}"));
         match &self.srv_failure {
-            Some(why) => Err(Error::configuration(why.clone())),
+            Some(why) => Err(Error::dns(why.clone())),
             None => Ok(self.srv.clone()),
         }
     }
@@ -110,7 +110,7 @@ async fn target_outside_the_domain_is_refused() {
     let error = resolve(&srv_string("mongodb+srv://cluster.example.com/"), &dns)
         .await
         .expect_err("a foreign target must be refused");
-    assert!(matches!(error.kind(), ErrorKind::Configuration { .. }));
+    assert!(matches!(error.kind(), ErrorKind::DnsResolve { .. }));
     assert!(error.to_string().contains("evil.example.org"), "{error}");
 }
 
@@ -205,7 +205,7 @@ async fn options_from_uri_resolves_only_srv_strings() {
         .await
         .expect_err("bad port");
     assert!(
-        matches!(error.kind(), ErrorKind::Configuration { .. }),
+        matches!(error.kind(), ErrorKind::InvalidArgument { .. }),
         "{error}"
     );
 }
