@@ -17,6 +17,22 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Coming from the official `mongodb` crate
+//!
+//! Code written for `mongodb` 3.x compiles against steadfast once the crate name is changed
+//! in `Cargo.toml` and the `use` lines: the same actions (`coll.find(filter).sort(..).await`),
+//! option structs with `::builder()`, `ClientOptions`, `SelectionCriteria`, event handlers
+//! and `match *error.kind { .. }`. steadfast adds, and does not rename: retry policies
+//! ([`retries`]), per-operation `.timeout(..)`, [`Error::outcome`] (whether a failed write was
+//! applied) and the partial results a failed write carries. `MIGRATING.md` in the repository
+//! lists what still differs.
+//!
+//! # Examples
+//!
+//! The repository's `crates/steadfast/examples/` run against an embedded blackpipe
+//! deployment (`cargo run -p steadfast --example <name>`): `quickstart`, `typed_documents`,
+//! `failover` (a stepdown in the middle of writes), `retry_policies` and `timeouts`.
 #![cfg_attr(
     test,
     allow(

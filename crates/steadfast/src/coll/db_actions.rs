@@ -1,10 +1,12 @@
 //! Database- and client-level CRUD methods (listings, drops, database aggregation), kept
 //! beside the collection code rather than in `db.rs`/`client.rs`.
 
+use std::future::IntoFuture;
 use std::time::Duration;
 
 use bson::{Bson, Document, doc};
 use futures_util::TryStreamExt;
+use futures_util::future::BoxFuture;
 use steadfast_core::options::WriteConcern;
 
 use super::action::Aggregate;
@@ -57,25 +59,14 @@ impl Database {
         }
     }
 
-    /// The names of the database's collections and views (`nameOnly: true`).
-    ///
-    /// # Errors
-    /// Command and network errors; `InvalidResponse` for an entry without a name.
-    ///
-    /// # Cancel safety
-    /// Cancel safe: a dropped future drops its cursor, which is killed in the background.
-    pub async fn list_collection_names(&self) -> Result<Vec<String>> {
-        let cursor: Cursor<Document> = self.list_collections().open(true).await?;
-        let entries: Vec<Document> = cursor.try_collect().await?;
-        entries
-            .iter()
-            .map(|entry| {
-                entry
-                    .get_str("name")
-                    .map(str::to_string)
-                    .map_err(|_| Error::protocol("a listCollections entry has no name"))
-            })
-            .collect()
+    /// The names of the database's collections and views (`nameOnly: true`): the action of
+    /// [`Database::list_collections`] that yields names; it takes the same options.
+    pub fn list_collection_names(&self) -> ListCollections<'_, true> {
+        ListCollections {
+            db: self,
+            options: ListCollectionsOptions::default(),
+            overrides: OperationOverrides::default(),
+        }
     }
 
     /// Creates a collection (or a view, with `view_on` and `pipeline`) explicitly.
@@ -100,15 +91,16 @@ impl Database {
     }
 }
 
-/// The action of [`Database::list_collections`].
+/// The action of [`Database::list_collections`] (`NAMES = false`: a cursor of collection
+/// specifications) and [`Database::list_collection_names`] (`NAMES = true`: the names).
 #[must_use = "an action does nothing until awaited"]
-pub struct ListCollections<'a> {
+pub struct ListCollections<'a, const NAMES: bool = false> {
     db: &'a Database,
     options: ListCollectionsOptions,
     overrides: OperationOverrides,
 }
 
-impl<'a> ListCollections<'a> {
+impl<'a, const NAMES: bool> ListCollections<'a, NAMES> {
     operation_overrides!();
     timeout_mode_setter!();
 
@@ -144,13 +136,43 @@ impl<'a> ListCollections<'a> {
         let settings = self.db.inherited().settings.overridden_by(&self.overrides);
         open_cursor(self.db.client(), op, settings, cursor_settings).await
     }
+}
 
-    async fn run(self) -> Result<Cursor<CollectionSpecification>> {
-        self.open(false).await
+impl<'a> IntoFuture for ListCollections<'a, false> {
+    type Output = Result<Cursor<CollectionSpecification>>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.open(false))
     }
 }
 
-action_future!(ListCollections<'a> => Cursor<CollectionSpecification>);
+impl<'a> IntoFuture for ListCollections<'a, true> {
+    type Output = Result<Vec<String>>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let cursor: Cursor<Document> = self.open(true).await?;
+            let entries: Vec<Document> = cursor.try_collect().await?;
+            entries
+                .iter()
+                .map(|entry| name_of(entry, "listCollections"))
+                .collect()
+        })
+    }
+}
+
+/// The `name` of a listing's entry.
+///
+/// # Errors
+/// `InvalidResponse` when the entry has none.
+pub(crate) fn name_of(entry: &Document, listing: &str) -> Result<String> {
+    entry
+        .get_str("name")
+        .map(str::to_string)
+        .map_err(|_| Error::protocol(format!("a {listing} entry has no name")))
+}
 
 /// The action of [`Database::create_collection`].
 #[must_use = "an action does nothing until awaited"]
@@ -277,36 +299,27 @@ impl Client {
         }
     }
 
-    /// The names of the deployment's databases (`nameOnly: true`).
-    ///
-    /// # Errors
-    /// Command and network errors; `InvalidResponse` for an entry without a name.
-    ///
-    /// # Cancel safety
-    /// Cancel safe: listing has no effect on the server.
-    pub async fn list_database_names(&self) -> Result<Vec<String>> {
-        let entries = self.list_databases().fetch(true).await?;
-        entries
-            .iter()
-            .map(|entry| {
-                entry
-                    .get_str("name")
-                    .map(str::to_string)
-                    .map_err(|_| Error::protocol("a listDatabases entry has no name"))
-            })
-            .collect()
+    /// The names of the deployment's databases (`nameOnly: true`): the action of
+    /// [`Client::list_databases`] that yields names; it takes the same options.
+    pub fn list_database_names(&self) -> ListDatabases<'_, true> {
+        ListDatabases {
+            client: self,
+            options: ListDatabasesOptions::default(),
+            overrides: OperationOverrides::default(),
+        }
     }
 }
 
-/// The action of [`Client::list_databases`].
+/// The action of [`Client::list_databases`] (`NAMES = false`: database specifications) and
+/// [`Client::list_database_names`] (`NAMES = true`: the names).
 #[must_use = "an action does nothing until awaited"]
-pub struct ListDatabases<'a> {
+pub struct ListDatabases<'a, const NAMES: bool = false> {
     client: &'a Client,
     options: ListDatabasesOptions,
     overrides: OperationOverrides,
 }
 
-impl<'a> ListDatabases<'a> {
+impl<'a, const NAMES: bool> ListDatabases<'a, NAMES> {
     operation_overrides!();
 
     /// Replaces every option at once.
@@ -329,17 +342,42 @@ impl<'a> ListDatabases<'a> {
             .overridden_by(&self.overrides);
         execute(self.client, op, None, &settings).await
     }
+}
 
-    async fn run(self) -> Result<Vec<DatabaseSpecification>> {
-        let entries = self.fetch(false).await?;
-        entries
-            .iter()
-            .map(|entry| deserialize(Some(entry)))
-            .collect()
+impl<'a> IntoFuture for ListDatabases<'a, false> {
+    type Output = Result<Vec<DatabaseSpecification>>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let entries = self.fetch(false).await?;
+            entries
+                .iter()
+                .map(|entry| deserialize(Some(entry)))
+                .collect()
+        })
     }
 }
 
-action_future!(ListDatabases<'a> => Vec<DatabaseSpecification>);
+impl<'a> IntoFuture for ListDatabases<'a, true> {
+    type Output = Result<Vec<String>>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let entries = self.fetch(true).await?;
+            entries
+                .into_iter()
+                .map(|entry| {
+                    let entry = Document::try_from(entry).map_err(|e| {
+                        Error::protocol("a listDatabases entry is not valid BSON").with_source(e)
+                    })?;
+                    name_of(&entry, "listDatabases")
+                })
+                .collect()
+        })
+    }
+}
 
 /// The action of [`Database::run_command`].
 #[must_use = "an action does nothing until awaited"]

@@ -9,3 +9,4 @@
 mod client;
 mod errors;
 mod options;
+mod program;

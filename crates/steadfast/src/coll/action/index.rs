@@ -1,13 +1,16 @@
 //! Index management (create_index(es), drop_index(es), list_indexes, list_index_names) and
 //! dropping the collection.
 
+use std::future::IntoFuture;
 use std::time::Duration;
 
 use bson::{Bson, Document, doc};
 use futures_util::TryStreamExt;
+use futures_util::future::BoxFuture;
 use steadfast_core::options::WriteConcern;
 
 use crate::coll::Collection;
+use crate::coll::db_actions::name_of;
 use crate::coll::exec::OperationOverrides;
 use crate::coll::exec::{execute, open_cursor};
 use crate::cursor::{Cursor, CursorSettings};
@@ -75,25 +78,14 @@ impl<T: Send + Sync> Collection<T> {
         }
     }
 
-    /// The names of the collection's indexes.
-    ///
-    /// # Errors
-    /// As [`Collection::list_indexes`], plus `InvalidResponse` for an index description without a
-    /// name.
-    ///
-    /// # Cancel safety
-    /// Cancel safe: a dropped future drops its cursor, which is killed in the background.
-    pub async fn list_index_names(&self) -> Result<Vec<String>> {
-        let cursor: Cursor<Document> = self.list_indexes().documents().await?;
-        let specs: Vec<Document> = cursor.try_collect().await?;
-        specs
-            .iter()
-            .map(|spec| {
-                spec.get_str("name")
-                    .map(str::to_string)
-                    .map_err(|_| Error::protocol("an index description has no name"))
-            })
-            .collect()
+    /// The names of the collection's indexes: the action of [`Collection::list_indexes`] that
+    /// yields names; it takes the same options.
+    pub fn list_index_names(&self) -> ListIndexes<'_, T, true> {
+        ListIndexes {
+            coll: self,
+            options: ListIndexesOptions::default(),
+            overrides: OperationOverrides::default(),
+        }
     }
 
     /// Drops the collection (a collection that does not exist is not an error).
@@ -230,15 +222,16 @@ impl<'a, T: Send + Sync> DropIndex<'a, T> {
 
 action_future!(DropIndex<'a, T> where [T: Send + Sync + 'a] => ());
 
-/// The action of [`Collection::list_indexes`].
+/// The action of [`Collection::list_indexes`] (`NAMES = false`: a cursor of index models) and
+/// [`Collection::list_index_names`] (`NAMES = true`: the names).
 #[must_use = "an action does nothing until awaited"]
-pub struct ListIndexes<'a, T: Send + Sync> {
+pub struct ListIndexes<'a, T: Send + Sync, const NAMES: bool = false> {
     coll: &'a Collection<T>,
     options: ListIndexesOptions,
     overrides: OperationOverrides,
 }
 
-impl<'a, T: Send + Sync> ListIndexes<'a, T> {
+impl<'a, T: Send + Sync, const NAMES: bool> ListIndexes<'a, T, NAMES> {
     operation_overrides!();
     timeout_mode_setter!();
 
@@ -278,13 +271,32 @@ impl<'a, T: Send + Sync> ListIndexes<'a, T> {
         )
         .await
     }
+}
 
-    async fn run(self) -> Result<Cursor<IndexModel>> {
-        self.documents().await
+impl<'a, T: Send + Sync + 'a> IntoFuture for ListIndexes<'a, T, false> {
+    type Output = Result<Cursor<IndexModel>>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.documents())
     }
 }
 
-action_future!(ListIndexes<'a, T> where [T: Send + Sync + 'a] => Cursor<IndexModel>);
+impl<'a, T: Send + Sync + 'a> IntoFuture for ListIndexes<'a, T, true> {
+    type Output = Result<Vec<String>>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let cursor: Cursor<Document> = self.documents().await?;
+            let specs: Vec<Document> = cursor.try_collect().await?;
+            specs
+                .iter()
+                .map(|spec| name_of(spec, "listIndexes"))
+                .collect()
+        })
+    }
+}
 
 /// The action of [`Collection::drop`].
 #[must_use = "an action does nothing until awaited"]
