@@ -99,7 +99,7 @@ impl TaskTracker {
     /// one.
     pub(crate) fn new() -> crate::error::Result<Self> {
         let handle = tokio::runtime::Handle::try_current().map_err(|_| {
-            crate::error::Error::configuration(
+            crate::error::Error::invalid_argument(
                 "the client must be created inside a tokio runtime (it runs background tasks)",
             )
         })?;

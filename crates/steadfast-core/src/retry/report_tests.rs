@@ -1,13 +1,10 @@
 //! The error a failed operation reports (retryable-writes' `NoWritesPerformed` rule), driven
 //! through the sequences of retryable-writes prose test 6.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use rand::SeedableRng;
-use rand::rngs::StdRng;
-
+use super::tests::Run;
 use super::*;
-use crate::address::ServerAddress;
 
 const OVERLOAD: [&str; 2] = [labels::RETRYABLE_ERROR, labels::SYSTEM_OVERLOADED_ERROR];
 const OVERLOAD_NO_WRITES: [&str; 3] = [
@@ -30,35 +27,18 @@ fn command_error(code: i32, labels: &[&str]) -> FailureFacts {
 /// retrying as the specifications allow. Returns the state and the delays chosen before each
 /// retry.
 fn insert_failing(first: &FailureFacts, then: &FailureFacts) -> (RetryState, Vec<Duration>) {
-    let mut state = RetryState::new(super::tests::profile(OperationKind::RetryableWrite));
-    let mut rng = StdRng::seed_from_u64(7);
+    let mut run = Run::new(OperationKind::RetryableWrite);
     let mut delays = Vec::new();
     let mut facts = first;
     // Far more attempts than any rule allows: the loop ends on the state's own Stop.
     for _ in 0..10 {
-        let server = ServerAddress::tcp("a", 1);
-        let decision = state.on_failure(
-            Observed {
-                facts,
-                server: Some(&server),
-                sharded: false,
-            },
-            Timing {
-                now: Instant::now(),
-                elapsed: Duration::ZERO,
-                remaining: None,
-            },
-            &SpecPolicy,
-            None,
-            &mut rng,
-        );
-        match decision {
+        match run.fail(facts, &SpecPolicy) {
             RetryDecision::Retry { after, .. } => delays.push(after),
-            RetryDecision::Stop(_) => return (state, delays),
+            RetryDecision::Stop(_) => return (run.state, delays),
         }
         facts = then;
     }
-    panic!("the retries never stopped");
+    panic!("the retry rules never stopped");
 }
 
 fn reported_code(state: &RetryState) -> Option<i32> {

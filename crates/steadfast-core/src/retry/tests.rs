@@ -43,14 +43,15 @@ fn overload() -> FailureFacts {
     )
 }
 
-struct Run {
-    state: RetryState,
+/// One operation's retry state driven failure by failure (shared by the retry tests).
+pub(super) struct Run {
+    pub(super) state: RetryState,
     rng: StdRng,
     now: Instant,
 }
 
 impl Run {
-    fn new(kind: OperationKind) -> Self {
+    pub(super) fn new(kind: OperationKind) -> Self {
         Run {
             state: RetryState::new(profile(kind)),
             rng: StdRng::seed_from_u64(42),
@@ -58,7 +59,7 @@ impl Run {
         }
     }
 
-    fn fail(&mut self, f: &FailureFacts, policy: &dyn RetryPolicy) -> RetryDecision {
+    pub(super) fn fail(&mut self, f: &FailureFacts, policy: &dyn RetryPolicy) -> RetryDecision {
         self.fail_with(f, policy, None, None)
     }
 

@@ -277,7 +277,7 @@ fn auth_settings(credential: &Credential) -> Result<AuthSettings> {
         Some(AuthMechanism::ScramSha1) => MechanismChoice::Scram(ScramVariant::Sha1),
         Some(AuthMechanism::ScramSha256) => MechanismChoice::Scram(ScramVariant::Sha256),
         Some(other) => {
-            return Err(Error::configuration(format!(
+            return Err(Error::invalid_argument(format!(
                 "authMechanism {other} is not supported yet (SCRAM-SHA-1 and SCRAM-SHA-256 are)"
             )));
         }
@@ -286,11 +286,11 @@ fn auth_settings(credential: &Credential) -> Result<AuthSettings> {
         .username
         .clone()
         .filter(|u| !u.is_empty())
-        .ok_or_else(|| Error::configuration("SCRAM authentication requires a username"))?;
+        .ok_or_else(|| Error::invalid_argument("SCRAM authentication requires a username"))?;
     let password = credential
         .password
         .clone()
-        .ok_or_else(|| Error::configuration("SCRAM authentication requires a password"))?;
+        .ok_or_else(|| Error::invalid_argument("SCRAM authentication requires a password"))?;
     Ok(AuthSettings {
         username,
         password,

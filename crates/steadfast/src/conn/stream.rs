@@ -115,7 +115,7 @@ fn configure(stream: &TcpStream) -> Result<()> {
 #[cfg(unix)]
 async fn open_unix(path: &str, tls: bool) -> Result<BoxedStream> {
     if tls {
-        return Err(Error::configuration(format!(
+        return Err(Error::invalid_argument(format!(
             "TLS is not supported over the Unix domain socket {path}"
         )));
     }
@@ -127,7 +127,7 @@ async fn open_unix(path: &str, tls: bool) -> Result<BoxedStream> {
 
 #[cfg(not(unix))]
 async fn open_unix(path: &str, _tls: bool) -> Result<BoxedStream> {
-    Err(Error::configuration(format!(
+    Err(Error::invalid_argument(format!(
         "Unix domain sockets ({path}) are not supported on this platform"
     )))
 }

@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 /// rustls rejects the configuration.
 pub(crate) fn client_config(settings: &Tls) -> Result<Arc<ClientConfig>> {
     if settings.cert_key_password.is_some() {
-        return Err(Error::configuration(
+        return Err(Error::invalid_argument(
             "tlsCertificateKeyFilePassword is not supported: provide an unencrypted key file",
         ));
     }

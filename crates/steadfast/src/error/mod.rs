@@ -202,12 +202,6 @@ impl Error {
         })
     }
 
-    /// Invalid or inconsistent client options or connection string: an
-    /// [`ErrorKind::InvalidArgument`], as the official driver reports them.
-    pub(crate) fn configuration(message: impl Into<String>) -> Self {
-        Error::invalid_argument(message)
-    }
-
     /// An SRV or TXT lookup of a `mongodb+srv://` connection string that failed or returned
     /// records that cannot be used.
     pub(crate) fn dns(message: impl Into<String>) -> Self {

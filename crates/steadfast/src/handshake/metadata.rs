@@ -219,7 +219,7 @@ pub(crate) fn client_metadata(
     let mut client = Document::new();
     if let Some(name) = app_name {
         if name.len() > MAX_APP_NAME_SIZE {
-            return Err(Error::configuration(format!(
+            return Err(Error::invalid_argument(format!(
                 "appName is {} bytes long; at most {MAX_APP_NAME_SIZE} are allowed",
                 name.len()
             )));

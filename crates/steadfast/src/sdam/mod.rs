@@ -160,7 +160,7 @@ impl Topology {
         topology_config.local_threshold = options.local_threshold;
         topology_config.heartbeat_frequency = options.heartbeat_frequency;
         let opening = TopologyDescription::open(&topology_config).map_err(|e| {
-            Error::configuration(format!("the topology cannot be opened: {e}")).with_source(e)
+            Error::invalid_argument(format!("the topology cannot be opened: {e}")).with_source(e)
         })?;
 
         let (sender, messages) = mpsc::unbounded_channel();

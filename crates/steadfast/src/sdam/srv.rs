@@ -46,7 +46,7 @@ pub(crate) async fn resolve(
         connection_string.srv_query_name(),
         &connection_string.host_info,
     ) else {
-        return Err(Error::configuration(
+        return Err(Error::invalid_argument(
             "SRV resolution needs a mongodb+srv:// connection string",
         ));
     };
@@ -86,7 +86,7 @@ pub(crate) async fn options_from_uri(
             Ok((resolution.options, resolution.warnings))
         }
         Err(e) => {
-            Err(Error::configuration(format!("invalid connection string: {e}")).with_source(e))
+            Err(Error::invalid_argument(format!("invalid connection string: {e}")).with_source(e))
         }
     }
 }

@@ -8,11 +8,12 @@ use bson::{Document, doc};
 use futures_util::TryStreamExt;
 use steadfast::event::{CommandEvent, Event};
 use steadfast::options::CursorType;
+use steadfast::{Collection, Cursor};
 
 use crate::retry_support::{HANG_GUARD, harness, replica_set, within};
 
 /// A capped collection `log` in `shop` holding `{_id: 1}`.
-async fn capped_log(client: &steadfast::Client) -> steadfast::Collection<Document> {
+async fn capped_log(client: &steadfast::Client) -> Collection<Document> {
     let db = client.database("shop");
     within(db.run_command(doc! { "create": "log", "capped": true, "size": 4096 }))
         .await
@@ -20,6 +21,19 @@ async fn capped_log(client: &steadfast::Client) -> steadfast::Collection<Documen
     let log = db.collection::<Document>("log");
     within(log.insert_one(doc! { "_id": 1 })).await.unwrap();
     log
+}
+
+/// A tailable awaitData cursor over `log` whose getMores wait 10 ms for new documents.
+async fn tail(log: &Collection<Document>, timeout: Option<Duration>) -> Cursor<Document> {
+    let find = log
+        .find(doc! {})
+        .cursor_type(CursorType::TailableAwait)
+        .max_await_time(Duration::from_millis(10));
+    match timeout {
+        Some(timeout) => within(find.timeout(timeout)).await,
+        None => within(find).await,
+    }
+    .expect("the tailable find")
 }
 
 fn is_get_more_started(event: &Event) -> bool {
@@ -31,13 +45,7 @@ async fn next_waits_through_empty_batches_for_the_next_document() {
     let deployment = replica_set().await;
     let h = harness(&deployment.uri(), "").await;
     let log = capped_log(&h.client).await;
-    let mut cursor = within(
-        log.find(doc! {})
-            .cursor_type(CursorType::TailableAwait)
-            .max_await_time(Duration::from_millis(10)),
-    )
-    .await
-    .unwrap();
+    let mut cursor = tail(&log, None).await;
     let first = within(cursor.try_next())
         .await
         .unwrap()
@@ -71,14 +79,7 @@ async fn one_timeout_bounds_all_the_getmores_of_a_next() {
     let deployment = replica_set().await;
     let h = harness(&deployment.uri(), "").await;
     let log = capped_log(&h.client).await;
-    let mut cursor = within(
-        log.find(doc! {})
-            .cursor_type(CursorType::TailableAwait)
-            .max_await_time(Duration::from_millis(10))
-            .timeout(Duration::from_millis(300)),
-    )
-    .await
-    .unwrap();
+    let mut cursor = tail(&log, Some(Duration::from_millis(300))).await;
     within(cursor.try_next())
         .await
         .unwrap()
@@ -97,13 +98,7 @@ async fn try_advance_returns_after_one_empty_batch_and_the_cursor_stays_open() {
     let deployment = replica_set().await;
     let h = harness(&deployment.uri(), "").await;
     let log = capped_log(&h.client).await;
-    let mut cursor = within(
-        log.find(doc! {})
-            .cursor_type(CursorType::TailableAwait)
-            .max_await_time(Duration::from_millis(10)),
-    )
-    .await
-    .unwrap();
+    let mut cursor = tail(&log, None).await;
     assert!(
         within(cursor.try_advance()).await.unwrap(),
         "the first document"
