@@ -10,7 +10,7 @@ use futures_util::FutureExt as _;
 use rand::rngs::SmallRng;
 use rand::{Rng as _, SeedableRng as _};
 use steadfast::event::CmapEvent;
-use steadfast::pool::standalone::StandalonePool;
+use steadfast::pool::standalone::{StandaloneConnection, StandalonePool};
 
 use crate::pool::{PATIENCE, cmap, delayed_hello, nothing_pending, pool_for, wait_until};
 use crate::server;
@@ -102,15 +102,38 @@ async fn dropped_check_outs_leak_nothing(query: &str, seed: u64) {
         count("ConnectionCheckedIn"),
         "every connection handed out came back"
     );
-    // No slot leaked: the pool still reaches maxPoolSize and serves it all at once.
-    let (a, b, c) = tokio::join!(pool.check_out(), pool.check_out(), pool.check_out());
-    let ids = [a.unwrap().id(), b.unwrap().id(), c.unwrap().id()];
+    // No slot leaked: the pool still reaches maxPoolSize and serves it all at once (held
+    // together). A leaked slot would keep the third check-out from ever succeeding.
+    let held = tokio::time::timeout(PATIENCE, async {
+        let mut held = Vec::new();
+        while held.len() < 3 {
+            held.push(patient_check_out(&pool).await);
+        }
+        held
+    })
+    .await
+    .expect("maxPoolSize connections can be held at once");
+    let ids: Vec<u64> = held.iter().map(|c| c.id()).collect();
+    drop(held);
     assert_eq!(
         pool.counts().in_use,
         0,
         "the three went back when dropped: {ids:?}"
     );
     server.wait_for_open_connections(pool.counts().total).await;
+}
+
+/// A check-out that tries again after a wait-queue timeout: under `waitQueueTimeoutMS=1` a
+/// check-out that must wait for a connection being established times out (by design), while
+/// the connection it started goes on into the pool for the next try.
+async fn patient_check_out(pool: &StandalonePool) -> StandaloneConnection {
+    loop {
+        match pool.check_out().await {
+            Ok(connection) => return connection,
+            Err(error) if error.is_timeout() => tokio::task::yield_now().await,
+            Err(error) => panic!("check-out failed: {error}"),
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
