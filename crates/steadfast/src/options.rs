@@ -78,6 +78,7 @@ mod listed;
 mod read;
 #[cfg(test)]
 mod tests;
+mod transaction;
 mod types;
 mod write;
 
@@ -101,6 +102,7 @@ pub use read::{
     AggregateOptions, CountOptions, DistinctOptions, EstimatedDocumentCountOptions, FindOneOptions,
     FindOptions,
 };
+pub use transaction::TransactionOptions;
 pub use types::{CursorType, Hint, ReturnDocument, TimeoutMode, UpdateModifications};
 pub use write::{
     BulkWriteOptions, DeleteOptions, FindOneAndDeleteOptions, FindOneAndReplaceOptions,

@@ -87,6 +87,13 @@ pub enum ErrorKind {
     BsonDeserialization(bson::error::Error),
     /// The client was shut down (`Client::shutdown`) before the call.
     Shutdown,
+    /// A transaction call the session's state does not allow (committing with no transaction
+    /// started, starting one in a snapshot session, ...).
+    #[non_exhaustive]
+    Transaction {
+        /// What was refused, in the transactions specification's words.
+        message: String,
+    },
     /// A value the application wrapped with [`Error::custom`](super::Error::custom); read it
     /// back with [`Error::get_custom`](super::Error::get_custom).
     Custom(Arc<dyn Any + Send + Sync>),
@@ -191,6 +198,7 @@ impl fmt::Display for ErrorKind {
                 )
             }
             ErrorKind::Shutdown => write!(f, "the client has been shut down"),
+            ErrorKind::Transaction { message } => write!(f, "transaction error: {message}"),
             ErrorKind::Custom(value) => match value.downcast_ref::<String>() {
                 Some(text) => write!(f, "application error: {text}"),
                 None => match value.downcast_ref::<&str>() {

@@ -137,6 +137,7 @@ impl Error {
             | ErrorKind::Io(_)
             | ErrorKind::BsonDeserialization(_)
             | ErrorKind::Shutdown
+            | ErrorKind::Transaction { .. }
             | ErrorKind::Custom(_) => ErrorClass::Other,
         }
     }

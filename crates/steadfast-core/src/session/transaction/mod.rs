@@ -311,5 +311,80 @@ pub fn convenient_backoff(attempt: u32, jitter: f64) -> Duration {
     Duration::from_secs_f64(jitter * ceiling / 1000.0)
 }
 
+/// The convenient API's retry decisions (transactions-convenient-api, "Sequence of Actions"):
+/// whether to start the transaction again (and after what backoff), or to commit again.
+#[derive(Clone, Copy, Debug)]
+pub struct ConvenientRetries {
+    /// 120 s, or the timeoutMS that applies.
+    limit: Duration,
+    /// Attempts at the transaction so far.
+    attempts: u32,
+}
+
+/// What to do before an attempt at the transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NextAttempt {
+    /// Sleep this long (zero for the first attempt), then start the transaction.
+    After(Duration),
+    /// The backoff would outlast the limit: report the last error.
+    GiveUp,
+}
+
+/// What to do after a commit of the convenient API failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterCommitFailure {
+    /// Commit again (the outcome is unknown; a re-run commit is safe).
+    CommitAgain,
+    /// Run the whole transaction again.
+    RunAgain,
+    /// Report the error.
+    Fail,
+}
+
+impl ConvenientRetries {
+    /// Retries bounded by `limit` since the first attempt began.
+    pub fn new(limit: Duration) -> Self {
+        ConvenientRetries { limit, attempts: 0 }
+    }
+
+    /// Before an attempt at `elapsed` since the first began; `jitter` is drawn from `[0, 1]`.
+    pub fn next_attempt(&mut self, elapsed: Duration, jitter: f64) -> NextAttempt {
+        let backoff = if self.attempts == 0 {
+            Duration::ZERO
+        } else {
+            convenient_backoff(self.attempts, jitter)
+        };
+        if self.attempts > 0 && elapsed.saturating_add(backoff) >= self.limit {
+            return NextAttempt::GiveUp;
+        }
+        self.attempts = self.attempts.saturating_add(1);
+        NextAttempt::After(backoff)
+    }
+
+    /// Whether the transaction runs again after its callback failed with `labels`.
+    pub fn run_again_after_callback(&self, labels: &ErrorLabels, elapsed: Duration) -> bool {
+        labels.has(Label::TransientTransactionError) && elapsed < self.limit
+    }
+
+    /// What follows a failed commit with `labels`; `max_time_expired` when the server's time
+    /// limit (maxCommitTimeMS or timeoutMS) ended it, which a retry would only repeat.
+    pub fn after_commit_failure(
+        &self,
+        labels: &ErrorLabels,
+        max_time_expired: bool,
+        elapsed: Duration,
+    ) -> AfterCommitFailure {
+        if max_time_expired || elapsed >= self.limit {
+            AfterCommitFailure::Fail
+        } else if labels.has(Label::UnknownTransactionCommitResult) {
+            AfterCommitFailure::CommitAgain
+        } else if labels.has(Label::TransientTransactionError) {
+            AfterCommitFailure::RunAgain
+        } else {
+            AfterCommitFailure::Fail
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

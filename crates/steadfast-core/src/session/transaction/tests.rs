@@ -182,3 +182,57 @@ fn convenient_backoff_grows_by_half_and_caps_at_500ms() {
     assert_eq!(convenient_backoff(u32::MAX, f64::NAN), Duration::ZERO);
     assert_eq!(convenient_backoff(u32::MAX, 1.0), Duration::from_millis(500));
 }
+
+#[test]
+fn the_convenient_api_backs_off_between_attempts_until_its_limit() {
+    let mut retries = ConvenientRetries::new(Duration::from_millis(100));
+    assert_eq!(
+        retries.next_attempt(Duration::ZERO, 1.0),
+        NextAttempt::After(Duration::ZERO)
+    );
+    assert_eq!(
+        retries.next_attempt(Duration::from_millis(10), 1.0),
+        NextAttempt::After(convenient_backoff(1, 1.0))
+    );
+    // 98 ms elapsed + 11.25 ms of backoff passes the 100 ms limit.
+    assert_eq!(
+        retries.next_attempt(Duration::from_millis(98), 1.0),
+        NextAttempt::GiveUp
+    );
+    assert_eq!(
+        retries.next_attempt(Duration::from_millis(98), 0.0),
+        NextAttempt::After(Duration::ZERO)
+    );
+}
+
+#[test]
+fn the_convenient_api_retries_transient_callbacks_and_unknown_commits_only() {
+    let retries = ConvenientRetries::new(CONVENIENT_RETRY_LIMIT);
+    let transient = labels(&[Label::TransientTransactionError]);
+    let unknown = labels(&[Label::UnknownTransactionCommitResult]);
+    let second = Duration::from_secs(1);
+    assert!(retries.run_again_after_callback(&transient, second));
+    assert!(!retries.run_again_after_callback(&unknown, second));
+    assert!(!retries.run_again_after_callback(&transient, CONVENIENT_RETRY_LIMIT));
+    assert_eq!(
+        retries.after_commit_failure(&unknown, false, second),
+        AfterCommitFailure::CommitAgain
+    );
+    assert_eq!(
+        retries.after_commit_failure(&unknown, true, second),
+        AfterCommitFailure::Fail,
+        "MaxTimeMSExpired is not retried"
+    );
+    assert_eq!(
+        retries.after_commit_failure(&transient, false, second),
+        AfterCommitFailure::RunAgain
+    );
+    assert_eq!(
+        retries.after_commit_failure(&ErrorLabels::new(), false, second),
+        AfterCommitFailure::Fail
+    );
+    assert_eq!(
+        retries.after_commit_failure(&unknown, false, CONVENIENT_RETRY_LIMIT),
+        AfterCommitFailure::Fail
+    );
+}
