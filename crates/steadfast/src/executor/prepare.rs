@@ -20,7 +20,10 @@ use super::transaction::{first_command_read_concern, snapshot_read_concern};
 use super::session::AttemptSession;
 use crate::conn::description::StreamDescription;
 use crate::error::Error;
-use crate::operation::Operation;
+use crate::operation::{Operation, Retryability};
+
+/// Snapshot reads need MongoDB 5.0 (snapshot-sessions).
+const SNAPSHOT_WIRE_VERSION: i32 = 13;
 use crate::runtime;
 use crate::session::ClientSession;
 
@@ -71,6 +74,13 @@ impl Executor {
         });
         let txn_number = session.txn_number;
         let session = session.session.as_deref();
+        if session.is_some_and(ClientSession::is_snapshot)
+            && description.max_wire_version < SNAPSHOT_WIRE_VERSION
+        {
+            let error = Error::invalid_argument("Snapshot reads require MongoDB 5.0 or later")
+                .with_address(&selected.address);
+            return Err(fail(error));
+        }
         let cluster_time = self.cluster_time(session);
         let after_cluster_time = session
             .filter(|s| s.is_causally_consistent())
@@ -90,8 +100,9 @@ impl Executor {
             }
             (None, session) => {
                 let read_concern = match session.filter(|s| s.is_snapshot()) {
-                    Some(snapshot) => op
-                        .supports_read_concern()
+                    // Every command of a snapshot session but getMore carries it, so that the
+                    // server refuses the ones that cannot run at a snapshot (writes).
+                    Some(snapshot) => (op.retryability() != Retryability::GetMore)
                         .then(|| snapshot_read_concern(snapshot)),
                     None => op
                         .supports_read_concern()

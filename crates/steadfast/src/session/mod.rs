@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use bson::{Document, Timestamp};
 use steadfast_core::ServerAddress;
-use steadfast_core::session::transaction::TransactionState;
+pub use steadfast_core::session::transaction::TransactionState;
 use steadfast_core::session::{ClusterTime, ServerSession};
 
 use crate::client::Client;
@@ -57,6 +57,9 @@ pub struct SessionOptions {
     /// of the session's first read (`readConcern: {level: "snapshot", atClusterTime}`).
     /// Incompatible with `causal_consistency: Some(true)` and with transactions.
     pub snapshot: Option<bool>,
+    /// A snapshot session's read time, instead of its first read's `atClusterTime`; only
+    /// with `snapshot: Some(true)`.
+    pub snapshot_time: Option<Timestamp>,
 }
 
 impl SessionOptions {
@@ -103,6 +106,11 @@ impl SessionOptions {
                 "a session cannot be both a snapshot session and causally consistent",
             ));
         }
+        if self.snapshot_time.is_some() && self.snapshot != Some(true) {
+            return Err(Error::invalid_argument(
+                "snapshot_time is only for snapshot sessions (snapshot: true)",
+            ));
+        }
         Ok(())
     }
 }
@@ -139,6 +147,12 @@ impl SessionOptionsBuilder {
     /// Sets [`SessionOptions::snapshot`].
     pub fn snapshot(mut self, on: impl Into<Option<bool>>) -> Self {
         self.options.snapshot = on.into();
+        self
+    }
+
+    /// Sets [`SessionOptions::snapshot_time`].
+    pub fn snapshot_time(mut self, time: impl Into<Option<Timestamp>>) -> Self {
+        self.options.snapshot_time = time.into();
         self
     }
 
@@ -219,11 +233,11 @@ impl ClientSession {
             executor,
             cluster_time: None,
             operation_time: None,
-            options,
             implicit,
             exchange_pending: false,
             transaction: Transaction::default(),
-            snapshot_time: None,
+            snapshot_time: options.snapshot_time,
+            options,
         }
     }
 
@@ -274,6 +288,18 @@ impl ClientSession {
     /// Whether a transaction is starting or in progress.
     pub fn in_transaction(&self) -> bool {
         self.transaction.state.is_active()
+    }
+
+    /// Where the session stands with its transactions (a steadfast addition, for tests and
+    /// diagnostics).
+    pub fn transaction_state(&self) -> TransactionState {
+        self.transaction.state
+    }
+
+    /// The mongos a sharded transaction of this session is pinned to, if any (a steadfast
+    /// addition, for tests and diagnostics).
+    pub fn pinned_mongos(&self) -> Option<&ServerAddress> {
+        self.transaction.pinned.as_ref()
     }
 
     /// The transaction state, for the executor.

@@ -266,6 +266,14 @@ impl EntityMap {
                     ("causalConsistency", Bson::Boolean(on)) => {
                         options = options.causal_consistency(*on);
                     }
+                    ("snapshot", Bson::Boolean(on)) => options = options.snapshot(*on),
+                    ("defaultTimeoutMS", value) => {
+                        options = options.default_timeout(millis("defaultTimeoutMS", value)?);
+                    }
+                    ("defaultTransactionOptions", Bson::Document(given)) => {
+                        let defaults = crate::ops::transaction_options_of(given)?;
+                        options = options.default_transaction_options(defaults);
+                    }
                     (other, _) => {
                         return Err(format!(
                             "sessionOptions.{other} is not supported by this runner"

@@ -50,6 +50,9 @@ const SUITES: &[&str] = &[
     "server-discovery-and-monitoring/unified",
     "sessions",
     "client-side-operations-timeout",
+    "transactions/unified",
+    "transactions-convenient-api/unified",
+    "causal-consistency",
 ];
 
 /// Bounds one case, so that a hang fails the case instead of the run.

@@ -66,20 +66,8 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
     ),
     (Key::Entity("bucket"), "GridFS: steadfast has no GridFS API"),
     (
-        Key::SessionOption("snapshot"),
-        "snapshot sessions come with transactions, which steadfast does not implement yet",
-    ),
-    (
         Key::Assertion("observeLogMessages"),
         "steadfast logs through `tracing`, not as the logging specification's structured messages that observeLogMessages asserts",
-    ),
-    (
-        Key::Operation("startTransaction"),
-        "transactions: steadfast has no multi-document transactions yet",
-    ),
-    (
-        Key::Operation("withTransaction"),
-        "transactions: steadfast has no convenient transaction API yet",
     ),
     (
         Key::ServerFeature("$out"),
