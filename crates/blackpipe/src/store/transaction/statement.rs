@@ -115,7 +115,7 @@ impl Store {
         };
         let result = self.dispatch(&mut inner, command);
         drop(inner);
-        let outcome = finish_statement(txn, result, exec.now);
+        let outcome = finish_statement(txn, fields, result, exec.now);
         if outcome.as_ref().map_or(true, has_write_errors) {
             // mongod aborts a transaction whose statement failed.
             record.transaction = TransactionState::Aborted;
@@ -288,14 +288,18 @@ fn has_write_errors(reply: &Document) -> bool {
 /// outside during the statement, or a transaction grown past its bounds replace it.
 fn finish_statement(
     txn: &mut OpenTransaction,
+    fields: &TransactionFields,
     result: StoreResult<Document>,
     now: bson::DateTime,
 ) -> StoreResult<Document> {
     if let Some(failure) = txn.failure.take() {
         return Err(failure.transient());
     }
-    if txn.registration.aborted().is_some() || txn.expired(now) {
-        return Err(super::registry::write_conflict().transient());
+    if let Some(why) = ended_outside(txn, now) {
+        return Err(no_such_transaction(
+            fields,
+            &format!("has been aborted because {why}"),
+        ));
     }
     txn.check_size()?;
     result
