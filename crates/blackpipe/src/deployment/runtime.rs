@@ -298,7 +298,14 @@ impl Inner {
         change: impl FnOnce(&mut State) -> Result<R, ControlError>,
     ) -> Result<R, ControlError> {
         let mut state = lock(&self.state);
+        let primary_before = state.topology.primary();
         let result = change(&mut state)?;
+        // A primary that steps down, dies or is replaced aborts its open transactions, as
+        // mongod does; they never commit half applied, and their clients see
+        // TransientTransactionError (or, for a commit that already happened, ok on retry).
+        if primary_before.is_some() && state.topology.primary() != primary_before {
+            self.store.abort_open_transactions();
+        }
         for (slot, node) in state.slots.iter().zip(state.topology.nodes()) {
             let version = node.topology_version();
             slot.version.send_if_modified(|current| {

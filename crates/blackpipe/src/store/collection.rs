@@ -50,6 +50,29 @@ impl Collection {
         }
     }
 
+    /// A private copy for a multi-document transaction: the same documents (shared, not
+    /// copied) and indexes, with its own insert notifications (nobody tails a private copy).
+    pub(crate) fn snapshot_copy(&self) -> Collection {
+        Collection {
+            ns: self.ns.clone(),
+            uuid: self.uuid,
+            options: self.options.clone(),
+            next_record: self.next_record,
+            records: self.records.clone(),
+            id_index: self.id_index.clone(),
+            secondary: self.secondary.clone(),
+            data_size: self.data_size,
+            capped: self.capped,
+            inserts: watch::Sender::new(self.last_record()),
+        }
+    }
+
+    /// The document whose `_id` encodes to `key`, if any.
+    pub(crate) fn document_by_key(&self, key: &[u8]) -> Option<(u64, &Arc<Document>)> {
+        let record = *self.id_index.get(key)?;
+        self.records.get(&record).map(|document| (record, document))
+    }
+
     /// Whether the collection is capped (only those take tailable cursors).
     pub(crate) fn is_capped(&self) -> bool {
         self.capped.is_some()

@@ -3,9 +3,10 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use bson::{Bson, DateTime, Timestamp};
+use bson::{Bson, DateTime, Document, Timestamp};
 
-use super::value_order::value_size;
+use super::key::encode_key;
+use super::value_order::{document_size, value_size};
 
 /// The position of a write in the store's history: the oplog timestamp (seconds + increment)
 /// and the wall-clock time the write was applied at (as given by the caller).
@@ -52,6 +53,18 @@ pub struct OplogEntry {
     pub op: OplogOp,
     /// The `_id` of the document written, for document writes.
     pub id: Option<Bson>,
+    /// For a write of a committed multi-document transaction: the transaction's `lsid` and
+    /// `txnNumber` (change events show them); `None` for any other write.
+    pub transaction: Option<TransactionStamp>,
+}
+
+/// The session and transaction number of a committed multi-document transaction's write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransactionStamp {
+    /// The transaction's `lsid` document, as the client sent it.
+    pub lsid: Document,
+    /// The transaction's `txnNumber`.
+    pub txn_number: i64,
 }
 
 /// Bytes the retained entries may hold (namespaces and `_id`s, plus a fixed cost per entry);
@@ -71,10 +84,18 @@ pub(crate) struct Oplog {
     /// Bytes held by `entries`, per [`entry_size`].
     bytes: usize,
     applied: HashMap<String, u64>,
+    /// The timestamp of the newest write no longer retained (zero while nothing was forgotten).
+    forgotten: Timestamp,
 }
 
 fn entry_size(entry: &OplogEntry) -> usize {
-    ENTRY_OVERHEAD_BYTES + entry.ns.len() + entry.id.as_ref().map_or(0, value_size)
+    ENTRY_OVERHEAD_BYTES
+        + entry.ns.len()
+        + entry.id.as_ref().map_or(0, value_size)
+        + entry
+            .transaction
+            .as_ref()
+            .map_or(0, |stamp| document_size(&stamp.lsid))
 }
 
 impl Oplog {
@@ -85,6 +106,10 @@ impl Oplog {
             capacity,
             bytes: 0,
             applied: HashMap::new(),
+            forgotten: Timestamp {
+                time: 0,
+                increment: 0,
+            },
         }
     }
 
@@ -95,6 +120,18 @@ impl Oplog {
         ns: &str,
         op: OplogOp,
         id: Option<Bson>,
+    ) -> OpTime {
+        self.record_stamped(now, ns, op, id, None)
+    }
+
+    /// Records one write, stamped with the committed transaction it belongs to (if any).
+    pub(crate) fn record_stamped(
+        &mut self,
+        now: DateTime,
+        ns: &str,
+        op: OplogOp,
+        id: Option<Bson>,
+        transaction: Option<TransactionStamp>,
     ) -> OpTime {
         let wall = if now > self.last.wall {
             now
@@ -123,10 +160,13 @@ impl Oplog {
                 ns: ns.to_owned(),
                 op,
                 id,
+                transaction,
             };
             self.bytes = self.bytes.saturating_add(entry_size(&entry));
             self.entries.push_back(entry);
             self.evict_oldest();
+        } else {
+            self.forgotten = self.last.ts;
         }
         self.last
     }
@@ -139,6 +179,7 @@ impl Oplog {
         {
             if let Some(oldest) = self.entries.pop_front() {
                 self.bytes = self.bytes.saturating_sub(entry_size(&oldest));
+                self.forgotten = oldest.op_time.ts;
             }
         }
     }
@@ -181,5 +222,29 @@ impl Oplog {
 
     pub(crate) fn applied(&self, ns: &str) -> u64 {
         self.applied.get(ns).copied().unwrap_or(0)
+    }
+
+    /// The applied-write counter of every namespace (see [`Oplog::applied`]).
+    pub(crate) fn applied_counts(&self) -> HashMap<String, u64> {
+        self.applied.clone()
+    }
+
+    /// Whether a document of `ns` with encoded `_id` `key` was written after `after`:
+    /// `None` when the retained log no longer reaches back to `after`, so nobody can tell.
+    pub(crate) fn wrote_since(&self, after: OpTime, ns: &str, key: &[u8]) -> Option<bool> {
+        if self.last.ts <= after.ts {
+            return Some(false);
+        }
+        if after.ts < self.forgotten {
+            return None;
+        }
+        let newer = self
+            .entries
+            .iter()
+            .rev()
+            .take_while(|entry| entry.op_time.ts > after.ts);
+        Some(newer.into_iter().any(|entry| {
+            entry.ns == ns && entry.id.as_ref().is_some_and(|id| encode_key(id) == key)
+        }))
     }
 }

@@ -13,4 +13,5 @@ mod robustness;
 mod scripted;
 mod support;
 mod tailable;
+mod transactions;
 mod wire;

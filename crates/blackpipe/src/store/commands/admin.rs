@@ -44,7 +44,7 @@ pub(crate) fn create_indexes(exec: &mut Exec<'_>, command: &Document) -> StoreRe
         })
         .collect::<StoreResult<Vec<_>>>()?;
     let created_collection = exec.store.catalog.collection(exec.db, collection).is_none();
-    let handle = collection_for_write(exec, collection);
+    let handle = collection_for_write(exec, collection)?;
     let mut guard = write(&handle);
     let before = guard.index_count();
     let mut created = 0;

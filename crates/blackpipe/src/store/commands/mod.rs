@@ -15,7 +15,9 @@ use bson::{Bson, DateTime, Document};
 pub use self::raw_request::{MAX_BSON_DEPTH, RawRequestError, check_raw_request};
 
 use super::Store;
-use super::catalog::{lock, validate_database_name};
+use super::catalog::{CollectionHandle, lock, read, validate_database_name, write};
+use super::key::encode_key;
+use super::transaction::{OpenTransaction, transaction_fields};
 use super::cursor::InsertWait;
 use super::errors::{CommandError, StoreResult, code};
 use super::oplog::{OpTime, OplogOp};
@@ -93,6 +95,8 @@ pub const COMMANDS: &[&str] = &[
     "dbStats",
     "renameCollection",
     "endSessions",
+    "commitTransaction",
+    "abortTransaction",
 ];
 
 /// The state of one command execution.
@@ -103,14 +107,43 @@ pub(crate) struct Exec<'a> {
     pub(crate) last_write: Option<OpTime>,
     /// See [`CommandOutcome::awaiting_inserts`].
     pub(crate) awaiting_inserts: Option<InsertWait>,
+    /// The open transaction the command runs in: it reads and writes the transaction's private
+    /// collections, and its writes reach the op log only at commit.
+    pub(crate) txn: Option<&'a mut OpenTransaction>,
 }
 
 impl Exec<'_> {
     /// Records an applied write in the op log. Document writes call this while still holding
     /// the collection lock, so op log order is apply order.
+    ///
+    /// Inside a transaction the write was applied to the transaction's private copy and is only
+    /// noted there. Outside one, an open transaction that wrote the same document is aborted
+    /// (see [`crate::store::transaction`]), after the write is in the op log.
     pub(crate) fn record(&mut self, ns: &str, op: OplogOp, id: Option<Bson>) {
+        if let Some(txn) = self.txn.as_deref_mut() {
+            txn.note_write(self.store, ns, id);
+            return;
+        }
+        let key = id.as_ref().map(|id| (ns.to_owned(), encode_key(id)));
         let op_time = lock(&self.store.oplog).record(self.now, ns, op, id);
         self.last_write = Some(op_time);
+        if let Some(key) = key {
+            self.store.transaction_registry.displace(&key);
+        }
+    }
+
+    /// The collection `name` of the command's database as the command sees it: the shared one,
+    /// or inside a transaction the transaction's copy.
+    ///
+    /// # Errors
+    ///
+    /// Inside a transaction, WriteConflict when the collection cannot be seen as of the
+    /// transaction's snapshot.
+    pub(crate) fn collection(&mut self, name: &str) -> StoreResult<Option<CollectionHandle>> {
+        match self.txn.as_deref_mut() {
+            Some(txn) => txn.collection(self.store, self.db, name),
+            None => Ok(self.store.catalog.collection(self.db, name)),
+        }
     }
 
     /// Records a catalog change on `db.$cmd`.
@@ -145,8 +178,18 @@ impl Store {
             now: context.now,
             last_write: None,
             awaiting_inserts: None,
+            txn: None,
         };
-        let reply = match self.dispatch(&mut exec, command) {
+        // A commit holds the gate alone, so no command sees part of a transaction.
+        let is_commit = command.keys().next().map(String::as_str) == Some("commitTransaction");
+        let _shared;
+        let _exclusive;
+        if is_commit {
+            _exclusive = write(&self.commit_gate);
+        } else {
+            _shared = read(&self.commit_gate);
+        }
+        let reply = match self.run_command(&mut exec, command) {
             Ok(reply) => reply,
             Err(error) => error.to_reply(),
         };
@@ -162,7 +205,23 @@ impl Store {
         COMMANDS.contains(&name)
     }
 
-    fn dispatch(&self, exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    /// Runs a command inside its transaction if its session fields say so, else directly.
+    fn run_command(&self, exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+        let name = command.keys().next().map(String::as_str).unwrap_or("");
+        match transaction_fields(command)? {
+            Some(fields) if Store::supports(name) => {
+                validate_database_name(exec.db)?;
+                self.run_in_transaction(exec, command, name, &fields)
+            }
+            _ => self.dispatch(exec, command),
+        }
+    }
+
+    pub(crate) fn dispatch(
+        &self,
+        exec: &mut Exec<'_>,
+        command: &Document,
+    ) -> StoreResult<Document> {
         let Some(name) = command.keys().next() else {
             return Err(CommandError::new(
                 code::COMMAND_NOT_FOUND,
@@ -176,12 +235,6 @@ impl Store {
             ));
         }
         validate_database_name(exec.db)?;
-        if command.contains_key("startTransaction") || command.contains_key("autocommit") {
-            return Err(CommandError::new(
-                code::ILLEGAL_OPERATION,
-                "blackpipe does not support multi-document transactions",
-            ));
-        }
         match name.as_str() {
             "insert" => write::insert(exec, command),
             "update" => write::update(exec, command),
@@ -207,6 +260,11 @@ impl Store {
             "renameCollection" => admin::rename_collection(exec, command),
             // Sessions live in the driver's pool; the store keeps no per-session state to end.
             "endSessions" => Ok(bson::doc! { "ok": 1.0 }),
+            // With `autocommit: false` these run in `run_in_transaction`.
+            "commitTransaction" | "abortTransaction" => Err(CommandError::new(
+                code::INVALID_OPTIONS,
+                format!("{name} must be run within a transaction"),
+            )),
             other => Err(CommandError::new(
                 code::COMMAND_NOT_FOUND,
                 format!("no such command: '{other}'"),

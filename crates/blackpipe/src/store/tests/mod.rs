@@ -12,6 +12,7 @@ mod limits;
 mod oplog;
 mod projection;
 mod query;
+mod transactions;
 mod txn;
 mod update;
 mod value_order;
