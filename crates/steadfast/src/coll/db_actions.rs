@@ -417,10 +417,12 @@ impl<'a> RunCommand<'a> {
     }
 
     async fn run(self) -> Result<Document> {
+        let explicit = self.criteria.is_some();
         let criteria = self
             .criteria
             .unwrap_or_else(SelectionCriteria::primary_read);
-        let op = RunCommandOp::new(self.db.name(), self.command, criteria)?;
+        let op = RunCommandOp::new(self.db.name(), self.command, criteria)?
+            .with_explicit_criteria(explicit);
         let settings = self.db.inherited().settings.overridden_by(&self.overrides);
         execute(self.db.client(), op, self.session, &settings).await
     }

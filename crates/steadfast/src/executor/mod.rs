@@ -244,7 +244,10 @@ impl Executor {
             omit_max_time,
         } = context;
         self.ensure_open()?;
-        let acknowledged = op.is_acknowledged();
+        // In a transaction the operation's own write concern is not sent: it is acknowledged
+        // as the transaction is (transactions, "Behavior of the writeConcern field").
+        let in_transaction = session.as_deref().is_some_and(ClientSession::in_transaction);
+        let acknowledged = op.is_acknowledged() || in_transaction;
         if let Some(session) = &session {
             self.check_session(session, acknowledged)?;
         }
@@ -343,6 +346,7 @@ impl Executor {
             reply,
         } = failure;
         let now = runtime::now();
+        let overload = facts.is_retryable_overload();
         let failure = AttemptFailure {
             error,
             facts,
@@ -353,6 +357,7 @@ impl Executor {
             self.with_budget(|budget, rng| progress.retry.on_failure(failure, budget, now, rng));
         let stop = match decision {
             RetryDecision::Retry { after, .. } => {
+                op.before_retry(overload);
                 self.announce_retry(plan, &progress.retry, server.as_ref(), after);
                 let after = plan.deadline.cap(after, now);
                 if !after.is_zero() {

@@ -104,10 +104,15 @@ impl Executor {
                     // server refuses the ones that cannot run at a snapshot (writes).
                     Some(snapshot) => (op.retryability() != Retryability::GetMore)
                         .then(|| snapshot_read_concern(snapshot)),
-                    None => op
-                        .supports_read_concern()
-                        .then(|| read_concern_document(op.read_concern(), after_cluster_time))
-                        .flatten(),
+                    None if op.supports_read_concern() => {
+                        read_concern_document(op.read_concern(), after_cluster_time)
+                    }
+                    // Writes in a causally consistent session wait for the session's last
+                    // operation too (read-write-concern, afterClusterTime).
+                    None if takes_after_cluster_time(&command.name) => {
+                        read_concern_document(None, after_cluster_time)
+                    }
+                    None => None,
                 };
                 let write_concern = op
                     .write_concern()
@@ -183,6 +188,23 @@ impl Executor {
         };
         self.failure(error, stage.kind, &on)
     }
+}
+
+/// The write commands that accept a read concern of only `afterClusterTime`.
+fn takes_after_cluster_time(name: &str) -> bool {
+    matches!(
+        name,
+        "insert"
+            | "update"
+            | "delete"
+            | "findAndModify"
+            | "bulkWrite"
+            | "create"
+            | "createIndexes"
+            | "drop"
+            | "dropDatabase"
+            | "dropIndexes"
+    )
 }
 
 /// The `maxTimeMS` an operation put in its own command (a getMore's maxAwaitTimeMS).

@@ -56,7 +56,10 @@ pub(crate) fn plan_transaction<O: Operation>(
             pinned,
         }));
     }
-    let is_read = matches!(op.selection_criteria(), SelectionCriteria::ReadPreference(_));
+    // An operation-level read preference is the application's to keep (transactions,
+    // "readPreference").
+    let is_read = matches!(op.selection_criteria(), SelectionCriteria::ReadPreference(_))
+        && !op.has_own_read_preference();
     let options = &session.transaction().options;
     let transaction_criteria = options
         .selection_criteria

@@ -170,6 +170,18 @@ pub(crate) trait Operation: Send + Sync {
         None
     }
 
+    /// Whether the application gave the operation its own read preference, which a
+    /// transaction's does not replace (the server then judges it).
+    fn has_own_read_preference(&self) -> bool {
+        false
+    }
+
+    /// Called before the executor retries the operation; `after_overload` when the failed
+    /// attempt was shed by an overloaded server (then the command goes again unchanged).
+    fn before_retry(&mut self, after_overload: bool) {
+        let _ = after_overload;
+    }
+
     /// Whether the executor may add `maxTimeMS` under timeoutMS. Not for getMore, whose
     /// `maxTimeMS` means the await time of a tailable cursor (killCursors gets one: CSOT
     /// bounds a cursor's close by a refreshed timeoutMS).

@@ -350,6 +350,12 @@ fn database_options(options: &Document) -> Result<DatabaseOptions, String> {
             ("writeConcern", Bson::Document(wc)) => {
                 result = result.write_concern(write_concern(wc)?)
             }
+            ("readConcern", Bson::Document(rc)) => {
+                let level = rc
+                    .get_str("level")
+                    .map_err(|_| "databaseOptions.readConcern needs a level".to_owned())?;
+                result = result.read_concern(ReadConcern::new(ReadConcernLevel::parse(level)));
+            }
             ("timeoutMS", value) => result = result.timeout(millis("timeoutMS", value)?),
             (other, _) => {
                 return Err(format!(

@@ -44,6 +44,7 @@ pub(super) async fn run_cursor_in_session(
             let pipeline = args.documents("pipeline")?;
             let mut options = AggregateOptions::default();
             options.batch_size = args.optional_count("batchSize")?;
+            options.max_time = args.optional_duration("maxTimeMS")?;
             args.finish()?;
             let found = coll
                 .aggregate(pipeline)
