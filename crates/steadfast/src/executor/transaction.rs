@@ -56,15 +56,18 @@ pub(crate) fn plan_transaction<O: Operation>(
             pinned,
         }));
     }
-    // An operation-level read preference is the application's to keep (transactions,
-    // "readPreference").
-    let is_read = matches!(op.selection_criteria(), SelectionCriteria::ReadPreference(_))
-        && !op.has_own_read_preference();
+    let is_read = matches!(op.selection_criteria(), SelectionCriteria::ReadPreference(_));
     let options = &session.transaction().options;
-    let transaction_criteria = options
-        .selection_criteria
-        .clone()
-        .unwrap_or(SelectionCriteria::ReadPreference(Default::default()));
+    // A read uses the transaction's read preference, unless the application gave the
+    // operation its own; either must be primary (transactions, "readPreference").
+    let transaction_criteria = if op.has_own_read_preference() {
+        op.selection_criteria()
+    } else {
+        options
+            .selection_criteria
+            .clone()
+            .unwrap_or(SelectionCriteria::ReadPreference(Default::default()))
+    };
     let primary = match &transaction_criteria {
         SelectionCriteria::ReadPreference(preference) => {
             preference.mode() == ReadPreferenceMode::Primary

@@ -171,7 +171,7 @@ pub(crate) trait Operation: Send + Sync {
     }
 
     /// Whether the application gave the operation its own read preference, which a
-    /// transaction's does not replace (the server then judges it).
+    /// transaction's does not replace (it must be primary all the same).
     fn has_own_read_preference(&self) -> bool {
         false
     }
