@@ -111,7 +111,11 @@ async fn fail_points_on_transaction_commands_carry_mongods_labels() {
     node.round_trip(configure(vec!["insert"], doc! { "errorCode": 10107 }))
         .await;
     let failed = insert_in_transaction::<1>(&mut node, 1, 1).await;
-    assert_eq!(labels(&failed), vec!["TransientTransactionError"], "{failed}");
+    assert_eq!(
+        labels(&failed),
+        vec!["TransientTransactionError"],
+        "{failed}"
+    );
 
     node.round_trip(configure(
         vec!["commitTransaction"],
@@ -124,11 +128,18 @@ async fn fail_points_on_transaction_commands_carry_mongods_labels() {
     assert!(committed.contains_key("writeConcernError"), "{committed}");
     assert_eq!(deployment.store().documents("db", "c").len(), 1);
 
-    node.round_trip(configure(vec!["commitTransaction"], doc! { "errorCode": 91 }))
-        .await;
+    node.round_trip(configure(
+        vec!["commitTransaction"],
+        doc! { "errorCode": 91 },
+    ))
+    .await;
     assert!(is_ok(&insert_in_transaction::<1>(&mut node, 3, 3).await));
     let shut_down = commit::<1>(&mut node, 3).await;
-    assert_eq!(labels(&shut_down), vec!["RetryableWriteError"], "{shut_down}");
+    assert_eq!(
+        labels(&shut_down),
+        vec!["RetryableWriteError"],
+        "{shut_down}"
+    );
     assert!(is_ok(&commit::<1>(&mut node, 3).await));
     assert_eq!(deployment.store().documents("db", "c").len(), 2);
 }
