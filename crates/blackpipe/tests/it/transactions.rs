@@ -160,3 +160,28 @@ async fn the_transaction_lifetime_is_set_through_the_control_command() {
     assert_eq!(expired.get_i32("code").ok(), Some(251), "{expired}");
     assert!(deployment.store().documents("db", "c").is_empty());
 }
+
+#[tokio::test]
+async fn routers_return_recovery_tokens_and_commit_only_what_they_routed() {
+    let deployment = start(DeploymentConfig::sharded(2)).await;
+    let mut router = client(&deployment, 0).await;
+    let mut other = client(&deployment, 1).await;
+    let statement = insert_in_transaction::<1>(&mut router, 1, 1).await;
+    assert_eq!(
+        statement.get_document("recoveryToken").ok(),
+        Some(&doc! { "recoveryShardId": "blackpipe-shard" }),
+        "{statement}"
+    );
+    // The other router never saw the transaction and no commit decision exists.
+    let unknown = commit::<1>(&mut other, 1).await;
+    assert_eq!(unknown.get_i32("code").ok(), Some(251), "{unknown}");
+    assert_eq!(labels(&unknown), vec!["TransientTransactionError"]);
+    assert!(deployment.store().documents("db", "c").is_empty());
+
+    assert!(is_ok(&insert_in_transaction::<2>(&mut router, 2, 1).await));
+    assert!(is_ok(&commit::<2>(&mut router, 1).await));
+    // Once committed, a retry on another router recovers the decision.
+    let recovered = commit::<2>(&mut other, 1).await;
+    assert!(is_ok(&recovered), "{recovered}");
+    assert_eq!(deployment.store().documents("db", "c").len(), 1);
+}

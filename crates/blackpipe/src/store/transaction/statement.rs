@@ -295,3 +295,19 @@ fn finish_statement(
     txn.check_size()?;
     result
 }
+
+impl Store {
+    /// Whether the transaction named by `command`'s `lsid` and `txnNumber` committed: what a
+    /// router that did not route the transaction learns from its recovery token.
+    pub fn transaction_committed(&self, command: &Document) -> bool {
+        let Ok(Some(fields)) = super::fields::transaction_fields(command) else {
+            return false;
+        };
+        let Some(record) = self.transactions.existing(&fields.session) else {
+            return false;
+        };
+        let record = lock(&record);
+        record.txn_number == Some(fields.txn_number)
+            && matches!(record.transaction, TransactionState::Committed)
+    }
+}
