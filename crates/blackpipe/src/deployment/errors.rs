@@ -152,8 +152,7 @@ pub fn default_labels(
     {
         return vec!["RetryableWriteError".into()];
     }
-    if session.in_transaction && is_transient_transaction_error(code, write_concern_code, session)
-    {
+    if session.in_transaction && is_transient_transaction_error(code, write_concern_code, session) {
         return vec!["TransientTransactionError".into()];
     }
     Vec::new()

@@ -563,9 +563,15 @@ async fn execute_in_store(
             None,
         );
     }
+    if let Some(reply) =
+        super::router_txn::recover_commit(node, facts.name, request.command(), &node.inner.store)
+    {
+        return node.finish(reply, session, None);
+    }
     let started = Instant::now();
     let mut reply =
         super::backend::execute(&node.inner.store, request.database(), request.command()).await;
+    super::router_txn::note_statement(node, session, request.command(), &mut reply);
     tracing::trace!(command = facts.name, elapsed = ?started.elapsed(), "store executed");
     if transactional == TransactionalWriteAction::CloseAfterCommit {
         return Reaction::HangUp.into();

@@ -49,6 +49,7 @@ mod member;
 mod member_options;
 mod model;
 mod operations;
+mod router_txn;
 mod runtime;
 
 #[cfg(test)]

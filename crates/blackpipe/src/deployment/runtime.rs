@@ -76,6 +76,8 @@ impl NodeCounters {
 #[derive(Debug, Default)]
 pub(crate) struct Process {
     pub(crate) fail_points: Mutex<FailPoints>,
+    /// On a router, the transactions it routed (a restart forgets them, as a mongos does).
+    pub(crate) routed_transactions: Mutex<super::router_txn::RoutedTransactions>,
 }
 
 /// The runtime side of one node.

@@ -73,6 +73,25 @@ impl Collection {
         self.records.get(&record).map(|document| (record, document))
     }
 
+    /// Puts document `key` back to `previous` (absent for `None`): rewinding a private copy
+    /// to an earlier version (see [`crate::store::history`]). Restoring a state the collection
+    /// held cannot break a unique index, so a refusal (impossible) leaves the copy unchanged.
+    pub(crate) fn restore(&mut self, key: &[u8], previous: Option<&Document>) {
+        let current = self.id_index.get(key).copied();
+        match (current, previous) {
+            (Some(record), Some(previous)) => {
+                let _restored = self.replace(record, previous.clone());
+            }
+            (Some(record), None) => {
+                self.remove(record);
+            }
+            (None, Some(previous)) => {
+                let _restored = self.insert(previous.clone());
+            }
+            (None, None) => {}
+        }
+    }
+
     /// Whether the collection is capped (only those take tailable cursors).
     pub(crate) fn is_capped(&self) -> bool {
         self.capped.is_some()

@@ -43,7 +43,6 @@ pub(crate) mod code {
     pub(crate) const WRITE_CONFLICT: i32 = 112;
     pub(crate) const CONFLICTING_OPERATION_IN_PROGRESS: i32 = 117;
     pub(crate) const SNAPSHOT_TOO_OLD: i32 = 239;
-    pub(crate) const SNAPSHOT_UNAVAILABLE: i32 = 246;
     pub(crate) const NO_SUCH_TRANSACTION: i32 = 251;
     pub(crate) const TRANSACTION_COMMITTED: i32 = 256;
     pub(crate) const OPERATION_NOT_SUPPORTED_IN_TRANSACTION: i32 = 263;

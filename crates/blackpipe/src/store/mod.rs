@@ -43,12 +43,14 @@ mod commands;
 mod cursor;
 mod errors;
 mod expr;
+mod history;
 mod index;
 mod key;
 mod oplog;
 mod path;
 mod projection;
 mod query;
+mod snapshot_read;
 mod sort;
 mod transaction;
 mod txn;
@@ -69,6 +71,7 @@ use rand::{Rng, SeedableRng};
 
 use self::catalog::{Catalog, lock, read};
 use self::cursor::CursorRegistry;
+use self::history::History;
 use self::oplog::Oplog;
 use self::transaction::{AbortReason, TransactionRegistry};
 use self::txn::TransactionTable;
@@ -165,6 +168,8 @@ pub struct Store {
     last_reap_millis: Mutex<Option<i64>>,
     /// Open multi-document transactions, reachable without their sessions' locks.
     transaction_registry: Arc<TransactionRegistry>,
+    /// Recent document versions (after the op log in the lock order).
+    history: Mutex<History>,
     /// Held shared by every command and exclusively by `commitTransaction`.
     commit_gate: RwLock<()>,
     /// `transactionLifetimeLimitSeconds`, in milliseconds.
@@ -191,6 +196,7 @@ impl Store {
             last_reap_millis: Mutex::new(None),
             transaction_registry: Arc::default(),
             commit_gate: RwLock::new(()),
+            history: Mutex::new(History::default()),
             transaction_lifetime_millis: AtomicI64::new(DEFAULT_TRANSACTION_LIFETIME_MILLIS),
         }
     }

@@ -224,25 +224,20 @@ impl Oplog {
         self.applied.get(ns).copied().unwrap_or(0)
     }
 
-    /// The applied-write counter of every namespace (see [`Oplog::applied`]).
-    pub(crate) fn applied_counts(&self) -> HashMap<String, u64> {
-        self.applied.clone()
-    }
-
     /// Whether a document of `ns` with encoded `_id` `key` was written after `after`:
     /// `None` when the retained log no longer reaches back to `after`, so nobody can tell.
-    pub(crate) fn wrote_since(&self, after: OpTime, ns: &str, key: &[u8]) -> Option<bool> {
-        if self.last.ts <= after.ts {
+    pub(crate) fn wrote_since(&self, after: Timestamp, ns: &str, key: &[u8]) -> Option<bool> {
+        if self.last.ts <= after {
             return Some(false);
         }
-        if after.ts < self.forgotten {
+        if after < self.forgotten {
             return None;
         }
         let newer = self
             .entries
             .iter()
             .rev()
-            .take_while(|entry| entry.op_time.ts > after.ts);
+            .take_while(|entry| entry.op_time.ts > after);
         Some(newer.into_iter().any(|entry| {
             entry.ns == ns && entry.id.as_ref().is_some_and(|id| encode_key(id) == key)
         }))

@@ -413,6 +413,13 @@ impl TransactionTable {
         lock(&self.sessions).len()
     }
 
+    /// The record of session `key` if it has one (nothing is created).
+    pub(crate) fn existing(&self, key: &SessionKey) -> Option<Arc<Mutex<SessionRecord>>> {
+        lock(&self.sessions)
+            .get(key)
+            .map(|entry| entry.record.clone())
+    }
+
     /// Whether `command` is a retryable write every statement of which is already recorded
     /// under its `lsid` and `txnNumber`: executing it would replay outcomes and apply nothing.
     /// Looks without creating a session record.

@@ -111,7 +111,11 @@ async fn fail_points_on_transaction_commands_carry_mongods_labels() {
     node.round_trip(configure(vec!["insert"], doc! { "errorCode": 10107 }))
         .await;
     let failed = insert_in_transaction::<1>(&mut node, 1, 1).await;
-    assert_eq!(labels(&failed), vec!["TransientTransactionError"], "{failed}");
+    assert_eq!(
+        labels(&failed),
+        vec!["TransientTransactionError"],
+        "{failed}"
+    );
 
     node.round_trip(configure(
         vec!["commitTransaction"],
@@ -124,11 +128,18 @@ async fn fail_points_on_transaction_commands_carry_mongods_labels() {
     assert!(committed.contains_key("writeConcernError"), "{committed}");
     assert_eq!(deployment.store().documents("db", "c").len(), 1);
 
-    node.round_trip(configure(vec!["commitTransaction"], doc! { "errorCode": 91 }))
-        .await;
+    node.round_trip(configure(
+        vec!["commitTransaction"],
+        doc! { "errorCode": 91 },
+    ))
+    .await;
     assert!(is_ok(&insert_in_transaction::<1>(&mut node, 3, 3).await));
     let shut_down = commit::<1>(&mut node, 3).await;
-    assert_eq!(labels(&shut_down), vec!["RetryableWriteError"], "{shut_down}");
+    assert_eq!(
+        labels(&shut_down),
+        vec!["RetryableWriteError"],
+        "{shut_down}"
+    );
     assert!(is_ok(&commit::<1>(&mut node, 3).await));
     assert_eq!(deployment.store().documents("db", "c").len(), 2);
 }
@@ -148,4 +159,29 @@ async fn the_transaction_lifetime_is_set_through_the_control_command() {
     let expired = commit::<1>(&mut node, 1).await;
     assert_eq!(expired.get_i32("code").ok(), Some(251), "{expired}");
     assert!(deployment.store().documents("db", "c").is_empty());
+}
+
+#[tokio::test]
+async fn routers_return_recovery_tokens_and_commit_only_what_they_routed() {
+    let deployment = start(DeploymentConfig::sharded(2)).await;
+    let mut router = client(&deployment, 0).await;
+    let mut other = client(&deployment, 1).await;
+    let statement = insert_in_transaction::<1>(&mut router, 1, 1).await;
+    assert_eq!(
+        statement.get_document("recoveryToken").ok(),
+        Some(&doc! { "recoveryShardId": "blackpipe-shard" }),
+        "{statement}"
+    );
+    // The other router never saw the transaction and no commit decision exists.
+    let unknown = commit::<1>(&mut other, 1).await;
+    assert_eq!(unknown.get_i32("code").ok(), Some(251), "{unknown}");
+    assert_eq!(labels(&unknown), vec!["TransientTransactionError"]);
+    assert!(deployment.store().documents("db", "c").is_empty());
+
+    assert!(is_ok(&insert_in_transaction::<2>(&mut router, 2, 1).await));
+    assert!(is_ok(&commit::<2>(&mut router, 1).await));
+    // Once committed, a retry on another router recovers the decision.
+    let recovered = commit::<2>(&mut other, 1).await;
+    assert!(is_ok(&recovered), "{recovered}");
+    assert_eq!(deployment.store().documents("db", "c").len(), 1);
 }

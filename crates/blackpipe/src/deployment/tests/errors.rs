@@ -72,7 +72,11 @@ fn transaction_errors_get_the_transient_label_as_mongod_gives_it() {
     };
     let transient = vec!["TransientTransactionError".to_owned()];
     for code in [112, 251, 10107, 246] {
-        assert_eq!(default_labels(Some(code), None, in_transaction), transient, "code {code}");
+        assert_eq!(
+            default_labels(Some(code), None, in_transaction),
+            transient,
+            "code {code}"
+        );
     }
     assert!(default_labels(Some(11000), None, in_transaction).is_empty());
     assert!(default_labels(Some(50), None, in_transaction).is_empty());

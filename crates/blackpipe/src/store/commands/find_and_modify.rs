@@ -196,7 +196,7 @@ fn execute(
             Bson::Null
         };
         guard.insert(document)?;
-        exec.record(&ns, OplogOp::Insert, Some(id.clone()));
+        exec.record(&ns, OplogOp::Insert, Some(id.clone()), None);
         return Ok((
             doc! { "n": 1, "updatedExisting": false, "upserted": id },
             value,
@@ -207,7 +207,12 @@ fn execute(
     };
     if request.remove {
         guard.remove(record);
-        exec.record(&ns, OplogOp::Delete, original.get("_id").cloned());
+        exec.record(
+            &ns,
+            OplogOp::Delete,
+            original.get("_id").cloned(),
+            Some(original.clone()),
+        );
         return Ok((doc! { "n": 1 }, project(request, &original)?));
     }
     let Some(update) = &request.update else {
@@ -223,7 +228,7 @@ fn execute(
     if !documents_identical(&original, &updated) {
         let id = updated.get("_id").cloned();
         guard.replace(record, updated.clone())?;
-        exec.record(&ns, OplogOp::Update, id);
+        exec.record(&ns, OplogOp::Update, id, Some(original.clone()));
     }
     let value = if request.return_new {
         project(request, &updated)?

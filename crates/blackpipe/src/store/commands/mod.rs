@@ -10,17 +10,20 @@ mod read;
 mod tail;
 mod write;
 
-use bson::{Bson, DateTime, Document};
+use std::sync::Arc;
+
+use bson::{Bson, DateTime, Document, Timestamp};
 
 pub use self::raw_request::{MAX_BSON_DEPTH, RawRequestError, check_raw_request};
 
 use super::Store;
 use super::catalog::{CollectionHandle, lock, read, validate_database_name, write};
-use super::key::encode_key;
-use super::transaction::{OpenTransaction, transaction_fields};
 use super::cursor::InsertWait;
 use super::errors::{CommandError, StoreResult, code};
+use super::key::encode_key;
 use super::oplog::{OpTime, OplogOp};
+use super::snapshot_read::{collection_at, snapshot_read_time, stamp_reply};
+use super::transaction::{OpenTransaction, transaction_fields};
 
 /// What a command needs from its caller besides the document.
 #[derive(Debug, Clone, Copy)]
@@ -110,6 +113,8 @@ pub(crate) struct Exec<'a> {
     /// The open transaction the command runs in: it reads and writes the transaction's private
     /// collections, and its writes reach the op log only at commit.
     pub(crate) txn: Option<&'a mut OpenTransaction>,
+    /// Outside a transaction, the cluster time a snapshot read reads at.
+    pub(crate) read_at: Option<Timestamp>,
 }
 
 impl Exec<'_> {
@@ -119,16 +124,27 @@ impl Exec<'_> {
     /// Inside a transaction the write was applied to the transaction's private copy and is only
     /// noted there. Outside one, an open transaction that wrote the same document is aborted
     /// (see [`crate::store::transaction`]), after the write is in the op log.
-    pub(crate) fn record(&mut self, ns: &str, op: OplogOp, id: Option<Bson>) {
+    /// `previous` is the version of the document the write replaced (none for an insert),
+    /// kept for reads at an earlier time ([`crate::store::history`]).
+    pub(crate) fn record(
+        &mut self,
+        ns: &str,
+        op: OplogOp,
+        id: Option<Bson>,
+        previous: Option<Arc<Document>>,
+    ) {
         if let Some(txn) = self.txn.as_deref_mut() {
             txn.note_write(self.store, ns, id);
             return;
         }
-        let key = id.as_ref().map(|id| (ns.to_owned(), encode_key(id)));
+        let key = id.as_ref().map(encode_key);
         let op_time = lock(&self.store.oplog).record(self.now, ns, op, id);
         self.last_write = Some(op_time);
-        if let Some(key) = key {
-            self.store.transaction_registry.displace(&key);
+        if let Some(key) = key.filter(|_| op != OplogOp::Command) {
+            lock(&self.store.history).push(op_time, ns, key.clone(), previous);
+            self.store
+                .transaction_registry
+                .displace(&(ns.to_owned(), key));
         }
     }
 
@@ -142,14 +158,17 @@ impl Exec<'_> {
     pub(crate) fn collection(&mut self, name: &str) -> StoreResult<Option<CollectionHandle>> {
         match self.txn.as_deref_mut() {
             Some(txn) => txn.collection(self.store, self.db, name),
-            None => Ok(self.store.catalog.collection(self.db, name)),
+            None => match self.read_at {
+                Some(at) => collection_at(self.store, self.db, name, at),
+                None => Ok(self.store.catalog.collection(self.db, name)),
+            },
         }
     }
 
     /// Records a catalog change on `db.$cmd`.
     pub(crate) fn record_command(&mut self) {
         let ns = format!("{}.$cmd", self.db);
-        self.record(&ns, OplogOp::Command, None);
+        self.record(&ns, OplogOp::Command, None, None);
     }
 
     pub(crate) fn ns(&self, collection: &str) -> String {
@@ -179,6 +198,7 @@ impl Store {
             last_write: None,
             awaiting_inserts: None,
             txn: None,
+            read_at: None,
         };
         // A commit holds the gate alone, so no command sees part of a transaction.
         let is_commit = command.keys().next().map(String::as_str) == Some("commitTransaction");
@@ -213,7 +233,15 @@ impl Store {
                 validate_database_name(exec.db)?;
                 self.run_in_transaction(exec, command, name, &fields)
             }
-            _ => self.dispatch(exec, command),
+            _ => {
+                let read_at = snapshot_read_time(self, name, command)?;
+                exec.read_at = read_at;
+                let mut reply = self.dispatch(exec, command)?;
+                if let Some(at) = read_at {
+                    stamp_reply(&mut reply, at);
+                }
+                Ok(reply)
+            }
         }
     }
 

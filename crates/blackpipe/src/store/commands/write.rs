@@ -183,7 +183,7 @@ pub(crate) fn insert(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             let id = document.get("_id").cloned();
             let mut guard = write(&handle);
             guard.insert(document)?;
-            exec.record(&ns, OplogOp::Insert, id);
+            exec.record(&ns, OplogOp::Insert, id, None);
             Ok(())
         });
         match outcome {
@@ -270,7 +270,7 @@ pub(crate) fn apply_update(
         let document = prepare_for_insert(exec, &document)?;
         let id = document.get("_id").cloned();
         collection.insert(document)?;
-        exec.record(&collection.ns.clone(), OplogOp::Insert, id.clone());
+        exec.record(&collection.ns.clone(), OplogOp::Insert, id.clone(), None);
         return Ok(UpdateResult {
             matched: 0,
             modified: 0,
@@ -298,7 +298,7 @@ pub(crate) fn apply_update(
         }
         let id = updated.get("_id").cloned();
         collection.replace(record, updated)?;
-        exec.record(&collection.ns.clone(), OplogOp::Update, id);
+        exec.record(&collection.ns.clone(), OplogOp::Update, id, Some(original));
         result.modified += 1;
     }
     Ok(result)
@@ -511,7 +511,12 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             let mut count = 0;
             for record in records {
                 if let Some(removed) = guard.remove(record) {
-                    exec.record(&ns, OplogOp::Delete, removed.get("_id").cloned());
+                    exec.record(
+                        &ns,
+                        OplogOp::Delete,
+                        removed.get("_id").cloned(),
+                        Some(removed),
+                    );
                     count += 1;
                 }
             }

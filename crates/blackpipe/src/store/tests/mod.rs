@@ -12,6 +12,7 @@ mod limits;
 mod oplog;
 mod projection;
 mod query;
+mod snapshot_reads;
 mod transactions;
 mod txn;
 mod update;

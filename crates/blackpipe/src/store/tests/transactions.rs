@@ -98,18 +98,17 @@ fn a_transaction_sees_its_writes_and_others_see_them_only_after_commit() {
     assert_eq!(value_of(&store, 1), Some(1));
     assert_eq!(ids(&store, "c", doc! {}), vec![1]);
     let before = store.op_time();
-    run_ok(
-        &store,
-        "admin",
-        next(doc! { "commitTransaction": 1 }, 1, 1),
-    );
+    run_ok(&store, "admin", next(doc! { "commitTransaction": 1 }, 1, 1));
     assert_eq!(value_of(&store, 1), Some(2));
     assert_eq!(ids(&store, "c", doc! {}), vec![1, 2]);
     let entries = store.oplog_since(before);
     let ops: Vec<OplogOp> = entries.iter().map(|entry| entry.op).collect();
     assert_eq!(ops, vec![OplogOp::Update, OplogOp::Insert]);
     for entry in &entries {
-        let stamp = entry.transaction.as_ref().expect("stamped with the transaction");
+        let stamp = entry
+            .transaction
+            .as_ref()
+            .expect("stamped with the transaction");
         assert_eq!((stamp.lsid.clone(), stamp.txn_number), (lsid(1), 1));
     }
 }
@@ -134,11 +133,7 @@ fn reads_inside_stay_at_the_snapshot() {
         next(doc! { "find": "c", "filter": {} }, 1, 1),
     ));
     assert_eq!(inside, vec![doc! { "_id": 1, "v": 1 }]);
-    run_ok(
-        &store,
-        "admin",
-        next(doc! { "commitTransaction": 1 }, 1, 1),
-    );
+    run_ok(&store, "admin", next(doc! { "commitTransaction": 1 }, 1, 1));
     assert_eq!(value_of(&store, 1), Some(9));
 }
 
@@ -250,7 +245,11 @@ fn commit_and_abort_answer_as_mongod_after_each_outcome() {
     assert_eq!(error_code(&commit(&store, 1, 1)), 225);
 
     // A transaction that only read commits fine.
-    run_ok(&store, "db", first(doc! { "find": "c", "filter": {} }, 1, 3));
+    run_ok(
+        &store,
+        "db",
+        first(doc! { "find": "c", "filter": {} }, 1, 3),
+    );
     run_ok(&store, "admin", next(doc! { "commitTransaction": 1 }, 1, 3));
     assert_eq!(ids(&store, "c", doc! {}), vec![1]);
 }
@@ -265,10 +264,18 @@ fn continuing_a_missing_transaction_is_transient_and_older_numbers_are_too_old()
         "db",
         first(doc! { "insert": "c", "documents": [{ "_id": 1 }] }, 1, 5),
     );
-    let old = run(&store, "db", first(doc! { "find": "c", "filter": {} }, 1, 4));
+    let old = run(
+        &store,
+        "db",
+        first(doc! { "find": "c", "filter": {} }, 1, 4),
+    );
     assert_eq!(error_code(&old), 225);
     // A newer txnNumber aborts the open transaction implicitly.
-    run_ok(&store, "db", first(doc! { "find": "c", "filter": {} }, 1, 6));
+    run_ok(
+        &store,
+        "db",
+        first(doc! { "find": "c", "filter": {} }, 1, 6),
+    );
     assert_eq!(error_code(&commit(&store, 1, 5)), 225);
     run_ok(&store, "admin", next(doc! { "commitTransaction": 1 }, 1, 6));
     assert!(ids(&store, "c", doc! {}).is_empty());
@@ -285,7 +292,11 @@ fn options_and_commands_mongod_refuses_in_a_transaction() {
     assert_eq!(error_code(&run(&store, "db", linearizable)), 72);
     let count = first(doc! { "count": "c" }, 1, 2);
     assert_eq!(error_code(&run(&store, "db", count)), 263);
-    run_ok(&store, "db", first(doc! { "find": "c", "filter": {} }, 1, 3));
+    run_ok(
+        &store,
+        "db",
+        first(doc! { "find": "c", "filter": {} }, 1, 3),
+    );
     let write_concern = next(
         doc! { "insert": "c", "documents": [{ "_id": 1 }], "writeConcern": { "w": 1 } },
         1,
@@ -394,9 +405,65 @@ fn a_collection_created_in_a_transaction_appears_at_commit() {
     run_ok(
         &store,
         "db",
-        first(doc! { "insert": "fresh", "documents": [{ "_id": 1 }] }, 1, 1),
+        first(
+            doc! { "insert": "fresh", "documents": [{ "_id": 1 }] },
+            1,
+            1,
+        ),
     );
     assert!(store.documents("db", "fresh").is_empty());
     run_ok(&store, "admin", next(doc! { "commitTransaction": 1 }, 1, 1));
     assert_eq!(store.documents("db", "fresh"), vec![doc! { "_id": 1 }]);
+}
+
+#[test]
+fn a_collection_touched_late_is_read_as_of_the_snapshot() {
+    let store = new_store();
+    insert(&store, "c", vec![doc! { "_id": 1, "v": 1 }]);
+    insert(&store, "d", vec![doc! { "_id": 1, "v": 1 }]);
+    run_ok(
+        &store,
+        "db",
+        first(doc! { "find": "c", "filter": {} }, 1, 1),
+    );
+    run_ok(
+        &store,
+        "db",
+        doc! { "update": "d", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "v": 2 } } }] },
+    );
+    insert(&store, "d", vec![doc! { "_id": 2, "v": 2 }]);
+    let late = batch(&run_ok(
+        &store,
+        "db",
+        next(doc! { "find": "d", "filter": {} }, 1, 1),
+    ));
+    assert_eq!(late, vec![doc! { "_id": 1, "v": 1 }]);
+}
+
+#[test]
+fn a_transaction_with_at_cluster_time_reads_at_that_time() {
+    let store = new_store();
+    insert(&store, "c", vec![doc! { "_id": 1, "v": 1 }]);
+    let then = store.op_time().ts;
+    run_ok(
+        &store,
+        "db",
+        doc! { "update": "c", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "v": 2 } } }] },
+    );
+    let read = first(
+        doc! { "find": "c", "filter": {}, "readConcern": { "level": "snapshot", "atClusterTime": then } },
+        1,
+        1,
+    );
+    assert_eq!(
+        batch(&run_ok(&store, "db", read)),
+        vec![doc! { "_id": 1, "v": 1 }]
+    );
+    // Writing what changed after the snapshot conflicts.
+    let write = next(
+        doc! { "update": "c", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "v": 3 } } }] },
+        1,
+        1,
+    );
+    assert_transient(&run(&store, "db", write), 112);
 }

@@ -45,8 +45,11 @@ impl Undo {
 /// One write of the commit, for the op log.
 struct Applied {
     ns: String,
+    key: Vec<u8>,
     op: OplogOp,
     id: Bson,
+    /// The version the write replaced, for the store's history.
+    previous: Option<Arc<Document>>,
 }
 
 /// Applies the transaction's written documents to the shared collections and records them in
@@ -65,9 +68,10 @@ pub(super) fn apply_commit(
     let mut created = Vec::new();
     for private in txn.collections.values().flatten() {
         if private.created {
-            let (_, was_created) = store
-                .catalog
-                .collection_or_create(&private.db, &private.name, || store.random_uuid());
+            let (_, was_created) =
+                store
+                    .catalog
+                    .collection_or_create(&private.db, &private.name, || store.random_uuid());
             if was_created {
                 created.push(format!("{}.$cmd", private.db));
             }
@@ -94,11 +98,19 @@ pub(super) fn apply_commit(
         };
         match apply_one(&shared, &written.key, final_state) {
             Ok(Some((op, step_undo))) => {
+                let previous = match &step_undo {
+                    Undo::Remove(..) => None,
+                    Undo::Restore(_, _, previous) | Undo::Reinsert(_, previous) => {
+                        Some(previous.clone())
+                    }
+                };
                 undo.push(step_undo);
                 applied.push(Applied {
                     ns: written.ns.clone(),
+                    key: written.key.clone(),
                     op,
                     id: written.id.clone(),
+                    previous,
                 });
             }
             Ok(None) => {}
@@ -113,14 +125,17 @@ pub(super) fn apply_commit(
     for ns in created {
         last = Some(oplog.record(now, &ns, OplogOp::Command, None));
     }
+    let mut history = lock(&store.history);
     for write in applied {
-        last = Some(oplog.record_stamped(
+        let op_time = oplog.record_stamped(
             now,
             &write.ns,
             write.op,
             Some(write.id),
             Some(txn.stamp.clone()),
-        ));
+        );
+        history.push(op_time, &write.ns, write.key, write.previous);
+        last = Some(op_time);
     }
     Ok(last)
 }

@@ -6,18 +6,17 @@
 //! session's record next to the retryable-write history (they share the txnNumber sequence),
 //! so it survives the stepdown of a member but not the end of its session.
 //!
-//! # Snapshot isolation without document history
+//! # Snapshot isolation with private copies
 //!
-//! The first collection a transaction touches fixes its snapshot: the op log position and every
-//! namespace's applied-write counter, taken under that collection's lock. Each collection the
-//! transaction touches is copied privately at first touch ([`Collection::snapshot_copy`]: the
-//! documents are shared `Arc`s, so a copy costs the maps, not the documents), and every
-//! statement of the transaction runs unchanged through the ordinary command code against those
-//! copies. A collection first touched after another client wrote to it since the snapshot has
-//! no copy as of the snapshot; the statement then fails with WriteConflict, labelled
-//! TransientTransactionError, and the client retries the transaction (blackpipe keeps no
-//! per-document history; persistent maps would avoid this, at the cost of rewriting the
-//! collection storage).
+//! A transaction reads as of its snapshot: the `atClusterTime` of a snapshot read concern, else
+//! the op log position when it first touches a collection. Each collection it touches is copied
+//! privately at first touch (`Collection::snapshot_copy`: the documents are shared `Arc`s, so
+//! a copy costs the maps, not the documents) and rewound to the snapshot through the store's
+//! recent versions ([`crate::store::history`]; SnapshotTooOld, labelled
+//! TransientTransactionError, when they no longer reach back that far). Every statement then
+//! runs unchanged through the ordinary command code against those copies. Copies are cheap to
+//! take and need no change to the collection storage; persistent maps would make them O(1)
+//! instead of O(documents), at the cost of rewriting that storage.
 //!
 //! Writes go to the private copies; the transaction remembers which documents it wrote, in
 //! first-write order. Conflicts are found when the transaction writes, as mongod does (first

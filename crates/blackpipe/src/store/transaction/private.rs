@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 
-use bson::{Bson, DateTime};
+use bson::{Bson, DateTime, Timestamp};
 
 use super::registry::{DocumentKey, Registration, write_conflict};
 use super::{MAX_TRANSACTION_BYTES, MAX_TRANSACTION_DOCUMENTS};
@@ -14,14 +14,6 @@ use crate::store::errors::{CommandError, StoreResult, code};
 use crate::store::key::encode_key;
 use crate::store::oplog::{OpTime, TransactionStamp};
 use crate::store::value_order::document_size;
-
-/// What the transaction reads as of: the op log position and each namespace's applied-write
-/// counter when its first collection was touched.
-#[derive(Debug)]
-struct Snapshot {
-    op_time: OpTime,
-    applied: HashMap<String, u64>,
-}
 
 /// A collection as the transaction sees it.
 #[derive(Debug)]
@@ -47,7 +39,9 @@ pub(crate) struct OpenTransaction {
     pub(super) stamp: TransactionStamp,
     pub(super) registration: Registration,
     pub(super) expires_millis: i64,
-    snapshot: Option<Snapshot>,
+    /// What the transaction reads as of: the `atClusterTime` of a snapshot read concern, else
+    /// the op log position when it first touched a collection.
+    snapshot: Option<Timestamp>,
     /// By namespace; `None` for a collection absent at the snapshot that the transaction only
     /// read.
     pub(super) collections: HashMap<String, Option<PrivateCollection>>,
@@ -63,12 +57,13 @@ impl OpenTransaction {
         stamp: TransactionStamp,
         registration: Registration,
         expires_millis: i64,
+        at_cluster_time: Option<Timestamp>,
     ) -> OpenTransaction {
         OpenTransaction {
             stamp,
             registration,
             expires_millis,
-            snapshot: None,
+            snapshot: at_cluster_time,
             collections: HashMap::new(),
             written: Vec::new(),
             written_keys: HashSet::new(),
@@ -76,24 +71,18 @@ impl OpenTransaction {
         }
     }
 
-    /// Fixes the snapshot now, if not yet fixed. Callers hold the lock of the collection they
-    /// are about to copy, so the copy and the snapshot agree.
-    fn ensure_snapshot(&mut self, store: &Store) -> &Snapshot {
-        self.snapshot.get_or_insert_with(|| {
-            let oplog = lock(&store.oplog);
-            Snapshot {
-                op_time: oplog.last(),
-                applied: oplog.applied_counts(),
-            }
-        })
+    /// Fixes the snapshot now, if not yet fixed.
+    fn ensure_snapshot(&mut self, store: &Store) -> Timestamp {
+        *self
+            .snapshot
+            .get_or_insert_with(|| lock(&store.oplog).last().ts)
     }
 
     /// The transaction's view of collection `db.name`, copied from the shared one at first touch.
     ///
     /// # Errors
     ///
-    /// WriteConflict when the collection changed since the snapshot before the transaction
-    /// first touched it (see the module documentation).
+    /// SnapshotTooOld (239) when the store's history no longer reaches back to the snapshot.
     pub(crate) fn collection(
         &mut self,
         store: &Store,
@@ -109,14 +98,13 @@ impl OpenTransaction {
             self.collections.insert(ns, None);
             return Ok(None);
         };
+        // Copied and rewound under the shared collection's lock: no write slips in between.
         let guard = read(&shared);
-        let first_touch = self.snapshot.is_none();
-        let snapshot_count = self.ensure_snapshot(store).applied.get(&ns).copied();
-        if !first_touch && snapshot_count.unwrap_or(0) != lock(&store.oplog).applied(&ns) {
-            return Err(write_conflict());
-        }
-        let copy = Arc::new(RwLock::new(guard.snapshot_copy()));
+        let at = self.ensure_snapshot(store);
+        let mut copy = guard.snapshot_copy();
+        lock(&store.history).rewind(&mut copy, &ns, at)?;
         drop(guard);
+        let copy = Arc::new(RwLock::new(copy));
         self.collections.insert(
             ns,
             Some(PrivateCollection {
@@ -185,7 +173,7 @@ impl OpenTransaction {
         }
         // Taken before looking at the op log: a write outside the transaction is either there
         // already or will find the document held and abort this transaction.
-        let since = self.snapshot.as_ref().map_or(OpTime::ZERO, |snapshot| snapshot.op_time);
+        let since = self.snapshot.unwrap_or(OpTime::ZERO.ts);
         if lock(&store.oplog).wrote_since(since, ns, &key.1) != Some(false) {
             self.failure = Some(write_conflict());
             return;

@@ -1,6 +1,6 @@
 //! Running a command inside a transaction, and `commitTransaction` / `abortTransaction`.
 
-use bson::{Bson, Document, doc};
+use bson::{Document, Timestamp, doc};
 
 use super::commit::apply_commit;
 use super::fields::TransactionFields;
@@ -10,6 +10,7 @@ use crate::store::Store;
 use crate::store::catalog::lock;
 use crate::store::commands::Exec;
 use crate::store::errors::{CommandError, StoreResult, code};
+use crate::store::snapshot_read::read_concern;
 use crate::store::txn::SessionRecord;
 
 fn no_such_transaction(fields: &TransactionFields, why: &str) -> CommandError {
@@ -43,26 +44,14 @@ fn ended_outside(txn: &OpenTransaction, now: bson::DateTime) -> Option<&'static 
         .then_some("exceeded transactionLifetimeLimitSeconds")
 }
 
-/// Validates a `readConcern` on the first statement: levels local, majority and snapshot only.
-fn check_read_concern(command: &Document) -> StoreResult<()> {
-    let Some(read_concern) = command.get("readConcern") else {
-        return Ok(());
+/// Validates a `readConcern` on the first statement (levels local, majority and snapshot only)
+/// and returns its `atClusterTime`, if any.
+fn transaction_read_time(store: &Store, command: &Document) -> StoreResult<Option<Timestamp>> {
+    let Some(concern) = read_concern(store, command)? else {
+        return Ok(None);
     };
-    let Bson::Document(read_concern) = read_concern else {
-        return Err(CommandError::type_mismatch(
-            "BSON field 'readConcern' is the wrong type, expected type 'object'",
-        ));
-    };
-    match read_concern.get("level") {
-        None | Some(Bson::String(_)) => {}
-        Some(_) => {
-            return Err(CommandError::type_mismatch(
-                "BSON field 'readConcern.level' is the wrong type, expected type 'string'",
-            ));
-        }
-    }
-    match read_concern.get_str("level").unwrap_or("local") {
-        "local" | "majority" | "snapshot" => Ok(()),
+    match concern.level {
+        "local" | "majority" | "snapshot" => Ok(concern.at_cluster_time),
         other => Err(CommandError::new(
             code::INVALID_OPTIONS,
             format!(
@@ -112,6 +101,7 @@ impl Store {
             last_write: None,
             awaiting_inserts: None,
             txn: Some(txn),
+            read_at: None,
         };
         let result = self.dispatch(&mut inner, command);
         drop(inner);
@@ -145,7 +135,7 @@ impl Store {
                     ),
                 ));
             }
-            check_read_concern(command)?;
+            let at_cluster_time = transaction_read_time(self, command)?;
             let expires = exec
                 .now
                 .timestamp_millis()
@@ -156,6 +146,7 @@ impl Store {
                 fields.stamp(),
                 registration,
                 expires,
+                at_cluster_time,
             )));
             return Ok(());
         }
@@ -303,4 +294,20 @@ fn finish_statement(
     }
     txn.check_size()?;
     result
+}
+
+impl Store {
+    /// Whether the transaction named by `command`'s `lsid` and `txnNumber` committed: what a
+    /// router that did not route the transaction learns from its recovery token.
+    pub fn transaction_committed(&self, command: &Document) -> bool {
+        let Ok(Some(fields)) = super::fields::transaction_fields(command) else {
+            return false;
+        };
+        let Some(record) = self.transactions.existing(&fields.session) else {
+            return false;
+        };
+        let record = lock(&record);
+        record.txn_number == Some(fields.txn_number)
+            && matches!(record.transaction, TransactionState::Committed)
+    }
 }
