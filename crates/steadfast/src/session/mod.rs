@@ -96,6 +96,13 @@ impl SessionOptions {
         self
     }
 
+    /// Sets [`SessionOptions::snapshot_time`].
+    #[must_use]
+    pub fn snapshot_time(mut self, time: Timestamp) -> Self {
+        self.snapshot_time = Some(time);
+        self
+    }
+
     /// Refuses contradictory options.
     ///
     /// # Errors

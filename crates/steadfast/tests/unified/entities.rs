@@ -267,6 +267,14 @@ impl EntityMap {
                         options = options.causal_consistency(*on);
                     }
                     ("snapshot", Bson::Boolean(on)) => options = options.snapshot(*on),
+                    ("snapshotTime", Bson::String(entity)) => {
+                        let Some(Bson::Timestamp(time)) = self.bson_entity(entity) else {
+                            return Err(format!(
+                                "sessionOptions.snapshotTime: {entity:?} is not a saved timestamp"
+                            ));
+                        };
+                        options = options.snapshot_time(time);
+                    }
                     ("defaultTimeoutMS", value) => {
                         options = options.default_timeout(millis("defaultTimeoutMS", value)?);
                     }

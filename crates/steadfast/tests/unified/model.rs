@@ -142,6 +142,10 @@ impl TestCase {
             if let Some((key, reason)) = skips::for_operation(name) {
                 return Some((key, reason, format!("uses {name}")));
             }
+            let in_session = arguments.is_some_and(|args| args.contains_key("session"));
+            if let (true, Some((key, reason))) = (in_session, skips::for_operation_in_session(name)) {
+                return Some((key, reason, format!("runs {name} in a session")));
+            }
         }
         None
     }

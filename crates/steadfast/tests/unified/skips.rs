@@ -8,6 +8,8 @@
 pub(crate) enum Key {
     /// An operation name (`operation.name`), on any object.
     Operation(&'static str),
+    /// An operation name, only when the operation runs in an explicit session.
+    OperationInSession(&'static str),
     /// An entity type (`createEntities` key).
     Entity(&'static str),
     /// A `runOnRequirement` field that no blackpipe deployment satisfies.
@@ -59,6 +61,14 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
             "Tailable cursor awaitData iteration timeoutMS is refreshed for getMore - failure",
         ),
         BLOCK_SHORTER_THAN_TIMEOUT,
+    ),
+    (
+        Key::OperationInSession("listCollections"),
+        "listing collections in an explicit session: steadfast's list_collections takes no session yet (its cursor is not a SessionCursor)",
+    ),
+    (
+        Key::OperationInSession("listIndexes"),
+        "listing indexes in an explicit session: steadfast's list_indexes takes no session yet (its cursor is not a SessionCursor)",
     ),
     (
         Key::Operation("clientBulkWrite"),
@@ -145,6 +155,14 @@ pub(crate) fn for_assertion(name: &str) -> Option<(Key, &'static str)> {
     TABLE
         .iter()
         .find(|(k, _)| matches!(k, Key::Assertion(n) if *n == name))
+        .copied()
+}
+
+/// The table entry for an operation run in an explicit session, if the runner skips it.
+pub(crate) fn for_operation_in_session(name: &str) -> Option<(Key, &'static str)> {
+    TABLE
+        .iter()
+        .find(|(k, _)| matches!(k, Key::OperationInSession(n) if *n == name))
         .copied()
 }
 

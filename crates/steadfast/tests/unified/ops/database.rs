@@ -156,10 +156,28 @@ pub(super) async fn run_on_database(
     Ok(result)
 }
 
-/// Runs client operation `name`.
-pub(super) async fn run_on_client(name: &str, mut args: Args, client: &Client) -> OpResult {
+/// Runs client operation `name`, in `session` when the test named one.
+pub(super) async fn run_on_client(
+    name: &str,
+    mut args: Args,
+    client: &Client,
+    mut session: Option<&mut steadfast::ClientSession>,
+) -> OpResult {
+    // The caller resolved the `session` argument.
+    args.take("session");
     let timeout = args.optional_duration("timeoutMS")?;
     let result = match name {
+        "dropDatabase" => {
+            let database = args.string("database")?;
+            args.finish()?;
+            client
+                .database(&database)
+                .drop()
+                .timed(timeout)
+                .in_session(session.take())
+                .await
+                .map(|()| Outcome::Nothing)
+        }
         "listDatabases" | "listDatabaseObjects" | "listDatabaseNames" => {
             let mut options = ListDatabasesOptions::default();
             options.filter = args.optional_document("filter")?;
@@ -167,6 +185,7 @@ pub(super) async fn run_on_client(name: &str, mut args: Args, client: &Client) -
             let listed = client
                 .list_databases()
                 .timed(timeout)
+                .in_session(session.take())
                 .with_options(options)
                 .await;
             listed.map(|specs| {

@@ -128,6 +128,10 @@ pub(crate) async fn run_in_session(
             let database = database.clone();
             database::run_on_database(name, args, &database, Some(session)).await
         }
+        Entity::Client(client) => {
+            let client = client.client.clone();
+            database::run_on_client(name, args, &client, Some(session)).await
+        }
         other => Err(format!(
             "{name} in a session on a {} is not supported by this runner",
             other.kind()
@@ -153,7 +157,7 @@ async fn run_outside_session(
         }
         Entity::Client(client) => {
             let client = client.client.clone();
-            database::run_on_client(name, args, &client).await
+            database::run_on_client(name, args, &client, None).await
         }
         other @ (Entity::Cursor(_) | Entity::Bson(_) | Entity::Thread(_) | Entity::Topology(_)) => {
             Err(format!(

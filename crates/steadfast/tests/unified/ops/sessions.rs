@@ -83,6 +83,15 @@ pub(super) async fn run_on_session(
         return super::transactions::run_on_session(name, args, entity, entities).await;
     }
     match name {
+        "getSnapshotTime" => {
+            args.finish()?;
+            let guard = entity.session.lock().await;
+            let session = guard.as_ref().ok_or("getSnapshotTime: the session has ended")?;
+            let time = session
+                .snapshot_time()
+                .ok_or("getSnapshotTime: the session has no snapshot time yet")?;
+            Ok(Ok(Outcome::Value(Bson::Timestamp(time))))
+        }
         "endSession" => {
             args.finish()?;
             // Dropping the session ends it: its server session returns to the pool, or is

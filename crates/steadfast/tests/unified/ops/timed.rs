@@ -96,6 +96,7 @@ in_session!(
     FindOneAndUpdate<'a, Document>,
     InsertMany<'a, Document>,
     InsertOne<'a, Document>,
+    ListDatabases<'a>,
     Replace<'a, Document>,
     RunCommand<'a>,
     Update<'a, Document>,
