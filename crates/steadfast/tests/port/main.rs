@@ -10,3 +10,4 @@ mod client;
 mod errors;
 mod options;
 mod program;
+mod transactions;
