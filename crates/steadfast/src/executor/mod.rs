@@ -47,8 +47,8 @@ use steadfast_core::{Deadline, ServerAddress};
 use tracing::Instrument as _;
 
 use self::attempt::{AttemptResult, Failure};
-use self::transaction::{TransactionPlan, label_failure, plan_transaction};
 pub(crate) use self::core::{Executor, ExecutorParts};
+use self::transaction::{TransactionPlan, label_failure, plan_transaction};
 use crate::cursor::{CursorPin, CursorReply};
 use crate::error::{AttemptRecord, Error, ErrorKind, Result};
 use crate::event::RetryEvent;
@@ -219,8 +219,7 @@ impl Executor {
                 }
                 AttemptResult::Failed(failure) => *failure,
             };
-            if let Some(end) = self.after_failure(op, plan, progress, failure).await
-            {
+            if let Some(end) = self.after_failure(op, plan, progress, failure).await {
                 return end;
             }
         }
@@ -246,7 +245,9 @@ impl Executor {
         self.ensure_open()?;
         // In a transaction the operation's own write concern is not sent: it is acknowledged
         // as the transaction is (transactions, "Behavior of the writeConcern field").
-        let in_transaction = session.as_deref().is_some_and(ClientSession::in_transaction);
+        let in_transaction = session
+            .as_deref()
+            .is_some_and(ClientSession::in_transaction);
         let acknowledged = op.is_acknowledged() || in_transaction;
         if let Some(session) = &session {
             self.check_session(session, acknowledged)?;

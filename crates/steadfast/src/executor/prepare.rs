@@ -16,8 +16,8 @@ use super::fields::{
     CommonFields, TransactionFields, read_concern_document, read_preference_document,
     write_concern_document,
 };
-use super::transaction::{first_command_read_concern, snapshot_read_concern};
 use super::session::AttemptSession;
+use super::transaction::{first_command_read_concern, snapshot_read_concern};
 use crate::conn::description::StreamDescription;
 use crate::error::Error;
 use crate::operation::{Operation, Retryability};
@@ -124,9 +124,10 @@ impl Executor {
             database: &command.database,
             lsid: session.map(ClientSession::id),
             txn_number,
-            transaction: plan.transaction.as_ref().map(|t| TransactionFields {
-                first: t.first,
-            }),
+            transaction: plan
+                .transaction
+                .as_ref()
+                .map(|t| TransactionFields { first: t.first }),
             cluster_time: cluster_time.as_ref(),
             read_concern,
             write_concern,

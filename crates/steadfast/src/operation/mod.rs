@@ -164,9 +164,7 @@ pub(crate) trait Operation: Send + Sync {
     /// For commitTransaction and abortTransaction, which command of a transaction it is:
     /// the executor then retries it as a retryable write whatever retryWrites says, and sends
     /// `autocommit: false` without `startTransaction` or a read concern.
-    fn ends_transaction(
-        &self,
-    ) -> Option<steadfast_core::session::transaction::TransactionCommand> {
+    fn ends_transaction(&self) -> Option<steadfast_core::session::transaction::TransactionCommand> {
         None
     }
 

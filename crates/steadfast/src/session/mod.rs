@@ -329,7 +329,6 @@ impl ClientSession {
         self.transaction.pinned = None;
     }
 
-
     /// The highest `$clusterTime` this session has seen (from replies to its operations or
     /// [`ClientSession::advance_cluster_time`]), as the server sent it.
     pub fn cluster_time(&self) -> Option<&Document> {

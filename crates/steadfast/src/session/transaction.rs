@@ -92,7 +92,10 @@ impl ClientSession {
         AbortTransaction { session: self }
     }
 
-    pub(super) fn start_transaction_now(&mut self, options: Option<TransactionOptions>) -> Result<()> {
+    pub(super) fn start_transaction_now(
+        &mut self,
+        options: Option<TransactionOptions>,
+    ) -> Result<()> {
         if self.is_snapshot() {
             return Err(Error::transaction(
                 "Transactions are not supported in snapshot sessions",
@@ -132,8 +135,7 @@ impl ClientSession {
         let client = self.executor.options();
         let from_client = TransactionOptions {
             read_concern: client.read_concern.clone(),
-            write_concern: (!client.write_concern.is_empty())
-                .then(|| client.write_concern.clone()),
+            write_concern: (!client.write_concern.is_empty()).then(|| client.write_concern.clone()),
             selection_criteria: Some(client.read_preference.clone().into()),
             max_commit_time: None,
         };

@@ -47,7 +47,10 @@ fn balances(set: &ReplicaSet, coll: &str) -> Vec<(i32, i32)> {
 
 /// Moves 10 from account 1 to account 2; on its first run, the primary steps down between the
 /// two updates, which aborts the transaction on the server.
-async fn transfer(session: &mut ClientSession, transfer: &mut Transfer<'_>) -> steadfast::error::Result<()> {
+async fn transfer(
+    session: &mut ClientSession,
+    transfer: &mut Transfer<'_>,
+) -> steadfast::error::Result<()> {
     transfer.attempts += 1;
     transfer
         .accounts
@@ -94,9 +97,15 @@ async fn a_transfer_interrupted_by_a_stepdown_runs_again_whole_and_applies_once(
         .await
         .expect("the transfer commits on the new primary");
 
-    assert_eq!(attempts, 2, "the stepdown's transient error ran the transaction again");
+    assert_eq!(
+        attempts, 2,
+        "the stepdown's transient error ran the transaction again"
+    );
     assert_ne!(set.primary(), old_primary);
-    assert_eq!(session.transaction_state(), TransactionState::Committed { empty: false });
+    assert_eq!(
+        session.transaction_state(),
+        TransactionState::Committed { empty: false }
+    );
     set.heal().await;
     assert_eq!(
         balances(&set, "accounts"),
@@ -211,10 +220,19 @@ async fn a_commit_that_fails_twice_reports_an_unknown_result() {
         .commit_transaction()
         .await
         .expect_err("both commit attempts lose their connection");
-    assert!(error.contains_label(UNKNOWN_TRANSACTION_COMMIT_RESULT), "{error}");
-    assert!(!error.contains_label(TRANSIENT_TRANSACTION_ERROR), "{error}");
+    assert!(
+        error.contains_label(UNKNOWN_TRANSACTION_COMMIT_RESULT),
+        "{error}"
+    );
+    assert!(
+        !error.contains_label(TRANSIENT_TRANSACTION_ERROR),
+        "{error}"
+    );
     // Committing again is how the application resolves the unknown outcome.
-    session.commit_transaction().await.expect("the re-run commit succeeds");
+    session
+        .commit_transaction()
+        .await
+        .expect("the re-run commit succeeds");
     set.heal().await;
     assert_eq!(balances(&set, "unknown"), vec![(1, 90), (2, 0)]);
     set.stop().await;

@@ -36,11 +36,17 @@ async fn move_funds(
     amount: i64,
 ) -> Result<()> {
     accounts
-        .update_one(doc! { "_id": "alice" }, doc! { "$inc": { "balance": -amount } })
+        .update_one(
+            doc! { "_id": "alice" },
+            doc! { "$inc": { "balance": -amount } },
+        )
         .session(&mut *session)
         .await?;
     accounts
-        .update_one(doc! { "_id": "bob" }, doc! { "$inc": { "balance": amount } })
+        .update_one(
+            doc! { "_id": "bob" },
+            doc! { "$inc": { "balance": amount } },
+        )
         .session(&mut *session)
         .await?;
     Ok(())
@@ -61,10 +67,7 @@ async fn commit_with_retry(session: &mut ClientSession) -> Result<()> {
 async fn run_manually(client: &Client, accounts: &Collection<Document>) -> Result<()> {
     let mut session = client.start_session().await?;
     loop {
-        session
-            .start_transaction()
-            .with_options(majority())
-            .await?;
+        session.start_transaction().with_options(majority()).await?;
         let attempt = match move_funds(&mut session, accounts, 30).await {
             Ok(()) => commit_with_retry(&mut session).await,
             Err(error) => {
@@ -80,7 +83,11 @@ async fn run_manually(client: &Client, accounts: &Collection<Document>) -> Resul
 }
 
 async fn balances(accounts: &Collection<Document>) -> Vec<(String, i64)> {
-    let mut cursor = accounts.find(doc! {}).sort(doc! { "_id": 1 }).await.expect("find");
+    let mut cursor = accounts
+        .find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .await
+        .expect("find");
     let mut found = Vec::new();
     while cursor.advance().await.expect("next") {
         let account = cursor.deserialize_current().expect("a document");
@@ -104,7 +111,9 @@ async fn transfers_commit_manually_and_through_the_convenient_api() {
         .await
         .expect("seeded");
 
-    run_manually(&client, &accounts).await.expect("the manual transfer");
+    run_manually(&client, &accounts)
+        .await
+        .expect("the manual transfer");
 
     let mut session = client.start_session().await.expect("a session");
     let moved = session
@@ -154,7 +163,10 @@ async fn an_aborted_transaction_leaves_nothing_and_misuse_is_an_error() {
         .await
         .expect("inserted in the transaction");
     session.abort_transaction().await.expect("aborted");
-    assert!(session.commit_transaction().await.is_err(), "commit after abort");
+    assert!(
+        session.commit_transaction().await.is_err(),
+        "commit after abort"
+    );
     assert!(session.abort_transaction().await.is_err(), "abort twice");
     assert_eq!(accounts.count_documents(doc! {}).await.expect("count"), 0);
     client.shutdown().await;
@@ -165,7 +177,10 @@ async fn an_aborted_transaction_leaves_nothing_and_misuse_is_an_error() {
 async fn a_snapshot_session_reads_at_one_point_in_time() {
     let (deployment, client) = replica_set().await;
     let items = client.database("shop").collection::<Document>("items");
-    items.insert_one(doc! { "_id": 1, "stock": 3 }).await.expect("seeded");
+    items
+        .insert_one(doc! { "_id": 1, "stock": 3 })
+        .await
+        .expect("seeded");
     let options = SessionOptions::builder().snapshot(true).build();
     let mut session = client
         .start_session()

@@ -143,7 +143,8 @@ impl TestCase {
                 return Some((key, reason, format!("uses {name}")));
             }
             let in_session = arguments.is_some_and(|args| args.contains_key("session"));
-            if let (true, Some((key, reason))) = (in_session, skips::for_operation_in_session(name)) {
+            if let (true, Some((key, reason))) = (in_session, skips::for_operation_in_session(name))
+            {
                 return Some((key, reason, format!("runs {name} in a session")));
             }
         }

@@ -30,7 +30,8 @@ pub(super) async fn run(
             let document = args.document("document")?;
             args.finish()?;
             coll.insert_one(document)
-                .timed(timeout).in_session(session.take())
+                .timed(timeout)
+                .in_session(session.take())
                 .await
                 .map(|r| Outcome::Value(Bson::Document(doc! { "insertedId": r.inserted_id })))
         }
@@ -38,7 +39,10 @@ pub(super) async fn run(
             let documents = args.documents("documents")?;
             let ordered = args.optional_bool("ordered")?;
             args.finish()?;
-            let mut action = coll.insert_many(documents).timed(timeout).in_session(session.take());
+            let mut action = coll
+                .insert_many(documents)
+                .timed(timeout)
+                .in_session(session.take());
             if let Some(ordered) = ordered {
                 action = action.ordered(ordered);
             }
@@ -51,9 +55,13 @@ pub(super) async fn run(
             let hint = args.optional_hint()?;
             args.finish()?;
             let mut action = if name == "updateOne" {
-                coll.update_one(filter, update).timed(timeout).in_session(session.take())
+                coll.update_one(filter, update)
+                    .timed(timeout)
+                    .in_session(session.take())
             } else {
-                coll.update_many(filter, update).timed(timeout).in_session(session.take())
+                coll.update_many(filter, update)
+                    .timed(timeout)
+                    .in_session(session.take())
             };
             if let Some(upsert) = upsert {
                 action = action.upsert(upsert);
@@ -68,7 +76,10 @@ pub(super) async fn run(
             let replacement = args.document("replacement")?;
             let upsert = args.optional_bool("upsert")?;
             args.finish()?;
-            let mut action = coll.replace_one(filter, replacement).timed(timeout).in_session(session.take());
+            let mut action = coll
+                .replace_one(filter, replacement)
+                .timed(timeout)
+                .in_session(session.take());
             if let Some(upsert) = upsert {
                 action = action.upsert(upsert);
             }
@@ -78,9 +89,13 @@ pub(super) async fn run(
             let filter = args.document("filter")?;
             args.finish()?;
             let action = if name == "deleteOne" {
-                coll.delete_one(filter).timed(timeout).in_session(session.take())
+                coll.delete_one(filter)
+                    .timed(timeout)
+                    .in_session(session.take())
             } else {
-                coll.delete_many(filter).timed(timeout).in_session(session.take())
+                coll.delete_many(filter)
+                    .timed(timeout)
+                    .in_session(session.take())
             };
             action.await.map(|r| Outcome::Value(delete_result(&r)))
         }
@@ -92,7 +107,8 @@ pub(super) async fn run(
             args.finish()?;
             let found = coll
                 .find_one_and_delete(filter)
-                .timed(timeout).in_session(session.take())
+                .timed(timeout)
+                .in_session(session.take())
                 .with_options(options)
                 .await;
             found.map(optional_document)
@@ -108,7 +124,8 @@ pub(super) async fn run(
             args.finish()?;
             let found = coll
                 .find_one_and_update(filter, update)
-                .timed(timeout).in_session(session.take())
+                .timed(timeout)
+                .in_session(session.take())
                 .with_options(options)
                 .await;
             found.map(optional_document)
@@ -124,7 +141,8 @@ pub(super) async fn run(
             args.finish()?;
             let found = coll
                 .find_one_and_replace(filter, replacement)
-                .timed(timeout).in_session(session.take())
+                .timed(timeout)
+                .in_session(session.take())
                 .with_options(options)
                 .await;
             found.map(optional_document)
@@ -137,7 +155,10 @@ pub(super) async fn run(
                 .iter()
                 .map(write_model)
                 .collect::<Result<Vec<_>, _>>()?;
-            let mut action = coll.bulk_write(models).timed(timeout).in_session(session.take());
+            let mut action = coll
+                .bulk_write(models)
+                .timed(timeout)
+                .in_session(session.take());
             if let Some(ordered) = ordered {
                 action = action.ordered(ordered);
             }
@@ -173,7 +194,10 @@ pub(super) async fn run(
             let sort = args.optional_document("sort")?;
             let projection = args.optional_document("projection")?;
             args.finish()?;
-            let mut action = coll.find_one(filter).timed(timeout).in_session(session.take());
+            let mut action = coll
+                .find_one(filter)
+                .timed(timeout)
+                .in_session(session.take());
             if let Some(sort) = sort {
                 action = action.sort(sort);
             }
@@ -210,7 +234,8 @@ pub(super) async fn run(
             args.finish()?;
             let counted = coll
                 .count_documents(filter)
-                .timed(timeout).in_session(session.take())
+                .timed(timeout)
+                .in_session(session.take())
                 .with_options(options)
                 .await;
             counted.map(|n| Outcome::Value(super::count(n)))
@@ -231,7 +256,8 @@ pub(super) async fn run(
             args.finish()?;
             let values = coll
                 .distinct(field, filter)
-                .timed(timeout).in_session(session.take())
+                .timed(timeout)
+                .in_session(session.take())
                 .with_options(DistinctOptions::default())
                 .await;
             values.map(|v| Outcome::Value(Bson::Array(v)))
@@ -269,21 +295,27 @@ pub(super) async fn run(
                 _ => None,
             };
             let model = IndexModel::builder().keys(keys).options(options).build();
-            let created = coll.create_index(model).timed(timeout).in_session(session.take()).await;
+            let created = coll
+                .create_index(model)
+                .timed(timeout)
+                .in_session(session.take())
+                .await;
             created.map(|r| Outcome::Value(Bson::String(r.index_name)))
         }
         "dropIndex" => {
             let name = args.string("name")?;
             args.finish()?;
             coll.drop_index(name)
-                .timed(timeout).in_session(session.take())
+                .timed(timeout)
+                .in_session(session.take())
                 .await
                 .map(|()| Outcome::Nothing)
         }
         "dropIndexes" => {
             args.finish()?;
             coll.drop_indexes()
-                .timed(timeout).in_session(session.take())
+                .timed(timeout)
+                .in_session(session.take())
                 .await
                 .map(|()| Outcome::Nothing)
         }

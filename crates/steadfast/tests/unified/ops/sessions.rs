@@ -86,7 +86,9 @@ pub(super) async fn run_on_session(
         "getSnapshotTime" => {
             args.finish()?;
             let guard = entity.session.lock().await;
-            let session = guard.as_ref().ok_or("getSnapshotTime: the session has ended")?;
+            let session = guard
+                .as_ref()
+                .ok_or("getSnapshotTime: the session has ended")?;
             let time = session
                 .snapshot_time()
                 .ok_or("getSnapshotTime: the session has no snapshot time yet")?;

@@ -63,14 +63,18 @@ pub(super) async fn run(
         "assertSessionTransactionState" => {
             return super::transactions::assert_state(args, entities).await;
         }
-        "assertSessionPinned" => return super::transactions::assert_pinned(args, entities, true).await,
+        "assertSessionPinned" => {
+            return super::transactions::assert_pinned(args, entities, true).await;
+        }
         "assertSessionUnpinned" => {
             return super::transactions::assert_pinned(args, entities, false).await;
         }
         "targetedFailPoint" => {
             return super::transactions::targeted_fail_point(args, entities, fixture).await;
         }
-        "assertCollectionExists" => return super::transactions::assert_collection(args, fixture, true),
+        "assertCollectionExists" => {
+            return super::transactions::assert_collection(args, fixture, true);
+        }
         "assertCollectionNotExists" => {
             return super::transactions::assert_collection(args, fixture, false);
         }
