@@ -78,6 +78,9 @@ pub(crate) struct ExecutionContext<'a> {
     /// No `maxTimeMS` on the command even under timeoutMS (CSOT: iteration-mode and
     /// non-awaitData tailable cursors' opening commands).
     pub(crate) omit_max_time: bool,
+    /// The operation set its own timeoutMS inside a withTransaction callback that runs under
+    /// one: refused (CSOT, "Convenient Transactions API").
+    pub(crate) overrides_transaction_timeout: bool,
 }
 
 /// What the retry loop needs that stays fixed for an operation.
@@ -241,8 +244,14 @@ impl Executor {
             retry_policy,
             deadline,
             omit_max_time,
+            overrides_transaction_timeout,
         } = context;
         self.ensure_open()?;
+        if overrides_transaction_timeout {
+            return Err(Error::invalid_argument(
+                "timeoutMS cannot be set on an operation inside a withTransaction callback that runs under timeoutMS",
+            ));
+        }
         // In a transaction the operation's own write concern is not sent: it is acknowledged
         // as the transaction is (transactions, "Behavior of the writeConcern field").
         let in_transaction = session

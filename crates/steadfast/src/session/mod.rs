@@ -198,6 +198,9 @@ pub struct ClientSession {
     transaction: Transaction,
     /// A snapshot session's read time, from its first read's reply.
     snapshot_time: Option<Timestamp>,
+    /// While the convenient API runs under timeoutMS: the deadline every operation of the
+    /// transaction shares.
+    convenient_deadline: Option<std::time::Instant>,
 }
 
 /// The session's transaction.
@@ -244,6 +247,7 @@ impl ClientSession {
             exchange_pending: false,
             transaction: Transaction::default(),
             snapshot_time: options.snapshot_time,
+            convenient_deadline: None,
             options,
         }
     }
@@ -307,6 +311,16 @@ impl ClientSession {
     /// addition, for tests and diagnostics).
     pub fn pinned_mongos(&self) -> Option<&ServerAddress> {
         self.transaction.pinned.as_ref()
+    }
+
+    /// The deadline of the convenient API's transaction, while one runs under timeoutMS.
+    pub(crate) fn convenient_deadline(&self) -> Option<std::time::Instant> {
+        self.convenient_deadline
+    }
+
+    /// Sets (or clears) the convenient API's deadline.
+    pub(crate) fn set_convenient_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        self.convenient_deadline = deadline;
     }
 
     /// The transaction state, for the executor.
@@ -461,9 +475,10 @@ impl Drop for ClientSession {
                 exchange_pending: false,
                 transaction: std::mem::take(&mut self.transaction),
                 snapshot_time: None,
+                convenient_deadline: None,
             };
             self.executor.spawn(async move {
-                let _ = ending.abort_now().await;
+                let _ = ending.abort_now(None).await;
             });
             return;
         }

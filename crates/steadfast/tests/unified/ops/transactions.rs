@@ -46,12 +46,22 @@ async fn run_with(name: &str, mut args: Args, session: &mut ClientSession) -> Op
             session.start_transaction().with_options(options).await
         }
         "commitTransaction" => {
+            let timeout = args.optional_duration("timeoutMS")?;
             args.finish()?;
-            session.commit_transaction().await
+            let mut action = session.commit_transaction();
+            if let Some(timeout) = timeout {
+                action = action.timeout(timeout);
+            }
+            action.await
         }
         "abortTransaction" => {
+            let timeout = args.optional_duration("timeoutMS")?;
             args.finish()?;
-            session.abort_transaction().await
+            let mut action = session.abort_transaction();
+            if let Some(timeout) = timeout {
+                action = action.timeout(timeout);
+            }
+            action.await
         }
         other => return Err(format!("{other} is not a transaction operation")),
     };
@@ -101,6 +111,7 @@ pub(super) async fn with_transaction(
 ) -> OpResult {
     let callback = args.documents("callback")?;
     let options = transaction_options(&mut args)?;
+    let timeout = args.optional_duration("timeoutMS")?;
     args.finish()?;
     let shared = entities.session(session_id)?.session.clone();
     // The session leaves its entity for the loop: the callback's operations get it directly.
@@ -109,9 +120,11 @@ pub(super) async fn with_transaction(
         .await
         .take()
         .ok_or_else(|| format!("withTransaction: session {session_id:?} has ended"))?;
-    let outcome = session
-        .start_transaction()
-        .with_options(options)
+    let mut start = session.start_transaction().with_options(options);
+    if let Some(timeout) = timeout {
+        start = start.timeout(timeout);
+    }
+    let outcome = start
         .and_run2(async |session| {
             for operation in &callback {
                 run_callback_operation(operation, session_id, session, entities).await?;
