@@ -7,11 +7,15 @@
 //!
 //! Supported commands: `insert update delete find getMore killCursors findAndModify count
 //! distinct aggregate createIndexes listIndexes dropIndexes listCollections listDatabases drop
-//! dropDatabase create renameCollection dbStats endSessions`. Retryable writes (`lsid` +
-//! `txnNumber`) are recorded per statement in a transaction table that lives with the store, so
-//! it survives stepdowns of the simulated members that share it. Multi-document transactions,
-//! regular expressions, positional update operators, `arrayFilters` and views fail with a clear
-//! error; collations and hints are accepted but ignored.
+//! dropDatabase create renameCollection dbStats endSessions commitTransaction
+//! abortTransaction`. Retryable writes (`lsid` + `txnNumber`) are recorded per statement in a
+//! transaction table that lives with the store, so it survives stepdowns of the simulated
+//! members that share it. Multi-document transactions (`autocommit: false`) run with snapshot
+//! isolation and commit atomically (the `transaction` module describes how); reads with
+//! `readConcern: {level: "snapshot"}` read at a cluster time through the store's recent
+//! document versions (the `history` and `snapshot_read` modules). Regular expressions, positional update
+//! operators, `arrayFilters` and views fail with a clear error; collations and hints are
+//! accepted but ignored.
 //! Capped collections keep their `size`/`max` bounds and take tailable (`awaitData`) cursors;
 //! an awaitData getMore that finds nothing new reports [`CommandOutcome::awaiting_inserts`] so
 //! that the caller, not the store, waits for an insert.
@@ -32,7 +36,10 @@
 //! are closed past it); the retryable-write table holds at most 32 MiB of outcomes per session and
 //! 128 MiB in all, dropping the least recently used histories past it, after which a retry of the
 //! dropped txnNumber fails with IncompleteTransactionHistory (217) rather than applying twice;
-//! the op log retains at most 64 MiB of entries.
+//! the op log retains at most 64 MiB of entries; document versions for snapshot reads are kept
+//! for 300 s, at most 100,000 of them and 64 MiB (SnapshotTooOld, 239, past them); a
+//! transaction writes at most 100,000 documents and 64 MiB (TransactionTooLarge, 334), and at
+//! most 10,000 are open at once (ExceededMemoryLimit, 146).
 
 mod aggregate;
 mod arith;

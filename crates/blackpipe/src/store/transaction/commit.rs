@@ -8,7 +8,9 @@ use super::private::OpenTransaction;
 use super::registry::write_conflict;
 use crate::store::Store;
 use crate::store::catalog::{CollectionHandle, lock, read, write};
+use crate::store::collection::Collection;
 use crate::store::errors::StoreResult;
+use crate::store::index::SecondaryIndex;
 use crate::store::oplog::{OpTime, OplogOp};
 
 /// How to take back one applied write if a later one fails.
@@ -65,18 +67,7 @@ pub(super) fn apply_commit(
     now: DateTime,
     txn: &OpenTransaction,
 ) -> StoreResult<Option<OpTime>> {
-    let mut created = Vec::new();
-    for private in txn.collections.values().flatten() {
-        if private.created {
-            let (_, was_created) =
-                store
-                    .catalog
-                    .collection_or_create(&private.db, &private.name, || store.random_uuid());
-            if was_created {
-                created.push(format!("{}.$cmd", private.db));
-            }
-        }
-    }
+    let created = create_collections(store, txn)?;
     let mut undo: Vec<Undo> = Vec::new();
     let mut applied: Vec<Applied> = Vec::new();
     for written in &txn.written {
@@ -94,6 +85,7 @@ pub(super) fn apply_commit(
         let Some((shared, final_state)) = step else {
             // The collection was dropped since the snapshot.
             undo.into_iter().rev().for_each(Undo::run);
+            drop_created(store, &created);
             return Err(write_conflict());
         };
         match apply_one(&shared, &written.key, final_state) {
@@ -116,14 +108,15 @@ pub(super) fn apply_commit(
             Ok(None) => {}
             Err(error) => {
                 undo.into_iter().rev().for_each(Undo::run);
+                drop_created(store, &created);
                 return Err(error);
             }
         }
     }
     let mut oplog = lock(&store.oplog);
     let mut last = None;
-    for ns in created {
-        last = Some(oplog.record(now, &ns, OplogOp::Command, None));
+    for (db, _) in &created {
+        last = Some(oplog.record(now, &format!("{db}.$cmd"), OplogOp::Command, None));
     }
     let mut history = lock(&store.history);
     for write in applied {
@@ -138,6 +131,48 @@ pub(super) fn apply_commit(
         last = Some(op_time);
     }
     Ok(last)
+}
+
+/// Creates the collections the transaction created (empty, with their options and indexes),
+/// returning their `(db, name)`s.
+///
+/// # Errors
+///
+/// WriteConflict when one of them was created by someone else since the snapshot (none is
+/// left created then).
+fn create_collections(store: &Store, txn: &OpenTransaction) -> StoreResult<Vec<(String, String)>> {
+    let mut created = Vec::new();
+    for private in txn
+        .collections
+        .values()
+        .flatten()
+        .filter(|private| private.created)
+    {
+        let fresh = {
+            let source = read(&private.handle);
+            let mut fresh = Collection::new(source.ns.clone(), source.uuid, source.options.clone());
+            for spec in source.index_specs().iter().skip(1) {
+                if let Ok(index) = SecondaryIndex::from_spec(spec) {
+                    // The index was accepted on the private collection, so it is again here.
+                    let _created = fresh.create_index(index);
+                }
+            }
+            fresh
+        };
+        if !store.catalog.install(&private.db, &private.name, fresh) {
+            drop_created(store, &created);
+            return Err(write_conflict());
+        }
+        created.push((private.db.clone(), private.name.clone()));
+    }
+    Ok(created)
+}
+
+/// Drops the collections a failed commit created.
+fn drop_created(store: &Store, created: &[(String, String)]) {
+    for (db, name) in created {
+        store.catalog.drop_collection(db, name);
+    }
 }
 
 /// Brings one shared document to the transaction's final state of it; `None` when nothing
