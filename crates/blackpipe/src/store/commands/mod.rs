@@ -117,7 +117,12 @@ impl Exec<'_> {
     }
 
     /// Records a catalog change of `collection` (of this command's database).
-    pub(crate) fn record_catalog(&mut self, collection: &str, uuid: Option<[u8; 16]>, change: Change) {
+    pub(crate) fn record_catalog(
+        &mut self,
+        collection: &str,
+        uuid: Option<[u8; 16]>,
+        change: Change,
+    ) {
         let ns = self.ns(collection);
         self.record(OplogWrite {
             ns,
