@@ -71,6 +71,7 @@ use self::cursor::CursorRegistry;
 use self::oplog::Oplog;
 use self::txn::TransactionTable;
 
+pub(crate) use self::change_stream::change_stream_stage;
 pub use self::commands::{
     COMMANDS, CommandContext, CommandOutcome, MAX_BSON_DEPTH, RawRequestError, check_raw_request,
 };
@@ -243,6 +244,11 @@ impl Store {
     /// without applying anything.
     pub fn replays_entirely(&self, command: &Document) -> bool {
         self.transactions.replays_entirely(command)
+    }
+
+    /// Whether cursor `id` is open.
+    pub fn has_cursor(&self, id: i64) -> bool {
+        lock(&self.cursors).contains(id)
     }
 
     /// How many cursors are open.
