@@ -120,7 +120,7 @@ impl Change {
             Change::Create(document) | Change::Modify(document) => document_size(document),
             Change::CreateIndexes(specs) => specs
                 .iter()
-                .map(|spec| document_size(spec))
+                .map(document_size)
                 .fold(0, usize::saturating_add),
             Change::DropIndexes(names) => {
                 names.iter().map(String::len).fold(0, usize::saturating_add)

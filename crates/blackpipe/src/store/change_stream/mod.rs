@@ -20,7 +20,7 @@ use bson::{Bson, Document};
 use tokio::sync::watch;
 
 use self::event::events_of;
-use self::options::{Scope, Start, StreamSpec, first_stage, is_stage};
+use self::options::{Scope, StartPoint, StreamSpec, first_stage, is_stage};
 use self::token::{Position, ResumeToken};
 use super::Store;
 use super::aggregate::Pipeline;
@@ -116,7 +116,7 @@ pub(crate) fn aggregate(
     }
     let pipeline = Pipeline::parse_for_change_stream(rest)?;
     let batch_size = cursor_batch_size(command, "aggregate")?.unwrap_or(DEFAULT_FIRST_BATCH);
-    if let Start::ResumeAfter(token) = spec.start
+    if let StartPoint::ResumeAfter(token) = spec.start
         && token.is_invalidate()
     {
         return Err(CommandError::new(
