@@ -5,7 +5,7 @@ use std::time::Duration;
 use bson::{Binary, Bson, Document, doc, spec::BinarySubtype};
 
 use super::{at, batch, error_code, find, ids, insert, new_store, run, run_ok};
-use crate::store::{CommandContext, OplogOp, Store};
+use crate::store::{Change, CommandContext, OplogOp, Store};
 
 fn lsid(session: u8) -> Document {
     doc! { "id": Binary { subtype: BinarySubtype::Uuid, bytes: vec![session; 16] } }
@@ -105,12 +105,15 @@ fn a_transaction_sees_its_writes_and_others_see_them_only_after_commit() {
     let ops: Vec<OplogOp> = entries.iter().map(|entry| entry.op).collect();
     assert_eq!(ops, vec![OplogOp::Update, OplogOp::Insert]);
     for entry in &entries {
-        let stamp = entry
-            .transaction
+        let session = entry
+            .session
             .as_ref()
             .expect("stamped with the transaction");
-        assert_eq!((stamp.lsid.clone(), stamp.txn_number), (lsid(1), 1));
+        assert_eq!(*session.lsid, lsid(1));
+        assert_eq!((session.txn_number, session.in_transaction), (1, true));
     }
+    // The update is described field by field, as change events show it.
+    assert!(matches!(entries[0].change, Change::Update { .. }));
 }
 
 #[test]

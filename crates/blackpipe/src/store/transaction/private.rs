@@ -12,7 +12,7 @@ use crate::store::catalog::{CollectionHandle, lock, read};
 use crate::store::collection::Collection;
 use crate::store::errors::{CommandError, StoreResult, code};
 use crate::store::key::encode_key;
-use crate::store::oplog::{OpTime, TransactionStamp};
+use crate::store::oplog::{OpTime, WriteSession};
 use crate::store::value_order::document_size;
 
 /// A collection as the transaction sees it.
@@ -30,13 +30,12 @@ pub(super) struct PrivateCollection {
 pub(super) struct Written {
     pub(super) ns: String,
     pub(super) key: Vec<u8>,
-    pub(super) id: Bson,
 }
 
 /// See the module documentation of [`crate::store::transaction`].
 #[derive(Debug)]
 pub(crate) struct OpenTransaction {
-    pub(super) stamp: TransactionStamp,
+    pub(super) stamp: WriteSession,
     pub(super) registration: Registration,
     pub(super) expires_millis: i64,
     /// What the transaction reads as of: the `atClusterTime` of a snapshot read concern, else
@@ -54,7 +53,7 @@ pub(crate) struct OpenTransaction {
 
 impl OpenTransaction {
     pub(super) fn new(
-        stamp: TransactionStamp,
+        stamp: WriteSession,
         registration: Registration,
         expires_millis: i64,
         at_cluster_time: Option<Timestamp>,
@@ -244,7 +243,6 @@ impl OpenTransaction {
         self.written.push(Written {
             ns: ns.to_owned(),
             key: key.1.clone(),
-            id,
         });
         self.written_keys.insert(key);
     }
