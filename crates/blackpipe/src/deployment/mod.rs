@@ -38,6 +38,7 @@ pub mod admin;
 mod auth_gate;
 mod awaitable;
 mod backend;
+mod change_streams;
 mod config;
 mod control;
 mod control_error;
@@ -51,6 +52,7 @@ mod model;
 mod operations;
 mod router_txn;
 mod runtime;
+mod write_concern;
 
 #[cfg(test)]
 mod tests;

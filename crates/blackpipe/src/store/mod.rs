@@ -7,14 +7,36 @@
 //!
 //! Supported commands: `insert update delete find getMore killCursors findAndModify count
 //! distinct aggregate createIndexes listIndexes dropIndexes listCollections listDatabases drop
-//! dropDatabase create renameCollection dbStats endSessions`. Retryable writes (`lsid` +
-//! `txnNumber`) are recorded per statement in a transaction table that lives with the store, so
-//! it survives stepdowns of the simulated members that share it. Multi-document transactions,
-//! regular expressions, positional update operators, `arrayFilters` and views fail with a clear
-//! error; collations and hints are accepted but ignored.
+//! dropDatabase create collMod renameCollection dbStats endSessions commitTransaction
+//! abortTransaction`. Retryable writes (`lsid` + `txnNumber`) are recorded per statement in a
+//! transaction table that lives with the store, so it survives stepdowns of the simulated
+//! members that share it. Multi-document transactions (`autocommit: false`) run with snapshot
+//! isolation and commit atomically (the `transaction` module describes how); reads with
+//! `readConcern: {level: "snapshot"}` read at a cluster time through the store's recent
+//! document versions (the `history` and `snapshot_read` modules). Regular expressions,
+//! positional update operators, `arrayFilters` and views fail with a clear error; collations
+//! and hints are accepted but ignored.
 //! Capped collections keep their `size`/`max` bounds and take tailable (`awaitData`) cursors;
 //! an awaitData getMore that finds nothing new reports [`CommandOutcome::awaiting_inserts`] so
 //! that the caller, not the store, waits for an insert.
+//!
+//! # The op log and change streams
+//!
+//! Every applied write makes one [`OplogEntry`], in apply order, through one function (the
+//! command layer's `Exec::record`): its optime, namespace, collection UUID, the [`Change`]
+//! (the inserted or replacement document, an update's description, or the catalog change:
+//! create, createIndexes, dropIndexes, collMod, drop, rename, dropDatabase preceded by its
+//! collections' drops), the document key, the pre-image (and an update's post-image) when the
+//! collection has `changeStreamPreAndPostImages` enabled, and the `lsid`/`txnNumber` of a
+//! retryable or transactional command. Change streams read it: `aggregate` with a first
+//! `$changeStream` stage on a collection, a database (`aggregate: 1`) or the cluster (`admin`,
+//! `allChangesForCluster`), with `fullDocument`, `fullDocumentBeforeChange`, `resumeAfter`,
+//! `startAfter`, `startAtOperationTime` and `showExpandedEvents`, the rest of the pipeline
+//! limited to the per-event stages. A stream's cursor is tailable-awaitData: every batch carries
+//! `postBatchResumeToken`, and a getMore that finds nothing reports `awaiting_inserts` on the op
+//! log. Resume tokens encode an op log position, so they work on any member sharing the store.
+//! Collection streams end with `invalidate` at a drop or rename, database streams at a database
+//! drop. A position older than the retained op log fails with ChangeStreamHistoryLost (286).
 //!
 //! # Bounds
 //!
@@ -32,12 +54,18 @@
 //! are closed past it); the retryable-write table holds at most 32 MiB of outcomes per session and
 //! 128 MiB in all, dropping the least recently used histories past it, after which a retry of the
 //! dropped txnNumber fails with IncompleteTransactionHistory (217) rather than applying twice;
-//! the op log retains at most 64 MiB of entries.
+//! the op log retains at most 64 MiB of entries (documents and images included), oldest
+//! dropped; a change-stream batch holds at most 16 MiB, and a getMore copies at most 1,024 op
+//! log entries at a time out of the log's lock; document versions for snapshot reads are kept
+//! for 300 s, at most 100,000 of them and 64 MiB (SnapshotTooOld, 239, past them); a
+//! transaction writes at most 100,000 documents and 64 MiB (TransactionTooLarge, 334), and at
+//! most 10,000 are open at once (ExceededMemoryLimit, 146).
 
 mod aggregate;
 mod arith;
 mod capped;
 mod catalog;
+mod change_stream;
 mod collection;
 mod commands;
 mod cursor;
@@ -76,11 +104,12 @@ use self::oplog::Oplog;
 use self::transaction::{AbortReason, TransactionRegistry};
 use self::txn::TransactionTable;
 
+pub(crate) use self::change_stream::change_stream_stage;
 pub use self::commands::{
     COMMANDS, CommandContext, CommandOutcome, MAX_BSON_DEPTH, RawRequestError, check_raw_request,
 };
 pub use self::cursor::InsertWait;
-pub use self::oplog::{OpTime, OplogEntry, OplogOp, TransactionStamp};
+pub use self::oplog::{Change, OpTime, OplogEntry, OplogOp, WriteSession};
 
 /// Options of a [`Store`].
 #[derive(Debug, Clone)]
@@ -289,6 +318,11 @@ impl Store {
     /// without applying anything.
     pub fn replays_entirely(&self, command: &Document) -> bool {
         self.transactions.replays_entirely(command)
+    }
+
+    /// Whether cursor `id` is open.
+    pub fn has_cursor(&self, id: i64) -> bool {
+        lock(&self.cursors).contains(id)
     }
 
     /// How many cursors are open.

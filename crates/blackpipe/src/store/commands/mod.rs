@@ -1,16 +1,15 @@
 //! The command layer: one entry point that takes a command document and returns mongod's reply.
 
 mod admin;
-mod args;
+pub(crate) mod args;
+mod coll_mod;
 mod collectionless;
 mod find;
 mod find_and_modify;
 mod raw_request;
 mod read;
-mod tail;
+pub(crate) mod tail;
 mod write;
-
-use std::sync::Arc;
 
 use bson::{Bson, DateTime, Document, Timestamp};
 
@@ -21,7 +20,7 @@ use super::catalog::{CollectionHandle, lock, read, validate_database_name, write
 use super::cursor::InsertWait;
 use super::errors::{CommandError, StoreResult, code};
 use super::key::encode_key;
-use super::oplog::{OpTime, OplogOp};
+use super::oplog::{Change, OpTime, OplogOp, OplogWrite, WriteSession};
 use super::snapshot_read::{collection_at, snapshot_read_time, stamp_reply};
 use super::transaction::{OpenTransaction, transaction_fields};
 
@@ -97,6 +96,7 @@ pub const COMMANDS: &[&str] = &[
     "create",
     "dbStats",
     "renameCollection",
+    "collMod",
     "endSessions",
     "commitTransaction",
     "abortTransaction",
@@ -110,6 +110,8 @@ pub(crate) struct Exec<'a> {
     pub(crate) last_write: Option<OpTime>,
     /// See [`CommandOutcome::awaiting_inserts`].
     pub(crate) awaiting_inserts: Option<InsertWait>,
+    /// The session of a retryable or transactional command, stamped on its op log entries.
+    pub(crate) session: Option<WriteSession>,
     /// The open transaction the command runs in: it reads and writes the transaction's private
     /// collections, and its writes reach the op log only at commit.
     pub(crate) txn: Option<&'a mut OpenTransaction>,
@@ -118,33 +120,28 @@ pub(crate) struct Exec<'a> {
 }
 
 impl Exec<'_> {
-    /// Records an applied write in the op log. Document writes call this while still holding
-    /// the collection lock, so op log order is apply order.
+    /// Records an applied write in the op log: the one place entries are made. Document
+    /// writes call this while still holding the collection lock, so op log order is apply
+    /// order.
     ///
     /// Inside a transaction the write was applied to the transaction's private copy and is only
-    /// noted there. Outside one, an open transaction that wrote the same document is aborted
-    /// (see [`crate::store::transaction`]), after the write is in the op log.
-    /// `previous` is the version of the document the write replaced (none for an insert),
-    /// kept for reads at an earlier time ([`crate::store::history`]).
-    pub(crate) fn record(
-        &mut self,
-        ns: &str,
-        op: OplogOp,
-        id: Option<Bson>,
-        previous: Option<Arc<Document>>,
-    ) {
+    /// noted there. Outside one, a document write also keeps the version it replaced for reads
+    /// at an earlier time (the store's `history`), and aborts an open transaction that wrote the
+    /// same document (see the `transaction` module), once the write is in the op log.
+    pub(crate) fn record(&mut self, write: OplogWrite) {
         if let Some(txn) = self.txn.as_deref_mut() {
-            txn.note_write(self.store, ns, id);
+            txn.note_write(self.store, &write.ns, write.id);
             return;
         }
-        let key = id.as_ref().map(encode_key);
-        let op_time = lock(&self.store.oplog).record(self.now, ns, op, id);
+        let document_write = write.change.op() != OplogOp::Command;
+        let key = write.id.as_ref().filter(|_| document_write).map(encode_key);
+        let ns = key.as_ref().map(|_| write.ns.clone());
+        let previous = write.previous.clone();
+        let op_time = lock(&self.store.oplog).record(self.now, write, self.session.clone());
         self.last_write = Some(op_time);
-        if let Some(key) = key.filter(|_| op != OplogOp::Command) {
-            lock(&self.store.history).push(op_time, ns, key.clone(), previous);
-            self.store
-                .transaction_registry
-                .displace(&(ns.to_owned(), key));
+        if let (Some(key), Some(ns)) = (key, ns) {
+            lock(&self.store.history).push(op_time, &ns, key.clone(), previous);
+            self.store.transaction_registry.displace(&(ns, key));
         }
     }
 
@@ -165,15 +162,44 @@ impl Exec<'_> {
         }
     }
 
-    /// Records a catalog change on `db.$cmd`.
-    pub(crate) fn record_command(&mut self) {
-        let ns = format!("{}.$cmd", self.db);
-        self.record(&ns, OplogOp::Command, None, None);
+    /// Records a catalog change of `collection` (of this command's database).
+    pub(crate) fn record_catalog(
+        &mut self,
+        collection: &str,
+        uuid: Option<[u8; 16]>,
+        change: Change,
+    ) {
+        let ns = self.ns(collection);
+        self.record(OplogWrite {
+            ns,
+            uuid,
+            id: None,
+            change,
+            pre_image: None,
+            previous: None,
+        });
     }
 
     pub(crate) fn ns(&self, collection: &str) -> String {
         format!("{}.{collection}", self.db)
     }
+}
+
+/// The session of a command carrying `lsid` and `txnNumber` (a retryable write, or a
+/// transaction's statement or commit when `autocommit: false`).
+fn write_session(command: &Document) -> Option<WriteSession> {
+    let lsid = command.get_document("lsid").ok()?;
+    let txn_number = match command.get("txnNumber")? {
+        Bson::Int64(number) => *number,
+        Bson::Int32(number) => i64::from(*number),
+        _ => return None,
+    };
+    let in_transaction = command.get("autocommit") == Some(&Bson::Boolean(false));
+    Some(WriteSession {
+        lsid: std::sync::Arc::new(lsid.clone()),
+        txn_number,
+        in_transaction,
+    })
 }
 
 impl Store {
@@ -197,6 +223,7 @@ impl Store {
             now: context.now,
             last_write: None,
             awaiting_inserts: None,
+            session: write_session(command),
             txn: None,
             read_at: None,
         };
@@ -286,6 +313,7 @@ impl Store {
             "create" => admin::create(exec, command),
             "dbStats" => admin::db_stats(exec),
             "renameCollection" => admin::rename_collection(exec, command),
+            "collMod" => coll_mod::coll_mod(exec, command),
             // Sessions live in the driver's pool; the store keeps no per-session state to end.
             "endSessions" => Ok(bson::doc! { "ok": 1.0 }),
             // With `autocommit: false` these run in `run_in_transaction`.

@@ -2,14 +2,16 @@
 
 use std::sync::Arc;
 
-use bson::{Bson, DateTime, Document};
+use bson::{DateTime, Document};
 
 use super::private::OpenTransaction;
 use super::registry::write_conflict;
 use crate::store::Store;
 use crate::store::catalog::{CollectionHandle, lock, read, write};
+use crate::store::collection::Collection;
 use crate::store::errors::StoreResult;
-use crate::store::oplog::{OpTime, OplogOp};
+use crate::store::index::SecondaryIndex;
+use crate::store::oplog::{Change, OpTime, OplogWrite};
 
 /// How to take back one applied write if a later one fails.
 enum Undo {
@@ -42,14 +44,10 @@ impl Undo {
     }
 }
 
-/// One write of the commit, for the op log.
+/// One write of the commit, for the op log and the store's history.
 struct Applied {
-    ns: String,
     key: Vec<u8>,
-    op: OplogOp,
-    id: Bson,
-    /// The version the write replaced, for the store's history.
-    previous: Option<Arc<Document>>,
+    write: OplogWrite,
 }
 
 /// Applies the transaction's written documents to the shared collections and records them in
@@ -65,18 +63,7 @@ pub(super) fn apply_commit(
     now: DateTime,
     txn: &OpenTransaction,
 ) -> StoreResult<Option<OpTime>> {
-    let mut created = Vec::new();
-    for private in txn.collections.values().flatten() {
-        if private.created {
-            let (_, was_created) =
-                store
-                    .catalog
-                    .collection_or_create(&private.db, &private.name, || store.random_uuid());
-            if was_created {
-                created.push(format!("{}.$cmd", private.db));
-            }
-        }
-    }
+    let created = create_collections(store, txn)?;
     let mut undo: Vec<Undo> = Vec::new();
     let mut applied: Vec<Applied> = Vec::new();
     for written in &txn.written {
@@ -94,83 +81,166 @@ pub(super) fn apply_commit(
         let Some((shared, final_state)) = step else {
             // The collection was dropped since the snapshot.
             undo.into_iter().rev().for_each(Undo::run);
+            drop_created(store, &created);
             return Err(write_conflict());
         };
         match apply_one(&shared, &written.key, final_state) {
-            Ok(Some((op, step_undo))) => {
-                let previous = match &step_undo {
-                    Undo::Remove(..) => None,
-                    Undo::Restore(_, _, previous) | Undo::Reinsert(_, previous) => {
-                        Some(previous.clone())
-                    }
-                };
+            Ok(Some((write, step_undo))) => {
                 undo.push(step_undo);
                 applied.push(Applied {
-                    ns: written.ns.clone(),
                     key: written.key.clone(),
-                    op,
-                    id: written.id.clone(),
-                    previous,
+                    write,
                 });
             }
             Ok(None) => {}
             Err(error) => {
                 undo.into_iter().rev().for_each(Undo::run);
+                drop_created(store, &created);
                 return Err(error);
             }
         }
     }
     let mut oplog = lock(&store.oplog);
     let mut last = None;
-    for ns in created {
-        last = Some(oplog.record(now, &ns, OplogOp::Command, None));
+    for write in created.iter().flat_map(|created| created.writes.clone()) {
+        last = Some(oplog.record(now, write, Some(txn.stamp.clone())));
     }
     let mut history = lock(&store.history);
-    for write in applied {
-        let op_time = oplog.record_stamped(
-            now,
-            &write.ns,
-            write.op,
-            Some(write.id),
-            Some(txn.stamp.clone()),
-        );
-        history.push(op_time, &write.ns, write.key, write.previous);
+    for Applied { key, write } in applied {
+        let ns = write.ns.clone();
+        let previous = write.previous.clone();
+        let op_time = oplog.record(now, write, Some(txn.stamp.clone()));
+        history.push(op_time, &ns, key, previous);
         last = Some(op_time);
     }
     Ok(last)
 }
 
-/// Brings one shared document to the transaction's final state of it; `None` when nothing
-/// changes (inserted then deleted, or written back unchanged).
+/// A collection the commit created, and the op log writes that say so.
+struct Created {
+    db: String,
+    name: String,
+    writes: Vec<OplogWrite>,
+}
+
+fn catalog_write(ns: &str, uuid: [u8; 16], change: Change) -> OplogWrite {
+    OplogWrite {
+        ns: ns.to_owned(),
+        uuid: Some(uuid),
+        id: None,
+        change,
+        pre_image: None,
+        previous: None,
+    }
+}
+
+/// Creates the collections the transaction created (empty, with their options and indexes).
+///
+/// # Errors
+///
+/// WriteConflict when one of them was created by someone else since the snapshot (none is
+/// left created then).
+fn create_collections(store: &Store, txn: &OpenTransaction) -> StoreResult<Vec<Created>> {
+    let mut created = Vec::new();
+    for private in txn
+        .collections
+        .values()
+        .flatten()
+        .filter(|private| private.created)
+    {
+        let (fresh, writes) = {
+            let source = read(&private.handle);
+            let mut fresh = Collection::new(source.ns.clone(), source.uuid, source.options.clone());
+            let specs: Vec<Document> = source.index_specs().into_iter().skip(1).collect();
+            for spec in &specs {
+                if let Ok(index) = SecondaryIndex::from_spec(spec) {
+                    // The index was accepted on the private collection, so it is again here.
+                    let _created = fresh.create_index(index);
+                }
+            }
+            let mut writes = vec![catalog_write(
+                &source.ns,
+                source.uuid,
+                Change::Create(Arc::new(source.options.clone())),
+            )];
+            if !specs.is_empty() {
+                writes.push(catalog_write(
+                    &source.ns,
+                    source.uuid,
+                    Change::CreateIndexes(Arc::new(specs)),
+                ));
+            }
+            (fresh, writes)
+        };
+        if !store.catalog.install(&private.db, &private.name, fresh) {
+            drop_created(store, &created);
+            return Err(write_conflict());
+        }
+        created.push(Created {
+            db: private.db.clone(),
+            name: private.name.clone(),
+            writes,
+        });
+    }
+    Ok(created)
+}
+
+/// Drops the collections a failed commit created.
+fn drop_created(store: &Store, created: &[Created]) {
+    for collection in created {
+        store
+            .catalog
+            .drop_collection(&collection.db, &collection.name);
+    }
+}
+
+/// Brings one shared document to the transaction's final state of it, returning the op log
+/// write (an update is described field by field, as for an update command) and how to undo it;
+/// `None` when nothing changes (inserted then deleted, or written back unchanged).
 fn apply_one(
     shared: &CollectionHandle,
     key: &[u8],
     final_state: Option<Arc<Document>>,
-) -> StoreResult<Option<(OplogOp, Undo)>> {
+) -> StoreResult<Option<(OplogWrite, Undo)>> {
     let mut collection = write(shared);
     let current = collection
         .document_by_key(key)
         .map(|(record, document)| (record, document.clone()));
+    let stored = |collection: &Collection| {
+        collection
+            .document_by_key(key)
+            .map(|(_, document)| document.clone())
+    };
     let step = match (current, final_state) {
         (None, Some(document)) => {
             collection
                 .insert((*document).clone())
                 .map_err(|_| write_conflict())?;
-            Some((OplogOp::Insert, Undo::Remove(shared.clone(), key.to_vec())))
+            stored(&collection).map(|inserted| {
+                (
+                    OplogWrite::insert(&collection, inserted),
+                    Undo::Remove(shared.clone(), key.to_vec()),
+                )
+            })
         }
         (Some((_, previous)), Some(document)) if Arc::ptr_eq(&previous, &document) => None,
         (Some((record, previous)), Some(document)) => {
             collection
                 .replace(record, (*document).clone())
                 .map_err(|_| write_conflict())?;
-            Some((
-                OplogOp::Update,
-                Undo::Restore(shared.clone(), key.to_vec(), previous),
-            ))
+            stored(&collection).map(|updated| {
+                (
+                    OplogWrite::update(&collection, &previous, updated, false),
+                    Undo::Restore(shared.clone(), key.to_vec(), previous),
+                )
+            })
         }
-        (Some((record, _)), None) => collection
-            .remove(record)
-            .map(|previous| (OplogOp::Delete, Undo::Reinsert(shared.clone(), previous))),
+        (Some((record, _)), None) => collection.remove(record).map(|removed| {
+            (
+                OplogWrite::delete(&collection, &removed),
+                Undo::Reinsert(shared.clone(), removed),
+            )
+        }),
         (None, None) => None,
     };
     Ok(step)

@@ -3,7 +3,7 @@
 use bson::{Bson, Document};
 
 use crate::store::errors::{CommandError, StoreResult, code, type_name};
-use crate::store::oplog::TransactionStamp;
+use crate::store::oplog::WriteSession;
 use crate::store::txn::{SessionKey, retryable_write_of};
 
 /// `lsid`, `txnNumber` and `startTransaction` of a command with `autocommit: false`.
@@ -18,10 +18,12 @@ pub(crate) struct TransactionFields {
 }
 
 impl TransactionFields {
-    pub(crate) fn stamp(&self) -> TransactionStamp {
-        TransactionStamp {
-            lsid: self.lsid.clone(),
+    /// The session the commit's op log entries carry.
+    pub(crate) fn stamp(&self) -> WriteSession {
+        WriteSession {
+            lsid: std::sync::Arc::new(self.lsid.clone()),
             txn_number: self.txn_number,
+            in_transaction: true,
         }
     }
 }

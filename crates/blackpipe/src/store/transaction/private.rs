@@ -12,7 +12,7 @@ use crate::store::catalog::{CollectionHandle, lock, read};
 use crate::store::collection::Collection;
 use crate::store::errors::{CommandError, StoreResult, code};
 use crate::store::key::encode_key;
-use crate::store::oplog::{OpTime, TransactionStamp};
+use crate::store::oplog::{OpTime, WriteSession};
 use crate::store::value_order::document_size;
 
 /// A collection as the transaction sees it.
@@ -30,13 +30,12 @@ pub(super) struct PrivateCollection {
 pub(super) struct Written {
     pub(super) ns: String,
     pub(super) key: Vec<u8>,
-    pub(super) id: Bson,
 }
 
 /// See the module documentation of [`crate::store::transaction`].
 #[derive(Debug)]
 pub(crate) struct OpenTransaction {
-    pub(super) stamp: TransactionStamp,
+    pub(super) stamp: WriteSession,
     pub(super) registration: Registration,
     pub(super) expires_millis: i64,
     /// What the transaction reads as of: the `atClusterTime` of a snapshot read concern, else
@@ -54,7 +53,7 @@ pub(crate) struct OpenTransaction {
 
 impl OpenTransaction {
     pub(super) fn new(
-        stamp: TransactionStamp,
+        stamp: WriteSession,
         registration: Registration,
         expires_millis: i64,
         at_cluster_time: Option<Timestamp>,
@@ -149,6 +148,69 @@ impl OpenTransaction {
         Ok(handle)
     }
 
+    /// `create` inside the transaction: a private collection that appears at commit.
+    ///
+    /// # Errors
+    ///
+    /// NamespaceExists (48) when the transaction already sees the collection.
+    pub(crate) fn create_collection(
+        &mut self,
+        store: &Store,
+        db: &str,
+        name: &str,
+        options: bson::Document,
+    ) -> StoreResult<()> {
+        if self.collection(store, db, name)?.is_some() {
+            return Err(CommandError::new(
+                code::NAMESPACE_EXISTS,
+                format!("Collection {db}.{name} already exists."),
+            ));
+        }
+        let ns = format!("{db}.{name}");
+        let handle = Arc::new(RwLock::new(Collection::new(
+            ns.clone(),
+            store.random_uuid(),
+            options,
+        )));
+        self.collections.insert(
+            ns,
+            Some(PrivateCollection {
+                db: db.to_owned(),
+                name: name.to_owned(),
+                handle,
+                created: true,
+            }),
+        );
+        Ok(())
+    }
+
+    /// Whether `createIndexes` may run on `db.name` inside the transaction (as mongod: only on
+    /// a collection the transaction creates); `Ok(true)` when the command will create it.
+    ///
+    /// # Errors
+    ///
+    /// OperationNotSupportedInTransaction (263) for a collection that existed before.
+    pub(crate) fn index_creation_allowed(
+        &mut self,
+        store: &Store,
+        db: &str,
+        name: &str,
+    ) -> StoreResult<bool> {
+        if self.collection(store, db, name)?.is_none() {
+            return Ok(true);
+        }
+        let ns = format!("{db}.{name}");
+        match self.collections.get(&ns) {
+            Some(Some(private)) if private.created => Ok(false),
+            _ => Err(CommandError::new(
+                code::OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
+                format!(
+                    "Cannot create new indexes on existing collection {ns} in a multi-document transaction."
+                ),
+            )),
+        }
+    }
+
     /// Notes that a statement wrote document `id` of `ns` (already applied to the private copy,
     /// whose lock the caller holds). The first write of a document takes it for the transaction
     /// and checks that nobody wrote it since the snapshot; a conflict is kept in `failure`.
@@ -181,7 +243,6 @@ impl OpenTransaction {
         self.written.push(Written {
             ns: ns.to_owned(),
             key: key.1.clone(),
-            id,
         });
         self.written_keys.insert(key);
     }

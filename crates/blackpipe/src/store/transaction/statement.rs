@@ -100,6 +100,7 @@ impl Store {
             now: exec.now,
             last_write: None,
             awaiting_inserts: None,
+            session: None,
             txn: Some(txn),
             read_at: None,
         };
