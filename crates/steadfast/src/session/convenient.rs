@@ -3,38 +3,7 @@
 //! and the commit on `UnknownTransactionCommitResult`, with a jittered exponential backoff
 //! between attempts, for up to 120 seconds (or the session's timeoutMS).
 //!
-//! ```no_run
-//! # async fn demo(client: steadfast::Client) -> steadfast::error::Result<()> {
-//! use futures_util::FutureExt as _;
-//! use steadfast::bson::{Document, doc};
-//! use steadfast::Collection;
-//!
-//! let accounts: Collection<Document> = client.database("bank").collection("accounts");
-//! let mut session = client.start_session().await?;
-//! session
-//!     .start_transaction()
-//!     .and_run(accounts, |session, accounts| {
-//!         async move {
-//!             accounts
-//!                 .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
-//!                 .session(&mut *session)
-//!                 .await?;
-//!             accounts
-//!                 .update_one(doc! { "_id": 2 }, doc! { "$inc": { "balance": 10 } })
-//!                 .session(&mut *session)
-//!                 .await?;
-//!             Ok(())
-//!         }
-//!         .boxed()
-//!     })
-//!     .await?;
-//! # Ok(())
-//! # }
-//! ```
-//!
-//! The callback may run more than once (once per attempt): anything it does outside the
-//! session — sending a message, counting — happens again on every retry, so it should do only
-//! the transaction's operations, or be idempotent.
+//! See [`StartTransaction::and_run`] for an example.
 
 use std::time::{Duration, Instant};
 
@@ -86,10 +55,46 @@ impl Limits {
 }
 
 impl StartTransaction<&mut ClientSession> {
-    /// Runs `callback` in a transaction and commits it, retrying as the
-    /// [module documentation](super::convenient) describes; `context` is lent to every call
-    /// of the callback. Returns the callback's value from the attempt that committed. If the
-    /// callback commits or aborts the transaction itself, its value is returned as is.
+    /// Runs `callback` in a transaction and commits it, retrying the whole transaction on
+    /// `TransientTransactionError` and the commit on `UnknownTransactionCommitResult` (not
+    /// after MaxTimeMSExpired), with a jittered exponential backoff between attempts
+    /// (5 ms × 1.5^attempt, at most 500 ms), for up to 120 seconds or the transaction's
+    /// timeoutMS; `context` is lent to every call of the callback. Returns the callback's value
+    /// from the attempt that committed. If the callback commits or aborts the transaction
+    /// itself, its value is returned as is.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: steadfast::Client) -> steadfast::error::Result<()> {
+    /// use futures_util::FutureExt as _;
+    /// use steadfast::bson::{Document, doc};
+    /// use steadfast::Collection;
+    ///
+    /// let accounts: Collection<Document> = client.database("bank").collection("accounts");
+    /// let mut session = client.start_session().await?;
+    /// session
+    ///     .start_transaction()
+    ///     .and_run(accounts, |session, accounts| {
+    ///         async move {
+    ///             accounts
+    ///                 .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
+    ///                 .session(&mut *session)
+    ///                 .await?;
+    ///             accounts
+    ///                 .update_one(doc! { "_id": 2 }, doc! { "$inc": { "balance": 10 } })
+    ///                 .session(&mut *session)
+    ///                 .await?;
+    ///             Ok(())
+    ///         }
+    ///         .boxed()
+    ///     })
+    ///     .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// The callback may run more than once (once per attempt): anything it does outside the
+    /// session (sending a message, counting) happens again on every retry, so it should do
+    /// only the transaction's operations, or be idempotent.
     ///
     /// # Errors
     /// The callback's error when it is not transient (the transaction is aborted first); a
@@ -231,7 +236,11 @@ impl ClientSession {
                 if retries.run_again_after_callback(error.labels(), limits.elapsed()) {
                     return Step::Again(error);
                 }
-                let error = if transient { limits.out_of_time(error) } else { error };
+                let error = if transient {
+                    limits.out_of_time(error)
+                } else {
+                    error
+                };
                 return Step::Done(Err(error));
             }
         };

@@ -1,30 +1,5 @@
 //! Transactions on a [`ClientSession`]: `start_transaction`, `commit_transaction` and
 //! `abort_transaction`, as actions in the official driver's shape.
-//!
-//! ```no_run
-//! # async fn demo(client: steadfast::Client) -> steadfast::error::Result<()> {
-//! use steadfast::bson::doc;
-//! use steadfast::options::{Acknowledgment, TransactionOptions, WriteConcern};
-//!
-//! let accounts = client.database("bank").collection::<steadfast::bson::Document>("accounts");
-//! let mut session = client.start_session().await?;
-//! let majority = WriteConcern::builder().w(Acknowledgment::Majority).build();
-//! session
-//!     .start_transaction()
-//!     .with_options(TransactionOptions::builder().write_concern(majority).build())
-//!     .await?;
-//! accounts
-//!     .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
-//!     .session(&mut session)
-//!     .await?;
-//! accounts
-//!     .update_one(doc! { "_id": 2 }, doc! { "$inc": { "balance": 10 } })
-//!     .session(&mut session)
-//!     .await?;
-//! session.commit_transaction().await?;
-//! # Ok(())
-//! # }
-//! ```
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
@@ -54,6 +29,31 @@ impl ClientSession {
     /// command only) and read preference; their own read concern, write concern and read
     /// preference are ignored. A server error inside the transaction may abort it on the
     /// server: committing it then fails with `NoSuchTransaction`.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: steadfast::Client) -> steadfast::error::Result<()> {
+    /// use steadfast::bson::doc;
+    /// use steadfast::options::{Acknowledgment, TransactionOptions, WriteConcern};
+    ///
+    /// let accounts = client.database("bank").collection::<steadfast::bson::Document>("accounts");
+    /// let mut session = client.start_session().await?;
+    /// let majority = WriteConcern::builder().w(Acknowledgment::Majority).build();
+    /// session
+    ///     .start_transaction()
+    ///     .with_options(TransactionOptions::builder().write_concern(majority).build())
+    ///     .await?;
+    /// accounts
+    ///     .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
+    ///     .session(&mut session)
+    ///     .await?;
+    /// accounts
+    ///     .update_one(doc! { "_id": 2 }, doc! { "$inc": { "balance": 10 } })
+    ///     .session(&mut session)
+    ///     .await?;
+    /// session.commit_transaction().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// # Errors
     /// `Transaction` while a transaction is active, in a snapshot session, or with an
@@ -188,7 +188,11 @@ impl ClientSession {
 
     /// Runs commitTransaction or abortTransaction under `timeout` (else the session's
     /// defaultTimeoutMS, else the client's), or the convenient API's deadline.
-    async fn end_transaction(&mut self, op: EndTransaction, timeout: Option<Duration>) -> Result<()> {
+    async fn end_transaction(
+        &mut self,
+        op: EndTransaction,
+        timeout: Option<Duration>,
+    ) -> Result<()> {
         let executor = std::sync::Arc::clone(&self.executor);
         let timeout = timeout.or_else(|| self.default_timeout());
         let deadline = self.convenient_deadline();
