@@ -10,7 +10,7 @@ use steadfast::error::{TRANSIENT_TRANSACTION_ERROR, UNKNOWN_TRANSACTION_COMMIT_R
 use steadfast::event::{CommandEvent, Event};
 use steadfast::{ClientSession, Collection, TransactionState};
 
-use crate::recipes::{ReplicaSet, fail_command};
+use crate::recipes::{ReplicaSet, commands_received, fail_command, wait_for_commands};
 
 /// What the transfer callback needs: the accounts, the deployment to step down, and how many
 /// times the callback ran.
@@ -235,5 +235,42 @@ async fn a_commit_that_fails_twice_reports_an_unknown_result() {
         .expect("the re-run commit succeeds");
     set.heal().await;
     assert_eq!(balances(&set, "unknown"), vec![(1, 90), (2, 0)]);
+    set.stop().await;
+}
+
+#[tokio::test]
+async fn dropping_a_session_mid_transaction_aborts_it() {
+    let set = ReplicaSet::start().await;
+    let accounts = set.collection("dropped");
+    seed(&accounts).await;
+    let mut session = set.client.start_session().await.expect("a session");
+    session.start_transaction().await.expect("started");
+    accounts
+        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
+        .session(&mut session)
+        .await
+        .expect("the statement runs");
+    let primary = set.primary();
+    let baseline = commands_received(&set, primary);
+
+    drop(session);
+    wait_for_commands(&set, primary, baseline, 1).await;
+
+    let aborts = set
+        .events
+        .events()
+        .into_iter()
+        .filter(|e| {
+            matches!(e, Event::Command(CommandEvent::Started(started))
+                if started.command_name == "abortTransaction")
+        })
+        .count();
+    assert_eq!(aborts, 1, "ending the session aborted its transaction");
+    // The document is free again: a write outside any transaction meets no conflict.
+    accounts
+        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": 1 } })
+        .await
+        .expect("no write conflict with an aborted transaction");
+    assert_eq!(balances(&set, "dropped"), vec![(1, 101), (2, 0)]);
     set.stop().await;
 }
