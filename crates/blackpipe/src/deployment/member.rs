@@ -526,7 +526,6 @@ async fn dispatch(
     let stream_get_more = change_streams::is_stream_get_more(node, &name, command);
     if let Some(mut error) = role_check(&view, class, &request)
         .or_else(|| change_streams::standalone_refusal(view.kind, &name, command))
-        .or_else(|| snapshot_read_refusal(view.kind, command))
         .or_else(|| change_streams::fail_after_checkout(node, &name, command))
     {
         if stream_get_more {
@@ -539,23 +538,6 @@ async fn dispatch(
     }
     execute_in_store(node, &request, &facts, session, class).await
 }
-
-/// A standalone has no majority-committed history to read a snapshot from: like mongod, it
-/// refuses `readConcern: {level: "snapshot"}` outside a replica set or sharded cluster.
-fn snapshot_read_refusal(kind: DeploymentKind, command: &Document) -> Option<Document> {
-    let snapshot = command
-        .get_document("readConcern")
-        .is_ok_and(|rc| rc.get_str("level").ok() == Some("snapshot"));
-    (kind == DeploymentKind::Standalone && snapshot).then(|| {
-        errors::error_reply(
-            ILLEGAL_OPERATION_CODE,
-            "readConcern level snapshot is only supported on replica sets and sharded clusters",
-        )
-    })
-}
-
-/// IllegalOperation.
-const ILLEGAL_OPERATION_CODE: i32 = 20;
 
 async fn execute_in_store(
     node: &NodeContext,
