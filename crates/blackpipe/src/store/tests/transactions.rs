@@ -508,3 +508,59 @@ fn create_and_create_indexes_run_only_on_collections_the_transaction_creates() {
     let again = first(doc! { "create": "existing" }, 1, 3);
     assert_eq!(error_code(&run(&store, "db", again)), 48);
 }
+
+#[test]
+fn a_transaction_past_its_byte_bound_is_too_large_and_aborted() {
+    let store = new_store();
+    let big = "x".repeat(15 * 1024 * 1024);
+    run_ok(
+        &store,
+        "db",
+        first(doc! { "find": "c", "filter": {} }, 1, 1),
+    );
+    let mut last = Document::new();
+    for id in 0..5 {
+        last = run(
+            &store,
+            "db",
+            next(
+                doc! { "insert": "c", "documents": [{ "_id": id, "pad": big.clone() }] },
+                1,
+                1,
+            ),
+        );
+        if last.get_f64("ok").ok() != Some(1.0) {
+            break;
+        }
+    }
+    assert_eq!(error_code(&last), 334, "{last}");
+    assert_transient(&commit(&store, 1, 1), 251);
+    assert!(ids(&store, "c", doc! {}).is_empty());
+}
+
+#[test]
+fn open_transactions_are_bounded() {
+    let store = new_store();
+    let bound = crate::store::transaction::registry::MAX_OPEN_TRANSACTIONS;
+    for session in 0..bound {
+        let id = u32::try_from(session).unwrap_or(u32::MAX).to_be_bytes();
+        let mut bytes = vec![0u8; 12];
+        bytes.extend_from_slice(&id);
+        let mut command = doc! { "find": "c", "filter": {} };
+        command.insert(
+            "lsid",
+            doc! { "id": Binary { subtype: BinarySubtype::Uuid, bytes } },
+        );
+        command.insert("txnNumber", Bson::Int64(1));
+        command.insert("startTransaction", true);
+        command.insert("autocommit", false);
+        run_ok(&store, "db", command);
+    }
+    assert_eq!(store.open_transaction_count(), bound);
+    let refused = run(
+        &store,
+        "db",
+        first(doc! { "find": "c", "filter": {} }, 0xff, 1),
+    );
+    assert_eq!(error_code(&refused), 146);
+}
