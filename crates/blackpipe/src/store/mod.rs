@@ -342,7 +342,6 @@ impl Store {
 
     /// The document with `_id` equal to `id` (an index lookup, no scan).
     pub fn find_by_id(&self, db: &str, collection: &str, id: &Bson) -> Option<Document> {
-        let _no_commit_in_progress = read(&self.commit_gate);
         let handle = self.catalog.collection(db, collection)?;
         let collection = read(&handle);
         let record = collection.record_by_id(id)?;
@@ -350,6 +349,8 @@ impl Store {
     }
 
     /// Every document of a collection in natural (insertion) order; empty if it does not exist.
+    /// Waits for a commit in progress, so it never returns part of a transaction (never call
+    /// it while executing a command: the commands hold the same gate).
     pub fn documents(&self, db: &str, collection: &str) -> Vec<Document> {
         let _no_commit_in_progress = read(&self.commit_gate);
         let Some(handle) = self.catalog.collection(db, collection) else {
