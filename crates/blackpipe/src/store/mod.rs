@@ -286,6 +286,7 @@ impl Store {
         self.reap_idle_cursors(now);
         self.expire_idle_sessions(now);
         self.transaction_registry.abort_expired(now_millis);
+        self.transactions.release_aborted_transactions();
     }
 
     /// The optime of the last applied write ([`OpTime::ZERO`] before any): what a primary reports

@@ -564,3 +564,26 @@ fn open_transactions_are_bounded() {
     );
     assert_eq!(error_code(&refused), 146);
 }
+
+#[test]
+fn the_reaper_drops_the_state_of_transactions_aborted_from_outside() {
+    let store = new_store();
+    store.set_transaction_lifetime(Duration::from_secs(5));
+    insert(&store, "c", vec![doc! { "_id": 1 }]);
+    run_ok(
+        &store,
+        "db",
+        first(doc! { "find": "c", "filter": {} }, 1, 1),
+    );
+    assert_eq!(store.transaction_registry.held_count(), 1);
+    // Any command 10 s later runs the reaper: the transaction expired, its state goes.
+    let later = store.execute(
+        "db",
+        &doc! { "find": "c", "filter": {} },
+        &CommandContext::new(at(10)),
+    );
+    assert!(later.is_ok());
+    assert_eq!(store.open_transaction_count(), 0);
+    assert_eq!(store.transaction_registry.held_count(), 0);
+    assert_transient(&commit(&store, 1, 1), 251);
+}

@@ -73,6 +73,19 @@ pub(crate) enum TransactionState {
     Aborted,
 }
 
+impl TransactionState {
+    /// Drops the state of a transaction aborted from outside (its private copies), leaving
+    /// it aborted; the store's reaper calls this so aborted transactions do not hold memory
+    /// until their session's next command.
+    pub(crate) fn release_if_aborted(&mut self) {
+        if let TransactionState::Open(txn) = self {
+            if txn.registration.aborted().is_some() {
+                *self = TransactionState::Aborted;
+            }
+        }
+    }
+}
+
 /// Which commands may run inside a transaction (mongod's list; `create` and `createIndexes`
 /// only for collections the transaction creates).
 pub(crate) fn allowed_in_transaction(name: &str) -> bool {

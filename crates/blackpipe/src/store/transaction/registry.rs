@@ -66,14 +66,26 @@ struct Inner {
     holders: HashMap<DocumentKey, u64>,
 }
 
+impl OpenEntry {
+    fn is_aborted(&self) -> bool {
+        self.aborted.load(Ordering::SeqCst) != 0
+    }
+}
+
 impl Inner {
-    /// Marks transaction `id` aborted and releases its documents.
+    /// Marks transaction `id` aborted and releases its documents. Its entry stays until its
+    /// state is dropped, so that aborted transactions still count against
+    /// [`MAX_OPEN_TRANSACTIONS`] while they hold memory.
     fn abort(&mut self, id: u64, reason: AbortReason) {
-        if let Some(entry) = self.open.remove(&id) {
-            entry.aborted.store(reason as u8, Ordering::SeqCst);
-            for key in entry.holds {
-                self.holders.remove(&key);
-            }
+        let Some(entry) = self.open.get_mut(&id) else {
+            return;
+        };
+        if entry.is_aborted() {
+            return;
+        }
+        entry.aborted.store(reason as u8, Ordering::SeqCst);
+        for key in std::mem::take(&mut entry.holds) {
+            self.holders.remove(&key);
         }
     }
 }
@@ -123,7 +135,11 @@ impl Registration {
             Some(_) => return Err(write_conflict()),
             None => {}
         }
-        let Some(entry) = inner.open.get_mut(&self.id) else {
+        let Some(entry) = inner
+            .open
+            .get_mut(&self.id)
+            .filter(|entry| !entry.is_aborted())
+        else {
             return Err(write_conflict());
         };
         entry.holds.push(key.clone());
@@ -189,7 +205,7 @@ impl TransactionRegistry {
         let expired: Vec<u64> = inner
             .open
             .iter()
-            .filter(|(_, entry)| entry.expires_millis <= now_millis)
+            .filter(|(_, entry)| !entry.is_aborted() && entry.expires_millis <= now_millis)
             .map(|(id, _)| *id)
             .collect();
         for id in &expired {
@@ -201,15 +217,30 @@ impl TransactionRegistry {
     /// Aborts every open transaction (a stepdown or kill of the primary); returns how many.
     pub(crate) fn abort_all(&self, reason: AbortReason) -> usize {
         let mut inner = lock(&self.inner);
-        let ids: Vec<u64> = inner.open.keys().copied().collect();
+        let ids: Vec<u64> = inner
+            .open
+            .iter()
+            .filter(|(_, entry)| !entry.is_aborted())
+            .map(|(id, _)| *id)
+            .collect();
         for id in &ids {
             inner.abort(*id, reason);
         }
         ids.len()
     }
 
-    /// How many transactions are open.
-    pub(crate) fn open_count(&self) -> usize {
+    /// How many transactions hold state, aborted ones included.
+    #[cfg(test)]
+    pub(crate) fn held_count(&self) -> usize {
         lock(&self.inner).open.len()
+    }
+
+    /// How many transactions are open and not aborted.
+    pub(crate) fn open_count(&self) -> usize {
+        lock(&self.inner)
+            .open
+            .values()
+            .filter(|entry| !entry.is_aborted())
+            .count()
     }
 }
