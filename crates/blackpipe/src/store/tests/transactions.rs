@@ -587,3 +587,28 @@ fn the_reaper_drops_the_state_of_transactions_aborted_from_outside() {
     assert_eq!(store.transaction_registry.held_count(), 0);
     assert_transient(&commit(&store, 1, 1), 251);
 }
+
+#[test]
+fn private_copies_are_bounded_across_transactions_and_released_with_them() {
+    let mut store = new_store();
+    store.transaction_registry =
+        std::sync::Arc::new(crate::store::transaction::TransactionRegistry::with_copy_limit(3));
+    insert(&store, "c", vec![doc! { "_id": 1 }, doc! { "_id": 2 }]);
+    run_ok(
+        &store,
+        "db",
+        first(doc! { "find": "c", "filter": {} }, 1, 1),
+    );
+    let second = run(
+        &store,
+        "db",
+        first(doc! { "find": "c", "filter": {} }, 2, 1),
+    );
+    assert_eq!(error_code(&second), 146);
+    run_ok(&store, "admin", next(doc! { "abortTransaction": 1 }, 1, 1));
+    run_ok(
+        &store,
+        "db",
+        first(doc! { "find": "c", "filter": {} }, 2, 2),
+    );
+}

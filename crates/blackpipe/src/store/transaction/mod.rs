@@ -39,8 +39,10 @@
 //! # Bounds
 //!
 //! At most [`MAX_TRANSACTION_DOCUMENTS`] documents written and [`MAX_TRANSACTION_BYTES`] of
-//! written documents per transaction (TransactionTooLarge, 334), and
-//! [`registry::MAX_OPEN_TRANSACTIONS`] open at once. A transaction older than the store's
+//! written documents per transaction (TransactionTooLarge, 334);
+//! [`registry::MAX_OPEN_TRANSACTIONS`] holding state at once (aborted ones count until the
+//! reaper or their session drops them) and [`registry::MAX_COPIED_DOCUMENTS`] documents in all
+//! their private copies (ExceededMemoryLimit, 146). A transaction older than the store's
 //! `transactionLifetimeLimitSeconds` (60 s by default) is aborted.
 
 mod commit;

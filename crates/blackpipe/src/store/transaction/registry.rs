@@ -18,6 +18,12 @@ use crate::store::errors::{CommandError, StoreResult, code};
 /// copies of the collections it touched). Past it, starting one fails with ExceededMemoryLimit.
 pub(crate) const MAX_OPEN_TRANSACTIONS: usize = 10_000;
 
+/// At most this many documents are referenced by the private collection copies of all
+/// transactions together (each costs its share of a copy's maps, about 100 bytes, the documents
+/// themselves being shared). Past it, a transaction's first touch of a collection fails with
+/// ExceededMemoryLimit.
+pub(crate) const MAX_COPIED_DOCUMENTS: usize = 10_000_000;
+
 /// A document: its namespace and encoded `_id`.
 pub(crate) type DocumentKey = (String, Vec<u8>);
 
@@ -57,6 +63,8 @@ struct OpenEntry {
     aborted: Arc<AtomicU8>,
     expires_millis: i64,
     holds: Vec<DocumentKey>,
+    /// Documents in the transaction's private copies (see [`MAX_COPIED_DOCUMENTS`]).
+    copied: usize,
 }
 
 #[derive(Debug, Default)]
@@ -64,6 +72,8 @@ struct Inner {
     next_id: u64,
     open: HashMap<u64, OpenEntry>,
     holders: HashMap<DocumentKey, u64>,
+    /// The sum of the entries' `copied`.
+    copied: usize,
 }
 
 impl OpenEntry {
@@ -91,9 +101,20 @@ impl Inner {
 }
 
 /// See the module documentation.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct TransactionRegistry {
     inner: Mutex<Inner>,
+    /// [`MAX_COPIED_DOCUMENTS`] outside tests.
+    max_copied: usize,
+}
+
+impl Default for TransactionRegistry {
+    fn default() -> Self {
+        TransactionRegistry {
+            inner: Mutex::default(),
+            max_copied: MAX_COPIED_DOCUMENTS,
+        }
+    }
 }
 
 /// One open transaction's place in the registry; dropping it (commit, abort, a newer
@@ -109,6 +130,7 @@ impl Drop for Registration {
     fn drop(&mut self) {
         let mut inner = lock(&self.registry.inner);
         if let Some(entry) = inner.open.remove(&self.id) {
+            inner.copied = inner.copied.saturating_sub(entry.copied);
             for key in entry.holds {
                 inner.holders.remove(&key);
             }
@@ -120,6 +142,29 @@ impl Registration {
     /// Why the transaction was aborted from outside, if it was.
     pub(crate) fn aborted(&self) -> Option<AbortReason> {
         AbortReason::from_code(self.aborted.load(Ordering::SeqCst))
+    }
+
+    /// Accounts for a private copy of `documents` documents.
+    ///
+    /// # Errors
+    ///
+    /// ExceededMemoryLimit (146) when all transactions' copies would pass
+    /// [`MAX_COPIED_DOCUMENTS`].
+    pub(crate) fn charge_copy(&self, documents: usize) -> StoreResult<()> {
+        let max = self.registry.max_copied;
+        let mut inner = lock(&self.registry.inner);
+        let total = inner.copied.saturating_add(documents);
+        if total > max {
+            return Err(CommandError::new(
+                code::EXCEEDED_MEMORY_LIMIT,
+                format!("blackpipe's open transactions may copy at most {max} documents in all"),
+            ));
+        }
+        inner.copied = total;
+        if let Some(entry) = inner.open.get_mut(&self.id) {
+            entry.copied = entry.copied.saturating_add(documents);
+        }
+        Ok(())
     }
 
     /// Takes document `key` for this transaction (first writer wins).
@@ -180,6 +225,7 @@ impl TransactionRegistry {
                 aborted: aborted.clone(),
                 expires_millis,
                 holds: Vec::new(),
+                copied: 0,
             },
         );
         Ok(Registration {
@@ -227,6 +273,15 @@ impl TransactionRegistry {
             inner.abort(*id, reason);
         }
         ids.len()
+    }
+
+    /// A registry with another copy bound than [`MAX_COPIED_DOCUMENTS`].
+    #[cfg(test)]
+    pub(crate) fn with_copy_limit(max_copied: usize) -> TransactionRegistry {
+        TransactionRegistry {
+            inner: Mutex::default(),
+            max_copied,
+        }
     }
 
     /// How many transactions hold state, aborted ones included.
