@@ -58,8 +58,9 @@
 //! dropped; a change-stream batch holds at most 16 MiB, and a getMore copies at most 1,024 op
 //! log entries at a time out of the log's lock; document versions for snapshot reads are kept
 //! for 300 s, at most 100,000 of them and 64 MiB (SnapshotTooOld, 239, past them); a
-//! transaction writes at most 100,000 documents and 64 MiB (TransactionTooLarge, 334), and at
-//! most 10,000 are open at once (ExceededMemoryLimit, 146).
+//! transaction writes at most 100,000 documents and 64 MiB (TransactionTooLarge, 334), at
+//! most 10,000 hold state at once and their private copies reference at most 10,000,000
+//! documents in all (ExceededMemoryLimit, 146).
 
 mod aggregate;
 mod arith;
