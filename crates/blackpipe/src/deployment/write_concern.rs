@@ -19,6 +19,7 @@ fn numeric_w(command: &Document) -> Option<i64> {
     match command.get_document("writeConcern").ok()?.get("w")? {
         Bson::Int32(w) => Some(i64::from(*w)),
         Bson::Int64(w) => Some(*w),
+        // Whole numbers only (NaN and infinities have no whole part); `as` saturates.
         Bson::Double(w) if w.fract() == 0.0 => Some(*w as i64),
         _ => None,
     }

@@ -58,8 +58,9 @@
 //! dropped; a change-stream batch holds at most 16 MiB, and a getMore copies at most 1,024 op
 //! log entries at a time out of the log's lock; document versions for snapshot reads are kept
 //! for 300 s, at most 100,000 of them and 64 MiB (SnapshotTooOld, 239, past them); a
-//! transaction writes at most 100,000 documents and 64 MiB (TransactionTooLarge, 334), and at
-//! most 10,000 are open at once (ExceededMemoryLimit, 146).
+//! transaction writes at most 100,000 documents and 64 MiB (TransactionTooLarge, 334), at
+//! most 10,000 hold state at once and their private copies reference at most 10,000,000
+//! documents in all (ExceededMemoryLimit, 146).
 
 mod aggregate;
 mod arith;
@@ -286,6 +287,7 @@ impl Store {
         self.reap_idle_cursors(now);
         self.expire_idle_sessions(now);
         self.transaction_registry.abort_expired(now_millis);
+        self.transactions.release_aborted_transactions();
     }
 
     /// The optime of the last applied write ([`OpTime::ZERO`] before any): what a primary reports
@@ -342,7 +344,6 @@ impl Store {
 
     /// The document with `_id` equal to `id` (an index lookup, no scan).
     pub fn find_by_id(&self, db: &str, collection: &str, id: &Bson) -> Option<Document> {
-        let _no_commit_in_progress = read(&self.commit_gate);
         let handle = self.catalog.collection(db, collection)?;
         let collection = read(&handle);
         let record = collection.record_by_id(id)?;
@@ -350,6 +351,8 @@ impl Store {
     }
 
     /// Every document of a collection in natural (insertion) order; empty if it does not exist.
+    /// Waits for a commit in progress, so it never returns part of a transaction (never call
+    /// it while executing a command: the commands hold the same gate).
     pub fn documents(&self, db: &str, collection: &str) -> Vec<Document> {
         let _no_commit_in_progress = read(&self.commit_gate);
         let Some(handle) = self.catalog.collection(db, collection) else {

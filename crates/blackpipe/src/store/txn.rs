@@ -413,6 +413,16 @@ impl TransactionTable {
         lock(&self.sessions).len()
     }
 
+    /// Drops the state of every transaction aborted from outside whose session is not running
+    /// a command (those are dropped by that command).
+    pub(crate) fn release_aborted_transactions(&self) {
+        for entry in lock(&self.sessions).values() {
+            if let Ok(mut record) = entry.record.try_lock() {
+                record.transaction.release_if_aborted();
+            }
+        }
+    }
+
     /// The record of session `key` if it has one (nothing is created).
     pub(crate) fn existing(&self, key: &SessionKey) -> Option<Arc<Mutex<SessionRecord>>> {
         lock(&self.sessions)

@@ -16,6 +16,7 @@ mod projection;
 mod query;
 mod snapshot_reads;
 mod transactions;
+mod transfers;
 mod txn;
 mod update;
 mod value_order;

@@ -564,3 +564,51 @@ fn open_transactions_are_bounded() {
     );
     assert_eq!(error_code(&refused), 146);
 }
+
+#[test]
+fn the_reaper_drops_the_state_of_transactions_aborted_from_outside() {
+    let store = new_store();
+    store.set_transaction_lifetime(Duration::from_secs(5));
+    insert(&store, "c", vec![doc! { "_id": 1 }]);
+    run_ok(
+        &store,
+        "db",
+        first(doc! { "find": "c", "filter": {} }, 1, 1),
+    );
+    assert_eq!(store.transaction_registry.held_count(), 1);
+    // Any command 10 s later runs the reaper: the transaction expired, its state goes.
+    let later = store.execute(
+        "db",
+        &doc! { "find": "c", "filter": {} },
+        &CommandContext::new(at(10)),
+    );
+    assert!(later.is_ok());
+    assert_eq!(store.open_transaction_count(), 0);
+    assert_eq!(store.transaction_registry.held_count(), 0);
+    assert_transient(&commit(&store, 1, 1), 251);
+}
+
+#[test]
+fn private_copies_are_bounded_across_transactions_and_released_with_them() {
+    let mut store = new_store();
+    store.transaction_registry =
+        std::sync::Arc::new(crate::store::transaction::TransactionRegistry::with_copy_limit(3));
+    insert(&store, "c", vec![doc! { "_id": 1 }, doc! { "_id": 2 }]);
+    run_ok(
+        &store,
+        "db",
+        first(doc! { "find": "c", "filter": {} }, 1, 1),
+    );
+    let second = run(
+        &store,
+        "db",
+        first(doc! { "find": "c", "filter": {} }, 2, 1),
+    );
+    assert_eq!(error_code(&second), 146);
+    run_ok(&store, "admin", next(doc! { "abortTransaction": 1 }, 1, 1));
+    run_ok(
+        &store,
+        "db",
+        first(doc! { "find": "c", "filter": {} }, 2, 2),
+    );
+}

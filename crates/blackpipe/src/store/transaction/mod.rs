@@ -39,8 +39,10 @@
 //! # Bounds
 //!
 //! At most [`MAX_TRANSACTION_DOCUMENTS`] documents written and [`MAX_TRANSACTION_BYTES`] of
-//! written documents per transaction (TransactionTooLarge, 334), and
-//! [`registry::MAX_OPEN_TRANSACTIONS`] open at once. A transaction older than the store's
+//! written documents per transaction (TransactionTooLarge, 334);
+//! [`registry::MAX_OPEN_TRANSACTIONS`] holding state at once (aborted ones count until the
+//! reaper or their session drops them) and [`registry::MAX_COPIED_DOCUMENTS`] documents in all
+//! their private copies (ExceededMemoryLimit, 146). A transaction older than the store's
 //! `transactionLifetimeLimitSeconds` (60 s by default) is aborted.
 
 mod commit;
@@ -71,6 +73,19 @@ pub(crate) enum TransactionState {
     Committed,
     /// Aborted, by the client or by the store.
     Aborted,
+}
+
+impl TransactionState {
+    /// Drops the state of a transaction aborted from outside (its private copies), leaving
+    /// it aborted; the store's reaper calls this so aborted transactions do not hold memory
+    /// until their session's next command.
+    pub(crate) fn release_if_aborted(&mut self) {
+        if let TransactionState::Open(txn) = self {
+            if txn.registration.aborted().is_some() {
+                *self = TransactionState::Aborted;
+            }
+        }
+    }
 }
 
 /// Which commands may run inside a transaction (mongod's list; `create` and `createIndexes`

@@ -100,6 +100,7 @@ impl OpenTransaction {
         // Copied and rewound under the shared collection's lock: no write slips in between.
         let guard = read(&shared);
         let at = self.ensure_snapshot(store);
+        self.registration.charge_copy(guard.len())?;
         let mut copy = guard.snapshot_copy();
         lock(&store.history).rewind(&mut copy, &ns, at)?;
         drop(guard);

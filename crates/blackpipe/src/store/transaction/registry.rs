@@ -18,6 +18,12 @@ use crate::store::errors::{CommandError, StoreResult, code};
 /// copies of the collections it touched). Past it, starting one fails with ExceededMemoryLimit.
 pub(crate) const MAX_OPEN_TRANSACTIONS: usize = 10_000;
 
+/// At most this many documents are referenced by the private collection copies of all
+/// transactions together (each costs its share of a copy's maps, about 100 bytes, the documents
+/// themselves being shared). Past it, a transaction's first touch of a collection fails with
+/// ExceededMemoryLimit.
+pub(crate) const MAX_COPIED_DOCUMENTS: usize = 10_000_000;
+
 /// A document: its namespace and encoded `_id`.
 pub(crate) type DocumentKey = (String, Vec<u8>);
 
@@ -57,6 +63,8 @@ struct OpenEntry {
     aborted: Arc<AtomicU8>,
     expires_millis: i64,
     holds: Vec<DocumentKey>,
+    /// Documents in the transaction's private copies (see [`MAX_COPIED_DOCUMENTS`]).
+    copied: usize,
 }
 
 #[derive(Debug, Default)]
@@ -64,24 +72,49 @@ struct Inner {
     next_id: u64,
     open: HashMap<u64, OpenEntry>,
     holders: HashMap<DocumentKey, u64>,
+    /// The sum of the entries' `copied`.
+    copied: usize,
+}
+
+impl OpenEntry {
+    fn is_aborted(&self) -> bool {
+        self.aborted.load(Ordering::SeqCst) != 0
+    }
 }
 
 impl Inner {
-    /// Marks transaction `id` aborted and releases its documents.
+    /// Marks transaction `id` aborted and releases its documents. Its entry stays until its
+    /// state is dropped, so that aborted transactions still count against
+    /// [`MAX_OPEN_TRANSACTIONS`] while they hold memory.
     fn abort(&mut self, id: u64, reason: AbortReason) {
-        if let Some(entry) = self.open.remove(&id) {
-            entry.aborted.store(reason as u8, Ordering::SeqCst);
-            for key in entry.holds {
-                self.holders.remove(&key);
-            }
+        let Some(entry) = self.open.get_mut(&id) else {
+            return;
+        };
+        if entry.is_aborted() {
+            return;
+        }
+        entry.aborted.store(reason as u8, Ordering::SeqCst);
+        for key in std::mem::take(&mut entry.holds) {
+            self.holders.remove(&key);
         }
     }
 }
 
 /// See the module documentation.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct TransactionRegistry {
     inner: Mutex<Inner>,
+    /// [`MAX_COPIED_DOCUMENTS`] outside tests.
+    max_copied: usize,
+}
+
+impl Default for TransactionRegistry {
+    fn default() -> Self {
+        TransactionRegistry {
+            inner: Mutex::default(),
+            max_copied: MAX_COPIED_DOCUMENTS,
+        }
+    }
 }
 
 /// One open transaction's place in the registry; dropping it (commit, abort, a newer
@@ -97,6 +130,7 @@ impl Drop for Registration {
     fn drop(&mut self) {
         let mut inner = lock(&self.registry.inner);
         if let Some(entry) = inner.open.remove(&self.id) {
+            inner.copied = inner.copied.saturating_sub(entry.copied);
             for key in entry.holds {
                 inner.holders.remove(&key);
             }
@@ -108,6 +142,29 @@ impl Registration {
     /// Why the transaction was aborted from outside, if it was.
     pub(crate) fn aborted(&self) -> Option<AbortReason> {
         AbortReason::from_code(self.aborted.load(Ordering::SeqCst))
+    }
+
+    /// Accounts for a private copy of `documents` documents.
+    ///
+    /// # Errors
+    ///
+    /// ExceededMemoryLimit (146) when all transactions' copies would pass
+    /// [`MAX_COPIED_DOCUMENTS`].
+    pub(crate) fn charge_copy(&self, documents: usize) -> StoreResult<()> {
+        let max = self.registry.max_copied;
+        let mut inner = lock(&self.registry.inner);
+        let total = inner.copied.saturating_add(documents);
+        if total > max {
+            return Err(CommandError::new(
+                code::EXCEEDED_MEMORY_LIMIT,
+                format!("blackpipe's open transactions may copy at most {max} documents in all"),
+            ));
+        }
+        inner.copied = total;
+        if let Some(entry) = inner.open.get_mut(&self.id) {
+            entry.copied = entry.copied.saturating_add(documents);
+        }
+        Ok(())
     }
 
     /// Takes document `key` for this transaction (first writer wins).
@@ -123,7 +180,11 @@ impl Registration {
             Some(_) => return Err(write_conflict()),
             None => {}
         }
-        let Some(entry) = inner.open.get_mut(&self.id) else {
+        let Some(entry) = inner
+            .open
+            .get_mut(&self.id)
+            .filter(|entry| !entry.is_aborted())
+        else {
             return Err(write_conflict());
         };
         entry.holds.push(key.clone());
@@ -164,6 +225,7 @@ impl TransactionRegistry {
                 aborted: aborted.clone(),
                 expires_millis,
                 holds: Vec::new(),
+                copied: 0,
             },
         );
         Ok(Registration {
@@ -189,7 +251,7 @@ impl TransactionRegistry {
         let expired: Vec<u64> = inner
             .open
             .iter()
-            .filter(|(_, entry)| entry.expires_millis <= now_millis)
+            .filter(|(_, entry)| !entry.is_aborted() && entry.expires_millis <= now_millis)
             .map(|(id, _)| *id)
             .collect();
         for id in &expired {
@@ -201,15 +263,39 @@ impl TransactionRegistry {
     /// Aborts every open transaction (a stepdown or kill of the primary); returns how many.
     pub(crate) fn abort_all(&self, reason: AbortReason) -> usize {
         let mut inner = lock(&self.inner);
-        let ids: Vec<u64> = inner.open.keys().copied().collect();
+        let ids: Vec<u64> = inner
+            .open
+            .iter()
+            .filter(|(_, entry)| !entry.is_aborted())
+            .map(|(id, _)| *id)
+            .collect();
         for id in &ids {
             inner.abort(*id, reason);
         }
         ids.len()
     }
 
-    /// How many transactions are open.
-    pub(crate) fn open_count(&self) -> usize {
+    /// A registry with another copy bound than [`MAX_COPIED_DOCUMENTS`].
+    #[cfg(test)]
+    pub(crate) fn with_copy_limit(max_copied: usize) -> TransactionRegistry {
+        TransactionRegistry {
+            inner: Mutex::default(),
+            max_copied,
+        }
+    }
+
+    /// How many transactions hold state, aborted ones included.
+    #[cfg(test)]
+    pub(crate) fn held_count(&self) -> usize {
         lock(&self.inner).open.len()
+    }
+
+    /// How many transactions are open and not aborted.
+    pub(crate) fn open_count(&self) -> usize {
+        lock(&self.inner)
+            .open
+            .values()
+            .filter(|entry| !entry.is_aborted())
+            .count()
     }
 }
