@@ -64,13 +64,16 @@ mod commands;
 mod cursor;
 mod errors;
 mod expr;
+mod history;
 mod index;
 mod key;
 mod oplog;
 mod path;
 mod projection;
 mod query;
+mod snapshot_read;
 mod sort;
+mod transaction;
 mod txn;
 mod update;
 mod value_order;
@@ -78,7 +81,8 @@ mod value_order;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use bson::oid::ObjectId;
@@ -88,7 +92,9 @@ use rand::{Rng, SeedableRng};
 
 use self::catalog::{Catalog, lock, read};
 use self::cursor::CursorRegistry;
+use self::history::History;
 use self::oplog::Oplog;
+use self::transaction::{AbortReason, TransactionRegistry};
 use self::txn::TransactionTable;
 
 pub(crate) use self::change_stream::change_stream_stage;
@@ -161,6 +167,9 @@ impl StoreOptions {
 /// own: mongod's cursor monitor runs every `clientCursorMonitorFrequencySecs` (4 s).
 const REAP_INTERVAL_MILLIS: i64 = 4_000;
 
+/// mongod's default `transactionLifetimeLimitSeconds` (60 s).
+const DEFAULT_TRANSACTION_LIFETIME_MILLIS: i64 = 60_000;
+
 /// Milliseconds of a duration, saturating (timeouts beyond 292 million years never fire).
 fn millis_of(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
@@ -179,6 +188,14 @@ pub struct Store {
     session_timeout_millis: i64,
     /// When (callers' clock, ms) the store last reaped idle cursors and sessions by itself.
     last_reap_millis: Mutex<Option<i64>>,
+    /// Open multi-document transactions, reachable without their sessions' locks.
+    transaction_registry: Arc<TransactionRegistry>,
+    /// Recent document versions (after the op log in the lock order).
+    history: Mutex<History>,
+    /// Held shared by every command and exclusively by `commitTransaction`.
+    commit_gate: RwLock<()>,
+    /// `transactionLifetimeLimitSeconds`, in milliseconds.
+    transaction_lifetime_millis: AtomicI64,
 }
 
 impl Default for Store {
@@ -199,7 +216,36 @@ impl Store {
             cursor_timeout_millis: millis_of(options.cursor_timeout),
             session_timeout_millis: millis_of(options.session_timeout),
             last_reap_millis: Mutex::new(None),
+            transaction_registry: Arc::default(),
+            commit_gate: RwLock::new(()),
+            history: Mutex::new(History::default()),
+            transaction_lifetime_millis: AtomicI64::new(DEFAULT_TRANSACTION_LIFETIME_MILLIS),
         }
+    }
+
+    /// Sets mongod's `transactionLifetimeLimitSeconds`: a transaction open longer (in the
+    /// callers' clock) is aborted. Applies to transactions started afterwards. Default 60 s.
+    pub fn set_transaction_lifetime(&self, lifetime: Duration) {
+        self.transaction_lifetime_millis
+            .store(millis_of(lifetime), Ordering::Relaxed);
+    }
+
+    fn transaction_lifetime_millis(&self) -> i64 {
+        self.transaction_lifetime_millis.load(Ordering::Relaxed)
+    }
+
+    /// Aborts every open multi-document transaction, as a primary does when it steps down or
+    /// dies: a later statement or commit of one gets NoSuchTransaction labelled
+    /// TransientTransactionError (a commit that already happened still answers ok). Returns how
+    /// many were open.
+    pub fn abort_open_transactions(&self) -> usize {
+        self.transaction_registry
+            .abort_all(AbortReason::SteppedDown)
+    }
+
+    /// How many multi-document transactions are open.
+    pub fn open_transaction_count(&self) -> usize {
+        self.transaction_registry.open_count()
     }
 
     /// Closes every cursor idle for the cursor timeout or longer at wall time `now` (cursors
@@ -232,6 +278,7 @@ impl Store {
         }
         self.reap_idle_cursors(now);
         self.expire_idle_sessions(now);
+        self.transaction_registry.abort_expired(now_millis);
     }
 
     /// The optime of the last applied write ([`OpTime::ZERO`] before any): what a primary reports

@@ -41,6 +41,8 @@ const NOT_FIRST_STAGE: i32 = 40602;
 const INVALID_RESUME_TOKEN: i32 = 260;
 /// mongod's ChangeStreamFatalError.
 const CHANGE_STREAM_FATAL_ERROR: i32 = 280;
+/// mongod's OperationNotSupportedInTransaction.
+const OPERATION_NOT_SUPPORTED_IN_TRANSACTION: i32 = 263;
 /// mongod's ChangeStreamHistoryLost.
 const CHANGE_STREAM_HISTORY_LOST: i32 = 286;
 
@@ -90,6 +92,12 @@ pub(crate) fn aggregate(
     stages: &[Bson],
 ) -> StoreResult<Document> {
     let stage = first_stage(stages).ok_or_else(not_first_stage)?;
+    if exec.txn.is_some() {
+        return Err(CommandError::new(
+            OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
+            "$changeStream cannot run in a multi-document transaction",
+        ));
+    }
     let scope = match target {
         Some(collection) => Scope::Collection {
             db: exec.db.to_owned(),
