@@ -7,22 +7,27 @@
 //!
 //! Supported commands: `insert update delete find getMore killCursors findAndModify count
 //! distinct aggregate createIndexes listIndexes dropIndexes listCollections listDatabases drop
-//! dropDatabase create collMod renameCollection dbStats endSessions`. Retryable writes (`lsid` +
-//! `txnNumber`) are recorded per statement in a transaction table that lives with the store, so
-//! it survives stepdowns of the simulated members that share it. Multi-document transactions,
-//! regular expressions, positional update operators, `arrayFilters` and views fail with a clear
-//! error; collations and hints are accepted but ignored.
+//! dropDatabase create collMod renameCollection dbStats endSessions commitTransaction
+//! abortTransaction`. Retryable writes (`lsid` + `txnNumber`) are recorded per statement in a
+//! transaction table that lives with the store, so it survives stepdowns of the simulated
+//! members that share it. Multi-document transactions (`autocommit: false`) run with snapshot
+//! isolation and commit atomically (the `transaction` module describes how); reads with
+//! `readConcern: {level: "snapshot"}` read at a cluster time through the store's recent
+//! document versions (the `history` and `snapshot_read` modules). Regular expressions,
+//! positional update operators, `arrayFilters` and views fail with a clear error; collations
+//! and hints are accepted but ignored.
 //! Capped collections keep their `size`/`max` bounds and take tailable (`awaitData`) cursors;
 //! an awaitData getMore that finds nothing new reports [`CommandOutcome::awaiting_inserts`] so
 //! that the caller, not the store, waits for an insert.
 //!
 //! # The op log and change streams
 //!
-//! Every applied write makes one [`OplogEntry`], in apply order, through one function (the
-//! command layer's `Exec::record`): its optime, namespace, collection UUID, the [`Change`]
-//! (the inserted or replacement document, an update's description, or the catalog change:
-//! create, createIndexes, dropIndexes, collMod, drop, rename, dropDatabase preceded by its
-//! collections' drops), the document key, the pre-image (and an update's post-image) when the
+//! Every applied write makes one [`OplogEntry`], in apply order, from one shape (the command
+//! layer's `Exec::record`, and a transaction's commit: one entry per document it wrote, its
+//! net change, under the commit's exclusive gate): its optime, namespace, collection UUID, the
+//! [`Change`] (the inserted or replacement document, an update's description, or the catalog
+//! change: create, createIndexes, dropIndexes, collMod, drop, rename, dropDatabase preceded by
+//! its collections' drops), the document key, the pre-image (and an update's post-image) when the
 //! collection has `changeStreamPreAndPostImages` enabled, and the `lsid`/`txnNumber` of a
 //! retryable or transactional command. Change streams read it: `aggregate` with a first
 //! `$changeStream` stage on a collection, a database (`aggregate: 1`) or the cluster (`admin`,
@@ -52,7 +57,10 @@
 //! dropped txnNumber fails with IncompleteTransactionHistory (217) rather than applying twice;
 //! the op log retains at most 64 MiB of entries (documents and images included), oldest
 //! dropped; a change-stream batch holds at most 16 MiB, and a getMore copies at most 1,024 op
-//! log entries at a time out of the log's lock.
+//! log entries at a time out of the log's lock; document versions for snapshot reads are kept
+//! for 300 s, at most 100,000 of them and 64 MiB (SnapshotTooOld, 239, past them); a
+//! transaction writes at most 100,000 documents and 64 MiB (TransactionTooLarge, 334), and at
+//! most 10,000 are open at once (ExceededMemoryLimit, 146).
 
 mod aggregate;
 mod arith;
