@@ -240,3 +240,40 @@ fn a_change_stream_cannot_open_inside_a_transaction() {
         263
     );
 }
+
+proptest::proptest! {
+    /// Whatever a client sends as a resume token or stage option, the store answers with a
+    /// reply (an error or a stream), never a panic.
+    #[test]
+    fn arbitrary_tokens_and_options_get_a_reply(
+        data in proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+        step in proptest::num::u8::ANY,
+        option in 0usize..6,
+        as_hex in proptest::bool::ANY,
+    ) {
+        let store = new_store();
+        insert(&store, "c", vec![doc! { "_id": 1 }]);
+        let mut bytes = vec![1u8];
+        bytes.extend_from_slice(&data);
+        if let Some(byte) = bytes.get_mut(9) {
+            *byte = step;
+        }
+        let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+        let token = if as_hex {
+            Bson::Document(doc! { "_data": hex })
+        } else {
+            Bson::Binary(bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes })
+        };
+        let name = ["resumeAfter", "startAfter", "startAtOperationTime", "fullDocument",
+            "fullDocumentBeforeChange", "showExpandedEvents"][option];
+        let mut options = Document::new();
+        options.insert(name, token);
+        let reply = open_c(&store, options);
+        proptest::prop_assert!(reply.contains_key("ok"));
+        let id = cursor_id(&reply);
+        if id > 0 {
+            let more = run(&store, "db", doc! { "getMore": id, "collection": "c" });
+            proptest::prop_assert!(more.contains_key("ok"));
+        }
+    }
+}
