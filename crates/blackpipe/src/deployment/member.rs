@@ -438,6 +438,9 @@ async fn dispatch(
         );
         // In quiesce mode, mongod's shutdown errors carry its topologyVersion.
         reply.insert("topologyVersion", hello::version_document(view.version));
+        if change_streams::is_stream_get_more(node, &name, request.command()) {
+            change_streams::label_resumable(&mut reply);
+        }
         return node.finish(reply, session, None);
     }
     if let Some(refusal) = super::auth_gate::refusal(node, &name, connection, session) {
