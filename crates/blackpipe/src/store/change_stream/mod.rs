@@ -29,7 +29,7 @@ use super::commands::Exec;
 use super::commands::args::cursor_batch_size;
 use super::commands::tail::{await_time, cursor_not_found};
 use super::cursor::{DEFAULT_FIRST_BATCH, InsertWait, MAX_BATCH_BYTES, OpenCursor, cursor_reply};
-use super::errors::{CommandError, StoreResult, code};
+use super::errors::{CommandError, StoreResult, check_bson_size, code};
 use super::oplog::{packed, unpacked};
 use super::value_order::document_size;
 
@@ -257,7 +257,8 @@ fn read_pass(store: &Store, position: Position) -> Pass {
 ///
 /// ChangeStreamHistoryLost (286) if the op log no longer holds the entries after the position;
 /// ChangeStreamFatalError (280) if the pipeline changed an event's `_id`; NoMatchingDocument
-/// (47) for a `required` image that is missing; the pipeline's errors.
+/// (47) for a `required` image that is missing; BSONObjectTooLarge (10334) for an event past
+/// 16 MiB; the pipeline's errors.
 fn fill(store: &Store, stream: &StreamCursor, max_count: usize) -> StoreResult<Filled> {
     let lookup = |db: &str, collection: &str, id: &Bson| store.find_by_id(db, collection, id);
     let mut position = stream.position;
@@ -279,10 +280,14 @@ fn fill(store: &Store, stream: &StreamCursor, max_count: usize) -> StoreResult<F
                     uuid: entry.uuid,
                 };
                 let output = run_pipeline(&stream.pipeline, event.document, token)?;
-                let size = output
-                    .iter()
-                    .map(|document| document_size(document))
-                    .sum::<usize>();
+                let mut size = 0usize;
+                for document in &output {
+                    // As mongod: an event (a large document with its images) that no reply
+                    // could carry is an error, not an oversized batch.
+                    let event_size = document_size(document);
+                    check_bson_size(event_size)?;
+                    size = size.saturating_add(event_size);
+                }
                 let full = events.len() >= max_count
                     || (!events.is_empty() && bytes.saturating_add(size) > MAX_BATCH_BYTES);
                 if full && !output.is_empty() {
