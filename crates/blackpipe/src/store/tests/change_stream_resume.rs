@@ -300,3 +300,20 @@ fn an_expanded_rename_event_describes_its_target_and_the_collection_it_replaced(
     );
     assert_eq!(events[1].get_str("operationType").ok(), Some("invalidate"));
 }
+
+#[test]
+fn kill_cursors_closes_a_database_stream_by_its_aggregate_namespace() {
+    let store = new_store();
+    let open = doc! { "aggregate": 1, "pipeline": [{ "$changeStream": {} }], "cursor": {} };
+    let id = cursor_id(&run_ok(&store, "db", open));
+    let killed = run_ok(
+        &store,
+        "db",
+        doc! { "killCursors": "$cmd.aggregate", "cursors": [id] },
+    );
+    assert_eq!(
+        killed.get_array("cursorsKilled").ok(),
+        Some(&vec![Bson::Int64(id)])
+    );
+    assert_eq!(store.open_cursor_count(), 0);
+}
