@@ -438,6 +438,9 @@ async fn dispatch(
         );
         // In quiesce mode, mongod's shutdown errors carry its topologyVersion.
         reply.insert("topologyVersion", hello::version_document(view.version));
+        if change_streams::is_stream_get_more(node, &name, request.command()) {
+            change_streams::label_resumable(&mut reply);
+        }
         return node.finish(reply, session, None);
     }
     if let Some(refusal) = super::auth_gate::refusal(node, &name, connection, session) {
@@ -581,10 +584,10 @@ async fn execute_in_store(
     let started = Instant::now();
     let mut reply =
         super::backend::execute(&node.inner.store, request.database(), request.command()).await;
+    super::router_txn::note_statement(node, session, request.command(), &mut reply);
     if stream_get_more {
         change_streams::label_resumable(&mut reply);
     }
-    super::router_txn::note_statement(node, session, request.command(), &mut reply);
     tracing::trace!(command = facts.name, elapsed = ?started.elapsed(), "store executed");
     if transactional == TransactionalWriteAction::CloseAfterCommit {
         return Reaction::HangUp.into();

@@ -22,11 +22,12 @@
 //!
 //! # The op log and change streams
 //!
-//! Every applied write makes one [`OplogEntry`], in apply order, through one function (the
-//! command layer's `Exec::record`): its optime, namespace, collection UUID, the [`Change`]
-//! (the inserted or replacement document, an update's description, or the catalog change:
-//! create, createIndexes, dropIndexes, collMod, drop, rename, dropDatabase preceded by its
-//! collections' drops), the document key, the pre-image (and an update's post-image) when the
+//! Every applied write makes one [`OplogEntry`], in apply order, from one shape (the command
+//! layer's `Exec::record`, and a transaction's commit: one entry per document it wrote, its
+//! net change, under the commit's exclusive gate): its optime, namespace, collection UUID, the
+//! [`Change`] (the inserted or replacement document, an update's description, or the catalog
+//! change: create, createIndexes, dropIndexes, collMod, drop, rename, dropDatabase preceded by
+//! its collections' drops), the document key, the pre-image (and an update's post-image) when the
 //! collection has `changeStreamPreAndPostImages` enabled, and the `lsid`/`txnNumber` of a
 //! retryable or transactional command. Change streams read it: `aggregate` with a first
 //! `$changeStream` stage on a collection, a database (`aggregate: 1`) or the cluster (`admin`,

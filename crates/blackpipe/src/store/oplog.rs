@@ -157,9 +157,23 @@ pub(crate) struct OplogWrite {
     /// The document before an update, replacement or delete, when the collection records
     /// pre- and post-images.
     pub(crate) pre_image: Option<Arc<Document>>,
-    /// The version a document write replaced (none for an insert or a catalog change), always:
-    /// the store keeps it for reads at an earlier time, not in the entry.
+    /// The version an update, replacement or delete replaced, whatever the collection's
+    /// options: the store's history keeps it for reads at an earlier time (not the op log).
     pub(crate) previous: Option<Arc<Document>>,
+}
+
+impl OplogWrite {
+    /// A catalog change of namespace `ns`.
+    pub(crate) fn catalog(ns: String, uuid: Option<[u8; 16]>, change: Change) -> OplogWrite {
+        OplogWrite {
+            ns,
+            uuid,
+            id: None,
+            change,
+            pre_image: None,
+            previous: None,
+        }
+    }
 }
 
 /// One applied write.
@@ -364,10 +378,6 @@ impl Oplog {
         self.changes.subscribe()
     }
 
-    pub(crate) fn applied(&self, ns: &str) -> u64 {
-        self.applied.get(ns).copied().unwrap_or(0)
-    }
-
     /// Whether a document of `ns` with encoded `_id` `key` was written after `after`:
     /// `None` when the retained log no longer reaches back to `after`, so nobody can tell.
     pub(crate) fn wrote_since(&self, after: Timestamp, ns: &str, key: &[u8]) -> Option<bool> {
@@ -385,5 +395,9 @@ impl Oplog {
         Some(newer.into_iter().any(|entry| {
             entry.ns == ns && entry.id.as_ref().is_some_and(|id| encode_key(id) == key)
         }))
+    }
+
+    pub(crate) fn applied(&self, ns: &str) -> u64 {
+        self.applied.get(ns).copied().unwrap_or(0)
     }
 }

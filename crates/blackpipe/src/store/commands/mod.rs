@@ -11,6 +11,8 @@ mod read;
 pub(crate) mod tail;
 mod write;
 
+use std::sync::Arc;
+
 use bson::{Bson, DateTime, Document, Timestamp};
 
 pub use self::raw_request::{MAX_BSON_DEPTH, RawRequestError, check_raw_request};
@@ -120,14 +122,14 @@ pub(crate) struct Exec<'a> {
 }
 
 impl Exec<'_> {
-    /// Records an applied write in the op log: the one place entries are made. Document
-    /// writes call this while still holding the collection lock, so op log order is apply
-    /// order.
+    /// Records an applied write in the op log: the one place a command makes entries (a
+    /// transaction's commit makes its own from the same [`OplogWrite`]s). Document writes call
+    /// this while still holding the collection lock, so op log order is apply order.
     ///
     /// Inside a transaction the write was applied to the transaction's private copy and is only
-    /// noted there. Outside one, a document write also keeps the version it replaced for reads
-    /// at an earlier time (the store's `history`), and aborts an open transaction that wrote the
-    /// same document (see the `transaction` module), once the write is in the op log.
+    /// noted there. Outside one, an open transaction that wrote the same document is aborted
+    /// (see [`crate::store::transaction`]), after the write is in the op log; the version the
+    /// write replaced is kept for reads at an earlier time ([`crate::store::history`]).
     pub(crate) fn record(&mut self, write: OplogWrite) {
         if let Some(txn) = self.txn.as_deref_mut() {
             txn.note_write(self.store, &write.ns, write.id);
@@ -135,11 +137,10 @@ impl Exec<'_> {
         }
         let document_write = write.change.op() != OplogOp::Command;
         let key = write.id.as_ref().filter(|_| document_write).map(encode_key);
-        let ns = key.as_ref().map(|_| write.ns.clone());
-        let previous = write.previous.clone();
+        let (ns, previous) = (write.ns.clone(), write.previous.clone());
         let op_time = lock(&self.store.oplog).record(self.now, write, self.session.clone());
         self.last_write = Some(op_time);
-        if let (Some(key), Some(ns)) = (key, ns) {
+        if let Some(key) = key {
             lock(&self.store.history).push(op_time, &ns, key.clone(), previous);
             self.store.transaction_registry.displace(&(ns, key));
         }
@@ -170,14 +171,7 @@ impl Exec<'_> {
         change: Change,
     ) {
         let ns = self.ns(collection);
-        self.record(OplogWrite {
-            ns,
-            uuid,
-            id: None,
-            change,
-            pre_image: None,
-            previous: None,
-        });
+        self.record(OplogWrite::catalog(ns, uuid, change));
     }
 
     pub(crate) fn ns(&self, collection: &str) -> String {
@@ -196,7 +190,7 @@ fn write_session(command: &Document) -> Option<WriteSession> {
     };
     let in_transaction = command.get("autocommit") == Some(&Bson::Boolean(false));
     Some(WriteSession {
-        lsid: std::sync::Arc::new(lsid.clone()),
+        lsid: Arc::new(lsid.clone()),
         txn_number,
         in_transaction,
     })
