@@ -53,10 +53,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         "client-level bulkWrite (the 8.0 `bulkWrite` command) is out of scope for this runner",
     ),
     (
-        Key::Operation("createChangeStream"),
-        "change streams: neither steadfast nor blackpipe implements them",
-    ),
-    (
         Key::Operation("mapReduce"),
         "mapReduce: deprecated, and steadfast has no mapReduce API",
     ),
