@@ -38,6 +38,7 @@ mod aggregate;
 mod arith;
 mod capped;
 mod catalog;
+mod change_stream;
 mod collection;
 mod commands;
 mod cursor;
@@ -70,11 +71,12 @@ use self::cursor::CursorRegistry;
 use self::oplog::Oplog;
 use self::txn::TransactionTable;
 
+pub(crate) use self::change_stream::change_stream_stage;
 pub use self::commands::{
     COMMANDS, CommandContext, CommandOutcome, MAX_BSON_DEPTH, RawRequestError, check_raw_request,
 };
 pub use self::cursor::InsertWait;
-pub use self::oplog::{OpTime, OplogEntry, OplogOp};
+pub use self::oplog::{Change, OpTime, OplogEntry, OplogOp, WriteSession};
 
 /// Options of a [`Store`].
 #[derive(Debug, Clone)]
@@ -242,6 +244,11 @@ impl Store {
     /// without applying anything.
     pub fn replays_entirely(&self, command: &Document) -> bool {
         self.transactions.replays_entirely(command)
+    }
+
+    /// Whether cursor `id` is open.
+    pub fn has_cursor(&self, id: i64) -> bool {
+        lock(&self.cursors).contains(id)
     }
 
     /// How many cursors are open.
