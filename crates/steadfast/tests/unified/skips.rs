@@ -86,6 +86,14 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         "blackpipe's aggregation engine has no $merge stage (tests expecting it to fail still run)",
     ),
     (
+        Key::ServerFeature("views"),
+        "blackpipe has no views (createCollection with viewOn)",
+    ),
+    (
+        Key::ServerFeature("shardCollection"),
+        "blackpipe's sharded deployment does not implement shardCollection",
+    ),
+    (
         Key::ServerFeature("$where"),
         "blackpipe runs no server-side JavaScript ($where filters, used to make a command sleep)",
     ),
