@@ -497,3 +497,38 @@ fn expanded_events_show_catalog_changes_and_collection_uuids() {
     assert_eq!(types(&hidden), ["insert"]);
     assert!(!hidden[0].contains_key("collectionUUID"));
 }
+
+#[test]
+fn coll_mod_turns_images_on_and_shows_as_a_modify_event() {
+    let store = new_store();
+    insert(&store, "c", vec![doc! { "_id": 1, "n": 0 }]);
+    let id = watch_c(
+        &store,
+        doc! {
+            "showExpandedEvents": true, "fullDocumentBeforeChange": "whenAvailable",
+        },
+    );
+    let images_on = doc! { "collMod": "c", "changeStreamPreAndPostImages": { "enabled": true } };
+    run_ok(&store, "db", images_on);
+    run_ok(
+        &store,
+        "db",
+        doc! { "delete": "c", "deletes": [{ "q": {}, "limit": 0 }] },
+    );
+    let events = batch(&next(&store, "db", "c", id));
+    assert_eq!(types(&events), ["modify", "delete"]);
+    assert_eq!(
+        events[1].get_document("fullDocumentBeforeChange").ok(),
+        Some(&doc! { "_id": 1, "n": 0 })
+    );
+    assert_eq!(
+        error_code(&run(&store, "db", doc! { "collMod": "missing" })),
+        26
+    );
+    assert_eq!(
+        error_code(&run(&store, "db", doc! { "collMod": "c", "bogus": 1 })),
+        40415
+    );
+    let malformed = doc! { "collMod": "c", "changeStreamPreAndPostImages": { "enabled": 1 } };
+    assert_eq!(error_code(&run(&store, "db", malformed)), 9);
+}
