@@ -170,7 +170,11 @@ impl FailPoints {
                 self.transactional_write_entered_before
             }
             FAIL_GET_MORE_AFTER_CURSOR_CHECKOUT => {
-                let code = get_more_error_code(data)?;
+                // Turning it off needs no error code (the unified runner sends only the mode).
+                let code = match mode {
+                    FailPointMode::Off => 0,
+                    _ => get_more_error_code(data)?,
+                };
                 let previous = self.get_more.replace((ModeState::new(mode), code));
                 self.get_more_entered_before +=
                     previous.map_or(0, |(state, _)| state.times_entered());

@@ -76,6 +76,7 @@ pub(crate) fn code_name(code: i32) -> String {
         217 => "IncompleteTransactionHistory",
         225 => "TransactionTooOld",
         261 => "TooManyLogicalSessions",
+        280 => "ChangeStreamFatalError",
         10334 => "BSONObjectTooLarge",
         11000 => "DuplicateKey",
         other => return format!("Location{other}"),
