@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use bson::{RawBson, RawBsonRef, RawDocumentBuf};
 use steadfast_core::change_stream::{
-    ErrorSource, Position, ResumeState, ResumeStart, is_resumable,
+    ErrorSource, Position, ResumeStart, ResumeState, is_resumable,
 };
 
 use crate::coll::exec::OperationSettings;
@@ -195,7 +195,10 @@ impl StreamCore {
             self.end();
             return Err(Error::new(ErrorKind::MissingResumeToken));
         }
-        if matches!(event.get("operationType"), Ok(Some(RawBsonRef::String("invalidate")))) {
+        if matches!(
+            event.get("operationType"),
+            Ok(Some(RawBsonRef::String("invalidate")))
+        ) {
             // Nothing follows an invalidate: the server has closed the cursor.
             self.cursor_gone();
             self.life = Life::Ended;
@@ -230,7 +233,10 @@ impl StreamCore {
             }
             Err(error) => error,
         };
-        if error.code().is_some_and(|code| CURSOR_GONE_CODES.contains(&code)) {
+        if error
+            .code()
+            .is_some_and(|code| CURSOR_GONE_CODES.contains(&code))
+        {
             self.cursor_gone();
         }
         let out_of_time = deadline.is_some() && error.is_timeout();

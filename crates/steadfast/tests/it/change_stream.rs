@@ -96,7 +96,7 @@ async fn a_labelled_get_more_error_resumes_once_from_the_last_event() {
         &primary_host(&deployment).await,
         Bson::Document(doc! { "times": 1 }),
         doc! { "failCommands": ["getMore"], "errorCode": 280,
-               "errorLabels": ["ResumableChangeStreamError"] },
+        "errorLabels": ["ResumableChangeStreamError"] },
     )
     .await;
     insert_range(&orders, 2..4).await;
@@ -116,7 +116,10 @@ async fn a_labelled_get_more_error_resumes_once_from_the_last_event() {
         .expect("a $changeStream stage first")
         .clone();
     let sent = stage.get("resumeAfter").expect("resumeAfter").clone();
-    assert_eq!(Some(sent), bson::Bson::try_from(token.as_raw().clone()).ok());
+    assert_eq!(
+        Some(sent),
+        bson::Bson::try_from(token.as_raw().clone()).ok()
+    );
     h.client.shutdown().await;
 }
 

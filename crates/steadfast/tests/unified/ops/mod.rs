@@ -119,12 +119,10 @@ pub(crate) async fn run_on_object(operation: &Document, entities: &EntityMap) ->
         | Entity::ChangeStream(_)
         | Entity::Bson(_)
         | Entity::Thread(_)
-        | Entity::Topology(_)) => {
-            Err(format!(
-                "{name}: {object:?} is a {}, not an object with these operations",
-                other.kind()
-            ))
-        }
+        | Entity::Topology(_)) => Err(format!(
+            "{name}: {object:?} is a {}, not an object with these operations",
+            other.kind()
+        )),
     }
 }
 
