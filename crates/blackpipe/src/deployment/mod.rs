@@ -50,6 +50,7 @@ mod member;
 mod member_options;
 mod model;
 mod operations;
+mod router_txn;
 mod runtime;
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use bson::{Bson, Document};
 use tokio::sync::watch;
 
 use self::event::events_of;
-use self::options::{Scope, Start, StreamSpec, first_stage, is_stage};
+use self::options::{Scope, StartPoint, StreamSpec, first_stage, is_stage};
 use self::token::{Position, ResumeToken};
 use super::Store;
 use super::aggregate::Pipeline;
@@ -29,7 +29,7 @@ use super::commands::Exec;
 use super::commands::args::cursor_batch_size;
 use super::commands::tail::{await_time, cursor_not_found};
 use super::cursor::{DEFAULT_FIRST_BATCH, InsertWait, MAX_BATCH_BYTES, OpenCursor, cursor_reply};
-use super::errors::{CommandError, StoreResult, code};
+use super::errors::{CommandError, StoreResult, check_bson_size, code};
 use super::oplog::{packed, unpacked};
 use super::value_order::document_size;
 
@@ -41,6 +41,8 @@ const NOT_FIRST_STAGE: i32 = 40602;
 const INVALID_RESUME_TOKEN: i32 = 260;
 /// mongod's ChangeStreamFatalError.
 const CHANGE_STREAM_FATAL_ERROR: i32 = 280;
+/// mongod's OperationNotSupportedInTransaction.
+const OPERATION_NOT_SUPPORTED_IN_TRANSACTION: i32 = 263;
 /// mongod's ChangeStreamHistoryLost.
 const CHANGE_STREAM_HISTORY_LOST: i32 = 286;
 
@@ -90,6 +92,12 @@ pub(crate) fn aggregate(
     stages: &[Bson],
 ) -> StoreResult<Document> {
     let stage = first_stage(stages).ok_or_else(not_first_stage)?;
+    if exec.txn.is_some() {
+        return Err(CommandError::new(
+            OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
+            "$changeStream cannot run in a multi-document transaction",
+        ));
+    }
     let scope = match target {
         Some(collection) => Scope::Collection {
             db: exec.db.to_owned(),
@@ -116,7 +124,7 @@ pub(crate) fn aggregate(
     }
     let pipeline = Pipeline::parse_for_change_stream(rest)?;
     let batch_size = cursor_batch_size(command, "aggregate")?.unwrap_or(DEFAULT_FIRST_BATCH);
-    if let Start::ResumeAfter(token) = spec.start
+    if let StartPoint::ResumeAfter(token) = spec.start
         && token.is_invalidate()
     {
         return Err(CommandError::new(
@@ -249,7 +257,8 @@ fn read_pass(store: &Store, position: Position) -> Pass {
 ///
 /// ChangeStreamHistoryLost (286) if the op log no longer holds the entries after the position;
 /// ChangeStreamFatalError (280) if the pipeline changed an event's `_id`; NoMatchingDocument
-/// (47) for a `required` image that is missing; the pipeline's errors.
+/// (47) for a `required` image that is missing; BSONObjectTooLarge (10334) for an event past
+/// 16 MiB; the pipeline's errors.
 fn fill(store: &Store, stream: &StreamCursor, max_count: usize) -> StoreResult<Filled> {
     let lookup = |db: &str, collection: &str, id: &Bson| store.find_by_id(db, collection, id);
     let mut position = stream.position;
@@ -271,10 +280,14 @@ fn fill(store: &Store, stream: &StreamCursor, max_count: usize) -> StoreResult<F
                     uuid: entry.uuid,
                 };
                 let output = run_pipeline(&stream.pipeline, event.document, token)?;
-                let size = output
-                    .iter()
-                    .map(|document| document_size(document))
-                    .sum::<usize>();
+                let mut size = 0usize;
+                for document in &output {
+                    // As mongod: an event (a large document with its images) that no reply
+                    // could carry is an error, not an oversized batch.
+                    let event_size = document_size(document);
+                    check_bson_size(event_size)?;
+                    size = size.saturating_add(event_size);
+                }
                 let full = events.len() >= max_count
                     || (!events.is_empty() && bytes.saturating_add(size) > MAX_BATCH_BYTES);
                 if full && !output.is_empty() {

@@ -532,3 +532,67 @@ fn coll_mod_turns_images_on_and_shows_as_a_modify_event() {
     let malformed = doc! { "collMod": "c", "changeStreamPreAndPostImages": { "enabled": 1 } };
     assert_eq!(error_code(&run(&store, "db", malformed)), 9);
 }
+
+#[test]
+fn the_suites_projections_reshape_events_and_keep_their_ids() {
+    let ns = doc! { "db": "db", "coll": "c" };
+    let cases = [
+        (
+            doc! { "operationType": "addedInFutureMongoDBVersion", "ns": 1 },
+            ns.clone(),
+        ),
+        (
+            doc! { "operationType": 1, "ns": 1, "newField": "newFieldValue" },
+            ns.clone(),
+        ),
+        (
+            doc! { "operationType": "insert", "ns.viewOn": "db.coll" },
+            doc! { "viewOn": "db.coll" },
+        ),
+        (
+            doc! { "operationType": "insert", "ns": { "db": "$ns.db", "coll": "$ns.coll", "viewOn": "db.coll" } },
+            doc! { "db": "db", "coll": "c", "viewOn": "db.coll" },
+        ),
+        (
+            doc! { "optype": "$operationType", "ns": 1, "newField": "value" },
+            ns,
+        ),
+    ];
+    for (projection, expected_ns) in cases {
+        let store = new_store();
+        let stages = vec![
+            doc! { "$changeStream": {} },
+            doc! { "$project": projection.clone() },
+        ];
+        let id = cursor_id(&open(&store, "db", "c".into(), stages));
+        insert(&store, "c", vec![doc! { "_id": 1 }]);
+        let reply = next(&store, "db", "c", id);
+        let events = batch(&reply);
+        assert_eq!(events.len(), 1, "{projection}: {reply}");
+        assert!(events[0].contains_key("_id"), "{projection}: {reply}");
+        assert_eq!(
+            events[0].get_document("ns").ok(),
+            Some(&expected_ns),
+            "{projection}: {reply}"
+        );
+    }
+}
+
+#[test]
+fn an_event_too_large_for_a_reply_is_an_error_not_an_oversized_batch() {
+    let store = new_store();
+    run_ok(
+        &store,
+        "db",
+        doc! { "create": "c", "changeStreamPreAndPostImages": { "enabled": true } },
+    );
+    let large = "x".repeat(9 * 1024 * 1024);
+    insert(&store, "c", vec![doc! { "_id": 1, "text": large.clone() }]);
+    let id = watch_c(&store, doc! { "fullDocumentBeforeChange": "required" });
+    let replace =
+        doc! { "update": "c", "updates": [{ "q": { "_id": 1 }, "u": { "text": large, "v": 2 } }] };
+    run_ok(&store, "db", replace);
+    // The replacement and its pre-image together pass 16 MiB.
+    let failed = run(&store, "db", doc! { "getMore": id, "collection": "c" });
+    assert_eq!(error_code(&failed), 10334);
+}
