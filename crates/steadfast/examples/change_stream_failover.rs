@@ -30,39 +30,38 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .max_await_time(Duration::from_millis(50))
         .await?;
 
-    let writer = tokio::spawn({
-        let orders = orders.clone();
-        async move {
-            for id in 0..ORDERS {
-                // Retryable writes carry each insert across the failover, exactly once.
-                orders.insert_one(doc! { "_id": id }).await?;
+    let writer = async {
+        for id in 0..ORDERS {
+            // Retryable writes carry each insert across the failover, exactly once.
+            orders.insert_one(doc! { "_id": id }).await?;
+        }
+        Ok::<_, Box<dyn std::error::Error>>(())
+    };
+    let consumer = async {
+        let mut seen = Vec::new();
+        while seen.len() < ORDERS as usize {
+            let Some(event) = stream.try_next().await? else {
+                break;
+            };
+            assert_eq!(event.operation_type, OperationType::Insert);
+            let id = event
+                .document_key
+                .as_ref()
+                .and_then(|key| key.get_i32("_id").ok())
+                .ok_or("an insert event names its document")?;
+            seen.push(id);
+            if id == FAIL_OVER_AFTER {
+                let old = deployment.wait_for_primary().await;
+                deployment.step_down(Duration::from_secs(60))?;
+                // The old primary could keep serving the cursor as a secondary: kill it, so
+                // the stream's next getMore fails and it must resume elsewhere.
+                deployment.kill(old).await?;
+                println!("member {old} stepped down and killed after order {id}");
             }
-            Ok::<_, steadfast::Error>(())
         }
-    });
-
-    let mut seen = Vec::new();
-    while seen.len() < ORDERS as usize {
-        let Some(event) = stream.try_next().await? else {
-            break;
-        };
-        assert_eq!(event.operation_type, OperationType::Insert);
-        let id = event
-            .document_key
-            .as_ref()
-            .and_then(|key| key.get_i32("_id").ok())
-            .ok_or("an insert event names its document")?;
-        seen.push(id);
-        if id == FAIL_OVER_AFTER {
-            let old = deployment.wait_for_primary().await;
-            deployment.step_down(Duration::from_secs(60))?;
-            // The old primary could keep serving the cursor as a secondary: kill it, so the
-            // stream's next getMore fails and it must resume elsewhere.
-            deployment.kill(old).await?;
-            println!("member {old} stepped down and killed after order {id}");
-        }
-    }
-    writer.await??;
+        Ok::<_, Box<dyn std::error::Error>>(seen)
+    };
+    let ((), seen) = futures_util::future::try_join(writer, consumer).await?;
 
     let in_order: Vec<i32> = (0..ORDERS).collect();
     println!(
