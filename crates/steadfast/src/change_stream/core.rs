@@ -199,9 +199,8 @@ impl StreamCore {
             event.get("operationType"),
             Ok(Some(RawBsonRef::String("invalidate")))
         ) {
-            // Nothing follows an invalidate: the server has closed the cursor.
-            self.cursor_gone();
-            self.life = Life::Ended;
+            // Nothing follows an invalidate (the server closes the cursor; killed if not).
+            self.end();
         }
         Ok(Some(event))
     }
