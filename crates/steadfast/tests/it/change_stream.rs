@@ -190,3 +190,25 @@ async fn a_call_abandoned_midway_makes_the_next_one_resume() {
     drop(session);
     h.client.shutdown().await;
 }
+
+#[tokio::test]
+async fn dropping_a_stream_kills_its_cursor() {
+    let deployment = replica_set().await;
+    let h = harness(&deployment.uri(), "").await;
+    let orders = h.client.database("shop").collection::<Document>("orders");
+    let stream = watch(&orders).await;
+    assert_eq!(started(&h.events, "aggregate").len(), 1);
+    let from = h.events.len();
+    drop(stream);
+    let killed = h.events.wait_for(from, HANG_GUARD, |event| {
+        matches!(event, Event::Command(CommandEvent::Started(e)) if e.command_name == "killCursors")
+    });
+    let (_, event) = killed
+        .await
+        .expect("the cursor is killed in the background");
+    let Event::Command(CommandEvent::Started(kill)) = event else {
+        unreachable!("the predicate matched a started command");
+    };
+    assert_eq!(kill.command.get_str("killCursors").ok(), Some("orders"));
+    h.client.shutdown().await;
+}
