@@ -71,9 +71,14 @@ pub fn code_name(code: i32) -> Cow<'static, str> {
         217 => "IncompleteTransactionHistory",
         225 => "TransactionTooOld",
         234 => "RetryChangeStream",
+        239 => "SnapshotTooOld",
+        241 => "StaleChunkHistory",
+        246 => "SnapshotUnavailable",
         251 => "NoSuchTransaction",
         256 => "TransactionCommitted",
         262 => "ExceededTimeLimit",
+        263 => "OperationNotSupportedInTransaction",
+        267 => "PreparedTransactionInProgress",
         280 => "ChangeStreamFatalError",
         286 => "ChangeStreamHistoryLost",
         462 => "IngressRequestRateLimitExceeded",
@@ -169,8 +174,9 @@ fn is_transient_transaction_error(
     let Some(code) = code else {
         return false;
     };
-    // WriteConflict, LockTimeout, SnapshotTooOld, SnapshotUnavailable, StaleChunkHistory.
-    if matches!(code, 112 | 24 | 239 | 246 | 241) {
+    // WriteConflict, LockTimeout, SnapshotTooOld, SnapshotUnavailable, StaleChunkHistory,
+    // PreparedTransactionInProgress.
+    if matches!(code, 112 | 24 | 239 | 246 | 241 | 267) {
         return true;
     }
     if session.commit_or_abort {

@@ -605,6 +605,11 @@ async fn execute_in_store(
             reply.insert("writeConcernError", injection.error);
             labels = injection.labels;
         }
+        if !reply.contains_key("writeConcernError") {
+            if let Some(error) = super::write_concern::unsatisfiable(node, request.command()) {
+                reply.insert("writeConcernError", error);
+            }
+        }
     }
     node.finish(reply, session, labels.as_deref())
 }

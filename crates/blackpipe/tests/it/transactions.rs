@@ -185,3 +185,30 @@ async fn routers_return_recovery_tokens_and_commit_only_what_they_routed() {
     assert!(is_ok(&recovered), "{recovered}");
     assert_eq!(deployment.store().documents("db", "c").len(), 1);
 }
+
+#[tokio::test]
+async fn a_write_concern_no_member_count_satisfies_is_a_write_concern_error() {
+    let deployment = start(DeploymentConfig::replica_set(3)).await;
+    let mut node = client(&deployment, 0).await;
+    assert!(is_ok(&insert_in_transaction::<1>(&mut node, 1, 1).await));
+    let mut commit = in_transaction::<1>(doc! { "commitTransaction": 1 }, "admin", 1, false);
+    commit.insert("writeConcern", doc! { "w": 10 });
+    let reply = node.round_trip(commit).await;
+    assert!(is_ok(&reply), "{reply}");
+    let error = reply
+        .get_document("writeConcernError")
+        .expect("a writeConcernError");
+    assert_eq!(error.get_i32("code").ok(), Some(100), "{reply}");
+    assert!(labels(&reply).is_empty(), "{reply}");
+    assert_eq!(deployment.store().documents("db", "c").len(), 1);
+
+    let satisfiable = node
+        .round_trip(doc! {
+            "insert": "c", "documents": [{ "_id": 2 }], "writeConcern": { "w": 3 }, "$db": "db",
+        })
+        .await;
+    assert!(
+        !satisfiable.contains_key("writeConcernError"),
+        "{satisfiable}"
+    );
+}

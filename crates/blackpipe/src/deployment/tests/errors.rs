@@ -84,6 +84,7 @@ fn transaction_errors_get_the_transient_label_as_mongod_gives_it() {
     assert!(default_labels(None, Some(91), in_transaction).is_empty());
     assert_eq!(default_labels(Some(251), None, commit), transient);
     assert_eq!(default_labels(Some(112), None, commit), transient);
+    assert_eq!(default_labels(Some(267), None, commit), transient);
     // NoSuchTransaction with a writeConcernError on commit: the commit may have happened.
     assert!(default_labels(Some(251), Some(64), commit).is_empty());
     // Outside a transaction, never.

@@ -44,7 +44,10 @@ pub(crate) fn create_indexes(exec: &mut Exec<'_>, command: &Document) -> StoreRe
             ))),
         })
         .collect::<StoreResult<Vec<_>>>()?;
-    let created_collection = exec.store.catalog.collection(exec.db, collection).is_none();
+    let created_collection = match exec.txn.as_deref_mut() {
+        Some(txn) => txn.index_creation_allowed(exec.store, exec.db, collection)?,
+        None => exec.store.catalog.collection(exec.db, collection).is_none(),
+    };
     let handle = collection_for_write(exec, collection)?;
     let mut guard = write(&handle);
     let before = guard.index_count();
@@ -305,6 +308,10 @@ pub(crate) fn create(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
         .map(|(field, value)| (field.clone(), value.clone()))
         .collect();
     let options = crate::store::capped::normalize_options(options)?;
+    if let Some(txn) = exec.txn.as_deref_mut() {
+        txn.create_collection(exec.store, exec.db, collection, options)?;
+        return Ok(doc! { "ok": 1.0 });
+    }
     let uuid = exec.store.random_uuid();
     if exec
         .store

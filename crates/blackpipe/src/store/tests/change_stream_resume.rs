@@ -277,3 +277,43 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn an_expanded_rename_event_describes_its_target_and_the_collection_it_replaced() {
+    let store = new_store();
+    insert(&store, "c", vec![doc! { "_id": 1 }]);
+    insert(&store, "d", vec![doc! { "_id": 2 }]);
+    let id = cursor_id(&open_c(&store, doc! { "showExpandedEvents": true }));
+    let rename = doc! { "renameCollection": "db.c", "to": "db.d", "dropTarget": true };
+    run_ok(&store, "admin", rename);
+    let events = batch(&next(&store, "db", "c", id));
+    let description = events[0]
+        .get_document("operationDescription")
+        .expect("described");
+    assert_eq!(
+        description.get_document("to").ok(),
+        Some(&doc! { "db": "db", "coll": "d" })
+    );
+    assert!(
+        matches!(description.get("dropTarget"), Some(Bson::Binary(_))),
+        "{description}"
+    );
+    assert_eq!(events[1].get_str("operationType").ok(), Some("invalidate"));
+}
+
+#[test]
+fn kill_cursors_closes_a_database_stream_by_its_aggregate_namespace() {
+    let store = new_store();
+    let open = doc! { "aggregate": 1, "pipeline": [{ "$changeStream": {} }], "cursor": {} };
+    let id = cursor_id(&run_ok(&store, "db", open));
+    let killed = run_ok(
+        &store,
+        "db",
+        doc! { "killCursors": "$cmd.aggregate", "cursors": [id] },
+    );
+    assert_eq!(
+        killed.get_array("cursorsKilled").ok(),
+        Some(&vec![Bson::Int64(id)])
+    );
+    assert_eq!(store.open_cursor_count(), 0);
+}

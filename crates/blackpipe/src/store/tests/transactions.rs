@@ -5,7 +5,7 @@ use std::time::Duration;
 use bson::{Binary, Bson, Document, doc, spec::BinarySubtype};
 
 use super::{at, batch, error_code, find, ids, insert, new_store, run, run_ok};
-use crate::store::{CommandContext, OplogOp, Store};
+use crate::store::{Change, CommandContext, OplogOp, Store};
 
 fn lsid(session: u8) -> Document {
     doc! { "id": Binary { subtype: BinarySubtype::Uuid, bytes: vec![session; 16] } }
@@ -105,19 +105,15 @@ fn a_transaction_sees_its_writes_and_others_see_them_only_after_commit() {
     let ops: Vec<OplogOp> = entries.iter().map(|entry| entry.op).collect();
     assert_eq!(ops, vec![OplogOp::Update, OplogOp::Insert]);
     for entry in &entries {
-        let stamp = entry
+        let session = entry
             .session
             .as_ref()
             .expect("stamped with the transaction");
-        assert_eq!(
-            (
-                (*stamp.lsid).clone(),
-                stamp.txn_number,
-                stamp.in_transaction
-            ),
-            (lsid(1), 1, true)
-        );
+        assert_eq!(*session.lsid, lsid(1));
+        assert_eq!((session.txn_number, session.in_transaction), (1, true));
     }
+    // The update is described field by field, as change events show it.
+    assert!(matches!(entries[0].change, Change::Update { .. }));
 }
 
 #[test]
@@ -473,4 +469,42 @@ fn a_transaction_with_at_cluster_time_reads_at_that_time() {
         1,
     );
     assert_transient(&run(&store, "db", write), 112);
+}
+
+#[test]
+fn create_and_create_indexes_run_only_on_collections_the_transaction_creates() {
+    let store = new_store();
+    insert(&store, "existing", vec![doc! { "_id": 1 }]);
+    run_ok(&store, "db", first(doc! { "create": "fresh" }, 1, 1));
+    let index =
+        doc! { "createIndexes": "fresh", "indexes": [{ "key": { "x": 1 }, "name": "x_1" }] };
+    run_ok(&store, "db", next(index, 1, 1));
+    let implicit =
+        doc! { "createIndexes": "implicit", "indexes": [{ "key": { "y": 1 }, "name": "y_1" }] };
+    let reply = run_ok(&store, "db", next(implicit, 1, 1));
+    assert_eq!(
+        reply.get_bool("createdCollectionAutomatically").ok(),
+        Some(true)
+    );
+    assert!(store.documents("db", "fresh").is_empty());
+    let names = |collection: &str| -> Vec<String> {
+        batch(&run_ok(&store, "db", doc! { "listIndexes": collection }))
+            .iter()
+            .filter_map(|spec| spec.get_str("name").ok().map(str::to_owned))
+            .collect()
+    };
+    let listed = run_ok(&store, "db", doc! { "listCollections": 1 });
+    assert_eq!(batch(&listed).len(), 1, "only 'existing' before the commit");
+    run_ok(&store, "admin", next(doc! { "commitTransaction": 1 }, 1, 1));
+    assert_eq!(names("fresh"), vec!["_id_", "x_1"]);
+    assert_eq!(names("implicit"), vec!["_id_", "y_1"]);
+
+    let on_existing =
+        doc! { "createIndexes": "existing", "indexes": [{ "key": { "z": 1 }, "name": "z_1" }] };
+    assert_eq!(
+        error_code(&run(&store, "db", first(on_existing, 1, 2))),
+        263
+    );
+    let again = first(doc! { "create": "existing" }, 1, 3);
+    assert_eq!(error_code(&run(&store, "db", again)), 48);
 }

@@ -8,7 +8,9 @@ use super::private::OpenTransaction;
 use super::registry::write_conflict;
 use crate::store::Store;
 use crate::store::catalog::{CollectionHandle, lock, read, write};
+use crate::store::collection::Collection;
 use crate::store::errors::StoreResult;
+use crate::store::index::SecondaryIndex;
 use crate::store::oplog::{Change, OpTime, OplogWrite};
 
 /// How to take back one applied write if a later one fails.
@@ -42,8 +44,7 @@ impl Undo {
     }
 }
 
-/// One write of the commit, for the op log (its `previous` is the version the write replaced,
-/// for the store's history).
+/// One write of the commit, for the op log and the store's history.
 struct Applied {
     key: Vec<u8>,
     write: OplogWrite,
@@ -62,24 +63,7 @@ pub(super) fn apply_commit(
     now: DateTime,
     txn: &OpenTransaction,
 ) -> StoreResult<Option<OpTime>> {
-    let mut created = Vec::new();
-    for private in txn.collections.values().flatten() {
-        if private.created {
-            let (_, was_created) =
-                store
-                    .catalog
-                    .collection_or_create(&private.db, &private.name, || store.random_uuid());
-            if was_created
-                && let Some(handle) = store.catalog.collection(&private.db, &private.name)
-            {
-                created.push(OplogWrite::catalog(
-                    format!("{}.{}", private.db, private.name),
-                    Some(read(&handle).uuid),
-                    Change::Create(Arc::new(Document::new())),
-                ));
-            }
-        }
-    }
+    let created = create_collections(store, txn)?;
     let mut undo: Vec<Undo> = Vec::new();
     let mut applied: Vec<Applied> = Vec::new();
     for written in &txn.written {
@@ -97,6 +81,7 @@ pub(super) fn apply_commit(
         let Some((shared, final_state)) = step else {
             // The collection was dropped since the snapshot.
             undo.into_iter().rev().for_each(Undo::run);
+            drop_created(store, &created);
             return Err(write_conflict());
         };
         match apply_one(&shared, &written.key, final_state) {
@@ -110,18 +95,20 @@ pub(super) fn apply_commit(
             Ok(None) => {}
             Err(error) => {
                 undo.into_iter().rev().for_each(Undo::run);
+                drop_created(store, &created);
                 return Err(error);
             }
         }
     }
     let mut oplog = lock(&store.oplog);
     let mut last = None;
-    for write in created {
+    for write in created.iter().flat_map(|created| created.writes.clone()) {
         last = Some(oplog.record(now, write, Some(txn.stamp.clone())));
     }
     let mut history = lock(&store.history);
     for Applied { key, write } in applied {
-        let (ns, previous) = (write.ns.clone(), write.previous.clone());
+        let ns = write.ns.clone();
+        let previous = write.previous.clone();
         let op_time = oplog.record(now, write, Some(txn.stamp.clone()));
         history.push(op_time, &ns, key, previous);
         last = Some(op_time);
@@ -129,8 +116,86 @@ pub(super) fn apply_commit(
     Ok(last)
 }
 
-/// Brings one shared document to the transaction's final state of it, returning its op log
-/// write (a net change: an insert, an update described from the two versions, or a delete);
+/// A collection the commit created, and the op log writes that say so.
+struct Created {
+    db: String,
+    name: String,
+    writes: Vec<OplogWrite>,
+}
+
+fn catalog_write(ns: &str, uuid: [u8; 16], change: Change) -> OplogWrite {
+    OplogWrite {
+        ns: ns.to_owned(),
+        uuid: Some(uuid),
+        id: None,
+        change,
+        pre_image: None,
+        previous: None,
+    }
+}
+
+/// Creates the collections the transaction created (empty, with their options and indexes).
+///
+/// # Errors
+///
+/// WriteConflict when one of them was created by someone else since the snapshot (none is
+/// left created then).
+fn create_collections(store: &Store, txn: &OpenTransaction) -> StoreResult<Vec<Created>> {
+    let mut created = Vec::new();
+    for private in txn
+        .collections
+        .values()
+        .flatten()
+        .filter(|private| private.created)
+    {
+        let (fresh, writes) = {
+            let source = read(&private.handle);
+            let mut fresh = Collection::new(source.ns.clone(), source.uuid, source.options.clone());
+            let specs: Vec<Document> = source.index_specs().into_iter().skip(1).collect();
+            for spec in &specs {
+                if let Ok(index) = SecondaryIndex::from_spec(spec) {
+                    // The index was accepted on the private collection, so it is again here.
+                    let _created = fresh.create_index(index);
+                }
+            }
+            let mut writes = vec![catalog_write(
+                &source.ns,
+                source.uuid,
+                Change::Create(Arc::new(source.options.clone())),
+            )];
+            if !specs.is_empty() {
+                writes.push(catalog_write(
+                    &source.ns,
+                    source.uuid,
+                    Change::CreateIndexes(Arc::new(specs)),
+                ));
+            }
+            (fresh, writes)
+        };
+        if !store.catalog.install(&private.db, &private.name, fresh) {
+            drop_created(store, &created);
+            return Err(write_conflict());
+        }
+        created.push(Created {
+            db: private.db.clone(),
+            name: private.name.clone(),
+            writes,
+        });
+    }
+    Ok(created)
+}
+
+/// Drops the collections a failed commit created.
+fn drop_created(store: &Store, created: &[Created]) {
+    for collection in created {
+        store
+            .catalog
+            .drop_collection(&collection.db, &collection.name);
+    }
+}
+
+/// Brings one shared document to the transaction's final state of it, returning the op log
+/// write (an update is described field by field, as for an update command) and how to undo it;
 /// `None` when nothing changes (inserted then deleted, or written back unchanged).
 fn apply_one(
     shared: &CollectionHandle,
@@ -141,32 +206,39 @@ fn apply_one(
     let current = collection
         .document_by_key(key)
         .map(|(record, document)| (record, document.clone()));
+    let stored = |collection: &Collection| {
+        collection
+            .document_by_key(key)
+            .map(|(_, document)| document.clone())
+    };
     let step = match (current, final_state) {
         (None, Some(document)) => {
             collection
                 .insert((*document).clone())
                 .map_err(|_| write_conflict())?;
-            let inserted = collection.newest().cloned().unwrap_or(document);
-            Some((
-                OplogWrite::insert(&collection, inserted),
-                Undo::Remove(shared.clone(), key.to_vec()),
-            ))
+            stored(&collection).map(|inserted| {
+                (
+                    OplogWrite::insert(&collection, inserted),
+                    Undo::Remove(shared.clone(), key.to_vec()),
+                )
+            })
         }
         (Some((_, previous)), Some(document)) if Arc::ptr_eq(&previous, &document) => None,
         (Some((record, previous)), Some(document)) => {
             collection
                 .replace(record, (*document).clone())
                 .map_err(|_| write_conflict())?;
-            let updated = collection.get(record).cloned().unwrap_or(document);
-            Some((
-                OplogWrite::update(&collection, &previous, updated, false),
-                Undo::Restore(shared.clone(), key.to_vec(), previous),
-            ))
+            stored(&collection).map(|updated| {
+                (
+                    OplogWrite::update(&collection, &previous, updated, false),
+                    Undo::Restore(shared.clone(), key.to_vec(), previous),
+                )
+            })
         }
-        (Some((record, _)), None) => collection.remove(record).map(|previous| {
+        (Some((record, _)), None) => collection.remove(record).map(|removed| {
             (
-                OplogWrite::delete(&collection, &previous),
-                Undo::Reinsert(shared.clone(), previous),
+                OplogWrite::delete(&collection, &removed),
+                Undo::Reinsert(shared.clone(), removed),
             )
         }),
         (None, None) => None,

@@ -1,7 +1,5 @@
 //! The session fields that put a command inside a multi-document transaction.
 
-use std::sync::Arc;
-
 use bson::{Bson, Document};
 
 use crate::store::errors::{CommandError, StoreResult, code, type_name};
@@ -20,9 +18,10 @@ pub(crate) struct TransactionFields {
 }
 
 impl TransactionFields {
+    /// The session the commit's op log entries carry.
     pub(crate) fn stamp(&self) -> WriteSession {
         WriteSession {
-            lsid: Arc::new(self.lsid.clone()),
+            lsid: std::sync::Arc::new(self.lsid.clone()),
             txn_number: self.txn_number,
             in_transaction: true,
         }

@@ -73,8 +73,8 @@ pub(crate) enum TransactionState {
     Aborted,
 }
 
-/// Which commands may run inside a transaction (mongod's list, minus the catalog commands
-/// blackpipe does not run in one).
+/// Which commands may run inside a transaction (mongod's list; `create` and `createIndexes`
+/// only for collections the transaction creates).
 pub(crate) fn allowed_in_transaction(name: &str) -> bool {
     matches!(
         name,
@@ -88,6 +88,8 @@ pub(crate) fn allowed_in_transaction(name: &str) -> bool {
             | "findandmodify"
             | "aggregate"
             | "distinct"
+            | "create"
+            | "createIndexes"
             | "commitTransaction"
             | "abortTransaction"
     )

@@ -148,6 +148,69 @@ impl OpenTransaction {
         Ok(handle)
     }
 
+    /// `create` inside the transaction: a private collection that appears at commit.
+    ///
+    /// # Errors
+    ///
+    /// NamespaceExists (48) when the transaction already sees the collection.
+    pub(crate) fn create_collection(
+        &mut self,
+        store: &Store,
+        db: &str,
+        name: &str,
+        options: bson::Document,
+    ) -> StoreResult<()> {
+        if self.collection(store, db, name)?.is_some() {
+            return Err(CommandError::new(
+                code::NAMESPACE_EXISTS,
+                format!("Collection {db}.{name} already exists."),
+            ));
+        }
+        let ns = format!("{db}.{name}");
+        let handle = Arc::new(RwLock::new(Collection::new(
+            ns.clone(),
+            store.random_uuid(),
+            options,
+        )));
+        self.collections.insert(
+            ns,
+            Some(PrivateCollection {
+                db: db.to_owned(),
+                name: name.to_owned(),
+                handle,
+                created: true,
+            }),
+        );
+        Ok(())
+    }
+
+    /// Whether `createIndexes` may run on `db.name` inside the transaction (as mongod: only on
+    /// a collection the transaction creates); `Ok(true)` when the command will create it.
+    ///
+    /// # Errors
+    ///
+    /// OperationNotSupportedInTransaction (263) for a collection that existed before.
+    pub(crate) fn index_creation_allowed(
+        &mut self,
+        store: &Store,
+        db: &str,
+        name: &str,
+    ) -> StoreResult<bool> {
+        if self.collection(store, db, name)?.is_none() {
+            return Ok(true);
+        }
+        let ns = format!("{db}.{name}");
+        match self.collections.get(&ns) {
+            Some(Some(private)) if private.created => Ok(false),
+            _ => Err(CommandError::new(
+                code::OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
+                format!(
+                    "Cannot create new indexes on existing collection {ns} in a multi-document transaction."
+                ),
+            )),
+        }
+    }
+
     /// Notes that a statement wrote document `id` of `ns` (already applied to the private copy,
     /// whose lock the caller holds). The first write of a document takes it for the transaction
     /// and checks that nobody wrote it since the snapshot; a conflict is kept in `failure`.

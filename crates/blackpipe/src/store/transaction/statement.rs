@@ -100,7 +100,7 @@ impl Store {
             now: exec.now,
             last_write: None,
             awaiting_inserts: None,
-            session: exec.session.clone(),
+            session: None,
             txn: Some(txn),
             read_at: None,
         };
