@@ -138,6 +138,7 @@ impl Error {
             | ErrorKind::BsonDeserialization(_)
             | ErrorKind::Shutdown
             | ErrorKind::Transaction { .. }
+            | ErrorKind::MissingResumeToken
             | ErrorKind::Custom(_) => ErrorClass::Other,
         }
     }

@@ -53,6 +53,7 @@ const SUITES: &[&str] = &[
     "transactions/unified",
     "transactions-convenient-api/unified",
     "causal-consistency",
+    "change-streams/unified",
 ];
 
 /// Bounds one case, so that a hang fails the case instead of the run.

@@ -1,6 +1,7 @@
 //! Running one operation of a test: dispatch on the object's entity type, and the
 //! conversion of driver results into the documents `expectResult` describes.
 
+pub(crate) mod change_streams;
 pub(crate) mod collection;
 mod cursor;
 mod database;
@@ -35,6 +36,8 @@ pub(crate) enum Outcome {
     Cursor(steadfast::Cursor<Document>),
     /// A collection (`createCollection`), saved as an entity.
     Collection(steadfast::Collection<Document>),
+    /// A change stream not yet iterated (`createChangeStream`), saved as an entity.
+    ChangeStream(change_streams::RawChangeStream),
 }
 
 impl Outcome {
@@ -44,7 +47,7 @@ impl Outcome {
             Outcome::Nothing => None,
             Outcome::Value(value) => Some(value),
             Outcome::Documents(items) => Some(Bson::Array(items)),
-            Outcome::Cursor(_) | Outcome::Collection(_) => None,
+            Outcome::Cursor(_) | Outcome::Collection(_) | Outcome::ChangeStream(_) => None,
         }
     }
 }
@@ -78,6 +81,10 @@ pub(crate) async fn run(
         let args = Args::new(name, operation.get_document("arguments").ok());
         return cursor::run(name, args, cursor).await;
     }
+    if let Some(stream) = entities.change_stream_mut(object) {
+        let args = Args::new(name, operation.get_document("arguments").ok());
+        return change_streams::run(name, args, stream).await;
+    }
     run_on_object(operation, entities).await
 }
 
@@ -90,6 +97,9 @@ pub(crate) async fn run_on_object(operation: &Document, entities: &EntityMap) ->
         .get_str("object")
         .map_err(|_| format!("{name}: no object"))?;
     let args = Args::new(name, operation.get_document("arguments").ok());
+    if name == "createChangeStream" {
+        return change_streams::open(args, entities.get(object)?).await;
+    }
     let session_id = operation
         .get_document("arguments")
         .ok()
@@ -159,12 +169,14 @@ async fn run_outside_session(
             let client = client.client.clone();
             database::run_on_client(name, args, &client, None).await
         }
-        other @ (Entity::Cursor(_) | Entity::Bson(_) | Entity::Thread(_) | Entity::Topology(_)) => {
-            Err(format!(
-                "{name}: {object:?} is a {}, not an object with these operations",
-                other.kind()
-            ))
-        }
+        other @ (Entity::Cursor(_)
+        | Entity::ChangeStream(_)
+        | Entity::Bson(_)
+        | Entity::Thread(_)
+        | Entity::Topology(_)) => Err(format!(
+            "{name}: {object:?} is a {}, not an object with these operations",
+            other.kind()
+        )),
     }
 }
 
