@@ -52,7 +52,16 @@ impl Executor {
         };
         let kind = retry.profile().kind;
         let server = selected.map_err(|error| self.failure(error, kind, &not_sent(None, plan)))?;
-        if kind == OperationKind::RetryableWrite && !supports_retryable_writes(&server) {
+        // commitTransaction and abortTransaction are retryable whatever the selected server's
+        // description says: the transaction proves the deployment supports them, and a pinned
+        // mongos just marked Unknown (say, by a state-change write concern error) has no
+        // description to judge by. Downgrading them there would forbid the unpinned retry the
+        // transactions specification requires.
+        let ends_transaction = plan.transaction.as_ref().is_some_and(|t| t.ends);
+        if kind == OperationKind::RetryableWrite
+            && !ends_transaction
+            && !supports_retryable_writes(&server)
+        {
             if !retry.is_first_attempt() {
                 return Err(Interrupt::CannotRetry);
             }

@@ -6,6 +6,7 @@
 
 use bson::{Bson, Document, Timestamp};
 use steadfast_core::options::{ReadConcern, ReadConcernLevel};
+use steadfast_core::retry::Execution;
 use steadfast_core::selection::{ReadPreferenceMode, SelectionCriteria};
 use steadfast_core::session::transaction::{
     OperationRole, TransactionCommand, TransactionFailure, transaction_labels, unpins_session,
@@ -157,7 +158,19 @@ pub(crate) fn label_failure(
     } else {
         TransactionFailure::Other
     };
-    let added = transaction_labels(plan.command, failure, error.labels());
+    // Every attempt but the last: did one of them possibly run the command?
+    let earlier_attempt_ran = error
+        .retry_history()
+        .split_last()
+        .is_some_and(|(_, earlier)| {
+            earlier.iter().any(|attempt| {
+                matches!(
+                    attempt.execution,
+                    Execution::Executed | Execution::MayHaveExecuted | Execution::Deduplicated
+                )
+            })
+        });
+    let added = transaction_labels(plan.command, failure, error.labels(), earlier_attempt_ran);
     let error = error.with_label_set(&added);
     if let Some(session) = session {
         if unpins_session(plan.command, error.labels()) {

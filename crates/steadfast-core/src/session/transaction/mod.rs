@@ -247,10 +247,18 @@ impl TransactionState {
 /// whose fate is unknown (no reply, a retryable error, MaxTimeMSExpired, a write concern error
 /// that a retry might satisfy) gets UnknownTransactionCommitResult. `labels` are the error's
 /// labels so far (the server's and the retryable-write rules').
+///
+/// A commit's outcome is also unknown, whatever its last error says, when the server shed it
+/// as overloaded (`RetryableError`: the transaction is still open and a commit may be sent
+/// again) or when `earlier_attempt_ran`: an earlier attempt of the same commit may have run
+/// (no reply, or a write concern error), so a later refusal (an overload, say) says nothing
+/// about whether the transaction committed. Reporting such a commit as failed would make an
+/// application redo a transaction that is already applied.
 pub fn transaction_labels(
     command: TransactionCommand,
     failure: TransactionFailure,
     labels: &ErrorLabels,
+    earlier_attempt_ran: bool,
 ) -> ErrorLabels {
     let mut added = ErrorLabels::new();
     match command {
@@ -269,7 +277,8 @@ pub fn transaction_labels(
                     code != UNSATISFIABLE_WRITE_CONCERN && code != UNKNOWN_REPL_WRITE_CONCERN
                 }
                 TransactionFailure::Other => false,
-            };
+            } || labels.has(Label::RetryableError)
+                || earlier_attempt_ran;
             if unknown {
                 added.insert(Label::UnknownTransactionCommitResult);
             }

@@ -112,20 +112,55 @@ fn statements_without_a_reply_are_transient_but_commits_are_unknown() {
         TransactionCommand::Statement,
         TransactionFailure::NoReply,
         &none,
+        false,
     );
     assert_eq!(statement, labels(&[Label::TransientTransactionError]));
     let commit = transaction_labels(
         TransactionCommand::Commit,
         TransactionFailure::NoReply,
         &none,
+        false,
     );
     assert_eq!(commit, labels(&[Label::UnknownTransactionCommitResult]));
     let server_error = transaction_labels(
         TransactionCommand::Statement,
         TransactionFailure::Command { code: 11000 },
         &none,
+        false,
     );
     assert!(server_error.is_empty());
+}
+
+#[test]
+fn a_commit_refused_after_an_attempt_that_may_have_run_is_unknown() {
+    // Found by `steadfast torture --workload transfer --seed 44`: a commit answered with a
+    // write concern error (so applied), then retried into overload refusals, was reported
+    // without the label: the application saw "not committed" for a committed transaction.
+    let overloaded = labels(&[Label::RetryableError, Label::SystemOverloadedError]);
+    let refused = TransactionFailure::Command { code: 462 };
+    let after_a_run = transaction_labels(TransactionCommand::Commit, refused, &overloaded, true);
+    assert!(after_a_run.has(Label::UnknownTransactionCommitResult));
+    let plain = ErrorLabels::new();
+    let conflict = TransactionFailure::Command { code: 112 };
+    assert!(
+        transaction_labels(TransactionCommand::Commit, conflict, &plain, true)
+            .has(Label::UnknownTransactionCommitResult)
+    );
+    assert!(
+        !transaction_labels(TransactionCommand::Commit, conflict, &plain, false)
+            .has(Label::UnknownTransactionCommitResult),
+        "a first attempt refused outright is a plain failure"
+    );
+    // Shed as overloaded, the transaction is still open: committing again is safe.
+    assert!(
+        transaction_labels(TransactionCommand::Commit, refused, &overloaded, false)
+            .has(Label::UnknownTransactionCommitResult)
+    );
+    // A statement is never labelled by its commit's history.
+    assert!(
+        !transaction_labels(TransactionCommand::Statement, refused, &overloaded, true)
+            .has(Label::UnknownTransactionCommitResult)
+    );
 }
 
 #[test]
@@ -133,7 +168,7 @@ fn commit_outcome_is_unknown_for_retryable_maxtime_and_most_write_concern_errors
     let none = ErrorLabels::new();
     let retryable = labels(&[Label::RetryableWriteError]);
     let unknown = |failure, labels: &ErrorLabels| {
-        transaction_labels(TransactionCommand::Commit, failure, labels)
+        transaction_labels(TransactionCommand::Commit, failure, labels, false)
             .has(Label::UnknownTransactionCommitResult)
     };
     assert!(unknown(
