@@ -7,6 +7,8 @@
 //! - [`fault`] and [`inject`]: faults and how they are played on blackpipe or a real server.
 //! - [`run`]: workers, schedule and display together.
 //! - [`verify`]: the application's view against the data; [`report`]: the final report.
+//! - [`transfers`] and [`stream_check`]: the transfer workload's and the change stream
+//!   consumer's bookkeeping and checks.
 
 pub(crate) mod events;
 pub(crate) mod fault;
@@ -17,5 +19,7 @@ pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod setup;
 pub(crate) mod stats;
+pub(crate) mod stream_check;
+pub(crate) mod transfers;
 pub(crate) mod verify;
 pub(crate) mod worker;
