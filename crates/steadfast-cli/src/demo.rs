@@ -169,8 +169,10 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
             increments: 3,
             reads: 1,
             inserts: 0,
+            transfers: 0,
         },
         check_reads: matches!(target, Target::Embedded(_)),
+        bank: None,
     });
     let mut outcome = execute(RunPlan {
         workload,

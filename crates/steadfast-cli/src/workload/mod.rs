@@ -10,6 +10,7 @@
 //! - [`transfers`] and [`stream_check`]: the transfer workload's and the change stream
 //!   consumer's bookkeeping and checks.
 
+pub(crate) mod consumer;
 pub(crate) mod events;
 pub(crate) mod fault;
 pub(crate) mod inject;
@@ -20,6 +21,7 @@ pub(crate) mod run;
 pub(crate) mod setup;
 pub(crate) mod stats;
 pub(crate) mod stream_check;
+pub(crate) mod transfer_worker;
 pub(crate) mod transfers;
 pub(crate) mod verify;
 pub(crate) mod worker;

@@ -23,6 +23,14 @@ pub(crate) struct LogPosition {
     pub(crate) increment: u32,
 }
 
+impl LogPosition {
+    /// Before any write.
+    pub(crate) const ZERO: LogPosition = LogPosition {
+        time: 0,
+        increment: 0,
+    };
+}
+
 /// What an event or op-log entry did to its document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub(crate) enum ChangeOp {
@@ -50,8 +58,11 @@ pub(crate) struct StreamCheck {
     pub(crate) log_entries: usize,
     /// Events received.
     pub(crate) received: usize,
-    /// Times the consumer saw its stream resume (reported by the consumer, for the detail).
-    pub(crate) resumes: u64,
+    /// Streams the consumer opened again after the driver returned an error (the driver's own
+    /// resumes are invisible to it).
+    pub(crate) restarts: u64,
+    /// The first errors the driver returned to the consumer.
+    pub(crate) errors: Vec<String>,
     /// Why the consumer did not read up to the end of the op log, if it did not.
     pub(crate) stalled: Option<String>,
     /// Op-log entries never received, and acknowledged writes not among the events.
@@ -179,8 +190,8 @@ impl StreamCheck {
                 STREAM_INVARIANTS[0],
                 &once,
                 format!(
-                    "{} op-log entries, {} events, each once, through {} resumes",
-                    self.log_entries, self.received, self.resumes
+                    "{} op-log entries, {} events, each once; the application reopened the stream {} times",
+                    self.log_entries, self.received, self.restarts
                 ),
                 proven,
             ),

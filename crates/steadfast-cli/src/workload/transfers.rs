@@ -48,6 +48,9 @@ pub(crate) enum TransferFate {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct TransferBook {
     pub(crate) transfers: Vec<(Transfer, TransferFate)>,
+    /// Transfers whose record was already stored when an attempt inserted it: an earlier
+    /// attempt committed, and the convenient API ran the callback again.
+    pub(crate) reapplied: u64,
 }
 
 impl TransferBook {
@@ -59,6 +62,7 @@ impl TransferBook {
     /// Adds another worker's book.
     pub(crate) fn absorb(&mut self, other: TransferBook) {
         self.transfers.extend(other.transfers);
+        self.reapplied += other.reapplied;
     }
 
     fn count(&self, fate: TransferFate) -> usize {
@@ -86,6 +90,8 @@ pub(crate) struct TransferCheck {
     /// Of the transfers with an unknown outcome, how many the store holds.
     pub(crate) unknown_applied: usize,
     pub(crate) records_stored: usize,
+    /// Committed transfers whose last attempt found its record already stored.
+    pub(crate) reapplied: u64,
     /// Committed transfers without a record.
     pub(crate) lost: Vec<String>,
     /// Records stored more than once.
@@ -383,6 +389,7 @@ mod tests {
     fn book(entries: &[(Transfer, TransferFate)]) -> TransferBook {
         TransferBook {
             transfers: entries.to_vec(),
+            reapplied: 0,
         }
     }
 
