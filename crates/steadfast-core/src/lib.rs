@@ -14,6 +14,7 @@
 )]
 
 pub mod address;
+pub mod change_stream;
 pub mod codes;
 pub mod deadline;
 pub mod description;

@@ -42,6 +42,7 @@
 )]
 
 mod auth;
+pub mod change_stream;
 mod client;
 mod coll;
 mod conn;

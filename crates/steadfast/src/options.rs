@@ -70,6 +70,7 @@ macro_rules! options_struct {
 }
 
 mod admin;
+mod change_stream;
 mod collation;
 mod collection;
 mod handle;
@@ -85,6 +86,7 @@ pub use admin::{
     CreateCollectionOptions, CreateIndexOptions, DropCollectionOptions, DropDatabaseOptions,
     DropIndexOptions, ListCollectionsOptions, ListDatabasesOptions, ListIndexesOptions,
 };
+pub use change_stream::{ChangeStreamOptions, FullDocumentBeforeChangeType, FullDocumentType};
 pub use collation::{
     Collation, CollationAlternate, CollationCaseFirst, CollationMaxVariable, CollationStrength,
 };

@@ -23,6 +23,12 @@ pub(crate) struct CursorReply {
     pub(crate) post_batch_resume_token: Option<RawDocumentBuf>,
 }
 
+impl AsRef<CursorReply> for CursorReply {
+    fn as_ref(&self) -> &CursorReply {
+        self
+    }
+}
+
 /// The first element of each name `CursorReply::parse` reads from a `cursor` document.
 #[derive(Default)]
 struct CursorFields<'a> {

@@ -21,7 +21,7 @@ use crate::runtime;
 use crate::session::ClientSession;
 
 /// Server error codes after which the server cursor no longer exists.
-const CURSOR_GONE_CODES: [i32; 3] = [
+pub(crate) const CURSOR_GONE_CODES: [i32; 3] = [
     43,  /* CursorNotFound */
     237, /* CursorKilled */
     175, /* QueryPlanKilled */

@@ -87,6 +87,9 @@ pub enum ErrorKind {
     BsonDeserialization(bson::error::Error),
     /// The client was shut down (`Client::shutdown`) before the call.
     Shutdown,
+    /// A change stream event had no `_id` (a pipeline stage removed it), so the stream could
+    /// not resume after it; the stream is closed.
+    MissingResumeToken,
     /// A value the application wrapped with [`Error::custom`](super::Error::custom); read it
     /// back with [`Error::get_custom`](super::Error::get_custom).
     Custom(Arc<dyn Any + Send + Sync>),
@@ -191,6 +194,10 @@ impl fmt::Display for ErrorKind {
                 )
             }
             ErrorKind::Shutdown => write!(f, "the client has been shut down"),
+            ErrorKind::MissingResumeToken => write!(
+                f,
+                "cannot provide resume functionality when the resume token is missing"
+            ),
             ErrorKind::Custom(value) => match value.downcast_ref::<String>() {
                 Some(text) => write!(f, "application error: {text}"),
                 None => match value.downcast_ref::<&str>() {

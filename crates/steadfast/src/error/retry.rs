@@ -137,6 +137,7 @@ impl Error {
             | ErrorKind::Io(_)
             | ErrorKind::BsonDeserialization(_)
             | ErrorKind::Shutdown
+            | ErrorKind::MissingResumeToken
             | ErrorKind::Custom(_) => ErrorClass::Other,
         }
     }

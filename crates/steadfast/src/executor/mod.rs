@@ -146,13 +146,17 @@ impl Executor {
     ///
     /// # Cancel safety
     /// As [`Executor::execute`].
-    pub(crate) async fn execute_cursor<O: Operation<Output = CursorReply>>(
+    pub(crate) async fn execute_cursor<O>(
         self: &Arc<Self>,
         op: O,
         context: ExecutionContext<'_>,
-    ) -> Result<(CursorReply, CursorPin)> {
+    ) -> Result<(O::Output, CursorPin)>
+    where
+        O: Operation,
+        O::Output: AsRef<CursorReply>,
+    {
         let done = self.run_operation(op, context).await?;
-        let session = if done.output.id != 0 {
+        let session = if done.output.as_ref().id != 0 {
             done.implicit
         } else {
             None

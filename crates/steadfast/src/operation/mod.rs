@@ -10,6 +10,7 @@
 
 pub(crate) mod admin;
 pub(crate) mod aggregate;
+pub(crate) mod change_stream;
 pub(crate) mod count;
 #[cfg(test)]
 pub(crate) mod crud_tests;

@@ -27,7 +27,7 @@ pub struct ImplicitSession;
 
 /// Marker: the action runs in the caller's session.
 #[derive(Debug)]
-pub struct ExplicitSession<'a>(&'a mut ClientSession);
+pub struct ExplicitSession<'a>(pub(crate) &'a mut ClientSession);
 
 impl<T: Send + Sync> Collection<T> {
     /// Finds the documents matching `filter`. Awaiting the action returns a [`Cursor`]

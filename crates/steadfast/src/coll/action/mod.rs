@@ -133,6 +133,7 @@ pub(crate) mod find;
 pub(crate) mod find_and_modify;
 pub(crate) mod index;
 pub(crate) mod read;
+pub(crate) mod watch;
 pub(crate) mod write;
 
 pub use crate::coll::db_actions::{
@@ -141,5 +142,6 @@ pub use crate::coll::db_actions::{
 pub use find::{Aggregate, ExplicitSession, Find, FindOne, ImplicitSession};
 pub use find_and_modify::{FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate};
 pub use index::{CreateIndex, CreateIndexes, DropCollection, DropIndex, ListIndexes};
+pub use watch::Watch;
 pub use read::{CountDocuments, Distinct, EstimatedDocumentCount};
 pub use write::{BulkWrite, Delete, InsertMany, InsertOne, Replace, Update};
