@@ -15,7 +15,6 @@
 mod invariants;
 mod memory;
 mod panics;
-mod roles;
 mod schedule;
 
 use std::sync::Arc;
@@ -36,8 +35,8 @@ use crate::workload::setup::{self, DATABASE};
 use crate::workload::verify::{check_counters, check_inserts};
 use crate::workload::worker::Workload;
 
+use crate::workload::roles::{Consumer, Transfers, WorkloadKind};
 use invariants::Observations;
-use roles::{Consumer, Transfers, WorkloadKind};
 
 /// The appName of the workload's client; fail points filter on it.
 const APP_NAME: &str = "steadfast-torture";
@@ -106,7 +105,11 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
             args.seconds,
             args.workers,
             args.workload,
-            if args.consumer { " and a change stream consumer" } else { "" },
+            if args.consumer {
+                " and a change stream consumer"
+            } else {
+                ""
+            },
             schedule.len()
         );
         for scheduled in &schedule {
@@ -136,8 +139,10 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         WorkloadKind::Counters => None,
     };
     let watched = args.workload.watched(INSERTS);
+    let live = Arc::new(LiveCounters::default());
     let consumer = if args.consumer {
-        Some(Consumer::start(&deployment, db.collection::<Document>(watched)).await?)
+        let collection = db.collection::<Document>(watched);
+        Some(Consumer::start(&deployment, collection, Arc::clone(&live)).await?)
     } else {
         None
     };
@@ -147,7 +152,7 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         inserts: db.collection::<Document>(INSERTS),
         book: Arc::new(CounterBook::new(day_keys(8))),
         writes: Arc::new(WriteProgress::new()),
-        live: Arc::new(LiveCounters::default()),
+        live,
         mix: args.workload.mix(),
         check_reads: true,
         bank: transfers.as_ref().map(|t| Arc::clone(&t.bank)),

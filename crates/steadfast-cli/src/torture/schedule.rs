@@ -242,12 +242,19 @@ mod tests {
         };
         let faults: Vec<String> = (0..20)
             .flat_map(|seed| {
-                random_schedule(&mut StdRng::seed_from_u64(seed), Duration::from_secs(60), mix)
+                random_schedule(
+                    &mut StdRng::seed_from_u64(seed),
+                    Duration::from_secs(60),
+                    mix,
+                )
             })
             .map(|scheduled| scheduled.fault.to_string())
             .collect();
         for wanted in ["commits the next", "commitTransaction", "getMore"] {
-            assert!(faults.iter().any(|f| f.contains(wanted)), "no {wanted} fault");
+            assert!(
+                faults.iter().any(|f| f.contains(wanted)),
+                "no {wanted} fault"
+            );
         }
     }
 }

@@ -7,6 +7,7 @@
 //! `resume_after` the last token it holds. Such restarts are counted and reported.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use blackpipe::store::{OpTime, OplogEntry, OplogOp, Store};
@@ -16,6 +17,7 @@ use steadfast::change_stream::ChangeStream;
 use steadfast::change_stream::event::{ChangeStreamEvent, OperationType, ResumeToken};
 use tokio::sync::watch;
 
+use super::progress::LiveCounters;
 use super::stream_check::{Change, ChangeOp, LogPosition};
 use super::worker::HANG_LIMIT;
 
@@ -45,7 +47,7 @@ pub(crate) struct ConsumerLog {
     pub(crate) malformed: Vec<String>,
 }
 
-/// Watches `collection` until the position sent on `end` has been received (or
+/// Watches `collection`, counting events in `live`, until the position sent on `end` has been received (or
 /// [`DRAIN_LIMIT`] after it was sent). The stream is open when `opened` fires: writes after
 /// that are all expected.
 ///
@@ -54,6 +56,7 @@ pub(crate) struct ConsumerLog {
 /// Not cancel safe: dropping the future loses the log.
 pub(crate) async fn consume(
     collection: Collection<Document>,
+    live: Arc<LiveCounters>,
     opened: tokio::sync::oneshot::Sender<Result<(), String>>,
     mut end: watch::Receiver<Option<LogPosition>>,
 ) -> ConsumerLog {
@@ -67,6 +70,7 @@ pub(crate) async fn consume(
         }
     };
     let _ = opened.send(Ok(()));
+    live.watching.store(true, Ordering::Relaxed);
     let mut token: Option<ResumeToken> = None;
     let mut ending: Option<(LogPosition, Instant)> = None;
     loop {
@@ -74,7 +78,9 @@ pub(crate) async fn consume(
             ending = (*end.borrow_and_update()).map(|position| (position, Instant::now()));
         }
         if let Some((last, since)) = ending {
-            if log.received.last().is_some_and(|change| change.at >= last) || last == LogPosition::ZERO {
+            if log.received.last().is_some_and(|change| change.at >= last)
+                || last == LogPosition::ZERO
+            {
                 return log;
             }
             if since.elapsed() > DRAIN_LIMIT {
@@ -83,7 +89,10 @@ pub(crate) async fn consume(
             }
         }
         match tokio::time::timeout(HANG_LIMIT, stream.next_if_any()).await {
-            Ok(Ok(Some(event))) => log.record(&event),
+            Ok(Ok(Some(event))) => {
+                log.record(&event);
+                live.events.fetch_add(1, Ordering::Relaxed);
+            }
             Ok(Ok(None)) => {}
             Ok(Err(error)) => {
                 log.error(error.to_string());

@@ -17,6 +17,7 @@ pub(crate) mod inject;
 pub(crate) mod ledger;
 pub(crate) mod progress;
 pub(crate) mod report;
+pub(crate) mod roles;
 pub(crate) mod run;
 pub(crate) mod setup;
 pub(crate) mod stats;

@@ -5,13 +5,13 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::stream_check::StreamCheck;
-use super::transfers::TransferCheck;
 use super::events::DriverWatch;
 use super::inject::FaultRecord;
 use super::ledger::{FailureClass, Ledger};
 use super::run::RunOutcome;
 use super::stats::{LatencySummary, human, human_micros, summarize_latencies, time_to_first_write};
+use super::stream_check::StreamCheck;
+use super::transfers::TransferCheck;
 use super::verify::{CounterCheck, InsertCheck};
 
 /// A fault as reported: what it was and how long the application waited for its next write.

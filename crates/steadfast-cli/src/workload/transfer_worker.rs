@@ -17,8 +17,8 @@ use steadfast::{Client, Collection};
 use super::ledger::{OpKind, WorkerLog, WriteSpan};
 use super::setup::DATABASE;
 use super::transfers::{StoredTransfers, Transfer, TransferFate};
-use super::worker::{class_of, describe, guard, is_duplicate_key};
 use super::worker::Workload;
+use super::worker::{class_of, describe, guard, is_duplicate_key};
 
 /// The collection holding the accounts and the transfer records.
 pub(crate) const BANK: &str = "bank";
@@ -124,32 +124,29 @@ async fn run_transaction(bank: &Bank, plan: &Transfer) -> steadfast::error::Resu
     let mut session = bank.client.start_session().await?;
     session
         .start_transaction()
-        .and_run(
-            (&bank.collection, plan),
-            |session, (collection, plan)| {
-                Box::pin(async move {
-                    collection
-                        .insert_one(record(plan))
-                        .session(&mut *session)
-                        .await?;
-                    collection
-                        .update_one(
-                            doc! { "_id": &plan.from },
-                            doc! { "$inc": { "balance": -plan.amount } },
-                        )
-                        .session(&mut *session)
-                        .await?;
-                    collection
-                        .update_one(
-                            doc! { "_id": &plan.to },
-                            doc! { "$inc": { "balance": plan.amount } },
-                        )
-                        .session(&mut *session)
-                        .await?;
-                    Ok(())
-                })
-            },
-        )
+        .and_run((&bank.collection, plan), |session, (collection, plan)| {
+            Box::pin(async move {
+                collection
+                    .insert_one(record(plan))
+                    .session(&mut *session)
+                    .await?;
+                collection
+                    .update_one(
+                        doc! { "_id": &plan.from },
+                        doc! { "$inc": { "balance": -plan.amount } },
+                    )
+                    .session(&mut *session)
+                    .await?;
+                collection
+                    .update_one(
+                        doc! { "_id": &plan.to },
+                        doc! { "$inc": { "balance": plan.amount } },
+                    )
+                    .session(&mut *session)
+                    .await?;
+                Ok(())
+            })
+        })
         .await
 }
 

@@ -1,5 +1,5 @@
-//! The torture run's optional roles beside the counter workers: transfers in transactions
-//! (`--workload transfer`) and a change stream consumer (`--consumer`).
+//! The optional roles beside the counter workers, for `torture` and `demo`: transfers in
+//! transactions and a change stream consumer.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -11,13 +11,14 @@ use steadfast::{Client, Collection};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-use crate::workload::consumer::{self, ConsumerLog, OplogTap};
-use crate::workload::ledger::Ledger;
-use crate::workload::setup::DATABASE;
-use crate::workload::stream_check::{LogPosition, StreamCheck, check_stream};
-use crate::workload::transfer_worker::{BANK, Bank, stored_transfers};
-use crate::workload::transfers::{TransferCheck, TransferFate, check_transfers};
-use crate::workload::worker::OpMix;
+use super::consumer::{self, ConsumerLog, OplogTap};
+use super::ledger::Ledger;
+use super::progress::LiveCounters;
+use super::setup::DATABASE;
+use super::stream_check::{LogPosition, StreamCheck, check_stream};
+use super::transfer_worker::{BANK, Bank, stored_transfers};
+use super::transfers::{TransferCheck, TransferFate, check_transfers};
+use super::worker::OpMix;
 
 /// Accounts the transfer workload moves money between: few, so transfers conflict.
 const ACCOUNTS: usize = 10;
@@ -87,7 +88,11 @@ impl Transfers {
     /// # Errors
     ///
     /// If the store holds a bank document of an unexpected shape.
-    pub(crate) fn check(&self, ledger: &Ledger, deployment: &Deployment) -> Result<TransferCheck, String> {
+    pub(crate) fn check(
+        &self,
+        ledger: &Ledger,
+        deployment: &Deployment,
+    ) -> Result<TransferCheck, String> {
         let stored = stored_transfers(deployment)?;
         let mut check = check_transfers(&ledger.transfers, &self.opening, &stored);
         check.reapplied = ledger.transfers.reapplied;
@@ -112,11 +117,12 @@ impl Consumer {
     pub(crate) async fn start(
         deployment: &Deployment,
         collection: Collection<Document>,
+        live: Arc<LiveCounters>,
     ) -> Result<Self, String> {
         let ns = format!("{DATABASE}.{}", collection.name());
         let (opened, is_open) = oneshot::channel();
         let (end, end_seen) = watch::channel(None);
-        let task = tokio::spawn(consumer::consume(collection, opened, end_seen));
+        let task = tokio::spawn(consumer::consume(collection, live, opened, end_seen));
         match is_open.await {
             Ok(Ok(())) => {}
             Ok(Err(error)) => return Err(error),
@@ -135,12 +141,19 @@ impl Consumer {
 
     /// Once the writers stopped: tells the consumer where the op log ends, waits for it to
     /// get there, and checks what it received. `Err` carries a panic of the consumer or tap.
-    pub(crate) async fn finish(self, ledger: &Ledger, watched: &str) -> Result<StreamCheck, String> {
+    pub(crate) async fn finish(
+        self,
+        ledger: &Ledger,
+        watched: &str,
+    ) -> Result<StreamCheck, String> {
         let _ = self.stop_tap.send(true);
         let mut tap = self.tap.await.map_err(|e| format!("op log tap: {e}"))?;
         let last = tap.collect();
         let _ = self.end.send(Some(last));
-        let log = self.task.await.map_err(|e| format!("change stream consumer: {e}"))?;
+        let log = self
+            .task
+            .await
+            .map_err(|e| format!("change stream consumer: {e}"))?;
         let acknowledged: Vec<String> = if watched == BANK {
             ledger
                 .transfers
