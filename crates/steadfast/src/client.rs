@@ -199,6 +199,7 @@ impl Client {
     /// deployment supports sessions is checked by its first operation.
     fn open_session(&self, options: SessionOptions) -> Result<ClientSession> {
         self.executor.ensure_open()?;
+        options.validate()?;
         Ok(ClientSession::new(
             Arc::clone(&self.executor),
             options,

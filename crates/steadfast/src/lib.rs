@@ -79,6 +79,6 @@ pub use db::Database;
 pub use error::{Error, ErrorKind, Result};
 pub use handshake::metadata::DriverInfo;
 pub use options::IndexModel;
-pub use session::{ClientSession, SessionOptions};
+pub use session::{AbortTransaction, ClientSession, CommitTransaction, SessionOptions, StartTransaction};
 pub use steadfast_core::options::Credential;
 pub use steadfast_core::{ServerAddress, ServerType};

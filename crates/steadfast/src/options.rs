@@ -79,6 +79,7 @@ mod listed;
 mod read;
 #[cfg(test)]
 mod tests;
+mod transaction;
 mod types;
 mod write;
 
@@ -103,6 +104,7 @@ pub use read::{
     AggregateOptions, CountOptions, DistinctOptions, EstimatedDocumentCountOptions, FindOneOptions,
     FindOptions,
 };
+pub use transaction::TransactionOptions;
 pub use types::{CursorType, Hint, ReturnDocument, TimeoutMode, UpdateModifications};
 pub use write::{
     BulkWriteOptions, DeleteOptions, FindOneAndDeleteOptions, FindOneAndReplaceOptions,

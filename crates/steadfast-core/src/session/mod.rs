@@ -7,6 +7,8 @@
 //! `logicalSessionTimeoutMinutes` are discarded rather than reused, and sessions that saw a
 //! network error are never pooled again.
 
+pub mod transaction;
+
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::Client;
 use crate::error::Result;
+use crate::options::TransactionOptions;
 use crate::session::{ClientSession, SessionOptions};
 
 /// Starts an explicit session when awaited; options may be set first.
@@ -51,6 +52,18 @@ impl<'a> StartSession<'a> {
     /// Sets [`SessionOptions::default_timeout`].
     pub fn default_timeout(mut self, timeout: Duration) -> Self {
         self.options.default_timeout = Some(timeout);
+        self
+    }
+
+    /// Sets [`SessionOptions::default_transaction_options`].
+    pub fn default_transaction_options(mut self, options: TransactionOptions) -> Self {
+        self.options.default_transaction_options = Some(options);
+        self
+    }
+
+    /// Sets [`SessionOptions::snapshot`].
+    pub fn snapshot(mut self, on: bool) -> Self {
+        self.options.snapshot = Some(on);
         self
     }
 }

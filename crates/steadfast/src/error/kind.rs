@@ -90,6 +90,13 @@ pub enum ErrorKind {
     /// A change stream event had no `_id` (a pipeline stage removed it), so the stream could
     /// not resume after it; the stream is closed.
     MissingResumeToken,
+    /// A transaction call the session's state does not allow (committing with no transaction
+    /// started, starting one in a snapshot session, ...).
+    #[non_exhaustive]
+    Transaction {
+        /// What was refused, in the transactions specification's words.
+        message: String,
+    },
     /// A value the application wrapped with [`Error::custom`](super::Error::custom); read it
     /// back with [`Error::get_custom`](super::Error::get_custom).
     Custom(Arc<dyn Any + Send + Sync>),
@@ -198,6 +205,7 @@ impl fmt::Display for ErrorKind {
                 f,
                 "cannot provide resume functionality when the resume token is missing"
             ),
+            ErrorKind::Transaction { message } => write!(f, "transaction error: {message}"),
             ErrorKind::Custom(value) => match value.downcast_ref::<String>() {
                 Some(text) => write!(f, "application error: {text}"),
                 None => match value.downcast_ref::<&str>() {

@@ -196,6 +196,13 @@ impl Error {
         })
     }
 
+    /// A transaction call the session's state refuses.
+    pub(crate) fn transaction(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Transaction {
+            message: message.into(),
+        })
+    }
+
     pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidArgument {
             message: message.into(),

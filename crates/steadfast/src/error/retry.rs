@@ -138,6 +138,7 @@ impl Error {
             | ErrorKind::BsonDeserialization(_)
             | ErrorKind::Shutdown
             | ErrorKind::MissingResumeToken
+            | ErrorKind::Transaction { .. }
             | ErrorKind::Custom(_) => ErrorClass::Other,
         }
     }

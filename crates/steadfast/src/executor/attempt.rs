@@ -126,6 +126,11 @@ impl Executor {
         let mut session = self.session(stage, &description, progress)?;
         stage.kind = session.kind;
         let prepared = self.prepare(op, stage, &description, &session)?;
+        if let Some(session) = session.session.as_deref_mut() {
+            // The first command of a transaction is sent now: whatever its reply, the next
+            // operation is not the first (transactions).
+            session.transaction_mut().state.first_command_sent();
+        }
         let mut connection = connection;
         let exchanged = self
             .exchange(

@@ -19,8 +19,11 @@ pub(super) struct CommonFields<'a> {
     pub(super) database: &'a str,
     /// The session id.
     pub(super) lsid: Option<&'a Document>,
-    /// The retryable write's transaction number.
+    /// The retryable write's or the transaction's number.
     pub(super) txn_number: Option<i64>,
+    /// In a transaction: `autocommit: false`, and `startTransaction: true` on its first
+    /// command.
+    pub(super) transaction: Option<TransactionFields>,
     /// The highest cluster time known to the client and the session.
     pub(super) cluster_time: Option<&'a Document>,
     /// The read concern, when the command takes one.
@@ -45,6 +48,12 @@ impl CommonFields<'_> {
         if let Some(txn_number) = self.txn_number {
             body.insert("txnNumber", Bson::Int64(txn_number));
         }
+        if let Some(TransactionFields { first }) = self.transaction {
+            if first {
+                body.insert("startTransaction", true);
+            }
+            body.insert("autocommit", false);
+        }
         if let Some(cluster_time) = self.cluster_time {
             body.insert("$clusterTime", cluster_time.clone());
         }
@@ -68,6 +77,13 @@ impl CommonFields<'_> {
             api.append_to(body);
         }
     }
+}
+
+/// The transaction fields of a command run in a transaction.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct TransactionFields {
+    /// The transaction's first command.
+    pub(super) first: bool,
 }
 
 /// The `readConcern` document: the operation's level, plus `afterClusterTime` for a causally

@@ -169,6 +169,36 @@ impl Executor {
             {
                 session.advance_operation_time(operation_time);
             }
+            observe_transaction_fields(reply, session);
+        }
+    }
+}
+
+/// A sharded transaction's latest `recoveryToken`, and a snapshot session's read time: the
+/// `atClusterTime` of its first read (at the top level for distinct, in `cursor` for find and
+/// aggregate).
+fn observe_transaction_fields(reply: &ReplyFields<'_>, session: &mut ClientSession) {
+    if session.in_transaction() {
+        if let Some(RawBsonRef::Document(token)) = reply.value(&reply.recovery_token) {
+            if let Ok(token) = Document::try_from(token) {
+                session.transaction_mut().recovery_token = Some(token);
+            }
+        }
+    }
+    if session.is_snapshot() && session.snapshot_time().is_none() {
+        let in_cursor = match reply.value(&reply.cursor) {
+            Some(RawBsonRef::Document(cursor)) => match cursor.get("atClusterTime") {
+                Ok(Some(RawBsonRef::Timestamp(time))) => Some(time),
+                _ => None,
+            },
+            _ => None,
+        };
+        let at_top = match reply.value(&reply.at_cluster_time) {
+            Some(RawBsonRef::Timestamp(time)) => Some(time),
+            _ => None,
+        };
+        if let Some(time) = in_cursor.or(at_top) {
+            session.record_snapshot_time(time);
         }
     }
 }
@@ -181,6 +211,9 @@ struct ReplyFields<'a> {
     cluster_time: Option<RawElement<'a>>,
     operation_time: Option<RawElement<'a>>,
     write_concern_error: Option<RawElement<'a>>,
+    recovery_token: Option<RawElement<'a>>,
+    at_cluster_time: Option<RawElement<'a>>,
+    cursor: Option<RawElement<'a>>,
 }
 
 impl<'a> ReplyFields<'a> {
@@ -193,6 +226,9 @@ impl<'a> ReplyFields<'a> {
                 "$clusterTime" => &mut fields.cluster_time,
                 "operationTime" => &mut fields.operation_time,
                 "writeConcernError" => &mut fields.write_concern_error,
+                "recoveryToken" => &mut fields.recovery_token,
+                "atClusterTime" => &mut fields.at_cluster_time,
+                "cursor" => &mut fields.cursor,
                 _ => continue,
             };
             if slot.is_none() {

@@ -32,6 +32,7 @@ mod select;
 mod session;
 #[cfg(test)]
 mod tests;
+mod transaction;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -46,6 +47,7 @@ use steadfast_core::{Deadline, ServerAddress};
 use tracing::Instrument as _;
 
 use self::attempt::{AttemptResult, Failure};
+use self::transaction::{TransactionPlan, label_failure, plan_transaction};
 pub(crate) use self::core::{Executor, ExecutorParts};
 use crate::cursor::{CursorPin, CursorReply};
 use crate::error::{AttemptRecord, Error, ErrorKind, Result};
@@ -91,6 +93,8 @@ pub(crate) struct OperationPlan {
     acknowledged: bool,
     /// The command carries an `lsid` (acknowledged, and the operation takes sessions).
     takes_session: bool,
+    /// The operation's place in its session's transaction, if it runs in one.
+    transaction: Option<TransactionPlan>,
 }
 
 /// What changes from attempt to attempt.
@@ -176,6 +180,25 @@ impl Executor {
         context: ExecutionContext<'_>,
     ) -> Result<Done<O::Output>> {
         let (plan, mut progress) = self.start(&op, context)?;
+        let result = self.run_attempts(&mut op, &plan, &mut progress).await;
+        match (&plan.transaction, result) {
+            (Some(transaction), Err(error)) => Err(label_failure(
+                error,
+                transaction,
+                plan.deadline,
+                progress.explicit.as_deref_mut(),
+            )),
+            (_, result) => result,
+        }
+    }
+
+    /// The retry loop: attempts until one completes or the retry rules stop.
+    async fn run_attempts<O: Operation>(
+        self: &Arc<Self>,
+        op: &mut O,
+        plan: &OperationPlan,
+        progress: &mut Progress<'_>,
+    ) -> Result<Done<O::Output>> {
         let mut attempt: u32 = 0;
         loop {
             let span = tracing::debug_span!(
@@ -186,10 +209,7 @@ impl Executor {
                 attempt,
             );
             attempt = attempt.saturating_add(1);
-            let result = self
-                .attempt(&mut op, &plan, &mut progress)
-                .instrument(span)
-                .await;
+            let result = self.attempt(op, plan, progress).instrument(span).await;
             let failure = match result {
                 AttemptResult::Completed { result, address } => {
                     return match result {
@@ -199,13 +219,11 @@ impl Executor {
                 }
                 AttemptResult::CannotRetry => {
                     let stop = Some(StopReason::NotRetryable);
-                    return Err(final_error(&plan, &progress.retry, stop));
+                    return Err(final_error(plan, &progress.retry, stop));
                 }
                 AttemptResult::Failed(failure) => *failure,
             };
-            if let Some(end) = self
-                .after_failure(&mut op, &plan, &mut progress, failure)
-                .await
+            if let Some(end) = self.after_failure(op, plan, progress, failure).await
             {
                 return end;
             }
@@ -223,7 +241,7 @@ impl Executor {
         context: ExecutionContext<'a>,
     ) -> Result<(OperationPlan, Progress<'a>)> {
         let ExecutionContext {
-            session,
+            mut session,
             timeout,
             retry_policy,
             deadline,
@@ -234,6 +252,10 @@ impl Executor {
         if let Some(session) = &session {
             self.check_session(session, acknowledged)?;
         }
+        let transaction = match session.as_deref_mut() {
+            Some(session) if acknowledged => plan_transaction(session, op)?,
+            _ => None,
+        };
         let options = self.options();
         let started = runtime::now();
         let plan = OperationPlan {
@@ -244,12 +266,24 @@ impl Executor {
                 Deadline::At,
             ),
             omit_max_time,
-            criteria: op.selection_criteria(),
-            target: op.target().cloned(),
+            criteria: transaction
+                .as_ref()
+                .and_then(|t| t.criteria.clone())
+                .unwrap_or_else(|| op.selection_criteria()),
+            target: op
+                .target()
+                .cloned()
+                .or_else(|| transaction.as_ref().and_then(|t| t.pinned.clone())),
             acknowledged,
             takes_session: acknowledged && op.supports_sessions(),
+            transaction,
         };
+        let ends_transaction = plan.transaction.as_ref().is_some_and(|t| t.ends);
         let kind = match op.retryability() {
+            // commitTransaction and abortTransaction are retried whatever retryWrites says.
+            _ if ends_transaction => OperationKind::RetryableWrite,
+            // Inside a transaction only overload errors are retried.
+            _ if plan.transaction.is_some() => OperationKind::NonRetryableWrite,
             Retryability::Read => OperationKind::RetryableRead,
             Retryability::Write if acknowledged && options.retry_writes => {
                 OperationKind::RetryableWrite
@@ -263,7 +297,7 @@ impl Executor {
             kind,
             idempotent: op.idempotent(),
             retry_reads: options.retry_reads,
-            retry_writes: options.retry_writes,
+            retry_writes: options.retry_writes || ends_transaction,
             max_adaptive_retries: options.max_adaptive_retries,
             overload_retargeting: options.enable_overload_retargeting,
             // The retry session sets it from the deadline.

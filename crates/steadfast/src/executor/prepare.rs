@@ -13,8 +13,10 @@ use super::Executor;
 use super::attempt::{Interrupt, On, Stage, not_sent};
 use super::classify::DeadlineStatus;
 use super::fields::{
-    CommonFields, read_concern_document, read_preference_document, write_concern_document,
+    CommonFields, TransactionFields, read_concern_document, read_preference_document,
+    write_concern_document,
 };
+use super::transaction::{first_command_read_concern, snapshot_read_concern};
 use super::session::AttemptSession;
 use crate::conn::description::StreamDescription;
 use crate::error::Error;
@@ -73,18 +75,45 @@ impl Executor {
         let after_cluster_time = session
             .filter(|s| s.is_causally_consistent())
             .and_then(ClientSession::operation_time);
+        let (read_concern, write_concern) = match (&plan.transaction, session) {
+            (Some(transaction), _) => {
+                // Read concern on the first command only; write concern only on commit/abort.
+                let read_concern = transaction
+                    .first
+                    .then(|| first_command_read_concern(transaction, after_cluster_time))
+                    .flatten();
+                let write_concern = op
+                    .write_concern()
+                    .filter(|_| transaction.ends)
+                    .and_then(|wc| write_concern_document(wc, plan.deadline.is_csot()));
+                (read_concern, write_concern)
+            }
+            (None, session) => {
+                let read_concern = match session.filter(|s| s.is_snapshot()) {
+                    Some(snapshot) => op
+                        .supports_read_concern()
+                        .then(|| snapshot_read_concern(snapshot)),
+                    None => op
+                        .supports_read_concern()
+                        .then(|| read_concern_document(op.read_concern(), after_cluster_time))
+                        .flatten(),
+                };
+                let write_concern = op
+                    .write_concern()
+                    .and_then(|wc| write_concern_document(wc, plan.deadline.is_csot()));
+                (read_concern, write_concern)
+            }
+        };
         let fields = CommonFields {
             database: &command.database,
             lsid: session.map(ClientSession::id),
             txn_number,
+            transaction: plan.transaction.as_ref().map(|t| TransactionFields {
+                first: t.first,
+            }),
             cluster_time: cluster_time.as_ref(),
-            read_concern: op
-                .supports_read_concern()
-                .then(|| read_concern_document(op.read_concern(), after_cluster_time))
-                .flatten(),
-            write_concern: op
-                .write_concern()
-                .and_then(|wc| write_concern_document(wc, plan.deadline.is_csot())),
+            read_concern,
+            write_concern,
             read_preference: read_preference_document(
                 &plan.criteria,
                 selected.topology_type,

@@ -33,7 +33,12 @@ impl Executor {
         retry: &mut RetrySession<Error>,
     ) -> Result<Selection, Interrupt> {
         let started = runtime::now();
-        let selected = match &plan.target {
+        // A retry of commitTransaction or abortTransaction may go to another mongos
+        // (transactions, "Mongos Pinning").
+        let unpinned_retry =
+            plan.transaction.as_ref().is_some_and(|t| t.ends) && !retry.is_first_attempt();
+        let target = plan.target.as_ref().filter(|_| !unpinned_retry);
+        let selected = match target {
             Some(address) => self.topology().select_address(address),
             None => {
                 self.topology()

@@ -10,6 +10,7 @@ use steadfast_core::retry::OperationKind;
 use super::Executor;
 use super::Progress;
 use super::attempt::{Interrupt, Stage, not_sent};
+use super::transaction::pin_if_sharded;
 use crate::conn::description::StreamDescription;
 use crate::error::Error;
 use crate::session::{ClientSession, SessionOptions};
@@ -66,7 +67,8 @@ impl Executor {
         } else {
             None
         };
-        if retry.profile().kind == OperationKind::RetryableWrite && txn_number.is_none() {
+        let retryable_write = retry.profile().kind == OperationKind::RetryableWrite;
+        if retryable_write && plan.transaction.is_none() && txn_number.is_none() {
             match session
                 .as_deref_mut()
                 .and_then(ClientSession::next_txn_number)
@@ -77,10 +79,22 @@ impl Executor {
             }
         }
         let kind = retry.profile().kind;
+        let txn_number = match &plan.transaction {
+            // Every command of a transaction carries the number startTransaction took.
+            Some(transaction) => {
+                let session = session.as_deref_mut();
+                let number = session.as_ref().and_then(|s| s.current_txn_number());
+                if let (Some(session), true) = (session, transaction.first) {
+                    pin_if_sharded(session, selected);
+                }
+                number
+            }
+            None => txn_number.filter(|_| kind == OperationKind::RetryableWrite),
+        };
         Ok(AttemptSession {
             session,
             kind,
-            txn_number: txn_number.filter(|_| kind == OperationKind::RetryableWrite),
+            txn_number,
         })
     }
 }

@@ -38,6 +38,7 @@ fn common_fields_are_added_after_the_body_and_replace_duplicates() {
         database: "app",
         lsid: Some(&lsid),
         txn_number: Some(7),
+        transaction: None,
         cluster_time: Some(&cluster_time),
         read_concern: Some(doc! { "level": "majority" }),
         write_concern: Some(doc! { "w": "majority" }),

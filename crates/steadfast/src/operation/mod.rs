@@ -162,6 +162,15 @@ pub(crate) trait Operation: Send + Sync {
         matches!(self.name(), "find" | "aggregate" | "count" | "distinct")
     }
 
+    /// For commitTransaction and abortTransaction, which command of a transaction it is:
+    /// the executor then retries it as a retryable write whatever retryWrites says, and sends
+    /// `autocommit: false` without `startTransaction` or a read concern.
+    fn ends_transaction(
+        &self,
+    ) -> Option<steadfast_core::session::transaction::TransactionCommand> {
+        None
+    }
+
     /// Whether the executor may add `maxTimeMS` under timeoutMS. Not for getMore, whose
     /// `maxTimeMS` means the await time of a tailable cursor (killCursors gets one: CSOT
     /// bounds a cursor's close by a refreshed timeoutMS).

@@ -16,22 +16,31 @@
 //! command was interrupted by dropping the operation's future after it was sent: the reply
 //! never came back, and the server may still be running it.
 
+mod convenient;
+mod end_transaction;
 #[cfg(test)]
 mod tests;
+mod transaction;
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bson::{Document, Timestamp};
+use steadfast_core::ServerAddress;
+use steadfast_core::session::transaction::TransactionState;
 use steadfast_core::session::{ClusterTime, ServerSession};
 
 use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::executor::Executor;
+use crate::options::TransactionOptions;
+
+pub(crate) use end_transaction::EndTransaction;
+pub use transaction::{AbortTransaction, CommitTransaction, StartTransaction};
 
 /// How a session started with [`Client::start_session`] behaves.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct SessionOptions {
     /// Whether reads in the session observe the session's earlier operations
@@ -41,6 +50,13 @@ pub struct SessionOptions {
     /// own, over the collection's, database's and client's (`Duration::ZERO`: no limit; `None`:
     /// inherit as usual).
     pub default_timeout: Option<Duration>,
+    /// The options of transactions started in the session that do not set their own (before
+    /// the client's).
+    pub default_transaction_options: Option<TransactionOptions>,
+    /// A snapshot session: every read sees the data as of one point in time, the cluster time
+    /// of the session's first read (`readConcern: {level: "snapshot", atClusterTime}`).
+    /// Incompatible with `causal_consistency: Some(true)` and with transactions.
+    pub snapshot: Option<bool>,
 }
 
 impl SessionOptions {
@@ -62,6 +78,33 @@ impl SessionOptions {
         self.default_timeout = Some(timeout);
         self
     }
+
+    /// Sets [`SessionOptions::default_transaction_options`].
+    #[must_use]
+    pub fn default_transaction_options(mut self, options: TransactionOptions) -> Self {
+        self.default_transaction_options = Some(options);
+        self
+    }
+
+    /// Sets [`SessionOptions::snapshot`].
+    #[must_use]
+    pub fn snapshot(mut self, on: bool) -> Self {
+        self.snapshot = Some(on);
+        self
+    }
+
+    /// Refuses contradictory options.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a snapshot session that asks for causal consistency.
+    pub(crate) fn validate(&self) -> Result<()> {
+        if self.snapshot == Some(true) && self.causal_consistency == Some(true) {
+            return Err(Error::invalid_argument(
+                "a session cannot be both a snapshot session and causally consistent",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Builds [`SessionOptions`] by chained setters; each takes the value or an `Option`.
@@ -81,6 +124,21 @@ impl SessionOptionsBuilder {
     /// Sets [`SessionOptions::default_timeout`].
     pub fn default_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
         self.options.default_timeout = timeout.into();
+        self
+    }
+
+    /// Sets [`SessionOptions::default_transaction_options`].
+    pub fn default_transaction_options(
+        mut self,
+        options: impl Into<Option<TransactionOptions>>,
+    ) -> Self {
+        self.options.default_transaction_options = options.into();
+        self
+    }
+
+    /// Sets [`SessionOptions::snapshot`].
+    pub fn snapshot(mut self, on: impl Into<Option<bool>>) -> Self {
+        self.options.snapshot = on.into();
         self
     }
 
@@ -115,6 +173,22 @@ pub struct ClientSession {
     /// Set while a command of this session is on the wire. If the operation's future is
     /// dropped before the reply is read, it stays set and the session counts as dirty.
     exchange_pending: bool,
+    /// The transaction, if any: its state, options, mongos pin and recovery token.
+    transaction: Transaction,
+    /// A snapshot session's read time, from its first read's reply.
+    snapshot_time: Option<Timestamp>,
+}
+
+/// The session's transaction.
+#[derive(Debug, Default)]
+pub(crate) struct Transaction {
+    pub(crate) state: TransactionState,
+    /// The options the current (or last) transaction was started with, resolved.
+    pub(crate) options: TransactionOptions,
+    /// The mongos a sharded transaction runs on.
+    pub(crate) pinned: Option<ServerAddress>,
+    /// The last `recoveryToken` a mongos sent in this transaction.
+    pub(crate) recovery_token: Option<Document>,
 }
 
 impl fmt::Debug for ClientSession {
@@ -129,6 +203,8 @@ impl fmt::Debug for ClientSession {
             )
             .field("operation_time", &self.operation_time)
             .field("options", &self.options)
+            .field("transaction", &self.transaction.state)
+            .field("snapshot_time", &self.snapshot_time)
             .finish()
     }
 }
@@ -146,6 +222,8 @@ impl ClientSession {
             options,
             implicit,
             exchange_pending: false,
+            transaction: Transaction::default(),
+            snapshot_time: None,
         }
     }
 
@@ -169,10 +247,55 @@ impl ClientSession {
         self.options.default_timeout
     }
 
-    /// Whether reads in this session wait for its earlier operations.
+    /// Whether reads in this session wait for its earlier operations (never so for a snapshot
+    /// session, whose reads all see one point in time).
     pub fn is_causally_consistent(&self) -> bool {
-        !self.implicit && self.options.causal_consistency.unwrap_or(true)
+        !self.implicit && !self.is_snapshot() && self.options.causal_consistency.unwrap_or(true)
     }
+
+    /// Whether this is a snapshot session ([`SessionOptions::snapshot`]).
+    pub fn is_snapshot(&self) -> bool {
+        self.options.snapshot == Some(true)
+    }
+
+    /// A snapshot session's read time: the `atClusterTime` of its first read, sent with every
+    /// later read. `None` before the first read, and for other sessions.
+    pub fn snapshot_time(&self) -> Option<Timestamp> {
+        self.snapshot_time
+    }
+
+    /// Records a snapshot session's read time, from its first read.
+    pub(crate) fn record_snapshot_time(&mut self, time: Timestamp) {
+        if self.is_snapshot() && self.snapshot_time.is_none() {
+            self.snapshot_time = Some(time);
+        }
+    }
+
+    /// Whether a transaction is starting or in progress.
+    pub fn in_transaction(&self) -> bool {
+        self.transaction.state.is_active()
+    }
+
+    /// The transaction state, for the executor.
+    pub(crate) fn transaction(&self) -> &Transaction {
+        &self.transaction
+    }
+
+    /// The transaction state, for the executor to move.
+    pub(crate) fn transaction_mut(&mut self) -> &mut Transaction {
+        &mut self.transaction
+    }
+
+    /// The transaction number of the session's current transaction (the last one handed out).
+    pub(crate) fn current_txn_number(&self) -> Option<i64> {
+        self.server_session.as_ref().map(ServerSession::txn_number)
+    }
+
+    /// Drops the session's mongos pin.
+    pub(crate) fn unpin(&mut self) {
+        self.transaction.pinned = None;
+    }
+
 
     /// The highest `$clusterTime` this session has seen (from replies to its operations or
     /// [`ClientSession::advance_cluster_time`]), as the server sent it.
@@ -286,9 +409,33 @@ impl Drop for ClientSession {
         if self.exchange_pending {
             self.mark_dirty();
         }
-        if let Some(session) = self.server_session.take() {
-            self.executor.release_server_session(session);
+        let Some(session) = self.server_session.take() else {
+            return;
+        };
+        if self.transaction.state == TransactionState::InProgress
+            && self.executor.ensure_open().is_ok()
+        {
+            // driver-sessions / transactions "endSession changes": ending a session aborts its
+            // transaction, errors ignored. A background task does it, holding the server
+            // session until the abort is done so that nothing else reuses it meanwhile.
+            let mut ending = ClientSession {
+                executor: Arc::clone(&self.executor),
+                lsid: self.lsid.clone(),
+                server_session: Some(session),
+                cluster_time: self.cluster_time.take(),
+                operation_time: self.operation_time,
+                options: self.options.clone(),
+                implicit: self.implicit,
+                exchange_pending: false,
+                transaction: std::mem::take(&mut self.transaction),
+                snapshot_time: None,
+            };
+            self.executor.spawn(async move {
+                let _ = ending.abort_now().await;
+            });
+            return;
         }
+        self.executor.release_server_session(session);
     }
 }
 

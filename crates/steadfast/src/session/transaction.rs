@@ -1,0 +1,249 @@
+//! Transactions on a [`ClientSession`]: `start_transaction`, `commit_transaction` and
+//! `abort_transaction`, as actions in the official driver's shape.
+//!
+//! ```no_run
+//! # async fn demo(client: steadfast::Client) -> steadfast::error::Result<()> {
+//! use steadfast::bson::doc;
+//! use steadfast::options::{Acknowledgment, TransactionOptions, WriteConcern};
+//!
+//! let accounts = client.database("bank").collection::<steadfast::bson::Document>("accounts");
+//! let mut session = client.start_session().await?;
+//! let majority = WriteConcern::builder().w(Acknowledgment::Majority).build();
+//! session
+//!     .start_transaction()
+//!     .with_options(TransactionOptions::builder().write_concern(majority).build())
+//!     .await?;
+//! accounts
+//!     .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
+//!     .session(&mut session)
+//!     .await?;
+//! accounts
+//!     .update_one(doc! { "_id": 2 }, doc! { "$inc": { "balance": 10 } })
+//!     .session(&mut session)
+//!     .await?;
+//! session.commit_transaction().await?;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+
+use steadfast_core::options::Acknowledgment;
+use steadfast_core::session::transaction::{AbortAction, CommitAction, TransactionMisuse};
+
+use super::{ClientSession, EndTransaction};
+use crate::error::{Error, Result};
+use crate::executor::ExecutionContext;
+use crate::options::TransactionOptions;
+
+/// The future of a transaction action.
+type ActionFuture<'a> = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
+
+impl ClientSession {
+    /// Starts a transaction: the session's next operations run in it until
+    /// [`commit_transaction`](Self::commit_transaction) or
+    /// [`abort_transaction`](Self::abort_transaction). Await the action, after
+    /// [`with_options`](StartTransaction::with_options) if needed; or run a whole transaction
+    /// with retries by [`and_run`](StartTransaction::and_run).
+    ///
+    /// Options not set are taken from the session's
+    /// [`default_transaction_options`](super::SessionOptions::default_transaction_options),
+    /// then from the client. Operations in the transaction use its read concern (on the first
+    /// command only) and read preference; their own read concern, write concern and read
+    /// preference are ignored. A server error inside the transaction may abort it on the
+    /// server: committing it then fails with `NoSuchTransaction`.
+    ///
+    /// # Errors
+    /// `Transaction` while a transaction is active, in a snapshot session, or with an
+    /// unacknowledged write concern.
+    pub fn start_transaction(&mut self) -> StartTransaction<&mut ClientSession> {
+        StartTransaction {
+            session: self,
+            options: None,
+        }
+    }
+
+    /// Commits the transaction. A transaction that sent nothing commits without a command.
+    /// Calling it again re-sends the commit (with a majority write concern), which is how to
+    /// retry a commit that failed with `UnknownTransactionCommitResult`.
+    ///
+    /// # Errors
+    /// `Transaction` with no transaction started, or after an abort; the commit's own error,
+    /// labelled `UnknownTransactionCommitResult` when the transaction may have committed
+    /// (network errors, retryable errors, MaxTimeMSExpired, write concern errors), or
+    /// `TransientTransactionError` when it certainly did not and may be run again.
+    ///
+    /// # Cancel safety
+    /// Dropping the future leaves the commit's outcome unknown; the session counts as committed.
+    pub fn commit_transaction(&mut self) -> CommitTransaction<'_> {
+        CommitTransaction { session: self }
+    }
+
+    /// Aborts the transaction. Errors of the abortTransaction command are ignored (the server
+    /// aborts a forgotten transaction on its own).
+    ///
+    /// # Errors
+    /// `Transaction` with no transaction started, after a commit, or after an abort.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: the session counts as aborted as soon as the future is first polled.
+    pub fn abort_transaction(&mut self) -> AbortTransaction<'_> {
+        AbortTransaction { session: self }
+    }
+
+    pub(super) fn start_transaction_now(&mut self, options: Option<TransactionOptions>) -> Result<()> {
+        if self.is_snapshot() {
+            return Err(Error::transaction(
+                "Transactions are not supported in snapshot sessions",
+            ));
+        }
+        if self.transaction.state.is_active() {
+            return Err(misuse(TransactionMisuse::AlreadyInProgress));
+        }
+        let options = self.resolve_transaction_options(options);
+        let unacknowledged = options
+            .write_concern
+            .as_ref()
+            .and_then(|wc| wc.w.as_ref())
+            .is_some_and(|w| *w == Acknowledgment::Nodes(0));
+        if unacknowledged {
+            return Err(Error::transaction(
+                "transactions do not support unacknowledged write concerns",
+            ));
+        }
+        self.executor.ensure_open()?;
+        let unpin = self.transaction.state.start().map_err(misuse)?;
+        if unpin {
+            self.unpin();
+        }
+        self.transaction.recovery_token = None;
+        self.transaction.options = options;
+        // The transaction's number: every command of it carries the same one.
+        self.next_txn_number();
+        Ok(())
+    }
+
+    /// `options` over the session's defaults over the client's.
+    fn resolve_transaction_options(
+        &self,
+        options: Option<TransactionOptions>,
+    ) -> TransactionOptions {
+        let client = self.executor.options();
+        let from_client = TransactionOptions {
+            read_concern: client.read_concern.clone(),
+            write_concern: (!client.write_concern.is_empty())
+                .then(|| client.write_concern.clone()),
+            selection_criteria: Some(client.read_preference.clone().into()),
+            max_commit_time: None,
+        };
+        let defaults = match &self.options.default_transaction_options {
+            Some(defaults) => defaults.clone().or(&from_client),
+            None => from_client,
+        };
+        options.unwrap_or_default().or(&defaults)
+    }
+
+    pub(super) async fn commit_now(&mut self) -> Result<()> {
+        let rerun = match self.transaction.state.commit().map_err(misuse)? {
+            CommitAction::Skip => return Ok(()),
+            CommitAction::Send { rerun } => rerun,
+        };
+        let options = &self.transaction.options;
+        let op = EndTransaction::commit(
+            options.write_concern.clone(),
+            options.max_commit_time,
+            self.transaction.recovery_token.clone(),
+            rerun,
+        );
+        self.end_transaction(op).await
+    }
+
+    pub(super) async fn abort_now(&mut self) -> Result<()> {
+        let action = self.transaction.state.abort().map_err(misuse)?;
+        if action == AbortAction::Send {
+            let op = EndTransaction::abort(
+                self.transaction.options.write_concern.clone(),
+                self.transaction.recovery_token.clone(),
+            );
+            if let Err(error) = self.end_transaction(op).await {
+                // transactions: abortTransaction's errors mean nothing to the application.
+                tracing::debug!(%error, "abortTransaction failed; the server will abort the transaction on its own");
+            }
+        }
+        // Unpinned whatever abortTransaction did.
+        self.unpin();
+        Ok(())
+    }
+
+    async fn end_transaction(&mut self, op: EndTransaction) -> Result<()> {
+        let executor = std::sync::Arc::clone(&self.executor);
+        let timeout = self.default_timeout();
+        let context = ExecutionContext {
+            session: Some(self),
+            timeout,
+            ..ExecutionContext::default()
+        };
+        executor.execute(op, context).await
+    }
+}
+
+fn misuse(misuse: TransactionMisuse) -> Error {
+    Error::transaction(misuse.to_string())
+}
+
+/// Starts a transaction (see [`ClientSession::start_transaction`]); await it, or run a whole
+/// transaction with [`and_run`](Self::and_run) / [`and_run2`](Self::and_run2).
+#[must_use = "an action does nothing until awaited"]
+pub struct StartTransaction<S> {
+    pub(super) session: S,
+    pub(super) options: Option<TransactionOptions>,
+}
+
+impl<S> StartTransaction<S> {
+    /// The transaction's options (`None`: the session's and the client's).
+    pub fn with_options(mut self, options: impl Into<Option<TransactionOptions>>) -> Self {
+        self.options = options.into();
+        self
+    }
+}
+
+impl<'a> IntoFuture for StartTransaction<&'a mut ClientSession> {
+    type Output = Result<()>;
+    type IntoFuture = ActionFuture<'a>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let StartTransaction { session, options } = self;
+        Box::pin(async move { session.start_transaction_now(options) })
+    }
+}
+
+/// Commits the session's transaction (see [`ClientSession::commit_transaction`]).
+#[must_use = "an action does nothing until awaited"]
+pub struct CommitTransaction<'a> {
+    session: &'a mut ClientSession,
+}
+
+impl<'a> IntoFuture for CommitTransaction<'a> {
+    type Output = Result<()>;
+    type IntoFuture = ActionFuture<'a>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.session.commit_now())
+    }
+}
+
+/// Aborts the session's transaction (see [`ClientSession::abort_transaction`]).
+#[must_use = "an action does nothing until awaited"]
+pub struct AbortTransaction<'a> {
+    session: &'a mut ClientSession,
+}
+
+impl<'a> IntoFuture for AbortTransaction<'a> {
+    type Output = Result<()>;
+    type IntoFuture = ActionFuture<'a>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.session.abort_now())
+    }
+}
