@@ -162,7 +162,7 @@ impl Catalog {
         (source_db, source): (&str, &str),
         (target_db, target): (&str, &str),
         drop_target: bool,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<Renamed> {
         // One write lock over the whole catalog makes the move atomic for every reader.
         let mut databases = write(&self.databases);
         let missing_source = || {
@@ -188,12 +188,19 @@ impl Catalog {
         let handle = write(&source_database.collections)
             .remove(source)
             .ok_or_else(missing_source)?;
-        write(&handle).ns = format!("{target_db}.{target}");
-        write(&target_database.collections).insert(target.to_owned(), handle);
+        let uuid = {
+            let mut moved = write(&handle);
+            moved.ns = format!("{target_db}.{target}");
+            moved.uuid
+        };
+        let replaced = write(&target_database.collections).insert(target.to_owned(), handle);
         if read(&source_database.collections).is_empty() {
             databases.remove(source_db);
         }
-        Ok(())
+        Ok(Renamed {
+            uuid,
+            dropped_target: replaced.map(|replaced| read(&replaced).uuid),
+        })
     }
 
     /// Drops a database; `true` if it existed.
@@ -220,4 +227,11 @@ impl Catalog {
             .map(|(name, handle)| (name.clone(), handle.clone()))
             .collect()
     }
+}
+
+/// What a rename did: the UUID of the collection moved, and of the one `dropTarget` replaced.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Renamed {
+    pub(crate) uuid: [u8; 16],
+    pub(crate) dropped_target: Option<[u8; 16]>,
 }

@@ -70,6 +70,11 @@ impl Collection {
             .collect()
     }
 
+    /// The newest document (the one just inserted, which capping never removes).
+    pub(crate) fn newest(&self) -> Option<&Arc<Document>> {
+        self.records.values().next_back()
+    }
+
     /// A receiver that sees every later insert (the current one counts as seen).
     pub(crate) fn subscribe_inserts(&self) -> watch::Receiver<u64> {
         self.inserts.subscribe()
@@ -336,6 +341,11 @@ impl Collection {
     }
 
     /// Drops every secondary index.
+    /// The names of the secondary indexes.
+    pub(crate) fn secondary_index_names(&self) -> Vec<String> {
+        self.secondary.iter().map(|index| index.name.clone()).collect()
+    }
+
     pub(crate) fn drop_all_indexes(&mut self) {
         self.secondary.clear();
     }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use bson::{Bson, DateTime, Document, doc};
 use tokio::sync::watch;
 
+use super::change_stream::StreamCursor;
 use super::projection::Projection;
 use super::query::Filter;
 use super::value_order::document_size;
@@ -29,6 +30,8 @@ pub(crate) struct OpenCursor {
     pub(crate) no_timeout: bool,
     /// Set for a tailable cursor: where it resumes once `remaining` runs out.
     pub(crate) tail: Option<Tail>,
+    /// Set for a change stream: its position in the op log and how it shapes events.
+    pub(crate) stream: Option<Box<StreamCursor>>,
 }
 
 /// What a tailable cursor on a capped collection returns after its first results: the

@@ -38,6 +38,7 @@ mod aggregate;
 mod arith;
 mod capped;
 mod catalog;
+mod change_stream;
 mod collection;
 mod commands;
 mod cursor;
@@ -74,7 +75,7 @@ pub use self::commands::{
     COMMANDS, CommandContext, CommandOutcome, MAX_BSON_DEPTH, RawRequestError, check_raw_request,
 };
 pub use self::cursor::InsertWait;
-pub use self::oplog::{OpTime, OplogEntry, OplogOp};
+pub use self::oplog::{Change, OpTime, OplogEntry, OplogOp, WriteSession};
 
 /// Options of a [`Store`].
 #[derive(Debug, Clone)]

@@ -2,10 +2,12 @@
 //! bounded log of recent writes lets a lagging secondary report where it would be.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
-use bson::{Bson, DateTime, Timestamp};
+use bson::{Bson, DateTime, Document, Timestamp};
+use tokio::sync::watch;
 
-use super::value_order::value_size;
+use super::value_order::{document_size, value_size};
 
 /// The position of a write in the store's history: the oplog timestamp (seconds + increment)
 /// and the wall-clock time the write was applied at (as given by the caller).
@@ -28,6 +30,19 @@ impl OpTime {
     };
 }
 
+/// A timestamp as one number that orders as the timestamp does (seconds, then increment).
+pub(crate) fn packed(ts: Timestamp) -> u64 {
+    (u64::from(ts.time) << 32) | u64::from(ts.increment)
+}
+
+/// The timestamp of a [`packed`] number.
+pub(crate) fn unpacked(packed: u64) -> Timestamp {
+    Timestamp {
+        time: u32::try_from(packed >> 32).unwrap_or(u32::MAX),
+        increment: u32::try_from(packed & u64::from(u32::MAX)).unwrap_or(u32::MAX),
+    }
+}
+
 /// What kind of change an op log entry records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OplogOp {
@@ -37,26 +52,147 @@ pub enum OplogOp {
     Update,
     /// A document was deleted.
     Delete,
-    /// A catalog change: create, drop, index creation or removal.
+    /// A catalog change: create, drop, rename, index creation or removal, database drop.
     Command,
+}
+
+/// What one op log entry changed, with what a change event about it shows.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Change {
+    /// A document was inserted (also by an upsert); the document as stored.
+    Insert(Arc<Document>),
+    /// A document was modified by update operators or an update pipeline.
+    Update {
+        /// The change event's `updateDescription`: `updatedFields`, `removedFields`,
+        /// `truncatedArrays`, `disambiguatedPaths`.
+        description: Arc<Document>,
+        /// The document after the update, kept only when the collection records
+        /// pre- and post-images (`changeStreamPreAndPostImages`).
+        post_image: Option<Arc<Document>>,
+    },
+    /// A document was replaced; the replacement as stored.
+    Replace(Arc<Document>),
+    /// A document was deleted.
+    Delete,
+    /// A collection was created with these options.
+    Create(Arc<Document>),
+    /// Indexes were created (their specifications).
+    CreateIndexes(Arc<Vec<Document>>),
+    /// Indexes were dropped (their names).
+    DropIndexes(Arc<Vec<String>>),
+    /// A collection's options changed (`collMod`).
+    Modify(Arc<Document>),
+    /// A collection was dropped.
+    Drop,
+    /// A collection was renamed to `to` (`db.collection`); `dropped_target` is the UUID of the
+    /// collection `dropTarget` replaced, if any.
+    Rename {
+        /// The new namespace.
+        to: String,
+        /// The UUID of the collection the rename dropped, if it dropped one.
+        dropped_target: Option<[u8; 16]>,
+    },
+    /// A database was dropped (its collections' drops come first, each in its own entry).
+    DropDatabase,
+}
+
+impl Change {
+    /// The coarse kind of the change.
+    pub fn op(&self) -> OplogOp {
+        match self {
+            Change::Insert(_) => OplogOp::Insert,
+            Change::Update { .. } | Change::Replace(_) => OplogOp::Update,
+            Change::Delete => OplogOp::Delete,
+            _ => OplogOp::Command,
+        }
+    }
+
+    /// Approximate bytes held besides the entry's fixed cost.
+    fn size(&self) -> usize {
+        match self {
+            Change::Insert(document) | Change::Replace(document) => document_size(document),
+            Change::Update {
+                description,
+                post_image,
+            } => document_size(description)
+                .saturating_add(post_image.as_deref().map_or(0, document_size)),
+            Change::Create(document) | Change::Modify(document) => document_size(document),
+            Change::CreateIndexes(specs) => specs
+                .iter()
+                .map(|spec| document_size(spec))
+                .fold(0, usize::saturating_add),
+            Change::DropIndexes(names) => names
+                .iter()
+                .map(String::len)
+                .fold(0, usize::saturating_add),
+            Change::Rename { to, .. } => to.len(),
+            Change::Delete | Change::Drop | Change::DropDatabase => 0,
+        }
+    }
+}
+
+/// The session of a write made by a retryable write or a transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteSession {
+    /// The command's `lsid`.
+    pub lsid: Arc<Document>,
+    /// The command's `txnNumber`.
+    pub txn_number: i64,
+    /// Whether the write belongs to a multi-document transaction (change events show the
+    /// session only then, as mongod's do).
+    pub in_transaction: bool,
+}
+
+/// One write, as a command hands it to the op log.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct OplogWrite {
+    /// `db.collection` (`db.$cmd` for a database drop).
+    pub(crate) ns: String,
+    /// The collection's UUID, when the write concerns one.
+    pub(crate) uuid: Option<[u8; 16]>,
+    /// The `_id` of the document written, for document writes.
+    pub(crate) id: Option<Bson>,
+    pub(crate) change: Change,
+    /// The document before an update, replacement or delete, when the collection records
+    /// pre- and post-images.
+    pub(crate) pre_image: Option<Arc<Document>>,
 }
 
 /// One applied write.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct OplogEntry {
     /// When the write was applied.
     pub op_time: OpTime,
-    /// `db.collection` for document writes, `db.$cmd` for catalog changes.
+    /// `db.collection` (for catalog changes too: the collection created, dropped, renamed or
+    /// whose indexes changed); `db.$cmd` for a database drop.
     pub ns: String,
     /// The kind of change.
     pub op: OplogOp,
     /// The `_id` of the document written, for document writes.
     pub id: Option<Bson>,
+    /// The UUID of the collection written, when the write concerns one.
+    pub uuid: Option<[u8; 16]>,
+    /// What changed.
+    pub change: Change,
+    /// The document before an update, replacement or delete, kept only when the collection
+    /// records pre- and post-images (`changeStreamPreAndPostImages: {enabled: true}`).
+    pub pre_image: Option<Arc<Document>>,
+    /// The session and transaction number of a retryable or transactional write.
+    pub session: Option<WriteSession>,
 }
 
-/// Bytes the retained entries may hold (namespaces and `_id`s, plus a fixed cost per entry);
-/// past it the oldest are forgotten, whatever the entry capacity. Large `_id`s cannot make the
-/// op log grow without bound.
+impl OplogEntry {
+    /// The database and collection of the entry's namespace.
+    pub fn db_and_collection(&self) -> (&str, &str) {
+        self.ns.split_once('.').unwrap_or((self.ns.as_str(), ""))
+    }
+}
+
+/// Bytes the retained entries may hold (namespaces, `_id`s, documents and images, plus a fixed
+/// cost per entry); past it the oldest are forgotten, whatever the entry capacity. Large
+/// documents cannot make the op log grow without bound.
 pub(crate) const MAX_OPLOG_BYTES: usize = 64 * 1024 * 1024;
 
 /// Approximate bytes one entry costs besides its namespace and `_id`.
@@ -71,10 +207,25 @@ pub(crate) struct Oplog {
     /// Bytes held by `entries`, per [`entry_size`].
     bytes: usize,
     applied: HashMap<String, u64>,
+    /// The timestamp of the newest entry forgotten, if any was: a change stream positioned
+    /// before it has lost history.
+    evicted_through: Option<Timestamp>,
+    /// Publishes the newest optime, so that change-stream getMores wait for writes instead of
+    /// polling.
+    changes: watch::Sender<u64>,
 }
 
 fn entry_size(entry: &OplogEntry) -> usize {
-    ENTRY_OVERHEAD_BYTES + entry.ns.len() + entry.id.as_ref().map_or(0, value_size)
+    let session = entry
+        .session
+        .as_ref()
+        .map_or(0, |session| document_size(&session.lsid));
+    ENTRY_OVERHEAD_BYTES
+        .saturating_add(entry.ns.len())
+        .saturating_add(entry.id.as_ref().map_or(0, value_size))
+        .saturating_add(entry.change.size())
+        .saturating_add(entry.pre_image.as_deref().map_or(0, document_size))
+        .saturating_add(session)
 }
 
 impl Oplog {
@@ -85,6 +236,8 @@ impl Oplog {
             capacity,
             bytes: 0,
             applied: HashMap::new(),
+            evicted_through: None,
+            changes: watch::Sender::new(0),
         }
     }
 
@@ -92,9 +245,8 @@ impl Oplog {
     pub(crate) fn record(
         &mut self,
         now: DateTime,
-        ns: &str,
-        op: OplogOp,
-        id: Option<Bson>,
+        write: OplogWrite,
+        session: Option<WriteSession>,
     ) -> OpTime {
         let wall = if now > self.last.wall {
             now
@@ -114,20 +266,29 @@ impl Oplog {
             }
         };
         self.last = OpTime { ts, wall };
+        let op = write.change.op();
         if op != OplogOp::Command {
-            *self.applied.entry(ns.to_owned()).or_default() += 1;
+            let applied = self.applied.entry(write.ns.clone()).or_default();
+            *applied = applied.saturating_add(1);
         }
         if self.capacity > 0 {
             let entry = OplogEntry {
                 op_time: self.last,
-                ns: ns.to_owned(),
+                ns: write.ns,
                 op,
-                id,
+                id: write.id,
+                uuid: write.uuid,
+                change: write.change,
+                pre_image: write.pre_image,
+                session,
             };
             self.bytes = self.bytes.saturating_add(entry_size(&entry));
             self.entries.push_back(entry);
             self.evict_oldest();
+        } else {
+            self.evicted_through = Some(ts);
         }
+        self.changes.send_replace(packed(ts));
         self.last
     }
 
@@ -139,6 +300,7 @@ impl Oplog {
         {
             if let Some(oldest) = self.entries.pop_front() {
                 self.bytes = self.bytes.saturating_sub(entry_size(&oldest));
+                self.evicted_through = Some(oldest.op_time.ts);
             }
         }
     }
@@ -173,10 +335,23 @@ impl Oplog {
 
     /// Retained entries strictly after `after`.
     pub(crate) fn since(&self, after: OpTime) -> Vec<OplogEntry> {
-        let start = self
-            .entries
-            .partition_point(|entry| entry.op_time.ts <= after.ts);
-        self.entries.iter().skip(start).cloned().collect()
+        self.after(after.ts, usize::MAX)
+    }
+
+    /// At most `limit` retained entries with a timestamp strictly after `after`, oldest first.
+    pub(crate) fn after(&self, after: Timestamp, limit: usize) -> Vec<OplogEntry> {
+        let start = self.entries.partition_point(|entry| entry.op_time.ts <= after);
+        self.entries.iter().skip(start).take(limit).cloned().collect()
+    }
+
+    /// The timestamp of the newest forgotten entry, if any was forgotten.
+    pub(crate) fn evicted_through(&self) -> Option<Timestamp> {
+        self.evicted_through
+    }
+
+    /// A receiver that sees every later write (the current one counts as seen).
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     pub(crate) fn applied(&self, ns: &str) -> u64 {

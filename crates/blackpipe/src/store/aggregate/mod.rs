@@ -95,6 +95,24 @@ impl Pipeline {
         Ok(pipeline)
     }
 
+    /// Parses the stages after `$changeStream`: only those that filter or reshape one event
+    /// at a time (`$match $project $addFields/$set $unset $replaceRoot/$replaceWith`).
+    pub(crate) fn parse_for_change_stream(stages: &[Bson]) -> StoreResult<Pipeline> {
+        let pipeline = Pipeline::parse(stages)?;
+        for stage in &pipeline.stages {
+            if !matches!(
+                stage,
+                Stage::Match(_) | Stage::Project(_) | Stage::AddFields(_) | Stage::ReplaceRoot(_)
+            ) {
+                return Err(CommandError::new(
+                    code::ILLEGAL_OPERATION,
+                    "Only $match, $project, $addFields, $set, $unset, $replaceRoot and $replaceWith may follow $changeStream",
+                ));
+            }
+        }
+        Ok(pipeline)
+    }
+
     /// The filter of a leading `$match`, which can be evaluated while scanning the collection.
     pub(crate) fn leading_match(&self) -> Option<&Filter> {
         match self.stages.first() {

@@ -14,6 +14,7 @@ use super::write::collection_for_write;
 use crate::store::catalog::{read, validate_namespace, write};
 use crate::store::errors::{CommandError, StoreResult, code, format_value};
 use crate::store::index::SecondaryIndex;
+use crate::store::oplog::{Change, OplogWrite};
 use crate::store::query::Filter;
 
 fn count_as_i32(count: usize) -> i32 {
@@ -47,20 +48,22 @@ pub(crate) fn create_indexes(exec: &mut Exec<'_>, command: &Document) -> StoreRe
     let handle = collection_for_write(exec, collection);
     let mut guard = write(&handle);
     let before = guard.index_count();
-    let mut created = 0;
-    for index in indexes {
+    let mut created = Vec::new();
+    for (index, spec) in indexes.into_iter().zip(specs) {
         if guard.create_index(index)? {
-            created += 1;
+            created.extend(spec.as_document().cloned());
         }
     }
     let after = guard.index_count();
+    let uuid = guard.uuid;
     drop(guard);
-    if created > 0 {
-        exec.record_command();
+    let created_count = created.len();
+    if created_count > 0 {
+        exec.record_catalog(collection, Some(uuid), Change::CreateIndexes(Arc::new(created)));
     }
     let mut reply =
         doc! { "numIndexesBefore": count_as_i32(before), "numIndexesAfter": count_as_i32(after) };
-    if created == 0 {
+    if created_count == 0 {
         reply.insert("note", "all indexes already exist");
     } else {
         reply.insert("createdCollectionAutomatically", created_collection);
@@ -110,8 +113,10 @@ pub(crate) fn drop_indexes(
         .ok_or_else(|| super::args::missing(name, "index"))?;
     let mut guard = write(&handle);
     let before = guard.index_count();
+    let mut dropped = Vec::new();
     let names: Vec<String> = match target {
         Bson::String(all) if all == "*" => {
+            dropped = guard.secondary_index_names();
             guard.drop_all_indexes();
             Vec::new()
         }
@@ -152,11 +157,13 @@ pub(crate) fn drop_indexes(
                 format!("index not found with name [{index}]"),
             ));
         }
+        dropped.push(index.clone());
     }
     let changed = guard.index_count() != before;
+    let uuid = guard.uuid;
     drop(guard);
     if changed {
-        exec.record_command();
+        exec.record_catalog(collection, Some(uuid), Change::DropIndexes(Arc::new(dropped)));
     }
     Ok(doc! { "nIndexesWas": count_as_i32(before), "ok": 1.0 })
 }
@@ -251,14 +258,30 @@ pub(crate) fn drop_collection(exec: &mut Exec<'_>, command: &Document) -> StoreR
     let Some(handle) = exec.store.catalog.drop_collection(exec.db, collection) else {
         return Ok(doc! { "ok": 1.0 });
     };
-    let indexes = read(&handle).index_count();
-    exec.record_command();
+    let (indexes, uuid) = {
+        let guard = read(&handle);
+        (guard.index_count(), guard.uuid)
+    };
+    exec.record_catalog(collection, Some(uuid), Change::Drop);
     Ok(doc! { "nIndexesWas": count_as_i32(indexes), "ns": exec.ns(collection), "ok": 1.0 })
 }
 
 pub(crate) fn drop_database(exec: &mut Exec<'_>) -> StoreResult<Document> {
+    let collections = exec.store.catalog.collections(exec.db);
     if exec.store.catalog.drop_database(exec.db) {
-        exec.record_command();
+        // As mongod does, each collection's drop first, then the database's.
+        for (name, handle) in collections {
+            let uuid = read(&handle).uuid;
+            exec.record_catalog(&name, Some(uuid), Change::Drop);
+        }
+        let ns = format!("{}.$cmd", exec.db);
+        exec.record(OplogWrite {
+            ns,
+            uuid: None,
+            id: None,
+            change: Change::DropDatabase,
+            pre_image: None,
+        });
         return Ok(doc! { "dropped": exec.db, "ok": 1.0 });
     }
     Ok(doc! { "ok": 1.0 })
@@ -284,9 +307,9 @@ pub(crate) fn create(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
     if exec
         .store
         .catalog
-        .create(exec.db, collection, options, uuid)?
+        .create(exec.db, collection, options.clone(), uuid)?
     {
-        exec.record_command();
+        exec.record_catalog(collection, Some(uuid), Change::Create(Arc::new(options)));
     }
     Ok(doc! { "ok": 1.0 })
 }
@@ -328,8 +351,18 @@ pub(crate) fn rename_collection(exec: &mut Exec<'_>, command: &Document) -> Stor
         ));
     }
     let drop_target = optional_bool(command, "renameCollection", "dropTarget")?.unwrap_or(false);
-    exec.store.catalog.rename(source, target, drop_target)?;
-    exec.record_command();
+    let renamed = exec.store.catalog.rename(source, target, drop_target)?;
+    let (source_db, source_collection) = source;
+    exec.record(OplogWrite {
+        ns: format!("{source_db}.{source_collection}"),
+        uuid: Some(renamed.uuid),
+        id: None,
+        change: Change::Rename {
+            to: format!("{}.{}", target.0, target.1),
+            dropped_target: renamed.dropped_target,
+        },
+        pre_image: None,
+    });
     Ok(doc! { "ok": 1.0 })
 }
 

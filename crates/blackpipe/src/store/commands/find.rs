@@ -12,6 +12,7 @@ use super::args::{
 };
 use super::tail::cursor_not_found;
 use crate::store::catalog::{lock, read, validate_namespace};
+use crate::store::change_stream;
 use crate::store::cursor::{DEFAULT_FIRST_BATCH, OpenCursor, Tail, cursor_reply, take_batch};
 use crate::store::errors::{CommandError, StoreResult, code, type_name};
 use crate::store::projection::{Projection, ProjectionKind};
@@ -59,6 +60,7 @@ pub(crate) fn open_cursor(
             last_used: exec.now,
             no_timeout,
             tail,
+            stream: None,
         })
     } else {
         0
@@ -231,7 +233,9 @@ pub(crate) fn get_more(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
             ),
         ));
     }
-    let await_data = cursor.tail.as_ref().is_some_and(|tail| tail.await_data);
+    // Change-stream cursors are tailable awaitData cursors too.
+    let await_data = cursor.tail.as_ref().is_some_and(|tail| tail.await_data)
+        || cursor.stream.is_some();
     if sets_await_time(command) && !await_data {
         // mongod takes a getMore's maxTimeMS as the wait of a tailable awaitData cursor, the
         // only kind that may carry one.
@@ -240,6 +244,10 @@ pub(crate) fn get_more(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
         ));
     }
     cursor.last_used = exec.now;
+    if let Some(stream) = cursor.stream.as_deref().cloned() {
+        drop(registry);
+        return change_stream::get_more(exec, id, &ns, stream, batch_size, command);
+    }
     let tail = cursor
         .remaining
         .is_empty()

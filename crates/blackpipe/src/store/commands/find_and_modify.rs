@@ -4,10 +4,12 @@ use bson::{Bson, Document, doc};
 
 use super::Exec;
 use super::args::{collection_name, optional_bool, optional_document};
-use super::write::{CheckedOutSession, collection_for_write, prepare_for_insert};
+use super::write::{
+    CheckedOutSession, collection_for_write, prepare_for_insert, record_insert, record_update,
+};
 use crate::store::catalog::{validate_namespace, write};
 use crate::store::errors::{CommandError, StoreResult};
-use crate::store::oplog::OplogOp;
+use crate::store::oplog::OplogWrite;
 use crate::store::projection::{Projection, ProjectionKind};
 use crate::store::query::Filter;
 use crate::store::sort::SortSpec;
@@ -154,7 +156,6 @@ fn execute(
         });
     };
     let mut guard = write(&handle);
-    let ns = guard.ns.clone();
     let target = if request.sort.is_empty() {
         guard
             .matching_records(&request.filter, Some(1))
@@ -196,7 +197,7 @@ fn execute(
             Bson::Null
         };
         guard.insert(document)?;
-        exec.record(&ns, OplogOp::Insert, Some(id.clone()));
+        record_insert(exec, &guard);
         return Ok((
             doc! { "n": 1, "updatedExisting": false, "upserted": id },
             value,
@@ -207,7 +208,7 @@ fn execute(
     };
     if request.remove {
         guard.remove(record);
-        exec.record(&ns, OplogOp::Delete, original.get("_id").cloned());
+        exec.record(OplogWrite::delete(&guard, &original));
         return Ok((doc! { "n": 1 }, project(request, &original)?));
     }
     let Some(update) = &request.update else {
@@ -221,9 +222,8 @@ fn execute(
         },
     )?;
     if !documents_identical(&original, &updated) {
-        let id = updated.get("_id").cloned();
         guard.replace(record, updated.clone())?;
-        exec.record(&ns, OplogOp::Update, id);
+        record_update(exec, &guard, record, &original, update.is_replacement());
     }
     let value = if request.return_new {
         project(request, &updated)?

@@ -1,13 +1,13 @@
 //! The command layer: one entry point that takes a command document and returns mongod's reply.
 
 mod admin;
-mod args;
+pub(crate) mod args;
 mod collectionless;
 mod find;
 mod find_and_modify;
 mod raw_request;
 mod read;
-mod tail;
+pub(crate) mod tail;
 mod write;
 
 use bson::{Bson, DateTime, Document};
@@ -18,7 +18,7 @@ use super::Store;
 use super::catalog::{lock, validate_database_name};
 use super::cursor::InsertWait;
 use super::errors::{CommandError, StoreResult, code};
-use super::oplog::{OpTime, OplogOp};
+use super::oplog::{Change, OpTime, OplogWrite, WriteSession};
 
 /// What a command needs from its caller besides the document.
 #[derive(Debug, Clone, Copy)]
@@ -103,25 +103,51 @@ pub(crate) struct Exec<'a> {
     pub(crate) last_write: Option<OpTime>,
     /// See [`CommandOutcome::awaiting_inserts`].
     pub(crate) awaiting_inserts: Option<InsertWait>,
+    /// The session of a retryable or transactional command, stamped on its op log entries.
+    pub(crate) session: Option<WriteSession>,
 }
 
 impl Exec<'_> {
-    /// Records an applied write in the op log. Document writes call this while still holding
-    /// the collection lock, so op log order is apply order.
-    pub(crate) fn record(&mut self, ns: &str, op: OplogOp, id: Option<Bson>) {
-        let op_time = lock(&self.store.oplog).record(self.now, ns, op, id);
+    /// Records an applied write in the op log: the one place entries are made. Document
+    /// writes call this while still holding the collection lock, so op log order is apply
+    /// order.
+    pub(crate) fn record(&mut self, write: OplogWrite) {
+        let op_time = lock(&self.store.oplog).record(self.now, write, self.session.clone());
         self.last_write = Some(op_time);
     }
 
-    /// Records a catalog change on `db.$cmd`.
-    pub(crate) fn record_command(&mut self) {
-        let ns = format!("{}.$cmd", self.db);
-        self.record(&ns, OplogOp::Command, None);
+    /// Records a catalog change of `collection` (of this command's database).
+    pub(crate) fn record_catalog(&mut self, collection: &str, uuid: Option<[u8; 16]>, change: Change) {
+        let ns = self.ns(collection);
+        self.record(OplogWrite {
+            ns,
+            uuid,
+            id: None,
+            change,
+            pre_image: None,
+        });
     }
 
     pub(crate) fn ns(&self, collection: &str) -> String {
         format!("{}.{collection}", self.db)
     }
+}
+
+/// The session of a command carrying `lsid` and `txnNumber` (a retryable write, or a
+/// transaction's statement or commit when `autocommit: false`).
+fn write_session(command: &Document) -> Option<WriteSession> {
+    let lsid = command.get_document("lsid").ok()?;
+    let txn_number = match command.get("txnNumber")? {
+        Bson::Int64(number) => *number,
+        Bson::Int32(number) => i64::from(*number),
+        _ => return None,
+    };
+    let in_transaction = command.get("autocommit") == Some(&Bson::Boolean(false));
+    Some(WriteSession {
+        lsid: std::sync::Arc::new(lsid.clone()),
+        txn_number,
+        in_transaction,
+    })
 }
 
 impl Store {
@@ -145,6 +171,7 @@ impl Store {
             now: context.now,
             last_write: None,
             awaiting_inserts: None,
+            session: write_session(command),
         };
         let reply = match self.dispatch(&mut exec, command) {
             Ok(reply) => reply,

@@ -12,6 +12,7 @@ use super::args::{
 use super::find::{CursorOptions, open_cursor};
 use crate::store::aggregate::Pipeline;
 use crate::store::catalog::{read, validate_namespace};
+use crate::store::change_stream;
 use crate::store::errors::{CommandError, StoreResult, type_name};
 use crate::store::path::{Leaf, collect_leaves, split_path};
 use crate::store::query::Filter;
@@ -102,6 +103,13 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
                 || other.as_i64() == Some(1) =>
         {
             check_cursor_and_explain(command)?;
+            let stages = required_array(command, "aggregate", "pipeline")?;
+            if change_stream::change_stream_stage(stages).is_some() {
+                return change_stream::aggregate(exec, command, None, stages);
+            }
+            if change_stream::has_later_change_stream(stages) {
+                return Err(change_stream::not_first_stage());
+            }
             return super::collectionless::aggregate(exec, command);
         }
         _ => collection_name(command, "aggregate")?.to_owned(),
@@ -109,6 +117,12 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
     validate_namespace(exec.db, &collection)?;
     let stages = required_array(command, "aggregate", "pipeline")?;
     check_cursor_and_explain(command)?;
+    if change_stream::change_stream_stage(stages).is_some() {
+        return change_stream::aggregate(exec, command, Some(&collection), stages);
+    }
+    if change_stream::has_later_change_stream(stages) {
+        return Err(change_stream::not_first_stage());
+    }
     let batch_size = cursor_batch_size(command, "aggregate")?;
     let pipeline = Pipeline::parse(stages)?;
     let input: Vec<Arc<Document>> = match exec.store.catalog.collection(exec.db, &collection) {

@@ -129,7 +129,7 @@ fn poll(store: &Store, tail: &Tail) -> StoreResult<Polled> {
 
 /// An awaitData getMore's wait: its `maxTimeMS` (at most mongod's largest, `INT_MAX`), or one
 /// second when absent or zero.
-fn await_time(command: &Document) -> Duration {
+pub(crate) fn await_time(command: &Document) -> Duration {
     let millis = match command.get("maxTimeMS") {
         Some(Bson::Int32(millis)) => i64::from(*millis),
         Some(Bson::Int64(millis)) => *millis,

@@ -9,11 +9,11 @@ use super::Exec;
 use super::args::{
     collection_name, missing, optional_bool, optional_document, required_array, statement,
 };
-use crate::store::catalog::{CollectionHandle, lock, validate_namespace, write};
+use crate::store::catalog::{CollectionHandle, lock, read, validate_namespace, write};
 use crate::store::collection::Collection;
 use crate::store::cursor::MAX_BATCH_BYTES;
 use crate::store::errors::{CommandError, StoreResult, code, index_as_i32};
-use crate::store::oplog::OplogOp;
+use crate::store::oplog::{Change, OplogWrite};
 use crate::store::query::Filter;
 use crate::store::sort::SortSpec;
 use crate::store::txn::{
@@ -134,7 +134,8 @@ pub(crate) fn collection_for_write(exec: &mut Exec<'_>, collection: &str) -> Col
         .catalog
         .collection_or_create(exec.db, collection, || store.random_uuid());
     if created {
-        exec.record_command();
+        let uuid = read(&handle).uuid;
+        exec.record_catalog(collection, Some(uuid), Change::Create(Arc::new(Document::new())));
     }
     handle
 }
@@ -153,7 +154,6 @@ pub(crate) fn insert(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
     let checked_out = CheckedOutSession::of(exec, command)?;
     let mut session = checked_out.begin()?;
     let handle = collection_for_write(exec, collection);
-    let ns = exec.ns(collection);
     let mut result = BatchResult::default();
     for (position, (item, statement_id)) in documents.iter().zip(&statements).enumerate() {
         if session
@@ -165,10 +165,9 @@ pub(crate) fn insert(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             continue;
         }
         let outcome = prepare_for_insert(exec, item).and_then(|document| {
-            let id = document.get("_id").cloned();
             let mut guard = write(&handle);
             guard.insert(document)?;
-            exec.record(&ns, OplogOp::Insert, id);
+            record_insert(exec, &guard);
             Ok(())
         });
         match outcome {
@@ -222,6 +221,26 @@ fn update_targets(
     }
 }
 
+/// Records the insert of `collection`'s newest document (the one just inserted).
+pub(crate) fn record_insert(exec: &mut Exec<'_>, collection: &Collection) {
+    if let Some(document) = collection.newest() {
+        exec.record(OplogWrite::insert(collection, document.clone()));
+    }
+}
+
+/// Records the modification of `record` from `original` into what it now holds.
+pub(crate) fn record_update(
+    exec: &mut Exec<'_>,
+    collection: &Collection,
+    record: u64,
+    original: &Arc<Document>,
+    replacement: bool,
+) {
+    if let Some(updated) = collection.get(record) {
+        exec.record(OplogWrite::update(collection, original, updated.clone(), replacement));
+    }
+}
+
 /// Applies an update to the matching documents of a locked collection (or upserts).
 pub(crate) fn apply_update(
     exec: &mut Exec<'_>,
@@ -255,7 +274,7 @@ pub(crate) fn apply_update(
         let document = prepare_for_insert(exec, &document)?;
         let id = document.get("_id").cloned();
         collection.insert(document)?;
-        exec.record(&collection.ns.clone(), OplogOp::Insert, id.clone());
+        record_insert(exec, collection);
         return Ok(UpdateResult {
             matched: 0,
             modified: 0,
@@ -281,9 +300,8 @@ pub(crate) fn apply_update(
                 "Resulting document after update is larger than 16777216",
             ));
         }
-        let id = updated.get("_id").cloned();
         collection.replace(record, updated)?;
-        exec.record(&collection.ns.clone(), OplogOp::Update, id);
+        record_update(exec, collection, record, &original, update.is_replacement());
         result.modified += 1;
     }
     Ok(result)
@@ -472,7 +490,6 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
     let checked_out = CheckedOutSession::of(exec, command)?;
     let mut session = checked_out.begin()?;
     let handle = exec.store.catalog.collection(exec.db, collection);
-    let ns = exec.ns(collection);
     let mut result = BatchResult::default();
     for (position, ((filter, just_one), statement_id)) in parsed.iter().zip(&statements).enumerate()
     {
@@ -496,7 +513,7 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             let mut count = 0;
             for record in records {
                 if let Some(removed) = guard.remove(record) {
-                    exec.record(&ns, OplogOp::Delete, removed.get("_id").cloned());
+                    exec.record(OplogWrite::delete(&guard, &removed));
                     count += 1;
                 }
             }

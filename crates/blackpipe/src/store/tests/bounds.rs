@@ -4,11 +4,11 @@ use bson::{Binary, Bson, DateTime, Document, doc, spec::BinarySubtype};
 
 use super::at;
 use crate::store::catalog::lock;
-use crate::store::oplog::{MAX_OPLOG_BYTES, Oplog};
+use crate::store::oplog::{MAX_OPLOG_BYTES, Oplog, OplogWrite};
 use crate::store::txn::{
     HistoryLimits, SessionKey, StatementOutcome, TransactionTable, retryable_write_of,
 };
-use crate::store::{OpTime, OplogOp};
+use crate::store::{Change, OpTime};
 
 /// mongod's IncompleteTransactionHistory.
 const INCOMPLETE_TRANSACTION_HISTORY: i32 = 217;
@@ -95,16 +95,23 @@ fn the_op_log_holds_a_bounded_number_of_bytes_whatever_its_capacity() {
     let mut oplog = Oplog::new(1_000);
     let large_id = "i".repeat(4 * 1024 * 1024);
     for _ in 0..20 {
+        let document = std::sync::Arc::new(doc! { "_id": large_id.clone() });
         oplog.record(
             at(0),
-            "db.c",
-            OplogOp::Insert,
-            Some(Bson::String(large_id.clone())),
+            OplogWrite {
+                ns: "db.c".to_owned(),
+                uuid: None,
+                id: Some(Bson::String(large_id.clone())),
+                change: Change::Insert(document),
+                pre_image: None,
+            },
+            None,
         );
     }
     let retained = oplog.len();
     assert!(retained < 20, "{retained}");
-    assert!(retained * large_id.len() <= MAX_OPLOG_BYTES);
+    // Each entry holds the `_id` twice: as its document key and inside its document.
+    assert!(retained * 2 * large_id.len() <= MAX_OPLOG_BYTES);
     let newest = oplog.since(OpTime::ZERO);
     assert_eq!(newest.last().map(|entry| entry.op_time), Some(oplog.last()));
 }
@@ -126,6 +133,7 @@ fn past_the_cursor_byte_bound_the_least_recently_used_cursors_are_closed() {
         last_used: at(seconds),
         no_timeout: true,
         tail: None,
+        stream: None,
     };
     let mut registry = CursorRegistry::with_max_bytes(1_000);
     registry.insert(1, cursor(0, None));
@@ -155,6 +163,7 @@ fn results_appended_to_a_tailable_cursor_count_against_the_byte_bound() {
         last_used: at(seconds),
         no_timeout: true,
         tail: None,
+        stream: None,
     };
     let mut registry = CursorRegistry::with_max_bytes(1_000);
     registry.insert(1, cursor(0));

@@ -64,7 +64,7 @@ fn the_oplog_records_each_document_write_and_catalog_change() {
     assert_eq!(entries.len(), 2);
     assert_eq!(
         (entries[0].op, entries[0].ns.as_str()),
-        (OplogOp::Command, "db.$cmd")
+        (OplogOp::Command, "db.c")
     );
     assert_eq!(
         (entries[1].op, entries[1].ns.as_str(), entries[1].id.clone()),

@@ -1,0 +1,365 @@
+//! Change streams: `aggregate` with a first `$changeStream` stage, read from the op log.
+//!
+//! A stream is a position in the op log ([`token::Position`]) plus what it watches and how it
+//! shapes events. The first batch and every getMore turn the entries after the position into
+//! events ([`event::events_of`]), run the rest of the pipeline on each, and move the position
+//! past what they examined, so a batch ends wherever its count or 16 MiB bound stops it and the
+//! next continues exactly there. Every batch carries `postBatchResumeToken`, the position as a
+//! resume token. A getMore that finds nothing reports how to wait for the next write
+//! ([`InsertWait`] on the op log), and the caller waits holding no lock. The cursor is
+//! tailable-awaitData: only an invalidate (or an error) closes it.
+
+mod event;
+mod options;
+pub(crate) mod record;
+mod token;
+
+use std::sync::Arc;
+
+use bson::{Bson, Document};
+use tokio::sync::watch;
+
+use self::event::events_of;
+use self::options::{Scope, Start, StreamSpec, first_stage, is_stage};
+use self::token::{Position, ResumeToken};
+use super::Store;
+use super::aggregate::Pipeline;
+use super::catalog::lock;
+use super::commands::Exec;
+use super::commands::args::cursor_batch_size;
+use super::commands::tail::{await_time, cursor_not_found};
+use super::cursor::{DEFAULT_FIRST_BATCH, InsertWait, MAX_BATCH_BYTES, OpenCursor, cursor_reply};
+use super::errors::{CommandError, StoreResult, code};
+use super::oplog::{packed, unpacked};
+use super::value_order::document_size;
+
+pub(crate) use self::options::first_stage as change_stream_stage;
+
+/// mongod's code for `$changeStream` anywhere but first.
+const NOT_FIRST_STAGE: i32 = 40602;
+/// mongod's InvalidResumeToken.
+const INVALID_RESUME_TOKEN: i32 = 260;
+/// mongod's ChangeStreamFatalError.
+const CHANGE_STREAM_FATAL_ERROR: i32 = 280;
+/// mongod's ChangeStreamHistoryLost.
+const CHANGE_STREAM_HISTORY_LOST: i32 = 286;
+
+/// How many op log entries one pass copies out of the log (under its lock) before turning them
+/// into events without it.
+const ENTRIES_PER_PASS: usize = 1024;
+
+/// The state of an open change-stream cursor.
+#[derive(Debug, Clone)]
+pub(crate) struct StreamCursor {
+    spec: Arc<StreamSpec>,
+    pipeline: Arc<Pipeline>,
+    /// Where the stream is: events after it are next. Its token is the batch's
+    /// `postBatchResumeToken`.
+    position: ResumeToken,
+}
+
+/// The error of a `$changeStream` that is not the pipeline's first stage.
+pub(crate) fn not_first_stage() -> CommandError {
+    CommandError::new(
+        NOT_FIRST_STAGE,
+        "$changeStream is only valid as the first stage in a pipeline",
+    )
+}
+
+/// Whether a pipeline has a `$changeStream` stage after its first.
+pub(crate) fn has_later_change_stream(stages: &[Bson]) -> bool {
+    stages
+        .iter()
+        .skip(1)
+        .any(|stage| is_stage(stage, &["$changeStream"]))
+}
+
+/// Runs an `aggregate` whose first stage is `$changeStream`; `target` is the collection
+/// named by the command, `None` for `{aggregate: 1}`.
+///
+/// # Errors
+///
+/// The stage's option errors; 40602 for a second `$changeStream`; IllegalOperation for stages
+/// a change stream does not allow (`$out` and `$merge` included); InvalidResumeToken (260) for
+/// `resumeAfter` an invalidate; ChangeStreamHistoryLost (286) when the start is older than
+/// the op log still holds.
+pub(crate) fn aggregate(
+    exec: &mut Exec<'_>,
+    command: &Document,
+    target: Option<&str>,
+    stages: &[Bson],
+) -> StoreResult<Document> {
+    let stage = first_stage(stages).ok_or_else(not_first_stage)?;
+    let scope = match target {
+        Some(collection) => Scope::Collection {
+            db: exec.db.to_owned(),
+            collection: collection.to_owned(),
+        },
+        None if exec.db == "admin" => Scope::Cluster,
+        None => Scope::Database {
+            db: exec.db.to_owned(),
+        },
+    };
+    let spec = StreamSpec::parse(stage, scope)?;
+    let rest = stages.get(1..).unwrap_or_default();
+    if has_later_change_stream(stages) {
+        return Err(not_first_stage());
+    }
+    if rest.iter().any(|stage| is_stage(stage, &["$out", "$merge"])) {
+        return Err(CommandError::new(
+            code::ILLEGAL_OPERATION,
+            "$out and $merge cannot follow $changeStream",
+        ));
+    }
+    let pipeline = Pipeline::parse_for_change_stream(rest)?;
+    let batch_size = cursor_batch_size(command, "aggregate")?.unwrap_or(DEFAULT_FIRST_BATCH);
+    if let Start::ResumeAfter(token) = spec.start
+        && token.is_invalidate()
+    {
+        return Err(CommandError::new(
+            INVALID_RESUME_TOKEN,
+            "resumeAfter cannot resume a stream after its invalidate event; use startAfter",
+        ));
+    }
+    let newest = lock(&exec.store.oplog).last().ts;
+    let start = ResumeToken {
+        position: spec.start.position(newest),
+        uuid: None,
+    };
+    let ns = match &spec.scope {
+        Scope::Collection { db, collection } => format!("{db}.{collection}"),
+        Scope::Database { db } => format!("{db}.$cmd.aggregate"),
+        Scope::Cluster => "admin.$cmd.aggregate".to_owned(),
+    };
+    let mut stream = StreamCursor {
+        spec: Arc::new(spec),
+        pipeline: Arc::new(pipeline),
+        position: start,
+    };
+    let filled = fill(exec.store, &stream, batch_size)?;
+    stream.position = filled.position;
+    let id = if filled.invalidated {
+        0
+    } else {
+        exec.store.register_cursor(OpenCursor {
+            ns: ns.clone(),
+            remaining: Default::default(),
+            last_used: exec.now,
+            no_timeout: false,
+            tail: None,
+            stream: Some(Box::new(stream)),
+        })
+    };
+    Ok(with_resume_token(
+        cursor_reply("firstBatch", filled.events, id, &ns),
+        filled.position,
+    ))
+}
+
+/// The getMore of change-stream cursor `id` (the caller has checked its namespace).
+///
+/// # Errors
+///
+/// CursorNotFound if the cursor was killed meanwhile; the errors of [`fill`], which close it.
+pub(crate) fn get_more(
+    exec: &mut Exec<'_>,
+    id: i64,
+    ns: &str,
+    stream: StreamCursor,
+    batch_size: Option<usize>,
+    command: &Document,
+) -> StoreResult<Document> {
+    let filled = match fill(exec.store, &stream, batch_size.unwrap_or(usize::MAX)) {
+        Ok(filled) => filled,
+        Err(error) => {
+            lock(&exec.store.cursors).remove(id);
+            return Err(error);
+        }
+    };
+    let mut registry = lock(&exec.store.cursors);
+    let cursor = registry.get_mut(id).ok_or_else(|| cursor_not_found(id))?;
+    if let Some(open) = cursor.stream.as_mut() {
+        open.position = filled.position;
+    }
+    let reply_id = if filled.invalidated {
+        registry.remove(id);
+        0
+    } else {
+        id
+    };
+    drop(registry);
+    if filled.events.is_empty() {
+        exec.awaiting_inserts = filled
+            .wait
+            .map(|changes| InsertWait::new(changes, await_time(command)));
+    }
+    Ok(with_resume_token(
+        cursor_reply("nextBatch", filled.events, reply_id, ns),
+        filled.position,
+    ))
+}
+
+/// Adds `postBatchResumeToken` to a cursor reply.
+fn with_resume_token(mut reply: Document, position: ResumeToken) -> Document {
+    if let Ok(cursor) = reply.get_document_mut("cursor") {
+        cursor.insert("postBatchResumeToken", position.to_document());
+    }
+    reply
+}
+
+/// One batch of a stream.
+struct Filled {
+    events: Vec<Arc<Document>>,
+    /// Where the stream is after the batch.
+    position: ResumeToken,
+    /// The batch ends with an invalidate: the cursor closes.
+    invalidated: bool,
+    /// Subscribed to the op log when it was last read: sees every write after that.
+    wait: Option<watch::Receiver<u64>>,
+}
+
+/// The entries a pass copied out of the op log, with what it knew then.
+struct Pass {
+    entries: Vec<super::oplog::OplogEntry>,
+    newest: bson::Timestamp,
+    lost_history: bool,
+    changes: watch::Receiver<u64>,
+}
+
+fn read_pass(store: &Store, position: Position) -> Pass {
+    let oplog = lock(&store.oplog);
+    // Entries at the position's own timestamp may hold events after it (an invalidate).
+    let from = unpacked(position.ts.saturating_sub(1));
+    Pass {
+        entries: oplog.after(from, ENTRIES_PER_PASS),
+        newest: oplog.last().ts,
+        lost_history: oplog
+            .evicted_through()
+            .is_some_and(|evicted| packed(evicted) > position.ts),
+        changes: oplog.subscribe(),
+    }
+}
+
+/// Builds the next batch of at most `max_count` events after the stream's position.
+///
+/// # Errors
+///
+/// ChangeStreamHistoryLost (286) if the op log no longer holds the entries after the position;
+/// ChangeStreamFatalError (280) if the pipeline changed an event's `_id`; NoMatchingDocument
+/// (47) for a `required` image that is missing; the pipeline's errors.
+fn fill(store: &Store, stream: &StreamCursor, max_count: usize) -> StoreResult<Filled> {
+    let lookup = |db: &str, collection: &str, id: &Bson| store.find_by_id(db, collection, id);
+    let mut position = stream.position;
+    let mut events = Vec::new();
+    let mut bytes = 0usize;
+    loop {
+        let pass = read_pass(store, position.position);
+        if pass.lost_history {
+            return Err(history_lost(position));
+        }
+        let complete = pass.entries.len() < ENTRIES_PER_PASS;
+        for entry in &pass.entries {
+            for event in events_of(entry, &stream.spec, &lookup)? {
+                if event.position <= position.position {
+                    continue;
+                }
+                let token = ResumeToken {
+                    position: event.position,
+                    uuid: entry.uuid,
+                };
+                let output = run_pipeline(&stream.pipeline, event.document, token)?;
+                let size = output.iter().map(|document| document_size(document)).sum::<usize>();
+                let full = events.len() >= max_count
+                    || (!events.is_empty() && bytes.saturating_add(size) > MAX_BATCH_BYTES);
+                if full && !output.is_empty() {
+                    return Ok(batch(events, position, false, None));
+                }
+                bytes = bytes.saturating_add(size);
+                events.extend(output);
+                position = token;
+                if event.invalidates {
+                    return Ok(batch(events, position, true, None));
+                }
+            }
+            // Every event of the entry was examined: the stream is past it, even if none
+            // concerned it.
+            let past = Position::after_all_at(entry.op_time.ts);
+            if past > position.position {
+                position = ResumeToken {
+                    position: past,
+                    uuid: None,
+                };
+            }
+        }
+        if complete {
+            // Everything up to the newest write was examined.
+            let high_water = Position::after_all_at(pass.newest);
+            if high_water > position.position {
+                position = ResumeToken {
+                    position: high_water,
+                    uuid: None,
+                };
+            }
+            return Ok(batch(events, position, false, Some(pass.changes)));
+        }
+    }
+}
+
+fn batch(
+    events: Vec<Arc<Document>>,
+    position: ResumeToken,
+    invalidated: bool,
+    wait: Option<watch::Receiver<u64>>,
+) -> Filled {
+    Filled {
+        events,
+        position,
+        invalidated,
+        wait,
+    }
+}
+
+/// Runs the stages after `$changeStream` on one event; what comes out must keep the event's
+/// `_id`, the resume token a driver resumes from.
+fn run_pipeline(
+    pipeline: &Pipeline,
+    event: Document,
+    token: ResumeToken,
+) -> StoreResult<Vec<Arc<Document>>> {
+    let output = pipeline.run(vec![Arc::new(event)], false)?;
+    let expected = Bson::Document(token.to_document());
+    if output
+        .iter()
+        .any(|document| document.get("_id") != Some(&expected))
+    {
+        let mut error = CommandError::new(
+            CHANGE_STREAM_FATAL_ERROR,
+            "the pipeline removed or changed an event's _id, its resume token; stages after $changeStream must keep _id as it is",
+        );
+        error
+            .extra
+            .insert("errorLabels", vec!["NonResumableChangeStreamError"]);
+        return Err(error);
+    }
+    Ok(output)
+}
+
+fn history_lost(position: ResumeToken) -> CommandError {
+    CommandError::new(
+        CHANGE_STREAM_HISTORY_LOST,
+        format!(
+            "the op log no longer holds the entries after {}: the change stream cannot continue from there",
+            position.position.timestamp()
+        ),
+    )
+}
+
+impl Store {
+    /// Whether cursor `id` is an open change stream (the deployment labels errors of its
+    /// getMores as resumable where mongod would).
+    pub fn is_change_stream_cursor(&self, id: i64) -> bool {
+        lock(&self.cursors)
+            .get_mut(id)
+            .is_some_and(|cursor| cursor.stream.is_some())
+    }
+}
