@@ -5,7 +5,6 @@
 //! Accounts (`{_id: "acct-07", balance}`) and transfer records (`{_id, from, to, amount}`)
 //! share one collection, so that a change stream on it sees every write of every transfer.
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 use blackpipe::deployment::Deployment;
@@ -202,14 +201,6 @@ pub(crate) fn stored_transfers(deployment: &Deployment) -> Result<StoredTransfer
         }
     }
     Ok(stored)
-}
-
-/// The opening balances, as [`Bank::open_accounts`] wrote them.
-pub(crate) fn opening_balances(bank: &Bank) -> BTreeMap<String, i64> {
-    bank.accounts
-        .iter()
-        .map(|id| (id.clone(), OPENING_BALANCE))
-        .collect()
 }
 
 fn integer(document: &Document, field: &str) -> Result<i64, String> {
