@@ -62,7 +62,7 @@ pub(crate) async fn consume(
 ) -> ConsumerLog {
     let mut log = ConsumerLog::default();
     let mut stream = match open(&collection, None).await {
-        Ok(stream) => stream,
+        Ok(stream) => Some(stream),
         Err(error) => {
             let _ = opened.send(Err(format!("opening the change stream: {error}")));
             log.stalled = Some(format!("the change stream never opened: {error}"));
@@ -88,7 +88,18 @@ pub(crate) async fn consume(
                 return log;
             }
         }
-        match tokio::time::timeout(HANG_LIMIT, stream.next_if_any()).await {
+        let Some(open_stream) = stream.as_mut() else {
+            // The driver gave up on the stream: open a new one after the last token, once
+            // per turn, so that the drain limit above still ends the run.
+            log.restarts += 1;
+            tokio::time::sleep(REOPEN_PAUSE).await;
+            match open(&collection, token.clone()).await {
+                Ok(reopened) => stream = Some(reopened),
+                Err(error) => log.error(format!("reopening: {error}")),
+            }
+            continue;
+        };
+        match tokio::time::timeout(HANG_LIMIT, open_stream.next_if_any()).await {
             Ok(Ok(Some(event))) => {
                 log.record(&event);
                 live.events.fetch_add(1, Ordering::Relaxed);
@@ -96,8 +107,9 @@ pub(crate) async fn consume(
             Ok(Ok(None)) => {}
             Ok(Err(error)) => {
                 log.error(error.to_string());
-                token = stream.resume_token().or(token);
-                stream = reopen(&collection, &token, &mut log).await;
+                token = open_stream.resume_token().or(token);
+                stream = None;
+                continue;
             }
             Err(_) => {
                 log.stalled = Some(format!(
@@ -107,7 +119,7 @@ pub(crate) async fn consume(
                 return log;
             }
         }
-        token = stream.resume_token().or(token);
+        token = open_stream.resume_token().or(token);
     }
 }
 
@@ -120,23 +132,6 @@ async fn open(
         .max_await_time(MAX_AWAIT)
         .resume_after(token)
         .await
-}
-
-/// Opens the stream again after `token` until it opens (the deployment heals eventually:
-/// every fault is over by the end of the run).
-async fn reopen(
-    collection: &Collection<Document>,
-    token: &Option<ResumeToken>,
-    log: &mut ConsumerLog,
-) -> ChangeStream<ChangeStreamEvent<Document>> {
-    loop {
-        log.restarts += 1;
-        tokio::time::sleep(REOPEN_PAUSE).await;
-        match open(collection, token.clone()).await {
-            Ok(stream) => return stream,
-            Err(error) => log.error(error.to_string()),
-        }
-    }
 }
 
 fn stall(log: &ConsumerLog, last: LogPosition) -> String {
