@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use bson::{Bson, DateTime, Document, doc};
 use tokio::sync::watch;
 
+use super::change_streams;
 use super::control;
 use super::errors::{
     self, INTERRUPTED_DUE_TO_REPL_STATE_CHANGE, NOT_PRIMARY_NO_SECONDARY_OK,
@@ -522,7 +523,14 @@ async fn dispatch(
         Some(view) => view,
         None => return Reaction::HangUp.into(),
     };
-    if let Some(error) = role_check(&view, class, &request) {
+    let stream_get_more = change_streams::is_stream_get_more(node, &name, command);
+    if let Some(mut error) = role_check(&view, class, &request)
+        .or_else(|| change_streams::standalone_refusal(view.kind, &name, command))
+        .or_else(|| change_streams::fail_after_checkout(node, &name, command))
+    {
+        if stream_get_more {
+            change_streams::label_resumable(&mut error);
+        }
         return node.finish(error, session, None);
     }
     if let Some(answer) = spend(node, view.command_time, limit, write_on_primary, session).await {
@@ -563,9 +571,13 @@ async fn execute_in_store(
             None,
         );
     }
+    let stream_get_more = change_streams::is_stream_get_more(node, facts.name, request.command());
     let started = Instant::now();
     let mut reply =
         super::backend::execute(&node.inner.store, request.database(), request.command()).await;
+    if stream_get_more {
+        change_streams::label_resumable(&mut reply);
+    }
     tracing::trace!(command = facts.name, elapsed = ?started.elapsed(), "store executed");
     if transactional == TransactionalWriteAction::CloseAfterCommit {
         return Reaction::HangUp.into();

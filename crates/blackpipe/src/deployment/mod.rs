@@ -38,6 +38,7 @@ pub mod admin;
 mod auth_gate;
 mod awaitable;
 mod backend;
+mod change_streams;
 mod config;
 mod control;
 mod control_error;

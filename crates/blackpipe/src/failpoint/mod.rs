@@ -14,6 +14,10 @@
 //!   or, with `failBeforeCommitExceptionCode`, without committing it; the code reaches the
 //!   driver only when `closeConnection` is false.
 //!
+//! - `failGetMoreAfterCursorCheckout`: `errorCode` fails a getMore whose cursor exists, as
+//!   if the error arose while it ran (so the server's own labels apply, e.g.
+//!   `ResumableChangeStreamError` on a change stream).
+//!
 //! Modes: `"alwaysOn"`, `"off"`, `{times}`, `{skip}`, `{activationProbability}`. The reply is
 //! `{count, ok: 1}` where `count` is how many times the fail point has triggered in this
 //! process so far (mongod's `timesEntered`, which reconfiguring does not reset).
@@ -89,16 +93,21 @@ impl FailPointError {
 pub const FAIL_COMMAND: &str = "failCommand";
 /// See [`FAIL_COMMAND`].
 pub const ON_PRIMARY_TRANSACTIONAL_WRITE: &str = "onPrimaryTransactionalWrite";
+/// See [`FAIL_COMMAND`].
+pub const FAIL_GET_MORE_AFTER_CURSOR_CHECKOUT: &str = "failGetMoreAfterCursorCheckout";
 
 /// The fail points of one simulated server process.
 #[derive(Debug, Clone, Default)]
 pub struct FailPoints {
     fail_command: Option<(ModeState, FailCommand)>,
     transactional_write: Option<(ModeState, TransactionalWriteFault)>,
+    /// `failGetMoreAfterCursorCheckout` and its error code.
+    get_more: Option<(ModeState, i32)>,
     /// Triggers of earlier configurations: mongod's `timesEntered` counts for the life of the
     /// process, across reconfigurations.
     fail_command_entered_before: i64,
     transactional_write_entered_before: i64,
+    get_more_entered_before: i64,
 }
 
 impl FailPoints {
@@ -160,6 +169,17 @@ impl FailPoints {
                     previous.map_or(0, |(state, _)| state.times_entered());
                 self.transactional_write_entered_before
             }
+            FAIL_GET_MORE_AFTER_CURSOR_CHECKOUT => {
+                // Turning it off needs no error code (the unified runner sends only the mode).
+                let code = match mode {
+                    FailPointMode::Off => 0,
+                    _ => get_more_error_code(data)?,
+                };
+                let previous = self.get_more.replace((ModeState::new(mode), code));
+                self.get_more_entered_before +=
+                    previous.map_or(0, |(state, _)| state.times_entered());
+                self.get_more_entered_before
+            }
             other => {
                 return Err(FailPointError::bad_value(format!(
                     "Failed to find FailPoint {other}"
@@ -218,6 +238,13 @@ impl FailPoints {
         }
     }
 
+    /// Evaluates `failGetMoreAfterCursorCheckout` for a getMore whose cursor exists: the error
+    /// code to fail it with, if the fail point triggers.
+    pub fn get_more_after_checkout(&mut self, rng: &mut impl Rng) -> Option<i32> {
+        let (state, code) = self.get_more.as_mut()?;
+        (state.is_active() && state.should_trigger(rng)).then_some(*code)
+    }
+
     /// True if any fail point can still trigger (lets the hot path skip evaluation).
     pub fn any_active(&self) -> bool {
         self.fail_command
@@ -227,5 +254,21 @@ impl FailPoints {
                 .transactional_write
                 .as_ref()
                 .is_some_and(|(state, _)| state.is_active())
+            || self
+                .get_more
+                .as_ref()
+                .is_some_and(|(state, _)| state.is_active())
+    }
+}
+
+/// The `errorCode` of `failGetMoreAfterCursorCheckout` (required: the fail point only fails).
+fn get_more_error_code(data: &Document) -> Result<i32, FailPointError> {
+    match data.get("errorCode") {
+        Some(code) => mode::integral(code)
+            .and_then(|code| i32::try_from(code).ok())
+            .ok_or_else(|| FailPointError::type_mismatch("'errorCode' must be a number")),
+        None => Err(FailPointError::bad_value(
+            "failGetMoreAfterCursorCheckout requires an 'errorCode'",
+        )),
     }
 }

@@ -425,3 +425,21 @@ fn block_time_beyond_an_int32_is_a_bad_value() {
     assert_eq!(configure(i64::from(i32::MAX) + 1).unwrap_err().code, 2);
     assert!(configure(i64::from(i32::MAX)).is_ok());
 }
+
+#[test]
+fn get_more_after_checkout_turns_off_without_an_error_code() {
+    let mut points = configured(doc! {
+        "configureFailPoint": "failGetMoreAfterCursorCheckout",
+        "mode": "alwaysOn",
+        "data": { "errorCode": 43 },
+    });
+    assert_eq!(points.get_more_after_checkout(&mut rng()), Some(43));
+    let off = doc! { "configureFailPoint": "failGetMoreAfterCursorCheckout", "mode": "off" };
+    points.configure(&off).expect("off needs no data");
+    assert_eq!(points.get_more_after_checkout(&mut rng()), None);
+    let on_without_code = doc! {
+        "configureFailPoint": "failGetMoreAfterCursorCheckout",
+        "mode": "alwaysOn",
+    };
+    assert!(points.configure(&on_without_code).is_err());
+}

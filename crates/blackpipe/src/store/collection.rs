@@ -343,7 +343,10 @@ impl Collection {
     /// Drops every secondary index.
     /// The names of the secondary indexes.
     pub(crate) fn secondary_index_names(&self) -> Vec<String> {
-        self.secondary.iter().map(|index| index.name.clone()).collect()
+        self.secondary
+            .iter()
+            .map(|index| index.name.clone())
+            .collect()
     }
 
     pub(crate) fn drop_all_indexes(&mut self) {

@@ -7,7 +7,7 @@
 //!
 //! Supported commands: `insert update delete find getMore killCursors findAndModify count
 //! distinct aggregate createIndexes listIndexes dropIndexes listCollections listDatabases drop
-//! dropDatabase create renameCollection dbStats endSessions`. Retryable writes (`lsid` +
+//! dropDatabase create collMod renameCollection dbStats endSessions`. Retryable writes (`lsid` +
 //! `txnNumber`) are recorded per statement in a transaction table that lives with the store, so
 //! it survives stepdowns of the simulated members that share it. Multi-document transactions,
 //! regular expressions, positional update operators, `arrayFilters` and views fail with a clear
@@ -15,6 +15,24 @@
 //! Capped collections keep their `size`/`max` bounds and take tailable (`awaitData`) cursors;
 //! an awaitData getMore that finds nothing new reports [`CommandOutcome::awaiting_inserts`] so
 //! that the caller, not the store, waits for an insert.
+//!
+//! # The op log and change streams
+//!
+//! Every applied write makes one [`OplogEntry`], in apply order, through one function (the
+//! command layer's `Exec::record`): its optime, namespace, collection UUID, the [`Change`]
+//! (the inserted or replacement document, an update's description, or the catalog change:
+//! create, createIndexes, dropIndexes, collMod, drop, rename, dropDatabase preceded by its
+//! collections' drops), the document key, the pre-image (and an update's post-image) when the
+//! collection has `changeStreamPreAndPostImages` enabled, and the `lsid`/`txnNumber` of a
+//! retryable or transactional command. Change streams read it: `aggregate` with a first
+//! `$changeStream` stage on a collection, a database (`aggregate: 1`) or the cluster (`admin`,
+//! `allChangesForCluster`), with `fullDocument`, `fullDocumentBeforeChange`, `resumeAfter`,
+//! `startAfter`, `startAtOperationTime` and `showExpandedEvents`, the rest of the pipeline
+//! limited to the per-event stages. A stream's cursor is tailable-awaitData: every batch carries
+//! `postBatchResumeToken`, and a getMore that finds nothing reports `awaiting_inserts` on the op
+//! log. Resume tokens encode an op log position, so they work on any member sharing the store.
+//! Collection streams end with `invalidate` at a drop or rename, database streams at a database
+//! drop. A position older than the retained op log fails with ChangeStreamHistoryLost (286).
 //!
 //! # Bounds
 //!
@@ -32,7 +50,9 @@
 //! are closed past it); the retryable-write table holds at most 32 MiB of outcomes per session and
 //! 128 MiB in all, dropping the least recently used histories past it, after which a retry of the
 //! dropped txnNumber fails with IncompleteTransactionHistory (217) rather than applying twice;
-//! the op log retains at most 64 MiB of entries.
+//! the op log retains at most 64 MiB of entries (documents and images included), oldest
+//! dropped; a change-stream batch holds at most 16 MiB, and a getMore copies at most 1,024 op
+//! log entries at a time out of the log's lock.
 
 mod aggregate;
 mod arith;
@@ -71,6 +91,7 @@ use self::cursor::CursorRegistry;
 use self::oplog::Oplog;
 use self::txn::TransactionTable;
 
+pub(crate) use self::change_stream::change_stream_stage;
 pub use self::commands::{
     COMMANDS, CommandContext, CommandOutcome, MAX_BSON_DEPTH, RawRequestError, check_raw_request,
 };
@@ -243,6 +264,11 @@ impl Store {
     /// without applying anything.
     pub fn replays_entirely(&self, command: &Document) -> bool {
         self.transactions.replays_entirely(command)
+    }
+
+    /// Whether cursor `id` is open.
+    pub fn has_cursor(&self, id: i64) -> bool {
+        lock(&self.cursors).contains(id)
     }
 
     /// How many cursors are open.

@@ -120,12 +120,11 @@ impl Change {
             Change::Create(document) | Change::Modify(document) => document_size(document),
             Change::CreateIndexes(specs) => specs
                 .iter()
-                .map(|spec| document_size(spec))
+                .map(document_size)
                 .fold(0, usize::saturating_add),
-            Change::DropIndexes(names) => names
-                .iter()
-                .map(String::len)
-                .fold(0, usize::saturating_add),
+            Change::DropIndexes(names) => {
+                names.iter().map(String::len).fold(0, usize::saturating_add)
+            }
             Change::Rename { to, .. } => to.len(),
             Change::Delete | Change::Drop | Change::DropDatabase => 0,
         }
@@ -340,8 +339,15 @@ impl Oplog {
 
     /// At most `limit` retained entries with a timestamp strictly after `after`, oldest first.
     pub(crate) fn after(&self, after: Timestamp, limit: usize) -> Vec<OplogEntry> {
-        let start = self.entries.partition_point(|entry| entry.op_time.ts <= after);
-        self.entries.iter().skip(start).take(limit).cloned().collect()
+        let start = self
+            .entries
+            .partition_point(|entry| entry.op_time.ts <= after);
+        self.entries
+            .iter()
+            .skip(start)
+            .take(limit)
+            .cloned()
+            .collect()
     }
 
     /// The timestamp of the newest forgotten entry, if any was forgotten.

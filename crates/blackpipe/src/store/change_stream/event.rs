@@ -139,7 +139,11 @@ fn event_of(
         event.insert("documentKey", doc! { "_id": id.clone() });
     }
     add_change_fields(&mut event, entry, spec, lookup)?;
-    if let Some(session) = entry.session.as_ref().filter(|session| session.in_transaction) {
+    if let Some(session) = entry
+        .session
+        .as_ref()
+        .filter(|session| session.in_transaction)
+    {
         event.insert("lsid", (*session.lsid).clone());
         event.insert("txnNumber", session.txn_number);
     }
@@ -164,7 +168,10 @@ fn operation_type(change: &Change, show_expanded: bool) -> Option<&'static str> 
         Change::CreateIndexes(_) if show_expanded => "createIndexes",
         Change::DropIndexes(_) if show_expanded => "dropIndexes",
         Change::Modify(_) if show_expanded => "modify",
-        Change::Create(_) | Change::CreateIndexes(_) | Change::DropIndexes(_) | Change::Modify(_) => {
+        Change::Create(_)
+        | Change::CreateIndexes(_)
+        | Change::DropIndexes(_)
+        | Change::Modify(_) => {
             return None;
         }
     };
@@ -257,9 +264,9 @@ fn post_image_of(
                 .and_then(|id| lookup(db, collection, id))
                 .map_or(Bson::Null, Bson::Document),
         )),
-        FullDocument::WhenAvailable => Ok(Some(
-            post_image.cloned().map_or(Bson::Null, Bson::Document),
-        )),
+        FullDocument::WhenAvailable => {
+            Ok(Some(post_image.cloned().map_or(Bson::Null, Bson::Document)))
+        }
         FullDocument::Required => match post_image {
             Some(image) => Ok(Some(Bson::Document(image.clone()))),
             None => Err(image_missing("post-image", entry)),

@@ -20,7 +20,7 @@ use bson::{Bson, Document};
 use tokio::sync::watch;
 
 use self::event::events_of;
-use self::options::{Scope, Start, StreamSpec, first_stage, is_stage};
+use self::options::{Scope, StartPoint, StreamSpec, first_stage, is_stage};
 use self::token::{Position, ResumeToken};
 use super::Store;
 use super::aggregate::Pipeline;
@@ -105,7 +105,10 @@ pub(crate) fn aggregate(
     if has_later_change_stream(stages) {
         return Err(not_first_stage());
     }
-    if rest.iter().any(|stage| is_stage(stage, &["$out", "$merge"])) {
+    if rest
+        .iter()
+        .any(|stage| is_stage(stage, &["$out", "$merge"]))
+    {
         return Err(CommandError::new(
             code::ILLEGAL_OPERATION,
             "$out and $merge cannot follow $changeStream",
@@ -113,7 +116,7 @@ pub(crate) fn aggregate(
     }
     let pipeline = Pipeline::parse_for_change_stream(rest)?;
     let batch_size = cursor_batch_size(command, "aggregate")?.unwrap_or(DEFAULT_FIRST_BATCH);
-    if let Start::ResumeAfter(token) = spec.start
+    if let StartPoint::ResumeAfter(token) = spec.start
         && token.is_invalidate()
     {
         return Err(CommandError::new(
@@ -268,7 +271,10 @@ fn fill(store: &Store, stream: &StreamCursor, max_count: usize) -> StoreResult<F
                     uuid: entry.uuid,
                 };
                 let output = run_pipeline(&stream.pipeline, event.document, token)?;
-                let size = output.iter().map(|document| document_size(document)).sum::<usize>();
+                let size = output
+                    .iter()
+                    .map(|document| document_size(document))
+                    .sum::<usize>();
                 let full = events.len() >= max_count
                     || (!events.is_empty() && bytes.saturating_add(size) > MAX_BATCH_BYTES);
                 if full && !output.is_empty() {
@@ -281,10 +287,10 @@ fn fill(store: &Store, stream: &StreamCursor, max_count: usize) -> StoreResult<F
                     return Ok(batch(events, position, true, None));
                 }
             }
-            // Every event of the entry was examined: the stream is past it, even if none
-            // concerned it.
+            // An entry without events for this stream still moves it on (a batch that ends
+            // with an event keeps that event's token as its position).
             let past = Position::after_all_at(entry.op_time.ts);
-            if past > position.position {
+            if position.position.ts < past.ts {
                 position = ResumeToken {
                     position: past,
                     uuid: None,

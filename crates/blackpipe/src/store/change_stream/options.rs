@@ -37,7 +37,7 @@ pub(crate) enum BeforeChange {
 
 /// Where the stream starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Start {
+pub(crate) enum StartPoint {
     /// After the newest write.
     Now,
     ResumeAfter(ResumeToken),
@@ -45,13 +45,13 @@ pub(crate) enum Start {
     AtOperationTime(Timestamp),
 }
 
-impl Start {
+impl StartPoint {
     /// The position to start after, given the newest write's timestamp.
     pub(crate) fn position(self, newest: Timestamp) -> Position {
         match self {
-            Start::Now => Position::after_all_at(newest),
-            Start::ResumeAfter(token) | Start::StartAfter(token) => token.position,
-            Start::AtOperationTime(ts) => Position::before(ts),
+            StartPoint::Now => Position::after_all_at(newest),
+            StartPoint::ResumeAfter(token) | StartPoint::StartAfter(token) => token.position,
+            StartPoint::AtOperationTime(ts) => Position::before(ts),
         }
     }
 }
@@ -63,7 +63,7 @@ pub(crate) struct StreamSpec {
     pub(crate) full_document: FullDocument,
     pub(crate) before_change: BeforeChange,
     pub(crate) show_expanded: bool,
-    pub(crate) start: Start,
+    pub(crate) start: StartPoint,
 }
 
 fn string_option<'a>(field: &str, value: &'a Bson) -> StoreResult<&'a str> {
@@ -133,7 +133,7 @@ impl StreamSpec {
             full_document: FullDocument::Default,
             before_change: BeforeChange::Off,
             show_expanded: false,
-            start: Start::Now,
+            start: StartPoint::Now,
         };
         let mut all_changes_for_cluster = false;
         for (field, value) in options {
@@ -143,13 +143,13 @@ impl StreamSpec {
                 "showExpandedEvents" => spec.show_expanded = bool_option(field, value)?,
                 "allChangesForCluster" => all_changes_for_cluster = bool_option(field, value)?,
                 "resumeAfter" => {
-                    spec.set_start(Start::ResumeAfter(ResumeToken::parse(field, value)?))?;
+                    spec.set_start(StartPoint::ResumeAfter(ResumeToken::parse(field, value)?))?;
                 }
                 "startAfter" => {
-                    spec.set_start(Start::StartAfter(ResumeToken::parse(field, value)?))?;
+                    spec.set_start(StartPoint::StartAfter(ResumeToken::parse(field, value)?))?;
                 }
                 "startAtOperationTime" => match value {
-                    Bson::Timestamp(ts) => spec.set_start(Start::AtOperationTime(*ts))?,
+                    Bson::Timestamp(ts) => spec.set_start(StartPoint::AtOperationTime(*ts))?,
                     other => {
                         return Err(CommandError::type_mismatch(format!(
                             "BSON field '$changeStream.startAtOperationTime' is the wrong type '{}', expected type 'timestamp'",
@@ -174,8 +174,8 @@ impl StreamSpec {
         Ok(spec)
     }
 
-    fn set_start(&mut self, start: Start) -> StoreResult<()> {
-        if self.start != Start::Now {
+    fn set_start(&mut self, start: StartPoint) -> StoreResult<()> {
+        if self.start != StartPoint::Now {
             return Err(CommandError::new(
                 MULTIPLE_RESUME_OPTIONS,
                 "Only one type of resume option is allowed, but multiple were found.",

@@ -115,7 +115,8 @@ impl Description {
                 Step::Index(index) => Bson::Int64(i64::try_from(*index).unwrap_or(i64::MAX)),
             })
             .collect();
-        self.disambiguated.insert(Description::path(steps), components);
+        self.disambiguated
+            .insert(Description::path(steps), components);
     }
 
     fn set(&mut self, steps: &[Step], value: &Bson) {

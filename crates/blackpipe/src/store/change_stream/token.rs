@@ -119,7 +119,7 @@ impl ResumeToken {
             _ => return Err(malformed()),
         };
         let bytes = decode_hex(hex).ok_or_else(malformed)?;
-        let (header, rest) = bytes.split_at_checked(11).ok_or_else(malformed)?;
+        let (header, rest) = bytes.split_at_checked(10).ok_or_else(malformed)?;
         let (version, ts_and_step) = header.split_first().ok_or_else(malformed)?;
         let (ts_bytes, step) = ts_and_step.split_at_checked(8).ok_or_else(malformed)?;
         if *version != VERSION {

@@ -59,7 +59,11 @@ pub(crate) fn create_indexes(exec: &mut Exec<'_>, command: &Document) -> StoreRe
     drop(guard);
     let created_count = created.len();
     if created_count > 0 {
-        exec.record_catalog(collection, Some(uuid), Change::CreateIndexes(Arc::new(created)));
+        exec.record_catalog(
+            collection,
+            Some(uuid),
+            Change::CreateIndexes(Arc::new(created)),
+        );
     }
     let mut reply =
         doc! { "numIndexesBefore": count_as_i32(before), "numIndexesAfter": count_as_i32(after) };
@@ -163,7 +167,11 @@ pub(crate) fn drop_indexes(
     let uuid = guard.uuid;
     drop(guard);
     if changed {
-        exec.record_catalog(collection, Some(uuid), Change::DropIndexes(Arc::new(dropped)));
+        exec.record_catalog(
+            collection,
+            Some(uuid),
+            Change::DropIndexes(Arc::new(dropped)),
+        );
     }
     Ok(doc! { "nIndexesWas": count_as_i32(before), "ok": 1.0 })
 }

@@ -234,8 +234,8 @@ pub(crate) fn get_more(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
         ));
     }
     // Change-stream cursors are tailable awaitData cursors too.
-    let await_data = cursor.tail.as_ref().is_some_and(|tail| tail.await_data)
-        || cursor.stream.is_some();
+    let await_data =
+        cursor.tail.as_ref().is_some_and(|tail| tail.await_data) || cursor.stream.is_some();
     if sets_await_time(command) && !await_data {
         // mongod takes a getMore's maxTimeMS as the wait of a tailable awaitData cursor, the
         // only kind that may carry one.

@@ -2,6 +2,7 @@
 
 mod admin;
 pub(crate) mod args;
+mod coll_mod;
 mod collectionless;
 mod find;
 mod find_and_modify;
@@ -92,6 +93,7 @@ pub const COMMANDS: &[&str] = &[
     "create",
     "dbStats",
     "renameCollection",
+    "collMod",
     "endSessions",
 ];
 
@@ -117,7 +119,12 @@ impl Exec<'_> {
     }
 
     /// Records a catalog change of `collection` (of this command's database).
-    pub(crate) fn record_catalog(&mut self, collection: &str, uuid: Option<[u8; 16]>, change: Change) {
+    pub(crate) fn record_catalog(
+        &mut self,
+        collection: &str,
+        uuid: Option<[u8; 16]>,
+        change: Change,
+    ) {
         let ns = self.ns(collection);
         self.record(OplogWrite {
             ns,
@@ -232,6 +239,7 @@ impl Store {
             "create" => admin::create(exec, command),
             "dbStats" => admin::db_stats(exec),
             "renameCollection" => admin::rename_collection(exec, command),
+            "collMod" => coll_mod::coll_mod(exec, command),
             // Sessions live in the driver's pool; the store keeps no per-session state to end.
             "endSessions" => Ok(bson::doc! { "ok": 1.0 }),
             other => Err(CommandError::new(

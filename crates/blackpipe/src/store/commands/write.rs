@@ -135,7 +135,11 @@ pub(crate) fn collection_for_write(exec: &mut Exec<'_>, collection: &str) -> Col
         .collection_or_create(exec.db, collection, || store.random_uuid());
     if created {
         let uuid = read(&handle).uuid;
-        exec.record_catalog(collection, Some(uuid), Change::Create(Arc::new(Document::new())));
+        exec.record_catalog(
+            collection,
+            Some(uuid),
+            Change::Create(Arc::new(Document::new())),
+        );
     }
     handle
 }
@@ -237,7 +241,12 @@ pub(crate) fn record_update(
     replacement: bool,
 ) {
     if let Some(updated) = collection.get(record) {
-        exec.record(OplogWrite::update(collection, original, updated.clone(), replacement));
+        exec.record(OplogWrite::update(
+            collection,
+            original,
+            updated.clone(),
+            replacement,
+        ));
     }
 }
 

@@ -4,6 +4,8 @@ mod admin;
 mod aggregate;
 mod bounds;
 mod capped;
+mod change_stream;
+mod change_stream_resume;
 mod collectionless;
 mod cursors;
 mod expiry;

@@ -1,0 +1,181 @@
+//! Change streams: resume tokens, where a stream starts, and the op log's bound.
+
+use bson::{Bson, Document, doc};
+
+use super::change_stream::{next, resume_token};
+use super::{batch, cursor_id, error_code, insert, new_store, run, run_ok};
+use crate::store::{Store, StoreOptions};
+
+fn open_c(store: &Store, options: Document) -> Document {
+    run(
+        store,
+        "db",
+        doc! { "aggregate": "c", "pipeline": [{ "$changeStream": options }], "cursor": {} },
+    )
+}
+
+fn keys(events: &[Document]) -> Vec<i32> {
+    events
+        .iter()
+        .filter_map(|event| {
+            let key = event.get_document("documentKey").ok()?;
+            key.get_i32("_id").ok()
+        })
+        .collect()
+}
+
+#[test]
+fn resume_after_an_events_token_returns_exactly_the_events_after_it() {
+    let store = new_store();
+    let id = cursor_id(&open_c(&store, doc! {}));
+    insert(&store, "c", (1..=4).map(|n| doc! { "_id": n }).collect());
+    let events = batch(&next(&store, "db", "c", id));
+    let second = events[1].get_document("_id").cloned().expect("a token");
+    // A new stream, as a driver opens to resume (possibly on another member: the op log is
+    // the deployment's).
+    let resumed = open_c(&store, doc! { "resumeAfter": second.clone() });
+    assert_eq!(keys(&batch(&resumed)), [3, 4]);
+    let started = open_c(&store, doc! { "startAfter": second });
+    assert_eq!(keys(&batch(&started)), [3, 4]);
+}
+
+#[test]
+fn resuming_from_a_post_batch_resume_token_neither_loses_nor_repeats() {
+    let store = new_store();
+    let first = open_c(&store, doc! {});
+    let token = resume_token(&first);
+    // Writes after the stream opened but before it read anything.
+    insert(&store, "c", vec![doc! { "_id": 1 }, doc! { "_id": 2 }]);
+    let resumed = open_c(&store, doc! { "resumeAfter": token });
+    assert_eq!(keys(&batch(&resumed)), [1, 2]);
+    let high_water = resume_token(&resumed);
+    insert(&store, "c", vec![doc! { "_id": 3 }]);
+    let again = open_c(&store, doc! { "resumeAfter": high_water });
+    assert_eq!(keys(&batch(&again)), [3]);
+}
+
+#[test]
+fn start_at_operation_time_includes_the_write_at_that_time() {
+    let store = new_store();
+    insert(&store, "c", vec![doc! { "_id": 1 }]);
+    let before = store.op_time();
+    insert(&store, "c", vec![doc! { "_id": 2 }]);
+    let at_second = store
+        .oplog_since(before)
+        .first()
+        .map(|entry| entry.op_time.ts)
+        .expect("the second insert");
+    let reply = open_c(
+        &store,
+        doc! { "startAtOperationTime": Bson::Timestamp(at_second) },
+    );
+    assert_eq!(keys(&batch(&reply)), [2]);
+}
+
+#[test]
+fn start_after_an_invalidate_continues_but_resume_after_one_is_refused() {
+    let store = new_store();
+    insert(&store, "c", vec![doc! { "_id": 1 }]);
+    let id = cursor_id(&open_c(&store, doc! {}));
+    run_ok(&store, "db", doc! { "drop": "c" });
+    insert(&store, "c", vec![doc! { "_id": 2 }]);
+    let events = batch(&next(&store, "db", "c", id));
+    let invalidate = events
+        .iter()
+        .find(|event| event.get_str("operationType").ok() == Some("invalidate"))
+        .and_then(|event| event.get_document("_id").ok())
+        .cloned()
+        .expect("an invalidate");
+    assert_eq!(
+        error_code(&open_c(&store, doc! { "resumeAfter": invalidate.clone() })),
+        260
+    );
+    let started = open_c(&store, doc! { "startAfter": invalidate });
+    assert!(cursor_id(&started) > 0);
+    let events = batch(&started);
+    assert_eq!(keys(&events), [2], "{events:?}");
+}
+
+#[test]
+fn a_position_older_than_the_op_log_holds_is_history_lost() {
+    let store = Store::new(StoreOptions::default().with_seed(7).with_oplog_capacity(3));
+    insert(&store, "c", vec![doc! { "_id": 0 }]);
+    let reply = open_c(&store, doc! {});
+    let (id, token) = (cursor_id(&reply), resume_token(&reply));
+    insert(&store, "c", (1..=5).map(|n| doc! { "_id": n }).collect());
+    assert_eq!(
+        error_code(&open_c(&store, doc! { "resumeAfter": token })),
+        286
+    );
+    let fell_behind = run(&store, "db", doc! { "getMore": id, "collection": "c" });
+    assert_eq!(error_code(&fell_behind), 286);
+    let ancient = Bson::Timestamp(bson::Timestamp {
+        time: 1,
+        increment: 1,
+    });
+    assert_eq!(
+        error_code(&open_c(&store, doc! { "startAtOperationTime": ancient })),
+        286
+    );
+}
+
+#[test]
+fn malformed_resume_tokens_are_typed_errors() {
+    let store = new_store();
+    let valid = resume_token(&open_c(&store, doc! {}));
+    let valid_hex = valid.get_str("_data").expect("hex").to_owned();
+    let mut longer = valid.clone();
+    longer.insert("extra", 1);
+    let cases: Vec<(Bson, i32)> = vec![
+        (Bson::String("token".into()), 14),
+        (Bson::Document(doc! {}), 2),
+        (Bson::Document(doc! { "_data": 1 }), 2),
+        (Bson::Document(doc! { "_data": "zz" }), 2),
+        (Bson::Document(doc! { "_data": "0" }), 2),
+        (Bson::Document(doc! { "_data": "+1+1" }), 2),
+        (
+            Bson::Document(doc! { "_data": valid_hex[..valid_hex.len() - 2].to_owned() }),
+            2,
+        ),
+        (
+            Bson::Document(doc! { "_data": format!("02{}", &valid_hex[2..]) }),
+            2,
+        ),
+        (Bson::Document(doc! { "_data": "0".repeat(1 << 20) }), 2),
+        (Bson::Document(longer), 2),
+    ];
+    for (token, code) in cases {
+        let reply = open_c(&store, doc! { "resumeAfter": token.clone() });
+        assert_eq!(error_code(&reply), code, "token {token}");
+    }
+}
+
+#[test]
+fn retryable_writes_carry_their_session_in_the_op_log_but_not_in_events() {
+    let store = new_store();
+    let id = cursor_id(&open_c(&store, doc! {}));
+    let lsid = doc! { "id": Bson::Binary(bson::Binary {
+        subtype: bson::spec::BinarySubtype::Uuid, bytes: vec![7; 16],
+    }) };
+    run_ok(
+        &store,
+        "db",
+        doc! {
+            "insert": "c", "documents": [{ "_id": 1 }], "lsid": lsid.clone(), "txnNumber": 3_i64,
+        },
+    );
+    let entry = store
+        .oplog_since(crate::store::OpTime::ZERO)
+        .pop()
+        .expect("an entry");
+    let session = entry.session.expect("the write's session");
+    assert_eq!(
+        (&*session.lsid, session.txn_number, session.in_transaction),
+        (&lsid, 3, false)
+    );
+    let events = batch(&next(&store, "db", "c", id));
+    assert!(
+        !events[0].contains_key("lsid"),
+        "only transactions show their session"
+    );
+}
