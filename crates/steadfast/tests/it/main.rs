@@ -5,6 +5,7 @@
 )]
 
 mod auth;
+mod change_stream;
 mod commands;
 mod crud;
 mod crud_cursor;

@@ -6,6 +6,7 @@
     reason = "tests drive the clock, tasks and randomness themselves"
 )]
 
+mod change_streams;
 mod client;
 mod errors;
 mod options;

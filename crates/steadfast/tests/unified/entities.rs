@@ -37,6 +37,9 @@ pub(crate) enum Entity {
     /// that the map stays `Sync` (a thread's operations borrow it across awaits); only ever
     /// reached through `&mut`, so it is never locked.
     Cursor(std::sync::Mutex<Option<steadfast::Cursor<Document>>>),
+    /// A change stream (`createChangeStream` saved as an entity); `None` once closed. In a
+    /// mutex for the same reason as a cursor.
+    ChangeStream(std::sync::Mutex<Option<crate::ops::change_streams::RawChangeStream>>),
     /// A saved result.
     Bson(Bson),
     /// A thread (`runOnThread` / `waitForThread`).
@@ -72,6 +75,7 @@ impl Entity {
             Entity::Database(_) => "database",
             Entity::Collection(_) => "collection",
             Entity::Cursor(_) => "cursor",
+            Entity::ChangeStream(_) => "change stream",
             Entity::Bson(_) => "BSON value",
             Entity::Thread(_) => "thread",
             Entity::Topology(_) => "topology description",
@@ -93,7 +97,11 @@ impl Entity {
                 session: s.session.clone(),
                 lsid: s.lsid.clone(),
             }),
-            Entity::Cursor(_) | Entity::Bson(_) | Entity::Thread(_) | Entity::Topology(_) => {
+            Entity::Cursor(_)
+            | Entity::ChangeStream(_)
+            | Entity::Bson(_)
+            | Entity::Thread(_)
+            | Entity::Topology(_) => {
                 return None;
             }
         })
@@ -133,6 +141,21 @@ impl EntityMap {
         match self.entities.get_mut(id) {
             Some(Entity::Cursor(cursor)) => Some(
                 cursor
+                    .get_mut()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            ),
+            _ => None,
+        }
+    }
+
+    /// The change-stream entity named `id`, if there is one.
+    pub(crate) fn change_stream_mut(
+        &mut self,
+        id: &str,
+    ) -> Option<&mut Option<crate::ops::change_streams::RawChangeStream>> {
+        match self.entities.get_mut(id) {
+            Some(Entity::ChangeStream(stream)) => Some(
+                stream
                     .get_mut()
                     .unwrap_or_else(std::sync::PoisonError::into_inner),
             ),

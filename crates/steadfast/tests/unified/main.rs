@@ -50,6 +50,7 @@ const SUITES: &[&str] = &[
     "server-discovery-and-monitoring/unified",
     "sessions",
     "client-side-operations-timeout",
+    "change-streams/unified",
 ];
 
 /// Bounds one case, so that a hang fails the case instead of the run.

@@ -158,8 +158,25 @@ impl TestCase {
 /// The server feature blackpipe lacks that `op` needs, when the test expects `op` to succeed
 /// (an operation expected to fail, e.g. through a fail point, does not depend on it).
 fn missing_server_feature(op: &Document) -> Option<&'static str> {
-    if op.get_str("name").ok() != Some("aggregate") || op.contains_key("expectError") {
+    if op.contains_key("expectError") {
         return None;
+    }
+    let arguments = op.get_document("arguments").ok();
+    match op.get_str("name").ok() {
+        Some("aggregate") => {}
+        Some("createCollection") => {
+            return arguments
+                .is_some_and(|args| args.contains_key("viewOn"))
+                .then_some("views");
+        }
+        Some("runCommand") => {
+            let command = arguments.and_then(|args| args.get_document("command").ok())?;
+            return match command.keys().next().map(String::as_str) {
+                Some("shardCollection") => Some("shardCollection"),
+                _ => None,
+            };
+        }
+        _ => return None,
     }
     let stages = op
         .get_document("arguments")

@@ -110,7 +110,9 @@ pub(crate) fn check_operation(
             Outcome::Value(value) => match_root(expected, Some(value), entities),
             Outcome::Documents(items) => match_root_array(expected, items, entities),
             // A cursor has no value to match: only an expectation of nothing passes.
-            Outcome::Cursor(_) | Outcome::Collection(_) => match_root(expected, None, entities),
+            Outcome::Cursor(_) | Outcome::Collection(_) | Outcome::ChangeStream(_) => {
+                match_root(expected, None, entities)
+            }
         }
         .map_err(|m| format!("expectResult {m}; the result was {}", describe(&outcome)))?;
     }
@@ -120,6 +122,10 @@ pub(crate) fn check_operation(
                 return entities.insert(id, Entity::Cursor(std::sync::Mutex::new(Some(cursor))));
             }
             Outcome::Collection(coll) => return entities.insert(id, Entity::Collection(coll)),
+            Outcome::ChangeStream(stream) => {
+                let stream = std::sync::Mutex::new(Some(stream));
+                return entities.insert(id, Entity::ChangeStream(stream));
+            }
             _ => {}
         }
         let value = outcome
@@ -150,6 +156,7 @@ fn describe(outcome: &Outcome) -> String {
         Outcome::Documents(items) => Bson::Array(items.clone()).to_string(),
         Outcome::Cursor(_) => "a cursor".to_owned(),
         Outcome::Collection(_) => "a collection".to_owned(),
+        Outcome::ChangeStream(_) => "a change stream".to_owned(),
     }
 }
 

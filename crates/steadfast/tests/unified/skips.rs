@@ -53,10 +53,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         "client-level bulkWrite (the 8.0 `bulkWrite` command) is out of scope for this runner",
     ),
     (
-        Key::Operation("createChangeStream"),
-        "change streams: neither steadfast nor blackpipe implements them",
-    ),
-    (
         Key::Operation("mapReduce"),
         "mapReduce: deprecated, and steadfast has no mapReduce API",
     ),
@@ -88,6 +84,14 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
     (
         Key::ServerFeature("$merge"),
         "blackpipe's aggregation engine has no $merge stage (tests expecting it to fail still run)",
+    ),
+    (
+        Key::ServerFeature("views"),
+        "blackpipe has no views (createCollection with viewOn)",
+    ),
+    (
+        Key::ServerFeature("shardCollection"),
+        "blackpipe's sharded deployment does not implement shardCollection",
     ),
     (
         Key::ServerFeature("$where"),

@@ -279,6 +279,26 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
                 .await
                 .map(|()| Outcome::Nothing)
         }
+        "rename" => {
+            // No rename helper in the official API: `renameCollection` on `admin`.
+            let to = args.string("to")?;
+            let drop_target = args.optional_bool("dropTarget")?;
+            args.finish()?;
+            let ns = coll.namespace();
+            let mut command = bson::doc! {
+                "renameCollection": ns.to_string(),
+                "to": format!("{}.{to}", ns.db),
+            };
+            if let Some(drop_target) = drop_target {
+                command.insert("dropTarget", drop_target);
+            }
+            let admin = coll.database().client().database("admin");
+            admin
+                .run_command(command)
+                .timed(timeout)
+                .await
+                .map(|_| Outcome::Nothing)
+        }
         other => {
             return Err(format!(
                 "collection operation {other:?} is not supported by this runner"

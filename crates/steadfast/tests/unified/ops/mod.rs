@@ -1,6 +1,7 @@
 //! Running one operation of a test: dispatch on the object's entity type, and the
 //! conversion of driver results into the documents `expectResult` describes.
 
+pub(crate) mod change_streams;
 pub(crate) mod collection;
 mod cursor;
 mod database;
@@ -33,6 +34,8 @@ pub(crate) enum Outcome {
     Cursor(steadfast::Cursor<Document>),
     /// A collection (`createCollection`), saved as an entity.
     Collection(steadfast::Collection<Document>),
+    /// A change stream not yet iterated (`createChangeStream`), saved as an entity.
+    ChangeStream(change_streams::RawChangeStream),
 }
 
 impl Outcome {
@@ -42,7 +45,7 @@ impl Outcome {
             Outcome::Nothing => None,
             Outcome::Value(value) => Some(value),
             Outcome::Documents(items) => Some(Bson::Array(items)),
-            Outcome::Cursor(_) | Outcome::Collection(_) => None,
+            Outcome::Cursor(_) | Outcome::Collection(_) | Outcome::ChangeStream(_) => None,
         }
     }
 }
@@ -72,6 +75,10 @@ pub(crate) async fn run(
         let args = Args::new(name, operation.get_document("arguments").ok());
         return cursor::run(name, args, cursor).await;
     }
+    if let Some(stream) = entities.change_stream_mut(object) {
+        let args = Args::new(name, operation.get_document("arguments").ok());
+        return change_streams::run(name, args, stream).await;
+    }
     run_on_object(operation, entities).await
 }
 
@@ -84,6 +91,9 @@ pub(crate) async fn run_on_object(operation: &Document, entities: &EntityMap) ->
         .get_str("object")
         .map_err(|_| format!("{name}: no object"))?;
     let args = Args::new(name, operation.get_document("arguments").ok());
+    if name == "createChangeStream" {
+        return change_streams::open(args, entities.get(object)?).await;
+    }
     let in_session = operation
         .get_document("arguments")
         .is_ok_and(|a| a.contains_key("session"));
@@ -105,7 +115,11 @@ pub(crate) async fn run_on_object(operation: &Document, entities: &EntityMap) ->
             let client = client.client.clone();
             database::run_on_client(name, args, &client).await
         }
-        other @ (Entity::Cursor(_) | Entity::Bson(_) | Entity::Thread(_) | Entity::Topology(_)) => {
+        other @ (Entity::Cursor(_)
+        | Entity::ChangeStream(_)
+        | Entity::Bson(_)
+        | Entity::Thread(_)
+        | Entity::Topology(_)) => {
             Err(format!(
                 "{name}: {object:?} is a {}, not an object with these operations",
                 other.kind()
