@@ -96,6 +96,7 @@ impl Transfers {
         let stored = stored_transfers(deployment)?;
         let mut check = check_transfers(&ledger.transfers, &self.opening, &stored);
         check.reapplied = ledger.transfers.reapplied;
+        check.callback_runs = ledger.transfers.callback_runs;
         Ok(check)
     }
 }

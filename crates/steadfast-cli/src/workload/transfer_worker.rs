@@ -90,8 +90,11 @@ pub(crate) async fn transfer(
 ) {
     let plan = bank.plan(id, rng);
     let sent = Instant::now();
-    let run = run_transaction(bank, &plan);
-    let Some(result) = guard(run, OpKind::Transfer, log).await else {
+    let mut callback_runs = 0u64;
+    let run = run_transaction(bank, &plan, &mut callback_runs);
+    let result = guard(run, OpKind::Transfer, log).await;
+    log.transfers.callback_runs += callback_runs;
+    let Some(result) = result else {
         log.transfers.record(plan, TransferFate::Unknown);
         return;
     };
@@ -119,33 +122,43 @@ pub(crate) async fn transfer(
     }
 }
 
-async fn run_transaction(bank: &Bank, plan: &Transfer) -> steadfast::error::Result<()> {
+/// Runs the transfer's transaction; `callback_runs` counts how often the convenient API ran
+/// the callback (more than once after a `TransientTransactionError`).
+async fn run_transaction(
+    bank: &Bank,
+    plan: &Transfer,
+    callback_runs: &mut u64,
+) -> steadfast::error::Result<()> {
     let mut session = bank.client.start_session().await?;
     session
         .start_transaction()
-        .and_run((&bank.collection, plan), |session, (collection, plan)| {
-            Box::pin(async move {
-                collection
-                    .insert_one(record(plan))
-                    .session(&mut *session)
-                    .await?;
-                collection
-                    .update_one(
-                        doc! { "_id": &plan.from },
-                        doc! { "$inc": { "balance": -plan.amount } },
-                    )
-                    .session(&mut *session)
-                    .await?;
-                collection
-                    .update_one(
-                        doc! { "_id": &plan.to },
-                        doc! { "$inc": { "balance": plan.amount } },
-                    )
-                    .session(&mut *session)
-                    .await?;
-                Ok(())
-            })
-        })
+        .and_run(
+            (&bank.collection, plan, callback_runs),
+            |session, (collection, plan, runs)| {
+                **runs += 1;
+                Box::pin(async move {
+                    collection
+                        .insert_one(record(plan))
+                        .session(&mut *session)
+                        .await?;
+                    collection
+                        .update_one(
+                            doc! { "_id": &plan.from },
+                            doc! { "$inc": { "balance": -plan.amount } },
+                        )
+                        .session(&mut *session)
+                        .await?;
+                    collection
+                        .update_one(
+                            doc! { "_id": &plan.to },
+                            doc! { "$inc": { "balance": plan.amount } },
+                        )
+                        .session(&mut *session)
+                        .await?;
+                    Ok(())
+                })
+            },
+        )
         .await
 }
 

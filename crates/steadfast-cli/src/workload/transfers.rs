@@ -51,6 +51,8 @@ pub(crate) struct TransferBook {
     /// Transfers whose record was already stored when an attempt inserted it: an earlier
     /// attempt committed, and the convenient API ran the callback again.
     pub(crate) reapplied: u64,
+    /// Times the convenient API ran a transfer's callback, over every transfer.
+    pub(crate) callback_runs: u64,
 }
 
 impl TransferBook {
@@ -63,6 +65,7 @@ impl TransferBook {
     pub(crate) fn absorb(&mut self, other: TransferBook) {
         self.transfers.extend(other.transfers);
         self.reapplied += other.reapplied;
+        self.callback_runs += other.callback_runs;
     }
 
     fn count(&self, fate: TransferFate) -> usize {
@@ -92,6 +95,8 @@ pub(crate) struct TransferCheck {
     pub(crate) records_stored: usize,
     /// Committed transfers whose last attempt found its record already stored.
     pub(crate) reapplied: u64,
+    /// Times the convenient API ran a callback, over every transfer.
+    pub(crate) callback_runs: u64,
     /// Committed transfers without a record.
     pub(crate) lost: Vec<String>,
     /// Records stored more than once.
@@ -299,7 +304,13 @@ impl TransferCheck {
                 self.lost.is_empty() && self.doubled.is_empty(),
                 self.explain(
                     &[&self.lost, &self.doubled],
-                    format!("{} committed transfers each stored once", self.committed),
+                    format!(
+                        "{} committed transfers each stored once ({} callback runs for {} transfers; {} found their record from an earlier attempt)",
+                        self.committed,
+                        self.callback_runs,
+                        self.committed + self.not_committed + self.unknown,
+                        self.reapplied
+                    ),
                 ),
                 proven,
             ),
@@ -390,6 +401,7 @@ mod tests {
         TransferBook {
             transfers: entries.to_vec(),
             reapplied: 0,
+            callback_runs: 0,
         }
     }
 
