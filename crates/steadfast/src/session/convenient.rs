@@ -55,7 +55,7 @@ enum Step<R> {
     Again(Error),
 }
 
-impl<'a> StartTransaction<&'a mut ClientSession> {
+impl StartTransaction<&mut ClientSession> {
     /// Runs `callback` in a transaction and commits it, retrying as the
     /// [module documentation](super::convenient) describes; `context` is lent to every call
     /// of the callback. Returns the callback's value from the attempt that committed. If the
