@@ -500,7 +500,7 @@ mod tests {
     #[test]
     fn a_debit_without_its_credit_is_half_applied_and_changes_the_total() {
         let t1 = transfer("t1", "a", "b", 10);
-        let mut stored = applied(&[t1.clone()]);
+        let mut stored = applied(std::slice::from_ref(&t1));
         stored.balances.insert("b".into(), 100);
         let check = check_transfers(&book(&[(t1, TransferFate::Committed)]), &opening(), &stored);
         assert_eq!(violated(&check), [TOTAL, TRANSFER_INVARIANTS[3]]);
@@ -514,7 +514,7 @@ mod tests {
     #[test]
     fn balances_moved_without_a_record_are_half_applied() {
         let t1 = transfer("t1", "a", "b", 10);
-        let mut stored = applied(&[t1.clone()]);
+        let mut stored = applied(std::slice::from_ref(&t1));
         stored.records.clear();
         let check = check_transfers(&book(&[(t1, TransferFate::Unknown)]), &opening(), &stored);
         assert_eq!(violated(&check), [TRANSFER_INVARIANTS[3]]);
