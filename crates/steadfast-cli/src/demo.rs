@@ -64,11 +64,15 @@ pub(crate) struct DemoArgs {
     #[arg(long, default_value_t = 2016)]
     seed: u64,
     /// Also move money between accounts in transactions (the convenient API), with a commit
-    /// whose reply is lost among the faults, and watch the accounts with a change stream
-    /// consumer shown live beside the counters. Afterwards the balances and the events are
-    /// checked against blackpipe's store and op log (embedded deployment only).
+    /// whose reply is lost among the faults; afterwards the balances and transfer records are
+    /// checked against blackpipe's store (embedded deployment only).
     #[arg(long)]
     transfers: bool,
+    /// Watch the collection the writers write to (the accounts with `--transfers`, else the
+    /// counters) with a change stream consumer shown live beside the counters; afterwards its
+    /// events are checked against blackpipe's op log (embedded deployment only).
+    #[arg(long)]
+    consumer: bool,
 }
 
 type DemoResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
@@ -86,9 +90,9 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
     if args.workers == 0 {
         return Err("--workers must be at least 1".into());
     }
-    if args.transfers && args.uri.is_some() {
+    if (args.transfers || args.consumer) && args.uri.is_some() {
         return Err(
-            "--transfers runs on the embedded deployment only (its checks read blackpipe's store)"
+            "--transfers and --consumer run on the embedded deployment only (their checks read blackpipe's store)"
                 .into(),
         );
     }
@@ -173,14 +177,27 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         .map_err(|e| format!("the deployment does not answer: {e}"))?;
 
     let live = Arc::new(LiveCounters::default());
-    let (transfers, consumer) = match (&target, args.transfers) {
-        (Target::Embedded(deployment), true) => {
-            let transfers = Transfers::open(&client, deployment).await?;
-            let bank = db.collection::<Document>(BANK);
-            let consumer = Consumer::start(deployment, bank, Arc::clone(&live)).await?;
-            (Some(transfers), Some(consumer))
+    let watched = if args.transfers {
+        BANK
+    } else {
+        collection_name.as_str()
+    };
+    let (transfers, consumer) = match &target {
+        Target::Embedded(deployment) => {
+            let transfers = match args.transfers {
+                true => Some(Transfers::open(&client, deployment).await?),
+                false => None,
+            };
+            let consumer = match args.consumer {
+                true => {
+                    let collection = db.collection::<Document>(watched);
+                    Some(Consumer::start(deployment, collection, Arc::clone(&live)).await?)
+                }
+                false => None,
+            };
+            (transfers, consumer)
         }
-        _ => (None, None),
+        Target::Remote(_) => (None, None),
     };
     let book = Arc::new(CounterBook::new(day_keys(COUNTERS)));
     let workload = Arc::new(Workload {
@@ -217,7 +234,7 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         Injector::Remote { admin, .. } => restore_remote(admin).await,
     };
     let stream = match consumer {
-        Some(consumer) => match consumer.finish(&outcome.ledger, BANK).await {
+        Some(consumer) => match consumer.finish(&outcome.ledger, watched).await {
             Ok(check) => Some(check),
             Err(panic) => {
                 outcome.panics.push(panic);
