@@ -125,6 +125,14 @@ def seeds():
     # A retryable write and a transaction's first statement.
     out["cmd_insert_retryable"] = bytes([2, 0]) + document(
         [("c", "orders"), ("documents", [{"_id": 2}]), ("lsid", lsid), ("txnNumber", 7)])
+    # A change stream resuming from a token, with the per-event stages after it.
+    out["cmd_aggregate_change_stream"] = bytes([2, 9]) + document(
+        [("c", "orders"), ("pipeline", [
+            {"$changeStream": {"fullDocument": "updateLookup", "fullDocumentBeforeChange": "whenAvailable",
+                               "showExpandedEvents": True,
+                               "resumeAfter": {"_data": "016592008000000002FF00"}}},
+            {"$match": {"operationType": {"$in": ["insert", "update"]}}},
+            {"$project": {"fullDocument": 1, "ns": 1}}]), ("cursor", {"batchSize": 1})])
     out["cmd_find_in_txn"] = bytes([2, 3]) + document(
         [("c", "orders"), ("lsid", lsid), ("txnNumber", 2), ("startTransaction", True), ("autocommit", False)])
 

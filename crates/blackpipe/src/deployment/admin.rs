@@ -24,6 +24,7 @@
 //! | `{blackpipe: "slowCommands", member?, delayMS}` | each command the store runs (CRUD, cursors, indexes...) takes `delayMS` to execute, hello and handshakes staying fast (`0` restores); interrupted with `MaxTimeMSExpired` at the command's `maxTimeMS` |
 //! | `{blackpipe: "overload", member?, mode?: "alwaysOn", baseBackoffMS?}` | reject commands with code 462 (`mode` as in `configureFailPoint`; `"off"` stops) |
 //! | `{blackpipe: "replicationLag", lagMS}` | secondaries report a `lastWrite` this far behind |
+//! | `{blackpipe: "transactionLifetime", secs}` | mongod's `transactionLifetimeLimitSeconds`: transactions started afterwards are aborted once open this long (default 60) |
 //! | `{blackpipe: "autoFailover", enabled, electionDelayMS?}` | elect a successor automatically when the set loses its primary |
 //! | `{blackpipe: "addMember", priority?, votes?, hidden?, arbiterOnly?}` | reconfigure with one more member on a new port |
 //!
@@ -155,6 +156,11 @@ pub enum AdminRequest {
     ReplicationLag {
         /// The lag.
         lag: Duration,
+    },
+    /// Set `transactionLifetimeLimitSeconds`.
+    TransactionLifetime {
+        /// The limit.
+        lifetime: Duration,
     },
     /// Turn automatic elections on or off.
     AutoFailover {
@@ -320,6 +326,12 @@ pub fn parse_admin(command: &Document) -> Result<AdminRequest, ControlError> {
         },
         "replicationLag" => AdminRequest::ReplicationLag {
             lag: millis(command, "lagMS", None)?,
+        },
+        "transactionLifetime" => AdminRequest::TransactionLifetime {
+            lifetime: match command.get("secs") {
+                None => return Err(bad("'secs' is required")),
+                value => seconds(value, "secs", 60)?,
+            },
         },
         "autoFailover" => AdminRequest::AutoFailover {
             enabled: match command.get("enabled") {

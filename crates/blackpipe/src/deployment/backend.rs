@@ -25,8 +25,9 @@ fn known(op_time: OpTime) -> Option<WriteTime> {
 /// store's reply. The member has already dealt with roles, fail points and admin commands.
 ///
 /// A tailable awaitData getMore that finds nothing new waits, as mongod does, until a document
-/// is inserted into its collection (then runs again) or its await time passes (then answers
-/// the empty batch). The wait holds no store lock.
+/// is inserted into its collection (for a change stream: until any write is applied), then
+/// runs again, or until its await time passes, then answers the empty batch. The wait holds no
+/// store lock.
 pub(crate) async fn execute(store: &Store, database: &str, command: &Document) -> Document {
     let outcome = store.execute(database, command, &CommandContext::new(DateTime::now()));
     let Some(mut wait) = outcome.awaiting_inserts else {

@@ -132,6 +132,9 @@ async fn execute(node: &NodeContext, request: AdminRequest) -> Result<Outcome, C
             inner.overload(resolve(node, &member)?, Some(overload))?;
         }
         AdminRequest::ReplicationLag { lag } => inner.set_replication_lag(lag),
+        AdminRequest::TransactionLifetime { lifetime } => {
+            inner.store.set_transaction_lifetime(lifetime);
+        }
         AdminRequest::AutoFailover {
             enabled,
             election_delay,

@@ -71,9 +71,14 @@ pub fn code_name(code: i32) -> Cow<'static, str> {
         217 => "IncompleteTransactionHistory",
         225 => "TransactionTooOld",
         234 => "RetryChangeStream",
+        239 => "SnapshotTooOld",
+        241 => "StaleChunkHistory",
+        246 => "SnapshotUnavailable",
         251 => "NoSuchTransaction",
         256 => "TransactionCommitted",
         262 => "ExceededTimeLimit",
+        263 => "OperationNotSupportedInTransaction",
+        267 => "PreparedTransactionInProgress",
         280 => "ChangeStreamFatalError",
         286 => "ChangeStreamHistoryLost",
         462 => "IngressRequestRateLimitExceeded",
@@ -131,7 +136,9 @@ impl SessionFacts {
 
 /// The labels an 8.0 server attaches on its own: `SystemOverloadedError` + `RetryableError` for
 /// overload rejections; `RetryableWriteError` for a retryable code (top-level or in
-/// `writeConcernError`) on a retryable write or a transaction's commit/abort.
+/// `writeConcernError`) on a retryable write or a transaction's commit/abort;
+/// `TransientTransactionError` for the errors inside a transaction that let the client retry
+/// it whole.
 pub fn default_labels(
     code: Option<i32>,
     write_concern_code: Option<i32>,
@@ -150,8 +157,37 @@ pub fn default_labels(
     {
         return vec!["RetryableWriteError".into()];
     }
+    if session.in_transaction && is_transient_transaction_error(code, write_concern_code, session) {
+        return vec!["TransientTransactionError".into()];
+    }
     Vec::new()
 }
+
+/// mongod's rule for TransientTransactionError: a conflict, lock or snapshot error anywhere in
+/// a transaction; NoSuchTransaction on commit/abort only without a writeConcernError (the data
+/// may otherwise be committed); on other statements also every retryable error.
+fn is_transient_transaction_error(
+    code: Option<i32>,
+    write_concern_code: Option<i32>,
+    session: SessionFacts,
+) -> bool {
+    let Some(code) = code else {
+        return false;
+    };
+    // WriteConflict, LockTimeout, SnapshotTooOld, SnapshotUnavailable, StaleChunkHistory,
+    // PreparedTransactionInProgress.
+    if matches!(code, 112 | 24 | 239 | 246 | 241 | 267) {
+        return true;
+    }
+    if session.commit_or_abort {
+        code == NO_SUCH_TRANSACTION && write_concern_code.is_none()
+    } else {
+        code == NO_SUCH_TRANSACTION || RETRYABLE_WRITE_CODES.contains(&code)
+    }
+}
+
+/// `NoSuchTransaction`.
+const NO_SUCH_TRANSACTION: i32 = 251;
 
 /// The top-level error code of a reply with `ok: 0`.
 pub fn reply_error_code(reply: &Document) -> Option<i32> {

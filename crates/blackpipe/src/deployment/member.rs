@@ -438,6 +438,9 @@ async fn dispatch(
         );
         // In quiesce mode, mongod's shutdown errors carry its topologyVersion.
         reply.insert("topologyVersion", hello::version_document(view.version));
+        if change_streams::is_stream_get_more(node, &name, request.command()) {
+            change_streams::label_resumable(&mut reply);
+        }
         return node.finish(reply, session, None);
     }
     if let Some(refusal) = super::auth_gate::refusal(node, &name, connection, session) {
@@ -571,10 +574,16 @@ async fn execute_in_store(
             None,
         );
     }
+    if let Some(reply) =
+        super::router_txn::recover_commit(node, facts.name, request.command(), &node.inner.store)
+    {
+        return node.finish(reply, session, None);
+    }
     let stream_get_more = change_streams::is_stream_get_more(node, facts.name, request.command());
     let started = Instant::now();
     let mut reply =
         super::backend::execute(&node.inner.store, request.database(), request.command()).await;
+    super::router_txn::note_statement(node, session, request.command(), &mut reply);
     if stream_get_more {
         change_streams::label_resumable(&mut reply);
     }
@@ -595,6 +604,11 @@ async fn execute_in_store(
         if let Some(injection) = injection {
             reply.insert("writeConcernError", injection.error);
             labels = injection.labels;
+        }
+        if !reply.contains_key("writeConcernError") {
+            if let Some(error) = super::write_concern::unsatisfiable(node, request.command()) {
+                reply.insert("writeConcernError", error);
+            }
         }
     }
     node.finish(reply, session, labels.as_deref())

@@ -50,7 +50,9 @@ mod member;
 mod member_options;
 mod model;
 mod operations;
+mod router_txn;
 mod runtime;
+mod write_concern;
 
 #[cfg(test)]
 mod tests;

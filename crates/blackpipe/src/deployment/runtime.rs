@@ -76,6 +76,8 @@ impl NodeCounters {
 #[derive(Debug, Default)]
 pub(crate) struct Process {
     pub(crate) fail_points: Mutex<FailPoints>,
+    /// On a router, the transactions it routed (a restart forgets them, as a mongos does).
+    pub(crate) routed_transactions: Mutex<super::router_txn::RoutedTransactions>,
 }
 
 /// The runtime side of one node.
@@ -298,7 +300,14 @@ impl Inner {
         change: impl FnOnce(&mut State) -> Result<R, ControlError>,
     ) -> Result<R, ControlError> {
         let mut state = lock(&self.state);
+        let primary_before = state.topology.primary();
         let result = change(&mut state)?;
+        // A primary that steps down, dies or is replaced aborts its open transactions, as
+        // mongod does; they never commit half applied, and their clients see
+        // TransientTransactionError (or, for a commit that already happened, ok on retry).
+        if primary_before.is_some() && state.topology.primary() != primary_before {
+            self.store.abort_open_transactions();
+        }
         for (slot, node) in state.slots.iter().zip(state.topology.nodes()) {
             let version = node.topology_version();
             slot.version.send_if_modified(|current| {

@@ -109,6 +109,20 @@ impl Catalog {
     }
 
     /// Creates a collection with options; an existing one with the same options is fine.
+    /// Adds `collection` as `db.name` unless that name is taken; `false` if it was.
+    pub(crate) fn install(&self, db: &str, name: &str, collection: Collection) -> bool {
+        let database = write(&self.databases)
+            .entry(db.to_owned())
+            .or_default()
+            .clone();
+        let mut collections = write(&database.collections);
+        if collections.contains_key(name) {
+            return false;
+        }
+        collections.insert(name.to_owned(), Arc::new(RwLock::new(collection)));
+        true
+    }
+
     pub(crate) fn create(
         &self,
         db: &str,

@@ -50,6 +50,48 @@ impl Collection {
         }
     }
 
+    /// A private copy for a multi-document transaction: the same documents (shared, not
+    /// copied) and indexes, with its own insert notifications (nobody tails a private copy).
+    pub(crate) fn snapshot_copy(&self) -> Collection {
+        Collection {
+            ns: self.ns.clone(),
+            uuid: self.uuid,
+            options: self.options.clone(),
+            next_record: self.next_record,
+            records: self.records.clone(),
+            id_index: self.id_index.clone(),
+            secondary: self.secondary.clone(),
+            data_size: self.data_size,
+            capped: self.capped,
+            inserts: watch::Sender::new(self.last_record()),
+        }
+    }
+
+    /// The document whose `_id` encodes to `key`, if any.
+    pub(crate) fn document_by_key(&self, key: &[u8]) -> Option<(u64, &Arc<Document>)> {
+        let record = *self.id_index.get(key)?;
+        self.records.get(&record).map(|document| (record, document))
+    }
+
+    /// Puts document `key` back to `previous` (absent for `None`): rewinding a private copy
+    /// to an earlier version (see [`crate::store::history`]). Restoring a state the collection
+    /// held cannot break a unique index, so a refusal (impossible) leaves the copy unchanged.
+    pub(crate) fn restore(&mut self, key: &[u8], previous: Option<&Document>) {
+        let current = self.id_index.get(key).copied();
+        match (current, previous) {
+            (Some(record), Some(previous)) => {
+                let _restored = self.replace(record, previous.clone());
+            }
+            (Some(record), None) => {
+                self.remove(record);
+            }
+            (None, Some(previous)) => {
+                let _restored = self.insert(previous.clone());
+            }
+            (None, None) => {}
+        }
+    }
+
     /// Whether the collection is capped (only those take tailable cursors).
     pub(crate) fn is_capped(&self) -> bool {
         self.capped.is_some()

@@ -51,9 +51,10 @@ pub(crate) struct Tail {
 }
 
 /// A tailable `awaitData` getMore that found nothing new. Its reply (an empty batch) stands
-/// if nothing is inserted into the collection within [`InsertWait::max_wait`]; otherwise the
-/// caller runs the same getMore again, as mongod wakes a waiting getMore on insert. The store
-/// itself never blocks: the caller waits, holding no lock.
+/// if nothing is inserted into the collection (for a change stream: nothing is written
+/// anywhere) within [`InsertWait::max_wait`]; otherwise the caller runs the same getMore
+/// again, as mongod wakes a waiting getMore on insert. The store itself never blocks: the
+/// caller waits, holding no lock.
 #[derive(Debug, Clone)]
 pub struct InsertWait {
     changes: watch::Receiver<u64>,
@@ -77,7 +78,8 @@ impl InsertWait {
     }
 
     /// Completes once a document is inserted into the collection after the getMore looked
-    /// (at once if one already was), or once the collection is dropped.
+    /// (at once if one already was), or once the collection is dropped; for a change stream,
+    /// once any write is applied after it looked.
     ///
     /// # Cancel safety
     ///

@@ -40,6 +40,13 @@ pub(crate) mod code {
     pub(crate) const DUPLICATE_KEY: i32 = 11000;
     pub(crate) const IDL_MISSING_FIELD: i32 = 40414;
     pub(crate) const NON_NEGATIVE: i32 = 51024;
+    pub(crate) const WRITE_CONFLICT: i32 = 112;
+    pub(crate) const CONFLICTING_OPERATION_IN_PROGRESS: i32 = 117;
+    pub(crate) const SNAPSHOT_TOO_OLD: i32 = 239;
+    pub(crate) const NO_SUCH_TRANSACTION: i32 = 251;
+    pub(crate) const TRANSACTION_COMMITTED: i32 = 256;
+    pub(crate) const OPERATION_NOT_SUPPORTED_IN_TRANSACTION: i32 = 263;
+    pub(crate) const TRANSACTION_TOO_LARGE: i32 = 334;
     pub(crate) const UNRECOGNIZED_STAGE: i32 = 40324;
 }
 
@@ -74,12 +81,20 @@ pub(crate) fn code_name(code: i32) -> String {
         146 => "ExceededMemoryLimit",
         168 => "InvalidPipelineOperator",
         175 => "QueryPlanKilled",
+        112 => "WriteConflict",
+        117 => "ConflictingOperationInProgress",
         217 => "IncompleteTransactionHistory",
         225 => "TransactionTooOld",
+        239 => "SnapshotTooOld",
+        246 => "SnapshotUnavailable",
+        251 => "NoSuchTransaction",
+        256 => "TransactionCommitted",
         260 => "InvalidResumeToken",
         261 => "TooManyLogicalSessions",
+        263 => "OperationNotSupportedInTransaction",
         280 => "ChangeStreamFatalError",
         286 => "ChangeStreamHistoryLost",
+        334 => "TransactionTooLarge",
         10334 => "BSONObjectTooLarge",
         11000 => "DuplicateKey",
         other => return format!("Location{other}"),
@@ -138,6 +153,14 @@ impl CommandError {
 
     pub(crate) fn type_mismatch(message: impl Into<String>) -> Self {
         Self::new(code::TYPE_MISMATCH, message)
+    }
+
+    /// The same error labelled TransientTransactionError: the client may retry the whole
+    /// transaction.
+    pub(crate) fn transient(mut self) -> Self {
+        self.extra
+            .insert("errorLabels", vec![Bson::from("TransientTransactionError")]);
+        self
     }
 
     /// The duplicate key error mongod reports for a unique index violation.

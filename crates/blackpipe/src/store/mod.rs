@@ -7,22 +7,27 @@
 //!
 //! Supported commands: `insert update delete find getMore killCursors findAndModify count
 //! distinct aggregate createIndexes listIndexes dropIndexes listCollections listDatabases drop
-//! dropDatabase create collMod renameCollection dbStats endSessions`. Retryable writes (`lsid` +
-//! `txnNumber`) are recorded per statement in a transaction table that lives with the store, so
-//! it survives stepdowns of the simulated members that share it. Multi-document transactions,
-//! regular expressions, positional update operators, `arrayFilters` and views fail with a clear
-//! error; collations and hints are accepted but ignored.
+//! dropDatabase create collMod renameCollection dbStats endSessions commitTransaction
+//! abortTransaction`. Retryable writes (`lsid` + `txnNumber`) are recorded per statement in a
+//! transaction table that lives with the store, so it survives stepdowns of the simulated
+//! members that share it. Multi-document transactions (`autocommit: false`) run with snapshot
+//! isolation and commit atomically (the `transaction` module describes how); reads with
+//! `readConcern: {level: "snapshot"}` read at a cluster time through the store's recent
+//! document versions (the `history` and `snapshot_read` modules). Regular expressions,
+//! positional update operators, `arrayFilters` and views fail with a clear error; collations
+//! and hints are accepted but ignored.
 //! Capped collections keep their `size`/`max` bounds and take tailable (`awaitData`) cursors;
 //! an awaitData getMore that finds nothing new reports [`CommandOutcome::awaiting_inserts`] so
 //! that the caller, not the store, waits for an insert.
 //!
 //! # The op log and change streams
 //!
-//! Every applied write makes one [`OplogEntry`], in apply order, through one function (the
-//! command layer's `Exec::record`): its optime, namespace, collection UUID, the [`Change`]
-//! (the inserted or replacement document, an update's description, or the catalog change:
-//! create, createIndexes, dropIndexes, collMod, drop, rename, dropDatabase preceded by its
-//! collections' drops), the document key, the pre-image (and an update's post-image) when the
+//! Every applied write makes one [`OplogEntry`], in apply order, from one shape (the command
+//! layer's `Exec::record`, and a transaction's commit: one entry per document it wrote, its
+//! net change, under the commit's exclusive gate): its optime, namespace, collection UUID, the
+//! [`Change`] (the inserted or replacement document, an update's description, or the catalog
+//! change: create, createIndexes, dropIndexes, collMod, drop, rename, dropDatabase preceded by
+//! its collections' drops), the document key, the pre-image (and an update's post-image) when the
 //! collection has `changeStreamPreAndPostImages` enabled, and the `lsid`/`txnNumber` of a
 //! retryable or transactional command. Change streams read it: `aggregate` with a first
 //! `$changeStream` stage on a collection, a database (`aggregate: 1`) or the cluster (`admin`,
@@ -52,7 +57,10 @@
 //! dropped txnNumber fails with IncompleteTransactionHistory (217) rather than applying twice;
 //! the op log retains at most 64 MiB of entries (documents and images included), oldest
 //! dropped; a change-stream batch holds at most 16 MiB, and a getMore copies at most 1,024 op
-//! log entries at a time out of the log's lock.
+//! log entries at a time out of the log's lock; document versions for snapshot reads are kept
+//! for 300 s, at most 100,000 of them and 64 MiB (SnapshotTooOld, 239, past them); a
+//! transaction writes at most 100,000 documents and 64 MiB (TransactionTooLarge, 334), and at
+//! most 10,000 are open at once (ExceededMemoryLimit, 146).
 
 mod aggregate;
 mod arith;
@@ -64,13 +72,16 @@ mod commands;
 mod cursor;
 mod errors;
 mod expr;
+mod history;
 mod index;
 mod key;
 mod oplog;
 mod path;
 mod projection;
 mod query;
+mod snapshot_read;
 mod sort;
+mod transaction;
 mod txn;
 mod update;
 mod value_order;
@@ -78,7 +89,8 @@ mod value_order;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use bson::oid::ObjectId;
@@ -88,7 +100,9 @@ use rand::{Rng, SeedableRng};
 
 use self::catalog::{Catalog, lock, read};
 use self::cursor::CursorRegistry;
+use self::history::History;
 use self::oplog::Oplog;
+use self::transaction::{AbortReason, TransactionRegistry};
 use self::txn::TransactionTable;
 
 pub(crate) use self::change_stream::change_stream_stage;
@@ -161,6 +175,9 @@ impl StoreOptions {
 /// own: mongod's cursor monitor runs every `clientCursorMonitorFrequencySecs` (4 s).
 const REAP_INTERVAL_MILLIS: i64 = 4_000;
 
+/// mongod's default `transactionLifetimeLimitSeconds` (60 s).
+const DEFAULT_TRANSACTION_LIFETIME_MILLIS: i64 = 60_000;
+
 /// Milliseconds of a duration, saturating (timeouts beyond 292 million years never fire).
 fn millis_of(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
@@ -179,6 +196,14 @@ pub struct Store {
     session_timeout_millis: i64,
     /// When (callers' clock, ms) the store last reaped idle cursors and sessions by itself.
     last_reap_millis: Mutex<Option<i64>>,
+    /// Open multi-document transactions, reachable without their sessions' locks.
+    transaction_registry: Arc<TransactionRegistry>,
+    /// Recent document versions (after the op log in the lock order).
+    history: Mutex<History>,
+    /// Held shared by every command and exclusively by `commitTransaction`.
+    commit_gate: RwLock<()>,
+    /// `transactionLifetimeLimitSeconds`, in milliseconds.
+    transaction_lifetime_millis: AtomicI64,
 }
 
 impl Default for Store {
@@ -199,7 +224,36 @@ impl Store {
             cursor_timeout_millis: millis_of(options.cursor_timeout),
             session_timeout_millis: millis_of(options.session_timeout),
             last_reap_millis: Mutex::new(None),
+            transaction_registry: Arc::default(),
+            commit_gate: RwLock::new(()),
+            history: Mutex::new(History::default()),
+            transaction_lifetime_millis: AtomicI64::new(DEFAULT_TRANSACTION_LIFETIME_MILLIS),
         }
+    }
+
+    /// Sets mongod's `transactionLifetimeLimitSeconds`: a transaction open longer (in the
+    /// callers' clock) is aborted. Applies to transactions started afterwards. Default 60 s.
+    pub fn set_transaction_lifetime(&self, lifetime: Duration) {
+        self.transaction_lifetime_millis
+            .store(millis_of(lifetime), Ordering::Relaxed);
+    }
+
+    fn transaction_lifetime_millis(&self) -> i64 {
+        self.transaction_lifetime_millis.load(Ordering::Relaxed)
+    }
+
+    /// Aborts every open multi-document transaction, as a primary does when it steps down or
+    /// dies: a later statement or commit of one gets NoSuchTransaction labelled
+    /// TransientTransactionError (a commit that already happened still answers ok). Returns how
+    /// many were open.
+    pub fn abort_open_transactions(&self) -> usize {
+        self.transaction_registry
+            .abort_all(AbortReason::SteppedDown)
+    }
+
+    /// How many multi-document transactions are open.
+    pub fn open_transaction_count(&self) -> usize {
+        self.transaction_registry.open_count()
     }
 
     /// Closes every cursor idle for the cursor timeout or longer at wall time `now` (cursors
@@ -232,6 +286,7 @@ impl Store {
         }
         self.reap_idle_cursors(now);
         self.expire_idle_sessions(now);
+        self.transaction_registry.abort_expired(now_millis);
     }
 
     /// The optime of the last applied write ([`OpTime::ZERO`] before any): what a primary reports

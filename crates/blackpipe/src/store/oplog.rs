@@ -7,6 +7,7 @@ use std::sync::Arc;
 use bson::{Bson, DateTime, Document, Timestamp};
 use tokio::sync::watch;
 
+use super::key::encode_key;
 use super::value_order::{document_size, value_size};
 
 /// The position of a write in the store's history: the oplog timestamp (seconds + increment)
@@ -156,6 +157,23 @@ pub(crate) struct OplogWrite {
     /// The document before an update, replacement or delete, when the collection records
     /// pre- and post-images.
     pub(crate) pre_image: Option<Arc<Document>>,
+    /// The version an update, replacement or delete replaced, whatever the collection's
+    /// options: the store's history keeps it for reads at an earlier time (not the op log).
+    pub(crate) previous: Option<Arc<Document>>,
+}
+
+impl OplogWrite {
+    /// A catalog change of namespace `ns`.
+    pub(crate) fn catalog(ns: String, uuid: Option<[u8; 16]>, change: Change) -> OplogWrite {
+        OplogWrite {
+            ns,
+            uuid,
+            id: None,
+            change,
+            pre_image: None,
+            previous: None,
+        }
+    }
 }
 
 /// One applied write.
@@ -358,6 +376,25 @@ impl Oplog {
     /// A receiver that sees every later write (the current one counts as seen).
     pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
+    }
+
+    /// Whether a document of `ns` with encoded `_id` `key` was written after `after`:
+    /// `None` when the retained log no longer reaches back to `after`, so nobody can tell.
+    pub(crate) fn wrote_since(&self, after: Timestamp, ns: &str, key: &[u8]) -> Option<bool> {
+        if self.last.ts <= after {
+            return Some(false);
+        }
+        if self.evicted_through.is_some_and(|evicted| after < evicted) {
+            return None;
+        }
+        let newer = self
+            .entries
+            .iter()
+            .rev()
+            .take_while(|entry| entry.op_time.ts > after);
+        Some(newer.into_iter().any(|entry| {
+            entry.ns == ns && entry.id.as_ref().is_some_and(|id| encode_key(id) == key)
+        }))
     }
 
     pub(crate) fn applied(&self, ns: &str) -> u64 {

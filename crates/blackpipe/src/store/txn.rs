@@ -78,7 +78,9 @@ const STATEMENT_OVERHEAD_BYTES: usize = 64;
 /// One session's retryable-write history.
 #[derive(Debug)]
 pub(crate) struct SessionRecord {
-    txn_number: Option<i64>,
+    pub(crate) txn_number: Option<i64>,
+    /// The multi-document transaction of `txn_number`, if it is one.
+    pub(crate) transaction: super::transaction::TransactionState,
     statements: HashMap<i32, StatementOutcome>,
     /// Bytes held by `statements`, also counted in the table's shared total.
     bytes: usize,
@@ -100,6 +102,7 @@ impl SessionRecord {
     fn new(table_bytes: Arc<AtomicUsize>, max_bytes: usize) -> SessionRecord {
         SessionRecord {
             txn_number: None,
+            transaction: super::transaction::TransactionState::None,
             statements: HashMap::new(),
             bytes: 0,
             table_bytes,
@@ -133,6 +136,8 @@ impl SessionRecord {
             Some(current) if txn_number == current => Ok(()),
             _ => {
                 self.txn_number = Some(txn_number);
+                // A newer txnNumber implicitly aborts the open transaction, if any.
+                self.transaction = super::transaction::TransactionState::None;
                 self.forget_statements();
                 self.history_incomplete = false;
                 Ok(())
@@ -198,7 +203,7 @@ impl StatementOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct SessionKey {
     bytes: Vec<u8>,
-    display: String,
+    pub(crate) display: String,
 }
 
 /// The `lsid` and `txnNumber` of a retryable write.
@@ -406,6 +411,13 @@ impl TransactionTable {
 
     pub(crate) fn len(&self) -> usize {
         lock(&self.sessions).len()
+    }
+
+    /// The record of session `key` if it has one (nothing is created).
+    pub(crate) fn existing(&self, key: &SessionKey) -> Option<Arc<Mutex<SessionRecord>>> {
+        lock(&self.sessions)
+            .get(key)
+            .map(|entry| entry.record.clone())
     }
 
     /// Whether `command` is a retryable write every statement of which is already recorded

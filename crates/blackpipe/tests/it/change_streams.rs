@@ -173,3 +173,21 @@ async fn get_more_errors_of_a_change_stream_are_labelled_as_mongod_labels_them()
     assert_eq!(after.get_f64("ok").ok(), Some(1.0), "{after}");
     assert_eq!(Bson::Int64(id_of(&after)), Bson::Int64(id));
 }
+
+#[tokio::test]
+async fn a_quiescing_member_labels_a_change_stream_get_more_resumable() {
+    let deployment = start(DeploymentConfig::replica_set(3).with_auto_failover(false)).await;
+    let mut connection = client(&deployment, 0).await;
+    let id = id_of(&watch(&mut connection, doc! {}).await);
+    let get_more = doc! { "getMore": id, "collection": "c", "$db": "db" };
+    let shutdown = deployment.shutdown_node(0, std::time::Duration::from_secs(600));
+    tokio::pin!(shutdown);
+    // Biased: the shutdown is polled first, so the node is quiescing when the getMore arrives.
+    let reply = tokio::select! {
+        biased;
+        _ = &mut shutdown => panic!("the quiesce period cannot end first"),
+        reply = connection.round_trip(get_more) => reply,
+    };
+    assert_eq!(reply.get_i32("code").ok(), Some(91), "{reply}");
+    assert_eq!(labels(&reply), ["ResumableChangeStreamError"]);
+}

@@ -14,4 +14,5 @@ mod robustness;
 mod scripted;
 mod support;
 mod tailable;
+mod transactions;
 mod wire;

@@ -40,12 +40,16 @@ fn retryable_write_gets_the_label_for_retryable_codes_only() {
     assert!(default_labels(Some(11000), None, RETRYABLE_WRITE).is_empty());
     // No txnNumber: not a retryable write, no label.
     assert!(default_labels(Some(91), None, SessionFacts::default()).is_empty());
-    // Inside a transaction, only commit/abort are labelled.
+    // Inside a transaction, only commit/abort get RetryableWriteError; other statements get
+    // TransientTransactionError instead.
     let in_transaction = SessionFacts {
         in_transaction: true,
         ..RETRYABLE_WRITE
     };
-    assert!(default_labels(Some(91), None, in_transaction).is_empty());
+    assert_eq!(
+        default_labels(Some(91), None, in_transaction),
+        vec!["TransientTransactionError"]
+    );
     let commit = SessionFacts {
         commit_or_abort: true,
         ..in_transaction
@@ -54,6 +58,37 @@ fn retryable_write_gets_the_label_for_retryable_codes_only() {
         default_labels(Some(91), None, commit),
         vec!["RetryableWriteError"]
     );
+}
+
+#[test]
+fn transaction_errors_get_the_transient_label_as_mongod_gives_it() {
+    let in_transaction = SessionFacts {
+        in_transaction: true,
+        ..RETRYABLE_WRITE
+    };
+    let commit = SessionFacts {
+        commit_or_abort: true,
+        ..in_transaction
+    };
+    let transient = vec!["TransientTransactionError".to_owned()];
+    for code in [112, 251, 10107, 246] {
+        assert_eq!(
+            default_labels(Some(code), None, in_transaction),
+            transient,
+            "code {code}"
+        );
+    }
+    assert!(default_labels(Some(11000), None, in_transaction).is_empty());
+    assert!(default_labels(Some(50), None, in_transaction).is_empty());
+    // A writeConcernError inside a transaction statement is not transient.
+    assert!(default_labels(None, Some(91), in_transaction).is_empty());
+    assert_eq!(default_labels(Some(251), None, commit), transient);
+    assert_eq!(default_labels(Some(112), None, commit), transient);
+    assert_eq!(default_labels(Some(267), None, commit), transient);
+    // NoSuchTransaction with a writeConcernError on commit: the commit may have happened.
+    assert!(default_labels(Some(251), Some(64), commit).is_empty());
+    // Outside a transaction, never.
+    assert!(default_labels(Some(112), None, RETRYABLE_WRITE).is_empty());
 }
 
 #[test]

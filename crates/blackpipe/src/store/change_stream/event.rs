@@ -201,42 +201,18 @@ fn add_change_fields(
                 event.insert("fullDocument", full);
             }
         }
-        Change::Rename { to, dropped_target } => {
+        Change::Rename { to, .. } => {
             event.insert("to", namespace(to));
-            if spec.show_expanded {
-                let mut description = doc! { "to": namespace(to) };
-                if let Some(uuid) = dropped_target {
-                    description.insert("dropTarget", uuid_value(*uuid));
-                }
-                event.insert("operationDescription", description);
-            }
         }
-        Change::Create(options) => {
-            let mut description = doc! {
-                "idIndex": { "v": 2, "key": { "_id": 1 }, "name": "_id_" },
-            };
-            description.extend((**options).clone());
-            event.insert("operationDescription", description);
+        _ => {}
+    }
+    if spec.show_expanded
+        && let Some(description) = operation_description(&entry.change)
+    {
+        event.insert("operationDescription", description);
+        if matches!(entry.change, Change::Create(_)) {
             event.insert("nsType", "collection");
         }
-        Change::CreateIndexes(specs) => {
-            let indexes: Vec<Bson> = specs.iter().cloned().map(Bson::Document).collect();
-            event.insert("operationDescription", doc! { "indexes": indexes });
-        }
-        Change::DropIndexes(names) => {
-            let indexes: Vec<Bson> = names
-                .iter()
-                .map(|name| Bson::Document(doc! { "name": name }))
-                .collect();
-            event.insert("operationDescription", doc! { "indexes": indexes });
-        }
-        Change::Modify(options) => {
-            event.insert(
-                "operationDescription",
-                doc! { "collectionOptions": (**options).clone() },
-            );
-        }
-        Change::Delete | Change::Drop | Change::DropDatabase => {}
     }
     if matches!(
         entry.change,
@@ -245,6 +221,40 @@ fn add_change_fields(
         add_pre_image(event, entry, spec.before_change)?;
     }
     Ok(())
+}
+
+/// The `operationDescription` of a catalog change's expanded event.
+fn operation_description(change: &Change) -> Option<Document> {
+    let description = match change {
+        Change::Rename { to, dropped_target } => {
+            let mut description = doc! { "to": namespace(to) };
+            if let Some(uuid) = dropped_target {
+                description.insert("dropTarget", uuid_value(*uuid));
+            }
+            description
+        }
+        Change::Create(options) => {
+            let mut description = doc! {
+                "idIndex": { "v": 2, "key": { "_id": 1 }, "name": "_id_" },
+            };
+            description.extend((**options).clone());
+            description
+        }
+        Change::CreateIndexes(specs) => {
+            let indexes: Vec<Bson> = specs.iter().cloned().map(Bson::Document).collect();
+            doc! { "indexes": indexes }
+        }
+        Change::DropIndexes(names) => {
+            let indexes: Vec<Bson> = names
+                .iter()
+                .map(|name| Bson::Document(doc! { "name": name }))
+                .collect();
+            doc! { "indexes": indexes }
+        }
+        Change::Modify(options) => doc! { "collectionOptions": (**options).clone() },
+        _ => return None,
+    };
+    Some(description)
 }
 
 /// An update event's `fullDocument`, as the stream's `fullDocument` option asks.

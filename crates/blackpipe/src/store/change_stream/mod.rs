@@ -16,7 +16,7 @@ mod token;
 
 use std::sync::Arc;
 
-use bson::{Bson, Document};
+use bson::{Bson, Document, Timestamp};
 use tokio::sync::watch;
 
 use self::event::events_of;
@@ -29,7 +29,7 @@ use super::commands::Exec;
 use super::commands::args::cursor_batch_size;
 use super::commands::tail::{await_time, cursor_not_found};
 use super::cursor::{DEFAULT_FIRST_BATCH, InsertWait, MAX_BATCH_BYTES, OpenCursor, cursor_reply};
-use super::errors::{CommandError, StoreResult, code};
+use super::errors::{CommandError, StoreResult, check_bson_size, code};
 use super::oplog::{packed, unpacked};
 use super::value_order::document_size;
 
@@ -41,6 +41,8 @@ const NOT_FIRST_STAGE: i32 = 40602;
 const INVALID_RESUME_TOKEN: i32 = 260;
 /// mongod's ChangeStreamFatalError.
 const CHANGE_STREAM_FATAL_ERROR: i32 = 280;
+/// mongod's OperationNotSupportedInTransaction.
+const OPERATION_NOT_SUPPORTED_IN_TRANSACTION: i32 = 263;
 /// mongod's ChangeStreamHistoryLost.
 const CHANGE_STREAM_HISTORY_LOST: i32 = 286;
 
@@ -89,51 +91,14 @@ pub(crate) fn aggregate(
     target: Option<&str>,
     stages: &[Bson],
 ) -> StoreResult<Document> {
-    let stage = first_stage(stages).ok_or_else(not_first_stage)?;
-    let scope = match target {
-        Some(collection) => Scope::Collection {
-            db: exec.db.to_owned(),
-            collection: collection.to_owned(),
-        },
-        None if exec.db == "admin" => Scope::Cluster,
-        None => Scope::Database {
-            db: exec.db.to_owned(),
-        },
-    };
-    let spec = StreamSpec::parse(stage, scope)?;
-    let rest = stages.get(1..).unwrap_or_default();
-    if has_later_change_stream(stages) {
-        return Err(not_first_stage());
-    }
-    if rest
-        .iter()
-        .any(|stage| is_stage(stage, &["$out", "$merge"]))
-    {
-        return Err(CommandError::new(
-            code::ILLEGAL_OPERATION,
-            "$out and $merge cannot follow $changeStream",
-        ));
-    }
-    let pipeline = Pipeline::parse_for_change_stream(rest)?;
+    let (spec, pipeline) = parse_stream(exec, target, stages)?;
     let batch_size = cursor_batch_size(command, "aggregate")?.unwrap_or(DEFAULT_FIRST_BATCH);
-    if let StartPoint::ResumeAfter(token) = spec.start
-        && token.is_invalidate()
-    {
-        return Err(CommandError::new(
-            INVALID_RESUME_TOKEN,
-            "resumeAfter cannot resume a stream after its invalidate event; use startAfter",
-        ));
-    }
     let newest = lock(&exec.store.oplog).last().ts;
     let start = ResumeToken {
         position: spec.start.position(newest),
         uuid: None,
     };
-    let ns = match &spec.scope {
-        Scope::Collection { db, collection } => format!("{db}.{collection}"),
-        Scope::Database { db } => format!("{db}.$cmd.aggregate"),
-        Scope::Cluster => "admin.$cmd.aggregate".to_owned(),
-    };
+    let ns = cursor_namespace(&spec.scope);
     let mut stream = StreamCursor {
         spec: Arc::new(spec),
         pipeline: Arc::new(pipeline),
@@ -157,6 +122,64 @@ pub(crate) fn aggregate(
         cursor_reply("firstBatch", filled.events, id, &ns),
         filled.position,
     ))
+}
+
+/// Parses and checks a change stream's stages (see [`aggregate`] for the errors).
+fn parse_stream(
+    exec: &Exec<'_>,
+    target: Option<&str>,
+    stages: &[Bson],
+) -> StoreResult<(StreamSpec, Pipeline)> {
+    let stage = first_stage(stages).ok_or_else(not_first_stage)?;
+    if exec.txn.is_some() {
+        return Err(CommandError::new(
+            OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
+            "$changeStream cannot run in a multi-document transaction",
+        ));
+    }
+    let scope = match target {
+        Some(collection) => Scope::Collection {
+            db: exec.db.to_owned(),
+            collection: collection.to_owned(),
+        },
+        None if exec.db == "admin" => Scope::Cluster,
+        None => Scope::Database {
+            db: exec.db.to_owned(),
+        },
+    };
+    let spec = StreamSpec::parse(stage, scope)?;
+    if has_later_change_stream(stages) {
+        return Err(not_first_stage());
+    }
+    let rest = stages.get(1..).unwrap_or_default();
+    if rest
+        .iter()
+        .any(|stage| is_stage(stage, &["$out", "$merge"]))
+    {
+        return Err(CommandError::new(
+            code::ILLEGAL_OPERATION,
+            "$out and $merge cannot follow $changeStream",
+        ));
+    }
+    let pipeline = Pipeline::parse_for_change_stream(rest)?;
+    if let StartPoint::ResumeAfter(token) = spec.start
+        && token.is_invalidate()
+    {
+        return Err(CommandError::new(
+            INVALID_RESUME_TOKEN,
+            "resumeAfter cannot resume a stream after its invalidate event; use startAfter",
+        ));
+    }
+    Ok((spec, pipeline))
+}
+
+/// The namespace of a stream's cursor, as getMore and killCursors name it.
+fn cursor_namespace(scope: &Scope) -> String {
+    match scope {
+        Scope::Collection { db, collection } => format!("{db}.{collection}"),
+        Scope::Database { db } => format!("{db}.$cmd.aggregate"),
+        Scope::Cluster => "admin.$cmd.aggregate".to_owned(),
+    }
 }
 
 /// The getMore of change-stream cursor `id` (the caller has checked its namespace).
@@ -224,7 +247,7 @@ struct Filled {
 /// The entries a pass copied out of the op log, with what it knew then.
 struct Pass {
     entries: Vec<super::oplog::OplogEntry>,
-    newest: bson::Timestamp,
+    newest: Timestamp,
     lost_history: bool,
     changes: watch::Receiver<u64>,
 }
@@ -249,21 +272,19 @@ fn read_pass(store: &Store, position: Position) -> Pass {
 ///
 /// ChangeStreamHistoryLost (286) if the op log no longer holds the entries after the position;
 /// ChangeStreamFatalError (280) if the pipeline changed an event's `_id`; NoMatchingDocument
-/// (47) for a `required` image that is missing; the pipeline's errors.
+/// (47) for a `required` image that is missing; BSONObjectTooLarge (10334) for an event past
+/// 16 MiB; the pipeline's errors.
 fn fill(store: &Store, stream: &StreamCursor, max_count: usize) -> StoreResult<Filled> {
     let lookup = |db: &str, collection: &str, id: &Bson| store.find_by_id(db, collection, id);
-    let mut position = stream.position;
-    let mut events = Vec::new();
-    let mut bytes = 0usize;
+    let mut batch = Batch::new(stream.position, max_count);
     loop {
-        let pass = read_pass(store, position.position);
+        let pass = read_pass(store, batch.position.position);
         if pass.lost_history {
-            return Err(history_lost(position));
+            return Err(history_lost(batch.position));
         }
-        let complete = pass.entries.len() < ENTRIES_PER_PASS;
         for entry in &pass.entries {
             for event in events_of(entry, &stream.spec, &lookup)? {
-                if event.position <= position.position {
+                if event.position <= batch.position.position {
                     continue;
                 }
                 let token = ResumeToken {
@@ -271,57 +292,87 @@ fn fill(store: &Store, stream: &StreamCursor, max_count: usize) -> StoreResult<F
                     uuid: entry.uuid,
                 };
                 let output = run_pipeline(&stream.pipeline, event.document, token)?;
-                let size = output
-                    .iter()
-                    .map(|document| document_size(document))
-                    .sum::<usize>();
-                let full = events.len() >= max_count
-                    || (!events.is_empty() && bytes.saturating_add(size) > MAX_BATCH_BYTES);
-                if full && !output.is_empty() {
-                    return Ok(batch(events, position, false, None));
+                if !batch.offer(output, token)? {
+                    return Ok(batch.finish(false, None));
                 }
-                bytes = bytes.saturating_add(size);
-                events.extend(output);
-                position = token;
                 if event.invalidates {
-                    return Ok(batch(events, position, true, None));
+                    return Ok(batch.finish(true, None));
                 }
             }
-            // An entry without events for this stream still moves it on (a batch that ends
-            // with an event keeps that event's token as its position).
-            let past = Position::after_all_at(entry.op_time.ts);
-            if position.position.ts < past.ts {
-                position = ResumeToken {
-                    position: past,
-                    uuid: None,
-                };
-            }
+            batch.pass(entry.op_time.ts);
         }
-        if complete {
+        if pass.entries.len() < ENTRIES_PER_PASS {
             // Everything up to the newest write was examined.
-            let high_water = Position::after_all_at(pass.newest);
-            if high_water > position.position {
-                position = ResumeToken {
-                    position: high_water,
-                    uuid: None,
-                };
-            }
-            return Ok(batch(events, position, false, Some(pass.changes)));
+            batch.pass(pass.newest);
+            return Ok(batch.finish(false, Some(pass.changes)));
         }
     }
 }
 
-fn batch(
+/// A batch being built, and where the stream is.
+struct Batch {
     events: Vec<Arc<Document>>,
+    bytes: usize,
+    max_count: usize,
     position: ResumeToken,
-    invalidated: bool,
-    wait: Option<watch::Receiver<u64>>,
-) -> Filled {
-    Filled {
-        events,
-        position,
-        invalidated,
-        wait,
+}
+
+impl Batch {
+    fn new(position: ResumeToken, max_count: usize) -> Batch {
+        Batch {
+            events: Vec::new(),
+            bytes: 0,
+            max_count,
+            position,
+        }
+    }
+
+    /// Takes the pipeline's output for the event at `token` and moves past it; `false`, taking
+    /// nothing, when the output does not fit (it opens the next batch).
+    ///
+    /// # Errors
+    ///
+    /// BSONObjectTooLarge for an output document past 16 MiB.
+    fn offer(&mut self, output: Vec<Arc<Document>>, token: ResumeToken) -> StoreResult<bool> {
+        let mut size = 0usize;
+        for document in &output {
+            // As mongod: an event (a large document with its images) that no reply could
+            // carry is an error, not an oversized batch.
+            let event_size = document_size(document);
+            check_bson_size(event_size)?;
+            size = size.saturating_add(event_size);
+        }
+        let full = self.events.len() >= self.max_count
+            || (!self.events.is_empty() && self.bytes.saturating_add(size) > MAX_BATCH_BYTES);
+        if full && !output.is_empty() {
+            return Ok(false);
+        }
+        self.bytes = self.bytes.saturating_add(size);
+        self.events.extend(output);
+        self.position = token;
+        Ok(true)
+    }
+
+    /// Moves past everything at `ts` (an entry without events for this stream, or the newest
+    /// write); a position on an event of `ts` stays, so a batch ending with an event keeps
+    /// that event's token.
+    fn pass(&mut self, ts: Timestamp) {
+        let past = Position::after_all_at(ts);
+        if self.position.position.ts < past.ts {
+            self.position = ResumeToken {
+                position: past,
+                uuid: None,
+            };
+        }
+    }
+
+    fn finish(self, invalidated: bool, wait: Option<watch::Receiver<u64>>) -> Filled {
+        Filled {
+            events: self.events,
+            position: self.position,
+            invalidated,
+            wait,
+        }
     }
 }
 

@@ -26,6 +26,7 @@ impl OplogWrite {
             id: document.get("_id").cloned(),
             change: Change::Insert(document),
             pre_image: None,
+            previous: None,
         }
     }
 
@@ -52,6 +53,7 @@ impl OplogWrite {
             id: after.get("_id").cloned(),
             change,
             pre_image: images.then(|| before.clone()),
+            previous: Some(before.clone()),
         }
     }
 
@@ -63,6 +65,7 @@ impl OplogWrite {
             id: removed.get("_id").cloned(),
             change: Change::Delete,
             pre_image: records_images(collection).then(|| removed.clone()),
+            previous: Some(removed.clone()),
         }
     }
 }

@@ -44,8 +44,11 @@ pub(crate) fn create_indexes(exec: &mut Exec<'_>, command: &Document) -> StoreRe
             ))),
         })
         .collect::<StoreResult<Vec<_>>>()?;
-    let created_collection = exec.store.catalog.collection(exec.db, collection).is_none();
-    let handle = collection_for_write(exec, collection);
+    let created_collection = match exec.txn.as_deref_mut() {
+        Some(txn) => txn.index_creation_allowed(exec.store, exec.db, collection)?,
+        None => exec.store.catalog.collection(exec.db, collection).is_none(),
+    };
+    let handle = collection_for_write(exec, collection)?;
     let mut guard = write(&handle);
     let before = guard.index_count();
     let mut created = Vec::new();
@@ -283,13 +286,7 @@ pub(crate) fn drop_database(exec: &mut Exec<'_>) -> StoreResult<Document> {
             exec.record_catalog(&name, Some(uuid), Change::Drop);
         }
         let ns = format!("{}.$cmd", exec.db);
-        exec.record(OplogWrite {
-            ns,
-            uuid: None,
-            id: None,
-            change: Change::DropDatabase,
-            pre_image: None,
-        });
+        exec.record(OplogWrite::catalog(ns, None, Change::DropDatabase));
         return Ok(doc! { "dropped": exec.db, "ok": 1.0 });
     }
     Ok(doc! { "ok": 1.0 })
@@ -311,6 +308,10 @@ pub(crate) fn create(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
         .map(|(field, value)| (field.clone(), value.clone()))
         .collect();
     let options = crate::store::capped::normalize_options(options)?;
+    if let Some(txn) = exec.txn.as_deref_mut() {
+        txn.create_collection(exec.store, exec.db, collection, options)?;
+        return Ok(doc! { "ok": 1.0 });
+    }
     let uuid = exec.store.random_uuid();
     if exec
         .store
@@ -361,16 +362,14 @@ pub(crate) fn rename_collection(exec: &mut Exec<'_>, command: &Document) -> Stor
     let drop_target = optional_bool(command, "renameCollection", "dropTarget")?.unwrap_or(false);
     let renamed = exec.store.catalog.rename(source, target, drop_target)?;
     let (source_db, source_collection) = source;
-    exec.record(OplogWrite {
-        ns: format!("{source_db}.{source_collection}"),
-        uuid: Some(renamed.uuid),
-        id: None,
-        change: Change::Rename {
+    exec.record(OplogWrite::catalog(
+        format!("{source_db}.{source_collection}"),
+        Some(renamed.uuid),
+        Change::Rename {
             to: format!("{}.{}", target.0, target.1),
             dropped_target: renamed.dropped_target,
         },
-        pre_image: None,
-    });
+    ));
     Ok(doc! { "ok": 1.0 })
 }
 

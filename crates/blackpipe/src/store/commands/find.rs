@@ -109,7 +109,7 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
     } else {
         None
     };
-    let handle = exec.store.catalog.collection(exec.db, collection);
+    let handle = exec.collection(collection)?;
     let guard = handle.as_ref().map(|handle| read(handle));
     if tailable && !guard.as_ref().is_some_and(|guard| guard.is_capped()) {
         return Err(CommandError::bad_value(format!(

@@ -143,9 +143,9 @@ fn execute(
     request: &Request,
 ) -> StoreResult<(Document, Bson)> {
     let handle = if request.upsert {
-        Some(collection_for_write(exec, collection))
+        Some(collection_for_write(exec, collection)?)
     } else {
-        exec.store.catalog.collection(exec.db, collection)
+        exec.collection(collection)?
     };
     let no_match = || (doc! { "n": 0, "updatedExisting": false }, Bson::Null);
     let Some(handle) = handle else {

@@ -11,15 +11,20 @@ mod read;
 pub(crate) mod tail;
 mod write;
 
-use bson::{Bson, DateTime, Document};
+use std::sync::Arc;
+
+use bson::{Bson, DateTime, Document, Timestamp};
 
 pub use self::raw_request::{MAX_BSON_DEPTH, RawRequestError, check_raw_request};
 
 use super::Store;
-use super::catalog::{lock, validate_database_name};
+use super::catalog::{CollectionHandle, lock, read, validate_database_name, write};
 use super::cursor::InsertWait;
 use super::errors::{CommandError, StoreResult, code};
-use super::oplog::{Change, OpTime, OplogWrite, WriteSession};
+use super::key::encode_key;
+use super::oplog::{Change, OpTime, OplogOp, OplogWrite, WriteSession};
+use super::snapshot_read::{collection_at, snapshot_read_time, stamp_reply};
+use super::transaction::{OpenTransaction, transaction_fields};
 
 /// What a command needs from its caller besides the document.
 #[derive(Debug, Clone, Copy)]
@@ -95,6 +100,8 @@ pub const COMMANDS: &[&str] = &[
     "renameCollection",
     "collMod",
     "endSessions",
+    "commitTransaction",
+    "abortTransaction",
 ];
 
 /// The state of one command execution.
@@ -107,15 +114,53 @@ pub(crate) struct Exec<'a> {
     pub(crate) awaiting_inserts: Option<InsertWait>,
     /// The session of a retryable or transactional command, stamped on its op log entries.
     pub(crate) session: Option<WriteSession>,
+    /// The open transaction the command runs in: it reads and writes the transaction's private
+    /// collections, and its writes reach the op log only at commit.
+    pub(crate) txn: Option<&'a mut OpenTransaction>,
+    /// Outside a transaction, the cluster time a snapshot read reads at.
+    pub(crate) read_at: Option<Timestamp>,
 }
 
 impl Exec<'_> {
-    /// Records an applied write in the op log: the one place entries are made. Document
-    /// writes call this while still holding the collection lock, so op log order is apply
-    /// order.
+    /// Records an applied write in the op log: the one place a command makes entries (a
+    /// transaction's commit makes its own from the same [`OplogWrite`]s). Document writes call
+    /// this while still holding the collection lock, so op log order is apply order.
+    ///
+    /// Inside a transaction the write was applied to the transaction's private copy and is only
+    /// noted there. Outside one, an open transaction that wrote the same document is aborted
+    /// (see [`crate::store::transaction`]), after the write is in the op log; the version the
+    /// write replaced is kept for reads at an earlier time ([`crate::store::history`]).
     pub(crate) fn record(&mut self, write: OplogWrite) {
+        if let Some(txn) = self.txn.as_deref_mut() {
+            txn.note_write(self.store, &write.ns, write.id);
+            return;
+        }
+        let document_write = write.change.op() != OplogOp::Command;
+        let key = write.id.as_ref().filter(|_| document_write).map(encode_key);
+        let (ns, previous) = (write.ns.clone(), write.previous.clone());
         let op_time = lock(&self.store.oplog).record(self.now, write, self.session.clone());
         self.last_write = Some(op_time);
+        if let Some(key) = key {
+            lock(&self.store.history).push(op_time, &ns, key.clone(), previous);
+            self.store.transaction_registry.displace(&(ns, key));
+        }
+    }
+
+    /// The collection `name` of the command's database as the command sees it: the shared one,
+    /// or inside a transaction the transaction's copy.
+    ///
+    /// # Errors
+    ///
+    /// Inside a transaction, WriteConflict when the collection cannot be seen as of the
+    /// transaction's snapshot.
+    pub(crate) fn collection(&mut self, name: &str) -> StoreResult<Option<CollectionHandle>> {
+        match self.txn.as_deref_mut() {
+            Some(txn) => txn.collection(self.store, self.db, name),
+            None => match self.read_at {
+                Some(at) => collection_at(self.store, self.db, name, at),
+                None => Ok(self.store.catalog.collection(self.db, name)),
+            },
+        }
     }
 
     /// Records a catalog change of `collection` (of this command's database).
@@ -126,13 +171,7 @@ impl Exec<'_> {
         change: Change,
     ) {
         let ns = self.ns(collection);
-        self.record(OplogWrite {
-            ns,
-            uuid,
-            id: None,
-            change,
-            pre_image: None,
-        });
+        self.record(OplogWrite::catalog(ns, uuid, change));
     }
 
     pub(crate) fn ns(&self, collection: &str) -> String {
@@ -151,7 +190,7 @@ fn write_session(command: &Document) -> Option<WriteSession> {
     };
     let in_transaction = command.get("autocommit") == Some(&Bson::Boolean(false));
     Some(WriteSession {
-        lsid: std::sync::Arc::new(lsid.clone()),
+        lsid: Arc::new(lsid.clone()),
         txn_number,
         in_transaction,
     })
@@ -179,8 +218,19 @@ impl Store {
             last_write: None,
             awaiting_inserts: None,
             session: write_session(command),
+            txn: None,
+            read_at: None,
         };
-        let reply = match self.dispatch(&mut exec, command) {
+        // A commit holds the gate alone, so no command sees part of a transaction.
+        let is_commit = command.keys().next().map(String::as_str) == Some("commitTransaction");
+        let _shared;
+        let _exclusive;
+        if is_commit {
+            _exclusive = write(&self.commit_gate);
+        } else {
+            _shared = read(&self.commit_gate);
+        }
+        let reply = match self.run_command(&mut exec, command) {
             Ok(reply) => reply,
             Err(error) => error.to_reply(),
         };
@@ -196,7 +246,31 @@ impl Store {
         COMMANDS.contains(&name)
     }
 
-    fn dispatch(&self, exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    /// Runs a command inside its transaction if its session fields say so, else directly.
+    fn run_command(&self, exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+        let name = command.keys().next().map(String::as_str).unwrap_or("");
+        match transaction_fields(command)? {
+            Some(fields) if Store::supports(name) => {
+                validate_database_name(exec.db)?;
+                self.run_in_transaction(exec, command, name, &fields)
+            }
+            _ => {
+                let read_at = snapshot_read_time(self, name, command)?;
+                exec.read_at = read_at;
+                let mut reply = self.dispatch(exec, command)?;
+                if let Some(at) = read_at {
+                    stamp_reply(&mut reply, at);
+                }
+                Ok(reply)
+            }
+        }
+    }
+
+    pub(crate) fn dispatch(
+        &self,
+        exec: &mut Exec<'_>,
+        command: &Document,
+    ) -> StoreResult<Document> {
         let Some(name) = command.keys().next() else {
             return Err(CommandError::new(
                 code::COMMAND_NOT_FOUND,
@@ -210,12 +284,6 @@ impl Store {
             ));
         }
         validate_database_name(exec.db)?;
-        if command.contains_key("startTransaction") || command.contains_key("autocommit") {
-            return Err(CommandError::new(
-                code::ILLEGAL_OPERATION,
-                "blackpipe does not support multi-document transactions",
-            ));
-        }
         match name.as_str() {
             "insert" => write::insert(exec, command),
             "update" => write::update(exec, command),
@@ -242,6 +310,11 @@ impl Store {
             "collMod" => coll_mod::coll_mod(exec, command),
             // Sessions live in the driver's pool; the store keeps no per-session state to end.
             "endSessions" => Ok(bson::doc! { "ok": 1.0 }),
+            // With `autocommit: false` these run in `run_in_transaction`.
+            "commitTransaction" | "abortTransaction" => Err(CommandError::new(
+                code::INVALID_OPTIONS,
+                format!("{name} must be run within a transaction"),
+            )),
             other => Err(CommandError::new(
                 code::COMMAND_NOT_FOUND,
                 format!("no such command: '{other}'"),

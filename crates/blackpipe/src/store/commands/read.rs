@@ -35,7 +35,7 @@ pub(crate) fn count(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docu
         .map(i64::unsigned_abs)
         .filter(|limit| *limit > 0)
         .map(|limit| usize::try_from(limit).unwrap_or(usize::MAX));
-    let matched = match exec.store.catalog.collection(exec.db, collection) {
+    let matched = match exec.collection(collection)? {
         Some(handle) => {
             let collection = read(&handle);
             let scan_limit = limit.map(|limit| limit.saturating_add(skip));
@@ -65,7 +65,7 @@ pub(crate) fn distinct(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
     let filter = filter_of(command, "distinct")?;
     let parts = split_path(&key);
     let mut values: Vec<Bson> = Vec::new();
-    if let Some(handle) = exec.store.catalog.collection(exec.db, collection) {
+    if let Some(handle) = exec.collection(collection)? {
         let collection = read(&handle);
         for document in collection.matching_documents(&filter, None) {
             let mut leaves = Vec::new();
@@ -125,7 +125,7 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
     }
     let batch_size = cursor_batch_size(command, "aggregate")?;
     let pipeline = Pipeline::parse(stages)?;
-    let input: Vec<Arc<Document>> = match exec.store.catalog.collection(exec.db, &collection) {
+    let input: Vec<Arc<Document>> = match exec.collection(&collection)? {
         Some(handle) => {
             let guard = read(&handle);
             match pipeline.leading_match() {

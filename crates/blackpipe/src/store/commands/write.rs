@@ -32,7 +32,12 @@ pub(crate) struct CheckedOutSession {
 
 impl CheckedOutSession {
     /// Finds the command's session record, if the command is a retryable write.
+    /// Inside a transaction there is none: the transaction's session is already checked out,
+    /// and its statements are not retryable writes.
     pub(crate) fn of(exec: &Exec<'_>, command: &Document) -> StoreResult<CheckedOutSession> {
+        if exec.txn.is_some() {
+            return Ok(CheckedOutSession { record: None });
+        }
         let record = match retryable_write_of(command)? {
             Some(retryable) => Some((
                 exec.store
@@ -128,8 +133,18 @@ pub(crate) fn prepare_for_insert(exec: &Exec<'_>, document: &Document) -> StoreR
 }
 
 /// The collection for a write, created implicitly (and logged) if missing.
-pub(crate) fn collection_for_write(exec: &mut Exec<'_>, collection: &str) -> CollectionHandle {
+///
+/// # Errors
+///
+/// Inside a transaction, as [`Exec::collection`].
+pub(crate) fn collection_for_write(
+    exec: &mut Exec<'_>,
+    collection: &str,
+) -> StoreResult<CollectionHandle> {
     let store = exec.store;
+    if let Some(txn) = exec.txn.as_deref_mut() {
+        return txn.collection_or_create(store, exec.db, collection);
+    }
     let (handle, created) = store
         .catalog
         .collection_or_create(exec.db, collection, || store.random_uuid());
@@ -141,7 +156,7 @@ pub(crate) fn collection_for_write(exec: &mut Exec<'_>, collection: &str) -> Col
             Change::Create(Arc::new(Document::new())),
         );
     }
-    handle
+    Ok(handle)
 }
 
 pub(crate) fn insert(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
@@ -157,7 +172,7 @@ pub(crate) fn insert(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
     let statements = statement_ids(command, documents.len())?;
     let checked_out = CheckedOutSession::of(exec, command)?;
     let mut session = checked_out.begin()?;
-    let handle = collection_for_write(exec, collection);
+    let handle = collection_for_write(exec, collection)?;
     let mut result = BatchResult::default();
     for (position, (item, statement_id)) in documents.iter().zip(&statements).enumerate() {
         if session
@@ -367,7 +382,7 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
     let statements = statement_ids(command, items.len())?;
     let checked_out = CheckedOutSession::of(exec, command)?;
     let mut session = checked_out.begin()?;
-    let mut handle = exec.store.catalog.collection(exec.db, collection);
+    let mut handle = exec.collection(collection)?;
     let mut result = BatchResult::default();
     for (position, (parsed, statement_id)) in statements_parsed.iter().zip(&statements).enumerate()
     {
@@ -421,7 +436,7 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             }
             let sort = parsed.sort.as_ref().map(SortSpec::parse).transpose()?;
             if handle.is_none() && parsed.upsert {
-                handle = Some(collection_for_write(exec, collection));
+                handle = Some(collection_for_write(exec, collection)?);
             }
             let Some(handle) = &handle else {
                 return Ok(UpdateResult {
@@ -498,7 +513,7 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
     let statements = statement_ids(command, items.len())?;
     let checked_out = CheckedOutSession::of(exec, command)?;
     let mut session = checked_out.begin()?;
-    let handle = exec.store.catalog.collection(exec.db, collection);
+    let handle = exec.collection(collection)?;
     let mut result = BatchResult::default();
     for (position, ((filter, just_one), statement_id)) in parsed.iter().zip(&statements).enumerate()
     {

@@ -104,6 +104,7 @@ fn the_op_log_holds_a_bounded_number_of_bytes_whatever_its_capacity() {
                 id: Some(Bson::String(large_id.clone())),
                 change: Change::Insert(document),
                 pre_image: None,
+                previous: None,
             },
             None,
         );

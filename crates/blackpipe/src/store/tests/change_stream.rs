@@ -577,3 +577,22 @@ fn the_suites_projections_reshape_events_and_keep_their_ids() {
         );
     }
 }
+
+#[test]
+fn an_event_too_large_for_a_reply_is_an_error_not_an_oversized_batch() {
+    let store = new_store();
+    run_ok(
+        &store,
+        "db",
+        doc! { "create": "c", "changeStreamPreAndPostImages": { "enabled": true } },
+    );
+    let large = "x".repeat(9 * 1024 * 1024);
+    insert(&store, "c", vec![doc! { "_id": 1, "text": large.clone() }]);
+    let id = watch_c(&store, doc! { "fullDocumentBeforeChange": "required" });
+    let replace =
+        doc! { "update": "c", "updates": [{ "q": { "_id": 1 }, "u": { "text": large, "v": 2 } }] };
+    run_ok(&store, "db", replace);
+    // The replacement and its pre-image together pass 16 MiB.
+    let failed = run(&store, "db", doc! { "getMore": id, "collection": "c" });
+    assert_eq!(error_code(&failed), 10334);
+}

@@ -179,3 +179,124 @@ fn retryable_writes_carry_their_session_in_the_op_log_but_not_in_events() {
         "only transactions show their session"
     );
 }
+
+/// `command` as a statement of transaction 1 of session `lsid` (`start` for the first).
+fn in_transaction(mut command: Document, lsid: &Document, start: bool) -> Document {
+    if start {
+        command.insert("startTransaction", true);
+    }
+    command.insert("lsid", lsid.clone());
+    command.insert("txnNumber", 1_i64);
+    command.insert("autocommit", false);
+    command
+}
+
+#[test]
+fn a_committed_transaction_shows_its_writes_at_commit_with_its_session() {
+    let store = new_store();
+    insert(&store, "c", vec![doc! { "_id": 1, "v": 1 }]);
+    let id = cursor_id(&open_c(&store, doc! {}));
+    let lsid = doc! { "id": Bson::Binary(bson::Binary {
+        subtype: bson::spec::BinarySubtype::Uuid, bytes: vec![9; 16],
+    }) };
+    let update =
+        doc! { "update": "c", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "v": 2 } } }] };
+    run_ok(&store, "db", in_transaction(update, &lsid, true));
+    let add = doc! { "insert": "c", "documents": [{ "_id": 2 }] };
+    run_ok(&store, "db", in_transaction(add, &lsid, false));
+    assert!(
+        batch(&next(&store, "db", "c", id)).is_empty(),
+        "nothing before the commit"
+    );
+    run_ok(
+        &store,
+        "admin",
+        in_transaction(doc! { "commitTransaction": 1 }, &lsid, false),
+    );
+    let events = batch(&next(&store, "db", "c", id));
+    assert_eq!(keys(&events), [1, 2]);
+    assert_eq!(
+        events[0]
+            .get_document("updateDescription")
+            .and_then(|d| d.get_document("updatedFields"))
+            .ok(),
+        Some(&doc! { "v": 2 })
+    );
+    for event in &events {
+        assert_eq!(event.get_document("lsid").ok(), Some(&lsid), "{event}");
+        assert_eq!(event.get_i64("txnNumber").ok(), Some(1), "{event}");
+    }
+}
+
+#[test]
+fn a_change_stream_cannot_open_inside_a_transaction() {
+    let store = new_store();
+    let lsid = doc! { "id": Bson::Binary(bson::Binary {
+        subtype: bson::spec::BinarySubtype::Uuid, bytes: vec![8; 16],
+    }) };
+    let command = doc! { "aggregate": "c", "pipeline": [{ "$changeStream": {} }], "cursor": {} };
+    assert_eq!(
+        error_code(&run(&store, "db", in_transaction(command, &lsid, true))),
+        263
+    );
+}
+
+proptest::proptest! {
+    /// Whatever a client sends as a resume token or stage option, the store answers with a
+    /// reply (an error or a stream), never a panic.
+    #[test]
+    fn arbitrary_tokens_and_options_get_a_reply(
+        data in proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+        step in proptest::num::u8::ANY,
+        option in 0usize..6,
+        as_hex in proptest::bool::ANY,
+    ) {
+        let store = new_store();
+        insert(&store, "c", vec![doc! { "_id": 1 }]);
+        let mut bytes = vec![1u8];
+        bytes.extend_from_slice(&data);
+        if let Some(byte) = bytes.get_mut(9) {
+            *byte = step;
+        }
+        let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+        let token = if as_hex {
+            Bson::Document(doc! { "_data": hex })
+        } else {
+            Bson::Binary(bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes })
+        };
+        let name = ["resumeAfter", "startAfter", "startAtOperationTime", "fullDocument",
+            "fullDocumentBeforeChange", "showExpandedEvents"][option];
+        let mut options = Document::new();
+        options.insert(name, token);
+        let reply = open_c(&store, options);
+        proptest::prop_assert!(reply.contains_key("ok"));
+        let id = cursor_id(&reply);
+        if id > 0 {
+            let more = run(&store, "db", doc! { "getMore": id, "collection": "c" });
+            proptest::prop_assert!(more.contains_key("ok"));
+        }
+    }
+}
+
+#[test]
+fn an_expanded_rename_event_describes_its_target_and_the_collection_it_replaced() {
+    let store = new_store();
+    insert(&store, "c", vec![doc! { "_id": 1 }]);
+    insert(&store, "d", vec![doc! { "_id": 2 }]);
+    let id = cursor_id(&open_c(&store, doc! { "showExpandedEvents": true }));
+    let rename = doc! { "renameCollection": "db.c", "to": "db.d", "dropTarget": true };
+    run_ok(&store, "admin", rename);
+    let events = batch(&next(&store, "db", "c", id));
+    let description = events[0]
+        .get_document("operationDescription")
+        .expect("described");
+    assert_eq!(
+        description.get_document("to").ok(),
+        Some(&doc! { "db": "db", "coll": "d" })
+    );
+    assert!(
+        matches!(description.get("dropTarget"), Some(Bson::Binary(_))),
+        "{description}"
+    );
+    assert_eq!(events[1].get_str("operationType").ok(), Some("invalidate"));
+}

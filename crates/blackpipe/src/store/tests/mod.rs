@@ -14,6 +14,8 @@ mod limits;
 mod oplog;
 mod projection;
 mod query;
+mod snapshot_reads;
+mod transactions;
 mod txn;
 mod update;
 mod value_order;

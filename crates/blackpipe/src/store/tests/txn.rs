@@ -172,7 +172,8 @@ fn session_fields_are_validated() {
         1,
         1,
     );
-    assert_eq!(error_code(&run(&store, "db", transaction)), 20);
+    // A transaction statement without a started transaction.
+    assert_eq!(error_code(&run(&store, "db", transaction)), 251);
     assert!(store.documents("db", "c").is_empty());
 }
 
