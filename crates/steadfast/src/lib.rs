@@ -18,6 +18,15 @@
 //! # }
 //! ```
 //!
+//! # Transactions
+//!
+//! A [`ClientSession`] runs multi-document transactions:
+//! [`start_transaction`](ClientSession::start_transaction) (with [`options::TransactionOptions`]),
+//! [`commit_transaction`](ClientSession::commit_transaction) and
+//! [`abort_transaction`](ClientSession::abort_transaction), or the whole transaction with its
+//! retries through [`StartTransaction::and_run`] / [`StartTransaction::and_run2`]. Snapshot
+//! sessions ([`SessionOptions::snapshot`]) read at one point in time.
+//!
 //! # Coming from the official `mongodb` crate
 //!
 //! Code written for `mongodb` 3.x compiles against steadfast once the crate name is changed
@@ -79,6 +88,9 @@ pub use db::Database;
 pub use error::{Error, ErrorKind, Result};
 pub use handshake::metadata::DriverInfo;
 pub use options::IndexModel;
-pub use session::{AbortTransaction, ClientSession, CommitTransaction, SessionOptions, StartTransaction};
+pub use session::{
+    AbortTransaction, ClientSession, CommitTransaction, SessionOptions, StartTransaction,
+    TransactionState,
+};
 pub use steadfast_core::options::Credential;
 pub use steadfast_core::{ServerAddress, ServerType};

@@ -296,6 +296,7 @@ impl Client {
             client: self,
             options: ListDatabasesOptions::default(),
             overrides: OperationOverrides::default(),
+            session: None,
         }
     }
 
@@ -306,6 +307,7 @@ impl Client {
             client: self,
             options: ListDatabasesOptions::default(),
             overrides: OperationOverrides::default(),
+            session: None,
         }
     }
 }
@@ -317,6 +319,7 @@ pub struct ListDatabases<'a, const NAMES: bool = false> {
     client: &'a Client,
     options: ListDatabasesOptions,
     overrides: OperationOverrides,
+    session: Option<&'a mut ClientSession>,
 }
 
 impl<'a, const NAMES: bool> ListDatabases<'a, NAMES> {
@@ -334,13 +337,19 @@ impl<'a, const NAMES: bool> ListDatabases<'a, NAMES> {
         comment: #[into] Bson,
     );
 
+    /// Runs the listing in an explicit session.
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
     async fn fetch(self, name_only: bool) -> Result<Vec<bson::RawDocumentBuf>> {
         let o = self.options;
         let op = ListDatabasesOp::new(o.filter, name_only, o.authorized_databases, o.comment);
         let settings = Inherited::new(self.client, &CollectionOptions::default())
             .settings
             .overridden_by(&self.overrides);
-        execute(self.client, op, None, &settings).await
+        execute(self.client, op, self.session, &settings).await
     }
 }
 
@@ -417,10 +426,12 @@ impl<'a> RunCommand<'a> {
     }
 
     async fn run(self) -> Result<Document> {
+        let explicit = self.criteria.is_some();
         let criteria = self
             .criteria
             .unwrap_or_else(SelectionCriteria::primary_read);
-        let op = RunCommandOp::new(self.db.name(), self.command, criteria)?;
+        let op = RunCommandOp::new(self.db.name(), self.command, criteria)?
+            .with_explicit_criteria(explicit);
         let settings = self.db.inherited().settings.overridden_by(&self.overrides);
         execute(self.db.client(), op, self.session, &settings).await
     }

@@ -63,12 +63,19 @@ impl OperationSettings {
         session: Option<&'s mut ClientSession>,
     ) -> ExecutionContext<'s> {
         let timeout = self.timeout_in(session.as_deref());
+        // Inside a withTransaction callback under timeoutMS, every operation shares the
+        // transaction's deadline (CSOT, "Convenient Transactions API").
+        let transaction_deadline = session
+            .as_deref()
+            .and_then(ClientSession::convenient_deadline);
         ExecutionContext {
             session,
             timeout,
             retry_policy: self.retry_policy.clone(),
-            deadline: self.deadline,
+            deadline: transaction_deadline.or(self.deadline),
             omit_max_time: self.omit_max_time,
+            overrides_transaction_timeout: transaction_deadline.is_some()
+                && self.operation_timeout.is_some(),
         }
     }
 }

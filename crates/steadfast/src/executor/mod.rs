@@ -47,8 +47,8 @@ use steadfast_core::{Deadline, ServerAddress};
 use tracing::Instrument as _;
 
 use self::attempt::{AttemptResult, Failure};
-use self::transaction::{TransactionPlan, label_failure, plan_transaction};
 pub(crate) use self::core::{Executor, ExecutorParts};
+use self::transaction::{TransactionPlan, label_failure, plan_transaction};
 use crate::cursor::{CursorPin, CursorReply};
 use crate::error::{AttemptRecord, Error, ErrorKind, Result};
 use crate::event::RetryEvent;
@@ -78,6 +78,9 @@ pub(crate) struct ExecutionContext<'a> {
     /// No `maxTimeMS` on the command even under timeoutMS (CSOT: iteration-mode and
     /// non-awaitData tailable cursors' opening commands).
     pub(crate) omit_max_time: bool,
+    /// The operation set its own timeoutMS inside a withTransaction callback that runs under
+    /// one: refused (CSOT, "Convenient Transactions API").
+    pub(crate) overrides_transaction_timeout: bool,
 }
 
 /// What the retry loop needs that stays fixed for an operation.
@@ -223,8 +226,7 @@ impl Executor {
                 }
                 AttemptResult::Failed(failure) => *failure,
             };
-            if let Some(end) = self.after_failure(op, plan, progress, failure).await
-            {
+            if let Some(end) = self.after_failure(op, plan, progress, failure).await {
                 return end;
             }
         }
@@ -246,9 +248,20 @@ impl Executor {
             retry_policy,
             deadline,
             omit_max_time,
+            overrides_transaction_timeout,
         } = context;
         self.ensure_open()?;
-        let acknowledged = op.is_acknowledged();
+        if overrides_transaction_timeout {
+            return Err(Error::invalid_argument(
+                "timeoutMS cannot be set on an operation inside a withTransaction callback that runs under timeoutMS",
+            ));
+        }
+        // In a transaction the operation's own write concern is not sent: it is acknowledged
+        // as the transaction is (transactions, "Behavior of the writeConcern field").
+        let in_transaction = session
+            .as_deref()
+            .is_some_and(ClientSession::in_transaction);
+        let acknowledged = op.is_acknowledged() || in_transaction;
         if let Some(session) = &session {
             self.check_session(session, acknowledged)?;
         }
@@ -347,6 +360,7 @@ impl Executor {
             reply,
         } = failure;
         let now = runtime::now();
+        let overload = facts.is_retryable_overload();
         let failure = AttemptFailure {
             error,
             facts,
@@ -357,6 +371,7 @@ impl Executor {
             self.with_budget(|budget, rng| progress.retry.on_failure(failure, budget, now, rng));
         let stop = match decision {
             RetryDecision::Retry { after, .. } => {
+                op.before_retry(overload);
                 self.announce_retry(plan, &progress.retry, server.as_ref(), after);
                 let after = plan.deadline.cap(after, now);
                 if !after.is_zero() {

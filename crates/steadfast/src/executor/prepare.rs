@@ -16,11 +16,14 @@ use super::fields::{
     CommonFields, TransactionFields, read_concern_document, read_preference_document,
     write_concern_document,
 };
-use super::transaction::{first_command_read_concern, snapshot_read_concern};
 use super::session::AttemptSession;
+use super::transaction::{first_command_read_concern, snapshot_read_concern};
 use crate::conn::description::StreamDescription;
 use crate::error::Error;
-use crate::operation::Operation;
+use crate::operation::{Operation, Retryability};
+
+/// Snapshot reads need MongoDB 5.0 (snapshot-sessions).
+const SNAPSHOT_WIRE_VERSION: i32 = 13;
 use crate::runtime;
 use crate::session::ClientSession;
 
@@ -71,6 +74,13 @@ impl Executor {
         });
         let txn_number = session.txn_number;
         let session = session.session.as_deref();
+        if session.is_some_and(ClientSession::is_snapshot)
+            && description.max_wire_version < SNAPSHOT_WIRE_VERSION
+        {
+            let error = Error::invalid_argument("Snapshot reads require MongoDB 5.0 or later")
+                .with_address(&selected.address);
+            return Err(fail(error));
+        }
         let cluster_time = self.cluster_time(session);
         let after_cluster_time = session
             .filter(|s| s.is_causally_consistent())
@@ -90,13 +100,19 @@ impl Executor {
             }
             (None, session) => {
                 let read_concern = match session.filter(|s| s.is_snapshot()) {
-                    Some(snapshot) => op
-                        .supports_read_concern()
+                    // Every command of a snapshot session but getMore carries it, so that the
+                    // server refuses the ones that cannot run at a snapshot (writes).
+                    Some(snapshot) => (op.retryability() != Retryability::GetMore)
                         .then(|| snapshot_read_concern(snapshot)),
-                    None => op
-                        .supports_read_concern()
-                        .then(|| read_concern_document(op.read_concern(), after_cluster_time))
-                        .flatten(),
+                    None if op.supports_read_concern() => {
+                        read_concern_document(op.read_concern(), after_cluster_time)
+                    }
+                    // Writes in a causally consistent session wait for the session's last
+                    // operation too (read-write-concern, afterClusterTime).
+                    None if takes_after_cluster_time(&command.name) => {
+                        read_concern_document(None, after_cluster_time)
+                    }
+                    None => None,
                 };
                 let write_concern = op
                     .write_concern()
@@ -108,9 +124,10 @@ impl Executor {
             database: &command.database,
             lsid: session.map(ClientSession::id),
             txn_number,
-            transaction: plan.transaction.as_ref().map(|t| TransactionFields {
-                first: t.first,
-            }),
+            transaction: plan
+                .transaction
+                .as_ref()
+                .map(|t| TransactionFields { first: t.first }),
             cluster_time: cluster_time.as_ref(),
             read_concern,
             write_concern,
@@ -172,6 +189,23 @@ impl Executor {
         };
         self.failure(error, stage.kind, &on)
     }
+}
+
+/// The write commands that accept a read concern of only `afterClusterTime`.
+fn takes_after_cluster_time(name: &str) -> bool {
+    matches!(
+        name,
+        "insert"
+            | "update"
+            | "delete"
+            | "findAndModify"
+            | "bulkWrite"
+            | "create"
+            | "createIndexes"
+            | "drop"
+            | "dropDatabase"
+            | "dropIndexes"
+    )
 }
 
 /// The `maxTimeMS` an operation put in its own command (a getMore's maxAwaitTimeMS).

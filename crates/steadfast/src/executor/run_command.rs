@@ -17,9 +17,17 @@ pub(crate) struct RunCommand {
     database: String,
     command: Document,
     criteria: SelectionCriteria,
+    /// The application chose the read preference (a transaction's does not replace it).
+    explicit_criteria: bool,
 }
 
 impl RunCommand {
+    /// Marks the read preference as the application's own choice.
+    pub(crate) fn with_explicit_criteria(mut self, explicit: bool) -> Self {
+        self.explicit_criteria = explicit;
+        self
+    }
+
     /// `command` against `database`, on a server chosen by `criteria`.
     ///
     /// # Errors
@@ -37,6 +45,7 @@ impl RunCommand {
             database: database.to_string(),
             command,
             criteria,
+            explicit_criteria: false,
         })
     }
 }
@@ -79,6 +88,10 @@ impl Operation for RunCommand {
     fn supports_read_concern(&self) -> bool {
         // runCommand never inspects or extends the application's command.
         false
+    }
+
+    fn has_own_read_preference(&self) -> bool {
+        self.explicit_criteria
     }
 }
 

@@ -56,12 +56,21 @@ pub(crate) fn plan_transaction<O: Operation>(
             pinned,
         }));
     }
-    let is_read = matches!(op.selection_criteria(), SelectionCriteria::ReadPreference(_));
+    let is_read = matches!(
+        op.selection_criteria(),
+        SelectionCriteria::ReadPreference(_)
+    );
     let options = &session.transaction().options;
-    let transaction_criteria = options
-        .selection_criteria
-        .clone()
-        .unwrap_or(SelectionCriteria::ReadPreference(Default::default()));
+    // A read uses the transaction's read preference, unless the application gave the
+    // operation its own; either must be primary (transactions, "readPreference").
+    let transaction_criteria = if op.has_own_read_preference() {
+        op.selection_criteria()
+    } else {
+        options
+            .selection_criteria
+            .clone()
+            .unwrap_or(SelectionCriteria::ReadPreference(Default::default()))
+    };
     let primary = match &transaction_criteria {
         SelectionCriteria::ReadPreference(preference) => {
             preference.mode() == ReadPreferenceMode::Primary
@@ -139,15 +148,12 @@ pub(crate) fn label_failure(
     let failure = if deadline.is_csot() && deadline.is_expired(runtime::now()) && error.is_timeout()
     {
         TransactionFailure::DeadlineExpired
-    } else if error.is_network_error() || matches!(*error.kind, ErrorKind::ServerSelection { .. })
-    {
+    } else if error.is_network_error() || matches!(*error.kind, ErrorKind::ServerSelection { .. }) {
         TransactionFailure::NoReply
     } else if let Some(wce) = error.kind.write_concern_error() {
         TransactionFailure::WriteConcern { code: wce.code }
     } else if let ErrorKind::Command(command) = &*error.kind {
-        TransactionFailure::Command {
-            code: command.code,
-        }
+        TransactionFailure::Command { code: command.code }
     } else {
         TransactionFailure::Other
     };

@@ -165,10 +165,20 @@ pub(crate) trait Operation: Send + Sync {
     /// For commitTransaction and abortTransaction, which command of a transaction it is:
     /// the executor then retries it as a retryable write whatever retryWrites says, and sends
     /// `autocommit: false` without `startTransaction` or a read concern.
-    fn ends_transaction(
-        &self,
-    ) -> Option<steadfast_core::session::transaction::TransactionCommand> {
+    fn ends_transaction(&self) -> Option<steadfast_core::session::transaction::TransactionCommand> {
         None
+    }
+
+    /// Whether the application gave the operation its own read preference, which a
+    /// transaction's does not replace (it must be primary all the same).
+    fn has_own_read_preference(&self) -> bool {
+        false
+    }
+
+    /// Called before the executor retries the operation; `after_overload` when the failed
+    /// attempt was shed by an overloaded server (then the command goes again unchanged).
+    fn before_retry(&mut self, after_overload: bool) {
+        let _ = after_overload;
     }
 
     /// Whether the executor may add `maxTimeMS` under timeoutMS. Not for getMore, whose

@@ -33,7 +33,8 @@ impl TransactionOptions {
             self.write_concern.clone_from(&defaults.write_concern);
         }
         if self.selection_criteria.is_none() {
-            self.selection_criteria.clone_from(&defaults.selection_criteria);
+            self.selection_criteria
+                .clone_from(&defaults.selection_criteria);
         }
         if self.max_commit_time.is_none() {
             self.max_commit_time = defaults.max_commit_time;

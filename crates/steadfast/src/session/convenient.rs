@@ -3,40 +3,9 @@
 //! and the commit on `UnknownTransactionCommitResult`, with a jittered exponential backoff
 //! between attempts, for up to 120 seconds (or the session's timeoutMS).
 //!
-//! ```no_run
-//! # async fn demo(client: steadfast::Client) -> steadfast::error::Result<()> {
-//! use futures_util::FutureExt as _;
-//! use steadfast::bson::{Document, doc};
-//! use steadfast::Collection;
-//!
-//! let accounts: Collection<Document> = client.database("bank").collection("accounts");
-//! let mut session = client.start_session().await?;
-//! session
-//!     .start_transaction()
-//!     .and_run(accounts, |session, accounts| {
-//!         async move {
-//!             accounts
-//!                 .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
-//!                 .session(&mut *session)
-//!                 .await?;
-//!             accounts
-//!                 .update_one(doc! { "_id": 2 }, doc! { "$inc": { "balance": 10 } })
-//!                 .session(&mut *session)
-//!                 .await?;
-//!             Ok(())
-//!         }
-//!         .boxed()
-//!     })
-//!     .await?;
-//! # Ok(())
-//! # }
-//! ```
-//!
-//! The callback may run more than once (once per attempt): anything it does outside the
-//! session — sending a message, counting — happens again on every retry, so it should do only
-//! the transaction's operations, or be idempotent.
+//! See [`StartTransaction::and_run`] for an example.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use rand::Rng as _;
@@ -46,7 +15,8 @@ use steadfast_core::session::transaction::{
 };
 
 use super::{ClientSession, StartTransaction};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, TRANSIENT_TRANSACTION_ERROR};
+use crate::options::TransactionOptions;
 use crate::runtime;
 
 /// One step of the convenient loop that the callback's shape does not change.
@@ -55,16 +25,82 @@ enum Step<R> {
     Again(Error),
 }
 
+/// When the convenient API's retries began and what bounds them.
+#[derive(Clone, Copy)]
+struct Limits {
+    started: Instant,
+    limit: Duration,
+    /// The limit is a timeoutMS (every operation shares its deadline, and running out of
+    /// it is reported as a timeout), not the fixed 120 s.
+    csot: bool,
+}
+
+impl Limits {
+    fn elapsed(&self) -> Duration {
+        runtime::now().saturating_duration_since(self.started)
+    }
+
+    /// The error to report when the time ran out after `last`: under timeoutMS, a timeout
+    /// whose cause is `last` (CSOT, "Convenient Transactions API").
+    fn out_of_time(&self, last: Error) -> Error {
+        if !self.csot || last.is_timeout() {
+            return last;
+        }
+        Error::timeout(format!(
+            "withTransaction: timeoutMS ({} ms) expired before the transaction could commit",
+            self.limit.as_millis()
+        ))
+        .with_source(last)
+    }
+}
+
 impl StartTransaction<&mut ClientSession> {
-    /// Runs `callback` in a transaction and commits it, retrying as the
-    /// [module documentation](super::convenient) describes; `context` is lent to every call
-    /// of the callback. Returns the callback's value from the attempt that committed. If the
-    /// callback commits or aborts the transaction itself, its value is returned as is.
+    /// Runs `callback` in a transaction and commits it, retrying the whole transaction on
+    /// `TransientTransactionError` and the commit on `UnknownTransactionCommitResult` (not
+    /// after MaxTimeMSExpired), with a jittered exponential backoff between attempts
+    /// (5 ms × 1.5^attempt, at most 500 ms), for up to 120 seconds or the transaction's
+    /// timeoutMS; `context` is lent to every call of the callback. Returns the callback's value
+    /// from the attempt that committed. If the callback commits or aborts the transaction
+    /// itself, its value is returned as is.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: steadfast::Client) -> steadfast::error::Result<()> {
+    /// use futures_util::FutureExt as _;
+    /// use steadfast::bson::{Document, doc};
+    /// use steadfast::Collection;
+    ///
+    /// let accounts: Collection<Document> = client.database("bank").collection("accounts");
+    /// let mut session = client.start_session().await?;
+    /// session
+    ///     .start_transaction()
+    ///     .and_run(accounts, |session, accounts| {
+    ///         async move {
+    ///             accounts
+    ///                 .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
+    ///                 .session(&mut *session)
+    ///                 .await?;
+    ///             accounts
+    ///                 .update_one(doc! { "_id": 2 }, doc! { "$inc": { "balance": 10 } })
+    ///                 .session(&mut *session)
+    ///                 .await?;
+    ///             Ok(())
+    ///         }
+    ///         .boxed()
+    ///     })
+    ///     .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// The callback may run more than once (once per attempt): anything it does outside the
+    /// session (sending a message, counting) happens again on every retry, so it should do
+    /// only the transaction's operations, or be idempotent.
     ///
     /// # Errors
     /// The callback's error when it is not transient (the transaction is aborted first); a
     /// commit's error that is neither transient nor of unknown outcome; the last error once
-    /// the time limit is reached; `Transaction` as for [`ClientSession::start_transaction`].
+    /// the time limit is reached (under timeoutMS, a timeout whose source is that error);
+    /// `Transaction` as for [`ClientSession::start_transaction`].
     ///
     /// # Cancel safety
     /// Dropping the future mid-commit leaves the commit's outcome unknown.
@@ -72,20 +108,29 @@ impl StartTransaction<&mut ClientSession> {
     where
         F: for<'b> FnMut(&'b mut ClientSession, &'b mut C) -> BoxFuture<'b, Result<R>>,
     {
-        let StartTransaction { session, options } = self;
-        let started = runtime::now();
-        let mut retries = ConvenientRetries::new(session.convenient_limit());
+        let StartTransaction {
+            session,
+            options,
+            timeout,
+        } = self;
+        let limits = session.begin_convenient(timeout);
+        let mut retries = ConvenientRetries::new(limits.limit);
         let mut last_error = None;
-        loop {
-            session
-                .next_convenient_attempt(&mut retries, started, &mut last_error, &options)
-                .await?;
+        let result = loop {
+            let started = session
+                .next_convenient_attempt(&mut retries, &limits, &mut last_error, &options)
+                .await;
+            if let Err(error) = started {
+                break Err(error);
+            }
             let outcome = callback(session, &mut context).await;
-            match session.finish_attempt(outcome, &retries, started).await {
-                Step::Done(result) => return result,
+            match session.finish_attempt(outcome, &retries, &limits).await {
+                Step::Done(result) => break result,
                 Step::Again(error) => last_error = Some(error),
             }
-        }
+        };
+        session.set_convenient_deadline(None);
+        result
     }
 
     /// As [`and_run`](Self::and_run), with an async closure that captures what it needs:
@@ -100,30 +145,47 @@ impl StartTransaction<&mut ClientSession> {
     where
         F: for<'b> AsyncFnMut(&'b mut ClientSession) -> Result<R>,
     {
-        let StartTransaction { session, options } = self;
-        let started = runtime::now();
-        let mut retries = ConvenientRetries::new(session.convenient_limit());
+        let StartTransaction {
+            session,
+            options,
+            timeout,
+        } = self;
+        let limits = session.begin_convenient(timeout);
+        let mut retries = ConvenientRetries::new(limits.limit);
         let mut last_error = None;
-        loop {
-            session
-                .next_convenient_attempt(&mut retries, started, &mut last_error, &options)
-                .await?;
+        let result = loop {
+            let started = session
+                .next_convenient_attempt(&mut retries, &limits, &mut last_error, &options)
+                .await;
+            if let Err(error) = started {
+                break Err(error);
+            }
             let outcome = callback(session).await;
-            match session.finish_attempt(outcome, &retries, started).await {
-                Step::Done(result) => return result,
+            match session.finish_attempt(outcome, &retries, &limits).await {
+                Step::Done(result) => break result,
                 Step::Again(error) => last_error = Some(error),
             }
-        }
+        };
+        session.set_convenient_deadline(None);
+        result
     }
 }
 
 impl ClientSession {
-    /// 120 s, or the timeoutMS that applies to the session's operations.
-    fn convenient_limit(&self) -> Duration {
-        self.default_timeout()
+    /// The convenient API's limits: `timeout`, else the session's or the client's timeoutMS
+    /// (then every operation shares its deadline), else 120 s.
+    fn begin_convenient(&mut self, timeout: Option<Duration>) -> Limits {
+        let started = runtime::now();
+        let csot_limit = timeout
+            .or_else(|| self.default_timeout())
             .or(self.executor.options().timeout)
-            .filter(|limit| !limit.is_zero())
-            .unwrap_or(CONVENIENT_RETRY_LIMIT)
+            .filter(|limit| !limit.is_zero());
+        self.set_convenient_deadline(csot_limit.and_then(|limit| started.checked_add(limit)));
+        Limits {
+            started,
+            limit: csot_limit.unwrap_or(CONVENIENT_RETRY_LIMIT),
+            csot: csot_limit.is_some(),
+        }
     }
 
     /// Backs off (after the first attempt) and starts the transaction, or gives up with the
@@ -131,19 +193,20 @@ impl ClientSession {
     async fn next_convenient_attempt(
         &mut self,
         retries: &mut ConvenientRetries,
-        started: std::time::Instant,
+        limits: &Limits,
         last_error: &mut Option<Error>,
-        options: &Option<crate::options::TransactionOptions>,
+        options: &Option<TransactionOptions>,
     ) -> Result<()> {
         let jitter = runtime::rng().random_range(0.0..1.0);
         let now = runtime::now();
-        match retries.next_attempt(now.saturating_duration_since(started), jitter) {
+        match retries.next_attempt(limits.elapsed(), jitter) {
             NextAttempt::After(backoff) if backoff.is_zero() => {}
             NextAttempt::After(backoff) => runtime::sleep_until(now + backoff).await,
             NextAttempt::GiveUp => {
-                return Err(last_error.take().unwrap_or_else(|| {
+                let last = last_error.take().unwrap_or_else(|| {
                     Error::transaction("the transaction's time limit passed before it ran")
-                }));
+                });
+                return Err(limits.out_of_time(last));
             }
         }
         self.start_transaction_now(options.clone())
@@ -155,19 +218,29 @@ impl ClientSession {
         &mut self,
         outcome: Result<R>,
         retries: &ConvenientRetries,
-        started: std::time::Instant,
+        limits: &Limits,
     ) -> Step<R> {
-        let elapsed = || runtime::now().saturating_duration_since(started);
         let value = match outcome {
             Ok(value) => value,
             Err(error) => {
                 if self.in_transaction() {
+                    // The abort gets a fresh timeoutMS of its own: the transaction's deadline
+                    // may be what ended the callback (CSOT, "Convenient Transactions API").
                     // Errors ignored, as abort_transaction always does.
-                    let _ = self.abort_now().await;
+                    let deadline = self.convenient_deadline();
+                    self.set_convenient_deadline(None);
+                    let _ = self.abort_now(limits.csot.then_some(limits.limit)).await;
+                    self.set_convenient_deadline(deadline);
                 }
-                if retries.run_again_after_callback(error.labels(), elapsed()) {
+                let transient = error.contains_label(TRANSIENT_TRANSACTION_ERROR);
+                if retries.run_again_after_callback(error.labels(), limits.elapsed()) {
                     return Step::Again(error);
                 }
+                let error = if transient {
+                    limits.out_of_time(error)
+                } else {
+                    error
+                };
                 return Step::Done(Err(error));
             }
         };
@@ -176,12 +249,12 @@ impl ClientSession {
             return Step::Done(Ok(value));
         }
         loop {
-            let error = match self.commit_now().await {
+            let error = match self.commit_now(None).await {
                 Ok(()) => return Step::Done(Ok(value)),
                 Err(error) => error,
             };
             let max_time_expired = error.code() == Some(MAX_TIME_MS_EXPIRED);
-            match retries.after_commit_failure(error.labels(), max_time_expired, elapsed()) {
+            match retries.after_commit_failure(error.labels(), max_time_expired, limits.elapsed()) {
                 AfterCommitFailure::CommitAgain => {}
                 AfterCommitFailure::RunAgain => return Step::Again(error),
                 AfterCommitFailure::Fail => return Step::Done(Err(error)),

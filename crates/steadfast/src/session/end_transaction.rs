@@ -29,8 +29,9 @@ pub(crate) struct EndTransaction {
     write_concern: Option<WriteConcern>,
     max_commit_time: Option<Duration>,
     recovery_token: Option<Document>,
-    /// Whether the next build is a retry (or a re-run of a commit already attempted).
-    retrying: bool,
+    /// The next commit goes with a majority write concern: it re-runs a commit already
+    /// attempted, or retries one that failed for a reason other than overload.
+    majority: bool,
 }
 
 impl EndTransaction {
@@ -46,7 +47,7 @@ impl EndTransaction {
             write_concern,
             max_commit_time,
             recovery_token,
-            retrying: rerun,
+            majority: rerun,
         }
     }
 
@@ -60,7 +61,7 @@ impl EndTransaction {
             write_concern,
             max_commit_time: None,
             recovery_token,
-            retrying: false,
+            majority: false,
         }
     }
 }
@@ -76,11 +77,9 @@ impl Operation for EndTransaction {
     }
 
     fn build(&mut self, _description: &StreamDescription) -> Result<Command> {
-        if self.retrying && self.ending == Ending::Commit {
+        if self.majority && self.ending == Ending::Commit {
             self.write_concern = Some(commit_retry_write_concern(self.write_concern.as_ref()));
         }
-        // Every later build is a retry.
-        self.retrying = true;
         let name = self.name().to_string();
         let mut body = doc! { name.as_str(): 1 };
         if let Some(limit) = self.max_commit_time {
@@ -113,6 +112,15 @@ impl Operation for EndTransaction {
         Retryability::Write
     }
 
+    fn before_retry(&mut self, after_overload: bool) {
+        // transactions, "Interaction with Client Backpressure": a retry after an overload
+        // keeps the last attempt's write concern; any other retry of a commit asks for a
+        // majority (and keeps asking once it has).
+        if !after_overload {
+            self.majority = true;
+        }
+    }
+
     fn write_concern(&self) -> Option<&WriteConcern> {
         self.write_concern.as_ref()
     }
@@ -127,5 +135,72 @@ impl Operation for EndTransaction {
             // abortTransaction's failures get the labels of any other statement.
             Ending::Abort => TransactionCommand::Statement,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use bson::{Bson, doc};
+    use steadfast_core::options::{Acknowledgment, WriteConcern};
+
+    use super::EndTransaction;
+    use crate::operation::Operation;
+    use crate::operation::crud_tests::default_description;
+
+    fn w(n: u32) -> WriteConcern {
+        WriteConcern::builder().w(Acknowledgment::Nodes(n)).build()
+    }
+
+    fn sent_w(op: &mut EndTransaction) -> Option<Acknowledgment> {
+        op.build(&default_description()).expect("builds");
+        op.write_concern().and_then(|wc| wc.w.clone())
+    }
+
+    #[test]
+    fn a_commit_carries_its_token_and_time_limit_to_admin() {
+        let token = doc! { "recoveryShardId": "s0" };
+        let mut op = EndTransaction::commit(
+            None,
+            Some(Duration::from_millis(250)),
+            Some(token.clone()),
+            false,
+        );
+        let command = op.build(&default_description()).expect("builds");
+        assert_eq!(command.database, "admin");
+        assert_eq!(
+            command.body,
+            doc! { "commitTransaction": 1, "maxTimeMS": 250_i64, "recoveryToken": token }
+        );
+    }
+
+    #[test]
+    fn a_retried_commit_asks_for_a_majority_unless_the_server_shed_it() {
+        let mut op = EndTransaction::commit(Some(w(2)), None, None, false);
+        assert_eq!(sent_w(&mut op), Some(Acknowledgment::Nodes(2)));
+        op.before_retry(true);
+        assert_eq!(
+            sent_w(&mut op),
+            Some(Acknowledgment::Nodes(2)),
+            "an overload retry keeps the write concern"
+        );
+        op.before_retry(false);
+        assert_eq!(sent_w(&mut op), Some(Acknowledgment::Majority));
+        let wtimeout = op.write_concern().and_then(|wc| wc.w_timeout);
+        assert_eq!(wtimeout, Some(Duration::from_secs(10)));
+        op.before_retry(true);
+        assert_eq!(sent_w(&mut op), Some(Acknowledgment::Majority));
+    }
+
+    #[test]
+    fn a_rerun_commit_asks_for_a_majority_but_an_abort_never_does() {
+        let mut rerun = EndTransaction::commit(None, None, None, true);
+        assert_eq!(sent_w(&mut rerun), Some(Acknowledgment::Majority));
+        let mut abort = EndTransaction::abort(Some(w(1)), None);
+        abort.before_retry(false);
+        assert_eq!(sent_w(&mut abort), Some(Acknowledgment::Nodes(1)));
+        let body = abort.build(&default_description()).expect("builds").body;
+        assert_eq!(body.get("abortTransaction"), Some(&Bson::Int32(1)));
     }
 }

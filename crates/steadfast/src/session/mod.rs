@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use bson::{Document, Timestamp};
 use steadfast_core::ServerAddress;
-use steadfast_core::session::transaction::TransactionState;
+pub use steadfast_core::session::transaction::TransactionState;
 use steadfast_core::session::{ClusterTime, ServerSession};
 
 use crate::client::Client;
@@ -57,6 +57,9 @@ pub struct SessionOptions {
     /// of the session's first read (`readConcern: {level: "snapshot", atClusterTime}`).
     /// Incompatible with `causal_consistency: Some(true)` and with transactions.
     pub snapshot: Option<bool>,
+    /// A snapshot session's read time, instead of its first read's `atClusterTime`; only
+    /// with `snapshot: Some(true)`.
+    pub snapshot_time: Option<Timestamp>,
 }
 
 impl SessionOptions {
@@ -93,6 +96,13 @@ impl SessionOptions {
         self
     }
 
+    /// Sets [`SessionOptions::snapshot_time`].
+    #[must_use]
+    pub fn snapshot_time(mut self, time: Timestamp) -> Self {
+        self.snapshot_time = Some(time);
+        self
+    }
+
     /// Refuses contradictory options.
     ///
     /// # Errors
@@ -101,6 +111,11 @@ impl SessionOptions {
         if self.snapshot == Some(true) && self.causal_consistency == Some(true) {
             return Err(Error::invalid_argument(
                 "a session cannot be both a snapshot session and causally consistent",
+            ));
+        }
+        if self.snapshot_time.is_some() && self.snapshot != Some(true) {
+            return Err(Error::invalid_argument(
+                "snapshot_time is only for snapshot sessions (snapshot: true)",
             ));
         }
         Ok(())
@@ -142,6 +157,12 @@ impl SessionOptionsBuilder {
         self
     }
 
+    /// Sets [`SessionOptions::snapshot_time`].
+    pub fn snapshot_time(mut self, time: impl Into<Option<Timestamp>>) -> Self {
+        self.options.snapshot_time = time.into();
+        self
+    }
+
     /// The options.
     pub fn build(self) -> SessionOptions {
         self.options
@@ -177,6 +198,9 @@ pub struct ClientSession {
     transaction: Transaction,
     /// A snapshot session's read time, from its first read's reply.
     snapshot_time: Option<Timestamp>,
+    /// While the convenient API runs under timeoutMS: the deadline every operation of the
+    /// transaction shares.
+    convenient_deadline: Option<std::time::Instant>,
 }
 
 /// The session's transaction.
@@ -219,11 +243,12 @@ impl ClientSession {
             executor,
             cluster_time: None,
             operation_time: None,
-            options,
             implicit,
             exchange_pending: false,
             transaction: Transaction::default(),
-            snapshot_time: None,
+            snapshot_time: options.snapshot_time,
+            convenient_deadline: None,
+            options,
         }
     }
 
@@ -276,6 +301,28 @@ impl ClientSession {
         self.transaction.state.is_active()
     }
 
+    /// Where the session stands with its transactions (a steadfast addition, for tests and
+    /// diagnostics).
+    pub fn transaction_state(&self) -> TransactionState {
+        self.transaction.state
+    }
+
+    /// The mongos a sharded transaction of this session is pinned to, if any (a steadfast
+    /// addition, for tests and diagnostics).
+    pub fn pinned_mongos(&self) -> Option<&ServerAddress> {
+        self.transaction.pinned.as_ref()
+    }
+
+    /// The deadline of the convenient API's transaction, while one runs under timeoutMS.
+    pub(crate) fn convenient_deadline(&self) -> Option<std::time::Instant> {
+        self.convenient_deadline
+    }
+
+    /// Sets (or clears) the convenient API's deadline.
+    pub(crate) fn set_convenient_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        self.convenient_deadline = deadline;
+    }
+
     /// The transaction state, for the executor.
     pub(crate) fn transaction(&self) -> &Transaction {
         &self.transaction
@@ -295,7 +342,6 @@ impl ClientSession {
     pub(crate) fn unpin(&mut self) {
         self.transaction.pinned = None;
     }
-
 
     /// The highest `$clusterTime` this session has seen (from replies to its operations or
     /// [`ClientSession::advance_cluster_time`]), as the server sent it.
@@ -429,9 +475,10 @@ impl Drop for ClientSession {
                 exchange_pending: false,
                 transaction: std::mem::take(&mut self.transaction),
                 snapshot_time: None,
+                convenient_deadline: None,
             };
             self.executor.spawn(async move {
-                let _ = ending.abort_now().await;
+                let _ = ending.abort_now(None).await;
             });
             return;
         }

@@ -1,33 +1,9 @@
 //! Transactions on a [`ClientSession`]: `start_transaction`, `commit_transaction` and
 //! `abort_transaction`, as actions in the official driver's shape.
-//!
-//! ```no_run
-//! # async fn demo(client: steadfast::Client) -> steadfast::error::Result<()> {
-//! use steadfast::bson::doc;
-//! use steadfast::options::{Acknowledgment, TransactionOptions, WriteConcern};
-//!
-//! let accounts = client.database("bank").collection::<steadfast::bson::Document>("accounts");
-//! let mut session = client.start_session().await?;
-//! let majority = WriteConcern::builder().w(Acknowledgment::Majority).build();
-//! session
-//!     .start_transaction()
-//!     .with_options(TransactionOptions::builder().write_concern(majority).build())
-//!     .await?;
-//! accounts
-//!     .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
-//!     .session(&mut session)
-//!     .await?;
-//! accounts
-//!     .update_one(doc! { "_id": 2 }, doc! { "$inc": { "balance": 10 } })
-//!     .session(&mut session)
-//!     .await?;
-//! session.commit_transaction().await?;
-//! # Ok(())
-//! # }
-//! ```
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
+use std::time::Duration;
 
 use steadfast_core::options::Acknowledgment;
 use steadfast_core::session::transaction::{AbortAction, CommitAction, TransactionMisuse};
@@ -54,6 +30,31 @@ impl ClientSession {
     /// preference are ignored. A server error inside the transaction may abort it on the
     /// server: committing it then fails with `NoSuchTransaction`.
     ///
+    /// ```no_run
+    /// # async fn demo(client: steadfast::Client) -> steadfast::error::Result<()> {
+    /// use steadfast::bson::doc;
+    /// use steadfast::options::{Acknowledgment, TransactionOptions, WriteConcern};
+    ///
+    /// let accounts = client.database("bank").collection::<steadfast::bson::Document>("accounts");
+    /// let mut session = client.start_session().await?;
+    /// let majority = WriteConcern::builder().w(Acknowledgment::Majority).build();
+    /// session
+    ///     .start_transaction()
+    ///     .with_options(TransactionOptions::builder().write_concern(majority).build())
+    ///     .await?;
+    /// accounts
+    ///     .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
+    ///     .session(&mut session)
+    ///     .await?;
+    /// accounts
+    ///     .update_one(doc! { "_id": 2 }, doc! { "$inc": { "balance": 10 } })
+    ///     .session(&mut session)
+    ///     .await?;
+    /// session.commit_transaction().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// # Errors
     /// `Transaction` while a transaction is active, in a snapshot session, or with an
     /// unacknowledged write concern.
@@ -61,6 +62,7 @@ impl ClientSession {
         StartTransaction {
             session: self,
             options: None,
+            timeout: None,
         }
     }
 
@@ -77,7 +79,10 @@ impl ClientSession {
     /// # Cancel safety
     /// Dropping the future leaves the commit's outcome unknown; the session counts as committed.
     pub fn commit_transaction(&mut self) -> CommitTransaction<'_> {
-        CommitTransaction { session: self }
+        CommitTransaction {
+            session: self,
+            timeout: None,
+        }
     }
 
     /// Aborts the transaction. Errors of the abortTransaction command are ignored (the server
@@ -89,10 +94,16 @@ impl ClientSession {
     /// # Cancel safety
     /// Cancel safe: the session counts as aborted as soon as the future is first polled.
     pub fn abort_transaction(&mut self) -> AbortTransaction<'_> {
-        AbortTransaction { session: self }
+        AbortTransaction {
+            session: self,
+            timeout: None,
+        }
     }
 
-    pub(super) fn start_transaction_now(&mut self, options: Option<TransactionOptions>) -> Result<()> {
+    pub(super) fn start_transaction_now(
+        &mut self,
+        options: Option<TransactionOptions>,
+    ) -> Result<()> {
         if self.is_snapshot() {
             return Err(Error::transaction(
                 "Transactions are not supported in snapshot sessions",
@@ -132,8 +143,7 @@ impl ClientSession {
         let client = self.executor.options();
         let from_client = TransactionOptions {
             read_concern: client.read_concern.clone(),
-            write_concern: (!client.write_concern.is_empty())
-                .then(|| client.write_concern.clone()),
+            write_concern: (!client.write_concern.is_empty()).then(|| client.write_concern.clone()),
             selection_criteria: Some(client.read_preference.clone().into()),
             max_commit_time: None,
         };
@@ -144,7 +154,7 @@ impl ClientSession {
         options.unwrap_or_default().or(&defaults)
     }
 
-    pub(super) async fn commit_now(&mut self) -> Result<()> {
+    pub(super) async fn commit_now(&mut self, timeout: Option<Duration>) -> Result<()> {
         let rerun = match self.transaction.state.commit().map_err(misuse)? {
             CommitAction::Skip => return Ok(()),
             CommitAction::Send { rerun } => rerun,
@@ -156,17 +166,17 @@ impl ClientSession {
             self.transaction.recovery_token.clone(),
             rerun,
         );
-        self.end_transaction(op).await
+        self.end_transaction(op, timeout).await
     }
 
-    pub(super) async fn abort_now(&mut self) -> Result<()> {
+    pub(super) async fn abort_now(&mut self, timeout: Option<Duration>) -> Result<()> {
         let action = self.transaction.state.abort().map_err(misuse)?;
         if action == AbortAction::Send {
             let op = EndTransaction::abort(
                 self.transaction.options.write_concern.clone(),
                 self.transaction.recovery_token.clone(),
             );
-            if let Err(error) = self.end_transaction(op).await {
+            if let Err(error) = self.end_transaction(op, timeout).await {
                 // transactions: abortTransaction's errors mean nothing to the application.
                 tracing::debug!(%error, "abortTransaction failed; the server will abort the transaction on its own");
             }
@@ -176,12 +186,20 @@ impl ClientSession {
         Ok(())
     }
 
-    async fn end_transaction(&mut self, op: EndTransaction) -> Result<()> {
+    /// Runs commitTransaction or abortTransaction under `timeout` (else the session's
+    /// defaultTimeoutMS, else the client's), or the convenient API's deadline.
+    async fn end_transaction(
+        &mut self,
+        op: EndTransaction,
+        timeout: Option<Duration>,
+    ) -> Result<()> {
         let executor = std::sync::Arc::clone(&self.executor);
-        let timeout = self.default_timeout();
+        let timeout = timeout.or_else(|| self.default_timeout());
+        let deadline = self.convenient_deadline();
         let context = ExecutionContext {
             session: Some(self),
             timeout,
+            deadline,
             ..ExecutionContext::default()
         };
         executor.execute(op, context).await
@@ -198,12 +216,22 @@ fn misuse(misuse: TransactionMisuse) -> Error {
 pub struct StartTransaction<S> {
     pub(super) session: S,
     pub(super) options: Option<TransactionOptions>,
+    pub(super) timeout: Option<Duration>,
 }
 
 impl<S> StartTransaction<S> {
     /// The transaction's options (`None`: the session's and the client's).
     pub fn with_options(mut self, options: impl Into<Option<TransactionOptions>>) -> Self {
         self.options = options.into();
+        self
+    }
+
+    /// For [`and_run`](Self::and_run) and [`and_run2`](Self::and_run2): the timeoutMS of the
+    /// whole transaction, retries included (a steadfast addition; the default is the
+    /// session's defaultTimeoutMS, else the client's). Every operation of the callback, and
+    /// the commit, share its deadline; an operation of the callback may not set its own.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
         self
     }
 }
@@ -213,7 +241,9 @@ impl<'a> IntoFuture for StartTransaction<&'a mut ClientSession> {
     type IntoFuture = ActionFuture<'a>;
 
     fn into_future(self) -> Self::IntoFuture {
-        let StartTransaction { session, options } = self;
+        let StartTransaction {
+            session, options, ..
+        } = self;
         Box::pin(async move { session.start_transaction_now(options) })
     }
 }
@@ -222,6 +252,16 @@ impl<'a> IntoFuture for StartTransaction<&'a mut ClientSession> {
 #[must_use = "an action does nothing until awaited"]
 pub struct CommitTransaction<'a> {
     session: &'a mut ClientSession,
+    timeout: Option<Duration>,
+}
+
+impl CommitTransaction<'_> {
+    /// timeoutMS for the commit (a steadfast addition; the default is the session's
+    /// defaultTimeoutMS, else the client's).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
 }
 
 impl<'a> IntoFuture for CommitTransaction<'a> {
@@ -229,7 +269,7 @@ impl<'a> IntoFuture for CommitTransaction<'a> {
     type IntoFuture = ActionFuture<'a>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.session.commit_now())
+        Box::pin(self.session.commit_now(self.timeout))
     }
 }
 
@@ -237,6 +277,16 @@ impl<'a> IntoFuture for CommitTransaction<'a> {
 #[must_use = "an action does nothing until awaited"]
 pub struct AbortTransaction<'a> {
     session: &'a mut ClientSession,
+    timeout: Option<Duration>,
+}
+
+impl AbortTransaction<'_> {
+    /// timeoutMS for the abort (a steadfast addition; the default is the session's
+    /// defaultTimeoutMS, else the client's).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
 }
 
 impl<'a> IntoFuture for AbortTransaction<'a> {
@@ -244,6 +294,6 @@ impl<'a> IntoFuture for AbortTransaction<'a> {
     type IntoFuture = ActionFuture<'a>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.session.abort_now())
+        Box::pin(self.session.abort_now(self.timeout))
     }
 }

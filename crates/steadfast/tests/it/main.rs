@@ -31,6 +31,7 @@ mod session;
 mod tailable;
 mod timeout_api;
 mod tls;
+mod transactions;
 mod uri;
 
 use blackpipe::scripted::{HandledBy, RecordedRequest, ScriptedConfig, ScriptedServer};

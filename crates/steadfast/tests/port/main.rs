@@ -11,3 +11,4 @@ mod client;
 mod errors;
 mod options;
 mod program;
+mod transactions;

@@ -289,6 +289,22 @@ impl EntityMap {
                     ("causalConsistency", Bson::Boolean(on)) => {
                         options = options.causal_consistency(*on);
                     }
+                    ("snapshot", Bson::Boolean(on)) => options = options.snapshot(*on),
+                    ("snapshotTime", Bson::String(entity)) => {
+                        let Some(Bson::Timestamp(time)) = self.bson_entity(entity) else {
+                            return Err(format!(
+                                "sessionOptions.snapshotTime: {entity:?} is not a saved timestamp"
+                            ));
+                        };
+                        options = options.snapshot_time(time);
+                    }
+                    ("defaultTimeoutMS", value) => {
+                        options = options.default_timeout(millis("defaultTimeoutMS", value)?);
+                    }
+                    ("defaultTransactionOptions", Bson::Document(given)) => {
+                        let defaults = crate::ops::transaction_options_of(given)?;
+                        options = options.default_transaction_options(defaults);
+                    }
                     (other, _) => {
                         return Err(format!(
                             "sessionOptions.{other} is not supported by this runner"
@@ -364,6 +380,12 @@ fn database_options(options: &Document) -> Result<DatabaseOptions, String> {
         match (key.as_str(), value) {
             ("writeConcern", Bson::Document(wc)) => {
                 result = result.write_concern(write_concern(wc)?)
+            }
+            ("readConcern", Bson::Document(rc)) => {
+                let level = rc
+                    .get_str("level")
+                    .map_err(|_| "databaseOptions.readConcern needs a level".to_owned())?;
+                result = result.read_concern(ReadConcern::new(ReadConcernLevel::parse(level)));
             }
             ("timeoutMS", value) => result = result.timeout(millis("timeoutMS", value)?),
             (other, _) => {

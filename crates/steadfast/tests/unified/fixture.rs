@@ -153,6 +153,56 @@ impl Fixture {
         Ok(())
     }
 
+    /// Sets a fail point on `host` (a session's pinned mongos: `targetedFailPoint`), through
+    /// a client connected directly to it, which also turns it off after the test.
+    pub(crate) async fn set_targeted_fail_point(
+        &mut self,
+        host: &str,
+        command: Document,
+    ) -> Result<(), String> {
+        let name = command
+            .get_str("configureFailPoint")
+            .map_err(|_| "targetedFailPoint without configureFailPoint".to_owned())?
+            .to_owned();
+        let uri = self.with_credentials(&format!("mongodb://{host}/?directConnection=true"));
+        let direct = Client::with_uri_str(&uri)
+            .await
+            .map_err(|e| format!("cannot create the fail point client: {e}"))?;
+        direct
+            .database("admin")
+            .run_command(command)
+            .await
+            .map_err(|e| format!("configureFailPoint on {host} failed: {e}"))?;
+        self.fail_points.push((direct, name));
+        Ok(())
+    }
+
+    /// The names of the collections of `db`, read from the deployment directly.
+    pub(crate) fn collection_names(&self, db: &str) -> Result<Vec<String>, String> {
+        let reply = self.execute_ok(db, doc! { "listCollections": 1 }, "listCollections")?;
+        let batch = reply
+            .get_document("cursor")
+            .and_then(|c| c.get_array("firstBatch"))
+            .map_err(|_| format!("listCollections reply without a batch: {reply}"))?;
+        Ok(batch
+            .iter()
+            .filter_map(|c| c.as_document()?.get_str("name").ok().map(str::to_owned))
+            .collect())
+    }
+
+    /// The names of the indexes of `db.collection`, read from the deployment directly.
+    pub(crate) fn index_names(&self, db: &str, collection: &str) -> Result<Vec<String>, String> {
+        let reply = self.execute_ok(db, doc! { "listIndexes": collection }, "listIndexes")?;
+        let batch = reply
+            .get_document("cursor")
+            .and_then(|c| c.get_array("firstBatch"))
+            .map_err(|_| format!("listIndexes reply without a batch: {reply}"))?;
+        Ok(batch
+            .iter()
+            .filter_map(|c| c.as_document()?.get_str("name").ok().map(str::to_owned))
+            .collect())
+    }
+
     /// Turns off every fail point set during the test, on the node it was set on.
     pub(crate) async fn disable_fail_points(&mut self) -> Result<(), String> {
         let mut problems = Vec::new();

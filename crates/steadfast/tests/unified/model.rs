@@ -109,14 +109,6 @@ impl TestCase {
                 if let Some((key, reason)) = skips::for_entity(kind) {
                     return Some((key, reason, format!("creates a {kind} entity")));
                 }
-                let session_options = spec
-                    .as_document()
-                    .and_then(|s| s.get_document("sessionOptions").ok());
-                for option in session_options.into_iter().flat_map(Document::keys) {
-                    if let Some((key, reason)) = skips::for_session_option(option) {
-                        return Some((key, reason, format!("a session sets {option}")));
-                    }
-                }
                 let observes_logs = spec
                     .as_document()
                     .is_some_and(|s| s.contains_key("observeLogMessages"));
@@ -149,6 +141,11 @@ impl TestCase {
             }
             if let Some((key, reason)) = skips::for_operation(name) {
                 return Some((key, reason, format!("uses {name}")));
+            }
+            let in_session = arguments.is_some_and(|args| args.contains_key("session"));
+            if let (true, Some((key, reason))) = (in_session, skips::for_operation_in_session(name))
+            {
+                return Some((key, reason, format!("runs {name} in a session")));
             }
         }
         None

@@ -114,7 +114,11 @@ fn statements_without_a_reply_are_transient_but_commits_are_unknown() {
         &none,
     );
     assert_eq!(statement, labels(&[Label::TransientTransactionError]));
-    let commit = transaction_labels(TransactionCommand::Commit, TransactionFailure::NoReply, &none);
+    let commit = transaction_labels(
+        TransactionCommand::Commit,
+        TransactionFailure::NoReply,
+        &none,
+    );
     assert_eq!(commit, labels(&[Label::UnknownTransactionCommitResult]));
     let server_error = transaction_labels(
         TransactionCommand::Statement,
@@ -132,13 +136,25 @@ fn commit_outcome_is_unknown_for_retryable_maxtime_and_most_write_concern_errors
         transaction_labels(TransactionCommand::Commit, failure, labels)
             .has(Label::UnknownTransactionCommitResult)
     };
-    assert!(unknown(TransactionFailure::Command { code: 10107 }, &retryable));
+    assert!(unknown(
+        TransactionFailure::Command { code: 10107 },
+        &retryable
+    ));
     assert!(!unknown(TransactionFailure::Command { code: 10107 }, &none));
     assert!(unknown(TransactionFailure::Command { code: 50 }, &none));
-    assert!(unknown(TransactionFailure::WriteConcern { code: 64 }, &none));
+    assert!(unknown(
+        TransactionFailure::WriteConcern { code: 64 },
+        &none
+    ));
     assert!(unknown(TransactionFailure::DeadlineExpired, &none));
-    assert!(!unknown(TransactionFailure::WriteConcern { code: 100 }, &none));
-    assert!(!unknown(TransactionFailure::WriteConcern { code: 79 }, &none));
+    assert!(!unknown(
+        TransactionFailure::WriteConcern { code: 100 },
+        &none
+    ));
+    assert!(!unknown(
+        TransactionFailure::WriteConcern { code: 79 },
+        &none
+    ));
     assert!(!unknown(TransactionFailure::Command { code: 251 }, &none));
 }
 
@@ -180,7 +196,10 @@ fn convenient_backoff_grows_by_half_and_caps_at_500ms() {
     assert_eq!(convenient_backoff(30, 0.5), Duration::from_millis(250));
     assert_eq!(convenient_backoff(3, 0.0), Duration::ZERO);
     assert_eq!(convenient_backoff(u32::MAX, f64::NAN), Duration::ZERO);
-    assert_eq!(convenient_backoff(u32::MAX, 1.0), Duration::from_millis(500));
+    assert_eq!(
+        convenient_backoff(u32::MAX, 1.0),
+        Duration::from_millis(500)
+    );
 }
 
 #[test]

@@ -6,23 +6,32 @@ use steadfast::options::{
     FindOneAndReplaceOptions, FindOneAndUpdateOptions, FindOptions, IndexModel, ReturnDocument,
     TimeoutMode,
 };
-use steadfast::{Collection, DeleteModel, ReplaceOneModel, UpdateModel, WriteModel};
+use steadfast::{ClientSession, Collection, DeleteModel, ReplaceOneModel, UpdateModel, WriteModel};
 
-use super::timed::Timed;
+use super::timed::{InSession, Timed};
 use super::{
     OpResult, Outcome, bulk_write_result, delete_result, drain, insert_many_result, update_result,
 };
 use crate::args::Args;
 
-/// Runs collection operation `name`.
-pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>) -> OpResult {
+/// Runs collection operation `name`, in `session` when the test named one (the cursor-returning
+/// operations in a session are `sessions::run_on_collection`'s).
+pub(super) async fn run(
+    name: &str,
+    mut args: Args,
+    coll: &Collection<Document>,
+    mut session: Option<&mut ClientSession>,
+) -> OpResult {
     let timeout = args.optional_duration("timeoutMS")?;
+    // The caller resolved the `session` argument.
+    args.take("session");
     let result = match name {
         "insertOne" => {
             let document = args.document("document")?;
             args.finish()?;
             coll.insert_one(document)
                 .timed(timeout)
+                .in_session(session.take())
                 .await
                 .map(|r| Outcome::Value(Bson::Document(doc! { "insertedId": r.inserted_id })))
         }
@@ -30,7 +39,10 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let documents = args.documents("documents")?;
             let ordered = args.optional_bool("ordered")?;
             args.finish()?;
-            let mut action = coll.insert_many(documents).timed(timeout);
+            let mut action = coll
+                .insert_many(documents)
+                .timed(timeout)
+                .in_session(session.take());
             if let Some(ordered) = ordered {
                 action = action.ordered(ordered);
             }
@@ -43,9 +55,13 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let hint = args.optional_hint()?;
             args.finish()?;
             let mut action = if name == "updateOne" {
-                coll.update_one(filter, update).timed(timeout)
+                coll.update_one(filter, update)
+                    .timed(timeout)
+                    .in_session(session.take())
             } else {
-                coll.update_many(filter, update).timed(timeout)
+                coll.update_many(filter, update)
+                    .timed(timeout)
+                    .in_session(session.take())
             };
             if let Some(upsert) = upsert {
                 action = action.upsert(upsert);
@@ -60,7 +76,10 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let replacement = args.document("replacement")?;
             let upsert = args.optional_bool("upsert")?;
             args.finish()?;
-            let mut action = coll.replace_one(filter, replacement).timed(timeout);
+            let mut action = coll
+                .replace_one(filter, replacement)
+                .timed(timeout)
+                .in_session(session.take());
             if let Some(upsert) = upsert {
                 action = action.upsert(upsert);
             }
@@ -70,9 +89,13 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let filter = args.document("filter")?;
             args.finish()?;
             let action = if name == "deleteOne" {
-                coll.delete_one(filter).timed(timeout)
+                coll.delete_one(filter)
+                    .timed(timeout)
+                    .in_session(session.take())
             } else {
-                coll.delete_many(filter).timed(timeout)
+                coll.delete_many(filter)
+                    .timed(timeout)
+                    .in_session(session.take())
             };
             action.await.map(|r| Outcome::Value(delete_result(&r)))
         }
@@ -85,6 +108,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let found = coll
                 .find_one_and_delete(filter)
                 .timed(timeout)
+                .in_session(session.take())
                 .with_options(options)
                 .await;
             found.map(optional_document)
@@ -101,6 +125,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let found = coll
                 .find_one_and_update(filter, update)
                 .timed(timeout)
+                .in_session(session.take())
                 .with_options(options)
                 .await;
             found.map(optional_document)
@@ -117,6 +142,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let found = coll
                 .find_one_and_replace(filter, replacement)
                 .timed(timeout)
+                .in_session(session.take())
                 .with_options(options)
                 .await;
             found.map(optional_document)
@@ -129,7 +155,10 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
                 .iter()
                 .map(write_model)
                 .collect::<Result<Vec<_>, _>>()?;
-            let mut action = coll.bulk_write(models).timed(timeout);
+            let mut action = coll
+                .bulk_write(models)
+                .timed(timeout)
+                .in_session(session.take());
             if let Some(ordered) = ordered {
                 action = action.ordered(ordered);
             }
@@ -165,7 +194,10 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let sort = args.optional_document("sort")?;
             let projection = args.optional_document("projection")?;
             args.finish()?;
-            let mut action = coll.find_one(filter).timed(timeout);
+            let mut action = coll
+                .find_one(filter)
+                .timed(timeout)
+                .in_session(session.take());
             if let Some(sort) = sort {
                 action = action.sort(sort);
             }
@@ -203,6 +235,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let counted = coll
                 .count_documents(filter)
                 .timed(timeout)
+                .in_session(session.take())
                 .with_options(options)
                 .await;
             counted.map(|n| Outcome::Value(super::count(n)))
@@ -224,6 +257,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             let values = coll
                 .distinct(field, filter)
                 .timed(timeout)
+                .in_session(session.take())
                 .with_options(DistinctOptions::default())
                 .await;
             values.map(|v| Outcome::Value(Bson::Array(v)))
@@ -261,7 +295,11 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
                 _ => None,
             };
             let model = IndexModel::builder().keys(keys).options(options).build();
-            let created = coll.create_index(model).timed(timeout).await;
+            let created = coll
+                .create_index(model)
+                .timed(timeout)
+                .in_session(session.take())
+                .await;
             created.map(|r| Outcome::Value(Bson::String(r.index_name)))
         }
         "dropIndex" => {
@@ -269,6 +307,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             args.finish()?;
             coll.drop_index(name)
                 .timed(timeout)
+                .in_session(session.take())
                 .await
                 .map(|()| Outcome::Nothing)
         }
@@ -276,6 +315,7 @@ pub(super) async fn run(name: &str, mut args: Args, coll: &Collection<Document>)
             args.finish()?;
             coll.drop_indexes()
                 .timed(timeout)
+                .in_session(session.take())
                 .await
                 .map(|()| Outcome::Nothing)
         }

@@ -6,12 +6,19 @@ use steadfast::options::{
 };
 use steadfast::{Client, Database};
 
-use super::timed::Timed;
+use super::timed::{InSession, Timed};
 use super::{OpResult, Outcome, drain};
 use crate::args::Args;
 
 /// Runs database operation `name`.
-pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -> OpResult {
+pub(super) async fn run_on_database(
+    name: &str,
+    mut args: Args,
+    db: &Database,
+    mut session: Option<&mut steadfast::ClientSession>,
+) -> OpResult {
+    // The caller resolved the `session` argument.
+    args.take("session");
     let timeout = args.optional_duration("timeoutMS")?;
     let result = match name {
         "runCommand" => {
@@ -34,6 +41,7 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
             }
             action
                 .timed(timeout)
+                .in_session(session.take())
                 .await
                 .map(|reply| Outcome::Value(Bson::Document(reply)))
         }
@@ -70,7 +78,11 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
             let name = args.string("collection")?;
             args.finish()?;
             let coll = db.collection::<Document>(&name);
-            coll.drop().timed(timeout).await.map(|()| Outcome::Nothing)
+            coll.drop()
+                .timed(timeout)
+                .in_session(session.take())
+                .await
+                .map(|()| Outcome::Nothing)
         }
         "createCollection" => {
             let name = args.string("collection")?;
@@ -78,7 +90,10 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
             let size = args.optional_count::<u64>("size")?;
             let max = args.optional_count::<u64>("max")?;
             args.finish()?;
-            let mut action = db.create_collection(&name).timed(timeout);
+            let mut action = db
+                .create_collection(&name)
+                .timed(timeout)
+                .in_session(session.take());
             if let Some(capped) = capped {
                 action = action.capped(capped);
             }
@@ -141,10 +156,28 @@ pub(super) async fn run_on_database(name: &str, mut args: Args, db: &Database) -
     Ok(result)
 }
 
-/// Runs client operation `name`.
-pub(super) async fn run_on_client(name: &str, mut args: Args, client: &Client) -> OpResult {
+/// Runs client operation `name`, in `session` when the test named one.
+pub(super) async fn run_on_client(
+    name: &str,
+    mut args: Args,
+    client: &Client,
+    mut session: Option<&mut steadfast::ClientSession>,
+) -> OpResult {
+    // The caller resolved the `session` argument.
+    args.take("session");
     let timeout = args.optional_duration("timeoutMS")?;
     let result = match name {
+        "dropDatabase" => {
+            let database = args.string("database")?;
+            args.finish()?;
+            client
+                .database(&database)
+                .drop()
+                .timed(timeout)
+                .in_session(session.take())
+                .await
+                .map(|()| Outcome::Nothing)
+        }
         "listDatabases" | "listDatabaseObjects" | "listDatabaseNames" => {
             let mut options = ListDatabasesOptions::default();
             options.filter = args.optional_document("filter")?;
@@ -152,6 +185,7 @@ pub(super) async fn run_on_client(name: &str, mut args: Args, client: &Client) -
             let listed = client
                 .list_databases()
                 .timed(timeout)
+                .in_session(session.take())
                 .with_options(options)
                 .await;
             listed.map(|specs| {
@@ -210,7 +244,7 @@ pub(super) fn names(documents: Vec<Bson>) -> Vec<Bson> {
 }
 
 /// A read preference argument (its mode; tags and staleness are not used by the suites).
-fn read_preference(document: &Document) -> Result<ReadPreference, String> {
+pub(super) fn read_preference(document: &Document) -> Result<ReadPreference, String> {
     let mode = document
         .get_str("mode")
         .map_err(|_| "readPreference without a mode".to_owned())?;

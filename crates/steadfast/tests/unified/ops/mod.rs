@@ -9,9 +9,11 @@ mod sessions;
 mod test_runner;
 mod threads;
 mod timed;
+mod transactions;
 mod waits;
 
 use database::names;
+pub(crate) use transactions::transaction_options_of;
 
 use bson::{Bson, Document, doc};
 use futures_util::TryStreamExt;
@@ -71,6 +73,10 @@ pub(crate) async fn run(
         let args = Args::new(name, operation.get_document("arguments").ok());
         return test_runner::run(name, args, entities, fixture).await;
     }
+    if name == "withTransaction" {
+        let args = Args::new(name, operation.get_document("arguments").ok());
+        return transactions::with_transaction(object, args, entities).await;
+    }
     if let Some(cursor) = entities.cursor_mut(object) {
         let args = Args::new(name, operation.get_document("arguments").ok());
         return cursor::run(name, args, cursor).await;
@@ -94,26 +100,74 @@ pub(crate) async fn run_on_object(operation: &Document, entities: &EntityMap) ->
     if name == "createChangeStream" {
         return change_streams::open(args, entities.get(object)?).await;
     }
-    let in_session = operation
+    let session_id = operation
         .get_document("arguments")
-        .is_ok_and(|a| a.contains_key("session"));
+        .ok()
+        .and_then(|a| a.get_str("session").ok())
+        .map(str::to_owned);
+    let Some(session_id) = session_id else {
+        return run_outside_session(name, object, args, entities).await;
+    };
+    let shared = entities.session(&session_id)?.session.clone();
+    let mut guard = shared.lock().await;
+    let session = guard
+        .as_mut()
+        .ok_or_else(|| format!("{name}: session {session_id:?} has ended"))?;
+    run_in_session(name, object, args, entities, session).await
+}
+
+/// Runs operation `name` on `object` in `session` (already taken from its entity: the
+/// callback of withTransaction holds it).
+pub(crate) async fn run_in_session(
+    name: &str,
+    object: &str,
+    args: Args,
+    entities: &EntityMap,
+    session: &mut steadfast::ClientSession,
+) -> OpResult {
     match entities.get(object)? {
-        Entity::Collection(collection) if in_session => {
+        Entity::Collection(collection) if sessions::returns_cursor(name) => {
             let collection = collection.clone();
-            sessions::run_on_collection(name, args, &collection, entities).await
+            sessions::run_cursor_in_session(name, args, &collection, session).await
         }
         Entity::Collection(collection) => {
             let collection = collection.clone();
-            collection::run(name, args, &collection).await
+            collection::run(name, args, &collection, Some(session)).await
         }
-        Entity::Session(session) => sessions::run_on_session(name, args, session).await,
         Entity::Database(database) => {
             let database = database.clone();
-            database::run_on_database(name, args, &database).await
+            database::run_on_database(name, args, &database, Some(session)).await
         }
         Entity::Client(client) => {
             let client = client.client.clone();
-            database::run_on_client(name, args, &client).await
+            database::run_on_client(name, args, &client, Some(session)).await
+        }
+        other => Err(format!(
+            "{name} in a session on a {} is not supported by this runner",
+            other.kind()
+        )),
+    }
+}
+
+async fn run_outside_session(
+    name: &str,
+    object: &str,
+    args: Args,
+    entities: &EntityMap,
+) -> OpResult {
+    match entities.get(object)? {
+        Entity::Collection(collection) => {
+            let collection = collection.clone();
+            collection::run(name, args, &collection, None).await
+        }
+        Entity::Session(session) => sessions::run_on_session(name, args, session, entities).await,
+        Entity::Database(database) => {
+            let database = database.clone();
+            database::run_on_database(name, args, &database, None).await
+        }
+        Entity::Client(client) => {
+            let client = client.client.clone();
+            database::run_on_client(name, args, &client, None).await
         }
         other @ (Entity::Cursor(_)
         | Entity::ChangeStream(_)

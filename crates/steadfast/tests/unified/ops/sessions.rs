@@ -1,36 +1,31 @@
 //! Operations in an explicit session (`session` argument), `endSession`, and the session
 //! assertions of the test runner.
 
-use bson::{Bson, Document, doc};
-use steadfast::options::{AggregateOptions, CountOptions, FindOneAndUpdateOptions};
+use bson::{Bson, Document};
+use steadfast::options::AggregateOptions;
 use steadfast::{ClientSession, Collection};
 
-use super::collection::{find_options, return_document};
+use super::collection::find_options;
 use super::{OpResult, Outcome};
 use crate::args::Args;
 use crate::entities::{EntityMap, SessionEntity};
 use crate::events::{CommandStage, Observed};
 
-/// Runs collection operation `name` in the session the `session` argument names.
-pub(super) async fn run_on_collection(
+/// Whether collection operation `name` returns a cursor, which in a session is a
+/// `SessionCursor` iterated with the session.
+pub(super) fn returns_cursor(name: &str) -> bool {
+    matches!(name, "find" | "aggregate")
+}
+
+/// Runs `find` or `aggregate` in `session`, draining the session cursor.
+pub(super) async fn run_cursor_in_session(
     name: &str,
     mut args: Args,
     coll: &Collection<Document>,
-    entities: &EntityMap,
+    session: &mut ClientSession,
 ) -> OpResult {
-    let id = args.string("session")?;
-    let shared = entities.session(&id)?.session.clone();
-    let mut guard = shared.lock().await;
-    let session = guard
-        .as_mut()
-        .ok_or_else(|| format!("{name}: session {id:?} has ended"))?;
+    args.take("session");
     let result = match name {
-        "insertOne" => {
-            let document = args.document("document")?;
-            args.finish()?;
-            let inserted = coll.insert_one(document).session(session).await;
-            inserted.map(|r| Outcome::Value(Bson::Document(doc! { "insertedId": r.inserted_id })))
-        }
         "find" => {
             let filter = args.optional_document("filter")?.unwrap_or_default();
             let options = find_options(&mut args)?;
@@ -38,7 +33,7 @@ pub(super) async fn run_on_collection(
             let found = coll
                 .find(filter)
                 .with_options(options)
-                .session(session)
+                .session(&mut *session)
                 .await;
             match found {
                 Ok(cursor) => drain(cursor, session).await.map(Outcome::Documents),
@@ -49,45 +44,19 @@ pub(super) async fn run_on_collection(
             let pipeline = args.documents("pipeline")?;
             let mut options = AggregateOptions::default();
             options.batch_size = args.optional_count("batchSize")?;
+            options.max_time = args.optional_duration("maxTimeMS")?;
             args.finish()?;
             let found = coll
                 .aggregate(pipeline)
                 .with_options(options)
-                .session(session)
+                .session(&mut *session)
                 .await;
             match found {
                 Ok(cursor) => drain(cursor, session).await.map(Outcome::Documents),
                 Err(e) => Err(e),
             }
         }
-        "findOneAndUpdate" => {
-            let filter = args.document("filter")?;
-            let update = args.update("update")?;
-            let mut options = FindOneAndUpdateOptions::default();
-            options.return_document = return_document(&mut args)?;
-            args.finish()?;
-            let found = coll
-                .find_one_and_update(filter, update)
-                .with_options(options)
-                .session(session)
-                .await;
-            found.map(|d| Outcome::Value(d.map_or(Bson::Null, Bson::Document)))
-        }
-        "countDocuments" => {
-            let filter = args.optional_document("filter")?.unwrap_or_default();
-            args.finish()?;
-            let counted = coll
-                .count_documents(filter)
-                .with_options(CountOptions::default())
-                .session(session)
-                .await;
-            counted.map(|n| Outcome::Value(super::count(n)))
-        }
-        other => {
-            return Err(format!(
-                "{other} in an explicit session is not supported by this runner"
-            ));
-        }
+        other => return Err(format!("{other} does not return a cursor")),
     };
     Ok(result)
 }
@@ -103,9 +72,28 @@ async fn drain(
     Ok(documents)
 }
 
-/// Runs session operation `name` (`endSession`).
-pub(super) async fn run_on_session(name: &str, args: Args, entity: &SessionEntity) -> OpResult {
+/// Runs session operation `name` (`endSession`, and the transaction operations).
+pub(super) async fn run_on_session(
+    name: &str,
+    args: Args,
+    entity: &SessionEntity,
+    entities: &EntityMap,
+) -> OpResult {
+    if super::transactions::is_transaction_operation(name) {
+        return super::transactions::run_on_session(name, args, entity, entities).await;
+    }
     match name {
+        "getSnapshotTime" => {
+            args.finish()?;
+            let guard = entity.session.lock().await;
+            let session = guard
+                .as_ref()
+                .ok_or("getSnapshotTime: the session has ended")?;
+            let time = session
+                .snapshot_time()
+                .ok_or("getSnapshotTime: the session has no snapshot time yet")?;
+            Ok(Ok(Outcome::Value(Bson::Timestamp(time))))
+        }
         "endSession" => {
             args.finish()?;
             // Dropping the session ends it: its server session returns to the pool, or is

@@ -60,6 +60,26 @@ pub(super) async fn run(
         "assertDifferentLsidOnLastTwoCommands" => {
             return super::sessions::assert_lsids(args, entities, false);
         }
+        "assertSessionTransactionState" => {
+            return super::transactions::assert_state(args, entities).await;
+        }
+        "assertSessionPinned" => {
+            return super::transactions::assert_pinned(args, entities, true).await;
+        }
+        "assertSessionUnpinned" => {
+            return super::transactions::assert_pinned(args, entities, false).await;
+        }
+        "targetedFailPoint" => {
+            return super::transactions::targeted_fail_point(args, entities, fixture).await;
+        }
+        "assertCollectionExists" => {
+            return super::transactions::assert_collection(args, fixture, true);
+        }
+        "assertCollectionNotExists" => {
+            return super::transactions::assert_collection(args, fixture, false);
+        }
+        "assertIndexExists" => return super::transactions::assert_index(args, fixture, true),
+        "assertIndexNotExists" => return super::transactions::assert_index(args, fixture, false),
         "runOnThread" => return super::threads::run_on_thread(args, entities),
         "waitForThread" => return super::threads::wait_for_thread(args, entities).await,
         other => {

@@ -58,3 +58,46 @@ timed!(
     RunCursorCommand<'_>,
     Update<'_, Document>,
 );
+
+/// An action that can run in an explicit session (the `session` argument).
+pub(crate) trait InSession<'a>: Sized {
+    /// The action in `session`, when the test named one.
+    fn in_session(self, session: Option<&'a mut steadfast::ClientSession>) -> Self;
+}
+
+macro_rules! in_session {
+    ($($action:ty),* $(,)?) => {
+        $(
+            impl<'a> InSession<'a> for $action {
+                fn in_session(self, session: Option<&'a mut steadfast::ClientSession>) -> Self {
+                    match session {
+                        Some(session) => self.session(session),
+                        None => self,
+                    }
+                }
+            }
+        )*
+    };
+}
+
+in_session!(
+    BulkWrite<'a, Document>,
+    CountDocuments<'a, Document>,
+    CreateCollection<'a>,
+    CreateIndex<'a, Document>,
+    Delete<'a, Document>,
+    Distinct<'a, Document>,
+    DropCollection<'a, Document>,
+    DropDatabase<'a>,
+    DropIndex<'a, Document>,
+    FindOne<'a, Document>,
+    FindOneAndDelete<'a, Document>,
+    FindOneAndReplace<'a, Document>,
+    FindOneAndUpdate<'a, Document>,
+    InsertMany<'a, Document>,
+    InsertOne<'a, Document>,
+    ListDatabases<'a>,
+    Replace<'a, Document>,
+    RunCommand<'a>,
+    Update<'a, Document>,
+);
