@@ -41,7 +41,8 @@ pub const RESUMABLE_CODES_BEFORE_LABELS: [i32; 17] = [
 /// Where a `getMore` error came from, as far as resuming is concerned.
 #[derive(Clone, Copy, Debug)]
 pub enum ErrorSource<'a> {
-    /// The connection failed or timed out: the server never said anything.
+    /// No answer from the server: the connection failed or timed out, the reply was
+    /// unreadable, or the cursor's server could not be reached.
     Connection,
     /// The server answered with an error.
     Server {

@@ -41,7 +41,9 @@
 //!
 //! The repository's `crates/steadfast/examples/` run against an embedded blackpipe
 //! deployment (`cargo run -p steadfast --example <name>`): `quickstart`, `typed_documents`,
-//! `failover` (a stepdown in the middle of writes), `retry_policies` and `timeouts`.
+//! `failover` (a stepdown in the middle of writes), `change_stream_failover` (a change-stream
+//! consumer that sees every insert once, in order, through a failover; see
+//! [`change_stream`]), `retry_policies` and `timeouts`.
 #![cfg_attr(
     test,
     allow(

@@ -6,14 +6,14 @@ use std::time::Instant;
 
 use bson::{RawBson, RawBsonRef, RawDocumentBuf};
 use steadfast_core::change_stream::{
-    ErrorSource, Position, ResumeState, ResumeStart, is_resumable,
+    ErrorSource, Position, ResumeStart, ResumeState, is_resumable,
 };
 
 use crate::coll::exec::OperationSettings;
 use crate::cursor::{
     CURSOR_GONE_CODES, CursorSettings, CursorState, Tailing, call_deadline, spawn_kill,
 };
-use crate::error::{ConnectionFailure, Error, ErrorFacts, ErrorKind, Result};
+use crate::error::{Error, ErrorFacts, ErrorKind, Result};
 use crate::executor::Executor;
 use crate::operation::change_stream::{ChangeStreamReply, ChangeStreamSpec};
 use crate::runtime;
@@ -195,10 +195,12 @@ impl StreamCore {
             self.end();
             return Err(Error::new(ErrorKind::MissingResumeToken));
         }
-        if matches!(event.get("operationType"), Ok(Some(RawBsonRef::String("invalidate")))) {
-            // Nothing follows an invalidate: the server has closed the cursor.
-            self.cursor_gone();
-            self.life = Life::Ended;
+        if matches!(
+            event.get("operationType"),
+            Ok(Some(RawBsonRef::String("invalidate")))
+        ) {
+            // Nothing follows an invalidate (the server closes the cursor; killed if not).
+            self.end();
         }
         Ok(Some(event))
     }
@@ -230,7 +232,10 @@ impl StreamCore {
             }
             Err(error) => error,
         };
-        if error.code().is_some_and(|code| CURSOR_GONE_CODES.contains(&code)) {
+        if error
+            .code()
+            .is_some_and(|code| CURSOR_GONE_CODES.contains(&code))
+        {
             self.cursor_gone();
         }
         let out_of_time = deadline.is_some() && error.is_timeout();
@@ -351,16 +356,57 @@ impl Drop for StreamCore {
     }
 }
 
-/// What resumability needs to know about an error.
+/// What resumability needs to know about an error. Everything that is not the server's
+/// answer counts as a connection problem (the spec's "not a server error"): a failed or
+/// timed-out connection, a malformed reply, and the cursor's server having left the topology;
+/// the driver's own refusals (shutdown, bad arguments) do not.
 fn error_source(error: &Error) -> ErrorSource<'_> {
     match error.facts() {
-        ErrorFacts::Connection(ConnectionFailure::Network | ConnectionFailure::Timeout) => {
-            ErrorSource::Connection
-        }
-        ErrorFacts::Command(reply) => ErrorSource::Server {
+        ErrorFacts::Connection(_) => ErrorSource::Connection,
+        ErrorFacts::Command(reply) | ErrorFacts::WriteConcern(reply) => ErrorSource::Server {
             code: reply.code,
             labels: error.label_set(),
         },
-        _ => ErrorSource::Driver,
+        ErrorFacts::Other if matches!(*error.kind(), ErrorKind::ServerSelection { .. }) => {
+            ErrorSource::Connection
+        }
+        ErrorFacts::Authentication(_) | ErrorFacts::Other => ErrorSource::Driver,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use steadfast_core::change_stream::{ErrorSource, is_resumable};
+
+    use super::error_source;
+    use crate::error::{CommandError, Error, ErrorKind};
+
+    fn resumable(error: &Error) -> bool {
+        is_resumable(error_source(error), 21)
+    }
+
+    #[test]
+    fn what_the_server_did_not_answer_resumes_and_the_drivers_refusals_do_not() {
+        let unreachable = Error::new(ErrorKind::ServerSelection {
+            message: "the cursor's server left the topology".into(),
+        });
+        assert!(matches!(
+            error_source(&unreachable),
+            ErrorSource::Connection
+        ));
+        assert!(resumable(&Error::network("reset")));
+        assert!(resumable(&Error::timeout("socket timeout")));
+        assert!(resumable(&Error::protocol("malformed")));
+        assert!(!resumable(&Error::new(ErrorKind::Shutdown)));
+        assert!(!resumable(&Error::invalid_argument("bad")));
+    }
+
+    #[test]
+    fn a_server_error_resumes_by_its_label() {
+        let plain = Error::new(ErrorKind::Command(CommandError::new(280, "Fatal", "no")));
+        assert!(!resumable(&plain));
+        let labelled = Error::new(ErrorKind::Command(CommandError::new(262, "Limit", "x")))
+            .with_labels(["ResumableChangeStreamError"]);
+        assert!(resumable(&labelled));
     }
 }

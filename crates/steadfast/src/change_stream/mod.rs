@@ -24,6 +24,10 @@
 //! too slow to scan its oplog: open the stream again with a larger timeout.
 //!
 //! # Example: a consumer that survives a failover
+//! The example `change_stream_failover` (`cargo run -p steadfast --example
+//! change_stream_failover`) runs this against a blackpipe replica set whose primary steps
+//! down and is killed mid-stream, and checks that every insert arrives once, in order.
+//!
 //! ```no_run
 //! use futures_util::TryStreamExt;
 //! use steadfast::bson::{Document, doc};

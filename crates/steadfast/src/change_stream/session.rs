@@ -64,7 +64,10 @@ impl<T: DeserializeOwned> SessionChangeStream<T> {
     /// the next call kills that cursor and resumes from the cached token, so no event is lost
     /// or repeated (at the cost of a new `aggregate`).
     pub async fn next(&mut self, session: &mut ClientSession) -> Result<Option<T>> {
-        let raw = self.core.next(Some(session), Tailing::UntilDocument).await?;
+        let raw = self
+            .core
+            .next(Some(session), Tailing::UntilDocument)
+            .await?;
         raw.map(|raw| deserialize(Some(&raw))).transpose()
     }
 

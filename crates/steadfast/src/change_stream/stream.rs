@@ -22,7 +22,10 @@ struct Owned {
 }
 
 impl Owned {
-    async fn next(mut self: Box<Self>, tailing: Tailing) -> (Box<Self>, Result<Option<RawDocumentBuf>>) {
+    async fn next(
+        mut self: Box<Self>,
+        tailing: Tailing,
+    ) -> (Box<Self>, Result<Option<RawDocumentBuf>>) {
         let Owned { core, session } = &mut *self;
         let result = core.next(session.as_mut(), tailing).await;
         (self, result)

@@ -78,8 +78,16 @@ impl ChangeStreamSpec {
             Some(ResumeStart::StartAfter(token)) => (None, Some(token.clone()), None),
             Some(ResumeStart::StartAtOperationTime(time)) => (None, None, Some(*time)),
         };
-        put(&mut stage, "resumeAfter", resume_after.map(to_bson).transpose()?);
-        put(&mut stage, "startAfter", start_after.map(to_bson).transpose()?);
+        put(
+            &mut stage,
+            "resumeAfter",
+            resume_after.map(to_bson).transpose()?,
+        );
+        put(
+            &mut stage,
+            "startAfter",
+            start_after.map(to_bson).transpose()?,
+        );
         put(&mut stage, "startAtOperationTime", start_at);
         if self.all_changes_for_cluster {
             stage.insert("allChangesForCluster", true);

@@ -96,7 +96,7 @@ async fn a_labelled_get_more_error_resumes_once_from_the_last_event() {
         &primary_host(&deployment).await,
         Bson::Document(doc! { "times": 1 }),
         doc! { "failCommands": ["getMore"], "errorCode": 280,
-               "errorLabels": ["ResumableChangeStreamError"] },
+        "errorLabels": ["ResumableChangeStreamError"] },
     )
     .await;
     insert_range(&orders, 2..4).await;
@@ -116,7 +116,10 @@ async fn a_labelled_get_more_error_resumes_once_from_the_last_event() {
         .expect("a $changeStream stage first")
         .clone();
     let sent = stage.get("resumeAfter").expect("resumeAfter").clone();
-    assert_eq!(Some(sent), bson::Bson::try_from(token.as_raw().clone()).ok());
+    assert_eq!(
+        Some(sent),
+        bson::Bson::try_from(token.as_raw().clone()).ok()
+    );
     h.client.shutdown().await;
 }
 
@@ -137,5 +140,53 @@ async fn an_unlabelled_server_error_ends_the_stream() {
     assert!(!stream.is_alive());
     assert_eq!(within(stream.try_next()).await.unwrap(), None);
     assert_eq!(started(&h.events, "aggregate").len(), 1, "never resumed");
+    h.client.shutdown().await;
+}
+
+fn is_get_more_started(event: &Event) -> bool {
+    matches!(event, Event::Command(CommandEvent::Started(e)) if e.command_name == "getMore")
+}
+
+/// A `SessionChangeStream` call dropped while its getMore waits on the server: that getMore
+/// may still take the next event server-side, so the next call must not reuse the cursor but
+/// resume from the cached token, and the event still arrives.
+#[tokio::test]
+async fn a_call_abandoned_midway_makes_the_next_one_resume() {
+    let deployment = replica_set().await;
+    let h = harness(&deployment.uri(), "").await;
+    let orders = h.client.database("shop").collection::<Document>("orders");
+    let mut session = within(h.client.start_session()).await.unwrap();
+    let mut stream = within(
+        orders
+            .watch()
+            .max_await_time(Duration::from_secs(30))
+            .session(&mut session),
+    )
+    .await
+    .expect("the change stream opens");
+    let from = h.events.len();
+    {
+        let waiting = stream.next_if_any(&mut session);
+        tokio::pin!(waiting);
+        let get_more = h.events.wait_for(from, HANG_GUARD, is_get_more_started);
+        tokio::select! {
+            result = &mut waiting => panic!("nothing was written, yet the call ended: {result:?}"),
+            started = get_more => assert!(started.is_some(), "the getMore was sent"),
+        }
+    }
+    insert_range(&orders, 0..1).await;
+    let event = within(stream.next(&mut session))
+        .await
+        .expect("the next event")
+        .expect("the stream is alive");
+    let key = event.document_key.expect("an insert has a document key");
+    assert_eq!(key.get_i32("_id").ok(), Some(0));
+    assert_eq!(
+        started(&h.events, "aggregate").len(),
+        2,
+        "the stream resumed instead of reusing the cursor"
+    );
+    drop(stream);
+    drop(session);
     h.client.shutdown().await;
 }

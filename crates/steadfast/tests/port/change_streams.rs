@@ -27,7 +27,9 @@ async fn a_consumer_checkpoints_and_restarts_from_its_resume_token() {
         .build();
     let mut stream = orders
         .watch()
-        .pipeline(vec![doc! { "$match": { "operationType": { "$in": ["insert", "update"] } } }])
+        .pipeline(vec![
+            doc! { "$match": { "operationType": { "$in": ["insert", "update"] } } },
+        ])
         .with_options(options)
         .await
         .expect("watch");
@@ -44,7 +46,9 @@ async fn a_consumer_checkpoints_and_restarts_from_its_resume_token() {
         seen.push(event.operation_type.clone());
         checkpoint = stream.resume_token();
         if event.operation_type == OperationType::Update {
-            let full = event.full_document.expect("updateLookup fills the document");
+            let full = event
+                .full_document
+                .expect("updateLookup fills the document");
             assert_eq!(full.get_i32("n").ok(), Some(1));
             break;
         }
@@ -69,7 +73,9 @@ async fn a_consumer_checkpoints_and_restarts_from_its_resume_token() {
     };
     assert_eq!(raw.get_str("operationType").ok(), Some("insert"));
     assert_eq!(
-        raw.get_document("documentKey").ok().and_then(|k| k.get_i32("_id").ok()),
+        raw.get_document("documentKey")
+            .ok()
+            .and_then(|k| k.get_i32("_id").ok()),
         Some(2)
     );
     drop(resumed);

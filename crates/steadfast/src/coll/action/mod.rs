@@ -142,6 +142,6 @@ pub use crate::coll::db_actions::{
 pub use find::{Aggregate, ExplicitSession, Find, FindOne, ImplicitSession};
 pub use find_and_modify::{FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate};
 pub use index::{CreateIndex, CreateIndexes, DropCollection, DropIndex, ListIndexes};
-pub use watch::Watch;
 pub use read::{CountDocuments, Distinct, EstimatedDocumentCount};
+pub use watch::Watch;
 pub use write::{BulkWrite, Delete, InsertMany, InsertOne, Replace, Update};

@@ -10,15 +10,15 @@ use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use steadfast_core::options::ReadConcern;
 
+use super::{ExplicitSession, ImplicitSession};
 use crate::change_stream::ChangeStream;
 use crate::change_stream::core::StreamCore;
 use crate::change_stream::event::{ChangeStreamEvent, ResumeToken};
 use crate::change_stream::session::SessionChangeStream;
 use crate::client::Client;
-use super::{ExplicitSession, ImplicitSession};
+use crate::coll::Collection;
 use crate::coll::exec::{OperationOverrides, OperationSettings};
 use crate::coll::inherit::Inherited;
-use crate::coll::Collection;
 use crate::cursor::{CursorSettings, cursor_timing};
 use crate::db::Database;
 use crate::error::Result;
@@ -36,7 +36,12 @@ impl Client {
     /// [`ChangeStream`]; see [`crate::change_stream`].
     pub fn watch(&self) -> Watch<'_> {
         let inherited = Inherited::new(self, &CollectionOptions::default());
-        Watch::new(self, AggregateTarget::Database("admin".into()), true, inherited)
+        Watch::new(
+            self,
+            AggregateTarget::Database("admin".into()),
+            true,
+            inherited,
+        )
     }
 }
 
@@ -166,7 +171,6 @@ impl<'a, T, S> Watch<'a, T, S> {
         show_expanded_events: bool,
         comment: #[into] Bson,
     );
-
 }
 
 impl<T> Watch<'_, T> {

@@ -113,11 +113,7 @@ pub(super) async fn open(args: Args, target: &Entity) -> OpResult {
 }
 
 /// Runs change-stream operation `name`.
-pub(super) async fn run(
-    name: &str,
-    args: Args,
-    entity: &mut Option<RawChangeStream>,
-) -> OpResult {
+pub(super) async fn run(name: &str, args: Args, entity: &mut Option<RawChangeStream>) -> OpResult {
     args.finish()?;
     if name == "close" {
         drop(entity.take());
@@ -128,13 +124,11 @@ pub(super) async fn run(
         .ok_or_else(|| format!("{name}: the change stream was closed"))?;
     let result = match name {
         "iterateOnce" => stream.next_if_any().await.map(|_| Outcome::Nothing),
-        "iterateUntilDocumentOrError" => {
-            match futures_util::StreamExt::next(stream).await {
-                Some(Ok(event)) => Ok(Outcome::Value(Bson::Document(event))),
-                Some(Err(error)) => Err(error),
-                None => return Err(format!("{name}: the change stream ended")),
-            }
-        }
+        "iterateUntilDocumentOrError" => match futures_util::StreamExt::next(stream).await {
+            Some(Ok(event)) => Ok(Outcome::Value(Bson::Document(event))),
+            Some(Err(error)) => Err(error),
+            None => return Err(format!("{name}: the change stream ended")),
+        },
         other => {
             return Err(format!(
                 "change stream operation {other:?} is not supported by this runner"

@@ -173,12 +173,10 @@ async fn run_outside_session(
         | Entity::ChangeStream(_)
         | Entity::Bson(_)
         | Entity::Thread(_)
-        | Entity::Topology(_)) => {
-            Err(format!(
-                "{name}: {object:?} is a {}, not an object with these operations",
-                other.kind()
-            ))
-        }
+        | Entity::Topology(_)) => Err(format!(
+            "{name}: {object:?} is a {}, not an object with these operations",
+            other.kind()
+        )),
     }
 }
 
