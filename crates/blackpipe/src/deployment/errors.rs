@@ -61,6 +61,7 @@ pub fn code_name(code: i32) -> Cow<'static, str> {
         103 => "NewReplicaSetConfigurationIncompatible",
         112 => "WriteConflict",
         115 => "CommandNotSupported",
+        123 => "NotAReplicaSet",
         125 => "CommandFailed",
         133 => "FailedToSatisfyReadPreference",
         134 => "ReadConcernMajorityNotAvailableYet",

@@ -529,6 +529,7 @@ async fn dispatch(
     let stream_get_more = change_streams::is_stream_get_more(node, &name, command);
     if let Some(mut error) = role_check(&view, class, &request)
         .or_else(|| change_streams::standalone_refusal(view.kind, &name, command))
+        .or_else(|| super::standalone::refusal(&view, command))
         .or_else(|| change_streams::fail_after_checkout(node, &name, command))
     {
         if stream_get_more {

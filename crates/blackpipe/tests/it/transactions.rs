@@ -212,3 +212,18 @@ async fn a_write_concern_no_member_count_satisfies_is_a_write_concern_error() {
         "{satisfiable}"
     );
 }
+
+#[tokio::test]
+async fn a_standalone_refuses_snapshot_reads_and_a_replica_set_member_serves_them() {
+    let find = doc! {
+        "find": "c", "filter": {}, "readConcern": { "level": "snapshot" }, "$db": "db",
+    };
+    let standalone = start(DeploymentConfig::standalone()).await;
+    let refused = client(&standalone, 0).await.round_trip(find.clone()).await;
+    assert_eq!(refused.get_i32("code").ok(), Some(123), "{refused}");
+    let set = start(DeploymentConfig::replica_set(1)).await;
+    let served = client(&set, 0).await.round_trip(find).await;
+    assert!(is_ok(&served), "{served}");
+    let cursor = served.get_document("cursor").expect("a cursor");
+    assert!(cursor.get_timestamp("atClusterTime").is_ok(), "{served}");
+}

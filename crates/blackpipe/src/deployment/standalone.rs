@@ -1,0 +1,25 @@
+//! What a standalone mongod refuses because it has no replication: snapshot reads.
+
+use bson::{Bson, Document};
+
+use super::errors;
+use super::member::NodeView;
+use super::model::DeploymentKind;
+
+/// `NotAReplicaSet`.
+const NOT_A_REPLICA_SET: i32 = 123;
+
+/// The error a standalone answers a command with `readConcern: {level: "snapshot"}`; `None`
+/// elsewhere (a replica set member or a router reads at a cluster time).
+pub(crate) fn refusal(view: &NodeView, command: &Document) -> Option<Document> {
+    if view.kind != DeploymentKind::Standalone {
+        return None;
+    }
+    let level = command.get_document("readConcern").ok()?.get("level")?;
+    (level == &Bson::from("snapshot")).then(|| {
+        errors::error_reply(
+            NOT_A_REPLICA_SET,
+            "node needs to be a replica set member to use readConcern: snapshot",
+        )
+    })
+}
