@@ -157,10 +157,11 @@ fn a_torture_run_with_a_consumer_checks_its_change_stream() {
     );
 }
 
-/// Needs a blackpipe with multi-document transactions (branch i11-bp), whose op log does not
-/// merge with the change streams' (i12-bp) yet: `cargo test -- --ignored` where both are in.
+/// Fails today on one invariant: after a kill with transfers in flight the live heap stays
+/// about 0.9 MiB above its baseline once everything shut down (no task alive, blackpipe's
+/// store freed), so something outside both holds memory. The four transfer invariants hold.
 #[test]
-#[ignore = "needs blackpipe transactions (i11-bp), not merged with i12-bp's op log yet"]
+#[ignore = "live heap +0.9 MiB after a kill with transactions in flight (undiagnosed): torture --seconds 4 --seed 7 --workers 4 --workload transfer"]
 fn a_transfer_torture_run_checks_its_transfers() {
     let names = torture_checks(&["--workload", "transfer"]);
     assert_eq!(
