@@ -184,16 +184,16 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
     };
     let (transfers, consumer) = match &target {
         Target::Embedded(deployment) => {
-            let transfers = match args.transfers {
-                true => Some(Transfers::open(&client, deployment).await?),
-                false => None,
+            let transfers = if args.transfers {
+                Some(Transfers::open(&client, deployment).await?)
+            } else {
+                None
             };
-            let consumer = match args.consumer {
-                true => {
-                    let collection = db.collection::<Document>(watched);
-                    Some(Consumer::start(deployment, collection, Arc::clone(&live)).await?)
-                }
-                false => None,
+            let consumer = if args.consumer {
+                let collection = db.collection::<Document>(watched);
+                Some(Consumer::start(deployment, collection, Arc::clone(&live)).await?)
+            } else {
+                None
             };
             (transfers, consumer)
         }

@@ -16,8 +16,7 @@ use steadfast::{Client, Collection};
 use super::ledger::{OpKind, WorkerLog, WriteSpan};
 use super::setup::DATABASE;
 use super::transfers::{StoredTransfers, Transfer, TransferFate};
-use super::worker::Workload;
-use super::worker::{class_of, describe, guard, is_duplicate_key};
+use super::worker::{Workload, class_of, describe, guard, is_duplicate_key};
 
 /// The collection holding the accounts and the transfer records.
 pub(crate) const BANK: &str = "bank";
