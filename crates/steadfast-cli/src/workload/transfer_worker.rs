@@ -116,6 +116,9 @@ pub(crate) async fn transfer(
             log.failure(OpKind::Transfer, class_of(&error), latency, || {
                 describe(&error)
             });
+            log.transfers
+                .errors
+                .insert(plan.id.clone(), describe(&error));
             log.transfers.record(plan, fate);
         }
     }

@@ -53,6 +53,8 @@ pub(crate) struct TransferBook {
     pub(crate) reapplied: u64,
     /// Times the convenient API ran a transfer's callback, over every transfer.
     pub(crate) callback_runs: u64,
+    /// The error each failed transfer returned, by transfer id: a violation names it.
+    pub(crate) errors: BTreeMap<String, String>,
 }
 
 impl TransferBook {
@@ -66,6 +68,7 @@ impl TransferBook {
         self.transfers.extend(other.transfers);
         self.reapplied += other.reapplied;
         self.callback_runs += other.callback_runs;
+        self.errors.extend(other.errors);
     }
 
     fn count(&self, fate: TransferFate) -> usize {
@@ -175,11 +178,12 @@ fn compare_fates(
         ));
     }
     let phantom = with_fate(TransferFate::NotCommitted, true);
-    if !phantom.is_empty() {
+    if let Some(first) = phantom.first() {
+        let error = book.errors.get(*first).map_or("", String::as_str);
         check.misreported.push(format!(
-            "{} transfers reported as not committed are stored: {}",
+            "{} transfers reported as not committed are stored: {} ({first} failed with: {error})",
             phantom.len(),
-            name_some(phantom)
+            name_some(phantom.iter().copied())
         ));
     }
     check.unknown_applied = with_fate(TransferFate::Unknown, true).len();
@@ -402,6 +406,7 @@ mod tests {
             transfers: entries.to_vec(),
             reapplied: 0,
             callback_runs: 0,
+            errors: BTreeMap::new(),
         }
     }
 
@@ -471,14 +476,16 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_transfer_that_was_applied_is_reported() {
+    fn a_failed_transfer_that_was_applied_is_reported_with_its_error() {
         let t1 = transfer("t1", "a", "b", 10);
-        let check = check_transfers(
-            &book(&[(t1.clone(), TransferFate::NotCommitted)]),
-            &opening(),
-            &applied(&[t1]),
-        );
+        let mut book = book(&[(t1.clone(), TransferFate::NotCommitted)]);
+        book.errors.insert("t1".into(), "overloaded (462)".into());
+        let check = check_transfers(&book, &opening(), &applied(&[t1]));
         assert_eq!(violated(&check), [TRANSFER_INVARIANTS[2]]);
+        assert!(
+            check.misreported[0].ends_with("stored: t1 (t1 failed with: overloaded (462))"),
+            "{check:?}"
+        );
     }
 
     #[test]
