@@ -1,5 +1,6 @@
 //! The failover bench: one fault schedule replayed for each driver on its own fresh replica
-//! set while a writer loop does `insert_one`s, measuring how long after the deployment could
+//! set while a writer loop does `insert_one`s (or transfers between accounts through the
+//! convenient transaction API), measuring how long after the deployment could
 //! accept writes again the application's first write succeeded, and which errors it saw.
 //!
 //! Automatic elections are off: the schedule elects the new primary itself, so the moment it
@@ -20,7 +21,7 @@ use super::BenchError;
 use super::official::OfficialSide;
 use super::raw::one_command;
 use super::steadfast_side::SteadfastSide;
-use super::workload::{ContenderKind, DATABASE, FAILOVER};
+use super::workload::{BANK, ContenderKind, DATABASE, FAILOVER};
 
 /// Timing of the fault schedule.
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -36,6 +37,59 @@ pub(crate) struct FailoverSchedule {
     pub(crate) patience: Duration,
     /// Successful writes required before the first fault and after each recovery.
     pub(crate) settle_writes: u64,
+}
+
+/// What the writer loop does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum FailoverOp {
+    /// `insert_one` of a fresh document.
+    Insert,
+    /// A transfer in a transaction (`start_transaction().and_run(..)`): a record and two
+    /// balance updates.
+    Transfer,
+}
+
+impl FailoverOp {
+    /// The name used in reports.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            FailoverOp::Insert => "insert_one",
+            FailoverOp::Transfer => "transfer (convenient transaction API)",
+        }
+    }
+
+    /// The fail points played after the stepdown and the kill: the connection closed before
+    /// the write (the commit) runs, and the reply lost after it applied.
+    fn fail_points(self) -> [(&'static str, Document); 2] {
+        match self {
+            FailoverOp::Insert => [
+                (
+                    "closeConnection before insert",
+                    doc! { "configureFailPoint": "failCommand", "mode": { "times": 1 },
+                    "data": { "failCommands": ["insert"], "closeConnection": true } },
+                ),
+                (
+                    "closeConnection after insert commits",
+                    doc! { "configureFailPoint": "onPrimaryTransactionalWrite", "mode": { "times": 1 },
+                    "data": { "closeConnection": true } },
+                ),
+            ],
+            FailoverOp::Transfer => [
+                (
+                    "closeConnection before commitTransaction",
+                    doc! { "configureFailPoint": "failCommand", "mode": { "times": 1 },
+                    "data": { "failCommands": ["commitTransaction"], "closeConnection": true } },
+                ),
+                (
+                    "commit applied, reply a writeConcernError (91)",
+                    doc! { "configureFailPoint": "failCommand", "mode": { "times": 1 },
+                    "data": { "failCommands": ["commitTransaction"],
+                        "writeConcernError": { "code": 91, "errmsg": "Replication is being shut down" } } },
+                ),
+            ],
+        }
+    }
 }
 
 /// What one fault did to one driver's writer.
@@ -58,6 +112,8 @@ pub(crate) struct FaultReport {
 pub(crate) struct FailoverReport {
     /// The driver.
     pub(crate) driver: ContenderKind,
+    /// What the writer loop did.
+    pub(crate) operation: FailoverOp,
     /// One entry per fault, in schedule order.
     pub(crate) faults: Vec<FaultReport>,
     /// Writes acknowledged over the whole run.
@@ -67,6 +123,9 @@ pub(crate) struct FailoverReport {
     /// Documents the server holds at the end: a write applied twice cannot hide (each has its
     /// own `_id`, so a blind re-insert fails with a duplicate key error, counted above).
     pub(crate) documents_stored: usize,
+    /// For transfers: the accounts' balances summed at the end (opened at
+    /// `accounts * OPENING_BALANCE`; any other total is a transaction applied in part).
+    pub(crate) balance_total: Option<i64>,
     /// Why the schedule could not run, if it could not.
     pub(crate) note: Option<String>,
 }
@@ -78,10 +137,23 @@ enum Writer {
 }
 
 impl Writer {
-    async fn insert(&self, sequence: u64) -> Result<(), BenchError> {
+    async fn write(&self, op: FailoverOp, sequence: u64) -> Result<(), BenchError> {
+        match (self, op) {
+            (Writer::Steadfast(side), FailoverOp::Insert) => side.failover_insert(sequence).await,
+            (Writer::Official(side), FailoverOp::Insert) => side.failover_insert(sequence).await,
+            (Writer::Steadfast(side), FailoverOp::Transfer) => {
+                side.failover_transfer(sequence).await
+            }
+            (Writer::Official(side), FailoverOp::Transfer) => {
+                side.failover_transfer(sequence).await
+            }
+        }
+    }
+
+    async fn open_bank(&self) -> Result<(), BenchError> {
         match self {
-            Writer::Steadfast(side) => side.failover_insert(sequence).await,
-            Writer::Official(side) => side.failover_insert(sequence).await,
+            Writer::Steadfast(side) => side.open_bank().await,
+            Writer::Official(side) => side.open_bank().await,
         }
     }
 }
@@ -167,12 +239,12 @@ impl WriteLog {
     }
 }
 
-async fn writer_loop(writer: Writer, log: Arc<WriteLog>) {
+async fn writer_loop(writer: Writer, op: FailoverOp, log: Arc<WriteLog>) {
     let mut sequence = 0;
     while !log.stop.load(Ordering::Relaxed) {
         let _turn = log.gate.lock().await;
         let started = Instant::now();
-        let result = writer.insert(sequence).await;
+        let result = writer.write(op, sequence).await;
         log.push(WriteRecord {
             started,
             finished: Instant::now(),
@@ -183,13 +255,19 @@ async fn writer_loop(writer: Writer, log: Arc<WriteLog>) {
 }
 
 /// Runs the schedule for `driver` on a fresh three-member replica set.
-pub(crate) async fn run(driver: ContenderKind, schedule: FailoverSchedule) -> FailoverReport {
+pub(crate) async fn run(
+    driver: ContenderKind,
+    schedule: FailoverSchedule,
+    operation: FailoverOp,
+) -> FailoverReport {
     let mut report = FailoverReport {
         driver,
+        operation,
         faults: Vec::new(),
         writes_acknowledged: 0,
         errors_total: 0,
         documents_stored: 0,
+        balance_total: None,
         note: None,
     };
     if let Err(error) = run_schedule(driver, schedule, &mut report).await {
@@ -212,6 +290,10 @@ async fn run_schedule(
         ContenderKind::Official => Writer::Official(OfficialSide::connect(&uri).await?),
         ContenderKind::Raw => return Err("the raw baseline has no failover".into()),
     };
+    let op = report.operation;
+    if op == FailoverOp::Transfer {
+        writer.open_bank().await?;
+    }
     let (written, _) = watch::channel(0);
     let log = Arc::new(WriteLog {
         records: Mutex::new(Vec::new()),
@@ -220,15 +302,32 @@ async fn run_schedule(
         stop: AtomicBool::new(false),
         acknowledged: AtomicU64::new(0),
     });
-    let task = tokio::spawn(writer_loop(writer.clone(), Arc::clone(&log)));
-    let outcome = faults(&deployment, &log, schedule, report).await;
+    let task = tokio::spawn(writer_loop(writer.clone(), op, Arc::clone(&log)));
+    let outcome = faults(&deployment, op, &log, schedule, report).await;
     log.stop.store(true, Ordering::Relaxed);
     if tokio::time::timeout(schedule.patience, task).await.is_err() {
         report.note = Some("the writer did not stop in time".into());
     }
     report.writes_acknowledged = log.acknowledged.load(Ordering::Relaxed);
     report.errors_total = log.errors_total();
-    report.documents_stored = deployment.store().documents(DATABASE, FAILOVER).len();
+    match op {
+        FailoverOp::Insert => {
+            report.documents_stored = deployment.store().documents(DATABASE, FAILOVER).len();
+        }
+        FailoverOp::Transfer => {
+            let bank = deployment.store().documents(DATABASE, BANK);
+            report.documents_stored = bank.iter().filter(|d| d.contains_key("amount")).count();
+            report.balance_total = Some(
+                bank.iter()
+                    .filter_map(|d| match d.get("balance") {
+                        Some(bson::Bson::Int32(n)) => Some(i64::from(*n)),
+                        Some(bson::Bson::Int64(n)) => Some(*n),
+                        _ => None,
+                    })
+                    .sum(),
+            );
+        }
+    }
     match writer {
         Writer::Steadfast(side) => side.shutdown().await,
         Writer::Official(side) => side.shutdown().await,
@@ -239,6 +338,7 @@ async fn run_schedule(
 
 async fn faults(
     deployment: &Deployment,
+    op: FailoverOp,
     log: &WriteLog,
     schedule: FailoverSchedule,
     report: &mut FailoverReport,
@@ -277,20 +377,9 @@ async fn faults(
     deployment.restart(old).await?;
     log.settle(schedule.settle_writes, schedule.patience).await;
 
-    // Connections closed by fail points: before the insert runs, and after it commits.
-    let fail_points = [
-        (
-            "closeConnection before insert",
-            doc! { "configureFailPoint": "failCommand", "mode": { "times": 1 },
-            "data": { "failCommands": ["insert"], "closeConnection": true } },
-        ),
-        (
-            "closeConnection after insert commits",
-            doc! { "configureFailPoint": "onPrimaryTransactionalWrite", "mode": { "times": 1 },
-            "data": { "closeConnection": true } },
-        ),
-    ];
-    for (fault, command) in fail_points {
+    // Fail points: the connection closed before the write runs, the reply lost after it
+    // applied.
+    for (fault, command) in op.fail_points() {
         let primary = primary_address(deployment)?;
         let armed_at = {
             // The writer is paused while the fail point is armed, so its next write is the

@@ -30,7 +30,7 @@ use blackpipe::deployment::{Deployment, DeploymentConfig};
 use clap::Parser;
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 
-use self::failover::FailoverSchedule;
+use self::failover::{FailoverOp, FailoverSchedule};
 use self::official::OfficialSide;
 use self::report::Report;
 use self::steadfast_side::SteadfastSide;
@@ -143,11 +143,17 @@ async fn run(args: BenchArgs) -> Result<(), BenchError> {
         report.throughput = throughput_cells(schedule).await?;
     }
     if wanted(Part::Failover) {
-        for driver in [ContenderKind::Steadfast, ContenderKind::Official] {
-            eprintln!("failover schedule with {}", driver.label());
-            report
-                .failover
-                .push(failover::run(driver, failover_schedule).await);
+        for operation in [FailoverOp::Insert, FailoverOp::Transfer] {
+            for driver in [ContenderKind::Steadfast, ContenderKind::Official] {
+                eprintln!(
+                    "failover schedule with {}, writer: {}",
+                    driver.label(),
+                    operation.label()
+                );
+                report
+                    .failover
+                    .push(failover::run(driver, failover_schedule, operation).await);
+            }
         }
     }
     if wanted(Part::Memory) {

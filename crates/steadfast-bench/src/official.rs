@@ -8,8 +8,8 @@ use mongodb::{Client, Collection, Database};
 
 use super::BenchError;
 use super::workload::{
-    DATABASE, FAILOVER, INSERTS, ITEMS, SCAN, SCAN_COUNT, Workload, fresh_batch, fresh_document,
-    item_id,
+    BANK, DATABASE, FAILOVER, INSERTS, ITEMS, SCAN, SCAN_COUNT, Workload, fresh_batch,
+    fresh_document, item_id, opening_accounts, transfer_plan,
 };
 
 /// A connected official client and the handles the workloads use. Cheap to clone (the
@@ -22,6 +22,7 @@ pub(crate) struct OfficialSide {
     scan: Collection<Document>,
     inserts: Collection<Document>,
     failover: Collection<Document>,
+    bank: Collection<Document>,
 }
 
 impl OfficialSide {
@@ -35,6 +36,7 @@ impl OfficialSide {
             scan: db.collection(SCAN),
             inserts: db.collection(INSERTS),
             failover: db.collection(FAILOVER),
+            bank: db.collection(BANK),
             client,
         };
         side.admin.run_command(doc! { "ping": 1 }).await?;
@@ -99,6 +101,39 @@ impl OfficialSide {
     /// One `insert_one` of the failover writer.
     pub(crate) async fn failover_insert(&self, sequence: u64) -> Result<(), BenchError> {
         self.failover.insert_one(fresh_document(sequence)).await?;
+        Ok(())
+    }
+
+    /// Opens the failover transfer writer's accounts.
+    pub(crate) async fn open_bank(&self) -> Result<(), BenchError> {
+        self.bank.insert_many(opening_accounts()).await?;
+        Ok(())
+    }
+
+    /// One transfer of the failover writer, through the convenient transaction API: the
+    /// record (its `_id` makes a second application fail), the debit and the credit.
+    pub(crate) async fn failover_transfer(&self, sequence: u64) -> Result<(), BenchError> {
+        let plan = transfer_plan(sequence);
+        let mut session = self.client.start_session().await?;
+        session
+            .start_transaction()
+            .and_run((&self.bank, &plan), |session, (bank, plan)| {
+                let (id, from, to, amount) = &**plan;
+                Box::pin(async move {
+                    let record = doc! { "_id": id, "from": from, "to": to, "amount": *amount };
+                    bank.insert_one(record).session(&mut *session).await?;
+                    let debit = doc! { "$inc": { "balance": -*amount } };
+                    bank.update_one(doc! { "_id": from }, debit)
+                        .session(&mut *session)
+                        .await?;
+                    let credit = doc! { "$inc": { "balance": *amount } };
+                    bank.update_one(doc! { "_id": to }, credit)
+                        .session(&mut *session)
+                        .await?;
+                    Ok(())
+                })
+            })
+            .await?;
         Ok(())
     }
 

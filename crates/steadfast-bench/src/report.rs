@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Serialize, Serializer};
 
-use super::failover::{FailoverReport, FailoverSchedule};
+use super::failover::{FailoverOp, FailoverReport, FailoverSchedule};
 use super::machine::Machine;
 use super::memory::MemoryReport;
 use super::stats::{Summary, ratio};
@@ -138,11 +138,9 @@ impl Report {
                 met: overhead.map(|r| r <= MAX_RAW_OVERHEAD),
             });
         }
-        if let Some(run) = self
-            .failover
-            .iter()
-            .find(|run| run.driver == ContenderKind::Steadfast)
-        {
+        if let Some(run) = self.failover.iter().find(|run| {
+            run.driver == ContenderKind::Steadfast && run.operation == FailoverOp::Insert
+        }) {
             if run.faults.is_empty() {
                 targets.push(TargetCheck {
                     target: format!(
@@ -357,23 +355,25 @@ impl Report {
     fn write_failover(&self, out: &mut String) {
         let _ = writeln!(
             out,
-            "## Failover (replica set of 3, writer loop of insert_one, election delay {:?})\n\n\
+            "## Failover (replica set of 3, one writer loop of insert_one or of transfers through \
+             the convenient transaction API, election delay {:?})\n\n\
              Recovery runs from the new primary's election (or the fail point being armed) to \
-             the end of the first successful write; errors are those the writer saw from the \
-             fault until then.\n",
+             the end of the first successful write (committed transfer); errors are those the \
+             writer saw from the fault until then.\n",
             self.failover_schedule.election_delay
         );
         let _ = writeln!(
             out,
-            "| driver | fault | recovery ms | errors surfaced | first error |"
+            "| driver | writer | fault | recovery ms | errors surfaced | first error |"
         );
-        let _ = writeln!(out, "|---|---|---:|---:|---|");
+        let _ = writeln!(out, "|---|---|---|---:|---:|---|");
         for run in &self.failover {
             for fault in &run.faults {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} |",
                     run.driver.label(),
+                    run.operation.label(),
                     fault.fault,
                     fault
                         .recovery_ms
@@ -390,10 +390,13 @@ impl Report {
         for run in &self.failover {
             let _ = writeln!(
                 out,
-                "- {}: {} writes acknowledged, {} documents stored, {} errors in all{}",
+                "- {}, {}: {} writes acknowledged, {} documents stored{}, {} errors in all{}",
                 run.driver.label(),
+                run.operation.label(),
                 run.writes_acknowledged,
                 run.documents_stored,
+                run.balance_total
+                    .map_or_else(String::new, |total| format!(", balances sum to {total}")),
                 run.errors_total,
                 run.note
                     .as_deref()

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use super::failover::{FailoverReport, FailoverSchedule, FaultReport};
+use super::failover::{FailoverOp, FailoverReport, FailoverSchedule, FaultReport};
 use super::report::Report;
 use super::stats::Summary;
 use super::throughput::{CellReport, ContenderResult, Schedule};
@@ -112,6 +112,8 @@ fn targets_compare_ratios_and_overheads_with_the_issue() {
     ];
     report.failover = vec![FailoverReport {
         driver: Steadfast,
+        operation: FailoverOp::Insert,
+        balance_total: None,
         faults: vec![
             FaultReport {
                 fault: "stepdown",
@@ -179,6 +181,8 @@ fn markdown_shows_every_cell_note_and_escapes_table_text() {
     ];
     report.failover = vec![FailoverReport {
         driver: Official,
+        operation: FailoverOp::Transfer,
+        balance_total: Some(4_000),
         faults: vec![FaultReport {
             fault: "stepdown",
             recovery_ms: Some(3.5),
@@ -205,10 +209,14 @@ fn markdown_shows_every_cell_note_and_escapes_table_text() {
         "{markdown}"
     );
     assert!(
-        markdown.contains("| official | stepdown | 3.5 | 2 | NotWritablePrimary \\| retried |"),
+        markdown.contains(
+            "| official | transfer (convenient transaction API) | stepdown | 3.5 | 2 | NotWritablePrimary \\| retried |"
+        ),
         "{markdown}"
     );
-    assert!(markdown.contains("5 writes acknowledged, 6 documents stored, 2 errors in all"));
+    assert!(markdown.contains(
+        "- official, transfer (convenient transaction API): 5 writes acknowledged, 6 documents stored, balances sum to 4000, 2 errors in all"
+    ));
     assert!(markdown.contains("- command: `steadfast-bench --quick`"));
 }
 

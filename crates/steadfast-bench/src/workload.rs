@@ -15,6 +15,12 @@ pub(crate) const SCAN: &str = "scan";
 pub(crate) const INSERTS: &str = "inserts";
 /// Where the failover writer inserts.
 pub(crate) const FAILOVER: &str = "failover";
+/// Where the failover transfer writer keeps its accounts and transfer records.
+pub(crate) const BANK: &str = "bank";
+/// Accounts of the failover transfer writer, each opened with [`OPENING_BALANCE`].
+pub(crate) const BANK_ACCOUNTS: u64 = 4;
+/// Every account's balance before the transfers.
+pub(crate) const OPENING_BALANCE: i64 = 1_000;
 /// How many documents `items` holds (`_id` 0..ITEM_COUNT).
 pub(crate) const ITEM_COUNT: u64 = 1_000;
 /// How many documents `scan` holds, all read by each `find`.
@@ -145,4 +151,25 @@ pub(crate) fn raw_ping_command() -> Document {
 /// Drops [`INSERTS`] (sent over a raw connection between slices).
 pub(crate) fn drop_inserts_command() -> Document {
     doc! { "drop": INSERTS, "$db": DATABASE }
+}
+
+/// Transfer `sequence` of the failover writer: its record's `_id`, the accounts debited and
+/// credited, and the amount.
+pub(crate) fn transfer_plan(sequence: u64) -> (String, String, String, i64) {
+    let from = sequence % BANK_ACCOUNTS;
+    let to = (sequence + 1) % BANK_ACCOUNTS;
+    let amount = i64::try_from(1 + sequence % 7).unwrap_or(1);
+    (
+        format!("transfer-{sequence}"),
+        format!("acct-{from}"),
+        format!("acct-{to}"),
+        amount,
+    )
+}
+
+/// The accounts of the failover transfer writer, at their opening balance.
+pub(crate) fn opening_accounts() -> Vec<Document> {
+    (0..BANK_ACCOUNTS)
+        .map(|n| doc! { "_id": format!("acct-{n}"), "balance": OPENING_BALANCE })
+        .collect()
 }

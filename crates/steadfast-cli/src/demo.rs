@@ -24,8 +24,10 @@ use crate::workload::inject::{Injector, SimulatedFaults, restore_remote};
 use crate::workload::ledger::{CounterBook, WriteProgress, day_keys};
 use crate::workload::progress::{Display, LiveCounters, PrimaryProbe};
 use crate::workload::report::{Report, ReportInputs};
+use crate::workload::roles::{Consumer, Transfers};
 use crate::workload::run::{RunPlan, execute};
 use crate::workload::setup::{self, DATABASE};
+use crate::workload::transfer_worker::BANK;
 use crate::workload::verify::check_counters;
 use crate::workload::worker::{OpMix, Workload};
 
@@ -61,6 +63,16 @@ pub(crate) struct DemoArgs {
     /// Seed of the workers' choices (which counter, increment or read).
     #[arg(long, default_value_t = 2016)]
     seed: u64,
+    /// Also move money between accounts in transactions (the convenient API), with a commit
+    /// whose reply is lost among the faults; afterwards the balances and transfer records are
+    /// checked against blackpipe's store (embedded deployment only).
+    #[arg(long)]
+    transfers: bool,
+    /// Watch the collection the writers write to (the accounts with `--transfers`, else the
+    /// counters) with a change stream consumer shown live beside the counters; afterwards its
+    /// events are checked against blackpipe's op log (embedded deployment only).
+    #[arg(long)]
+    consumer: bool,
 }
 
 type DemoResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
@@ -77,6 +89,12 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
     }
     if args.workers == 0 {
         return Err("--workers must be at least 1".into());
+    }
+    if (args.transfers || args.consumer) && args.uri.is_some() {
+        return Err(
+            "--transfers and --consumer run on the embedded deployment only (their checks read blackpipe's store)"
+                .into(),
+        );
     }
     let retries = !args.no_retries;
     let duration = Duration::from_secs_f64(args.seconds);
@@ -132,7 +150,7 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         }
     };
     let injector = Arc::new(injector);
-    let schedule = schedule::demo_schedule(duration);
+    let schedule = schedule::demo_schedule(duration, args.transfers);
     let deployment_name = match &target {
         Target::Embedded(deployment) => {
             format!("embedded blackpipe replica set {}", deployment.uri())
@@ -158,19 +176,44 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         .await
         .map_err(|e| format!("the deployment does not answer: {e}"))?;
 
+    let live = Arc::new(LiveCounters::default());
+    let watched = if args.transfers {
+        BANK
+    } else {
+        collection_name.as_str()
+    };
+    let (transfers, consumer) = match &target {
+        Target::Embedded(deployment) => {
+            let transfers = if args.transfers {
+                Some(Transfers::open(&client, deployment).await?)
+            } else {
+                None
+            };
+            let consumer = if args.consumer {
+                let collection = db.collection::<Document>(watched);
+                Some(Consumer::start(deployment, collection, Arc::clone(&live)).await?)
+            } else {
+                None
+            };
+            (transfers, consumer)
+        }
+        Target::Remote(_) => (None, None),
+    };
     let book = Arc::new(CounterBook::new(day_keys(COUNTERS)));
     let workload = Arc::new(Workload {
         counters: counters.clone(),
         inserts: db.collection::<Document>("inserts"),
         book: Arc::clone(&book),
         writes: Arc::new(WriteProgress::new()),
-        live: Arc::new(LiveCounters::default()),
+        live,
         mix: OpMix {
             increments: 3,
             reads: 1,
             inserts: 0,
+            transfers: if args.transfers { 3 } else { 0 },
         },
         check_reads: matches!(target, Target::Embedded(_)),
+        bank: transfers.as_ref().map(|t| Arc::clone(&t.bank)),
     });
     let mut outcome = execute(RunPlan {
         workload,
@@ -190,6 +233,23 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         Injector::Simulated(simulated) => simulated.restore().await,
         Injector::Remote { admin, .. } => restore_remote(admin).await,
     };
+    let stream = match consumer {
+        Some(consumer) => match consumer.finish(&outcome.ledger, watched).await {
+            Ok(check) => Some(check),
+            Err(panic) => {
+                outcome.panics.push(panic);
+                None
+            }
+        },
+        None => None,
+    };
+    let transfer_check = match (&transfers, &target) {
+        (Some(transfers), Target::Embedded(deployment)) => {
+            Some(transfers.check(&outcome.ledger, deployment)?)
+        }
+        _ => None,
+    };
+    drop(transfers);
     let finals = match &target {
         Target::Embedded(deployment) => setup::counters_in_store(deployment, &collection_name)?,
         Target::Remote(_) => {
@@ -225,6 +285,14 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         &mut outcome,
     );
     report.cleanup_problems = problems;
+    report.transfers = transfer_check;
+    report.stream = stream;
+    if let Some(transfers) = &report.transfers {
+        report.checks.extend(transfers.checks());
+    }
+    if let Some(stream) = &report.stream {
+        report.checks.extend(stream.checks());
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -244,6 +312,14 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
     }
     if retries && !report.counters.exact() {
         return Err("the counters do not match the acknowledged increments".into());
+    }
+    let violated: Vec<&str> = report
+        .failing_checks(false)
+        .iter()
+        .map(|check| check.name)
+        .collect();
+    if retries && !violated.is_empty() {
+        return Err(format!("violated: {}", violated.join(", ")).into());
     }
     Ok(())
 }

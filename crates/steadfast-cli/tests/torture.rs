@@ -113,6 +113,69 @@ fn a_short_torture_run_holds_every_invariant() {
     );
 }
 
+/// Runs `torture` with `extra` options (seed 7, 4 s, 4 workers, strict JSON) and returns the
+/// checks by name, after asserting that every one held.
+fn torture_checks(extra: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "torture",
+        "--seconds",
+        "4",
+        "--seed",
+        "7",
+        "--workers",
+        "4",
+        "--json",
+        "--strict",
+    ];
+    args.extend_from_slice(extra);
+    let output = steadfast(&args);
+    assert!(output.status.success(), "{}", explain(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", explain(&output)));
+    let checks = report["checks"].as_array().expect("checks");
+    for check in checks {
+        assert_eq!(check["verdict"], "held", "{check}");
+    }
+    checks
+        .iter()
+        .filter_map(|c| c["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The consumer's checks come after the common ones, and its stream saw the inserts.
+#[test]
+fn a_torture_run_with_a_consumer_checks_its_change_stream() {
+    let names = torture_checks(&["--consumer"]);
+    assert_eq!(
+        names[INVARIANTS.len()..],
+        [
+            "change stream delivered every applied write exactly once",
+            "change stream events in op-log order",
+            "change stream showed nothing that was not applied",
+        ],
+        "{names:?}"
+    );
+}
+
+/// Fails today on one invariant: after a kill with transfers in flight the live heap stays
+/// about 0.9 MiB above its baseline once everything shut down (no task alive, blackpipe's
+/// store freed), so something outside both holds memory. The four transfer invariants hold.
+#[test]
+#[ignore = "live heap +0.9 MiB after a kill with transactions in flight (undiagnosed): torture --seconds 4 --seed 7 --workers 4 --workload transfer"]
+fn a_transfer_torture_run_checks_its_transfers() {
+    let names = torture_checks(&["--workload", "transfer"]);
+    assert_eq!(
+        names[INVARIANTS.len()..],
+        [
+            "total balance unchanged",
+            "every committed transfer applied exactly once",
+            "no failed transfer applied",
+            "no transaction half applied",
+        ],
+        "{names:?}"
+    );
+}
+
 #[test]
 fn the_demo_runs_against_a_deployment_given_by_uri() {
     // A deployment the demo does not control: only fail points are available to it.

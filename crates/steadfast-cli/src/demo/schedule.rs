@@ -8,7 +8,9 @@ use crate::workload::fault::{Fault, ScheduledFault, Target};
 /// The schedule for a run of `duration`: a stepdown whose election takes a second, writes
 /// whose connection closes after they were applied, connections closed before commands ran,
 /// the primary partitioned for a few seconds, and a burst of overload errors.
-pub(crate) fn demo_schedule(duration: Duration) -> Vec<ScheduledFault> {
+///
+/// With `transactions`, also a commit whose reply is a write concern error after it applied.
+pub(crate) fn demo_schedule(duration: Duration, transactions: bool) -> Vec<ScheduledFault> {
     let at = |fraction: f64| duration.mul_f64(fraction);
     let partition = duration
         .mul_f64(0.15)
@@ -16,7 +18,7 @@ pub(crate) fn demo_schedule(duration: Duration) -> Vec<ScheduledFault> {
     let overload = duration
         .mul_f64(0.1)
         .clamp(Duration::from_millis(500), Duration::from_secs(2));
-    vec![
+    let mut schedule = vec![
         ScheduledFault {
             at: at(0.10),
             fault: Fault::StepDown {
@@ -53,7 +55,17 @@ pub(crate) fn demo_schedule(duration: Duration) -> Vec<ScheduledFault> {
                 duration: overload,
             },
         },
-    ]
+    ];
+    if transactions {
+        schedule.insert(
+            4,
+            ScheduledFault {
+                at: at(0.65),
+                fault: Fault::CommitOutcomeLost { times: 1 },
+            },
+        );
+    }
+    schedule
 }
 
 #[cfg(test)]
@@ -66,7 +78,7 @@ mod tests {
 
     #[test]
     fn every_failure_of_the_article_is_played_in_order() {
-        let schedule = demo_schedule(Duration::from_secs(20));
+        let schedule = demo_schedule(Duration::from_secs(20), false);
         assert_eq!(
             kinds(&schedule),
             [
@@ -84,16 +96,36 @@ mod tests {
 
     #[test]
     fn played_back_to_back_the_faults_end_within_short_runs() {
-        for seconds in [3, 5, 20, 60] {
+        for (seconds, transactions) in [3, 5, 20, 60]
+            .into_iter()
+            .flat_map(|s| [(s, false), (s, true)])
+        {
             let duration = Duration::from_secs(seconds);
             // Faults are played one after the other: each starts at its time or when the
             // previous one is over, whichever is later.
-            let end = demo_schedule(duration)
+            let end = demo_schedule(duration, transactions)
                 .iter()
                 .fold(Duration::ZERO, |free, s| {
                     free.max(s.at) + s.fault.duration()
                 });
             assert!(end <= duration, "{seconds} s run: faults end at {end:?}");
         }
+    }
+
+    #[test]
+    fn a_transfer_demo_also_loses_a_commit_reply_after_the_partition() {
+        let schedule = demo_schedule(Duration::from_secs(20), true);
+        assert_eq!(
+            kinds(&schedule),
+            [
+                "stepdown",
+                "close-after-write",
+                "close-before-command",
+                "partition",
+                "commit-outcome-lost",
+                "overload"
+            ]
+        );
+        assert!(schedule.windows(2).all(|pair| pair[0].at <= pair[1].at));
     }
 }

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bson::{Document, doc};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -33,8 +33,9 @@ use crate::workload::report::{Report, ReportInputs};
 use crate::workload::run::{RunPlan, execute};
 use crate::workload::setup::{self, DATABASE};
 use crate::workload::verify::{check_counters, check_inserts};
-use crate::workload::worker::{OpMix, Workload};
+use crate::workload::worker::Workload;
 
+use crate::workload::roles::{Consumer, Transfers, WorkloadKind};
 use invariants::Observations;
 
 /// The appName of the workload's client; fail points filter on it.
@@ -65,6 +66,14 @@ pub(crate) struct TortureArgs {
     /// write acknowledged...). On by default when the environment says `CI=true`.
     #[arg(long)]
     strict: bool,
+    /// What the writers do: the article's counters, or transfers between accounts in
+    /// transactions (the convenient API), with lost commit replies among the faults.
+    #[arg(long, value_enum, default_value_t = WorkloadKind::Counters)]
+    workload: WorkloadKind,
+    /// Also run a change stream consumer on the collection the writers write to, and check
+    /// that it received every applied write exactly once, in op-log order.
+    #[arg(long)]
+    consumer: bool,
 }
 
 impl TortureArgs {
@@ -85,12 +94,22 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     }
     let seed = args.seed.unwrap_or_else(fresh_seed);
     let duration = Duration::from_secs_f64(args.seconds);
-    let schedule = schedule::random_schedule(&mut StdRng::seed_from_u64(seed), duration);
+    let faults = schedule::FaultMix {
+        transactions: args.workload == WorkloadKind::Transfer,
+        change_stream: args.consumer,
+    };
+    let schedule = schedule::random_schedule(&mut StdRng::seed_from_u64(seed), duration, faults);
     if !args.json {
         println!(
-            "steadfast torture: seed {seed}, {:.1} s, {} workers, {} faults",
+            "steadfast torture: seed {seed}, {:.1} s, {} workers, {:?} workload{}, {} faults",
             args.seconds,
             args.workers,
+            args.workload,
+            if args.consumer {
+                " and a change stream consumer"
+            } else {
+                ""
+            },
             schedule.len()
         );
         for scheduled in &schedule {
@@ -115,19 +134,28 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         .map_err(|e| format!("the embedded deployment does not answer: {e}"))?;
     let simulated = SimulatedFaults::new(Arc::clone(&deployment), APP_NAME);
     let injector = Arc::new(Injector::Simulated(simulated));
+    let transfers = match args.workload {
+        WorkloadKind::Transfer => Some(Transfers::open(&client, &deployment).await?),
+        WorkloadKind::Counters => None,
+    };
+    let watched = args.workload.watched(INSERTS);
+    let live = Arc::new(LiveCounters::default());
+    let consumer = if args.consumer {
+        let collection = db.collection::<Document>(watched);
+        Some(Consumer::start(&deployment, collection, Arc::clone(&live)).await?)
+    } else {
+        None
+    };
     let probe = Arc::clone(&deployment);
     let workload = Arc::new(Workload {
         counters: db.collection::<Document>(COUNTERS),
         inserts: db.collection::<Document>(INSERTS),
         book: Arc::new(CounterBook::new(day_keys(8))),
         writes: Arc::new(WriteProgress::new()),
-        live: Arc::new(LiveCounters::default()),
-        mix: OpMix {
-            increments: 5,
-            reads: 3,
-            inserts: 2,
-        },
+        live,
+        mix: args.workload.mix(),
         check_reads: true,
+        bank: transfers.as_ref().map(|t| Arc::clone(&t.bank)),
     });
     let mut outcome = execute(RunPlan {
         workload,
@@ -147,6 +175,17 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         return Err("the torture run always injects through blackpipe".into());
     };
     let restore_problems = simulated.restore().await;
+    // After the restore, so that the consumer drains from a healthy deployment.
+    let stream = match consumer {
+        Some(consumer) => match consumer.finish(&outcome.ledger, watched).await {
+            Ok(check) => Some(check),
+            Err(panic) => {
+                outcome.panics.push(panic);
+                None
+            }
+        },
+        None => None,
+    };
     for control in simulated.close_control_clients() {
         control.shutdown().await;
     }
@@ -160,6 +199,11 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     let stored_ids = setup::ids_in_store(&deployment, INSERTS);
     let counter_writes_applied = store.writes_applied(&format!("{DATABASE}.{COUNTERS}"));
     let insert_writes_applied = store.writes_applied(&format!("{DATABASE}.{INSERTS}"));
+    let transfer_check = match &transfers {
+        Some(transfers) => Some(transfers.check(&outcome.ledger, &deployment)?),
+        None => None,
+    };
+    drop(transfers);
     let counters = check_counters(&outcome.ledger, &finals);
     let inserts = check_inserts(&outcome.ledger.inserts, &stored_ids);
     deployment.stop().await;
@@ -187,6 +231,8 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         &mut outcome,
     );
     report.panics.extend(panic_watch.finish());
+    report.transfers = transfer_check;
+    report.stream = stream;
     // The ledger holds an entry per operation: release it before measuring memory.
     drop(outcome);
     let memory_after = memory::live_heap_bytes();
@@ -206,6 +252,12 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         restore_problems,
     };
     report.checks = invariants::evaluate(&observations);
+    if let Some(transfers) = &report.transfers {
+        report.checks.extend(transfers.checks());
+    }
+    if let Some(stream) = &report.stream {
+        report.checks.extend(stream.checks());
+    }
 
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -221,10 +273,12 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     } else {
         let names: Vec<&str> = failing.iter().map(|check| check.name).collect();
         Err(format!(
-            "invariants violated or, strict, not checked: {}; reproduce with: steadfast torture --seconds {} --seed {seed} --workers {}",
+            "invariants violated or, strict, not checked: {}; reproduce with: steadfast torture --seconds {} --seed {seed} --workers {} --workload {}{}",
             names.join(", "),
             args.seconds,
-            args.workers
+            args.workers,
+            args.workload.to_possible_value().map_or("counters".to_owned(), |v| v.get_name().to_owned()),
+            if args.consumer { " --consumer" } else { "" }
         )
         .into())
     }

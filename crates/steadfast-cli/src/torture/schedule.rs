@@ -13,6 +13,36 @@ const LEAD_IN: Duration = Duration::from_millis(500);
 const GAP_MS: (u64, u64) = (50, 600);
 /// Draws of a fault too long for the time left before an instantaneous one is taken instead.
 const MAX_MISSES: usize = 8;
+/// Which optional faults the schedule draws besides the common ones.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FaultMix {
+    /// Commit replies lost and connections closed instead of a commit.
+    pub(crate) transactions: bool,
+    /// Connections closed instead of a change stream's `getMore`.
+    pub(crate) change_stream: bool,
+}
+
+impl FaultMix {
+    /// The extra faults, each drawn as often as one of the common kinds.
+    fn extras(self) -> Vec<Extra> {
+        let mut extras = Vec::new();
+        if self.transactions {
+            extras.extend([Extra::CommitOutcomeLost, Extra::CloseBeforeCommit]);
+        }
+        if self.change_stream {
+            extras.push(Extra::CloseBeforeGetMore);
+        }
+        extras
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Extra {
+    CommitOutcomeLost,
+    CloseBeforeCommit,
+    CloseBeforeGetMore,
+}
+
 /// The commands a `failCommand` fault may hit.
 const COMMAND_SETS: [&[&str]; 4] = [
     &["update"],
@@ -35,9 +65,26 @@ fn target(rng: &mut impl Rng) -> Target {
     }
 }
 
-/// One fault drawn at random.
-fn random_fault(rng: &mut impl Rng) -> Fault {
-    match rng.random_range(0..8) {
+/// One fault drawn at random. Without extras the draws are those of a plain counter run, so
+/// its seeds replay the same schedules as before extras existed.
+fn random_fault(rng: &mut impl Rng, mix: FaultMix) -> Fault {
+    let extras = mix.extras();
+    let roll = rng.random_range(0..8 + extras.len());
+    if let Some(extra) = roll.checked_sub(8).and_then(|index| extras.get(index)) {
+        let times = rng.random_range(1..=3);
+        return match extra {
+            Extra::CommitOutcomeLost => Fault::CommitOutcomeLost { times },
+            Extra::CloseBeforeCommit => Fault::CloseBeforeCommand {
+                commands: &["commitTransaction"],
+                times,
+            },
+            Extra::CloseBeforeGetMore => Fault::CloseBeforeCommand {
+                commands: &["getMore"],
+                times,
+            },
+        };
+    }
+    match roll {
         0 => Fault::StepDown {
             election: millis(rng, 100, 1_500),
         },
@@ -72,7 +119,11 @@ fn random_fault(rng: &mut impl Rng) -> Fault {
 /// of at most [`GAP_MS`]'s upper bound, from the lead-in until the end of the run. Every fault
 /// is over by the end, so the run's closing checks see it healed, and no stretch longer than
 /// that gap is left without a fault, the end included.
-pub(crate) fn random_schedule(rng: &mut impl Rng, duration: Duration) -> Vec<ScheduledFault> {
+pub(crate) fn random_schedule(
+    rng: &mut impl Rng,
+    duration: Duration,
+    mix: FaultMix,
+) -> Vec<ScheduledFault> {
     let mut schedule = Vec::new();
     let mut now = LEAD_IN.min(duration.mul_f64(0.05));
     loop {
@@ -80,7 +131,7 @@ pub(crate) fn random_schedule(rng: &mut impl Rng, duration: Duration) -> Vec<Sch
         let Some(room) = duration.checked_sub(at).filter(|room| !room.is_zero()) else {
             return schedule;
         };
-        let fault = fitting_fault(rng, room);
+        let fault = fitting_fault(rng, room, mix);
         now = at + fault.duration();
         schedule.push(ScheduledFault { at, fault });
     }
@@ -88,9 +139,9 @@ pub(crate) fn random_schedule(rng: &mut impl Rng, duration: Duration) -> Vec<Sch
 
 /// A random fault that is over within `room`: a few draws, then, near the end of the run, an
 /// instantaneous one (closing connections) so that the last stretch still sees a fault.
-fn fitting_fault(rng: &mut impl Rng, room: Duration) -> Fault {
+fn fitting_fault(rng: &mut impl Rng, room: Duration, mix: FaultMix) -> Fault {
     for _ in 0..MAX_MISSES {
-        let fault = random_fault(rng);
+        let fault = random_fault(rng, mix);
         if fault.duration() <= room {
             return fault;
         }
@@ -111,6 +162,7 @@ mod tests {
         random_schedule(
             &mut StdRng::seed_from_u64(seed),
             Duration::from_secs(seconds),
+            FaultMix::default(),
         )
     }
 
@@ -180,5 +232,29 @@ mod tests {
     #[test]
     fn short_runs_still_get_faults() {
         assert!((0..100).all(|seed| schedule(seed, 4).len() >= 2));
+    }
+
+    #[test]
+    fn transfer_and_consumer_runs_also_lose_commits_and_getmores() {
+        let mix = FaultMix {
+            transactions: true,
+            change_stream: true,
+        };
+        let faults: Vec<String> = (0..20)
+            .flat_map(|seed| {
+                random_schedule(
+                    &mut StdRng::seed_from_u64(seed),
+                    Duration::from_secs(60),
+                    mix,
+                )
+            })
+            .map(|scheduled| scheduled.fault.to_string())
+            .collect();
+        for wanted in ["commits the next", "commitTransaction", "getMore"] {
+            assert!(
+                faults.iter().any(|f| f.contains(wanted)),
+                "no {wanted} fault"
+            );
+        }
     }
 }

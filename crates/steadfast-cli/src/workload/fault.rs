@@ -61,6 +61,13 @@ pub(crate) enum Fault {
         /// How many.
         times: u32,
     },
+    /// The primary commits the next `times` transactions but replies with a write concern
+    /// error (`failCommand` on `commitTransaction` with `writeConcernError`): the driver must
+    /// treat the commit's outcome as unknown and retry it.
+    CommitOutcomeLost {
+        /// How many commits.
+        times: u32,
+    },
     /// A member answers everything `delay` late, for `duration`.
     Slow {
         /// Which member.
@@ -89,6 +96,7 @@ impl Fault {
             Fault::Partition { .. } => "partition",
             Fault::CloseAfterWrite { .. } => "close-after-write",
             Fault::CloseBeforeCommand { .. } => "close-before-command",
+            Fault::CommitOutcomeLost { .. } => "commit-outcome-lost",
             Fault::Slow { .. } => "slow",
             Fault::Overload { .. } => "overload",
         }
@@ -103,7 +111,9 @@ impl Fault {
             Fault::Partition { duration, .. }
             | Fault::Slow { duration, .. }
             | Fault::Overload { duration, .. } => *duration,
-            Fault::CloseAfterWrite { .. } | Fault::CloseBeforeCommand { .. } => Duration::ZERO,
+            Fault::CloseAfterWrite { .. }
+            | Fault::CloseBeforeCommand { .. }
+            | Fault::CommitOutcomeLost { .. } => Duration::ZERO,
         }
     }
 
@@ -148,6 +158,10 @@ impl fmt::Display for Fault {
                 f,
                 "the primary closes the connection instead of running the next {times} {} commands",
                 commands.join("/")
+            ),
+            Fault::CommitOutcomeLost { times } => write!(
+                f,
+                "the primary commits the next {times} transactions but replies with a write concern error"
             ),
             Fault::Slow {
                 target,

@@ -203,6 +203,11 @@ impl SimulatedFaults {
                 let command = close_before_command(commands, *times, &self.app_name);
                 self.fail_point_on_primary(command).await
             }
+            Fault::CommitOutcomeLost { times } => {
+                *injected = Instant::now();
+                let command = commit_outcome_lost(*times, &self.app_name);
+                self.fail_point_on_primary(command).await
+            }
             Fault::Slow {
                 target,
                 delay,
@@ -334,6 +339,20 @@ fn close_before_command(commands: &[&str], times: u32, app_name: &str) -> Docume
     }
 }
 
+/// `failCommand` committing the next `times` transactions and replying with a write concern
+/// error (ShutdownInProgress, code 91) instead of the commit's acknowledgement.
+fn commit_outcome_lost(times: u32, app_name: &str) -> Document {
+    doc! {
+        "configureFailPoint": "failCommand",
+        "mode": { "times": i64::from(times) },
+        "data": {
+            "failCommands": ["commitTransaction"],
+            "writeConcernError": { "code": 91, "errmsg": "Replication is being shut down" },
+            "appName": app_name,
+        },
+    }
+}
+
 impl Injector {
     /// Whether the injector can play `fault`.
     pub(crate) fn supports(&self, fault: &Fault) -> bool {
@@ -347,7 +366,7 @@ impl Injector {
     async fn disarm(&self, fault: &Fault, member: &str) -> Result<(), String> {
         let name = match fault {
             Fault::CloseAfterWrite { .. } => "onPrimaryTransactionalWrite",
-            Fault::CloseBeforeCommand { .. } => "failCommand",
+            Fault::CloseBeforeCommand { .. } | Fault::CommitOutcomeLost { .. } => "failCommand",
             _ => return Ok(()),
         };
         match self {
@@ -381,6 +400,7 @@ async fn inject_remote(
         Fault::CloseBeforeCommand { commands, times } => {
             (close_before_command(commands, *times, app_name), None)
         }
+        Fault::CommitOutcomeLost { times } => (commit_outcome_lost(*times, app_name), None),
         Fault::Slow {
             delay, duration, ..
         } => (

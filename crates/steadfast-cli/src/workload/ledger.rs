@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::transfers::TransferBook;
+
 /// How a write the application issued ended, from the application's point of view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum WriteFate {
@@ -63,6 +65,8 @@ pub(crate) enum OpKind {
     Read,
     /// `insertOne` with a client-generated `_id`.
     Insert,
+    /// A transfer between two accounts, in a transaction.
+    Transfer,
 }
 
 impl OpKind {
@@ -72,6 +76,7 @@ impl OpKind {
             OpKind::Increment => "increment",
             OpKind::Read => "read",
             OpKind::Insert => "insert",
+            OpKind::Transfer => "transfer",
         }
     }
 }
@@ -192,6 +197,7 @@ pub(crate) struct WorkerLog {
     /// Per counter key.
     pub(crate) increments: BTreeMap<String, IncrementTally>,
     pub(crate) inserts: InsertBook,
+    pub(crate) transfers: TransferBook,
     /// Failures by operation kind and class.
     pub(crate) failures: BTreeMap<(OpKind, FailureClass), u64>,
     pub(crate) failure_samples: Vec<FailureSample>,
@@ -254,6 +260,7 @@ impl WorkerLog {
 pub(crate) struct Ledger {
     pub(crate) increments: BTreeMap<String, IncrementTally>,
     pub(crate) inserts: InsertBook,
+    pub(crate) transfers: TransferBook,
     pub(crate) failures: BTreeMap<(OpKind, FailureClass), u64>,
     pub(crate) failure_samples: Vec<FailureSample>,
     pub(crate) successes: BTreeMap<OpKind, u64>,
@@ -270,6 +277,7 @@ impl Ledger {
             self.increments.entry(key.clone()).or_default().merge(tally);
         }
         self.inserts.merge(log.inserts);
+        self.transfers.absorb(log.transfers);
         for (key, count) in log.failures {
             *self.failures.entry(key).or_default() += count;
         }

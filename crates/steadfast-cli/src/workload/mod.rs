@@ -7,15 +7,22 @@
 //! - [`fault`] and [`inject`]: faults and how they are played on blackpipe or a real server.
 //! - [`run`]: workers, schedule and display together.
 //! - [`verify`]: the application's view against the data; [`report`]: the final report.
+//! - [`transfers`] and [`stream_check`]: the transfer workload's and the change stream
+//!   consumer's bookkeeping and checks.
 
+pub(crate) mod consumer;
 pub(crate) mod events;
 pub(crate) mod fault;
 pub(crate) mod inject;
 pub(crate) mod ledger;
 pub(crate) mod progress;
 pub(crate) mod report;
+pub(crate) mod roles;
 pub(crate) mod run;
 pub(crate) mod setup;
 pub(crate) mod stats;
+pub(crate) mod stream_check;
+pub(crate) mod transfer_worker;
+pub(crate) mod transfers;
 pub(crate) mod verify;
 pub(crate) mod worker;

@@ -2,9 +2,10 @@
 //! second otherwise (or with `--json`). Both go to standard error, so standard output holds
 //! only the report.
 
+use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -20,6 +21,10 @@ pub(crate) struct LiveCounters {
     pub(crate) operations: AtomicU64,
     /// Operations that failed in the application's hands.
     pub(crate) failures: AtomicU64,
+    /// Whether a change stream consumer runs (the display then shows its events).
+    pub(crate) watching: AtomicBool,
+    /// Change events the consumer received.
+    pub(crate) events: AtomicU64,
 }
 
 impl LiveCounters {
@@ -137,6 +142,13 @@ fn status_line(sources: &ProgressSources, elapsed: Duration, rate: f64) -> Strin
         sources.live.failures.load(Ordering::Relaxed),
         primary
     );
+    if sources.live.watching.load(Ordering::Relaxed) {
+        let _ = write!(
+            line,
+            "  events {}",
+            sources.live.events.load(Ordering::Relaxed)
+        );
+    }
     if let Some(fault) = sources.board.current() {
         line.push_str("  fault: ");
         line.push_str(&fault);

@@ -10,6 +10,8 @@ use super::inject::FaultRecord;
 use super::ledger::{FailureClass, Ledger};
 use super::run::RunOutcome;
 use super::stats::{LatencySummary, human, human_micros, summarize_latencies, time_to_first_write};
+use super::stream_check::StreamCheck;
+use super::transfers::TransferCheck;
 use super::verify::{CounterCheck, InsertCheck};
 
 /// A fault as reported: what it was and how long the application waited for its next write.
@@ -106,6 +108,12 @@ pub(crate) struct Report {
     pub(crate) stale_reads: Vec<String>,
     pub(crate) anomalies: Vec<String>,
     pub(crate) panics: Vec<String>,
+    /// The transfer workload's check, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) transfers: Option<TransferCheck>,
+    /// The change stream consumer's check, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) stream: Option<StreamCheck>,
     /// Invariants checked after the run (torture).
     pub(crate) checks: Vec<Check>,
     /// Problems putting the deployment back in order after the faults.
@@ -199,6 +207,8 @@ impl Report {
                 .collect(),
             anomalies: ledger.anomalies.clone(),
             panics: outcome.panics.clone(),
+            transfers: None,
+            stream: None,
             checks: Vec::new(),
             cleanup_problems: Vec::new(),
         }

@@ -19,6 +19,7 @@ use super::ledger::{
     CounterBook, FailureClass, OpKind, StaleRead, WorkerLog, WriteFate, WriteProgress, WriteSpan,
 };
 use super::progress::LiveCounters;
+use super::transfer_worker::{self, Bank};
 
 /// The server's code for a duplicate key.
 const DUPLICATE_KEY: i32 = 11000;
@@ -33,18 +34,22 @@ pub(crate) struct OpMix {
     pub(crate) increments: u32,
     pub(crate) reads: u32,
     pub(crate) inserts: u32,
+    /// Only drawn when the workload has a bank.
+    pub(crate) transfers: u32,
 }
 
 impl OpMix {
     fn pick(&self, rng: &mut impl Rng) -> OpKind {
-        let total = self.increments + self.reads + self.inserts;
+        let total = self.increments + self.reads + self.inserts + self.transfers;
         let roll = rng.random_range(0..total.max(1));
         if roll < self.increments {
             OpKind::Increment
         } else if roll < self.increments + self.reads {
             OpKind::Read
-        } else {
+        } else if roll < self.increments + self.reads + self.inserts {
             OpKind::Insert
+        } else {
+            OpKind::Transfer
         }
     }
 }
@@ -63,6 +68,8 @@ pub(crate) struct Workload {
     /// Whether a read that returns less than was acknowledged before it started counts as a
     /// stale read (true when every member serves the same data, as in blackpipe).
     pub(crate) check_reads: bool,
+    /// The accounts transfers move money between; `None` for the counter workload.
+    pub(crate) bank: Option<Arc<Bank>>,
 }
 
 /// Runs operations until `deadline`, then returns what it saw. The operation in flight at the
@@ -76,6 +83,7 @@ pub(crate) async fn run(
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut log = WorkerLog::default();
     let mut inserted = 0u64;
+    let mut transferred = 0u64;
     while Instant::now() < deadline {
         match workload.mix.pick(&mut rng) {
             OpKind::Increment => {
@@ -89,6 +97,13 @@ pub(crate) async fn run(
             OpKind::Insert => {
                 inserted += 1;
                 insert(&workload, format!("w{worker}-{inserted}"), &mut log).await;
+            }
+            OpKind::Transfer => {
+                if let Some(bank) = &workload.bank {
+                    transferred += 1;
+                    let id = format!("t{worker}-{transferred}");
+                    transfer_worker::transfer(&workload, bank, id, &mut rng, &mut log).await;
+                }
             }
         }
     }
@@ -204,7 +219,7 @@ async fn insert(workload: &Workload, id: String, log: &mut WorkerLog) {
 
 /// Awaits `operation` for at most [`HANG_LIMIT`]; `None` (recorded as a hung operation) if it
 /// did not complete.
-async fn guard<T>(
+pub(crate) async fn guard<T>(
     operation: impl Future<Output = T>,
     op: OpKind,
     log: &mut WorkerLog,
@@ -226,7 +241,7 @@ async fn guard<T>(
 }
 
 /// The error with what the retry layer knows: its outcome and every attempt.
-fn describe(error: &steadfast::Error) -> String {
+pub(crate) fn describe(error: &steadfast::Error) -> String {
     let attempts: Vec<String> = error
         .retry_history()
         .iter()
@@ -250,7 +265,7 @@ pub(crate) fn counter_value(document: &Document) -> Option<i64> {
     }
 }
 
-fn is_duplicate_key(error: &steadfast::Error) -> bool {
+pub(crate) fn is_duplicate_key(error: &steadfast::Error) -> bool {
     match error.kind() {
         ErrorKind::Command(command) => command.code_if_present() == Some(DUPLICATE_KEY),
         _ => error

@@ -1,0 +1,292 @@
+//! The change stream consumer role: one task watching the collection the writers write to,
+//! as an event-driven application would, through every fault; and a tap on blackpipe's op
+//! log, the truth its events are checked against ([`super::stream_check`]).
+//!
+//! The consumer relies on the driver's automatic resume. Only when the driver gives up and
+//! returns an error does it do what an application must: open a new stream with
+//! `resume_after` the last token it holds. Such restarts are counted and reported.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use blackpipe::store::{OpTime, OplogEntry, OplogOp, Store};
+use bson::{Bson, Document, Timestamp};
+use steadfast::Collection;
+use steadfast::change_stream::ChangeStream;
+use steadfast::change_stream::event::{ChangeStreamEvent, OperationType, ResumeToken};
+use tokio::sync::watch;
+
+use super::progress::LiveCounters;
+use super::stream_check::{Change, ChangeOp, LogPosition};
+use super::worker::HANG_LIMIT;
+
+/// How long the consumer waits on the server for new events per `getMore`.
+const MAX_AWAIT: Duration = Duration::from_millis(200);
+/// How long the consumer may take, once the writers stopped, to receive the last write.
+const DRAIN_LIMIT: Duration = Duration::from_secs(30);
+/// The pause before opening a stream again after an error the driver returned.
+const REOPEN_PAUSE: Duration = Duration::from_millis(50);
+/// How often the op log tap collects: the op log retains far more than a period's writes.
+const TAP_PERIOD: Duration = Duration::from_millis(100);
+/// How many error messages the consumer keeps.
+const KEPT_ERRORS: usize = 5;
+
+/// What the consumer saw.
+#[derive(Debug, Default)]
+pub(crate) struct ConsumerLog {
+    /// Every event, in the order received.
+    pub(crate) received: Vec<Change>,
+    /// Streams the consumer opened again after the driver returned an error.
+    pub(crate) restarts: u64,
+    /// The first few errors the driver returned.
+    pub(crate) errors: Vec<String>,
+    /// Why the consumer did not reach the end of the op log, if it did not.
+    pub(crate) stalled: Option<String>,
+    /// Events the check cannot place (no `clusterTime` or no `_id`).
+    pub(crate) malformed: Vec<String>,
+}
+
+/// Watches `collection`, counting events in `live`, until the position sent on `end` has been received (or
+/// [`DRAIN_LIMIT`] after it was sent). The stream is open when `opened` fires: writes after
+/// that are all expected.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropping the future loses the log.
+pub(crate) async fn consume(
+    collection: Collection<Document>,
+    live: Arc<LiveCounters>,
+    opened: tokio::sync::oneshot::Sender<Result<(), String>>,
+    mut end: watch::Receiver<Option<LogPosition>>,
+) -> ConsumerLog {
+    let mut log = ConsumerLog::default();
+    let mut stream = match open(&collection, None).await {
+        Ok(stream) => Some(stream),
+        Err(error) => {
+            let _ = opened.send(Err(format!("opening the change stream: {error}")));
+            log.stalled = Some(format!("the change stream never opened: {error}"));
+            return log;
+        }
+    };
+    let _ = opened.send(Ok(()));
+    live.watching.store(true, Ordering::Relaxed);
+    let mut token: Option<ResumeToken> = None;
+    let mut ending: Option<(LogPosition, Instant)> = None;
+    loop {
+        if ending.is_none() {
+            ending = (*end.borrow_and_update()).map(|position| (position, Instant::now()));
+        }
+        if let Some((last, since)) = ending {
+            if log.received.last().is_some_and(|change| change.at >= last)
+                || last == LogPosition::ZERO
+            {
+                return log;
+            }
+            if since.elapsed() > DRAIN_LIMIT {
+                log.stalled = Some(stall(&log, last));
+                return log;
+            }
+        }
+        let Some(open_stream) = stream.as_mut() else {
+            // The driver gave up on the stream: open a new one after the last token, once
+            // per turn, so that the drain limit above still ends the run.
+            log.restarts += 1;
+            tokio::time::sleep(REOPEN_PAUSE).await;
+            match open(&collection, token.clone()).await {
+                Ok(reopened) => stream = Some(reopened),
+                Err(error) => log.error(format!("reopening: {error}")),
+            }
+            continue;
+        };
+        match tokio::time::timeout(HANG_LIMIT, open_stream.next_if_any()).await {
+            Ok(Ok(Some(event))) => {
+                log.record(&event);
+                live.events.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(error)) => {
+                log.error(error.to_string());
+                token = open_stream.resume_token().or(token);
+                stream = None;
+                continue;
+            }
+            Err(_) => {
+                log.stalled = Some(format!(
+                    "a getMore on the change stream hung for {} s",
+                    HANG_LIMIT.as_secs()
+                ));
+                return log;
+            }
+        }
+        token = open_stream.resume_token().or(token);
+    }
+}
+
+async fn open(
+    collection: &Collection<Document>,
+    token: Option<ResumeToken>,
+) -> steadfast::error::Result<ChangeStream<ChangeStreamEvent<Document>>> {
+    collection
+        .watch()
+        .max_await_time(MAX_AWAIT)
+        .resume_after(token)
+        .await
+}
+
+fn stall(log: &ConsumerLog, last: LogPosition) -> String {
+    let reached = log
+        .received
+        .last()
+        .map_or("nothing".to_owned(), |change| position_text(change.at));
+    format!(
+        "{} s after the writers stopped the consumer had received up to {reached}, not {}",
+        DRAIN_LIMIT.as_secs(),
+        position_text(last)
+    )
+}
+
+fn position_text(position: LogPosition) -> String {
+    format!("({}, {})", position.time, position.increment)
+}
+
+impl ConsumerLog {
+    fn error(&mut self, message: String) {
+        if self.errors.len() < KEPT_ERRORS {
+            self.errors.push(message);
+        }
+    }
+
+    fn record(&mut self, event: &ChangeStreamEvent<Document>) {
+        let id = event
+            .document_key
+            .as_ref()
+            .and_then(|key| key.get("_id"))
+            .map(id_text);
+        match (event.cluster_time, id) {
+            (Some(at), Some(id)) => self.received.push(Change {
+                at: position(at),
+                op: change_op(&event.operation_type),
+                id,
+            }),
+            _ => self.malformed.push(format!(
+                "{:?} event without clusterTime or documentKey._id",
+                event.operation_type
+            )),
+        }
+    }
+}
+
+fn change_op(operation: &OperationType) -> ChangeOp {
+    match operation {
+        OperationType::Insert => ChangeOp::Insert,
+        OperationType::Update | OperationType::Replace => ChangeOp::Update,
+        OperationType::Delete => ChangeOp::Delete,
+        _ => ChangeOp::Other,
+    }
+}
+
+fn position(ts: Timestamp) -> LogPosition {
+    LogPosition {
+        time: ts.time,
+        increment: ts.increment,
+    }
+}
+
+/// An `_id` as text: a string as itself, anything else in its extended JSON form.
+pub(crate) fn id_text(id: &Bson) -> String {
+    match id {
+        Bson::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Collects the op-log entries of one namespace as they are written, so that the check does
+/// not depend on the op log retaining a whole run.
+pub(crate) struct OplogTap {
+    store: Arc<Store>,
+    ns: String,
+    last: OpTime,
+    /// Document writes the store had applied to `ns` when the tap started.
+    applied_at_start: u64,
+    pub(crate) changes: Vec<Change>,
+}
+
+impl OplogTap {
+    /// A tap on `ns` (`db.collection`) from the store's current position.
+    pub(crate) fn new(store: Arc<Store>, ns: String) -> OplogTap {
+        let last = store.op_time();
+        let applied_at_start = store.writes_applied(&ns);
+        OplogTap {
+            store,
+            ns,
+            last,
+            applied_at_start,
+            changes: Vec::new(),
+        }
+    }
+
+    /// Collects the entries written since the last call; returns the latest position of the
+    /// namespace so far ([`LogPosition::ZERO`] if none).
+    pub(crate) fn collect(&mut self) -> LogPosition {
+        for entry in self.store.oplog_since(self.last) {
+            self.last = entry.op_time;
+            if entry.ns == self.ns {
+                if let Some(change) = entry_change(&entry) {
+                    self.changes.push(change);
+                }
+            }
+        }
+        self.changes.last().map_or(LogPosition::ZERO, |c| c.at)
+    }
+
+    /// Why the collected entries are not the whole history of the namespace since the tap
+    /// started, if they are not (the op log forgot entries before they were collected).
+    pub(crate) fn incomplete(&self) -> Option<String> {
+        let applied = self
+            .store
+            .writes_applied(&self.ns)
+            .saturating_sub(self.applied_at_start);
+        let collected = u64::try_from(self.changes.len()).unwrap_or(u64::MAX);
+        (applied != collected).then(|| {
+            format!(
+                "the store applied {applied} writes to {} but the op log tap collected {collected}",
+                self.ns
+            )
+        })
+    }
+}
+
+/// Runs `tap` every [`TAP_PERIOD`] until `stop` turns true, then once more; returns it.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropping the future loses the collected entries.
+pub(crate) async fn run_tap(mut tap: OplogTap, mut stop: watch::Receiver<bool>) -> OplogTap {
+    loop {
+        tap.collect();
+        match tokio::time::timeout(TAP_PERIOD, stop.changed()).await {
+            Ok(Ok(())) if !*stop.borrow_and_update() => {}
+            // Told to stop, or the sender is gone: one last collection.
+            Ok(_) => {
+                tap.collect();
+                return tap;
+            }
+            Err(_period_over) => {}
+        }
+    }
+}
+
+fn entry_change(entry: &OplogEntry) -> Option<Change> {
+    let op = match entry.op {
+        OplogOp::Insert => ChangeOp::Insert,
+        OplogOp::Update => ChangeOp::Update,
+        OplogOp::Delete => ChangeOp::Delete,
+        OplogOp::Command => return None,
+    };
+    Some(Change {
+        at: position(entry.op_time.ts),
+        op,
+        id: entry.id.as_ref().map_or_else(String::new, id_text),
+    })
+}
