@@ -537,7 +537,19 @@ async fn dispatch(
         }
         return node.finish(error, session, None);
     }
-    if let Some(answer) = spend(node, view.command_time, limit, write_on_primary, session).await {
+    // A getMore's maxTimeMS is how long an awaitData cursor waits for new data (the store
+    // refuses it on other cursors), not a limit on the command: mongod never answers a getMore
+    // with MaxTimeMSExpired for it, so a slow node's delay is not cut short by it either.
+    let work_limit = if name == "getMore" { None } else { limit };
+    if let Some(answer) = spend(
+        node,
+        view.command_time,
+        work_limit,
+        write_on_primary,
+        session,
+    )
+    .await
+    {
         return answer;
     }
     execute_in_store(node, &request, &facts, session, class).await

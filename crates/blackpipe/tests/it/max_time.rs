@@ -92,6 +92,39 @@ async fn a_slow_nodes_delay_ends_at_max_time_ms() {
 }
 
 #[tokio::test]
+async fn an_await_data_get_mores_max_time_ms_is_its_wait_not_a_limit_on_a_slow_node() {
+    let deployment = standalone().await;
+    let mut connection = client(&deployment, 0).await;
+    let setup = [
+        doc! { "create": "cap", "capped": true, "size": 4096, "$db": "db" },
+        doc! { "insert": "cap", "documents": [{"_id": 1}], "$db": "db" },
+    ];
+    for command in setup {
+        let reply = connection.round_trip(command.clone()).await;
+        assert!(is_ok(&reply), "{command}: {reply}");
+    }
+    let find = connection
+        .round_trip(doc! {
+            "find": "cap", "tailable": true, "awaitData": true, "batchSize": 1, "$db": "db",
+        })
+        .await;
+    let id = find
+        .get_document("cursor")
+        .and_then(|c| c.get_i64("id"))
+        .expect("a tailable cursor stays open");
+    // The node's delay (100 ms) is longer than the getMore's await time (20 ms): mongod would
+    // wait out the delay and answer an empty batch, never MaxTimeMSExpired, which a change
+    // stream must not see (it is not resumable).
+    deployment
+        .slow_commands(0, Duration::from_millis(100))
+        .unwrap();
+    let more = connection
+        .round_trip(doc! { "getMore": id, "collection": "cap", "maxTimeMS": 20, "$db": "db" })
+        .await;
+    assert!(is_ok(&more), "{more}");
+}
+
+#[tokio::test]
 async fn block_connection_is_neither_cut_short_by_nor_counted_in_max_time_ms() {
     let deployment = standalone().await;
     let mut connection = client(&deployment, 0).await;
