@@ -108,6 +108,9 @@ impl StartTransaction<&mut ClientSession> {
     where
         F: for<'b> FnMut(&'b mut ClientSession, &'b mut C) -> BoxFuture<'b, Result<R>>,
     {
+        // The loop is spelled out here and in `and_run2` rather than shared by delegating to
+        // it: a future built from an async closure cannot yet be proven `Send` for every
+        // lifetime (rustc's higher-ranked `Send` limitation), and callers spawn this one.
         let StartTransaction {
             session,
             options,
