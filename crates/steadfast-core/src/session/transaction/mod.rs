@@ -253,7 +253,10 @@ impl TransactionState {
 /// again) or when `earlier_attempt_ran`: an earlier attempt of the same commit may have run
 /// (no reply, or a write concern error), so a later refusal (an overload, say) says nothing
 /// about whether the transaction committed. Reporting such a commit as failed would make an
-/// application redo a transaction that is already applied.
+/// application redo a transaction that is already applied. The exception is a refusal the
+/// server labels TransientTransactionError (NoSuchTransaction from a mongos recovering the
+/// commit, say): that is the server's word that the transaction was aborted, which a commit
+/// that had committed would never get (a repeated commit of a committed transaction succeeds).
 pub fn transaction_labels(
     command: TransactionCommand,
     failure: TransactionFailure,
@@ -277,8 +280,8 @@ pub fn transaction_labels(
                     code != UNSATISFIABLE_WRITE_CONCERN && code != UNKNOWN_REPL_WRITE_CONCERN
                 }
                 TransactionFailure::Other => false,
-            } || labels.has(Label::RetryableError)
-                || earlier_attempt_ran;
+            } || ((labels.has(Label::RetryableError) || earlier_attempt_ran)
+                && !labels.has(Label::TransientTransactionError));
             if unknown {
                 added.insert(Label::UnknownTransactionCommitResult);
             }

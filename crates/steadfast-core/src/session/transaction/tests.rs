@@ -156,6 +156,14 @@ fn a_commit_refused_after_an_attempt_that_may_have_run_is_unknown() {
         transaction_labels(TransactionCommand::Commit, refused, &overloaded, false)
             .has(Label::UnknownTransactionCommitResult)
     );
+    // The server's word that the transaction is gone settles it, whatever came before
+    // (transactions suite: a commit retried on another mongos answered NoSuchTransaction).
+    let aborted = labels(&[Label::TransientTransactionError]);
+    let gone = TransactionFailure::Command { code: 251 };
+    assert!(
+        !transaction_labels(TransactionCommand::Commit, gone, &aborted, true)
+            .has(Label::UnknownTransactionCommitResult)
+    );
     // A statement is never labelled by its commit's history.
     assert!(
         !transaction_labels(TransactionCommand::Statement, refused, &overloaded, true)
