@@ -51,8 +51,8 @@ struct Applied {
 }
 
 /// Applies the transaction's written documents to the shared collections and records them in
-/// the op log (one entry per document, first-write order, stamped with the transaction).
-/// The caller holds the commit gate exclusively. Returns the optime of the last entry.
+/// the op log (one entry per document, first-write order, stamped with the transaction, all
+/// at one optime). The caller holds the commit gate exclusively. Returns the commit's optime.
 ///
 /// # Errors
 ///
@@ -100,20 +100,35 @@ pub(super) fn apply_commit(
             }
         }
     }
-    let mut oplog = lock(&store.oplog);
-    let mut last = None;
-    for write in created.iter().flat_map(|created| created.writes.clone()) {
-        last = Some(oplog.record(now, write, Some(txn.stamp.clone())));
-    }
-    let mut history = lock(&store.history);
+    Ok(record(store, now, txn, created, applied))
+}
+
+/// Records the commit in the op log at one optime, the collections it created first, then its
+/// document writes, and their previous versions in the history at that same optime: a read
+/// at any timestamp sees the whole transaction or none of it. Returns the commit's optime.
+fn record(
+    store: &Store,
+    now: DateTime,
+    txn: &OpenTransaction,
+    created: Vec<Created>,
+    applied: Vec<Applied>,
+) -> Option<OpTime> {
+    let mut versions = Vec::with_capacity(applied.len());
+    let mut writes: Vec<OplogWrite> = created
+        .into_iter()
+        .flat_map(|created| created.writes)
+        .collect();
     for Applied { key, write } in applied {
-        let ns = write.ns.clone();
-        let previous = write.previous.clone();
-        let op_time = oplog.record(now, write, Some(txn.stamp.clone()));
-        history.push(op_time, &ns, key, previous);
-        last = Some(op_time);
+        versions.push((write.ns.clone(), key, write.previous.clone()));
+        writes.push(write);
     }
-    Ok(last)
+    let mut oplog = lock(&store.oplog);
+    let op_time = oplog.record_transaction(now, writes, &txn.stamp)?;
+    let mut history = lock(&store.history);
+    for (ns, key, previous) in versions {
+        history.push(op_time, &ns, key, previous);
+    }
+    Some(op_time)
 }
 
 /// A collection the commit created, and the op log writes that say so.
