@@ -32,7 +32,10 @@
 //! shared), so no reader sees part of a transaction. It applies each written document's final
 //! state to the shared collections through their ordinary insert, replace and remove, then
 //! records one op log entry per written document, in first-write order, stamped with the
-//! transaction's `lsid` and `txnNumber`. If a shared collection refuses a write (a unique
+//! transaction's `lsid` and `txnNumber`. All of them, and the history versions they replace,
+//! carry one optime (as mongod's single `applyOps` entry does), so a read at any cluster time
+//! sees the whole transaction or none of it, and its change events share one `clusterTime`,
+//! told apart in their resume tokens by the entry's index. If a shared collection refuses a write (a unique
 //! secondary key taken since the snapshot), the writes already applied are undone and the commit
 //! fails with WriteConflict: never half applied.
 //!
