@@ -169,6 +169,16 @@ pub(crate) struct OplogWrite {
 }
 
 impl OplogWrite {
+    /// Approximate bytes the write holds as a transaction keeps it until its commit (the
+    /// namespace, `_id`, change and pre-image; not `previous`, which it does not keep).
+    pub(crate) fn size(&self) -> usize {
+        ENTRY_OVERHEAD_BYTES
+            .saturating_add(self.ns.len())
+            .saturating_add(self.id.as_ref().map_or(0, value_size))
+            .saturating_add(self.change.size())
+            .saturating_add(self.pre_image.as_deref().map_or(0, document_size))
+    }
+
     /// A catalog change of namespace `ns`.
     pub(crate) fn catalog(ns: String, uuid: Option<[u8; 16]>, change: Change) -> OplogWrite {
         OplogWrite {

@@ -207,3 +207,40 @@ fn a_transaction_longer_than_one_pass_of_the_log_streams_whole() {
     }
     assert_eq!(seen, ids);
 }
+
+#[test]
+fn each_statement_of_a_transaction_is_its_own_event() {
+    let store = new_store();
+    let id = cursor_id(&open_c(&store, doc! {}, 0));
+    commit_transaction(
+        &store,
+        vec![
+            inserts("c", &[1, 2]),
+            doc! { "update": "c", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "v": 1 } } }] },
+            doc! { "delete": "c", "deletes": [{ "q": { "_id": 2 }, "limit": 1 }] },
+        ],
+    );
+    let events = batch(&next(&store, "db", "c", id));
+    let kinds: Vec<(&str, i32)> = events
+        .iter()
+        .map(|event| {
+            let key = event
+                .get_document("documentKey")
+                .and_then(|key| key.get_i32("_id"));
+            (
+                event.get_str("operationType").unwrap_or("?"),
+                key.unwrap_or(-1),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [("insert", 1), ("insert", 2), ("update", 1), ("delete", 2)]
+    );
+    assert!(
+        events
+            .iter()
+            .all(|e| e.get("clusterTime") == events[0].get("clusterTime"))
+    );
+    assert_eq!(find(&store, "c", doc! {}), [doc! { "_id": 1, "v": 1 }]);
+}
