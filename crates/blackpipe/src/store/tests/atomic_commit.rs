@@ -244,3 +244,29 @@ fn each_statement_of_a_transaction_is_its_own_event() {
     );
     assert_eq!(find(&store, "c", doc! {}), [doc! { "_id": 1, "v": 1 }]);
 }
+
+#[test]
+fn statement_writes_kept_for_the_commit_are_bounded_by_bytes() {
+    let store = new_store();
+    insert(&store, "c", vec![doc! { "_id": 1 }]);
+    // One document rewritten: its final state stays far below the byte bound, the writes the
+    // transaction keeps for its op log entries do not.
+    let mut last = Document::new();
+    let mut failed_at = None;
+    for (n, fill) in ('a'..='f').enumerate() {
+        let pad = fill.to_string().repeat(15 * 1024 * 1024);
+        let update = doc! {
+            "update": "c",
+            "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "pad": pad } } }],
+        };
+        last = run(&store, "db", in_transaction(update, n == 0));
+        if last.get_f64("ok").ok() != Some(1.0) {
+            failed_at = Some(n);
+            break;
+        }
+    }
+    assert_eq!(last.get_i32("code").ok(), Some(334), "{last}");
+    // Four writes of 15 MiB fit in the 64 MiB bound, the fifth does not.
+    assert_eq!(failed_at, Some(4));
+    assert_eq!(find(&store, "c", doc! {}), [doc! { "_id": 1 }]);
+}
