@@ -5,7 +5,7 @@ use bson::{Binary, Bson, Document, Timestamp, doc, spec::BinarySubtype};
 
 use super::change_stream::{next, resume_token};
 use super::{batch, cursor_id, find, insert, new_store, run, run_ok};
-use crate::store::Store;
+use crate::store::{Store, StoreOptions};
 
 fn lsid() -> Document {
     doc! { "id": Binary { subtype: BinarySubtype::Uuid, bytes: vec![9; 16] } }
@@ -269,4 +269,69 @@ fn statement_writes_kept_for_the_commit_are_bounded_by_bytes() {
     // Four writes of 15 MiB fit in the 64 MiB bound, the fifth does not.
     assert_eq!(failed_at, Some(4));
     assert_eq!(find(&store, "c", doc! {}), [doc! { "_id": 1 }]);
+}
+
+#[test]
+fn start_at_a_commits_operation_time_shows_all_of_it() {
+    let store = new_store();
+    insert(&store, "c", vec![doc! { "_id": 0 }]);
+    commit_transaction(&store, vec![inserts("c", &[1, 2, 3])]);
+    let commit_time = store.op_time().ts;
+    let reply = open_c(
+        &store,
+        doc! { "startAtOperationTime": Bson::Timestamp(commit_time) },
+        10,
+    );
+    assert_eq!(keys(&batch(&reply)), [1, 2, 3]);
+}
+
+#[test]
+fn a_stream_inside_a_transaction_the_op_log_partly_forgot_has_lost_history() {
+    let store = Store::new(StoreOptions::default().with_seed(7).with_oplog_capacity(3));
+    // The collection exists before the transaction: its entries are the five inserts only.
+    insert(&store, "c", vec![doc! { "_id": 0 }]);
+    let opened = open_c(&store, doc! {}, 0);
+    let before = resume_token(&opened);
+    commit_transaction(&store, vec![inserts("c", &[1, 2, 3, 4, 5])]);
+    // Entries 0 and 1 of the transaction are forgotten, 2 to 4 kept.
+    assert_eq!(
+        open_c(&store, doc! { "resumeAfter": before }, 10)
+            .get_i32("code")
+            .ok(),
+        Some(286)
+    );
+    let at = store.op_time().ts;
+    let kept = open_c(
+        &store,
+        doc! { "startAtOperationTime": Bson::Timestamp(at) },
+        10,
+    );
+    assert_eq!(kept.get_i32("code").ok(), Some(286), "{kept}");
+    // A token of the transaction's first event: its second event is forgotten.
+    let first = open_c(
+        &store,
+        doc! { "resumeAfter": token_at_index(&store, at, 0) },
+        10,
+    );
+    assert_eq!(first.get_i32("code").ok(), Some(286), "{first}");
+    // A token of its second event: the rest is all kept.
+    let second = open_c(
+        &store,
+        doc! { "resumeAfter": token_at_index(&store, at, 1) },
+        10,
+    );
+    assert_eq!(keys(&batch(&second)), [3, 4, 5]);
+}
+
+/// The resume token of event `index` of the entries at `at` (blackpipe's token layout:
+/// version, timestamp, index, step, UUID flag), for positions no stream can return any more.
+fn token_at_index(store: &Store, at: Timestamp, index: u32) -> Document {
+    let packed = (u64::from(at.time) << 32) | u64::from(at.increment);
+    let uuid = store
+        .oplog_since(crate::store::OpTime::ZERO)
+        .last()
+        .and_then(|entry| entry.uuid)
+        .expect("the collection's UUID");
+    let uuid_hex: String = uuid.iter().map(|byte| format!("{byte:02X}")).collect();
+    doc! { "_data": format!("02{packed:016X}{index:08X}0001{uuid_hex}") }
 }
