@@ -23,8 +23,9 @@
 //! # The op log and change streams
 //!
 //! Every applied write makes one [`OplogEntry`], in apply order, from one shape (the command
-//! layer's `Exec::record`, and a transaction's commit: one entry per document it wrote, its
-//! net change, under the commit's exclusive gate): its optime, namespace, collection UUID, the
+//! layer's `Exec::record`, and a transaction's commit: one entry per document write of each of
+//! its statements, under the commit's exclusive gate, all at the commit's one optime and told
+//! apart by `txn_op_index`): its optime, namespace, collection UUID, the
 //! [`Change`] (the inserted or replacement document, an update's description, or the catalog
 //! change: create, createIndexes, dropIndexes, collMod, drop, rename, dropDatabase preceded by
 //! its collections' drops), the document key, the pre-image (and an update's post-image) when the

@@ -1,5 +1,11 @@
 //! The operation clock and op log: every applied write gets a strictly increasing optime, and a
 //! bounded log of recent writes lets a lagging secondary report where it would be.
+//!
+//! A committed transaction is the exception: all its writes share one optime (mongod writes
+//! them as one `applyOps` entry), recorded as consecutive entries told apart by
+//! [`OplogEntry::txn_op_index`]. Entries stay one per document, so every reader of the log
+//! (change streams, the conflict check, the consumer's tap) handles a transaction's writes as
+//! it handles any other write; only the position of an entry is `(timestamp, index)`.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -163,6 +169,16 @@ pub(crate) struct OplogWrite {
 }
 
 impl OplogWrite {
+    /// Approximate bytes the write holds as a transaction keeps it until its commit (the
+    /// namespace, `_id`, change and pre-image; not `previous`, which it does not keep).
+    pub(crate) fn size(&self) -> usize {
+        ENTRY_OVERHEAD_BYTES
+            .saturating_add(self.ns.len())
+            .saturating_add(self.id.as_ref().map_or(0, value_size))
+            .saturating_add(self.change.size())
+            .saturating_add(self.pre_image.as_deref().map_or(0, document_size))
+    }
+
     /// A catalog change of namespace `ns`.
     pub(crate) fn catalog(ns: String, uuid: Option<[u8; 16]>, change: Change) -> OplogWrite {
         OplogWrite {
@@ -198,6 +214,10 @@ pub struct OplogEntry {
     pub pre_image: Option<Arc<Document>>,
     /// The session and transaction number of a retryable or transactional write.
     pub session: Option<WriteSession>,
+    /// The entry's place among the writes of its optime: 0 for a lone write, the write's
+    /// index within the transaction for a committed transaction's writes (mongod's
+    /// `txnOpIndex`), which all share one optime.
+    pub txn_op_index: u32,
 }
 
 impl OplogEntry {
@@ -224,9 +244,9 @@ pub(crate) struct Oplog {
     /// Bytes held by `entries`, per [`entry_size`].
     bytes: usize,
     applied: HashMap<String, u64>,
-    /// The timestamp of the newest entry forgotten, if any was: a change stream positioned
-    /// before it has lost history.
-    evicted_through: Option<Timestamp>,
+    /// The position (timestamp, [`OplogEntry::txn_op_index`]) of the newest entry forgotten,
+    /// if any was: a change stream positioned before it has lost history.
+    evicted_through: Option<(Timestamp, u32)>,
     /// Publishes the newest optime, so that change-stream getMores wait for writes instead of
     /// polling.
     changes: watch::Sender<u64>,
@@ -265,6 +285,35 @@ impl Oplog {
         write: OplogWrite,
         session: Option<WriteSession>,
     ) -> OpTime {
+        let op_time = self.tick(now);
+        self.push(op_time, 0, write, session);
+        self.changes.send_replace(packed(op_time.ts));
+        op_time
+    }
+
+    /// Records the writes of one committed transaction, in order, all at one optime (the
+    /// returned one; `None`, and no tick of the clock, when there are none). A reader of the
+    /// log or of the history at any timestamp sees all of them or none.
+    pub(crate) fn record_transaction(
+        &mut self,
+        now: DateTime,
+        writes: Vec<OplogWrite>,
+        session: &WriteSession,
+    ) -> Option<OpTime> {
+        if writes.is_empty() {
+            return None;
+        }
+        let op_time = self.tick(now);
+        for (index, write) in (0..=u32::MAX).zip(writes) {
+            self.push(op_time, index, write, Some(session.clone()));
+        }
+        self.changes.send_replace(packed(op_time.ts));
+        Some(op_time)
+    }
+
+    /// Advances the clock for a write applied at wall time `now`: a timestamp after every
+    /// earlier one, a wall time never earlier.
+    fn tick(&mut self, now: DateTime) -> OpTime {
         let wall = if now > self.last.wall {
             now
         } else {
@@ -283,6 +332,17 @@ impl Oplog {
             }
         };
         self.last = OpTime { ts, wall };
+        self.last
+    }
+
+    /// Appends one entry at `op_time` (already taken from [`Oplog::tick`]).
+    fn push(
+        &mut self,
+        op_time: OpTime,
+        txn_op_index: u32,
+        write: OplogWrite,
+        session: Option<WriteSession>,
+    ) {
         let op = write.change.op();
         if op != OplogOp::Command {
             let applied = self.applied.entry(write.ns.clone()).or_default();
@@ -290,7 +350,7 @@ impl Oplog {
         }
         if self.capacity > 0 {
             let entry = OplogEntry {
-                op_time: self.last,
+                op_time,
                 ns: write.ns,
                 op,
                 id: write.id,
@@ -298,15 +358,14 @@ impl Oplog {
                 change: write.change,
                 pre_image: write.pre_image,
                 session,
+                txn_op_index,
             };
             self.bytes = self.bytes.saturating_add(entry_size(&entry));
             self.entries.push_back(entry);
             self.evict_oldest();
         } else {
-            self.evicted_through = Some(ts);
+            self.evicted_through = Some((op_time.ts, txn_op_index));
         }
-        self.changes.send_replace(packed(ts));
-        self.last
     }
 
     /// Forgets the oldest entries until both the entry capacity and [`MAX_OPLOG_BYTES`] hold
@@ -317,7 +376,7 @@ impl Oplog {
         {
             if let Some(oldest) = self.entries.pop_front() {
                 self.bytes = self.bytes.saturating_sub(entry_size(&oldest));
-                self.evicted_through = Some(oldest.op_time.ts);
+                self.evicted_through = Some((oldest.op_time.ts, oldest.txn_op_index));
             }
         }
     }
@@ -352,14 +411,15 @@ impl Oplog {
 
     /// Retained entries strictly after `after`.
     pub(crate) fn since(&self, after: OpTime) -> Vec<OplogEntry> {
-        self.after(after.ts, usize::MAX)
+        self.from(after.ts, u32::MAX, usize::MAX)
     }
 
-    /// At most `limit` retained entries with a timestamp strictly after `after`, oldest first.
-    pub(crate) fn after(&self, after: Timestamp, limit: usize) -> Vec<OplogEntry> {
+    /// At most `limit` retained entries at or after position (`ts`, `txn_op_index`), oldest
+    /// first.
+    pub(crate) fn from(&self, ts: Timestamp, txn_op_index: u32, limit: usize) -> Vec<OplogEntry> {
         let start = self
             .entries
-            .partition_point(|entry| entry.op_time.ts <= after);
+            .partition_point(|entry| (entry.op_time.ts, entry.txn_op_index) < (ts, txn_op_index));
         self.entries
             .iter()
             .skip(start)
@@ -368,8 +428,9 @@ impl Oplog {
             .collect()
     }
 
-    /// The timestamp of the newest forgotten entry, if any was forgotten.
-    pub(crate) fn evicted_through(&self) -> Option<Timestamp> {
+    /// The position (timestamp, [`OplogEntry::txn_op_index`]) of the newest forgotten entry, if
+    /// any was forgotten.
+    pub(crate) fn evicted_through(&self) -> Option<(Timestamp, u32)> {
         self.evicted_through
     }
 
@@ -384,7 +445,10 @@ impl Oplog {
         if self.last.ts <= after {
             return Some(false);
         }
-        if self.evicted_through.is_some_and(|evicted| after < evicted) {
+        if self
+            .evicted_through
+            .is_some_and(|(evicted, _)| after < evicted)
+        {
             return None;
         }
         let newer = self

@@ -47,7 +47,16 @@ pub(crate) struct ConsumerLog {
     pub(crate) malformed: Vec<String>,
 }
 
-/// Watches `collection`, counting events in `live`, until the position sent on `end` has been received (or
+/// Where the watched namespace's op log ends once the writers stopped: its last position and
+/// how many of the tap's changes sit there (a committed transaction's writes share one
+/// position, so reaching the position is not yet receiving all of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LogEnd {
+    pub(crate) at: LogPosition,
+    pub(crate) changes: usize,
+}
+
+/// Watches `collection`, counting events in `live`, until the end sent on `end` has been received (or
 /// [`DRAIN_LIMIT`] after it was sent). The stream is open when `opened` fires: writes after
 /// that are all expected.
 ///
@@ -58,7 +67,7 @@ pub(crate) async fn consume(
     collection: Collection<Document>,
     live: Arc<LiveCounters>,
     opened: tokio::sync::oneshot::Sender<Result<(), String>>,
-    mut end: watch::Receiver<Option<LogPosition>>,
+    mut end: watch::Receiver<Option<LogEnd>>,
 ) -> ConsumerLog {
     let mut log = ConsumerLog::default();
     let mut stream = match open(&collection, None).await {
@@ -72,19 +81,17 @@ pub(crate) async fn consume(
     let _ = opened.send(Ok(()));
     live.watching.store(true, Ordering::Relaxed);
     let mut token: Option<ResumeToken> = None;
-    let mut ending: Option<(LogPosition, Instant)> = None;
+    let mut ending: Option<(LogEnd, Instant)> = None;
     loop {
         if ending.is_none() {
-            ending = (*end.borrow_and_update()).map(|position| (position, Instant::now()));
+            ending = (*end.borrow_and_update()).map(|end| (end, Instant::now()));
         }
         if let Some((last, since)) = ending {
-            if log.received.last().is_some_and(|change| change.at >= last)
-                || last == LogPosition::ZERO
-            {
+            if log.reached(last) || last.at == LogPosition::ZERO {
                 return log;
             }
             if since.elapsed() > DRAIN_LIMIT {
-                log.stalled = Some(stall(&log, last));
+                log.stalled = Some(stall(&log, last.at));
                 return log;
             }
         }
@@ -151,6 +158,18 @@ fn position_text(position: LogPosition) -> String {
 }
 
 impl ConsumerLog {
+    /// Whether the events received reach `end`: as many at its position (or later) as the
+    /// op log holds there.
+    fn reached(&self, end: LogEnd) -> bool {
+        let at_end = self
+            .received
+            .iter()
+            .rev()
+            .take_while(|change| change.at >= end.at)
+            .count();
+        at_end > 0 && at_end >= end.changes
+    }
+
     fn error(&mut self, message: String) {
         if self.errors.len() < KEPT_ERRORS {
             self.errors.push(message);
@@ -226,9 +245,8 @@ impl OplogTap {
         }
     }
 
-    /// Collects the entries written since the last call; returns the latest position of the
-    /// namespace so far ([`LogPosition::ZERO`] if none).
-    pub(crate) fn collect(&mut self) -> LogPosition {
+    /// Collects the entries written since the last call.
+    pub(crate) fn collect(&mut self) {
         for entry in self.store.oplog_since(self.last) {
             self.last = entry.op_time;
             if entry.ns == self.ns {
@@ -237,7 +255,18 @@ impl OplogTap {
                 }
             }
         }
-        self.changes.last().map_or(LogPosition::ZERO, |c| c.at)
+    }
+
+    /// Where the collected changes end, for the consumer to drain to.
+    pub(crate) fn end(&self) -> LogEnd {
+        let at = self.changes.last().map_or(LogPosition::ZERO, |c| c.at);
+        let changes = self
+            .changes
+            .iter()
+            .rev()
+            .take_while(|change| change.at == at)
+            .count();
+        LogEnd { at, changes }
     }
 
     /// Why the collected entries are not the whole history of the namespace since the tap
@@ -289,4 +318,38 @@ fn entry_change(entry: &OplogEntry) -> Option<Change> {
         op,
         id: entry.id.as_ref().map_or_else(String::new, id_text),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(increment: u32, id: &str) -> Change {
+        Change {
+            at: LogPosition { time: 7, increment },
+            op: ChangeOp::Update,
+            id: id.to_owned(),
+        }
+    }
+
+    #[test]
+    fn the_consumer_drains_every_change_of_a_transaction_at_the_logs_end() {
+        let end = LogEnd {
+            at: LogPosition {
+                time: 7,
+                increment: 2,
+            },
+            changes: 2,
+        };
+        let mut log = ConsumerLog {
+            received: vec![change(1, "a"), change(2, "b")],
+            ..ConsumerLog::default()
+        };
+        assert!(
+            !log.reached(end),
+            "one of the transaction's two writes is missing"
+        );
+        log.received.push(change(2, "c"));
+        assert!(log.reached(end));
+    }
 }

@@ -11,11 +11,11 @@ use steadfast::{Client, Collection};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-use super::consumer::{self, ConsumerLog, OplogTap};
+use super::consumer::{self, ConsumerLog, LogEnd, OplogTap};
 use super::ledger::Ledger;
 use super::progress::LiveCounters;
 use super::setup::DATABASE;
-use super::stream_check::{LogPosition, StreamCheck, check_stream};
+use super::stream_check::{StreamCheck, check_stream};
 use super::transfer_worker::{BANK, Bank, stored_transfers};
 use super::transfers::{TransferCheck, TransferFate, check_transfers};
 use super::worker::OpMix;
@@ -106,7 +106,7 @@ pub(crate) struct Consumer {
     task: JoinHandle<ConsumerLog>,
     tap: JoinHandle<OplogTap>,
     stop_tap: watch::Sender<bool>,
-    end: watch::Sender<Option<LogPosition>>,
+    end: watch::Sender<Option<LogEnd>>,
 }
 
 impl Consumer {
@@ -149,8 +149,8 @@ impl Consumer {
     ) -> Result<StreamCheck, String> {
         let _ = self.stop_tap.send(true);
         let mut tap = self.tap.await.map_err(|e| format!("op log tap: {e}"))?;
-        let last = tap.collect();
-        let _ = self.end.send(Some(last));
+        tap.collect();
+        let _ = self.end.send(Some(tap.end()));
         let log = self
             .task
             .await

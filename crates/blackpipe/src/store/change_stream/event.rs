@@ -83,7 +83,7 @@ pub(crate) fn events_of(
     };
     let mut events = vec![event];
     if invalidates(&spec.scope, &entry.change) {
-        let position = Position::of(entry.op_time.ts, STEP_INVALIDATE);
+        let position = Position::of(entry.op_time.ts, entry.txn_op_index, STEP_INVALIDATE);
         let token = ResumeToken {
             position,
             uuid: entry.uuid,
@@ -110,7 +110,7 @@ fn event_of(
     let Some(operation_type) = operation_type(&entry.change, spec.show_expanded) else {
         return Ok(None);
     };
-    let position = Position::of(entry.op_time.ts, STEP_EVENT);
+    let position = Position::of(entry.op_time.ts, entry.txn_op_index, STEP_EVENT);
     let token = ResumeToken {
         position,
         uuid: entry.uuid,

@@ -30,7 +30,7 @@ use super::commands::args::cursor_batch_size;
 use super::commands::tail::{await_time, cursor_not_found};
 use super::cursor::{DEFAULT_FIRST_BATCH, InsertWait, MAX_BATCH_BYTES, OpenCursor, cursor_reply};
 use super::errors::{CommandError, StoreResult, check_bson_size, code};
-use super::oplog::{packed, unpacked};
+use super::oplog::packed;
 use super::value_order::document_size;
 
 pub(crate) use self::options::first_stage as change_stream_stage;
@@ -254,14 +254,13 @@ struct Pass {
 
 fn read_pass(store: &Store, position: Position) -> Pass {
     let oplog = lock(&store.oplog);
-    // Entries at the position's own timestamp may hold events after it (an invalidate).
-    let from = unpacked(position.ts.saturating_sub(1));
+    // The entry at the position itself may hold events after it (an invalidate).
     Pass {
-        entries: oplog.after(from, ENTRIES_PER_PASS),
+        entries: oplog.from(position.timestamp(), position.index, ENTRIES_PER_PASS),
         newest: oplog.last().ts,
         lost_history: oplog
             .evicted_through()
-            .is_some_and(|evicted| packed(evicted) > position.ts),
+            .is_some_and(|(ts, index)| (packed(ts), index) > (position.ts, position.index)),
         changes: oplog.subscribe(),
     }
 }
@@ -299,7 +298,7 @@ fn fill(store: &Store, stream: &StreamCursor, max_count: usize) -> StoreResult<F
                     return Ok(batch.finish(true, None));
                 }
             }
-            batch.pass(entry.op_time.ts);
+            batch.pass_entry(entry.op_time.ts, entry.txn_op_index);
         }
         if pass.entries.len() < ENTRIES_PER_PASS {
             // Everything up to the newest write was examined.
@@ -353,9 +352,23 @@ impl Batch {
         Ok(true)
     }
 
-    /// Moves past everything at `ts` (an entry without events for this stream, or the newest
-    /// write); a position on an event of `ts` stays, so a batch ending with an event keeps
-    /// that event's token.
+    /// Moves past the entry at (`ts`, `index`), examined whole; a position on one of its
+    /// events stays, so a batch ending with an event keeps that event's token. Past an entry
+    /// without events for this stream the position moves even inside a transaction's
+    /// timestamp, so each pass of the log starts after the entries already examined.
+    fn pass_entry(&mut self, ts: Timestamp, index: u32) {
+        let past = Position::after_entry(ts, index);
+        if (self.position.position.ts, self.position.position.index) < (past.ts, past.index) {
+            self.position = ResumeToken {
+                position: past,
+                uuid: None,
+            };
+        }
+    }
+
+    /// Moves past everything at `ts` (the newest write, after every entry was examined); a
+    /// position on an event of `ts` stays, so a batch ending with an event keeps that event's
+    /// token.
     fn pass(&mut self, ts: Timestamp) {
         let past = Position::after_all_at(ts);
         if self.position.position.ts < past.ts {

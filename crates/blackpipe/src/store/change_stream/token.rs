@@ -1,11 +1,14 @@
 //! Resume tokens: `{_data: "<hex>"}` naming a position in the op log.
 //!
 //! Layout of the hex string (blackpipe's own, opaque to drivers as mongod's is): a version
-//! byte (1); the op log timestamp as 8 bytes (seconds, then increment, big-endian); the step
-//! within the entry (0: the entry's event, 1: the invalidate that follows it, 255: a high-water
-//! mark past everything at that timestamp); a flag byte, 1 if the 16 bytes of the collection's
-//! UUID follow. Positions order by timestamp, then step, which is the order events are
-//! returned in, so "resume after" is "the next position greater than the token's".
+//! byte (2); the op log timestamp as 8 bytes (seconds, then increment, big-endian); the
+//! entry's index among the entries of that timestamp as 4 big-endian bytes (a committed
+//! transaction's writes share one timestamp: this is mongod's `txnOpIndex`; 0 for a lone
+//! write); the step within the entry (0: the entry's event, 1: the invalidate that follows it,
+//! 255: a high-water mark past everything up to that index); a flag byte, 1 if the 16 bytes of
+//! the collection's UUID follow. Positions order by timestamp, then index, then step, which is
+//! the order events are returned in, so "resume after" is "the next position greater than the
+//! token's".
 
 use std::fmt::Write as _;
 
@@ -14,7 +17,9 @@ use bson::{Bson, Document, Timestamp, doc};
 use crate::store::errors::{CommandError, StoreResult, type_name};
 use crate::store::oplog::{packed, unpacked};
 
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
+/// Bytes before the UUID flag: version, timestamp, index, step.
+const HEADER_BYTES: usize = 14;
 
 /// The step of an entry's own event.
 pub(crate) const STEP_EVENT: u8 = 0;
@@ -28,21 +33,31 @@ pub(crate) const STEP_HIGH_WATER: u8 = u8::MAX;
 pub(crate) struct Position {
     /// The op log timestamp, [`packed`].
     pub(crate) ts: u64,
+    /// The entry's index among those of its timestamp ([`OplogEntry::txn_op_index`]).
+    ///
+    /// [`OplogEntry::txn_op_index`]: crate::store::OplogEntry::txn_op_index
+    pub(crate) index: u32,
     pub(crate) step: u8,
 }
 
 impl Position {
-    /// The position of event `step` of the entry at `ts`.
-    pub(crate) fn of(ts: Timestamp, step: u8) -> Position {
+    /// The position of event `step` of the entry at (`ts`, `index`).
+    pub(crate) fn of(ts: Timestamp, index: u32, step: u8) -> Position {
         Position {
             ts: packed(ts),
+            index,
             step,
         }
     }
 
     /// After everything at `ts` (and before).
     pub(crate) fn after_all_at(ts: Timestamp) -> Position {
-        Position::of(ts, STEP_HIGH_WATER)
+        Position::of(ts, u32::MAX, STEP_HIGH_WATER)
+    }
+
+    /// After every event of the entry at (`ts`, `index`) and the entries before it.
+    pub(crate) fn after_entry(ts: Timestamp, index: u32) -> Position {
+        Position::of(ts, index, STEP_HIGH_WATER)
     }
 
     /// Just before the first event at `ts`: where `startAtOperationTime` starts.
@@ -50,10 +65,12 @@ impl Position {
         match packed(ts).checked_sub(1) {
             Some(earlier) => Position {
                 ts: earlier,
+                index: u32::MAX,
                 step: STEP_HIGH_WATER,
             },
             None => Position {
                 ts: 0,
+                index: 0,
                 step: STEP_EVENT,
             },
         }
@@ -78,9 +95,10 @@ impl ResumeToken {
 
     /// The token as an event's `_id` (or a `postBatchResumeToken`).
     pub(crate) fn to_document(self) -> Document {
-        let mut bytes = Vec::with_capacity(27);
+        let mut bytes = Vec::with_capacity(HEADER_BYTES + 17);
         bytes.push(VERSION);
         bytes.extend_from_slice(&self.position.ts.to_be_bytes());
+        bytes.extend_from_slice(&self.position.index.to_be_bytes());
         bytes.push(self.position.step);
         match self.uuid {
             Some(uuid) => {
@@ -119,13 +137,15 @@ impl ResumeToken {
             _ => return Err(malformed()),
         };
         let bytes = decode_hex(hex).ok_or_else(malformed)?;
-        let (header, rest) = bytes.split_at_checked(10).ok_or_else(malformed)?;
-        let (version, ts_and_step) = header.split_first().ok_or_else(malformed)?;
-        let (ts_bytes, step) = ts_and_step.split_at_checked(8).ok_or_else(malformed)?;
+        let (header, rest) = bytes.split_at_checked(HEADER_BYTES).ok_or_else(malformed)?;
+        let (version, position) = header.split_first().ok_or_else(malformed)?;
+        let (ts_bytes, index_and_step) = position.split_at_checked(8).ok_or_else(malformed)?;
+        let (index_bytes, step) = index_and_step.split_at_checked(4).ok_or_else(malformed)?;
         if *version != VERSION {
             return Err(malformed());
         }
         let ts = u64::from_be_bytes(ts_bytes.try_into().map_err(|_| malformed())?);
+        let index = u32::from_be_bytes(index_bytes.try_into().map_err(|_| malformed())?);
         let step = step.first().copied().ok_or_else(malformed)?;
         let uuid = match rest {
             [0] => None,
@@ -136,7 +156,7 @@ impl ResumeToken {
             return Err(malformed());
         }
         Ok(ResumeToken {
-            position: Position { ts, step },
+            position: Position { ts, index, step },
             uuid,
         })
     }

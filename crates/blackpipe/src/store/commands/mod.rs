@@ -132,7 +132,7 @@ impl Exec<'_> {
     /// write replaced is kept for reads at an earlier time ([`crate::store::history`]).
     pub(crate) fn record(&mut self, write: OplogWrite) {
         if let Some(txn) = self.txn.as_deref_mut() {
-            txn.note_write(self.store, &write.ns, write.id);
+            txn.note_write(self.store, write);
             return;
         }
         let document_write = write.change.op() != OplogOp::Command;

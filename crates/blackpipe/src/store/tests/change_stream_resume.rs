@@ -138,7 +138,7 @@ fn malformed_resume_tokens_are_typed_errors() {
             2,
         ),
         (
-            Bson::Document(doc! { "_data": format!("02{}", &valid_hex[2..]) }),
+            Bson::Document(doc! { "_data": format!("01{}", &valid_hex[2..]) }),
             2,
         ),
         (Bson::Document(doc! { "_data": "0".repeat(1 << 20) }), 2),

@@ -2,6 +2,7 @@
 
 mod admin;
 mod aggregate;
+mod atomic_commit;
 mod bounds;
 mod capped;
 mod change_stream;

@@ -44,15 +44,16 @@ impl Undo {
     }
 }
 
-/// One write of the commit, for the op log and the store's history.
+/// One document the commit changed, and its version before, for the store's history.
 struct Applied {
     key: Vec<u8>,
-    write: OplogWrite,
+    ns: String,
+    previous: Option<Arc<Document>>,
 }
 
-/// Applies the transaction's written documents to the shared collections and records them in
-/// the op log (one entry per document, first-write order, stamped with the transaction).
-/// The caller holds the commit gate exclusively. Returns the optime of the last entry.
+/// Applies the transaction's written documents to the shared collections and records the
+/// transaction in the op log (its statements' writes, stamped with the transaction, all at
+/// one optime). The caller holds the commit gate exclusively. Returns the commit's optime.
 ///
 /// # Errors
 ///
@@ -85,11 +86,12 @@ pub(super) fn apply_commit(
             return Err(write_conflict());
         };
         match apply_one(&shared, &written.key, final_state) {
-            Ok(Some((write, step_undo))) => {
+            Ok(Some((previous, step_undo))) => {
                 undo.push(step_undo);
                 applied.push(Applied {
                     key: written.key.clone(),
-                    write,
+                    ns: written.ns.clone(),
+                    previous,
                 });
             }
             Ok(None) => {}
@@ -100,20 +102,33 @@ pub(super) fn apply_commit(
             }
         }
     }
+    Ok(record(store, now, txn, created, applied))
+}
+
+/// Records the commit in the op log at one optime: the collections it created first, then
+/// each document write of each statement, in order (as mongod's `applyOps`: a document
+/// inserted then updated shows both); and the versions its documents had before it in the
+/// history at that same optime. A read at any timestamp sees the whole transaction or none of
+/// it. Returns the commit's optime.
+fn record(
+    store: &Store,
+    now: DateTime,
+    txn: &OpenTransaction,
+    created: Vec<Created>,
+    applied: Vec<Applied>,
+) -> Option<OpTime> {
+    let writes: Vec<OplogWrite> = created
+        .into_iter()
+        .flat_map(|created| created.writes)
+        .chain(txn.statements.iter().cloned())
+        .collect();
     let mut oplog = lock(&store.oplog);
-    let mut last = None;
-    for write in created.iter().flat_map(|created| created.writes.clone()) {
-        last = Some(oplog.record(now, write, Some(txn.stamp.clone())));
-    }
+    let op_time = oplog.record_transaction(now, writes, &txn.stamp)?;
     let mut history = lock(&store.history);
-    for Applied { key, write } in applied {
-        let ns = write.ns.clone();
-        let previous = write.previous.clone();
-        let op_time = oplog.record(now, write, Some(txn.stamp.clone()));
+    for Applied { key, ns, previous } in applied {
         history.push(op_time, &ns, key, previous);
-        last = Some(op_time);
     }
-    Ok(last)
+    Some(op_time)
 }
 
 /// A collection the commit created, and the op log writes that say so.
@@ -194,50 +209,38 @@ fn drop_created(store: &Store, created: &[Created]) {
     }
 }
 
-/// Brings one shared document to the transaction's final state of it, returning the op log
-/// write (an update is described field by field, as for an update command) and how to undo it;
-/// `None` when nothing changes (inserted then deleted, or written back unchanged).
+/// Brings one shared document to the transaction's final state of it, returning the version
+/// it replaced (none for an insert) and how to undo it; `None` when nothing changes (inserted
+/// then deleted, or written back unchanged).
 fn apply_one(
     shared: &CollectionHandle,
     key: &[u8],
     final_state: Option<Arc<Document>>,
-) -> StoreResult<Option<(OplogWrite, Undo)>> {
+) -> StoreResult<Option<(Option<Arc<Document>>, Undo)>> {
     let mut collection = write(shared);
     let current = collection
         .document_by_key(key)
         .map(|(record, document)| (record, document.clone()));
-    let stored = |collection: &Collection| {
-        collection
-            .document_by_key(key)
-            .map(|(_, document)| document.clone())
-    };
     let step = match (current, final_state) {
         (None, Some(document)) => {
             collection
                 .insert((*document).clone())
                 .map_err(|_| write_conflict())?;
-            stored(&collection).map(|inserted| {
-                (
-                    OplogWrite::insert(&collection, inserted),
-                    Undo::Remove(shared.clone(), key.to_vec()),
-                )
-            })
+            Some((None, Undo::Remove(shared.clone(), key.to_vec())))
         }
         (Some((_, previous)), Some(document)) if Arc::ptr_eq(&previous, &document) => None,
         (Some((record, previous)), Some(document)) => {
             collection
                 .replace(record, (*document).clone())
                 .map_err(|_| write_conflict())?;
-            stored(&collection).map(|updated| {
-                (
-                    OplogWrite::update(&collection, &previous, updated, false),
-                    Undo::Restore(shared.clone(), key.to_vec(), previous),
-                )
-            })
+            Some((
+                Some(previous.clone()),
+                Undo::Restore(shared.clone(), key.to_vec(), previous),
+            ))
         }
         (Some((record, _)), None) => collection.remove(record).map(|removed| {
             (
-                OplogWrite::delete(&collection, &removed),
+                Some(removed.clone()),
                 Undo::Reinsert(shared.clone(), removed),
             )
         }),

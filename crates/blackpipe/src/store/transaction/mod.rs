@@ -31,15 +31,21 @@
 //! `commitTransaction` takes the store's commit gate exclusively (every other command holds it
 //! shared), so no reader sees part of a transaction. It applies each written document's final
 //! state to the shared collections through their ordinary insert, replace and remove, then
-//! records one op log entry per written document, in first-write order, stamped with the
-//! transaction's `lsid` and `txnNumber`. If a shared collection refuses a write (a unique
+//! records one op log entry per document write of each statement, in statement order (as
+//! mongod's `applyOps` lists each operation: a document inserted then updated shows an insert
+//! and an update), stamped with the transaction's `lsid` and `txnNumber`. All of them, and the
+//! history versions the commit replaced,
+//! carry one optime (as mongod's single `applyOps` entry does), so a read at any cluster time
+//! sees the whole transaction or none of it, and its change events share one `clusterTime`,
+//! told apart in their resume tokens by the entry's index. If a shared collection refuses a write (a unique
 //! secondary key taken since the snapshot), the writes already applied are undone and the commit
 //! fails with WriteConflict: never half applied.
 //!
 //! # Bounds
 //!
-//! At most [`MAX_TRANSACTION_DOCUMENTS`] documents written and [`MAX_TRANSACTION_BYTES`] of
-//! written documents per transaction (TransactionTooLarge, 334);
+//! At most [`MAX_TRANSACTION_DOCUMENTS`] documents written, as many statement writes kept for
+//! the op log, and [`MAX_TRANSACTION_BYTES`] of written documents (their final states), as many
+//! of statement writes, per transaction (TransactionTooLarge, 334);
 //! [`registry::MAX_OPEN_TRANSACTIONS`] holding state at once (aborted ones count until the
 //! reaper or their session drops them) and [`registry::MAX_COPIED_DOCUMENTS`] documents in all
 //! their private copies (ExceededMemoryLimit, 146). A transaction older than the store's

@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 
-use bson::{Bson, DateTime, Timestamp};
+use bson::{DateTime, Timestamp};
 
 use super::registry::{DocumentKey, Registration, write_conflict};
 use super::{MAX_TRANSACTION_BYTES, MAX_TRANSACTION_DOCUMENTS};
@@ -12,7 +12,7 @@ use crate::store::catalog::{CollectionHandle, lock, read};
 use crate::store::collection::Collection;
 use crate::store::errors::{CommandError, StoreResult, code};
 use crate::store::key::encode_key;
-use crate::store::oplog::{OpTime, WriteSession};
+use crate::store::oplog::{OpTime, OplogWrite, WriteSession};
 use crate::store::value_order::document_size;
 
 /// A collection as the transaction sees it.
@@ -46,6 +46,12 @@ pub(crate) struct OpenTransaction {
     pub(super) collections: HashMap<String, Option<PrivateCollection>>,
     pub(super) written: Vec<Written>,
     written_keys: HashSet<DocumentKey>,
+    /// Every document write of every statement, in order, as the op log records them at the
+    /// commit (mongod's `applyOps` holds each statement's operation, so a document inserted
+    /// then updated shows both events). Bounded with `statement_bytes` by
+    /// [`MAX_TRANSACTION_DOCUMENTS`] and [`MAX_TRANSACTION_BYTES`].
+    pub(super) statements: Vec<OplogWrite>,
+    statement_bytes: usize,
     /// The error that ends the transaction, found while a write was applied (reported once the
     /// statement returns).
     pub(super) failure: Option<CommandError>,
@@ -66,6 +72,8 @@ impl OpenTransaction {
             collections: HashMap::new(),
             written: Vec::new(),
             written_keys: HashSet::new(),
+            statements: Vec::new(),
+            statement_bytes: 0,
             failure: None,
         }
     }
@@ -212,40 +220,58 @@ impl OpenTransaction {
         }
     }
 
-    /// Notes that a statement wrote document `id` of `ns` (already applied to the private copy,
-    /// whose lock the caller holds). The first write of a document takes it for the transaction
-    /// and checks that nobody wrote it since the snapshot; a conflict is kept in `failure`.
-    pub(crate) fn note_write(&mut self, store: &Store, ns: &str, id: Option<Bson>) {
-        let Some(id) = id else {
+    /// Notes that a statement made document write `write` (already applied to the private
+    /// copy, whose lock the caller holds), keeping it for the commit's op log entries. The
+    /// first write of a document takes it for the transaction and checks that nobody wrote it
+    /// since the snapshot; a conflict, or a transaction past its bounds, is kept in `failure`.
+    pub(crate) fn note_write(&mut self, store: &Store, mut write: OplogWrite) {
+        let Some(id) = write.id.as_ref() else {
             return;
         };
         if self.failure.is_some() {
             return;
         }
-        let key = (ns.to_owned(), encode_key(&id));
-        if self.written_keys.contains(&key) {
+        let key = (write.ns.clone(), encode_key(id));
+        if !self.written_keys.contains(&key) && !self.take(store, key) {
             return;
         }
-        if self.written.len() >= MAX_TRANSACTION_DOCUMENTS {
+        // The commit's history keeps the version each document had before the transaction;
+        // the statement's own previous version is not needed.
+        write.previous = None;
+        self.statement_bytes = self.statement_bytes.saturating_add(write.size());
+        if self.statements.len() >= MAX_TRANSACTION_DOCUMENTS
+            || self.statement_bytes > MAX_TRANSACTION_BYTES
+        {
             self.failure = Some(too_large());
             return;
         }
+        self.statements.push(write);
+    }
+
+    /// Takes document `key` for the transaction at its first write; `false`, with the reason
+    /// in `failure`, when it cannot.
+    fn take(&mut self, store: &Store, key: DocumentKey) -> bool {
+        if self.written.len() >= MAX_TRANSACTION_DOCUMENTS {
+            self.failure = Some(too_large());
+            return false;
+        }
         if let Err(conflict) = self.registration.hold(key.clone()) {
             self.failure = Some(conflict);
-            return;
+            return false;
         }
         // Taken before looking at the op log: a write outside the transaction is either there
         // already or will find the document held and abort this transaction.
         let since = self.snapshot.unwrap_or(OpTime::ZERO.ts);
-        if lock(&store.oplog).wrote_since(since, ns, &key.1) != Some(false) {
+        if lock(&store.oplog).wrote_since(since, &key.0, &key.1) != Some(false) {
             self.failure = Some(write_conflict());
-            return;
+            return false;
         }
         self.written.push(Written {
-            ns: ns.to_owned(),
+            ns: key.0.clone(),
             key: key.1.clone(),
         });
         self.written_keys.insert(key);
+        true
     }
 
     /// Checks the bytes of the written documents' current states against
