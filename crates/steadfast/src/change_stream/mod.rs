@@ -10,6 +10,13 @@
 //! error: the events after the last one returned come next, none lost and none repeated. Any
 //! other error ends the stream ([`ChangeStream::is_alive`] turns false).
 //!
+//! An overloaded server's refusal (`SystemOverloadedError`, code 462) is not resumable: the
+//! `getMore` is retried with backoff as the client backpressure specification says, and once
+//! those retries are spent the error reaches the application. A consumer that must ride out
+//! overload opens a new stream with `resume_after(token)`, `token` being the last
+//! [`ChangeStream::resume_token`] it read: no event is lost or repeated that way either
+//! (`steadfast torture --consumer` does exactly this and checks it).
+//!
 //! # Keeping the resume token
 //! [`ChangeStream::resume_token`] is the token a resume would use: after each event, and also
 //! after empty batches (the server's post-batch token), so polling with
