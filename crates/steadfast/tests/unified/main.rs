@@ -54,6 +54,13 @@ const SUITES: &[&str] = &[
     "transactions-convenient-api/unified",
     "causal-consistency",
     "change-streams/unified",
+    "crud/unified",
+    "gridfs",
+    "index-management",
+    "collection-management",
+    "run-command/unified",
+    "versioned-api",
+    "read-write-concern/operation",
 ];
 
 /// Bounds one case, so that a hang fails the case instead of the run.
