@@ -57,6 +57,9 @@ pub struct UpdateModel {
     pub collation: Option<Collation>,
     /// The index to use.
     pub hint: Option<Hint>,
+    /// Which matching document an `UpdateOne` updates first (8.0+). An `UpdateMany` with a
+    /// sort fails with `InvalidArgument` before anything is sent.
+    pub sort: Option<Document>,
 }
 
 impl UpdateModel {
@@ -69,6 +72,7 @@ impl UpdateModel {
             array_filters: None,
             collation: None,
             hint: None,
+            sort: None,
         }
     }
 
@@ -99,6 +103,13 @@ impl UpdateModel {
         self.hint = Some(hint.into());
         self
     }
+
+    /// Sets [`UpdateModel::sort`].
+    #[must_use]
+    pub fn sort(mut self, sort: Document) -> Self {
+        self.sort = Some(sort);
+        self
+    }
 }
 
 /// Replaces the first document matching a filter.
@@ -115,6 +126,8 @@ pub struct ReplaceOneModel<T> {
     pub collation: Option<Collation>,
     /// The index to use.
     pub hint: Option<Hint>,
+    /// Which matching document is replaced first (8.0+).
+    pub sort: Option<Document>,
 }
 
 impl<T> ReplaceOneModel<T> {
@@ -126,6 +139,7 @@ impl<T> ReplaceOneModel<T> {
             upsert: None,
             collation: None,
             hint: None,
+            sort: None,
         }
     }
 
@@ -147,6 +161,13 @@ impl<T> ReplaceOneModel<T> {
     #[must_use]
     pub fn hint(mut self, hint: impl Into<Hint>) -> Self {
         self.hint = Some(hint.into());
+        self
+    }
+
+    /// Sets [`ReplaceOneModel::sort`].
+    #[must_use]
+    pub fn sort(mut self, sort: Document) -> Self {
+        self.sort = Some(sort);
         self
     }
 }
@@ -222,7 +243,7 @@ impl<T: Serialize> WriteModel<T> {
                     array_filters: None,
                     collation: model.collation.as_ref(),
                     hint: model.hint.as_ref(),
-                    sort: None,
+                    sort: model.sort.as_ref(),
                 };
                 let statement = Statement::update(
                     &model.filter,
@@ -256,12 +277,17 @@ impl<T: Serialize> WriteModel<T> {
 
 fn update_statement(model: UpdateModel, multi: bool) -> Result<Statement> {
     check_update(&model.update)?;
+    if multi && model.sort.is_some() {
+        return Err(Error::invalid_argument(
+            "sort applies to a single-document update (UpdateOne), not UpdateMany",
+        ));
+    }
     let fields = UpdateStatementFields {
         upsert: model.upsert,
         array_filters: model.array_filters.as_deref(),
         collation: model.collation.as_ref(),
         hint: model.hint.as_ref(),
-        sort: None,
+        sort: model.sort.as_ref(),
     };
     Statement::update(&model.filter, &model.update, multi, fields)
 }

@@ -284,6 +284,11 @@ impl<'a, T: Send + Sync> Update<'a, T> {
     async fn run(self) -> Result<UpdateResult> {
         check_update(&self.update)?;
         let o = self.options;
+        if self.multi && o.sort.is_some() {
+            return Err(Error::invalid_argument(
+                "sort applies to update_one, not update_many",
+            ));
+        }
         let statement = Statement::update(
             &self.filter,
             &self.update,

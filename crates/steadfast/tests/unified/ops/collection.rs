@@ -2,12 +2,12 @@
 
 use bson::{Bson, Document, doc};
 use steadfast::options::{
-    AggregateOptions, CountOptions, CursorType, DistinctOptions, FindOneAndDeleteOptions,
-    FindOneAndReplaceOptions, FindOneAndUpdateOptions, FindOptions, IndexModel, ReturnDocument,
+    AggregateOptions, CursorType, FindOneOptions, FindOptions, IndexModel, ReturnDocument,
     TimeoutMode,
 };
 use steadfast::{ClientSession, Collection, DeleteModel, ReplaceOneModel, UpdateModel, WriteModel};
 
+use super::crud_options;
 use super::timed::{InSession, Timed};
 use super::{
     OpResult, Outcome, bulk_write_result, delete_result, drain, insert_many_result, update_result,
@@ -28,33 +28,32 @@ pub(super) async fn run(
     let result = match name {
         "insertOne" => {
             let document = args.document("document")?;
+            let options = crud_options::insert_one(&mut args)?;
             args.finish()?;
             coll.insert_one(document)
                 .timed(timeout)
                 .in_session(session.take())
+                .with_options(options)
                 .await
                 .map(|r| Outcome::Value(Bson::Document(doc! { "insertedId": r.inserted_id })))
         }
         "insertMany" => {
             let documents = args.documents("documents")?;
-            let ordered = args.optional_bool("ordered")?;
+            let options = crud_options::insert_many(&mut args)?;
             args.finish()?;
-            let mut action = coll
+            let action = coll
                 .insert_many(documents)
                 .timed(timeout)
-                .in_session(session.take());
-            if let Some(ordered) = ordered {
-                action = action.ordered(ordered);
-            }
+                .in_session(session.take())
+                .with_options(options);
             action.await.map(|r| Outcome::Value(insert_many_result(&r)))
         }
         "updateOne" | "updateMany" => {
             let filter = args.document("filter")?;
             let update = args.update("update")?;
-            let upsert = args.optional_bool("upsert")?;
-            let hint = args.optional_hint()?;
+            let options = crud_options::update(&mut args)?;
             args.finish()?;
-            let mut action = if name == "updateOne" {
+            let action = if name == "updateOne" {
                 coll.update_one(filter, update)
                     .timed(timeout)
                     .in_session(session.take())
@@ -63,30 +62,26 @@ pub(super) async fn run(
                     .timed(timeout)
                     .in_session(session.take())
             };
-            if let Some(upsert) = upsert {
-                action = action.upsert(upsert);
-            }
-            if let Some(hint) = hint {
-                action = action.hint(hint);
-            }
-            action.await.map(|r| Outcome::Value(update_result(&r)))
+            action
+                .with_options(options)
+                .await
+                .map(|r| Outcome::Value(update_result(&r)))
         }
         "replaceOne" => {
             let filter = args.document("filter")?;
             let replacement = args.document("replacement")?;
-            let upsert = args.optional_bool("upsert")?;
+            let options = crud_options::replace(&mut args)?;
             args.finish()?;
-            let mut action = coll
+            let action = coll
                 .replace_one(filter, replacement)
                 .timed(timeout)
-                .in_session(session.take());
-            if let Some(upsert) = upsert {
-                action = action.upsert(upsert);
-            }
+                .in_session(session.take())
+                .with_options(options);
             action.await.map(|r| Outcome::Value(update_result(&r)))
         }
         "deleteOne" | "deleteMany" => {
             let filter = args.document("filter")?;
+            let options = crud_options::delete(&mut args)?;
             args.finish()?;
             let action = if name == "deleteOne" {
                 coll.delete_one(filter)
@@ -97,13 +92,14 @@ pub(super) async fn run(
                     .timed(timeout)
                     .in_session(session.take())
             };
-            action.await.map(|r| Outcome::Value(delete_result(&r)))
+            action
+                .with_options(options)
+                .await
+                .map(|r| Outcome::Value(delete_result(&r)))
         }
         "findOneAndDelete" => {
             let filter = args.document("filter")?;
-            let mut options = FindOneAndDeleteOptions::default();
-            options.sort = args.optional_document("sort")?;
-            options.projection = args.optional_document("projection")?;
+            let options = crud_options::find_one_and_delete(&mut args)?;
             args.finish()?;
             let found = coll
                 .find_one_and_delete(filter)
@@ -116,11 +112,7 @@ pub(super) async fn run(
         "findOneAndUpdate" => {
             let filter = args.document("filter")?;
             let update = args.update("update")?;
-            let mut options = FindOneAndUpdateOptions::default();
-            options.sort = args.optional_document("sort")?;
-            options.projection = args.optional_document("projection")?;
-            options.upsert = args.optional_bool("upsert")?;
-            options.return_document = return_document(&mut args)?;
+            let options = crud_options::find_one_and_update(&mut args)?;
             args.finish()?;
             let found = coll
                 .find_one_and_update(filter, update)
@@ -133,11 +125,7 @@ pub(super) async fn run(
         "findOneAndReplace" => {
             let filter = args.document("filter")?;
             let replacement = args.document("replacement")?;
-            let mut options = FindOneAndReplaceOptions::default();
-            options.sort = args.optional_document("sort")?;
-            options.projection = args.optional_document("projection")?;
-            options.upsert = args.optional_bool("upsert")?;
-            options.return_document = return_document(&mut args)?;
+            let options = crud_options::find_one_and_replace(&mut args)?;
             args.finish()?;
             let found = coll
                 .find_one_and_replace(filter, replacement)
@@ -149,19 +137,17 @@ pub(super) async fn run(
         }
         "bulkWrite" => {
             let requests = args.documents("requests")?;
-            let ordered = args.optional_bool("ordered")?;
+            let options = crud_options::bulk_write(&mut args)?;
             args.finish()?;
             let models = requests
                 .iter()
                 .map(write_model)
                 .collect::<Result<Vec<_>, _>>()?;
-            let mut action = coll
+            let action = coll
                 .bulk_write(models)
                 .timed(timeout)
-                .in_session(session.take());
-            if let Some(ordered) = ordered {
-                action = action.ordered(ordered);
-            }
+                .in_session(session.take())
+                .with_options(options);
             action.await.map(|r| Outcome::Value(bulk_write_result(&r)))
         }
         "find" => {
@@ -191,19 +177,19 @@ pub(super) async fn run(
         }
         "findOne" => {
             let filter = args.optional_document("filter")?.unwrap_or_default();
-            let sort = args.optional_document("sort")?;
-            let projection = args.optional_document("projection")?;
+            let mut options = FindOneOptions::default();
+            options.sort = args.optional_document("sort")?;
+            options.projection = args.optional_document("projection")?;
+            options.comment = args.take("comment");
+            options.collation = crud_options::collation(&mut args)?;
+            options.hint = args.optional_hint()?;
+            options.let_vars = args.optional_document("let")?;
             args.finish()?;
-            let mut action = coll
+            let action = coll
                 .find_one(filter)
                 .timed(timeout)
-                .in_session(session.take());
-            if let Some(sort) = sort {
-                action = action.sort(sort);
-            }
-            if let Some(projection) = projection {
-                action = action.projection(projection);
-            }
+                .in_session(session.take())
+                .with_options(options);
             action.await.map(optional_document)
         }
         "aggregate" => {
@@ -212,6 +198,7 @@ pub(super) async fn run(
             options.batch_size = args.optional_count("batchSize")?;
             options.max_time = args.optional_duration("maxTimeMS")?;
             options.max_await_time = args.optional_duration("maxAwaitTimeMS")?;
+            crud_options::aggregate_extras(&mut args, &mut options)?;
             let mode = timeout_mode(&mut args)?;
             args.finish()?;
             let mut action = coll
@@ -228,9 +215,7 @@ pub(super) async fn run(
         }
         "countDocuments" => {
             let filter = args.optional_document("filter")?.unwrap_or_default();
-            let mut options = CountOptions::default();
-            options.limit = args.optional_count("limit")?;
-            options.skip = args.optional_count("skip")?;
+            let options = crud_options::count_documents(&mut args)?;
             args.finish()?;
             let counted = coll
                 .count_documents(filter)
@@ -241,24 +226,25 @@ pub(super) async fn run(
             counted.map(|n| Outcome::Value(super::count(n)))
         }
         "estimatedDocumentCount" => {
-            let max_time = args.optional_duration("maxTimeMS")?;
+            let options = crud_options::estimated_document_count(&mut args)?;
             args.finish()?;
-            let mut action = coll.estimated_document_count().timed(timeout);
-            if let Some(max_time) = max_time {
-                action = action.max_time(max_time);
-            }
-            let counted = action.await;
+            let counted = coll
+                .estimated_document_count()
+                .timed(timeout)
+                .with_options(options)
+                .await;
             counted.map(|n| Outcome::Value(super::count(n)))
         }
         "distinct" => {
             let field = args.string("fieldName")?;
             let filter = args.optional_document("filter")?.unwrap_or_default();
+            let options = crud_options::distinct(&mut args)?;
             args.finish()?;
             let values = coll
                 .distinct(field, filter)
                 .timed(timeout)
                 .in_session(session.take())
-                .with_options(DistinctOptions::default())
+                .with_options(options)
                 .await;
             values.map(|v| Outcome::Value(Bson::Array(v)))
         }
@@ -380,6 +366,7 @@ pub(super) fn find_options(args: &mut Args) -> Result<FindOptions, String> {
     options.max_time = args.optional_duration("maxTimeMS")?;
     options.max_await_time = args.optional_duration("maxAwaitTimeMS")?;
     options.cursor_type = cursor_type(args)?;
+    super::crud_options::find_extras(args, &mut options)?;
     Ok(options)
 }
 
@@ -427,6 +414,11 @@ fn write_model(request: &Document) -> Result<WriteModel<Document>, String> {
             if let Some(upsert) = args.optional_bool("upsert")? {
                 model = model.upsert(upsert);
             }
+            let o = crud_options::model_options(&mut args)?;
+            model.collation = o.collation;
+            model.hint = o.hint;
+            model.array_filters = o.array_filters;
+            model.sort = o.sort;
             if kind == "updateOne" {
                 WriteModel::UpdateOne(model)
             } else {
@@ -439,10 +431,23 @@ fn write_model(request: &Document) -> Result<WriteModel<Document>, String> {
             if let Some(upsert) = args.optional_bool("upsert")? {
                 model = model.upsert(upsert);
             }
+            let o = crud_options::model_options(&mut args)?;
+            model.collation = o.collation;
+            model.hint = o.hint;
+            model.sort = o.sort;
             WriteModel::ReplaceOne(model)
         }
-        "deleteOne" => WriteModel::DeleteOne(DeleteModel::new(args.document("filter")?)),
-        "deleteMany" => WriteModel::DeleteMany(DeleteModel::new(args.document("filter")?)),
+        "deleteOne" | "deleteMany" => {
+            let mut model = DeleteModel::new(args.document("filter")?);
+            let o = crud_options::model_options(&mut args)?;
+            model.collation = o.collation;
+            model.hint = o.hint;
+            if kind == "deleteOne" {
+                WriteModel::DeleteOne(model)
+            } else {
+                WriteModel::DeleteMany(model)
+            }
+        }
         other => {
             return Err(format!(
                 "bulkWrite request {other:?} is not supported by this runner"

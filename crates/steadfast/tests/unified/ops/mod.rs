@@ -3,6 +3,7 @@
 
 pub(crate) mod change_streams;
 pub(crate) mod collection;
+mod crud_options;
 mod cursor;
 mod database;
 mod sessions;

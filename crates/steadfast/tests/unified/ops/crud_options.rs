@@ -1,0 +1,262 @@
+//! The options of the CRUD operations, read from a test's arguments into steadfast's option
+//! structs (the crud suite passes every option the CRUD specification lists).
+
+use bson::{Bson, Document};
+use steadfast::options::{
+    AggregateOptions, BulkWriteOptions, Collation, CountOptions, DeleteOptions, DistinctOptions,
+    EstimatedDocumentCountOptions, FindOneAndDeleteOptions, FindOneAndReplaceOptions,
+    FindOneAndUpdateOptions, FindOptions, InsertManyOptions, InsertOneOptions, ReplaceOptions,
+    UpdateOptions,
+};
+
+use super::collection::return_document;
+use crate::args::{Args, write_concern};
+
+/// Reads `rawData` and drops it: steadfast has no rawData option (it is for time-series
+/// buckets on 8.2+), and the suite's tests for servers before 8.2 expect the argument to be
+/// ignored, never sent; the 8.2+ tests are skipped by version, since blackpipe reports 8.0.
+fn ignore_raw_data(args: &mut Args) {
+    args.take("rawData");
+}
+
+/// The optional `collation` argument.
+pub(super) fn collation(args: &mut Args) -> Result<Option<Collation>, String> {
+    args.optional_document("collation")?
+        .map(|d| {
+            bson::deserialize_from_document(d).map_err(|e| format!("collation: {e}"))
+        })
+        .transpose()
+}
+
+/// The optional `arrayFilters` argument: an array of documents.
+pub(super) fn array_filters(args: &mut Args) -> Result<Option<Vec<Document>>, String> {
+    match args.take("arrayFilters") {
+        None => Ok(None),
+        Some(Bson::Array(items)) => items
+            .into_iter()
+            .map(|item| match item {
+                Bson::Document(d) => Ok(d),
+                other => Err(format!("arrayFilters must hold documents, found {other}")),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        Some(other) => Err(format!("arrayFilters must be an array, found {other}")),
+    }
+}
+
+/// The optional `writeConcern` argument.
+fn concern(args: &mut Args) -> Result<Option<steadfast::options::WriteConcern>, String> {
+    args.optional_document("writeConcern")?
+        .map(|d| write_concern(&d))
+        .transpose()
+}
+
+/// `insertOne`'s options.
+pub(super) fn insert_one(args: &mut Args) -> Result<InsertOneOptions, String> {
+    ignore_raw_data(args);
+    let mut o = InsertOneOptions::default();
+    o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
+    o.comment = args.take("comment");
+    o.write_concern = concern(args)?;
+    Ok(o)
+}
+
+/// `insertMany`'s options.
+pub(super) fn insert_many(args: &mut Args) -> Result<InsertManyOptions, String> {
+    ignore_raw_data(args);
+    let mut o = InsertManyOptions::default();
+    o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
+    o.ordered = args.optional_bool("ordered")?;
+    o.comment = args.take("comment");
+    o.write_concern = concern(args)?;
+    Ok(o)
+}
+
+/// `updateOne`'s and `updateMany`'s options.
+pub(super) fn update(args: &mut Args) -> Result<UpdateOptions, String> {
+    ignore_raw_data(args);
+    let mut o = UpdateOptions::default();
+    o.array_filters = array_filters(args)?;
+    o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
+    o.collation = collation(args)?;
+    o.hint = args.optional_hint()?;
+    o.upsert = args.optional_bool("upsert")?;
+    o.let_vars = args.optional_document("let")?;
+    o.comment = args.take("comment");
+    o.sort = args.optional_document("sort")?;
+    o.write_concern = concern(args)?;
+    Ok(o)
+}
+
+/// `replaceOne`'s options.
+pub(super) fn replace(args: &mut Args) -> Result<ReplaceOptions, String> {
+    ignore_raw_data(args);
+    let mut o = ReplaceOptions::default();
+    o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
+    o.collation = collation(args)?;
+    o.hint = args.optional_hint()?;
+    o.upsert = args.optional_bool("upsert")?;
+    o.let_vars = args.optional_document("let")?;
+    o.comment = args.take("comment");
+    o.sort = args.optional_document("sort")?;
+    o.write_concern = concern(args)?;
+    Ok(o)
+}
+
+/// `deleteOne`'s and `deleteMany`'s options.
+pub(super) fn delete(args: &mut Args) -> Result<DeleteOptions, String> {
+    ignore_raw_data(args);
+    let mut o = DeleteOptions::default();
+    o.collation = collation(args)?;
+    o.hint = args.optional_hint()?;
+    o.let_vars = args.optional_document("let")?;
+    o.comment = args.take("comment");
+    o.write_concern = concern(args)?;
+    Ok(o)
+}
+
+/// `findOneAndDelete`'s options.
+pub(super) fn find_one_and_delete(args: &mut Args) -> Result<FindOneAndDeleteOptions, String> {
+    ignore_raw_data(args);
+    let mut o = FindOneAndDeleteOptions::default();
+    o.sort = args.optional_document("sort")?;
+    o.projection = args.optional_document("projection")?;
+    o.collation = collation(args)?;
+    o.hint = args.optional_hint()?;
+    o.let_vars = args.optional_document("let")?;
+    o.comment = args.take("comment");
+    o.max_time = args.optional_duration("maxTimeMS")?;
+    o.write_concern = concern(args)?;
+    Ok(o)
+}
+
+/// `findOneAndUpdate`'s options.
+pub(super) fn find_one_and_update(args: &mut Args) -> Result<FindOneAndUpdateOptions, String> {
+    ignore_raw_data(args);
+    let mut o = FindOneAndUpdateOptions::default();
+    o.array_filters = array_filters(args)?;
+    o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
+    o.sort = args.optional_document("sort")?;
+    o.projection = args.optional_document("projection")?;
+    o.upsert = args.optional_bool("upsert")?;
+    o.return_document = return_document(args)?;
+    o.collation = collation(args)?;
+    o.hint = args.optional_hint()?;
+    o.let_vars = args.optional_document("let")?;
+    o.comment = args.take("comment");
+    o.max_time = args.optional_duration("maxTimeMS")?;
+    o.write_concern = concern(args)?;
+    Ok(o)
+}
+
+/// `findOneAndReplace`'s options.
+pub(super) fn find_one_and_replace(args: &mut Args) -> Result<FindOneAndReplaceOptions, String> {
+    ignore_raw_data(args);
+    let mut o = FindOneAndReplaceOptions::default();
+    o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
+    o.sort = args.optional_document("sort")?;
+    o.projection = args.optional_document("projection")?;
+    o.upsert = args.optional_bool("upsert")?;
+    o.return_document = return_document(args)?;
+    o.collation = collation(args)?;
+    o.hint = args.optional_hint()?;
+    o.let_vars = args.optional_document("let")?;
+    o.comment = args.take("comment");
+    o.max_time = args.optional_duration("maxTimeMS")?;
+    o.write_concern = concern(args)?;
+    Ok(o)
+}
+
+/// `bulkWrite`'s options (the models are read by the caller).
+pub(super) fn bulk_write(args: &mut Args) -> Result<BulkWriteOptions, String> {
+    ignore_raw_data(args);
+    let mut o = BulkWriteOptions::default();
+    o.ordered = args.optional_bool("ordered")?;
+    o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
+    o.let_vars = args.optional_document("let")?;
+    o.comment = args.take("comment");
+    o.write_concern = concern(args)?;
+    Ok(o)
+}
+
+/// The options of `find` beyond those `collection::find_options` reads.
+pub(super) fn find_extras(args: &mut Args, o: &mut FindOptions) -> Result<(), String> {
+    ignore_raw_data(args);
+    o.allow_disk_use = args.optional_bool("allowDiskUse")?;
+    o.allow_partial_results = args.optional_bool("allowPartialResults")?;
+    o.collation = collation(args)?;
+    o.comment = args.take("comment");
+    o.let_vars = args.optional_document("let")?;
+    o.max = args.optional_document("max")?;
+    o.min = args.optional_document("min")?;
+    o.no_cursor_timeout = args.optional_bool("noCursorTimeout")?;
+    o.return_key = args.optional_bool("returnKey")?;
+    o.show_record_id = args.optional_bool("showRecordId")?;
+    Ok(())
+}
+
+/// The options of `aggregate` beyond batch size and time limits.
+pub(super) fn aggregate_extras(args: &mut Args, o: &mut AggregateOptions) -> Result<(), String> {
+    ignore_raw_data(args);
+    o.allow_disk_use = args.optional_bool("allowDiskUse")?;
+    o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
+    o.collation = collation(args)?;
+    o.comment = args.take("comment");
+    o.hint = args.optional_hint()?;
+    o.let_vars = args.optional_document("let")?;
+    o.write_concern = concern(args)?;
+    Ok(())
+}
+
+/// `countDocuments`'s options.
+pub(super) fn count_documents(args: &mut Args) -> Result<CountOptions, String> {
+    ignore_raw_data(args);
+    let mut o = CountOptions::default();
+    o.limit = args.optional_count("limit")?;
+    o.skip = args.optional_count("skip")?;
+    o.collation = collation(args)?;
+    o.comment = args.take("comment");
+    o.hint = args.optional_hint()?;
+    o.max_time = args.optional_duration("maxTimeMS")?;
+    Ok(o)
+}
+
+/// `estimatedDocumentCount`'s options.
+pub(super) fn estimated_document_count(
+    args: &mut Args,
+) -> Result<EstimatedDocumentCountOptions, String> {
+    ignore_raw_data(args);
+    let mut o = EstimatedDocumentCountOptions::default();
+    o.comment = args.take("comment");
+    o.max_time = args.optional_duration("maxTimeMS")?;
+    Ok(o)
+}
+
+/// `distinct`'s options.
+pub(super) fn distinct(args: &mut Args) -> Result<DistinctOptions, String> {
+    ignore_raw_data(args);
+    let mut o = DistinctOptions::default();
+    o.collation = collation(args)?;
+    o.comment = args.take("comment");
+    o.hint = args.optional_hint()?;
+    o.max_time = args.optional_duration("maxTimeMS")?;
+    Ok(o)
+}
+
+/// The per-model options of a `bulkWrite` request: `collation`, `hint`, `arrayFilters`, `sort`.
+pub(super) struct ModelOptions {
+    pub(super) collation: Option<Collation>,
+    pub(super) hint: Option<steadfast::options::Hint>,
+    pub(super) array_filters: Option<Vec<Document>>,
+    pub(super) sort: Option<Document>,
+}
+
+/// Reads a bulkWrite request's per-model options.
+pub(super) fn model_options(args: &mut Args) -> Result<ModelOptions, String> {
+    Ok(ModelOptions {
+        collation: collation(args)?,
+        hint: args.optional_hint()?,
+        array_filters: array_filters(args)?,
+        sort: args.optional_document("sort")?,
+    })
+}
