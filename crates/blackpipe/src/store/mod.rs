@@ -77,6 +77,7 @@ mod expr;
 mod history;
 mod index;
 mod key;
+mod let_vars;
 mod oplog;
 mod path;
 mod projection;

@@ -72,7 +72,9 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
     let collection = collection_name(command, "find")?;
     validate_namespace(exec.db, collection)?;
     let filter = match optional_document(command, "find", "filter")? {
-        Some(filter) => Filter::parse(filter)?,
+        Some(filter) => {
+            Filter::parse(&*crate::store::let_vars::LetVars::read(command)?.filter(filter)?)?
+        }
         None => Filter::match_all(),
     };
     let tailable = optional_bool(command, "find", "tailable")?.unwrap_or(false);

@@ -28,8 +28,9 @@ struct Request {
 }
 
 fn parse(command: &Document, name: &str) -> StoreResult<Request> {
+    let vars = crate::store::let_vars::LetVars::read(command)?;
     let filter = match optional_document(command, name, "query")? {
-        Some(filter) => Filter::parse(filter)?,
+        Some(filter) => Filter::parse(&*vars.filter(filter)?)?,
         None => Filter::match_all(),
     };
     let sort =
@@ -64,16 +65,15 @@ fn parse(command: &Document, name: &str) -> StoreResult<Request> {
             "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document",
         ));
     }
-    if command.get("arrayFilters").is_some() {
-        return Err(CommandError::bad_value(
-            "blackpipe does not support arrayFilters",
-        ));
-    }
     let projection = match optional_document(command, name, "fields")? {
         Some(fields) => Projection::parse(fields, ProjectionKind::Find)?,
         None => None,
     };
-    let update = update.map(Update::parse).transpose()?;
+    let update = update
+        .map(|update| {
+            Update::parse_with_array_filters(&*vars.update(update)?, command.get("arrayFilters"))
+        })
+        .transpose()?;
     Ok(Request {
         filter,
         sort,

@@ -124,7 +124,8 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
         return Err(change_stream::not_first_stage());
     }
     let batch_size = cursor_batch_size(command, "aggregate")?;
-    let pipeline = Pipeline::parse(stages)?;
+    let vars = crate::store::let_vars::LetVars::read(command)?;
+    let pipeline = Pipeline::parse(&vars.pipeline(stages)?)?;
     let input: Vec<Arc<Document>> = match exec.collection(&collection)? {
         Some(handle) => {
             let guard = read(&handle);

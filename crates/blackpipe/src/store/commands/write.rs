@@ -1,6 +1,7 @@
 //! `insert`, `update` and `delete`: batches of statements with per-statement write errors,
 //! ordered or unordered, retryable through the transaction table.
 
+use crate::store::let_vars::LetVars;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bson::{Bson, Document, doc};
@@ -339,14 +340,20 @@ struct UpdateStatement {
     upsert: bool,
     /// Which match a single-document update picks (8.0+); not allowed with `multi`.
     sort: Option<Document>,
+    /// The statement's `arrayFilters`, parsed with the update.
+    array_filters: Option<Bson>,
 }
 
-fn parse_update_statement(item: &Bson, position: usize) -> StoreResult<UpdateStatement> {
+fn parse_update_statement(
+    item: &Bson,
+    position: usize,
+    vars: &LetVars,
+) -> StoreResult<UpdateStatement> {
     let statement = statement(item, "update", "updates", position)?;
     let filter = optional_document(statement, "update.updates", "q")?
         .ok_or_else(|| missing("update.updates", "q"))?;
     let update = match statement.get("u") {
-        Some(update @ (Bson::Document(_) | Bson::Array(_))) => update.clone(),
+        Some(update @ (Bson::Document(_) | Bson::Array(_))) => vars.update(update)?.into_owned(),
         Some(_) => {
             return Err(CommandError::type_mismatch(
                 "Update argument must be either an object or an array",
@@ -354,13 +361,9 @@ fn parse_update_statement(item: &Bson, position: usize) -> StoreResult<UpdateSta
         }
         None => return Err(missing("update.updates", "u")),
     };
-    if statement.get("arrayFilters").is_some() {
-        return Err(CommandError::bad_value(
-            "blackpipe does not support arrayFilters",
-        ));
-    }
     Ok(UpdateStatement {
-        filter: filter.clone(),
+        array_filters: statement.get("arrayFilters").cloned(),
+        filter: vars.filter(filter)?.into_owned(),
         update,
         multi: optional_bool(statement, "update.updates", "multi")?.unwrap_or(false),
         upsert: optional_bool(statement, "update.updates", "upsert")?.unwrap_or(false),
@@ -373,10 +376,11 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
     validate_namespace(exec.db, collection)?;
     let items = required_array(command, "update", "updates")?;
     check_batch_size(items.len())?;
+    let vars = LetVars::read(command)?;
     let statements_parsed = items
         .iter()
         .enumerate()
-        .map(|(position, item)| parse_update_statement(item, position))
+        .map(|(position, item)| parse_update_statement(item, position, &vars))
         .collect::<StoreResult<Vec<_>>>()?;
     let ordered = optional_bool(command, "update", "ordered")?.unwrap_or(true);
     let statements = statement_ids(command, items.len())?;
@@ -423,7 +427,8 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             continue;
         }
         let outcome = Filter::parse(&parsed.filter).and_then(|filter| {
-            let update = Update::parse(&parsed.update)?;
+            let update =
+                Update::parse_with_array_filters(&parsed.update, parsed.array_filters.as_ref())?;
             if parsed.multi && update.is_replacement() {
                 return Err(CommandError::failed_to_parse(
                     "multi update is not supported for replacement-style update",
@@ -493,6 +498,7 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
     validate_namespace(exec.db, collection)?;
     let items = required_array(command, "delete", "deletes")?;
     check_batch_size(items.len())?;
+    let vars = LetVars::read(command)?;
     let mut parsed = Vec::with_capacity(items.len());
     for (position, item) in items.iter().enumerate() {
         let statement = statement(item, "delete", "deletes", position)?;
@@ -507,7 +513,7 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             }
             None => return Err(missing("delete.deletes", "limit")),
         };
-        parsed.push((filter.clone(), limit == 1));
+        parsed.push((vars.filter(filter)?.into_owned(), limit == 1));
     }
     let ordered = optional_bool(command, "delete", "ordered")?.unwrap_or(true);
     let statements = statement_ids(command, items.len())?;

@@ -1,6 +1,7 @@
 //! Aggregation expressions: field paths (`"$a.b"`), `$$ROOT`, literals, object and array
 //! literals, and a subset of operators.
 
+mod fields;
 mod ops;
 
 use std::cmp::Ordering;
@@ -57,6 +58,8 @@ pub(crate) enum Operator {
     Type,
     Min,
     Max,
+    SetField,
+    GetField,
 }
 
 impl Operator {
@@ -90,6 +93,8 @@ impl Operator {
             "$type" => Operator::Type,
             "$min" => Operator::Min,
             "$max" => Operator::Max,
+            "$setField" => Operator::SetField,
+            "$getField" => Operator::GetField,
             _ => return None,
         };
         Some(operator)
@@ -254,6 +259,8 @@ fn parse_object(document: &Document) -> StoreResult<Expr> {
     };
     let arguments = if operator == Operator::Cond {
         parse_cond(argument)?
+    } else if matches!(operator, Operator::SetField | Operator::GetField) {
+        fields::parse(operator, argument)?
     } else {
         match argument {
             Bson::Array(items) => items
@@ -513,6 +520,7 @@ fn evaluate_operator(
         )))),
         Operator::Type => Ok(Some(Bson::String(type_of(values[0].as_ref()).to_owned()))),
         Operator::Min | Operator::Max => Ok(extreme(operator == Operator::Max, values)),
+        Operator::SetField | Operator::GetField => fields::evaluate(operator, &values),
         Operator::Cond | Operator::And | Operator::Or | Operator::IfNull => Ok(None),
     }
 }

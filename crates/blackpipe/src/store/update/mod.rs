@@ -3,6 +3,9 @@
 
 mod apply;
 mod parse;
+mod positional;
+
+pub(crate) use positional::ArrayFilters;
 
 use bson::{Bson, DateTime, Document};
 
@@ -15,7 +18,8 @@ use super::value_order::values_equal;
 #[derive(Debug, Clone)]
 pub(crate) enum Update {
     Replacement(Document),
-    Modifiers(Vec<Modifier>),
+    /// Modifiers, with the statement's `arrayFilters` for their `$[<identifier>]` parts.
+    Modifiers(Vec<Modifier>, ArrayFilters),
     Pipeline(Pipeline),
 }
 
@@ -90,6 +94,31 @@ impl Update {
         }
     }
 
+    /// Parses the `u`/`update` value of a statement with its `arrayFilters`, which only
+    /// modifier updates take, and which must match the identifiers the paths use.
+    pub(crate) fn parse_with_array_filters(
+        update: &Bson,
+        array_filters: Option<&Bson>,
+    ) -> StoreResult<Update> {
+        let parsed = Update::parse(update)?;
+        let filters = ArrayFilters::parse(array_filters)?;
+        match (parsed, update) {
+            (Update::Modifiers(modifiers, _), Bson::Document(document)) => {
+                filters.check_against(&modifiers, document)?;
+                Ok(Update::Modifiers(modifiers, filters))
+            }
+            (Update::Pipeline(_), _) if !filters.is_empty() => Err(CommandError::failed_to_parse(
+                "arrayFilters may not be specified for pipeline-style updates",
+            )),
+            (Update::Replacement(_), _) if !filters.is_empty() => {
+                Err(CommandError::failed_to_parse(
+                    "Cannot use array filters with a replacement-style update",
+                ))
+            }
+            (parsed, _) => Ok(parsed),
+        }
+    }
+
     /// Whether this is a replacement document rather than modifiers or a pipeline.
     pub(crate) fn is_replacement(&self) -> bool {
         matches!(self, Update::Replacement(_))
@@ -117,9 +146,10 @@ impl Update {
                 }
                 with_id_first(replacement.clone(), original_id)
             }
-            Update::Modifiers(modifiers) => {
+            Update::Modifiers(modifiers, filters) => {
                 let mut updated = original.clone();
-                apply::apply_modifiers(&mut updated, modifiers, context)?;
+                let modifiers = positional::expand(original, modifiers, filters)?;
+                apply::apply_modifiers(&mut updated, &modifiers, context)?;
                 updated
             }
             Update::Pipeline(pipeline) => {

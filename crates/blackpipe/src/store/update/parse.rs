@@ -52,7 +52,7 @@ pub(super) fn parse_document(update: &Document) -> StoreResult<Update> {
     check_conflicts(&modifiers)?;
     // mongod applies modifiers in field-name order, which decides where new fields appear.
     modifiers.sort_by(|left, right| left.parts.cmp(&right.parts));
-    Ok(Update::Modifiers(modifiers))
+    Ok(Update::Modifiers(modifiers, super::ArrayFilters::default()))
 }
 
 fn validate_path(path: &str) -> StoreResult<()> {
@@ -68,9 +68,11 @@ fn validate_path(path: &str) -> StoreResult<()> {
             format!("The update path '{path}' contains an empty field name, which is not allowed."),
         ));
     }
-    if path.split('.').any(|part| part.starts_with('$')) {
+    let unsupported =
+        |part: &str| part.starts_with('$') && !super::positional::is_valid_positional(part);
+    if path.split('.').any(unsupported) {
         return Err(CommandError::bad_value(format!(
-            "blackpipe does not support positional update operators ('{path}')"
+            "blackpipe does not support the positional update operator $ or this positional part ('{path}')"
         )));
     }
     Ok(())

@@ -22,9 +22,7 @@ fn ignore_raw_data(args: &mut Args) {
 /// The optional `collation` argument.
 pub(super) fn collation(args: &mut Args) -> Result<Option<Collation>, String> {
     args.optional_document("collation")?
-        .map(|d| {
-            bson::deserialize_from_document(d).map_err(|e| format!("collation: {e}"))
-        })
+        .map(|d| bson::deserialize_from_document(d).map_err(|e| format!("collation: {e}")))
         .transpose()
 }
 
