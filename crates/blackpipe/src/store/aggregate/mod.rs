@@ -24,6 +24,21 @@ pub(crate) struct Pipeline {
     stages: Vec<Stage>,
 }
 
+impl Pipeline {
+    /// The pipeline with its `$match` stages comparing strings under the command's collation.
+    pub(crate) fn with_collation(mut self, folding: Option<super::collation::Folding>) -> Pipeline {
+        if folding.is_some() {
+            for stage in &mut self.stages {
+                if let Stage::Match(filter) = stage {
+                    *filter =
+                        std::mem::replace(filter, Filter::match_all()).with_collation(folding);
+                }
+            }
+        }
+        self
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Stage {
     Match(Filter),

@@ -74,6 +74,7 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
     let filter = match optional_document(command, "find", "filter")? {
         Some(filter) => {
             Filter::parse(&*crate::store::let_vars::LetVars::read(command)?.filter(filter)?)?
+                .with_collation(crate::store::collation::of(command)?)
         }
         None => Filter::match_all(),
     };

@@ -30,7 +30,8 @@ struct Request {
 fn parse(command: &Document, name: &str) -> StoreResult<Request> {
     let vars = crate::store::let_vars::LetVars::read(command)?;
     let filter = match optional_document(command, name, "query")? {
-        Some(filter) => Filter::parse(&*vars.filter(filter)?)?,
+        Some(filter) => Filter::parse(&*vars.filter(filter)?)?
+            .with_collation(crate::store::collation::of(command)?),
         None => Filter::match_all(),
     };
     let sort =

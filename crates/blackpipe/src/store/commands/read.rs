@@ -13,6 +13,7 @@ use super::find::{CursorOptions, open_cursor};
 use crate::store::aggregate::Pipeline;
 use crate::store::catalog::{read, validate_namespace};
 use crate::store::change_stream;
+use crate::store::collation;
 use crate::store::errors::{CommandError, StoreResult, type_name};
 use crate::store::path::{Leaf, collect_leaves, split_path};
 use crate::store::query::Filter;
@@ -20,7 +21,7 @@ use crate::store::value_order::{compare_values, values_equal};
 
 fn filter_of(command: &Document, name: &str) -> StoreResult<Filter> {
     match optional_document(command, name, "query")? {
-        Some(filter) => Filter::parse(filter),
+        Some(filter) => Ok(Filter::parse(filter)?.with_collation(collation::of(command)?)),
         None => Ok(Filter::match_all()),
     }
 }
@@ -63,6 +64,11 @@ pub(crate) fn distinct(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
         None => return Err(missing("distinct", "key")),
     };
     let filter = filter_of(command, "distinct")?;
+    let folding = collation::of(command)?;
+    let same = |a: &Bson, b: &Bson| match folding {
+        Some(folding) => values_equal(&folding.fold(a), &folding.fold(b)),
+        None => values_equal(a, b),
+    };
     let parts = split_path(&key);
     let mut values: Vec<Bson> = Vec::new();
     if let Some(handle) = exec.collection(collection)? {
@@ -80,10 +86,7 @@ pub(crate) fn distinct(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
                     other => vec![other],
                 };
                 for candidate in candidates {
-                    if !values
-                        .iter()
-                        .any(|existing| values_equal(existing, candidate))
-                    {
+                    if !values.iter().any(|existing| same(existing, candidate)) {
                         values.push(candidate.clone());
                     }
                 }
@@ -125,7 +128,8 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
     }
     let batch_size = cursor_batch_size(command, "aggregate")?;
     let vars = crate::store::let_vars::LetVars::read(command)?;
-    let pipeline = Pipeline::parse(&vars.pipeline(stages)?)?;
+    let pipeline =
+        Pipeline::parse(&vars.pipeline(stages)?)?.with_collation(collation::of(command)?);
     let input: Vec<Arc<Document>> = match exec.collection(&collection)? {
         Some(handle) => {
             let guard = read(&handle);

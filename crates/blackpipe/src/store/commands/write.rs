@@ -1,7 +1,6 @@
 //! `insert`, `update` and `delete`: batches of statements with per-statement write errors,
 //! ordered or unordered, retryable through the transaction table.
 
-use crate::store::let_vars::LetVars;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bson::{Bson, Document, doc};
@@ -14,6 +13,7 @@ use crate::store::catalog::{CollectionHandle, lock, read, validate_namespace, wr
 use crate::store::collection::Collection;
 use crate::store::cursor::MAX_BATCH_BYTES;
 use crate::store::errors::{CommandError, StoreResult, code, index_as_i32};
+use crate::store::let_vars::LetVars;
 use crate::store::oplog::{Change, OplogWrite};
 use crate::store::query::Filter;
 use crate::store::sort::SortSpec;
@@ -118,7 +118,10 @@ pub(crate) fn prepare_for_insert(exec: &Exec<'_>, document: &Document) -> StoreR
         Some(Bson::Undefined) => {
             return Err(CommandError::bad_value("can't use a undefined for _id"));
         }
-        Some(_) => with_id_first(document.clone(), None),
+        Some(id) => {
+            check_id_has_no_dollar_fields(id)?;
+            with_id_first(document.clone(), None)
+        }
         None => with_id_first(
             document.clone(),
             Some(&Bson::ObjectId(exec.store.new_object_id(exec.now))),
@@ -131,6 +134,30 @@ pub(crate) fn prepare_for_insert(exec: &Exec<'_>, document: &Document) -> StoreR
         )));
     }
     Ok(prepared)
+}
+
+/// mongod refuses `$`-prefixed field names anywhere inside `_id` (5.0+ allows them elsewhere).
+/// Walked with an explicit stack, so a deeply nested `_id` cannot exhaust the call stack.
+fn check_id_has_no_dollar_fields(id: &Bson) -> StoreResult<()> {
+    let mut pending = vec![id];
+    while let Some(value) = pending.pop() {
+        match value {
+            Bson::Document(document) => {
+                if let Some(key) = document.keys().find(|key| key.starts_with('$')) {
+                    return Err(CommandError::new(
+                        code::DOLLAR_PREFIXED_FIELD_NAME,
+                        format!(
+                            "_id fields may not contain '$'-prefixed fields: {key} is not valid for storage."
+                        ),
+                    ));
+                }
+                pending.extend(document.values());
+            }
+            Bson::Array(items) => pending.extend(items),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// The collection for a write, created implicitly (and logged) if missing.
@@ -342,6 +369,8 @@ struct UpdateStatement {
     sort: Option<Document>,
     /// The statement's `arrayFilters`, parsed with the update.
     array_filters: Option<Bson>,
+    /// How the filter compares strings (the statement's `collation`).
+    folding: Option<crate::store::collation::Folding>,
 }
 
 fn parse_update_statement(
@@ -363,6 +392,7 @@ fn parse_update_statement(
     };
     Ok(UpdateStatement {
         array_filters: statement.get("arrayFilters").cloned(),
+        folding: crate::store::collation::of(statement)?,
         filter: vars.filter(filter)?.into_owned(),
         update,
         multi: optional_bool(statement, "update.updates", "multi")?.unwrap_or(false),
@@ -427,6 +457,7 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             continue;
         }
         let outcome = Filter::parse(&parsed.filter).and_then(|filter| {
+            let filter = filter.with_collation(parsed.folding);
             let update =
                 Update::parse_with_array_filters(&parsed.update, parsed.array_filters.as_ref())?;
             if parsed.multi && update.is_replacement() {
@@ -513,7 +544,8 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             }
             None => return Err(missing("delete.deletes", "limit")),
         };
-        parsed.push((vars.filter(filter)?.into_owned(), limit == 1));
+        let folding = crate::store::collation::of(statement)?;
+        parsed.push(((vars.filter(filter)?.into_owned(), folding), limit == 1));
     }
     let ordered = optional_bool(command, "delete", "ordered")?.unwrap_or(true);
     let statements = statement_ids(command, items.len())?;
@@ -534,7 +566,9 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             result.retried.push(Bson::Int32(*statement_id));
             continue;
         }
+        let (filter, folding) = filter;
         let outcome = Filter::parse(filter).map(|filter| {
+            let filter = filter.with_collation(*folding);
             let Some(handle) = &handle else {
                 return 0;
             };

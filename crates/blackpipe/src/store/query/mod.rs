@@ -1,6 +1,7 @@
 //! The query language: filters are parsed once into a [`Filter`] and then matched against many
 //! documents.
 
+mod collation;
 mod parse;
 
 use std::cmp::Ordering;
@@ -90,6 +91,13 @@ enum Predicate {
     All(Vec<Predicate>),
     /// Matches nothing (`$all: []`, `$in: []` are expressed this way).
     Never,
+    /// A predicate under a collation: `folded` (string targets folded) is matched against
+    /// folded values; `original` keeps the targets as given (an upsert's seed fields).
+    Folded {
+        folding: super::collation::Folding,
+        folded: Box<Predicate>,
+        original: Box<Predicate>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,6 +173,11 @@ fn collect_equalities(node: &Node, out: &mut Vec<(Vec<String>, Bson)>) {
         Node::Or(nodes) if nodes.len() == 1 => collect_equalities(&nodes[0], out),
         Node::Path(PathPredicate { parts, predicate }) => match predicate {
             Predicate::Eq(value) => out.push((parts.clone(), value.clone())),
+            Predicate::Folded { original, .. } => {
+                if let Predicate::Eq(value) = &**original {
+                    out.push((parts.clone(), value.clone()));
+                }
+            }
             Predicate::All(predicates) => {
                 for predicate in predicates {
                     if let Predicate::Eq(value) = predicate {
@@ -242,6 +255,7 @@ fn missing_matches(predicate: &Predicate) -> bool {
         Predicate::Eq(Bson::Null) => true,
         Predicate::Compare(Comparison::Gte | Comparison::Lte, Bson::Null) => true,
         Predicate::In(set) => set.has_null,
+        Predicate::Folded { folded, .. } => missing_matches(folded),
         _ => false,
     }
 }
@@ -254,6 +268,9 @@ fn value_matches(predicate: &Predicate, value: &Bson) -> bool {
         Predicate::Type(selectors) => selectors
             .iter()
             .any(|selector| type_matches(*selector, value)),
+        Predicate::Folded {
+            folding, folded, ..
+        } => value_matches(folded, &folding.fold(value)),
         _ => false,
     }
 }

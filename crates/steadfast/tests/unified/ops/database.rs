@@ -109,9 +109,11 @@ pub(super) async fn run_on_database(
         }
         "aggregate" => {
             let pipeline = args.documents("pipeline")?;
+            let mut options = steadfast::options::AggregateOptions::default();
+            super::crud_options::aggregate_extras(&mut args, &mut options)?;
             let mode = super::collection::timeout_mode(&mut args)?;
             args.finish()?;
-            let mut action = db.aggregate(pipeline).timed(timeout);
+            let mut action = db.aggregate(pipeline).timed(timeout).with_options(options);
             if let Some(mode) = mode {
                 action = action.timeout_mode(mode);
             }
