@@ -363,6 +363,9 @@ fn collection_options(options: &Document) -> Result<CollectionOptions, String> {
                     .map_err(|_| "collectionOptions.readConcern needs a level".to_owned())?;
                 result = result.read_concern(ReadConcern::new(ReadConcernLevel::parse(level)));
             }
+            ("readPreference", Bson::Document(rp)) => {
+                result = result.selection_criteria(crate::ops::read_preference(rp)?)
+            }
             ("timeoutMS", value) => result = result.timeout(millis("timeoutMS", value)?),
             (other, _) => {
                 return Err(format!(
@@ -386,6 +389,9 @@ fn database_options(options: &Document) -> Result<DatabaseOptions, String> {
                     .get_str("level")
                     .map_err(|_| "databaseOptions.readConcern needs a level".to_owned())?;
                 result = result.read_concern(ReadConcern::new(ReadConcernLevel::parse(level)));
+            }
+            ("readPreference", Bson::Document(rp)) => {
+                result = result.selection_criteria(crate::ops::read_preference(rp)?)
             }
             ("timeoutMS", value) => result = result.timeout(millis("timeoutMS", value)?),
             (other, _) => {

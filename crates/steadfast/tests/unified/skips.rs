@@ -88,14 +88,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         "steadfast logs through `tracing`, not as the logging specification's structured messages that observeLogMessages asserts",
     ),
     (
-        Key::ServerFeature("$out"),
-        "blackpipe's aggregation engine has no $out stage (tests expecting it to fail still run)",
-    ),
-    (
-        Key::ServerFeature("$merge"),
-        "blackpipe's aggregation engine has no $merge stage (tests expecting it to fail still run)",
-    ),
-    (
         Key::ServerFeature("views"),
         "blackpipe has no views (createCollection with viewOn)",
     ),

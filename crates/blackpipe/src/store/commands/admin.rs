@@ -360,6 +360,17 @@ pub(crate) fn rename_collection(exec: &mut Exec<'_>, command: &Document) -> Stor
         ));
     }
     let drop_target = optional_bool(command, "renameCollection", "dropTarget")?.unwrap_or(false);
+    rename(exec, source, target, drop_target)?;
+    Ok(doc! { "ok": 1.0 })
+}
+
+/// Renames a collection (`(db, collection)` pairs) and logs the rename.
+pub(crate) fn rename(
+    exec: &mut Exec<'_>,
+    source: (&str, &str),
+    target: (&str, &str),
+    drop_target: bool,
+) -> StoreResult<()> {
     let renamed = exec.store.catalog.rename(source, target, drop_target)?;
     let (source_db, source_collection) = source;
     exec.record(OplogWrite::catalog(
@@ -370,7 +381,7 @@ pub(crate) fn rename_collection(exec: &mut Exec<'_>, command: &Document) -> Stor
             dropped_target: renamed.dropped_target,
         },
     ));
-    Ok(doc! { "ok": 1.0 })
+    Ok(())
 }
 
 pub(crate) fn db_stats(exec: &mut Exec<'_>) -> StoreResult<Document> {

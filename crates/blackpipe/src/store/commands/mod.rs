@@ -1,6 +1,7 @@
 //! The command layer: one entry point that takes a command document and returns mongod's reply.
 
 mod admin;
+mod aggregate_write;
 pub(crate) mod args;
 mod coll_mod;
 mod collectionless;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use bson::{Bson, Document, doc};
 
 use super::Exec;
+use super::aggregate_write;
 use super::args::{
     collection_name, cursor_batch_size, missing, optional_document, optional_integer,
     optional_non_negative, required_array,
@@ -127,6 +128,7 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
         return Err(change_stream::not_first_stage());
     }
     let batch_size = cursor_batch_size(command, "aggregate")?;
+    let (stages, write_stage) = aggregate_write::split(exec, command, stages)?;
     let vars = crate::store::let_vars::LetVars::read(command)?;
     let pipeline =
         Pipeline::parse(&vars.pipeline(stages)?)?.with_collation(collation::of(command)?);
@@ -140,7 +142,10 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
         }
         None => Vec::new(),
     };
-    let output = pipeline.run(input, true)?;
+    let mut output = pipeline.run(input, true)?;
+    if let Some(stage) = write_stage {
+        aggregate_write::write_output(exec, &stage, std::mem::take(&mut output))?;
+    }
     let ns = exec.ns(&collection);
     let options = CursorOptions {
         batch_size,

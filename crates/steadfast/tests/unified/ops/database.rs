@@ -246,7 +246,7 @@ pub(super) fn names(documents: Vec<Bson>) -> Vec<Bson> {
 }
 
 /// A read preference argument (its mode; tags and staleness are not used by the suites).
-pub(super) fn read_preference(document: &Document) -> Result<ReadPreference, String> {
+pub(crate) fn read_preference(document: &Document) -> Result<ReadPreference, String> {
     let mode = document
         .get_str("mode")
         .map_err(|_| "readPreference without a mode".to_owned())?;

@@ -14,6 +14,7 @@ mod transactions;
 mod waits;
 
 use database::names;
+pub(crate) use database::read_preference;
 pub(crate) use transactions::transaction_options_of;
 
 use bson::{Bson, Document, doc};
