@@ -35,7 +35,11 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
         ));
     };
     let input = source_documents(first)?;
-    let output = Pipeline::parse(rest)?.run(input, false)?;
+    let (rest, write_stage) = super::aggregate_write::split(exec, command, rest)?;
+    let mut output = Pipeline::parse(rest)?.run(input, false)?;
+    if let Some(stage) = write_stage {
+        super::aggregate_write::write_output(exec, &stage, std::mem::take(&mut output))?;
+    }
     let ns = format!("{}.$cmd.aggregate", exec.db);
     let options = CursorOptions {
         batch_size,

@@ -8,6 +8,7 @@ mod capped;
 mod change_stream;
 mod change_stream_resume;
 mod collectionless;
+mod crud_features;
 mod cursors;
 mod expiry;
 mod find_and_modify;

@@ -245,17 +245,33 @@ pub(super) fn names(documents: Vec<Bson>) -> Vec<Bson> {
         .collect()
 }
 
-/// A read preference argument (its mode; tags and staleness are not used by the suites).
+/// A read preference argument: its mode and `maxStalenessSeconds` (tags are not used by the
+/// suites).
 pub(crate) fn read_preference(document: &Document) -> Result<ReadPreference, String> {
     let mode = document
         .get_str("mode")
         .map_err(|_| "readPreference without a mode".to_owned())?;
-    if document.len() > 1 {
+    if let Some(other) = document
+        .keys()
+        .find(|k| *k != "mode" && *k != "maxStalenessSeconds")
+    {
         return Err(format!(
-            "readPreference {document}: only the mode is supported"
+            "readPreference {document}: `{other}` is not supported"
         ));
     }
-    ReadPreferenceMode::parse(mode)
+    let preference = ReadPreferenceMode::parse(mode)
         .map(ReadPreference::with_mode)
-        .ok_or_else(|| format!("readPreference mode {mode:?}"))
+        .ok_or_else(|| format!("readPreference mode {mode:?}"))?;
+    match document.get("maxStalenessSeconds") {
+        None => Ok(preference),
+        Some(value) => {
+            let seconds = crate::expect_error::integer(value)
+                .and_then(|s| u64::try_from(s).ok())
+                .ok_or_else(|| format!("maxStalenessSeconds: bad value {value}"))?;
+            let options = steadfast::options::ReadPreferenceOptions::builder()
+                .max_staleness(std::time::Duration::from_secs(seconds))
+                .build();
+            Ok(preference.with_options(options))
+        }
+    }
 }
