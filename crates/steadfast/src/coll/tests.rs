@@ -392,3 +392,24 @@ fn each_write_reports_its_failure_as_the_official_kind_for_it() {
     );
     assert_eq!(error.outcome(), Outcome::Applied);
 }
+
+#[test]
+fn bulk_update_one_and_replace_one_send_their_sort_and_update_many_refuses_one() {
+    let sorted = |model: WriteModel<Document>| {
+        let (statement, _) = model.into_statement().expect("valid model");
+        let document = Document::try_from(statement.document.as_ref()).expect("a document");
+        document.get_document("sort").ok().cloned()
+    };
+    let update = UpdateModel::new(doc! {}, doc! { "$set": { "a": 1 } }).sort(doc! { "a": -1 });
+    assert_eq!(
+        sorted(WriteModel::UpdateOne(update.clone())),
+        Some(doc! { "a": -1 })
+    );
+    let replace = ReplaceOneModel::new(doc! {}, doc! { "a": 1 }).sort(doc! { "a": 1 });
+    assert_eq!(sorted(WriteModel::ReplaceOne(replace)), Some(doc! { "a": 1 }));
+    let refused = WriteModel::<Document>::UpdateMany(update).into_statement();
+    assert!(matches!(
+        refused.map(|_| ()).unwrap_err().kind(),
+        ErrorKind::InvalidArgument { .. }
+    ));
+}
