@@ -13,9 +13,12 @@
 //! members that share it. Multi-document transactions (`autocommit: false`) run with snapshot
 //! isolation and commit atomically (the `transaction` module describes how); reads with
 //! `readConcern: {level: "snapshot"}` read at a cluster time through the store's recent
-//! document versions (the `history` and `snapshot_read` modules). Regular expressions,
-//! positional update operators, `arrayFilters` and views fail with a clear error; collations
-//! and hints are accepted but ignored.
+//! document versions (the `history` and `snapshot_read` modules). `let` variables (`let_vars`),
+//! `$[]`/`$[<identifier>]` updates with `arrayFilters` (`update::positional`), `$out` and
+//! `$merge` as a final stage (`commands::aggregate_write`) and case-insensitive collations
+//! (`collation`, strengths 1 and 2 only) are modelled. Regular expressions, the plain
+//! positional `$` update operator and views fail with a clear error; hints are accepted but
+//! ignored.
 //! Capped collections keep their `size`/`max` bounds and take tailable (`awaitData`) cursors;
 //! an awaitData getMore that finds nothing new reports [`CommandOutcome::awaiting_inserts`] so
 //! that the caller, not the store, waits for an insert.
