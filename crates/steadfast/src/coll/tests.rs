@@ -406,7 +406,10 @@ fn bulk_update_one_and_replace_one_send_their_sort_and_update_many_refuses_one()
         Some(doc! { "a": -1 })
     );
     let replace = ReplaceOneModel::new(doc! {}, doc! { "a": 1 }).sort(doc! { "a": 1 });
-    assert_eq!(sorted(WriteModel::ReplaceOne(replace)), Some(doc! { "a": 1 }));
+    assert_eq!(
+        sorted(WriteModel::ReplaceOne(replace)),
+        Some(doc! { "a": 1 })
+    );
     let refused = WriteModel::<Document>::UpdateMany(update).into_statement();
     assert!(matches!(
         refused.map(|_| ()).unwrap_err().kind(),
