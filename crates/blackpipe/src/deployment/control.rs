@@ -177,6 +177,7 @@ pub(crate) async fn run_builtin(
             | "replSetGetConfig"
             | "replSetReconfig"
             | "shutdown"
+            | "getParameter"
     );
     if admin_command && request.database() != "admin" {
         let reply = super::errors::error_reply(
@@ -215,6 +216,11 @@ pub(crate) async fn run_builtin(
                 doc! { "authInfo": { "authenticatedUsers": users, "authenticatedUserRoles": [] } },
             ))
         }
+        "getParameter" => Ok(ok_reply(
+            node,
+            super::stable_api::get_parameter(request.command()),
+        )),
+        test if super::stable_api::is_test_command(test) => Ok(ok(node)),
         "whatsmyuri" => Ok(ok_reply(
             node,
             doc! { "you": connection.peer().to_string() },

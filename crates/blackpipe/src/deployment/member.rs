@@ -446,6 +446,9 @@ async fn dispatch(
     if let Some(refusal) = super::auth_gate::refusal(node, &name, connection, session) {
         return refusal;
     }
+    if let Some(reply) = super::stable_api::refusal(&name, request.command()) {
+        return node.finish(reply, session, None);
+    }
     match name.as_str() {
         "configureFailPoint" => {
             if let Some(error) = admin_only(&request, &name) {

@@ -7,7 +7,11 @@ use steadfast::options::{ServerApi, ServerApiVersion};
 pub(crate) fn parse(spec: &Document) -> Result<ServerApi, String> {
     let version = match spec.get("version") {
         Some(Bson::String(v)) if v == "1" => ServerApiVersion::V1,
-        other => return Err(format!("serverApi.version {other:?} is not a known version")),
+        other => {
+            return Err(format!(
+                "serverApi.version {other:?} is not a known version"
+            ));
+        }
     };
     let flag = |key: &str| -> Result<Option<bool>, String> {
         match spec.get(key) {
@@ -20,7 +24,9 @@ pub(crate) fn parse(spec: &Document) -> Result<ServerApi, String> {
         .keys()
         .find(|k| !["version", "strict", "deprecationErrors"].contains(&k.as_str()))
     {
-        return Err(format!("serverApi.{unknown} is not supported by this runner"));
+        return Err(format!(
+            "serverApi.{unknown} is not supported by this runner"
+        ));
     }
     Ok(ServerApi::builder()
         .version(version)

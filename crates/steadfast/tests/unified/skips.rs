@@ -9,6 +9,10 @@ pub(crate) enum Key {
     /// An operation name (`operation.name`), on any object.
     Operation(&'static str),
     /// An operation name, only when the operation runs in an explicit session.
+    #[allow(
+        dead_code,
+        reason = "no table entry needs it now; kept for an operation a session cannot run yet"
+    )]
     OperationInSession(&'static str),
     /// An entity type (`createEntities` key).
     Entity(&'static str),
@@ -61,14 +65,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
             "Tailable cursor awaitData iteration timeoutMS is refreshed for getMore - failure",
         ),
         BLOCK_SHORTER_THAN_TIMEOUT,
-    ),
-    (
-        Key::OperationInSession("listCollections"),
-        "listing collections in an explicit session: steadfast's list_collections takes no session yet (its cursor is not a SessionCursor)",
-    ),
-    (
-        Key::OperationInSession("listIndexes"),
-        "listing indexes in an explicit session: steadfast's list_indexes takes no session yet (its cursor is not a SessionCursor)",
     ),
     (
         Key::Operation("clientBulkWrite"),
@@ -125,7 +121,7 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
     ),
     (
         Key::Requirement("serverParameters"),
-        "blackpipe does not answer getParameter",
+        "blackpipe's getParameter does not report the server parameter with that value",
     ),
     (
         Key::Requirement("csfle"),
