@@ -95,6 +95,7 @@ pub fn code_name(code: i32) -> Cow<'static, str> {
         13388 => "StaleConfig",
         13435 => "NotPrimaryNoSecondaryOk",
         13436 => "NotPrimaryOrSecondary",
+        31082 => "SearchNotEnabled",
         _ => return Cow::Owned(format!("Location{code}")),
     };
     Cow::Borrowed(name)

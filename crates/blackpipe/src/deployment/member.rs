@@ -446,7 +446,9 @@ async fn dispatch(
     if let Some(refusal) = super::auth_gate::refusal(node, &name, connection, session) {
         return refusal;
     }
-    if let Some(reply) = super::stable_api::refusal(&name, request.command()) {
+    let refusal = super::stable_api::refusal(&name, request.command())
+        .or_else(|| super::search_gate::refusal(&name, request.command()));
+    if let Some(reply) = refusal {
         return node.finish(reply, session, None);
     }
     match name.as_str() {

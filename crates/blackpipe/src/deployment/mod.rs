@@ -52,6 +52,7 @@ mod model;
 mod operations;
 mod router_txn;
 mod runtime;
+mod search_gate;
 mod stable_api;
 mod standalone;
 mod write_concern;

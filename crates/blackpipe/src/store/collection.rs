@@ -290,9 +290,9 @@ impl Collection {
         Some(document)
     }
 
-    /// The `listIndexes` entries, `_id_` first.
+    /// The `listIndexes` entries, the `_id` index (or the clustered index) first.
     pub(crate) fn index_specs(&self) -> Vec<Document> {
-        let mut specs = vec![doc! { "v": 2, "key": { "_id": 1 }, "name": "_id_" }];
+        let mut specs = vec![super::clustered::id_index_spec(&self.options)];
         specs.extend(self.secondary.iter().map(|index| index.spec.clone()));
         specs
     }

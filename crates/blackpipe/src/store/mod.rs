@@ -69,6 +69,7 @@ mod arith;
 mod capped;
 mod catalog;
 mod change_stream;
+mod clustered;
 mod collection;
 mod commands;
 mod cursor;

@@ -142,6 +142,15 @@ impl TestCase {
             if let Some((key, reason)) = skips::for_operation(name) {
                 return Some((key, reason, format!("uses {name}")));
             }
+            let skipped_argument =
+                arguments.and_then(|args| args.keys().find_map(|arg| skips::for_argument(arg)));
+            if let Some((key, reason)) = skipped_argument {
+                return Some((
+                    key,
+                    reason,
+                    format!("{name} takes an argument steadfast lacks"),
+                ));
+            }
             let in_session = arguments.is_some_and(|args| args.contains_key("session"));
             if let (true, Some((key, reason))) = (in_session, skips::for_operation_in_session(name))
             {

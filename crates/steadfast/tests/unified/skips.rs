@@ -14,6 +14,8 @@ pub(crate) enum Key {
         reason = "no table entry needs it now; kept for an operation a session cannot run yet"
     )]
     OperationInSession(&'static str),
+    /// An operation argument steadfast's API deliberately lacks, on any operation.
+    Argument(&'static str),
     /// An entity type (`createEntities` key).
     Entity(&'static str),
     /// A `runOnRequirement` field that no blackpipe deployment satisfies.
@@ -78,6 +80,10 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         Key::Operation("count"),
         "the deprecated count helper: steadfast offers countDocuments and estimatedDocumentCount instead",
     ),
+    (
+        Key::Argument("rawData"),
+        "rawData is for internal use only (CRUD and bulk-write specifications); steadfast, like the official Rust driver, does not offer it",
+    ),
     (Key::Entity("bucket"), "GridFS: steadfast has no GridFS API"),
     (
         Key::Assertion("observeLogMessages"),
@@ -139,6 +145,14 @@ pub(crate) fn for_operation(name: &str) -> Option<(Key, &'static str)> {
     TABLE
         .iter()
         .find(|(k, _)| matches!(k, Key::Operation(n) if *n == name))
+        .copied()
+}
+
+/// The table entry for an operation argument, if the runner skips tests passing it.
+pub(crate) fn for_argument(name: &str) -> Option<(Key, &'static str)> {
+    TABLE
+        .iter()
+        .find(|(k, _)| matches!(k, Key::Argument(n) if *n == name))
         .copied()
 }
 

@@ -61,26 +61,17 @@ pub(super) async fn run_on_database(
         }
         "createCollection" => {
             let name = args.string("collection")?;
-            let capped = args.optional_bool("capped")?;
-            let size = args.optional_count::<u64>("size")?;
-            let max = args.optional_count::<u64>("max")?;
+            let options = super::collection_options::create_collection_options(&mut args)?;
             args.finish()?;
-            let mut action = db
-                .create_collection(&name)
+            db.create_collection(&name)
                 .timed(timeout)
-                .in_session(session.take());
-            if let Some(capped) = capped {
-                action = action.capped(capped);
-            }
-            if let Some(size) = size {
-                action = action.size(size);
-            }
-            if let Some(max) = max {
-                action = action.max(max);
-            }
-            action
+                .in_session(session.take())
+                .with_options(options)
                 .await
                 .map(|()| Outcome::Collection(db.collection::<Document>(&name)))
+        }
+        "modifyCollection" => {
+            return super::collection_options::modify_collection(args, db, session).await;
         }
         "aggregate" => {
             let pipeline = args.documents("pipeline")?;

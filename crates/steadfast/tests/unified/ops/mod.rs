@@ -3,8 +3,10 @@
 
 pub(crate) mod change_streams;
 pub(crate) mod collection;
+mod collection_options;
 mod cursor;
 mod database;
+mod search_index;
 mod session_cursors;
 mod sessions;
 mod test_runner;
