@@ -364,6 +364,20 @@ impl Collection {
         Ok(true)
     }
 
+    /// The secondary index named `name` or with key pattern `key`, with the documents (by
+    /// record id) it indexes, for `collMod` to change.
+    pub(crate) fn index_and_documents(
+        &mut self,
+        name: Option<&str>,
+        key: Option<&Document>,
+    ) -> Option<(&mut SecondaryIndex, &BTreeMap<u64, Arc<Document>>)> {
+        let index = self.secondary.iter_mut().find(|index| {
+            name.is_some_and(|name| index.name == name)
+                || key.is_some_and(|key| same_key_pattern(&index.key, key))
+        })?;
+        Some((index, &self.records))
+    }
+
     /// Drops a secondary index by name.
     pub(crate) fn drop_index(&mut self, name: &str) -> bool {
         let before = self.secondary.len();

@@ -175,6 +175,16 @@ fn missing_server_feature(op: &Document) -> Option<&'static str> {
                 .is_some_and(|args| args.contains_key("viewOn"))
                 .then_some("views");
         }
+        // Only a time-series collection takes documents sharing an `_id`.
+        Some("insertMany") => {
+            let documents = arguments.and_then(|args| args.get_array("documents").ok())?;
+            let ids: Vec<&Bson> = documents
+                .iter()
+                .filter_map(|d| d.as_document()?.get("_id"))
+                .collect();
+            let repeated = ids.iter().enumerate().any(|(i, id)| ids[..i].contains(id));
+            return repeated.then_some("timeseries duplicate _id");
+        }
         Some("runCommand") => {
             let command = arguments.and_then(|args| args.get_document("command").ok())?;
             return match command.keys().next().map(String::as_str) {

@@ -102,6 +102,10 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         "blackpipe has no views (createCollection with viewOn)",
     ),
     (
+        Key::ServerFeature("timeseries duplicate _id"),
+        "blackpipe stores a time-series collection as an ordinary one, whose _id stays unique (mongod's buckets allow repeated _ids); creating one with its options works",
+    ),
+    (
         Key::ServerFeature("shardCollection"),
         "blackpipe's sharded deployment does not implement shardCollection",
     ),

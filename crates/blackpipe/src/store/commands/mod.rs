@@ -3,6 +3,7 @@
 mod admin;
 pub(crate) mod args;
 mod coll_mod;
+mod coll_mod_index;
 mod collectionless;
 mod find;
 mod find_and_modify;
