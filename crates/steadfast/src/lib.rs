@@ -74,6 +74,7 @@ pub mod results;
 pub mod retries;
 mod runtime;
 mod sdam;
+pub mod search_index;
 pub mod session;
 
 pub use bson;
@@ -90,6 +91,7 @@ pub use db::Database;
 pub use error::{Error, ErrorKind, Result};
 pub use handshake::metadata::DriverInfo;
 pub use options::IndexModel;
+pub use search_index::{SearchIndexModel, SearchIndexType};
 pub use session::{
     AbortTransaction, ClientSession, CommitTransaction, SessionOptions, StartTransaction,
     TransactionState,

@@ -177,6 +177,7 @@ pub(crate) async fn run_builtin(
             | "replSetGetConfig"
             | "replSetReconfig"
             | "shutdown"
+            | "getParameter"
     );
     if admin_command && request.database() != "admin" {
         let reply = super::errors::error_reply(
@@ -215,6 +216,22 @@ pub(crate) async fn run_builtin(
                 doc! { "authInfo": { "authenticatedUsers": users, "authenticatedUserRoles": [] } },
             ))
         }
+        "getParameter" => Ok(ok_reply(
+            node,
+            super::stable_api::get_parameter(request.command()),
+        )),
+        test if super::stable_api::is_test_command(test) => Ok(ok(node)),
+        // A router's sharding catalog is always consistent in blackpipe: an exhausted cursor
+        // with no inconsistency (mongod shards have the command too, but blackpipe's shards
+        // are never addressed directly).
+        "checkMetadataConsistency" if super::router_txn::is_router(node) => Ok(ok_reply(
+            node,
+            doc! { "cursor": {
+                "id": 0_i64,
+                "ns": format!("{}.$cmd.checkMetadataConsistency", request.database()),
+                "firstBatch": [],
+            } },
+        )),
         "whatsmyuri" => Ok(ok_reply(
             node,
             doc! { "you": connection.peer().to_string() },

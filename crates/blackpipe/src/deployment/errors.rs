@@ -82,6 +82,9 @@ pub fn code_name(code: i32) -> Cow<'static, str> {
         267 => "PreparedTransactionInProgress",
         280 => "ChangeStreamFatalError",
         286 => "ChangeStreamHistoryLost",
+        322 => "APIVersionError",
+        323 => "APIStrictError",
+        324 => "APIDeprecationError",
         462 => "IngressRequestRateLimitExceeded",
         9001 => "SocketException",
         10107 => "NotWritablePrimary",
@@ -92,6 +95,7 @@ pub fn code_name(code: i32) -> Cow<'static, str> {
         13388 => "StaleConfig",
         13435 => "NotPrimaryNoSecondaryOk",
         13436 => "NotPrimaryOrSecondary",
+        31082 => "SearchNotEnabled",
         _ => return Cow::Owned(format!("Location{code}")),
     };
     Cow::Borrowed(name)

@@ -446,6 +446,11 @@ async fn dispatch(
     if let Some(refusal) = super::auth_gate::refusal(node, &name, connection, session) {
         return refusal;
     }
+    let refusal = super::stable_api::refusal(&name, request.command())
+        .or_else(|| super::search_gate::refusal(&name, request.command()));
+    if let Some(reply) = refusal {
+        return node.finish(reply, session, None);
+    }
     match name.as_str() {
         "configureFailPoint" => {
             if let Some(error) = admin_only(&request, &name) {

@@ -52,6 +52,8 @@ mod model;
 mod operations;
 mod router_txn;
 mod runtime;
+mod search_gate;
+mod stable_api;
 mod standalone;
 mod write_concern;
 
@@ -67,3 +69,4 @@ pub use model::{
     NodeIndex, Role, Topology, TopologyVersion,
 };
 pub use runtime::NodeCounters;
+pub use stable_api::server_parameters;

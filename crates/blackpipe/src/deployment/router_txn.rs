@@ -56,7 +56,7 @@ fn transaction_key(command: &Document) -> Option<String> {
     Some(format!("{lsid}/{txn_number}"))
 }
 
-fn is_router(node: &NodeContext) -> bool {
+pub(crate) fn is_router(node: &NodeContext) -> bool {
     node.view().is_some_and(|view| view.role == Role::Router)
 }
 

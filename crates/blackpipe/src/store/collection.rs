@@ -290,9 +290,9 @@ impl Collection {
         Some(document)
     }
 
-    /// The `listIndexes` entries, `_id_` first.
+    /// The `listIndexes` entries, the `_id` index (or the clustered index) first.
     pub(crate) fn index_specs(&self) -> Vec<Document> {
-        let mut specs = vec![doc! { "v": 2, "key": { "_id": 1 }, "name": "_id_" }];
+        let mut specs = vec![super::clustered::id_index_spec(&self.options)];
         specs.extend(self.secondary.iter().map(|index| index.spec.clone()));
         specs
     }
@@ -362,6 +362,20 @@ impl Collection {
         }
         self.secondary.push(index);
         Ok(true)
+    }
+
+    /// The secondary index named `name` or with key pattern `key`, with the documents (by
+    /// record id) it indexes, for `collMod` to change.
+    pub(crate) fn index_and_documents(
+        &mut self,
+        name: Option<&str>,
+        key: Option<&Document>,
+    ) -> Option<(&mut SecondaryIndex, &BTreeMap<u64, Arc<Document>>)> {
+        let index = self.secondary.iter_mut().find(|index| {
+            name.is_some_and(|name| index.name == name)
+                || key.is_some_and(|key| same_key_pattern(&index.key, key))
+        })?;
+        Some((index, &self.records))
     }
 
     /// Drops a secondary index by name.

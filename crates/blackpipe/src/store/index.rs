@@ -1,7 +1,7 @@
 //! Secondary indexes. Only uniqueness is enforced (queries always scan, apart from the `_id`
 //! fast path), but every index is kept so that `listIndexes` reports what was created.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use bson::{Bson, Document};
 
@@ -24,6 +24,10 @@ pub(crate) struct SecondaryIndex {
     fields: Vec<(String, Vec<String>)>,
     /// Encoded key -> record id, for unique indexes only.
     entries: HashMap<Vec<u8>, u64>,
+    /// Encoded key -> every record holding it, for a `prepareUnique` index only: it refuses
+    /// new duplicates but may still hold old ones, which `collMod` reports before making it
+    /// unique.
+    prepared: Option<HashMap<Vec<u8>, BTreeSet<u64>>>,
 }
 
 /// One key an index holds for a document, with the readable form used in duplicate key errors.
@@ -115,6 +119,7 @@ impl SecondaryIndex {
             partial,
             fields,
             entries: HashMap::new(),
+            prepared: None,
         })
     }
 
@@ -192,7 +197,16 @@ impl SecondaryIndex {
     }
 
     /// The first key that another record already holds, if this unique index would be violated.
+    /// A `prepareUnique` index refuses a key another record holds unless this record already
+    /// held it (old duplicates stay).
     pub(crate) fn conflict<'k>(&self, keys: &'k [IndexKey], record: u64) -> Option<&'k IndexKey> {
+        if let Some(prepared) = &self.prepared {
+            return keys.iter().find(|key| {
+                prepared
+                    .get(&key.encoded)
+                    .is_some_and(|owners| !owners.contains(&record))
+            });
+        }
         if !self.unique {
             return None;
         }
@@ -204,6 +218,14 @@ impl SecondaryIndex {
     }
 
     pub(crate) fn add(&mut self, keys: Vec<IndexKey>, record: u64) {
+        if let Some(prepared) = &mut self.prepared {
+            for key in &keys {
+                prepared
+                    .entry(key.encoded.clone())
+                    .or_default()
+                    .insert(record);
+            }
+        }
         if self.unique {
             for key in keys {
                 self.entries.insert(key.encoded, record);
@@ -212,6 +234,16 @@ impl SecondaryIndex {
     }
 
     pub(crate) fn remove(&mut self, keys: &[IndexKey], record: u64) {
+        if let Some(prepared) = &mut self.prepared {
+            for key in keys {
+                if let Some(owners) = prepared.get_mut(&key.encoded) {
+                    owners.remove(&record);
+                    if owners.is_empty() {
+                        prepared.remove(&key.encoded);
+                    }
+                }
+            }
+        }
         if self.unique {
             for key in keys {
                 if self.entries.get(&key.encoded) == Some(&record) {
@@ -219,6 +251,65 @@ impl SecondaryIndex {
                 }
             }
         }
+    }
+
+    /// Whether the index refuses new duplicate keys without being unique yet.
+    pub(crate) fn is_prepared_unique(&self) -> bool {
+        self.prepared.is_some()
+    }
+
+    /// Sets or clears `prepareUnique` over the collection's current `documents` (record id,
+    /// document); a unique index is already unique and does not change.
+    pub(crate) fn set_prepare_unique<'d>(
+        &mut self,
+        on: bool,
+        documents: impl Iterator<Item = (u64, &'d Document)>,
+    ) {
+        if self.unique {
+            return;
+        }
+        self.prepared = on.then(|| {
+            let mut prepared: HashMap<Vec<u8>, BTreeSet<u64>> = HashMap::new();
+            for (record, document) in documents {
+                for key in self.keys_for(document) {
+                    prepared.entry(key.encoded).or_default().insert(record);
+                }
+            }
+            prepared
+        });
+        if on {
+            self.spec.insert("prepareUnique", true);
+        } else {
+            self.spec.remove("prepareUnique");
+        }
+    }
+
+    /// Makes a `prepareUnique` index unique.
+    ///
+    /// # Errors
+    /// The record ids of each key held by several records, when there are any (the index is
+    /// left unchanged).
+    pub(crate) fn make_unique(&mut self) -> Result<(), Vec<Vec<u64>>> {
+        let Some(prepared) = &self.prepared else {
+            return Ok(());
+        };
+        let duplicates: Vec<Vec<u64>> = prepared
+            .values()
+            .filter(|owners| owners.len() > 1)
+            .map(|owners| owners.iter().copied().collect())
+            .collect();
+        if !duplicates.is_empty() {
+            return Err(duplicates);
+        }
+        self.entries = prepared
+            .iter()
+            .filter_map(|(key, owners)| owners.first().map(|owner| (key.clone(), *owner)))
+            .collect();
+        self.prepared = None;
+        self.unique = true;
+        self.spec.remove("prepareUnique");
+        self.spec.insert("unique", true);
+        Ok(())
     }
 }
 

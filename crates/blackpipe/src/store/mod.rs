@@ -72,7 +72,11 @@ mod arith;
 mod capped;
 mod catalog;
 mod change_stream;
+<<<<<<< HEAD
 mod collation;
+=======
+mod clustered;
+>>>>>>> i17-suites
 mod collection;
 mod commands;
 mod cursor;

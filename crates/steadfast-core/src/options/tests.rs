@@ -205,9 +205,14 @@ fn warnings_name_the_option() {
         warnings("mongodb://h/?readPreference=nearest&readPreferenceTags=a:1&readPreferenceTags=")
             .is_empty()
     );
-    assert!(!warnings("mongodb://h/?w=-1").is_empty());
     assert!(!warnings("mongodb://h/?heartbeatFrequencyMS=499").is_empty());
     assert!(!warnings("mongodb+srv://c.example.com/?srvServiceName=-bad-").is_empty());
+}
+
+#[test]
+fn a_negative_w_is_rejected() {
+    assert!(ConnectionString::parse("mongodb://h/?w=-1").is_err());
+    assert!(ConnectionString::parse("mongodb://h/?w=0").is_ok());
 }
 
 #[test]

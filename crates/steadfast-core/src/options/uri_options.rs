@@ -264,9 +264,17 @@ impl UriOptions {
                     warn("not a valid SRV service name (RFC 6335)");
                 }
             }
+            // A negative node count is an error rather than a warning: the read-write-concern
+            // suite requires the URI to be rejected, and no other suite expects a warning.
             "w" => match Acknowledgment::parse(value) {
                 Some(w) => self.w = Some(w),
-                None => warn("must be a non-negative integer or a string"),
+                None => {
+                    return Err(OptionsError::InvalidValue {
+                        option: "w",
+                        value: value.to_string(),
+                        reason: "must be a non-negative integer or a string",
+                    });
+                }
             },
             "tls" | "ssl" => match parse_bool(value) {
                 Some(enabled) => {

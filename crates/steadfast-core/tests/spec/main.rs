@@ -11,6 +11,7 @@
     reason = "tests and examples drive the clock, tasks and randomness themselves"
 )]
 
+mod concern;
 mod harness;
 mod sdam;
 mod sdam_events;
@@ -26,5 +27,6 @@ fn main() {
     selection::run(&mut suites);
     uri::run(&mut suites);
     sdam::run(&mut suites);
+    concern::run(&mut suites);
     std::process::exit(suites.finish());
 }

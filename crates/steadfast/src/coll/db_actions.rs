@@ -9,22 +9,22 @@ use futures_util::TryStreamExt;
 use futures_util::future::BoxFuture;
 use steadfast_core::options::WriteConcern;
 
-use super::action::Aggregate;
-use super::exec::{execute, open_cursor};
+use super::action::{Aggregate, ExplicitSession, ImplicitSession};
+use super::exec::{OperationSettings, execute, open_cursor, open_session_cursor};
 use super::inherit::Inherited;
 use crate::client::Client;
 use crate::coll::exec::OperationOverrides;
-use crate::cursor::{Cursor, CursorSettings, deserialize};
+use crate::cursor::{Cursor, CursorSettings, SessionCursor, deserialize};
 use crate::db::Database;
 use crate::error::{Error, Result};
 use crate::executor::run_command::RunCommand as RunCommandOp;
 use crate::operation::admin::CatalogCommand;
 use crate::operation::aggregate::AggregateTarget;
 use crate::operation::fields::put;
-use crate::operation::list::{CursorCommand, ListCursor, ListDatabases as ListDatabasesOp};
+use crate::operation::list::{ListCursor, ListDatabases as ListDatabasesOp};
 use crate::options::{
-    CollectionOptions, CreateCollectionOptions, CursorType, DropDatabaseOptions,
-    ListCollectionsOptions, ListDatabasesOptions,
+    CollectionOptions, CreateCollectionOptions, DropDatabaseOptions, ListCollectionsOptions,
+    ListDatabasesOptions,
 };
 use crate::results::{CollectionSpecification, DatabaseSpecification};
 use crate::session::ClientSession;
@@ -56,6 +56,7 @@ impl Database {
             db: self,
             options: ListCollectionsOptions::default(),
             overrides: OperationOverrides::default(),
+            session: ImplicitSession,
         }
     }
 
@@ -66,6 +67,7 @@ impl Database {
             db: self,
             options: ListCollectionsOptions::default(),
             overrides: OperationOverrides::default(),
+            session: ImplicitSession,
         }
     }
 
@@ -92,15 +94,17 @@ impl Database {
 }
 
 /// The action of [`Database::list_collections`] (`NAMES = false`: a cursor of collection
-/// specifications) and [`Database::list_collection_names`] (`NAMES = true`: the names).
+/// specifications) and [`Database::list_collection_names`] (`NAMES = true`: the names). After
+/// `.session(..)` the listing runs in that session and the cursor is a [`SessionCursor`].
 #[must_use = "an action does nothing until awaited"]
-pub struct ListCollections<'a, const NAMES: bool = false> {
+pub struct ListCollections<'a, const NAMES: bool = false, S = ImplicitSession> {
     db: &'a Database,
     options: ListCollectionsOptions,
     overrides: OperationOverrides,
+    session: S,
 }
 
-impl<'a, const NAMES: bool> ListCollections<'a, NAMES> {
+impl<'a, const NAMES: bool, S> ListCollections<'a, NAMES, S> {
     operation_overrides!();
     timeout_mode_setter!();
 
@@ -117,7 +121,8 @@ impl<'a, const NAMES: bool> ListCollections<'a, NAMES> {
         comment: #[into] Bson,
     );
 
-    async fn open<U>(self, name_only: bool) -> Result<Cursor<U>> {
+    /// The command, the cursor's settings and the operation's settings.
+    fn prepare(self, name_only: bool) -> (ListCursor, CursorSettings, OperationSettings, S) {
         let o = self.options;
         let op = ListCursor::collections(
             self.db.name(),
@@ -134,7 +139,41 @@ impl<'a, const NAMES: bool> ListCollections<'a, NAMES> {
             ..CursorSettings::default()
         };
         let settings = self.db.inherited().settings.overridden_by(&self.overrides);
-        open_cursor(self.db.client(), op, settings, cursor_settings).await
+        (op, cursor_settings, settings, self.session)
+    }
+}
+
+impl<'a, const NAMES: bool> ListCollections<'a, NAMES, ImplicitSession> {
+    /// Lists the collections in an explicit session; awaiting then returns a
+    /// [`SessionCursor`] (or the names, for [`Database::list_collection_names`]).
+    pub fn session(
+        self,
+        session: &'a mut ClientSession,
+    ) -> ListCollections<'a, NAMES, ExplicitSession<'a>> {
+        ListCollections {
+            db: self.db,
+            options: self.options,
+            overrides: self.overrides,
+            session: ExplicitSession(session),
+        }
+    }
+
+    async fn open<U>(self, name_only: bool) -> Result<Cursor<U>> {
+        let client = self.db.client();
+        let (op, cursor_settings, settings, _) = self.prepare(name_only);
+        open_cursor(client, op, settings, cursor_settings).await
+    }
+}
+
+impl<'a, const NAMES: bool> ListCollections<'a, NAMES, ExplicitSession<'a>> {
+    async fn open_in_session<U>(
+        self,
+        name_only: bool,
+    ) -> Result<(SessionCursor<U>, &'a mut ClientSession)> {
+        let client = self.db.client();
+        let (op, cursor_settings, settings, ExplicitSession(session)) = self.prepare(name_only);
+        let cursor = open_session_cursor(client, op, session, settings, cursor_settings).await?;
+        Ok((cursor, session))
     }
 }
 
@@ -147,6 +186,15 @@ impl<'a> IntoFuture for ListCollections<'a, false> {
     }
 }
 
+impl<'a> IntoFuture for ListCollections<'a, false, ExplicitSession<'a>> {
+    type Output = Result<SessionCursor<CollectionSpecification>>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move { Ok(self.open_in_session(false).await?.0) })
+    }
+}
+
 impl<'a> IntoFuture for ListCollections<'a, true> {
     type Output = Result<Vec<String>>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
@@ -155,10 +203,20 @@ impl<'a> IntoFuture for ListCollections<'a, true> {
         Box::pin(async move {
             let cursor: Cursor<Document> = self.open(true).await?;
             let entries: Vec<Document> = cursor.try_collect().await?;
-            entries
-                .iter()
-                .map(|entry| name_of(entry, "listCollections"))
-                .collect()
+            names_of(&entries, "listCollections")
+        })
+    }
+}
+
+impl<'a> IntoFuture for ListCollections<'a, true, ExplicitSession<'a>> {
+    type Output = Result<Vec<String>>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let (cursor, session) = self.open_in_session::<Document>(true).await?;
+            let entries = drain_session_cursor(cursor, session).await?;
+            names_of(&entries, "listCollections")
         })
     }
 }
@@ -172,6 +230,32 @@ pub(crate) fn name_of(entry: &Document, listing: &str) -> Result<String> {
         .get_str("name")
         .map(str::to_string)
         .map_err(|_| Error::protocol(format!("a {listing} entry has no name")))
+}
+
+/// The `name` of every entry of a listing.
+///
+/// # Errors
+/// `InvalidResponse` when an entry has none.
+pub(crate) fn names_of(entries: &[Document], listing: &str) -> Result<Vec<String>> {
+    entries
+        .iter()
+        .map(|entry| name_of(entry, listing))
+        .collect()
+}
+
+/// Every document left in a session cursor, iterated in `session`.
+///
+/// # Errors
+/// The first error a `getMore` or a document's decoding returns.
+pub(crate) async fn drain_session_cursor(
+    mut cursor: SessionCursor<Document>,
+    session: &mut ClientSession,
+) -> Result<Vec<Document>> {
+    let mut documents = Vec::new();
+    while let Some(document) = cursor.next(session).await {
+        documents.push(document?);
+    }
+    Ok(documents)
 }
 
 /// The action of [`Database::create_collection`].
@@ -438,73 +522,3 @@ impl<'a> RunCommand<'a> {
 }
 
 action_future!(RunCommand<'a> => Document);
-
-impl Database {
-    /// Runs a command that opens a cursor (`find`, `aggregate`, `listCollections`, ... written
-    /// by the application) and returns the cursor over its results. The command is sent as
-    /// [`Database::run_command`] sends it; the cursor's `getMore`s use `batch_size` and, for a
-    /// tailable await cursor, `max_await_time` as their `maxTimeMS`. The command itself must
-    /// ask for a tailable cursor if `cursor_type` says so.
-    pub fn run_cursor_command(&self, command: Document) -> RunCursorCommand<'_> {
-        RunCursorCommand {
-            db: self,
-            command,
-            batch_size: None,
-            cursor_type: CursorType::NonTailable,
-            max_await_time: None,
-            overrides: OperationOverrides::default(),
-        }
-    }
-}
-
-/// The action of [`Database::run_cursor_command`].
-#[must_use = "an action does nothing until awaited"]
-pub struct RunCursorCommand<'a> {
-    db: &'a Database,
-    command: Document,
-    batch_size: Option<u32>,
-    cursor_type: CursorType,
-    max_await_time: Option<Duration>,
-    overrides: OperationOverrides,
-}
-
-impl<'a> RunCursorCommand<'a> {
-    operation_overrides!();
-    timeout_mode_setter!();
-
-    /// The `batchSize` of the cursor's `getMore`s.
-    pub fn batch_size(mut self, batch_size: u32) -> Self {
-        self.batch_size = Some(batch_size);
-        self
-    }
-
-    /// The kind of cursor the command opens (it decides which timeout modes apply and whether
-    /// an empty batch ends the cursor).
-    pub fn cursor_type(mut self, cursor_type: CursorType) -> Self {
-        self.cursor_type = cursor_type;
-        self
-    }
-
-    /// How long a tailable await cursor's `getMore` waits for data (its `maxTimeMS`).
-    pub fn max_await_time(mut self, wait: Duration) -> Self {
-        self.max_await_time = Some(wait);
-        self
-    }
-
-    async fn run(self) -> Result<Cursor<Document>> {
-        let op = CursorCommand::new(self.db.name(), self.command)?;
-        let await_data = self.cursor_type == CursorType::TailableAwait;
-        let cursor_settings = CursorSettings {
-            batch_size: self.batch_size,
-            max_await_time: self.max_await_time.filter(|_| await_data),
-            tailable: self.cursor_type != CursorType::NonTailable,
-            await_data,
-            timeout_mode: self.overrides.timeout_mode,
-            ..CursorSettings::default()
-        };
-        let settings = self.db.inherited().settings.overridden_by(&self.overrides);
-        open_cursor(self.db.client(), op, settings, cursor_settings).await
-    }
-}
-
-action_future!(RunCursorCommand<'a> => Cursor<Document>);

@@ -45,6 +45,14 @@ impl Inherited {
         }
     }
 
+    /// The same settings without the read and write concern (for commands that must not send
+    /// any, such as the search index commands).
+    pub(crate) fn without_concerns(mut self) -> Self {
+        self.read_concern = None;
+        self.write_concern = None;
+        self
+    }
+
     /// The operation's read concern, else the inherited one.
     pub(crate) fn read_concern(&self, op: Option<ReadConcern>) -> Option<ReadConcern> {
         op.or_else(|| self.read_concern.clone())

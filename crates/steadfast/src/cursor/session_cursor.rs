@@ -194,6 +194,21 @@ impl<T: DeserializeOwned> SessionCursor<T> {
     }
 }
 
+impl<T> SessionCursor<T> {
+    /// Changes the type documents are deserialised as (the same server cursor and
+    /// buffered documents).
+    pub fn with_type<U>(mut self) -> SessionCursor<U> {
+        SessionCursor {
+            executor: Arc::clone(&self.executor),
+            state: self.state.take(),
+            settings: self.settings.clone(),
+            current: self.current.take(),
+            closed: self.closed,
+            _documents: PhantomData,
+        }
+    }
+}
+
 impl<T> Drop for SessionCursor<T> {
     fn drop(&mut self) {
         if let Some(kill) = self.state.take_kill() {

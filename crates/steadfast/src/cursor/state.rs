@@ -20,6 +20,9 @@ pub(crate) struct CursorSettings {
     pub(crate) limit: Option<u64>,
     /// `maxTimeMS` of `getMore` for tailable-await cursors.
     pub(crate) max_await_time: Option<Duration>,
+    /// `maxTimeMS` of every `getMore`, whatever the cursor type (`run_cursor_command`'s
+    /// `max_time`); a tailable await cursor's `max_await_time` takes precedence.
+    pub(crate) get_more_max_time: Option<Duration>,
     /// The comment repeated on every `getMore`.
     pub(crate) comment: Option<Bson>,
     /// Whether an empty batch leaves the cursor open (tailable cursors).
@@ -141,7 +144,8 @@ impl CursorState {
             batch_size,
             self.settings
                 .max_await_time
-                .filter(|_| self.settings.tailable),
+                .filter(|_| self.settings.tailable)
+                .or(self.settings.get_more_max_time),
             self.settings.comment.clone(),
         ))
     }
@@ -169,5 +173,18 @@ impl CursorState {
     /// CursorNotFound).
     pub(crate) fn forget_server_cursor(&mut self) {
         self.id = 0;
+    }
+
+    /// Moves the position out (server cursor and buffered documents), leaving this state
+    /// with neither, so only the new owner kills the server cursor.
+    pub(crate) fn take(&mut self) -> CursorState {
+        CursorState {
+            id: std::mem::replace(&mut self.id, 0),
+            ns: self.ns.clone(),
+            address: self.address.clone(),
+            buffer: std::mem::take(&mut self.buffer),
+            received: self.received,
+            settings: self.settings.clone(),
+        }
     }
 }

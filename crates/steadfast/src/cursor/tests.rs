@@ -117,6 +117,19 @@ fn get_more_carries_the_comment_and_the_await_time_of_tailable_cursors() {
 }
 
 #[test]
+fn get_more_carries_run_cursor_commands_max_time_on_any_cursor() {
+    let settings = CursorSettings {
+        get_more_max_time: Some(Duration::from_millis(300)),
+        ..CursorSettings::default()
+    };
+    let mut op = CursorState::new(reply(9, 0), address(), settings)
+        .get_more()
+        .expect("due");
+    let body = op.build(&default_description()).expect("builds").body;
+    assert_eq!(body.get_i64("maxTimeMS").ok(), Some(300));
+}
+
+#[test]
 fn a_get_more_reply_updates_the_id() {
     let mut state = CursorState::new(reply(9, 1), address(), CursorSettings::default());
     state.absorb(reply(0, 2));

@@ -118,6 +118,8 @@ struct ErrorInner {
     retry: Option<retry::RetryReport>,
     /// Set by the write operations: what was applied before the failure.
     partial_write: Option<Box<PartialWrite>>,
+    /// The server's whole `ok: 0` reply, for fields the error does not model.
+    server_response: Option<Arc<bson::RawDocumentBuf>>,
 }
 
 impl Error {
@@ -132,8 +134,21 @@ impl Error {
                 retry_history: Vec::new(),
                 retry: None,
                 partial_write: None,
+                server_response: None,
             }),
         }
+    }
+
+    /// The server's whole reply, for a command error: fields the error does not model (such
+    /// as a `collMod`'s `violations`) are read from it.
+    pub fn server_response(&self) -> Option<&bson::RawDocumentBuf> {
+        self.inner.server_response.as_deref()
+    }
+
+    /// Keeps the server's reply the error was read from.
+    pub(crate) fn with_server_response(mut self, reply: &bson::RawDocumentBuf) -> Self {
+        self.inner.server_response = Some(Arc::new(reply.clone()));
+        self
     }
 
     /// An error carrying an application's own value, e.g. to end a closure the driver runs

@@ -286,11 +286,31 @@ fn server_error(
         _ => None,
     }
     .map(Duration::from_millis);
-    Ok((Error::from(CommandError::from_reply(&document)), backoff))
+    let error = Error::from(CommandError::from_reply(&document)).with_server_response(reply);
+    Ok((error, backoff))
 }
 
 /// The write concern error of an `ok: 1` reply that has a `writeConcernError` field.
 fn write_concern_error(reply: &RawDocumentBuf) -> Option<Error> {
     let document = Document::try_from(reply.clone()).ok()?;
     ReplyWriteErrors::from_reply(&document).and_then(Error::from_write_concern_reply)
+}
+
+#[cfg(test)]
+mod server_response_tests {
+    use bson::{RawDocumentBuf, doc};
+
+    use super::*;
+
+    #[test]
+    fn a_command_error_keeps_the_whole_reply() {
+        let reply = doc! {
+            "ok": 0.0, "code": 359, "codeName": "CannotConvertIndexToUnique",
+            "errmsg": "duplicates", "violations": [{ "ids": [1, 2] }],
+        };
+        let raw = RawDocumentBuf::try_from(&reply).expect("valid BSON");
+        let (error, _) = server_error(&raw, OperationKind::RetryableRead).expect("an error reply");
+        let kept = error.server_response().expect("kept");
+        assert_eq!(Document::try_from(kept.clone()).ok(), Some(reply));
+    }
 }

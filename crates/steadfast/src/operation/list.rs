@@ -106,6 +106,8 @@ pub(crate) struct CursorCommand {
     name: String,
     db: String,
     body: Document,
+    /// Where it runs (primary unless the application said otherwise).
+    criteria: Option<SelectionCriteria>,
 }
 
 impl CursorCommand {
@@ -121,7 +123,14 @@ impl CursorCommand {
             name,
             db: db.to_string(),
             body,
+            criteria: None,
         })
+    }
+
+    /// Runs it where `criteria` selects instead of on the primary.
+    pub(crate) fn with_criteria(mut self, criteria: Option<SelectionCriteria>) -> Self {
+        self.criteria = criteria;
+        self
     }
 }
 
@@ -149,11 +158,17 @@ impl Operation for CursorCommand {
     }
 
     fn selection_criteria(&self) -> SelectionCriteria {
-        SelectionCriteria::primary_read()
+        self.criteria
+            .clone()
+            .unwrap_or_else(SelectionCriteria::primary_read)
     }
 
     fn retryability(&self) -> Retryability {
         Retryability::RunCommand
+    }
+
+    fn has_own_read_preference(&self) -> bool {
+        self.criteria.is_some()
     }
 
     fn supports_read_concern(&self) -> bool {

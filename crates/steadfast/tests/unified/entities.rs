@@ -424,6 +424,7 @@ fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, Str
             "ignoreCommandMonitoringEvents",
             "observeSensitiveCommands",
             "awaitMinPoolSizeMS",
+            "serverApi",
         ],
     )?;
     let uri = fixture.client_uri(spec.get_bool("useMultipleMongoses").ok())?;
@@ -453,8 +454,11 @@ fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, Str
         Ok(_) => return Err(format!("{uri} needs SRV resolution")),
         Err(e) => return Err(format!("invalid client URI {uri}: {e}")),
     };
-    let client = Client::builder(options.into())
-        .event_listener(listener.clone())
+    let mut builder = Client::builder(options.into()).event_listener(listener.clone());
+    if let Ok(api) = spec.get_document("serverApi") {
+        builder = builder.server_api(crate::server_api::parse(api)?);
+    }
+    let client = builder
         .build()
         .map_err(|e| format!("cannot create client: {e}"))?;
     Ok(ClientEntity { client, listener })

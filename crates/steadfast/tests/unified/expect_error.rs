@@ -89,6 +89,14 @@ pub(crate) fn check(
                     }
                 }
             }
+            "errorResponse" => {
+                let response = error
+                    .server_response()
+                    .and_then(|raw| Document::try_from(raw.clone()).ok())
+                    .ok_or_else(|| format!("field `errorResponse`: no server reply in {error}"))?;
+                match_root(value, Some(&Bson::Document(response)), entities)
+                    .map_err(|m| format!("field `errorResponse`: {m}"))?;
+            }
             "expectResult" => {
                 match_root(value, partial_result, entities)
                     .map_err(|m| format!("field `expectResult` of the error: {m}"))?;

@@ -28,6 +28,7 @@ mod ops;
 mod requirements;
 mod runner;
 mod selftest;
+mod server_api;
 mod skips;
 mod tally;
 

@@ -142,6 +142,15 @@ impl TestCase {
             if let Some((key, reason)) = skips::for_operation(name) {
                 return Some((key, reason, format!("uses {name}")));
             }
+            let skipped_argument =
+                arguments.and_then(|args| args.keys().find_map(|arg| skips::for_argument(arg)));
+            if let Some((key, reason)) = skipped_argument {
+                return Some((
+                    key,
+                    reason,
+                    format!("{name} takes an argument steadfast lacks"),
+                ));
+            }
             let in_session = arguments.is_some_and(|args| args.contains_key("session"));
             if let (true, Some((key, reason))) = (in_session, skips::for_operation_in_session(name))
             {
@@ -165,6 +174,16 @@ fn missing_server_feature(op: &Document) -> Option<&'static str> {
             return arguments
                 .is_some_and(|args| args.contains_key("viewOn"))
                 .then_some("views");
+        }
+        // Only a time-series collection takes documents sharing an `_id`.
+        Some("insertMany") => {
+            let documents = arguments.and_then(|args| args.get_array("documents").ok())?;
+            let ids: Vec<&Bson> = documents
+                .iter()
+                .filter_map(|d| d.as_document()?.get("_id"))
+                .collect();
+            let repeated = ids.iter().enumerate().any(|(i, id)| ids[..i].contains(id));
+            return repeated.then_some("timeseries duplicate _id");
         }
         Some("runCommand") => {
             let command = arguments.and_then(|args| args.get_document("command").ok())?;

@@ -218,7 +218,11 @@ fn check(
                     return unmet("authMechanism", format!("authMechanism {value}"));
                 }
             }
-            "serverParameters" => return unmet("serverParameters", value.to_string()),
+            "serverParameters" => {
+                if let Some(differs) = differing_parameter(value)? {
+                    return unmet("serverParameters", differs);
+                }
+            }
             "csfle" => {
                 if value.as_bool() != Some(false) {
                     return unmet("csfle", format!("csfle: {value}"));
@@ -228,4 +232,22 @@ fn check(
         }
     }
     Ok(Ok(auth))
+}
+
+/// The first of `wanted` (a `serverParameters` requirement) whose value differs from the one
+/// blackpipe's `getParameter` reports, described; `None` when all match.
+fn differing_parameter(wanted: &Bson) -> Result<Option<String>, String> {
+    let Bson::Document(wanted) = wanted else {
+        return Err("serverParameters must be a document".to_owned());
+    };
+    let actual = blackpipe::deployment::server_parameters();
+    Ok(wanted
+        .iter()
+        .find_map(|(key, value)| match actual.get(key) {
+            Some(have) if have == value => None,
+            Some(have) => Some(format!("needs {key}: {value}, blackpipe has {have}")),
+            None => Some(format!(
+                "needs {key}: {value}, which blackpipe does not model"
+            )),
+        }))
 }

@@ -9,7 +9,13 @@ pub(crate) enum Key {
     /// An operation name (`operation.name`), on any object.
     Operation(&'static str),
     /// An operation name, only when the operation runs in an explicit session.
+    #[allow(
+        dead_code,
+        reason = "no table entry needs it now; kept for an operation a session cannot run yet"
+    )]
     OperationInSession(&'static str),
+    /// An operation argument steadfast's API deliberately lacks, on any operation.
+    Argument(&'static str),
     /// An entity type (`createEntities` key).
     Entity(&'static str),
     /// A `runOnRequirement` field that no blackpipe deployment satisfies.
@@ -63,14 +69,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         BLOCK_SHORTER_THAN_TIMEOUT,
     ),
     (
-        Key::OperationInSession("listCollections"),
-        "listing collections in an explicit session: steadfast's list_collections takes no session yet (its cursor is not a SessionCursor)",
-    ),
-    (
-        Key::OperationInSession("listIndexes"),
-        "listing indexes in an explicit session: steadfast's list_indexes takes no session yet (its cursor is not a SessionCursor)",
-    ),
-    (
         Key::Operation("clientBulkWrite"),
         "client-level bulkWrite (the 8.0 `bulkWrite` command) is out of scope for this runner",
     ),
@@ -82,6 +80,10 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         Key::Operation("count"),
         "the deprecated count helper: steadfast offers countDocuments and estimatedDocumentCount instead",
     ),
+    (
+        Key::Argument("rawData"),
+        "rawData is for internal use only (CRUD and bulk-write specifications); steadfast, like the official Rust driver, does not offer it",
+    ),
     (Key::Entity("bucket"), "GridFS: steadfast has no GridFS API"),
     (
         Key::Assertion("observeLogMessages"),
@@ -90,6 +92,10 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
     (
         Key::ServerFeature("views"),
         "blackpipe has no views (createCollection with viewOn)",
+    ),
+    (
+        Key::ServerFeature("timeseries duplicate _id"),
+        "blackpipe stores a time-series collection as an ordinary one, whose _id stays unique (mongod's buckets allow repeated _ids); creating one with its options works",
     ),
     (
         Key::ServerFeature("shardCollection"),
@@ -117,7 +123,7 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
     ),
     (
         Key::Requirement("serverParameters"),
-        "blackpipe does not answer getParameter",
+        "blackpipe's getParameter does not report the server parameter with that value",
     ),
     (
         Key::Requirement("csfle"),
@@ -135,6 +141,14 @@ pub(crate) fn for_operation(name: &str) -> Option<(Key, &'static str)> {
     TABLE
         .iter()
         .find(|(k, _)| matches!(k, Key::Operation(n) if *n == name))
+        .copied()
+}
+
+/// The table entry for an operation argument, if the runner skips tests passing it.
+pub(crate) fn for_argument(name: &str) -> Option<(Key, &'static str)> {
+    TABLE
+        .iter()
+        .find(|(k, _)| matches!(k, Key::Argument(n) if *n == name))
         .copied()
 }
 

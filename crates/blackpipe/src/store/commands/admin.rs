@@ -189,7 +189,7 @@ pub(crate) fn list_collections(exec: &mut Exec<'_>, command: &Document) -> Store
     let mut entries = Vec::new();
     for (name, handle) in exec.store.catalog.collections(exec.db) {
         let collection = read(&handle);
-        let full = doc! {
+        let mut full = doc! {
             "name": name.clone(),
             "type": "collection",
             "options": collection.options.clone(),
@@ -197,8 +197,13 @@ pub(crate) fn list_collections(exec: &mut Exec<'_>, command: &Document) -> Store
                 "readOnly": false,
                 "uuid": Binary { subtype: BinarySubtype::Uuid, bytes: collection.uuid.to_vec() },
             },
-            "idIndex": { "v": 2, "key": { "_id": 1 }, "name": "_id_" },
         };
+        if !collection.options.contains_key("clusteredIndex") {
+            full.insert(
+                "idIndex",
+                doc! { "v": 2, "key": { "_id": 1 }, "name": "_id_" },
+            );
+        }
         drop(collection);
         if !filter.matches(&full) {
             continue;
@@ -308,6 +313,7 @@ pub(crate) fn create(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
         .map(|(field, value)| (field.clone(), value.clone()))
         .collect();
     let options = crate::store::capped::normalize_options(options)?;
+    let options = crate::store::clustered::normalize_options(options)?;
     if let Some(txn) = exec.txn.as_deref_mut() {
         txn.create_collection(exec.store, exec.db, collection, options)?;
         return Ok(doc! { "ok": 1.0 });

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use bson::{Bson, Document, doc};
+use bson::{Bson, Document};
 
 use super::Exec;
 use super::args::{collection_name, is_generic_field};
@@ -44,22 +44,21 @@ fn check_images_option(value: &Bson) -> StoreResult<()> {
 ///
 /// # Errors
 ///
-/// NamespaceNotFound (26) for a missing collection; 40415 for an unknown option;
-/// InvalidOptions (72) for index changes, which blackpipe does not make through `collMod`.
+/// NamespaceNotFound (26) for a missing collection; 40415 for an unknown option; the errors of
+/// [`super::coll_mod_index::modify_index`] for an `index` change.
 pub(crate) fn coll_mod(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let collection = collection_name(command, "collMod")?;
     validate_namespace(exec.db, collection)?;
     let mut changes = Document::new();
+    let mut index_spec = None;
     for (field, value) in command.iter().skip(1) {
         if is_generic_field(field) {
             continue;
         }
         match field.as_str() {
             "index" => {
-                return Err(CommandError::new(
-                    code::INVALID_OPTIONS,
-                    "blackpipe does not support collMod of indexes",
-                ));
+                index_spec = Some(value);
+                continue;
             }
             "changeStreamPreAndPostImages" => check_images_option(value)?,
             known if SETTABLE.contains(&known) => {}
@@ -78,11 +77,16 @@ pub(crate) fn coll_mod(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
             format!("ns does not exist: {}", exec.ns(collection)),
         ));
     };
-    let uuid = {
+    let (uuid, mut reply) = {
         let mut guard = write(&handle);
+        let reply = match index_spec {
+            Some(spec) => super::coll_mod_index::modify_index(&mut guard, spec)?,
+            None => Document::new(),
+        };
         guard.options.extend(changes.clone());
-        guard.uuid
+        (guard.uuid, reply)
     };
     exec.record_catalog(collection, Some(uuid), Change::Modify(Arc::new(changes)));
-    Ok(doc! { "ok": 1.0 })
+    reply.insert("ok", 1.0);
+    Ok(reply)
 }

@@ -4,6 +4,7 @@ mod admin;
 mod aggregate_write;
 pub(crate) mod args;
 mod coll_mod;
+mod coll_mod_index;
 mod collectionless;
 mod find;
 mod find_and_modify;

@@ -130,6 +130,7 @@ impl<'a, T: Send + Sync, S> Find<'a, T, S> {
             max_await_time: options
                 .max_await_time
                 .filter(|_| options.cursor_type == Some(CursorType::TailableAwait)),
+            get_more_max_time: None,
             comment: options.comment.clone(),
             tailable,
             await_data: options.cursor_type == Some(CursorType::TailableAwait),
@@ -355,6 +356,7 @@ impl<'a, S, T> Aggregate<'a, S, T> {
             batch_size: options.batch_size,
             limit: None,
             max_await_time: options.max_await_time,
+            get_more_max_time: None,
             comment: options.comment.clone(),
             tailable: false,
             await_data: false,

@@ -10,10 +10,11 @@ use futures_util::future::BoxFuture;
 use steadfast_core::options::WriteConcern;
 
 use crate::coll::Collection;
-use crate::coll::db_actions::name_of;
-use crate::coll::exec::OperationOverrides;
-use crate::coll::exec::{execute, open_cursor};
-use crate::cursor::{Cursor, CursorSettings};
+use crate::coll::action::{ExplicitSession, ImplicitSession};
+use crate::coll::db_actions::{drain_session_cursor, names_of};
+use crate::coll::exec::{OperationOverrides, OperationSettings};
+use crate::coll::exec::{execute, open_cursor, open_session_cursor};
+use crate::cursor::{Cursor, CursorSettings, SessionCursor};
 use crate::error::{Error, Result};
 use crate::operation::admin::CatalogCommand;
 use crate::operation::fields::{put, put_max_time};
@@ -75,6 +76,7 @@ impl<T: Send + Sync> Collection<T> {
             coll: self,
             options: ListIndexesOptions::default(),
             overrides: OperationOverrides::default(),
+            session: ImplicitSession,
         }
     }
 
@@ -85,6 +87,7 @@ impl<T: Send + Sync> Collection<T> {
             coll: self,
             options: ListIndexesOptions::default(),
             overrides: OperationOverrides::default(),
+            session: ImplicitSession,
         }
     }
 
@@ -223,15 +226,17 @@ impl<'a, T: Send + Sync> DropIndex<'a, T> {
 action_future!(DropIndex<'a, T> where [T: Send + Sync + 'a] => ());
 
 /// The action of [`Collection::list_indexes`] (`NAMES = false`: a cursor of index models) and
-/// [`Collection::list_index_names`] (`NAMES = true`: the names).
+/// [`Collection::list_index_names`] (`NAMES = true`: the names). After `.session(..)` the
+/// listing runs in that session and the cursor is a [`SessionCursor`].
 #[must_use = "an action does nothing until awaited"]
-pub struct ListIndexes<'a, T: Send + Sync, const NAMES: bool = false> {
+pub struct ListIndexes<'a, T: Send + Sync, const NAMES: bool = false, S = ImplicitSession> {
     coll: &'a Collection<T>,
     options: ListIndexesOptions,
     overrides: OperationOverrides,
+    session: S,
 }
 
-impl<'a, T: Send + Sync, const NAMES: bool> ListIndexes<'a, T, NAMES> {
+impl<'a, T: Send + Sync, const NAMES: bool, S> ListIndexes<'a, T, NAMES, S> {
     operation_overrides!();
     timeout_mode_setter!();
 
@@ -247,7 +252,8 @@ impl<'a, T: Send + Sync, const NAMES: bool> ListIndexes<'a, T, NAMES> {
         comment: #[into] Bson,
     );
 
-    async fn documents<U>(self) -> Result<Cursor<U>> {
+    /// The command, the cursor's settings and the operation's settings.
+    fn prepare(self) -> (ListCursor, CursorSettings, OperationSettings, S) {
         let o = self.options;
         let ns = self.coll.ns();
         let op = ListCursor::indexes(
@@ -263,13 +269,39 @@ impl<'a, T: Send + Sync, const NAMES: bool> ListIndexes<'a, T, NAMES> {
             timeout_mode: self.overrides.timeout_mode,
             ..CursorSettings::default()
         };
-        open_cursor(
-            self.coll.client(),
-            op,
-            self.coll.operation_settings(&self.overrides),
-            cursor_settings,
-        )
-        .await
+        let settings = self.coll.operation_settings(&self.overrides);
+        (op, cursor_settings, settings, self.session)
+    }
+}
+
+impl<'a, T: Send + Sync, const NAMES: bool> ListIndexes<'a, T, NAMES, ImplicitSession> {
+    /// Lists the indexes in an explicit session; awaiting then returns a [`SessionCursor`]
+    /// (or the names, for [`Collection::list_index_names`]).
+    pub fn session(
+        self,
+        session: &'a mut ClientSession,
+    ) -> ListIndexes<'a, T, NAMES, ExplicitSession<'a>> {
+        ListIndexes {
+            coll: self.coll,
+            options: self.options,
+            overrides: self.overrides,
+            session: ExplicitSession(session),
+        }
+    }
+
+    async fn documents<U>(self) -> Result<Cursor<U>> {
+        let client = self.coll.client();
+        let (op, cursor_settings, settings, _) = self.prepare();
+        open_cursor(client, op, settings, cursor_settings).await
+    }
+}
+
+impl<'a, T: Send + Sync, const NAMES: bool> ListIndexes<'a, T, NAMES, ExplicitSession<'a>> {
+    async fn session_documents<U>(self) -> Result<(SessionCursor<U>, &'a mut ClientSession)> {
+        let client = self.coll.client();
+        let (op, cursor_settings, settings, ExplicitSession(session)) = self.prepare();
+        let cursor = open_session_cursor(client, op, session, settings, cursor_settings).await?;
+        Ok((cursor, session))
     }
 }
 
@@ -282,6 +314,15 @@ impl<'a, T: Send + Sync + 'a> IntoFuture for ListIndexes<'a, T, false> {
     }
 }
 
+impl<'a, T: Send + Sync + 'a> IntoFuture for ListIndexes<'a, T, false, ExplicitSession<'a>> {
+    type Output = Result<SessionCursor<IndexModel>>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move { Ok(self.session_documents().await?.0) })
+    }
+}
+
 impl<'a, T: Send + Sync + 'a> IntoFuture for ListIndexes<'a, T, true> {
     type Output = Result<Vec<String>>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
@@ -290,10 +331,20 @@ impl<'a, T: Send + Sync + 'a> IntoFuture for ListIndexes<'a, T, true> {
         Box::pin(async move {
             let cursor: Cursor<Document> = self.documents().await?;
             let specs: Vec<Document> = cursor.try_collect().await?;
-            specs
-                .iter()
-                .map(|spec| name_of(spec, "listIndexes"))
-                .collect()
+            names_of(&specs, "listIndexes")
+        })
+    }
+}
+
+impl<'a, T: Send + Sync + 'a> IntoFuture for ListIndexes<'a, T, true, ExplicitSession<'a>> {
+    type Output = Result<Vec<String>>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let (cursor, session) = self.session_documents::<Document>().await?;
+            let specs = drain_session_cursor(cursor, session).await?;
+            names_of(&specs, "listIndexes")
         })
     }
 }

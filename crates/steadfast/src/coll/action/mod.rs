@@ -133,15 +133,21 @@ pub(crate) mod find;
 pub(crate) mod find_and_modify;
 pub(crate) mod index;
 pub(crate) mod read;
+pub(crate) mod run_cursor_command;
+pub(crate) mod search_index;
 pub(crate) mod watch;
 pub(crate) mod write;
 
 pub use crate::coll::db_actions::{
-    CreateCollection, DropDatabase, ListCollections, ListDatabases, RunCommand, RunCursorCommand,
+    CreateCollection, DropDatabase, ListCollections, ListDatabases, RunCommand,
 };
 pub use find::{Aggregate, ExplicitSession, Find, FindOne, ImplicitSession};
 pub use find_and_modify::{FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate};
 pub use index::{CreateIndex, CreateIndexes, DropCollection, DropIndex, ListIndexes};
 pub use read::{CountDocuments, Distinct, EstimatedDocumentCount};
+pub use run_cursor_command::RunCursorCommand;
+pub use search_index::{
+    CreateSearchIndex, CreateSearchIndexes, DropSearchIndex, ListSearchIndexes, UpdateSearchIndex,
+};
 pub use watch::Watch;
 pub use write::{BulkWrite, Delete, InsertMany, InsertOne, Replace, Update};

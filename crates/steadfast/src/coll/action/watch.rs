@@ -185,6 +185,7 @@ impl<T> Watch<'_, T> {
             batch_size: options.batch_size,
             limit: None,
             max_await_time: options.max_await_time,
+            get_more_max_time: None,
             comment: options.comment.clone(),
             tailable: true,
             await_data: true,

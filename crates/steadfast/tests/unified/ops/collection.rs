@@ -25,6 +25,9 @@ pub(super) async fn run(
     let timeout = args.optional_duration("timeoutMS")?;
     // The caller resolved the `session` argument.
     args.take("session");
+    if super::search_index::handles(name) {
+        return super::search_index::run(name, args, coll, timeout).await;
+    }
     let result = match name {
         "insertOne" => {
             let document = args.document("document")?;

@@ -46,33 +46,8 @@ pub(super) async fn run_on_database(
                 .map(|reply| Outcome::Value(Bson::Document(reply)))
         }
         "runCursorCommand" | "createCommandCursor" => {
-            let command = args.document("command")?;
-            if let Some(Bson::String(command_name)) = args.take("commandName") {
-                if command.keys().next() != Some(&command_name) {
-                    return Err(format!(
-                        "{name}: commandName {command_name:?} is not the command's first key"
-                    ));
-                }
-            }
-            let batch_size = args.optional_count::<u32>("batchSize")?;
-            let cursor_type = super::collection::cursor_type(&mut args)?;
-            let mode = super::collection::timeout_mode(&mut args)?;
-            args.finish()?;
-            let mut action = db.run_cursor_command(command).timed(timeout);
-            if let Some(batch_size) = batch_size {
-                action = action.batch_size(batch_size);
-            }
-            if let Some(cursor_type) = cursor_type {
-                action = action.cursor_type(cursor_type);
-            }
-            if let Some(mode) = mode {
-                action = action.timeout_mode(mode);
-            }
-            match action.await {
-                Ok(cursor) if name == "createCommandCursor" => Ok(Outcome::Cursor(cursor)),
-                Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
-                Err(e) => Err(e),
-            }
+            return super::session_cursors::run_cursor_command(name, args, db, timeout, session)
+                .await;
         }
         "dropCollection" => {
             let name = args.string("collection")?;
@@ -86,26 +61,17 @@ pub(super) async fn run_on_database(
         }
         "createCollection" => {
             let name = args.string("collection")?;
-            let capped = args.optional_bool("capped")?;
-            let size = args.optional_count::<u64>("size")?;
-            let max = args.optional_count::<u64>("max")?;
+            let options = super::collection_options::create_collection_options(&mut args)?;
             args.finish()?;
-            let mut action = db
-                .create_collection(&name)
+            db.create_collection(&name)
                 .timed(timeout)
-                .in_session(session.take());
-            if let Some(capped) = capped {
-                action = action.capped(capped);
-            }
-            if let Some(size) = size {
-                action = action.size(size);
-            }
-            if let Some(max) = max {
-                action = action.max(max);
-            }
-            action
+                .in_session(session.take())
+                .with_options(options)
                 .await
                 .map(|()| Outcome::Collection(db.collection::<Document>(&name)))
+        }
+        "modifyCollection" => {
+            return super::collection_options::modify_collection(args, db, session).await;
         }
         "aggregate" => {
             let pipeline = args.documents("pipeline")?;
@@ -214,7 +180,7 @@ pub(super) async fn run_on_client(
     Ok(result)
 }
 
-fn list_collections_options(args: &mut Args) -> Result<ListCollectionsOptions, String> {
+pub(super) fn list_collections_options(args: &mut Args) -> Result<ListCollectionsOptions, String> {
     let mut options = ListCollectionsOptions::default();
     options.filter = args.optional_document("filter")?;
     options.batch_size = args.optional_count("batchSize")?;

@@ -3,9 +3,12 @@
 
 pub(crate) mod change_streams;
 pub(crate) mod collection;
+mod collection_options;
 mod crud_options;
 mod cursor;
 mod database;
+mod search_index;
+mod session_cursors;
 mod sessions;
 mod test_runner;
 mod threads;
@@ -127,7 +130,11 @@ pub(crate) async fn run_in_session(
     entities: &EntityMap,
     session: &mut steadfast::ClientSession,
 ) -> OpResult {
-    match entities.get(object)? {
+    let entity = entities.get(object)?;
+    if session_cursors::handles(name) {
+        return session_cursors::run(name, args, entity, session).await;
+    }
+    match entity {
         Entity::Collection(collection) if sessions::returns_cursor(name) => {
             let collection = collection.clone();
             sessions::run_cursor_in_session(name, args, &collection, session).await
