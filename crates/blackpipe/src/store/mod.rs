@@ -72,11 +72,8 @@ mod arith;
 mod capped;
 mod catalog;
 mod change_stream;
-<<<<<<< HEAD
-mod collation;
-=======
 mod clustered;
->>>>>>> i17-suites
+mod collation;
 mod collection;
 mod commands;
 mod cursor;
