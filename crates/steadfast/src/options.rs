@@ -111,6 +111,10 @@ pub use write::{
     FindOneAndUpdateOptions, InsertManyOptions, InsertOneOptions, ReplaceOptions, UpdateOptions,
 };
 
+pub use crate::gridfs::options::{
+    GridFsBucketOptions, GridFsDownloadByNameOptions, GridFsFindOneOptions, GridFsFindOptions,
+    GridFsUploadOptions,
+};
 pub use crate::client::{
     ClientOptions, ClientOptionsBuilder, Compressor, Tls, TlsOptions, TlsOptionsBuilder,
 };
