@@ -10,8 +10,8 @@ use futures_util::future::BoxFuture;
 
 use super::{
     FilesCollectionDocument, GridFsBucket, GridFsDownloadByNameOptions, GridFsDownloadStream,
-    GridFsFindOneOptions, GridFsFindOptions, GridFsUploadOptions, GridFsUploadStream,
-    GridFsFileIdentifier, not_found,
+    GridFsFileIdentifier, GridFsFindOneOptions, GridFsFindOptions, GridFsUploadOptions,
+    GridFsUploadStream, not_found,
 };
 use crate::cursor::Cursor;
 use crate::error::{Error, Result};
@@ -234,7 +234,9 @@ impl<'a> IntoFuture for OpenUploadStream<'a> {
                     "GridFS chunk size {chunk_size}: it must be between 1 and 2^31 - 1"
                 )));
             }
-            let id = self.id.unwrap_or_else(|| Bson::ObjectId(runtime::object_id()));
+            let id = self
+                .id
+                .unwrap_or_else(|| Bson::ObjectId(runtime::object_id()));
             Ok(GridFsUploadStream::new(
                 self.bucket.clone(),
                 id,
@@ -342,7 +344,10 @@ impl<'a> IntoFuture for FindOne<'a> {
             let deadline = self.bucket.deadline(self.timeout);
             let options = FindOneOptions::from(self.options);
             within!(
-                self.bucket.files().find_one(self.filter).with_options(options),
+                self.bucket
+                    .files()
+                    .find_one(self.filter)
+                    .with_options(options),
                 deadline
             )
             .await
@@ -398,7 +403,10 @@ impl<'a> IntoFuture for DeleteByName<'a> {
             )
             .await?;
             while cursor.advance().await? {
-                if let Some(id) = cursor.current().and_then(|raw| raw.get("_id").ok().flatten()) {
+                if let Some(id) = cursor
+                    .current()
+                    .and_then(|raw| raw.get("_id").ok().flatten())
+                {
                     ids.push(Bson::try_from(id).map_err(|e| {
                         Error::invalid_argument(format!("GridFS: a files document _id: {e}"))
                     })?);
@@ -453,8 +461,7 @@ impl<'a> IntoFuture for RenameByName<'a> {
             let deadline = self.bucket.deadline(self.timeout);
             let update = doc! { "$set": { "filename": self.new_filename.as_str() } };
             let filter = doc! { "filename": self.filename.as_str() };
-            let result =
-                within!(self.bucket.files().update_many(filter, update), deadline).await?;
+            let result = within!(self.bucket.files().update_many(filter, update), deadline).await?;
             if result.matched_count == 0 {
                 return Err(not_found(GridFsFileIdentifier::Filename(self.filename)));
             }

@@ -146,7 +146,10 @@ impl GridFsDownloadStream {
 /// and its `data` bytes.
 fn chunk_fields(raw: &RawDocument) -> Result<(Option<i64>, &[u8])> {
     let field = |name: &str| raw.get(name).ok().flatten();
-    #[allow(clippy::cast_possible_truncation, reason = "checked integral and in range")]
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "checked integral and in range"
+    )]
     let n = match field("n") {
         Some(RawBsonRef::Int32(n)) => Some(i64::from(n)),
         Some(RawBsonRef::Int64(n)) => Some(n),

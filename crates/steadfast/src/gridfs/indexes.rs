@@ -32,8 +32,20 @@ pub(super) async fn ensure(bucket: &GridFsBucket, deadline: OpDeadline) -> Resul
     if first.is_some() {
         return Ok(());
     }
-    ensure_index(files, doc! { "filename": 1, "uploadDate": 1 }, false, deadline).await?;
-    ensure_index(bucket.chunks(), doc! { "files_id": 1, "n": 1 }, true, deadline).await
+    ensure_index(
+        files,
+        doc! { "filename": 1, "uploadDate": 1 },
+        false,
+        deadline,
+    )
+    .await?;
+    ensure_index(
+        bucket.chunks(),
+        doc! { "files_id": 1, "n": 1 },
+        true,
+        deadline,
+    )
+    .await
 }
 
 /// Creates the index on `keys` unless `coll` has one with the same keys.
@@ -53,7 +65,11 @@ async fn ensure_index(
 }
 
 /// Whether `coll` has an index on `keys` (a missing collection has none).
-async fn has_index(coll: &Collection<Document>, keys: &Document, deadline: OpDeadline) -> Result<bool> {
+async fn has_index(
+    coll: &Collection<Document>,
+    keys: &Document,
+    deadline: OpDeadline,
+) -> Result<bool> {
     let listed = within!(cursor coll.list_indexes(), deadline).await;
     let mut cursor = match listed {
         Ok(cursor) => cursor,
@@ -73,9 +89,12 @@ async fn has_index(coll: &Collection<Document>, keys: &Document, deadline: OpDea
 /// directions (`1`, `1i64` and `1.0` are the same: the shell creates indexes with doubles).
 fn same_keys(listed: &Document, wanted: &Document) -> bool {
     listed.len() == wanted.len()
-        && listed.iter().zip(wanted.iter()).all(|((k1, v1), (k2, v2))| {
-            k1 == k2 && number(v1).is_some() && number(v1) == number(v2)
-        })
+        && listed
+            .iter()
+            .zip(wanted.iter())
+            .all(|((k1, v1), (k2, v2))| {
+                k1 == k2 && number(v1).is_some() && number(v1) == number(v2)
+            })
 }
 
 /// A numeric BSON value as a double.
@@ -96,10 +115,22 @@ mod tests {
     #[test]
     fn key_patterns_compare_numbers_by_value() {
         let wanted = doc! { "filename": 1, "uploadDate": 1 };
-        assert!(same_keys(&doc! { "filename": 1.0, "uploadDate": 1_i64 }, &wanted));
-        assert!(!same_keys(&doc! { "uploadDate": 1, "filename": 1 }, &wanted));
-        assert!(!same_keys(&doc! { "filename": 1, "uploadDate": -1 }, &wanted));
-        assert!(!same_keys(&doc! { "filename": "text", "uploadDate": 1 }, &wanted));
+        assert!(same_keys(
+            &doc! { "filename": 1.0, "uploadDate": 1_i64 },
+            &wanted
+        ));
+        assert!(!same_keys(
+            &doc! { "uploadDate": 1, "filename": 1 },
+            &wanted
+        ));
+        assert!(!same_keys(
+            &doc! { "filename": 1, "uploadDate": -1 },
+            &wanted
+        ));
+        assert!(!same_keys(
+            &doc! { "filename": "text", "uploadDate": 1 },
+            &wanted
+        ));
         assert!(!same_keys(&doc! { "filename": 1 }, &wanted));
     }
 }

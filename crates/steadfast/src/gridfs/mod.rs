@@ -364,4 +364,3 @@ impl OpDeadline {
         Ok(Some(left))
     }
 }
-

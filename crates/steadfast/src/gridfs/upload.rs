@@ -191,8 +191,7 @@ impl GridFsUploadStream {
             if let Some(n) = last_n {
                 insert_chunk(&bucket, &id, n, data, deadline).await?;
             }
-            within!(bucket.files_raw().insert_one(file), deadline)
-                .await?;
+            within!(bucket.files_raw().insert_one(file), deadline).await?;
             Ok(())
         }));
         Ok(())
