@@ -51,8 +51,8 @@ macro_rules! gridfs_setters {
         }
         $(
             #[doc = concat!("Sets [`", stringify!($options), "::", stringify!($field), "`](crate::options::", stringify!($options), "::", stringify!($field), ").")]
-            pub fn $field(mut self, value: impl Into<$ty>) -> Self {
-                self.options.$field = Some(value.into());
+            pub fn $field(mut self, value: $ty) -> Self {
+                self.options.$field = Some(value);
                 self
             }
         )*
