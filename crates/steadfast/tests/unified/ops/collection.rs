@@ -102,6 +102,7 @@ pub(super) async fn run(
         "findOneAndDelete" => {
             let filter = args.document("filter")?;
             let mut options = FindOneAndDeleteOptions::default();
+            options.max_time = args.optional_duration("maxTimeMS")?;
             options.sort = args.optional_document("sort")?;
             options.projection = args.optional_document("projection")?;
             args.finish()?;
@@ -117,6 +118,7 @@ pub(super) async fn run(
             let filter = args.document("filter")?;
             let update = args.update("update")?;
             let mut options = FindOneAndUpdateOptions::default();
+            options.max_time = args.optional_duration("maxTimeMS")?;
             options.sort = args.optional_document("sort")?;
             options.projection = args.optional_document("projection")?;
             options.upsert = args.optional_bool("upsert")?;
@@ -134,6 +136,7 @@ pub(super) async fn run(
             let filter = args.document("filter")?;
             let replacement = args.document("replacement")?;
             let mut options = FindOneAndReplaceOptions::default();
+            options.max_time = args.optional_duration("maxTimeMS")?;
             options.sort = args.optional_document("sort")?;
             options.projection = args.optional_document("projection")?;
             options.upsert = args.optional_bool("upsert")?;
@@ -193,11 +196,15 @@ pub(super) async fn run(
             let filter = args.optional_document("filter")?.unwrap_or_default();
             let sort = args.optional_document("sort")?;
             let projection = args.optional_document("projection")?;
+            let max_time = args.optional_duration("maxTimeMS")?;
             args.finish()?;
             let mut action = coll
                 .find_one(filter)
                 .timed(timeout)
                 .in_session(session.take());
+            if let Some(max_time) = max_time {
+                action = action.max_time(max_time);
+            }
             if let Some(sort) = sort {
                 action = action.sort(sort);
             }
@@ -253,12 +260,14 @@ pub(super) async fn run(
         "distinct" => {
             let field = args.string("fieldName")?;
             let filter = args.optional_document("filter")?.unwrap_or_default();
+            let mut options = DistinctOptions::default();
+            options.max_time = args.optional_duration("maxTimeMS")?;
             args.finish()?;
             let values = coll
                 .distinct(field, filter)
                 .timed(timeout)
                 .in_session(session.take())
-                .with_options(DistinctOptions::default())
+                .with_options(options)
                 .await;
             values.map(|v| Outcome::Value(Bson::Array(v)))
         }
@@ -285,6 +294,7 @@ pub(super) async fn run(
         "createIndex" => {
             let keys = args.document("keys")?;
             let name = args.take("name");
+            let max_time = args.optional_duration("maxTimeMS")?;
             args.finish()?;
             let options = match name {
                 Some(Bson::String(name)) => Some(
@@ -295,29 +305,42 @@ pub(super) async fn run(
                 _ => None,
             };
             let model = IndexModel::builder().keys(keys).options(options).build();
-            let created = coll
+            let mut action = coll
                 .create_index(model)
                 .timed(timeout)
-                .in_session(session.take())
-                .await;
+                .in_session(session.take());
+            if let Some(max_time) = max_time {
+                let mut options = steadfast::options::CreateIndexOptions::default();
+                options.max_time = Some(max_time);
+                action = action.with_options(options);
+            }
+            let created = action.await;
             created.map(|r| Outcome::Value(Bson::String(r.index_name)))
         }
         "dropIndex" => {
             let name = args.string("name")?;
+            let max_time = args.optional_duration("maxTimeMS")?;
             args.finish()?;
-            coll.drop_index(name)
+            let mut action = coll
+                .drop_index(name)
                 .timed(timeout)
-                .in_session(session.take())
-                .await
-                .map(|()| Outcome::Nothing)
+                .in_session(session.take());
+            if let Some(max_time) = max_time {
+                action = action.max_time(max_time);
+            }
+            action.await.map(|()| Outcome::Nothing)
         }
         "dropIndexes" => {
+            let max_time = args.optional_duration("maxTimeMS")?;
             args.finish()?;
-            coll.drop_indexes()
+            let mut action = coll
+                .drop_indexes()
                 .timed(timeout)
-                .in_session(session.take())
-                .await
-                .map(|()| Outcome::Nothing)
+                .in_session(session.take());
+            if let Some(max_time) = max_time {
+                action = action.max_time(max_time);
+            }
+            action.await.map(|()| Outcome::Nothing)
         }
         "rename" => {
             // No rename helper in the official API: `renameCollection` on `admin`.

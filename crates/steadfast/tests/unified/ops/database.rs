@@ -110,8 +110,12 @@ pub(super) async fn run_on_database(
         "aggregate" => {
             let pipeline = args.documents("pipeline")?;
             let mode = super::collection::timeout_mode(&mut args)?;
+            let max_time = args.optional_duration("maxTimeMS")?;
             args.finish()?;
             let mut action = db.aggregate(pipeline).timed(timeout);
+            if let Some(max_time) = max_time {
+                action = action.max_time(max_time);
+            }
             if let Some(mode) = mode {
                 action = action.timeout_mode(mode);
             }
