@@ -11,7 +11,7 @@ use futures_util::future::BoxFuture;
 use super::{
     FilesCollectionDocument, GridFsBucket, GridFsDownloadByNameOptions, GridFsDownloadStream,
     GridFsFileIdentifier, GridFsFindOneOptions, GridFsFindOptions, GridFsUploadOptions,
-    GridFsUploadStream, not_found,
+    GridFsUploadStream, OpDeadline, not_found,
 };
 use crate::cursor::Cursor;
 use crate::error::{Error, Result};
@@ -393,7 +393,6 @@ impl<'a> IntoFuture for DeleteByName<'a> {
         Box::pin(async move {
             let bucket = self.bucket;
             let deadline = bucket.deadline(self.timeout);
-            let mut ids = Vec::new();
             let mut cursor = within!(cursor
                 bucket
                     .files_raw()
@@ -402,7 +401,9 @@ impl<'a> IntoFuture for DeleteByName<'a> {
                 deadline
             )
             .await?;
+            let (mut ids, mut found) = (Vec::new(), false);
             while cursor.advance().await? {
+                found = true;
                 if let Some(id) = cursor
                     .current()
                     .and_then(|raw| raw.get("_id").ok().flatten())
@@ -411,17 +412,32 @@ impl<'a> IntoFuture for DeleteByName<'a> {
                         Error::invalid_argument(format!("GridFS: a files document _id: {e}"))
                     })?);
                 }
+                if ids.len() >= DELETE_BATCH {
+                    delete_files(bucket, std::mem::take(&mut ids), deadline).await?;
+                }
             }
-            if ids.is_empty() {
+            if !found {
                 return Err(not_found(GridFsFileIdentifier::Filename(self.filename)));
             }
-            let files = doc! { "_id": { "$in": ids.clone() } };
-            within!(bucket.files().delete_many(files), deadline).await?;
-            let chunks = doc! { "files_id": { "$in": ids } };
-            within!(bucket.chunks().delete_many(chunks), deadline).await?;
-            Ok(())
+            delete_files(bucket, ids, deadline).await
         })
     }
+}
+
+/// How many files `delete_by_name` deletes per pair of commands, so that its memory and its
+/// commands stay small however many revisions a name has.
+const DELETE_BATCH: usize = 1000;
+
+/// Deletes the files documents with the given ids, then their chunks.
+async fn delete_files(bucket: &GridFsBucket, ids: Vec<Bson>, deadline: OpDeadline) -> Result<()> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let files = doc! { "_id": { "$in": ids.clone() } };
+    within!(bucket.files().delete_many(files), deadline).await?;
+    let chunks = doc! { "files_id": { "$in": ids } };
+    within!(bucket.chunks().delete_many(chunks), deadline).await?;
+    Ok(())
 }
 
 gridfs_action! {

@@ -243,3 +243,40 @@ async fn a_chunk_past_the_end_makes_the_download_fail_as_a_corrupt_file() {
     );
     h.client.shutdown().await;
 }
+
+#[tokio::test]
+async fn delete_by_name_deletes_every_revision_and_its_chunks_and_nothing_else() {
+    let deployment = replica_set().await;
+    let h = harness(&deployment.uri(), "").await;
+    let bucket = bucket(&h.client);
+    let mut ids = Vec::new();
+    for name in ["notes", "notes", "notes", "other"] {
+        let mut upload = within(bucket.open_upload_stream(name)).await.unwrap();
+        within(upload.write_all(&payload(12))).await.unwrap();
+        within(upload.close()).await.unwrap();
+        ids.push(upload.id().clone());
+    }
+
+    within(bucket.delete_by_name("notes"))
+        .await
+        .expect("delete_by_name");
+    for id in &ids[..3] {
+        assert_eq!(chunk_count(&h.client, id).await, 0);
+    }
+    assert_eq!(chunk_count(&h.client, &ids[3]).await, 2);
+    assert_eq!(
+        download(&bucket, ids[3].clone()).await.unwrap(),
+        payload(12)
+    );
+    let again = within(bucket.delete_by_name("notes"))
+        .await
+        .expect_err("gone");
+    assert!(
+        matches!(
+            *again.kind,
+            ErrorKind::GridFs(GridFsErrorKind::FileNotFound { .. })
+        ),
+        "{again}"
+    );
+    h.client.shutdown().await;
+}
