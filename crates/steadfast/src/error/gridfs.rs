@@ -3,10 +3,11 @@
 //! stream. Variants and fields follow the official driver's `GridFsErrorKind`.
 
 use std::fmt;
+use std::sync::Arc;
 
 use bson::Bson;
 
-use super::Error;
+use super::{Error, ErrorKind};
 
 /// What went wrong in a GridFS operation: the payload of
 /// [`ErrorKind::GridFs`](super::ErrorKind::GridFs). New variants may be added.
@@ -141,5 +142,43 @@ impl fmt::Display for GridFsErrorKind {
                 write!(f, "GridFS: corrupt file: {message}")
             }
         }
+    }
+}
+
+/// An I/O error as a driver error, as in the official driver (so that `?` works on a GridFS
+/// stream's `write_all`/`read_to_end` in a function returning `steadfast::Result`). The driver
+/// error a GridFS stream wrapped in the `std::io::Error` comes back out as it was; any other
+/// I/O error is [`ErrorKind::Io`].
+impl From<std::io::Error> for Error {
+    fn from(error: std::io::Error) -> Self {
+        if !error.get_ref().is_some_and(|inner| inner.is::<Error>()) {
+            return Error::new(ErrorKind::Io(Arc::new(error)));
+        }
+        match error.into_inner().map(|inner| inner.downcast::<Error>()) {
+            Some(Ok(driver)) => *driver,
+            Some(Err(other)) => Error::new(ErrorKind::Io(Arc::new(std::io::Error::other(other)))),
+            None => Error::new(ErrorKind::Io(Arc::new(std::io::Error::other(
+                "an I/O error without a source",
+            )))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_driver_error_inside_an_io_error_comes_back_out_unchanged() {
+        let inside = std::io::Error::other(Error::new(ErrorKind::GridFs(
+            GridFsErrorKind::MissingChunk { n: 3 },
+        )));
+        let back = Error::from(inside);
+        assert!(matches!(
+            *back.kind,
+            ErrorKind::GridFs(GridFsErrorKind::MissingChunk { n: 3 })
+        ));
+        let plain = Error::from(std::io::Error::from(std::io::ErrorKind::UnexpectedEof));
+        assert!(matches!(*plain.kind, ErrorKind::Io(_)));
     }
 }

@@ -1,6 +1,6 @@
 //! A GridFS program written as for the official driver: `gridfs_bucket` with options, an
 //! upload stream with `id`/`chunk_size_bytes`/`metadata` written with `AsyncWriteExt` and
-//! closed, downloads by id and by name with `revision`, `find` with options, `rename`,
+//! closed (`?` turning the stream's `std::io::Error` into the driver's), downloads by id and by name with `revision`, `find` with options, `rename`,
 //! `delete`, the `GridFsErrorKind` of a missing file matched through `*e.kind`, and `drop`.
 
 use blackpipe::deployment::{Deployment, DeploymentConfig};
@@ -8,21 +8,20 @@ use futures_util::io::{AsyncReadExt, AsyncWriteExt};
 use futures_util::stream::TryStreamExt;
 use steadfast::Client;
 use steadfast::bson::{Bson, doc};
-use steadfast::error::{ErrorKind, GridFsErrorKind};
+use steadfast::error::{ErrorKind, GridFsErrorKind, Result};
 use steadfast::gridfs::{FilesCollectionDocument, GridFsBucket};
 use steadfast::options::{GridFsBucketOptions, GridFsFindOptions};
 
-async fn upload(bucket: &GridFsBucket, name: &str, id: i32, bytes: &[u8]) {
+async fn upload(bucket: &GridFsBucket, name: &str, id: i32, bytes: &[u8]) -> Result<Bson> {
     let mut stream = bucket
         .open_upload_stream(name)
         .id(Bson::Int32(id))
         .chunk_size_bytes(4)
         .metadata(doc! { "owner": "ada" })
-        .await
-        .expect("open_upload_stream");
-    stream.write_all(bytes).await.expect("write_all");
-    stream.close().await.expect("close");
-    assert_eq!(stream.id(), &Bson::Int32(id));
+        .await?;
+    stream.write_all(bytes).await?;
+    stream.close().await?;
+    Ok(stream.id().clone())
 }
 
 #[tokio::test]
@@ -38,8 +37,10 @@ async fn a_gridfs_program_ports_by_renaming_the_crate() {
         .build();
     let bucket = client.database("media").gridfs_bucket(options);
 
-    upload(&bucket, "cat.jpg", 1, b"first revision").await;
-    upload(&bucket, "cat.jpg", 2, b"second revision").await;
+    let first = upload(&bucket, "cat.jpg", 1, b"first revision").await;
+    assert_eq!(first.expect("upload"), Bson::Int32(1));
+    let second = upload(&bucket, "cat.jpg", 2, b"second revision").await;
+    assert_eq!(second.expect("upload"), Bson::Int32(2));
 
     let mut bytes = Vec::new();
     let mut download = bucket
