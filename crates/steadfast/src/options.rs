@@ -115,6 +115,10 @@ pub use crate::client::{
     ClientOptions, ClientOptionsBuilder, Compressor, Tls, TlsOptions, TlsOptionsBuilder,
 };
 pub use crate::conn::config::{ServerApi, ServerApiBuilder, ServerApiVersion};
+pub use crate::gridfs::options::{
+    GridFsBucketOptions, GridFsDownloadByNameOptions, GridFsFindOneOptions, GridFsFindOptions,
+    GridFsUploadOptions,
+};
 pub use crate::handshake::metadata::{DriverInfo, DriverInfoBuilder};
 pub use crate::session::{SessionOptions, SessionOptionsBuilder};
 pub use steadfast_core::ServerAddress;

@@ -9,6 +9,7 @@
 mod change_streams;
 mod client;
 mod errors;
+mod gridfs;
 mod management;
 mod options;
 mod program;

@@ -84,7 +84,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         Key::Argument("rawData"),
         "rawData is for internal use only (CRUD and bulk-write specifications); steadfast, like the official Rust driver, does not offer it",
     ),
-    (Key::Entity("bucket"), "GridFS: steadfast has no GridFS API"),
     (
         Key::Assertion("observeLogMessages"),
         "steadfast logs through `tracing`, not as the logging specification's structured messages that observeLogMessages asserts",

@@ -150,4 +150,12 @@ pub use search_index::{
     CreateSearchIndex, CreateSearchIndexes, DropSearchIndex, ListSearchIndexes, UpdateSearchIndex,
 };
 pub use watch::Watch;
+
+/// The actions of a [`GridFsBucket`](crate::gridfs::GridFsBucket).
+pub mod gridfs {
+    pub use crate::gridfs::action::{
+        Delete, DeleteByName, Drop, Find, FindOne, OpenDownloadStream, OpenDownloadStreamByName,
+        OpenUploadStream, Rename, RenameByName,
+    };
+}
 pub use write::{BulkWrite, Delete, InsertMany, InsertOne, Replace, Update};

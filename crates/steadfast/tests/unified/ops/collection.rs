@@ -187,6 +187,7 @@ pub(super) async fn run(
             options.collation = crud_options::collation(&mut args)?;
             options.hint = args.optional_hint()?;
             options.let_vars = args.optional_document("let")?;
+            options.max_time = args.optional_duration("maxTimeMS")?;
             args.finish()?;
             let action = coll
                 .find_one(filter)
@@ -274,6 +275,7 @@ pub(super) async fn run(
         "createIndex" => {
             let keys = args.document("keys")?;
             let name = args.take("name");
+            let max_time = args.optional_duration("maxTimeMS")?;
             args.finish()?;
             let options = match name {
                 Some(Bson::String(name)) => Some(
@@ -284,29 +286,42 @@ pub(super) async fn run(
                 _ => None,
             };
             let model = IndexModel::builder().keys(keys).options(options).build();
-            let created = coll
+            let mut action = coll
                 .create_index(model)
                 .timed(timeout)
-                .in_session(session.take())
-                .await;
+                .in_session(session.take());
+            if let Some(max_time) = max_time {
+                let mut options = steadfast::options::CreateIndexOptions::default();
+                options.max_time = Some(max_time);
+                action = action.with_options(options);
+            }
+            let created = action.await;
             created.map(|r| Outcome::Value(Bson::String(r.index_name)))
         }
         "dropIndex" => {
             let name = args.string("name")?;
+            let max_time = args.optional_duration("maxTimeMS")?;
             args.finish()?;
-            coll.drop_index(name)
+            let mut action = coll
+                .drop_index(name)
                 .timed(timeout)
-                .in_session(session.take())
-                .await
-                .map(|()| Outcome::Nothing)
+                .in_session(session.take());
+            if let Some(max_time) = max_time {
+                action = action.max_time(max_time);
+            }
+            action.await.map(|()| Outcome::Nothing)
         }
         "dropIndexes" => {
+            let max_time = args.optional_duration("maxTimeMS")?;
             args.finish()?;
-            coll.drop_indexes()
+            let mut action = coll
+                .drop_indexes()
                 .timed(timeout)
-                .in_session(session.take())
-                .await
-                .map(|()| Outcome::Nothing)
+                .in_session(session.take());
+            if let Some(max_time) = max_time {
+                action = action.max_time(max_time);
+            }
+            action.await.map(|()| Outcome::Nothing)
         }
         "rename" => {
             // No rename helper in the official API: `renameCollection` on `admin`.

@@ -7,6 +7,7 @@ mod collection_options;
 mod crud_options;
 mod cursor;
 mod database;
+pub(crate) mod gridfs;
 mod search_index;
 mod session_cursors;
 mod sessions;
@@ -178,6 +179,7 @@ async fn run_outside_session(
             let client = client.client.clone();
             database::run_on_client(name, args, &client, None).await
         }
+        Entity::Bucket(bucket) => gridfs::run(name, args, &bucket.clone()).await,
         other @ (Entity::Cursor(_)
         | Entity::ChangeStream(_)
         | Entity::Bson(_)
