@@ -152,8 +152,10 @@ impl Accumulator {
                 if let Some(id) = &upserted_id {
                     self.applied.upserted_ids.insert(at, id.clone());
                 }
+                // The entry's `n` (1 for an upsert) is the model's matched count, as the
+                // specification records it; the totals' `nMatched` excludes upserts.
                 let update = UpdateResult {
-                    matched_count: if upserted_id.is_some() { 0 } else { n },
+                    matched_count: n,
                     modified_count: u64::try_from(modified).unwrap_or(u64::MAX),
                     upserted_id,
                 };
