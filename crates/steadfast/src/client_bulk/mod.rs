@@ -25,3 +25,5 @@ pub use models::{
     UpdateOneModel, WriteModel,
 };
 pub use results::{PartialBulkWriteResult, SummaryBulkWriteResult, VerboseBulkWriteResult};
+#[cfg(test)]
+mod tests;

@@ -46,6 +46,15 @@ pub(crate) async fn run<R: ResultShape>(call: BulkCall<'_>) -> Result<R> {
         mut session,
         overrides,
     } = call;
+    let in_transaction = session
+        .as_deref()
+        .is_some_and(ClientSession::in_transaction);
+    if in_transaction && options.write_concern.is_some() {
+        // The transaction's write concern applies at commit; one per operation cannot.
+        return Err(Error::invalid_argument(
+            "Cannot set write concern after starting a transaction",
+        ));
+    }
     let fields = Arc::new(fields_of::<R>(client, options)?);
     let ops = encode_all(models)?;
     let settings = settings_of(client, &overrides, session.as_deref());

@@ -18,6 +18,17 @@ const MAX_WRITE_BATCH_SIZE: usize = 100_000;
 const MAX_BSON_OBJECT_SIZE: usize = 16 * 1024 * 1024;
 const MAX_MESSAGE_SIZE_BYTES: usize = 48_000_000;
 
+/// A hang guard for the bulk writes of `maxWriteBatchSize + 1` models, which a debug build of
+/// blackpipe takes a while to apply; never a timing assertion.
+const LARGE_BULK_GUARD: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Awaits a large bulk write, failing the test only if it hangs.
+async fn large<F: std::future::IntoFuture>(future: F) -> F::Output {
+    tokio::time::timeout(LARGE_BULK_GUARD, future.into_future())
+        .await
+        .expect("the test hung")
+}
+
 fn namespace() -> Namespace {
     Namespace::new("db", "coll")
 }
@@ -56,7 +67,9 @@ async fn count(client: &Client) -> u64 {
     .expect("count")
 }
 
-#[tokio::test]
+// The deployment runs in this process: a second worker keeps its monitors answering while
+// one applies the large batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn more_models_than_max_write_batch_size_are_split_in_two_commands() {
     let (_deployment, harness, _) = setup().await;
     let models = vec![insert(doc! { "a": "b" }); MAX_WRITE_BATCH_SIZE + 1];
@@ -70,7 +83,9 @@ async fn more_models_than_max_write_batch_size_are_split_in_two_commands() {
     assert_eq!(ops_per_batch(&harness), vec![MAX_WRITE_BATCH_SIZE, 1]);
 }
 
-#[tokio::test]
+// The deployment runs in this process: a second worker keeps its monitors answering while
+// one applies the large batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ops_over_max_message_size_bytes_are_split_in_two_commands() {
     let (_deployment, harness, _) = setup().await;
     let document = doc! { "a": "b".repeat(MAX_BSON_OBJECT_SIZE - 500) };
@@ -83,7 +98,9 @@ async fn ops_over_max_message_size_bytes_are_split_in_two_commands() {
     assert_eq!(ops_per_batch(&harness), vec![models_count - 1, 1]);
 }
 
-#[tokio::test]
+// The deployment runs in this process: a second worker keeps its monitors answering while
+// one applies the large batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn write_concern_errors_of_every_batch_are_collected() {
     let deployment = replica_set().await;
     let host = primary_host(&deployment).await;
@@ -98,7 +115,7 @@ async fn write_concern_errors_of_every_batch_are_collected() {
     )
     .await;
     let models = vec![insert(doc! { "a": "b" }); MAX_WRITE_BATCH_SIZE + 1];
-    let error = within(harness.client.bulk_write(models))
+    let error = large(harness.client.bulk_write(models))
         .await
         .expect_err("write concern errors");
     let ErrorKind::BulkWrite(failure) = error.kind() else {
@@ -116,7 +133,9 @@ async fn write_concern_errors_of_every_batch_are_collected() {
     assert_eq!(error.outcome(), Outcome::Applied);
 }
 
-#[tokio::test]
+// The deployment runs in this process: a second worker keeps its monitors answering while
+// one applies the large batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn write_errors_across_batches_unordered_all_reported_ordered_stops() {
     let (_deployment, harness, _) = setup().await;
     let coll = harness.client.database("db").collection::<Document>("coll");
@@ -125,7 +144,7 @@ async fn write_errors_across_batches_unordered_all_reported_ordered_stops() {
         .expect("seed");
     let models = vec![insert(doc! { "_id": 1 }); MAX_WRITE_BATCH_SIZE + 1];
 
-    let unordered = within(harness.client.bulk_write(models.clone()).ordered(false))
+    let unordered = large(harness.client.bulk_write(models.clone()).ordered(false))
         .await
         .expect_err("duplicates");
     let ErrorKind::BulkWrite(failure) = unordered.kind() else {
@@ -136,7 +155,7 @@ async fn write_errors_across_batches_unordered_all_reported_ordered_stops() {
     assert_eq!(unordered.outcome(), Outcome::NotApplied);
 
     harness.events.clear();
-    let ordered = within(harness.client.bulk_write(models))
+    let ordered = large(harness.client.bulk_write(models))
         .await
         .expect_err("a duplicate");
     let ErrorKind::BulkWrite(failure) = ordered.kind() else {

@@ -255,12 +255,18 @@ fn op_command(command: &Document, op: &Op<'_>, statement: i32) -> StoreResult<Do
     Ok(out)
 }
 
-/// Whether an op's failure ends the whole command (a transaction that must be retried as a
-/// whole) rather than being that op's write error.
+/// Whether an op's failure ends the whole command (the session or transaction cannot go on:
+/// the client must retry or give up as a whole) rather than being that op's write error.
 fn is_command_fatal(error: &CommandError) -> bool {
     matches!(
         error.code,
-        code::WRITE_CONFLICT | code::NO_SUCH_TRANSACTION | code::TRANSACTION_TOO_LARGE
+        code::WRITE_CONFLICT
+            | code::NO_SUCH_TRANSACTION
+            | code::TRANSACTION_TOO_LARGE
+            | code::TRANSACTION_TOO_OLD
+            | code::INCOMPLETE_TRANSACTION_HISTORY
+            | code::TOO_MANY_LOGICAL_SESSIONS
+            | code::CONFLICTING_OPERATION_IN_PROGRESS
     ) || error.extra.contains_key("errorLabels")
 }
 
