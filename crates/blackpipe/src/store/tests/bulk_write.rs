@@ -39,7 +39,10 @@ fn mixed_ops_over_two_namespaces_report_each_result_and_the_totals() {
     assert_eq!(reply.get_i32("nDeleted").ok(), Some(1));
     let results = batch(&reply);
     assert_eq!(results.len(), 5);
-    assert_eq!(results[3].get_document("upserted").ok(), Some(&doc! { "_id": 3 }));
+    assert_eq!(
+        results[3].get_document("upserted").ok(),
+        Some(&doc! { "_id": 3 })
+    );
     assert_eq!(ids(&store, "c", doc! {}), vec![1, 3]);
     assert!(ids(&store, "d", doc! {}).is_empty());
 }
