@@ -173,7 +173,7 @@ fn a_lost_batch_after_an_applied_one_is_of_unknown_outcome_never_not_applied() {
 
 #[test]
 fn a_first_batch_refused_as_a_whole_is_returned_as_is_and_not_applied() {
-    let ops = vec![insert("d.c", doc! { "_id": 1 })];
+    let ops = [insert("d.c", doc! { "_id": 1 })];
     let acc = Accumulator::new(true, ops.len());
     let refused = Error::invalid_argument("refused").with_outcome(Outcome::NotApplied);
     let error = acc.fail::<SummaryBulkWriteResult>(0, Some(1), refused);
