@@ -90,12 +90,22 @@ pub(crate) fn check(
                 }
             }
             "errorResponse" => {
+                // A client bulk write wraps the command error it stopped on: its reply is
+                // the source's.
+                let source = std::error::Error::source(error)
+                    .and_then(|s| s.downcast_ref::<steadfast::Error>());
                 let response = error
                     .server_response()
+                    .or_else(|| source?.server_response())
                     .and_then(|raw| Document::try_from(raw.clone()).ok())
                     .ok_or_else(|| format!("field `errorResponse`: no server reply in {error}"))?;
                 match_root(value, Some(&Bson::Document(response)), entities)
                     .map_err(|m| format!("field `errorResponse`: {m}"))?;
+            }
+            "writeConcernErrors" | "writeErrors" => {
+                let actual = crate::ops::client_bulk_write::error_field(error, key);
+                match_root(value, actual.as_ref(), entities)
+                    .map_err(|m| format!("field `{key}` of the error: {m}"))?;
             }
             "expectResult" => {
                 match_root(value, partial_result, entities)

@@ -69,10 +69,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         BLOCK_SHORTER_THAN_TIMEOUT,
     ),
     (
-        Key::Operation("clientBulkWrite"),
-        "client-level bulkWrite (the 8.0 `bulkWrite` command) is out of scope for this runner",
-    ),
-    (
         Key::Operation("mapReduce"),
         "mapReduce: deprecated, and steadfast has no mapReduce API",
     ),

@@ -3,6 +3,7 @@
 mod admin;
 mod aggregate_write;
 pub(crate) mod args;
+mod bulk_write;
 mod coll_mod;
 mod coll_mod_index;
 mod collectionless;
@@ -104,6 +105,7 @@ pub const COMMANDS: &[&str] = &[
     "endSessions",
     "commitTransaction",
     "abortTransaction",
+    "bulkWrite",
 ];
 
 /// The state of one command execution.
@@ -288,6 +290,7 @@ impl Store {
         validate_database_name(exec.db)?;
         match name.as_str() {
             "insert" => write::insert(exec, command),
+            "bulkWrite" => bulk_write::bulk_write(exec, command),
             "update" => write::update(exec, command),
             "delete" => write::delete(exec, command),
             "find" => find::find(exec, command),

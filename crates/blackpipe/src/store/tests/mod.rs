@@ -4,6 +4,7 @@ mod admin;
 mod aggregate;
 mod atomic_commit;
 mod bounds;
+mod bulk_write;
 mod capped;
 mod change_stream;
 mod change_stream_resume;

@@ -138,6 +138,7 @@ pub(crate) mod search_index;
 pub(crate) mod watch;
 pub(crate) mod write;
 
+pub use crate::client_bulk::ClientBulkWrite;
 pub use crate::coll::db_actions::{
     CreateCollection, DropDatabase, ListCollections, ListDatabases, RunCommand,
 };
