@@ -90,9 +90,13 @@ async fn execute(node: &NodeContext, request: AdminRequest) -> Result<Outcome, C
             if after.is_zero() {
                 inner.elect(index)?;
             } else {
-                let inner = Arc::clone(inner);
+                // Weak, as for automatic elections: a pending one keeps nothing alive.
+                let inner = Arc::downgrade(inner);
                 tokio::spawn(async move {
                     tokio::time::sleep(after).await;
+                    let Some(inner) = inner.upgrade() else {
+                        return;
+                    };
                     if let Err(error) = inner.elect(index) {
                         tracing::warn!(%error, index, "delayed election failed");
                     }

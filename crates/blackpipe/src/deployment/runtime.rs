@@ -329,9 +329,14 @@ impl Inner {
     }
 
     fn schedule_election(self: &Arc<Self>, delay: Duration) {
-        let inner = Arc::clone(self);
+        // Weak: a pending election must not keep a stopped and dropped deployment (its store,
+        // op log and history) alive until the timer fires.
+        let inner = Arc::downgrade(self);
         tokio::spawn(async move {
             tokio::time::sleep(delay).await;
+            let Some(inner) = inner.upgrade() else {
+                return;
+            };
             let elected = inner.mutate(|state| {
                 if !state.auto_failover {
                     return Ok(None);
