@@ -4,8 +4,11 @@
 //! (`updateOne({_id: day}, {$inc: {counter: 1}}, upsert)`) and read the counters back, on an
 //! embedded 3-member blackpipe replica set, while a fixed schedule of faults plays: a stepdown
 //! whose election takes a second, connections closed after writes were applied, connections
-//! closed before commands ran, the primary partitioned, a burst of overload errors. The
-//! workers never retry by themselves. At the end the increments the application saw
+//! closed before commands ran, the primary partitioned, and an overload burst: on the embedded
+//! deployment the primary's capacity (blackpipe's capacity model) drops to half of the load
+//! the workers offer, and the report gives the goodput, attempts per success and errors of the
+//! burst; against a real deployment `failCommand` rejects 30% of commands at random instead.
+//! The workers never retry by themselves. At the end the increments the application saw
 //! acknowledged are compared with the counters' final values: with steadfast's retries they
 //! match exactly, and the run fails if they do not. `--no-retries` runs the same workload with
 //! retries off to show what the application would have suffered.
@@ -130,11 +133,15 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         .unwrap_or_else(|| APP_NAME.to_owned());
     let db = client.database(DATABASE);
     let counters = db.collection::<Document>(&collection_name);
+    let live = Arc::new(LiveCounters::default());
     let (injector, primary): (Injector, PrimaryProbe) = match &target {
         Target::Embedded(deployment) => {
             let probe = Arc::clone(deployment);
             (
-                Injector::Simulated(SimulatedFaults::new(Arc::clone(deployment), &app_name)),
+                Injector::Simulated(
+                    SimulatedFaults::new(Arc::clone(deployment), &app_name)
+                        .with_live(Arc::clone(&live)),
+                ),
                 Box::new(move || probe.primary().and_then(|index| probe.host(index))),
             )
         }
@@ -150,7 +157,8 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         }
     };
     let injector = Arc::new(injector);
-    let schedule = schedule::demo_schedule(duration, args.transfers);
+    let capacity_model = matches!(target, Target::Embedded(_));
+    let schedule = schedule::demo_schedule(duration, args.transfers, capacity_model);
     let deployment_name = match &target {
         Target::Embedded(deployment) => {
             format!("embedded blackpipe replica set {}", deployment.uri())
@@ -176,7 +184,6 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         .await
         .map_err(|e| format!("the deployment does not answer: {e}"))?;
 
-    let live = Arc::new(LiveCounters::default());
     let watched = if args.transfers {
         BANK
     } else {
@@ -260,6 +267,10 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
             finals
         }
     };
+    let bursts = match &*injector {
+        Injector::Simulated(simulated) => simulated.bursts(),
+        Injector::Remote { .. } => Vec::new(),
+    };
     if let Injector::Simulated(simulated) = &*injector {
         for control in simulated.close_control_clients() {
             control.shutdown().await;
@@ -287,6 +298,7 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
     report.cleanup_problems = problems;
     report.transfers = transfer_check;
     report.stream = stream;
+    report.overload_bursts = bursts;
     if let Some(transfers) = &report.transfers {
         report.checks.extend(transfers.checks());
     }

@@ -5,19 +5,49 @@ use std::time::Duration;
 
 use crate::workload::fault::{Fault, ScheduledFault, Target};
 
+/// The primary's capacity during the overload burst, as a share of the load it receives.
+pub(crate) const CAPACITY_SHARE: f64 = 0.5;
+
 /// The schedule for a run of `duration`: a stepdown whose election takes a second, writes
 /// whose connection closes after they were applied, connections closed before commands ran,
-/// the primary partitioned for a few seconds, and a burst of overload errors.
+/// the primary partitioned for a few seconds, and an overload burst.
 ///
+/// With `capacity` (an embedded deployment), the burst drops the primary's capacity to half of
+/// the load the workers offer, so that rejections follow the load as on a real server; without
+/// it (a real deployment), `failCommand` rejects 30% of the workload's commands at random.
 /// With `transactions`, also a commit whose reply is a write concern error after it applied.
-pub(crate) fn demo_schedule(duration: Duration, transactions: bool) -> Vec<ScheduledFault> {
+pub(crate) fn demo_schedule(
+    duration: Duration,
+    transactions: bool,
+    capacity: bool,
+) -> Vec<ScheduledFault> {
     let at = |fraction: f64| duration.mul_f64(fraction);
     let partition = duration
         .mul_f64(0.15)
         .clamp(Duration::from_secs(1), Duration::from_secs(4));
-    let overload = duration
-        .mul_f64(0.1)
-        .clamp(Duration::from_millis(500), Duration::from_secs(2));
+    let overload = if capacity {
+        ScheduledFault {
+            at: at(0.75),
+            // Its offered load is measured first (burst::MEASURE), so the burst itself is
+            // shorter on short runs.
+            fault: Fault::CapacityBurst {
+                fraction: CAPACITY_SHARE,
+                duration: duration
+                    .mul_f64(0.1)
+                    .clamp(Duration::from_millis(250), Duration::from_secs(2)),
+            },
+        }
+    } else {
+        ScheduledFault {
+            at: at(0.75),
+            fault: Fault::Overload {
+                probability: 0.3,
+                duration: duration
+                    .mul_f64(0.1)
+                    .clamp(Duration::from_millis(500), Duration::from_secs(2)),
+            },
+        }
+    };
     let mut schedule = vec![
         ScheduledFault {
             at: at(0.10),
@@ -48,13 +78,7 @@ pub(crate) fn demo_schedule(duration: Duration, transactions: bool) -> Vec<Sched
                 duration: partition,
             },
         },
-        ScheduledFault {
-            at: at(0.75),
-            fault: Fault::Overload {
-                probability: 0.3,
-                duration: overload,
-            },
-        },
+        overload,
     ];
     if transactions {
         schedule.insert(
@@ -78,7 +102,7 @@ mod tests {
 
     #[test]
     fn every_failure_of_the_article_is_played_in_order() {
-        let schedule = demo_schedule(Duration::from_secs(20), false);
+        let schedule = demo_schedule(Duration::from_secs(20), false, true);
         assert_eq!(
             kinds(&schedule),
             [
@@ -86,7 +110,7 @@ mod tests {
                 "close-after-write",
                 "close-before-command",
                 "partition",
-                "overload"
+                "overload-burst"
             ]
         );
         assert!(schedule.windows(2).all(|pair| pair[0].at <= pair[1].at));
@@ -95,26 +119,53 @@ mod tests {
     }
 
     #[test]
+    fn a_real_deployment_gets_random_rejections_instead_of_a_capacity() {
+        let schedule = demo_schedule(Duration::from_secs(20), false, false);
+        assert_eq!(
+            schedule.last().map(|s| &s.fault),
+            Some(&Fault::Overload {
+                probability: 0.3,
+                duration: Duration::from_secs(2)
+            })
+        );
+        let simulated = demo_schedule(Duration::from_secs(20), false, true);
+        assert_eq!(
+            simulated.last().map(|s| &s.fault),
+            Some(&Fault::CapacityBurst {
+                fraction: CAPACITY_SHARE,
+                duration: Duration::from_secs(2)
+            })
+        );
+    }
+
+    #[test]
     fn played_back_to_back_the_faults_end_within_short_runs() {
-        for (seconds, transactions) in [3, 5, 20, 60]
-            .into_iter()
-            .flat_map(|s| [(s, false), (s, true)])
-        {
+        for (seconds, transactions, capacity) in [3, 5, 20, 60].into_iter().flat_map(|s| {
+            [
+                (s, false, true),
+                (s, true, true),
+                (s, false, false),
+                (s, true, false),
+            ]
+        }) {
             let duration = Duration::from_secs(seconds);
             // Faults are played one after the other: each starts at its time or when the
             // previous one is over, whichever is later.
-            let end = demo_schedule(duration, transactions)
+            let end = demo_schedule(duration, transactions, capacity)
                 .iter()
                 .fold(Duration::ZERO, |free, s| {
                     free.max(s.at) + s.fault.duration()
                 });
-            assert!(end <= duration, "{seconds} s run: faults end at {end:?}");
+            assert!(
+                end <= duration,
+                "{seconds} s run (capacity {capacity}): faults end at {end:?}"
+            );
         }
     }
 
     #[test]
     fn a_transfer_demo_also_loses_a_commit_reply_after_the_partition() {
-        let schedule = demo_schedule(Duration::from_secs(20), true);
+        let schedule = demo_schedule(Duration::from_secs(20), true, true);
         assert_eq!(
             kinds(&schedule),
             [
@@ -123,7 +174,7 @@ mod tests {
                 "close-before-command",
                 "partition",
                 "commit-outcome-lost",
-                "overload"
+                "overload-burst"
             ]
         );
         assert!(schedule.windows(2).all(|pair| pair[0].at <= pair[1].at));
