@@ -97,6 +97,15 @@ pub enum ErrorKind {
     /// A change stream event had no `_id` (a pipeline stage removed it), so the stream could
     /// not resume after it; the stream is closed.
     MissingResumeToken,
+    /// The client refused the operation before sending it: its
+    /// [`AdaptivePolicy`](crate::retries::AdaptivePolicy) saw the server shed load and
+    /// throttled it. Nothing was sent, so nothing was applied; its
+    /// [`class`](super::Error::class) is [`ErrorClass::Overload`](super::ErrorClass::Overload).
+    #[non_exhaustive]
+    Throttled {
+        /// Which operation, which server, and the refusal probability that applied.
+        message: String,
+    },
     /// A value the application wrapped with [`Error::custom`](super::Error::custom); read it
     /// back with [`Error::get_custom`](super::Error::get_custom).
     Custom(Arc<dyn Any + Send + Sync>),
@@ -201,6 +210,7 @@ impl fmt::Display for ErrorKind {
                 )
             }
             ErrorKind::Shutdown => write!(f, "the client has been shut down"),
+            ErrorKind::Throttled { message } => write!(f, "refused locally, never sent: {message}"),
             ErrorKind::Transaction { message } => write!(f, "transaction error: {message}"),
             ErrorKind::MissingResumeToken => write!(
                 f,
