@@ -7,7 +7,9 @@
 //! closed before commands ran, the primary partitioned, and an overload burst: on the embedded
 //! deployment the primary's capacity (blackpipe's capacity model) drops to half of the load
 //! the workers offer, and the report gives the goodput, attempts per success and errors of the
-//! burst; against a real deployment `failCommand` rejects 30% of commands at random instead.
+//! burst; on runs of 10 s or more the burst plays a second time with the client's
+//! [`AdaptivePolicy`](steadfast::retries::AdaptivePolicy), so the two can be compared. Against
+//! a real deployment `failCommand` rejects 30% of commands at random instead.
 //! The workers never retry by themselves. At the end the increments the application saw
 //! acknowledged are compared with the counters' final values: with steadfast's retries they
 //! match exactly, and the run fails if they do not. `--no-retries` runs the same workload with
@@ -15,16 +17,20 @@
 
 mod schedule;
 
+use schedule::OverloadPlan;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use blackpipe::deployment::Deployment;
 use bson::{Document, doc};
 use clap::Args;
+use steadfast::retries::RetryPolicy;
 
 use crate::workload::events::DriverWatch;
 use crate::workload::inject::{Injector, SimulatedFaults, restore_remote};
 use crate::workload::ledger::{CounterBook, WriteProgress, day_keys};
+use crate::workload::policy_switch::SwitchablePolicy;
 use crate::workload::progress::{Display, LiveCounters, PrimaryProbe};
 use crate::workload::report::{Report, ReportInputs};
 use crate::workload::roles::{Consumer, Transfers};
@@ -125,7 +131,17 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
             (uri, run_id)
         }
     };
-    let client = setup::connect(&uri, Arc::clone(&driver), retries).await?;
+    // On the embedded deployment, with retries, the client's policy is the default until the
+    // second overload burst switches it to the adaptive policy.
+    let switch = (retries && matches!(target, Target::Embedded(_)))
+        .then(|| Arc::new(SwitchablePolicy::default()));
+    let client = match &switch {
+        Some(switch) => {
+            let policy: Arc<dyn RetryPolicy> = Arc::clone(switch) as Arc<dyn RetryPolicy>;
+            setup::connect_with_policy(&uri, Arc::clone(&driver), Some(policy)).await?
+        }
+        None => setup::connect(&uri, Arc::clone(&driver), retries).await?,
+    };
     let app_name = client
         .options()
         .app_name
@@ -138,10 +154,14 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         Target::Embedded(deployment) => {
             let probe = Arc::clone(deployment);
             (
-                Injector::Simulated(
-                    SimulatedFaults::new(Arc::clone(deployment), &app_name)
-                        .with_live(Arc::clone(&live)),
-                ),
+                Injector::Simulated({
+                    let faults = SimulatedFaults::new(Arc::clone(deployment), &app_name)
+                        .with_live(Arc::clone(&live));
+                    match &switch {
+                        Some(switch) => faults.with_policy_switch(Arc::clone(switch)),
+                        None => faults,
+                    }
+                }),
                 Box::new(move || probe.primary().and_then(|index| probe.host(index))),
             )
         }
@@ -157,8 +177,12 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         }
     };
     let injector = Arc::new(injector);
-    let capacity_model = matches!(target, Target::Embedded(_));
-    let schedule = schedule::demo_schedule(duration, args.transfers, capacity_model);
+    let overload = match (&target, &switch) {
+        (Target::Remote(_), _) => OverloadPlan::Random,
+        (Target::Embedded(_), Some(_)) => OverloadPlan::CapacityThenAdaptive,
+        (Target::Embedded(_), None) => OverloadPlan::Capacity,
+    };
+    let schedule = schedule::demo_schedule(duration, args.transfers, overload);
     let deployment_name = match &target {
         Target::Embedded(deployment) => {
             format!("embedded blackpipe replica set {}", deployment.uri())

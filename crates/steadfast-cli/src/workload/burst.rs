@@ -20,6 +20,8 @@ pub(crate) const MEASURE: Duration = Duration::from_millis(250);
 /// What one burst did.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct BurstFigures {
+    /// The workload client's retry policy during the burst: `default` or `adaptive`.
+    pub(crate) policy: &'static str,
     /// Commands per second the primary received before the burst (limited commands only).
     pub(crate) offered_per_sec: f64,
     /// The capacity during the burst, in commands per second.
@@ -70,8 +72,9 @@ impl BurstFigures {
             .attempts_per_success()
             .map_or_else(|| "-".to_owned(), |a| format!("{a:.2}"));
         format!(
-            "capacity {:.0}/s for {:.1} s (offered {:.0}/s): goodput {:.0} ops/s ({:.0}% of capacity), \
+            "{} policy, capacity {:.0}/s for {:.1} s (offered {:.0}/s): goodput {:.0} ops/s ({:.0}% of capacity), \
              {attempts} attempts per success ({} admitted, {} rejected costing {:.1}), {} errors reached the application",
+            self.policy,
             self.capacity_per_sec,
             self.seconds,
             self.offered_per_sec,
@@ -136,6 +139,7 @@ pub(crate) async fn play(
     control(deployment.set_capacity(index, None))?;
     let errors = failures_after.saturating_sub(failures_before);
     Ok(BurstFigures {
+        policy: "default",
         offered_per_sec,
         capacity_per_sec,
         seconds,
@@ -155,6 +159,7 @@ mod tests {
 
     fn figures(successes: u64, admitted: u64, rejected: u64) -> BurstFigures {
         BurstFigures {
+            policy: "default",
             offered_per_sec: 2000.0,
             capacity_per_sec: 1000.0,
             seconds: 2.0,

@@ -95,6 +95,9 @@ pub(crate) enum Fault {
         fraction: f64,
         /// How long the burst lasts.
         duration: Duration,
+        /// Whether the workload's client runs the adaptive policy during the burst (else the
+        /// default policy).
+        adaptive: bool,
     },
 }
 
@@ -198,11 +201,16 @@ impl fmt::Display for Fault {
                 probability * 100.0,
                 ms(duration)
             ),
-            Fault::CapacityBurst { fraction, duration } => write!(
+            Fault::CapacityBurst {
+                fraction,
+                duration,
+                adaptive,
+            } => write!(
                 f,
-                "the primary's capacity drops to {:.0}% of the load it receives for {} ms",
+                "the primary's capacity drops to {:.0}% of the load it receives for {} ms ({} policy)",
                 fraction * 100.0,
-                ms(duration)
+                ms(duration),
+                if *adaptive { "adaptive" } else { "default" }
             ),
         }
     }

@@ -16,6 +16,7 @@ use serde::Serialize;
 use super::burst::{self, BurstFigures};
 use super::fault::{Fault, ScheduledFault, Target};
 use super::ledger::WriteProgress;
+use super::policy_switch::SwitchablePolicy;
 use super::progress::LiveCounters;
 
 /// The longest a control command may take: a partitioned member holds requests until it heals.
@@ -85,6 +86,8 @@ pub(crate) struct SimulatedFaults {
     live: Option<Arc<LiveCounters>>,
     /// The figures of the overload bursts played so far.
     bursts: Mutex<Vec<BurstFigures>>,
+    /// The workload client's policy, switched to adaptive for the bursts that ask for it.
+    policy: Option<Arc<SwitchablePolicy>>,
 }
 
 impl SimulatedFaults {
@@ -96,7 +99,14 @@ impl SimulatedFaults {
             control: Mutex::new(HashMap::new()),
             live: None,
             bursts: Mutex::new(Vec::new()),
+            policy: None,
         }
+    }
+
+    /// Switches `policy` to adaptive during the overload bursts that ask for it.
+    pub(crate) fn with_policy_switch(mut self, policy: Arc<SwitchablePolicy>) -> Self {
+        self.policy = Some(policy);
+        self
     }
 
     /// Reads the application's successes and failures from `live` during overload bursts.
@@ -260,11 +270,28 @@ impl SimulatedFaults {
                     .map_err(|e| e.to_string())?;
                 Ok(self.host(index))
             }
-            Fault::CapacityBurst { fraction, duration } => {
+            Fault::CapacityBurst {
+                fraction,
+                duration,
+                adaptive,
+            } => {
                 let index = self.resolve(Target::Primary)?;
                 let live = self.live.as_deref();
-                let figures =
-                    burst::play(deployment, index, *fraction, *duration, live, injected).await?;
+                let switch = match (adaptive, &self.policy) {
+                    (false, _) => None,
+                    (true, Some(policy)) => Some(policy),
+                    (true, None) => return Err("the client has no adaptive policy".to_owned()),
+                };
+                if let Some(policy) = switch {
+                    policy.set_adaptive(true);
+                }
+                let played =
+                    burst::play(deployment, index, *fraction, *duration, live, injected).await;
+                if let Some(policy) = switch {
+                    policy.set_adaptive(false);
+                }
+                let mut figures = played?;
+                figures.policy = if *adaptive { "adaptive" } else { "default" };
                 self.bursts
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)

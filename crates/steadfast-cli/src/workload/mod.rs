@@ -17,6 +17,7 @@ pub(crate) mod events;
 pub(crate) mod fault;
 pub(crate) mod inject;
 pub(crate) mod ledger;
+pub(crate) mod policy_switch;
 pub(crate) mod progress;
 pub(crate) mod report;
 pub(crate) mod roles;

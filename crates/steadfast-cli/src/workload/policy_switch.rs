@@ -1,0 +1,60 @@
+//! The demo's retry policy: the default ([`SpecPolicy`]) until the overload burst that shows
+//! the adaptive policy switches it to [`AdaptivePolicy`], then back. One client, one workload:
+//! the two bursts differ only in the policy.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use rand::RngCore;
+use steadfast::ServerAddress;
+use steadfast::retries::{
+    AdaptivePolicy, Admission, AttemptContext, RetryDecision, RetryPolicy, SpecPolicy,
+};
+
+/// [`SpecPolicy`], or [`AdaptivePolicy`] while switched on.
+#[derive(Debug, Default)]
+pub(crate) struct SwitchablePolicy {
+    adaptive_on: AtomicBool,
+    adaptive: AdaptivePolicy,
+}
+
+impl SwitchablePolicy {
+    /// Turns the adaptive policy on or off. It observes replies only while on, so each time
+    /// it starts from what it sees then, not from an earlier burst.
+    pub(crate) fn set_adaptive(&self, on: bool) {
+        self.adaptive_on.store(on, Ordering::Release);
+    }
+
+    fn adaptive(&self) -> Option<&AdaptivePolicy> {
+        self.adaptive_on
+            .load(Ordering::Acquire)
+            .then_some(&self.adaptive)
+    }
+}
+
+impl RetryPolicy for SwitchablePolicy {
+    fn decide(&self, context: &AttemptContext<'_>, rng: &mut dyn RngCore) -> RetryDecision {
+        match self.adaptive() {
+            Some(adaptive) => adaptive.decide(context, rng),
+            None => SpecPolicy.decide(context, rng),
+        }
+    }
+
+    fn uses_budget(&self) -> bool {
+        self.adaptive()
+            .map_or_else(|| SpecPolicy.uses_budget(), RetryPolicy::uses_budget)
+    }
+
+    fn admit(&self, server: &ServerAddress, now: Instant, rng: &mut dyn RngCore) -> Admission {
+        match self.adaptive() {
+            Some(adaptive) => adaptive.admit(server, now, rng),
+            None => Admission::Send,
+        }
+    }
+
+    fn observe_reply(&self, server: &ServerAddress, now: Instant, shed: bool) {
+        if let Some(adaptive) = self.adaptive() {
+            adaptive.observe_reply(server, now, shed);
+        }
+    }
+}
