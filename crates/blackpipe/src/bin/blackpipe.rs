@@ -172,3 +172,49 @@ async fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(flags: &[&str]) -> Args {
+        Args::try_parse_from(std::iter::once("blackpipe").chain(flags.iter().copied()))
+            .expect("valid flags")
+    }
+
+    #[test]
+    fn capacity_flags_give_every_data_bearing_member_a_capacity() {
+        assert_eq!(parse(&[]).config().unwrap().capacity, None);
+        let config = parse(&[
+            "--capacity-ops-per-sec",
+            "500",
+            "--capacity-concurrent",
+            "8",
+            "--capacity-base-backoff-ms",
+            "20",
+        ])
+        .config()
+        .unwrap();
+        let capacity = config.capacity.expect("a capacity");
+        assert_eq!(capacity.ops_per_sec(), Some(500.0));
+        assert_eq!(capacity.concurrent(), Some(8));
+        assert_eq!(capacity.reject_cost(), DEFAULT_REJECT_COST);
+        assert_eq!(capacity.base_backoff_ms(), Some(20));
+    }
+
+    #[test]
+    fn out_of_range_capacity_flags_are_refused() {
+        for flags in [
+            ["--capacity-ops-per-sec=-1", "--capacity-concurrent=1"],
+            ["--capacity-ops-per-sec=NaN", "--capacity-concurrent=1"],
+            ["--capacity-reject-cost=2", "--capacity-concurrent=1"],
+            ["--capacity-burst-secs=0", "--capacity-concurrent=1"],
+        ] {
+            let args = parse(&flags);
+            assert!(
+                matches!(args.config(), Err(ControlError::BadArgument(_))),
+                "{flags:?}"
+            );
+        }
+    }
+}

@@ -14,7 +14,8 @@
 //!   message, checks the limiter and builds an error. Each rejection takes `rejectCost` (a
 //!   fraction of one admitted command, default 0.05) from the same token bucket, which may go
 //!   into debt down to minus one burst: a client that storms a saturated member with retries
-//!   leaves less for admitted work, down to none, as congestion collapse does.
+//!   leaves less for admitted work, down to none, as congestion collapse does. With a
+//!   concurrency limit alone there is no bucket to take it from: the cost is only counted.
 //!
 //! Past either limit the member answers `IngressRequestRateLimitExceeded` (462) with the labels
 //! `SystemOverloadedError` and `RetryableError`, and `baseBackoffMS` when configured: the same

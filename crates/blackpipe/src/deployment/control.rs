@@ -132,9 +132,15 @@ async fn execute(node: &NodeContext, request: AdminRequest) -> Result<Outcome, C
             inner.overload(resolve(node, &member)?, Some(overload))?;
         }
         AdminRequest::Capacity { member, change } => {
-            for index in capacity_targets(node, member.as_ref())? {
+            let targets = capacity_targets(node, member.as_ref())?;
+            for &index in &targets {
                 inner.set_capacity(index, change)?;
             }
+            let members: Vec<i64> = targets
+                .iter()
+                .map(|&index| i64::try_from(index).unwrap_or(i64::MAX))
+                .collect();
+            return Ok(ok_reply(node, doc! { "members": members }));
         }
         AdminRequest::CapacityStats { member } => {
             let targets = capacity_targets(node, member.as_ref())?;

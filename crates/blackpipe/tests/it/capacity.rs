@@ -154,6 +154,13 @@ async fn without_a_member_the_capacity_goes_to_every_data_bearing_member() {
         .round_trip(doc! { "blackpipe": "capacity", "concurrent": 5, "$db": "admin" })
         .await;
     assert!(ok(&reply), "{reply}");
+    let targets: Vec<i64> = reply
+        .get_array("members")
+        .unwrap()
+        .iter()
+        .filter_map(bson::Bson::as_i64)
+        .collect();
+    assert_eq!(targets, [0, 1], "{reply}");
     let stats = admin.round_trip(stats_command(None)).await;
     let members: Vec<i64> = stats
         .get_array("members")
