@@ -186,6 +186,78 @@ mod tests {
         assert!(line.contains("3 errors reached the application"), "{line}");
     }
 
+    /// Inserts as fast as one connection allows, until `stop`, counting completions in `live`.
+    async fn load(
+        collection: steadfast::Collection<bson::Document>,
+        live: std::sync::Arc<LiveCounters>,
+        stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) {
+        while !stop.load(Ordering::Relaxed) {
+            let failed = collection.insert_one(bson::doc! {}).await.is_err();
+            live.completed(failed);
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_burst_rejects_past_half_the_measured_load_then_lifts_the_capacity() {
+        use std::sync::Arc;
+        use std::sync::atomic::AtomicBool;
+
+        let deployment = Deployment::start(blackpipe::deployment::DeploymentConfig::standalone())
+            .await
+            .expect("a standalone");
+        let uri = format!("{}&retryWrites=false&retryReads=false", deployment.uri());
+        let client = steadfast::Client::with_uri_str(&uri)
+            .await
+            .expect("a client");
+        let collection = client.database("db").collection::<bson::Document>("c");
+        let live = Arc::new(LiveCounters::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                tokio::spawn(load(
+                    collection.clone(),
+                    Arc::clone(&live),
+                    Arc::clone(&stop),
+                ))
+            })
+            .collect();
+        let mut injected = Instant::now();
+        let figures = play(
+            &deployment,
+            0,
+            0.5,
+            Duration::from_millis(300),
+            Some(&live),
+            &mut injected,
+        )
+        .await
+        .expect("the burst plays");
+        stop.store(true, Ordering::Relaxed);
+        for worker in workers {
+            worker.await.expect("no panic");
+        }
+        assert!(
+            (figures.capacity_per_sec - figures.offered_per_sec * 0.5).abs() < 1e-6
+                || figures.capacity_per_sec == 1.0,
+            "{figures:?}"
+        );
+        // Half the load it measured: the member turned commands away, and they reached this
+        // client as errors (it never retries).
+        assert!(figures.rejected > 0, "{figures:?}");
+        assert!(figures.errors > 0, "{figures:?}");
+        assert!((figures.rejection_cost - figures.rejected as f64 * 0.05).abs() < 1e-6);
+        // Lifted afterwards.
+        assert!(collection.insert_one(bson::doc! {}).await.is_ok());
+        let after = deployment.capacity_stats(0).expect("member 0");
+        assert_eq!(
+            after.rejected, figures.rejected,
+            "no rejection after the burst"
+        );
+        client.shutdown().await;
+        deployment.stop().await;
+    }
+
     #[test]
     fn a_burst_without_success_has_no_attempts_per_success() {
         let burst = figures(0, 0, 500);
