@@ -51,6 +51,33 @@
 //!
 //! Deterministic: no randomness, and time only from the caller (the deployment passes tokio's
 //! clock, so a test with a paused clock controls the refill). State is a few numbers per member.
+//!
+//! # Example
+//!
+//! A primary that admits 1,000 commands per second, with a backoff hint in its rejections,
+//! then lifted after reading its counters:
+//!
+//! ```
+//! use blackpipe::deployment::{Capacity, Deployment, DeploymentConfig};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let deployment = Deployment::start(DeploymentConfig::replica_set(3)).await?;
+//! let capacity = Capacity::unlimited()
+//!     .with_ops_per_sec(1000.0)?
+//!     .with_base_backoff_ms(50);
+//! deployment.set_capacity(0, Some(capacity))?;
+//! // ... run the workload ...
+//! let stats = deployment.capacity_stats(0)?;
+//! assert_eq!((stats.admitted, stats.rejected), (0, 0));
+//! deployment.set_capacity(0, None)?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The same over the wire, on any member's `admin` database:
+//! `{blackpipe: "capacity", member: 0, opsPerSec: 1000, baseBackoffMS: 50}`, then
+//! `{blackpipe: "capacityStats", member: 0}` and `{blackpipe: "capacity", member: 0, off: true}`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
