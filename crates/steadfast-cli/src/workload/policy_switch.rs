@@ -58,3 +58,38 @@ impl RetryPolicy for SwitchablePolicy {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shed_everything(policy: &SwitchablePolicy, server: &ServerAddress, now: Instant) {
+        for _ in 0..100 {
+            policy.observe_reply(server, now, true);
+        }
+    }
+
+    #[test]
+    fn only_the_switched_on_policy_sees_replies_and_throttles() {
+        let policy = SwitchablePolicy::default();
+        let server = ServerAddress::parse("primary:27017").expect("an address");
+        let now = Instant::now();
+        // Off: the default policy, which never refuses; the adaptive one learns nothing.
+        shed_everything(&policy, &server, now);
+        let mut rng = rand::rng();
+        assert!(matches!(
+            policy.admit(&server, now, &mut rng),
+            Admission::Send
+        ));
+        policy.set_adaptive(true);
+        assert_eq!(policy.adaptive.refusal_probability(&server), 0.0);
+        // On: rejections make it refuse before sending.
+        shed_everything(&policy, &server, now);
+        assert!(policy.adaptive.refusal_probability(&server) > 0.5);
+        policy.set_adaptive(false);
+        assert!(matches!(
+            policy.admit(&server, now, &mut rng),
+            Admission::Send
+        ));
+    }
+}
