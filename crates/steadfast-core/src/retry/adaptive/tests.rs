@@ -136,9 +136,9 @@ fn servers_are_throttled_apart_and_their_number_is_bounded() {
     assert_eq!(secondary_p, 0.0);
     for port in 0..MAX_TRACKED_SERVERS {
         let address = ServerAddress::tcp("busy", u16::try_from(port).expect("small"));
-        throttles
-            .server(&address, now)
-            .map(|t| t.record_reply(now, false));
+        if let Some(throttle) = throttles.server(&address, now) {
+            throttle.record_reply(now, false);
+        }
     }
     assert_eq!(throttles.len(), MAX_TRACKED_SERVERS);
     // Every tracked server is busy: a new one is not tracked, and nothing is refused for it.
