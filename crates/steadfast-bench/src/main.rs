@@ -10,6 +10,7 @@ mod failover;
 mod machine;
 mod memory;
 mod official;
+mod overload;
 mod raw;
 mod report;
 mod stats;
@@ -90,6 +91,7 @@ enum Part {
     Memory,
     /// Operations with timeoutMS against a member slower than the timeout.
     Timeout,
+    Overload,
 }
 
 /// Concurrency levels of the driver workloads.
@@ -168,6 +170,9 @@ async fn run(args: BenchArgs) -> Result<(), BenchError> {
         report.timeout_schedule = Some(schedule);
         report.timeout = timeout_reports(schedule).await?;
     }
+    if wanted(Part::Overload) {
+        report.overload = Some(overload_report(&args).await?);
+    }
     report.evaluate_targets();
 
     let markdown = report.to_markdown();
@@ -182,6 +187,22 @@ async fn run(args: BenchArgs) -> Result<(), BenchError> {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(())
+}
+
+/// The overload cell, its plot beside the Markdown report (or in `target/`).
+async fn overload_report(args: &BenchArgs) -> Result<overload::OverloadReport, BenchError> {
+    let schedule = if args.quick {
+        overload::OverloadSchedule::QUICK
+    } else {
+        overload::OverloadSchedule::FULL
+    };
+    let directory = args
+        .markdown
+        .as_deref()
+        .and_then(std::path::Path::parent)
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("target"), PathBuf::from);
+    overload::run(schedule, &directory.join("overload-goodput.svg")).await
 }
 
 fn schedules(args: &BenchArgs) -> Result<(Schedule, FailoverSchedule), BenchError> {

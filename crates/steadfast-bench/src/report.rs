@@ -54,6 +54,8 @@ pub(crate) struct Report {
     pub(crate) timeout_schedule: Option<TimeoutSchedule>,
     /// One entry per driver.
     pub(crate) timeout: Vec<TimeoutReport>,
+    /// The open-loop overload cell, when it ran.
+    pub(crate) overload: Option<super::overload::OverloadReport>,
     /// The targets against this run.
     pub(crate) targets: Vec<TargetCheck>,
 }
@@ -88,6 +90,7 @@ impl Report {
             memory: Vec::new(),
             timeout_schedule: None,
             timeout: Vec::new(),
+            overload: None,
             targets: Vec::new(),
         }
     }
@@ -246,6 +249,9 @@ impl Report {
         self.write_failover(&mut out);
         self.write_memory(&mut out);
         self.write_timeout(&mut out);
+        if let Some(overload) = &self.overload {
+            out.push_str(&overload.to_markdown());
+        }
         self.write_targets(&mut out);
         out
     }

@@ -4,13 +4,20 @@
 //! (`updateOne({_id: day}, {$inc: {counter: 1}}, upsert)`) and read the counters back, on an
 //! embedded 3-member blackpipe replica set, while a fixed schedule of faults plays: a stepdown
 //! whose election takes a second, connections closed after writes were applied, connections
-//! closed before commands ran, the primary partitioned, a burst of overload errors. The
-//! workers never retry by themselves. At the end the increments the application saw
+//! closed before commands ran, the primary partitioned, and an overload burst: on the embedded
+//! deployment the primary's capacity (blackpipe's capacity model) drops to half of the load
+//! the workers offer, and the report gives the goodput, attempts per success and errors of the
+//! burst; on runs of 10 s or more the burst plays a second time with the client's
+//! [`AdaptivePolicy`](steadfast::retries::AdaptivePolicy), so the two can be compared. Against
+//! a real deployment `failCommand` rejects 30% of commands at random instead.
+//! The workers never retry by themselves. At the end the increments the application saw
 //! acknowledged are compared with the counters' final values: with steadfast's retries they
 //! match exactly, and the run fails if they do not. `--no-retries` runs the same workload with
 //! retries off to show what the application would have suffered.
 
 mod schedule;
+
+use schedule::OverloadPlan;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,10 +25,12 @@ use std::time::Duration;
 use blackpipe::deployment::Deployment;
 use bson::{Document, doc};
 use clap::Args;
+use steadfast::retries::RetryPolicy;
 
 use crate::workload::events::DriverWatch;
 use crate::workload::inject::{Injector, SimulatedFaults, restore_remote};
 use crate::workload::ledger::{CounterBook, WriteProgress, day_keys};
+use crate::workload::policy_switch::SwitchablePolicy;
 use crate::workload::progress::{Display, LiveCounters, PrimaryProbe};
 use crate::workload::report::{Report, ReportInputs};
 use crate::workload::roles::{Consumer, Transfers};
@@ -122,7 +131,17 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
             (uri, run_id)
         }
     };
-    let client = setup::connect(&uri, Arc::clone(&driver), retries).await?;
+    // On the embedded deployment, with retries, the client's policy is the default until the
+    // second overload burst switches it to the adaptive policy.
+    let switch = (retries && matches!(target, Target::Embedded(_)))
+        .then(|| Arc::new(SwitchablePolicy::default()));
+    let client = match &switch {
+        Some(switch) => {
+            let policy: Arc<dyn RetryPolicy> = Arc::clone(switch) as Arc<dyn RetryPolicy>;
+            setup::connect_with_policy(&uri, Arc::clone(&driver), Some(policy)).await?
+        }
+        None => setup::connect(&uri, Arc::clone(&driver), retries).await?,
+    };
     let app_name = client
         .options()
         .app_name
@@ -130,11 +149,19 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         .unwrap_or_else(|| APP_NAME.to_owned());
     let db = client.database(DATABASE);
     let counters = db.collection::<Document>(&collection_name);
+    let live = Arc::new(LiveCounters::default());
     let (injector, primary): (Injector, PrimaryProbe) = match &target {
         Target::Embedded(deployment) => {
             let probe = Arc::clone(deployment);
             (
-                Injector::Simulated(SimulatedFaults::new(Arc::clone(deployment), &app_name)),
+                Injector::Simulated({
+                    let faults = SimulatedFaults::new(Arc::clone(deployment), &app_name)
+                        .with_live(Arc::clone(&live));
+                    match &switch {
+                        Some(switch) => faults.with_policy_switch(Arc::clone(switch)),
+                        None => faults,
+                    }
+                }),
                 Box::new(move || probe.primary().and_then(|index| probe.host(index))),
             )
         }
@@ -150,7 +177,12 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         }
     };
     let injector = Arc::new(injector);
-    let schedule = schedule::demo_schedule(duration, args.transfers);
+    let overload = match (&target, &switch) {
+        (Target::Remote(_), _) => OverloadPlan::Random,
+        (Target::Embedded(_), Some(_)) => OverloadPlan::CapacityThenAdaptive,
+        (Target::Embedded(_), None) => OverloadPlan::Capacity,
+    };
+    let schedule = schedule::demo_schedule(duration, args.transfers, overload);
     let deployment_name = match &target {
         Target::Embedded(deployment) => {
             format!("embedded blackpipe replica set {}", deployment.uri())
@@ -176,7 +208,6 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         .await
         .map_err(|e| format!("the deployment does not answer: {e}"))?;
 
-    let live = Arc::new(LiveCounters::default());
     let watched = if args.transfers {
         BANK
     } else {
@@ -260,6 +291,10 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
             finals
         }
     };
+    let bursts = match &*injector {
+        Injector::Simulated(simulated) => simulated.bursts(),
+        Injector::Remote { .. } => Vec::new(),
+    };
     if let Injector::Simulated(simulated) = &*injector {
         for control in simulated.close_control_clients() {
             control.shutdown().await;
@@ -287,6 +322,7 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
     report.cleanup_problems = problems;
     report.transfers = transfer_check;
     report.stream = stream;
+    report.overload_bursts = bursts;
     if let Some(transfers) = &report.transfers {
         report.checks.extend(transfers.checks());
     }

@@ -52,6 +52,7 @@
     )
 )]
 
+mod adaptive;
 mod auth;
 pub mod change_stream;
 mod client;

@@ -41,6 +41,11 @@
 //!   read). Requests never sent follow the 1/10/50/100/500/1000 ms ladder; the others a
 //!   jittered exponential backoff. A non-idempotent write that may have run is never resent.
 //! - [`FailFast`]: never retries; every error reaches the application at once.
+//! - [`AdaptivePolicy`]: the specifications' retries, plus client-side adaptive throttling: once
+//!   a server sheds load, new requests to it are refused locally (never sent) with a probability
+//!   that grows with the share of rejections, and overload retries are held to a fraction of
+//!   first attempts. For applications that must keep goodput up when demand exceeds capacity;
+//!   see its documentation for what it guarantees.
 //!
 //! A retry budget is off by default: the client makes every retry the specifications allow and
 //! no more. Turned on with [`ClientBuilder::retry_budget`](crate::ClientBuilder::retry_budget),
@@ -64,8 +69,9 @@
 //!   [`ErrorClass`](crate::error::ErrorClass): a transient error the driver did not retry, a
 //!   persistent outage, or a command error.
 
+pub use crate::adaptive::AdaptivePolicy;
 pub use steadfast_core::retry::{
-    Allowance, AttemptContext, BestEffort, Execution, FailFast, FailureFacts, FailureKind, Outcome,
-    RetryBudgetConfig, RetryDecision, RetryPolicy, RetryReason, RetryTarget, Sent, SpecPolicy,
-    StopReason,
+    AdaptiveConfig, Admission, Allowance, AttemptContext, BestEffort, Execution, FailFast,
+    FailureFacts, FailureKind, Outcome, RetryBudgetConfig, RetryDecision, RetryPolicy, RetryReason,
+    RetryTarget, Sent, SpecPolicy, StopReason,
 };

@@ -11,7 +11,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use blackpipe::auth::User;
-use blackpipe::deployment::{DeploymentConfig, serve_forever};
+use blackpipe::deployment::capacity::{DEFAULT_BURST, DEFAULT_REJECT_COST};
+use blackpipe::deployment::{Capacity, ControlError, DeploymentConfig, serve_forever};
 use blackpipe::server::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_READ_TIMEOUT, ServerConfig,
 };
@@ -76,6 +77,25 @@ struct Args {
     /// even without --auth.
     #[arg(long = "user", value_name = "NAME:PASSWORD", value_parser = parse_user)]
     users: Vec<User>,
+    /// Every data-bearing member admits at most this many commands per second and rejects
+    /// the rest with IngressRequestRateLimitExceeded (462), as mongod's ingress rate limiter
+    /// does (hello, ping and authentication are exempt). 0: no rate limit.
+    #[arg(long, value_name = "RATE", default_value_t = 0.0)]
+    capacity_ops_per_sec: f64,
+    /// Every data-bearing member runs at most N limited commands at once; more are rejected
+    /// with 462. 0: no concurrency limit.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    capacity_concurrent: u32,
+    /// What each rejection costs the member, as a fraction of one admitted command, taken
+    /// from the rate budget.
+    #[arg(long, value_name = "FRACTION", default_value_t = DEFAULT_REJECT_COST)]
+    capacity_reject_cost: f64,
+    /// How many seconds of the rate the member can admit at once after being idle.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_BURST.as_secs_f64())]
+    capacity_burst_secs: f64,
+    /// The baseBackoffMS hint capacity rejections carry (0: none).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    capacity_base_backoff_ms: u32,
 }
 
 /// Parses `NAME:PASSWORD`; the password may contain `:`.
@@ -87,7 +107,23 @@ fn parse_user(text: &str) -> Result<User, String> {
 }
 
 impl Args {
-    fn config(&self) -> DeploymentConfig {
+    /// The capacity the flags describe, `None` without a limit.
+    fn capacity(&self) -> Result<Option<Capacity>, ControlError> {
+        if self.capacity_ops_per_sec == 0.0 && self.capacity_concurrent == 0 {
+            return Ok(None);
+        }
+        let burst = Duration::try_from_secs_f64(self.capacity_burst_secs).map_err(|_| {
+            ControlError::BadArgument("--capacity-burst-secs must be a positive number".into())
+        })?;
+        Capacity::unlimited()
+            .with_ops_per_sec(self.capacity_ops_per_sec)?
+            .with_concurrent(self.capacity_concurrent)?
+            .with_reject_cost(self.capacity_reject_cost)?
+            .with_burst(burst)
+            .map(|capacity| Some(capacity.with_base_backoff_ms(self.capacity_base_backoff_ms)))
+    }
+
+    fn config(&self) -> Result<DeploymentConfig, ControlError> {
         let config = if self.standalone {
             DeploymentConfig::standalone()
         } else if let Some(routers) = self.sharded {
@@ -113,18 +149,72 @@ impl Args {
             None => config,
         };
         config.users.clone_from(&self.users);
-        config.with_auth(self.auth)
+        config.capacity = self.capacity()?;
+        Ok(config.with_auth(self.auth))
     }
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    match serve_forever(args.config()).await {
+    let config = match args.config() {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("blackpipe: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match serve_forever(config).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("blackpipe: {error}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(flags: &[&str]) -> Args {
+        Args::try_parse_from(std::iter::once("blackpipe").chain(flags.iter().copied()))
+            .expect("valid flags")
+    }
+
+    #[test]
+    fn capacity_flags_give_every_data_bearing_member_a_capacity() {
+        assert_eq!(parse(&[]).config().unwrap().capacity, None);
+        let config = parse(&[
+            "--capacity-ops-per-sec",
+            "500",
+            "--capacity-concurrent",
+            "8",
+            "--capacity-base-backoff-ms",
+            "20",
+        ])
+        .config()
+        .unwrap();
+        let capacity = config.capacity.expect("a capacity");
+        assert_eq!(capacity.ops_per_sec(), Some(500.0));
+        assert_eq!(capacity.concurrent(), Some(8));
+        assert_eq!(capacity.reject_cost(), DEFAULT_REJECT_COST);
+        assert_eq!(capacity.base_backoff_ms(), Some(20));
+    }
+
+    #[test]
+    fn out_of_range_capacity_flags_are_refused() {
+        for flags in [
+            ["--capacity-ops-per-sec=-1", "--capacity-concurrent=1"],
+            ["--capacity-ops-per-sec=NaN", "--capacity-concurrent=1"],
+            ["--capacity-reject-cost=2", "--capacity-concurrent=1"],
+            ["--capacity-burst-secs=0", "--capacity-concurrent=1"],
+        ] {
+            let args = parse(&flags);
+            assert!(
+                matches!(args.config(), Err(ControlError::BadArgument(_))),
+                "{flags:?}"
+            );
         }
     }
 }

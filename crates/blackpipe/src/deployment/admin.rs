@@ -23,6 +23,9 @@
 //! | `{blackpipe: "slow", member?, delayMS}` | delay every reply of the node (`0` restores); a command's `maxTimeMS` cuts the delay short with `MaxTimeMSExpired` |
 //! | `{blackpipe: "slowCommands", member?, delayMS}` | each command the store runs (CRUD, cursors, indexes...) takes `delayMS` to execute, hello and handshakes staying fast (`0` restores); interrupted with `MaxTimeMSExpired` at the command's `maxTimeMS` |
 //! | `{blackpipe: "overload", member?, mode?: "alwaysOn", baseBackoffMS?}` | reject commands with code 462 (`mode` as in `configureFailPoint`; `"off"` stops) |
+//! | `{blackpipe: "capacity", member?, opsPerSec?, concurrent?, rejectCost?: 0.05, burstSecs?: 0.1, baseBackoffMS?}` | give the member (omitted: every data-bearing member; the reply lists them in `members`) a capacity: past `opsPerSec` or `concurrent` commands in progress it rejects with 462, each rejection costing `rejectCost` of an admitted command (see [`super::capacity`]); 0 or absent means no limit; counters restart from zero |
+//! | `{blackpipe: "capacity", member?, off: true}` | remove the capacity (counters kept) |
+//! | `{blackpipe: "capacityStats", member?}` | `admitted`, `rejected`, `rejectionCost` (totals over the members), and `members`: each one's counters, `inProgress` and `capacity` |
 //! | `{blackpipe: "replicationLag", lagMS}` | secondaries report a `lastWrite` this far behind |
 //! | `{blackpipe: "transactionLifetime", secs}` | mongod's `transactionLifetimeLimitSeconds`: transactions started afterwards are aborted once open this long (default 60) |
 //! | `{blackpipe: "autoFailover", enabled, electionDelayMS?}` | elect a successor automatically when the set loses its primary |
@@ -35,6 +38,7 @@ use std::time::{Duration, Instant};
 
 use bson::{Bson, Document, doc};
 
+use super::capacity::CapacityChange;
 use super::control_error::ControlError;
 use super::hello::version_document;
 use super::model::{DeploymentKind, Health, MemberOptions, NodeIndex, Role, Topology};
@@ -151,6 +155,18 @@ pub enum AdminRequest {
         member: MemberRef,
         /// What to reject.
         overload: Overload,
+    },
+    /// Install or remove a capacity.
+    Capacity {
+        /// Target; `None` means every data-bearing member.
+        member: Option<MemberRef>,
+        /// What to do.
+        change: CapacityChange,
+    },
+    /// Report capacity counters.
+    CapacityStats {
+        /// Target; `None` means every data-bearing member.
+        member: Option<MemberRef>,
     },
     /// Set the replication lag secondaries report.
     ReplicationLag {
@@ -323,6 +339,13 @@ pub fn parse_admin(command: &Document) -> Result<AdminRequest, ControlError> {
         "overload" => AdminRequest::Overload {
             member: target(),
             overload: Overload::parse(command).map_err(|error| bad(error.message))?,
+        },
+        "capacity" => AdminRequest::Capacity {
+            member: member.clone(),
+            change: super::capacity::parse_change(command)?,
+        },
+        "capacityStats" => AdminRequest::CapacityStats {
+            member: member.clone(),
         },
         "replicationLag" => AdminRequest::ReplicationLag {
             lag: millis(command, "lagMS", None)?,

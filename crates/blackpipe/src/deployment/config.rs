@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::capacity::Capacity;
 use super::model::{DeploymentKind, MemberOptions};
 use crate::auth::User;
 use crate::server::ServerConfig;
@@ -43,6 +44,10 @@ pub struct DeploymentConfig {
     /// The users that exist from the start, stored as SCRAM credentials. They can
     /// authenticate even when [`Self::auth`] is off.
     pub users: Vec<User>,
+    /// The capacity every data-bearing member (all but arbiters) starts with; `None`, the
+    /// default, admits everything. Change it at run time with
+    /// [`Deployment::set_capacity`](super::Deployment::set_capacity).
+    pub capacity: Option<Capacity>,
 }
 
 impl DeploymentConfig {
@@ -59,6 +64,7 @@ impl DeploymentConfig {
             server: ServerConfig::default(),
             auth: false,
             users: Vec::new(),
+            capacity: None,
         }
     }
 
@@ -149,6 +155,14 @@ impl DeploymentConfig {
     #[must_use]
     pub fn with_auth(mut self, required: bool) -> Self {
         self.auth = required;
+        self
+    }
+
+    /// Gives every data-bearing member `capacity` from the start (see
+    /// [`capacity`](super::capacity) for what it models).
+    #[must_use]
+    pub fn with_capacity(mut self, capacity: Capacity) -> Self {
+        self.capacity = Some(capacity);
         self
     }
 }

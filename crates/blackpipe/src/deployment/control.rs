@@ -135,6 +135,22 @@ async fn execute(node: &NodeContext, request: AdminRequest) -> Result<Outcome, C
         AdminRequest::Overload { member, overload } => {
             inner.overload(resolve(node, &member)?, Some(overload))?;
         }
+        AdminRequest::Capacity { member, change } => {
+            let targets = capacity_targets(node, member.as_ref())?;
+            for &index in &targets {
+                inner.set_capacity(index, change)?;
+            }
+            let members: Vec<i64> = targets
+                .iter()
+                .map(|&index| i64::try_from(index).unwrap_or(i64::MAX))
+                .collect();
+            return Ok(ok_reply(node, doc! { "members": members }));
+        }
+        AdminRequest::CapacityStats { member } => {
+            let targets = capacity_targets(node, member.as_ref())?;
+            let reply = inner.capacity_report(&targets)?;
+            return Ok(ok_reply(node, reply));
+        }
         AdminRequest::ReplicationLag { lag } => inner.set_replication_lag(lag),
         AdminRequest::TransactionLifetime { lifetime } => {
             inner.store.set_transaction_lifetime(lifetime);
@@ -155,6 +171,17 @@ async fn execute(node: &NodeContext, request: AdminRequest) -> Result<Outcome, C
         }
     }
     Ok(ok(node))
+}
+
+/// The member a capacity command names, or every data-bearing member.
+fn capacity_targets(
+    node: &NodeContext,
+    member: Option<&MemberRef>,
+) -> Result<Vec<NodeIndex>, ControlError> {
+    match member {
+        Some(member) => Ok(vec![resolve(node, member)?]),
+        None => Ok(node.inner.data_bearing_members()),
+    }
 }
 
 fn require_replica_set(node: &NodeContext) -> Result<(), ControlError> {

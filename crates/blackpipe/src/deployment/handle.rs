@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::capacity::{Capacity, CapacityChange, CapacityStats};
 use super::config::DeploymentConfig;
 use super::control_error::ControlError;
 use super::model::{DeploymentKind, MemberOptions, NodeIndex, Topology};
@@ -302,6 +303,30 @@ impl Deployment {
         overload: Option<Overload>,
     ) -> Result<(), ControlError> {
         self.inner.overload(index, overload)
+    }
+
+    /// Gives `index` a capacity (`Some`: counters restart from zero) or removes it (`None`:
+    /// counters kept). See [`capacity`](super::capacity) for what it models.
+    ///
+    /// # Errors
+    ///
+    /// If `index` is unknown.
+    pub fn set_capacity(
+        &self,
+        index: NodeIndex,
+        capacity: Option<Capacity>,
+    ) -> Result<(), ControlError> {
+        let change = capacity.map_or(CapacityChange::Off, CapacityChange::Set);
+        self.inner.set_capacity(index, change)
+    }
+
+    /// What the capacity of `index` admitted and rejected since it was configured.
+    ///
+    /// # Errors
+    ///
+    /// If `index` is unknown.
+    pub fn capacity_stats(&self, index: NodeIndex) -> Result<CapacityStats, ControlError> {
+        self.inner.capacity_stats(index).map(|(_, stats)| stats)
     }
 
     /// Sets how far behind the primary the secondaries' `lastWrite` trails.

@@ -1,5 +1,6 @@
 //! One node's [`Handler`]: the command pipeline of a mongod (or mongos) process, in mongod's
-//! order: ingress (partition, slowness, shutdown) -> overload -> `failCommand` -> `maxTimeMS`
+//! order: ingress (partition, slowness, shutdown) -> overload fault, then capacity (see
+//! [`super::ingress`]) -> `failCommand` -> `maxTimeMS`
 //! -> hello -> control and trivial commands -> primary/secondary checks -> the command's
 //! execution time -> the store -> write-concern
 //! error injection -> error labels, `topologyVersion` and `$clusterTime`. While the node is
@@ -468,22 +469,11 @@ async fn dispatch(
         }
         _ => {}
     }
-    if !is_hello {
-        let rejected = {
-            let mut state = lock(&node.inner.state);
-            match state
-                .slots
-                .get_mut(node.index)
-                .and_then(|slot| slot.overload.as_mut())
-            {
-                Some(overload) => overload.evaluate(&mut *lock(&node.inner.rng)),
-                None => None,
-            }
-        };
-        if let Some(rejection) = rejected {
-            return node.finish(rejection.to_reply(), session, None);
-        }
-    }
+    // Held until the reply is built: the command's place under the capacity.
+    let _admission = match super::ingress::admit(node, &name, is_hello) {
+        Ok(admission) => admission,
+        Err(rejection) => return node.finish(rejection.to_reply(), session, None),
+    };
     let namespace = namespace_of(&request);
     let app_name = connection.app_name().map(str::to_owned);
     let facts = CommandFacts {

@@ -1,9 +1,12 @@
 //! Control operations that only touch the model and per-node settings (no ports to bind or
-//! close): stepdown, election, freeze, partition, slowness, overload, replication lag.
+//! close): stepdown, election, freeze, partition, slowness, overload, capacity, replication lag.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bson::Document;
+
+use super::capacity::{self, Capacity, CapacityChange, CapacityStats};
 use super::control_error::ControlError;
 use super::model::{MemberOptions, NodeIndex, Role};
 use super::runtime::{Inner, lock};
@@ -92,6 +95,63 @@ impl Inner {
             .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?;
         slot.overload = overload.filter(Overload::is_active);
         Ok(())
+    }
+
+    /// Installs or removes the capacity of `index`.
+    pub(crate) fn set_capacity(
+        &self,
+        index: NodeIndex,
+        change: CapacityChange,
+    ) -> Result<(), ControlError> {
+        let now = tokio::time::Instant::now().into_std();
+        let mut state = lock(&self.state);
+        let slot = state
+            .slots
+            .get_mut(index)
+            .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?;
+        slot.capacity.configure(change, now);
+        Ok(())
+    }
+
+    /// The capacity of `index` and its counters.
+    pub(crate) fn capacity_stats(
+        &self,
+        index: NodeIndex,
+    ) -> Result<(Option<Capacity>, CapacityStats), ControlError> {
+        let state = lock(&self.state);
+        let slot = state
+            .slots
+            .get(index)
+            .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?;
+        Ok((slot.capacity.limits(), slot.capacity.stats()))
+    }
+
+    /// The `{blackpipe: "capacityStats"}` reply for `members`.
+    pub(crate) fn capacity_report(&self, members: &[NodeIndex]) -> Result<Document, ControlError> {
+        let mut entries = Vec::with_capacity(members.len());
+        for &index in members {
+            let (capacity, stats) = self.capacity_stats(index)?;
+            let host = lock(&self.state)
+                .topology
+                .node(index)
+                .map(|node| node.host().to_owned())
+                .unwrap_or_default();
+            entries.push((index, host, capacity, stats));
+        }
+        Ok(capacity::stats_reply(&entries))
+    }
+
+    /// Members that hold data (every node but arbiters and removed members).
+    pub(crate) fn data_bearing_members(&self) -> Vec<NodeIndex> {
+        let state = lock(&self.state);
+        state
+            .topology
+            .nodes()
+            .iter()
+            .enumerate()
+            .filter(|(_, node)| !matches!(node.role(), Role::Arbiter | Role::Removed))
+            .map(|(index, _)| index)
+            .collect()
     }
 
     /// Sets the lag secondaries report in `lastWrite`.

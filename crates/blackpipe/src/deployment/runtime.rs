@@ -12,10 +12,11 @@ use rand::rngs::SmallRng;
 use tokio::sync::{Notify, watch};
 
 use super::backend::WriteTime;
+use super::capacity::MemberCapacity;
 use super::config::DeploymentConfig;
 use super::control_error::ControlError;
 use super::member::MemberHandler;
-use super::model::{Health, MemberOptions, NodeIndex, Topology, TopologyVersion};
+use super::model::{Health, MemberOptions, NodeIndex, Role, Topology, TopologyVersion};
 use crate::failpoint::{FailPoints, Overload};
 use crate::server::{Server, ServerConfig};
 use crate::store::Store;
@@ -89,6 +90,8 @@ pub(crate) struct Slot {
     pub(crate) slow: Duration,
     pub(crate) command_time: Duration,
     pub(crate) overload: Option<Overload>,
+    /// The member's capacity (admission control), its bucket and counters.
+    pub(crate) capacity: MemberCapacity,
 }
 
 /// Everything guarded by the state lock. Held only for short, synchronous sections.
@@ -223,6 +226,10 @@ impl Inner {
                 slow: Duration::ZERO,
                 command_time: Duration::ZERO,
                 overload: None,
+                capacity: MemberCapacity::new(
+                    config.capacity.filter(|_| node.role() != Role::Arbiter),
+                    tokio::time::Instant::now().into_std(),
+                ),
             })
             .collect();
         let rng = match config.seed {
@@ -460,6 +467,7 @@ impl Inner {
                     slow: Duration::ZERO,
                     command_time: Duration::ZERO,
                     overload: None,
+                    capacity: MemberCapacity::new(None, tokio::time::Instant::now().into_std()),
                 });
             }
         }

@@ -2,6 +2,7 @@
 //! official `mongodb` driver.
 
 mod auth;
+mod capacity;
 mod change_streams;
 mod deployment;
 mod deployment_partition;

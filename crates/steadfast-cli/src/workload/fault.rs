@@ -3,6 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::burst::MEASURE;
+
 /// Which member a fault hits, resolved when the fault is injected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Target {
@@ -85,6 +87,18 @@ pub(crate) enum Fault {
         /// How long the overload lasts.
         duration: Duration,
     },
+    /// The primary's capacity drops to `fraction` of the load it receives (measured for
+    /// [`MEASURE`] first) for `duration`: past it, blackpipe's capacity model rejects commands
+    /// with `SystemOverloadedError`, and each rejection costs the member some of its capacity.
+    CapacityBurst {
+        /// The capacity, as a share of the offered load.
+        fraction: f64,
+        /// How long the burst lasts.
+        duration: Duration,
+        /// Whether the workload's client runs the adaptive policy during the burst (else the
+        /// default policy).
+        adaptive: bool,
+    },
 }
 
 impl Fault {
@@ -99,6 +113,7 @@ impl Fault {
             Fault::CommitOutcomeLost { .. } => "commit-outcome-lost",
             Fault::Slow { .. } => "slow",
             Fault::Overload { .. } => "overload",
+            Fault::CapacityBurst { .. } => "overload-burst",
         }
     }
 
@@ -111,6 +126,7 @@ impl Fault {
             Fault::Partition { duration, .. }
             | Fault::Slow { duration, .. }
             | Fault::Overload { duration, .. } => *duration,
+            Fault::CapacityBurst { duration, .. } => MEASURE + *duration,
             Fault::CloseAfterWrite { .. }
             | Fault::CloseBeforeCommand { .. }
             | Fault::CommitOutcomeLost { .. } => Duration::ZERO,
@@ -122,7 +138,10 @@ impl Fault {
     pub(crate) fn needs_simulator(&self) -> bool {
         matches!(
             self,
-            Fault::StepDown { .. } | Fault::KillAndRestart { .. } | Fault::Partition { .. }
+            Fault::StepDown { .. }
+                | Fault::KillAndRestart { .. }
+                | Fault::Partition { .. }
+                | Fault::CapacityBurst { .. }
         )
     }
 }
@@ -181,6 +200,17 @@ impl fmt::Display for Fault {
                 "the primary rejects {:.0}% of commands as overloaded for {} ms",
                 probability * 100.0,
                 ms(duration)
+            ),
+            Fault::CapacityBurst {
+                fraction,
+                duration,
+                adaptive,
+            } => write!(
+                f,
+                "the primary's capacity drops to {:.0}% of the load it receives for {} ms ({} policy)",
+                fraction * 100.0,
+                ms(duration),
+                if *adaptive { "adaptive" } else { "default" }
             ),
         }
     }

@@ -13,8 +13,11 @@ use blackpipe::failpoint::{FailPointMode, Overload};
 use bson::{Document, doc};
 use serde::Serialize;
 
+use super::burst::{self, BurstFigures};
 use super::fault::{Fault, ScheduledFault, Target};
 use super::ledger::WriteProgress;
+use super::policy_switch::SwitchablePolicy;
+use super::progress::LiveCounters;
 
 /// The longest a control command may take: a partitioned member holds requests until it heals.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(5);
@@ -79,6 +82,12 @@ pub(crate) struct SimulatedFaults {
     app_name: String,
     /// One direct connection per member for `configureFailPoint`, opened on first use.
     control: Mutex<HashMap<String, steadfast::Client>>,
+    /// The application's live counters, for the figures of overload bursts.
+    live: Option<Arc<LiveCounters>>,
+    /// The figures of the overload bursts played so far.
+    bursts: Mutex<Vec<BurstFigures>>,
+    /// The workload client's policy, switched to adaptive for the bursts that ask for it.
+    policy: Option<Arc<SwitchablePolicy>>,
 }
 
 impl SimulatedFaults {
@@ -88,7 +97,30 @@ impl SimulatedFaults {
             deployment,
             app_name: app_name.into(),
             control: Mutex::new(HashMap::new()),
+            live: None,
+            bursts: Mutex::new(Vec::new()),
+            policy: None,
         }
+    }
+
+    /// Switches `policy` to adaptive during the overload bursts that ask for it.
+    pub(crate) fn with_policy_switch(mut self, policy: Arc<SwitchablePolicy>) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// Reads the application's successes and failures from `live` during overload bursts.
+    pub(crate) fn with_live(mut self, live: Arc<LiveCounters>) -> Self {
+        self.live = Some(live);
+        self
+    }
+
+    /// The figures of every overload burst played so far.
+    pub(crate) fn bursts(&self) -> Vec<BurstFigures> {
+        self.bursts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     fn resolve(&self, target: Target) -> Result<usize, String> {
@@ -238,6 +270,34 @@ impl SimulatedFaults {
                     .map_err(|e| e.to_string())?;
                 Ok(self.host(index))
             }
+            Fault::CapacityBurst {
+                fraction,
+                duration,
+                adaptive,
+            } => {
+                let index = self.resolve(Target::Primary)?;
+                let live = self.live.as_deref();
+                let switch = match (adaptive, &self.policy) {
+                    (false, _) => None,
+                    (true, Some(policy)) => Some(policy),
+                    (true, None) => return Err("the client has no adaptive policy".to_owned()),
+                };
+                if let Some(policy) = switch {
+                    policy.set_adaptive(true);
+                }
+                let played =
+                    burst::play(deployment, index, *fraction, *duration, live, injected).await;
+                if let Some(policy) = switch {
+                    policy.set_adaptive(false);
+                }
+                let mut figures = played?;
+                figures.policy = if *adaptive { "adaptive" } else { "default" };
+                self.bursts
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(figures);
+                Ok(self.host(index))
+            }
         }
     }
 
@@ -271,7 +331,8 @@ impl SimulatedFaults {
     }
 
     /// Undoes whatever a fault that failed midway may have left behind: every member up,
-    /// healed, at full speed, not overloaded, without fail points, with automatic elections.
+    /// healed, at full speed, neither overloaded nor capacity-limited, without fail points, with
+    /// automatic elections.
     pub(crate) async fn restore(&self) -> Vec<String> {
         let mut problems = Vec::new();
         let deployment = &self.deployment;
@@ -288,6 +349,7 @@ impl SimulatedFaults {
             }
             let _ = deployment.slow(index, Duration::ZERO);
             let _ = deployment.overload(index, None);
+            let _ = deployment.set_capacity(index, None);
         }
         if tokio::time::timeout(CONTROL_TIMEOUT, deployment.wait_for_primary())
             .await
@@ -432,7 +494,10 @@ async fn inject_remote(
             },
             Some(*duration),
         ),
-        Fault::StepDown { .. } | Fault::KillAndRestart { .. } | Fault::Partition { .. } => {
+        Fault::StepDown { .. }
+        | Fault::KillAndRestart { .. }
+        | Fault::Partition { .. }
+        | Fault::CapacityBurst { .. } => {
             return Err("needs an embedded deployment".to_owned());
         }
     };

@@ -4,17 +4,20 @@
 //!
 //! - [`ledger`]: what each worker saw, merged into one [`ledger::Ledger`].
 //! - [`worker`]: the workload itself, through steadfast's public API.
-//! - [`fault`] and [`inject`]: faults and how they are played on blackpipe or a real server.
+//! - [`fault`] and [`inject`]: faults and how they are played on blackpipe or a real server;
+//!   [`burst`]: the overload burst against blackpipe's capacity model, and its figures.
 //! - [`run`]: workers, schedule and display together.
 //! - [`verify`]: the application's view against the data; [`report`]: the final report.
 //! - [`transfers`] and [`stream_check`]: the transfer workload's and the change stream
 //!   consumer's bookkeeping and checks.
 
+pub(crate) mod burst;
 pub(crate) mod consumer;
 pub(crate) mod events;
 pub(crate) mod fault;
 pub(crate) mod inject;
 pub(crate) mod ledger;
+pub(crate) mod policy_switch;
 pub(crate) mod progress;
 pub(crate) mod report;
 pub(crate) mod roles;

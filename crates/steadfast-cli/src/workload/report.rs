@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::burst::BurstFigures;
 use super::events::DriverWatch;
 use super::inject::FaultRecord;
 use super::ledger::{FailureClass, Ledger};
@@ -118,6 +119,9 @@ pub(crate) struct Report {
     pub(crate) checks: Vec<Check>,
     /// Problems putting the deployment back in order after the faults.
     pub(crate) cleanup_problems: Vec<String>,
+    /// The overload bursts played against blackpipe's capacity model.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) overload_bursts: Vec<BurstFigures>,
 }
 
 /// The parts of a report every run has.
@@ -211,6 +215,7 @@ impl Report {
             stream: None,
             checks: Vec::new(),
             cleanup_problems: Vec::new(),
+            overload_bursts: Vec::new(),
         }
     }
 
@@ -289,6 +294,9 @@ impl Report {
             by_kind.join(", ")
         );
         self.write_faults(&mut out);
+        for burst in &self.overload_bursts {
+            let _ = writeln!(out, "  overload burst  {}", burst.text_line());
+        }
         let reasons: Vec<String> = self
             .retries_by_reason
             .iter()

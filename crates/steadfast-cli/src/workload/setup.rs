@@ -8,7 +8,7 @@ use blackpipe::deployment::{Deployment, DeploymentConfig};
 use bson::{Bson, Document, doc};
 use steadfast::Client;
 use steadfast::event::EventListener;
-use steadfast::retries::FailFast;
+use steadfast::retries::{FailFast, RetryPolicy};
 
 use super::events::DriverWatch;
 use super::worker::counter_value;
@@ -92,13 +92,32 @@ pub(crate) async fn connect(
     driver: Arc<DriverWatch>,
     retries: bool,
 ) -> Result<Client, String> {
+    let policy: Option<Arc<dyn RetryPolicy>> = if retries {
+        None
+    } else {
+        Some(Arc::new(FailFast))
+    };
+    connect_with_policy(uri, driver, policy).await
+}
+
+/// Connects the workload's client with `policy` (`None`: the default), `driver` seeing every
+/// event.
+///
+/// # Errors
+///
+/// For an invalid connection string or options.
+pub(crate) async fn connect_with_policy(
+    uri: &str,
+    driver: Arc<DriverWatch>,
+    policy: Option<Arc<dyn RetryPolicy>>,
+) -> Result<Client, String> {
     let mut builder = steadfast::ClientBuilder::from_uri_str(uri)
         .await
         .map_err(|e| format!("{uri}: {e}"))?;
     let handler: Arc<dyn EventListener> = driver;
     builder = builder.event_listener(handler);
-    if !retries {
-        builder = builder.retry_policy(Arc::new(FailFast));
+    if let Some(policy) = policy {
+        builder = builder.retry_policy(policy);
     }
     builder.build().map_err(|e| format!("{uri}: {e}"))
 }

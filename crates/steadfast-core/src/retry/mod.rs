@@ -12,6 +12,7 @@
 //! and [`FailFast`] ship here; an optional [`RetryBudget`] (off unless the application turns it
 //! on) keeps retries from turning an overload into a storm. Time and randomness are arguments, so every rule is tested without sleeping.
 
+pub mod adaptive;
 pub mod backoff;
 pub mod budget;
 pub mod classify;
@@ -19,6 +20,7 @@ pub mod policy;
 pub mod session;
 pub mod state;
 
+pub use adaptive::{AdaptiveConfig, AdaptiveThrottle, AdaptiveThrottles, Admission};
 pub use budget::{RetryBudget, RetryBudgetConfig};
 pub use classify::{Execution, FailureFacts, FailureKind, RetryReason, Sent, labels};
 pub use policy::{

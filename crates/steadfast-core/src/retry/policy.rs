@@ -4,13 +4,15 @@
 //! stops when a delay would outlive the deadline, whatever the policy says.
 
 use std::fmt::Debug;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rand::RngCore;
 
+use super::adaptive::Admission;
 use super::backoff::{exponential_backoff, ladder_step};
 use super::classify::{Execution, FailureFacts, RetryReason};
 use super::state::AttemptRecord;
+use crate::address::ServerAddress;
 
 /// Where the retry should go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -82,6 +84,8 @@ pub struct AttemptContext<'a> {
     pub facts: &'a FailureFacts,
     /// Retries already made (0 when the first attempt failed).
     pub retries_so_far: u32,
+    /// The current instant (for policies that keep state over time, such as a budget).
+    pub now: Instant,
     /// Time since the operation started.
     pub elapsed: Duration,
     /// Time left before the operation's deadline, if it has one.
@@ -102,6 +106,22 @@ pub trait RetryPolicy: Debug + Send + Sync {
     /// client's retry budget.
     fn uses_budget(&self) -> bool {
         true
+    }
+
+    /// Called before an operation's first attempt is sent to `server` (retries are decided by
+    /// [`RetryPolicy::decide`]): a policy may refuse the request locally, so that it is never
+    /// sent. `rng` provides the random draw. The default sends everything.
+    fn admit(&self, server: &ServerAddress, now: Instant, rng: &mut dyn RngCore) -> Admission {
+        let _ = (server, now, rng);
+        Admission::Send
+    }
+
+    /// Called with every attempt `server` answered: `shed` when the reply is an overload
+    /// rejection (`SystemOverloadedError`); any other reply, an error included, means the server
+    /// did the work. Attempts that got no reply (network errors) are not reported. The default
+    /// ignores it.
+    fn observe_reply(&self, server: &ServerAddress, now: Instant, shed: bool) {
+        let _ = (server, now, shed);
     }
 }
 

@@ -89,6 +89,11 @@ impl<E> RetrySession<E> {
         self.state.set_kind(kind);
     }
 
+    /// The operation's retry policy.
+    pub fn policy(&self) -> &dyn RetryPolicy {
+        self.policy.as_ref()
+    }
+
     /// The operation's deadline.
     pub fn deadline(&self) -> Deadline {
         self.deadline

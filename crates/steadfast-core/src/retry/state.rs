@@ -298,6 +298,7 @@ impl RetryState {
                 execution,
                 facts,
                 retries_so_far,
+                now: timing.now,
                 elapsed: timing.elapsed,
                 remaining: timing.remaining,
                 allowance,

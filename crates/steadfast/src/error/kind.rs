@@ -100,6 +100,15 @@ pub enum ErrorKind {
     /// A GridFS operation failed: a file or revision that does not exist, a corrupt file, or
     /// misuse of an upload stream.
     GridFs(super::GridFsErrorKind),
+    /// The client refused the operation before sending it: its
+    /// [`AdaptivePolicy`](crate::retries::AdaptivePolicy) saw the server shed load and
+    /// throttled it. Nothing was sent, so nothing was applied; its
+    /// [`class`](super::Error::class) is [`ErrorClass::Overload`](super::ErrorClass::Overload).
+    #[non_exhaustive]
+    Throttled {
+        /// Which operation, which server, and the refusal probability that applied.
+        message: String,
+    },
     /// A value the application wrapped with [`Error::custom`](super::Error::custom); read it
     /// back with [`Error::get_custom`](super::Error::get_custom).
     Custom(Arc<dyn Any + Send + Sync>),
@@ -204,6 +213,7 @@ impl fmt::Display for ErrorKind {
                 )
             }
             ErrorKind::Shutdown => write!(f, "the client has been shut down"),
+            ErrorKind::Throttled { message } => write!(f, "refused locally, never sent: {message}"),
             ErrorKind::Transaction { message } => write!(f, "transaction error: {message}"),
             ErrorKind::MissingResumeToken => write!(
                 f,

@@ -221,6 +221,13 @@ impl Error {
         })
     }
 
+    /// A local refusal by the adaptive policy: never sent.
+    pub(crate) fn throttled(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Throttled {
+            message: message.into(),
+        })
+    }
+
     pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidArgument {
             message: message.into(),

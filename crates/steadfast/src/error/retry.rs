@@ -49,6 +49,11 @@ pub enum ErrorClass {
     /// duplicate key, a validation failure, an unauthorized command): sending the same
     /// request again would fail the same way.
     Command,
+    /// The client refused the operation locally, before sending it, because the server has
+    /// been shedding load ([`ErrorKind::Throttled`], from an
+    /// [`AdaptivePolicy`](crate::retries::AdaptivePolicy)). Nothing was sent: the application
+    /// can shed load itself (fail the request, serve a degraded answer) or retry later.
+    Overload,
     /// Not about the deployment: invalid arguments or options, authentication, TLS setup, a
     /// protocol violation.
     Other,
@@ -115,6 +120,7 @@ impl Error {
         let retried = self.inner.retry_history.len() > 1;
         match &*self.kind {
             ErrorKind::ServerSelection { .. } => ErrorClass::Outage,
+            ErrorKind::Throttled { .. } => ErrorClass::Overload,
             ErrorKind::ConnectionPoolCleared { .. } => transient_unless(retried),
             ErrorKind::Io(_) if self.is_network_error() => transient_unless(retried),
             ErrorKind::Command(_)

@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use bson::RawDocumentBuf;
 use steadfast_core::description::ServerType;
-use steadfast_core::retry::{FailureFacts, OperationKind, Sent};
+use steadfast_core::retry::{
+    Admission, FailureFacts, FailureKind, OperationKind, Outcome, RetryPolicy, Sent, StopReason,
+};
 use steadfast_core::{ServerAddress, TopologyType};
 
 use super::Executor;
@@ -38,6 +40,8 @@ pub(super) enum AttemptResult<T> {
     /// A retry is impossible: the server selected for it does not support retryable writes
     /// (retryable-writes: raise the previous attempt's error).
     CannotRetry,
+    /// The retry policy refused the first attempt before sending it (adaptive throttling).
+    Refused(Error),
 }
 
 /// Why a stage did not hand its result to the next one.
@@ -46,6 +50,8 @@ pub(super) enum Interrupt {
     Failed(Box<Failure>),
     /// A retry is impossible (see [`AttemptResult::CannotRetry`]).
     CannotRetry,
+    /// Refused before sending (see [`AttemptResult::Refused`]).
+    Refused(Error),
 }
 
 impl<T> From<Interrupt> for AttemptResult<T> {
@@ -53,6 +59,7 @@ impl<T> From<Interrupt> for AttemptResult<T> {
         match interrupt {
             Interrupt::Failed(failure) => AttemptResult::Failed(failure),
             Interrupt::CannotRetry => AttemptResult::CannotRetry,
+            Interrupt::Refused(error) => AttemptResult::Refused(error),
         }
     }
 }
@@ -117,6 +124,9 @@ impl Executor {
     ) -> Result<AttemptResult<O::Output>, Interrupt> {
         let selection = self.select(plan, &mut progress.retry).await?;
         let selected = &selection.server;
+        if progress.retry.is_first_attempt() {
+            admit(plan, &selected.address, progress)?;
+        }
         let mut stage = Stage {
             plan,
             selected,
@@ -194,6 +204,44 @@ impl Executor {
         };
         classify(error, &circumstances)
     }
+}
+
+/// Asks the operation's policy whether its first attempt may be sent to `server`; a refusal
+/// ends the operation with an error that says it was never sent.
+fn admit(
+    plan: &OperationPlan,
+    server: &ServerAddress,
+    progress: &Progress<'_>,
+) -> Result<(), Interrupt> {
+    let policy = progress.retry.policy();
+    match policy.admit(server, runtime::now(), &mut runtime::rng()) {
+        Admission::Send => Ok(()),
+        Admission::Refuse { probability } => {
+            let error = Error::throttled(format!(
+                "{} was refused by the client's adaptive retry policy because {server} has been shedding load (refusal probability {probability:.2})",
+                plan.name
+            ))
+            .with_address(server)
+            .with_retry_report(Vec::new(), Outcome::NotApplied, Some(StopReason::PolicyDeclined));
+            Err(Interrupt::Refused(error))
+        }
+    }
+}
+
+/// Tells the operation's policy how `server` answered an attempt, when it answered: shed for
+/// overload, or did the work (a result or any other error).
+pub(super) fn observe_reply<T>(policy: &dyn RetryPolicy, result: &AttemptResult<T>) {
+    let (server, shed) = match result {
+        AttemptResult::Completed { address, .. } => (address, false),
+        AttemptResult::Failed(failure) => match (&failure.server, &failure.facts.kind) {
+            (Some(server), FailureKind::Command { .. } | FailureKind::WriteConcern { .. }) => {
+                (server, failure.facts.is_overload())
+            }
+            _ => return,
+        },
+        AttemptResult::CannotRetry | AttemptResult::Refused(_) => return,
+    };
+    policy.observe_reply(server, runtime::now(), shed);
 }
 
 /// A failure before anything was sent.

@@ -213,6 +213,7 @@ impl Executor {
             );
             attempt = attempt.saturating_add(1);
             let result = self.attempt(op, plan, progress).instrument(span).await;
+            attempt::observe_reply(progress.retry.policy(), &result);
             let failure = match result {
                 AttemptResult::Completed { result, address } => {
                     return match result {
@@ -224,6 +225,7 @@ impl Executor {
                     let stop = Some(StopReason::NotRetryable);
                     return Err(final_error(plan, &progress.retry, stop));
                 }
+                AttemptResult::Refused(error) => return Err(error),
                 AttemptResult::Failed(failure) => *failure,
             };
             if let Some(end) = self.after_failure(op, plan, progress, failure).await {

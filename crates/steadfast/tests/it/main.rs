@@ -4,6 +4,7 @@
     reason = "tests drive the clock, tasks and randomness themselves"
 )]
 
+mod adaptive;
 mod auth;
 mod change_stream;
 mod client_bulk;

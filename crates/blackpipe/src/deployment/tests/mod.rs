@@ -1,4 +1,5 @@
 mod admin;
+mod capacity;
 mod errors;
 mod hello;
 mod model;
