@@ -1,7 +1,8 @@
 //! `steadfast-bench`: steadfast and the official `mongodb` crate side by side on the same
 //! embedded blackpipe server, interleaved round by round, against a raw-socket floor; then the
 //! same failover schedule for both, each driver's memory in a fresh child process, and the
-//! timeout cell (timeoutMS against a member slower than it).
+//! timeout cell (timeoutMS against a member slower than it), and the open-loop overload cell
+//! (offered load from 0.5x to 3x a blackpipe capacity, goodput and its SVG plot).
 //!
 //! A crate of its own (formerly `steadfast bench`), so that only this binary compiles the
 //! official crate: `cargo run --release -p steadfast-bench -- [--quick] [--only PART,..]`.
