@@ -10,7 +10,7 @@
 //! callgrind_annotate --inclusive=yes /tmp/hot.out | head -80
 //! ```
 //!
-//! Arguments: the workload (`ping` or `find_one`, default `find_one`) and the number of
+//! Arguments: the workload (`ping`, `find_one` or `insert_one`, default `find_one`) and the number of
 //! operations (default 20,000). Driver functions live under `steadfast::`; blackpipe's under
 //! `blackpipe::`, so the two sides of the process are separated by name in the profile.
 #![allow(
@@ -68,7 +68,16 @@ async fn run(workload: &str, count: usize) {
                 assert!(found.is_some(), "document {id} is missing");
             }
         }
-        other => panic!("unknown workload {other:?}: use ping or find_one"),
+        "insert_one" => {
+            for i in 0..count {
+                let id = DOCUMENTS + i as i32;
+                items
+                    .insert_one(doc! { "_id": id, "name": "small", "qty": id })
+                    .await
+                    .expect("insert_one");
+            }
+        }
+        other => panic!("unknown workload {other:?}: use ping, find_one or insert_one"),
     }
     let elapsed = started.elapsed();
     println!(
