@@ -10,9 +10,55 @@
 //! callgrind_annotate --inclusive=yes /tmp/hot.out | head -80
 //! ```
 //!
-//! Arguments: the workload (`ping` or `find_one`, default `find_one`) and the number of
-//! operations (default 20,000). Driver functions live under `steadfast::`; blackpipe's under
-//! `blackpipe::`, so the two sides of the process are separated by name in the profile.
+//! Arguments: the workload (`ping`, `find_one` or `insert_one`, default `find_one`) and the
+//! number of operations (default 20,000). Driver functions live under `steadfast::`; blackpipe's
+//! under `blackpipe::`, so the two sides of the process are separated by name in the profile.
+//!
+//! # Profile notes (issue 15)
+//!
+//! Figures are instructions per operation (callgrind `Ir`), taken as the difference between a
+//! run of 5,500 and a run of 500 operations divided by 5,000, so that start-up and seeding
+//! cancel out. "Driver" is the inclusive cost of `hot_path::run` (the client task: everything
+//! the driver does, its syscalls included); "blackpipe" is the inclusive cost of the server's
+//! connection tasks (`blackpipe::server::accept_loop`); the rest is the runtime's scheduler and
+//! I/O driver.
+//!
+//! | operation  | total before | total after | driver before | driver after |
+//! |------------|-------------:|------------:|--------------:|-------------:|
+//! | ping       |       65,341 |      58,879 |        34,502 |       28,395 |
+//! | find_one   |      126,239 |     118,968 |        65,301 |       58,965 |
+//! | insert_one |      114,548 |     106,034 |        56,078 |       48,318 |
+//!
+//! The bench's raw-floor cells (`cargo run --release -p steadfast-bench -- --only throughput
+//! --seconds 2`, on two cores shared with seven other builds, so wall time is noisy): p50 at
+//! concurrency 1 over the raw pre-encoded round trip went from 2.32x to 2.13x (ping) and 2.23x
+//! to 2.13x (find_one), against a target of 1.3x; throughput at concurrency 64 over the raw
+//! client's went from 0.36x to 0.45x (ping) and 0.41x to 0.47x (find_one), against 0.8x.
+//!
+//! Done:
+//! - Check-out takes an idle connection at once when nobody is queued
+//!   (`steadfast_core::pool::PoolState::check_out_idle` decides: only with an empty wait queue,
+//!   so no earlier request is passed over, which is CMAP's fairness rule), with no one-shot
+//!   channel, waiter slot or timer; the waiting path is boxed.
+//! - The `lsid` is encoded once per server session (`ServerSession::encoded_lsid`) and
+//!   appended as bytes; the common fields (`$db`, `lsid`, `txnNumber`, `$clusterTime`,
+//!   concerns, `$readPreference`, `maxTimeMS`, Stable API) are appended to the encoded body
+//!   instead of being cloned into a `Document` that was then encoded; command events decode
+//!   the sent bytes only when someone listens. The session's `lsid` document is built only
+//!   when asked for.
+//! - Selection tries the current snapshot first, without the waiting loop, whose timer and
+//!   channel state are boxed (as are the check-out wait and the retry path's sleep).
+//!
+//! What remains, largest first (find_one driver side):
+//! - The boxed operation future (`IntoFuture` of the actions) is still about 11 KB, copied
+//!   once per call (~11,000 `Ir` of `memcpy` in `hot_path::run`): the executor's nested stage
+//!   futures (exchange, connection I/O with its deadline) are inline in it. Measuring which
+//!   state is largest needs `-Zprint-type-sizes` (nightly).
+//! - The operation's body is still built as a `Document` and encoded (`Find::build` about
+//!   4,000 and the encoding about 5,000 `Ir` for find_one): the hot commands could write their
+//!   bytes directly.
+//! - Selection (about 2,400) runs core's `select` on every call; a cache keyed by the snapshot
+//!   and the criteria would skip it when nothing changed.
 #![allow(
     clippy::disallowed_methods,
     reason = "tests and examples drive the clock, tasks and randomness themselves"
@@ -68,7 +114,16 @@ async fn run(workload: &str, count: usize) {
                 assert!(found.is_some(), "document {id} is missing");
             }
         }
-        other => panic!("unknown workload {other:?}: use ping or find_one"),
+        "insert_one" => {
+            for i in 0..count {
+                let id = DOCUMENTS + i as i32;
+                items
+                    .insert_one(doc! { "_id": id, "name": "small", "qty": id })
+                    .await
+                    .expect("insert_one");
+            }
+        }
+        other => panic!("unknown workload {other:?}: use ping, find_one or insert_one"),
     }
     let elapsed = started.elapsed();
     println!(

@@ -142,6 +142,16 @@ pub struct ServiceOutcome {
     pub closed: Vec<(ConnectionId, ConnectionClosedReason)>,
 }
 
+/// The answer to [`PoolState::check_out_idle`]: an available connection handed over at once,
+/// or none (the request joins the wait queue), and the perished connections met on the way.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IdleCheckOut {
+    /// The connection handed over, now in use; `None` when the request must wait its turn.
+    pub connection: Option<ConnectionId>,
+    /// Available connections found perished on the way, to be closed.
+    pub closed: Vec<(ConnectionId, ConnectionClosedReason)>,
+}
+
 /// What to do with a connection being checked in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckInDecision {
@@ -356,14 +366,35 @@ impl PoolState {
     /// # Errors
     /// [`CheckOutRefusal`] when the pool is closed or paused.
     pub fn enqueue(&mut self, waiter: WaiterId) -> Result<(), CheckOutRefusal> {
+        self.accepting()?;
+        self.wait_queue.push_back(waiter);
+        Ok(())
+    }
+
+    /// Whether the pool takes check-outs: not when closed, nor paused (unless load-balanced).
+    fn accepting(&self) -> Result<(), CheckOutRefusal> {
         match self.status {
             PoolStatus::Closed => Err(CheckOutRefusal::Closed),
             PoolStatus::Paused if !self.options.load_balanced => Err(CheckOutRefusal::Paused),
-            _ => {
-                self.wait_queue.push_back(waiter);
-                Ok(())
-            }
+            _ => Ok(()),
         }
+    }
+
+    /// Serves a check-out at once from the available connections, without it joining the wait
+    /// queue. Only when nobody is queued: an earlier request is never passed over (CMAP serves
+    /// requests in the order they arrive), so this is exactly what [`PoolState::enqueue`] then
+    /// [`PoolState::service`] would decide for a request arriving at an empty queue, minus the
+    /// queue. When it hands nothing over, the caller enqueues the request as usual.
+    ///
+    /// # Errors
+    /// [`CheckOutRefusal`] when the pool is closed or paused, as [`PoolState::enqueue`].
+    pub fn check_out_idle(&mut self, now: Instant) -> Result<IdleCheckOut, CheckOutRefusal> {
+        self.accepting()?;
+        let mut outcome = IdleCheckOut::default();
+        if self.wait_queue.is_empty() {
+            outcome.connection = self.take_available(now, &mut outcome.closed);
+        }
+        Ok(outcome)
     }
 
     /// A waiter left the queue without being served (timed out or its future was dropped).

@@ -532,3 +532,64 @@ fn options_from_client_options() {
         PoolOptions::default()
     );
 }
+
+#[test]
+fn check_out_idle_takes_an_available_connection_when_nobody_waits() {
+    let mut p = pool(None, 2);
+    let now = Instant::now();
+    let a = check_out(&mut p, 1, now);
+    p.check_in(a, true, now);
+    let taken = p.check_out_idle(now).unwrap();
+    assert_eq!(taken.connection, Some(a));
+    assert!(taken.closed.is_empty());
+    assert_eq!(p.available_connections(), 0);
+    assert_eq!(
+        p.check_in(a, true, now),
+        CheckInDecision::Pool,
+        "it was in use"
+    );
+}
+
+#[test]
+fn check_out_idle_never_passes_a_queued_request() {
+    let mut p = pool(None, 2);
+    let now = Instant::now();
+    let a = check_out(&mut p, 1, now);
+    p.check_in(a, true, now);
+    // A request queued but not yet serviced owns the next available connection.
+    p.enqueue(2).unwrap();
+    let taken = p.check_out_idle(now).unwrap();
+    assert_eq!(taken.connection, None);
+    assert_eq!(p.available_connections(), 1);
+    let out = p.service(now);
+    assert_eq!(
+        out.grants,
+        vec![Grant::Existing {
+            waiter: 2,
+            connection: a
+        }]
+    );
+}
+
+#[test]
+fn check_out_idle_closes_perished_connections_and_refuses_when_paused() {
+    let mut p = PoolState::new(PoolOptions {
+        max_idle_time: Some(Duration::from_millis(100)),
+        ..PoolOptions::default()
+    });
+    assert_eq!(
+        p.check_out_idle(Instant::now()),
+        Err(CheckOutRefusal::Paused)
+    );
+    p.ready();
+    let t0 = Instant::now();
+    let a = check_out(&mut p, 1, t0);
+    p.check_in(a, true, t0);
+    let taken = p.check_out_idle(t0 + Duration::from_millis(150)).unwrap();
+    assert_eq!(
+        taken.connection, None,
+        "nothing usable: the request must queue"
+    );
+    assert_eq!(taken.closed, vec![(a, ConnectionClosedReason::Idle)]);
+    assert_eq!(p.total_connections(), 0);
+}

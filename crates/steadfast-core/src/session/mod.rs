@@ -12,7 +12,8 @@ pub mod transaction;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use bson::{Binary, Document, Timestamp, doc, spec::BinarySubtype};
+use bson::raw::{RawBinaryRef, cstr};
+use bson::{Binary, Document, RawDocument, RawDocumentBuf, Timestamp, doc, spec::BinarySubtype};
 use rand::Rng;
 
 /// How close to expiry a session may be and still be reused.
@@ -22,6 +23,8 @@ pub const EXPIRY_MARGIN: Duration = Duration::from_secs(60);
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerSession {
     id: [u8; 16],
+    /// `lsid` as sent: encoded once, since every command of the session carries it.
+    encoded: RawDocumentBuf,
     last_use: Instant,
     txn_number: i64,
     dirty: bool,
@@ -34,8 +37,15 @@ impl ServerSession {
         // RFC 4122 section 4.4: version 4, variant 10xx.
         id[6] = (id[6] & 0x0f) | 0x40;
         id[8] = (id[8] & 0x3f) | 0x80;
+        let mut encoded = RawDocumentBuf::new();
+        let uuid = RawBinaryRef {
+            subtype: BinarySubtype::Uuid,
+            bytes: &id,
+        };
+        encoded.append(cstr!("id"), uuid);
         ServerSession {
             id,
+            encoded,
             last_use: now,
             txn_number: 0,
             dirty: false,
@@ -49,7 +59,12 @@ impl ServerSession {
 
     /// The `lsid` document sent with commands: `{ id: UUID }` (binary subtype 4).
     pub fn lsid(&self) -> Document {
-        doc! { "id": Binary { subtype: BinarySubtype::Uuid, bytes: self.id.to_vec() } }
+        lsid_document(&self.id)
+    }
+
+    /// The `lsid` document, encoded (what [`ServerSession::lsid`] builds, without building it).
+    pub fn encoded_lsid(&self) -> &RawDocument {
+        &self.encoded
     }
 
     /// Records that the id was sent to a server at `now`.
@@ -96,6 +111,11 @@ impl ServerSession {
             }
         }
     }
+}
+
+/// The `lsid` document of the session whose UUID is `id`: `{ id: UUID }` (binary subtype 4).
+pub fn lsid_document(id: &[u8; 16]) -> Document {
+    doc! { "id": Binary { subtype: BinarySubtype::Uuid, bytes: id.to_vec() } }
 }
 
 /// The client's pool of server sessions.

@@ -23,6 +23,14 @@ fn session_ids_are_version_4_uuids() {
 }
 
 #[test]
+fn the_encoded_lsid_is_the_lsid_document() {
+    let mut rng = StdRng::seed_from_u64(9);
+    let s = ServerSession::new(&mut rng, Instant::now());
+    let decoded = Document::try_from(s.encoded_lsid()).expect("valid BSON");
+    assert_eq!(decoded, s.lsid());
+}
+
+#[test]
 fn pool_reuses_most_recent_first() {
     let mut rng = StdRng::seed_from_u64(1);
     let now = Instant::now();

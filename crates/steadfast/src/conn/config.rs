@@ -71,6 +71,18 @@ impl ServerApi {
         self
     }
 
+    /// Appends the API fields to an encoded command.
+    pub(crate) fn append_raw(&self, command: &mut bson::RawDocumentBuf) {
+        use bson::raw::cstr;
+        command.append(cstr!("apiVersion"), self.version.as_str());
+        if let Some(strict) = self.strict {
+            command.append(cstr!("apiStrict"), strict);
+        }
+        if let Some(errors) = self.deprecation_errors {
+            command.append(cstr!("apiDeprecationErrors"), errors);
+        }
+    }
+
     /// Adds the API fields to a command document.
     pub(crate) fn append_to(&self, command: &mut Document) {
         command.insert("apiVersion", self.version.as_str());

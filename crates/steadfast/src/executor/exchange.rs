@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use bson::{RawDocumentBuf, rawdoc};
+use bson::{Document, RawDocumentBuf, rawdoc};
 use steadfast_core::retry::Sent;
 use steadfast_core::sdam::ErrorPhase;
 
@@ -86,6 +86,9 @@ impl Executor {
         if !self.monitoring_active() {
             return None;
         }
+        // Events show the command as sent; it was encoded by `prepare` a moment ago, so it
+        // decodes (an empty document would only hide a bug, never leak a field).
+        let body = Document::try_from(prepared.message.body.as_ref()).unwrap_or_default();
         let identity = CommandIdentity {
             name: prepared.name.clone(),
             database: prepared.database.clone(),
@@ -98,10 +101,10 @@ impl Executor {
                     .description()
                     .and_then(|d| d.server_connection_id),
             },
-            sensitive: monitoring::is_sensitive(&prepared.name, &prepared.body),
+            sensitive: monitoring::is_sensitive(&prepared.name, &body),
         };
         let sequences = &prepared.message.sequences;
-        monitoring::started(self.events(), &identity, &prepared.body, sequences);
+        monitoring::started(self.events(), &identity, &body, sequences);
         Some(identity)
     }
 

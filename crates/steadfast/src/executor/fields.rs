@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use bson::{Bson, Document, Timestamp, doc};
+use bson::raw::cstr;
+use bson::{Bson, Document, RawDocument, RawDocumentBuf, Timestamp, doc};
 use steadfast_core::TopologyType;
 use steadfast_core::description::ServerType;
 use steadfast_core::options::{Acknowledgment, ReadConcern, WriteConcern};
@@ -17,8 +18,8 @@ use crate::conn::config::ServerApi;
 pub(super) struct CommonFields<'a> {
     /// The database (`$db`).
     pub(super) database: &'a str,
-    /// The session id.
-    pub(super) lsid: Option<&'a Document>,
+    /// The session id, encoded once per server session.
+    pub(super) lsid: Option<&'a RawDocument>,
     /// The retryable write's or the transaction's number.
     pub(super) txn_number: Option<i64>,
     /// In a transaction: `autocommit: false`, and `startTransaction: true` on its first
@@ -39,43 +40,77 @@ pub(super) struct CommonFields<'a> {
 }
 
 impl CommonFields<'_> {
-    /// Adds the fields to `body` (replacing any of the same name).
-    pub(super) fn apply(&self, body: &mut Document) {
-        body.insert("$db", self.database);
+    /// The command: `body` (the operation's fields, command name first) encoded as BSON with
+    /// these fields appended. A field of `body` that the executor sets is replaced.
+    ///
+    /// The fields are appended to the encoded body rather than inserted into the document:
+    /// the session id arrives already encoded, and nothing is cloned into a map only to be
+    /// encoded again.
+    ///
+    /// # Errors
+    /// When a document cannot be encoded as BSON (a key with a NUL byte, say).
+    pub(super) fn encode(&self, mut body: Document) -> bson::error::Result<RawDocumentBuf> {
+        for key in self.keys() {
+            body.remove(key);
+        }
+        let mut raw = RawDocumentBuf::try_from(&body)?;
+        raw.append(cstr!("$db"), self.database);
         if let Some(lsid) = self.lsid {
-            body.insert("lsid", lsid.clone());
+            raw.append(cstr!("lsid"), lsid);
         }
         if let Some(txn_number) = self.txn_number {
-            body.insert("txnNumber", Bson::Int64(txn_number));
+            raw.append(cstr!("txnNumber"), txn_number);
         }
         if let Some(TransactionFields { first }) = self.transaction {
             if first {
-                body.insert("startTransaction", true);
+                raw.append(cstr!("startTransaction"), true);
             }
-            body.insert("autocommit", false);
+            raw.append(cstr!("autocommit"), false);
         }
-        if let Some(cluster_time) = self.cluster_time {
-            body.insert("$clusterTime", cluster_time.clone());
-        }
-        if let Some(read_concern) = &self.read_concern {
-            body.insert("readConcern", read_concern.clone());
-        }
-        if let Some(write_concern) = &self.write_concern {
-            body.insert("writeConcern", write_concern.clone());
-        }
-        if let Some(read_preference) = &self.read_preference {
-            body.insert("$readPreference", read_preference.clone());
+        let documents = [
+            (cstr!("$clusterTime"), self.cluster_time),
+            (cstr!("readConcern"), self.read_concern.as_ref()),
+            (cstr!("writeConcern"), self.write_concern.as_ref()),
+            (cstr!("$readPreference"), self.read_preference.as_ref()),
+        ];
+        for (key, document) in documents {
+            if let Some(document) = document {
+                raw.append(key, RawDocumentBuf::try_from(document)?);
+            }
         }
         if let Some(max_time) = self.max_time {
             // At least 1 ms: 0 would mean "no limit" to the server.
             let millis = i64::try_from(max_time.as_millis())
                 .unwrap_or(i64::MAX)
                 .max(1);
-            body.insert("maxTimeMS", millis);
+            raw.append(cstr!("maxTimeMS"), millis);
         }
         if let Some(api) = self.server_api {
-            api.append_to(body);
+            api.append_raw(&mut raw);
         }
+        Ok(raw)
+    }
+
+    /// The keys [`CommonFields::encode`] sets, which replace the body's own.
+    fn keys(&self) -> impl Iterator<Item = &'static str> {
+        let transaction = self.transaction.map(|t| t.first);
+        [
+            (self.lsid.is_some(), "lsid"),
+            (self.txn_number.is_some(), "txnNumber"),
+            (transaction == Some(true), "startTransaction"),
+            (transaction.is_some(), "autocommit"),
+            (self.cluster_time.is_some(), "$clusterTime"),
+            (self.read_concern.is_some(), "readConcern"),
+            (self.write_concern.is_some(), "writeConcern"),
+            (self.read_preference.is_some(), "$readPreference"),
+            (self.max_time.is_some(), "maxTimeMS"),
+            (self.server_api.is_some(), "apiVersion"),
+            (self.server_api.is_some(), "apiStrict"),
+            (self.server_api.is_some(), "apiDeprecationErrors"),
+        ]
+        .into_iter()
+        .filter_map(|(set, key)| set.then_some(key))
+        .chain(std::iter::once("$db"))
     }
 }
 

@@ -228,7 +228,10 @@ impl Executor {
                 AttemptResult::Refused(error) => return Err(error),
                 AttemptResult::Failed(failure) => *failure,
             };
-            if let Some(end) = self.after_failure(op, plan, progress, failure).await {
+            // Boxed: the retry path is cold, and its sleep would enlarge every operation's
+            // future.
+            let after = Box::pin(self.after_failure(op, plan, progress, failure));
+            if let Some(end) = after.await {
                 return end;
             }
         }

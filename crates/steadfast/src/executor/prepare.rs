@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use bson::{Document, RawDocumentBuf};
+use bson::Document;
 use steadfast_core::NotEnoughTime;
 use steadfast_core::session::ClusterTime;
 use steadfast_wire::{MsgFlags, OpMsg};
@@ -33,9 +33,7 @@ pub(super) struct Prepared {
     pub(super) name: String,
     /// Its database, for events.
     pub(super) database: String,
-    /// Its body with the common fields, for events.
-    pub(super) body: Document,
-    /// The message to send.
+    /// The message to send (its body, with the common fields, is what events show).
     pub(super) message: OpMsg,
 }
 
@@ -122,7 +120,7 @@ impl Executor {
         };
         let fields = CommonFields {
             database: &command.database,
-            lsid: session.map(ClientSession::id),
+            lsid: session.and_then(ClientSession::encoded_id),
             txn_number,
             transaction: plan
                 .transaction
@@ -144,8 +142,7 @@ impl Executor {
             // Under timeoutMS the operation's own maxTimeMS option is ignored (CSOT).
             body.remove("maxTimeMS");
         }
-        fields.apply(&mut body);
-        let raw = RawDocumentBuf::try_from(&body).map_err(|e| {
+        let raw = fields.encode(body).map_err(|e| {
             let error = Error::invalid_argument("the command cannot be encoded as BSON")
                 .with_source(e)
                 .with_address(&selected.address);
@@ -161,7 +158,6 @@ impl Executor {
         Ok(Prepared {
             name: command.name,
             database: command.database,
-            body,
             message,
         })
     }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bson::{Bson, Timestamp, doc};
+use bson::{Bson, Document, Timestamp, doc};
 use steadfast_core::description::ServerType;
 use steadfast_core::options::{Acknowledgment, ReadConcern, ReadConcernLevel, WriteConcern};
 use steadfast_core::retry::{FailureKind, OperationKind, Sent, labels};
@@ -16,6 +16,7 @@ use super::fields::{
     CommonFields, read_concern_document, read_preference_document, write_concern_document,
 };
 use super::monitoring::is_sensitive;
+use crate::conn::config::{ServerApi, ServerApiVersion};
 use crate::error::{CommandError, Error};
 
 fn circumstances(kind: OperationKind) -> Circumstances {
@@ -32,7 +33,7 @@ fn circumstances(kind: OperationKind) -> Circumstances {
 
 #[test]
 fn common_fields_are_added_after_the_body_and_replace_duplicates() {
-    let lsid = doc! { "id": 1 };
+    let lsid = bson::rawdoc! { "id": 1 };
     let cluster_time = doc! { "clusterTime": Timestamp { time: 5, increment: 1 } };
     let fields = CommonFields {
         database: "app",
@@ -46,38 +47,62 @@ fn common_fields_are_added_after_the_body_and_replace_duplicates() {
         max_time: Some(Duration::from_micros(300)),
         server_api: None,
     };
-    let mut body = doc! { "insert": "c", "$db": "other", "maxTimeMS": 99_i64 };
-    fields.apply(&mut body);
+    let body = doc! { "insert": "c", "$db": "other", "maxTimeMS": 99_i64, "lsid": 0 };
+    let body = Document::try_from(fields.encode(body).unwrap()).unwrap();
     let keys: Vec<&str> = body.keys().map(String::as_str).collect();
     assert_eq!(
         keys,
         [
             "insert",
             "$db",
-            "maxTimeMS",
             "lsid",
             "txnNumber",
             "$clusterTime",
             "readConcern",
             "writeConcern",
-            "$readPreference"
+            "$readPreference",
+            "maxTimeMS",
         ]
     );
     assert_eq!(body.get_str("$db").ok(), Some("app"));
+    assert_eq!(body.get_document("lsid").ok(), Some(&doc! { "id": 1 }));
     assert_eq!(body.get("txnNumber"), Some(&Bson::Int64(7)));
+    assert_eq!(body.get_document("$clusterTime").ok(), Some(&cluster_time));
     // Under a millisecond left still sends 1: 0 would mean "no limit" to the server.
     assert_eq!(body.get_i64("maxTimeMS").ok(), Some(1));
 }
 
 #[test]
 fn nothing_optional_is_added_by_default() {
-    let mut body = doc! { "ping": 1 };
-    CommonFields {
+    let body = doc! { "ping": 1, "maxTimeMS": 5, "readConcern": { "level": "local" } };
+    let fields = CommonFields {
         database: "admin",
         ..CommonFields::default()
-    }
-    .apply(&mut body);
-    assert_eq!(body, doc! { "ping": 1, "$db": "admin" });
+    };
+    let encoded = Document::try_from(fields.encode(body.clone()).unwrap()).unwrap();
+    // The operation's own fields stay when the executor sets none of the same name.
+    let mut expected = body;
+    expected.insert("$db", "admin");
+    assert_eq!(encoded, expected);
+}
+
+#[test]
+fn stable_api_fields_replace_the_bodys_own() {
+    let api = ServerApi::builder()
+        .version(ServerApiVersion::V1)
+        .strict(true)
+        .build();
+    let fields = CommonFields {
+        database: "admin",
+        server_api: Some(&api),
+        ..CommonFields::default()
+    };
+    let body = doc! { "ping": 1, "apiVersion": "0", "apiStrict": false };
+    let encoded = Document::try_from(fields.encode(body).unwrap()).unwrap();
+    assert_eq!(
+        encoded,
+        doc! { "ping": 1, "$db": "admin", "apiVersion": "1", "apiStrict": true }
+    );
 }
 
 #[test]

@@ -38,13 +38,30 @@ impl ConnectionPool {
 
 async fn check_out(shared: &Arc<Shared>, deadline: Option<Instant>) -> Result<PooledConnection> {
     let started = runtime::now();
-    let (waiter, receiver) = shared.enqueue(started)?;
-    let mut wait = Wait {
-        shared: Arc::clone(shared),
-        waiter,
-        receiver,
-        finished: false,
-    };
+    match shared.enqueue(started)? {
+        Enqueued::Served(connection) => Ok(connection),
+        // Boxed: waiting is the rare case, and its timer would make every operation's future
+        // larger.
+        Enqueued::Waiting { waiter, receiver } => {
+            // Made before anything can be dropped, so that a dropped future leaves the queue.
+            let wait = Wait {
+                shared: Arc::clone(shared),
+                waiter,
+                receiver,
+                finished: false,
+            };
+            Box::pin(wait_for_delivery(shared, deadline, started, wait)).await
+        }
+    }
+}
+
+/// Waits in the queue for a connection (or a failure) to be delivered.
+async fn wait_for_delivery(
+    shared: &Arc<Shared>,
+    deadline: Option<Instant>,
+    started: Instant,
+    mut wait: Wait,
+) -> Result<PooledConnection> {
     let queue_limit = shared.options.wait_queue_timeout.map(|t| started + t);
     let mut limit = earliest(queue_limit, deadline);
     loop {
@@ -102,6 +119,21 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     }
 }
 
+/// How a check-out request entered the pool.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a short-lived return value, moved once; boxing the served connection would put an allocation back on the path this exists to shorten"
+)]
+enum Enqueued {
+    /// Nobody was waiting and a connection was idle: it was handed over at once.
+    Served(PooledConnection),
+    /// The request is in the wait queue (or a connection is being established for it).
+    Waiting {
+        waiter: WaiterId,
+        receiver: oneshot::Receiver<Delivery>,
+    },
+}
+
 /// What a passed time limit means for a check-out.
 #[allow(
     clippy::large_enum_variant,
@@ -135,36 +167,43 @@ impl Drop for Wait {
 }
 
 impl Shared {
-    /// Emits ConnectionCheckOutStarted and joins the wait queue (or fails at once when the
-    /// pool is closed or paused).
-    fn enqueue(
-        self: &Arc<Self>,
-        started: Instant,
-    ) -> Result<(WaiterId, oneshot::Receiver<Delivery>)> {
+    /// Emits ConnectionCheckOutStarted, then hands over an idle connection at once when
+    /// nobody is waiting (the state machine decides, keeping the queue's order), or joins the
+    /// wait queue; fails at once when the pool is closed or paused.
+    fn enqueue(self: &Arc<Self>, started: Instant) -> Result<Enqueued> {
         let mut inner = self.lock();
         self.emit(|| PoolEvent::ConnectionCheckOutStarted {
             address: self.address.clone(),
         });
+        let idle = match inner.state.check_out_idle(started) {
+            Ok(idle) => idle,
+            Err(refusal) => return Err(self.refuse(&inner, refusal, started)),
+        };
+        for (id, reason) in idle.closed {
+            inner.idle.remove(&id);
+            self.emit_closed(id, reason);
+        }
+        if let Some(id) = idle.connection {
+            match inner.idle.remove(&id) {
+                Some(connection) => {
+                    let (generation, interrupt) = self.mark_checked_out(&mut inner, id, started);
+                    return Ok(Enqueued::Served(PooledConnection::new(
+                        connection,
+                        generation,
+                        interrupt,
+                        Arc::clone(self),
+                    )));
+                }
+                // The state machine and the idle map disagree: forget the id, and queue.
+                None => {
+                    inner.state.remove(id);
+                }
+            }
+        }
         let waiter = inner.next_waiter;
         inner.next_waiter += 1;
         if let Err(refusal) = inner.state.enqueue(waiter) {
-            let (reason, error) = match refusal {
-                CheckOutRefusal::Closed => (
-                    CheckOutFailedReason::PoolClosed,
-                    errors::pool_closed(&self.address),
-                ),
-                CheckOutRefusal::Paused => (
-                    CheckOutFailedReason::ConnectionError,
-                    errors::pool_cleared(&self.address, &inner.pause_cause),
-                ),
-            };
-            let duration = runtime::now().saturating_duration_since(started);
-            self.emit(|| PoolEvent::ConnectionCheckOutFailed {
-                address: self.address.clone(),
-                reason,
-                duration,
-            });
-            return Err(error);
+            return Err(self.refuse(&inner, refusal, started));
         }
         let (sender, receiver) = oneshot::channel();
         inner.waiters.insert(
@@ -176,7 +215,28 @@ impl Shared {
             },
         );
         self.service(&mut inner);
-        Ok((waiter, receiver))
+        Ok(Enqueued::Waiting { waiter, receiver })
+    }
+
+    /// A check-out the pool refused: emits ConnectionCheckOutFailed and returns the error.
+    fn refuse(&self, inner: &Inner, refusal: CheckOutRefusal, started: Instant) -> Error {
+        let (reason, error) = match refusal {
+            CheckOutRefusal::Closed => (
+                CheckOutFailedReason::PoolClosed,
+                errors::pool_closed(&self.address),
+            ),
+            CheckOutRefusal::Paused => (
+                CheckOutFailedReason::ConnectionError,
+                errors::pool_cleared(&self.address, &inner.pause_cause),
+            ),
+        };
+        let duration = runtime::now().saturating_duration_since(started);
+        self.emit(|| PoolEvent::ConnectionCheckOutFailed {
+            address: self.address.clone(),
+            reason,
+            duration,
+        });
+        error
     }
 
     /// A time limit of a check-out passed. Queued: it leaves the queue with a timeout.

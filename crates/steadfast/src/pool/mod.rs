@@ -428,18 +428,7 @@ impl Shared {
             self.return_unclaimed(inner, connection);
             return;
         };
-        let generation = inner
-            .state
-            .generation_of(id)
-            .unwrap_or_else(|| inner.state.generation());
-        let interrupt = InterruptToken::default();
-        inner.in_use.insert(id, interrupt.clone());
-        let duration = runtime::now().saturating_duration_since(slot.started);
-        self.emit(|| PoolEvent::ConnectionCheckedOut {
-            address: self.address.clone(),
-            connection_id: id,
-            duration,
-        });
+        let (generation, interrupt) = self.mark_checked_out(inner, id, slot.started);
         let delivery = Delivery::Connection {
             connection,
             generation,
@@ -451,6 +440,30 @@ impl Shared {
             let healthy = connection.is_reusable();
             self.check_in_locked(inner, connection, healthy);
         }
+    }
+
+    /// Records a connection the state machine handed out as in use (with the token a clear
+    /// interrupts it by) and emits ConnectionCheckedOut for a check-out begun at `started`.
+    /// Returns the connection's generation and that token.
+    fn mark_checked_out(
+        &self,
+        inner: &mut Inner,
+        id: ConnectionId,
+        started: Instant,
+    ) -> (u32, InterruptToken) {
+        let generation = inner
+            .state
+            .generation_of(id)
+            .unwrap_or_else(|| inner.state.generation());
+        let interrupt = InterruptToken::default();
+        inner.in_use.insert(id, interrupt.clone());
+        let duration = runtime::now().saturating_duration_since(started);
+        self.emit(|| PoolEvent::ConnectionCheckedOut {
+            address: self.address.clone(),
+            connection_id: id,
+            duration,
+        });
+        (generation, interrupt)
     }
 
     /// Puts back a connection that the state machine marked in use but nobody received.

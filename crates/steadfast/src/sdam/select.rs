@@ -37,6 +37,47 @@ impl Topology {
         deprioritized: &[ServerAddress],
         deadline: Option<Instant>,
     ) -> Result<SelectedServer> {
+        if let Some(selected) = self.select_now(criteria, deprioritized) {
+            return selected;
+        }
+        // The waiting loop is boxed: it is the rare case, and its timer and channel state would
+        // otherwise make every operation's future larger.
+        Box::pin(self.select_waiting(criteria, deprioritized, deadline)).await
+    }
+
+    /// Selection on the current snapshot, when it settles the matter without waiting: a
+    /// server, or an error that waiting cannot fix. `None` when the loop must wait (nothing
+    /// suitable yet, or reports sent before now not yet applied).
+    fn select_now(
+        &self,
+        criteria: &SelectionCriteria,
+        deprioritized: &[ServerAddress],
+    ) -> Option<Result<SelectedServer>> {
+        let reports_due = self.inner.reports_sent.load(Ordering::SeqCst);
+        let snapshot: Arc<Snapshot> = Arc::clone(&self.inner.snapshots.borrow());
+        if snapshot.closed {
+            return Some(Err(selection_error(
+                "the client has been closed".to_string(),
+            )));
+        }
+        if snapshot.reports_applied < reports_due {
+            return None;
+        }
+        match self.try_select(&snapshot, criteria, deprioritized, &mut runtime::rng()) {
+            Attempt::Selected(server) => Some(Ok(*server)),
+            Attempt::Invalid(message) => Some(Err(selection_error(message))),
+            Attempt::Wait(_) => None,
+        }
+    }
+
+    /// The selection loop proper: select, and while nothing is suitable request immediate
+    /// checks and wait for the next snapshot, until the time runs out.
+    async fn select_waiting(
+        &self,
+        criteria: &SelectionCriteria,
+        deprioritized: &[ServerAddress],
+        deadline: Option<Instant>,
+    ) -> Result<SelectedServer> {
         let started = runtime::now();
         let timeout = self.inner.server_selection_timeout;
         let give_up = match deadline {

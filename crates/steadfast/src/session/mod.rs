@@ -23,13 +23,13 @@ mod tests;
 mod transaction;
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use bson::{Document, Timestamp};
+use bson::{Document, RawDocument, Timestamp};
 use steadfast_core::ServerAddress;
 pub use steadfast_core::session::transaction::TransactionState;
-use steadfast_core::session::{ClusterTime, ServerSession};
+use steadfast_core::session::{ClusterTime, ServerSession, lsid_document};
 
 use crate::client::Client;
 use crate::error::{Error, Result};
@@ -186,7 +186,11 @@ pub struct ClientSession {
     executor: Arc<Executor>,
     /// `Some` until dropped.
     server_session: Option<ServerSession>,
-    lsid: Document,
+    /// The server session's UUID.
+    uuid: [u8; 16],
+    /// `lsid` as a document, built the first time it is asked for: commands carry the
+    /// server session's encoded copy, so most sessions (implicit ones) never need it.
+    lsid: OnceLock<Document>,
     cluster_time: Option<ClusterTime>,
     operation_time: Option<Timestamp>,
     options: SessionOptions,
@@ -218,7 +222,7 @@ pub(crate) struct Transaction {
 impl fmt::Debug for ClientSession {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ClientSession")
-            .field("id", &self.lsid)
+            .field("id", self.id())
             .field("implicit", &self.implicit)
             .field("dirty", &self.is_dirty())
             .field(
@@ -238,7 +242,8 @@ impl ClientSession {
     pub(crate) fn new(executor: Arc<Executor>, options: SessionOptions, implicit: bool) -> Self {
         let server_session = executor.acquire_server_session();
         ClientSession {
-            lsid: server_session.lsid(),
+            uuid: *server_session.id_bytes(),
+            lsid: OnceLock::new(),
             server_session: Some(server_session),
             executor,
             cluster_time: None,
@@ -259,7 +264,15 @@ impl ClientSession {
 
     /// The session id, as sent in `lsid`: `{ id: <UUID> }`.
     pub fn id(&self) -> &Document {
-        &self.lsid
+        self.lsid.get_or_init(|| lsid_document(&self.uuid))
+    }
+
+    /// The session id encoded, as the executor appends it to commands (`None` only while the
+    /// session is being dropped).
+    pub(crate) fn encoded_id(&self) -> Option<&RawDocument> {
+        self.server_session
+            .as_ref()
+            .map(ServerSession::encoded_lsid)
     }
 
     /// The options the session was started with.
@@ -466,6 +479,7 @@ impl Drop for ClientSession {
             // session until the abort is done so that nothing else reuses it meanwhile.
             let mut ending = ClientSession {
                 executor: Arc::clone(&self.executor),
+                uuid: self.uuid,
                 lsid: self.lsid.clone(),
                 server_session: Some(session),
                 cluster_time: self.cluster_time.take(),
