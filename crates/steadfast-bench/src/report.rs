@@ -56,6 +56,8 @@ pub(crate) struct Report {
     pub(crate) timeout: Vec<TimeoutReport>,
     /// The issue's targets against this run.
     pub(crate) targets: Vec<TargetCheck>,
+    /// DriverBench and the client CPU cells, when they ran.
+    pub(crate) driverbench: Option<super::driverbench::DriverBenchReport>,
 }
 
 /// The cells whose throughput ratio the issue targets.
@@ -89,6 +91,7 @@ impl Report {
             timeout_schedule: None,
             timeout: Vec::new(),
             targets: Vec::new(),
+            driverbench: None,
         }
     }
 
@@ -171,6 +174,7 @@ impl Report {
             }
         }
         self.timeout_targets(&mut targets);
+        targets.extend(self.driverbench.iter().flat_map(|d| d.targets()));
         self.targets = targets;
     }
 
@@ -246,6 +250,9 @@ impl Report {
         self.write_failover(&mut out);
         self.write_memory(&mut out);
         self.write_timeout(&mut out);
+        self.driverbench
+            .iter()
+            .for_each(|d| d.write_markdown(&mut out));
         self.write_targets(&mut out);
         out
     }
