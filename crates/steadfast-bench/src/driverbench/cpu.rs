@@ -134,7 +134,7 @@ impl CpuCell {
 }
 
 /// Adds `maxPoolSize` to a connection string.
-fn with_pool(uri: &str, pool: Option<u32>) -> String {
+pub(crate) fn with_pool(uri: &str, pool: Option<u32>) -> String {
     match pool {
         None => uri.to_owned(),
         Some(size) if uri.contains('?') => format!("{uri}&maxPoolSize={size}"),

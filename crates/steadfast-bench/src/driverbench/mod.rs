@@ -18,6 +18,8 @@ pub(crate) mod server;
 mod side;
 pub(crate) mod steadfast;
 pub(crate) mod task;
+#[cfg(test)]
+mod tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

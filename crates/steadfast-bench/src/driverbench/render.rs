@@ -21,6 +21,15 @@ fn cell(outcome: &Outcome) -> String {
     }
 }
 
+/// An error's first line, at most 200 characters (the JSON keeps it whole).
+fn first_line(error: &str) -> String {
+    let line = error.lines().next().unwrap_or_default();
+    match line.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
+    }
+}
+
 fn optional(value: Option<f64>, digits: usize, suffix: &str) -> String {
     value.map_or_else(|| "–".to_owned(), |v| format!("{v:.digits$}{suffix}"))
 }
@@ -86,7 +95,7 @@ impl DriverBenchReport {
             };
             let _ = writeln!(
                 out,
-                "| {} | {:.2} | {} | {} | {} | {}/{} | {} | {} | {} / {} |",
+                "| {} | {:.3} | {} | {} | {} | {}/{} | {} | {} | {} / {} |",
                 score.task.label(),
                 score.bytes as f64 / 1e6,
                 cell(&score.steadfast),
@@ -114,9 +123,11 @@ impl DriverBenchReport {
                         "{} ({who}): not available: {reason}",
                         score.task.label()
                     )),
-                    Outcome::Failed { error } => {
-                        Some(format!("{} ({who}): failed: {error}", score.task.label()))
-                    }
+                    Outcome::Failed { error } => Some(format!(
+                        "{} ({who}): failed: {}",
+                        score.task.label(),
+                        first_line(error)
+                    )),
                     Outcome::Measured(_) => None,
                 })
             })
@@ -243,10 +254,11 @@ fn write_cpu(cells: &[CpuCell], out: &mut String) {
             if let Some(error) = &r.error {
                 let _ = writeln!(
                     out,
-                    "\n- {} x{} ({}): failed: {error}",
+                    "\n- {} x{} ({}): failed: {}",
                     cell.label(),
                     cell.workers,
-                    r.driver.label()
+                    r.driver.label(),
+                    first_line(error)
                 );
             }
         }

@@ -120,6 +120,10 @@ impl TaskScore {
 }
 
 /// A composite of the specification.
+#[allow(
+    clippy::enum_variant_names,
+    reason = "the specification's names, suffix included"
+)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub(crate) enum Composite {
     /// Single-document tasks but run command.
