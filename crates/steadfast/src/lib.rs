@@ -55,7 +55,10 @@
 mod auth;
 pub mod change_stream;
 mod client;
+#[macro_use]
 mod coll;
+// After `coll`, whose action macros it uses.
+mod client_bulk;
 mod conn;
 mod cursor;
 mod db;

@@ -114,6 +114,10 @@ pub use write::{
 pub use crate::client::{
     ClientOptions, ClientOptionsBuilder, Compressor, Tls, TlsOptions, TlsOptionsBuilder,
 };
+pub use crate::client_bulk::{
+    DeleteManyModel, DeleteOneModel, InsertOneModel, ReplaceOneModel, UpdateManyModel,
+    UpdateOneModel, WriteModel,
+};
 pub use crate::conn::config::{ServerApi, ServerApiBuilder, ServerApiVersion};
 pub use crate::handshake::metadata::{DriverInfo, DriverInfoBuilder};
 pub use crate::session::{SessionOptions, SessionOptionsBuilder};

@@ -7,6 +7,8 @@ use serde::Deserialize;
 
 use crate::options::CreateCollectionOptions;
 
+pub use crate::client_bulk::{SummaryBulkWriteResult, VerboseBulkWriteResult};
+
 /// The result of `Collection::insert_one`.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]

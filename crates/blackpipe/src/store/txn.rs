@@ -455,6 +455,7 @@ impl TransactionTable {
             Some("insert") => batch("documents"),
             Some("update") => batch("updates"),
             Some("delete") => batch("deletes"),
+            Some("bulkWrite") => batch("ops"),
             Some("findAndModify" | "findandmodify") => match command.get("stmtId") {
                 Some(Bson::Int32(id)) => Some(vec![*id]),
                 _ => Some(vec![0]),

@@ -11,13 +11,14 @@ use super::models::WriteModel;
 use steadfast_core::ErrorLabels;
 use steadfast_core::retry::Outcome;
 
+use crate::error::PartialBulkWriteResult;
 use crate::error::{
     BulkWriteError, Error, ErrorKind, IndexedWriteError, InsertManyError, PartialWrite, Result,
     WriteConcernError, WriteFailure,
 };
 use crate::operation::write::{Statement, WriteKind};
 use crate::operation::write_reply::BatchOutcome;
-use crate::results::BulkWriteResult;
+use crate::results::{BulkWriteResult, SummaryBulkWriteResult};
 
 /// Statements of one kind sent as consecutive batch commands.
 #[derive(Debug)]
@@ -323,7 +324,21 @@ fn failure_kind(shape: FailureShape, first: WriteFailure, partial: &PartialWrite
                 .iter()
                 .map(|e| (e.index, e.to_write_error()))
                 .collect(),
-            partial_result: (!partial.executed.is_empty()).then(|| partial.applied.clone()),
+            partial_result: (!partial.executed.is_empty())
+                .then(|| PartialBulkWriteResult::Summary(summary_of(&partial.applied))),
         }),
+    }
+}
+
+/// The totals of a collection-level bulk write in the client-level result's shape (counts are
+/// bounded by the input, so they fit an `i64`).
+fn summary_of(applied: &BulkWriteResult) -> SummaryBulkWriteResult {
+    let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    SummaryBulkWriteResult {
+        inserted_count: count(applied.inserted_count),
+        matched_count: count(applied.matched_count),
+        modified_count: count(applied.modified_count),
+        upserted_count: count(applied.upserted_count),
+        deleted_count: count(applied.deleted_count),
     }
 }

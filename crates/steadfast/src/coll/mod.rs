@@ -2,13 +2,13 @@
 
 #[macro_use]
 pub mod action;
-mod bulk;
+pub(crate) mod bulk;
 pub(crate) mod db_actions;
 mod db_ops;
 pub(crate) mod exec;
 mod handle;
 mod inherit;
-mod models;
+pub(crate) mod models;
 mod namespace;
 #[cfg(test)]
 mod tests;

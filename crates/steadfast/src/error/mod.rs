@@ -67,6 +67,7 @@ use steadfast_core::codes::{self, StateChangeKind};
 pub use steadfast_core::labels::Iter as ErrorLabelsIter;
 use steadfast_core::{Label, ServerAddress};
 
+pub use crate::client_bulk::PartialBulkWriteResult;
 pub use command::CommandError;
 pub(crate) use command::reply_is_ok;
 pub(crate) use facts::{ConnectionFailure, ErrorFacts};

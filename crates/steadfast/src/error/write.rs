@@ -10,7 +10,7 @@ use bson::{Bson, Document};
 use steadfast_core::ErrorLabels;
 
 use super::command::{bson_as_i32, labels_of};
-use crate::results::BulkWriteResult;
+use crate::client_bulk::PartialBulkWriteResult;
 
 /// A statement the server refused (a duplicate key, a validation failure), as reported for a
 /// single-statement write.
@@ -106,8 +106,10 @@ pub struct BulkWriteError {
     pub write_concern_errors: Vec<WriteConcernError>,
     /// The models the server refused, keyed by their position in the input.
     pub write_errors: HashMap<usize, WriteError>,
-    /// The totals and `_id`s of what the server applied, when it applied anything.
-    pub partial_result: Option<BulkWriteResult>,
+    /// What the server applied, when it applied anything, in the shape of the result the
+    /// operation would have returned (for `Collection::bulk_write`, the totals: its `_id`s are
+    /// in [`Error::partial_write`](super::Error::partial_write)).
+    pub partial_result: Option<PartialBulkWriteResult>,
 }
 
 /// The failures one acknowledged (`ok: 1`) write reply reports, as read from it, with the

@@ -6,6 +6,7 @@
 
 mod auth;
 mod change_stream;
+mod client_bulk;
 mod commands;
 mod crud;
 mod crud_cursor;

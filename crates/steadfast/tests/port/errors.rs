@@ -4,7 +4,9 @@
 
 use blackpipe::deployment::{Deployment, DeploymentConfig};
 use bson::{Document, doc};
-use steadfast::error::{ErrorKind, Outcome, RETRYABLE_WRITE_ERROR, WriteFailure};
+use steadfast::error::{
+    ErrorKind, Outcome, PartialBulkWriteResult, RETRYABLE_WRITE_ERROR, WriteFailure,
+};
 use steadfast::{Client, InsertOneModel, WriteModel};
 
 /// The server's code for a unique index violation.
@@ -111,10 +113,9 @@ async fn a_bulk_write_failure_names_the_refused_model() {
             assert_eq!(failure.write_errors.len(), 1);
             assert_eq!(failure.write_errors[&1].code, DUPLICATE_KEY);
             assert!(failure.write_concern_errors.is_empty());
-            let applied = failure
-                .partial_result
-                .as_ref()
-                .expect("model 0 was applied");
+            let Some(PartialBulkWriteResult::Summary(ref applied)) = failure.partial_result else {
+                panic!("model 0 was applied: {:?}", failure.partial_result);
+            };
             assert_eq!(applied.inserted_count, 1);
         }
         ref other => panic!("expected a bulk write failure, got {other:?}"),

@@ -8,6 +8,7 @@
 
 mod change_streams;
 mod client;
+mod client_bulk;
 mod errors;
 mod options;
 mod program;

@@ -89,6 +89,11 @@ pub(crate) fn check(
                     }
                 }
             }
+            "writeConcernErrors" | "writeErrors" | "errorResponse" => {
+                let actual = crate::ops::client_bulk_write::error_field(error, key);
+                match_root(value, actual.as_ref(), entities)
+                    .map_err(|m| format!("field `{key}` of the error: {m}"))?;
+            }
             "expectResult" => {
                 match_root(value, partial_result, entities)
                     .map_err(|m| format!("field `expectResult` of the error: {m}"))?;

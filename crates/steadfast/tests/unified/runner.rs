@@ -139,6 +139,9 @@ pub(crate) fn check_operation(
 /// What a failed write reports it applied, shaped as the operation's result (the partial
 /// result that `expectError.expectResult` matches), for the writes that carry one.
 fn partial_result(operation: &Document, error: &steadfast::Error) -> Option<Bson> {
+    if operation.get_str("name").ok()? == "clientBulkWrite" {
+        return ops::client_bulk_write::partial_result(error);
+    }
     let applied = &error.partial_write()?.applied;
     match operation.get_str("name").ok()? {
         "bulkWrite" => Some(ops::bulk_write_result(applied)),

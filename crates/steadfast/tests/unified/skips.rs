@@ -71,10 +71,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         "listing indexes in an explicit session: steadfast's list_indexes takes no session yet (its cursor is not a SessionCursor)",
     ),
     (
-        Key::Operation("clientBulkWrite"),
-        "client-level bulkWrite (the 8.0 `bulkWrite` command) is out of scope for this runner",
-    ),
-    (
         Key::Operation("mapReduce"),
         "mapReduce: deprecated, and steadfast has no mapReduce API",
     ),

@@ -2,6 +2,7 @@
 
 mod admin;
 pub(crate) mod args;
+mod bulk_write;
 mod coll_mod;
 mod collectionless;
 mod find;
@@ -102,6 +103,7 @@ pub const COMMANDS: &[&str] = &[
     "endSessions",
     "commitTransaction",
     "abortTransaction",
+    "bulkWrite",
 ];
 
 /// The state of one command execution.
@@ -286,6 +288,7 @@ impl Store {
         validate_database_name(exec.db)?;
         match name.as_str() {
             "insert" => write::insert(exec, command),
+            "bulkWrite" => bulk_write::bulk_write(exec, command),
             "update" => write::update(exec, command),
             "delete" => write::delete(exec, command),
             "find" => find::find(exec, command),

@@ -105,6 +105,7 @@ pub(crate) fn allowed_in_transaction(name: &str) -> bool {
             | "insert"
             | "update"
             | "delete"
+            | "bulkWrite"
             | "findAndModify"
             | "findandmodify"
             | "aggregate"

@@ -136,6 +136,7 @@ pub(crate) mod read;
 pub(crate) mod watch;
 pub(crate) mod write;
 
+pub use crate::client_bulk::ClientBulkWrite;
 pub use crate::coll::db_actions::{
     CreateCollection, DropDatabase, ListCollections, ListDatabases, RunCommand, RunCursorCommand,
 };

@@ -167,6 +167,9 @@ pub(super) async fn run_on_client(
     args.take("session");
     let timeout = args.optional_duration("timeoutMS")?;
     let result = match name {
+        "clientBulkWrite" => {
+            return super::client_bulk_write::run(args, client, session, timeout).await;
+        }
         "dropDatabase" => {
             let database = args.string("database")?;
             args.finish()?;

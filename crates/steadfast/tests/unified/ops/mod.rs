@@ -2,6 +2,7 @@
 //! conversion of driver results into the documents `expectResult` describes.
 
 pub(crate) mod change_streams;
+pub(crate) mod client_bulk_write;
 pub(crate) mod collection;
 mod cursor;
 mod database;

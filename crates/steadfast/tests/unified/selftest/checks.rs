@@ -330,8 +330,8 @@ pub(super) fn static_skips() -> Result<(), String> {
                  "expectError": {"isError": true}}]},
               {"description": "database aggregate runs", "operations": [
                 {"name": "aggregate", "object": "db0", "arguments": {"pipeline": []}}]},
-              {"description": "client bulk write", "operations": [
-                {"name": "clientBulkWrite", "object": "c", "arguments": {"models": []}}]},
+              {"description": "map reduce", "operations": [
+                {"name": "mapReduce", "object": "coll0", "arguments": {}}]},
               {"description": "never committed", "operations": [
                 {"name": "failPoint", "object": "testRunner", "arguments": {"client": "c", "failPoint":
                   {"configureFailPoint": "onPrimaryTransactionalWrite", "mode": {"times": 2},
@@ -358,7 +358,7 @@ pub(super) fn static_skips() -> Result<(), String> {
         Some(Key::ServerFeature("$out")),
         None,
         None,
-        Some(Key::Operation("clientBulkWrite")),
+        Some(Key::Operation("mapReduce")),
         None,
         None,
         Some(Key::SuiteDefect(
