@@ -65,6 +65,7 @@ mod db;
 pub mod error;
 pub mod event;
 mod executor;
+pub mod gridfs;
 mod handshake;
 mod operation;
 pub mod options;

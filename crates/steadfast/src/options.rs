@@ -119,6 +119,10 @@ pub use crate::client_bulk::{
     UpdateOneModel, WriteModel,
 };
 pub use crate::conn::config::{ServerApi, ServerApiBuilder, ServerApiVersion};
+pub use crate::gridfs::options::{
+    GridFsBucketOptions, GridFsDownloadByNameOptions, GridFsFindOneOptions, GridFsFindOptions,
+    GridFsUploadOptions,
+};
 pub use crate::handshake::metadata::{DriverInfo, DriverInfoBuilder};
 pub use crate::session::{SessionOptions, SessionOptionsBuilder};
 pub use steadfast_core::ServerAddress;

@@ -57,6 +57,11 @@ pub(crate) fn object_id() -> bson::oid::ObjectId {
     bson::oid::ObjectId::new()
 }
 
+/// The current wall-clock time as a BSON date (a GridFS file's `uploadDate`).
+pub(crate) fn bson_now() -> bson::DateTime {
+    bson::DateTime::now()
+}
+
 /// A small, fast generator for the pure decisions that take `&mut impl Rng` (server selection,
 /// SRV host choice). Seeded from the thread-local CSPRNG; `Send`, so it may live in a task.
 pub(crate) fn rng() -> rand::rngs::SmallRng {

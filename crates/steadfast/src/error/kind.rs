@@ -97,6 +97,9 @@ pub enum ErrorKind {
     /// A change stream event had no `_id` (a pipeline stage removed it), so the stream could
     /// not resume after it; the stream is closed.
     MissingResumeToken,
+    /// A GridFS operation failed: a file or revision that does not exist, a corrupt file, or
+    /// misuse of an upload stream.
+    GridFs(super::GridFsErrorKind),
     /// A value the application wrapped with [`Error::custom`](super::Error::custom); read it
     /// back with [`Error::get_custom`](super::Error::get_custom).
     Custom(Arc<dyn Any + Send + Sync>),
@@ -206,6 +209,7 @@ impl fmt::Display for ErrorKind {
                 f,
                 "cannot provide resume functionality when the resume token is missing"
             ),
+            ErrorKind::GridFs(e) => write!(f, "{e}"),
             ErrorKind::Custom(value) => match value.downcast_ref::<String>() {
                 Some(text) => write!(f, "application error: {text}"),
                 None => match value.downcast_ref::<&str>() {

@@ -50,6 +50,7 @@
 
 mod command;
 mod facts;
+mod gridfs;
 mod io;
 mod kind;
 mod partial;
@@ -71,6 +72,7 @@ pub use crate::client_bulk::PartialBulkWriteResult;
 pub use command::CommandError;
 pub(crate) use command::reply_is_ok;
 pub(crate) use facts::{ConnectionFailure, ErrorFacts};
+pub use gridfs::{GridFsErrorKind, GridFsFileIdentifier};
 use io::ConnectionIoKind;
 pub use kind::ErrorKind;
 pub use partial::PartialWrite;

@@ -139,6 +139,7 @@ impl Error {
             | ErrorKind::Shutdown
             | ErrorKind::Transaction { .. }
             | ErrorKind::MissingResumeToken
+            | ErrorKind::GridFs(_)
             | ErrorKind::Custom(_) => ErrorClass::Other,
         }
     }

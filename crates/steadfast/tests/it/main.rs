@@ -14,6 +14,7 @@ mod crud_wire;
 mod evil;
 mod executor;
 mod faults;
+mod gridfs;
 mod handshake;
 mod late_reply;
 mod partial_writes;

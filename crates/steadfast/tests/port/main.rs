@@ -10,6 +10,7 @@ mod change_streams;
 mod client;
 mod client_bulk;
 mod errors;
+mod gridfs;
 mod options;
 mod program;
 mod transactions;

@@ -48,6 +48,8 @@ pub(crate) enum Entity {
     Topology(Arc<TopologyDescription>),
     /// An explicit session.
     Session(SessionEntity),
+    /// A GridFS bucket.
+    Bucket(steadfast::gridfs::GridFsBucket),
 }
 
 /// A session entity: the session (shared with the operations that use it, `None` once
@@ -80,6 +82,7 @@ impl Entity {
             Entity::Thread(_) => "thread",
             Entity::Topology(_) => "topology description",
             Entity::Session(_) => "session",
+            Entity::Bucket(_) => "bucket",
         }
     }
 
@@ -93,6 +96,7 @@ impl Entity {
             }),
             Entity::Database(d) => Entity::Database(d.clone()),
             Entity::Collection(c) => Entity::Collection(c.clone()),
+            Entity::Bucket(b) => Entity::Bucket(b.clone()),
             Entity::Session(s) => Entity::Session(SessionEntity {
                 session: s.session.clone(),
                 lsid: s.lsid.clone(),
@@ -262,6 +266,7 @@ impl EntityMap {
                     Entity::Collection(database.collection_with_options(name, options))
                 }
                 "session" => Entity::Session(self.create_session(spec).await?),
+                "bucket" => Entity::Bucket(crate::ops::gridfs::create_bucket(spec, self)?),
                 "thread" => {
                     known_keys(kind, spec, &["id"])?;
                     Entity::Thread(ThreadEntity::default())

@@ -78,7 +78,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         Key::Operation("count"),
         "the deprecated count helper: steadfast offers countDocuments and estimatedDocumentCount instead",
     ),
-    (Key::Entity("bucket"), "GridFS: steadfast has no GridFS API"),
     (
         Key::Assertion("observeLogMessages"),
         "steadfast logs through `tracing`, not as the logging specification's structured messages that observeLogMessages asserts",

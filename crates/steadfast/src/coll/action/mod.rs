@@ -145,4 +145,12 @@ pub use find_and_modify::{FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate}
 pub use index::{CreateIndex, CreateIndexes, DropCollection, DropIndex, ListIndexes};
 pub use read::{CountDocuments, Distinct, EstimatedDocumentCount};
 pub use watch::Watch;
+
+/// The actions of a [`GridFsBucket`](crate::gridfs::GridFsBucket).
+pub mod gridfs {
+    pub use crate::gridfs::action::{
+        Delete, DeleteByName, Drop, Find, FindOne, OpenDownloadStream, OpenDownloadStreamByName,
+        OpenUploadStream, Rename, RenameByName,
+    };
+}
 pub use write::{BulkWrite, Delete, InsertMany, InsertOne, Replace, Update};

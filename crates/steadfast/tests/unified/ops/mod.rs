@@ -6,6 +6,7 @@ pub(crate) mod client_bulk_write;
 pub(crate) mod collection;
 mod cursor;
 mod database;
+pub(crate) mod gridfs;
 mod sessions;
 mod test_runner;
 mod threads;
@@ -170,6 +171,7 @@ async fn run_outside_session(
             let client = client.client.clone();
             database::run_on_client(name, args, &client, None).await
         }
+        Entity::Bucket(bucket) => gridfs::run(name, args, &bucket.clone()).await,
         other @ (Entity::Cursor(_)
         | Entity::ChangeStream(_)
         | Entity::Bson(_)
