@@ -2,9 +2,9 @@
 //! two crates share their names, so one body compiles against either): whatever one driver
 //! runs, the other runs the same statements.
 //!
-//! Tasks whose API one driver lacks are written against that driver's names in separate
-//! macros and expanded only for the driver that has it; the other side gets a stub and
-//! [`unavailable`](super::steadfast::unavailable) says why.
+//! Collection::bulkWrite, which only steadfast has, is written in steadfast's names
+//! (`super::steadfast`); the official side gets a stub and
+//! [`unavailable`](super::official::unavailable) says why.
 
 /// The core tasks (single-document, find many, insertMany, LDJSON import/export) for the
 /// driver crate `$krate`.
@@ -389,91 +389,6 @@ macro_rules! core_tasks {
     };
 }
 
-/// Stubs for a driver without GridFS (the tasks report "not available", never a number).
-macro_rules! gridfs_stub {
-    () => {
-        /// GridFS is not available in this driver.
-        pub(crate) mod gridfs {
-            use std::path::{Path, PathBuf};
-
-            use bson::Bson;
-
-            use super::Side;
-            use crate::BenchError;
-
-            impl Side {
-                /// Not available.
-                pub(crate) async fn fresh_bucket(&self) -> Result<(), BenchError> {
-                    Err(super::NOT_AVAILABLE.into())
-                }
-
-                /// Not available.
-                pub(crate) async fn upload(&self, _: &str, _: &[u8]) -> Result<Bson, BenchError> {
-                    Err(super::NOT_AVAILABLE.into())
-                }
-
-                /// Not available.
-                pub(crate) async fn download(&self, _: Bson) -> Result<usize, BenchError> {
-                    Err(super::NOT_AVAILABLE.into())
-                }
-
-                /// Not available.
-                pub(crate) async fn upload_files(
-                    &self,
-                    _: &[PathBuf],
-                ) -> Result<Vec<(Bson, String)>, BenchError> {
-                    Err(super::NOT_AVAILABLE.into())
-                }
-
-                /// Not available.
-                pub(crate) async fn download_files(
-                    &self,
-                    _: &[(Bson, String)],
-                    _: &Path,
-                ) -> Result<(), BenchError> {
-                    Err(super::NOT_AVAILABLE.into())
-                }
-            }
-        }
-    };
-}
-
-/// Stubs for a driver without client bulkWrite.
-macro_rules! client_bulk_stub {
-    () => {
-        /// Client bulkWrite is not available in this driver.
-        pub(crate) mod client_bulk {
-            use bson::Document;
-
-            use super::Side;
-            use crate::BenchError;
-
-            /// Nothing to build.
-            pub(crate) struct ClientModels;
-
-            impl Side {
-                /// Not available.
-                pub(crate) fn client_inserts(&self, _: &Document, _: u64) -> ClientModels {
-                    ClientModels
-                }
-
-                /// Not available.
-                pub(crate) fn client_mixed(&self, _: &Document, _: u64) -> ClientModels {
-                    ClientModels
-                }
-
-                /// Not available.
-                pub(crate) async fn client_bulk_write(
-                    &self,
-                    _: ClientModels,
-                ) -> Result<(), BenchError> {
-                    Err(super::NOT_AVAILABLE.into())
-                }
-            }
-        }
-    };
-}
-
 /// Stubs for a driver without Collection::bulkWrite.
 macro_rules! collection_bulk_stub {
     () => {
@@ -692,7 +607,4 @@ macro_rules! client_bulk_tasks {
     };
 }
 
-pub(crate) use {
-    client_bulk_stub, client_bulk_tasks, collection_bulk_stub, core_tasks, gridfs_stub,
-    gridfs_tasks,
-};
+pub(crate) use {client_bulk_tasks, collection_bulk_stub, core_tasks, gridfs_tasks};
