@@ -68,6 +68,11 @@ pub(crate) struct DriverBenchArgs {
     /// embedded server if there is none].
     #[arg(long, value_name = "PATH")]
     blackpipe: Option<PathBuf>,
+    /// Divide every task's operation, document, file and byte counts by N (MB/s stay
+    /// comparable; fixed costs weigh more) [default: 1, the specification's sizes, or 50 with
+    /// --quick].
+    #[arg(long, value_name = "N")]
+    scale: Option<u64>,
     /// Timed iterations per driver in each CPU cell [default: 10, or 2 with --quick].
     #[arg(long, value_name = "N")]
     cpu_iterations: Option<usize>,
@@ -224,7 +229,12 @@ pub(crate) async fn run(
     tasks: bool,
     cells: bool,
 ) -> Result<DriverBenchReport, BenchError> {
-    let scale = if quick { Scale::QUICK } else { Scale::FULL };
+    let scale = match args.scale {
+        Some(0) => return Err("--scale must be at least 1".into()),
+        Some(divisor) => Scale { divisor },
+        None if quick => Scale::QUICK,
+        None => Scale::FULL,
+    };
     let policy = IterationPolicy::from_args(args, quick)?;
     let data_dir = data::data_dir(args.data.as_deref());
     let mut ctx = Context::load(&data_dir, scale)?;
@@ -244,7 +254,17 @@ pub(crate) async fn run(
         cpu: Vec::new(),
         bsonbench: BSONBENCH_NOTE,
     };
-    let outcome = measure(&server, &mut ctx, args, policy, tasks, cells, &mut report).await;
+    let cpu_iterations = args.cpu_iterations.unwrap_or(if quick { 2 } else { 10 });
+    let outcome = measure(
+        &server,
+        &mut ctx,
+        args,
+        cpu_iterations,
+        tasks,
+        cells,
+        &mut report,
+    )
+    .await;
     server.stop().await;
     outcome?;
     report.composites = score::composites(&report.tasks);
@@ -255,11 +275,12 @@ async fn measure(
     server: &BenchServer,
     ctx: &mut Context,
     args: &DriverBenchArgs,
-    policy: IterationPolicy,
+    cpu_iterations: usize,
     tasks: bool,
     cells: bool,
     report: &mut DriverBenchReport,
 ) -> Result<(), BenchError> {
+    let policy = report.policy;
     if tasks {
         let steadfast = steadfast::Side::connect(server.uri()).await?;
         let official = official::Side::connect(server.uri()).await?;
@@ -277,10 +298,7 @@ async fn measure(
         official.shutdown().await;
     }
     if cells {
-        let iterations =
-            args.cpu_iterations
-                .unwrap_or(if ctx.scale == Scale::QUICK { 2 } else { 10 });
-        report.cpu = cpu::run_cells(server.uri(), ctx, iterations.max(1)).await?;
+        report.cpu = cpu::run_cells(server.uri(), ctx, cpu_iterations.max(1)).await?;
     }
     Ok(())
 }
