@@ -55,10 +55,7 @@ impl DriverBenchReport {
             if self.scale.divisor == 1 {
                 "the specification's sizes".to_owned()
             } else {
-                format!(
-                    "1/{} of the specification's sizes (--quick)",
-                    self.scale.divisor
-                )
+                format!("1/{} of the specification's sizes", self.scale.divisor)
             },
             self.policy.min_seconds,
             self.policy.max_iterations,
