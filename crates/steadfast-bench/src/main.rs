@@ -7,6 +7,7 @@
 //! A crate of its own (formerly `steadfast bench`), so that only this binary compiles the
 //! official crate: `cargo run --release -p steadfast-bench -- [--quick] [--only PART,..]`.
 
+mod driverbench;
 mod failover;
 mod machine;
 mod memory;
@@ -73,6 +74,9 @@ pub(crate) struct BenchArgs {
     /// Run only these parts [default: all].
     #[arg(long, value_enum, value_delimiter = ',', value_name = "PART")]
     only: Vec<Part>,
+    /// DriverBench and client-CPU options.
+    #[command(flatten)]
+    driverbench: driverbench::DriverBenchArgs,
     /// Internal: measure one driver's memory in this (child) process.
     #[arg(long, hide = true, value_name = "DRIVER")]
     memory_child: Option<String>,
@@ -92,7 +96,12 @@ enum Part {
     Memory,
     /// Operations with timeoutMS against a member slower than the timeout.
     Timeout,
+    /// Goodput against an offered load from 0.5x to 3x a blackpipe capacity (open loop).
     Overload,
+    /// DriverBench, both drivers, against blackpipe in a separate process.
+    Driverbench,
+    /// Each driver's client CPU per operation (run command, find one, small insert).
+    Cpu,
 }
 
 /// Concurrency levels of the driver workloads.
@@ -173,6 +182,11 @@ async fn run(args: BenchArgs) -> Result<(), BenchError> {
     }
     if wanted(Part::Overload) {
         report.overload = Some(overload_report(&args).await?);
+    }
+    if wanted(Part::Driverbench) || wanted(Part::Cpu) {
+        let (tasks, cells) = (wanted(Part::Driverbench), wanted(Part::Cpu));
+        report.driverbench =
+            Some(driverbench::run(&args.driverbench, args.quick, tasks, cells).await?);
     }
     report.evaluate_targets();
 

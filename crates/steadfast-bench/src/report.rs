@@ -58,6 +58,8 @@ pub(crate) struct Report {
     pub(crate) overload: Option<super::overload::OverloadReport>,
     /// The issue's targets against this run.
     pub(crate) targets: Vec<TargetCheck>,
+    /// DriverBench and the client CPU cells, when they ran.
+    pub(crate) driverbench: Option<super::driverbench::DriverBenchReport>,
 }
 
 /// The cells whose throughput ratio the issue targets.
@@ -92,6 +94,7 @@ impl Report {
             timeout: Vec::new(),
             overload: None,
             targets: Vec::new(),
+            driverbench: None,
         }
     }
 
@@ -174,6 +177,7 @@ impl Report {
             }
         }
         self.timeout_targets(&mut targets);
+        targets.extend(self.driverbench.iter().flat_map(|d| d.targets()));
         self.targets = targets;
     }
 
@@ -252,6 +256,9 @@ impl Report {
         if let Some(overload) = &self.overload {
             out.push_str(&overload.to_markdown());
         }
+        self.driverbench
+            .iter()
+            .for_each(|d| d.write_markdown(&mut out));
         self.write_targets(&mut out);
         out
     }
