@@ -42,7 +42,7 @@ impl Executor {
         let fields = ReplyFields::scan(&reply);
         self.observe_times(&fields, session);
         if !fields.is_ok() {
-            let (error, base_backoff) = match server_error(&reply, stage.kind) {
+            let (error, base_backoff) = match server_error(reply, stage.kind) {
                 Ok((error, backoff)) => (error.with_address(address), backoff),
                 Err(error) => (error.with_address(address), None),
             };
@@ -260,9 +260,10 @@ impl<'a> ReplyFields<'a> {
     }
 }
 
-/// The command error of an `ok: 0` reply, and the server's `baseBackoffMS`.
+/// The command error of an `ok: 0` reply, carrying the reply itself, and the server's
+/// `baseBackoffMS`.
 fn server_error(
-    reply: &RawDocumentBuf,
+    reply: RawDocumentBuf,
     kind: OperationKind,
 ) -> crate::error::Result<(Error, Option<Duration>)> {
     let mut document = Document::try_from(reply.clone())
@@ -286,7 +287,8 @@ fn server_error(
         _ => None,
     }
     .map(Duration::from_millis);
-    Ok((Error::from(CommandError::from_reply(&document)), backoff))
+    let error = Error::from(CommandError::from_reply(&document)).with_server_response(reply);
+    Ok((error, backoff))
 }
 
 /// The write concern error of an `ok: 1` reply that has a `writeConcernError` field.

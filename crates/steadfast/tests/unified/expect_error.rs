@@ -89,6 +89,11 @@ pub(crate) fn check(
                     }
                 }
             }
+            "errorResponse" => {
+                let response = server_response(error)?;
+                match_root(value, Some(&response), entities)
+                    .map_err(|m| format!("field `errorResponse`: {m}"))?;
+            }
             "expectResult" => {
                 match_root(value, partial_result, entities)
                     .map_err(|m| format!("field `expectResult` of the error: {m}"))?;
@@ -131,6 +136,16 @@ fn code_names(error: &Error) -> Vec<String> {
         .map(|e| e.code_name.clone())
         .chain(refused.into_iter().flatten().cloned())
         .collect()
+}
+
+/// The server's reply behind `error`, as a document the matcher reads.
+fn server_response(error: &Error) -> Result<Bson, String> {
+    let raw = error.server_response().ok_or_else(|| {
+        format!("field `errorResponse`: the error carries no server reply: {error}")
+    })?;
+    Document::try_from(raw.clone())
+        .map(Bson::Document)
+        .map_err(|e| format!("field `errorResponse`: the server reply is not valid BSON: {e}"))
 }
 
 fn labels(value: &Bson) -> Result<Vec<&str>, String> {
