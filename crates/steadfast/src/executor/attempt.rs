@@ -14,6 +14,7 @@ use std::time::Duration;
 use bson::RawDocumentBuf;
 use steadfast_core::description::ServerType;
 use steadfast_core::retry::{FailureFacts, OperationKind, Sent};
+use steadfast_core::selection::SelectionCriteria;
 use steadfast_core::{ServerAddress, TopologyType};
 
 use super::Executor;
@@ -81,6 +82,8 @@ pub(super) struct HeldReply {
 pub(super) struct Stage<'a> {
     pub(super) plan: &'a OperationPlan,
     pub(super) selected: &'a SelectedServer,
+    /// The criteria the server was selected by (the plan's, or their write-stage resolution).
+    pub(super) criteria: &'a SelectionCriteria,
     pub(super) kind: OperationKind,
 }
 
@@ -120,6 +123,7 @@ impl Executor {
         let mut stage = Stage {
             plan,
             selected,
+            criteria: selection.criteria.as_ref().unwrap_or(&plan.criteria),
             kind: progress.retry.profile().kind,
         };
         let (connection, description) = self.check_out(stage, selection.started).await?;
