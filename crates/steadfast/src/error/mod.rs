@@ -62,8 +62,6 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use bson::RawDocumentBuf;
-
 pub use steadfast_core::ErrorLabels;
 use steadfast_core::codes::{self, StateChangeKind};
 pub use steadfast_core::labels::Iter as ErrorLabelsIter;
@@ -120,9 +118,8 @@ struct ErrorInner {
     retry: Option<retry::RetryReport>,
     /// Set by the write operations: what was applied before the failure.
     partial_write: Option<Box<PartialWrite>>,
-    /// The `ok: 0` reply a command error was read from (already bounded by maxMessageSizeBytes
-    /// when it arrived), for the fields `CommandError` does not model (`errInfo`, `keyValue`...).
-    server_response: Option<RawDocumentBuf>,
+    /// The server's whole `ok: 0` reply, for fields the error does not model.
+    server_response: Option<Arc<bson::RawDocumentBuf>>,
 }
 
 impl Error {
@@ -140,6 +137,18 @@ impl Error {
                 server_response: None,
             }),
         }
+    }
+
+    /// The server's whole reply, for a command error: fields the error does not model (such
+    /// as a `collMod`'s `violations`) are read from it.
+    pub fn server_response(&self) -> Option<&bson::RawDocumentBuf> {
+        self.inner.server_response.as_deref()
+    }
+
+    /// Keeps the server's reply the error was read from.
+    pub(crate) fn with_server_response(mut self, reply: &bson::RawDocumentBuf) -> Self {
+        self.inner.server_response = Some(Arc::new(reply.clone()));
+        self
     }
 
     /// An error carrying an application's own value, e.g. to end a closure the driver runs
@@ -337,20 +346,6 @@ impl Error {
             ErrorKind::Command(c) => c.code_if_present(),
             kind => kind.write_failure_code(),
         }
-    }
-
-    /// The server's whole reply, for an error read from a command the server answered with
-    /// `ok: 0`: it holds the fields [`CommandError`] does not model, such as `errInfo` of a
-    /// document validation failure or `keyPattern`/`keyValue` of a duplicate key. `None` for
-    /// every other error (network, client-side, write errors of an `ok: 1` reply).
-    pub fn server_response(&self) -> Option<&RawDocumentBuf> {
-        self.inner.server_response.as_ref()
-    }
-
-    /// Attaches `reply`, the `ok: 0` reply this command error was read from.
-    pub(crate) fn with_server_response(mut self, reply: RawDocumentBuf) -> Self {
-        self.inner.server_response = Some(reply);
-        self
     }
 
     /// The command error, when the server answered `ok: 0`.

@@ -42,7 +42,7 @@ impl Executor {
         let fields = ReplyFields::scan(&reply);
         self.observe_times(&fields, session);
         if !fields.is_ok() {
-            let (error, base_backoff) = match server_error(reply, stage.kind) {
+            let (error, base_backoff) = match server_error(&reply, stage.kind) {
                 Ok((error, backoff)) => (error.with_address(address), backoff),
                 Err(error) => (error.with_address(address), None),
             };
@@ -260,10 +260,9 @@ impl<'a> ReplyFields<'a> {
     }
 }
 
-/// The command error of an `ok: 0` reply, carrying the reply itself, and the server's
-/// `baseBackoffMS`.
+/// The command error of an `ok: 0` reply, and the server's `baseBackoffMS`.
 fn server_error(
-    reply: RawDocumentBuf,
+    reply: &RawDocumentBuf,
     kind: OperationKind,
 ) -> crate::error::Result<(Error, Option<Duration>)> {
     let mut document = Document::try_from(reply.clone())
@@ -295,4 +294,23 @@ fn server_error(
 fn write_concern_error(reply: &RawDocumentBuf) -> Option<Error> {
     let document = Document::try_from(reply.clone()).ok()?;
     ReplyWriteErrors::from_reply(&document).and_then(Error::from_write_concern_reply)
+}
+
+#[cfg(test)]
+mod server_response_tests {
+    use bson::{RawDocumentBuf, doc};
+
+    use super::*;
+
+    #[test]
+    fn a_command_error_keeps_the_whole_reply() {
+        let reply = doc! {
+            "ok": 0.0, "code": 359, "codeName": "CannotConvertIndexToUnique",
+            "errmsg": "duplicates", "violations": [{ "ids": [1, 2] }],
+        };
+        let raw = RawDocumentBuf::try_from(&reply).expect("valid BSON");
+        let (error, _) = server_error(&raw, OperationKind::RetryableRead).expect("an error reply");
+        let kept = error.server_response().expect("kept");
+        assert_eq!(Document::try_from(kept.clone()).ok(), Some(reply));
+    }
 }
