@@ -25,13 +25,13 @@ use steadfast_core::retry::{
 ///
 /// # What it does
 ///
-/// For each server, over a sliding window ([`AdaptiveConfig::window`], 10 s), it counts the
+/// For each server, over a sliding window ([`AdaptiveConfig::window`], 2 s), it counts the
 /// requests whose fate is known and the replies that were not overload rejections (errors
 /// included: the server did the work). Before an operation's first attempt it refuses the
 /// request locally with probability `max(0, (requests - K × accepts) / (requests + 1))`
-/// (`K` is [`AdaptiveConfig::accept_multiplier`], 2 by default). Overload retries (those the
+/// (`K` is [`AdaptiveConfig::accept_multiplier`], 1.05 by default). Overload retries (those the
 /// client-backpressure specification allows) are held to [`AdaptiveConfig::retry_ratio`] of the
-/// first attempts sent to that server over the window (10%); other retries (elections, network
+/// first attempts sent to that server over the window (5%); other retries (elections, network
 /// errors) are the specifications' own.
 ///
 /// # What it guarantees

@@ -10,6 +10,7 @@ mod select;
 pub mod staleness;
 mod suitable;
 pub mod window;
+mod write_stage;
 
 pub use read_preference::{
     HedgedReadOptions, ReadPreference, ReadPreferenceError, ReadPreferenceMode,
@@ -22,6 +23,7 @@ pub use select::{
 };
 pub use suitable::tag_set_matches;
 pub use window::{choose_in_window, within_latency_window};
+pub use write_stage::{WRITE_STAGE_ON_SECONDARY_WIRE_VERSION, write_stage_criteria};
 
 #[cfg(test)]
 mod tests;

@@ -325,3 +325,46 @@ fn single_topology_ignores_the_read_preference_but_needs_a_known_server() {
         Selection::NoneSuitable { .. }
     ));
 }
+
+#[test]
+fn a_write_stage_keeps_the_read_preference_only_when_every_available_server_is_5_0() {
+    let secondary = read(ReadPreferenceMode::SecondaryPreferred);
+    let mut old = server("s2", ServerType::RsSecondary, 5);
+    old.max_wire_version = WRITE_STAGE_ON_SECONDARY_WIRE_VERSION - 1;
+    let mixed = topology(
+        TopologyType::ReplicaSetWithPrimary,
+        vec![server("p", ServerType::RsPrimary, 5), old.clone()],
+    );
+    assert_eq!(
+        write_stage_criteria(&mixed, &secondary),
+        SelectionCriteria::primary_read()
+    );
+    let recent = topology(
+        TopologyType::ReplicaSetWithPrimary,
+        vec![
+            server("p", ServerType::RsPrimary, 5),
+            server("s1", ServerType::RsSecondary, 5),
+        ],
+    );
+    assert_eq!(write_stage_criteria(&recent, &secondary), secondary);
+    // An unavailable server's wire version is not known, so it does not count.
+    old.server_type = ServerType::Unknown;
+    let unreached = topology(
+        TopologyType::ReplicaSetWithPrimary,
+        vec![server("p", ServerType::RsPrimary, 5), old],
+    );
+    assert_eq!(write_stage_criteria(&unreached, &secondary), secondary);
+}
+
+#[test]
+fn a_write_stage_behind_a_load_balancer_keeps_the_read_preference() {
+    let secondary = read(ReadPreferenceMode::Secondary);
+    let mut balancer = server("lb", ServerType::LoadBalancer, 5);
+    balancer.max_wire_version = 0;
+    let t = topology(TopologyType::LoadBalanced, vec![balancer]);
+    assert_eq!(write_stage_criteria(&t, &secondary), secondary);
+    assert_eq!(
+        write_stage_criteria(&t, &SelectionCriteria::Write),
+        SelectionCriteria::Write
+    );
+}

@@ -16,6 +16,7 @@ use steadfast_core::description::ServerType;
 use steadfast_core::retry::{
     Admission, FailureFacts, FailureKind, OperationKind, Outcome, RetryPolicy, Sent, StopReason,
 };
+use steadfast_core::selection::SelectionCriteria;
 use steadfast_core::{ServerAddress, TopologyType};
 
 use super::Executor;
@@ -88,6 +89,8 @@ pub(super) struct HeldReply {
 pub(super) struct Stage<'a> {
     pub(super) plan: &'a OperationPlan,
     pub(super) selected: &'a SelectedServer,
+    /// The criteria the server was selected by (the plan's, or their write-stage resolution).
+    pub(super) criteria: &'a SelectionCriteria,
     pub(super) kind: OperationKind,
 }
 
@@ -130,6 +133,7 @@ impl Executor {
         let mut stage = Stage {
             plan,
             selected,
+            criteria: selection.criteria.as_ref().unwrap_or(&plan.criteria),
             kind: progress.retry.profile().kind,
         };
         let (connection, description) = self.check_out(stage, selection.started).await?;

@@ -92,6 +92,8 @@ pub(crate) struct OperationPlan {
     /// The command carries no `maxTimeMS` (see `ExecutionContext::omit_max_time`).
     omit_max_time: bool,
     criteria: SelectionCriteria,
+    /// An aggregation with `$out`/`$merge`: `criteria` is resolved at each selection.
+    write_stage: bool,
     target: Option<ServerAddress>,
     acknowledged: bool,
     /// The command carries an `lsid` (acknowledged, and the operation takes sessions).
@@ -288,6 +290,7 @@ impl Executor {
                 .as_ref()
                 .and_then(|t| t.criteria.clone())
                 .unwrap_or_else(|| op.selection_criteria()),
+            write_stage: op.has_write_stage(),
             target: op
                 .target()
                 .cloned()

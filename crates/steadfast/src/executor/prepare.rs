@@ -51,6 +51,7 @@ impl Executor {
         let Stage {
             plan,
             selected,
+            criteria,
             kind,
         } = stage;
         let fail = |error| self.failure(error, kind, &not_sent(Some(selected), plan));
@@ -130,7 +131,7 @@ impl Executor {
             read_concern,
             write_concern,
             read_preference: read_preference_document(
-                &plan.criteria,
+                criteria,
                 selected.topology_type,
                 selected.description.server_type,
             ),

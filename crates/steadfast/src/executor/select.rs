@@ -6,6 +6,7 @@ use std::time::Instant;
 use steadfast_core::TopologyType;
 use steadfast_core::description::ServerType;
 use steadfast_core::retry::{OperationKind, RetrySession};
+use steadfast_core::selection::{SelectionCriteria, write_stage_criteria};
 
 use super::Executor;
 use super::OperationPlan;
@@ -20,6 +21,9 @@ use crate::sdam::SelectedServer;
 pub(super) struct Selection {
     pub(super) server: SelectedServer,
     pub(super) started: Instant,
+    /// The criteria selection used when they differ from the plan's (a write-stage
+    /// aggregation's, resolved against the topology).
+    pub(super) criteria: Option<SelectionCriteria>,
 }
 
 impl Executor {
@@ -38,12 +42,15 @@ impl Executor {
         let unpinned_retry =
             plan.transaction.as_ref().is_some_and(|t| t.ends) && !retry.is_first_attempt();
         let target = plan.target.as_ref().filter(|_| !unpinned_retry);
+        let criteria = plan
+            .write_stage
+            .then(|| write_stage_criteria(&self.topology().snapshot(), &plan.criteria));
         let selected = match target {
             Some(address) => self.topology().select_address(address),
             None => {
                 self.topology()
                     .select_server(
-                        &plan.criteria,
+                        criteria.as_ref().unwrap_or(&plan.criteria),
                         retry.deprioritized(),
                         plan.deadline.instant(),
                     )
@@ -67,7 +74,11 @@ impl Executor {
             }
             retry.set_kind(OperationKind::NonRetryableWrite);
         }
-        Ok(Selection { server, started })
+        Ok(Selection {
+            server,
+            started,
+            criteria,
+        })
     }
 
     /// Checks a connection out of the selected server's pool. Under timeoutMS the wait is
@@ -82,6 +93,7 @@ impl Executor {
             plan,
             selected,
             kind,
+            ..
         } = stage;
         let limit = plan
             .deadline

@@ -39,6 +39,7 @@ impl Executor {
             plan,
             selected,
             kind,
+            ..
         } = stage;
         let supported = description.logical_session_timeout_minutes.is_some()
             || selected.topology_type == TopologyType::LoadBalanced;

@@ -26,8 +26,8 @@ pub(crate) enum AggregateTarget {
 }
 
 /// `aggregate`: opens a cursor over the pipeline's output. A pipeline ending in `$out` or
-/// `$merge` writes: it goes to the primary, carries the write concern and is not a retryable
-/// read.
+/// `$merge` writes: it carries the write concern, is not a retryable read, and keeps its read
+/// preference only where every server is 5.0+ (else it goes to the primary).
 #[derive(Debug)]
 pub(crate) struct Aggregate {
     target: AggregateTarget,
@@ -57,13 +57,7 @@ impl Aggregate {
             options,
             read_concern,
             write_concern: write_concern.filter(|_| writes),
-            // Simplification of the CRUD rule for $out/$merge on secondaries (5.0+): such a
-            // pipeline always runs on the primary.
-            criteria: if writes {
-                SelectionCriteria::Write
-            } else {
-                criteria
-            },
+            criteria,
             writes,
         }
     }
@@ -133,6 +127,10 @@ impl Operation for Aggregate {
 
     fn selection_criteria(&self) -> SelectionCriteria {
         self.criteria.clone()
+    }
+
+    fn has_write_stage(&self) -> bool {
+        self.writes
     }
 
     fn retryability(&self) -> Retryability {

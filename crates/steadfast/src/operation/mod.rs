@@ -117,6 +117,13 @@ pub(crate) trait Operation: Send + Sync {
         SelectionCriteria::Write
     }
 
+    /// Whether it is an aggregation with a write stage (`$out`, `$merge`): its read preference
+    /// then holds only when every available server is 5.0+, judged at each selection
+    /// ([`steadfast_core::selection::write_stage_criteria`]).
+    fn has_write_stage(&self) -> bool {
+        false
+    }
+
     /// A server it must run on (getMore and killCursors go where their cursor lives).
     fn target(&self) -> Option<&ServerAddress> {
         None

@@ -116,17 +116,29 @@ async fn command_errors_count_as_work_done_not_as_shedding() {
 static NEXT_ID: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(1);
 
 /// Runs `workers` closed-loop inserters until `successes` inserts succeeded; returns the local
-/// refusals and the successes.
+/// refusals and the successes. Every other outcome must be an overload error.
 async fn insert_until(
     orders: &steadfast::Collection<Document>,
     workers: usize,
     successes: usize,
+) -> (usize, usize) {
+    let overloaded = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    insert_counting(orders, workers, successes, &overloaded).await
+}
+
+/// As [`insert_until`], adding the overload errors that reached the application to `overloaded`.
+async fn insert_counting(
+    orders: &steadfast::Collection<Document>,
+    workers: usize,
+    successes: usize,
+    overloaded: &Arc<std::sync::atomic::AtomicUsize>,
 ) -> (usize, usize) {
     let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let refused = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let tasks: Vec<_> = (0..workers)
         .map(|_| {
             let (orders, done, refused) = (orders.clone(), done.clone(), refused.clone());
+            let overloaded = overloaded.clone();
             tokio::spawn(async move {
                 while done.load(std::sync::atomic::Ordering::SeqCst) < successes {
                     let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -139,7 +151,10 @@ async fn insert_until(
                             // A refusal is instant: let the other workers run.
                             tokio::task::yield_now().await;
                         }
-                        Err(error) => assert!(error.is_overload_error(), "{error}"),
+                        Err(error) => {
+                            assert!(error.is_overload_error(), "{error}");
+                            overloaded.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
                     }
                 }
             })
@@ -155,12 +170,9 @@ async fn insert_until(
 }
 
 #[tokio::test]
-async fn under_a_capacity_far_below_demand_attempts_per_success_stay_low() {
+async fn under_a_capacity_far_below_demand_refusals_are_never_sent_and_retries_stay_in_budget() {
     let deployment = replica_set().await;
-    let mut config = AdaptiveConfig::default();
-    config.accept_multiplier = 1.05;
-    config.retry_ratio = 0.05;
-    let policy = AdaptivePolicy::new(config);
+    let policy = AdaptivePolicy::new(AdaptiveConfig::default());
     let h = harness_with(&deployment.uri(), "", |b| b.retry_policy(Arc::new(policy))).await;
     let orders = h.client.database("shop").collection::<Document>("orders");
     within(orders.insert_one(doc! { "_id": -1 })).await.unwrap();
@@ -173,20 +185,26 @@ async fn under_a_capacity_far_below_demand_attempts_per_success_stay_low() {
     // The throttle learns from the first rejections; what it saves shows once it has.
     let (warm_up_refused, _) = insert_until(&orders, 8, 60).await;
     let before = deployment.capacity_stats(primary).unwrap();
-    let (refused, successes) = insert_until(&orders, 8, 150).await;
+    let overloaded = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (refused, successes) = insert_counting(&orders, 8, 150, &overloaded).await;
     let after = deployment.capacity_stats(primary).unwrap();
+    let overloaded = overloaded.load(std::sync::atomic::Ordering::SeqCst);
     let attempts = (after.admitted + after.rejected) - (before.admitted + before.rejected);
-    let per_success = attempts as f64 / successes as f64;
     assert!(
         warm_up_refused + refused > 0,
         "no refusal for {successes} successes"
     );
-    // Without throttling, every request the 8 workers make is sent, each rejected one twice
-    // more: attempts per success are the offered load over the capacity (several here).
-    // Measured with K = 1.1 and 10% retries: 1.3 to 1.6; these settings aim lower.
+    // Counts, not timing: a refused operation reached no server, so the server saw one first
+    // attempt per operation that was sent (a success or a surfaced overload error) plus the
+    // overload retries, which the budget holds to 5% of the first attempts over the window
+    // (the window also counts the warm-up's first attempts: the slack). How low attempts per
+    // success go is the bench's figure (`steadfast-bench --only overload`), not a test's.
+    let first_attempts = (successes + overloaded) as u64;
+    let retries = attempts.saturating_sub(first_attempts);
     assert!(
-        per_success <= 1.8,
-        "{attempts} attempts ({before:?} -> {after:?}) for {successes} successes"
+        attempts >= first_attempts && retries <= first_attempts / 10 + 10,
+        "{attempts} attempts ({before:?} -> {after:?}) for {successes} successes, \
+         {overloaded} overload errors and {refused} local refusals"
     );
     h.client.shutdown().await;
 }

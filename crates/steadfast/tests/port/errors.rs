@@ -64,6 +64,11 @@ async fn an_unknown_command_is_a_command_error() {
         }
         other => panic!("expected a command error, got {other:?}"),
     }
+    // The whole reply travels with the error, for the fields `CommandError` does not model.
+    let response = error
+        .server_response()
+        .expect("a command error keeps the server's reply");
+    assert_eq!(response.get_str("codeName").ok(), Some("CommandNotFound"));
 }
 
 #[tokio::test]

@@ -350,7 +350,8 @@ async fn create_collection_sends_typed_options_as_the_server_expects() {
         .expect("create runs");
     assert_eq!(
         created_options(&db, "clustered").await,
-        doc! { "clusteredIndex": { "key": { "_id": 1 }, "unique": true } }
+        // As mongod lists it: the server adds the index's name and version.
+        doc! { "clusteredIndex": { "key": { "_id": 1 }, "unique": true, "name": "_id_", "v": 2 } }
     );
     assert_eq!(
         listed_options(&db, "clustered").await.clustered_index,

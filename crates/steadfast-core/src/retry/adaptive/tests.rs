@@ -92,7 +92,10 @@ fn local_refusals_keep_the_probability_up_while_the_server_stays_overloaded() {
 #[test]
 fn overload_retries_stay_within_the_ratio_of_first_attempts() {
     let now = Instant::now();
-    let mut throttle = AdaptiveThrottle::new(AdaptiveConfig::default());
+    let mut throttle = AdaptiveThrottle::new(AdaptiveConfig {
+        retry_ratio: 0.1,
+        ..AdaptiveConfig::default()
+    });
     assert!(!throttle.try_retry(now), "no first attempt, no retry");
     for _ in 0..100 {
         assert_eq!(throttle.admit(now, 0.5), Admission::Send);

@@ -223,7 +223,9 @@ fn aggregate_reads_unless_it_writes() {
     );
     assert_eq!(out.retryability(), Retryability::None);
     assert!(!out.idempotent());
-    assert_eq!(out.selection_criteria(), SelectionCriteria::Write);
+    // The read preference stays; selection replaces it by primary before 5.0.
+    assert_eq!(out.selection_criteria(), secondary());
+    assert!(out.has_write_stage());
     assert_eq!(out.write_concern(), Some(&wc));
     let body = out.build(&default_description()).expect("builds").body;
     assert_eq!(

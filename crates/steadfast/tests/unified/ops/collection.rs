@@ -274,17 +274,19 @@ pub(super) async fn run(
         }
         "createIndex" => {
             let keys = args.document("keys")?;
-            let name = args.take("name");
-            let max_time = args.optional_duration("maxTimeMS")?;
-            args.finish()?;
-            let options = match name {
-                Some(Bson::String(name)) => Some(
-                    steadfast::options::IndexOptions::builder()
-                        .name(name)
-                        .build(),
-                ),
+            let name = match args.take("name") {
+                Some(Bson::String(name)) => Some(name),
                 _ => None,
             };
+            let unique = args.optional_bool("unique")?;
+            let max_time = args.optional_duration("maxTimeMS")?;
+            args.finish()?;
+            let options = (name.is_some() || unique.is_some()).then(|| {
+                steadfast::options::IndexOptions::builder()
+                    .name(name)
+                    .unique(unique)
+                    .build()
+            });
             let model = IndexModel::builder().keys(keys).options(options).build();
             let mut action = coll
                 .create_index(model)
