@@ -353,9 +353,12 @@ async fn create_collection_sends_typed_options_as_the_server_expects() {
         // As mongod lists it: the server adds the index's name and version.
         doc! { "clusteredIndex": { "key": { "_id": 1 }, "unique": true, "name": "_id_", "v": 2 } }
     );
+    let mut listed = ClusteredIndex::default();
+    listed.name = Some("_id_".to_string());
+    listed.v = Some(2);
     assert_eq!(
         listed_options(&db, "clustered").await.clustered_index,
-        Some(ClusteredIndex::default())
+        Some(listed)
     );
 }
 

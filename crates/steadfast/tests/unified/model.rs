@@ -175,6 +175,12 @@ fn missing_server_feature(op: &Document) -> Option<&'static str> {
                 .is_some_and(|args| args.contains_key("viewOn"))
                 .then_some("views");
         }
+        // blackpipe stores a collection's validator but does not enforce it.
+        Some("modifyCollection") => {
+            return arguments
+                .is_some_and(|args| args.contains_key("validator"))
+                .then_some("document validation");
+        }
         // Only a time-series collection takes documents sharing an `_id`.
         Some("insertMany") => {
             let documents = arguments.and_then(|args| args.get_array("documents").ok())?;

@@ -85,6 +85,10 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         "steadfast logs through `tracing`, not as the logging specification's structured messages that observeLogMessages asserts",
     ),
     (
+        Key::ServerFeature("document validation"),
+        "blackpipe stores a collection's validator (collMod, create) but does not enforce it: no DocumentValidationFailure (121) with errInfo",
+    ),
+    (
         Key::ServerFeature("views"),
         "blackpipe has no views (createCollection with viewOn)",
     ),

@@ -77,6 +77,7 @@ pub(super) async fn run_on_database(
             let pipeline = args.documents("pipeline")?;
             let mut options = steadfast::options::AggregateOptions::default();
             super::crud_options::aggregate_extras(&mut args, &mut options)?;
+            options.max_time = args.optional_duration("maxTimeMS")?;
             let mode = super::collection::timeout_mode(&mut args)?;
             args.finish()?;
             let mut action = db.aggregate(pipeline).timed(timeout).with_options(options);
