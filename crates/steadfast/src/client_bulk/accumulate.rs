@@ -225,20 +225,15 @@ impl Accumulator {
         self.unknown.sort_unstable();
         self.unknown.dedup();
         self.write_errors.sort_by_key(|e| e.index);
-        let mut accounted = vec![false; self.total];
         let refused = self.write_errors.iter().map(|e| e.index);
-        for at in self
-            .executed
-            .iter()
-            .copied()
-            .chain(refused)
-            .chain(self.unknown.iter().copied())
-        {
-            if let Some(slot) = accounted.get_mut(at) {
-                *slot = true;
-            }
-        }
-        let not_executed = (0..self.total).filter(|&at| !accounted[at]).collect();
+        let not_executed = crate::error::never_executed(
+            self.total,
+            self.executed
+                .iter()
+                .copied()
+                .chain(refused)
+                .chain(self.unknown.iter().copied()),
+        );
         let partial_result = (!self.executed.is_empty())
             .then(|| R::from_verbose(self.result.clone()).into_partial());
         let kind = ErrorKind::BulkWrite(BulkWriteError {

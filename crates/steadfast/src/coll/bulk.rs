@@ -280,20 +280,15 @@ impl BulkAccumulator {
         self.executed.sort_unstable();
         self.unknown.sort_unstable();
         self.write_errors.sort_by_key(|e| e.index);
-        let mut accounted = vec![false; self.total];
         let refused = self.write_errors.iter().map(|e| e.index);
-        for at in self
-            .executed
-            .iter()
-            .copied()
-            .chain(refused)
-            .chain(self.unknown.iter().copied())
-        {
-            if let Some(slot) = accounted.get_mut(at) {
-                *slot = true;
-            }
-        }
-        let not_executed = (0..self.total).filter(|&at| !accounted[at]).collect();
+        let not_executed = crate::error::never_executed(
+            self.total,
+            self.executed
+                .iter()
+                .copied()
+                .chain(refused)
+                .chain(self.unknown.iter().copied()),
+        );
         let partial = PartialWrite {
             applied: self.result,
             executed: self.executed,

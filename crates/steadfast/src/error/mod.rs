@@ -76,6 +76,7 @@ pub use gridfs::{GridFsErrorKind, GridFsFileIdentifier};
 use io::ConnectionIoKind;
 pub use kind::ErrorKind;
 pub use partial::PartialWrite;
+pub(crate) use partial::never_executed;
 pub use retry::{AttemptRecord, ErrorClass};
 pub use steadfast_core::retry::{Execution, Outcome, RetryReason, StopReason};
 pub(crate) use write::ReplyWriteErrors;

@@ -59,6 +59,21 @@ impl PartialWrite {
     }
 }
 
+/// The positions of `total` statements that are in none of `accounted` (executed, refused or
+/// of unknown fate): those certainly did not run. Positions past `total` are ignored.
+pub(crate) fn never_executed(
+    total: usize,
+    accounted: impl IntoIterator<Item = usize>,
+) -> Vec<usize> {
+    let mut seen = vec![false; total];
+    for at in accounted {
+        if let Some(slot) = seen.get_mut(at) {
+            *slot = true;
+        }
+    }
+    (0..total).filter(|&at| !seen[at]).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,9 +45,6 @@ pub(crate) async fn run(
     if let Some(concern) = args.optional_document("writeConcern")? {
         action = action.write_concern(write_concern(&concern)?);
     }
-    // `rawData` (8.2+) is for time-series bucket internals; steadfast has no such option, and
-    // the tests that pass it run against servers before 8.2, which must ignore it.
-    args.take("rawData");
     args.finish()?;
     if let Some(timeout) = timeout {
         action = action.timeout(timeout);

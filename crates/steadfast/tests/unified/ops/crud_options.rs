@@ -12,13 +12,6 @@ use steadfast::options::{
 use super::collection::return_document;
 use crate::args::{Args, write_concern};
 
-/// Reads `rawData` and drops it: steadfast has no rawData option (it is for time-series
-/// buckets on 8.2+), and the suite's tests for servers before 8.2 expect the argument to be
-/// ignored, never sent; the 8.2+ tests are skipped by version, since blackpipe reports 8.0.
-fn ignore_raw_data(args: &mut Args) {
-    args.take("rawData");
-}
-
 /// The optional `collation` argument.
 pub(super) fn collation(args: &mut Args) -> Result<Option<Collation>, String> {
     args.optional_document("collation")?
@@ -51,7 +44,6 @@ fn concern(args: &mut Args) -> Result<Option<steadfast::options::WriteConcern>, 
 
 /// `insertOne`'s options.
 pub(super) fn insert_one(args: &mut Args) -> Result<InsertOneOptions, String> {
-    ignore_raw_data(args);
     let mut o = InsertOneOptions::default();
     o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
     o.comment = args.take("comment");
@@ -61,7 +53,6 @@ pub(super) fn insert_one(args: &mut Args) -> Result<InsertOneOptions, String> {
 
 /// `insertMany`'s options.
 pub(super) fn insert_many(args: &mut Args) -> Result<InsertManyOptions, String> {
-    ignore_raw_data(args);
     let mut o = InsertManyOptions::default();
     o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
     o.ordered = args.optional_bool("ordered")?;
@@ -72,7 +63,6 @@ pub(super) fn insert_many(args: &mut Args) -> Result<InsertManyOptions, String> 
 
 /// `updateOne`'s and `updateMany`'s options.
 pub(super) fn update(args: &mut Args) -> Result<UpdateOptions, String> {
-    ignore_raw_data(args);
     let mut o = UpdateOptions::default();
     o.array_filters = array_filters(args)?;
     o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
@@ -88,7 +78,6 @@ pub(super) fn update(args: &mut Args) -> Result<UpdateOptions, String> {
 
 /// `replaceOne`'s options.
 pub(super) fn replace(args: &mut Args) -> Result<ReplaceOptions, String> {
-    ignore_raw_data(args);
     let mut o = ReplaceOptions::default();
     o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
     o.collation = collation(args)?;
@@ -103,7 +92,6 @@ pub(super) fn replace(args: &mut Args) -> Result<ReplaceOptions, String> {
 
 /// `deleteOne`'s and `deleteMany`'s options.
 pub(super) fn delete(args: &mut Args) -> Result<DeleteOptions, String> {
-    ignore_raw_data(args);
     let mut o = DeleteOptions::default();
     o.collation = collation(args)?;
     o.hint = args.optional_hint()?;
@@ -115,7 +103,6 @@ pub(super) fn delete(args: &mut Args) -> Result<DeleteOptions, String> {
 
 /// `findOneAndDelete`'s options.
 pub(super) fn find_one_and_delete(args: &mut Args) -> Result<FindOneAndDeleteOptions, String> {
-    ignore_raw_data(args);
     let mut o = FindOneAndDeleteOptions::default();
     o.sort = args.optional_document("sort")?;
     o.projection = args.optional_document("projection")?;
@@ -130,7 +117,6 @@ pub(super) fn find_one_and_delete(args: &mut Args) -> Result<FindOneAndDeleteOpt
 
 /// `findOneAndUpdate`'s options.
 pub(super) fn find_one_and_update(args: &mut Args) -> Result<FindOneAndUpdateOptions, String> {
-    ignore_raw_data(args);
     let mut o = FindOneAndUpdateOptions::default();
     o.array_filters = array_filters(args)?;
     o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
@@ -149,7 +135,6 @@ pub(super) fn find_one_and_update(args: &mut Args) -> Result<FindOneAndUpdateOpt
 
 /// `findOneAndReplace`'s options.
 pub(super) fn find_one_and_replace(args: &mut Args) -> Result<FindOneAndReplaceOptions, String> {
-    ignore_raw_data(args);
     let mut o = FindOneAndReplaceOptions::default();
     o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
     o.sort = args.optional_document("sort")?;
@@ -167,7 +152,6 @@ pub(super) fn find_one_and_replace(args: &mut Args) -> Result<FindOneAndReplaceO
 
 /// `bulkWrite`'s options (the models are read by the caller).
 pub(super) fn bulk_write(args: &mut Args) -> Result<BulkWriteOptions, String> {
-    ignore_raw_data(args);
     let mut o = BulkWriteOptions::default();
     o.ordered = args.optional_bool("ordered")?;
     o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
@@ -179,7 +163,6 @@ pub(super) fn bulk_write(args: &mut Args) -> Result<BulkWriteOptions, String> {
 
 /// The options of `find` beyond those `collection::find_options` reads.
 pub(super) fn find_extras(args: &mut Args, o: &mut FindOptions) -> Result<(), String> {
-    ignore_raw_data(args);
     o.allow_disk_use = args.optional_bool("allowDiskUse")?;
     o.allow_partial_results = args.optional_bool("allowPartialResults")?;
     o.collation = collation(args)?;
@@ -195,7 +178,6 @@ pub(super) fn find_extras(args: &mut Args, o: &mut FindOptions) -> Result<(), St
 
 /// The options of `aggregate` beyond batch size and time limits.
 pub(super) fn aggregate_extras(args: &mut Args, o: &mut AggregateOptions) -> Result<(), String> {
-    ignore_raw_data(args);
     o.allow_disk_use = args.optional_bool("allowDiskUse")?;
     o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
     o.collation = collation(args)?;
@@ -208,7 +190,6 @@ pub(super) fn aggregate_extras(args: &mut Args, o: &mut AggregateOptions) -> Res
 
 /// `countDocuments`'s options.
 pub(super) fn count_documents(args: &mut Args) -> Result<CountOptions, String> {
-    ignore_raw_data(args);
     let mut o = CountOptions::default();
     o.limit = args.optional_count("limit")?;
     o.skip = args.optional_count("skip")?;
@@ -223,7 +204,6 @@ pub(super) fn count_documents(args: &mut Args) -> Result<CountOptions, String> {
 pub(super) fn estimated_document_count(
     args: &mut Args,
 ) -> Result<EstimatedDocumentCountOptions, String> {
-    ignore_raw_data(args);
     let mut o = EstimatedDocumentCountOptions::default();
     o.comment = args.take("comment");
     o.max_time = args.optional_duration("maxTimeMS")?;
@@ -232,7 +212,6 @@ pub(super) fn estimated_document_count(
 
 /// `distinct`'s options.
 pub(super) fn distinct(args: &mut Args) -> Result<DistinctOptions, String> {
-    ignore_raw_data(args);
     let mut o = DistinctOptions::default();
     o.collation = collation(args)?;
     o.comment = args.take("comment");
