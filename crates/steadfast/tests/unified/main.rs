@@ -62,6 +62,12 @@ const SUITES: &[&str] = &[
     "run-command/unified",
     "versioned-api",
     "read-write-concern/operation",
+    "load-balancers",
+    "command-logging-and-monitoring/monitoring",
+    "command-logging-and-monitoring/logging",
+    "connection-monitoring-and-pooling/logging",
+    "server-selection/logging",
+    "auth/unified",
 ];
 
 /// Bounds one case, so that a hang fails the case instead of the run.
