@@ -14,9 +14,11 @@
 //!
 //! Everything here is pure: the clock and the random draw are arguments.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
+use std::ops::Add;
 use std::time::{Duration, Instant};
 
+use super::window::SlidingWindow;
 use crate::address::ServerAddress;
 
 /// Parameters of the adaptive throttle.
@@ -103,7 +105,9 @@ struct Counts {
     retries: u64,
 }
 
-impl Counts {
+impl Add for Counts {
+    type Output = Counts;
+
     fn add(self, other: Counts) -> Counts {
         Counts {
             requests: self.requests.saturating_add(other.requests),
@@ -114,14 +118,11 @@ impl Counts {
     }
 }
 
-/// Buckets per window: the window slides in steps of a tenth of its length.
-const BUCKETS: u32 = 10;
-
-/// One server's throttle: counts over a sliding window of [`BUCKETS`] buckets.
+/// One server's throttle: counts over a sliding window (ten buckets).
 #[derive(Clone, Debug)]
 pub struct AdaptiveThrottle {
     config: AdaptiveConfig,
-    buckets: VecDeque<(Instant, Counts)>,
+    counts: SlidingWindow<Counts>,
 }
 
 impl AdaptiveThrottle {
@@ -129,13 +130,13 @@ impl AdaptiveThrottle {
     pub fn new(config: AdaptiveConfig) -> Self {
         AdaptiveThrottle {
             config,
-            buckets: VecDeque::with_capacity(BUCKETS as usize + 1),
+            counts: SlidingWindow::new(config.window),
         }
     }
 
     /// The probability that a request at `now` is refused.
     pub fn refusal_probability(&mut self, now: Instant) -> f64 {
-        let totals = self.totals(now);
+        let totals = self.counts.totals(now);
         refusal_probability(totals.requests, totals.accepts, self.config.multiplier())
     }
 
@@ -145,17 +146,17 @@ impl AdaptiveThrottle {
     pub fn admit(&mut self, now: Instant, draw: f64) -> Admission {
         let probability = self.refusal_probability(now);
         if draw < probability {
-            self.current(now).requests += 1;
+            self.counts.current(now).requests += 1;
             Admission::Refuse { probability }
         } else {
-            self.current(now).firsts += 1;
+            self.counts.current(now).firsts += 1;
             Admission::Send
         }
     }
 
     /// Records a server's reply: `shed` when it rejected the request for overload.
     pub fn record_reply(&mut self, now: Instant, shed: bool) {
-        let bucket = self.current(now);
+        let bucket = self.counts.current(now);
         bucket.requests += 1;
         if !shed {
             bucket.accepts += 1;
@@ -165,11 +166,11 @@ impl AdaptiveThrottle {
     /// Takes one overload retry if retries stay within the ratio of first attempts; returns
     /// whether the retry may go ahead.
     pub fn try_retry(&mut self, now: Instant) -> bool {
-        let totals = self.totals(now);
+        let totals = self.counts.totals(now);
         // u64 -> f64: exact far beyond any window's counts.
         let allowed = totals.firsts as f64 * self.config.ratio();
         if (totals.retries + 1) as f64 <= allowed {
-            self.current(now).retries += 1;
+            self.counts.current(now).retries += 1;
             true
         } else {
             false
@@ -178,44 +179,7 @@ impl AdaptiveThrottle {
 
     /// Whether the window holds nothing at `now` (the throttle can be forgotten).
     pub fn is_idle(&mut self, now: Instant) -> bool {
-        self.prune(now);
-        self.buckets.is_empty()
-    }
-
-    fn totals(&mut self, now: Instant) -> Counts {
-        self.prune(now);
-        self.buckets
-            .iter()
-            .fold(Counts::default(), |sum, (_, counts)| sum.add(*counts))
-    }
-
-    fn bucket_width(&self) -> Duration {
-        (self.config.window / BUCKETS).max(Duration::from_millis(1))
-    }
-
-    fn prune(&mut self, now: Instant) {
-        let window = self.config.window;
-        while self
-            .buckets
-            .front()
-            .is_some_and(|(start, _)| now.saturating_duration_since(*start) >= window)
-        {
-            self.buckets.pop_front();
-        }
-    }
-
-    fn current(&mut self, now: Instant) -> &mut Counts {
-        self.prune(now);
-        let width = self.bucket_width();
-        let fresh = self
-            .buckets
-            .back()
-            .is_none_or(|(start, _)| now.saturating_duration_since(*start) >= width);
-        if fresh {
-            self.buckets.push_back((now, Counts::default()));
-        }
-        let last = self.buckets.len() - 1;
-        &mut self.buckets[last].1
+        self.counts.is_empty(now)
     }
 }
 

@@ -19,6 +19,7 @@ pub mod classify;
 pub mod policy;
 pub mod session;
 pub mod state;
+mod window;
 
 pub use adaptive::{AdaptiveConfig, AdaptiveThrottle, AdaptiveThrottles, Admission};
 pub use budget::{RetryBudget, RetryBudgetConfig};
