@@ -7,6 +7,7 @@
 //! A crate of its own (formerly `steadfast bench`), so that only this binary compiles the
 //! official crate: `cargo run --release -p steadfast-bench -- [--quick] [--only PART,..]`.
 
+mod contender;
 mod driverbench;
 mod failover;
 mod machine;
