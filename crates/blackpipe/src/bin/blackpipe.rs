@@ -133,11 +133,13 @@ impl Args {
         let config = if self.standalone {
             DeploymentConfig::standalone()
         } else if let Some(routers) = self.sharded {
-            DeploymentConfig::sharded(routers).with_load_balancer(self.load_balanced)
+            DeploymentConfig::sharded(routers)
         } else {
             DeploymentConfig::replica_set(self.replset.unwrap_or(3))
         };
+        // A balancer in front of anything but routers is refused when the deployment starts.
         let config = config
+            .with_load_balancer(self.load_balanced)
             .with_port(self.port)
             .with_set_name(self.set_name.clone())
             .with_auto_failover(!self.no_auto_failover)
