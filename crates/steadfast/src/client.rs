@@ -119,6 +119,7 @@ impl Client {
         listeners.extend(options.event_handlers().into_listener(delivery_tasks));
         let events = EventEmitter::new(listeners);
         let topology = Topology::new(&resolved, Arc::clone(&config), events.clone())?;
+        srv::poll::start_with_system_resolver(&topology, &resolved);
         let client = Client::from_executor(Executor::new(ExecutorParts {
             options: resolved,
             environment,

@@ -50,6 +50,12 @@ struct Args {
     /// N mongos routers over one shared store.
     #[arg(long, value_name = "N")]
     sharded: Option<usize>,
+    /// Put the --sharded routers behind a load balancer (each connection bound to one router,
+    /// round robin; hello needs `loadBalanced: true` and answers with `serviceId`), plus a
+    /// second balancer that fronts router 0 only. With a fixed --port they listen on the two
+    /// ports after the routers'.
+    #[arg(long, requires = "sharded")]
+    load_balanced: bool,
     /// The first port (0: ephemeral ports).
     #[arg(long, default_value_t = 27017)]
     port: u16,
@@ -131,7 +137,9 @@ impl Args {
         } else {
             DeploymentConfig::replica_set(self.replset.unwrap_or(3))
         };
+        // A balancer in front of anything but routers is refused when the deployment starts.
         let config = config
+            .with_load_balancer(self.load_balanced)
             .with_port(self.port)
             .with_set_name(self.set_name.clone())
             .with_auto_failover(!self.no_auto_failover)
