@@ -76,7 +76,37 @@ impl ConnectionAuth {
 
 #[cfg(test)]
 mod tests {
-    use super::parse;
+    use base64::Engine as _;
+    use bson::doc;
+
+    use super::*;
+    use crate::auth::User;
+
+    fn start(user_password: &str, db: &str) -> Document {
+        let users = Users::new(
+            &[
+                User::new("ldap", "pencil").with_db("$external"),
+                User::new("old", "pw")
+                    .with_db("$external")
+                    .with_mechanisms(vec![Mechanism::ScramSha1]),
+            ],
+            &mut rand::rng(),
+        )
+        .unwrap();
+        let payload = base64::engine::general_purpose::STANDARD.encode(user_password);
+        let command = doc! { "saslStart": 1, "mechanism": "PLAIN", "payload": payload };
+        ConnectionAuth::default().sasl_start(&users, db, &command, &mut rand::rng())
+    }
+
+    #[test]
+    fn the_password_is_checked_against_either_scram_credential() {
+        assert_eq!(start("\0ldap\0pencil", "$external").get_bool("done").ok(), Some(true));
+        assert_eq!(start("\0old\0pw", "$external").get_bool("done").ok(), Some(true));
+        assert_eq!(start("\0ldap\0crayon", "$external").get_i32("code").ok(), Some(18));
+        assert_eq!(start("\0ldap\0pencil", "admin").get_i32("code").ok(), Some(18));
+        assert_eq!(start("\0nobody\0pencil", "$external").get_i32("code").ok(), Some(18));
+        assert_eq!(start("garbage", "$external").get_i32("code").ok(), Some(2));
+    }
 
     #[test]
     fn parses_both_forms_and_refuses_a_foreign_authorization_identity() {

@@ -160,3 +160,97 @@ impl ConnectionAuth {
         Ok(reply)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use bson::doc;
+    use rcgen::DnType;
+    use steadfast_test_support::pki::TestPki;
+
+    use super::*;
+    use crate::auth::{User, Users};
+
+    fn users() -> Users {
+        Users::new(&[User::external("CN=app,O=Example")], &mut rand::rng()).unwrap()
+    }
+
+    fn certificate(pki: &TestPki, common_name: &str) -> Vec<u8> {
+        pki.client(&[
+            (DnType::OrganizationName, "Example"),
+            (DnType::CommonName, common_name),
+        ])
+        .der
+    }
+
+    #[test]
+    fn the_subject_is_written_last_rdn_first_with_special_characters_escaped() {
+        let pki = TestPki::new();
+        assert_eq!(
+            subject_name(&certificate(&pki, "app")).unwrap(),
+            "CN=app,O=Example"
+        );
+        assert_eq!(
+            subject_name(&certificate(&pki, "a,b+c")).unwrap(),
+            "CN=a\\,b\\+c,O=Example"
+        );
+        assert!(subject_name(b"not a certificate").is_err());
+    }
+
+    #[test]
+    fn escaping_follows_rfc_4514() {
+        assert_eq!(escape("plain"), "plain");
+        assert_eq!(escape("#lead"), "\\#lead");
+        assert_eq!(escape("mid#dle"), "mid#dle");
+        assert_eq!(escape(" both "), "\\ both\\ ");
+        assert_eq!(escape("q\"<>;\\"), "q\\\"\\<\\>\\;\\\\");
+        assert_eq!(escape("nul\0"), "nul\\00");
+    }
+
+    #[test]
+    fn authenticate_checks_database_certificate_named_user_and_existence() {
+        let pki = TestPki::new();
+        let users = users();
+        let cert = certificate(&pki, "app");
+        let command = doc! { "authenticate": 1, "mechanism": "MONGODB-X509" };
+        let code = |reply: Document| reply.get_i32("code").ok();
+
+        let mut auth = ConnectionAuth::default();
+        assert_eq!(code(auth.authenticate(&users, "admin", &command, Some(&cert))), Some(17));
+        assert_eq!(code(auth.authenticate(&users, EXTERNAL_DB, &command, None)), Some(18));
+        let mut named = command.clone();
+        named.insert("user", "CN=other");
+        assert_eq!(code(auth.authenticate(&users, EXTERNAL_DB, &named, Some(&cert))), Some(18));
+        let stranger = certificate(&pki, "stranger");
+        assert_eq!(code(auth.authenticate(&users, EXTERNAL_DB, &command, Some(&stranger))), Some(18));
+        let mut scram = command.clone();
+        scram.insert("mechanism", "SCRAM-SHA-1");
+        assert_eq!(code(auth.authenticate(&users, EXTERNAL_DB, &scram, Some(&cert))), Some(334));
+        assert!(!auth.is_authenticated());
+
+        named.insert("user", "CN=app,O=Example");
+        let reply = auth.authenticate(&users, EXTERNAL_DB, &named, Some(&cert));
+        assert_eq!(reply, doc! { "dbname": "$external", "user": "CN=app,O=Example" });
+        assert_eq!(auth.user(), Some((EXTERNAL_DB, "CN=app,O=Example")));
+    }
+
+    #[test]
+    fn speculative_x509_answers_only_when_it_succeeds() {
+        let pki = TestPki::new();
+        let users = users();
+        let cert = certificate(&pki, "app");
+        let hello = doc! {
+            "hello": 1,
+            "speculativeAuthenticate": {
+                "authenticate": 1, "mechanism": "MONGODB-X509", "db": "$external"
+            },
+        };
+        let mut auth = ConnectionAuth::default();
+        assert_eq!(auth.speculative_x509(&users, &hello, None), None);
+        assert!(!auth.is_authenticated());
+        assert_eq!(
+            auth.speculative_x509(&users, &hello, Some(&cert)),
+            Some(doc! { "dbname": "$external", "user": "CN=app,O=Example" })
+        );
+        assert!(auth.is_authenticated());
+    }
+}
