@@ -8,9 +8,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rcgen::{
-    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
-    KeyPair, KeyUsagePurpose,
+    BasicConstraints, CertificateParams, CertifiedIssuer, ExtendedKeyUsagePurpose, IsCa, KeyPair,
+    KeyUsagePurpose,
 };
+
+/// The attribute types of a subject, for [`TestPki::client`].
+pub use rcgen::DnType;
 
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
@@ -100,7 +103,9 @@ impl TestPki {
     ) -> Identity {
         params.extended_key_usages = vec![usage];
         let key = KeyPair::generate().expect("key");
-        let certificate = params.signed_by(&key, &self.ca).expect("signed certificate");
+        let certificate = params
+            .signed_by(&key, &self.ca)
+            .expect("signed certificate");
         let pem = format!("{}{}", certificate.pem(), key.serialize_pem());
         let file = self.dir.join(format!(
             "{role}-{}.pem",

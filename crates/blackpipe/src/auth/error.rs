@@ -56,9 +56,9 @@ impl AuthError {
     /// The mongod error code a client sees.
     pub fn code(&self) -> i32 {
         match self {
-            AuthError::Failed
-            | AuthError::NoClientCertificate
-            | AuthError::X509UserMismatch => AUTHENTICATION_FAILED,
+            AuthError::Failed | AuthError::NoClientCertificate | AuthError::X509UserMismatch => {
+                AUTHENTICATION_FAILED
+            }
             AuthError::X509OutsideExternal => PROTOCOL_ERROR,
             AuthError::Malformed(_) | AuthError::InvalidUser { .. } => BAD_VALUE,
             AuthError::UnsupportedMechanism(_) => MECHANISM_UNAVAILABLE,

@@ -100,11 +100,26 @@ mod tests {
 
     #[test]
     fn the_password_is_checked_against_either_scram_credential() {
-        assert_eq!(start("\0ldap\0pencil", "$external").get_bool("done").ok(), Some(true));
-        assert_eq!(start("\0old\0pw", "$external").get_bool("done").ok(), Some(true));
-        assert_eq!(start("\0ldap\0crayon", "$external").get_i32("code").ok(), Some(18));
-        assert_eq!(start("\0ldap\0pencil", "admin").get_i32("code").ok(), Some(18));
-        assert_eq!(start("\0nobody\0pencil", "$external").get_i32("code").ok(), Some(18));
+        assert_eq!(
+            start("\0ldap\0pencil", "$external").get_bool("done").ok(),
+            Some(true)
+        );
+        assert_eq!(
+            start("\0old\0pw", "$external").get_bool("done").ok(),
+            Some(true)
+        );
+        assert_eq!(
+            start("\0ldap\0crayon", "$external").get_i32("code").ok(),
+            Some(18)
+        );
+        assert_eq!(
+            start("\0ldap\0pencil", "admin").get_i32("code").ok(),
+            Some(18)
+        );
+        assert_eq!(
+            start("\0nobody\0pencil", "$external").get_i32("code").ok(),
+            Some(18)
+        );
         assert_eq!(start("garbage", "$external").get_i32("code").ok(), Some(2));
     }
 

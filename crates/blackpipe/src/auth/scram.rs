@@ -69,9 +69,20 @@ impl ScramCredential {
     /// Whether `password` is the one this credential was derived from: the same derivation
     /// with the stored salt and iteration count, StoredKeys compared in constant time (PLAIN
     /// checks passwords this way).
-    pub(crate) fn matches_password(&self, mechanism: Mechanism, user: &str, password: &str) -> bool {
-        Self::derive(mechanism, user, password, self.salt.clone(), self.iterations)
-            .is_ok_and(|derived| constant_time_eq(&derived.stored_key, &self.stored_key))
+    pub(crate) fn matches_password(
+        &self,
+        mechanism: Mechanism,
+        user: &str,
+        password: &str,
+    ) -> bool {
+        Self::derive(
+            mechanism,
+            user,
+            password,
+            self.salt.clone(),
+            self.iterations,
+        )
+        .is_ok_and(|derived| constant_time_eq(&derived.stored_key, &self.stored_key))
     }
 }
 

@@ -164,8 +164,7 @@ impl ConnectionAuth {
 #[cfg(test)]
 mod tests {
     use bson::doc;
-    use rcgen::DnType;
-    use steadfast_test_support::pki::TestPki;
+    use steadfast_test_support::pki::{DnType, TestPki};
 
     use super::*;
     use crate::auth::{User, Users};
@@ -215,21 +214,39 @@ mod tests {
         let code = |reply: Document| reply.get_i32("code").ok();
 
         let mut auth = ConnectionAuth::default();
-        assert_eq!(code(auth.authenticate(&users, "admin", &command, Some(&cert))), Some(17));
-        assert_eq!(code(auth.authenticate(&users, EXTERNAL_DB, &command, None)), Some(18));
+        assert_eq!(
+            code(auth.authenticate(&users, "admin", &command, Some(&cert))),
+            Some(17)
+        );
+        assert_eq!(
+            code(auth.authenticate(&users, EXTERNAL_DB, &command, None)),
+            Some(18)
+        );
         let mut named = command.clone();
         named.insert("user", "CN=other");
-        assert_eq!(code(auth.authenticate(&users, EXTERNAL_DB, &named, Some(&cert))), Some(18));
+        assert_eq!(
+            code(auth.authenticate(&users, EXTERNAL_DB, &named, Some(&cert))),
+            Some(18)
+        );
         let stranger = certificate(&pki, "stranger");
-        assert_eq!(code(auth.authenticate(&users, EXTERNAL_DB, &command, Some(&stranger))), Some(18));
+        assert_eq!(
+            code(auth.authenticate(&users, EXTERNAL_DB, &command, Some(&stranger))),
+            Some(18)
+        );
         let mut scram = command.clone();
         scram.insert("mechanism", "SCRAM-SHA-1");
-        assert_eq!(code(auth.authenticate(&users, EXTERNAL_DB, &scram, Some(&cert))), Some(334));
+        assert_eq!(
+            code(auth.authenticate(&users, EXTERNAL_DB, &scram, Some(&cert))),
+            Some(334)
+        );
         assert!(!auth.is_authenticated());
 
         named.insert("user", "CN=app,O=Example");
         let reply = auth.authenticate(&users, EXTERNAL_DB, &named, Some(&cert));
-        assert_eq!(reply, doc! { "dbname": "$external", "user": "CN=app,O=Example" });
+        assert_eq!(
+            reply,
+            doc! { "dbname": "$external", "user": "CN=app,O=Example" }
+        );
         assert_eq!(auth.user(), Some((EXTERNAL_DB, "CN=app,O=Example")));
     }
 

@@ -64,7 +64,10 @@ impl fmt::Debug for ServerTls {
         // The key never appears in output.
         f.debug_struct("ServerTls")
             .field("certificates", &self.chain.len())
-            .field("client_certificates", &self.client_ca.as_ref().map(|(_, p)| p))
+            .field(
+                "client_certificates",
+                &self.client_ca.as_ref().map(|(_, p)| p),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -200,9 +203,7 @@ impl Transport {
 pub(super) async fn accept(stream: TcpStream, tls: Option<&ServerTls>) -> io::Result<Transport> {
     match tls {
         None => Ok(Transport::Plain(stream)),
-        Some(tls) => Ok(Transport::Tls(Box::new(
-            tls.acceptor.accept(stream).await?,
-        ))),
+        Some(tls) => Ok(Transport::Tls(Box::new(tls.acceptor.accept(stream).await?))),
     }
 }
 

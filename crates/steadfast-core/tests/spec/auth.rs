@@ -31,12 +31,6 @@ const SKIPPED: &[(&str, &str)] = &[
     ),
 ];
 
-/// GSSAPI cases expected to parse are skipped: steadfast refuses GSSAPI when the client is
-/// built, and does not fill in its SERVICE_NAME default the cases expect. Invalid GSSAPI
-/// cases still run (their credentials must be refused).
-const GSSAPI_REASON: &str = "GSSAPI is not supported (no pure-Rust Kerberos); its default \
-                             SERVICE_NAME property is not filled in";
-
 pub(crate) fn run(suites: &mut harness::Suites) {
     suites.run("auth", "legacy", run_file);
 }
@@ -63,9 +57,6 @@ fn run_case(name: &str, case: &Value) -> Outcome {
         return Outcome::Fail("field uri: missing".into());
     };
     let expect_valid = case["valid"].as_bool().unwrap_or(true);
-    if expect_valid && case["credential"]["mechanism"].as_str() == Some("GSSAPI") {
-        return Outcome::Skip(GSSAPI_REASON.to_owned());
-    }
     let options = match (ClientOptions::parse(uri), expect_valid) {
         (Ok(ParsedUri::Complete { options, .. }), true) => options,
         (Ok(ParsedUri::NeedsSrv(_)), _) => {

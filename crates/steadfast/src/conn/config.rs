@@ -275,7 +275,10 @@ impl ConnectionConfig {
             Some(credential) => Some(Arc::new(auth_settings(credential)?)),
             None => None,
         };
-        if auth.as_ref().is_some_and(|a| a.mechanism == MechanismChoice::X509) {
+        if auth
+            .as_ref()
+            .is_some_and(|a| a.mechanism == MechanismChoice::X509)
+        {
             crate::auth::x509::check_tls(&options.tls)?;
         }
         Ok(ConnectionConfig {

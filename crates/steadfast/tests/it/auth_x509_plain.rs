@@ -101,11 +101,7 @@ async fn x509_authenticates_as_the_certificate_subject_with_or_without_the_user_
 #[tokio::test]
 async fn x509_naming_another_user_is_refused() {
     let fixture = Fixture::start(Some(ClientCertificates::Required)).await;
-    let uri = fixture.uri(
-        "CN%3Dsomeone-else@",
-        true,
-        "&authMechanism=MONGODB-X509",
-    );
+    let uri = fixture.uri("CN%3Dsomeone-else@", true, "&authMechanism=MONGODB-X509");
     let error = authenticated_users(&uri).await.unwrap_err();
     assert!(error.is_authentication_error(), "{error:?}");
     assert!(error.to_string().contains("matching the user"), "{error}");
@@ -143,7 +139,11 @@ async fn x509_without_a_client_certificate_is_refused_when_the_client_is_built()
 #[tokio::test]
 async fn a_server_requiring_client_certificates_refuses_a_client_without_one() {
     let fixture = Fixture::start(Some(ClientCertificates::Required)).await;
-    let uri = fixture.uri("ldap:pencil@", false, &format!("&authMechanism=PLAIN{FAIL_FAST}"));
+    let uri = fixture.uri(
+        "ldap:pencil@",
+        false,
+        &format!("&authMechanism=PLAIN{FAIL_FAST}"),
+    );
     let error = authenticated_users(&uri).await.unwrap_err();
     assert!(!error.is_authentication_error(), "{error:?}");
     assert!(
@@ -194,7 +194,10 @@ async fn garbage_instead_of_a_tls_handshake_closes_only_that_connection() {
     let host = fixture.deployment.hosts()[0].clone();
     let mut socket = tokio::net::TcpStream::connect(&host).await.unwrap();
     // A plaintext wire-protocol header where a TLS ClientHello belongs.
-    socket.write_all(&[0x3a, 0, 0, 0, 1, 2, 3, 4]).await.unwrap();
+    socket
+        .write_all(&[0x3a, 0, 0, 0, 1, 2, 3, 4])
+        .await
+        .unwrap();
     let mut rest = Vec::new();
     // The server answers with (at most) a TLS alert, then closes: the read reaches EOF.
     let _ = socket.read_to_end(&mut rest).await;
