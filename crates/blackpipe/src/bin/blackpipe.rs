@@ -258,8 +258,7 @@ mod tests {
     #[test]
     fn tls_flags_need_their_prerequisites_and_readable_files() {
         let refused = |flags: &[&str]| {
-            Args::try_parse_from(std::iter::once("blackpipe").chain(flags.iter().copied()))
-                .is_err()
+            Args::try_parse_from(std::iter::once("blackpipe").chain(flags.iter().copied())).is_err()
         };
         assert!(refused(&["--tls-ca-file", "ca.pem"]));
         assert!(refused(&[
@@ -268,8 +267,13 @@ mod tests {
             "--tls-allow-connections-without-certificates"
         ]));
         let missing = parse(&["--tls-certificate-key-file", "/nonexistent/server.pem"]);
-        assert!(matches!(missing.config(), Err(ControlError::BadArgument(_))));
-        let external = parse(&["--external-user", "CN=client,O=example"]).config().unwrap();
+        assert!(matches!(
+            missing.config(),
+            Err(ControlError::BadArgument(_))
+        ));
+        let external = parse(&["--external-user", "CN=client,O=example"])
+            .config()
+            .unwrap();
         assert_eq!(external.users, vec![User::external("CN=client,O=example")]);
         assert!(external.server.tls.is_none());
     }

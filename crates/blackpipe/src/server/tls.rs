@@ -246,3 +246,68 @@ impl AsyncWrite for Transport {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use steadfast_test_support::pki::TestPki;
+    use tokio::io::AsyncReadExt as _;
+
+    use super::*;
+    use crate::scripted::{ScriptedConfig, ScriptedServer};
+    use crate::server::ServerConfig;
+
+    #[test]
+    fn pem_without_a_key_or_a_certificate_is_a_typed_error() {
+        let pki = TestPki::new();
+        let server = pki.server("127.0.0.1");
+        assert!(ServerTls::new(&server.pem).is_ok());
+        assert!(matches!(
+            ServerTls::new(&pki.ca_pem()),
+            Err(TlsConfigError::Pem(_))
+        ));
+        assert!(matches!(
+            ServerTls::new("garbage"),
+            Err(TlsConfigError::Pem(_))
+        ));
+        let tls = ServerTls::new(&server.pem).unwrap();
+        assert!(
+            tls.clone()
+                .with_client_ca("garbage", ClientCertificates::Required)
+                .is_err()
+        );
+        let tls = tls
+            .with_client_ca(&pki.ca_pem(), ClientCertificates::Optional)
+            .unwrap();
+        assert_eq!(
+            tls.client_certificates(),
+            Some(ClientCertificates::Optional)
+        );
+        assert!(
+            !format!("{tls:?}").contains("PRIVATE"),
+            "the key is never shown"
+        );
+    }
+
+    /// A client that connects and never starts the handshake is disconnected once the read
+    /// timeout passes (time is paused: the runtime advances it when everything waits).
+    #[tokio::test(start_paused = true)]
+    async fn a_stalled_handshake_is_closed_after_the_read_timeout() {
+        let pki = TestPki::new();
+        let tls = ServerTls::new(&pki.server("127.0.0.1").pem).unwrap();
+        let config = ScriptedConfig::default().with_server(
+            ServerConfig::default()
+                .with_tls(tls)
+                .with_read_timeout(Duration::from_secs(5)),
+        );
+        let server = ScriptedServer::start_with(config).await.unwrap();
+        let mut socket = TcpStream::connect(("127.0.0.1", server.port()))
+            .await
+            .unwrap();
+        let mut rest = Vec::new();
+        let read = socket.read_to_end(&mut rest).await;
+        assert!(read.is_ok_and(|n| n == 0), "closed without a byte sent");
+        server.server().wait_for_open_connections(0).await;
+    }
+}
