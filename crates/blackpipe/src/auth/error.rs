@@ -27,6 +27,15 @@ pub enum AuthError {
     /// A mechanism blackpipe does not offer.
     #[error("Received authentication for mechanism {0} which is not enabled")]
     UnsupportedMechanism(String),
+    /// MONGODB-X509 on a connection without a verified client certificate.
+    #[error("No verified subject name available from client")]
+    NoClientCertificate,
+    /// MONGODB-X509 sent to a database other than `$external`.
+    #[error("X.509 authentication must always use the $external database.")]
+    X509OutsideExternal,
+    /// MONGODB-X509 naming a user other than the certificate's subject.
+    #[error("There is no x.509 client certificate matching the user.")]
+    X509UserMismatch,
     /// `saslContinue` without a conversation in progress, or with another id.
     #[error("No SASL session state found")]
     NoConversation,
@@ -47,7 +56,10 @@ impl AuthError {
     /// The mongod error code a client sees.
     pub fn code(&self) -> i32 {
         match self {
-            AuthError::Failed => AUTHENTICATION_FAILED,
+            AuthError::Failed | AuthError::NoClientCertificate | AuthError::X509UserMismatch => {
+                AUTHENTICATION_FAILED
+            }
+            AuthError::X509OutsideExternal => PROTOCOL_ERROR,
             AuthError::Malformed(_) | AuthError::InvalidUser { .. } => BAD_VALUE,
             AuthError::UnsupportedMechanism(_) => MECHANISM_UNAVAILABLE,
             AuthError::NoConversation => PROTOCOL_ERROR,

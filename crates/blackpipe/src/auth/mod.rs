@@ -1,7 +1,9 @@
 //! Authentication as mongod does it: users stored as SCRAM credentials (never their
 //! passwords), the `saslStart` / `saslContinue` conversation for SCRAM-SHA-1 and
-//! SCRAM-SHA-256, speculative authentication inside `hello`, `saslSupportedMechs`, and the
-//! list of commands a connection may run before it has authenticated.
+//! SCRAM-SHA-256, PLAIN (checked against those credentials), MONGODB-X509 (`authenticate` on
+//! `$external` with the TLS client certificate's subject as the user), speculative
+//! authentication inside `hello`, `saslSupportedMechs`, and the list of commands a connection
+//! may run before it has authenticated.
 //!
 //! Everything here is pure: randomness (salts, server nonces) is passed in, and the
 //! per-connection state ([`ConnectionAuth`]) lives with the connection. Authenticated users
@@ -20,16 +22,19 @@
 //! ```
 
 mod error;
+mod plain;
 mod scram;
 mod session;
 mod users;
+mod x509;
 
 #[cfg(test)]
 mod tests;
 
 pub use error::AuthError;
 pub use session::{ConnectionAuth, requires_authentication};
-pub use users::{Mechanism, User, Users};
+pub use users::{EXTERNAL_DB, Mechanism, User, Users};
+pub use x509::subject_name;
 
 /// The most bytes a client's SCRAM message may have. Real ones are about a hundred bytes
 /// plus the user name; anything longer is refused before it is parsed.

@@ -65,6 +65,27 @@ impl ScramCredential {
     }
 }
 
+impl ScramCredential {
+    /// Whether `password` is the one this credential was derived from: the same derivation
+    /// with the stored salt and iteration count, StoredKeys compared in constant time (PLAIN
+    /// checks passwords this way).
+    pub(crate) fn matches_password(
+        &self,
+        mechanism: Mechanism,
+        user: &str,
+        password: &str,
+    ) -> bool {
+        Self::derive(
+            mechanism,
+            user,
+            password,
+            self.salt.clone(),
+            self.iterations,
+        )
+        .is_ok_and(|derived| constant_time_eq(&derived.stored_key, &self.stored_key))
+    }
+}
+
 fn hmac(mechanism: Mechanism, key: &[u8], message: &[u8]) -> Vec<u8> {
     // HMAC takes keys of any length: `new_from_slice` cannot fail, and an empty tag would
     // only make a proof check fail.

@@ -70,7 +70,7 @@ pub struct ConnectionAuth {
 }
 
 /// A step's reply: `{conversationId, done, payload}`.
-fn step_reply(done: bool, payload: &[u8]) -> Document {
+pub(super) fn step_reply(done: bool, payload: &[u8]) -> Document {
     doc! {
         "conversationId": CONVERSATION_ID,
         "done": done,
@@ -79,7 +79,7 @@ fn step_reply(done: bool, payload: &[u8]) -> Document {
 }
 
 /// The `payload` of a SASL command, as text, bounded by [`MAX_PAYLOAD_BYTES`].
-fn payload(command: &Document) -> Result<String, AuthError> {
+pub(super) fn payload(command: &Document) -> Result<String, AuthError> {
     let bytes = match command.get("payload") {
         Some(Bson::Binary(binary)) => binary.bytes.clone(),
         // Some shells send the payload base64-encoded in a string.
@@ -118,8 +118,30 @@ impl ConnectionAuth {
         command: &Document,
         rng: &mut R,
     ) -> Document {
+        if command.get_str("mechanism").ok() == Some(super::plain::MECHANISM) {
+            return self.plain(users, db, command);
+        }
         self.start(users, db, command, rng)
             .unwrap_or_else(|error| error.to_reply())
+    }
+
+    /// Counts one authentication attempt (any mechanism) and drops any conversation in
+    /// progress.
+    ///
+    /// # Errors
+    /// [`AuthError::TooManyConversations`] past [`MAX_CONVERSATIONS_PER_CONNECTION`].
+    pub(super) fn count_attempt(&mut self) -> Result<(), AuthError> {
+        if self.conversations_started >= MAX_CONVERSATIONS_PER_CONNECTION {
+            return Err(AuthError::TooManyConversations);
+        }
+        self.conversations_started += 1;
+        self.conversation = None;
+        Ok(())
+    }
+
+    /// Records that the connection authenticated as `db.name`.
+    pub(super) fn set_user(&mut self, db: &str, name: String) {
+        self.user = Some((db.to_owned(), name));
     }
 
     /// Runs `saslContinue`; returns the reply document (an error reply when it fails). Any
@@ -155,11 +177,7 @@ impl ConnectionAuth {
         command: &Document,
         rng: &mut R,
     ) -> Result<Document, AuthError> {
-        if self.conversations_started >= MAX_CONVERSATIONS_PER_CONNECTION {
-            return Err(AuthError::TooManyConversations);
-        }
-        self.conversations_started += 1;
-        self.conversation = None;
+        self.count_attempt()?;
         let name = command
             .get_str("mechanism")
             .map_err(|_| AuthError::malformed("saslStart needs a mechanism"))?;

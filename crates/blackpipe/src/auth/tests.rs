@@ -277,7 +277,8 @@ fn hostile_client_first_messages_get_typed_errors() {
     let reply = auth.sasl_start(
         &users,
         "admin",
-        &start("PLAIN", "n,,n=alice,r=abc"),
+        // PLAIN is offered now: GSSAPI is a mechanism blackpipe still does not.
+        &start("GSSAPI", "n,,n=alice,r=abc"),
         &mut SmallRng::seed_from_u64(1),
     );
     assert_eq!(reply.get_i32("code").ok(), Some(334), "{reply}");

@@ -9,6 +9,9 @@ use rand::RngCore;
 use super::error::AuthError;
 use super::scram::ScramCredential;
 
+/// The database of users who authenticate outside MongoDB (X.509 subjects, LDAP for PLAIN).
+pub const EXTERNAL_DB: &str = "$external";
+
 /// A SASL mechanism blackpipe's users can authenticate with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -85,6 +88,18 @@ impl User {
         }
     }
 
+    /// A user of `$external` with no password, as `createUser` on `$external` makes: the
+    /// identity of a MONGODB-X509 client, `name` being its certificate's subject in RFC 2253
+    /// form (`CN=client,O=example`).
+    pub fn external(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            db: EXTERNAL_DB.to_owned(),
+            password: String::new(),
+            mechanisms: Vec::new(),
+        }
+    }
+
     /// Defines the user in `db` instead of `admin`.
     #[must_use]
     pub fn with_db(mut self, db: impl Into<String>) -> Self {
@@ -141,7 +156,9 @@ impl Users {
             if user.name.is_empty() || user.db.is_empty() {
                 return Err(invalid("the name and the database must not be empty"));
             }
-            if user.mechanisms.is_empty() {
+            // Only `$external` users may have no credential: something outside authenticates
+            // them (a certificate).
+            if user.mechanisms.is_empty() && user.db != EXTERNAL_DB {
                 return Err(invalid("at least one mechanism is needed"));
             }
             let mut credentials = Vec::with_capacity(user.mechanisms.len());
@@ -174,6 +191,11 @@ impl Users {
     /// Whether there is no user.
     pub fn is_empty(&self) -> bool {
         self.users.is_empty()
+    }
+
+    /// Whether `db.name` exists.
+    pub fn contains(&self, db: &str, name: &str) -> bool {
+        self.users.contains_key(&(db.to_owned(), name.to_owned()))
     }
 
     /// The credential of `db.name` for `mechanism`, if the user exists and has one.

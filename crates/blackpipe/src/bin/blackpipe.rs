@@ -5,8 +5,13 @@
 //!
 //! `--auth --user app:secret` requires SCRAM authentication, as `mongod --auth` does: connect
 //! with `mongodb://app:secret@127.0.0.1:27017/`.
+//!
+//! `--tls-certificate-key-file server.pem [--tls-ca-file ca.pem] --external-user 'CN=client'`
+//! serves TLS (requiring client certificates signed by the CA) and lets that certificate's
+//! holder authenticate with MONGODB-X509.
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -14,7 +19,8 @@ use blackpipe::auth::User;
 use blackpipe::deployment::capacity::{DEFAULT_BURST, DEFAULT_REJECT_COST};
 use blackpipe::deployment::{Capacity, ControlError, DeploymentConfig, serve_forever};
 use blackpipe::server::{
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_READ_TIMEOUT, ServerConfig,
+    ClientCertificates, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_READ_TIMEOUT,
+    ServerConfig, ServerTls,
 };
 use clap::Parser;
 
@@ -83,6 +89,22 @@ struct Args {
     /// even without --auth.
     #[arg(long = "user", value_name = "NAME:PASSWORD", value_parser = parse_user)]
     users: Vec<User>,
+    /// A user in `$external` with no password (repeatable): a MONGODB-X509 identity, named by
+    /// its certificate's subject in RFC 2253 form, e.g. `CN=client,O=example`.
+    #[arg(long = "external-user", value_name = "SUBJECT")]
+    external_users: Vec<String>,
+    /// Serve TLS with the certificate chain and private key in this PEM file (mongod's
+    /// tlsCertificateKeyFile).
+    #[arg(long, value_name = "PATH")]
+    tls_certificate_key_file: Option<PathBuf>,
+    /// Ask clients for a certificate signed by a CA in this PEM file and refuse those without
+    /// one (mongod's tlsCAFile).
+    #[arg(long, value_name = "PATH", requires = "tls_certificate_key_file")]
+    tls_ca_file: Option<PathBuf>,
+    /// With --tls-ca-file: accept clients that present no certificate (mongod's
+    /// tlsAllowConnectionsWithoutCertificates).
+    #[arg(long, requires = "tls_ca_file")]
+    tls_allow_connections_without_certificates: bool,
     /// Every data-bearing member admits at most this many commands per second and rejects
     /// the rest with IngressRequestRateLimitExceeded (462), as mongod's ingress rate limiter
     /// does (hello, ping and authentication are exempt). 0: no rate limit.
@@ -129,6 +151,31 @@ impl Args {
             .map(|capacity| Some(capacity.with_base_backoff_ms(self.capacity_base_backoff_ms)))
     }
 
+    /// The TLS settings the flags describe, `None` without --tls-certificate-key-file.
+    fn tls(&self) -> Result<Option<ServerTls>, ControlError> {
+        let Some(certificate_key_file) = &self.tls_certificate_key_file else {
+            return Ok(None);
+        };
+        let bad = |what: &str, error: &dyn std::fmt::Display| {
+            ControlError::BadArgument(format!("{what}: {error}"))
+        };
+        let pem = std::fs::read_to_string(certificate_key_file)
+            .map_err(|e| bad("--tls-certificate-key-file", &e))?;
+        let tls = ServerTls::new(&pem).map_err(|e| bad("--tls-certificate-key-file", &e))?;
+        let Some(ca_file) = &self.tls_ca_file else {
+            return Ok(Some(tls));
+        };
+        let ca = std::fs::read_to_string(ca_file).map_err(|e| bad("--tls-ca-file", &e))?;
+        let policy = if self.tls_allow_connections_without_certificates {
+            ClientCertificates::Optional
+        } else {
+            ClientCertificates::Required
+        };
+        tls.with_client_ca(&ca, policy)
+            .map(Some)
+            .map_err(|e| bad("--tls-ca-file", &e))
+    }
+
     fn config(&self) -> Result<DeploymentConfig, ControlError> {
         let config = if self.standalone {
             DeploymentConfig::standalone()
@@ -157,6 +204,12 @@ impl Args {
             None => config,
         };
         config.users.clone_from(&self.users);
+        config
+            .users
+            .extend(self.external_users.iter().map(User::external));
+        if let Some(tls) = self.tls()? {
+            config = config.with_tls(tls);
+        }
         config.capacity = self.capacity()?;
         Ok(config.with_auth(self.auth))
     }
@@ -208,6 +261,29 @@ mod tests {
         assert_eq!(capacity.concurrent(), Some(8));
         assert_eq!(capacity.reject_cost(), DEFAULT_REJECT_COST);
         assert_eq!(capacity.base_backoff_ms(), Some(20));
+    }
+
+    #[test]
+    fn tls_flags_need_their_prerequisites_and_readable_files() {
+        let refused = |flags: &[&str]| {
+            Args::try_parse_from(std::iter::once("blackpipe").chain(flags.iter().copied())).is_err()
+        };
+        assert!(refused(&["--tls-ca-file", "ca.pem"]));
+        assert!(refused(&[
+            "--tls-certificate-key-file",
+            "s.pem",
+            "--tls-allow-connections-without-certificates"
+        ]));
+        let missing = parse(&["--tls-certificate-key-file", "/nonexistent/server.pem"]);
+        assert!(matches!(
+            missing.config(),
+            Err(ControlError::BadArgument(_))
+        ));
+        let external = parse(&["--external-user", "CN=client,O=example"])
+            .config()
+            .unwrap();
+        assert_eq!(external.users, vec![User::external("CN=client,O=example")]);
+        assert!(external.server.tls.is_none());
     }
 
     #[test]

@@ -66,6 +66,12 @@ pub(crate) fn run_sasl(
             auth.sasl_start(users, db, command, &mut rand::rng())
         }),
         "saslContinue" => with_state(connection, |auth| auth.sasl_continue(command)),
+        "authenticate" => {
+            let certificate = connection.client_certificate().map(<[u8]>::to_vec);
+            with_state(connection, |auth| {
+                auth.authenticate(users, db, command, certificate.as_deref())
+            })
+        }
         _ => return None,
     };
     Some(node.finish(reply, SessionFacts::default(), None))
@@ -93,8 +99,10 @@ pub(crate) fn decorate_hello(
     if let Some(mechanisms) = mechanisms_of.and_then(|user| users.supported_mechanisms(user)) {
         reply.insert("saslSupportedMechs", mechanisms);
     }
+    let certificate = connection.client_certificate().map(<[u8]>::to_vec);
     let speculative = with_state(connection, |auth| {
         auth.speculative(users, command, &mut rand::rng())
+            .or_else(|| auth.speculative_x509(users, command, certificate.as_deref()))
     });
     if let Some(first_step) = speculative {
         reply.insert("speculativeAuthenticate", first_step);

@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::capacity::Capacity;
 use super::model::{DeploymentKind, MemberOptions};
 use crate::auth::User;
-use crate::server::ServerConfig;
+use crate::server::{ServerConfig, ServerTls};
 
 /// What to start and how it behaves. Build with [`DeploymentConfig::standalone`],
 /// [`DeploymentConfig::replica_set`], [`DeploymentConfig::replica_set_with`] or
@@ -166,6 +166,13 @@ impl DeploymentConfig {
     pub fn with_user(mut self, user: User) -> Self {
         self.users.push(user);
         self.auth = true;
+        self
+    }
+
+    /// Every node serves TLS with `tls` (its certificate, key and optional client CA).
+    #[must_use]
+    pub fn with_tls(mut self, tls: ServerTls) -> Self {
+        self.server.tls = Some(tls);
         self
     }
 

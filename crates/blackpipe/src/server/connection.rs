@@ -12,6 +12,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
+use super::tls::{self, Transport};
+
 use super::Shared;
 use super::handler::ConnectionContext;
 use super::reaction::{CommandError, Outcome, Reaction, ReplyStream, StreamItem};
@@ -29,16 +31,52 @@ enum Flow {
     Close,
 }
 
+/// Runs the TLS handshake when the server serves TLS (within the read timeout, and unless the
+/// server or connection is told to stop), then serves the connection. A failed handshake ends
+/// this connection only.
+pub(super) async fn handshake_and_serve(
+    stream: TcpStream,
+    mut context: ConnectionContext,
+    shared: Arc<Shared>,
+    mut stop: StopSignals,
+) {
+    // Replies are small and latency matters more than throughput in tests.
+    let _ = stream.set_nodelay(true);
+    let handshake = tokio::time::timeout(
+        shared.config.read_timeout,
+        tls::accept(stream, shared.config.tls.as_ref()),
+    );
+    let transport = tokio::select! {
+        biased;
+        () = stop.requested() => None,
+        result = handshake => match result {
+            Ok(Ok(transport)) => Some(transport),
+            Ok(Err(error)) => {
+                tracing::debug!(peer = %context.peer(), %error, "TLS handshake failed");
+                None
+            }
+            Err(_) => {
+                tracing::debug!(peer = %context.peer(), "TLS handshake timed out");
+                None
+            }
+        },
+    };
+    let Some(transport) = transport else {
+        shared.handler.connection_closed(&context.info());
+        return;
+    };
+    context.set_client_certificate(transport.client_certificate());
+    serve(transport, context, shared, stop).await;
+}
+
 /// Serves one connection until the peer leaves, a reaction hangs up, the bytes stop making
 /// sense, or the server shuts down.
-pub(super) async fn serve(
-    stream: TcpStream,
+async fn serve(
+    stream: Transport,
     context: ConnectionContext,
     shared: Arc<Shared>,
     stop: StopSignals,
 ) {
-    // Replies are small and latency matters more than throughput in tests.
-    let _ = stream.set_nodelay(true);
     let max_message_size = shared.config.max_message_size;
     let mut connection = Connection {
         io: Io {
@@ -343,7 +381,7 @@ impl Connection {
 
 /// The socket plus what must be watched while a reaction is pending.
 struct Io {
-    stream: TcpStream,
+    stream: Transport,
     scratch: Vec<u8>,
     /// Bytes that arrived while a reaction was pending, decoded afterwards.
     backlog: Vec<u8>,
@@ -377,7 +415,11 @@ impl Io {
         tokio::select! {
             biased;
             () = stop.requested() => false,
-            written = stream.write_all(bytes) => written.is_ok(),
+            // TLS buffers records until flushed; for plain TCP the flush does nothing.
+            written = async {
+                stream.write_all(bytes).await?;
+                stream.flush().await
+            } => written.is_ok(),
         }
     }
 }
@@ -401,7 +443,7 @@ impl StopSignals {
 
 /// Resolves when the peer disconnects, keeping whatever it sends meanwhile in `backlog`.
 async fn watch_peer(
-    stream: &mut TcpStream,
+    stream: &mut Transport,
     scratch: &mut [u8],
     backlog: &mut Vec<u8>,
     backlog_limit: usize,

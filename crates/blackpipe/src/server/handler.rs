@@ -86,6 +86,7 @@ pub struct ConnectionContext {
     app_name: Option<String>,
     compressors: Vec<String>,
     requests_received: u64,
+    client_certificate: Option<Vec<u8>>,
     extensions: Extensions,
 }
 
@@ -99,6 +100,7 @@ impl ConnectionContext {
             app_name: None,
             compressors: Vec::new(),
             requests_received: 0,
+            client_certificate: None,
             extensions: Extensions::default(),
         }
     }
@@ -126,6 +128,16 @@ impl ConnectionContext {
     /// The compressors negotiated in the handshake, in the client's order of preference.
     pub fn negotiated_compressors(&self) -> &[String] {
         &self.compressors
+    }
+
+    /// The DER of the certificate the client presented in the TLS handshake, verified against
+    /// the server's client CA; `None` without TLS or without a client certificate.
+    pub fn client_certificate(&self) -> Option<&[u8]> {
+        self.client_certificate.as_deref()
+    }
+
+    pub(crate) fn set_client_certificate(&mut self, der: Option<Vec<u8>>) {
+        self.client_certificate = der;
     }
 
     /// How many requests this connection has sent, the current one included.

@@ -12,6 +12,7 @@ mod connection;
 mod handler;
 mod reaction;
 mod request;
+mod tls;
 
 use std::collections::BTreeMap;
 use std::io;
@@ -30,6 +31,7 @@ pub use reaction::{
     CommandError, Gate, Outcome, Reaction, ReplyStream, ReplyStreamSender, StreamClosed,
 };
 pub use request::{Request, RequestError, RequestKind, is_hello_command};
+pub use tls::{ClientCertificates, ServerTls, TlsConfigError};
 
 /// Default for [`ServerConfig::max_connections`].
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
@@ -62,6 +64,9 @@ pub struct ServerConfig {
     /// How long a request may take to arrive once its first byte has: a peer that holds a
     /// partial frame longer is disconnected, so a slow sender cannot hold a connection forever.
     pub read_timeout: Duration,
+    /// TLS on every connection when set (plain TCP otherwise). The handshake must finish
+    /// within [`Self::read_timeout`].
+    pub tls: Option<ServerTls>,
 }
 
 impl Default for ServerConfig {
@@ -74,6 +79,7 @@ impl Default for ServerConfig {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             read_timeout: DEFAULT_READ_TIMEOUT,
+            tls: None,
         }
     }
 }
@@ -122,6 +128,13 @@ impl ServerConfig {
     #[must_use]
     pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
         self.idle_timeout = idle_timeout;
+        self
+    }
+
+    /// Serves TLS with these settings.
+    #[must_use]
+    pub fn with_tls(mut self, tls: ServerTls) -> Self {
+        self.tls = Some(tls);
         self
     }
 
@@ -350,7 +363,7 @@ async fn accept_loop(
                     connection: close,
                 };
                 tokio::spawn(async move {
-                    connection::serve(stream, context, task_shared, stop).await;
+                    connection::handshake_and_serve(stream, context, task_shared, stop).await;
                     drop(guard);
                 });
             }

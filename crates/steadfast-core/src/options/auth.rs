@@ -122,6 +122,8 @@ const OIDC_PROPERTIES: &[&str] = &["ENVIRONMENT", "TOKEN_RESOURCE"];
 const OIDC_ENVIRONMENTS: &[&str] = &["test", "azure", "gcp", "k8s"];
 /// OIDC environments whose token request names a resource (auth.md, TOKEN_RESOURCE).
 const OIDC_RESOURCE_ENVIRONMENTS: &[&str] = &["azure", "gcp"];
+/// The one OIDC environment that uses a username (Azure's managed identity client id).
+const OIDC_USERNAME_ENVIRONMENT: &str = "azure";
 
 /// Builds a [`Credential`]; each setter takes the value or an `Option`.
 #[derive(Clone, Debug, Default)]
@@ -318,6 +320,14 @@ impl Credential {
         {
             return Err(fail(format!(
                 "ENVIRONMENT must be one of {OIDC_ENVIRONMENTS:?}, got {env:?}"
+            )));
+        }
+        if let Some(env) = environment
+            && env != OIDC_USERNAME_ENVIRONMENT
+            && self.username.is_some()
+        {
+            return Err(fail(format!(
+                "ENVIRONMENT {env} takes no username (only {OIDC_USERNAME_ENVIRONMENT} does)"
             )));
         }
         let needs_resource = environment.is_some_and(|e| OIDC_RESOURCE_ENVIRONMENTS.contains(&e));

@@ -516,11 +516,18 @@ fn build_credential(
         // Negotiated mechanisms are SCRAM, whose default source is the database or admin.
         (None, None) => database.unwrap_or(super::auth::ADMIN_SOURCE).to_string(),
     };
+    let mut mechanism_properties = uri.auth_mechanism_properties.clone().unwrap_or_default();
+    if uri.auth_mechanism == Some(super::auth::AuthMechanism::Gssapi) {
+        // auth.md: GSSAPI's SERVICE_NAME defaults to "mongodb".
+        mechanism_properties
+            .entry("SERVICE_NAME".to_owned())
+            .or_insert_with(|| "mongodb".to_owned());
+    }
     Some(Credential {
         username: user_info.map(|u| u.username.clone()),
         password: user_info.and_then(|u| u.password.clone()),
         source: Some(source),
         mechanism: uri.auth_mechanism,
-        mechanism_properties: uri.auth_mechanism_properties.clone().unwrap_or_default(),
+        mechanism_properties,
     })
 }

@@ -11,6 +11,7 @@
     reason = "tests and examples drive the clock, tasks and randomness themselves"
 )]
 
+mod auth;
 mod concern;
 mod harness;
 mod sdam;
@@ -28,5 +29,6 @@ fn main() {
     uri::run(&mut suites);
     sdam::run(&mut suites);
     concern::run(&mut suites);
+    auth::run(&mut suites);
     std::process::exit(suites.finish());
 }

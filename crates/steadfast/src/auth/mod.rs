@@ -1,7 +1,10 @@
 //! Authentication over an established connection: mechanism negotiation, completion of a
-//! speculative conversation, and the SASL `saslStart` / `saslContinue` exchange for SCRAM.
+//! speculative conversation, the SASL `saslStart` / `saslContinue` exchange for SCRAM, and
+//! dispatch to the other mechanisms (PLAIN, MONGODB-X509), each in its own module.
 
+pub(crate) mod plain;
 pub(crate) mod scram;
+pub(crate) mod x509;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -18,9 +21,10 @@ use crate::error::{CommandError, Error, Result, reply_is_ok};
 /// couple of them is a misbehaving server, not a longer conversation.
 const MAX_EMPTY_EXCHANGES: usize = 2;
 
-/// The first SCRAM message sent inside the handshake and the server's answer to it.
+/// The server's `speculativeAuthenticate` answer, and the first SCRAM message it answers
+/// (`None` for a mechanism whose speculative step is not SCRAM's).
 pub(crate) struct SpeculativeState {
-    pub(crate) first: ClientFirst,
+    pub(crate) first: Option<ClientFirst>,
     pub(crate) reply: Document,
 }
 
@@ -44,6 +48,8 @@ pub(crate) fn choose_variant(
 ) -> ScramVariant {
     match choice {
         MechanismChoice::Scram(variant) => variant,
+        // Not reached: those mechanisms are dispatched before SCRAM is chosen.
+        MechanismChoice::Plain | MechanismChoice::X509 => ScramVariant::Sha256,
         MechanismChoice::Negotiate => {
             if negotiated.is_some_and(|mechs| mechs.iter().any(|m| m == "SCRAM-SHA-256")) {
                 ScramVariant::Sha256
@@ -70,11 +76,21 @@ pub(crate) async fn authenticate(
     speculative: Option<SpeculativeState>,
     deadline: Option<Instant>,
 ) -> Result<()> {
+    match auth.mechanism {
+        MechanismChoice::Plain => return plain::authenticate(connection, auth, deadline).await,
+        MechanismChoice::X509 => {
+            return x509::authenticate(connection, auth, speculative.is_some(), deadline).await;
+        }
+        MechanismChoice::Negotiate | MechanismChoice::Scram(_) => {}
+    }
     let variant = choose_variant(auth.mechanism, negotiated);
     let password = variant.prepare_password(&auth.username, &auth.password)?;
     let (first, server_first) = match speculative {
         // The speculative reply only continues a conversation of the same mechanism.
-        Some(state) if state.first.variant() == variant => (state.first, state.reply),
+        Some(SpeculativeState {
+            first: Some(first),
+            reply,
+        }) if first.variant() == variant => (first, reply),
         _ => {
             let first = ClientFirst::new(variant, &auth.username, &crate::runtime::scram_nonce());
             let reply = sasl_command(
@@ -137,7 +153,7 @@ pub(crate) async fn authenticate(
 }
 
 /// Sends one SASL command to the auth source and returns its successful reply.
-async fn sasl_command(
+pub(crate) async fn sasl_command(
     connection: &mut Connection,
     source: &str,
     mut command: Document,
@@ -160,7 +176,7 @@ async fn sasl_command(
     Ok(reply)
 }
 
-fn is_done(reply: &Document) -> bool {
+pub(crate) fn is_done(reply: &Document) -> bool {
     reply.get_bool("done").unwrap_or(false)
 }
 

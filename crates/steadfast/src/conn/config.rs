@@ -155,10 +155,16 @@ pub(crate) enum MechanismChoice {
     Negotiate,
     /// A SCRAM variant chosen by the application.
     Scram(ScramVariant),
+    /// PLAIN (LDAP proxy authentication).
+    Plain,
+    /// MONGODB-X509: the client certificate names the user.
+    X509,
 }
 
-/// A resolved SCRAM credential. The password never appears in `Debug` output.
+/// A resolved credential. The password never appears in `Debug` output.
 pub(crate) struct AuthSettings {
+    /// The user name; empty for MONGODB-X509 without one (the server takes the certificate's
+    /// subject), the only mechanism where it is optional.
     pub(crate) username: String,
     pub(crate) password: String,
     /// The database the SASL commands go to (authSource, default "admin").
@@ -269,6 +275,12 @@ impl ConnectionConfig {
             Some(credential) => Some(Arc::new(auth_settings(credential)?)),
             None => None,
         };
+        if auth
+            .as_ref()
+            .is_some_and(|a| a.mechanism == MechanismChoice::X509)
+        {
+            crate::auth::x509::check_tls(&options.tls)?;
+        }
         Ok(ConnectionConfig {
             metadata,
             appended_metadata: AppendedMetadata::default(),
@@ -288,21 +300,39 @@ fn auth_settings(credential: &Credential) -> Result<AuthSettings> {
         None => MechanismChoice::Negotiate,
         Some(AuthMechanism::ScramSha1) => MechanismChoice::Scram(ScramVariant::Sha1),
         Some(AuthMechanism::ScramSha256) => MechanismChoice::Scram(ScramVariant::Sha256),
+        Some(AuthMechanism::Plain) => MechanismChoice::Plain,
+        Some(AuthMechanism::MongoDbX509) => {
+            return Ok(AuthSettings {
+                username: credential.username.clone().unwrap_or_default(),
+                password: String::new(),
+                source: credential.resolved_source(),
+                mechanism: MechanismChoice::X509,
+                cache: Arc::default(),
+            });
+        }
+        Some(AuthMechanism::Gssapi) => {
+            return Err(Error::invalid_argument(
+                "authMechanism GSSAPI is not supported: the maintained Kerberos crates \
+                 (libgssapi, cross-krb5) bind the system's C GSSAPI library, which steadfast \
+                 does not link, and the pure-Rust ones are pre-release",
+            ));
+        }
         Some(other) => {
             return Err(Error::invalid_argument(format!(
-                "authMechanism {other} is not supported yet (SCRAM-SHA-1 and SCRAM-SHA-256 are)"
+                "authMechanism {other} is not supported yet"
             )));
         }
     };
+    let name = credential.mechanism.map_or("SCRAM", AuthMechanism::as_str);
     let username = credential
         .username
         .clone()
         .filter(|u| !u.is_empty())
-        .ok_or_else(|| Error::invalid_argument("SCRAM authentication requires a username"))?;
+        .ok_or_else(|| Error::invalid_argument(format!("{name} requires a username")))?;
     let password = credential
         .password
         .clone()
-        .ok_or_else(|| Error::invalid_argument("SCRAM authentication requires a password"))?;
+        .ok_or_else(|| Error::invalid_argument(format!("{name} requires a password")))?;
     Ok(AuthSettings {
         username,
         password,

@@ -58,6 +58,11 @@ pub(crate) fn handshake_command(
             let mut start = auth::sasl_start_command(first);
             start.insert("db", auth.source.clone());
             command.insert("speculativeAuthenticate", start);
+        } else if auth.mechanism == MechanismChoice::X509 {
+            command.insert(
+                "speculativeAuthenticate",
+                auth::x509::speculative_command(auth),
+            );
         }
     }
     if let Some(api) = &config.server_api {
@@ -66,12 +71,14 @@ pub(crate) fn handshake_command(
     command
 }
 
-/// The mechanism speculative authentication uses: the configured one, or SCRAM-SHA-256 when
-/// negotiating (as the handshake specification requires).
-pub(crate) fn speculative_variant(choice: MechanismChoice) -> ScramVariant {
+/// The SCRAM variant speculative authentication uses: the configured one, or SCRAM-SHA-256
+/// when negotiating (as the handshake specification requires); `None` for other mechanisms
+/// (X.509 speculates with its own command, PLAIN not at all).
+pub(crate) fn speculative_variant(choice: MechanismChoice) -> Option<ScramVariant> {
     match choice {
-        MechanismChoice::Negotiate => ScramVariant::Sha256,
-        MechanismChoice::Scram(variant) => variant,
+        MechanismChoice::Negotiate => Some(ScramVariant::Sha256),
+        MechanismChoice::Scram(variant) => Some(variant),
+        MechanismChoice::Plain | MechanismChoice::X509 => None,
     }
 }
 
@@ -89,12 +96,13 @@ pub(crate) async fn perform(
     config: &ConnectionConfig,
     deadline: Option<Instant>,
 ) -> Result<()> {
-    let speculative = config.auth.as_ref().map(|auth| {
-        ClientFirst::new(
-            speculative_variant(auth.mechanism),
+    let speculative = config.auth.as_ref().and_then(|auth| {
+        let variant = speculative_variant(auth.mechanism)?;
+        Some(ClientFirst::new(
+            variant,
             &auth.username,
             &crate::runtime::scram_nonce(),
-        )
+        ))
     });
     let mut command = handshake_command(config, speculative.as_ref());
     command.insert("$db", "admin");
@@ -130,13 +138,13 @@ pub(crate) async fn perform(
     if is_arbiter {
         return Ok(());
     }
-    let speculative = match (speculative, reply.get_document("speculativeAuthenticate")) {
-        (Some(first), Ok(server_reply)) => Some(SpeculativeState {
-            first,
+    let speculative = reply
+        .get_document("speculativeAuthenticate")
+        .ok()
+        .map(|server_reply| SpeculativeState {
+            first: speculative,
             reply: server_reply.clone(),
-        }),
-        _ => None,
-    };
+        });
     auth::authenticate(
         connection,
         auth,

@@ -6,6 +6,7 @@
 
 mod adaptive;
 mod auth;
+mod auth_x509_plain;
 mod change_stream;
 mod client_bulk;
 mod commands;

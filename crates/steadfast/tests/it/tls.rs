@@ -1,91 +1,39 @@
-//! TLS: a listener in the test terminates TLS (with certificates generated here by rcgen) and
+//! TLS: a listener in the test terminates TLS (with certificates from the shared test CA) and
 //! forwards the plaintext to a scripted server.
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use blackpipe::scripted::ScriptedServer;
 use bson::doc;
-use rcgen::{
-    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
-    KeyPair, KeyUsagePurpose,
-};
+use rcgen::DnType;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use steadfast::{Client, ErrorKind};
+use steadfast_test_support::pki::{Identity, TestPki};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 use crate::server;
 
-/// PEM files of one test: a CA, a server certificate signed by it, a client certificate.
+/// One test's certificates: a CA, a server certificate signed by it, a client certificate.
 struct Pki {
-    dir: PathBuf,
+    ca: TestPki,
     ca_file: PathBuf,
-    server_cert: Vec<CertificateDer<'static>>,
-    server_key: PrivateKeyDer<'static>,
-    ca_der: CertificateDer<'static>,
+    server: Identity,
     client_file: PathBuf,
 }
 
-impl Drop for Pki {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
-
 /// Generates a CA and a server certificate whose only subject alternative name is `server_san`.
 fn pki(server_san: &str) -> Pki {
-    let dir = std::env::temp_dir().join(format!(
-        "steadfast-tls-{}-{}",
-        std::process::id(),
-        NEXT_DIR.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, "steadfast test CA");
-    ca_params.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
-
-    let server_key = KeyPair::generate().unwrap();
-    let mut params = CertificateParams::new(vec![server_san.to_string()]).unwrap();
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    let server_cert = params.signed_by(&server_key, &ca).unwrap();
-
-    let client_key = KeyPair::generate().unwrap();
-    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    params
-        .distinguished_name
-        .push(DnType::CommonName, "steadfast test client");
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-    let client_cert = params.signed_by(&client_key, &ca).unwrap();
-
-    let ca_file = dir.join("ca.pem");
-    std::fs::write(&ca_file, ca.pem()).unwrap();
-    let client_file = dir.join("client.pem");
-    std::fs::write(
-        &client_file,
-        format!("{}{}", client_cert.pem(), client_key.serialize_pem()),
-    )
-    .unwrap();
+    let ca = TestPki::new();
+    let server = ca.server(server_san);
+    let client = ca.client(&[(DnType::CommonName, "steadfast test client")]);
     Pki {
-        dir,
-        ca_file,
-        server_cert: vec![server_cert.der().clone()],
-        server_key: PrivateKeyDer::from_pem_slice(server_key.serialize_pem().as_bytes()).unwrap(),
-        ca_der: ca.der().clone(),
-        client_file,
+        ca_file: ca.ca_file().to_path_buf(),
+        server,
+        client_file: client.file,
+        ca,
     }
 }
 
@@ -108,7 +56,9 @@ async fn tls_proxy(pki: &Pki, backend: &ScriptedServer, require_client_cert: boo
         .unwrap();
     let builder = if require_client_cert {
         let mut roots = rustls::RootCertStore::empty();
-        roots.add(pki.ca_der.clone()).unwrap();
+        roots
+            .add(CertificateDer::from_pem_slice(pki.ca.ca_pem().as_bytes()).unwrap())
+            .unwrap();
         let verifier =
             rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
                 .build()
@@ -118,7 +68,10 @@ async fn tls_proxy(pki: &Pki, backend: &ScriptedServer, require_client_cert: boo
         builder.with_no_client_auth()
     };
     let config = builder
-        .with_single_cert(pki.server_cert.clone(), pki.server_key.clone_key())
+        .with_single_cert(
+            vec![CertificateDer::from(pki.server.der.clone())],
+            PrivateKeyDer::from_pem_slice(pki.server.pem.as_bytes()).unwrap(),
+        )
         .unwrap();
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
