@@ -19,6 +19,7 @@
 //! assert!(config.auth);
 //! ```
 
+pub mod aws;
 mod error;
 mod scram;
 mod session;
@@ -27,6 +28,7 @@ mod users;
 #[cfg(test)]
 mod tests;
 
+pub use aws::AwsKey;
 pub use error::AuthError;
 pub use session::{ConnectionAuth, requires_authentication};
 pub use users::{Mechanism, User, Users};

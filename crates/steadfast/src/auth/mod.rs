@@ -1,6 +1,7 @@
 //! Authentication over an established connection: mechanism negotiation, completion of a
 //! speculative conversation, and the SASL `saslStart` / `saslContinue` exchange for SCRAM.
 
+pub(crate) mod aws;
 pub(crate) mod scram;
 
 use std::sync::Arc;
@@ -44,7 +45,8 @@ pub(crate) fn choose_variant(
 ) -> ScramVariant {
     match choice {
         MechanismChoice::Scram(variant) => variant,
-        MechanismChoice::Negotiate => {
+        // MONGODB-AWS never gets here (`authenticate` dispatches it first).
+        MechanismChoice::Negotiate | MechanismChoice::Aws => {
             if negotiated.is_some_and(|mechs| mechs.iter().any(|m| m == "SCRAM-SHA-256")) {
                 ScramVariant::Sha256
             } else {
@@ -70,6 +72,9 @@ pub(crate) async fn authenticate(
     speculative: Option<SpeculativeState>,
     deadline: Option<Instant>,
 ) -> Result<()> {
+    if let Some(aws) = &auth.aws {
+        return aws::authenticate(connection, aws, &auth.source, deadline).await;
+    }
     let variant = choose_variant(auth.mechanism, negotiated);
     let password = variant.prepare_password(&auth.username, &auth.password)?;
     let (first, server_first) = match speculative {

@@ -67,11 +67,13 @@ pub(crate) fn handshake_command(
 }
 
 /// The mechanism speculative authentication uses: the configured one, or SCRAM-SHA-256 when
-/// negotiating (as the handshake specification requires).
-pub(crate) fn speculative_variant(choice: MechanismChoice) -> ScramVariant {
+/// negotiating (as the handshake specification requires); none for MONGODB-AWS, which this
+/// driver does not start speculatively (the specification allows it, not requires it).
+pub(crate) fn speculative_variant(choice: MechanismChoice) -> Option<ScramVariant> {
     match choice {
-        MechanismChoice::Negotiate => ScramVariant::Sha256,
-        MechanismChoice::Scram(variant) => variant,
+        MechanismChoice::Negotiate => Some(ScramVariant::Sha256),
+        MechanismChoice::Scram(variant) => Some(variant),
+        MechanismChoice::Aws => None,
     }
 }
 
@@ -89,12 +91,12 @@ pub(crate) async fn perform(
     config: &ConnectionConfig,
     deadline: Option<Instant>,
 ) -> Result<()> {
-    let speculative = config.auth.as_ref().map(|auth| {
-        ClientFirst::new(
-            speculative_variant(auth.mechanism),
+    let speculative = config.auth.as_ref().and_then(|auth| {
+        Some(ClientFirst::new(
+            speculative_variant(auth.mechanism)?,
             &auth.username,
             &crate::runtime::scram_nonce(),
-        )
+        ))
     });
     let mut command = handshake_command(config, speculative.as_ref());
     command.insert("$db", "admin");

@@ -28,6 +28,7 @@ fn with_auth(mechanism: MechanismChoice) -> ConnectionConfig {
             source: "admin".into(),
             mechanism,
             cache: Arc::default(),
+            aws: None,
         })),
         ..config()
     }
@@ -88,7 +89,7 @@ fn stable_api_and_load_balancing_use_hello() {
 #[test]
 fn negotiation_and_speculative_authentication_without_a_mechanism() {
     let c = with_auth(MechanismChoice::Negotiate);
-    let variant = speculative_variant(MechanismChoice::Negotiate);
+    let variant = speculative_variant(MechanismChoice::Negotiate).unwrap();
     assert_eq!(variant, ScramVariant::Sha256);
     let first = ClientFirst::new(variant, "u,1", "nonce");
     let command = handshake_command(&c, Some(&first));
@@ -115,7 +116,7 @@ fn negotiation_and_speculative_authentication_without_a_mechanism() {
 fn explicit_mechanism_skips_negotiation() {
     let choice = MechanismChoice::Scram(ScramVariant::Sha1);
     let c = with_auth(choice);
-    let first = ClientFirst::new(speculative_variant(choice), "u,1", "n");
+    let first = ClientFirst::new(speculative_variant(choice).unwrap(), "u,1", "n");
     let command = handshake_command(&c, Some(&first));
     assert!(!command.contains_key("saslSupportedMechs"));
     let spec = command.get_document("speculativeAuthenticate").unwrap();
