@@ -200,3 +200,75 @@ fn hostile_messages_get_typed_errors() {
         Err(AuthError::Failed)
     );
 }
+
+/// The conversation through a connection's state, as `saslStart` / `saslContinue` run it.
+mod through_a_connection {
+    use super::*;
+    use crate::auth::{ConnectionAuth, Users};
+
+    fn start_command(payload: Vec<u8>) -> Document {
+        doc! { "saslStart": 1, "mechanism": MECHANISM, "payload": bin(payload) }
+    }
+
+    fn first() -> Vec<u8> {
+        bytes(&doc! { "r": bin(vec![1; 32]), "p": 110 })
+    }
+
+    #[test]
+    fn a_signed_conversation_authenticates_the_arn_in_external() {
+        let users = Users::default().with_aws_keys(vec![key()]);
+        let mut auth = ConnectionAuth::default();
+        let mut rng = SmallRng::seed_from_u64(3);
+        let reply = auth.sasl_start(&users, "$external", &start_command(first()), &mut rng);
+        assert_eq!(reply.get_bool("done").ok(), Some(false), "{reply}");
+        let Some(Bson::Binary(payload)) = reply.get("payload") else {
+            panic!("{reply}")
+        };
+        let server = Document::from_reader(payload.bytes.as_slice()).unwrap();
+        let Some(Bson::Binary(nonce)) = server.get("s") else {
+            panic!("{server}")
+        };
+        let wrong = signed(&nonce.bytes, "AKIDTEST", "wrong", None);
+        let continue_with = |message: &Document| {
+            doc! { "saslContinue": 1, "conversationId": 1, "payload": bin(bytes(message)) }
+        };
+        let refused = auth.sasl_continue(&continue_with(&wrong));
+        assert_eq!(refused.get_i32("code").ok(), Some(18), "{refused}");
+        assert!(!auth.is_authenticated());
+        // The failure ended the conversation: a correct signature now has nothing to continue.
+        let right = signed(&nonce.bytes, "AKIDTEST", "secret/KEY", None);
+        let late = auth.sasl_continue(&continue_with(&right));
+        assert_eq!(late.get_i32("code").ok(), Some(17), "{late}");
+        let reply = auth.sasl_start(&users, "$external", &start_command(first()), &mut rng);
+        let Some(Bson::Binary(payload)) = reply.get("payload") else {
+            panic!("{reply}")
+        };
+        let server = Document::from_reader(payload.bytes.as_slice()).unwrap();
+        let Some(Bson::Binary(nonce)) = server.get("s") else {
+            panic!("{server}")
+        };
+        let right = signed(&nonce.bytes, "AKIDTEST", "secret/KEY", None);
+        let done = auth.sasl_continue(&continue_with(&right));
+        assert_eq!(done.get_bool("done").ok(), Some(true), "{done}");
+        assert_eq!(auth.user(), Some(("$external", ARN)));
+    }
+
+    #[test]
+    fn wrong_database_missing_keys_and_oversized_payloads_are_refused() {
+        let users = Users::default().with_aws_keys(vec![key()]);
+        let mut rng = SmallRng::seed_from_u64(4);
+        let mut auth = ConnectionAuth::default();
+        let reply = auth.sasl_start(&users, "admin", &start_command(first()), &mut rng);
+        assert_eq!(reply.get_i32("code").ok(), Some(2), "{reply}");
+        let reply = auth.sasl_start(
+            &Users::default(),
+            "$external",
+            &start_command(first()),
+            &mut rng,
+        );
+        assert_eq!(reply.get_i32("code").ok(), Some(334), "{reply}");
+        let huge = start_command(vec![0; MAX_AWS_PAYLOAD_BYTES + 1]);
+        let reply = auth.sasl_start(&users, "$external", &huge, &mut rng);
+        assert_eq!(reply.get_i32("code").ok(), Some(2), "{reply}");
+    }
+}

@@ -6,6 +6,7 @@
 
 mod adaptive;
 mod auth;
+mod aws;
 mod change_stream;
 mod client_bulk;
 mod commands;

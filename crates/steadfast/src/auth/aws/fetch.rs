@@ -7,8 +7,6 @@
 use std::io::Read as _;
 use std::time::Duration;
 
-use rand::RngCore as _;
-
 use super::credentials::{
     AwsCredential, AwsEnvironment, parse_endpoint_credentials, parse_web_identity_credentials,
 };
@@ -134,8 +132,7 @@ fn read_token_file(path: &str) -> Result<String> {
 }
 
 fn random_session_name() -> String {
-    let mut bytes = [0u8; 8];
-    rand::rng().fill_bytes(&mut bytes);
+    let bytes: [u8; 8] = crate::runtime::secure_random_bytes();
     let suffix: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     format!("steadfast-{suffix}")
 }

@@ -13,10 +13,9 @@ pub(crate) mod sigv4;
 mod tests;
 
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use bson::doc;
-use rand::RngCore as _;
 use steadfast_core::options::Credential;
 
 use self::conversation::{MECHANISM, NONCE_BYTES};
@@ -89,7 +88,7 @@ impl AwsAuth {
         if let Some(given) = &self.given {
             return Ok(given.clone());
         }
-        if let Some(cached) = self.cache.get(unix_seconds()) {
+        if let Some(cached) = self.cache.get(crate::runtime::unix_seconds()) {
             return Ok(cached);
         }
         if let Some(from_environment) = credentials::from_environment(&*self.environment) {
@@ -114,13 +113,6 @@ impl AwsAuth {
         self.cache.put(fetched.clone());
         Ok(fetched)
     }
-}
-
-/// Seconds since the Unix epoch (0 if the clock is before it).
-fn unix_seconds() -> u64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |since| since.as_secs())
 }
 
 /// Authenticates `connection` with MONGODB-AWS against `source` (`$external`). Any failure
@@ -154,8 +146,7 @@ async fn converse(
     deadline: Option<Instant>,
 ) -> Result<()> {
     let credential = aws.credential(deadline).await?;
-    let mut nonce = [0u8; NONCE_BYTES];
-    rand::rng().fill_bytes(&mut nonce);
+    let nonce: [u8; NONCE_BYTES] = crate::runtime::secure_random_bytes();
     let start = doc! {
         "saslStart": 1,
         "mechanism": MECHANISM,
@@ -172,7 +163,7 @@ async fn converse(
         ));
     }
     let server = conversation::parse_server_first(&super::payload(&server_first)?, &nonce)?;
-    let date = sigv4::amz_date(unix_seconds());
+    let date = sigv4::amz_date(crate::runtime::unix_seconds());
     let second = conversation::client_second(&server, &credential, &date)?;
     let command = doc! {
         "saslContinue": 1,

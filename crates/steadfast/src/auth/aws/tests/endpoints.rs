@@ -12,12 +12,13 @@ use steadfast_core::ServerAddress;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
 
+use super::super::AwsAuth;
 use super::super::credentials::{AwsCredential, AwsEnvironment, SecretKey};
 use super::super::fetch::AwsEndpoints;
-use super::super::{AwsAuth, unix_seconds};
 use crate::conn::Connection;
 use crate::conn::config::{AuthSettings, ConnectionConfig, MechanismChoice};
 use crate::error::Result;
+use crate::runtime::unix_seconds;
 
 const KEY_ID: &str = "AKIDTEST";
 const SECRET: &str = "test/SECRET+key";
