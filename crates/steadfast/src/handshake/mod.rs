@@ -67,8 +67,8 @@ pub(crate) fn handshake_command(
 }
 
 /// The mechanism speculative authentication uses: the configured one, or SCRAM-SHA-256 when
-/// negotiating (as the handshake specification requires); none for MONGODB-AWS, which this
-/// driver does not start speculatively (the specification allows it, not requires it).
+/// negotiating (as the handshake specification requires); none for MONGODB-AWS, which the
+/// handshake specification does not list among the speculative mechanisms.
 pub(crate) fn speculative_variant(choice: MechanismChoice) -> Option<ScramVariant> {
     match choice {
         MechanismChoice::Negotiate => Some(ScramVariant::Sha256),

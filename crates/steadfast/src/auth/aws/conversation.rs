@@ -86,7 +86,13 @@ pub(crate) fn parse_server_first(payload: &[u8], client_nonce: &[u8]) -> Result<
 /// `Authentication` for an empty host, one longer than 255 bytes, or one with an empty label
 /// (including a leading or trailing period).
 pub(crate) fn region(host: &str) -> Result<String> {
-    if host.is_empty() || host.len() > MAX_HOST_BYTES || host.split('.').any(str::is_empty) {
+    if host.len() > MAX_HOST_BYTES {
+        // Not quoted: the name could be as long as a whole server message.
+        return Err(Error::authentication(
+            "the STS host is longer than 255 bytes",
+        ));
+    }
+    if host.is_empty() || host.split('.').any(str::is_empty) {
         return Err(Error::authentication(format!(
             "the STS host {host:?} is not a valid host name"
         )));
