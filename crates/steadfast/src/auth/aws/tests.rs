@@ -123,6 +123,10 @@ fn regions_follow_the_specification_table() {
     ] {
         assert!(conversation::region(bad).is_err(), "{bad:?}");
     }
+    // A hostile server's over-long name is not copied into the error.
+    let huge = "a".repeat(1 << 20);
+    let message = conversation::region(&huge).unwrap_err().to_string();
+    assert!(message.len() < 200, "{} bytes", message.len());
 }
 
 fn binary(bytes: Vec<u8>) -> Bson {
