@@ -18,6 +18,21 @@ pub(crate) fn scram_nonce() -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// `N` bytes from the thread-local CSPRNG (MONGODB-AWS nonces and session names).
+pub(crate) fn secure_random_bytes<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    rand::rng().fill_bytes(&mut bytes);
+    bytes
+}
+
+/// Wall-clock seconds since the Unix epoch (0 if the clock is set before it): SigV4 dates and
+/// AWS credential expirations are wall-clock times.
+pub(crate) fn unix_seconds() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
+}
+
 /// The current monotonic time. Everything time-dependent in the driver reads it here, so that
 /// pure code receives time as an argument.
 pub(crate) fn now() -> std::time::Instant {

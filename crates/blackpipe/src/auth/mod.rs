@@ -21,6 +21,7 @@
 //! assert!(config.auth);
 //! ```
 
+pub mod aws;
 mod error;
 mod plain;
 mod scram;
@@ -31,6 +32,7 @@ mod x509;
 #[cfg(test)]
 mod tests;
 
+pub use aws::AwsKey;
 pub use error::AuthError;
 pub use session::{ConnectionAuth, requires_authentication};
 pub use users::{EXTERNAL_DB, Mechanism, User, Users};

@@ -7,6 +7,7 @@ use bson::spec::BinarySubtype;
 use bson::{Binary, Bson, Document, doc};
 use rand::RngCore;
 
+use super::aws::{self, AwsPending};
 use super::error::AuthError;
 use super::scram::{self, ScramCredential};
 use super::users::{Mechanism, Users};
@@ -66,6 +67,8 @@ struct Conversation {
 pub struct ConnectionAuth {
     user: Option<(String, String)>,
     conversation: Option<Conversation>,
+    /// A MONGODB-AWS conversation waiting for the client's signature.
+    aws: Option<AwsPending>,
     conversations_started: u32,
 }
 
@@ -80,6 +83,12 @@ pub(super) fn step_reply(done: bool, payload: &[u8]) -> Document {
 
 /// The `payload` of a SASL command, as text, bounded by [`MAX_PAYLOAD_BYTES`].
 pub(super) fn payload(command: &Document) -> Result<String, AuthError> {
+    let bytes = payload_bytes(command, MAX_PAYLOAD_BYTES)?;
+    String::from_utf8(bytes).map_err(|_| AuthError::malformed("payload is not UTF-8"))
+}
+
+/// The `payload` of a SASL command, at most `limit` bytes.
+fn payload_bytes(command: &Document, limit: usize) -> Result<Vec<u8>, AuthError> {
     let bytes = match command.get("payload") {
         Some(Bson::Binary(binary)) => binary.bytes.clone(),
         // Some shells send the payload base64-encoded in a string.
@@ -88,13 +97,13 @@ pub(super) fn payload(command: &Document) -> Result<String, AuthError> {
             .map_err(|_| AuthError::malformed("payload is not base64"))?,
         _ => return Err(AuthError::malformed("payload must be BinData")),
     };
-    if bytes.len() > MAX_PAYLOAD_BYTES {
+    if bytes.len() > limit {
         return Err(AuthError::malformed(format!(
-            "payload of {} bytes exceeds {MAX_PAYLOAD_BYTES}",
+            "payload of {} bytes exceeds {limit}",
             bytes.len()
         )));
     }
-    String::from_utf8(bytes).map_err(|_| AuthError::malformed("payload is not UTF-8"))
+    Ok(bytes)
 }
 
 impl ConnectionAuth {
@@ -136,6 +145,7 @@ impl ConnectionAuth {
         }
         self.conversations_started += 1;
         self.conversation = None;
+        self.aws = None;
         Ok(())
     }
 
@@ -181,6 +191,9 @@ impl ConnectionAuth {
         let name = command
             .get_str("mechanism")
             .map_err(|_| AuthError::malformed("saslStart needs a mechanism"))?;
+        if name == aws::MECHANISM {
+            return self.start_aws(users, db, command, rng);
+        }
         let mechanism = Mechanism::from_name(name)
             .ok_or_else(|| AuthError::UnsupportedMechanism(name.to_owned()))?;
         let skip_empty_exchange = command
@@ -221,6 +234,12 @@ impl ConnectionAuth {
         });
         if id != Some(i64::from(CONVERSATION_ID)) {
             return Err(AuthError::NoConversation);
+        }
+        if let Some(pending) = self.aws.take() {
+            let payload = payload_bytes(command, aws::MAX_AWS_PAYLOAD_BYTES)?;
+            let arn = aws::verify_client_second(&pending, &payload)?;
+            self.user = Some((EXTERNAL_DB.to_owned(), arn));
+            return Ok(step_reply(true, b""));
         }
         let conversation = self.conversation.take().ok_or(AuthError::NoConversation)?;
         let message = payload(command)?;
@@ -266,5 +285,31 @@ impl ConnectionAuth {
                 Ok(step_reply(true, b""))
             }
         }
+    }
+}
+
+/// The database external mechanisms authenticate against.
+const EXTERNAL_DB: &str = "$external";
+
+impl ConnectionAuth {
+    fn start_aws<R: RngCore + ?Sized>(
+        &mut self,
+        users: &Users,
+        db: &str,
+        command: &Document,
+        rng: &mut R,
+    ) -> Result<Document, AuthError> {
+        if users.aws_keys().is_empty() {
+            return Err(AuthError::UnsupportedMechanism(aws::MECHANISM.to_owned()));
+        }
+        if db != EXTERNAL_DB {
+            return Err(AuthError::malformed(
+                "MONGODB-AWS must authenticate against $external",
+            ));
+        }
+        let payload = payload_bytes(command, aws::MAX_AWS_PAYLOAD_BYTES)?;
+        let (reply, pending) = aws::server_first(&payload, users.aws_keys(), rng)?;
+        self.aws = Some(pending);
+        Ok(step_reply(false, &reply))
     }
 }

@@ -6,6 +6,7 @@ use std::fmt;
 
 use rand::RngCore;
 
+use super::aws::AwsKey;
 use super::error::AuthError;
 use super::scram::ScramCredential;
 
@@ -136,6 +137,7 @@ struct StoredUser {
 #[derive(Debug, Clone, Default)]
 pub struct Users {
     users: HashMap<(String, String), StoredUser>,
+    aws_keys: Vec<AwsKey>,
 }
 
 impl Users {
@@ -211,6 +213,18 @@ impl Users {
             .iter()
             .find(|(m, _)| *m == mechanism)
             .map(|(_, credential)| credential)
+    }
+
+    /// The same users, plus test AWS keys MONGODB-AWS accepts.
+    #[must_use]
+    pub fn with_aws_keys(mut self, keys: Vec<AwsKey>) -> Self {
+        self.aws_keys = keys;
+        self
+    }
+
+    /// The AWS keys MONGODB-AWS accepts.
+    pub(crate) fn aws_keys(&self) -> &[AwsKey] {
+        &self.aws_keys
     }
 
     /// The answer to `hello`'s `saslSupportedMechs: "<db>.<user>"`: the user's mechanisms,

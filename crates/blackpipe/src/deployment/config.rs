@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::capacity::Capacity;
 use super::model::{DeploymentKind, MemberOptions};
-use crate::auth::User;
+use crate::auth::{AwsKey, User};
 use crate::server::{ServerConfig, ServerTls};
 
 /// What to start and how it behaves. Build with [`DeploymentConfig::standalone`],
@@ -44,6 +44,9 @@ pub struct DeploymentConfig {
     /// The users that exist from the start, stored as SCRAM credentials. They can
     /// authenticate even when [`Self::auth`] is off.
     pub users: Vec<User>,
+    /// Test AWS keys MONGODB-AWS accepts (signatures are checked, STS is not called); each
+    /// authenticates as its ARN in `$external`.
+    pub aws_keys: Vec<AwsKey>,
     /// The capacity every data-bearing member (all but arbiters) starts with; `None`, the
     /// default, admits everything. Change it at run time with
     /// [`Deployment::set_capacity`](super::Deployment::set_capacity).
@@ -67,6 +70,7 @@ impl DeploymentConfig {
             server: ServerConfig::default(),
             auth: false,
             users: Vec::new(),
+            aws_keys: Vec::new(),
             capacity: None,
             load_balanced: false,
         }
@@ -173,6 +177,14 @@ impl DeploymentConfig {
     #[must_use]
     pub fn with_tls(mut self, tls: ServerTls) -> Self {
         self.server.tls = Some(tls);
+        self
+    }
+
+    /// Accepts `key` for MONGODB-AWS and requires authentication.
+    #[must_use]
+    pub fn with_aws_key(mut self, key: AwsKey) -> Self {
+        self.aws_keys.push(key);
+        self.auth = true;
         self
     }
 

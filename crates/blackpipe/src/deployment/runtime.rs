@@ -239,7 +239,8 @@ impl Inner {
             None => SmallRng::from_os_rng(),
         };
         let users = crate::auth::Users::new(&config.users, &mut rand::rng())
-            .map_err(|error| ControlError::InvalidConfig(error.to_string()))?;
+            .map_err(|error| ControlError::InvalidConfig(error.to_string()))?
+            .with_aws_keys(config.aws_keys.clone());
         let inner = Arc::new(Self {
             state: Mutex::new(State {
                 topology,

@@ -24,7 +24,7 @@ pub enum AuthMechanism {
     MongoDbX509,
     /// GSSAPI (Kerberos).
     Gssapi,
-    /// MONGODB-AWS: IAM credentials from the environment.
+    /// MONGODB-AWS: AWS IAM credentials (given, or from the environment or AWS endpoints).
     MongoDbAws,
     /// MONGODB-OIDC: tokens from an identity provider.
     MongoDbOidc,
@@ -118,6 +118,8 @@ const GSSAPI_PROPERTIES: &[&str] = &[
     "SERVICE_HOST",
 ];
 const CANONICALIZE_VALUES: &[&str] = &["true", "false", "none", "forward", "forwardAndReverse"];
+/// MONGODB-AWS: the session token of temporary credentials given as username and password.
+const AWS_PROPERTIES: &[&str] = &["AWS_SESSION_TOKEN"];
 const OIDC_PROPERTIES: &[&str] = &["ENVIRONMENT", "TOKEN_RESOURCE"];
 const OIDC_ENVIRONMENTS: &[&str] = &["test", "azure", "gcp", "k8s"];
 /// OIDC environments whose token request names a resource (auth.md, TOKEN_RESOURCE).
@@ -251,15 +253,23 @@ impl Credential {
                 }
             }
             Some(AuthMechanism::MongoDbAws) => {
-                // AWS credentials come from the environment, never from the options (auth.md).
-                if self.username.is_some() || self.password.is_some() {
+                // The username and password, when given, are the access key id and the secret
+                // key (as the official driver takes them); one without the other is no credential.
+                let password_given = self.password.is_some();
+                if username_given != password_given || (self.username.is_some() && !username_given)
+                {
                     return Err(fail(
-                        "credentials must come from the environment, not a username or password"
-                            .into(),
+                        "the access key id (username) and secret key (password) go together".into(),
                     ));
                 }
                 self.require_external_source(&fail)?;
-                self.forbid_properties(&fail)?;
+                self.allow_properties(AWS_PROPERTIES, &fail)?;
+                if self.property("AWS_SESSION_TOKEN").is_some() && !username_given {
+                    return Err(fail(
+                        "AWS_SESSION_TOKEN needs the access key id and secret key it belongs to"
+                            .into(),
+                    ));
+                }
             }
             Some(AuthMechanism::MongoDbOidc) => {
                 if self.password.is_some() {

@@ -366,7 +366,10 @@ fn credentials_follow_the_auth_specification() {
         "mongodb://u@h/?authMechanism=GSSAPI&authMechanismProperties=CANONICALIZE_HOST_NAME:sideways",
         "mongodb://u@h/?authMechanism=GSSAPI&authMechanismProperties=REALM:x",
         "mongodb://h/?authMechanism=GSSAPI",
-        "mongodb://u:p@h/?authMechanism=MONGODB-AWS",
+        "mongodb://u@h/?authMechanism=MONGODB-AWS",
+        "mongodb://:p@h/?authMechanism=MONGODB-AWS",
+        "mongodb://h/?authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:t",
+        "mongodb://u:p@h/?authMechanism=MONGODB-AWS&authMechanismProperties=SERVICE_NAME:x",
         "mongodb://h/?authMechanism=MONGODB-OIDC&authMechanismProperties=ENVIRONMENT:azure",
         "mongodb://h/?authMechanism=MONGODB-OIDC&authMechanismProperties=ENVIRONMENT:k8s,TOKEN_RESOURCE:x",
         "mongodb://h/?authMechanism=MONGODB-OIDC&authMechanismProperties=ENVIRONMENT:moon",
@@ -639,4 +642,21 @@ fn client_options_parse_routes_by_scheme() {
         ClientOptions::parse("mongodb+srv://c.example.com").unwrap(),
         ParsedUri::NeedsSrv(_)
     ));
+}
+
+#[test]
+fn aws_takes_a_key_pair_with_an_optional_session_token_or_nothing() {
+    let c = options(
+        "mongodb://AKID:secret@h/?authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:tok",
+    )
+    .credential
+    .unwrap();
+    assert_eq!(c.username.as_deref(), Some("AKID"));
+    assert_eq!(c.password.as_deref(), Some("secret"));
+    assert_eq!(c.property("AWS_SESSION_TOKEN"), Some("tok"));
+    assert_eq!(c.resolved_source(), "$external");
+    let bare = options("mongodb://h/?authMechanism=MONGODB-AWS")
+        .credential
+        .unwrap();
+    assert_eq!(bare.username, None);
 }

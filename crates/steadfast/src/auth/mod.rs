@@ -2,6 +2,7 @@
 //! speculative conversation, the SASL `saslStart` / `saslContinue` exchange for SCRAM, and
 //! dispatch to the other mechanisms (PLAIN, MONGODB-X509), each in its own module.
 
+pub(crate) mod aws;
 pub(crate) mod plain;
 pub(crate) mod scram;
 pub(crate) mod x509;
@@ -49,7 +50,9 @@ pub(crate) fn choose_variant(
     match choice {
         MechanismChoice::Scram(variant) => variant,
         // Not reached: those mechanisms are dispatched before SCRAM is chosen.
-        MechanismChoice::Plain | MechanismChoice::X509 => ScramVariant::Sha256,
+        MechanismChoice::Plain | MechanismChoice::X509 | MechanismChoice::Aws => {
+            ScramVariant::Sha256
+        }
         MechanismChoice::Negotiate => {
             if negotiated.is_some_and(|mechs| mechs.iter().any(|m| m == "SCRAM-SHA-256")) {
                 ScramVariant::Sha256
@@ -76,12 +79,16 @@ pub(crate) async fn authenticate(
     speculative: Option<SpeculativeState>,
     deadline: Option<Instant>,
 ) -> Result<()> {
+    if let Some(aws) = &auth.aws {
+        return aws::authenticate(connection, aws, &auth.source, deadline).await;
+    }
     match auth.mechanism {
         MechanismChoice::Plain => return plain::authenticate(connection, auth, deadline).await,
         MechanismChoice::X509 => {
             return x509::authenticate(connection, auth, speculative.is_some(), deadline).await;
         }
-        MechanismChoice::Negotiate | MechanismChoice::Scram(_) => {}
+        // MONGODB-AWS settings are always present with its choice (dispatched above).
+        MechanismChoice::Negotiate | MechanismChoice::Scram(_) | MechanismChoice::Aws => {}
     }
     let variant = choose_variant(auth.mechanism, negotiated);
     let password = variant.prepare_password(&auth.username, &auth.password)?;

@@ -92,6 +92,7 @@ mod tests {
             source: EXTERNAL_SOURCE.to_owned(),
             mechanism: MechanismChoice::X509,
             cache: Arc::default(),
+            aws: None,
         }
     }
 

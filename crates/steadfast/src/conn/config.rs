@@ -159,6 +159,8 @@ pub(crate) enum MechanismChoice {
     Plain,
     /// MONGODB-X509: the client certificate names the user.
     X509,
+    /// MONGODB-AWS (its state is in [`AuthSettings::aws`]).
+    Aws,
 }
 
 /// A resolved credential. The password never appears in `Debug` output.
@@ -173,6 +175,8 @@ pub(crate) struct AuthSettings {
     /// Salted passwords computed for this credential, shared by all its connections (and by
     /// the blocking tasks that compute them).
     pub(crate) cache: Arc<ScramCache>,
+    /// The MONGODB-AWS credential sources and cache, for that mechanism only.
+    pub(crate) aws: Option<Arc<crate::auth::aws::AwsAuth>>,
 }
 
 impl fmt::Debug for AuthSettings {
@@ -296,6 +300,9 @@ impl ConnectionConfig {
 }
 
 fn auth_settings(credential: &Credential) -> Result<AuthSettings> {
+    if credential.mechanism == Some(AuthMechanism::MongoDbAws) {
+        return aws_settings(credential);
+    }
     let mechanism = match credential.mechanism {
         None => MechanismChoice::Negotiate,
         Some(AuthMechanism::ScramSha1) => MechanismChoice::Scram(ScramVariant::Sha1),
@@ -308,6 +315,7 @@ fn auth_settings(credential: &Credential) -> Result<AuthSettings> {
                 source: credential.resolved_source(),
                 mechanism: MechanismChoice::X509,
                 cache: Arc::default(),
+                aws: None,
             });
         }
         Some(AuthMechanism::Gssapi) => {
@@ -339,5 +347,20 @@ fn auth_settings(credential: &Credential) -> Result<AuthSettings> {
         source: credential.resolved_source(),
         mechanism,
         cache: Arc::default(),
+        aws: None,
+    })
+}
+
+/// MONGODB-AWS: the username and password, when given, are the access key id and secret key.
+fn aws_settings(credential: &Credential) -> Result<AuthSettings> {
+    Ok(AuthSettings {
+        username: credential.username.clone().unwrap_or_default(),
+        password: String::new(),
+        source: credential.resolved_source(),
+        mechanism: MechanismChoice::Aws,
+        cache: Arc::default(),
+        aws: Some(Arc::new(crate::auth::aws::AwsAuth::from_credential(
+            credential,
+        )?)),
     })
 }

@@ -73,12 +73,13 @@ pub(crate) fn handshake_command(
 
 /// The SCRAM variant speculative authentication uses: the configured one, or SCRAM-SHA-256
 /// when negotiating (as the handshake specification requires); `None` for other mechanisms
-/// (X.509 speculates with its own command, PLAIN not at all).
+/// (X.509 speculates with its own command; PLAIN and MONGODB-AWS, which the handshake
+/// specification does not list among the speculative mechanisms, not at all).
 pub(crate) fn speculative_variant(choice: MechanismChoice) -> Option<ScramVariant> {
     match choice {
         MechanismChoice::Negotiate => Some(ScramVariant::Sha256),
         MechanismChoice::Scram(variant) => Some(variant),
-        MechanismChoice::Plain | MechanismChoice::X509 => None,
+        MechanismChoice::Plain | MechanismChoice::X509 | MechanismChoice::Aws => None,
     }
 }
 

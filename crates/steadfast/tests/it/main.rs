@@ -7,6 +7,7 @@
 mod adaptive;
 mod auth;
 mod auth_x509_plain;
+mod aws;
 mod change_stream;
 mod client_bulk;
 mod commands;

@@ -6,6 +6,7 @@
     reason = "tests drive the clock, tasks and randomness themselves"
 )]
 
+mod aws;
 mod change_streams;
 mod client;
 mod client_bulk;
