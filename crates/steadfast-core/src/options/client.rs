@@ -522,5 +522,6 @@ fn build_credential(
         source: Some(source),
         mechanism: uri.auth_mechanism,
         mechanism_properties: uri.auth_mechanism_properties.clone().unwrap_or_default(),
+        oidc_callback: Default::default(),
     })
 }

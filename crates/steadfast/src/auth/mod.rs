@@ -1,6 +1,7 @@
 //! Authentication over an established connection: mechanism negotiation, completion of a
 //! speculative conversation, and the SASL `saslStart` / `saslContinue` exchange for SCRAM.
 
+pub(crate) mod oidc;
 pub(crate) mod scram;
 
 use std::sync::Arc;
@@ -44,6 +45,8 @@ pub(crate) fn choose_variant(
 ) -> ScramVariant {
     match choice {
         MechanismChoice::Scram(variant) => variant,
+        // OIDC never reaches SCRAM (the handshake dispatches it first).
+        MechanismChoice::Oidc => ScramVariant::Sha256,
         MechanismChoice::Negotiate => {
             if negotiated.is_some_and(|mechs| mechs.iter().any(|m| m == "SCRAM-SHA-256")) {
                 ScramVariant::Sha256

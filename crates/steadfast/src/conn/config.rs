@@ -10,6 +10,7 @@ use steadfast_core::options::{AuthMechanism, ClientOptions, Credential};
 use steadfast_wire::Compressor;
 
 use super::tls;
+use crate::auth::oidc::OidcAuthenticator;
 use crate::auth::scram::{ScramCache, ScramVariant};
 use crate::error::{Error, Result};
 use crate::handshake::metadata::{Environment, client_metadata};
@@ -155,6 +156,8 @@ pub(crate) enum MechanismChoice {
     Negotiate,
     /// A SCRAM variant chosen by the application.
     Scram(ScramVariant),
+    /// MONGODB-OIDC (the token source is [`AuthSettings::oidc`]).
+    Oidc,
 }
 
 /// A resolved SCRAM credential. The password never appears in `Debug` output.
@@ -167,6 +170,8 @@ pub(crate) struct AuthSettings {
     /// Salted passwords computed for this credential, shared by all its connections (and by
     /// the blocking tasks that compute them).
     pub(crate) cache: Arc<ScramCache>,
+    /// MONGODB-OIDC's token source and the client's token cache.
+    pub(crate) oidc: Option<Arc<OidcAuthenticator>>,
 }
 
 impl fmt::Debug for AuthSettings {
@@ -288,6 +293,7 @@ fn auth_settings(credential: &Credential) -> Result<AuthSettings> {
         None => MechanismChoice::Negotiate,
         Some(AuthMechanism::ScramSha1) => MechanismChoice::Scram(ScramVariant::Sha1),
         Some(AuthMechanism::ScramSha256) => MechanismChoice::Scram(ScramVariant::Sha256),
+        Some(AuthMechanism::MongoDbOidc) => return oidc_settings(credential),
         Some(other) => {
             return Err(Error::invalid_argument(format!(
                 "authMechanism {other} is not supported yet (SCRAM-SHA-1 and SCRAM-SHA-256 are)"
@@ -309,5 +315,18 @@ fn auth_settings(credential: &Credential) -> Result<AuthSettings> {
         source: credential.resolved_source(),
         mechanism,
         cache: Arc::default(),
+        oidc: None,
+    })
+}
+
+/// MONGODB-OIDC: no password; the username, if any, goes to the token source.
+fn oidc_settings(credential: &Credential) -> Result<AuthSettings> {
+    Ok(AuthSettings {
+        username: credential.username.clone().unwrap_or_default(),
+        password: String::new(),
+        source: credential.resolved_source(),
+        mechanism: MechanismChoice::Oidc,
+        cache: Arc::default(),
+        oidc: Some(Arc::new(OidcAuthenticator::from_credential(credential)?)),
     })
 }

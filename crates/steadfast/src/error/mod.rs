@@ -355,6 +355,13 @@ impl Error {
     pub fn code(&self) -> Option<i32> {
         match &*self.kind {
             ErrorKind::Command(c) => c.code_if_present(),
+            // The server's refusal of a credential (AuthenticationFailed, 18) is its source.
+            ErrorKind::Authentication { .. } => self
+                .inner
+                .source
+                .as_deref()
+                .and_then(|source| source.downcast_ref::<CommandError>())
+                .and_then(CommandError::code_if_present),
             kind => kind.write_failure_code(),
         }
     }

@@ -72,6 +72,8 @@ pub(crate) fn speculative_variant(choice: MechanismChoice) -> ScramVariant {
     match choice {
         MechanismChoice::Negotiate => ScramVariant::Sha256,
         MechanismChoice::Scram(variant) => variant,
+        // Never asked: OIDC speculates with its token, not a SCRAM message.
+        MechanismChoice::Oidc => ScramVariant::Sha256,
     }
 }
 
@@ -89,14 +91,23 @@ pub(crate) async fn perform(
     config: &ConnectionConfig,
     deadline: Option<Instant>,
 ) -> Result<()> {
-    let speculative = config.auth.as_ref().map(|auth| {
+    let oidc = config.auth.as_ref().and_then(|auth| auth.oidc.as_deref());
+    let speculative = config.auth.as_ref().filter(|_| oidc.is_none()).map(|auth| {
         ClientFirst::new(
             speculative_variant(auth.mechanism),
             &auth.username,
             &crate::runtime::scram_nonce(),
         )
     });
+    let oidc_speculative = config
+        .auth
+        .as_ref()
+        .zip(oidc)
+        .and_then(|(auth, oidc)| auth::oidc::speculative_start(oidc, &auth.source));
     let mut command = handshake_command(config, speculative.as_ref());
+    if let Some((start, _)) = &oidc_speculative {
+        command.insert("speculativeAuthenticate", start.clone());
+    }
     command.insert("$db", "admin");
     let command = RawDocumentBuf::try_from(&command).map_err(|e| {
         Error::invalid_argument("the handshake command cannot be encoded").with_source(e)
@@ -129,6 +140,14 @@ pub(crate) async fn perform(
     // Authentication is impossible (and unnecessary) against an arbiter.
     if is_arbiter {
         return Ok(());
+    }
+    if let Some(oidc) = oidc {
+        let speculative = oidc_speculative.map(|(_, token)| {
+            let reply = reply.get_document("speculativeAuthenticate").ok().cloned();
+            (token, reply)
+        });
+        return auth::oidc::finish_handshake(connection, oidc, &auth.source, speculative, deadline)
+            .await;
     }
     let speculative = match (speculative, reply.get_document("speculativeAuthenticate")) {
         (Some(first), Ok(server_reply)) => Some(SpeculativeState {

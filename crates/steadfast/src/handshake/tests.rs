@@ -28,6 +28,7 @@ fn with_auth(mechanism: MechanismChoice) -> ConnectionConfig {
             source: "admin".into(),
             mechanism,
             cache: Arc::default(),
+            oidc: None,
         })),
         ..config()
     }
