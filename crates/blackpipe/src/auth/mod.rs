@@ -20,6 +20,7 @@
 //! ```
 
 mod error;
+pub mod oidc;
 mod scram;
 mod session;
 mod users;
@@ -28,6 +29,7 @@ mod users;
 mod tests;
 
 pub use error::AuthError;
+pub use oidc::{OidcConfig, OidcIssuer};
 pub use session::{ConnectionAuth, requires_authentication};
 pub use users::{Mechanism, User, Users};
 

@@ -37,6 +37,9 @@ pub(crate) fn refusal(
     if !node.inner.auth_required || !requires_authentication(name) {
         return None;
     }
+    if let Some(expired) = super::oidc_gate::expired(node, connection, session) {
+        return Some(expired);
+    }
     let authenticated = connection
         .extensions()
         .get::<ConnectionAuth>()
@@ -60,6 +63,9 @@ pub(crate) fn run_sasl(
     command: &Document,
     connection: &mut ConnectionContext,
 ) -> Option<Outcome> {
+    if let Some(outcome) = super::oidc_gate::run_sasl(node, name, command, connection) {
+        return Some(outcome);
+    }
     let users = &node.inner.users;
     let reply = match name {
         "saslStart" => with_state(connection, |auth| {
@@ -93,8 +99,10 @@ pub(crate) fn decorate_hello(
     if let Some(mechanisms) = mechanisms_of.and_then(|user| users.supported_mechanisms(user)) {
         reply.insert("saslSupportedMechs", mechanisms);
     }
-    let speculative = with_state(connection, |auth| {
-        auth.speculative(users, command, &mut rand::rng())
+    let speculative = super::oidc_gate::speculative(node, command, connection).or_else(|| {
+        with_state(connection, |auth| {
+            auth.speculative(users, command, &mut rand::rng())
+        })
     });
     if let Some(first_step) = speculative {
         reply.insert("speculativeAuthenticate", first_step);

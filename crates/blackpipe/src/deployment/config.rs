@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::capacity::Capacity;
 use super::model::{DeploymentKind, MemberOptions};
-use crate::auth::User;
+use crate::auth::{OidcConfig, User};
 use crate::server::ServerConfig;
 
 /// What to start and how it behaves. Build with [`DeploymentConfig::standalone`],
@@ -44,6 +44,8 @@ pub struct DeploymentConfig {
     /// The users that exist from the start, stored as SCRAM credentials. They can
     /// authenticate even when [`Self::auth`] is off.
     pub users: Vec<User>,
+    /// MONGODB-OIDC with a test identity provider: `None` (the default) refuses the mechanism.
+    pub oidc: Option<OidcConfig>,
     /// The capacity every data-bearing member (all but arbiters) starts with; `None`, the
     /// default, admits everything. Change it at run time with
     /// [`Deployment::set_capacity`](super::Deployment::set_capacity).
@@ -64,6 +66,7 @@ impl DeploymentConfig {
             server: ServerConfig::default(),
             auth: false,
             users: Vec::new(),
+            oidc: None,
             capacity: None,
         }
     }
@@ -147,6 +150,16 @@ impl DeploymentConfig {
     #[must_use]
     pub fn with_user(mut self, user: User) -> Self {
         self.users.push(user);
+        self.auth = true;
+        self
+    }
+
+    /// Accepts MONGODB-OIDC tokens from the test issuer `oidc` describes (mint them with
+    /// [`Deployment::oidc_issuer`](super::Deployment::oidc_issuer)) and requires
+    /// authentication.
+    #[must_use]
+    pub fn with_oidc(mut self, oidc: OidcConfig) -> Self {
+        self.oidc = Some(oidc);
         self.auth = true;
         self
     }

@@ -55,6 +55,12 @@ impl Deployment {
         Ok(Self { inner })
     }
 
+    /// The MONGODB-OIDC test issuer (to mint tokens or advance its clock), when the
+    /// deployment was configured with one.
+    pub fn oidc_issuer(&self) -> Option<Arc<crate::auth::OidcIssuer>> {
+        self.inner.oidc.clone()
+    }
+
     /// What this deployment is.
     pub fn kind(&self) -> DeploymentKind {
         lock(&self.inner.state).topology.kind()

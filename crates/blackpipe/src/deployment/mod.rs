@@ -51,6 +51,7 @@ mod max_time;
 mod member;
 mod member_options;
 mod model;
+mod oidc_gate;
 mod operations;
 mod router_txn;
 mod runtime;

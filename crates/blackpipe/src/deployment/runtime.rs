@@ -122,6 +122,8 @@ pub(crate) struct Inner {
     pub(crate) users: crate::auth::Users,
     /// Connections must authenticate before running most commands.
     pub(crate) auth_required: bool,
+    /// The MONGODB-OIDC test issuer, when the deployment accepts the mechanism.
+    pub(crate) oidc: Option<Arc<crate::auth::OidcIssuer>>,
 }
 
 /// Finds a free port by binding an ephemeral one and releasing it.
@@ -238,6 +240,13 @@ impl Inner {
         };
         let users = crate::auth::Users::new(&config.users, &mut rand::rng())
             .map_err(|error| ControlError::InvalidConfig(error.to_string()))?;
+        let oidc = match &config.oidc {
+            Some(oidc) => Some(Arc::new(
+                crate::auth::OidcIssuer::new(oidc.clone())
+                    .map_err(|error| ControlError::InvalidConfig(error.to_string()))?,
+            )),
+            None => None,
+        };
         let inner = Arc::new(Self {
             state: Mutex::new(State {
                 topology,
@@ -255,6 +264,7 @@ impl Inner {
             listener: config.server.clone(),
             users,
             auth_required: config.auth,
+            oidc,
         });
         let mut bound = Vec::with_capacity(count);
         for (index, &port) in ports.iter().enumerate() {
