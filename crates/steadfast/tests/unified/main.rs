@@ -24,6 +24,7 @@ mod fixture;
 mod matcher;
 mod model;
 mod observe;
+mod oidc;
 mod ops;
 mod requirements;
 mod runner;
@@ -74,6 +75,9 @@ const SUITES: &[&str] = &[
 const CASE_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn main() -> ExitCode {
+    if let Some(code) = oidc::run_with_token_file() {
+        return code;
+    }
     let (count, failures) = selftest::run();
     println!(
         "runner self-test: {} passed, {} failed",
@@ -283,8 +287,14 @@ fn requirement_targets(
         .into_iter()
         .filter_map(|(topology, file_auth)| {
             let (_, test_auth) = test_topologies.iter().find(|(t, _)| *t == topology)?;
-            let auth = file_auth.and(*test_auth)? == requirements::AuthNeed::Required;
-            Some(Target { topology, auth })
+            let need = file_auth.and(*test_auth)?;
+            let oidc = need == requirements::AuthNeed::Oidc;
+            let auth = oidc || need == requirements::AuthNeed::Required;
+            Some(Target {
+                topology,
+                auth,
+                oidc,
+            })
         })
         .collect();
     if both.is_empty() {
