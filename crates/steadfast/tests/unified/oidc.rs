@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use blackpipe::auth::OidcConfig;
-use blackpipe::deployment::{Deployment, DeploymentConfig};
+use blackpipe::deployment::{Deployment, DeploymentConfig, DeploymentKind};
 use bson::{Bson, Document};
 
 /// The variable the driver's `test` environment reads.
@@ -59,8 +59,14 @@ pub(crate) fn run_with_token_file() -> Option<ExitCode> {
     }
 }
 
-/// `config` accepting OIDC tokens from a fresh test issuer.
-pub(crate) fn configure(config: DeploymentConfig) -> DeploymentConfig {
+/// `config` accepting OIDC tokens from a fresh test issuer. A sharded cluster gets one
+/// router, as the drivers' OIDC test environments have one server: the suite sets fail points
+/// through a single-mongos client and expects them to hit the client entity that leaves
+/// `useMultipleMongoses` unset.
+pub(crate) fn configure(mut config: DeploymentConfig) -> DeploymentConfig {
+    if config.kind == DeploymentKind::Sharded {
+        config.members.truncate(1);
+    }
     config.with_oidc(OidcConfig::default())
 }
 
