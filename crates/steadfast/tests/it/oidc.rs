@@ -12,10 +12,10 @@ use blackpipe::auth::{OidcConfig, OidcIssuer};
 use blackpipe::deployment::{Deployment, DeploymentConfig};
 use bson::{Document, doc};
 use futures_util::FutureExt as _;
+use steadfast::Client;
 use steadfast::event::{CommandEvent, Event, EventRecorder};
 use steadfast::options::oidc::{Callback, IdpServerResponse};
 use steadfast::options::{AuthMechanism, ClientOptions, Credential};
-use steadfast::Client;
 
 /// How long the tokens the callback mints are valid.
 const TOKEN_LIFETIME: Duration = Duration::from_secs(600);
@@ -31,10 +31,13 @@ struct Harness {
 }
 
 async fn harness(query: &str) -> Harness {
-    let deployment = Deployment::start(DeploymentConfig::standalone().with_oidc(OidcConfig::default()))
-        .await
-        .unwrap();
-    let issuer = deployment.oidc_issuer().expect("the deployment has an issuer");
+    let deployment =
+        Deployment::start(DeploymentConfig::standalone().with_oidc(OidcConfig::default()))
+            .await
+            .unwrap();
+    let issuer = deployment
+        .oidc_issuer()
+        .expect("the deployment has an issuer");
     let calls = Arc::new(AtomicUsize::new(0));
     let callback = {
         let (issuer, calls) = (Arc::clone(&issuer), Arc::clone(&calls));
@@ -117,10 +120,21 @@ fn command_outcomes(events: &EventRecorder, name: &str) -> Vec<&'static str> {
 #[tokio::test]
 async fn the_callback_runs_once_and_new_connections_reuse_its_token_speculatively() {
     let h = harness("").await;
-    items(&h.client).insert_one(doc! { "_id": 1 }).await.unwrap();
+    items(&h.client)
+        .insert_one(doc! { "_id": 1 })
+        .await
+        .unwrap();
     assert_eq!(h.calls.load(Ordering::SeqCst), 1);
-    fail_once(&h.client, doc! { "failCommands": ["find"], "closeConnection": true }).await;
-    fail_once(&h.client, doc! { "failCommands": ["saslStart"], "errorCode": 18 }).await;
+    fail_once(
+        &h.client,
+        doc! { "failCommands": ["find"], "closeConnection": true },
+    )
+    .await;
+    fail_once(
+        &h.client,
+        doc! { "failCommands": ["saslStart"], "errorCode": 18 },
+    )
+    .await;
     // The find's connection is closed under it; the retry opens a new connection.
     let found = items(&h.client).find_one(doc! {}).await.unwrap();
     assert_eq!(found, Some(doc! { "_id": 1 }));
@@ -138,11 +152,22 @@ async fn the_callback_runs_once_and_new_connections_reuse_its_token_speculativel
 #[tokio::test]
 async fn reauthentication_required_reauthenticates_and_resends_the_command_once() {
     let h = harness("&retryReads=false").await;
-    items(&h.client).insert_one(doc! { "_id": 1 }).await.unwrap();
-    fail_once(&h.client, doc! { "failCommands": ["find"], "errorCode": 391 }).await;
+    items(&h.client)
+        .insert_one(doc! { "_id": 1 })
+        .await
+        .unwrap();
+    fail_once(
+        &h.client,
+        doc! { "failCommands": ["find"], "errorCode": 391 },
+    )
+    .await;
     let found = items(&h.client).find_one(doc! {}).await.unwrap();
     assert_eq!(found, Some(doc! { "_id": 1 }));
-    assert_eq!(h.calls.load(Ordering::SeqCst), 2, "reauthentication fetches a new token");
+    assert_eq!(
+        h.calls.load(Ordering::SeqCst),
+        2,
+        "reauthentication fetches a new token"
+    );
     assert_eq!(
         command_outcomes(&h.events, "find"),
         ["started", "failed", "started", "succeeded"]
@@ -155,13 +180,27 @@ async fn reauthentication_required_reauthenticates_and_resends_the_command_once(
 #[tokio::test]
 async fn an_expired_token_is_replaced_through_the_callback() {
     let h = harness("").await;
-    items(&h.client).insert_one(doc! { "_id": 1 }).await.unwrap();
-    h.issuer.advance_clock(TOKEN_LIFETIME + Duration::from_secs(1));
-    items(&h.client).insert_one(doc! { "_id": 2 }).await.unwrap();
+    items(&h.client)
+        .insert_one(doc! { "_id": 1 })
+        .await
+        .unwrap();
+    h.issuer
+        .advance_clock(TOKEN_LIFETIME + Duration::from_secs(1));
+    items(&h.client)
+        .insert_one(doc! { "_id": 2 })
+        .await
+        .unwrap();
     assert_eq!(h.calls.load(Ordering::SeqCst), 2);
     assert_eq!(
         command_outcomes(&h.events, "insert"),
-        ["started", "succeeded", "started", "failed", "started", "succeeded"]
+        [
+            "started",
+            "succeeded",
+            "started",
+            "failed",
+            "started",
+            "succeeded"
+        ]
     );
     h.deployment.stop().await;
 }
@@ -186,7 +225,10 @@ async fn a_callback_error_reaches_the_application_as_an_authentication_error() {
             .unwrap();
     let callback = Callback::machine(|_| async { Err(IdentityProviderDown.into()) }.boxed());
     let client = client_with(&deployment, "", callback, Arc::new(EventRecorder::new())).await;
-    let error = items(&client).insert_one(doc! { "_id": 1 }).await.unwrap_err();
+    let error = items(&client)
+        .insert_one(doc! { "_id": 1 })
+        .await
+        .unwrap_err();
     assert!(error.is_authentication_error(), "{error:?}");
     let mut source = std::error::Error::source(&error);
     let mut found = false;
@@ -194,7 +236,10 @@ async fn a_callback_error_reaches_the_application_as_an_authentication_error() {
         found |= cause.downcast_ref::<IdentityProviderDown>().is_some();
         source = cause.source();
     }
-    assert!(found, "the callback's error is among the sources: {error:?}");
+    assert!(
+        found,
+        "the callback's error is among the sources: {error:?}"
+    );
     deployment.stop().await;
 }
 
@@ -212,7 +257,10 @@ async fn a_refused_token_is_authentication_failed() {
         async move { Ok(IdpServerResponse::builder().access_token(token).build()) }.boxed()
     });
     let client = client_with(&deployment, "", callback, Arc::new(EventRecorder::new())).await;
-    let error = items(&client).insert_one(doc! { "_id": 1 }).await.unwrap_err();
+    let error = items(&client)
+        .insert_one(doc! { "_id": 1 })
+        .await
+        .unwrap_err();
     assert!(error.is_authentication_error(), "{error:?}");
     assert_eq!(error.code(), Some(18), "{error:?}");
     deployment.stop().await;

@@ -77,8 +77,7 @@ pub(crate) fn write_token(deployment: &Deployment) -> Result<(), String> {
         .oidc_issuer()
         .ok_or("the deployment was started without OIDC")?;
     let path = PathBuf::from(
-        std::env::var_os(TOKEN_FILE_VARIABLE)
-            .ok_or(format!("{TOKEN_FILE_VARIABLE} is not set"))?,
+        std::env::var_os(TOKEN_FILE_VARIABLE).ok_or(format!("{TOKEN_FILE_VARIABLE} is not set"))?,
     );
     let partial = path.with_extension("partial");
     std::fs::write(&partial, issuer.mint(PRINCIPAL, TOKEN_LIFETIME))

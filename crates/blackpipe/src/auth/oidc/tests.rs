@@ -30,7 +30,8 @@ fn tokens_that_do_not_hold_are_refused() {
     let issuer = issuer();
     let other = OidcIssuer::new(OidcConfig::default()).unwrap();
     let now = issuer.now();
-    let claims = |iss: &str, aud: &str, exp: i64| json!({"iss": iss, "aud": aud, "exp": exp, "sub": "u"});
+    let claims =
+        |iss: &str, aud: &str, exp: i64| json!({"iss": iss, "aud": aud, "exp": exp, "sub": "u"});
     let good = issuer.config().issuer.clone();
     let forged = [
         other.mint("app", Duration::from_secs(60)),
@@ -51,7 +52,11 @@ fn tokens_that_do_not_hold_are_refused() {
     let _header = parts.next();
     let claims_part = parts.next().unwrap();
     let none_header = BASE64URL.encode(r#"{"alg":"none"}"#);
-    assert!(issuer.verify(&format!("{none_header}.{claims_part}.")).is_err());
+    assert!(
+        issuer
+            .verify(&format!("{none_header}.{claims_part}."))
+            .is_err()
+    );
 }
 
 #[test]
@@ -66,7 +71,10 @@ fn an_advanced_clock_expires_tokens() {
 fn one_step_authenticates_and_bad_tokens_get_error_18() {
     let issuer = issuer();
     let mut connection = OidcConnection::default();
-    let step = connection.start(&issuer, &jwt_command(&issuer.mint("app", Duration::from_secs(60))));
+    let step = connection.start(
+        &issuer,
+        &jwt_command(&issuer.mint("app", Duration::from_secs(60))),
+    );
     assert_eq!(step.principal.as_deref(), Some("app"));
     assert_eq!(step.reply.get_bool("done").ok(), Some(true));
     assert!(!connection.is_expired(issuer.now()));
@@ -90,7 +98,10 @@ fn the_human_first_step_returns_the_idp_info_then_takes_the_jwt() {
     assert_eq!(step.reply.get_bool("done").ok(), Some(false));
     let payload = step.reply.get_binary_generic("payload").unwrap();
     let info = Document::from_reader(payload.as_slice()).unwrap();
-    assert_eq!(info.get_str("issuer").ok(), Some(issuer.config().issuer.as_str()));
+    assert_eq!(
+        info.get_str("issuer").ok(),
+        Some(issuer.config().issuer.as_str())
+    );
     assert!(connection.is_awaiting_jwt());
     let token = issuer.mint("human", Duration::from_secs(60));
     let step = connection.proceed(&issuer, &jwt_command(&token));
@@ -107,13 +118,31 @@ fn hostile_payloads_get_typed_errors_and_conversations_are_bounded() {
     let oversized = doc! {
         "payload": Binary { subtype: BinarySubtype::Generic, bytes: vec![0; MAX_PAYLOAD_BYTES + 1] },
     };
-    assert_eq!(connection.start(&issuer, &oversized).reply.get_i32("code").ok(), Some(2));
-    let garbage = doc! { "payload": Binary { subtype: BinarySubtype::Generic, bytes: vec![1, 2, 3] } };
-    assert_eq!(connection.start(&issuer, &garbage).reply.get_i32("code").ok(), Some(2));
+    assert_eq!(
+        connection
+            .start(&issuer, &oversized)
+            .reply
+            .get_i32("code")
+            .ok(),
+        Some(2)
+    );
+    let garbage =
+        doc! { "payload": Binary { subtype: BinarySubtype::Generic, bytes: vec![1, 2, 3] } };
+    assert_eq!(
+        connection
+            .start(&issuer, &garbage)
+            .reply
+            .get_i32("code")
+            .ok(),
+        Some(2)
+    );
     for _ in 0..MAX_CONVERSATIONS_PER_CONNECTION {
         connection.start(&issuer, &jwt_command("x"));
     }
     let token = issuer.mint("app", Duration::from_secs(60));
     let step = connection.start(&issuer, &jwt_command(&token));
-    assert_eq!(step.principal, None, "the bound holds even for a good token");
+    assert_eq!(
+        step.principal, None,
+        "the bound holds even for a good token"
+    );
 }

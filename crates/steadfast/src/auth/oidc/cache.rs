@@ -19,7 +19,10 @@ impl std::fmt::Debug for TokenCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The token is a bearer credential: never printed.
         f.debug_struct("TokenCache")
-            .field("access_token", &self.access_token.as_ref().map(|_| "<redacted>"))
+            .field(
+                "access_token",
+                &self.access_token.as_ref().map(|_| "<redacted>"),
+            )
             .field("last_call", &self.last_call)
             .finish()
     }
@@ -67,7 +70,10 @@ mod tests {
     fn invalidation_clears_only_the_token_it_names() {
         let mut cache = TokenCache::default();
         cache.store("new".into());
-        assert!(!cache.invalidate("old"), "a stale token must not clear a newer one");
+        assert!(
+            !cache.invalidate("old"),
+            "a stale token must not clear a newer one"
+        );
         assert_eq!(cache.access_token(), Some("new"));
         assert!(cache.invalidate("new"));
         assert_eq!(cache.access_token(), None);
@@ -77,7 +83,11 @@ mod tests {
     fn calls_are_spaced_by_the_minimum_interval() {
         let start = crate::runtime::now();
         let mut cache = TokenCache::default();
-        assert_eq!(cache.wait_until(start), None, "the first call waits for nothing");
+        assert_eq!(
+            cache.wait_until(start),
+            None,
+            "the first call waits for nothing"
+        );
         cache.record_call(start);
         let soon = start + Duration::from_millis(30);
         assert_eq!(cache.wait_until(soon), Some(start + MIN_CALL_INTERVAL));

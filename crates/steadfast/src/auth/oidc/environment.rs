@@ -133,9 +133,8 @@ async fn read_token_file(path: PathBuf) -> Result<String> {
             "the OIDC token file {shown} is larger than {MAX_TOKEN_BYTES} bytes"
         )));
     }
-    let text = String::from_utf8(bytes).map_err(|_| {
-        Error::authentication(format!("the OIDC token file {shown} is not UTF-8"))
-    })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::authentication(format!("the OIDC token file {shown} is not UTF-8")))?;
     let token = text.trim();
     if token.is_empty() {
         return Err(Error::authentication(format!(
@@ -169,7 +168,10 @@ mod tests {
     fn k8s_token_file_follows_the_spec_order() {
         assert_eq!(k8s_token_file(aks), PathBuf::from("/aks"));
         assert_eq!(k8s_token_file(eks), PathBuf::from("/eks"));
-        assert_eq!(k8s_token_file(nothing), PathBuf::from(K8S_DEFAULT_TOKEN_FILE));
+        assert_eq!(
+            k8s_token_file(nothing),
+            PathBuf::from(K8S_DEFAULT_TOKEN_FILE)
+        );
     }
 
     #[tokio::test]

@@ -27,7 +27,11 @@ pub(crate) struct MetadataRequest {
 }
 
 /// The Azure request for `resource` (and the managed identity `client_id`, when given).
-pub(crate) fn azure_request(host: &str, resource: &str, client_id: Option<&str>) -> MetadataRequest {
+pub(crate) fn azure_request(
+    host: &str,
+    resource: &str,
+    client_id: Option<&str>,
+) -> MetadataRequest {
     let mut path = format!(
         "/metadata/identity/oauth2/token?api-version=2018-02-01&resource={}",
         utf8_percent_encode(resource, NON_ALPHANUMERIC)
@@ -91,9 +95,7 @@ fn azure_access_token(body: &[u8]) -> Result<String> {
     serde_json::from_slice::<Reply>(body)
         .map(|reply| reply.access_token)
         .map_err(|e| {
-            Error::authentication(format!(
-                "the Azure metadata reply has no access_token: {e}"
-            ))
+            Error::authentication(format!("the Azure metadata reply has no access_token: {e}"))
         })
 }
 
@@ -114,8 +116,11 @@ pub(crate) async fn get(request: &MetadataRequest, deadline: Instant) -> Result<
         }
     };
     let raw = raw.map_err(|e| {
-        Error::authentication(format!("cannot reach the metadata service at {}: {e}", request.host))
-            .with_source(e)
+        Error::authentication(format!(
+            "cannot reach the metadata service at {}: {e}",
+            request.host
+        ))
+        .with_source(e)
     })?;
     let (status, body) = parse_reply(&raw)?;
     if status != 200 {

@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use bson::{Document, doc};
 use steadfast_core::options::Credential;
-use steadfast_core::options::oidc::{CALLBACK_API_VERSION, Callback, CallbackContext, CallbackKind};
+use steadfast_core::options::oidc::{
+    CALLBACK_API_VERSION, Callback, CallbackContext, CallbackKind,
+};
 
 use self::cache::TokenCache;
 use self::environment::{BuiltIn, EnvLookup};
@@ -205,7 +207,10 @@ pub(crate) fn jwt_step_command(token: &str) -> Document {
 
 /// The `speculativeAuthenticate` document for the handshake and the token it carries; `None`
 /// when the client has no cached token (auth.md: never speculate without one).
-pub(crate) fn speculative_start(oidc: &OidcAuthenticator, source: &str) -> Option<(Document, String)> {
+pub(crate) fn speculative_start(
+    oidc: &OidcAuthenticator,
+    source: &str,
+) -> Option<(Document, String)> {
     let token = oidc.cached_token()?;
     let mut command = jwt_step_command(&token);
     command.insert("db", source);

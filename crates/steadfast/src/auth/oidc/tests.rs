@@ -67,7 +67,10 @@ async fn a_callback_error_of_the_driver_comes_back_unchanged() {
     let authenticator = OidcAuthenticator::from_credential(&oidc(None, callback)).unwrap();
     let error = authenticator.token(None).await.unwrap_err();
     assert!(
-        matches!(error.kind(), crate::error::ErrorKind::InvalidArgument { .. }),
+        matches!(
+            error.kind(),
+            crate::error::ErrorKind::InvalidArgument { .. }
+        ),
         "{error:?}"
     );
     let other = Callback::machine(|_| async { Err("io trouble".into()) }.boxed());
