@@ -96,7 +96,9 @@ pub struct Credential {
     pub source: Option<String>,
     /// The mechanism; `None` means negotiate SCRAM-SHA-256 or SCRAM-SHA-1 with the server.
     pub mechanism: Option<AuthMechanism>,
-    /// Mechanism properties, keys upper-cased (names are case-insensitive).
+    /// Mechanism properties, keys upper-cased (names are case-insensitive). MONGODB-OIDC's
+    /// `TOKEN_RESOURCE` may contain `:`; one that contains `,` must be set here rather than in
+    /// the connection string, whose `authMechanismProperties` uses `,` between properties.
     pub mechanism_properties: BTreeMap<String, String>,
     /// MONGODB-OIDC: the application's function that obtains access tokens (instead of a
     /// built-in `ENVIRONMENT`).
