@@ -163,3 +163,68 @@ impl fmt::Debug for IdpServerResponse {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::options::{AuthMechanism, Credential};
+
+    fn machine() -> Callback {
+        Callback::machine(|_| {
+            Box::pin(async { Ok(IdpServerResponse::builder().access_token("t").build()) })
+        })
+    }
+
+    fn oidc(properties: &[(&str, &str)], callback: Callback) -> Credential {
+        let properties: BTreeMap<String, String> = properties
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        Credential::builder()
+            .mechanism(AuthMechanism::MongoDbOidc)
+            .mechanism_properties(properties)
+            .oidc_callback(callback)
+            .build()
+    }
+
+    #[test]
+    fn a_callback_excludes_an_environment_and_other_mechanisms() {
+        assert_eq!(oidc(&[], machine()).validate(), Ok(()));
+        assert_eq!(
+            oidc(&[("ENVIRONMENT", "k8s")], Callback::default()).validate(),
+            Ok(())
+        );
+        let both = oidc(&[("ENVIRONMENT", "k8s")], machine()).validate();
+        assert!(both.unwrap_err().to_string().contains("not both"));
+        let scram = Credential::builder()
+            .username("u".to_owned())
+            .password("p".to_owned())
+            .mechanism(AuthMechanism::ScramSha256)
+            .oidc_callback(machine())
+            .build();
+        assert!(
+            scram
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("MONGODB-OIDC only")
+        );
+    }
+
+    #[test]
+    fn callbacks_compare_by_identity_and_tokens_never_print() {
+        let callback = machine();
+        assert_eq!(callback.clone(), callback);
+        assert_ne!(machine(), callback);
+        assert_eq!(Callback::default(), Callback::default());
+        assert_eq!(format!("{callback:?}"), "Callback(Machine)");
+        let response = IdpServerResponse::builder()
+            .access_token("secret-token")
+            .refresh_token("secret-refresh".to_owned())
+            .build();
+        let shown = format!("{response:?}");
+        assert!(!shown.contains("secret"), "{shown}");
+    }
+}
