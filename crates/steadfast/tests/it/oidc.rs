@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use blackpipe::auth::{OidcConfig, OidcIssuer};
+use blackpipe::auth::{OidcConfig, OidcIssuer, User};
 use blackpipe::deployment::{Deployment, DeploymentConfig};
 use bson::{Document, doc};
 use futures_util::FutureExt as _;
@@ -26,15 +26,22 @@ struct Harness {
     deployment: Deployment,
     issuer: Arc<OidcIssuer>,
     client: Client,
+    /// A SCRAM client (another appName) that sets fail points without opening connections
+    /// of `client`'s.
+    admin: Client,
     calls: Arc<AtomicUsize>,
     events: Arc<EventRecorder>,
 }
 
 async fn harness(query: &str) -> Harness {
-    let deployment =
-        Deployment::start(DeploymentConfig::standalone().with_oidc(OidcConfig::default()))
-            .await
-            .unwrap();
+    let config = DeploymentConfig::standalone()
+        .with_user(User::new("admin", "pw"))
+        .with_oidc(OidcConfig::default());
+    let deployment = Deployment::start(config).await.unwrap();
+    let host = deployment.hosts()[0].clone();
+    let admin = Client::with_uri_str(format!("mongodb://admin:pw@{host}/?directConnection=true"))
+        .await
+        .unwrap();
     let issuer = deployment
         .oidc_issuer()
         .expect("the deployment has an issuer");
@@ -53,6 +60,7 @@ async fn harness(query: &str) -> Harness {
         deployment,
         issuer,
         client,
+        admin,
         calls,
         events,
     }
@@ -113,35 +121,39 @@ fn command_outcomes(events: &EventRecorder, name: &str) -> Vec<&'static str> {
         .collect()
 }
 
-/// One callback call serves every connection: after the first connection closes, the next
-/// one authenticates in its handshake with the cached token. The saslStart refusal set before
-/// it proves the handshake carried the token: a saslStart would be refused with 18, which
-/// would invalidate the token and call the callback a second time.
+/// One callback call serves every connection: after the first connection is closed, the next
+/// one authenticates in its handshake with the cached token. The saslStart refusal armed
+/// before it opens proves the handshake carried the token: a saslStart with the cached token
+/// would be refused with 18, which invalidates the token and calls the callback again.
 #[tokio::test]
 async fn the_callback_runs_once_and_new_connections_reuse_its_token_speculatively() {
-    let h = harness("").await;
+    let h = harness("&retryWrites=false").await;
     items(&h.client)
         .insert_one(doc! { "_id": 1 })
         .await
         .unwrap();
     assert_eq!(h.calls.load(Ordering::SeqCst), 1);
     fail_once(
-        &h.client,
-        doc! { "failCommands": ["find"], "closeConnection": true },
+        &h.admin,
+        doc! { "failCommands": ["insert"], "closeConnection": true },
     )
     .await;
+    let closed = items(&h.client).insert_one(doc! { "_id": 2 }).await;
+    assert!(closed.unwrap_err().is_network_error());
+    // Only one failCommand fail point exists at a time: this one replaces the spent one.
     fail_once(
-        &h.client,
+        &h.admin,
         doc! { "failCommands": ["saslStart"], "errorCode": 18 },
     )
     .await;
-    // The find's connection is closed under it; the retry opens a new connection.
-    let found = items(&h.client).find_one(doc! {}).await.unwrap();
-    assert_eq!(found, Some(doc! { "_id": 1 }));
+    items(&h.client)
+        .insert_one(doc! { "_id": 2 })
+        .await
+        .unwrap();
     assert_eq!(
         h.calls.load(Ordering::SeqCst),
         1,
-        "the second connection must reuse the cached token without calling the callback"
+        "the new connection must reuse the cached token without calling the callback"
     );
     h.deployment.stop().await;
 }
