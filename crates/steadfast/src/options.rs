@@ -126,6 +126,8 @@ pub use crate::gridfs::options::{
 pub use crate::handshake::metadata::{DriverInfo, DriverInfoBuilder};
 pub use crate::session::{SessionOptions, SessionOptionsBuilder};
 pub use steadfast_core::ServerAddress;
+/// MONGODB-OIDC callbacks: [`oidc::Callback`] and what it receives and returns.
+pub use steadfast_core::options::oidc;
 pub use steadfast_core::options::{
     Acknowledgment, AuthMechanism, ClientOptions as ResolvedClientOptions,
     Compressor as CompressorName, Credential, CredentialBuilder, ReadConcern, ReadConcernLevel,

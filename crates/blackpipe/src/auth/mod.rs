@@ -23,6 +23,7 @@
 
 pub mod aws;
 mod error;
+pub mod oidc;
 mod plain;
 mod scram;
 mod session;
@@ -34,6 +35,7 @@ mod tests;
 
 pub use aws::AwsKey;
 pub use error::AuthError;
+pub use oidc::{OidcConfig, OidcIssuer};
 pub use session::{ConnectionAuth, requires_authentication};
 pub use users::{EXTERNAL_DB, Mechanism, User, Users};
 pub use x509::subject_name;

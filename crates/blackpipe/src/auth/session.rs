@@ -114,6 +114,12 @@ impl ConnectionAuth {
             .map(|(db, name)| (db.as_str(), name.as_str()))
     }
 
+    /// Records that the connection authenticated as `db.name` by a mechanism kept elsewhere
+    /// (MONGODB-OIDC).
+    pub(crate) fn authenticate_as(&mut self, db: &str, name: &str) {
+        self.user = Some((db.to_owned(), name.to_owned()));
+    }
+
     /// Whether the connection has authenticated.
     pub fn is_authenticated(&self) -> bool {
         self.user.is_some()

@@ -15,9 +15,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use blackpipe::auth::OidcConfig;
 use blackpipe::auth::User;
 use blackpipe::deployment::capacity::{DEFAULT_BURST, DEFAULT_REJECT_COST};
-use blackpipe::deployment::{Capacity, ControlError, DeploymentConfig, serve_forever};
+use blackpipe::deployment::{
+    Capacity, ControlError, Deployment, DeploymentConfig, serve_forever_then,
+};
 use blackpipe::server::{
     ClientCertificates, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_READ_TIMEOUT,
     ServerConfig, ServerTls,
@@ -124,7 +127,23 @@ struct Args {
     /// The baseBackoffMS hint capacity rejections carry (0: none).
     #[arg(long, value_name = "MS", default_value_t = 0)]
     capacity_base_backoff_ms: u32,
+    /// Accept MONGODB-OIDC tokens from a test issuer (a key pair generated at start), require
+    /// authentication, and write a token for --oidc-principal, valid for a day, to this file
+    /// (what a driver's `ENVIRONMENT:test` reads through OIDC_TOKEN_FILE).
+    #[arg(long, value_name = "PATH")]
+    oidc_token_file: Option<std::path::PathBuf>,
+    /// The `$external` user the token of --oidc-token-file names.
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "test_user1",
+        requires = "oidc_token_file"
+    )]
+    oidc_principal: String,
 }
+
+/// How long the token written by --oidc-token-file is valid.
+const OIDC_TOKEN_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 
 /// Parses `NAME:PASSWORD`; the password may contain `:`.
 fn parse_user(text: &str) -> Result<User, String> {
@@ -211,7 +230,20 @@ impl Args {
             config = config.with_tls(tls);
         }
         config.capacity = self.capacity()?;
-        Ok(config.with_auth(self.auth))
+        if self.oidc_token_file.is_some() {
+            config.oidc = Some(OidcConfig::default());
+        }
+        Ok(config.with_auth(self.auth || self.oidc_token_file.is_some()))
+    }
+
+    /// Writes the --oidc-token-file token once the deployment runs.
+    fn write_oidc_token(&self, deployment: &Deployment) -> Result<(), ControlError> {
+        let (Some(path), Some(issuer)) = (&self.oidc_token_file, deployment.oidc_issuer()) else {
+            return Ok(());
+        };
+        let token = issuer.mint(&self.oidc_principal, OIDC_TOKEN_LIFETIME);
+        std::fs::write(path, token)
+            .map_err(|e| ControlError::BadArgument(format!("cannot write {}: {e}", path.display())))
     }
 }
 
@@ -225,7 +257,7 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match serve_forever(config).await {
+    match serve_forever_then(config, |deployment| args.write_oidc_token(deployment)).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("blackpipe: {error}");
@@ -284,6 +316,38 @@ mod tests {
             .unwrap();
         assert_eq!(external.users, vec![User::external("CN=client,O=example")]);
         assert!(external.server.tls.is_none());
+    }
+
+    #[test]
+    fn an_oidc_token_file_turns_on_the_issuer_and_authentication() {
+        let plain = parse(&[]).config().unwrap();
+        assert!(plain.oidc.is_none() && !plain.auth);
+        let config = parse(&["--oidc-token-file", "/tmp/token"])
+            .config()
+            .unwrap();
+        assert!(config.oidc.is_some());
+        assert!(config.auth, "OIDC requires authentication");
+    }
+
+    #[tokio::test]
+    async fn the_oidc_token_file_holds_a_token_the_deployment_accepts() {
+        let dir = std::env::temp_dir().join(format!("blackpipe-oidc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("token");
+        let args = parse(&[
+            "--standalone",
+            "--port",
+            "0",
+            "--oidc-token-file",
+            path.to_str().unwrap(),
+        ]);
+        let deployment = Deployment::start(args.config().unwrap()).await.unwrap();
+        args.write_oidc_token(&deployment).unwrap();
+        let token = std::fs::read_to_string(&path).unwrap();
+        let issuer = deployment.oidc_issuer().unwrap();
+        assert_eq!(issuer.verify(&token).unwrap().principal, "test_user1");
+        deployment.stop().await;
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

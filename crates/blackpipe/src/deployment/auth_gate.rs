@@ -37,6 +37,9 @@ pub(crate) fn refusal(
     if !node.inner.auth_required || !requires_authentication(name) {
         return None;
     }
+    if let Some(expired) = super::oidc_gate::expired(node, connection, session) {
+        return Some(expired);
+    }
     let authenticated = connection
         .extensions()
         .get::<ConnectionAuth>()
@@ -60,6 +63,9 @@ pub(crate) fn run_sasl(
     command: &Document,
     connection: &mut ConnectionContext,
 ) -> Option<Outcome> {
+    if let Some(outcome) = super::oidc_gate::run_sasl(node, name, command, connection) {
+        return Some(outcome);
+    }
     let users = &node.inner.users;
     let reply = match name {
         "saslStart" => with_state(connection, |auth| {
@@ -100,9 +106,11 @@ pub(crate) fn decorate_hello(
         reply.insert("saslSupportedMechs", mechanisms);
     }
     let certificate = connection.client_certificate().map(<[u8]>::to_vec);
-    let speculative = with_state(connection, |auth| {
-        auth.speculative(users, command, &mut rand::rng())
-            .or_else(|| auth.speculative_x509(users, command, certificate.as_deref()))
+    let speculative = super::oidc_gate::speculative(node, command, connection).or_else(|| {
+        with_state(connection, |auth| {
+            auth.speculative(users, command, &mut rand::rng())
+                .or_else(|| auth.speculative_x509(users, command, certificate.as_deref()))
+        })
     });
     if let Some(first_step) = speculative {
         reply.insert("speculativeAuthenticate", first_step);

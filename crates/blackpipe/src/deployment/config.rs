@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::capacity::Capacity;
 use super::model::{DeploymentKind, MemberOptions};
-use crate::auth::{AwsKey, User};
+use crate::auth::{AwsKey, OidcConfig, User};
 use crate::server::{ServerConfig, ServerTls};
 
 /// What to start and how it behaves. Build with [`DeploymentConfig::standalone`],
@@ -47,6 +47,8 @@ pub struct DeploymentConfig {
     /// Test AWS keys MONGODB-AWS accepts (signatures are checked, STS is not called); each
     /// authenticates as its ARN in `$external`.
     pub aws_keys: Vec<AwsKey>,
+    /// MONGODB-OIDC with a test identity provider: `None` (the default) refuses the mechanism.
+    pub oidc: Option<OidcConfig>,
     /// The capacity every data-bearing member (all but arbiters) starts with; `None`, the
     /// default, admits everything. Change it at run time with
     /// [`Deployment::set_capacity`](super::Deployment::set_capacity).
@@ -71,6 +73,7 @@ impl DeploymentConfig {
             auth: false,
             users: Vec::new(),
             aws_keys: Vec::new(),
+            oidc: None,
             capacity: None,
             load_balanced: false,
         }
@@ -184,6 +187,16 @@ impl DeploymentConfig {
     #[must_use]
     pub fn with_aws_key(mut self, key: AwsKey) -> Self {
         self.aws_keys.push(key);
+        self.auth = true;
+        self
+    }
+
+    /// Accepts MONGODB-OIDC tokens from the test issuer `oidc` describes (mint them with
+    /// [`Deployment::oidc_issuer`](super::Deployment::oidc_issuer)) and requires
+    /// authentication.
+    #[must_use]
+    pub fn with_oidc(mut self, oidc: OidcConfig) -> Self {
+        self.oidc = Some(oidc);
         self.auth = true;
         self
     }

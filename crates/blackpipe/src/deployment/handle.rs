@@ -58,6 +58,12 @@ impl Deployment {
         Ok(deployment)
     }
 
+    /// The MONGODB-OIDC test issuer (to mint tokens or advance its clock), when the
+    /// deployment was configured with one.
+    pub fn oidc_issuer(&self) -> Option<Arc<crate::auth::OidcIssuer>> {
+        self.inner.oidc.clone()
+    }
+
     /// What this deployment is.
     pub fn kind(&self) -> DeploymentKind {
         lock(&self.inner.state).topology.kind()
@@ -415,7 +421,21 @@ impl Drop for Deployment {
 ///
 /// Dropping the future stops the deployment.
 pub async fn serve_forever(config: DeploymentConfig) -> Result<(), ControlError> {
+    serve_forever_then(config, |_| Ok(())).await
+}
+
+/// [`serve_forever`], running `ready` once the deployment has started (the binary writes an
+/// OIDC token file there).
+///
+/// # Errors
+///
+/// As [`serve_forever`], and `ready`'s error.
+pub async fn serve_forever_then(
+    config: DeploymentConfig,
+    ready: impl FnOnce(&Deployment) -> Result<(), ControlError>,
+) -> Result<(), ControlError> {
     let deployment = Deployment::start(config).await?;
+    ready(&deployment)?;
     println!("{}", deployment.uri());
     for (index, host) in deployment.hosts().into_iter().enumerate() {
         println!("  node {index}: {host}");

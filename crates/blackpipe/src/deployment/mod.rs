@@ -52,6 +52,7 @@ mod max_time;
 mod member;
 mod member_options;
 mod model;
+mod oidc_gate;
 mod operations;
 mod router_txn;
 mod runtime;
@@ -67,7 +68,7 @@ pub use backend::WriteTime;
 pub use capacity::{Capacity, CapacityChange, CapacityStats};
 pub use config::DeploymentConfig;
 pub use control_error::ControlError;
-pub use handle::{Deployment, serve_forever};
+pub use handle::{Deployment, serve_forever, serve_forever_then};
 pub use model::{
     DeploymentKind, Health, MAX_MEMBERS, MAX_NODE_SLOTS, MAX_VOTING_MEMBERS, MemberOptions, Node,
     NodeIndex, Role, Topology, TopologyVersion,

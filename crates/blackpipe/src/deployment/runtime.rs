@@ -124,6 +124,8 @@ pub(crate) struct Inner {
     pub(crate) auth_required: bool,
     /// The load balancers in front of the routers, in load-balanced mode.
     pub(crate) load_balancer: std::sync::OnceLock<super::load_balancer::Balancer>,
+    /// The MONGODB-OIDC test issuer, when the deployment accepts the mechanism.
+    pub(crate) oidc: Option<Arc<crate::auth::OidcIssuer>>,
 }
 
 /// Finds a free port by binding an ephemeral one and releasing it.
@@ -241,6 +243,13 @@ impl Inner {
         let users = crate::auth::Users::new(&config.users, &mut rand::rng())
             .map_err(|error| ControlError::InvalidConfig(error.to_string()))?
             .with_aws_keys(config.aws_keys.clone());
+        let oidc = match &config.oidc {
+            Some(oidc) => Some(Arc::new(
+                crate::auth::OidcIssuer::new(oidc.clone())
+                    .map_err(|error| ControlError::InvalidConfig(error.to_string()))?,
+            )),
+            None => None,
+        };
         let inner = Arc::new(Self {
             state: Mutex::new(State {
                 topology,
@@ -259,6 +268,7 @@ impl Inner {
             users,
             auth_required: config.auth,
             load_balancer: std::sync::OnceLock::new(),
+            oidc,
         });
         let mut bound = Vec::with_capacity(count);
         for (index, &port) in ports.iter().enumerate() {

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use super::oidc::Callback;
 use super::{OptionsError, redacted};
 
 /// The database that external mechanisms (X.509, Kerberos, AWS, OIDC) authenticate against.
@@ -95,8 +96,13 @@ pub struct Credential {
     pub source: Option<String>,
     /// The mechanism; `None` means negotiate SCRAM-SHA-256 or SCRAM-SHA-1 with the server.
     pub mechanism: Option<AuthMechanism>,
-    /// Mechanism properties, keys upper-cased (names are case-insensitive).
+    /// Mechanism properties, keys upper-cased (names are case-insensitive). MONGODB-OIDC's
+    /// `TOKEN_RESOURCE` may contain `:`; one that contains `,` must be set here rather than in
+    /// the connection string, whose `authMechanismProperties` uses `,` between properties.
     pub mechanism_properties: BTreeMap<String, String>,
+    /// MONGODB-OIDC: the application's function that obtains access tokens (instead of a
+    /// built-in `ENVIRONMENT`).
+    pub oidc_callback: Callback,
 }
 
 impl fmt::Debug for Credential {
@@ -107,6 +113,7 @@ impl fmt::Debug for Credential {
             .field("source", &self.source)
             .field("mechanism", &self.mechanism)
             .field("mechanism_properties", &self.mechanism_properties)
+            .field("oidc_callback", &self.oidc_callback)
             .finish()
     }
 }
@@ -169,6 +176,12 @@ impl CredentialBuilder {
         self
     }
 
+    /// Sets [`Credential::oidc_callback`].
+    pub fn oidc_callback(mut self, callback: impl Into<Callback>) -> Self {
+        self.credential.oidc_callback = callback.into();
+        self
+    }
+
     /// The credential (checked when the client is created).
     pub fn build(self) -> Credential {
         self.credential
@@ -214,6 +227,9 @@ impl Credential {
             reason,
         };
         let username_given = self.username.as_deref().is_some_and(|u| !u.is_empty());
+        if self.oidc_callback.is_set() && self.mechanism != Some(AuthMechanism::MongoDbOidc) {
+            return Err(fail("an OIDC callback applies to MONGODB-OIDC only".into()));
+        }
         match self.mechanism {
             None => {
                 // The password may be supplied later in code, so only the username is required here.
@@ -325,6 +341,11 @@ impl Credential {
         fail: &impl Fn(String) -> OptionsError,
     ) -> Result<(), OptionsError> {
         let environment = self.property("ENVIRONMENT");
+        if environment.is_some() && self.oidc_callback.is_set() {
+            return Err(fail(
+                "ENVIRONMENT and an OIDC callback must not both be given".into(),
+            ));
+        }
         if let Some(env) = environment
             && !OIDC_ENVIRONMENTS.contains(&env)
         {

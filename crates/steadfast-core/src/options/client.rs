@@ -529,5 +529,6 @@ fn build_credential(
         source: Some(source),
         mechanism: uri.auth_mechanism,
         mechanism_properties,
+        oidc_callback: Default::default(),
     })
 }

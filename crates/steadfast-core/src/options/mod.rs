@@ -13,6 +13,7 @@ pub mod client;
 pub mod compression;
 pub mod concern;
 mod error;
+pub mod oidc;
 pub mod srv;
 pub mod tls;
 pub mod uri;

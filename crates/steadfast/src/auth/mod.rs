@@ -3,6 +3,7 @@
 //! dispatch to the other mechanisms (PLAIN, MONGODB-X509), each in its own module.
 
 pub(crate) mod aws;
+pub(crate) mod oidc;
 pub(crate) mod plain;
 pub(crate) mod scram;
 pub(crate) mod x509;
@@ -50,9 +51,10 @@ pub(crate) fn choose_variant(
     match choice {
         MechanismChoice::Scram(variant) => variant,
         // Not reached: those mechanisms are dispatched before SCRAM is chosen.
-        MechanismChoice::Plain | MechanismChoice::X509 | MechanismChoice::Aws => {
-            ScramVariant::Sha256
-        }
+        MechanismChoice::Plain
+        | MechanismChoice::X509
+        | MechanismChoice::Aws
+        | MechanismChoice::Oidc => ScramVariant::Sha256,
         MechanismChoice::Negotiate => {
             if negotiated.is_some_and(|mechs| mechs.iter().any(|m| m == "SCRAM-SHA-256")) {
                 ScramVariant::Sha256
@@ -82,13 +84,20 @@ pub(crate) async fn authenticate(
     if let Some(aws) = &auth.aws {
         return aws::authenticate(connection, aws, &auth.source, deadline).await;
     }
+    if let Some(oidc) = auth.oidc.as_deref() {
+        return oidc::finish_handshake(connection, oidc, &auth.source, None, deadline).await;
+    }
     match auth.mechanism {
         MechanismChoice::Plain => return plain::authenticate(connection, auth, deadline).await,
         MechanismChoice::X509 => {
             return x509::authenticate(connection, auth, speculative.is_some(), deadline).await;
         }
-        // MONGODB-AWS settings are always present with its choice (dispatched above).
-        MechanismChoice::Negotiate | MechanismChoice::Scram(_) | MechanismChoice::Aws => {}
+        // MONGODB-AWS and MONGODB-OIDC settings are always present with their choice
+        // (dispatched above).
+        MechanismChoice::Negotiate
+        | MechanismChoice::Scram(_)
+        | MechanismChoice::Aws
+        | MechanismChoice::Oidc => {}
     }
     let variant = choose_variant(auth.mechanism, negotiated);
     let password = variant.prepare_password(&auth.username, &auth.password)?;

@@ -93,6 +93,7 @@ mod tests {
             mechanism: MechanismChoice::X509,
             cache: Arc::default(),
             aws: None,
+            oidc: None,
         }
     }
 

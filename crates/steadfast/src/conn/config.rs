@@ -10,6 +10,7 @@ use steadfast_core::options::{AuthMechanism, ClientOptions, Credential};
 use steadfast_wire::Compressor;
 
 use super::tls;
+use crate::auth::oidc::OidcAuthenticator;
 use crate::auth::scram::{ScramCache, ScramVariant};
 use crate::error::{Error, Result};
 use crate::handshake::metadata::{Environment, client_metadata};
@@ -161,6 +162,8 @@ pub(crate) enum MechanismChoice {
     X509,
     /// MONGODB-AWS (its state is in [`AuthSettings::aws`]).
     Aws,
+    /// MONGODB-OIDC (the token source is [`AuthSettings::oidc`]).
+    Oidc,
 }
 
 /// A resolved credential. The password never appears in `Debug` output.
@@ -177,6 +180,8 @@ pub(crate) struct AuthSettings {
     pub(crate) cache: Arc<ScramCache>,
     /// The MONGODB-AWS credential sources and cache, for that mechanism only.
     pub(crate) aws: Option<Arc<crate::auth::aws::AwsAuth>>,
+    /// MONGODB-OIDC's token source and the client's token cache.
+    pub(crate) oidc: Option<Arc<OidcAuthenticator>>,
 }
 
 impl fmt::Debug for AuthSettings {
@@ -307,6 +312,7 @@ fn auth_settings(credential: &Credential) -> Result<AuthSettings> {
         None => MechanismChoice::Negotiate,
         Some(AuthMechanism::ScramSha1) => MechanismChoice::Scram(ScramVariant::Sha1),
         Some(AuthMechanism::ScramSha256) => MechanismChoice::Scram(ScramVariant::Sha256),
+        Some(AuthMechanism::MongoDbOidc) => return oidc_settings(credential),
         Some(AuthMechanism::Plain) => MechanismChoice::Plain,
         Some(AuthMechanism::MongoDbX509) => {
             return Ok(AuthSettings {
@@ -316,6 +322,7 @@ fn auth_settings(credential: &Credential) -> Result<AuthSettings> {
                 mechanism: MechanismChoice::X509,
                 cache: Arc::default(),
                 aws: None,
+                oidc: None,
             });
         }
         Some(AuthMechanism::Gssapi) => {
@@ -348,6 +355,7 @@ fn auth_settings(credential: &Credential) -> Result<AuthSettings> {
         mechanism,
         cache: Arc::default(),
         aws: None,
+        oidc: None,
     })
 }
 
@@ -362,5 +370,19 @@ fn aws_settings(credential: &Credential) -> Result<AuthSettings> {
         aws: Some(Arc::new(crate::auth::aws::AwsAuth::from_credential(
             credential,
         )?)),
+        oidc: None,
+    })
+}
+
+/// MONGODB-OIDC: no password; the username, if any, goes to the token source.
+fn oidc_settings(credential: &Credential) -> Result<AuthSettings> {
+    Ok(AuthSettings {
+        username: credential.username.clone().unwrap_or_default(),
+        password: String::new(),
+        source: credential.resolved_source(),
+        mechanism: MechanismChoice::Oidc,
+        cache: Arc::default(),
+        aws: None,
+        oidc: Some(Arc::new(OidcAuthenticator::from_credential(credential)?)),
     })
 }

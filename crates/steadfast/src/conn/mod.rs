@@ -65,6 +65,9 @@ pub(crate) struct Connection {
     /// discarded ([`Connection::drain_late_reply`]). Closing it instead would cost a new
     /// connection per timeout, which is the churn CSOT's maxTimeMS exists to avoid.
     late_reply_to: Option<i32>,
+    /// The OIDC access token this connection authenticated with (auth.md's *Connection
+    /// Cache*), so that reauthentication invalidates exactly that token in the client's cache.
+    oidc_token: Option<String>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -99,7 +102,18 @@ impl Connection {
             reserved_request_id: None,
             awaiting_reply_to: None,
             late_reply_to: None,
+            oidc_token: None,
         }
+    }
+
+    /// The OIDC access token the connection authenticated with, if any.
+    pub(crate) fn oidc_token(&self) -> Option<&str> {
+        self.oidc_token.as_deref()
+    }
+
+    /// Records (or clears) the OIDC access token the connection authenticates with.
+    pub(crate) fn set_oidc_token(&mut self, token: Option<String>) {
+        self.oidc_token = token;
     }
 
     /// The driver-side id of this connection.

@@ -351,12 +351,29 @@ impl Error {
     }
 
     /// The server error code: the command error's `code`, or the write concern error's code,
-    /// or the first write error's code.
+    /// or the first write error's code; for an authentication error, the code the server
+    /// refused the credential with.
     pub fn code(&self) -> Option<i32> {
         match &*self.kind {
             ErrorKind::Command(c) => c.code_if_present(),
+            // The server's refusal of a credential (AuthenticationFailed, 18) is among its
+            // sources (the pool wraps a failed establishment once more).
+            ErrorKind::Authentication { .. } => self.refusal_code(),
             kind => kind.write_failure_code(),
         }
+    }
+
+    /// The code of the first server command error among the sources.
+    fn refusal_code(&self) -> Option<i32> {
+        let mut source: Option<&(dyn std::error::Error + 'static)> =
+            self.inner.source.as_deref().map(|s| s as _);
+        while let Some(cause) = source {
+            if let Some(command) = cause.downcast_ref::<CommandError>() {
+                return command.code_if_present();
+            }
+            source = cause.source();
+        }
+        None
     }
 
     /// The command error, when the server answered `ok: 0`.

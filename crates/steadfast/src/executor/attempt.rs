@@ -147,7 +147,7 @@ impl Executor {
         }
         let mut connection = connection;
         let exchanged = self
-            .exchange(
+            .exchange_reauthenticating(
                 stage,
                 &mut connection,
                 prepared,

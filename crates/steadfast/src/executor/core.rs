@@ -108,6 +108,11 @@ impl Executor {
         self.config.server_api.as_ref()
     }
 
+    /// The client's credential, when it authenticates.
+    pub(crate) fn auth(&self) -> Option<&crate::conn::config::AuthSettings> {
+        self.config.auth.as_deref()
+    }
+
     pub(crate) fn default_retry_policy(&self) -> Arc<dyn RetryPolicy> {
         Arc::clone(&self.retry_policy)
     }

@@ -110,7 +110,7 @@ impl Executor {
 
     /// A failed exchange: the session is dirty after a network error, and SDAM judges the
     /// error unless a pool clear interrupted the exchange (the clear already did).
-    fn exchange_failed(
+    pub(super) fn exchange_failed(
         &self,
         stage: Stage<'_>,
         error: Error,

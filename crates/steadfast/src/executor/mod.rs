@@ -27,6 +27,7 @@ mod fields;
 mod interpret;
 mod monitoring;
 mod prepare;
+mod reauthenticate;
 pub(crate) mod run_command;
 mod select;
 mod session;

@@ -28,6 +28,7 @@ use crate::runtime;
 use crate::session::ClientSession;
 
 /// A command ready to send.
+#[derive(Clone)]
 pub(super) struct Prepared {
     /// The command's name, for events.
     pub(super) name: String,

@@ -79,7 +79,11 @@ pub(crate) fn speculative_variant(choice: MechanismChoice) -> Option<ScramVarian
     match choice {
         MechanismChoice::Negotiate => Some(ScramVariant::Sha256),
         MechanismChoice::Scram(variant) => Some(variant),
-        MechanismChoice::Plain | MechanismChoice::X509 | MechanismChoice::Aws => None,
+        // OIDC speculates with its cached token (`auth::oidc::speculative_start`).
+        MechanismChoice::Plain
+        | MechanismChoice::X509
+        | MechanismChoice::Aws
+        | MechanismChoice::Oidc => None,
     }
 }
 
@@ -97,6 +101,7 @@ pub(crate) async fn perform(
     config: &ConnectionConfig,
     deadline: Option<Instant>,
 ) -> Result<()> {
+    let oidc = config.auth.as_ref().and_then(|auth| auth.oidc.as_deref());
     let speculative = config.auth.as_ref().and_then(|auth| {
         let variant = speculative_variant(auth.mechanism)?;
         Some(ClientFirst::new(
@@ -105,7 +110,15 @@ pub(crate) async fn perform(
             &crate::runtime::scram_nonce(),
         ))
     });
+    let oidc_speculative = config
+        .auth
+        .as_ref()
+        .zip(oidc)
+        .and_then(|(auth, oidc)| auth::oidc::speculative_start(oidc, &auth.source));
     let mut command = handshake_command(config, speculative.as_ref());
+    if let Some((start, _)) = &oidc_speculative {
+        command.insert("speculativeAuthenticate", start.clone());
+    }
     command.insert("$db", "admin");
     let command = RawDocumentBuf::try_from(&command).map_err(|e| {
         Error::invalid_argument("the handshake command cannot be encoded").with_source(e)
@@ -138,6 +151,14 @@ pub(crate) async fn perform(
     // Authentication is impossible (and unnecessary) against an arbiter.
     if is_arbiter {
         return Ok(());
+    }
+    if let Some(oidc) = oidc {
+        let speculative = oidc_speculative.map(|(_, token)| {
+            let reply = reply.get_document("speculativeAuthenticate").ok().cloned();
+            (token, reply)
+        });
+        return auth::oidc::finish_handshake(connection, oidc, &auth.source, speculative, deadline)
+            .await;
     }
     let speculative = reply
         .get_document("speculativeAuthenticate")

@@ -29,6 +29,7 @@ fn with_auth(mechanism: MechanismChoice) -> ConnectionConfig {
             mechanism,
             cache: Arc::default(),
             aws: None,
+            oidc: None,
         })),
         ..config()
     }

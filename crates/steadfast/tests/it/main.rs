@@ -20,6 +20,7 @@ mod faults;
 mod gridfs;
 mod handshake;
 mod late_reply;
+mod oidc;
 mod partial_writes;
 mod pool;
 mod pool_clear;

@@ -13,6 +13,7 @@ mod client_bulk;
 mod errors;
 mod gridfs;
 mod management;
+mod oidc;
 mod options;
 mod program;
 mod transactions;

@@ -437,6 +437,7 @@ fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, Str
     if fixture.fast_heartbeat() && !uri_options.contains_key("heartbeatFrequencyMS") {
         uri_options.insert("heartbeatFrequencyMS", FAST_HEARTBEAT_MS);
     }
+    let uri = crate::oidc::client_uri(uri, &mut uri_options);
     let uri = with_uri_options(&uri, &uri_options)?;
     let strings = |key: &str| -> Vec<String> {
         spec.get_array(key)

@@ -36,7 +36,11 @@ pub(crate) const FAST_HEARTBEAT_MS: i32 = 500;
 impl Fixture {
     /// Starts a fresh deployment of `topology`, requiring authentication if `auth`, and
     /// waits for its primary (replica sets).
-    pub(crate) async fn start(topology: Topology, auth: bool) -> Result<Fixture, String> {
+    pub(crate) async fn start(
+        topology: Topology,
+        auth: bool,
+        oidc: bool,
+    ) -> Result<Fixture, String> {
         let config = match topology {
             Topology::ReplicaSet => DeploymentConfig::replica_set(3),
             Topology::Sharded => DeploymentConfig::sharded(2),
@@ -48,9 +52,17 @@ impl Fixture {
         } else {
             config
         };
+        let config = if oidc {
+            crate::oidc::configure(config)
+        } else {
+            config
+        };
         let deployment = Deployment::start(config)
             .await
             .map_err(|e| format!("cannot start a {topology} deployment: {e}"))?;
+        if oidc {
+            crate::oidc::write_token(&deployment)?;
+        }
         if topology == Topology::ReplicaSet {
             deployment.wait_for_primary().await;
         }
@@ -336,7 +348,7 @@ fn is_ok(reply: &Document) -> bool {
 
 /// The server version blackpipe reports, read with `buildInfo` from a throwaway standalone.
 pub(crate) async fn probe_version() -> Result<crate::requirements::Version, String> {
-    let fixture = Fixture::start(Topology::Single, false).await?;
+    let fixture = Fixture::start(Topology::Single, false, false).await?;
     let host = fixture.first_host()?;
     let result = async {
         let client = Client::with_uri_str(&format!("mongodb://{host}/?directConnection=true"))

@@ -25,6 +25,7 @@ mod load_balanced;
 mod matcher;
 mod model;
 mod observe;
+mod oidc;
 mod ops;
 mod requirements;
 mod runner;
@@ -75,6 +76,9 @@ const SUITES: &[&str] = &[
 const CASE_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn main() -> ExitCode {
+    if let Some(code) = oidc::run_with_token_file() {
+        return code;
+    }
     let (count, failures) = selftest::run();
     println!(
         "runner self-test: {} passed, {} failed",
@@ -285,8 +289,14 @@ fn requirement_targets(
         .into_iter()
         .filter_map(|(topology, file_auth)| {
             let (_, test_auth) = test_topologies.iter().find(|(t, _)| *t == topology)?;
-            let auth = file_auth.and(*test_auth)? == requirements::AuthNeed::Required;
-            Some(Target { topology, auth })
+            let need = file_auth.and(*test_auth)?;
+            let oidc = need == requirements::AuthNeed::Oidc;
+            let auth = oidc || need == requirements::AuthNeed::Required;
+            Some(Target {
+                topology,
+                auth,
+                oidc,
+            })
         })
         .filter(|target| load_balanced::named(target.topology, [&file.run_on, &test.run_on]))
         .collect();

@@ -87,6 +87,8 @@ pub(crate) enum AuthNeed {
     Forbidden,
     /// No `auth` field.
     Any,
+    /// `authMechanism: MONGODB-OIDC` (authentication required, with an OIDC issuer).
+    Oidc,
 }
 
 impl AuthNeed {
@@ -94,6 +96,9 @@ impl AuthNeed {
     pub(crate) fn and(self, other: AuthNeed) -> Option<AuthNeed> {
         match (self, other) {
             (AuthNeed::Any, need) | (need, AuthNeed::Any) => Some(need),
+            (AuthNeed::Oidc, AuthNeed::Required) | (AuthNeed::Required, AuthNeed::Oidc) => {
+                Some(AuthNeed::Oidc)
+            }
             (a, b) if a == b => Some(a),
             _ => None,
         }
@@ -107,11 +112,15 @@ pub(crate) struct Target {
     pub(crate) topology: Topology,
     /// Whether the deployment requires authentication (clients then carry credentials).
     pub(crate) auth: bool,
+    /// Whether the deployment also accepts MONGODB-OIDC tokens from a test issuer.
+    pub(crate) oidc: bool,
 }
 
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.auth {
+        if self.oidc {
+            write!(f, "{} with OIDC", self.topology)
+        } else if self.auth {
             write!(f, "{} with auth", self.topology)
         } else {
             write!(f, "{}", self.topology)
@@ -219,11 +228,13 @@ fn check(
             // blackpipe starts the deployment with or without authentication, as asked.
             "auth" => {
                 auth = match value.as_bool() {
+                    Some(true) if auth == AuthNeed::Oidc => AuthNeed::Oidc,
                     Some(true) => AuthNeed::Required,
                     Some(false) => AuthNeed::Forbidden,
                     None => return Err("auth must be a boolean".to_owned()),
                 };
             }
+            "authMechanism" if value.as_str() == Some("MONGODB-OIDC") => auth = AuthNeed::Oidc,
             "authMechanism" => {
                 if !matches!(value.as_str(), Some("SCRAM-SHA-1" | "SCRAM-SHA-256")) {
                     return unmet("authMechanism", format!("authMechanism {value}"));

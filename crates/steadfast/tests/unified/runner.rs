@@ -25,7 +25,7 @@ pub(crate) async fn run_case(
     test: &TestCase,
     target: Target,
 ) -> Result<(), String> {
-    let mut fixture = Fixture::start(target.topology, target.auth).await?;
+    let mut fixture = Fixture::start(target.topology, target.auth, target.oidc).await?;
     // As the format allows, clients of tests that set fail points check their servers more
     // often, so that a server marked Unknown by an injected state-change error is rediscovered
     // quickly (a streaming check in progress ignores requests for an immediate check).

@@ -114,7 +114,7 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
     ),
     (
         Key::Requirement("authMechanism"),
-        "blackpipe authenticates with SCRAM-SHA-1 and SCRAM-SHA-256 only",
+        "blackpipe authenticates with SCRAM-SHA-1, SCRAM-SHA-256 and MONGODB-OIDC only",
     ),
     (
         Key::Requirement("serverless"),

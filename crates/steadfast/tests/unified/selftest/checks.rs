@@ -159,8 +159,8 @@ pub(super) fn requirements_unmet() -> Result<(), String> {
         unmet.key == Key::Requirement("version"),
         "wrong key for a version range",
     )?;
-    let list = ejson::parse(r#"[{"authMechanism": "MONGODB-OIDC"}]"#)?;
-    let unmet = satisfied_on(Some(&list), v8)?.err().ok_or("OIDC ran")?;
+    let list = ejson::parse(r#"[{"authMechanism": "GSSAPI"}]"#)?;
+    let unmet = satisfied_on(Some(&list), v8)?.err().ok_or("GSSAPI ran")?;
     expect(
         unmet.key == Key::Requirement("authMechanism"),
         "wrong key for an unsupported authMechanism",
@@ -177,6 +177,17 @@ pub(super) fn requirements_unmet() -> Result<(), String> {
 
 pub(super) fn requirements_auth() -> Result<(), String> {
     let v8 = Version(8, 0, 0);
+    // Either order of the fields asks for an OIDC deployment.
+    for text in [
+        r#"[{"auth": true, "authMechanism": "MONGODB-OIDC", "topologies": ["single"]}]"#,
+        r#"[{"authMechanism": "MONGODB-OIDC", "auth": true, "topologies": ["single"]}]"#,
+    ] {
+        let got = satisfied_on(Some(&ejson::parse(text)?), v8)?.map_err(|u| u.detail)?;
+        expect(
+            got == [(Topology::Single, AuthNeed::Oidc)],
+            "authMechanism MONGODB-OIDC runs with an OIDC issuer",
+        )?;
+    }
     let list = ejson::parse(r#"[{"auth": true, "topologies": ["replicaset"]}]"#)?;
     let got = satisfied_on(Some(&list), v8)?.map_err(|u| u.detail)?;
     expect(

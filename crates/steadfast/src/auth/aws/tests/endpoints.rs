@@ -179,6 +179,7 @@ fn config(aws: &Arc<AwsAuth>) -> ConnectionConfig {
             mechanism: MechanismChoice::Aws,
             cache: Arc::default(),
             aws: Some(Arc::clone(aws)),
+            oidc: None,
         })),
         server_api: None,
         load_balanced: false,
