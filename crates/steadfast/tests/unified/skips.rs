@@ -21,6 +21,10 @@ pub(crate) enum Key {
     /// A `runOnRequirement` field that no blackpipe deployment satisfies.
     Requirement(&'static str),
     /// An assertion the runner cannot evaluate against steadfast's API.
+    #[allow(
+        dead_code,
+        reason = "no table entry needs it now; kept for an assertion the runner cannot make"
+    )]
     Assertion(&'static str),
     /// A server feature blackpipe lacks, needed by an operation the test expects to succeed.
     ServerFeature(&'static str),
@@ -79,10 +83,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
     (
         Key::Argument("rawData"),
         "rawData is for internal use only (CRUD and bulk-write specifications); steadfast, like the official Rust driver, does not offer it",
-    ),
-    (
-        Key::Assertion("observeLogMessages"),
-        "steadfast logs through `tracing`, not as the logging specification's structured messages that observeLogMessages asserts",
     ),
     (
         Key::ServerFeature("document validation"),
@@ -160,6 +160,10 @@ pub(crate) fn for_entity(kind: &str) -> Option<(Key, &'static str)> {
 }
 
 /// The table entry for an assertion, if the runner skips tests making it.
+#[allow(
+    dead_code,
+    reason = "no assertion is skipped now (observeLogMessages runs); kept for the next one"
+)]
 pub(crate) fn for_assertion(name: &str) -> Option<(Key, &'static str)> {
     TABLE
         .iter()
