@@ -170,6 +170,11 @@ fn missing_server_feature(op: &Document) -> Option<&'static str> {
                 .is_some_and(|args| args.contains_key("viewOn"))
                 .then_some("views");
         }
+        Some("find") => {
+            return arguments
+                .is_some_and(|args| args.get_bool("returnKey").unwrap_or(false))
+                .then_some("returnKey");
+        }
         // blackpipe stores a collection's validator but does not enforce it.
         Some("modifyCollection") => {
             return arguments

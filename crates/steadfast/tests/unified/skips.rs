@@ -93,6 +93,11 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         "blackpipe has no views (createCollection with viewOn)",
     ),
     (
+        Key::ServerFeature("returnKey"),
+        "blackpipe has no query planner, so find's returnKey (the keys of the index a plan \
+         used) is not implemented: it returns whole documents",
+    ),
+    (
         Key::ServerFeature("timeseries duplicate _id"),
         "blackpipe stores a time-series collection as an ordinary one, whose _id stays unique (mongod's buckets allow repeated _ids); creating one with its options works",
     ),
