@@ -6,10 +6,10 @@ use base64::Engine as _;
 use bson::RawDocument;
 use bson::raw::{RawArray, RawBsonRef};
 
-/// Nesting beyond this is not rendered (the output is truncated there): the server nests at
-/// most ~200 levels, and a hostile reply must not be able to exhaust the stack when the
-/// length limit is set very high.
-const MAX_DEPTH: usize = 150;
+/// Nesting beyond this is not rendered (the output is truncated there). The server stores
+/// documents nested up to 200 levels (a command adds a few); a hostile reply nested deeper
+/// must not exhaust the stack when the length limit is set very high.
+const MAX_DEPTH: usize = 256;
 
 /// The marker appended to truncated output; it does not count toward the limit.
 const ELLIPSIS: &str = "...";

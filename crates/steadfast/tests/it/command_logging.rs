@@ -10,6 +10,7 @@ use blackpipe::scripted::Matcher;
 use bson::{Document, doc};
 use futures_util::TryStreamExt as _;
 use steadfast::Client;
+use steadfast::event::sdam::SdamEvent;
 use steadfast::event::{CommandEvent, EventHandler};
 use steadfast::options::ClientOptions;
 use tracing::field::{Field, Visit};
@@ -300,5 +301,27 @@ async fn a_sensitive_commands_server_error_is_redacted() {
         event_failures[0].contains("AuthenticationFailed"),
         "{event_failures:?}"
     );
+    client.shutdown().await;
+}
+
+/// `topologyId` is the id the client's SDAM events carry, so logs and events line up.
+#[tokio::test]
+async fn the_topology_id_is_the_one_sdam_events_carry() {
+    let server = server().await;
+    let (sender, mut receiver) = tokio::sync::mpsc::channel(64);
+    let mut options = options_for(&server).await;
+    options.sdam_event_handler = Some(EventHandler::TokioMpsc(sender));
+    let client = client_with(options).await;
+    let opening = loop {
+        match receiver
+            .recv()
+            .await
+            .expect("the client opens its topology")
+        {
+            SdamEvent::TopologyOpening(opening) => break opening,
+            _ => continue,
+        }
+    };
+    assert_eq!(opening.topology_id, client.topology_id());
     client.shutdown().await;
 }
