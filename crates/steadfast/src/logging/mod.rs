@@ -95,16 +95,10 @@ impl LogContext {
     /// A context for a new topology, with the document length from the option, else the
     /// environment variable, else the default.
     pub(crate) fn new(topology_id: ObjectId, configured: Option<usize>) -> Self {
-        let from_environment = || {
-            std::env::var(MAX_DOCUMENT_LENGTH_VARIABLE)
-                .ok()
-                .and_then(|value| value.trim().parse().ok())
-        };
+        let variable = std::env::var(MAX_DOCUMENT_LENGTH_VARIABLE).ok();
         LogContext {
             topology_id,
-            max_document_length: configured
-                .or_else(from_environment)
-                .unwrap_or(DEFAULT_MAX_DOCUMENT_LENGTH),
+            max_document_length: max_document_length(configured, variable.as_deref()),
         }
     }
 
@@ -123,6 +117,15 @@ impl LogContext {
     }
 }
 
+/// The document length: the option set in code, else the environment variable's value when it
+/// is a non-negative integer (anything else is ignored, as the specification requires), else
+/// the default.
+fn max_document_length(configured: Option<usize>, variable: Option<&str>) -> usize {
+    configured
+        .or_else(|| variable.and_then(|value| value.trim().parse().ok()))
+        .unwrap_or(DEFAULT_MAX_DOCUMENT_LENGTH)
+}
+
 impl Default for LogContext {
     /// A context with a fresh topology id and the default length (for pools and topologies
     /// built outside a client, as tests do).
@@ -131,5 +134,38 @@ impl Default for LogContext {
             topology_id: crate::runtime::object_id(),
             max_document_length: DEFAULT_MAX_DOCUMENT_LENGTH,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_option_wins_over_the_environment_and_invalid_values_are_ignored() {
+        assert_eq!(max_document_length(Some(5), Some("20")), 5);
+        assert_eq!(max_document_length(None, Some(" 20 ")), 20);
+        assert_eq!(max_document_length(None, Some("0")), 0);
+        for invalid in ["", "-1", "ten", "1.5", "99999999999999999999999"] {
+            assert_eq!(
+                max_document_length(None, Some(invalid)),
+                DEFAULT_MAX_DOCUMENT_LENGTH,
+                "{invalid:?}"
+            );
+        }
+        assert_eq!(max_document_length(None, None), DEFAULT_MAX_DOCUMENT_LENGTH);
+    }
+
+    #[test]
+    fn ports_default_to_27017_and_sockets_have_none() {
+        let tcp = ServerAddress::Tcp {
+            host: "db.example".to_owned(),
+            port: None,
+        };
+        assert_eq!(host_and_port(&tcp), ("db.example", Some(27017)));
+        let unix = ServerAddress::Unix {
+            path: "/tmp/mongodb-27017.sock".to_owned(),
+        };
+        assert_eq!(host_and_port(&unix), ("/tmp/mongodb-27017.sock", None));
     }
 }
