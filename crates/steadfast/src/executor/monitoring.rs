@@ -58,6 +58,30 @@ pub(super) struct CommandIdentity {
     pub(super) sensitive: bool,
 }
 
+/// Writes one command log message: the fields every command message carries (named as the
+/// specification names them, optional ones left out when absent), then the message's own.
+macro_rules! log_command {
+    ($events:expr, $identity:expr, $text:literal, $($fields:tt)*) => {{
+        let (host, port) = logging::host_and_port(&$identity.connection.address);
+        let service_id = $identity.service_id.map(|id| id.to_hex());
+        tracing::debug!(
+            target: LOG_TARGET,
+            topologyId = %$events.log().topology_id,
+            commandName = %$identity.name,
+            databaseName = %$identity.database,
+            requestId = i64::from($identity.request_id),
+            operationId = $identity.operation_id,
+            driverConnectionId = $identity.connection.id,
+            serverConnectionId = $identity.connection.server_id,
+            serverHost = host,
+            serverPort = port,
+            serviceId = service_id.as_deref(),
+            $($fields)*,
+            $text
+        );
+    }};
+}
+
 /// Whether command log messages are wanted (debug on the command component).
 pub(super) fn logging_enabled() -> bool {
     tracing::enabled!(target: LOG_TARGET, tracing::Level::DEBUG)
@@ -90,22 +114,12 @@ pub(super) fn started(
         })
     });
     if logging_enabled() {
-        let log = events.log();
-        let (host, port) = logging::host_and_port(&identity.connection.address);
-        tracing::debug!(
-            target: LOG_TARGET,
-            topologyId = %log.topology_id,
-            commandName = %identity.name,
-            databaseName = %identity.database,
-            requestId = i64::from(identity.request_id),
-            operationId = identity.operation_id,
-            driverConnectionId = identity.connection.id,
-            serverConnectionId = identity.connection.server_id,
-            serverHost = host,
-            serverPort = port,
-            serviceId = identity.service_id.map(|id| id.to_hex()).as_deref(),
-            command = log.render_document(&command()).as_str(),
-            "Command started"
+        let command = events.log().render_document(&command());
+        log_command!(
+            events,
+            identity,
+            "Command started",
+            command = command.as_str()
         );
     }
 }
@@ -135,28 +149,17 @@ pub(super) fn succeeded(
         })
     });
     if logging_enabled() {
-        let log = events.log();
         let reply = if identity.sensitive {
             "{}".to_owned()
         } else {
-            log.render(reply)
+            events.log().render(reply)
         };
-        let (host, port) = logging::host_and_port(&identity.connection.address);
-        tracing::debug!(
-            target: LOG_TARGET,
-            topologyId = %log.topology_id,
-            commandName = %identity.name,
-            databaseName = %identity.database,
-            requestId = i64::from(identity.request_id),
-            operationId = identity.operation_id,
-            driverConnectionId = identity.connection.id,
-            serverConnectionId = identity.connection.server_id,
-            serverHost = host,
-            serverPort = port,
-            serviceId = identity.service_id.map(|id| id.to_hex()).as_deref(),
+        log_command!(
+            events,
+            identity,
+            "Command succeeded",
             durationMS = duration.as_secs_f64() * 1000.0,
-            reply = reply.as_str(),
-            "Command succeeded"
+            reply = reply.as_str()
         );
     }
 }
@@ -187,23 +190,12 @@ pub(super) fn failed(
             Some(redacted) => format!("{} {redacted}", logging::REDACTED_FAILURE_PREFIX),
             None => error.to_string(),
         };
-        let log = events.log();
-        let (host, port) = logging::host_and_port(&identity.connection.address);
-        tracing::debug!(
-            target: LOG_TARGET,
-            topologyId = %log.topology_id,
-            commandName = %identity.name,
-            databaseName = %identity.database,
-            requestId = i64::from(identity.request_id),
-            operationId = identity.operation_id,
-            driverConnectionId = identity.connection.id,
-            serverConnectionId = identity.connection.server_id,
-            serverHost = host,
-            serverPort = port,
-            serviceId = identity.service_id.map(|id| id.to_hex()).as_deref(),
+        log_command!(
+            events,
+            identity,
+            "Command failed",
             durationMS = duration.as_secs_f64() * 1000.0,
-            failure = failure.as_str(),
-            "Command failed"
+            failure = failure.as_str()
         );
     }
 }
