@@ -73,7 +73,8 @@ pub struct CommandFailedEvent {
     pub command_name: String,
     /// The database it ran against.
     pub db: String,
-    /// The error.
+    /// The error. For a sensitive command (see [`CommandStartedEvent`]), a server error keeps
+    /// only its code, code name and labels (and the server's address).
     pub failure: Error,
     /// The wire request id.
     pub request_id: i32,

@@ -47,7 +47,7 @@ const DEFAULT_MAINTENANCE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The tracing target of the pool's log messages (the logging specification's `connection`
 /// component).
-const LOG_TARGET: &str = "steadfast::connection";
+const LOG_TARGET: &str = crate::logging::CONNECTION;
 
 /// How long a connection whose reply timeoutMS left unread may take to deliver it before it is
 /// closed instead (the figure later CMAP revisions chose for their pending responses).

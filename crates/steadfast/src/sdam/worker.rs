@@ -436,7 +436,7 @@ fn application_error_kind(error: &Error, phase: ErrorPhase) -> Option<Applicatio
 }
 
 /// The log target of topology messages (the logging specification's "topology" component).
-const LOG_TARGET: &str = "steadfast::topology";
+const LOG_TARGET: &str = crate::logging::TOPOLOGY;
 
 /// One debug message per SDAM event, named as the SDAM logging specification names them.
 fn log_event(event: &SdamEvent) {

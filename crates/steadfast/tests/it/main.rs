@@ -10,6 +10,7 @@ mod auth_x509_plain;
 mod aws;
 mod change_stream;
 mod client_bulk;
+mod command_logging;
 mod commands;
 mod crud;
 mod crud_cursor;

@@ -163,8 +163,10 @@ async fn builder_options_make_a_working_client() {
         )
         .server_selection_timeout(Duration::from_secs(30))
         .retry_writes(true)
+        .tracing_max_document_length_bytes(2000)
         .build();
     assert_eq!(options.app_name.as_deref(), Some("port-builder"));
+    assert_eq!(options.tracing_max_document_length_bytes, Some(2000));
 
     let client = Client::with_options(options).expect("valid options");
     let reply = client

@@ -22,6 +22,7 @@ mod events;
 mod expect_error;
 mod fixture;
 mod load_balanced;
+mod logs;
 mod matcher;
 mod model;
 mod observe;
@@ -79,6 +80,7 @@ fn main() -> ExitCode {
     if let Some(code) = oidc::run_with_token_file() {
         return code;
     }
+    logs::install();
     let (count, failures) = selftest::run();
     println!(
         "runner self-test: {} passed, {} failed",

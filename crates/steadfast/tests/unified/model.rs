@@ -35,6 +35,8 @@ pub(crate) struct TestCase {
     pub(crate) operations: Vec<Document>,
     /// `expectEvents`.
     pub(crate) expect_events: Vec<Document>,
+    /// `expectLogMessages`.
+    pub(crate) expect_log_messages: Vec<Document>,
     /// `outcome`.
     pub(crate) outcome: Option<Vec<CollectionData>>,
 }
@@ -86,6 +88,7 @@ impl TestCase {
             skip_reason: test.get_str("skipReason").ok().map(str::to_owned),
             operations: documents(test, "operations")?,
             expect_events: documents(test, "expectEvents")?,
+            expect_log_messages: documents(test, "expectLogMessages")?,
             outcome: collection_data_list(test, "outcome")?,
         })
     }
@@ -109,13 +112,14 @@ impl TestCase {
                 if let Some((key, reason)) = skips::for_entity(kind) {
                     return Some((key, reason, format!("creates a {kind} entity")));
                 }
-                let observes_logs = spec
+                let observed = spec
                     .as_document()
-                    .is_some_and(|s| s.contains_key("observeLogMessages"));
-                if let (true, Some((key, reason))) =
-                    (observes_logs, skips::for_assertion("observeLogMessages"))
-                {
-                    return Some((key, reason, format!("a {kind} observes log messages")));
+                    .and_then(|s| s.get_document("observeLogMessages").ok());
+                for component in observed.into_iter().flat_map(Document::keys) {
+                    let assertion = format!("observeLogMessages.{component}");
+                    if let Some((key, reason)) = skips::for_assertion(&assertion) {
+                        return Some((key, reason, format!("a {kind} observes {component} logs")));
+                    }
                 }
             }
         }
@@ -174,6 +178,11 @@ fn missing_server_feature(op: &Document) -> Option<&'static str> {
             return arguments
                 .is_some_and(|args| args.contains_key("viewOn"))
                 .then_some("views");
+        }
+        Some("find") => {
+            return arguments
+                .is_some_and(|args| args.get_bool("returnKey").unwrap_or(false))
+                .then_some("returnKey");
         }
         // blackpipe stores a collection's validator but does not enforce it.
         Some("modifyCollection") => {
