@@ -16,6 +16,7 @@ use super::Executor;
 use super::attempt::{AttemptResult, Failure, HeldReply, On, Stage, deadline_status};
 use super::exchange::Exchanged;
 use super::monitoring;
+use crate::pool::ConnectionGeneration;
 use crate::conn::description::StreamDescription;
 use crate::error::{CommandError, Error, ReplyWriteErrors};
 use crate::operation::{Operation, ReplyContext};
@@ -91,10 +92,10 @@ impl Executor {
         &self,
         stage: Stage<'_>,
         error: Error,
-        generation: u32,
+        generation: ConnectionGeneration,
         base_backoff: Option<Duration>,
     ) -> AttemptResult<T> {
-        self.topology().handle_application_error(
+        self.topology().handle_connection_error(
             &stage.selected.address,
             &error,
             generation,
@@ -116,9 +117,9 @@ impl Executor {
         &self,
         stage: Stage<'_>,
         error: Error,
-        generation: u32,
+        generation: ConnectionGeneration,
     ) -> Option<Failure> {
-        self.topology().handle_application_error(
+        self.topology().handle_connection_error(
             &stage.selected.address,
             &error,
             generation,

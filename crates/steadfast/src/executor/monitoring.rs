@@ -49,6 +49,8 @@ pub(super) struct CommandIdentity {
     pub(super) operation_id: i64,
     pub(super) connection: ConnectionInfo,
     pub(super) sensitive: bool,
+    /// The service behind the load balancer the connection reaches (load-balanced mode).
+    pub(super) service_id: Option<bson::oid::ObjectId>,
 }
 
 /// Emits the started event: the command as sent, document sequences folded back in as arrays
@@ -72,7 +74,7 @@ pub(super) fn started(
             request_id: identity.request_id,
             operation_id: identity.operation_id,
             connection: identity.connection.clone(),
-            service_id: None,
+            service_id: identity.service_id,
         })
     });
     tracing::debug!(
@@ -108,7 +110,7 @@ pub(super) fn succeeded(
             request_id: identity.request_id,
             operation_id: identity.operation_id,
             connection: identity.connection.clone(),
-            service_id: None,
+            service_id: identity.service_id,
         })
     });
     tracing::debug!(
@@ -137,7 +139,7 @@ pub(super) fn failed(
             request_id: identity.request_id,
             operation_id: identity.operation_id,
             connection: identity.connection.clone(),
-            service_id: None,
+            service_id: identity.service_id,
         })
     });
     tracing::debug!(

@@ -17,6 +17,7 @@ mod errors;
 mod establish;
 mod log;
 mod maintenance;
+mod pinned;
 pub mod standalone;
 
 use std::collections::HashMap;
@@ -39,7 +40,9 @@ use crate::event::EventEmitter;
 use crate::runtime::{self, TaskTracker};
 
 pub(crate) use self::connection::PooledConnection;
+pub(crate) use self::connection::ConnectionGeneration;
 pub(crate) use self::errors::{PoolFailure, failure_of};
+pub(crate) use self::pinned::PinnedConnection;
 pub(crate) use self::establish::{EstablishmentFailure, PoolErrorSink, ReportApplied};
 
 /// How often the maintenance task runs when nothing asks for an earlier run.
@@ -266,6 +269,12 @@ impl ConnectionPool {
     /// The pool's generation (incremented by each clear of a non-load-balanced pool).
     pub(crate) fn generation(&self) -> u32 {
         self.shared.lock().state.generation()
+    }
+
+    /// The generation that applies to connections of `service_id` in load-balanced mode (the
+    /// pool's generation otherwise, or without one).
+    pub(crate) fn generation_for(&self, service_id: Option<&ObjectId>) -> u32 {
+        self.shared.lock().state.generation_for(service_id)
     }
 
     /// The counts of connections and waiters right now.
