@@ -419,7 +419,7 @@ impl PoolErrorSink for PoolErrorReporter {
                 // CMAP backpressure: a network failure while connecting means "busy", not
                 // "gone", whether or not the label is on the error yet.
                 system_overloaded: failure.system_overloaded,
-                service_id: None,
+                service_id: failure.service_id,
             },
         );
         let mut snapshots = self.snapshots.clone();

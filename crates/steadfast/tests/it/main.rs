@@ -18,6 +18,7 @@ mod faults;
 mod gridfs;
 mod handshake;
 mod late_reply;
+mod load_balanced;
 mod partial_writes;
 mod pool;
 mod pool_clear;
