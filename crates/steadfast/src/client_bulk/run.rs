@@ -16,8 +16,8 @@ use crate::coll::exec::{OperationOverrides, OperationSettings};
 use crate::cursor::CursorReply;
 use crate::error::{Error, Result};
 use crate::operation::get_more::{GetMore, KillCursors};
-use crate::pool::PinnedConnection;
 use crate::options::BulkWriteOptions;
+use crate::pool::PinnedConnection;
 use crate::runtime;
 use crate::session::ClientSession;
 
@@ -86,7 +86,14 @@ pub(crate) async fn run<R: ResultShape>(call: BulkCall<'_>) -> Result<R> {
             None => session.as_deref_mut(),
         };
         if let Err(error) = reader
-            .drain(reply.cursor, &mut acc, &mut open, &ops, session_for_more, pinned)
+            .drain(
+                reply.cursor,
+                &mut acc,
+                &mut open,
+                &ops,
+                session_for_more,
+                pinned,
+            )
             .await
         {
             acc.close_incomplete(open, &ops);

@@ -102,6 +102,12 @@ enum Phase {
 /// the cursor is closed (the error is returned once, then the stream ends): a batch that may
 /// have been lost is never skipped silently.
 ///
+/// In load-balanced mode the cursor keeps the connection it was opened on checked out for its
+/// `getMore`s and `killCursors` (the service behind the balancer that holds the server cursor
+/// is reachable only through it), until the server drains the cursor or the cursor is closed or
+/// dropped; after an error the connection stays with the cursor until then. Calls on one
+/// cursor never overlap (they take `&mut self`).
+///
 /// Use it with `futures::StreamExt`/`TryStreamExt`, or with [`Cursor::advance`] and
 /// [`Cursor::deserialize_current`]:
 ///

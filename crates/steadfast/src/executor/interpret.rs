@@ -16,10 +16,10 @@ use super::Executor;
 use super::attempt::{AttemptResult, Failure, HeldReply, On, Stage, deadline_status};
 use super::exchange::Exchanged;
 use super::monitoring;
-use crate::pool::ConnectionGeneration;
 use crate::conn::description::StreamDescription;
 use crate::error::{CommandError, Error, ReplyWriteErrors};
 use crate::operation::{Operation, ReplyContext};
+use crate::pool::ConnectionGeneration;
 use crate::session::ClientSession;
 
 impl Executor {

@@ -54,7 +54,7 @@ use crate::cursor::{CursorPin, CursorReply};
 use crate::error::{AttemptRecord, Error, ErrorKind, Result};
 use crate::event::RetryEvent;
 use crate::operation::{Operation, ReplyContext, Retryability};
-use crate::pool::{PinnedConnection, PooledConnection};
+use crate::pool::{PinPurpose, PinnedConnection, PooledConnection};
 use crate::runtime;
 use crate::session::ClientSession;
 
@@ -185,7 +185,11 @@ impl Executor {
             .run_operation(op, context, self.options().load_balanced)
             .await?;
         let (session, connection) = if done.output.as_ref().id != 0 {
-            (done.implicit, done.connection.map(PinnedConnection::new))
+            (
+                done.implicit,
+                done.connection
+                    .map(|c| PinnedConnection::new(c, PinPurpose::Cursor)),
+            )
         } else {
             (None, None)
         };

@@ -11,7 +11,7 @@ use super::attempt::{Interrupt, Stage, not_sent};
 use super::{Executor, OperationPlan, Progress};
 use crate::conn::description::StreamDescription;
 use crate::error::Error;
-use crate::pool::{PinnedConnection, PooledConnection};
+use crate::pool::{PinPurpose, PinnedConnection, PooledConnection};
 
 /// Where an attempt's connection came from, hence where it goes back to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,7 +45,13 @@ impl Executor {
         selection_started: Instant,
         progress: &mut Progress<'_>,
     ) -> Result<Acquired, Interrupt> {
-        let fail = |error| self.failure(error, stage.kind, &not_sent(Some(stage.selected), stage.plan));
+        let fail = |error| {
+            self.failure(
+                error,
+                stage.kind,
+                &not_sent(Some(stage.selected), stage.plan),
+            )
+        };
         if let Some(pin) = progress.cursor_pin.as_deref_mut() {
             let connection = pin.lease().ok_or_else(|| fail(lost_pin("cursor")))?;
             return described(connection, Origin::Cursor).map_err(fail);
@@ -106,7 +112,7 @@ impl Executor {
                 if starts_pin {
                     if let Some(session) = progress.explicit.as_deref_mut() {
                         session.transaction_mut().connection =
-                            Some(PinnedConnection::new(connection));
+                            Some(PinnedConnection::new(connection, PinPurpose::Transaction));
                         return;
                     }
                 }

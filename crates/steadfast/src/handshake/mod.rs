@@ -24,8 +24,7 @@ pub(crate) const BACKPRESSURE_VERSION: &str = "2";
 
 /// The error of a load-balanced handshake whose reply carries no `serviceId`: the server is
 /// not behind a load balancer (the load-balancers specification's message).
-pub(crate) const NOT_LOAD_BALANCED: &str =
-    "Driver attempted to initialize in load balancing mode, but the server does not support this mode.";
+pub(crate) const NOT_LOAD_BALANCED: &str = "Driver attempted to initialize in load balancing mode, but the server does not support this mode.";
 
 /// Builds the handshake command (without `$db`). With `speculative`, the first SCRAM message
 /// rides along in `speculativeAuthenticate`.

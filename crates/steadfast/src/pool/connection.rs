@@ -121,6 +121,11 @@ impl PooledConnection {
         }
     }
 
+    /// The pool the connection belongs to.
+    pub(super) fn shared(&self) -> &Arc<Shared> {
+        &self.pool
+    }
+
     /// Whether a pool clear interrupted this connection.
     pub(crate) fn is_interrupted(&self) -> bool {
         self.interrupt.is_interrupted()

@@ -39,11 +39,11 @@ use crate::error::{Error, Result};
 use crate::event::EventEmitter;
 use crate::runtime::{self, TaskTracker};
 
-pub(crate) use self::connection::PooledConnection;
 pub(crate) use self::connection::ConnectionGeneration;
+pub(crate) use self::connection::PooledConnection;
 pub(crate) use self::errors::{PoolFailure, failure_of};
-pub(crate) use self::pinned::PinnedConnection;
 pub(crate) use self::establish::{EstablishmentFailure, PoolErrorSink, ReportApplied};
+pub(crate) use self::pinned::{PinPurpose, PinnedConnection};
 
 /// How often the maintenance task runs when nothing asks for an earlier run.
 const DEFAULT_MAINTENANCE_INTERVAL: Duration = Duration::from_secs(1);
@@ -134,6 +134,8 @@ pub(super) struct Shared {
     tasks: OnceLock<TaskTracker>,
     /// Set when the pool closes: a connection waiting for a late reply stops waiting.
     closing: InterruptToken,
+    /// Checked-out connections pinned to cursors and transactions (load-balanced mode).
+    pinned: pinned::PinCounts,
     inner: Mutex<Inner>,
 }
 
@@ -239,6 +241,7 @@ impl ConnectionPool {
             settled: Notify::new(),
             tasks,
             closing: InterruptToken::default(),
+            pinned: pinned::PinCounts::default(),
             inner: Mutex::new(Inner {
                 state: PoolState::new(options),
                 next_waiter: 1,

@@ -37,7 +37,11 @@ async fn load_balancer() -> (ScriptedServer, Services) {
             Matcher::hello(),
             Responder::from_fn(move |request, connection| {
                 let mut reply = hello_reply(request.command_name() != "hello");
-                let service = if connection.id.get() % 2 == 1 { odd } else { even };
+                let service = if connection.id.get() % 2 == 1 {
+                    odd
+                } else {
+                    even
+                };
                 reply.insert("serviceId", service);
                 reply.insert("msg", "isdbgrid");
                 Outcome::React(Reaction::Reply(reply))
@@ -114,18 +118,31 @@ fn connections_of(server: &ScriptedServer, command: &str) -> Vec<u64> {
 async fn a_cursor_keeps_its_connection_until_drained_and_get_mores_use_it() {
     let (server, _) = load_balancer().await;
     server
-        .rule(Matcher::command("find"), cursor_reply("firstBatch", 0..2, 7))
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..2, 7),
+        )
         .once();
     server
-        .rule(Matcher::command("getMore"), cursor_reply("nextBatch", 2..4, 7))
+        .rule(
+            Matcher::command("getMore"),
+            cursor_reply("nextBatch", 2..4, 7),
+        )
         .once();
     server
-        .rule(Matcher::command("getMore"), cursor_reply("nextBatch", 4..5, 0))
+        .rule(
+            Matcher::command("getMore"),
+            cursor_reply("nextBatch", 4..5, 0),
+        )
         .once();
     let (client, events) = lb_client(&server).await;
     let items = client.database("db").collection::<Document>("items");
     let mut cursor = within(items.find(doc! {}).batch_size(2)).await.unwrap();
-    assert_eq!(checked_out(&events), 1, "the open cursor holds its connection");
+    assert_eq!(
+        checked_out(&events),
+        1,
+        "the open cursor holds its connection"
+    );
     // A concurrent operation needs a connection of its own.
     within(client.database("db").run_command(doc! { "ping": 1 }))
         .await
@@ -135,7 +152,11 @@ async fn a_cursor_keeps_its_connection_until_drained_and_get_mores_use_it() {
     }
     assert_eq!(checked_out(&events), 1, "still pinned between getMores");
     within(cursor.next()).await.unwrap().unwrap();
-    assert_eq!(checked_out(&events), 0, "released when the server drained the cursor");
+    assert_eq!(
+        checked_out(&events),
+        0,
+        "released when the server drained the cursor"
+    );
     assert!(within(cursor.next()).await.is_none());
     let find = connections_of(&server, "find");
     assert_eq!(connections_of(&server, "getMore"), vec![find[0], find[0]]);
@@ -144,7 +165,10 @@ async fn a_cursor_keeps_its_connection_until_drained_and_get_mores_use_it() {
         .iter()
         .filter(|e| matches!(e, CmapEvent::ConnectionCheckedOut { .. }))
         .count();
-    assert_eq!(cursor_checkouts, 2, "one check-out for the cursor, one for ping");
+    assert_eq!(
+        cursor_checkouts, 2,
+        "one check-out for the cursor, one for ping"
+    );
     client.shutdown().await;
 }
 
@@ -152,7 +176,10 @@ async fn a_cursor_keeps_its_connection_until_drained_and_get_mores_use_it() {
 async fn a_dropped_cursor_is_killed_on_its_pinned_connection_which_is_then_released() {
     let (server, _) = load_balancer().await;
     server
-        .rule(Matcher::command("find"), cursor_reply("firstBatch", 0..2, 42))
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..2, 42),
+        )
         .once();
     server
         .rule(
@@ -196,7 +223,11 @@ async fn a_transaction_runs_on_one_connection_until_its_session_ends() {
         .await
         .unwrap();
     within(session.commit_transaction()).await.unwrap();
-    assert_eq!(checked_out(&events), 1, "a committed transaction stays pinned");
+    assert_eq!(
+        checked_out(&events),
+        1,
+        "a committed transaction stays pinned"
+    );
     within(session.commit_transaction()).await.unwrap();
     let inserts = connections_of(&server, "insert");
     assert_eq!(inserts.len(), 3);
@@ -218,7 +249,10 @@ async fn a_network_error_clears_only_the_failing_service() {
     // Two cursors, pinned to two connections: server-side connection 1 (the odd service)
     // and 2 (the even one).
     server
-        .rule(Matcher::command("find"), cursor_reply("firstBatch", 0..1, 5))
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..1, 5),
+        )
         .times(2);
     server
         .rule(Matcher::command("getMore"), Reaction::HangUp)
@@ -242,7 +276,10 @@ async fn a_network_error_clears_only_the_failing_service() {
         matches!(e, CmapEvent::ConnectionCreated { .. })
     });
     within(first.next()).await.unwrap().unwrap();
-    let error = within(first.next()).await.unwrap().expect_err("getMore hangs up");
+    let error = within(first.next())
+        .await
+        .unwrap()
+        .expect_err("getMore hangs up");
     assert!(error.is_network_error(), "{error}");
     let cleared: Vec<Option<ObjectId>> = cmap(&events)
         .iter()
@@ -305,6 +342,44 @@ async fn a_hello_without_service_id_is_refused_in_load_balanced_mode() {
         ),
         "{error}"
     );
+    client.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_check_out_timeout_counts_the_connections_pinned_by_purpose() {
+    let (server, _) = load_balancer().await;
+    server
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..1, 9),
+        )
+        .once();
+    server
+        .rule(
+            Matcher::command("killCursors"),
+            doc! { "cursorsKilled": [9_i64], "ok": 1 },
+        )
+        .always();
+    let events = Arc::new(EventRecorder::new());
+    let query = "loadBalanced=true&maxPoolSize=1&waitQueueTimeoutMS=100";
+    let client = ClientBuilder::from_uri_str(&uri(&server, query))
+        .await
+        .expect("valid connection string")
+        .event_listener(events.clone())
+        .build()
+        .expect("the client builds");
+    let items = client.database("db").collection::<Document>("items");
+    let cursor = within(items.find(doc! {}).batch_size(1)).await.unwrap();
+    let error = within(client.database("db").run_command(doc! { "ping": 1 }))
+        .await
+        .expect_err("the only connection is pinned to the cursor");
+    assert!(
+        format!("{error:#}").contains(
+            "maxPoolSize: 1, connections in use by cursors: 1, connections in use by transactions: 0, connections in use by other operations: 0"
+        ),
+        "{error:#}"
+    );
+    drop(cursor);
     client.shutdown().await;
 }
 
