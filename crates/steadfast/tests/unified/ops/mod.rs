@@ -1,10 +1,10 @@
 //! Running one operation of a test: dispatch on the object's entity type, and the
 //! conversion of driver results into the documents `expectResult` describes.
 
+mod background;
 pub(crate) mod change_streams;
 pub(crate) mod client_bulk_write;
 pub(crate) mod collection;
-mod background;
 mod collection_options;
 mod crud_options;
 mod cursor;
