@@ -322,6 +322,18 @@ impl BackgroundTasks {
             tracker.wait_until_idle().await;
         }
     }
+
+    /// Waits until none of the client's own tasks is alive: the background work of closed
+    /// cursors (`killCursors`, then the check-in of a load-balanced cursor's connection) and
+    /// of ended sessions (abortTransaction). The topology's tasks are not waited for: they
+    /// live as long as the client.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn wait_until_client_tasks_idle(&self) {
+        let [_, client] = &self.trackers;
+        client.wait_until_idle().await;
+    }
 }
 
 /// Parses `uri`, resolving `mongodb+srv://` through the system resolver.

@@ -164,6 +164,15 @@ impl SessionPool {
         }
     }
 
+    /// Returns a session in load-balanced mode: there is no `logicalSessionTimeoutMinutes` to
+    /// judge expiry by, and the load-balancer specification forbids pruning, so the session is
+    /// kept unless it is dirty.
+    pub fn release_load_balanced(&mut self, session: ServerSession) {
+        if !session.is_dirty() {
+            self.sessions.push_front(session);
+        }
+    }
+
     /// Sessions waiting in the pool.
     pub fn len(&self) -> usize {
         self.sessions.len()

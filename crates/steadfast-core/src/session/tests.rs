@@ -149,3 +149,19 @@ fn cluster_time_advances_only_forward() {
     );
     assert_eq!(ClusterTime::max(None, Some(&parsed)), Some(&parsed));
 }
+
+#[test]
+fn load_balanced_release_keeps_clean_sessions_without_a_timeout() {
+    let mut rng = StdRng::seed_from_u64(5);
+    let now = Instant::now();
+    let mut pool = SessionPool::new();
+    let kept = ServerSession::new(&mut rng, now);
+    let id = *kept.id_bytes();
+    pool.release_load_balanced(kept);
+    let mut dirty = ServerSession::new(&mut rng, now);
+    dirty.mark_dirty();
+    pool.release_load_balanced(dirty);
+    assert_eq!(pool.len(), 1, "the dirty session is discarded");
+    let later = now + Duration::from_secs(24 * 60 * 60);
+    assert_eq!(*pool.acquire(None, true, &mut rng, later).id_bytes(), id);
+}

@@ -66,6 +66,7 @@ impl StreamCore {
         spec: ChangeStreamSpec,
         reply: ChangeStreamReply,
         address: steadfast_core::ServerAddress,
+        pinned: Option<crate::pool::PinnedConnection>,
         cursor_settings: CursorSettings,
         settings: OperationSettings,
     ) -> Self {
@@ -87,7 +88,8 @@ impl StreamCore {
             reply.wire_version,
         );
         let wire_version = reply.wire_version;
-        let cursor = CursorState::new(reply.cursor, address, cursor_settings.clone());
+        let cursor =
+            CursorState::new(reply.cursor, address, cursor_settings.clone()).pinned_to(pinned);
         StreamCore {
             executor,
             spec,
@@ -221,10 +223,9 @@ impl StreamCore {
             deadline,
             ..self.settings.clone()
         };
-        let result = self
-            .executor
-            .execute(get_more, settings.context(session.as_deref_mut()))
-            .await;
+        let mut context = settings.context(session.as_deref_mut());
+        context.pinned = self.cursor.as_mut().and_then(CursorState::pinned_mut);
+        let result = self.executor.execute(get_more, context).await;
         let error = match result {
             Ok(reply) => {
                 self.take_batch(reply);
@@ -318,11 +319,10 @@ impl StreamCore {
             reply.cursor.first_batch.is_empty(),
             self.post_batch_token.clone(),
         );
-        self.cursor = Some(CursorState::new(
-            reply.cursor,
-            pin.address,
-            self.cursor_settings.clone(),
-        ));
+        self.cursor = Some(
+            CursorState::new(reply.cursor, pin.address, self.cursor_settings.clone())
+                .pinned_to(pin.connection),
+        );
         self.life = Life::Open;
         Ok(())
     }
@@ -342,11 +342,15 @@ impl StreamCore {
 
     /// Kills the open server cursor in the background (errors are ignored).
     fn kill_cursor(&mut self) {
-        let Some(kill) = self.cursor.take().and_then(|mut c| c.take_kill()) else {
+        let Some(mut cursor) = self.cursor.take() else {
+            return;
+        };
+        let pinned = cursor.take_pinned();
+        let Some(kill) = cursor.take_kill() else {
             return;
         };
         let timeout = self.settings.timeout_in(None);
-        spawn_kill(Arc::clone(&self.executor), kill, None, timeout);
+        spawn_kill(Arc::clone(&self.executor), kill, None, timeout, pinned);
     }
 }
 

@@ -12,11 +12,12 @@ use super::models::{EncodedOp, WriteModel};
 use super::results::ResultShape;
 use crate::client::Client;
 use crate::coll::bulk::at_position;
-use crate::coll::exec::{OperationOverrides, OperationSettings, execute};
+use crate::coll::exec::{OperationOverrides, OperationSettings};
 use crate::cursor::CursorReply;
 use crate::error::{Error, Result};
 use crate::operation::get_more::{GetMore, KillCursors};
 use crate::options::BulkWriteOptions;
+use crate::pool::PinnedConnection;
 use crate::runtime;
 use crate::session::ClientSession;
 
@@ -79,12 +80,20 @@ pub(crate) async fn run<R: ResultShape>(call: BulkCall<'_>) -> Result<R> {
             settings: &settings,
             address: pin.address,
         };
+        let pinned = pin.connection;
         let session_for_more = match own_session.as_mut() {
             Some(own) => Some(own),
             None => session.as_deref_mut(),
         };
         if let Err(error) = reader
-            .drain(reply.cursor, &mut acc, &mut open, &ops, session_for_more)
+            .drain(
+                reply.cursor,
+                &mut acc,
+                &mut open,
+                &ops,
+                session_for_more,
+                pinned,
+            )
             .await
         {
             acc.close_incomplete(open, &ops);
@@ -107,8 +116,9 @@ struct CursorRead<'a> {
 }
 
 impl CursorRead<'_> {
-    /// Absorbs every entry of `cursor`, fetching with `getMore` in `session`; on a failed
-    /// fetch, kills the cursor and returns the error.
+    /// Absorbs every entry of `cursor`, fetching with `getMore` in `session` (on the cursor's
+    /// `pinned` connection in load-balanced mode, checked in when the cursor is done); on a
+    /// failed fetch, kills the cursor and returns the error.
     async fn drain(
         &self,
         mut cursor: CursorReply,
@@ -116,6 +126,7 @@ impl CursorRead<'_> {
         open: &mut OpenBatch,
         ops: &[EncodedOp],
         mut session: Option<&mut ClientSession>,
+        mut pinned: Option<PinnedConnection>,
     ) -> Result<()> {
         acc.absorb(open, ops, cursor.first_batch.drain(..))?;
         while cursor.id != 0 {
@@ -127,7 +138,9 @@ impl CursorRead<'_> {
                 None,
                 None,
             );
-            let fetched = execute(self.client, more, session.as_deref_mut(), self.settings).await;
+            let mut context = self.settings.context(session.as_deref_mut());
+            context.pinned = pinned.as_mut();
+            let fetched = self.client.executor().execute(more, context).await;
             let next = match fetched.and_then(|mut next| {
                 acc.absorb(open, ops, next.first_batch.drain(..))?;
                 Ok(next)
@@ -137,7 +150,13 @@ impl CursorRead<'_> {
                     let kill = KillCursors::new(cursor.ns, vec![cursor.id], self.address.clone());
                     // The fetch error is what the caller must see; the kill is a courtesy to
                     // the server and its own failure changes nothing the caller can act on.
-                    let _ = execute(self.client, kill, session.as_deref_mut(), self.settings).await;
+                    // Not on a pinned connection a network error broke: the server closes the
+                    // cursor with it.
+                    if pinned.as_ref().is_none_or(PinnedConnection::is_usable) {
+                        let mut context = self.settings.context(session.as_deref_mut());
+                        context.pinned = pinned.as_mut();
+                        let _ = self.client.executor().execute(kill, context).await;
+                    }
                     return Err(error);
                 }
             };

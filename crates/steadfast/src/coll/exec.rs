@@ -76,6 +76,7 @@ impl OperationSettings {
             omit_max_time: self.omit_max_time,
             overrides_transaction_timeout: transaction_deadline.is_some()
                 && self.operation_timeout.is_some(),
+            pinned: None,
         }
     }
 }
@@ -125,7 +126,7 @@ where
     let (opening, settings) = cursor_phases(settings, &cursor_settings, None)?;
     let executor = client.executor();
     let (reply, pin) = executor.execute_cursor(op, opening.context(None)).await?;
-    let state = CursorState::new(reply, pin.address, cursor_settings);
+    let state = CursorState::new(reply, pin.address, cursor_settings).pinned_to(pin.connection);
     Ok(Cursor::new(
         Arc::clone(executor),
         state,
@@ -153,7 +154,7 @@ where
     let (reply, pin) = executor
         .execute_cursor(op, opening.context(Some(session)))
         .await?;
-    let state = CursorState::new(reply, pin.address, cursor_settings);
+    let state = CursorState::new(reply, pin.address, cursor_settings).pinned_to(pin.connection);
     Ok(SessionCursor::new(Arc::clone(executor), state, settings))
 }
 

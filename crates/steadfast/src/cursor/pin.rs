@@ -2,6 +2,7 @@
 
 use steadfast_core::ServerAddress;
 
+use crate::pool::PinnedConnection;
 use crate::session::ClientSession;
 
 /// Returned by the executor with the reply of a cursor-opening command: the server every
@@ -13,4 +14,7 @@ pub(crate) struct CursorPin {
     pub(crate) address: ServerAddress,
     /// The implicit session the cursor was opened on.
     pub(crate) session: Option<ClientSession>,
+    /// In load-balanced mode, the connection the cursor's `getMore`s and `killCursors` must
+    /// use (`None` when the cursor is exhausted, or runs in a transaction, which has its own).
+    pub(crate) connection: Option<PinnedConnection>,
 }

@@ -114,7 +114,8 @@ impl<T> SessionCursor<T> {
             }
             // Until the reply is absorbed, a dropped future must leave the cursor closed.
             self.closed = true;
-            let context = self.settings.context(Some(session));
+            let mut context = self.settings.context(Some(session));
+            context.pinned = self.state.pinned_mut();
             match self.executor.execute(get_more, context).await {
                 Ok(reply) => {
                     self.closed = false;
@@ -146,12 +147,14 @@ impl<T> SessionCursor<T> {
 
     fn close_now(&mut self) {
         self.closed = true;
+        let pinned = self.state.take_pinned();
         if let Some(kill) = self.state.take_kill() {
             spawn_kill(
                 Arc::clone(&self.executor),
                 kill,
                 None,
                 self.settings.timeout_in(None),
+                pinned,
             );
         }
     }
@@ -211,12 +214,14 @@ impl<T> SessionCursor<T> {
 
 impl<T> Drop for SessionCursor<T> {
     fn drop(&mut self) {
+        let pinned = self.state.take_pinned();
         if let Some(kill) = self.state.take_kill() {
             spawn_kill(
                 Arc::clone(&self.executor),
                 kill,
                 None,
                 self.settings.timeout_in(None),
+                pinned,
             );
         }
     }

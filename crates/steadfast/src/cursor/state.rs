@@ -10,6 +10,7 @@ use steadfast_core::ServerAddress;
 use super::reply::CursorReply;
 use crate::coll::Namespace;
 use crate::operation::get_more::{GetMore, KillCursors};
+use crate::pool::PinnedConnection;
 
 /// How a cursor fetches its next batches, fixed when it is opened.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -45,6 +46,9 @@ pub(crate) struct CursorState {
     /// Documents received from the server so far (for the limit).
     received: u64,
     settings: CursorSettings,
+    /// The connection the server cursor is reachable on, in load-balanced mode; checked back in
+    /// once the server cursor is exhausted, or by whoever closes the cursor.
+    pinned: Option<PinnedConnection>,
 }
 
 impl CursorState {
@@ -61,14 +65,42 @@ impl CursorState {
             buffer: VecDeque::new(),
             received: 0,
             settings,
+            pinned: None,
         };
         state.absorb(reply);
         state
     }
 
+    /// The state with its `getMore`s and `killCursors` pinned to `connection`.
+    pub(crate) fn pinned_to(mut self, connection: Option<PinnedConnection>) -> Self {
+        self.pinned = connection;
+        self
+    }
+
+    /// Whether the cursor is pinned to a connection (load-balanced mode).
+    pub(crate) fn is_pinned(&self) -> bool {
+        self.pinned.is_some()
+    }
+
+    /// The connection `getMore` and `killCursors` must run on, if the cursor is pinned.
+    pub(crate) fn pinned_mut(&mut self) -> Option<&mut PinnedConnection> {
+        self.pinned.as_mut()
+    }
+
+    /// Takes the pinned connection, for the `killCursors` that closes the cursor (or, with
+    /// nothing to kill, to check it in now by dropping it).
+    pub(crate) fn take_pinned(&mut self) -> Option<PinnedConnection> {
+        self.pinned.take()
+    }
+
     /// Takes in a batch (the first one or a `getMore`'s).
     pub(crate) fn absorb(&mut self, reply: CursorReply) {
         self.id = reply.id;
+        if self.id == 0 {
+            // Drained: the pinned connection goes back to the pool now (load-balancers,
+            // "Behaviour With Cursors"), not when the buffered documents are consumed.
+            self.pinned = None;
+        }
         self.ns = reply.ns;
         self.received = self
             .received
@@ -185,6 +217,7 @@ impl CursorState {
             buffer: std::mem::take(&mut self.buffer),
             received: self.received,
             settings: self.settings.clone(),
+            pinned: self.pinned.take(),
         }
     }
 }

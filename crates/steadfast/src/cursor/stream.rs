@@ -17,6 +17,7 @@ use crate::coll::exec::OperationSettings;
 use crate::error::{Error, ErrorKind, Result};
 use crate::executor::Executor;
 use crate::operation::get_more::KillCursors;
+use crate::pool::PinnedConnection;
 use crate::runtime;
 use crate::session::ClientSession;
 
@@ -44,7 +45,8 @@ impl Core {
         let Some(get_more) = self.state.get_more() else {
             return (self, Ok(()));
         };
-        let context = self.settings.context(self.session.as_mut());
+        let mut context = self.settings.context(self.session.as_mut());
+        context.pinned = self.state.pinned_mut();
         let result = self.executor.execute(get_more, context).await;
         let result = match result {
             Ok(reply) => {
@@ -69,9 +71,10 @@ impl Core {
     /// `timeout` overrides the cursor's timeoutMS for the `killCursors`.
     fn close(mut self: Box<Self>, timeout: Option<Duration>) {
         let session = self.session.take();
+        let pinned = self.state.take_pinned();
         if let Some(kill) = self.state.take_kill() {
             let timeout = timeout.or_else(|| self.settings.timeout_in(None));
-            spawn_kill(Arc::clone(&self.executor), kill, session, timeout);
+            spawn_kill(Arc::clone(&self.executor), kill, session, timeout, pinned);
         }
     }
 }
@@ -82,6 +85,10 @@ enum Phase {
     Idle(Box<Core>),
     /// A `getMore` is in flight.
     Fetching(BoxFuture<'static, (Box<Core>, Result<()>)>),
+    /// A `getMore` failed on a cursor pinned to a connection (load-balanced mode): the cursor
+    /// yields nothing more, but keeps its connection until it is closed or dropped, which kills
+    /// the server cursor on it if the connection still works (load-balancers).
+    Failed(Box<Core>),
     /// Exhausted, closed after an error, or killed.
     Finished,
 }
@@ -94,6 +101,12 @@ enum Phase {
 /// its implicit session goes back to the pool when it is exhausted or dropped. After an error,
 /// the cursor is closed (the error is returned once, then the stream ends): a batch that may
 /// have been lost is never skipped silently.
+///
+/// In load-balanced mode the cursor keeps the connection it was opened on checked out for its
+/// `getMore`s and `killCursors` (the service behind the balancer that holds the server cursor
+/// is reachable only through it), until the server drains the cursor or the cursor is closed or
+/// dropped; after an error the connection stays with the cursor until then. Calls on one
+/// cursor never overlap (they take `&mut self`).
 ///
 /// Use it with `futures::StreamExt`/`TryStreamExt`, or with [`Cursor::advance`] and
 /// [`Cursor::deserialize_current`]:
@@ -128,6 +141,7 @@ impl<T> std::fmt::Debug for Cursor<T> {
                 .field("address", &format_args!("{}", core.state.address()))
                 .field("buffered", &core.state.buffered()),
             Phase::Fetching(_) => d.field("phase", &"fetching"),
+            Phase::Failed(_) => d.field("phase", &"failed"),
             Phase::Finished => d.field("phase", &"finished"),
         };
         d.finish()
@@ -191,7 +205,7 @@ impl<T> Cursor<T> {
 
     /// Whether the cursor is finished: exhausted, or closed after an error.
     pub fn is_exhausted(&self) -> bool {
-        matches!(self.phase, Phase::Finished)
+        matches!(self.phase, Phase::Finished | Phase::Failed(_))
     }
 
     /// Closes the cursor now instead of at drop: the server cursor is killed in the background
@@ -209,10 +223,10 @@ impl<T> Cursor<T> {
 
     fn finish(&mut self, timeout: Option<Duration>) {
         match std::mem::replace(&mut self.phase, Phase::Finished) {
-            Phase::Idle(core) => core.close(timeout),
+            Phase::Idle(core) | Phase::Failed(core) => core.close(timeout),
             Phase::Fetching(_) => {
                 if let Some((executor, kill, own)) = self.kill_if_dropped.take() {
-                    spawn_kill(executor, kill, None, timeout.or(own));
+                    spawn_kill(executor, kill, None, timeout.or(own), None);
                 }
             }
             Phase::Finished => {}
@@ -234,6 +248,11 @@ impl<T> Cursor<T> {
                     self.current = None;
                     return Poll::Ready(Ok(false));
                 }
+                Phase::Failed(core) => {
+                    self.current = None;
+                    self.phase = Phase::Failed(core);
+                    return Poll::Ready(Ok(false));
+                }
                 Phase::Idle(mut core) => {
                     if let Some(document) = core.state.pop() {
                         self.current = Some(document);
@@ -247,7 +266,10 @@ impl<T> Cursor<T> {
                         core.close(None);
                         return Poll::Ready(Ok(false));
                     }
-                    self.kill_if_dropped = core.state.kill_op().map(|kill| {
+                    // A pinned cursor's connection is closed if the getMore is abandoned,
+                    // and the server closes the cursor with it: nothing to kill then.
+                    let kill = core.state.kill_op().filter(|_| !core.state.is_pinned());
+                    self.kill_if_dropped = kill.map(|kill| {
                         let timeout = core.settings.timeout_in(None);
                         (Arc::clone(&core.executor), kill, timeout)
                     });
@@ -264,7 +286,11 @@ impl<T> Cursor<T> {
                     Poll::Ready((core, result)) => {
                         self.kill_if_dropped = None;
                         if let Err(error) = result {
-                            core.close(None);
+                            if core.state.is_pinned() {
+                                self.phase = Phase::Failed(core);
+                            } else {
+                                core.close(None);
+                            }
                             return Poll::Ready(Err(error));
                         }
                         let empty_tailable = core.state.buffered() == 0
@@ -364,7 +390,13 @@ pub(crate) fn spawn_kill(
     kill: KillCursors,
     session: Option<ClientSession>,
     timeout: Option<Duration>,
+    pinned: Option<PinnedConnection>,
 ) {
+    if pinned.as_ref().is_some_and(|pin| !pin.is_usable()) {
+        // A network error broke the pinned connection: no killCursors (the server closes the
+        // cursor with the connection); dropping the pin checks the connection in, closed.
+        return;
+    }
     let options = executor.options();
     let limit = timeout
         .filter(|timeout| !timeout.is_zero())
@@ -380,9 +412,14 @@ pub(crate) fn spawn_kill(
     let runner = Arc::clone(&executor);
     executor.spawn(async move {
         let mut session = session;
-        let context = settings.context(session.as_mut());
+        let mut pinned = pinned;
+        let mut context = settings.context(session.as_mut());
+        // On the cursor's pinned connection, checked in once the killCursors is done,
+        // whatever its result (load-balancers, "Behaviour With Cursors").
+        context.pinned = pinned.as_mut();
         if let Err(error) = runner.execute(kill, context).await {
             tracing::debug!(%error, "killCursors failed; the server will time the cursor out");
         }
+        drop(pinned);
     });
 }

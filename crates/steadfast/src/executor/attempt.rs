@@ -136,16 +136,29 @@ impl Executor {
             criteria: selection.criteria.as_ref().unwrap_or(&plan.criteria),
             kind: progress.retry.profile().kind,
         };
-        let (connection, description) = self.check_out(stage, selection.started).await?;
-        let mut session = self.session(stage, &description, progress)?;
+        let acquired = self.acquire(stage, selection.started, progress).await?;
+        let (mut connection, description, origin) =
+            (acquired.connection, acquired.description, acquired.origin);
+        let mut session = match self.session(stage, &description, progress) {
+            Ok(session) => session,
+            Err(interrupt) => {
+                self.release(connection, origin, plan, progress, false);
+                return Err(interrupt);
+            }
+        };
         stage.kind = session.kind;
-        let prepared = self.prepare(op, stage, &description, &session)?;
+        let prepared = match self.prepare(op, stage, &description, &session) {
+            Ok(prepared) => prepared,
+            Err(interrupt) => {
+                self.release(connection, origin, plan, progress, false);
+                return Err(interrupt);
+            }
+        };
         if let Some(session) = session.session.as_deref_mut() {
             // The first command of a transaction is sent now: whatever its reply, the next
             // operation is not the first (transactions).
             session.transaction_mut().state.first_command_sent();
         }
-        let mut connection = connection;
         let exchanged = self
             .exchange_reauthenticating(
                 stage,
@@ -160,6 +173,7 @@ impl Executor {
                 // The pool is cleared before this connection goes back to it (or is closed),
                 // so that a waiter for it fails its check-out with PoolClearedError.
                 self.topology().error_reports_applied().await;
+                self.release(connection, origin, plan, progress, false);
                 return Err(interrupt);
             }
         };
@@ -168,8 +182,10 @@ impl Executor {
             // As above: SDAM has judged the server's error before the connection goes back.
             self.topology().error_reports_applied().await;
         }
-        // The connection goes back to the pool only once the reply has been read.
-        drop(connection);
+        // The connection goes back (to the pool, or its pin) only once the reply has been
+        // read.
+        let completed = matches!(&result, AttemptResult::Completed { result: Ok(_), .. });
+        self.release(connection, origin, plan, progress, completed);
         Ok(result)
     }
 

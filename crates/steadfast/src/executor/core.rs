@@ -191,11 +191,13 @@ impl Executor {
         if self.closed.load(Ordering::SeqCst) {
             return;
         }
-        let timeout = self.topology.logical_session_timeout();
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .release(session, timeout, runtime::now());
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.options.load_balanced {
+            sessions.release_load_balanced(session);
+        } else {
+            let timeout = self.topology.logical_session_timeout();
+            sessions.release(session, timeout, runtime::now());
+        }
     }
 
     /// Server sessions waiting in the pool.

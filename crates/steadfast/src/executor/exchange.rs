@@ -14,7 +14,7 @@ use super::monitoring::{self, CommandIdentity};
 use super::prepare::Prepared;
 use crate::error::{Error, ErrorKind};
 use crate::event::ConnectionInfo;
-use crate::pool::{PoolFailure, PooledConnection, failure_of};
+use crate::pool::{ConnectionGeneration, PoolFailure, PooledConnection, failure_of};
 use crate::runtime;
 use crate::session::ClientSession;
 
@@ -26,8 +26,8 @@ pub(super) struct Exchanged {
     pub(super) identity: Option<CommandIdentity>,
     /// The round trip's duration.
     pub(super) duration: Duration,
-    /// The connection's pool generation, for SDAM.
-    pub(super) generation: u32,
+    /// The connection's pool generation (and service), for SDAM.
+    pub(super) generation: ConnectionGeneration,
 }
 
 impl Executor {
@@ -56,7 +56,7 @@ impl Executor {
             session.end_exchange();
         }
         let duration = runtime::now().saturating_duration_since(sent_at);
-        let generation = connection.generation();
+        let generation = connection.service_generation();
         let reply = match exchange {
             Ok(reply) if stage.plan.acknowledged => reply.body,
             Ok(_) => rawdoc! { "ok": 1 },
@@ -103,6 +103,7 @@ impl Executor {
             },
             service_id: connection.description().and_then(|d| d.service_id),
             sensitive: monitoring::is_sensitive(&prepared.name, &body),
+            service_id: connection.description().and_then(|d| d.service_id),
         };
         let sequences = &prepared.message.sequences;
         monitoring::started(self.events(), &identity, &body, sequences);
@@ -115,7 +116,7 @@ impl Executor {
         &self,
         stage: Stage<'_>,
         error: Error,
-        generation: u32,
+        generation: ConnectionGeneration,
         session: Option<&mut ClientSession>,
     ) -> Interrupt {
         let interrupted = matches!(failure_of(&error), Some(PoolFailure::Interrupted { .. }));
@@ -125,7 +126,7 @@ impl Executor {
             }
         }
         if !interrupted {
-            self.topology().handle_application_error(
+            self.topology().handle_connection_error(
                 &stage.selected.address,
                 &error,
                 generation,

@@ -19,6 +19,7 @@ use super::monitoring;
 use crate::conn::description::StreamDescription;
 use crate::error::{CommandError, Error, ReplyWriteErrors};
 use crate::operation::{Operation, ReplyContext};
+use crate::pool::ConnectionGeneration;
 use crate::session::ClientSession;
 
 impl Executor {
@@ -91,10 +92,10 @@ impl Executor {
         &self,
         stage: Stage<'_>,
         error: Error,
-        generation: u32,
+        generation: ConnectionGeneration,
         base_backoff: Option<Duration>,
     ) -> AttemptResult<T> {
-        self.topology().handle_application_error(
+        self.topology().handle_connection_error(
             &stage.selected.address,
             &error,
             generation,
@@ -116,9 +117,9 @@ impl Executor {
         &self,
         stage: Stage<'_>,
         error: Error,
-        generation: u32,
+        generation: ConnectionGeneration,
     ) -> Option<Failure> {
-        self.topology().handle_application_error(
+        self.topology().handle_connection_error(
             &stage.selected.address,
             &error,
             generation,

@@ -26,6 +26,7 @@ mod exchange;
 mod fields;
 mod interpret;
 mod monitoring;
+mod pinning;
 mod prepare;
 mod reauthenticate;
 pub(crate) mod run_command;
@@ -54,6 +55,7 @@ use crate::cursor::{CursorPin, CursorReply};
 use crate::error::{AttemptRecord, Error, ErrorKind, Result};
 use crate::event::RetryEvent;
 use crate::operation::{Operation, ReplyContext, Retryability};
+use crate::pool::{PinPurpose, PinnedConnection, PooledConnection};
 use crate::runtime;
 use crate::session::ClientSession;
 
@@ -82,6 +84,9 @@ pub(crate) struct ExecutionContext<'a> {
     /// The operation set its own timeoutMS inside a withTransaction callback that runs under
     /// one: refused (CSOT, "Convenient Transactions API").
     pub(crate) overrides_transaction_timeout: bool,
+    /// The connection pinned to the cursor whose `getMore` or `killCursors` this is
+    /// (load-balanced mode): every attempt runs on it, never on another connection.
+    pub(crate) pinned: Option<&'a mut PinnedConnection>,
 }
 
 /// What the retry loop needs that stays fixed for an operation.
@@ -109,6 +114,13 @@ pub(crate) struct Progress<'a> {
     explicit: Option<&'a mut ClientSession>,
     implicit: Option<ClientSession>,
     txn_number: Option<i64>,
+    /// The cursor connection the operation must run on (see `ExecutionContext::pinned`).
+    cursor_pin: Option<&'a mut PinnedConnection>,
+    /// The operation opens a cursor in load-balanced mode: its connection is kept for the
+    /// cursor instead of being checked in.
+    keep_connection: bool,
+    /// The connection kept for the cursor.
+    kept: Option<PooledConnection>,
 }
 
 impl Progress<'_> {
@@ -118,6 +130,7 @@ impl Progress<'_> {
             output,
             address,
             implicit: self.implicit.take(),
+            connection: self.kept.take(),
         }
     }
 }
@@ -128,6 +141,8 @@ struct Done<T> {
     output: T,
     address: ServerAddress,
     implicit: Option<ClientSession>,
+    /// The connection kept for the cursor the operation opened (load-balanced mode).
+    connection: Option<PooledConnection>,
 }
 
 impl Executor {
@@ -143,13 +158,15 @@ impl Executor {
         op: O,
         context: ExecutionContext<'_>,
     ) -> Result<O::Output> {
-        self.run_operation(op, context)
+        self.run_operation(op, context, false)
             .await
             .map(|done| done.output)
     }
 
     /// Runs an operation that opens a cursor; also returns where the cursor lives and, when it
-    /// has more batches, the implicit session its getMores must use.
+    /// has more batches, the implicit session its getMores must use and, in load-balanced
+    /// mode, the connection they must run on (load-balancers, "Behaviour With Cursors"; a
+    /// cursor exhausted at once checks its connection back in now).
     ///
     /// # Errors
     /// As [`Executor::execute`].
@@ -165,17 +182,24 @@ impl Executor {
         O: Operation,
         O::Output: AsRef<CursorReply>,
     {
-        let done = self.run_operation(op, context).await?;
-        let session = if done.output.as_ref().id != 0 {
-            done.implicit
+        let done = self
+            .run_operation(op, context, self.options().load_balanced)
+            .await?;
+        let (session, connection) = if done.output.as_ref().id != 0 {
+            (
+                done.implicit,
+                done.connection
+                    .map(|c| PinnedConnection::new(c, PinPurpose::Cursor)),
+            )
         } else {
-            None
+            (None, None)
         };
         Ok((
             done.output,
             CursorPin {
                 address: done.address,
                 session,
+                connection,
             },
         ))
     }
@@ -184,8 +208,10 @@ impl Executor {
         self: &Arc<Self>,
         mut op: O,
         context: ExecutionContext<'_>,
+        keep_connection: bool,
     ) -> Result<Done<O::Output>> {
         let (plan, mut progress) = self.start(&op, context)?;
+        progress.keep_connection = keep_connection && progress.cursor_pin.is_none();
         let result = self.run_attempts(&mut op, &plan, &mut progress).await;
         match (&plan.transaction, result) {
             (Some(transaction), Err(error)) => Err(label_failure(
@@ -257,6 +283,7 @@ impl Executor {
             deadline,
             omit_max_time,
             overrides_transaction_timeout,
+            pinned,
         } = context;
         self.ensure_open()?;
         if overrides_transaction_timeout {
@@ -331,6 +358,9 @@ impl Executor {
             explicit: session,
             implicit: None,
             txn_number: None,
+            cursor_pin: pinned,
+            keep_connection: false,
+            kept: None,
         };
         self.record_request(started);
         Ok((plan, progress))

@@ -62,6 +62,7 @@ impl Executor {
             explicit,
             implicit,
             txn_number,
+            ..
         } = progress;
         let mut session = if plan.takes_session && supported {
             explicit.as_deref_mut().or(implicit.as_mut())

@@ -22,6 +22,10 @@ use crate::error::{CommandError, Error, Result, reply_is_ok};
 /// explicitly not a number.
 pub(crate) const BACKPRESSURE_VERSION: &str = "2";
 
+/// The error of a load-balanced handshake whose reply carries no `serviceId`: the server is
+/// not behind a load balancer (the load-balancers specification's message).
+pub(crate) const NOT_LOAD_BALANCED: &str = "Driver attempted to initialize in load balancing mode, but the server does not support this mode.";
+
 /// Builds the handshake command (without `$db`). With `speculative`, the first SCRAM message
 /// rides along in `speculativeAuthenticate`.
 pub(crate) fn handshake_command(
@@ -141,6 +145,9 @@ pub(crate) async fn perform(
     }
     let description =
         StreamDescription::from_handshake_reply(connection.address(), &reply, &config.compressors)?;
+    if config.load_balanced && description.service_id.is_none() {
+        return Err(Error::protocol(NOT_LOAD_BALANCED));
+    }
     let is_arbiter = description.server_type == ServerType::RsArbiter;
     let mechanisms = description.sasl_supported_mechs.clone();
     connection.set_description(description);

@@ -247,7 +247,10 @@ impl Shared {
             // Answered between the timer firing and taking the lock.
             return match wait.receiver.try_recv() {
                 Ok(delivery) => Expiry::Delivered(delivery),
-                Err(_) => Expiry::TimedOut(errors::wait_queue_timeout(&self.address)),
+                Err(_) => Expiry::TimedOut(errors::wait_queue_timeout(
+                    &self.address,
+                    self.pinned_detail(&inner),
+                )),
             };
         };
         if matches!(phase, WaiterPhase::Establishing(_)) && !deadline_passed {
@@ -263,7 +266,10 @@ impl Shared {
             });
         }
         self.service(&mut inner);
-        Expiry::TimedOut(errors::wait_queue_timeout(&self.address))
+        Expiry::TimedOut(errors::wait_queue_timeout(
+            &self.address,
+            self.pinned_detail(&inner),
+        ))
     }
 
     /// The future of a check-out was dropped before it took its answer.

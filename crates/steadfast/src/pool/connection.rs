@@ -52,6 +52,16 @@ impl InterruptToken {
     }
 }
 
+/// A connection's pool generation and, in load-balanced mode, the service (`serviceId` from
+/// its handshake) that generation belongs to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ConnectionGeneration {
+    /// The generation the connection was created in (its service's, when load balanced).
+    pub(crate) number: u32,
+    /// The service behind the load balancer the connection reaches.
+    pub(crate) service_id: Option<bson::oid::ObjectId>,
+}
+
 /// A connection checked out of a [`super::ConnectionPool`]. Dereferences to the
 /// [`Connection`]; it is checked back in when dropped (closed instead if it is broken, stale,
 /// or the pool is closed).
@@ -96,6 +106,24 @@ impl PooledConnection {
     /// error handling compares it with the pool's.
     pub(crate) fn generation(&self) -> u32 {
         self.generation
+    }
+
+    /// The generation and service of the connection, for SDAM error handling: in
+    /// load-balanced mode a clear concerns only the connection's service.
+    pub(crate) fn service_generation(&self) -> ConnectionGeneration {
+        ConnectionGeneration {
+            number: self.generation,
+            service_id: self
+                .connection
+                .as_ref()
+                .and_then(|c| c.description())
+                .and_then(|d| d.service_id),
+        }
+    }
+
+    /// The pool the connection belongs to.
+    pub(super) fn shared(&self) -> &Arc<Shared> {
+        &self.pool
     }
 
     /// Whether a pool clear interrupted this connection.

@@ -116,8 +116,12 @@ pub(super) fn pool_cleared(address: &ServerAddress, cause: &str) -> Error {
         })
 }
 
-pub(super) fn wait_queue_timeout(address: &ServerAddress) -> Error {
-    Error::timeout("while checking out a connection from the pool")
+/// `detail` replaces the default message (a load-balanced pool's counts of pinned
+/// connections).
+pub(super) fn wait_queue_timeout(address: &ServerAddress, detail: Option<String>) -> Error {
+    let message =
+        detail.unwrap_or_else(|| "while checking out a connection from the pool".to_string());
+    Error::timeout(message)
         .with_address(address)
         .with_source(PoolFailure::WaitQueueTimeout)
 }

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use bson::oid::ObjectId;
 use steadfast_core::ServerAddress;
 use steadfast_core::pool::{
     CheckOutFailedReason, ConnectionClosedReason, ConnectionId, EstablishedDecision, PoolEvent,
@@ -36,6 +37,9 @@ pub(crate) struct EstablishmentFailure<'a> {
     /// while connecting or during the hello, which deserves the `SystemOverloadedError` and
     /// `RetryableError` labels and must not make SDAM clear the pool.
     pub(crate) system_overloaded: bool,
+    /// The service the handshake reached (load-balanced mode, an authentication error): SDAM
+    /// clears that service's connections only.
+    pub(crate) service_id: Option<ObjectId>,
 }
 
 /// Where a pool reports connection-establishment errors (SDAM's application-error handling
@@ -59,6 +63,8 @@ struct Failed {
     error: Error,
     phase: ErrorPhase,
     system_overloaded: bool,
+    /// The `serviceId` of the handshake, when it completed.
+    service_id: Option<ObjectId>,
 }
 
 /// Opens, handshakes and authenticates connection `id`. The whole establishment is bounded by
@@ -80,6 +86,7 @@ async fn establish(
                 error,
                 phase: ErrorPhase::Hello,
                 system_overloaded,
+                service_id: None,
             });
         }
     };
@@ -97,6 +104,7 @@ async fn establish(
             error: error.with_address(address),
             phase,
             system_overloaded,
+            service_id: connection.description().and_then(|d| d.service_id),
         });
     }
     Ok(connection)
@@ -113,12 +121,19 @@ async fn run(shared: Arc<Shared>, id: ConnectionId, generation: u32) {
             let error =
                 errors::establishment(&shared.address, failed.error, failed.system_overloaded);
             if let Some(sink) = &shared.sink {
+                // Once the handshake named a service, the connection belongs to that
+                // service's generation (load-balancers, "Initial Handshake Errors").
+                let generation = match failed.service_id {
+                    Some(id) => shared.lock().state.generation_for(Some(&id)),
+                    None => generation,
+                };
                 let applied = sink.establishment_failed(&EstablishmentFailure {
                     address: &shared.address,
                     error: &error,
                     generation,
                     phase: failed.phase,
                     system_overloaded: failed.system_overloaded,
+                    service_id: failed.service_id,
                 });
                 // If the clear cancels this connection meanwhile, the clear closes it (and
                 // this task ends here).

@@ -17,6 +17,7 @@ mod errors;
 mod establish;
 mod log;
 mod maintenance;
+mod pinned;
 pub mod standalone;
 
 use std::collections::HashMap;
@@ -38,9 +39,11 @@ use crate::error::{Error, Result};
 use crate::event::EventEmitter;
 use crate::runtime::{self, TaskTracker};
 
+pub(crate) use self::connection::ConnectionGeneration;
 pub(crate) use self::connection::PooledConnection;
 pub(crate) use self::errors::{PoolFailure, failure_of};
 pub(crate) use self::establish::{EstablishmentFailure, PoolErrorSink, ReportApplied};
+pub(crate) use self::pinned::{PinPurpose, PinnedConnection};
 
 /// How often the maintenance task runs when nothing asks for an earlier run.
 const DEFAULT_MAINTENANCE_INTERVAL: Duration = Duration::from_secs(1);
@@ -131,6 +134,8 @@ pub(super) struct Shared {
     tasks: OnceLock<TaskTracker>,
     /// Set when the pool closes: a connection waiting for a late reply stops waiting.
     closing: InterruptToken,
+    /// Checked-out connections pinned to cursors and transactions (load-balanced mode).
+    pinned: pinned::PinCounts,
     inner: Mutex<Inner>,
 }
 
@@ -236,6 +241,7 @@ impl ConnectionPool {
             settled: Notify::new(),
             tasks,
             closing: InterruptToken::default(),
+            pinned: pinned::PinCounts::default(),
             inner: Mutex::new(Inner {
                 state: PoolState::new(options),
                 next_waiter: 1,
@@ -266,6 +272,12 @@ impl ConnectionPool {
     /// The pool's generation (incremented by each clear of a non-load-balanced pool).
     pub(crate) fn generation(&self) -> u32 {
         self.shared.lock().state.generation()
+    }
+
+    /// The generation that applies to connections of `service_id` in load-balanced mode (the
+    /// pool's generation otherwise, or without one).
+    pub(crate) fn generation_for(&self, service_id: Option<&ObjectId>) -> u32 {
+        self.shared.lock().state.generation_for(service_id)
     }
 
     /// The counts of connections and waiters right now.

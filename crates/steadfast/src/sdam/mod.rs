@@ -42,7 +42,9 @@ use self::worker::{ApplicationErrorReport, TopologyWorker, WorkerMessage, Worker
 use crate::conn::config::ConnectionConfig;
 use crate::error::{Error, Result};
 use crate::event::EventEmitter;
-use crate::pool::{ConnectionPool, EstablishmentFailure, PoolErrorSink, ReportApplied};
+use crate::pool::{
+    ConnectionGeneration, ConnectionPool, EstablishmentFailure, PoolErrorSink, ReportApplied,
+};
 use crate::runtime::TaskTracker;
 
 /// One published state of the topology.
@@ -269,6 +271,23 @@ impl Topology {
         generation: u32,
         phase: ErrorPhase,
     ) {
+        let generation = ConnectionGeneration {
+            number: generation,
+            service_id: None,
+        };
+        self.handle_connection_error(address, error, generation, phase);
+    }
+
+    /// [`Topology::handle_application_error`] for an error seen on a connection whose
+    /// generation belongs to a service (load-balanced mode): only that service's connections
+    /// are cleared, and its generation decides whether the error is stale.
+    pub(crate) fn handle_connection_error(
+        &self,
+        address: &ServerAddress,
+        error: &Error,
+        generation: ConnectionGeneration,
+        phase: ErrorPhase,
+    ) {
         // Whoever must wait for it does so through `error_reports_applied`.
         let _due = report_application_error(
             &self.inner.sender,
@@ -276,10 +295,10 @@ impl Topology {
             ApplicationErrorReport {
                 address: address.clone(),
                 error: error.clone(),
-                generation,
+                generation: generation.number,
                 phase,
                 system_overloaded: false,
-                service_id: None,
+                service_id: generation.service_id,
             },
         );
     }
@@ -400,7 +419,7 @@ impl PoolErrorSink for PoolErrorReporter {
                 // CMAP backpressure: a network failure while connecting means "busy", not
                 // "gone", whether or not the label is on the error yet.
                 system_overloaded: failure.system_overloaded,
-                service_id: None,
+                service_id: failure.service_id,
             },
         );
         let mut snapshots = self.snapshots.clone();

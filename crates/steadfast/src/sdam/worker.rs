@@ -314,7 +314,7 @@ impl TopologyWorker {
         let mut context = ErrorContext::new(
             report.address.clone(),
             report.generation,
-            server.pool.generation(),
+            server.pool.generation_for(report.service_id.as_ref()),
             report.phase,
             kind,
         );

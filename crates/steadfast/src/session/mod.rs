@@ -215,6 +215,9 @@ pub(crate) struct Transaction {
     pub(crate) options: TransactionOptions,
     /// The mongos a sharded transaction runs on.
     pub(crate) pinned: Option<ServerAddress>,
+    /// The connection a load-balanced transaction runs on (load-balancers, "Behaviour With
+    /// Transactions"); dropping it checks the connection back in.
+    pub(crate) connection: Option<crate::pool::PinnedConnection>,
     /// The last `recoveryToken` a mongos sent in this transaction.
     pub(crate) recovery_token: Option<Document>,
 }
@@ -351,9 +354,10 @@ impl ClientSession {
         self.server_session.as_ref().map(ServerSession::txn_number)
     }
 
-    /// Drops the session's mongos pin.
+    /// Drops the session's mongos pin, and checks its pinned connection back in.
     pub(crate) fn unpin(&mut self) {
         self.transaction.pinned = None;
+        self.transaction.connection = None;
     }
 
     /// The highest `$clusterTime` this session has seen (from replies to its operations or

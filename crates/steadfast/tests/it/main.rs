@@ -21,6 +21,7 @@ mod faults;
 mod gridfs;
 mod handshake;
 mod late_reply;
+mod load_balanced;
 mod oidc;
 mod partial_writes;
 mod pool;

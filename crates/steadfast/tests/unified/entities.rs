@@ -167,6 +167,14 @@ impl EntityMap {
         }
     }
 
+    /// Every client entity.
+    pub(crate) fn clients(&self) -> impl Iterator<Item = &ClientEntity> {
+        self.entities.values().filter_map(|entity| match entity {
+            Entity::Client(client) => Some(client),
+            _ => None,
+        })
+    }
+
     /// The client entity named `id`.
     pub(crate) fn client(&self, id: &str) -> Result<&ClientEntity, String> {
         match self.get(id)? {

@@ -184,6 +184,13 @@ fn missing_server_feature(op: &Document) -> Option<&'static str> {
                 .is_some_and(|args| args.get_bool("returnKey").unwrap_or(false))
                 .then_some("returnKey");
         }
+        // A listIndexes cursor that needs a getMore (only the load-balancers suite asks for
+        // one) shows the namespace its router answered with.
+        Some("listIndexes") => {
+            return arguments
+                .is_some_and(|args| args.contains_key("batchSize"))
+                .then_some("router listIndexes namespace");
+        }
         // blackpipe stores a collection's validator but does not enforce it.
         Some("modifyCollection") => {
             return arguments

@@ -216,6 +216,7 @@ impl<T> Watch<'_, T> {
             spec,
             reply,
             pin.address,
+            pin.connection,
             cursor_settings,
             settings,
         );

@@ -254,8 +254,10 @@ pub(super) async fn run(
         }
         "listIndexes" => {
             let mode = timeout_mode(&mut args)?;
+            let mut options = steadfast::options::ListIndexesOptions::default();
+            options.batch_size = args.optional_count("batchSize")?;
             args.finish()?;
-            let mut action = coll.list_indexes().timed(timeout);
+            let mut action = coll.list_indexes().timed(timeout).with_options(options);
             if let Some(mode) = mode {
                 action = action.timeout_mode(mode);
             }

@@ -1,6 +1,7 @@
 //! Running one operation of a test: dispatch on the object's entity type, and the
 //! conversion of driver results into the documents `expectResult` describes.
 
+mod background;
 pub(crate) mod change_streams;
 pub(crate) mod client_bulk_write;
 pub(crate) mod collection;
@@ -86,13 +87,19 @@ pub(crate) async fn run(
     }
     if let Some(cursor) = entities.cursor_mut(object) {
         let args = Args::new(name, operation.get_document("arguments").ok());
-        return cursor::run(name, args, cursor).await;
+        let result = cursor::run(name, args, cursor).await;
+        background::settle_after(name, entities).await;
+        return result;
     }
     if let Some(stream) = entities.change_stream_mut(object) {
         let args = Args::new(name, operation.get_document("arguments").ok());
-        return change_streams::run(name, args, stream).await;
+        let result = change_streams::run(name, args, stream).await;
+        background::settle_after(name, entities).await;
+        return result;
     }
-    run_on_object(operation, entities).await
+    let result = run_on_object(operation, entities).await;
+    background::settle_after(name, entities).await;
+    result
 }
 
 /// Runs `operation` on its object, an entity (not the test runner): what a thread runs.

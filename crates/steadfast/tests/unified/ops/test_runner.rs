@@ -35,7 +35,15 @@ pub(super) async fn run(
                 .and_then(integer)
                 .ok_or("assertNumberConnectionsCheckedOut: connections must be an integer")?;
             args.finish()?;
-            let actual = entities.client(&client)?.listener.checked_out();
+            let entity = entities.client(&client)?;
+            // A closed cursor's killCursors and check-in run in the background (close is
+            // synchronous): the count is taken once they are done.
+            entity
+                .client
+                .background_tasks()
+                .wait_until_client_tasks_idle()
+                .await;
+            let actual = entity.listener.checked_out();
             if actual != expected {
                 return Err(format!(
                     "field `connections`: expected {expected} connections checked out, found {actual}"
