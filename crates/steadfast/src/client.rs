@@ -116,8 +116,13 @@ impl Client {
         // Event deliveries run on a tracker of their own: they are the application's work, and
         // a handler that never returns (or a channel nobody drains) must not hold up shutdown.
         let delivery_tasks = TaskTracker::new()?;
-        listeners.extend(options.event_handlers().into_listener(delivery_tasks));
-        let events = EventEmitter::new(listeners);
+        let topology_id = crate::runtime::object_id();
+        listeners.extend(
+            options
+                .event_handlers()
+                .into_listener(delivery_tasks, topology_id),
+        );
+        let events = EventEmitter::for_topology(listeners, topology_id);
         let topology = Topology::new(&resolved, Arc::clone(&config), events.clone())?;
         let client = Client::from_executor(Executor::new(ExecutorParts {
             options: resolved,

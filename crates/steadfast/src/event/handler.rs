@@ -104,13 +104,17 @@ pub(crate) struct EventHandlers {
 impl EventHandlers {
     /// The listener that feeds these handlers, or `None` when none is set (so that no event
     /// is built for nobody).
-    pub(crate) fn into_listener(self, tasks: TaskTracker) -> Option<Arc<dyn EventListener>> {
+    pub(crate) fn into_listener(
+        self,
+        tasks: TaskTracker,
+        topology_id: ObjectId,
+    ) -> Option<Arc<dyn EventListener>> {
         if self.command.is_none() && self.sdam.is_none() && self.cmap.is_none() {
             return None;
         }
         Some(Arc::new(HandlerListener {
             handlers: self,
-            topology_id: crate::runtime::object_id(),
+            topology_id,
             tasks,
         }))
     }

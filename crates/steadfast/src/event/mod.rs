@@ -70,6 +70,9 @@ pub trait EventListener: Send + Sync + 'static {
 #[derive(Clone, Default)]
 pub(crate) struct EventEmitter {
     handlers: Arc<[Arc<dyn EventListener>]>,
+    /// The client's topology id: in SDAM events, and as `topologyId` in every log message so
+    /// that a subscriber can tell clients apart.
+    topology_id: bson::oid::ObjectId,
 }
 
 impl fmt::Debug for EventEmitter {
@@ -84,9 +87,23 @@ impl fmt::Debug for EventEmitter {
 impl EventEmitter {
     /// An emitter for these handlers.
     pub(crate) fn new(handlers: Vec<Arc<dyn EventListener>>) -> Self {
+        Self::for_topology(handlers, crate::runtime::object_id())
+    }
+
+    /// An emitter for these handlers in the topology `topology_id`.
+    pub(crate) fn for_topology(
+        handlers: Vec<Arc<dyn EventListener>>,
+        topology_id: bson::oid::ObjectId,
+    ) -> Self {
         EventEmitter {
             handlers: handlers.into(),
+            topology_id,
         }
+    }
+
+    /// The client's topology id.
+    pub(crate) fn topology_id(&self) -> bson::oid::ObjectId {
+        self.topology_id
     }
 
     /// Whether anyone listens.
