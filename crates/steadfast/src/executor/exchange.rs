@@ -54,7 +54,9 @@ impl Executor {
             &spans::SentOn {
                 address: &stage.selected.address,
                 driver_connection_id: connection.id(),
-                server_connection_id: connection.description().and_then(|d| d.server_connection_id),
+                server_connection_id: connection
+                    .description()
+                    .and_then(|d| d.server_connection_id),
             },
         );
         if let Some(session) = session.as_deref_mut() {

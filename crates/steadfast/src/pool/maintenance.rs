@@ -28,8 +28,10 @@ impl Shared {
                     self.maintenance_interval,
                 ));
             }
-            Err(error) => tracing::error!(target: DIAGNOSTIC_TARGET, address = %self.address, %error,
-                "the pool cannot start its background task; minPoolSize and idle connections are not maintained"),
+            Err(error) => {
+                tracing::error!(target: DIAGNOSTIC_TARGET, address = %self.address, %error,
+                "the pool cannot start its background task; minPoolSize and idle connections are not maintained")
+            }
         }
     }
 

@@ -135,3 +135,34 @@ fn heartbeat(event: &SdamEvent, topology_id: &str, connection: HeartbeatConnecti
 fn render(reply: &Document) -> String {
     reply.to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use bson::doc;
+
+    use super::HeartbeatConnection;
+
+    #[test]
+    fn the_server_connection_id_is_read_from_any_numeric_type_and_kept_when_absent() {
+        let mut connection = HeartbeatConnection::new(7);
+        assert_eq!(connection.server, None);
+        connection.learn(&doc! { "ok": 1, "connectionId": 12_i32 });
+        assert_eq!(connection.server, Some(12));
+        connection.learn(&doc! { "ok": 1, "connectionId": 13_i64 });
+        assert_eq!(connection.server, Some(13));
+        connection.learn(&doc! { "ok": 1, "connectionId": 14.0 });
+        assert_eq!(connection.server, Some(14));
+        // No id, or one that names no connection: the last known one stays.
+        connection.learn(&doc! { "ok": 1 });
+        connection.learn(&doc! { "ok": 1, "connectionId": 1.5 });
+        connection.learn(&doc! { "ok": 1, "connectionId": f64::INFINITY });
+        connection.learn(&doc! { "ok": 1, "connectionId": "15" });
+        assert_eq!(
+            connection,
+            HeartbeatConnection {
+                driver: 7,
+                server: Some(14)
+            }
+        );
+    }
+}

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use steadfast_core::selection::{Selection, SelectionCriteria, select};
 use steadfast_core::{ServerAddress, TopologyDescription};
 
-use super::select_log::{SelectionFor, SelectionLog};
+use super::select_log::{self, SelectionFor, SelectionLog};
 use super::{OperationInFlight, SelectedServer, Snapshot, Topology};
 use crate::error::{Error, ErrorKind, Result};
 use crate::runtime;
@@ -57,16 +57,22 @@ impl Topology {
         deadline: Option<Instant>,
         operation: Option<SelectionFor<'_>>,
     ) -> Result<SelectedServer> {
-        let mut log = operation.and_then(|operation| {
-            SelectionLog::start(operation, criteria, &self.inner.topology_id, &self.snapshot())
-        });
+        let mut log = operation
+            .filter(|_| select_log::enabled())
+            .map(|operation| {
+                SelectionLog::start(
+                    operation,
+                    criteria,
+                    &self.inner.topology_id,
+                    &self.snapshot(),
+                )
+            });
         let result = match self.select_now(criteria, deprioritized) {
             Some(result) => result,
             // The waiting loop is boxed: it is the rare case, and its timer and channel state
             // would otherwise make every operation's future larger.
             None => {
-                Box::pin(self.select_waiting(criteria, deprioritized, deadline, log.as_mut()))
-                    .await
+                Box::pin(self.select_waiting(criteria, deprioritized, deadline, log.as_mut())).await
             }
         };
         if let Some(log) = &log {

@@ -24,8 +24,8 @@ pub(crate) struct SelectionFor<'a> {
     pub(crate) operation_id: i64,
 }
 
-/// The messages of one selection. Exists only when someone listens at info level or lower,
-/// so an unobserved selection formats nothing.
+/// The messages of one selection. Created only when [`enabled`], so an unobserved selection
+/// formats nothing.
 pub(super) struct SelectionLog<'a> {
     operation: SelectionFor<'a>,
     selector: String,
@@ -34,18 +34,20 @@ pub(super) struct SelectionLog<'a> {
     waited: bool,
 }
 
+/// Whether a subscriber wants any selection message (the waiting message is at info level,
+/// the others at debug): checked before anything is looked up or formatted.
+pub(super) fn enabled() -> bool {
+    tracing::enabled!(target: LOG_TARGET, tracing::Level::INFO)
+}
+
 impl<'a> SelectionLog<'a> {
-    /// Writes "Server selection started", or returns `None` without formatting anything when
-    /// no subscriber wants selection messages.
+    /// Writes "Server selection started". Call only when [`enabled`].
     pub(super) fn start(
         operation: SelectionFor<'a>,
         criteria: &SelectionCriteria,
         topology_id: &bson::oid::ObjectId,
         topology: &TopologyDescription,
-    ) -> Option<Self> {
-        if !tracing::enabled!(target: LOG_TARGET, tracing::Level::INFO) {
-            return None;
-        }
+    ) -> Self {
         let log = SelectionLog {
             operation,
             selector: criteria.to_string(),
@@ -56,7 +58,7 @@ impl<'a> SelectionLog<'a> {
             selector = log.selector.as_str(), operation = operation.operation,
             operationId = operation.operation_id, topologyDescription = %describe(topology),
             "Server selection started");
-        Some(log)
+        log
     }
 
     /// Writes "Waiting for suitable server to become available" the first time it is called.

@@ -156,7 +156,12 @@ async fn a_command_error_marks_both_spans_with_its_type_and_code() {
 
     let operations = capture.named("operation");
     let commands = capture.named("command");
-    assert_eq!((operations.len(), commands.len()), (1, 1), "{:?}", capture.spans());
+    assert_eq!(
+        (operations.len(), commands.len()),
+        (1, 1),
+        "{:?}",
+        capture.spans()
+    );
     for span in [&operations[0], &commands[0]] {
         assert_eq!(span.field("otel.name"), Some("aggregate items"));
         assert_eq!(span.field("otel.status_code"), Some("ERROR"));
