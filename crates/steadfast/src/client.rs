@@ -33,6 +33,7 @@ use crate::error::{Error, Result};
 use crate::event::EventEmitter;
 use crate::executor::{Executor, ExecutorParts};
 use crate::handshake::metadata::{DriverInfo, Environment};
+use crate::logging::LogContext;
 use crate::options::DatabaseOptions;
 use crate::runtime::TaskTracker;
 use crate::sdam::Topology;
@@ -116,13 +117,16 @@ impl Client {
         // Event deliveries run on a tracker of their own: they are the application's work, and
         // a handler that never returns (or a channel nobody drains) must not hold up shutdown.
         let delivery_tasks = TaskTracker::new()?;
-        let topology_id = crate::runtime::object_id();
+        let log = LogContext::new(
+            crate::runtime::object_id(),
+            options.tracing_max_document_length_bytes,
+        );
         listeners.extend(
             options
                 .event_handlers()
-                .into_listener(delivery_tasks, topology_id),
+                .into_listener(delivery_tasks, log.topology_id),
         );
-        let events = EventEmitter::for_topology(listeners, topology_id);
+        let events = EventEmitter::with_log(listeners, log);
         let topology = Topology::new(&resolved, Arc::clone(&config), events.clone())?;
         let client = Client::from_executor(Executor::new(ExecutorParts {
             options: resolved,
@@ -170,6 +174,13 @@ impl Client {
     /// preference, timeout, retry policy) that its collections inherit. No I/O.
     pub fn database_with_options(&self, name: &str, options: DatabaseOptions) -> Database {
         Database::new(self.clone(), name, options)
+    }
+
+    /// The id of this client's topology: the `topology_id` of its SDAM events and the
+    /// `topologyId` field of every log message it writes (see [`logging`](crate::logging)),
+    /// which tells one client's messages from another's.
+    pub fn topology_id(&self) -> bson::oid::ObjectId {
+        self.executor.events().log().topology_id
     }
 
     /// The database named in the connection string's path, if there was one.

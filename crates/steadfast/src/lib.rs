@@ -68,6 +68,7 @@ pub mod event;
 mod executor;
 pub mod gridfs;
 mod handshake;
+pub mod logging;
 mod operation;
 pub mod options;
 /// One server's connection pool used on its own (conformance tests, tools); applications use

@@ -137,6 +137,11 @@ pub struct ClientOptions {
     pub retry_budget: Option<RetryBudgetConfig>,
     /// Listeners of steadfast's own events (including retries), called in order.
     pub event_listeners: Vec<Arc<dyn EventListener>>,
+    /// The longest a document (command, reply) may be in a log message, in bytes of relaxed
+    /// Extended JSON; longer ones are cut at a character boundary and end with `...`.
+    /// Default: the `MONGODB_LOG_MAX_DOCUMENT_LENGTH` environment variable, else 1000. See
+    /// [`logging`](crate::logging).
+    pub tracing_max_document_length_bytes: Option<usize>,
 
     /// The SRV name a `mongodb+srv://` string was resolved from (kept to poll it again).
     srv_host: Option<SrvHost>,
@@ -155,6 +160,10 @@ impl fmt::Debug for ClientOptions {
             .field("retry_policy", &self.retry_policy)
             .field("retry_budget", &self.retry_budget)
             .field("event_listeners", &self.event_listeners.len())
+            .field(
+                "tracing_max_document_length_bytes",
+                &self.tracing_max_document_length_bytes,
+            )
             .finish()
     }
 }

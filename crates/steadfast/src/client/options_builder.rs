@@ -91,6 +91,7 @@ impl ClientOptionsBuilder {
         wait_queue_timeout: Duration,
         retry_policy: Arc<dyn RetryPolicy>,
         retry_budget: RetryBudgetConfig,
+        tracing_max_document_length_bytes: usize,
     );
 
     handler_setters!(

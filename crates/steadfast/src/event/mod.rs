@@ -33,6 +33,8 @@ pub use steadfast_core::sdam::SdamEvent;
 
 use steadfast_core::ServerAddress;
 
+use crate::logging::LogContext;
+
 /// A retry is about to happen.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -70,9 +72,8 @@ pub trait EventListener: Send + Sync + 'static {
 #[derive(Clone, Default)]
 pub(crate) struct EventEmitter {
     handlers: Arc<[Arc<dyn EventListener>]>,
-    /// The client's topology id: in SDAM events, and as `topologyId` in every log message so
-    /// that a subscriber can tell clients apart.
-    topology_id: bson::oid::ObjectId,
+    /// What the client's log messages carry (its topology id, the document length).
+    log: LogContext,
 }
 
 impl fmt::Debug for EventEmitter {
@@ -87,23 +88,20 @@ impl fmt::Debug for EventEmitter {
 impl EventEmitter {
     /// An emitter for these handlers.
     pub(crate) fn new(handlers: Vec<Arc<dyn EventListener>>) -> Self {
-        Self::for_topology(handlers, crate::runtime::object_id())
+        EventEmitter::with_log(handlers, LogContext::default())
     }
 
-    /// An emitter for these handlers in the topology `topology_id`.
-    pub(crate) fn for_topology(
-        handlers: Vec<Arc<dyn EventListener>>,
-        topology_id: bson::oid::ObjectId,
-    ) -> Self {
+    /// An emitter for these handlers, whose log messages carry `log`'s topology id.
+    pub(crate) fn with_log(handlers: Vec<Arc<dyn EventListener>>, log: LogContext) -> Self {
         EventEmitter {
             handlers: handlers.into(),
-            topology_id,
+            log,
         }
     }
 
-    /// The client's topology id.
-    pub(crate) fn topology_id(&self) -> bson::oid::ObjectId {
-        self.topology_id
+    /// The client's logging context: every log message carries its `topologyId`.
+    pub(crate) fn log(&self) -> &LogContext {
+        &self.log
     }
 
     /// Whether anyone listens.

@@ -119,6 +119,7 @@ impl Executor {
                     .description()
                     .and_then(|d| d.server_connection_id),
             },
+            service_id: connection.description().and_then(|d| d.service_id),
             sensitive: monitoring::is_sensitive(&prepared.name, &body),
         };
         let sequences = &prepared.message.sequences;

@@ -415,8 +415,7 @@ impl Executor {
 
     /// Whether command events must be built: a handler listens, or command logging is on.
     pub(crate) fn monitoring_active(&self) -> bool {
-        self.events().is_active()
-            || tracing::enabled!(target: monitoring::LOG_TARGET, tracing::Level::DEBUG)
+        self.events().is_active() || monitoring::logging_enabled()
     }
 
     /// Emits the retry event and the tracing event of a retry.

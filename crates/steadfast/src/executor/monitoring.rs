@@ -1,21 +1,26 @@
 //! Command monitoring (command-logging-and-monitoring specification): a started event before
 //! each attempt's command is written, and a succeeded or failed event for each started one.
 //! Nothing is built unless a handler listens (or debug logging is on for the command target).
+//! Each event has its log message ("Command started", "Command succeeded", "Command failed",
+//! at debug on [`logging::COMMAND`]) with the specification's field names; handshake and
+//! heartbeat commands do not come through here, so they are neither monitored nor logged.
 
 use std::time::Duration;
 
+use bson::oid::ObjectId;
 use bson::{Bson, Document, RawDocumentBuf};
 use steadfast_wire::DocumentSequence;
 
-use crate::error::Error;
+use crate::error::{CommandError, Error, ErrorKind};
 use crate::event::{
     CommandEvent, CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent, ConnectionInfo,
     EventEmitter,
 };
+use crate::logging;
 
 /// The tracing target of command log messages (the logging specification's `command`
 /// component).
-pub(super) const LOG_TARGET: &str = "steadfast::command";
+pub(super) const LOG_TARGET: &str = crate::logging::COMMAND;
 
 /// Commands whose body and reply never appear in events or logs: they carry credentials.
 const SENSITIVE_COMMANDS: [&str; 9] = [
@@ -48,7 +53,14 @@ pub(super) struct CommandIdentity {
     pub(super) request_id: i32,
     pub(super) operation_id: i64,
     pub(super) connection: ConnectionInfo,
+    /// The connection's `serviceId` (load-balanced mode).
+    pub(super) service_id: Option<ObjectId>,
     pub(super) sensitive: bool,
+}
+
+/// Whether command log messages are wanted (debug on the command component).
+pub(super) fn logging_enabled() -> bool {
+    tracing::enabled!(target: LOG_TARGET, tracing::Level::DEBUG)
 }
 
 /// Emits the started event: the command as sent, document sequences folded back in as arrays
@@ -59,35 +71,46 @@ pub(super) fn started(
     body: &Document,
     sequences: &[DocumentSequence],
 ) {
-    events.command(|| {
-        let command = if identity.sensitive {
+    let command = || {
+        if identity.sensitive {
             Document::new()
         } else {
             with_sequences(body, sequences)
-        };
+        }
+    };
+    events.command(|| {
         CommandEvent::Started(CommandStartedEvent {
-            command,
+            command: command(),
             db: identity.database.clone(),
             command_name: identity.name.clone(),
             request_id: identity.request_id,
             operation_id: identity.operation_id,
             connection: identity.connection.clone(),
-            service_id: None,
+            service_id: identity.service_id,
         })
     });
-    tracing::debug!(
-        target: LOG_TARGET,
-        command = %identity.name,
-        database = %identity.database,
-        request_id = identity.request_id,
-        operation_id = identity.operation_id,
-        server = %identity.connection.address,
-        driver_connection_id = identity.connection.id,
-        "Command started"
-    );
+    if logging_enabled() {
+        let log = events.log();
+        let (host, port) = logging::host_and_port(&identity.connection.address);
+        tracing::debug!(
+            target: LOG_TARGET,
+            topologyId = %log.topology_id,
+            commandName = %identity.name,
+            databaseName = %identity.database,
+            requestId = i64::from(identity.request_id),
+            operationId = identity.operation_id,
+            driverConnectionId = identity.connection.id,
+            serverConnectionId = identity.connection.server_id,
+            serverHost = host,
+            serverPort = port,
+            serviceId = identity.service_id.map(|id| id.to_hex()).as_deref(),
+            command = log.render_document(&command()).as_str(),
+            "Command started"
+        );
+    }
 }
 
-/// Emits the succeeded event.
+/// Emits the succeeded event (an empty reply for a sensitive command).
 pub(super) fn succeeded(
     events: &EventEmitter,
     identity: &CommandIdentity,
@@ -108,47 +131,93 @@ pub(super) fn succeeded(
             request_id: identity.request_id,
             operation_id: identity.operation_id,
             connection: identity.connection.clone(),
-            service_id: None,
+            service_id: identity.service_id,
         })
     });
-    tracing::debug!(
-        target: LOG_TARGET,
-        command = %identity.name,
-        request_id = identity.request_id,
-        operation_id = identity.operation_id,
-        duration_ms = duration.as_secs_f64() * 1000.0,
-        "Command succeeded"
-    );
+    if logging_enabled() {
+        let log = events.log();
+        let reply = if identity.sensitive {
+            "{}".to_owned()
+        } else {
+            log.render(reply)
+        };
+        let (host, port) = logging::host_and_port(&identity.connection.address);
+        tracing::debug!(
+            target: LOG_TARGET,
+            topologyId = %log.topology_id,
+            commandName = %identity.name,
+            databaseName = %identity.database,
+            requestId = i64::from(identity.request_id),
+            operationId = identity.operation_id,
+            driverConnectionId = identity.connection.id,
+            serverConnectionId = identity.connection.server_id,
+            serverHost = host,
+            serverPort = port,
+            serviceId = identity.service_id.map(|id| id.to_hex()).as_deref(),
+            durationMS = duration.as_secs_f64() * 1000.0,
+            reply = reply.as_str(),
+            "Command succeeded"
+        );
+    }
 }
 
-/// Emits the failed event.
+/// Emits the failed event; a sensitive command's server error keeps only its code, code name
+/// and labels (the specification's redaction).
 pub(super) fn failed(
     events: &EventEmitter,
     identity: &CommandIdentity,
     error: &Error,
     duration: Duration,
 ) {
+    let redacted = identity.sensitive.then(|| redact(error)).flatten();
     events.command(|| {
         CommandEvent::Failed(CommandFailedEvent {
             duration,
             command_name: identity.name.clone(),
             db: identity.database.clone(),
-            failure: error.clone(),
+            failure: redacted.clone().unwrap_or_else(|| error.clone()),
             request_id: identity.request_id,
             operation_id: identity.operation_id,
             connection: identity.connection.clone(),
-            service_id: None,
+            service_id: identity.service_id,
         })
     });
-    tracing::debug!(
-        target: LOG_TARGET,
-        command = %identity.name,
-        request_id = identity.request_id,
-        operation_id = identity.operation_id,
-        duration_ms = duration.as_secs_f64() * 1000.0,
-        %error,
-        "Command failed"
-    );
+    if logging_enabled() {
+        let failure = match &redacted {
+            Some(redacted) => format!("{} {redacted}", logging::REDACTED_FAILURE_PREFIX),
+            None => error.to_string(),
+        };
+        let log = events.log();
+        let (host, port) = logging::host_and_port(&identity.connection.address);
+        tracing::debug!(
+            target: LOG_TARGET,
+            topologyId = %log.topology_id,
+            commandName = %identity.name,
+            databaseName = %identity.database,
+            requestId = i64::from(identity.request_id),
+            operationId = identity.operation_id,
+            driverConnectionId = identity.connection.id,
+            serverConnectionId = identity.connection.server_id,
+            serverHost = host,
+            serverPort = port,
+            serviceId = identity.service_id.map(|id| id.to_hex()).as_deref(),
+            durationMS = duration.as_secs_f64() * 1000.0,
+            failure = failure.as_str(),
+            "Command failed"
+        );
+    }
+}
+
+/// A server error with everything but its code, code name and labels removed; `None` for an
+/// error the server did not send (a network error carries nothing of the command's).
+fn redact(error: &Error) -> Option<Error> {
+    let server = error.command_error()?;
+    let kept = CommandError::new(server.code, server.code_name.clone(), "");
+    let mut redacted = Error::new(ErrorKind::Command(kept)).with_label_set(error.label_set());
+    if let Some(address) = error.address() {
+        redacted = redacted.with_address(address);
+    }
+    Some(redacted)
 }
 
 fn with_sequences(body: &Document, sequences: &[DocumentSequence]) -> Document {

@@ -47,7 +47,7 @@ const DEFAULT_MAINTENANCE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The tracing target of the pool's log messages (the logging specification's `connection`
 /// component).
-const LOG_TARGET: &str = "steadfast::connection";
+const LOG_TARGET: &str = crate::logging::CONNECTION;
 
 /// The tracing target of the pool's own diagnostics, which the specification does not define:
 /// kept apart so that the `connection` component carries exactly the specified messages.
@@ -358,7 +358,7 @@ impl Shared {
         let event = make();
         if log {
             let error = error.map(|e| e as &dyn std::fmt::Display);
-            log::event(&event, &self.address, self.events.topology_id(), error);
+            log::event(&event, &self.address, self.events.log().topology_id, error);
         }
         self.events.cmap(|| event);
     }

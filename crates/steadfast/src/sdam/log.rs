@@ -2,13 +2,14 @@
 //! Messages"): one debug `tracing` event per SDAM event, except ServerDescriptionChanged, which
 //! the specification leaves out as redundant with "Topology description changed".
 
-use bson::oid::ObjectId;
 use bson::{Bson, Document};
 use steadfast_core::ServerAddress;
 use steadfast_core::sdam::SdamEvent;
 
+use crate::logging::LogContext;
+
 /// The log target of topology messages (the logging specification's `topology` component).
-pub(super) const LOG_TARGET: &str = "steadfast::topology";
+const LOG_TARGET: &str = crate::logging::TOPOLOGY;
 
 /// The monitoring connection a heartbeat ran on, as its log messages name it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -45,7 +46,7 @@ impl HeartbeatConnection {
 }
 
 /// Whether topology messages are wanted at all; checked before anything is formatted.
-pub(super) fn enabled() -> bool {
+fn enabled() -> bool {
     tracing::enabled!(target: LOG_TARGET, tracing::Level::DEBUG)
 }
 
@@ -53,13 +54,13 @@ pub(super) fn enabled() -> bool {
 /// connection of a heartbeat event.
 pub(super) fn event(
     event: &SdamEvent,
-    topology_id: ObjectId,
+    context: &LogContext,
     connection: Option<HeartbeatConnection>,
 ) {
     if !enabled() {
         return;
     }
-    let topology_id = topology_id.to_hex();
+    let topology_id = context.topology_id.to_hex();
     let topology_id = topology_id.as_str();
     match event {
         SdamEvent::TopologyOpening => tracing::debug!(target: LOG_TARGET,
@@ -76,7 +77,7 @@ pub(super) fn event(
         SdamEvent::ServerHeartbeatStarted { .. }
         | SdamEvent::ServerHeartbeatSucceeded { .. }
         | SdamEvent::ServerHeartbeatFailed { .. } => {
-            heartbeat(event, topology_id, connection.unwrap_or_default());
+            heartbeat(event, context, topology_id, connection.unwrap_or_default());
         }
         // ServerDescriptionChanged is left out on purpose (see the module's documentation),
         // and the enum is non-exhaustive.
@@ -97,7 +98,12 @@ fn server_message(address: &ServerAddress, topology_id: &str, starting: bool) {
 }
 
 /// The three heartbeat messages.
-fn heartbeat(event: &SdamEvent, topology_id: &str, connection: HeartbeatConnection) {
+fn heartbeat(
+    event: &SdamEvent,
+    context: &LogContext,
+    topology_id: &str,
+    connection: HeartbeatConnection,
+) {
     let driver_id = connection.driver;
     let server_id = connection.server;
     match event {
@@ -114,7 +120,7 @@ fn heartbeat(event: &SdamEvent, topology_id: &str, connection: HeartbeatConnecti
             target: LOG_TARGET, topologyId = topology_id, serverHost = address.host(),
             serverPort = address.port(), driverConnectionId = driver_id,
             serverConnectionId = server_id, awaited = *awaited,
-            durationMS = duration.as_secs_f64() * 1000.0, reply = %render(reply),
+            durationMS = duration.as_secs_f64() * 1000.0, reply = context.render_document(reply).as_str(),
             "Server heartbeat succeeded"),
         SdamEvent::ServerHeartbeatFailed {
             address,
@@ -129,11 +135,6 @@ fn heartbeat(event: &SdamEvent, topology_id: &str, connection: HeartbeatConnecti
             "Server heartbeat failed"),
         _ => {}
     }
-}
-
-/// A hello reply as the log renders documents.
-fn render(reply: &Document) -> String {
-    reply.to_string()
 }
 
 #[cfg(test)]

@@ -190,7 +190,7 @@ impl Topology {
             heartbeat_frequency: options.heartbeat_frequency,
             streaming_enabled: streaming,
         };
-        let topology_id = events.topology_id();
+        let topology_id = events.log().topology_id;
         let mut worker = TopologyWorker {
             description: opening.description.clone(),
             servers: Arc::clone(&servers),

@@ -13,7 +13,7 @@ use crate::error::Error;
 
 /// The log target of server selection messages (the logging specification's
 /// `serverSelection` component).
-pub(crate) const LOG_TARGET: &str = "steadfast::server_selection";
+const LOG_TARGET: &str = crate::logging::SERVER_SELECTION;
 
 /// The operation a server is selected for, as the selection messages name it.
 #[derive(Clone, Copy, Debug)]

@@ -253,13 +253,13 @@ impl TopologyWorker {
     /// Publishes an SDAM event to the subscribers and to the log (the specification's
     /// "topology" component), in the order the worker processes changes.
     fn emit(&self, event: SdamEvent) {
-        log::event(&event, self.events.topology_id(), None);
+        log::event(&event, self.events.log(), None);
         self.events.sdam(|| event);
     }
 
     /// [`TopologyWorker::emit`] for a monitor's heartbeat event.
     fn emit_heartbeat(&self, event: SdamEvent, connection: HeartbeatConnection) {
-        log::event(&event, self.events.topology_id(), Some(connection));
+        log::event(&event, self.events.log(), Some(connection));
         self.events.sdam(|| event);
     }
 

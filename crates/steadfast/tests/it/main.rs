@@ -8,6 +8,7 @@ mod adaptive;
 mod auth;
 mod change_stream;
 mod client_bulk;
+mod command_logging;
 mod commands;
 mod crud;
 mod crud_cursor;

@@ -430,6 +430,7 @@ fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, Str
             "observeSensitiveCommands",
             "awaitMinPoolSizeMS",
             "serverApi",
+            "observeLogMessages",
         ],
     )?;
     let uri = fixture.client_uri(spec.get_bool("useMultipleMongoses").ok())?;
@@ -459,13 +460,24 @@ fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, Str
         Ok(_) => return Err(format!("{uri} needs SRV resolution")),
         Err(e) => return Err(format!("invalid client URI {uri}: {e}")),
     };
-    let mut builder = Client::builder(options.into()).event_listener(listener.clone());
+    let mut options = steadfast::options::ClientOptions::from(options);
+    // The command logging suite's README: run with a large document length, so that whole
+    // replies (a replica set's hello is about 1000 bytes) can be matched.
+    options.tracing_max_document_length_bytes = Some(crate::logs::MAX_DOCUMENT_LENGTH);
+    let mut builder = Client::builder(options).event_listener(listener.clone());
     if let Ok(api) = spec.get_document("serverApi") {
         builder = builder.server_api(crate::server_api::parse(api)?);
+    }
+    let observe_logs = spec.get_document("observeLogMessages").ok();
+    if observe_logs.is_some() {
+        crate::logs::start_capture();
     }
     let client = builder
         .build()
         .map_err(|e| format!("cannot create client: {e}"))?;
+    if let Some(levels) = observe_logs {
+        crate::logs::observe(client.topology_id(), levels)?;
+    }
     Ok(ClientEntity { client, listener })
 }
 

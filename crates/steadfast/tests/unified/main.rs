@@ -21,6 +21,7 @@ mod entities;
 mod events;
 mod expect_error;
 mod fixture;
+mod logs;
 mod matcher;
 mod model;
 mod observe;
@@ -74,6 +75,7 @@ const SUITES: &[&str] = &[
 const CASE_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn main() -> ExitCode {
+    logs::install();
     let (count, failures) = selftest::run();
     println!(
         "runner self-test: {} passed, {} failed",

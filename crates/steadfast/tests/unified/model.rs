@@ -35,6 +35,8 @@ pub(crate) struct TestCase {
     pub(crate) operations: Vec<Document>,
     /// `expectEvents`.
     pub(crate) expect_events: Vec<Document>,
+    /// `expectLogMessages`.
+    pub(crate) expect_log_messages: Vec<Document>,
     /// `outcome`.
     pub(crate) outcome: Option<Vec<CollectionData>>,
 }
@@ -86,6 +88,7 @@ impl TestCase {
             skip_reason: test.get_str("skipReason").ok().map(str::to_owned),
             operations: documents(test, "operations")?,
             expect_events: documents(test, "expectEvents")?,
+            expect_log_messages: documents(test, "expectLogMessages")?,
             outcome: collection_data_list(test, "outcome")?,
         })
     }
@@ -105,17 +108,9 @@ impl TestCase {
             .flatten()
             .filter_map(Bson::as_document);
         for entity in file.entities.iter().chain(created_by_operations) {
-            for (kind, spec) in entity {
+            for kind in entity.keys() {
                 if let Some((key, reason)) = skips::for_entity(kind) {
                     return Some((key, reason, format!("creates a {kind} entity")));
-                }
-                let observes_logs = spec
-                    .as_document()
-                    .is_some_and(|s| s.contains_key("observeLogMessages"));
-                if let (true, Some((key, reason))) =
-                    (observes_logs, skips::for_assertion("observeLogMessages"))
-                {
-                    return Some((key, reason, format!("a {kind} observes log messages")));
                 }
             }
         }
@@ -174,6 +169,11 @@ fn missing_server_feature(op: &Document) -> Option<&'static str> {
             return arguments
                 .is_some_and(|args| args.contains_key("viewOn"))
                 .then_some("views");
+        }
+        Some("find") => {
+            return arguments
+                .is_some_and(|args| args.get_bool("returnKey").unwrap_or(false))
+                .then_some("returnKey");
         }
         // blackpipe stores a collection's validator but does not enforce it.
         Some("modifyCollection") => {

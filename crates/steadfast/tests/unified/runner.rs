@@ -39,6 +39,7 @@ pub(crate) async fn run_case(
     // Fail points are turned off even when the test failed, as the format requires.
     let cleanup = fixture.disable_fail_points().await;
     entities.close().await;
+    crate::logs::reset();
     fixture.stop().await;
     result.and(cleanup.map_err(|e| format!("after the test: {e}")))
 }
@@ -73,6 +74,12 @@ async fn run_in(
         events::check(expected, &observed, entities)
             .map_err(|e| format!("expectEvents for {client}: {e}"))?;
     }
+    crate::logs::check(
+        &test.expect_log_messages,
+        |client| Ok(entities.client(client)?.client.topology_id()),
+        entities,
+    )
+    .await?;
     if let Some(outcome) = &test.outcome {
         fixture.check_outcome(outcome)?;
     }

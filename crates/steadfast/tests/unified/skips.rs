@@ -21,6 +21,10 @@ pub(crate) enum Key {
     /// A `runOnRequirement` field that no blackpipe deployment satisfies.
     Requirement(&'static str),
     /// An assertion the runner cannot evaluate against steadfast's API.
+    #[allow(
+        dead_code,
+        reason = "no table entry needs it now; kept for an assertion the runner cannot make"
+    )]
     Assertion(&'static str),
     /// A server feature blackpipe lacks, needed by an operation the test expects to succeed.
     ServerFeature(&'static str),
@@ -81,16 +85,17 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         "rawData is for internal use only (CRUD and bulk-write specifications); steadfast, like the official Rust driver, does not offer it",
     ),
     (
-        Key::Assertion("observeLogMessages"),
-        "steadfast logs through `tracing`, not as the logging specification's structured messages that observeLogMessages asserts",
-    ),
-    (
         Key::ServerFeature("document validation"),
         "blackpipe stores a collection's validator (collMod, create) but does not enforce it: no DocumentValidationFailure (121) with errInfo",
     ),
     (
         Key::ServerFeature("views"),
         "blackpipe has no views (createCollection with viewOn)",
+    ),
+    (
+        Key::ServerFeature("returnKey"),
+        "blackpipe has no query planner, so find's returnKey (the keys of the index a plan \
+         used) is not implemented: it returns whole documents",
     ),
     (
         Key::ServerFeature("timeseries duplicate _id"),
@@ -160,6 +165,10 @@ pub(crate) fn for_entity(kind: &str) -> Option<(Key, &'static str)> {
 }
 
 /// The table entry for an assertion, if the runner skips tests making it.
+#[allow(
+    dead_code,
+    reason = "no assertion is skipped now (observeLogMessages runs); kept for the next one"
+)]
 pub(crate) fn for_assertion(name: &str) -> Option<(Key, &'static str)> {
     TABLE
         .iter()
