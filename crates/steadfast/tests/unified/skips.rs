@@ -128,10 +128,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         "waitQueueSize is deprecated (CMAP) and steadfast, like the official Rust driver, does not support it; the connection-logging specification includes it in \"Connection pool created\" only for drivers that do",
     ),
     (
-        Key::UriOption("waitQueueMultiple"),
-        "waitQueueMultiple is deprecated (CMAP) and steadfast, like the official Rust driver, does not support it; the connection-logging specification includes it in \"Connection pool created\" only for drivers that do",
-    ),
-    (
         Key::Requirement("serverless"),
         "blackpipe is not an Atlas Serverless deployment",
     ),
