@@ -128,6 +128,7 @@ impl Client {
         );
         let events = EventEmitter::with_log(listeners, log);
         let topology = Topology::new(&resolved, Arc::clone(&config), events.clone())?;
+        srv::poll::start_with_system_resolver(&topology, &resolved);
         let client = Client::from_executor(Executor::new(ExecutorParts {
             options: resolved,
             environment,

@@ -50,6 +50,12 @@ struct Args {
     /// N mongos routers over one shared store.
     #[arg(long, value_name = "N")]
     sharded: Option<usize>,
+    /// Put the --sharded routers behind a load balancer (each connection bound to one router,
+    /// round robin; hello needs `loadBalanced: true` and answers with `serviceId`), plus a
+    /// second balancer that fronts router 0 only. With a fixed --port they listen on the two
+    /// ports after the routers'.
+    #[arg(long, requires = "sharded")]
+    load_balanced: bool,
     /// The first port (0: ephemeral ports).
     #[arg(long, default_value_t = 27017)]
     port: u16,
@@ -127,7 +133,7 @@ impl Args {
         let config = if self.standalone {
             DeploymentConfig::standalone()
         } else if let Some(routers) = self.sharded {
-            DeploymentConfig::sharded(routers)
+            DeploymentConfig::sharded(routers).with_load_balancer(self.load_balanced)
         } else {
             DeploymentConfig::replica_set(self.replset.unwrap_or(3))
         };

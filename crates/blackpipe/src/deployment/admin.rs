@@ -30,6 +30,7 @@
 //! | `{blackpipe: "transactionLifetime", secs}` | mongod's `transactionLifetimeLimitSeconds`: transactions started afterwards are aborted once open this long (default 60) |
 //! | `{blackpipe: "autoFailover", enabled, electionDelayMS?}` | elect a successor automatically when the set loses its primary |
 //! | `{blackpipe: "addMember", priority?, votes?, hidden?, arbiterOnly?}` | reconfigure with one more member on a new port |
+//! | `{blackpipe: "lbBackend", backend, down}` | load-balanced mode: take router `backend` out of the load balancers (`down: true`: its balancer connections close, new ones skip it) or put it back (see [`super::load_balancer`]) |
 //!
 //! Errors use mongod's codes where mongod has the same situation (e.g. 10107 for stepping down
 //! a secondary), `BadValue` (2) for malformed commands, `CommandFailed` (125) otherwise.

@@ -48,7 +48,7 @@ pub(crate) async fn hello(
 ) -> Outcome {
     let command = request.command();
     let hello_ok = wants_hello_ok(command);
-    let connection_id = i64::try_from(connection.id().get()).unwrap_or(i64::MAX);
+    let connection_id = super::load_balancer::connection_number(connection);
     let awaited = match parse_await(command) {
         Ok(awaited) => awaited,
         Err(error) => return Reaction::reply(error.to_reply()).into(),

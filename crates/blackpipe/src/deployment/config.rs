@@ -9,7 +9,7 @@ use crate::server::ServerConfig;
 
 /// What to start and how it behaves. Build with [`DeploymentConfig::standalone`],
 /// [`DeploymentConfig::replica_set`], [`DeploymentConfig::replica_set_with`] or
-/// [`DeploymentConfig::sharded`], then adjust with the `with_*` methods.
+/// [`DeploymentConfig::sharded`] or [`DeploymentConfig::load_balanced`], then adjust with the `with_*` methods.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct DeploymentConfig {
@@ -48,6 +48,9 @@ pub struct DeploymentConfig {
     /// default, admits everything. Change it at run time with
     /// [`Deployment::set_capacity`](super::Deployment::set_capacity).
     pub capacity: Option<Capacity>,
+    /// Put the routers behind load balancers (sharded deployments only): see
+    /// [`load_balancer`](super::load_balancer).
+    pub load_balanced: bool,
 }
 
 impl DeploymentConfig {
@@ -65,6 +68,7 @@ impl DeploymentConfig {
             auth: false,
             users: Vec::new(),
             capacity: None,
+            load_balanced: false,
         }
     }
 
@@ -92,6 +96,20 @@ impl DeploymentConfig {
             DeploymentKind::Sharded,
             vec![MemberOptions::default(); routers.max(1)],
         )
+    }
+
+    /// `routers` mongos-like routers behind a layer-4 load balancer (and a second one that
+    /// fronts router 0 only): see [`load_balancer`](super::load_balancer). With fixed ports,
+    /// the balancers listen on the two ports after the routers'.
+    pub fn load_balanced(routers: usize) -> Self {
+        Self::sharded(routers).with_load_balancer(true)
+    }
+
+    /// Puts the routers behind load balancers, or not (sharded deployments only).
+    #[must_use]
+    pub fn with_load_balancer(mut self, enabled: bool) -> Self {
+        self.load_balanced = enabled;
+        self
     }
 
     /// Listens on `port`, `port + 1`, ... (0: ephemeral ports).

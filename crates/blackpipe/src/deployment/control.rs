@@ -57,6 +57,9 @@ where
 
 /// Runs `{blackpipe: <action>, ...}`.
 pub(crate) async fn run_admin(node: &NodeContext, command: &Document) -> Outcome {
+    if let Some(outcome) = super::load_balancer::run_admin(node, command) {
+        return outcome;
+    }
     let request = match admin::parse_admin(command) {
         Ok(request) => request,
         Err(failure) => return error(node, &failure),

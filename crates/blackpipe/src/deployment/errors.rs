@@ -85,6 +85,7 @@ pub fn code_name(code: i32) -> Cow<'static, str> {
         322 => "APIVersionError",
         323 => "APIStrictError",
         324 => "APIDeprecationError",
+        354 => "LoadBalancerSupportMismatch",
         462 => "IngressRequestRateLimitExceeded",
         9001 => "SocketException",
         10107 => "NotWritablePrimary",

@@ -15,7 +15,7 @@ use crate::store::{Store, StoreOptions};
 /// A running standalone, replica set or sharded front end. Every node listens on its own
 /// 127.0.0.1 port. Dropping the handle stops every node.
 pub struct Deployment {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 impl std::fmt::Debug for Deployment {
@@ -51,8 +51,11 @@ impl Deployment {
         config: DeploymentConfig,
         store: Arc<Store>,
     ) -> Result<Self, ControlError> {
+        super::load_balancer::validate(&config)?;
         let inner = Inner::start(&config, store).await?;
-        Ok(Self { inner })
+        let deployment = Self { inner };
+        super::load_balancer::start(&deployment.inner, &config).await?;
+        Ok(deployment)
     }
 
     /// What this deployment is.
@@ -127,7 +130,12 @@ impl Deployment {
             .iter()
             .filter_map(|slot| slot.server.as_ref())
             .map(crate::server::Server::open_connections)
-            .sum()
+            .sum::<usize>()
+            + self
+                .inner
+                .load_balancer
+                .get()
+                .map_or(0, super::load_balancer::Balancer::open_connections)
     }
 
     /// Resolves once `predicate` holds for the model; checked now and after every change.
@@ -390,6 +398,9 @@ impl Drop for Deployment {
             .filter_map(|slot| slot.server.take())
             .collect();
         drop(servers);
+        if let Some(balancer) = self.inner.load_balancer.get() {
+            balancer.signal_stop();
+        }
     }
 }
 
@@ -408,6 +419,12 @@ pub async fn serve_forever(config: DeploymentConfig) -> Result<(), ControlError>
     println!("{}", deployment.uri());
     for (index, host) in deployment.hosts().into_iter().enumerate() {
         println!("  node {index}: {host}");
+    }
+    if let Some(uri) = deployment.load_balanced_uri() {
+        println!("  load balancer: {uri}");
+    }
+    if let Some(uri) = deployment.single_backend_load_balanced_uri() {
+        println!("  load balancer (node 0 only): {uri}");
     }
     std::future::pending::<()>().await;
     Ok(())

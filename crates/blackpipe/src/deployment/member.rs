@@ -507,7 +507,11 @@ async fn dispatch(
         Err(reply) => return node.finish(reply, session, None),
     };
     if is_hello {
+        if let Some(refusal) = super::load_balancer::hello_refusal(request.command(), connection) {
+            return node.finish(refusal, session, None);
+        }
         let outcome = super::awaitable::hello(node, &request, connection, name == "isMaster").await;
+        let outcome = super::load_balancer::decorate_hello(node, connection, outcome);
         return super::auth_gate::decorate_hello(node, request.command(), connection, outcome);
     }
     let (db, command) = (request.database(), request.command());

@@ -47,6 +47,7 @@ pub mod errors;
 mod handle;
 pub mod hello;
 mod ingress;
+pub mod load_balancer;
 mod max_time;
 mod member;
 mod member_options;

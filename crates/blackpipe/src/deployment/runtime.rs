@@ -122,6 +122,8 @@ pub(crate) struct Inner {
     pub(crate) users: crate::auth::Users,
     /// Connections must authenticate before running most commands.
     pub(crate) auth_required: bool,
+    /// The load balancers in front of the routers, in load-balanced mode.
+    pub(crate) load_balancer: std::sync::OnceLock<super::load_balancer::Balancer>,
 }
 
 /// Finds a free port by binding an ephemeral one and releasing it.
@@ -255,6 +257,7 @@ impl Inner {
             listener: config.server.clone(),
             users,
             auth_required: config.auth,
+            load_balancer: std::sync::OnceLock::new(),
         });
         let mut bound = Vec::with_capacity(count);
         for (index, &port) in ports.iter().enumerate() {
@@ -517,6 +520,9 @@ impl Inner {
 
     /// Shuts every listener down.
     pub(crate) async fn stop(&self) {
+        if let Some(balancer) = self.load_balancer.get() {
+            balancer.stop().await;
+        }
         let servers: Vec<Server> = {
             let mut state = lock(&self.state);
             state

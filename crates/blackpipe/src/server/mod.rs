@@ -236,6 +236,12 @@ impl Server {
         self.local_addr
     }
 
+    /// The handler that serves this server's requests (a load balancer passes requests on to
+    /// its backend's).
+    pub(crate) fn handler(&self) -> Arc<dyn Handler> {
+        Arc::clone(&self.shared.handler)
+    }
+
     /// The configuration the server runs with.
     pub fn config(&self) -> &ServerConfig {
         &self.shared.config

@@ -10,6 +10,7 @@ mod fidelity;
 mod fidelity_sdam;
 mod hostile_live;
 mod interop;
+mod load_balancer;
 mod max_time;
 mod robustness;
 mod scripted;

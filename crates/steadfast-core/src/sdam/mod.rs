@@ -10,6 +10,7 @@ mod errors;
 pub mod events;
 mod monitor;
 mod replica_set;
+mod srv_poll;
 
 pub use apply::{ApplyOutcome, TopologyChange};
 pub use errors::{
@@ -19,6 +20,9 @@ pub use errors::{
 };
 pub use events::SdamEvent;
 pub use monitor::{HeartbeatFailure, HeartbeatFailureActions, NextCheck, on_heartbeat_failure};
+pub use srv_poll::{
+    MIN_RESCAN_INTERVAL, VerifiedHosts, polls_srv, rescan_interval, verify_records,
+};
 
 #[cfg(test)]
 mod tests;

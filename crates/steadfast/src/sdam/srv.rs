@@ -2,6 +2,7 @@
 //! the rules (target domains, TXT options, srvMaxHosts) in `steadfast_core::options`.
 
 use std::future::Future;
+use std::time::Duration;
 
 use steadfast_core::options::{
     ClientOptions, ConnectionString, HostInfo, ParsedUri, SrvLookup, SrvRecord, SrvResolution,
@@ -25,6 +26,29 @@ pub(crate) trait SrvResolver: Send + Sync {
     /// # Errors
     /// DNS failures other than "no such record".
     fn txt_records(&self, name: &str) -> impl Future<Output = Result<Vec<Vec<String>>>> + Send;
+
+    /// The SRV records at `name` with the lowest of their TTLs, for SRV polling. A resolver
+    /// that cannot see TTLs answers `None` for it (polling then rescans every 60 s).
+    ///
+    /// # Errors
+    /// As [`SrvResolver::srv_records`].
+    fn srv_answer(&self, name: &str) -> impl Future<Output = Result<SrvAnswer>> + Send {
+        async move {
+            Ok(SrvAnswer {
+                records: self.srv_records(name).await?,
+                lowest_ttl: None,
+            })
+        }
+    }
+}
+
+/// One SRV lookup's records and the lowest of their TTLs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SrvAnswer {
+    /// The records.
+    pub(crate) records: Vec<SrvRecord>,
+    /// The lowest TTL among them, when the resolver reports TTLs.
+    pub(crate) lowest_ttl: Option<Duration>,
 }
 
 /// Finishes a `mongodb+srv://` connection string: queries SRV and TXT records (both before any
@@ -119,19 +143,33 @@ impl HickoryResolver {
 
 impl SrvResolver for HickoryResolver {
     async fn srv_records(&self, name: &str) -> Result<Vec<SrvRecord>> {
+        Ok(self.srv_answer(name).await?.records)
+    }
+
+    async fn srv_answer(&self, name: &str) -> Result<SrvAnswer> {
         let answer = self.resolver.srv_lookup(name).await.map_err(|e| {
             Error::dns(format!(
                 "the SRV lookup of {name} failed, so no host can be found: {e}"
             ))
             .with_source(e)
         })?;
-        Ok(answer
+        let lowest_ttl = answer
+            .as_lookup()
+            .record_iter()
+            .map(|record| record.ttl())
+            .min()
+            .map(|ttl| Duration::from_secs(u64::from(ttl)));
+        let records = answer
             .iter()
             .map(|srv| SrvRecord {
                 target: srv.target().to_utf8(),
                 port: srv.port(),
             })
-            .collect())
+            .collect();
+        Ok(SrvAnswer {
+            records,
+            lowest_ttl,
+        })
     }
 
     async fn txt_records(&self, name: &str) -> Result<Vec<Vec<String>>> {
@@ -153,5 +191,6 @@ impl SrvResolver for HickoryResolver {
     }
 }
 
+pub(crate) mod poll;
 #[cfg(test)]
 mod tests;

@@ -48,6 +48,8 @@ pub(super) enum WorkerMessage {
     },
     /// An application operation (or a pool establishing a connection) failed.
     ApplicationError(Box<ApplicationErrorReport>),
+    /// An SRV rescan's verified hosts, with srvMaxHosts (see `super::srv::poll`).
+    SrvHosts(Vec<ServerAddress>, Option<u32>),
     /// Close everything; acknowledge when done.
     Shutdown(Option<oneshot::Sender<()>>),
 }
@@ -144,6 +146,15 @@ impl TopologyWorker {
                     self.application_error(&report);
                     self.reports_applied += 1;
                     self.publish(false);
+                }
+                WorkerMessage::SrvHosts(hosts, max_hosts) => {
+                    let mut rng = crate::runtime::rng();
+                    if let Some(change) = self
+                        .description
+                        .apply_srv_hosts(&hosts, max_hosts, &mut rng)
+                    {
+                        self.commit(change, None);
+                    }
                 }
                 WorkerMessage::Shutdown(ack) => {
                     self.close().await;

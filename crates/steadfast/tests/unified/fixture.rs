@@ -41,6 +41,7 @@ impl Fixture {
             Topology::ReplicaSet => DeploymentConfig::replica_set(3),
             Topology::Sharded => DeploymentConfig::sharded(2),
             Topology::Single => DeploymentConfig::standalone(),
+            Topology::LoadBalanced => crate::load_balanced::config(),
         };
         let config = if auth {
             config.with_user(User::new(TEST_USER.0, TEST_USER.1))
@@ -84,6 +85,10 @@ impl Fixture {
             Topology::Sharded => use_multiple_mongoses == Some(false),
             Topology::Single => true,
             Topology::ReplicaSet => false,
+            Topology::LoadBalanced => {
+                let uri = crate::load_balanced::uri(&self.deployment, use_multiple_mongoses)?;
+                return Ok(self.with_credentials(&uri));
+            }
         };
         if only_first {
             let first = self.first_host()?;
@@ -114,7 +119,7 @@ impl Fixture {
                     .host(primary)
                     .ok_or_else(|| "the primary has no address".to_owned())
             }
-            Topology::Sharded | Topology::Single => self.first_host(),
+            Topology::Sharded | Topology::Single | Topology::LoadBalanced => self.first_host(),
         }
     }
 
@@ -139,17 +144,26 @@ impl Fixture {
             .get_str("configureFailPoint")
             .map_err(|_| "failPoint without configureFailPoint".to_owned())?
             .to_owned();
-        let host = self.fail_point_host()?;
-        let uri = self.with_credentials(&format!("mongodb://{host}/?directConnection=true"));
-        let direct = Client::with_uri_str(&uri)
-            .await
-            .map_err(|e| format!("cannot create the fail point client: {e}"))?;
+        // Through a balancer the fail point lands on whichever router the connection is bound
+        // to: it is turned off on every router.
+        let hosts = match self.topology {
+            Topology::LoadBalanced => self.deployment.hosts(),
+            _ => vec![self.fail_point_host()?],
+        };
+        let mut directs = Vec::with_capacity(hosts.len());
+        for host in hosts {
+            let uri = self.with_credentials(&format!("mongodb://{host}/?directConnection=true"));
+            let direct = Client::with_uri_str(&uri)
+                .await
+                .map_err(|e| format!("cannot create the fail point client: {e}"))?;
+            directs.push((direct, name.clone()));
+        }
         client
             .database("admin")
             .run_command(command)
             .await
             .map_err(|e| format!("configureFailPoint failed: {e}"))?;
-        self.fail_points.push((direct, name));
+        self.fail_points.extend(directs);
         Ok(())
     }
 

@@ -21,6 +21,7 @@ mod entities;
 mod events;
 mod expect_error;
 mod fixture;
+mod load_balanced;
 mod logs;
 mod matcher;
 mod model;
@@ -139,6 +140,7 @@ fn main() -> ExitCode {
             }
         };
         let mut tally = Tally::default();
+        load_balanced::enter_suite(suite);
         for path in &files {
             run_file(
                 &runtime,
@@ -288,6 +290,7 @@ fn requirement_targets(
             let auth = file_auth.and(*test_auth)? == requirements::AuthNeed::Required;
             Some(Target { topology, auth })
         })
+        .filter(|target| load_balanced::named(target.topology, [&file.run_on, &test.run_on]))
         .collect();
     if both.is_empty() {
         let unmet = requirements::Unmet {

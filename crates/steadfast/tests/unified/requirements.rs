@@ -15,12 +15,20 @@ pub(crate) enum Topology {
     Sharded,
     /// A standalone server.
     Single,
+    /// Two routers behind blackpipe's load balancers: only for requirements that name
+    /// `load-balanced` (see `crate::load_balanced`).
+    LoadBalanced,
 }
 
 impl Topology {
-    /// Every topology, in run order.
-    pub(crate) const ALL: [Topology; 3] =
-        [Topology::ReplicaSet, Topology::Sharded, Topology::Single];
+    /// Every topology, in run order; a case runs on the load-balanced one only when its file
+    /// or test names it (see `crate::load_balanced`).
+    pub(crate) const CANDIDATES: [Topology; 4] = [
+        Topology::ReplicaSet,
+        Topology::Sharded,
+        Topology::Single,
+        Topology::LoadBalanced,
+    ];
 
     /// The name `runOnRequirements` uses.
     pub(crate) fn spec_name(self) -> &'static str {
@@ -28,12 +36,15 @@ impl Topology {
             Topology::ReplicaSet => "replicaset",
             Topology::Sharded => "sharded",
             Topology::Single => "single",
+            Topology::LoadBalanced => "load-balanced",
         }
     }
 
     /// Parses a spec name; `None` for names blackpipe does not simulate.
     pub(crate) fn from_spec_name(name: &str) -> Option<Topology> {
-        Topology::ALL.into_iter().find(|t| t.spec_name() == name)
+        Topology::CANDIDATES
+            .into_iter()
+            .find(|t| t.spec_name() == name)
     }
 }
 
@@ -125,7 +136,7 @@ pub(crate) fn satisfied_on(
     requirements: Option<&Bson>,
     version: Version,
 ) -> Result<Result<Vec<(Topology, AuthNeed)>, Unmet>, String> {
-    let any = || Topology::ALL.map(|t| (t, AuthNeed::Any)).to_vec();
+    let any = || Topology::CANDIDATES.map(|t| (t, AuthNeed::Any)).to_vec();
     let Some(requirements) = requirements else {
         return Ok(Ok(any()));
     };
@@ -137,7 +148,7 @@ pub(crate) fn satisfied_on(
     }
     let mut first_unmet = None;
     let mut topologies = Vec::new();
-    for topology in Topology::ALL {
+    for topology in Topology::CANDIDATES {
         for requirement in list {
             let Bson::Document(requirement) = requirement else {
                 return Err("a runOnRequirement must be a document".to_owned());

@@ -8,6 +8,7 @@ mod lifecycle;
 mod monitoring;
 mod pools;
 mod selection;
+mod srv_polling;
 
 use std::sync::Arc;
 use std::time::Duration;

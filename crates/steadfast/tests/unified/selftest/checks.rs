@@ -117,14 +117,31 @@ pub(super) fn requirements_topologies() -> Result<(), String> {
         parse(r#"[{"topologies": ["sharded", "load-balanced"]}, {"topologies": ["single"]}]"#)?;
     let got = topologies_on(Some(&list), v8)?;
     expect(
-        got == [Topology::Sharded, Topology::Single],
+        got == [Topology::Sharded, Topology::Single, Topology::LoadBalanced],
         "any requirement may hold",
     )?;
     let got = topologies_on(None, v8)?;
-    expect(got == Topology::ALL, "no requirements means every topology")?;
+    expect(
+        got == Topology::CANDIDATES,
+        "no requirements means every topology",
+    )?;
     let list = parse(r#"[{"serverless": "forbid", "minServerVersion": "8.0"}]"#)?;
     let got = topologies_on(Some(&list), v8)?;
-    expect(got == Topology::ALL, "serverless forbid holds")?;
+    expect(got == Topology::CANDIDATES, "serverless forbid holds")?;
+    let named = Some(parse(r#"[{"topologies": ["load-balanced"]}]"#)?);
+    let lb_runs = |suite: &str, file: &Option<bson::Bson>| {
+        crate::load_balanced::enter_suite(suite);
+        let runs = crate::load_balanced::named(Topology::LoadBalanced, [&None, file]);
+        crate::load_balanced::enter_suite("");
+        runs
+    };
+    expect(
+        lb_runs("load-balancers", &named)
+            && !lb_runs("load-balancers", &None)
+            && !lb_runs("crud/unified", &named)
+            && crate::load_balanced::named(Topology::Single, [&None, &None]),
+        "load-balanced runs only when named, in the suites that run it",
+    )?;
     let list = parse(r#"[{"bogusField": 1}]"#)?;
     expect(
         satisfied_on(Some(&list), v8).is_err(),
@@ -148,13 +165,13 @@ pub(super) fn requirements_unmet() -> Result<(), String> {
         unmet.key == Key::Requirement("authMechanism"),
         "wrong key for an unsupported authMechanism",
     )?;
-    let list = ejson::parse(r#"[{"topologies": ["load-balanced"]}]"#)?;
+    let list = ejson::parse(r#"[{"topologies": ["sharded-replicaset"]}]"#)?;
     let unmet = satisfied_on(Some(&list), v8)?
         .err()
-        .ok_or("load-balanced ran")?;
+        .ok_or("sharded-replicaset ran")?;
     expect(
         unmet.key == Key::Requirement("topologies"),
-        "wrong key for load-balanced",
+        "wrong key for an unsimulated topology",
     )
 }
 

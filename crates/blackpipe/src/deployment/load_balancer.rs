@@ -1,0 +1,530 @@
+//! Load-balanced mode: a sharded cluster's mongoses behind a layer-4 load balancer, as the
+//! load-balancer specification's test environments set it up.
+//!
+//! [`DeploymentConfig::load_balanced`](super::DeploymentConfig::load_balanced) starts two
+//! extra listeners besides the routers' own ports:
+//!
+//! - the *multi-backend* balancer, fronting every router
+//!   ([`Deployment::load_balanced_uri`]; the unified format's `MULTI_MONGOS_LB_URI`);
+//! - the *single-backend* balancer, fronting router 0 only
+//!   ([`Deployment::single_backend_load_balanced_uri`]; `SINGLE_MONGOS_LB_URI`).
+//!
+//! Each accepted connection is bound to one backend for its whole life, chosen round robin
+//! among the backends that are up, as an L4 balancer does; its requests are served by that
+//! router's process, so fail points set through the connection apply to that router, and
+//! `{blackpipe: "kill", ...}` sent through it targets that router.
+//!
+//! What the routers do with connections that arrive through a balancer is what a mongos
+//! started with `loadBalancerPort` does:
+//!
+//! - the first successful `hello` / legacy hello of the connection must carry
+//!   `loadBalanced: true`; its reply adds `serviceId`, an `ObjectId` that identifies the
+//!   router process (stable while it runs, new after a restart). Later hellos on the
+//!   connection are ordinary (no `serviceId`, `loadBalanced` ignored).
+//! - a first hello without `loadBalanced: true` fails with `LoadBalancerSupportMismatch`
+//!   (354), as mongos refuses a driver that is not in load-balanced mode.
+//! - `connectionId` in hello numbers the connections each router received through the
+//!   balancers (1, 2, ... per router).
+//!
+//! On a router's own port, `loadBalanced: true` is accepted and ignored (no `serviceId`), as
+//! mongos does; a driver in load-balanced mode then fails its handshake because the reply has
+//! no `serviceId`. On every port, a `loadBalanced` that is neither a boolean nor null is a
+//! `TypeMismatch` (14), as mongos's command parser rejects it.
+//!
+//! # Backend failure
+//!
+//! `{blackpipe: "lbBackend", backend: <router index>, down: true}` (admin database, any node or
+//! balancer connection), or [`Deployment::set_backend_down`], takes a router out of both
+//! balancers: its balancer connections are closed, and new connections skip it (with no
+//! backend left, a new connection is closed at once). `down: false` puts it back. The router's
+//! own port is unaffected. The reply's `closed` counts the connections closed.
+//!
+//! A router killed with `{blackpipe: "kill"}` is skipped too until it restarts, and its
+//! balancer connections see the router's connections drop.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use bson::oid::ObjectId;
+use bson::{Bson, Document, doc};
+
+use super::config::DeploymentConfig;
+use super::control_error::ControlError;
+use super::errors::{self, SessionFacts};
+use super::handle::Deployment;
+use super::member::NodeContext;
+use super::model::{DeploymentKind, Health, NodeIndex};
+use super::runtime::{Inner, lock};
+use crate::server::{
+    BoxFuture, ConnectionContext, ConnectionId, ConnectionInfo, Handler, Outcome, Reaction,
+    Request, Server,
+};
+
+/// mongos's `LoadBalancerSupportMismatch`.
+pub const LOAD_BALANCER_SUPPORT_MISMATCH: i32 = 354;
+/// `TypeMismatch`.
+const TYPE_MISMATCH: i32 = 14;
+
+/// The balancers of a load-balanced deployment and the state they share.
+pub(crate) struct Balancer {
+    /// The multi-backend balancer, then the single-backend one.
+    listeners: Vec<Listener>,
+    backends: Arc<Backends>,
+}
+
+struct Listener {
+    server: Server,
+    handler: Arc<BalancerHandler>,
+}
+
+/// Per-router state shared by both balancers.
+struct Backends {
+    state: Mutex<Vec<Backend>>,
+}
+
+#[derive(Default)]
+struct Backend {
+    /// Taken out of the balancers by `lbBackend`.
+    down: bool,
+    /// The number the next balancer connection of this router gets in `connectionId`.
+    next_number: i64,
+    /// The router process this `serviceId` belongs to, and the `serviceId`.
+    service: Option<(ObjectId, ObjectId)>,
+}
+
+impl Backends {
+    fn is_down(&self, backend: NodeIndex) -> bool {
+        lock(&self.state).get(backend).is_none_or(|b| b.down)
+    }
+
+    /// The `serviceId` of `backend` while it runs as `process`: a new one for a new process.
+    fn service_id(&self, backend: NodeIndex, process: ObjectId) -> Option<ObjectId> {
+        let mut state = lock(&self.state);
+        let entry = state.get_mut(backend)?;
+        match entry.service {
+            Some((known, service)) if known == process => Some(service),
+            _ => {
+                let service = ObjectId::new();
+                entry.service = Some((process, service));
+                Some(service)
+            }
+        }
+    }
+}
+
+/// Which router a balancer connection goes to, and its number there.
+#[derive(Debug, Clone, Copy)]
+struct Binding {
+    backend: NodeIndex,
+    number: i64,
+}
+
+/// The state a balancer connection carries in its extensions (seen by the router's handler).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BalancedConnection {
+    binding: Binding,
+    /// The first hello succeeded (with `serviceId`); later hellos are ordinary.
+    greeted: bool,
+}
+
+/// The [`Handler`] of one balancer port: binds each connection to a router and passes its
+/// requests to that router's handler.
+struct BalancerHandler {
+    /// Weak: the deployment owns the balancer, not the other way round.
+    inner: Weak<Inner>,
+    backends: Arc<Backends>,
+    /// The routers this balancer fronts.
+    fronts: Vec<NodeIndex>,
+    next: AtomicUsize,
+    bound: Mutex<HashMap<ConnectionId, Binding>>,
+}
+
+impl BalancerHandler {
+    /// The next router up, round robin from the last choice.
+    fn choose(&self, inner: &Inner, state: &mut [Backend]) -> Option<NodeIndex> {
+        let running: Vec<bool> = {
+            let deployment = lock(&inner.state);
+            self.fronts
+                .iter()
+                .map(|&index| {
+                    deployment
+                        .topology
+                        .node(index)
+                        .is_some_and(|node| node.health() != Health::Down)
+                })
+                .collect()
+        };
+        let count = self.fronts.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        (0..count)
+            .map(|offset| start.wrapping_add(offset) % count)
+            .find(|&slot| {
+                let index = self.fronts[slot];
+                running[slot] && state.get(index).is_some_and(|b| !b.down)
+            })
+            .map(|slot| self.fronts[slot])
+    }
+
+    /// The binding of `connection`, recorded in its extensions on first use.
+    fn binding(&self, connection: &mut ConnectionContext) -> Option<Binding> {
+        if let Some(balanced) = connection.extensions().get::<BalancedConnection>() {
+            return Some(balanced.binding);
+        }
+        let binding = *lock(&self.bound).get(&connection.id())?;
+        connection.extensions_mut().insert(BalancedConnection {
+            binding,
+            greeted: false,
+        });
+        Some(binding)
+    }
+
+    /// The handler of the process `backend` runs now (`None` while it is down).
+    fn backend_handler(&self, backend: NodeIndex) -> Option<Arc<dyn Handler>> {
+        let inner = self.inner.upgrade()?;
+        let state = lock(&inner.state);
+        state
+            .slots
+            .get(backend)?
+            .server
+            .as_ref()
+            .map(Server::handler)
+    }
+
+    /// The connections bound to `backend`.
+    fn bound_to(&self, backend: NodeIndex) -> Vec<ConnectionId> {
+        lock(&self.bound)
+            .iter()
+            .filter(|(_, binding)| binding.backend == backend)
+            .map(|(&id, _)| id)
+            .collect()
+    }
+}
+
+impl Handler for BalancerHandler {
+    fn handle<'a>(
+        &'a self,
+        request: Arc<Request>,
+        connection: &'a mut ConnectionContext,
+    ) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let Some(binding) = self.binding(connection) else {
+                return Reaction::HangUp.into();
+            };
+            if self.backends.is_down(binding.backend) {
+                return Reaction::HangUp.into();
+            }
+            let Some(handler) = self.backend_handler(binding.backend) else {
+                return Reaction::HangUp.into();
+            };
+            handler.handle(request, connection).await
+        })
+    }
+
+    fn connection_opened(&self, connection: &ConnectionInfo) {
+        let Some(inner) = self.inner.upgrade() else {
+            return;
+        };
+        // Chosen and recorded under `bound`, so that `set_down` (which closes what it finds
+        // there after marking the router down) sees every connection bound to the router.
+        let mut bound = lock(&self.bound);
+        let mut state = lock(&self.backends.state);
+        let Some(backend) = self.choose(&inner, &mut state) else {
+            tracing::debug!(connection = %connection.id, "load balancer: no backend up");
+            return;
+        };
+        let Some(entry) = state.get_mut(backend) else {
+            return;
+        };
+        entry.next_number = entry.next_number.saturating_add(1);
+        let number = entry.next_number;
+        bound.insert(connection.id, Binding { backend, number });
+    }
+
+    fn connection_closed(&self, connection: &ConnectionInfo) {
+        lock(&self.bound).remove(&connection.id);
+    }
+}
+
+/// Refuses `config` if it asks for a balancer in front of anything but routers.
+pub(crate) fn validate(config: &DeploymentConfig) -> Result<(), ControlError> {
+    if config.load_balanced && config.kind != DeploymentKind::Sharded {
+        return Err(ControlError::InvalidConfig(
+            "a load balancer fronts mongos routers: use a sharded deployment".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Binds the balancers of a load-balanced `config` (nothing otherwise).
+pub(crate) async fn start(
+    inner: &Arc<Inner>,
+    config: &DeploymentConfig,
+) -> Result<(), ControlError> {
+    if !config.load_balanced {
+        return Ok(());
+    }
+    let routers = lock(&inner.state).slots.len();
+    let backends = Arc::new(Backends {
+        state: Mutex::new((0..routers).map(|_| Backend::default()).collect()),
+    });
+    let mut listeners = Vec::with_capacity(2);
+    for (offset, fronts) in [(0u16, (0..routers).collect()), (1, vec![0])] {
+        let port = balancer_port(config, routers, offset)?;
+        let handler = Arc::new(BalancerHandler {
+            inner: Arc::downgrade(inner),
+            backends: Arc::clone(&backends),
+            fronts,
+            next: AtomicUsize::new(0),
+            bound: Mutex::new(HashMap::new()),
+        });
+        let listener = config.server.clone().with_port(port);
+        let bind = listener.bind;
+        let server = Server::bind(listener, Arc::clone(&handler) as Arc<dyn Handler>)
+            .await
+            .map_err(|error| ControlError::Listen(format!("{bind}:{port}: {error}")))?;
+        listeners.push(Listener { server, handler });
+    }
+    // `start` runs once, right after the deployment is built: the cell is empty.
+    let _ = inner.load_balancer.set(Balancer {
+        listeners,
+        backends,
+    });
+    Ok(())
+}
+
+/// With fixed ports, the balancers listen right after the routers; ephemeral otherwise.
+fn balancer_port(
+    config: &DeploymentConfig,
+    routers: usize,
+    offset: u16,
+) -> Result<u16, ControlError> {
+    if config.port == 0 {
+        return Ok(0);
+    }
+    u16::try_from(routers)
+        .ok()
+        .and_then(|routers| config.port.checked_add(routers)?.checked_add(offset))
+        .ok_or_else(|| ControlError::Listen("port range overflows".into()))
+}
+
+impl Balancer {
+    /// Takes `backend` out of (or puts it back into) both balancers; returns how many
+    /// balancer connections were closed.
+    fn set_down(&self, backend: NodeIndex, down: bool) -> Result<usize, ControlError> {
+        {
+            let mut state = lock(&self.backends.state);
+            let entry = state
+                .get_mut(backend)
+                .ok_or_else(|| ControlError::UnknownMember(backend.to_string()))?;
+            entry.down = down;
+        }
+        if !down {
+            return Ok(0);
+        }
+        let mut closed = 0;
+        for listener in &self.listeners {
+            for id in listener.handler.bound_to(backend) {
+                if listener.server.close_connection(id) {
+                    closed += 1;
+                }
+            }
+        }
+        Ok(closed)
+    }
+
+    fn host(&self, which: usize) -> Option<String> {
+        let listener = self.listeners.get(which)?;
+        Some(format!("127.0.0.1:{}", listener.server.local_addr().port()))
+    }
+
+    /// Stops both balancers and waits for their connections to close.
+    pub(crate) async fn stop(&self) {
+        for listener in &self.listeners {
+            listener.server.shutdown().await;
+        }
+    }
+
+    /// Tells both balancers to stop, without waiting.
+    pub(crate) fn signal_stop(&self) {
+        for listener in &self.listeners {
+            listener.server.shutdown_handle().shutdown();
+        }
+    }
+
+    /// Balancer connections open now.
+    pub(crate) fn open_connections(&self) -> usize {
+        self.listeners
+            .iter()
+            .map(|listener| listener.server.open_connections())
+            .sum()
+    }
+}
+
+/// What a hello's `loadBalanced` says: `Err` with the `TypeMismatch` reply for a value that is
+/// neither a boolean nor null.
+fn load_balanced_flag(command: &Document) -> Result<bool, Document> {
+    match command.get("loadBalanced") {
+        None | Some(Bson::Null) => Ok(false),
+        Some(Bson::Boolean(flag)) => Ok(*flag),
+        Some(other) => Err(errors::error_reply(
+            TYPE_MISMATCH,
+            format!(
+                "BSON field 'hello.loadBalanced' is the wrong type '{:?}', expected type 'bool'",
+                other.element_type()
+            ),
+        )),
+    }
+}
+
+/// The error a hello gets before it is answered: a malformed `loadBalanced` anywhere, or, on
+/// a balancer connection's first hello, a missing `loadBalanced: true`.
+pub(crate) fn hello_refusal(
+    command: &Document,
+    connection: &ConnectionContext,
+) -> Option<Document> {
+    let affirmed = match load_balanced_flag(command) {
+        Ok(affirmed) => affirmed,
+        Err(reply) => return Some(reply),
+    };
+    let balanced = connection.extensions().get::<BalancedConnection>()?;
+    (!balanced.greeted && !affirmed).then(|| {
+        errors::error_reply(
+            LOAD_BALANCER_SUPPORT_MISMATCH,
+            "The server is being accessed through a load balancer, but the client did not \
+             declare load-balanced mode in its hello (loadBalanced: true)",
+        )
+    })
+}
+
+/// Adds `serviceId` to the first successful hello reply of a balancer connection.
+pub(crate) fn decorate_hello(
+    node: &NodeContext,
+    connection: &mut ConnectionContext,
+    outcome: Outcome,
+) -> Outcome {
+    let Some(balanced) = connection.extensions().get::<BalancedConnection>().copied() else {
+        return outcome;
+    };
+    if balanced.greeted {
+        return outcome;
+    }
+    let Outcome::React(Reaction::Reply(mut reply)) = outcome else {
+        return outcome;
+    };
+    let service = node
+        .inner
+        .load_balancer
+        .get()
+        .zip(node.view())
+        .and_then(|(balancer, view)| {
+            balancer
+                .backends
+                .service_id(balanced.binding.backend, view.version.process_id)
+        });
+    if let (true, Some(service)) = (errors::reply_is_ok(&reply), service) {
+        reply.insert("serviceId", service);
+        connection.extensions_mut().insert(BalancedConnection {
+            greeted: true,
+            ..balanced
+        });
+    }
+    Reaction::Reply(reply).into()
+}
+
+/// The `connectionId` hello reports: the router's own number for a balancer connection.
+pub(crate) fn connection_number(connection: &ConnectionContext) -> i64 {
+    match connection.extensions().get::<BalancedConnection>() {
+        Some(balanced) => balanced.binding.number,
+        None => i64::try_from(connection.id().get()).unwrap_or(i64::MAX),
+    }
+}
+
+/// Runs `{blackpipe: "lbBackend", backend, down}`; `None` for any other admin command.
+pub(crate) fn run_admin(node: &NodeContext, command: &Document) -> Option<Outcome> {
+    if command.get_str("blackpipe").ok() != Some("lbBackend") {
+        return None;
+    }
+    let result = parse_backend_command(command).and_then(|(backend, down)| {
+        node.inner
+            .load_balancer
+            .get()
+            .ok_or_else(|| {
+                ControlError::BadArgument("this deployment has no load balancer".into())
+            })?
+            .set_down(backend, down)
+    });
+    let reply = match result {
+        Ok(closed) => doc! { "ok": 1.0, "closed": i64::try_from(closed).unwrap_or(i64::MAX) },
+        Err(error) => error.to_reply(),
+    };
+    Some(node.finish(reply, SessionFacts::default(), None))
+}
+
+/// Reads `backend` (a non-negative integer) and `down` (a boolean).
+fn parse_backend_command(command: &Document) -> Result<(NodeIndex, bool), ControlError> {
+    let bad = |message: &str| ControlError::BadArgument(message.to_owned());
+    let backend = match command.get("backend") {
+        Some(Bson::Int32(index)) => i64::from(*index),
+        Some(Bson::Int64(index)) => *index,
+        _ => return Err(bad("'backend' must be an integer router index")),
+    };
+    let backend =
+        NodeIndex::try_from(backend).map_err(|_| bad("'backend' must not be negative"))?;
+    let Some(Bson::Boolean(down)) = command.get("down") else {
+        return Err(bad("'down' must be a boolean"));
+    };
+    Ok((backend, *down))
+}
+
+impl Deployment {
+    /// `mongodb://<multi-backend balancer>/?loadBalanced=true` for a load-balanced deployment
+    /// (see [`super::load_balancer`]); `None` otherwise.
+    pub fn load_balanced_uri(&self) -> Option<String> {
+        let host = self.inner.load_balancer.get()?.host(0)?;
+        Some(format!("mongodb://{host}/?loadBalanced=true"))
+    }
+
+    /// The same through the balancer that fronts router 0 only.
+    pub fn single_backend_load_balanced_uri(&self) -> Option<String> {
+        let host = self.inner.load_balancer.get()?.host(1)?;
+        Some(format!("mongodb://{host}/?loadBalanced=true"))
+    }
+
+    /// The `serviceId` router `backend` reports through the balancers now.
+    pub fn service_id(&self, backend: NodeIndex) -> Option<ObjectId> {
+        let balancer = self.inner.load_balancer.get()?;
+        let process = self.topology().node(backend)?.topology_version().process_id;
+        balancer.backends.service_id(backend, process)
+    }
+
+    /// Resolves once no connection is open on the balancers (a client that shut down cleanly
+    /// leaves none behind). Resolves at once without a load balancer.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe.
+    pub async fn wait_for_no_balanced_connections(&self) {
+        if let Some(balancer) = self.inner.load_balancer.get() {
+            for listener in &balancer.listeners {
+                listener.server.wait_for_open_connections(0).await;
+            }
+        }
+    }
+
+    /// Takes router `backend` out of the balancers (`down`), closing its balancer
+    /// connections, or puts it back. Returns how many connections were closed.
+    ///
+    /// # Errors
+    ///
+    /// `BadArgument` without a load balancer; `UnknownMember` for an unknown router.
+    pub fn set_backend_down(&self, backend: NodeIndex, down: bool) -> Result<usize, ControlError> {
+        self.inner
+            .load_balancer
+            .get()
+            .ok_or_else(|| {
+                ControlError::BadArgument("this deployment has no load balancer".into())
+            })?
+            .set_down(backend, down)
+    }
+}
