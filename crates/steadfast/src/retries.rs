@@ -60,7 +60,9 @@
 //! - A success, if any attempt succeeded. Each retry is visible as a
 //!   [`RetryEvent`](crate::event::RetryEvent), a `tracing` event on the `steadfast::retry`
 //!   target (operation, attempt, reason, delay, server), and a failed plus a new started
-//!   command event; every attempt runs in a `tracing` span.
+//!   command event; every attempt runs in a `command` span inside the operation's
+//!   `operation` span (target `steadfast::operation`, OpenTelemetry field names; see the
+//!   README).
 //! - Otherwise one [`Error`](crate::Error), described in the [`error`](crate::error) module:
 //!   the history of attempts, the outcome of the write
 //!   ([`Outcome::NotApplied`], [`Outcome::Applied`], [`Outcome::PartlyApplied`] or

@@ -159,7 +159,9 @@ impl FailCommand {
                 return false;
             }
         }
-        self.fail_commands.iter().any(|name| name == facts.name)
+        self.fail_commands
+            .iter()
+            .any(|name| same_command(name, facts.name))
     }
 
     /// Whether this fail point does anything before the command runs.
@@ -314,4 +316,12 @@ fn optional_string(data: &Document, field: &str) -> Result<Option<String>, FailP
             "'{field}' must be a string"
         ))),
     }
+}
+
+/// Whether a `failCommands` entry names the command `name`: mongod matches a command by its
+/// name or any of its aliases, and the legacy hello is registered as `isMaster` with the
+/// alias `ismaster`.
+fn same_command(entry: &str, name: &str) -> bool {
+    const LEGACY_HELLO: [&str; 2] = ["isMaster", "ismaster"];
+    entry == name || (LEGACY_HELLO.contains(&entry) && LEGACY_HELLO.contains(&name))
 }

@@ -63,6 +63,29 @@ fn mode_parses_every_form_and_rejects_bad_ones() {
 }
 
 #[test]
+fn the_legacy_hello_matches_by_either_of_its_names() {
+    for (listed, sent) in [("ismaster", "isMaster"), ("isMaster", "ismaster")] {
+        let mut points = configured(doc! {
+            "configureFailPoint": "failCommand",
+            "mode": "alwaysOn",
+            "data": {"failCommands": [listed], "closeConnection": true},
+        });
+        let action = points.before_command(&facts(sent, "admin.$cmd", None), &mut rng());
+        assert_eq!(
+            action.map(|a| a.outcome),
+            Some(FailOutcome::CloseConnection),
+            "{listed} listed, {sent} sent"
+        );
+        // Other commands are still told apart by their exact name.
+        assert!(
+            points
+                .before_command(&facts("hello", "admin.$cmd", None), &mut rng())
+                .is_none()
+        );
+    }
+}
+
+#[test]
 fn times_triggers_exactly_n_matching_commands_and_ignores_others() {
     let mut points = configured(doc! {
         "configureFailPoint": "failCommand",

@@ -12,6 +12,7 @@ use super::Executor;
 use super::attempt::{Interrupt, On, Stage, deadline_status};
 use super::monitoring::{self, CommandIdentity};
 use super::prepare::Prepared;
+use super::spans;
 use crate::error::{Error, ErrorKind};
 use crate::event::ConnectionInfo;
 use crate::pool::{ConnectionGeneration, PoolFailure, PooledConnection, failure_of};
@@ -44,6 +45,20 @@ impl Executor {
         mut session: Option<&mut ClientSession>,
     ) -> Result<Exchanged, Interrupt> {
         let identity = self.command_started(stage, connection, &prepared);
+        // The attempt's span is the current one (`run_attempts` instruments the attempt).
+        let command_span = spans::current_if(&stage.plan.span);
+        spans::sent(
+            &stage.plan.span,
+            &command_span,
+            &prepared,
+            &spans::SentOn {
+                address: &stage.selected.address,
+                driver_connection_id: connection.id(),
+                server_connection_id: connection
+                    .description()
+                    .and_then(|d| d.server_connection_id),
+            },
+        );
         if let Some(session) = session.as_deref_mut() {
             session.begin_exchange();
         }
@@ -58,7 +73,10 @@ impl Executor {
         let duration = runtime::now().saturating_duration_since(sent_at);
         let generation = connection.service_generation();
         let reply = match exchange {
-            Ok(reply) if stage.plan.acknowledged => reply.body,
+            Ok(reply) if stage.plan.acknowledged => {
+                spans::replied(&stage.plan.span, &command_span, &reply.body);
+                reply.body
+            }
             Ok(_) => rawdoc! { "ok": 1 },
             Err(error) => {
                 if let Some(identity) = &identity {

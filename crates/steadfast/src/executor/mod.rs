@@ -32,6 +32,7 @@ mod reauthenticate;
 pub(crate) mod run_command;
 mod select;
 mod session;
+mod spans;
 #[cfg(test)]
 mod tests;
 mod transaction;
@@ -93,6 +94,8 @@ pub(crate) struct ExecutionContext<'a> {
 pub(crate) struct OperationPlan {
     name: String,
     operation_id: i64,
+    /// The operation's span (see `spans`); its attempts' spans are its children.
+    span: tracing::Span,
     /// timeoutMS as a deadline; under it the deprecated per-step timeouts give way.
     deadline: Deadline,
     /// The command carries no `maxTimeMS` (see `ExecutionContext::omit_max_time`).
@@ -212,7 +215,13 @@ impl Executor {
     ) -> Result<Done<O::Output>> {
         let (plan, mut progress) = self.start(&op, context)?;
         progress.keep_connection = keep_connection && progress.cursor_pin.is_none();
-        let result = self.run_attempts(&mut op, &plan, &mut progress).await;
+        let result = self
+            .run_attempts(&mut op, &plan, &mut progress)
+            .instrument(plan.span.clone())
+            .await;
+        if let Err(error) = &result {
+            spans::failed(&plan.span, error);
+        }
         match (&plan.transaction, result) {
             (Some(transaction), Err(error)) => Err(label_failure(
                 error,
@@ -233,15 +242,13 @@ impl Executor {
     ) -> Result<Done<O::Output>> {
         let mut attempt: u32 = 0;
         loop {
-            let span = tracing::debug_span!(
-                target: RETRY_LOG_TARGET,
-                "attempt",
-                operation = %plan.name,
-                operation_id = plan.operation_id,
-                attempt,
-            );
+            let span = spans::command(&plan.name, plan.operation_id, attempt);
             attempt = attempt.saturating_add(1);
-            let result = self.attempt(op, plan, progress).instrument(span).await;
+            let result = self
+                .attempt(op, plan, progress)
+                .instrument(span.clone())
+                .await;
+            spans::attempt_finished(&span, &result);
             attempt::observe_reply(progress.retry.policy(), &result);
             let failure = match result {
                 AttemptResult::Completed { result, address } => {
@@ -306,9 +313,11 @@ impl Executor {
         };
         let options = self.options();
         let started = runtime::now();
+        let operation_id = NEXT_OPERATION_ID.fetch_add(1, Ordering::Relaxed);
         let plan = OperationPlan {
             name: op.name().to_string(),
-            operation_id: NEXT_OPERATION_ID.fetch_add(1, Ordering::Relaxed),
+            operation_id,
+            span: spans::operation(op.name(), operation_id),
             deadline: deadline.map_or_else(
                 || Deadline::from_timeout(timeout.or(options.timeout), started),
                 Deadline::At,

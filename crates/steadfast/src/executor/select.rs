@@ -15,7 +15,7 @@ use crate::conn::description::StreamDescription;
 use crate::error::Error;
 use crate::pool::PooledConnection;
 use crate::runtime;
-use crate::sdam::SelectedServer;
+use crate::sdam::{SelectedServer, SelectionFor};
 
 /// A selected server and when its selection began (check-out's limit counts from there).
 pub(super) struct Selection {
@@ -48,11 +48,16 @@ impl Executor {
         let selected = match target {
             Some(address) => self.topology().select_address(address),
             None => {
+                let operation = SelectionFor {
+                    operation: &plan.name,
+                    operation_id: plan.operation_id,
+                };
                 self.topology()
-                    .select_server(
+                    .select_server_for(
                         criteria.as_ref().unwrap_or(&plan.criteria),
                         retry.deprioritized(),
                         plan.deadline.instant(),
+                        Some(operation),
                     )
                     .await
             }

@@ -231,11 +231,15 @@ impl Shared {
             ),
         };
         let duration = runtime::now().saturating_duration_since(started);
-        self.emit(|| PoolEvent::ConnectionCheckOutFailed {
-            address: self.address.clone(),
-            reason,
-            duration,
-        });
+        let cause = (reason == CheckOutFailedReason::ConnectionError).then_some(&error);
+        self.emit_with_error(
+            || PoolEvent::ConnectionCheckOutFailed {
+                address: self.address.clone(),
+                reason,
+                duration,
+            },
+            cause,
+        );
         error
     }
 

@@ -11,7 +11,7 @@ use steadfast_core::pool::{
 use steadfast_core::sdam::ErrorPhase;
 use tracing::Instrument as _;
 
-use super::{Establishing, Inner, LOG_TARGET, Shared, errors};
+use super::{DIAGNOSTIC_TARGET, Establishing, Inner, Shared, errors};
 use crate::conn::Connection;
 use crate::conn::config::ConnectionConfig;
 use crate::conn::stream;
@@ -115,7 +115,7 @@ async fn run(shared: Arc<Shared>, id: ConnectionId, generation: u32) {
     match establish(id, &shared.address, &shared.config).await {
         Ok(connection) => shared.established(connection),
         Err(failed) => {
-            tracing::debug!(target: LOG_TARGET, address = %shared.address, connection = id,
+            tracing::debug!(target: DIAGNOSTIC_TARGET, address = %shared.address, connection = id,
                 error = %failed.error, system_overloaded = failed.system_overloaded,
                 "connection establishment failed");
             let error =
@@ -163,7 +163,7 @@ impl Shared {
             .unwrap_or_else(|| inner.state.generation());
         let task = match self.tasks() {
             Ok(tasks) => {
-                let span = tracing::debug_span!(target: LOG_TARGET, "establish",
+                let span = tracing::debug_span!(target: DIAGNOSTIC_TARGET, "establish",
                     address = %self.address, connection = id, generation);
                 let task = run(Arc::clone(self), id, generation).instrument(span);
                 Some(tasks.spawn(task).abort_handle())
@@ -250,7 +250,14 @@ impl Shared {
         inner.failed_establishments = inner.failed_establishments.saturating_add(1);
         self.settled.notify_waiters();
         if inner.state.establish_failed(id) {
-            self.emit_closed(id, ConnectionClosedReason::Error);
+            self.emit_with_error(
+                || PoolEvent::ConnectionClosed {
+                    address: self.address.clone(),
+                    connection_id: id,
+                    reason: ConnectionClosedReason::Error,
+                },
+                Some(&error),
+            );
         }
         if let Some(waiter) = entry.waiter {
             self.fail_waiter(inner, waiter, error, CheckOutFailedReason::ConnectionError);

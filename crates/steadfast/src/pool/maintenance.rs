@@ -9,7 +9,7 @@ use std::time::Duration;
 use steadfast_core::pool::PoolStatus;
 use tokio::sync::Notify;
 
-use super::{Inner, LOG_TARGET, Shared};
+use super::{DIAGNOSTIC_TARGET, Inner, Shared};
 use crate::runtime;
 
 impl Shared {
@@ -28,8 +28,10 @@ impl Shared {
                     self.maintenance_interval,
                 ));
             }
-            Err(error) => tracing::error!(target: LOG_TARGET, address = %self.address, %error,
-                "the pool cannot start its background task; minPoolSize and idle connections are not maintained"),
+            Err(error) => {
+                tracing::error!(target: DIAGNOSTIC_TARGET, address = %self.address, %error,
+                "the pool cannot start its background task; minPoolSize and idle connections are not maintained")
+            }
         }
     }
 

@@ -52,6 +52,10 @@ const DEFAULT_MAINTENANCE_INTERVAL: Duration = Duration::from_secs(1);
 /// component).
 const LOG_TARGET: &str = crate::logging::CONNECTION;
 
+/// The tracing target of the pool's own diagnostics, which the specification does not define:
+/// kept apart so that the `connection` component carries exactly the specified messages.
+const DIAGNOSTIC_TARGET: &str = "steadfast::pool";
+
 /// How long a connection whose reply timeoutMS left unread may take to deliver it before it is
 /// closed instead (the figure later CMAP revisions chose for their pending responses).
 const LATE_REPLY_LIMIT: Duration = Duration::from_secs(3);
@@ -353,13 +357,20 @@ impl Shared {
     /// Emits a CMAP event to the subscribers and as a debug log message. The event is built
     /// only if someone listens.
     fn emit(&self, make: impl FnOnce() -> PoolEvent) {
+        self.emit_with_error(make, None);
+    }
+
+    /// [`Shared::emit`] for an event caused by `error` (a failed establishment), which the log
+    /// message includes.
+    fn emit_with_error(&self, make: impl FnOnce() -> PoolEvent, error: Option<&Error>) {
         let log = tracing::enabled!(target: LOG_TARGET, tracing::Level::DEBUG);
         if !log && !self.events.is_active() {
             return;
         }
         let event = make();
         if log {
-            log::event(&event);
+            let error = error.map(|e| e as &dyn std::fmt::Display);
+            log::event(&event, &self.address, self.events.log().topology_id, error);
         }
         self.events.cmap(|| event);
     }
@@ -502,11 +513,15 @@ impl Shared {
             return;
         };
         let duration = runtime::now().saturating_duration_since(slot.started);
-        self.emit(|| PoolEvent::ConnectionCheckOutFailed {
-            address: self.address.clone(),
-            reason,
-            duration,
-        });
+        let cause = (reason == CheckOutFailedReason::ConnectionError).then_some(&error);
+        self.emit_with_error(
+            || PoolEvent::ConnectionCheckOutFailed {
+                address: self.address.clone(),
+                reason,
+                duration,
+            },
+            cause,
+        );
         // The receiver is gone only if the check-out already left; nothing to do then.
         let _ = slot.sender.send(Delivery::Failed(error));
     }
@@ -557,7 +572,7 @@ impl Shared {
                 inner.idle.insert(id, connection);
             }
             CheckInDecision::Close(reason) => {
-                tracing::debug!(target: LOG_TARGET, connection = id, reason = reason.as_str(),
+                tracing::debug!(target: DIAGNOSTIC_TARGET, connection = id, reason = reason.as_str(),
                     address = %self.address, "closing a checked-in connection");
                 self.emit_closed(id, reason);
                 if self.options.min_pool_size > 0 {
@@ -585,7 +600,7 @@ impl Shared {
                 interrupt_in_use_connections: interrupt_in_use,
             });
         }
-        tracing::debug!(target: LOG_TARGET, address = %self.address, %cause,
+        tracing::debug!(target: DIAGNOSTIC_TARGET, address = %self.address, %cause,
             generation = inner.state.generation(), interrupt_in_use,
             failed_waiters = outcome.failed_waiters.len(), "pool cleared");
         for waiter in outcome.failed_waiters {

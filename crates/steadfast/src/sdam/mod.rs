@@ -13,10 +13,13 @@
 #![allow(dead_code)]
 
 mod hello;
+mod log;
 mod monitor;
 mod pinned;
 mod rtt;
 mod select;
+mod select_log;
+pub(crate) use select_log::SelectionFor;
 pub(crate) mod srv;
 mod worker;
 
@@ -86,6 +89,8 @@ struct TopologyInner {
     cluster_time: Mutex<Option<ClusterTime>>,
     server_selection_timeout: Duration,
     tracker: TaskTracker,
+    /// The client's topology id, for the server selection log messages.
+    topology_id: bson::oid::ObjectId,
 }
 
 impl Drop for TopologyInner {
@@ -187,6 +192,7 @@ impl Topology {
             heartbeat_frequency: options.heartbeat_frequency,
             streaming_enabled: streaming,
         };
+        let topology_id = events.log().topology_id;
         let mut worker = TopologyWorker {
             description: opening.description.clone(),
             servers: Arc::clone(&servers),
@@ -215,6 +221,7 @@ impl Topology {
                 cluster_time: Mutex::new(None),
                 server_selection_timeout: options.server_selection_timeout,
                 tracker,
+                topology_id,
             }),
         })
     }

@@ -14,6 +14,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::hello::{HelloReply, MonitorConnection, heartbeat_failure};
+use super::log::HeartbeatConnection;
 use super::rtt::{RttStats, RttTask};
 use super::worker::{MonitorId, WorkerMessage};
 use crate::conn::config::ConnectionConfig;
@@ -107,6 +108,7 @@ impl MonitorHandle {
                 rtt: RttStats::default(),
                 rtt_task: None,
                 in_progress: None,
+                heartbeat_connection: HeartbeatConnection::default(),
                 tickets: Arc::new(Semaphore::new(1)),
                 ticket: None,
                 rtt_stop: stop_rx.clone(),
@@ -161,6 +163,8 @@ struct MonitorState {
     /// When the check whose ServerHeartbeatStarted was published began, and whether it was
     /// awaited: every started event gets its succeeded or failed event.
     in_progress: Option<(Instant, bool)>,
+    /// The monitoring connection the heartbeats run on, as their log messages name it.
+    heartbeat_connection: HeartbeatConnection,
     /// One ticket: taken before each check, returned when the worker has applied its result.
     tickets: Arc<Semaphore>,
     /// The ticket of the check under way, sent with its result.
@@ -275,7 +279,11 @@ impl MonitorState {
     }
 
     fn event(&self, event: SdamEvent) {
-        self.send(WorkerMessage::Event(self.params.id, event));
+        self.send(WorkerMessage::Event(
+            self.params.id,
+            event,
+            self.heartbeat_connection,
+        ));
     }
 
     fn started(&mut self, awaited: bool) {
@@ -306,8 +314,9 @@ impl MonitorState {
         let open = self.connection.as_ref().is_some_and(|c| !c.is_broken());
         let (reply, awaited) = if !open {
             self.connection = None;
-            self.started(false);
             let id = self.params.connection_ids.fetch_add(1, Ordering::Relaxed);
+            self.heartbeat_connection = HeartbeatConnection::new(id);
+            self.started(false);
             let result = MonitorConnection::open(id, &self.params.address, &config).await;
             let (connection, reply) = self.heartbeat_result(result.map(|(c, r)| (Some(c), r)))?;
             self.connection = connection;
@@ -365,6 +374,9 @@ impl MonitorState {
     fn heartbeat_result<T>(&mut self, result: Result<(T, HelloReply)>) -> Result<(T, HelloReply)> {
         let (since, awaited) = self.in_progress.take().unwrap_or((runtime::now(), false));
         let address = self.params.address.clone();
+        if let Ok((_, reply)) = &result {
+            self.heartbeat_connection.learn(&reply.document);
+        }
         match &result {
             Ok((_, reply)) => self.event(SdamEvent::ServerHeartbeatSucceeded {
                 address,

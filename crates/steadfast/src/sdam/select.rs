@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use steadfast_core::selection::{Selection, SelectionCriteria, select};
 use steadfast_core::{ServerAddress, TopologyDescription};
 
+use super::select_log::{self, SelectionFor, SelectionLog};
 use super::{OperationInFlight, SelectedServer, Snapshot, Topology};
 use crate::error::{Error, ErrorKind, Result};
 use crate::runtime;
@@ -37,12 +38,47 @@ impl Topology {
         deprioritized: &[ServerAddress],
         deadline: Option<Instant>,
     ) -> Result<SelectedServer> {
-        if let Some(selected) = self.select_now(criteria, deprioritized) {
-            return selected;
+        self.select_server_for(criteria, deprioritized, deadline, None)
+            .await
+    }
+
+    /// [`Topology::select_server`] for `operation`, whose name and id the server selection
+    /// log messages carry.
+    ///
+    /// # Errors
+    /// As [`Topology::select_server`].
+    ///
+    /// # Cancel safety
+    /// As [`Topology::select_server`].
+    pub(crate) async fn select_server_for(
+        &self,
+        criteria: &SelectionCriteria,
+        deprioritized: &[ServerAddress],
+        deadline: Option<Instant>,
+        operation: Option<SelectionFor<'_>>,
+    ) -> Result<SelectedServer> {
+        let mut log = operation
+            .filter(|_| select_log::enabled())
+            .map(|operation| {
+                SelectionLog::start(
+                    operation,
+                    criteria,
+                    &self.inner.topology_id,
+                    &self.snapshot(),
+                )
+            });
+        let result = match self.select_now(criteria, deprioritized) {
+            Some(result) => result,
+            // The waiting loop is boxed: it is the rare case, and its timer and channel state
+            // would otherwise make every operation's future larger.
+            None => {
+                Box::pin(self.select_waiting(criteria, deprioritized, deadline, log.as_mut())).await
+            }
+        };
+        if let Some(log) = &log {
+            log.finished(&self.snapshot(), result.as_ref().map(|s| &s.address));
         }
-        // The waiting loop is boxed: it is the rare case, and its timer and channel state would
-        // otherwise make every operation's future larger.
-        Box::pin(self.select_waiting(criteria, deprioritized, deadline)).await
+        result
     }
 
     /// Selection on the current snapshot, when it settles the matter without waiting: a
@@ -77,6 +113,7 @@ impl Topology {
         criteria: &SelectionCriteria,
         deprioritized: &[ServerAddress],
         deadline: Option<Instant>,
+        mut log: Option<&mut SelectionLog<'_>>,
     ) -> Result<SelectedServer> {
         let started = runtime::now();
         let timeout = self.inner.server_selection_timeout;
@@ -101,6 +138,10 @@ impl Topology {
                     Attempt::Wait(reason) => last_reason = Some(reason),
                 }
                 self.request_immediate_checks();
+            }
+            if let Some(log) = log.as_deref_mut() {
+                let remaining = give_up.saturating_duration_since(runtime::now());
+                log.waiting(&snapshot.description, remaining);
             }
             tokio::select! {
                 changed = snapshots.changed() => {

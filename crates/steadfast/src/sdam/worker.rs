@@ -17,6 +17,7 @@ use steadfast_core::sdam::{
 use steadfast_core::{ServerAddress, ServerDescription, TopologyDescription};
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::log::{self, HeartbeatConnection};
 use super::monitor::{MonitorHandle, MonitorParams, ReportTicket};
 use super::{ServerHandle, ServerMap, Snapshot};
 use crate::conn::config::ConnectionConfig;
@@ -32,8 +33,9 @@ pub(super) type MonitorId = u64;
 /// What the worker is told.
 #[derive(Debug)]
 pub(super) enum WorkerMessage {
-    /// A heartbeat event from a monitor, published in order with the worker's own events.
-    Event(MonitorId, SdamEvent),
+    /// A heartbeat event from a monitor, published in order with the worker's own events,
+    /// with the monitoring connection it ran on (for its log message).
+    Event(MonitorId, SdamEvent, HeartbeatConnection),
     /// A check succeeded with this description. The ticket is dropped once it is applied,
     /// letting the monitor start its next check.
     CheckSucceeded(MonitorId, Box<ServerDescription>, Option<ReportTicket>),
@@ -117,9 +119,9 @@ impl TopologyWorker {
     pub(super) async fn run(mut self) {
         while let Some(message) = self.messages.recv().await {
             match message {
-                WorkerMessage::Event(monitor, event) => {
+                WorkerMessage::Event(monitor, event, connection) => {
                     if self.live_monitors.contains(&monitor) {
-                        self.emit(event);
+                        self.emit_heartbeat(event, connection);
                     }
                 }
                 WorkerMessage::CheckSucceeded(monitor, description, _ticket) => {
@@ -262,7 +264,13 @@ impl TopologyWorker {
     /// Publishes an SDAM event to the subscribers and to the log (the specification's
     /// "topology" component), in the order the worker processes changes.
     fn emit(&self, event: SdamEvent) {
-        log_event(&event);
+        log::event(&event, self.events.log(), None);
+        self.events.sdam(|| event);
+    }
+
+    /// [`TopologyWorker::emit`] for a monitor's heartbeat event.
+    fn emit_heartbeat(&self, event: SdamEvent, connection: HeartbeatConnection) {
+        log::event(&event, self.events.log(), Some(connection));
         self.events.sdam(|| event);
     }
 
@@ -401,8 +409,10 @@ impl TopologyWorker {
     /// While closing, only the monitors' heartbeat events still matter.
     fn final_event(&mut self, message: WorkerMessage) {
         match message {
-            WorkerMessage::Event(monitor, event) if self.live_monitors.contains(&monitor) => {
-                self.emit(event);
+            WorkerMessage::Event(monitor, event, connection)
+                if self.live_monitors.contains(&monitor) =>
+            {
+                self.emit_heartbeat(event, connection);
             }
             // Another shutdown call: answered once this one is complete.
             WorkerMessage::Shutdown(Some(ack)) => self.extra_acks.push(ack),
@@ -432,68 +442,5 @@ fn application_error_kind(error: &Error, phase: ErrorPhase) -> Option<Applicatio
             }))
         }
         ErrorFacts::Authentication(_) | ErrorFacts::Other => None,
-    }
-}
-
-/// The log target of topology messages (the logging specification's "topology" component).
-const LOG_TARGET: &str = crate::logging::TOPOLOGY;
-
-/// One debug message per SDAM event, named as the SDAM logging specification names them.
-fn log_event(event: &SdamEvent) {
-    if !tracing::enabled!(target: LOG_TARGET, tracing::Level::DEBUG) {
-        return;
-    }
-    match event {
-        SdamEvent::TopologyOpening => {
-            tracing::debug!(target: LOG_TARGET, "Starting topology monitoring");
-        }
-        SdamEvent::TopologyClosed => {
-            tracing::debug!(target: LOG_TARGET, "Stopped topology monitoring");
-        }
-        SdamEvent::TopologyDescriptionChanged { previous, new } => {
-            tracing::debug!(target: LOG_TARGET,
-                previous = %super::select::describe(previous),
-                new = %super::select::describe(new),
-                "Topology description changed");
-        }
-        SdamEvent::ServerOpening { address } => {
-            tracing::debug!(target: LOG_TARGET, %address, "Starting server monitoring");
-        }
-        SdamEvent::ServerClosed { address } => {
-            tracing::debug!(target: LOG_TARGET, %address, "Stopped server monitoring");
-        }
-        SdamEvent::ServerDescriptionChanged {
-            address,
-            previous,
-            new,
-        } => {
-            tracing::debug!(target: LOG_TARGET, %address,
-                previous = %previous.server_type, new = %new.server_type,
-                error = new.error.as_deref().unwrap_or(""),
-                "Server description changed");
-        }
-        SdamEvent::ServerHeartbeatStarted { address, awaited } => {
-            tracing::debug!(target: LOG_TARGET, %address, awaited, "Server heartbeat started");
-        }
-        SdamEvent::ServerHeartbeatSucceeded {
-            address,
-            duration,
-            awaited,
-            ..
-        } => {
-            tracing::debug!(target: LOG_TARGET, %address, awaited,
-                duration_ms = duration.as_secs_f64() * 1000.0, "Server heartbeat succeeded");
-        }
-        SdamEvent::ServerHeartbeatFailed {
-            address,
-            duration,
-            failure,
-            awaited,
-        } => {
-            tracing::debug!(target: LOG_TARGET, %address, awaited, failure = %failure,
-                duration_ms = duration.as_secs_f64() * 1000.0, "Server heartbeat failed");
-        }
-        // The enum is non-exhaustive: a new kind of event is still delivered, just not logged.
-        _ => {}
     }
 }

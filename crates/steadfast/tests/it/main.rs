@@ -36,6 +36,7 @@ mod retry_policy;
 mod retry_support;
 mod retry_timeout;
 mod session;
+mod spans;
 mod tailable;
 mod timeout_api;
 mod tls;

@@ -14,7 +14,11 @@ use crate::requirements::Topology;
 /// The suites whose load-balanced cases run. Many other suites name `load-balanced` among
 /// their topologies; they join this list once the driver's load-balanced mode passes them
 /// (until then their load-balanced cases are not run, and count as not selected).
-const SUITES: &[&str] = &["load-balancers", "server-discovery-and-monitoring/unified"];
+const SUITES: &[&str] = &[
+    "load-balancers",
+    "server-selection/logging",
+    "server-discovery-and-monitoring/unified",
+];
 
 /// Whether the suite being run is in [`SUITES`] (suites run one after another).
 static SUITE_RUNS_LOAD_BALANCED: AtomicBool = AtomicBool::new(false);

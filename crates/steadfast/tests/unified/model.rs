@@ -122,6 +122,13 @@ impl TestCase {
                     }
                 }
             }
+            let client = entity.get_document("client").ok();
+            let uri_options = client.and_then(|c| c.get_document("uriOptions").ok());
+            for option in uri_options.into_iter().flat_map(|options| options.keys()) {
+                if let Some((key, reason)) = skips::for_uri_option(option) {
+                    return Some((key, reason, format!("sets the {option} option")));
+                }
+            }
         }
         let on_threads = self
             .operations

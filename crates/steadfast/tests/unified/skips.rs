@@ -14,6 +14,8 @@ pub(crate) enum Key {
     Argument(&'static str),
     /// An entity type (`createEntities` key).
     Entity(&'static str),
+    /// A connection string option (a client entity's `uriOptions` key) steadfast lacks.
+    UriOption(&'static str),
     /// A `runOnRequirement` field that no blackpipe deployment satisfies.
     Requirement(&'static str),
     /// An assertion the runner cannot evaluate against steadfast's API (for log messages:
@@ -150,6 +152,10 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         "blackpipe authenticates with SCRAM-SHA-1, SCRAM-SHA-256 and MONGODB-OIDC only",
     ),
     (
+        Key::UriOption("waitQueueSize"),
+        "waitQueueSize is deprecated (CMAP) and steadfast, like the official Rust driver, does not support it; the connection-logging specification includes it in \"Connection pool created\" only for drivers that do",
+    ),
+    (
         Key::Requirement("serverless"),
         "blackpipe is not an Atlas Serverless deployment",
     ),
@@ -189,6 +195,14 @@ pub(crate) fn for_entity(kind: &str) -> Option<(Key, &'static str)> {
     TABLE
         .iter()
         .find(|(k, _)| matches!(k, Key::Entity(n) if *n == kind))
+        .copied()
+}
+
+/// The table entry for a connection string option, if the runner skips tests setting it.
+pub(crate) fn for_uri_option(name: &str) -> Option<(Key, &'static str)> {
+    TABLE
+        .iter()
+        .find(|(k, _)| matches!(k, Key::UriOption(n) if *n == name))
         .copied()
 }
 

@@ -215,16 +215,13 @@ pub(super) fn names(documents: Vec<Bson>) -> Vec<Bson> {
         .collect()
 }
 
-/// A read preference argument: its mode and `maxStalenessSeconds` (tags are not used by the
-/// suites).
+/// A read preference argument: its mode, `maxStalenessSeconds` and `tagSets`.
 pub(crate) fn read_preference(document: &Document) -> Result<ReadPreference, String> {
     let mode = document
         .get_str("mode")
         .map_err(|_| "readPreference without a mode".to_owned())?;
-    if let Some(other) = document
-        .keys()
-        .find(|k| *k != "mode" && *k != "maxStalenessSeconds")
-    {
+    let known = ["mode", "maxStalenessSeconds", "tagSets"];
+    if let Some(other) = document.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(format!(
             "readPreference {document}: `{other}` is not supported"
         ));
@@ -232,16 +229,39 @@ pub(crate) fn read_preference(document: &Document) -> Result<ReadPreference, Str
     let preference = ReadPreferenceMode::parse(mode)
         .map(ReadPreference::with_mode)
         .ok_or_else(|| format!("readPreference mode {mode:?}"))?;
-    match document.get("maxStalenessSeconds") {
-        None => Ok(preference),
+    let max_staleness = match document.get("maxStalenessSeconds") {
+        None => None,
         Some(value) => {
             let seconds = crate::expect_error::integer(value)
                 .and_then(|s| u64::try_from(s).ok())
                 .ok_or_else(|| format!("maxStalenessSeconds: bad value {value}"))?;
-            let options = steadfast::options::ReadPreferenceOptions::builder()
-                .max_staleness(std::time::Duration::from_secs(seconds))
-                .build();
-            Ok(preference.with_options(options))
+            Some(std::time::Duration::from_secs(seconds))
         }
+    };
+    let tag_sets = match document.get("tagSets") {
+        None => None,
+        Some(Bson::Array(sets)) => Some(sets.iter().map(tag_set).collect::<Result<_, _>>()?),
+        Some(other) => return Err(format!("tagSets: bad value {other}")),
+    };
+    if max_staleness.is_none() && tag_sets.is_none() {
+        return Ok(preference);
     }
+    let options = steadfast::options::ReadPreferenceOptions::builder()
+        .max_staleness(max_staleness)
+        .tag_sets(tag_sets)
+        .build();
+    Ok(preference.with_options(options))
+}
+
+/// One tag set of a read preference: a document of string values.
+fn tag_set(set: &Bson) -> Result<steadfast::options::TagSet, String> {
+    let Bson::Document(set) = set else {
+        return Err(format!("tag set {set}: not a document"));
+    };
+    set.iter()
+        .map(|(name, value)| match value {
+            Bson::String(value) => Ok((name.clone(), value.clone())),
+            other => Err(format!("tag {name}: {other} is not a string")),
+        })
+        .collect()
 }
