@@ -24,6 +24,8 @@ mod classify;
 mod core;
 mod exchange;
 mod fields;
+#[cfg(test)]
+mod future_size_tests;
 mod interpret;
 mod monitoring;
 mod prepare;
@@ -137,18 +139,24 @@ impl Executor {
     ///
     /// # Cancel safety
     /// Dropping the future abandons the operation: a command in flight may or may not run.
-    pub(crate) async fn execute<O: Operation>(
-        self: &Arc<Self>,
+    pub(crate) fn execute<'a, O: Operation + 'a>(
+        self: &'a Arc<Self>,
         op: O,
-        context: ExecutionContext<'_>,
-    ) -> Result<O::Output> {
-        self.run_operation(op, context)
-            .await
-            .map(|done| done.output)
+        context: ExecutionContext<'a>,
+    ) -> impl Future<Output = Result<O::Output>> + 'a {
+        // Boxed before the future is made: the operation then travels through the nested
+        // stage futures as a pointer instead of being stored (and copied) at every level.
+        let op = Box::new(op);
+        async move {
+            self.run_operation(op, context)
+                .await
+                .map(|done| done.output)
+        }
     }
 
-    /// Runs an operation that opens a cursor; also returns where the cursor lives and, when it
-    /// has more batches, the implicit session its getMores must use.
+    /// Runs an operation that opens a cursor (boxed by the caller, see
+    /// [`Executor::execute`]); also returns where the cursor lives and, when it has more
+    /// batches, the implicit session its getMores must use.
     ///
     /// # Errors
     /// As [`Executor::execute`].
@@ -157,7 +165,7 @@ impl Executor {
     /// As [`Executor::execute`].
     pub(crate) async fn execute_cursor<O>(
         self: &Arc<Self>,
-        op: O,
+        op: Box<O>,
         context: ExecutionContext<'_>,
     ) -> Result<(O::Output, CursorPin)>
     where
@@ -181,11 +189,11 @@ impl Executor {
 
     async fn run_operation<O: Operation>(
         self: &Arc<Self>,
-        mut op: O,
+        mut op: Box<O>,
         context: ExecutionContext<'_>,
     ) -> Result<Done<O::Output>> {
-        let (plan, mut progress) = self.start(&op, context)?;
-        let result = self.run_attempts(&mut op, &plan, &mut progress).await;
+        let (plan, mut progress) = self.start(&*op, context)?;
+        let result = self.run_attempts(&mut *op, &plan, &mut progress).await;
         match (&plan.transaction, result) {
             (Some(transaction), Err(error)) => Err(label_failure(
                 error,

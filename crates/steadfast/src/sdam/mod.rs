@@ -17,6 +17,7 @@ mod monitor;
 mod pinned;
 mod rtt;
 mod select;
+mod selection_cache;
 pub(crate) mod srv;
 mod worker;
 
@@ -84,6 +85,8 @@ struct TopologyInner {
     cluster_time: Mutex<Option<ClusterTime>>,
     server_selection_timeout: Duration,
     tracker: TaskTracker,
+    /// The last latency window computed, reused while the snapshot and criteria are the same.
+    selection_cache: selection_cache::SelectionCache,
 }
 
 impl Drop for TopologyInner {
@@ -213,6 +216,7 @@ impl Topology {
                 cluster_time: Mutex::new(None),
                 server_selection_timeout: options.server_selection_timeout,
                 tracker,
+                selection_cache: selection_cache::SelectionCache::default(),
             }),
         })
     }
