@@ -25,12 +25,13 @@
 //!
 //! | operation  | total before | total after | driver before | driver after |
 //! |------------|-------------:|------------:|--------------:|-------------:|
-//! | ping       |       58,879 |   PING_T |        28,395 |    PING_D |
-//! | find_one   |      118,968 |   FIND_T |        58,965 |    FIND_D |
-//! | insert_one |      106,034 |   INS_T |        48,318 |    INS_D |
+//! | ping       |       58,879 |      58,166 |        28,395 |       27,791 |
+//! | find_one   |      118,968 |     104,206 |        58,965 |       43,963 |
+//! | insert_one |      106,034 |     104,241 |        48,318 |       45,408 |
 //!
-//! "Before" is the previous round's "after"; on this build the same code measured 59,501 /
-//! 28,754 (ping), 120,564 / 59,469 (find_one) and 107,258 / 48,238 (insert_one).
+//! "Before" is the previous round's "after"; on this round's machine and toolchain the code
+//! before these changes measured 59,501 / 28,754 (ping), 120,564 / 59,469 (find_one) and
+//! 107,258 / 48,238 (insert_one).
 //!
 //! The previous round's bench raw-floor cells (`cargo run --release -p steadfast-bench --
 //! --only throughput --seconds 2`, on two cores shared with seven other builds, so wall time
@@ -57,8 +58,9 @@
 //!   stores its arguments for its whole life, so an operation passed by value was stored at
 //!   every level (the `Find` of find_one is 1,072 bytes, four copies). `find_one` builds its
 //!   operation before making its future. Measured with `size_of_val` on each stage's future
-//!   (release): find_one's whole future went from 12,464 to about 5,400 bytes, and the
-//!   process's `memcpy` from 20,479 to MEMCPY `Ir` per find_one.
+//!   (release, probes built in): find_one's whole future went from 12,464 to 5,464 bytes, and the
+//!   process's `memcpy` from 20,479 to 7,892 `Ir` per find_one (the copy into the
+//!   action's box: from about 10,900 to about 630).
 //! - find, insert/update/delete and runCommand write their bodies as BSON
 //!   (`CommandBody::Raw`): no map is built to be encoded, the application's command is
 //!   encoded without being cloned, and the insert body is encoded once instead of twice (its
