@@ -25,15 +25,20 @@
 //!
 //! | operation  | total before | total after | driver before | driver after |
 //! |------------|-------------:|------------:|--------------:|-------------:|
-//! | ping       |       65,341 |      58,879 |        34,502 |       28,395 |
-//! | find_one   |      126,239 |     118,968 |        65,301 |       58,965 |
-//! | insert_one |      114,548 |     106,034 |        56,078 |       48,318 |
+//! | ping       |       58,879 |      58,166 |        28,395 |       27,791 |
+//! | find_one   |      118,968 |     104,206 |        58,965 |       43,963 |
+//! | insert_one |      106,034 |     104,241 |        48,318 |       45,408 |
 //!
-//! The bench's raw-floor cells (`cargo run --release -p steadfast-bench -- --only throughput
-//! --seconds 2`, on two cores shared with seven other builds, so wall time is noisy): p50 at
-//! concurrency 1 over the raw pre-encoded round trip went from 2.32x to 2.13x (ping) and 2.23x
-//! to 2.13x (find_one), against a target of 1.3x; throughput at concurrency 64 over the raw
-//! client's went from 0.36x to 0.45x (ping) and 0.41x to 0.47x (find_one), against 0.8x.
+//! "Before" is the previous round's "after"; on this round's machine and toolchain the code
+//! before these changes measured 59,501 / 28,754 (ping), 120,564 / 59,469 (find_one) and
+//! 107,258 / 48,238 (insert_one).
+//!
+//! The previous round's bench raw-floor cells (`cargo run --release -p steadfast-bench --
+//! --only throughput --seconds 2`, on two cores shared with seven other builds, so wall time
+//! is noisy): p50 at concurrency 1 over the raw pre-encoded round trip went from 2.32x to
+//! 2.13x (ping) and 2.23x to 2.13x (find_one), against a target of 1.3x; throughput at
+//! concurrency 64 over the raw client's went from 0.36x to 0.45x (ping) and 0.41x to 0.47x
+//! (find_one), against 0.8x.
 //!
 //! Done:
 //! - Check-out takes an idle connection at once when nobody is queued
@@ -48,17 +53,31 @@
 //!   when asked for.
 //! - Selection tries the current snapshot first, without the waiting loop, whose timer and
 //!   channel state are boxed (as are the check-out wait and the retry path's sleep).
+//! - The operation is boxed before the executor makes its future (`Executor::execute`, and
+//!   the callers of `execute_cursor` and `open_cursor` pass a `Box`): an async function
+//!   stores its arguments for its whole life, so an operation passed by value was stored at
+//!   every level (the `Find` of find_one is 1,072 bytes, four copies). `find_one` builds its
+//!   operation before making its future. Measured with `size_of_val` on each stage's future
+//!   (release, probes built in): find_one's whole future went from 12,464 to 5,464 bytes, and the
+//!   process's `memcpy` from 20,479 to 7,892 `Ir` per find_one (the copy into the
+//!   action's box: from about 10,900 to about 630).
+//! - find, insert/update/delete and runCommand write their bodies as BSON
+//!   (`CommandBody::Raw`): no map is built to be encoded, the application's command is
+//!   encoded without being cloned, and the insert body is encoded once instead of twice (its
+//!   length is read from the bytes). The executor drops the keys it sets from the encoded body
+//!   (copying it only when one is present). Command events show the same document as before.
+//! - Selection reuses the latency window computed for the same snapshot (`Arc` identity,
+//!   kept alive by the memo, so a newer snapshot never meets an older window) and equal
+//!   criteria (`sdam::selection_cache`); the two random choices among the window's servers
+//!   are still made on every selection. Predicates and retries (deprioritized servers) are
+//!   never memoized.
 //!
 //! What remains, largest first (find_one driver side):
-//! - The boxed operation future (`IntoFuture` of the actions) is still about 11 KB, copied
-//!   once per call (~11,000 `Ir` of `memcpy` in `hot_path::run`): the executor's nested stage
-//!   futures (exchange, connection I/O with its deadline) are inline in it. Measuring which
-//!   state is largest needs `-Zprint-type-sizes` (nightly).
-//! - The operation's body is still built as a `Document` and encoded (`Find::build` about
-//!   4,000 and the encoding about 5,000 `Ir` for find_one): the hot commands could write their
-//!   bytes directly.
-//! - Selection (about 2,400) runs core's `select` on every call; a cache keyed by the snapshot
-//!   and the criteria would skip it when nothing changed.
+//! - The attempt's stage futures are still about 2.8 KB (`run_stages`: check-out ~0.9 KB,
+//!   the exchange ~1.4 KB with the connection's send and its deadline), and `run_operation`
+//!   keeps the plan and retry session (~1.2 KB) inline: about 5 KB copied once per call.
+//! - Commands other than find, the writes and runCommand still build a `Document`.
+//! - The bench's raw-floor and CPU cells were not re-run this round (see the notes).
 #![allow(
     clippy::disallowed_methods,
     reason = "tests and examples drive the clock, tasks and randomness themselves"

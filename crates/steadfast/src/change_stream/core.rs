@@ -293,7 +293,7 @@ impl StreamCore {
         };
         let result = self
             .executor
-            .execute_cursor(op, settings.context(session))
+            .execute_cursor(Box::new(op), settings.context(session))
             .await;
         let (reply, pin) = match result {
             Ok(opened) => opened,

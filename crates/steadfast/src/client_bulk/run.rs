@@ -65,7 +65,11 @@ pub(crate) async fn run<R: ResultShape>(call: BulkCall<'_>) -> Result<R> {
         let batch = ClientBulkBatch::new(Arc::clone(&ops), start, Arc::clone(&fields), start == 0);
         let extent = batch.extent();
         let context = settings.context(session.as_deref_mut());
-        let (reply, pin) = match client.executor().execute_cursor(batch, context).await {
+        let (reply, pin) = match client
+            .executor()
+            .execute_cursor(Box::new(batch), context)
+            .await
+        {
             Ok(done) => done,
             Err(error) => return Err(acc.fail::<R>(start, extent.get().copied(), error)),
         };

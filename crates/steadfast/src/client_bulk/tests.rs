@@ -62,8 +62,14 @@ fn a_batch_names_only_its_namespaces_with_indexes_local_to_it() {
         .build(&description(1 << 24, 48_000_000, 100_000))
         .unwrap();
     assert_eq!(command.database, "admin");
-    assert_eq!(command.body.get_i32("bulkWrite").ok(), Some(1));
-    assert_eq!(command.body.get_bool("errorsOnly").ok(), Some(true));
+    assert_eq!(
+        command.body.to_document().get_i32("bulkWrite").ok(),
+        Some(1)
+    );
+    assert_eq!(
+        command.body.to_document().get_bool("errorsOnly").ok(),
+        Some(true)
+    );
     let ops = sequence_docs(&command, "ops");
     assert_eq!(ops[0], doc! { "insert": 0, "document": { "_id": 2 } });
     assert_eq!(ops[1], doc! { "insert": 1, "document": { "_id": 3 } });

@@ -161,7 +161,7 @@ impl<'a, const NAMES: bool> ListCollections<'a, NAMES, ImplicitSession> {
     async fn open<U>(self, name_only: bool) -> Result<Cursor<U>> {
         let client = self.db.client();
         let (op, cursor_settings, settings, _) = self.prepare(name_only);
-        open_cursor(client, op, settings, cursor_settings).await
+        open_cursor(client, Box::new(op), settings, cursor_settings).await
     }
 }
 
@@ -172,7 +172,8 @@ impl<'a, const NAMES: bool> ListCollections<'a, NAMES, ExplicitSession<'a>> {
     ) -> Result<(SessionCursor<U>, &'a mut ClientSession)> {
         let client = self.db.client();
         let (op, cursor_settings, settings, ExplicitSession(session)) = self.prepare(name_only);
-        let cursor = open_session_cursor(client, op, session, settings, cursor_settings).await?;
+        let cursor =
+            open_session_cursor(client, Box::new(op), session, settings, cursor_settings).await?;
         Ok((cursor, session))
     }
 }

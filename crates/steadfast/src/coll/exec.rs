@@ -97,16 +97,14 @@ pub(crate) struct OperationOverrides {
 ///
 /// # Errors
 /// Whatever the executor or the operation reports.
-pub(crate) async fn execute<O: Operation>(
-    client: &Client,
+pub(crate) fn execute<'a, O: Operation + 'a>(
+    client: &'a Client,
     op: O,
-    session: Option<&mut ClientSession>,
+    session: Option<&'a mut ClientSession>,
     settings: &OperationSettings,
-) -> Result<O::Output> {
-    client
-        .executor()
-        .execute(op, settings.context(session))
-        .await
+) -> impl Future<Output = Result<O::Output>> + use<'a, O> {
+    // No future of its own: the executor's holds the boxed operation.
+    client.executor().execute(op, settings.context(session))
 }
 
 /// Runs an operation that opens a cursor, on an implicit session that the cursor keeps for
@@ -116,7 +114,7 @@ pub(crate) async fn execute<O: Operation>(
 /// Whatever the executor or the operation reports.
 pub(crate) async fn open_cursor<O, T>(
     client: &Client,
-    op: O,
+    op: Box<O>,
     settings: OperationSettings,
     cursor_settings: CursorSettings,
 ) -> Result<Cursor<T>>
@@ -141,7 +139,7 @@ where
 /// Whatever the executor or the operation reports.
 pub(crate) async fn open_session_cursor<O, T>(
     client: &Client,
-    op: O,
+    op: Box<O>,
     session: &mut ClientSession,
     settings: OperationSettings,
     cursor_settings: CursorSettings,

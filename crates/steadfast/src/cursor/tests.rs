@@ -29,7 +29,11 @@ fn address() -> ServerAddress {
 
 fn get_more_batch_size(state: &CursorState) -> Option<i64> {
     let mut op = state.get_more().expect("a getMore is due");
-    let body = op.build(&default_description()).expect("builds").body;
+    let body = op
+        .build(&default_description())
+        .expect("builds")
+        .body
+        .to_document();
     body.get_i64("batchSize").ok()
 }
 
@@ -98,7 +102,11 @@ fn get_more_carries_the_comment_and_the_await_time_of_tailable_cursors() {
     );
     let mut op = state.get_more().expect("due");
     assert_eq!(op.target(), Some(&address()));
-    let body = op.build(&default_description()).expect("builds").body;
+    let body = op
+        .build(&default_description())
+        .expect("builds")
+        .body
+        .to_document();
     assert_eq!(body.get_i64("maxTimeMS").ok(), Some(300));
     assert_eq!(body.get_str("comment").ok(), Some("c"));
 
@@ -109,7 +117,11 @@ fn get_more_carries_the_comment_and_the_await_time_of_tailable_cursors() {
     let mut op = CursorState::new(reply(9, 0), address(), not_tailable)
         .get_more()
         .expect("due");
-    let body = op.build(&default_description()).expect("builds").body;
+    let body = op
+        .build(&default_description())
+        .expect("builds")
+        .body
+        .to_document();
     assert!(
         body.get("maxTimeMS").is_none(),
         "maxTimeMS only on tailable-await getMores"
@@ -125,7 +137,11 @@ fn get_more_carries_run_cursor_commands_max_time_on_any_cursor() {
     let mut op = CursorState::new(reply(9, 0), address(), settings)
         .get_more()
         .expect("due");
-    let body = op.build(&default_description()).expect("builds").body;
+    let body = op
+        .build(&default_description())
+        .expect("builds")
+        .body
+        .to_document();
     assert_eq!(body.get_i64("maxTimeMS").ok(), Some(300));
 }
 

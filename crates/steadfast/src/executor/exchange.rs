@@ -121,7 +121,6 @@ impl Executor {
             },
             service_id: connection.description().and_then(|d| d.service_id),
             sensitive: monitoring::is_sensitive(&prepared.name, &body),
-            service_id: connection.description().and_then(|d| d.service_id),
         };
         let sequences = &prepared.message.sequences;
         monitoring::started(self.events(), &identity, &body, sequences);

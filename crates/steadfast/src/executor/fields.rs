@@ -37,23 +37,23 @@ pub(super) struct CommonFields<'a> {
     pub(super) max_time: Option<Duration>,
     /// The declared Stable API version.
     pub(super) server_api: Option<&'a ServerApi>,
+    /// The body's own `maxTimeMS` is dropped even when none is sent (under timeoutMS).
+    pub(super) without_own_max_time: bool,
 }
 
 impl CommonFields<'_> {
-    /// The command: `body` (the operation's fields, command name first) encoded as BSON with
-    /// these fields appended. A field of `body` that the executor sets is replaced.
+    /// The command: `body` (the operation's fields, command name first) with these fields
+    /// appended. A field of `body` that the executor sets is replaced (it moves to the end).
     ///
-    /// The fields are appended to the encoded body rather than inserted into the document:
-    /// the session id arrives already encoded, and nothing is cloned into a map only to be
+    /// The fields are appended to the encoded body rather than inserted into a document: the
+    /// session id arrives already encoded, and nothing is cloned into a map only to be
     /// encoded again.
     ///
     /// # Errors
-    /// When a document cannot be encoded as BSON (a key with a NUL byte, say).
-    pub(super) fn encode(&self, mut body: Document) -> bson::error::Result<RawDocumentBuf> {
-        for key in self.keys() {
-            body.remove(key);
-        }
-        let mut raw = RawDocumentBuf::try_from(&body)?;
+    /// When `body` is not valid BSON or a document cannot be encoded (a key with a NUL byte,
+    /// say).
+    pub(super) fn encode(&self, body: RawDocumentBuf) -> bson::error::Result<RawDocumentBuf> {
+        let mut raw = self.without_replaced(body)?;
         raw.append(cstr!("$db"), self.database);
         if let Some(lsid) = self.lsid {
             raw.append(cstr!("lsid"), lsid);
@@ -91,6 +91,29 @@ impl CommonFields<'_> {
         Ok(raw)
     }
 
+    /// `body` without the fields [`CommonFields::encode`] sets; copied only when it has one.
+    fn without_replaced(&self, body: RawDocumentBuf) -> bson::error::Result<RawDocumentBuf> {
+        let replaced = |key: &str| self.keys().any(|k| k == key);
+        let mut found = false;
+        for element in body.iter_elements() {
+            if replaced(element?.key().as_str()) {
+                found = true;
+                break;
+            }
+        }
+        if !found {
+            return Ok(body);
+        }
+        let mut kept = RawDocumentBuf::new();
+        for element in &body {
+            let (key, value) = element?;
+            if !replaced(key.as_str()) {
+                kept.append(key, value);
+            }
+        }
+        Ok(kept)
+    }
+
     /// The keys [`CommonFields::encode`] sets, which replace the body's own.
     fn keys(&self) -> impl Iterator<Item = &'static str> {
         let transaction = self.transaction.map(|t| t.first);
@@ -103,7 +126,10 @@ impl CommonFields<'_> {
             (self.read_concern.is_some(), "readConcern"),
             (self.write_concern.is_some(), "writeConcern"),
             (self.read_preference.is_some(), "$readPreference"),
-            (self.max_time.is_some(), "maxTimeMS"),
+            (
+                self.max_time.is_some() || self.without_own_max_time,
+                "maxTimeMS",
+            ),
             (self.server_api.is_some(), "apiVersion"),
             (self.server_api.is_some(), "apiStrict"),
             (self.server_api.is_some(), "apiDeprecationErrors"),

@@ -24,6 +24,8 @@ mod classify;
 mod core;
 mod exchange;
 mod fields;
+#[cfg(test)]
+mod future_size_tests;
 mod interpret;
 mod monitoring;
 mod pinning;
@@ -156,20 +158,26 @@ impl Executor {
     ///
     /// # Cancel safety
     /// Dropping the future abandons the operation: a command in flight may or may not run.
-    pub(crate) async fn execute<O: Operation>(
-        self: &Arc<Self>,
+    pub(crate) fn execute<'a, O: Operation + 'a>(
+        self: &'a Arc<Self>,
         op: O,
-        context: ExecutionContext<'_>,
-    ) -> Result<O::Output> {
-        self.run_operation(op, context, false)
-            .await
-            .map(|done| done.output)
+        context: ExecutionContext<'a>,
+    ) -> impl Future<Output = Result<O::Output>> + 'a {
+        // Boxed before the future is made: the operation then travels through the nested
+        // stage futures as a pointer instead of being stored (and copied) at every level.
+        let op = Box::new(op);
+        async move {
+            self.run_operation(op, context, false)
+                .await
+                .map(|done| done.output)
+        }
     }
 
-    /// Runs an operation that opens a cursor; also returns where the cursor lives and, when it
-    /// has more batches, the implicit session its getMores must use and, in load-balanced
-    /// mode, the connection they must run on (load-balancers, "Behaviour With Cursors"; a
-    /// cursor exhausted at once checks its connection back in now).
+    /// Runs an operation that opens a cursor (boxed by the caller, see
+    /// [`Executor::execute`]); also returns where the cursor lives and, when it has more
+    /// batches, the implicit session its getMores must use and, in load-balanced mode, the
+    /// connection they must run on (load-balancers, "Behaviour With Cursors"; a cursor
+    /// exhausted at once checks its connection back in now).
     ///
     /// # Errors
     /// As [`Executor::execute`].
@@ -178,7 +186,7 @@ impl Executor {
     /// As [`Executor::execute`].
     pub(crate) async fn execute_cursor<O>(
         self: &Arc<Self>,
-        op: O,
+        op: Box<O>,
         context: ExecutionContext<'_>,
     ) -> Result<(O::Output, CursorPin)>
     where
@@ -209,14 +217,14 @@ impl Executor {
 
     async fn run_operation<O: Operation>(
         self: &Arc<Self>,
-        mut op: O,
+        mut op: Box<O>,
         context: ExecutionContext<'_>,
         keep_connection: bool,
     ) -> Result<Done<O::Output>> {
-        let (plan, mut progress) = self.start(&op, context)?;
+        let (plan, mut progress) = self.start(&*op, context)?;
         progress.keep_connection = keep_connection && progress.cursor_pin.is_none();
         let result = self
-            .run_attempts(&mut op, &plan, &mut progress)
+            .run_attempts(&mut *op, &plan, &mut progress)
             .instrument(plan.span.clone())
             .await;
         if let Err(error) = &result {

@@ -56,8 +56,6 @@ pub(super) struct CommandIdentity {
     /// The connection's `serviceId` (load-balanced mode).
     pub(super) service_id: Option<ObjectId>,
     pub(super) sensitive: bool,
-    /// The service behind the load balancer the connection reaches (load-balanced mode).
-    pub(super) service_id: Option<bson::oid::ObjectId>,
 }
 
 /// Writes one command log message: the fields every command message carries (named as the

@@ -20,7 +20,7 @@ use super::session::AttemptSession;
 use super::transaction::{first_command_read_concern, snapshot_read_concern};
 use crate::conn::description::StreamDescription;
 use crate::error::Error;
-use crate::operation::{Operation, Retryability};
+use crate::operation::{Command, Operation, Retryability};
 
 /// Snapshot reads need MongoDB 5.0 (snapshot-sessions).
 const SNAPSHOT_WIRE_VERSION: i32 = 13;
@@ -56,7 +56,15 @@ impl Executor {
             kind,
         } = stage;
         let fail = |error| self.failure(error, kind, &not_sent(Some(selected), plan));
-        let mut command = op.build(description).map_err(fail)?;
+        let Command {
+            name,
+            database,
+            body,
+            sequences,
+        } = op.build(description).map_err(fail)?;
+        let body = body
+            .into_raw()
+            .map_err(|error| fail(error.with_address(&selected.address)))?;
         let budget = match plan.deadline.max_time_ms(
             runtime::now(),
             selected.description.min_round_trip_time.unwrap_or_default(),
@@ -69,7 +77,7 @@ impl Executor {
                 Some(budget)
             } else {
                 // A tailable await getMore's maxAwaitTimeMS never outlasts the deadline (CSOT).
-                own_max_time(&command.body).map(|own| own.min(budget))
+                own_max_time(&body).map(|own| own.min(budget))
             }
         });
         let txn_number = session.txn_number;
@@ -109,7 +117,7 @@ impl Executor {
                     }
                     // Writes in a causally consistent session wait for the session's last
                     // operation too (read-write-concern, afterClusterTime).
-                    None if takes_after_cluster_time(&command.name) => {
+                    None if takes_after_cluster_time(&name) => {
                         read_concern_document(None, after_cluster_time)
                     }
                     None => None,
@@ -121,7 +129,7 @@ impl Executor {
             }
         };
         let fields = CommonFields {
-            database: &command.database,
+            database: &database,
             lsid: session.and_then(ClientSession::encoded_id),
             txn_number,
             transaction: plan
@@ -138,12 +146,9 @@ impl Executor {
             ),
             max_time,
             server_api: self.server_api(),
-        };
-        let mut body = std::mem::take(&mut command.body);
-        if plan.deadline.is_csot() && op.accepts_max_time() && max_time.is_none() {
             // Under timeoutMS the operation's own maxTimeMS option is ignored (CSOT).
-            body.remove("maxTimeMS");
-        }
+            without_own_max_time: plan.deadline.is_csot() && op.accepts_max_time(),
+        };
         let raw = fields.encode(body).map_err(|e| {
             let error = Error::invalid_argument("the command cannot be encoded as BSON")
                 .with_source(e)
@@ -154,12 +159,12 @@ impl Executor {
         if !plan.acknowledged {
             message = message.with_flags(MsgFlags::MORE_TO_COME);
         }
-        for sequence in std::mem::take(&mut command.sequences) {
+        for sequence in sequences {
             message = message.with_sequence(sequence);
         }
         Ok(Prepared {
-            name: command.name,
-            database: command.database,
+            name,
+            database,
             message,
         })
     }
@@ -207,10 +212,10 @@ fn takes_after_cluster_time(name: &str) -> bool {
 }
 
 /// The `maxTimeMS` an operation put in its own command (a getMore's maxAwaitTimeMS).
-fn own_max_time(body: &bson::Document) -> Option<Duration> {
-    let millis = match body.get("maxTimeMS")? {
-        bson::Bson::Int32(n) => i64::from(*n),
-        bson::Bson::Int64(n) => *n,
+fn own_max_time(body: &bson::RawDocument) -> Option<Duration> {
+    let millis = match body.get("maxTimeMS").ok()?? {
+        bson::RawBsonRef::Int32(n) => i64::from(n),
+        bson::RawBsonRef::Int64(n) => n,
         _ => return None,
     };
     u64::try_from(millis).ok().map(Duration::from_millis)

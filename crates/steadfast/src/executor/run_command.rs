@@ -6,6 +6,7 @@ use steadfast_core::selection::{ReadPreference, ReadPreferenceMode, SelectionCri
 
 use crate::conn::description::StreamDescription;
 use crate::error::{Error, Result};
+use crate::operation::write::encode;
 use crate::operation::{Command, Operation, ReplyContext, Retryability};
 
 /// A command the application wrote: sent as given (the executor adds `$db`, `lsid`,
@@ -58,10 +59,11 @@ impl Operation for RunCommand {
     }
 
     fn build(&mut self, _description: &StreamDescription) -> Result<Command> {
-        Ok(Command::new(
+        // Encoded straight from the application's document, never cloned.
+        Ok(Command::raw(
             self.name.clone(),
             self.database.clone(),
-            self.command.clone(),
+            encode(&self.command)?,
         ))
     }
 

@@ -46,9 +46,10 @@ fn common_fields_are_added_after_the_body_and_replace_duplicates() {
         read_preference: Some(doc! { "mode": "secondary" }),
         max_time: Some(Duration::from_micros(300)),
         server_api: None,
+        without_own_max_time: false,
     };
     let body = doc! { "insert": "c", "$db": "other", "maxTimeMS": 99_i64, "lsid": 0 };
-    let body = Document::try_from(fields.encode(body).unwrap()).unwrap();
+    let body = Document::try_from(fields.encode(raw(&body)).unwrap()).unwrap();
     let keys: Vec<&str> = body.keys().map(String::as_str).collect();
     assert_eq!(
         keys,
@@ -72,6 +73,22 @@ fn common_fields_are_added_after_the_body_and_replace_duplicates() {
     assert_eq!(body.get_i64("maxTimeMS").ok(), Some(1));
 }
 
+fn raw(body: &Document) -> bson::RawDocumentBuf {
+    bson::RawDocumentBuf::try_from(body).expect("encodable")
+}
+
+#[test]
+fn the_bodys_own_max_time_is_dropped_when_asked_even_without_one_to_send() {
+    let fields = CommonFields {
+        database: "app",
+        without_own_max_time: true,
+        ..CommonFields::default()
+    };
+    let body = doc! { "find": "c", "maxTimeMS": 99_i64, "limit": 1 };
+    let encoded = Document::try_from(fields.encode(raw(&body)).unwrap()).unwrap();
+    assert_eq!(encoded, doc! { "find": "c", "limit": 1, "$db": "app" });
+}
+
 #[test]
 fn nothing_optional_is_added_by_default() {
     let body = doc! { "ping": 1, "maxTimeMS": 5, "readConcern": { "level": "local" } };
@@ -79,7 +96,7 @@ fn nothing_optional_is_added_by_default() {
         database: "admin",
         ..CommonFields::default()
     };
-    let encoded = Document::try_from(fields.encode(body.clone()).unwrap()).unwrap();
+    let encoded = Document::try_from(fields.encode(raw(&body)).unwrap()).unwrap();
     // The operation's own fields stay when the executor sets none of the same name.
     let mut expected = body;
     expected.insert("$db", "admin");
@@ -98,7 +115,7 @@ fn stable_api_fields_replace_the_bodys_own() {
         ..CommonFields::default()
     };
     let body = doc! { "ping": 1, "apiVersion": "0", "apiStrict": false };
-    let encoded = Document::try_from(fields.encode(body).unwrap()).unwrap();
+    let encoded = Document::try_from(fields.encode(raw(&body)).unwrap()).unwrap();
     assert_eq!(
         encoded,
         doc! { "ping": 1, "$db": "admin", "apiVersion": "1", "apiStrict": true }

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use bson::{Bson, Document, RawBsonRef, RawDocument};
+use bson::raw::CStr;
+use bson::{Bson, Document, RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
 
 use crate::error::{Error, Result};
 use crate::options::duration_ms;
@@ -12,6 +13,25 @@ pub(crate) fn put(body: &mut Document, key: &str, value: Option<impl Into<Bson>>
     if let Some(value) = value {
         body.insert(key, value.into());
     }
+}
+
+/// Appends `key: value` to an encoded body when `value` is set (options left unset are never
+/// sent).
+///
+/// # Errors
+/// `InvalidArgument` when the value cannot be encoded as BSON.
+pub(crate) fn put_raw(
+    body: &mut RawDocumentBuf,
+    key: &CStr,
+    value: Option<impl Into<Bson>>,
+) -> Result<()> {
+    if let Some(value) = value {
+        let value = RawBson::try_from(value.into()).map_err(|e| {
+            Error::invalid_argument("a command field cannot be encoded as BSON").with_source(e)
+        })?;
+        body.append(key, value);
+    }
+    Ok(())
 }
 
 /// Inserts `maxTimeMS` when a server-side time limit was given.

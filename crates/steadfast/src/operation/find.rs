@@ -1,16 +1,18 @@
 //! The `find` command.
 
+use bson::raw::cstr;
 use bson::{Document, RawDocumentBuf};
 use steadfast_core::options::ReadConcern;
 use steadfast_core::selection::SelectionCriteria;
 
-use super::fields::{put, put_max_time};
+use super::fields::put_raw;
+use super::write::encode;
 use super::{Command, Operation, ReplyContext, Retryability};
 use crate::coll::Namespace;
 use crate::conn::description::StreamDescription;
 use crate::cursor::CursorReply;
 use crate::error::Result;
-use crate::options::{CursorType, FindOptions, append_hint};
+use crate::options::{CursorType, FindOptions, Hint, duration_ms};
 
 /// `find`: opens a cursor over the matching documents.
 #[derive(Debug)]
@@ -49,52 +51,51 @@ impl Find {
         self
     }
 
-    fn body(&self) -> Document {
+    /// The body, written as BSON (`find` is a hot command: no map is built to be encoded).
+    fn body(&self) -> Result<RawDocumentBuf> {
         let o = &self.options;
-        let mut body = Document::new();
-        body.insert("find", self.ns.coll.clone());
-        body.insert("filter", self.filter.clone());
-        put(&mut body, "sort", o.sort.clone());
-        put(&mut body, "projection", o.projection.clone());
-        if let Some(hint) = &o.hint {
-            append_hint(&mut body, Some(hint));
-        }
-        if let Some(skip) = o.skip {
-            body.insert("skip", i64::try_from(skip).unwrap_or(i64::MAX));
-        }
+        let mut body = RawDocumentBuf::new();
+        body.append(cstr!("find"), self.ns.coll.as_str());
+        body.append(cstr!("filter"), encode(&self.filter)?);
+        put_raw(&mut body, cstr!("sort"), o.sort.clone())?;
+        put_raw(&mut body, cstr!("projection"), o.projection.clone())?;
+        put_raw(&mut body, cstr!("hint"), o.hint.as_ref().map(Hint::to_bson))?;
+        let skip = o.skip.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
+        put_raw(&mut body, cstr!("skip"), skip)?;
         let (limit, batch_size, single_batch) = self.limit_and_batch_size();
-        put(&mut body, "limit", limit);
-        put(&mut body, "batchSize", batch_size);
+        put_raw(&mut body, cstr!("limit"), limit)?;
+        put_raw(&mut body, cstr!("batchSize"), batch_size)?;
         if single_batch {
-            body.insert("singleBatch", true);
+            body.append(cstr!("singleBatch"), true);
         }
-        put(&mut body, "comment", o.comment.clone());
-        put_max_time(&mut body, o.max_time);
-        put(&mut body, "max", o.max.clone());
-        put(&mut body, "min", o.min.clone());
-        put(
-            &mut body,
-            "maxScan",
-            o.max_scan.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
-        );
-        put(&mut body, "returnKey", o.return_key);
-        put(&mut body, "showRecordId", o.show_record_id);
+        put_raw(&mut body, cstr!("comment"), o.comment.clone())?;
+        put_raw(&mut body, cstr!("maxTimeMS"), o.max_time.map(duration_ms))?;
+        put_raw(&mut body, cstr!("max"), o.max.clone())?;
+        put_raw(&mut body, cstr!("min"), o.min.clone())?;
+        let max_scan = o.max_scan.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
+        put_raw(&mut body, cstr!("maxScan"), max_scan)?;
+        put_raw(&mut body, cstr!("returnKey"), o.return_key)?;
+        put_raw(&mut body, cstr!("showRecordId"), o.show_record_id)?;
         match o.cursor_type {
             Some(CursorType::Tailable) => {
-                body.insert("tailable", true);
+                body.append(cstr!("tailable"), true);
             }
             Some(CursorType::TailableAwait) => {
-                body.insert("tailable", true);
-                body.insert("awaitData", true);
+                body.append(cstr!("tailable"), true);
+                body.append(cstr!("awaitData"), true);
             }
             Some(CursorType::NonTailable) | None => {}
         }
-        put(&mut body, "noCursorTimeout", o.no_cursor_timeout);
-        put(&mut body, "allowPartialResults", o.allow_partial_results);
-        put(&mut body, "collation", o.collation.clone());
-        put(&mut body, "allowDiskUse", o.allow_disk_use);
-        put(&mut body, "let", o.let_vars.clone());
-        body
+        put_raw(&mut body, cstr!("noCursorTimeout"), o.no_cursor_timeout)?;
+        put_raw(
+            &mut body,
+            cstr!("allowPartialResults"),
+            o.allow_partial_results,
+        )?;
+        put_raw(&mut body, cstr!("collation"), o.collation.clone())?;
+        put_raw(&mut body, cstr!("allowDiskUse"), o.allow_disk_use)?;
+        put_raw(&mut body, cstr!("let"), o.let_vars.clone())?;
+        Ok(body)
     }
 
     /// `limit`, `batchSize` and `singleBatch` as sent, following the find/getMore
@@ -132,7 +133,7 @@ impl Operation for Find {
     }
 
     fn build(&mut self, _description: &StreamDescription) -> Result<Command> {
-        Ok(Command::new("find", self.ns.db.clone(), self.body()))
+        Ok(Command::raw("find", self.ns.db.clone(), self.body()?))
     }
 
     fn handle_reply(

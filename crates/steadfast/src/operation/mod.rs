@@ -40,7 +40,7 @@ pub(crate) struct Command {
     /// The database it runs against (sent as `$db`).
     pub(crate) database: String,
     /// The body, command name first.
-    pub(crate) body: Document,
+    pub(crate) body: CommandBody,
     /// OP_MSG kind-1 sections (`documents`, `updates`, `deletes`), kept out of the body so that
     /// large batches are not re-encoded into one nested document.
     pub(crate) sequences: Vec<DocumentSequence>,
@@ -57,8 +57,54 @@ impl Command {
         Command {
             name: name.into(),
             database: database.into(),
-            body,
+            body: CommandBody::Document(body),
             sequences: Vec::new(),
+        }
+    }
+
+    /// A command whose body the operation wrote as BSON itself (the hot commands: no map is
+    /// built only to be encoded).
+    pub(crate) fn raw(
+        name: impl Into<String>,
+        database: impl Into<String>,
+        body: RawDocumentBuf,
+    ) -> Self {
+        Command {
+            name: name.into(),
+            database: database.into(),
+            body: CommandBody::Raw(body),
+            sequences: Vec::new(),
+        }
+    }
+}
+
+/// A command's body as its operation built it: a document the executor encodes, or BSON.
+#[derive(Clone, Debug)]
+pub(crate) enum CommandBody {
+    /// A document, encoded once by the executor.
+    Document(Document),
+    /// Already BSON.
+    Raw(RawDocumentBuf),
+}
+
+impl CommandBody {
+    /// The body as BSON.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the document cannot be encoded (a key with a NUL byte, say).
+    pub(crate) fn into_raw(self) -> Result<RawDocumentBuf> {
+        match self {
+            CommandBody::Document(document) => write::encode(&document),
+            CommandBody::Raw(raw) => Ok(raw),
+        }
+    }
+
+    /// The body as a document, as a test reads it.
+    #[cfg(test)]
+    pub(crate) fn to_document(&self) -> Document {
+        match self {
+            CommandBody::Document(document) => document.clone(),
+            CommandBody::Raw(raw) => Document::try_from(raw.as_ref()).expect("valid BSON"),
         }
     }
 }

@@ -11,10 +11,12 @@
 use std::sync::{Arc, OnceLock};
 
 use bson::oid::ObjectId;
+use bson::raw::cstr;
 use bson::{Bson, Document, RawDocumentBuf};
 use steadfast_core::options::WriteConcern;
 use steadfast_wire::DocumentSequence;
 
+use super::fields::put_raw;
 use super::write_reply::BatchOutcome;
 use super::{Command, Operation, ReplyContext, Retryability};
 use crate::coll::Namespace;
@@ -272,20 +274,24 @@ impl WriteBatch {
         self
     }
 
-    fn body(&self) -> Document {
-        let mut body = Document::new();
-        body.insert(self.kind.command_name(), self.ns.coll.clone());
-        body.insert("ordered", self.fields.ordered);
-        if let Some(bypass) = self.fields.bypass_document_validation {
-            body.insert("bypassDocumentValidation", bypass);
-        }
-        if let Some(comment) = &self.fields.comment {
-            body.insert("comment", comment.clone());
-        }
-        if let Some(let_vars) = &self.fields.let_vars {
-            body.insert("let", let_vars.clone());
-        }
-        body
+    /// The body, written as BSON (insert is a hot command: no map is built to be encoded).
+    fn body(&self) -> Result<RawDocumentBuf> {
+        let mut body = RawDocumentBuf::new();
+        let name = match self.kind {
+            WriteKind::Insert => cstr!("insert"),
+            WriteKind::Update => cstr!("update"),
+            WriteKind::Delete => cstr!("delete"),
+        };
+        body.append(name, self.ns.coll.as_str());
+        body.append(cstr!("ordered"), self.fields.ordered);
+        put_raw(
+            &mut body,
+            cstr!("bypassDocumentValidation"),
+            self.fields.bypass_document_validation,
+        )?;
+        put_raw(&mut body, cstr!("comment"), self.fields.comment.clone())?;
+        put_raw(&mut body, cstr!("let"), self.fields.let_vars.clone())?;
+        Ok(body)
     }
 
     /// How many statements from `start` fit one command on a connection with `description`,
@@ -343,12 +349,12 @@ impl Operation for WriteBatch {
                 self.kind.command_name()
             )));
         }
-        let body = self.body();
+        let body = self.body()?;
         let count = match self.chosen.get() {
             Some(count) => *count,
             None => {
                 self.check_sizes(description)?;
-                let body_len = encoded_len(&body)?;
+                let body_len = body.as_bytes().len();
                 *self
                     .chosen
                     .get_or_init(|| self.batch_len(description, body_len))
@@ -359,7 +365,7 @@ impl Operation for WriteBatch {
             .iter()
             .map(|s| s.document.clone())
             .collect();
-        let mut command = Command::new(self.kind.command_name(), self.ns.db.clone(), body);
+        let mut command = Command::raw(self.kind.command_name(), self.ns.db.clone(), body);
         command.sequences.push(DocumentSequence::new(
             self.kind.sequence_identifier(),
             documents,

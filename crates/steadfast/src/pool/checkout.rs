@@ -1,6 +1,7 @@
 //! Checking a connection out: join the wait queue, wait for a delivery within the wait-queue
 //! timeout and the operation's deadline, and leave nothing behind if the future is dropped.
 
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -43,16 +44,28 @@ async fn check_out(shared: &Arc<Shared>, deadline: Option<Instant>) -> Result<Po
         // Boxed: waiting is the rare case, and its timer would make every operation's future
         // larger.
         Enqueued::Waiting { waiter, receiver } => {
-            // Made before anything can be dropped, so that a dropped future leaves the queue.
-            let wait = Wait {
-                shared: Arc::clone(shared),
-                waiter,
-                receiver,
-                finished: false,
-            };
-            Box::pin(wait_for_delivery(shared, deadline, started, wait)).await
+            boxed_wait(shared, deadline, started, waiter, receiver).await
         }
     }
+}
+
+/// [`wait_for_delivery`], boxed by a plain function: the caller's future then holds a pointer,
+/// not the waiter's state.
+fn boxed_wait(
+    shared: &Arc<Shared>,
+    deadline: Option<Instant>,
+    started: Instant,
+    waiter: WaiterId,
+    receiver: oneshot::Receiver<Delivery>,
+) -> Pin<Box<dyn Future<Output = Result<PooledConnection>> + Send + '_>> {
+    // Made before anything can be dropped, so that a dropped future leaves the queue.
+    let wait = Wait {
+        shared: Arc::clone(shared),
+        waiter,
+        receiver,
+        finished: false,
+    };
+    Box::pin(wait_for_delivery(shared, deadline, started, wait))
 }
 
 /// Waits in the queue for a connection (or a failure) to be delivered.

@@ -20,6 +20,7 @@ mod rtt;
 mod select;
 mod select_log;
 pub(crate) use select_log::SelectionFor;
+mod selection_cache;
 pub(crate) mod srv;
 mod worker;
 
@@ -91,6 +92,8 @@ struct TopologyInner {
     tracker: TaskTracker,
     /// The client's topology id, for the server selection log messages.
     topology_id: bson::oid::ObjectId,
+    /// The last latency window computed, reused while the snapshot and criteria are the same.
+    selection_cache: selection_cache::SelectionCache,
 }
 
 impl Drop for TopologyInner {
@@ -222,6 +225,7 @@ impl Topology {
                 server_selection_timeout: options.server_selection_timeout,
                 tracker,
                 topology_id,
+                selection_cache: selection_cache::SelectionCache::default(),
             }),
         })
     }

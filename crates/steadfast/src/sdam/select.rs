@@ -8,10 +8,13 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use steadfast_core::selection::{Selection, SelectionCriteria, select};
+use steadfast_core::selection::{
+    Selection, SelectionCriteria, candidates, choose_in_window, select,
+};
 use steadfast_core::{ServerAddress, TopologyDescription};
 
 use super::select_log::{self, SelectionFor, SelectionLog};
+use super::selection_cache::SelectionCache;
 use super::{OperationInFlight, SelectedServer, Snapshot, Topology};
 use crate::error::{Error, ErrorKind, Result};
 use crate::runtime;
@@ -168,38 +171,80 @@ impl Topology {
 
     fn try_select(
         &self,
-        snapshot: &Snapshot,
+        snapshot: &Arc<Snapshot>,
         criteria: &SelectionCriteria,
         deprioritized: &[ServerAddress],
         rng: &mut impl rand::Rng,
     ) -> Attempt {
+        let window = match self.latency_window(snapshot, criteria, deprioritized, rng) {
+            Ok(window) => window,
+            Err(attempt) => return attempt,
+        };
         let servers = self.inner.servers.read().unwrap_or_else(|p| p.into_inner());
         let operations = |address: &ServerAddress| {
             servers
                 .get(address)
                 .map_or(0, |server| server.operations.load(Ordering::SeqCst))
         };
+        // Two random servers of the window, the less busy one winning: made on every
+        // selection, memoized window or not.
+        let Some(address) = choose_in_window(&window[..], operations, rng) else {
+            return Attempt::Wait("no server is in the latency window".to_string());
+        };
         let description = &snapshot.description;
-        match select(description, criteria, deprioritized, operations, rng) {
-            Selection::Selected(address) => {
-                let (Some(server), Some(server_description)) =
-                    (servers.get(&address), description.servers.get(&address))
-                else {
-                    // The server left the topology after this snapshot; the next one will
-                    // not offer it.
-                    return Attempt::Wait(format!("{address} left the topology"));
-                };
-                Attempt::Selected(Box::new(SelectedServer {
-                    pool: server.pool.clone(),
-                    description: Arc::clone(server_description),
-                    topology_type: description.topology_type,
-                    _operation: OperationInFlight::start(&server.operations),
-                    address,
-                }))
-            }
-            Selection::NoneSuitable { reason } => Attempt::Wait(reason),
-            Selection::Invalid(error) => Attempt::Invalid(error.to_string()),
+        let (Some(server), Some(server_description)) =
+            (servers.get(address), description.servers.get(address))
+        else {
+            // The server left the topology after this snapshot; the next one will not offer
+            // it.
+            return Attempt::Wait(format!("{address} left the topology"));
+        };
+        Attempt::Selected(Box::new(SelectedServer {
+            pool: server.pool.clone(),
+            description: Arc::clone(server_description),
+            topology_type: description.topology_type,
+            _operation: OperationInFlight::start(&server.operations),
+            address: address.clone(),
+        }))
+    }
+
+    /// The servers of the latency window for `criteria` on `snapshot`: the memo's when it was
+    /// computed for this very snapshot and these criteria, else core's `candidates` (then
+    /// memoized). An empty window or invalid criteria end the attempt, with core's
+    /// explanation.
+    fn latency_window(
+        &self,
+        snapshot: &Arc<Snapshot>,
+        criteria: &SelectionCriteria,
+        deprioritized: &[ServerAddress],
+        rng: &mut impl rand::Rng,
+    ) -> Result<Arc<[ServerAddress]>, Attempt> {
+        let memoized = SelectionCache::applies(criteria, deprioritized);
+        let cache = &self.inner.selection_cache;
+        if memoized && let Some(window) = cache.window(snapshot, criteria) {
+            return Ok(window);
         }
+        let description = &snapshot.description;
+        let window: Arc<[ServerAddress]> = match candidates(description, criteria, deprioritized) {
+            Ok(found) => found.in_window.iter().map(|s| s.address.clone()).collect(),
+            Err(error) => return Err(Attempt::Invalid(error.to_string())),
+        };
+        if window.is_empty() {
+            // Core's `select` words the reason (rare: the caller waits for a new snapshot).
+            return Err(
+                match select(description, criteria, deprioritized, |_| 0, rng) {
+                    Selection::Invalid(error) => Attempt::Invalid(error.to_string()),
+                    Selection::NoneSuitable { reason } => Attempt::Wait(reason),
+                    Selection::Selected(address) => {
+                        Attempt::Wait(format!("{address} is not in the latency window"))
+                    }
+                },
+            );
+        }
+        if memoized {
+            cache.remember(snapshot, criteria, Arc::clone(&window));
+        }
+        Ok(window)
     }
 }
 

@@ -170,7 +170,7 @@ mod tests {
         let command = op.build(&default_description()).expect("builds");
         assert_eq!(command.database, "admin");
         assert_eq!(
-            command.body,
+            command.body.to_document(),
             doc! { "commitTransaction": 1, "maxTimeMS": 250_i64, "recoveryToken": token }
         );
     }
@@ -200,7 +200,11 @@ mod tests {
         let mut abort = EndTransaction::abort(Some(w(1)), None);
         abort.before_retry(false);
         assert_eq!(sent_w(&mut abort), Some(Acknowledgment::Nodes(1)));
-        let body = abort.build(&default_description()).expect("builds").body;
+        let body = abort
+            .build(&default_description())
+            .expect("builds")
+            .body
+            .to_document();
         assert_eq!(body.get("abortTransaction"), Some(&Bson::Int32(1)));
     }
 }

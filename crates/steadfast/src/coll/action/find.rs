@@ -177,7 +177,7 @@ where
             let coll = self.coll;
             let (op, cursor_settings, overrides, _) = self.prepare();
             let settings = coll.operation_settings(&overrides);
-            open_cursor(coll.client(), op, settings, cursor_settings).await
+            open_cursor(coll.client(), Box::new(op), settings, cursor_settings).await
         })
     }
 }
@@ -194,7 +194,14 @@ where
             let coll = self.coll;
             let (op, cursor_settings, overrides, ExplicitSession(session)) = self.prepare();
             let settings = coll.operation_settings(&overrides);
-            open_session_cursor(coll.client(), op, session, settings, cursor_settings).await
+            open_session_cursor(
+                coll.client(),
+                Box::new(op),
+                session,
+                settings,
+                cursor_settings,
+            )
+            .await
         })
     }
 }
@@ -230,9 +237,11 @@ impl<'a, T: Send + Sync> FindOne<'a, T> {
         selection_criteria: #[into] crate::options::SelectionCriteria,
     );
 
-    async fn run(self) -> Result<Option<T>>
+    /// Builds the operation before the future is made, so that the future holds it boxed,
+    /// not the options it was built from (every call copies its future once, into a box).
+    fn run(self) -> impl Future<Output = Result<Option<T>>> + 'a
     where
-        T: DeserializeOwned,
+        T: DeserializeOwned + 'a,
     {
         let find = Find {
             coll: self.coll,
@@ -242,26 +251,29 @@ impl<'a, T: Send + Sync> FindOne<'a, T> {
             session: ImplicitSession,
         };
         let (op, cursor_settings, find_overrides, _) = find.prepare();
-        let op = op.single();
+        let op = Box::new(op.single());
         let client = self.coll.client();
         let settings = self.coll.operation_settings(&find_overrides);
-        match self.session {
-            Some(session) => {
-                let mut cursor: SessionCursor<T> =
-                    open_session_cursor(client, op, session, settings, cursor_settings).await?;
-                if cursor.advance(session).await? {
-                    cursor.deserialize_current().map(Some)
-                } else {
-                    Ok(None)
+        let session = self.session;
+        async move {
+            match session {
+                Some(session) => {
+                    let mut cursor: SessionCursor<T> =
+                        open_session_cursor(client, op, session, settings, cursor_settings).await?;
+                    if cursor.advance(session).await? {
+                        cursor.deserialize_current().map(Some)
+                    } else {
+                        Ok(None)
+                    }
                 }
-            }
-            None => {
-                let mut cursor: Cursor<T> =
-                    open_cursor(client, op, settings, cursor_settings).await?;
-                if cursor.advance().await? {
-                    cursor.deserialize_current().map(Some)
-                } else {
-                    Ok(None)
+                None => {
+                    let mut cursor: Cursor<T> =
+                        open_cursor(client, op, settings, cursor_settings).await?;
+                    if cursor.advance().await? {
+                        cursor.deserialize_current().map(Some)
+                    } else {
+                        Ok(None)
+                    }
                 }
             }
         }
@@ -407,7 +419,7 @@ where
             let overrides = self.overrides.clone();
             let (client, op, cursor_settings, inherited, _) = self.prepare();
             let settings = inherited.settings.overridden_by(&overrides);
-            open_cursor(client, op, settings, cursor_settings).await
+            open_cursor(client, Box::new(op), settings, cursor_settings).await
         })
     }
 }
@@ -424,7 +436,7 @@ where
             let overrides = self.overrides.clone();
             let (client, op, cursor_settings, inherited, ExplicitSession(session)) = self.prepare();
             let settings = inherited.settings.overridden_by(&overrides);
-            open_session_cursor(client, op, session, settings, cursor_settings).await
+            open_session_cursor(client, Box::new(op), session, settings, cursor_settings).await
         })
     }
 }

@@ -292,7 +292,7 @@ impl<'a, T: Send + Sync, const NAMES: bool> ListIndexes<'a, T, NAMES, ImplicitSe
     async fn documents<U>(self) -> Result<Cursor<U>> {
         let client = self.coll.client();
         let (op, cursor_settings, settings, _) = self.prepare();
-        open_cursor(client, op, settings, cursor_settings).await
+        open_cursor(client, Box::new(op), settings, cursor_settings).await
     }
 }
 
@@ -300,7 +300,8 @@ impl<'a, T: Send + Sync, const NAMES: bool> ListIndexes<'a, T, NAMES, ExplicitSe
     async fn session_documents<U>(self) -> Result<(SessionCursor<U>, &'a mut ClientSession)> {
         let client = self.coll.client();
         let (op, cursor_settings, settings, ExplicitSession(session)) = self.prepare();
-        let cursor = open_session_cursor(client, op, session, settings, cursor_settings).await?;
+        let cursor =
+            open_session_cursor(client, Box::new(op), session, settings, cursor_settings).await?;
         Ok((cursor, session))
     }
 }

@@ -134,7 +134,7 @@ impl<'a> IntoFuture for RunCursorCommand<'a, ImplicitSession> {
         Box::pin(async move {
             let client = self.db.client();
             let (op, cursor_settings, settings, _) = self.prepare()?;
-            open_cursor(client, op, settings, cursor_settings).await
+            open_cursor(client, Box::new(op), settings, cursor_settings).await
         })
     }
 }
@@ -147,7 +147,7 @@ impl<'a> IntoFuture for RunCursorCommand<'a, ExplicitSession<'a>> {
         Box::pin(async move {
             let client = self.db.client();
             let (op, cursor_settings, settings, ExplicitSession(session)) = self.prepare()?;
-            open_session_cursor(client, op, session, settings, cursor_settings).await
+            open_session_cursor(client, Box::new(op), session, settings, cursor_settings).await
         })
     }
 }

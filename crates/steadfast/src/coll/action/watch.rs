@@ -209,7 +209,7 @@ impl<T> Watch<'_, T> {
         let executor = self.client.executor();
         let op = spec.aggregate(None)?;
         let (reply, pin) = executor
-            .execute_cursor(op, opening.context(session))
+            .execute_cursor(Box::new(op), opening.context(session))
             .await?;
         let core = StreamCore::opened(
             Arc::clone(executor),

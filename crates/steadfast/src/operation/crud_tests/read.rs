@@ -33,7 +33,10 @@ fn secondary() -> SelectionCriteria {
 
 fn find_body(options: FindOptions) -> Document {
     let mut op = Find::new(ns(), doc! { "a": 1 }, options, None, secondary());
-    op.build(&default_description()).expect("builds").body
+    op.build(&default_description())
+        .expect("builds")
+        .body
+        .to_document()
 }
 
 #[test]
@@ -110,7 +113,11 @@ fn find_maps_limit_and_batch_size() {
         secondary(),
     )
     .single();
-    let body = one.build(&default_description()).expect("builds").body;
+    let body = one
+        .build(&default_description())
+        .expect("builds")
+        .body
+        .to_document();
     assert_eq!(body.get_i64("limit").ok(), Some(1));
     assert_eq!(body.get_bool("singleBatch").ok(), Some(true));
     assert!(
@@ -151,7 +158,11 @@ fn get_more_targets_the_cursor_server_and_is_never_a_retryable_read() {
     );
     assert_eq!(op.target(), Some(&address));
     assert_eq!(op.retryability(), Retryability::GetMore);
-    let body = op.build(&default_description()).expect("builds").body;
+    let body = op
+        .build(&default_description())
+        .expect("builds")
+        .body
+        .to_document();
     assert_eq!(
         body,
         doc! { "getMore": 77_i64, "collection": "orders", "batchSize": 20_i64, "maxTimeMS": 250_i64, "comment": "c" }
@@ -159,7 +170,7 @@ fn get_more_targets_the_cursor_server_and_is_never_a_retryable_read() {
     // Servers before 4.4 reject a comment on getMore.
     let mut old = description(16 * 1024 * 1024, 48_000_000, 100_000);
     old.max_wire_version = 8;
-    let body = op.build(&old).expect("builds").body;
+    let body = op.build(&old).expect("builds").body.to_document();
     assert!(body.get("comment").is_none());
 
     let reply = rawdoc! { "cursor": { "id": 77_i64, "ns": "shop.orders", "nextBatch": [ {}, {} ] }, "ok": 1 };
@@ -180,7 +191,7 @@ fn kill_cursors_names_the_collection_and_ids() {
     let command = op.build(&default_description()).expect("builds");
     assert_eq!(command.database, "shop");
     assert_eq!(
-        command.body,
+        command.body.to_document(),
         doc! { "killCursors": "orders", "cursors": [5_i64, 6_i64] }
     );
 }
@@ -207,7 +218,11 @@ fn aggregate_reads_unless_it_writes() {
     assert_eq!(read.retryability(), Retryability::Read);
     assert_eq!(read.selection_criteria(), secondary());
     assert_eq!(read.write_concern(), None, "a read sends no write concern");
-    let body = read.build(&default_description()).expect("builds").body;
+    let body = read
+        .build(&default_description())
+        .expect("builds")
+        .body
+        .to_document();
     assert_eq!(
         body,
         doc! { "aggregate": "orders", "pipeline": [ { "$match": { "a": 1 } } ], "cursor": { "batchSize": 10_i64 }, "allowDiskUse": true }
@@ -227,7 +242,11 @@ fn aggregate_reads_unless_it_writes() {
     assert_eq!(out.selection_criteria(), secondary());
     assert!(out.has_write_stage());
     assert_eq!(out.write_concern(), Some(&wc));
-    let body = out.build(&default_description()).expect("builds").body;
+    let body = out
+        .build(&default_description())
+        .expect("builds")
+        .body
+        .to_document();
     assert_eq!(
         body.get_document("cursor").ok(),
         Some(&doc! {}),
@@ -244,7 +263,10 @@ fn aggregate_reads_unless_it_writes() {
     );
     let command = db_level.build(&default_description()).expect("builds");
     assert_eq!(command.database, "admin");
-    assert_eq!(command.body.get_i32("aggregate").ok(), Some(1));
+    assert_eq!(
+        command.body.to_document().get_i32("aggregate").ok(),
+        Some(1)
+    );
 }
 
 #[test]
@@ -258,7 +280,11 @@ fn count_documents_builds_the_group_pipeline_and_reads_n() {
         None,
         secondary(),
     );
-    let body = op.build(&default_description()).expect("builds").body;
+    let body = op
+        .build(&default_description())
+        .expect("builds")
+        .body
+        .to_document();
     assert_eq!(
         body.get_array("pipeline").ok(),
         Some(&vec![
@@ -290,7 +316,7 @@ fn estimated_count_and_distinct() {
     let d = default_description();
     let mut count = EstimatedCount::new(ns(), Default::default(), None, secondary());
     assert_eq!(
-        count.build(&d).expect("builds").body,
+        count.build(&d).expect("builds").body.to_document(),
         doc! { "count": "orders" }
     );
     assert_eq!(
@@ -312,7 +338,7 @@ fn estimated_count_and_distinct() {
         secondary(),
     );
     assert_eq!(
-        distinct.build(&d).expect("builds").body,
+        distinct.build(&d).expect("builds").body.to_document(),
         doc! { "distinct": "orders", "key": "sku", "query": { "qty": { "$gt": 0 } } }
     );
     let values = with_context(&d, |cx| {
@@ -341,14 +367,14 @@ fn find_and_modify_bodies_and_replies() {
     );
     assert_eq!(update.retryability(), Retryability::Write);
     assert_eq!(
-        update.build(&d).expect("builds").body,
+        update.build(&d).expect("builds").body.to_document(),
         doc! {
             "findAndModify": "orders", "query": { "sku": "pen" }, "update": { "$inc": { "qty": 1 } },
             "new": true, "upsert": true, "sort": { "qty": -1 }, "fields": { "qty": 1 },
         }
     );
     let mut delete = FindAndModify::new(ns(), doc! {}, Modification::Delete, fields);
-    let body = delete.build(&d).expect("builds").body;
+    let body = delete.build(&d).expect("builds").body.to_document();
     assert_eq!(body.get_bool("remove").ok(), Some(true));
     assert!(
         body.get("new").is_none() && body.get("upsert").is_none(),
@@ -395,7 +421,7 @@ fn listings() {
     let mut indexes = ListCursor::indexes("shop", "orders", Some(2), None, None);
     let command = indexes.build(&d).expect("builds");
     assert_eq!(
-        command.body,
+        command.body.to_document(),
         doc! { "listIndexes": "orders", "cursor": { "batchSize": 2_i64 } }
     );
     assert_eq!(indexes.retryability(), Retryability::Read);
@@ -409,14 +435,14 @@ fn listings() {
         None,
     );
     assert_eq!(
-        collections.build(&d).expect("builds").body,
+        collections.build(&d).expect("builds").body.to_document(),
         doc! { "listCollections": 1, "filter": { "name": "a" }, "nameOnly": true, "authorizedCollections": true, "cursor": {} }
     );
 
     let mut databases = ListDatabases::new(None, true, None, None);
     let command = databases.build(&d).expect("builds");
     assert_eq!(
-        (command.database.as_str(), command.body),
+        (command.database.as_str(), command.body.to_document()),
         ("admin", doc! { "listDatabases": 1, "nameOnly": true })
     );
     let reply = rawdoc! { "databases": [ { "name": "shop", "sizeOnDisk": 8192_i64, "empty": false } ], "ok": 1 };

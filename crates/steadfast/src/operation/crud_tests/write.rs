@@ -72,10 +72,16 @@ fn a_batch_is_one_insert_command_with_a_document_sequence() {
     let command = op.build(&default_description()).expect("builds");
     assert_eq!(command.name, "insert");
     assert_eq!(command.database, "shop");
-    assert_eq!(command.body.get_str("insert").ok(), Some("orders"));
-    assert_eq!(command.body.get_bool("ordered").ok(), Some(true));
+    assert_eq!(
+        command.body.to_document().get_str("insert").ok(),
+        Some("orders")
+    );
+    assert_eq!(
+        command.body.to_document().get_bool("ordered").ok(),
+        Some(true)
+    );
     assert!(
-        command.body.get("documents").is_none(),
+        command.body.to_document().get("documents").is_none(),
         "documents travel in a sequence"
     );
     assert_eq!(command.sequences.len(), 1);
@@ -240,9 +246,18 @@ fn multi_statement_runs_are_not_retryable_and_carry_the_write_concern() {
     assert_eq!(op.retryability(), Retryability::None);
     assert_eq!(op.write_concern(), Some(&wc));
     let command = op.build(&default_description()).expect("builds");
-    assert_eq!(command.body.get_str("delete").ok(), Some("orders"));
-    assert_eq!(command.body.get_bool("ordered").ok(), Some(false));
-    assert_eq!(command.body.get_str("comment").ok(), Some("why"));
+    assert_eq!(
+        command.body.to_document().get_str("delete").ok(),
+        Some("orders")
+    );
+    assert_eq!(
+        command.body.to_document().get_bool("ordered").ok(),
+        Some(false)
+    );
+    assert_eq!(
+        command.body.to_document().get_str("comment").ok(),
+        Some("why")
+    );
     assert_eq!(command.sequences[0].identifier, "deletes");
 }
 
