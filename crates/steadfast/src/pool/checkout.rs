@@ -243,16 +243,7 @@ impl Shared {
                 errors::pool_cleared(&self.address, &inner.pause_cause),
             ),
         };
-        let duration = runtime::now().saturating_duration_since(started);
-        let cause = (reason == CheckOutFailedReason::ConnectionError).then_some(&error);
-        self.emit_with_error(
-            || PoolEvent::ConnectionCheckOutFailed {
-                address: self.address.clone(),
-                reason,
-                duration,
-            },
-            cause,
-        );
+        self.emit_check_out_failed(reason, started, &error);
         error
     }
 

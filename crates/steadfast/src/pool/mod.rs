@@ -362,6 +362,21 @@ impl Shared {
 
     /// [`Shared::emit`] for an event caused by `error` (a failed establishment), which the log
     /// message includes.
+    /// Emits ConnectionCheckOutFailed for a check-out begun at `started`; `error` is the
+    /// event's cause when the reason is a connection error.
+    fn emit_check_out_failed(&self, reason: CheckOutFailedReason, started: Instant, error: &Error) {
+        let duration = runtime::now().saturating_duration_since(started);
+        let cause = (reason == CheckOutFailedReason::ConnectionError).then_some(error);
+        self.emit_with_error(
+            || PoolEvent::ConnectionCheckOutFailed {
+                address: self.address.clone(),
+                reason,
+                duration,
+            },
+            cause,
+        );
+    }
+
     fn emit_with_error(&self, make: impl FnOnce() -> PoolEvent, error: Option<&Error>) {
         let log = tracing::enabled!(target: LOG_TARGET, tracing::Level::DEBUG);
         if !log && !self.events.is_active() {
@@ -512,16 +527,7 @@ impl Shared {
         let Some(slot) = inner.waiters.remove(&waiter) else {
             return;
         };
-        let duration = runtime::now().saturating_duration_since(slot.started);
-        let cause = (reason == CheckOutFailedReason::ConnectionError).then_some(&error);
-        self.emit_with_error(
-            || PoolEvent::ConnectionCheckOutFailed {
-                address: self.address.clone(),
-                reason,
-                duration,
-            },
-            cause,
-        );
+        self.emit_check_out_failed(reason, slot.started, &error);
         // The receiver is gone only if the check-out already left; nothing to do then.
         let _ = slot.sender.send(Delivery::Failed(error));
     }

@@ -20,6 +20,10 @@ pub(crate) enum Key {
     Requirement(&'static str),
     /// An assertion the runner cannot evaluate against steadfast's API (for log messages:
     /// `observeLogMessages.<component>`, a component whose messages are not yet specified).
+    #[allow(
+        dead_code,
+        reason = "no table entry needs it now; kept for an assertion the runner cannot make"
+    )]
     Assertion(&'static str),
     /// A server feature blackpipe lacks, needed by an operation the test expects to succeed.
     ServerFeature(&'static str),
@@ -107,20 +111,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
     (
         Key::ServerFeature("views"),
         "blackpipe has no views (createCollection with viewOn)",
-    ),
-    (
-        Key::Assertion("observeLogMessages.topology"),
-        "the topology component's messages (SDAM logging) do not yet have the specification's \
-         texts, field names and topologyId",
-    ),
-    (
-        Key::Assertion("observeLogMessages.connection"),
-        "the connection component's messages (CMAP logging) do not yet have the \
-         specification's field names and topologyId",
-    ),
-    (
-        Key::Assertion("observeLogMessages.serverSelection"),
-        "server selection is not logged yet (no serverSelection component messages)",
     ),
     (
         Key::ServerFeature("returnKey"),

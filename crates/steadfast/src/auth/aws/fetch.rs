@@ -1,8 +1,8 @@
 //! Fetching temporary credentials over HTTP: STS `AssumeRoleWithWebIdentity`, the ECS
 //! container endpoint, and the EC2 instance metadata service (IMDSv2).
 //!
-//! Blocking (the HTTP client is `ureq`): callers run it on the blocking pool. Every request is
-//! bounded in time and every body in size, since the endpoints' answers are input too.
+//! Blocking (through the mechanisms' one HTTP client, [`crate::auth::http`]): callers run it on
+//! the blocking pool.
 
 use std::io::Read as _;
 use std::time::Duration;
@@ -10,12 +10,11 @@ use std::time::Duration;
 use super::credentials::{
     AwsCredential, AwsEnvironment, parse_endpoint_credentials, parse_web_identity_credentials,
 };
+use crate::auth::http::{agent, body_of};
 use crate::error::{Error, Result};
 
 /// The auth specification's read timeout for the ECS and EC2 endpoints, used for STS too.
 pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-/// The largest body read from an endpoint (real credential documents are about 1.5 KiB).
-const MAX_BODY_BYTES: u64 = 64 * 1024;
 /// The largest web identity token file read (OIDC tokens are a few KiB).
 const MAX_TOKEN_FILE_BYTES: u64 = 64 * 1024;
 /// Lifetime asked for the IMDSv2 session token: it serves the two requests that follow.
@@ -76,17 +75,6 @@ pub(crate) fn fetch(
         return ecs(&agent, &endpoints.ecs, &relative_uri);
     }
     ec2(&agent, &endpoints.ec2)
-}
-
-fn agent(timeout: Duration) -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .timeout_global(Some(timeout))
-        // Link-local metadata addresses must never go through a proxy from the environment.
-        .proxy(None)
-        .max_redirects(0)
-        .http_status_as_error(false)
-        .build()
-        .into()
 }
 
 fn web_identity(
@@ -201,35 +189,6 @@ fn is_role_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"+=,.@_-".contains(&b))
-}
-
-/// The body of a successful response, at most [`MAX_BODY_BYTES`].
-fn body_of(
-    response: std::result::Result<ureq::http::Response<ureq::Body>, ureq::Error>,
-    source: &str,
-) -> Result<String> {
-    let response = response.map_err(|e| {
-        Error::authentication(format!("the {source} endpoint cannot be reached: {e}"))
-            .with_source(e)
-    })?;
-    let status = response.status();
-    if !status.is_success() {
-        return Err(Error::authentication(format!(
-            "the {source} endpoint answered HTTP {}",
-            status.as_u16()
-        )));
-    }
-    response
-        .into_body()
-        .into_with_config()
-        .limit(MAX_BODY_BYTES)
-        .read_to_string()
-        .map_err(|e| {
-            Error::authentication(format!(
-                "the {source} endpoint's answer cannot be read: {e}"
-            ))
-            .with_source(e)
-        })
 }
 
 #[cfg(test)]
