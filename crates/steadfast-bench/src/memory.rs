@@ -31,9 +31,11 @@ pub(crate) fn failed(driver: ContenderKind, error: &BenchError) -> MemoryReport 
     MemoryReport {
         driver: driver.label().to_owned(),
         idle_client_bytes: 0,
+        idle_client_anon_bytes: 0,
         idle_sockets: 0,
         busy_sockets: 0,
         busy_growth_bytes: 0,
+        busy_growth_anon_bytes: 0,
         busy_ms: 0.0,
         per_connection_bytes: None,
         note: Some(error.to_string()),
@@ -47,12 +49,18 @@ pub(crate) struct MemoryReport {
     pub(crate) driver: String,
     /// Resident set growth from creating the client and completing one `ping`.
     pub(crate) idle_client_bytes: i64,
+    /// The anonymous part of that growth (heap, stacks): the resident set also counts the
+    /// pages of the executable the client's code touched for the first time, which this
+    /// leaves out.
+    pub(crate) idle_client_anon_bytes: i64,
     /// Sockets the idle client holds (monitors and pooled connections).
     pub(crate) idle_sockets: u64,
     /// Sockets after [`POOL_TASKS`] tasks shared the client.
     pub(crate) busy_sockets: u64,
     /// Resident set growth over the idle client after those tasks ran.
     pub(crate) busy_growth_bytes: i64,
+    /// The anonymous part of that growth.
+    pub(crate) busy_growth_anon_bytes: i64,
     /// How long the tasks ran, milliseconds: until the client held one connection per task,
     /// or at most [`POOL_GROWTH_LIMIT`].
     pub(crate) busy_ms: f64,
@@ -69,9 +77,11 @@ pub(crate) async fn child(driver: &str, uri: &str) -> Result<(), BenchError> {
         Err(error) => MemoryReport {
             driver: driver.to_owned(),
             idle_client_bytes: 0,
+            idle_client_anon_bytes: 0,
             idle_sockets: 0,
             busy_sockets: 0,
             busy_growth_bytes: 0,
+            busy_growth_anon_bytes: 0,
             busy_ms: 0.0,
             per_connection_bytes: None,
             note: Some(error.to_string()),
@@ -100,12 +110,14 @@ async fn measure_in_this_process(driver: &str, uri: &str) -> Result<MemoryReport
     let page = page_size()?;
     let sockets_before = open_sockets()?;
     let before = resident_bytes(page)?;
+    let anon_before = anonymous_bytes()?;
     let side = match driver {
         "steadfast" => Side::Steadfast(SteadfastSide::connect(uri).await?),
         "official" => Side::Official(OfficialSide::connect(uri).await?),
         other => return Err(format!("unknown driver {other}").into()),
     };
     let idle = resident_bytes(page)?;
+    let anon_idle = anonymous_bytes()?;
     let idle_sockets = open_sockets()?.saturating_sub(sockets_before);
 
     let side = Arc::new(side);
@@ -140,15 +152,18 @@ async fn measure_in_this_process(driver: &str, uri: &str) -> Result<MemoryReport
     }
     let busy_ms = started.elapsed().as_secs_f64() * 1_000.0;
     let busy = resident_bytes(page)?;
+    let anon_busy = anonymous_bytes()?;
     let busy_sockets = open_sockets()?.saturating_sub(sockets_before);
     let opened = busy_sockets.saturating_sub(idle_sockets);
     let busy_growth = busy - idle;
     Ok(MemoryReport {
         driver: driver.to_owned(),
         idle_client_bytes: idle - before,
+        idle_client_anon_bytes: anon_idle - anon_before,
         idle_sockets,
         busy_sockets,
         busy_growth_bytes: busy_growth,
+        busy_growth_anon_bytes: anon_busy - anon_idle,
         busy_ms,
         per_connection_bytes: i64::try_from(opened)
             .ok()
@@ -227,6 +242,24 @@ fn resident_bytes(page: i64) -> Result<i64, BenchError> {
     Ok(pages * page)
 }
 
+/// The anonymous resident memory (heap, stacks, anonymous mappings) from
+/// `/proc/self/smaps_rollup`'s `Anonymous:` line, in bytes.
+fn anonymous_bytes() -> Result<i64, BenchError> {
+    let rollup = std::fs::read_to_string("/proc/self/smaps_rollup")?;
+    anonymous_kib(&rollup)
+        .map(|kib| kib * 1024)
+        .ok_or_else(|| "/proc/self/smaps_rollup has no Anonymous line".into())
+}
+
+/// The `Anonymous:` figure (kB) of a `smaps_rollup` text.
+fn anonymous_kib(rollup: &str) -> Option<i64> {
+    rollup
+        .lines()
+        .find_map(|line| line.strip_prefix("Anonymous:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+}
+
 /// The page size, from the `AT_PAGESZ` entry of the auxiliary vector.
 fn page_size() -> Result<i64, BenchError> {
     const AT_PAGESZ: u64 = 6;
@@ -273,6 +306,14 @@ mod tests {
         let page = page_size().expect("Linux exposes the auxiliary vector");
         assert!(page >= 4096 && page.count_ones() == 1, "page size {page}");
         assert!(resident_bytes(page).expect("statm is readable") > 0);
+    }
+
+    #[test]
+    fn the_anonymous_line_is_read_from_a_rollup() {
+        let rollup = "00400000-7ffd [rollup]\nRss:  4000 kB\nAnonymous:   1234 kB\nSwap: 0 kB\n";
+        assert_eq!(anonymous_kib(rollup), Some(1234));
+        assert_eq!(anonymous_kib("Rss: 4000 kB\n"), None);
+        assert!(anonymous_bytes().expect("Linux has smaps_rollup") > 0);
     }
 
     #[test]

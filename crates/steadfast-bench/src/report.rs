@@ -427,32 +427,36 @@ impl Report {
              completing one ping. Per connection: growth while 64 tasks share the client (the server holding each ping {} ms, so that the \
              tasks overlap) until it holds 64 pooled connections (or 10 s pass), over the sockets it \
              opened meanwhile; the growth includes whatever else the driver allocated for that \
-             load.\n",
+             load, among it each task's operation in flight. \"Of which anonymous\": the part \
+             that is heap and stacks (`Anonymous:` in /proc/self/smaps_rollup); the rest is pages \
+             of the executable touched for the first time.\n",
             super::memory::PING_BLOCK_MS
         );
         let _ = writeln!(
             out,
-            "| driver | idle client KiB | sockets idle | sockets after 64 tasks | tasks ran ms | growth KiB | per connection KiB |"
+            "| driver | idle client KiB | of which anonymous | sockets idle | sockets after 64 tasks | tasks ran ms | growth KiB | of which anonymous | per connection KiB |"
         );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         for memory in &self.memory {
             if memory.note.is_some() {
                 let _ = writeln!(
                     out,
-                    "| {} | n/a | n/a | n/a | n/a | n/a | n/a (see below) |",
+                    "| {} | n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a (see below) |",
                     memory.driver
                 );
                 continue;
             }
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {:.0} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {:.0} | {} | {} | {} |",
                 memory.driver,
                 kib(memory.idle_client_bytes),
+                kib(memory.idle_client_anon_bytes),
                 memory.idle_sockets,
                 memory.busy_sockets,
                 memory.busy_ms,
                 kib(memory.busy_growth_bytes),
+                kib(memory.busy_growth_anon_bytes),
                 memory
                     .per_connection_bytes
                     .map_or_else(|| "n/a (no socket opened)".to_owned(), kib)
