@@ -75,10 +75,11 @@ async fn find_and_modify<T: DeserializeOwned + Send + Sync>(
     coll: &Collection<T>,
     filter: Document,
     modification: Modification,
-    mut fields: FindAndModifyFields,
+    options: impl Into<FindAndModifyFields>,
     session: Option<&mut ClientSession>,
     overrides: &OperationOverrides,
 ) -> Result<Option<T>> {
+    let mut fields = options.into();
     fields.write_concern = coll.resolve_write_concern(fields.write_concern.take());
     let op = FindAndModify::new(coll.ns().clone(), filter, modification, fields);
     let settings = coll.operation_settings(overrides);
@@ -113,14 +114,20 @@ impl<'a, T: Send + Sync> FindOneAndDelete<'a, T> {
     where
         T: DeserializeOwned,
     {
-        let fields = FindAndModifyFields::from(self.options);
+        let Self {
+            coll,
+            filter,
+            options,
+            overrides,
+            session,
+        } = self;
         find_and_modify(
-            self.coll,
-            self.filter,
+            coll,
+            filter,
             Modification::Delete,
-            fields,
-            self.session,
-            &self.overrides,
+            options,
+            session,
+            &overrides,
         )
         .await
     }
@@ -161,17 +168,16 @@ impl<'a, T: Send + Sync> FindOneAndUpdate<'a, T> {
         T: DeserializeOwned,
     {
         check_update(&self.update)?;
-        let fields = FindAndModifyFields::from(self.options);
-        let modification = Modification::Update(self.update);
-        find_and_modify(
-            self.coll,
-            self.filter,
-            modification,
-            fields,
-            self.session,
-            &self.overrides,
-        )
-        .await
+        let Self {
+            coll,
+            filter,
+            update,
+            options,
+            overrides,
+            session,
+        } = self;
+        let modification = Modification::Update(update);
+        find_and_modify(coll, filter, modification, options, session, &overrides).await
     }
 }
 
@@ -208,17 +214,16 @@ impl<'a, T: Send + Sync> FindOneAndReplace<'a, T> {
     where
         T: DeserializeOwned,
     {
-        let modification = Modification::Replace(self.replacement?);
-        let fields = FindAndModifyFields::from(self.options);
-        find_and_modify(
-            self.coll,
-            self.filter,
-            modification,
-            fields,
-            self.session,
-            &self.overrides,
-        )
-        .await
+        let Self {
+            coll,
+            filter,
+            replacement,
+            options,
+            overrides,
+            session,
+        } = self;
+        let modification = Modification::Replace(replacement?);
+        find_and_modify(coll, filter, modification, options, session, &overrides).await
     }
 }
 
