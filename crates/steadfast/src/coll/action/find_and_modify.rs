@@ -114,20 +114,13 @@ impl<'a, T: Send + Sync> FindOneAndDelete<'a, T> {
     where
         T: DeserializeOwned,
     {
-        let Self {
-            coll,
-            filter,
-            options,
-            overrides,
-            session,
-        } = self;
         find_and_modify(
-            coll,
-            filter,
+            self.coll,
+            self.filter,
             Modification::Delete,
-            options,
-            session,
-            &overrides,
+            self.options,
+            self.session,
+            &self.overrides,
         )
         .await
     }
@@ -168,16 +161,16 @@ impl<'a, T: Send + Sync> FindOneAndUpdate<'a, T> {
         T: DeserializeOwned,
     {
         check_update(&self.update)?;
-        let Self {
-            coll,
-            filter,
-            update,
-            options,
-            overrides,
-            session,
-        } = self;
-        let modification = Modification::Update(update);
-        find_and_modify(coll, filter, modification, options, session, &overrides).await
+        let modification = Modification::Update(self.update);
+        find_and_modify(
+            self.coll,
+            self.filter,
+            modification,
+            self.options,
+            self.session,
+            &self.overrides,
+        )
+        .await
     }
 }
 
@@ -214,16 +207,16 @@ impl<'a, T: Send + Sync> FindOneAndReplace<'a, T> {
     where
         T: DeserializeOwned,
     {
-        let Self {
-            coll,
-            filter,
-            replacement,
-            options,
-            overrides,
-            session,
-        } = self;
-        let modification = Modification::Replace(replacement?);
-        find_and_modify(coll, filter, modification, options, session, &overrides).await
+        let modification = Modification::Replace(self.replacement?);
+        find_and_modify(
+            self.coll,
+            self.filter,
+            modification,
+            self.options,
+            self.session,
+            &self.overrides,
+        )
+        .await
     }
 }
 
