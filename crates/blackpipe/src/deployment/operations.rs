@@ -58,13 +58,7 @@ impl Inner {
 
     /// Delays every reply of `index` by `delay` (zero restores full speed).
     pub(crate) fn slow(&self, index: NodeIndex, delay: Duration) -> Result<(), ControlError> {
-        let mut state = lock(&self.state);
-        let slot = state
-            .slots
-            .get_mut(index)
-            .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?;
-        slot.slow = delay;
-        Ok(())
+        self.with_slot(index, |slot| slot.slow = delay)
     }
 
     /// Makes each command the store of `index` runs take `delay` (zero restores).
@@ -73,13 +67,7 @@ impl Inner {
         index: NodeIndex,
         delay: Duration,
     ) -> Result<(), ControlError> {
-        let mut state = lock(&self.state);
-        let slot = state
-            .slots
-            .get_mut(index)
-            .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?;
-        slot.command_time = delay;
-        Ok(())
+        self.with_slot(index, |slot| slot.command_time = delay)
     }
 
     /// Makes `index` reject commands as `overload` says (`None` stops it).
@@ -88,13 +76,9 @@ impl Inner {
         index: NodeIndex,
         overload: Option<Overload>,
     ) -> Result<(), ControlError> {
-        let mut state = lock(&self.state);
-        let slot = state
-            .slots
-            .get_mut(index)
-            .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?;
-        slot.overload = overload.filter(Overload::is_active);
-        Ok(())
+        self.with_slot(index, |slot| {
+            slot.overload = overload.filter(Overload::is_active)
+        })
     }
 
     /// Installs or removes the capacity of `index`.
@@ -104,13 +88,7 @@ impl Inner {
         change: CapacityChange,
     ) -> Result<(), ControlError> {
         let now = tokio::time::Instant::now().into_std();
-        let mut state = lock(&self.state);
-        let slot = state
-            .slots
-            .get_mut(index)
-            .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?;
-        slot.capacity.configure(change, now);
-        Ok(())
+        self.with_slot(index, |slot| slot.capacity.configure(change, now))
     }
 
     /// The capacity of `index` and its counters.
@@ -118,12 +96,9 @@ impl Inner {
         &self,
         index: NodeIndex,
     ) -> Result<(Option<Capacity>, CapacityStats), ControlError> {
-        let state = lock(&self.state);
-        let slot = state
-            .slots
-            .get(index)
-            .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?;
-        Ok((slot.capacity.limits(), slot.capacity.stats()))
+        self.with_slot(index, |slot| {
+            (slot.capacity.limits(), slot.capacity.stats())
+        })
     }
 
     /// The `{blackpipe: "capacityStats"}` reply for `members`.

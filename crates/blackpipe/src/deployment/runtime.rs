@@ -289,16 +289,28 @@ impl Inner {
         Ok(inner)
     }
 
+    /// Runs `f` on the slot of member `index`, under the state lock.
+    ///
+    /// # Errors
+    /// [`ControlError::UnknownMember`] when there is no member `index`.
+    pub(crate) fn with_slot<R>(
+        &self,
+        index: NodeIndex,
+        f: impl FnOnce(&mut Slot) -> R,
+    ) -> Result<R, ControlError> {
+        let mut state = lock(&self.state);
+        let slot = state
+            .slots
+            .get_mut(index)
+            .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?;
+        Ok(f(slot))
+    }
+
     /// Starts a server process for node `index` on `port`.
     async fn bind(self: &Arc<Self>, index: NodeIndex, port: u16) -> Result<Server, ControlError> {
-        let (version, counters) = {
-            let state = lock(&self.state);
-            let slot = state
-                .slots
-                .get(index)
-                .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?;
+        let (version, counters) = self.with_slot(index, |slot| {
             (Arc::clone(&slot.version), Arc::clone(&slot.counters))
-        };
+        })?;
         let handler = MemberHandler::new(
             Arc::clone(self),
             index,

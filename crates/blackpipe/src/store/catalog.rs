@@ -91,10 +91,7 @@ impl Catalog {
         if let Some(existing) = self.collection(db, collection) {
             return (existing, false);
         }
-        let database = write(&self.databases)
-            .entry(db.to_owned())
-            .or_default()
-            .clone();
+        let database = self.database_or_new(db);
         let mut collections = write(&database.collections);
         if let Some(existing) = collections.get(collection) {
             return (existing.clone(), false);
@@ -108,13 +105,17 @@ impl Catalog {
         (handle, true)
     }
 
-    /// Creates a collection with options; an existing one with the same options is fine.
-    /// Adds `collection` as `db.name` unless that name is taken; `false` if it was.
-    pub(crate) fn install(&self, db: &str, name: &str, collection: Collection) -> bool {
-        let database = write(&self.databases)
+    /// The database `db`, created empty if it does not exist yet.
+    fn database_or_new(&self, db: &str) -> Arc<Database> {
+        write(&self.databases)
             .entry(db.to_owned())
             .or_default()
-            .clone();
+            .clone()
+    }
+
+    /// Adds `collection` as `db.name` unless that name is taken; `false` if it was.
+    pub(crate) fn install(&self, db: &str, name: &str, collection: Collection) -> bool {
+        let database = self.database_or_new(db);
         let mut collections = write(&database.collections);
         if collections.contains_key(name) {
             return false;
@@ -123,6 +124,7 @@ impl Catalog {
         true
     }
 
+    /// Creates a collection with options; an existing one with the same options is fine.
     pub(crate) fn create(
         &self,
         db: &str,
@@ -130,10 +132,7 @@ impl Catalog {
         options: Document,
         uuid: [u8; 16],
     ) -> StoreResult<bool> {
-        let database = write(&self.databases)
-            .entry(db.to_owned())
-            .or_default()
-            .clone();
+        let database = self.database_or_new(db);
         let mut collections = write(&database.collections);
         if let Some(existing) = collections.get(collection) {
             let existing = read(existing);

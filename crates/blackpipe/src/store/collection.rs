@@ -8,7 +8,7 @@ use tokio::sync::watch;
 
 use super::capped::CappedLimits;
 use super::errors::{CommandError, StoreResult, code};
-use super::index::{SecondaryIndex, same_key_pattern};
+use super::index::{IndexKey, SecondaryIndex, same_key_pattern};
 use super::key::encode_key;
 use super::query::Filter;
 use super::value_order::document_size;
@@ -208,19 +208,7 @@ impl Collection {
             return Err(self.id_conflict(&id));
         }
         let record = self.next_record;
-        let mut keys_per_index = Vec::with_capacity(self.secondary.len());
-        for index in &self.secondary {
-            let keys = index.keys_for(&document);
-            if let Some(conflict) = index.conflict(&keys, record) {
-                return Err(CommandError::duplicate_key(
-                    &self.ns,
-                    &index.name,
-                    &index.key,
-                    conflict.value.clone(),
-                ));
-            }
-            keys_per_index.push(keys);
-        }
+        let keys_per_index = self.secondary_keys(&document, record)?;
         for (index, keys) in self.secondary.iter_mut().zip(keys_per_index) {
             index.add(keys, record);
         }
@@ -231,6 +219,29 @@ impl Collection {
         self.cap();
         self.inserts.send_replace(record);
         Ok(())
+    }
+
+    /// The keys `document` has in each secondary index, in index order, checked against the
+    /// unique indexes for `record`.
+    ///
+    /// # Errors
+    /// A duplicate key error naming the first unique index where another record holds one of
+    /// the keys.
+    fn secondary_keys(&self, document: &Document, record: u64) -> StoreResult<Vec<Vec<IndexKey>>> {
+        let mut keys_per_index = Vec::with_capacity(self.secondary.len());
+        for index in &self.secondary {
+            let keys = index.keys_for(document);
+            if let Some(conflict) = index.conflict(&keys, record) {
+                return Err(CommandError::duplicate_key(
+                    &self.ns,
+                    &index.name,
+                    &index.key,
+                    conflict.value.clone(),
+                ));
+            }
+            keys_per_index.push(keys);
+        }
+        Ok(keys_per_index)
     }
 
     /// Removes the oldest documents of a capped collection until it is within its limits (the
@@ -252,19 +263,7 @@ impl Collection {
         let Some(old) = self.records.get(&record).cloned() else {
             return Ok(());
         };
-        let mut new_keys = Vec::with_capacity(self.secondary.len());
-        for index in &self.secondary {
-            let keys = index.keys_for(&document);
-            if let Some(conflict) = index.conflict(&keys, record) {
-                return Err(CommandError::duplicate_key(
-                    &self.ns,
-                    &index.name,
-                    &index.key,
-                    conflict.value.clone(),
-                ));
-            }
-            new_keys.push(keys);
-        }
+        let new_keys = self.secondary_keys(&document, record)?;
         for (index, keys) in self.secondary.iter_mut().zip(new_keys) {
             let old_keys = index.keys_for(&old);
             index.remove(&old_keys, record);

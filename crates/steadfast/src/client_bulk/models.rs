@@ -5,9 +5,9 @@ use bson::{Array, Bson, Document, RawDocumentBuf};
 use serde::Serialize;
 use typed_builder::TypedBuilder;
 
-use crate::coll::models::{check_update, to_raw};
+use crate::coll::models::{check_replacement, check_update, to_raw};
 use crate::coll::{Collection, Namespace};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::operation::write::{Statement, encode};
 use crate::options::UpdateModifications;
 
@@ -352,11 +352,7 @@ fn update_op(namespace: Namespace, fields: UpdateFields) -> Result<EncodedOp> {
 }
 
 fn replace_op(m: ReplaceOneModel) -> Result<EncodedOp> {
-    if let Some(first) = m.replacement.keys().next().filter(|k| k.starts_with('$')) {
-        return Err(Error::invalid_argument(format!(
-            "a replacement document must not contain update operators, but its first key is `{first}`; use an update model"
-        )));
-    }
+    check_replacement(&m.replacement)?;
     update_op(
         m.namespace,
         UpdateFields {

@@ -8,6 +8,32 @@ use crate::error::{Error, Result};
 use crate::operation::write::{Statement, UpdateStatementFields, WriteKind};
 use crate::options::{Collation, Hint, UpdateModifications};
 
+/// Chainable setters of a model's optional fields, one per field; a field marked `#[into]`
+/// takes `impl Into<Type>`.
+macro_rules! model_setters {
+    ($model:ident; $($field:ident : $(#[$into:ident])? $ty:ty),* $(,)?) => {
+        $(
+            model_setters!(@one $model, $field, $ty $(, $into)?);
+        )*
+    };
+    (@one $model:ident, $field:ident, $ty:ty, into) => {
+        #[doc = concat!("Sets [`", stringify!($model), "::", stringify!($field), "`].")]
+        #[must_use]
+        pub fn $field(mut self, value: impl Into<$ty>) -> Self {
+            self.$field = Some(value.into());
+            self
+        }
+    };
+    (@one $model:ident, $field:ident, $ty:ty) => {
+        #[doc = concat!("Sets [`", stringify!($model), "::", stringify!($field), "`].")]
+        #[must_use]
+        pub fn $field(mut self, value: $ty) -> Self {
+            self.$field = Some(value);
+            self
+        }
+    };
+}
+
 /// One write of a bulk write.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -76,40 +102,13 @@ impl UpdateModel {
         }
     }
 
-    /// Sets [`UpdateModel::upsert`].
-    #[must_use]
-    pub fn upsert(mut self, upsert: bool) -> Self {
-        self.upsert = Some(upsert);
-        self
-    }
-
-    /// Sets [`UpdateModel::array_filters`].
-    #[must_use]
-    pub fn array_filters(mut self, filters: Vec<Document>) -> Self {
-        self.array_filters = Some(filters);
-        self
-    }
-
-    /// Sets [`UpdateModel::collation`].
-    #[must_use]
-    pub fn collation(mut self, collation: Collation) -> Self {
-        self.collation = Some(collation);
-        self
-    }
-
-    /// Sets [`UpdateModel::hint`].
-    #[must_use]
-    pub fn hint(mut self, hint: impl Into<Hint>) -> Self {
-        self.hint = Some(hint.into());
-        self
-    }
-
-    /// Sets [`UpdateModel::sort`].
-    #[must_use]
-    pub fn sort(mut self, sort: Document) -> Self {
-        self.sort = Some(sort);
-        self
-    }
+    model_setters!(UpdateModel;
+        upsert: bool,
+        array_filters: Vec<Document>,
+        collation: Collation,
+        hint: #[into] Hint,
+        sort: Document,
+    );
 }
 
 /// Replaces the first document matching a filter.
@@ -143,33 +142,12 @@ impl<T> ReplaceOneModel<T> {
         }
     }
 
-    /// Sets [`ReplaceOneModel::upsert`].
-    #[must_use]
-    pub fn upsert(mut self, upsert: bool) -> Self {
-        self.upsert = Some(upsert);
-        self
-    }
-
-    /// Sets [`ReplaceOneModel::collation`].
-    #[must_use]
-    pub fn collation(mut self, collation: Collation) -> Self {
-        self.collation = Some(collation);
-        self
-    }
-
-    /// Sets [`ReplaceOneModel::hint`].
-    #[must_use]
-    pub fn hint(mut self, hint: impl Into<Hint>) -> Self {
-        self.hint = Some(hint.into());
-        self
-    }
-
-    /// Sets [`ReplaceOneModel::sort`].
-    #[must_use]
-    pub fn sort(mut self, sort: Document) -> Self {
-        self.sort = Some(sort);
-        self
-    }
+    model_setters!(ReplaceOneModel;
+        upsert: bool,
+        collation: Collation,
+        hint: #[into] Hint,
+        sort: Document,
+    );
 }
 
 /// Deletes the documents matching a filter (one or all, by the [`WriteModel`] variant).
@@ -194,19 +172,7 @@ impl DeleteModel {
         }
     }
 
-    /// Sets [`DeleteModel::collation`].
-    #[must_use]
-    pub fn collation(mut self, collation: Collation) -> Self {
-        self.collation = Some(collation);
-        self
-    }
-
-    /// Sets [`DeleteModel::hint`].
-    #[must_use]
-    pub fn hint(mut self, hint: impl Into<Hint>) -> Self {
-        self.hint = Some(hint.into());
-        self
-    }
+    model_setters!(DeleteModel; collation: Collation, hint: #[into] Hint);
 }
 
 impl<T> WriteModel<T> {
@@ -229,49 +195,18 @@ impl<T: Serialize> WriteModel<T> {
     /// `InvalidArgument` when a document cannot be serialised, an update document does not
     /// start with an operator, or a replacement does.
     pub(crate) fn into_statement(self) -> Result<(Statement, Option<bson::Bson>)> {
-        match self {
+        let statement = match self {
             WriteModel::InsertOne(model) => {
                 let (statement, id) = Statement::insert(to_raw(&model.document)?)?;
-                Ok((statement, Some(id)))
+                return Ok((statement, Some(id)));
             }
-            WriteModel::UpdateOne(model) => Ok((update_statement(model, false)?, None)),
-            WriteModel::UpdateMany(model) => Ok((update_statement(model, true)?, None)),
-            WriteModel::ReplaceOne(model) => {
-                let replacement = replacement_document(&model.replacement)?;
-                let fields = UpdateStatementFields {
-                    upsert: model.upsert,
-                    array_filters: None,
-                    collation: model.collation.as_ref(),
-                    hint: model.hint.as_ref(),
-                    sort: model.sort.as_ref(),
-                };
-                let statement = Statement::update(
-                    &model.filter,
-                    &UpdateModifications::Document(replacement),
-                    false,
-                    fields,
-                )?;
-                Ok((statement, None))
-            }
-            WriteModel::DeleteOne(model) => Ok((
-                Statement::delete(
-                    &model.filter,
-                    false,
-                    model.collation.as_ref(),
-                    model.hint.as_ref(),
-                )?,
-                None,
-            )),
-            WriteModel::DeleteMany(model) => Ok((
-                Statement::delete(
-                    &model.filter,
-                    true,
-                    model.collation.as_ref(),
-                    model.hint.as_ref(),
-                )?,
-                None,
-            )),
-        }
+            WriteModel::UpdateOne(model) => update_statement(model, false)?,
+            WriteModel::UpdateMany(model) => update_statement(model, true)?,
+            WriteModel::ReplaceOne(model) => replace_statement(model)?,
+            WriteModel::DeleteOne(model) => delete_statement(&model, false)?,
+            WriteModel::DeleteMany(model) => delete_statement(&model, true)?,
+        };
+        Ok((statement, None))
     }
 }
 
@@ -290,6 +225,23 @@ fn update_statement(model: UpdateModel, multi: bool) -> Result<Statement> {
         sort: model.sort.as_ref(),
     };
     Statement::update(&model.filter, &model.update, multi, fields)
+}
+
+fn replace_statement<T: Serialize>(model: ReplaceOneModel<T>) -> Result<Statement> {
+    let replacement = UpdateModifications::Document(replacement_document(&model.replacement)?);
+    let fields = UpdateStatementFields {
+        upsert: model.upsert,
+        array_filters: None,
+        collation: model.collation.as_ref(),
+        hint: model.hint.as_ref(),
+        sort: model.sort.as_ref(),
+    };
+    Statement::update(&model.filter, &replacement, false, fields)
+}
+
+fn delete_statement(model: &DeleteModel, multi: bool) -> Result<Statement> {
+    let (collation, hint) = (model.collation.as_ref(), model.hint.as_ref());
+    Statement::delete(&model.filter, multi, collation, hint)
 }
 
 /// `value` serialised as a BSON document.
@@ -329,12 +281,21 @@ pub(crate) fn replacement_document<T: Serialize>(replacement: &T) -> Result<Docu
         Error::invalid_argument("the replacement cannot be serialised as a BSON document")
             .with_source(e)
     })?;
-    if let Some(first) = doc.keys().next().filter(|k| k.starts_with('$')) {
-        return Err(Error::invalid_argument(format!(
-            "a replacement document must not contain update operators, but its first key is `{first}`; use an update operation"
-        )));
-    }
+    check_replacement(&doc)?;
     Ok(doc)
+}
+
+/// Checks that a replacement is not an update: its first key must not start with `$`.
+///
+/// # Errors
+/// `InvalidArgument` when it does.
+pub(crate) fn check_replacement(replacement: &Document) -> Result<()> {
+    match replacement.keys().next() {
+        Some(first) if first.starts_with('$') => Err(Error::invalid_argument(format!(
+            "a replacement document must not contain update operators, but its first key is `{first}`; use an update operation"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 impl<T> From<InsertOneModel<T>> for WriteModel<T> {

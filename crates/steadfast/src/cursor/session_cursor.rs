@@ -145,6 +145,8 @@ impl<T> SessionCursor<T> {
         self.closed || self.state.is_exhausted()
     }
 
+    /// Marks the cursor closed, kills its server cursor in the background (when still open)
+    /// and releases its pinned connection; dropping the cursor does the same.
     fn close_now(&mut self) {
         self.closed = true;
         let pinned = self.state.take_pinned();
@@ -214,15 +216,6 @@ impl<T> SessionCursor<T> {
 
 impl<T> Drop for SessionCursor<T> {
     fn drop(&mut self) {
-        let pinned = self.state.take_pinned();
-        if let Some(kill) = self.state.take_kill() {
-            spawn_kill(
-                Arc::clone(&self.executor),
-                kill,
-                None,
-                self.settings.timeout_in(None),
-                pinned,
-            );
-        }
+        self.close_now();
     }
 }

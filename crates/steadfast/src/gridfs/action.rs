@@ -18,10 +18,11 @@ use crate::error::{Error, Result};
 use crate::options::{FindOneOptions, FindOptions};
 use crate::runtime;
 
-/// Defines an action struct over a bucket with the given extra fields and its `timeout`
-/// setter.
+/// Defines an action struct over a bucket with the given extra fields, its `timeout` setter,
+/// and its `IntoFuture`: when first polled, the action starts its deadline (its own timeout,
+/// else the bucket's) and runs `run(self, deadline)`, which each action defines.
 macro_rules! gridfs_action {
-    ($(#[$meta:meta])* $name:ident { $($field:ident : $ty:ty),* $(,)? }) => {
+    ($(#[$meta:meta])* $name:ident { $($field:ident : $ty:ty),* $(,)? } => $output:ty) => {
         $(#[$meta])*
         #[must_use = "an action does nothing until awaited"]
         pub struct $name<'a> {
@@ -38,10 +39,22 @@ macro_rules! gridfs_action {
                 self
             }
         }
+
+        impl<'a> IntoFuture for $name<'a> {
+            type Output = Result<$output>;
+            type IntoFuture = BoxFuture<'a, Self::Output>;
+
+            fn into_future(self) -> Self::IntoFuture {
+                Box::pin(async move {
+                    let deadline = self.bucket.deadline(self.timeout);
+                    self.run(deadline).await
+                })
+            }
+        }
     };
 }
 
-/// Option setters filling `self.options.<field>`.
+/// `with_options` and the option setters filling `self.options.<field>`.
 macro_rules! gridfs_setters {
     ($options:ident; $($field:ident : $ty:ty),* $(,)?) => {
         /// Replaces every option at once.
@@ -49,13 +62,8 @@ macro_rules! gridfs_setters {
             self.options = options.into().unwrap_or_default();
             self
         }
-        $(
-            #[doc = concat!("Sets [`", stringify!($options), "::", stringify!($field), "`](crate::options::", stringify!($options), "::", stringify!($field), ").")]
-            pub fn $field(mut self, value: $ty) -> Self {
-                self.options.$field = Some(value);
-                self
-            }
-        )*
+
+        option_setters!($options; $($field: $ty),*);
     };
 }
 
@@ -206,6 +214,7 @@ impl GridFsBucket {
 gridfs_action! {
     /// The action of [`GridFsBucket::open_upload_stream`].
     OpenUploadStream { filename: String, id: Option<Bson>, options: GridFsUploadOptions }
+        => GridFsUploadStream
 }
 
 impl OpenUploadStream<'_> {
@@ -216,86 +225,66 @@ impl OpenUploadStream<'_> {
     }
 
     gridfs_setters!(GridFsUploadOptions; chunk_size_bytes: u32, metadata: Document);
-}
 
-impl<'a> IntoFuture for OpenUploadStream<'a> {
-    type Output = Result<GridFsUploadStream>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let deadline = self.bucket.deadline(self.timeout);
-            let chunk_size = self
-                .options
-                .chunk_size_bytes
-                .unwrap_or_else(|| self.bucket.chunk_size_bytes());
-            if chunk_size == 0 || i32::try_from(chunk_size).is_err() {
-                return Err(Error::invalid_argument(format!(
-                    "GridFS chunk size {chunk_size}: it must be between 1 and 2^31 - 1"
-                )));
-            }
-            let id = self
-                .id
-                .unwrap_or_else(|| Bson::ObjectId(runtime::object_id()));
-            Ok(GridFsUploadStream::new(
-                self.bucket.clone(),
-                id,
-                self.filename,
-                chunk_size,
-                self.options.metadata,
-                deadline,
-            ))
-        })
+    async fn run(self, deadline: OpDeadline) -> Result<GridFsUploadStream> {
+        let chunk_size = self
+            .options
+            .chunk_size_bytes
+            .unwrap_or_else(|| self.bucket.chunk_size_bytes());
+        if chunk_size == 0 || i32::try_from(chunk_size).is_err() {
+            return Err(Error::invalid_argument(format!(
+                "GridFS chunk size {chunk_size}: it must be between 1 and 2^31 - 1"
+            )));
+        }
+        let id = self
+            .id
+            .unwrap_or_else(|| Bson::ObjectId(runtime::object_id()));
+        Ok(GridFsUploadStream::new(
+            self.bucket.clone(),
+            id,
+            self.filename,
+            chunk_size,
+            self.options.metadata,
+            deadline,
+        ))
     }
 }
 
 gridfs_action! {
     /// The action of [`GridFsBucket::open_download_stream`].
-    OpenDownloadStream { id: Bson }
+    OpenDownloadStream { id: Bson } => GridFsDownloadStream
 }
 
-impl<'a> IntoFuture for OpenDownloadStream<'a> {
-    type Output = Result<GridFsDownloadStream>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let deadline = self.bucket.deadline(self.timeout);
-            let file = self.bucket.file_by_id(&self.id, deadline).await?;
-            GridFsDownloadStream::open(self.bucket, file, deadline).await
-        })
+impl OpenDownloadStream<'_> {
+    async fn run(self, deadline: OpDeadline) -> Result<GridFsDownloadStream> {
+        let file = self.bucket.file_by_id(&self.id, deadline).await?;
+        GridFsDownloadStream::open(self.bucket, file, deadline).await
     }
 }
 
 gridfs_action! {
     /// The action of [`GridFsBucket::open_download_stream_by_name`].
     OpenDownloadStreamByName { filename: String, options: GridFsDownloadByNameOptions }
+        => GridFsDownloadStream
 }
 
 impl OpenDownloadStreamByName<'_> {
     gridfs_setters!(GridFsDownloadByNameOptions; revision: i32);
-}
 
-impl<'a> IntoFuture for OpenDownloadStreamByName<'a> {
-    type Output = Result<GridFsDownloadStream>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let deadline = self.bucket.deadline(self.timeout);
-            let revision = self.options.revision.unwrap_or(-1);
-            let file = self
-                .bucket
-                .file_by_name(&self.filename, revision, deadline)
-                .await?;
-            GridFsDownloadStream::open(self.bucket, file, deadline).await
-        })
+    async fn run(self, deadline: OpDeadline) -> Result<GridFsDownloadStream> {
+        let revision = self.options.revision.unwrap_or(-1);
+        let file = self
+            .bucket
+            .file_by_name(&self.filename, revision, deadline)
+            .await?;
+        GridFsDownloadStream::open(self.bucket, file, deadline).await
     }
 }
 
 gridfs_action! {
     /// The action of [`GridFsBucket::find`].
     Find { filter: Document, options: GridFsFindOptions }
+        => Cursor<FilesCollectionDocument>
 }
 
 impl Find<'_> {
@@ -307,120 +296,93 @@ impl Find<'_> {
         skip: u64,
         sort: Document,
     );
-}
 
-impl<'a> IntoFuture for Find<'a> {
-    type Output = Result<Cursor<FilesCollectionDocument>>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let deadline = self.bucket.deadline(self.timeout);
-            let options = FindOptions::from(self.options);
-            within!(cursor
-                self.bucket.files().find(self.filter).with_options(options),
-                deadline
-            )
-            .await
-        })
+    async fn run(self, deadline: OpDeadline) -> Result<Cursor<FilesCollectionDocument>> {
+        let options = FindOptions::from(self.options);
+        within!(cursor
+            self.bucket.files().find(self.filter).with_options(options),
+            deadline
+        )
+        .await
     }
 }
 
 gridfs_action! {
     /// The action of [`GridFsBucket::find_one`].
     FindOne { filter: Document, options: GridFsFindOneOptions }
+        => Option<FilesCollectionDocument>
 }
 
 impl FindOne<'_> {
     gridfs_setters!(GridFsFindOneOptions; max_time: Duration, skip: u64, sort: Document);
-}
 
-impl<'a> IntoFuture for FindOne<'a> {
-    type Output = Result<Option<FilesCollectionDocument>>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let deadline = self.bucket.deadline(self.timeout);
-            let options = FindOneOptions::from(self.options);
-            within!(
-                self.bucket
-                    .files()
-                    .find_one(self.filter)
-                    .with_options(options),
-                deadline
-            )
-            .await
-        })
+    async fn run(self, deadline: OpDeadline) -> Result<Option<FilesCollectionDocument>> {
+        let options = FindOneOptions::from(self.options);
+        within!(
+            self.bucket
+                .files()
+                .find_one(self.filter)
+                .with_options(options),
+            deadline
+        )
+        .await
     }
 }
 
 gridfs_action! {
     /// The action of [`GridFsBucket::delete`].
-    Delete { id: Bson }
+    Delete { id: Bson } => ()
 }
 
-impl<'a> IntoFuture for Delete<'a> {
-    type Output = Result<()>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let bucket = self.bucket;
-            let deadline = bucket.deadline(self.timeout);
-            let filter = doc! { "_id": self.id.clone() };
-            let files = within!(bucket.files().delete_one(filter), deadline).await?;
-            let chunks = doc! { "files_id": self.id.clone() };
-            within!(bucket.chunks().delete_many(chunks), deadline).await?;
-            if files.deleted_count == 0 {
-                return Err(not_found(GridFsFileIdentifier::Id(self.id)));
-            }
-            Ok(())
-        })
+impl Delete<'_> {
+    async fn run(self, deadline: OpDeadline) -> Result<()> {
+        let bucket = self.bucket;
+        let filter = doc! { "_id": self.id.clone() };
+        let files = within!(bucket.files().delete_one(filter), deadline).await?;
+        let chunks = doc! { "files_id": self.id.clone() };
+        within!(bucket.chunks().delete_many(chunks), deadline).await?;
+        if files.deleted_count == 0 {
+            return Err(not_found(GridFsFileIdentifier::Id(self.id)));
+        }
+        Ok(())
     }
 }
 
 gridfs_action! {
     /// The action of [`GridFsBucket::delete_by_name`].
-    DeleteByName { filename: String }
+    DeleteByName { filename: String } => ()
 }
 
-impl<'a> IntoFuture for DeleteByName<'a> {
-    type Output = Result<()>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let bucket = self.bucket;
-            let deadline = bucket.deadline(self.timeout);
-            let mut cursor = within!(cursor
-                bucket
-                    .files_raw()
-                    .find(doc! { "filename": self.filename.as_str() })
-                    .projection(doc! { "_id": 1 }),
-                deadline
-            )
-            .await?;
-            let (mut ids, mut found) = (Vec::new(), false);
-            while cursor.advance().await? {
-                found = true;
-                if let Some(id) = cursor
-                    .current()
-                    .and_then(|raw| raw.get("_id").ok().flatten())
-                {
-                    ids.push(Bson::try_from(id).map_err(|e| {
-                        Error::invalid_argument(format!("GridFS: a files document _id: {e}"))
-                    })?);
-                }
-                if ids.len() >= DELETE_BATCH {
-                    delete_files(bucket, std::mem::take(&mut ids), deadline).await?;
-                }
+impl DeleteByName<'_> {
+    async fn run(self, deadline: OpDeadline) -> Result<()> {
+        let bucket = self.bucket;
+        let mut cursor = within!(cursor
+            bucket
+                .files_raw()
+                .find(doc! { "filename": self.filename.as_str() })
+                .projection(doc! { "_id": 1 }),
+            deadline
+        )
+        .await?;
+        let (mut ids, mut found) = (Vec::new(), false);
+        while cursor.advance().await? {
+            found = true;
+            if let Some(id) = cursor
+                .current()
+                .and_then(|raw| raw.get("_id").ok().flatten())
+            {
+                ids.push(Bson::try_from(id).map_err(|e| {
+                    Error::invalid_argument(format!("GridFS: a files document _id: {e}"))
+                })?);
             }
-            if !found {
-                return Err(not_found(GridFsFileIdentifier::Filename(self.filename)));
+            if ids.len() >= DELETE_BATCH {
+                delete_files(bucket, std::mem::take(&mut ids), deadline).await?;
             }
-            delete_files(bucket, ids, deadline).await
-        })
+        }
+        if !found {
+            return Err(not_found(GridFsFileIdentifier::Filename(self.filename)));
+        }
+        delete_files(bucket, ids, deadline).await
     }
 }
 
@@ -442,66 +404,70 @@ async fn delete_files(bucket: &GridFsBucket, ids: Vec<Bson>, deadline: OpDeadlin
 
 gridfs_action! {
     /// The action of [`GridFsBucket::rename`].
-    Rename { id: Bson, new_filename: String }
+    Rename { id: Bson, new_filename: String } => ()
 }
 
-impl<'a> IntoFuture for Rename<'a> {
-    type Output = Result<()>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let deadline = self.bucket.deadline(self.timeout);
-            let update = doc! { "$set": { "filename": self.new_filename.as_str() } };
-            let filter = doc! { "_id": self.id.clone() };
-            let result = within!(self.bucket.files().update_one(filter, update), deadline).await?;
-            if result.matched_count == 0 {
-                return Err(not_found(GridFsFileIdentifier::Id(self.id)));
-            }
-            Ok(())
-        })
+impl Rename<'_> {
+    async fn run(self, deadline: OpDeadline) -> Result<()> {
+        let file = GridFsFileIdentifier::Id(self.id);
+        rename_files(self.bucket, file, &self.new_filename, deadline).await
     }
 }
 
 gridfs_action! {
     /// The action of [`GridFsBucket::rename_by_name`].
-    RenameByName { filename: String, new_filename: String }
+    RenameByName { filename: String, new_filename: String } => ()
 }
 
-impl<'a> IntoFuture for RenameByName<'a> {
-    type Output = Result<()>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let deadline = self.bucket.deadline(self.timeout);
-            let update = doc! { "$set": { "filename": self.new_filename.as_str() } };
-            let filter = doc! { "filename": self.filename.as_str() };
-            let result = within!(self.bucket.files().update_many(filter, update), deadline).await?;
-            if result.matched_count == 0 {
-                return Err(not_found(GridFsFileIdentifier::Filename(self.filename)));
-            }
-            Ok(())
-        })
+impl RenameByName<'_> {
+    async fn run(self, deadline: OpDeadline) -> Result<()> {
+        let file = GridFsFileIdentifier::Filename(self.filename);
+        rename_files(self.bucket, file, &self.new_filename, deadline).await
     }
+}
+
+/// Sets `new_filename` on the files documents `file` names: the one with the id, or every
+/// revision of the name.
+///
+/// # Errors
+/// `FileNotFound` when no files document matched; the server's errors.
+async fn rename_files(
+    bucket: &GridFsBucket,
+    file: GridFsFileIdentifier,
+    new_filename: &str,
+    deadline: OpDeadline,
+) -> Result<()> {
+    let update = doc! { "$set": { "filename": new_filename } };
+    let files = bucket.files();
+    let result = match &file {
+        GridFsFileIdentifier::Id(id) => {
+            within!(
+                files.update_one(doc! { "_id": id.clone() }, update),
+                deadline
+            )
+            .await?
+        }
+        GridFsFileIdentifier::Filename(name) => {
+            let filter = doc! { "filename": name.as_str() };
+            within!(files.update_many(filter, update), deadline).await?
+        }
+    };
+    if result.matched_count == 0 {
+        return Err(not_found(file));
+    }
+    Ok(())
 }
 
 gridfs_action! {
     /// The action of [`GridFsBucket::drop`].
-    Drop {}
+    Drop {} => ()
 }
 
-impl<'a> IntoFuture for Drop<'a> {
-    type Output = Result<()>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let deadline = self.bucket.deadline(self.timeout);
-            within!(self.bucket.files().drop(), deadline).await?;
-            within!(self.bucket.chunks().drop(), deadline).await?;
-            self.bucket.forget_indexes();
-            Ok(())
-        })
+impl Drop<'_> {
+    async fn run(self, deadline: OpDeadline) -> Result<()> {
+        within!(self.bucket.files().drop(), deadline).await?;
+        within!(self.bucket.chunks().drop(), deadline).await?;
+        self.bucket.forget_indexes();
+        Ok(())
     }
 }

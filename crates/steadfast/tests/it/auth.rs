@@ -3,7 +3,9 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
-use blackpipe::scripted::{DefaultResponders, Matcher, ScriptedConfig, standalone_hello};
+use blackpipe::scripted::{
+    DefaultResponders, Matcher, PendingRequest, ScriptedConfig, ScriptedServer, standalone_hello,
+};
 use bson::spec::BinarySubtype;
 use bson::{Binary, Bson, Document, doc};
 use hmac::{Hmac, Mac};
@@ -11,6 +13,7 @@ use md5::Digest as _;
 use sha1::Sha1;
 use sha2::Sha256;
 use steadfast::Client;
+use tokio::task::JoinHandle;
 
 use crate::server_with;
 
@@ -136,7 +139,7 @@ fn payload_of(command: &Document) -> Vec<u8> {
 /// A server whose handshakes the test answers itself, except the monitor's first check: the
 /// client's monitor connects first (selection waits for it) and never authenticates, so the
 /// next hello is the application connection's handshake.
-async fn manual_hello_server() -> blackpipe::scripted::ScriptedServer {
+async fn manual_hello_server() -> ScriptedServer {
     let server = server_with(
         ScriptedConfig::default().with_defaults(DefaultResponders::default().with_hello(false)),
     )
@@ -145,19 +148,26 @@ async fn manual_hello_server() -> blackpipe::scripted::ScriptedServer {
     server
 }
 
+/// Pings `server` in a task from a new client with `credentials` (`user:password`) and the
+/// URI `path` (`/db?options`); returns the task and the hello of the connection's handshake,
+/// for the test to answer.
+async fn ping_through_handshake(
+    server: &ScriptedServer,
+    credentials: &str,
+    path: &str,
+) -> (JoinHandle<steadfast::Result<Document>>, PendingRequest) {
+    let uri = format!("mongodb://{credentials}@127.0.0.1:{}{path}", server.port());
+    let client = Client::with_uri_str(&uri).await.unwrap();
+    let db = client.database("app");
+    let run = tokio::spawn(async move { db.run_command(doc! { "ping": 1 }).await });
+    let hello = server.next_request(Matcher::hello()).await.unwrap();
+    (run, hello)
+}
+
 /// Speculative SCRAM-SHA-256 inside the handshake, finished with one saslContinue.
 async fn speculative_conversation(sign_correctly: bool) -> steadfast::Result<Document> {
     let server = manual_hello_server().await;
-    let client = Client::with_uri_str(&format!(
-        "mongodb://user:pencil@127.0.0.1:{}/",
-        server.port()
-    ))
-    .await
-    .unwrap();
-    let db = client.database("app");
-    let run = tokio::spawn(async move { db.run_command(doc! { "ping": 1 }).await });
-
-    let hello = server.next_request(Matcher::hello()).await.unwrap();
+    let (run, hello) = ping_through_handshake(&server, "user:pencil", "/").await;
     let command = hello.command().clone();
     assert_eq!(
         command.get_str("saslSupportedMechs").ok(),
@@ -220,16 +230,7 @@ async fn wrong_server_signature_is_rejected() {
 #[tokio::test]
 async fn negotiated_scram_sha1_with_the_extra_empty_exchange() {
     let server = manual_hello_server().await;
-    let client = Client::with_uri_str(&format!(
-        "mongodb://user:pencil@127.0.0.1:{}/src",
-        server.port()
-    ))
-    .await
-    .unwrap();
-    let db = client.database("app");
-    let run = tokio::spawn(async move { db.run_command(doc! { "ping": 1 }).await });
-
-    let hello = server.next_request(Matcher::hello()).await.unwrap();
+    let (run, hello) = ping_through_handshake(&server, "user:pencil", "/src").await;
     assert_eq!(
         hello.command().get_str("saslSupportedMechs").ok(),
         Some("src.user")
@@ -285,15 +286,8 @@ async fn negotiated_scram_sha1_with_the_extra_empty_exchange() {
 #[tokio::test]
 async fn rejected_credential_is_an_authentication_error() {
     let server = manual_hello_server().await;
-    let client = Client::with_uri_str(&format!(
-        "mongodb://user:wrong@127.0.0.1:{}/?authMechanism=SCRAM-SHA-256",
-        server.port()
-    ))
-    .await
-    .unwrap();
-    let db = client.database("app");
-    let run = tokio::spawn(async move { db.run_command(doc! { "ping": 1 }).await });
-    let hello = server.next_request(Matcher::hello()).await.unwrap();
+    let (run, hello) =
+        ping_through_handshake(&server, "user:wrong", "/?authMechanism=SCRAM-SHA-256").await;
     assert!(
         !hello.command().contains_key("saslSupportedMechs"),
         "mechanism given: no negotiation"
@@ -321,12 +315,7 @@ async fn rejected_credential_is_an_authentication_error() {
 #[tokio::test]
 async fn a_failed_handshake_with_a_credential_is_an_authentication_error() {
     let server = manual_hello_server().await;
-    let client = Client::with_uri_str(&format!("mongodb://ghost:pw@127.0.0.1:{}/", server.port()))
-        .await
-        .unwrap();
-    let db = client.database("app");
-    let run = tokio::spawn(async move { db.run_command(doc! { "ping": 1 }).await });
-    let hello = server.next_request(Matcher::hello()).await.unwrap();
+    let (run, hello) = ping_through_handshake(&server, "ghost:pw", "/").await;
     hello
         .reply_error(
             11,

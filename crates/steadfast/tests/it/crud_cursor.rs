@@ -6,7 +6,7 @@ use blackpipe::scripted::Matcher;
 use bson::{Bson, Document, doc};
 use futures_util::{StreamExt, TryStreamExt};
 
-use crate::crud_wire::{acknowledge_writes, client_for, cursor_reply};
+use crate::crud_wire::{acknowledge_writes, client_for, cursor_reply, script_cursor};
 use crate::{client, server};
 
 #[tokio::test]
@@ -40,24 +40,7 @@ async fn a_cursor_dropped_early_is_killed_on_its_server() {
 #[tokio::test]
 async fn get_mores_follow_the_cursor_and_an_exhausted_cursor_is_not_killed() {
     let server = server().await;
-    server
-        .rule(
-            Matcher::command("find"),
-            cursor_reply("firstBatch", 0..2, 7),
-        )
-        .once();
-    server
-        .rule(
-            Matcher::command("getMore"),
-            cursor_reply("nextBatch", 2..4, 7),
-        )
-        .once();
-    server
-        .rule(
-            Matcher::command("getMore"),
-            cursor_reply("nextBatch", 4..5, 0),
-        )
-        .once();
+    script_cursor(&server, &[(0..2, 7), (2..4, 7), (4..5, 0)]);
     let client = client_for(&server).await;
     let items = client.database("db").collection::<Document>("items");
     let all: Vec<Document> = items
@@ -120,18 +103,7 @@ async fn find_one_asks_for_a_single_document_in_a_single_batch() {
 async fn an_explicit_session_is_used_by_writes_reads_and_get_mores() {
     let server = server().await;
     acknowledge_writes(&server);
-    server
-        .rule(
-            Matcher::command("find"),
-            cursor_reply("firstBatch", 0..1, 9),
-        )
-        .once();
-    server
-        .rule(
-            Matcher::command("getMore"),
-            cursor_reply("nextBatch", 1..2, 9),
-        )
-        .once();
+    script_cursor(&server, &[(0..1, 9), (1..2, 9)]);
     let client = client_for(&server).await;
     let items = client.database("db").collection::<Document>("items");
     let mut session = client.start_session().await.unwrap();

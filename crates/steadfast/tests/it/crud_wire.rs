@@ -1,6 +1,8 @@
 //! Exact wire checks of the CRUD API against blackpipe's scripted server: how bulk writes are
 //! split into commands and how replies map to results and errors.
 
+use std::ops::Range;
+
 use blackpipe::scripted::{Matcher, Responder, ScriptedServer};
 use blackpipe::server::{Outcome, Reaction};
 use bson::{Bson, Document, doc};
@@ -252,6 +254,21 @@ async fn an_oversized_document_is_rejected_and_nothing_is_sent() {
             .requests_matching(&Matcher::command("insert"))
             .is_empty()
     );
+}
+
+/// Scripts a cursor of `{i: n}` documents: `find` answers the first batch, then each `getMore`
+/// the next one, each rule used once. A batch's id is the cursor id its reply carries (0 once
+/// the server has closed the cursor).
+pub(crate) fn script_cursor(server: &ScriptedServer, batches: &[(Range<i32>, i64)]) {
+    for (n, (documents, id)) in batches.iter().enumerate() {
+        let (command, batch) = if n == 0 {
+            ("find", "firstBatch")
+        } else {
+            ("getMore", "nextBatch")
+        };
+        let reply = cursor_reply(batch, documents.clone(), *id);
+        server.rule(Matcher::command(command), reply).once();
+    }
 }
 
 /// A find whose first batch holds `first` documents of a cursor with id 42.

@@ -13,7 +13,7 @@ use futures_util::StreamExt;
 use steadfast::event::{CmapEvent, CommandEvent, Event, EventRecorder};
 use steadfast::{Client, ClientBuilder};
 
-use crate::crud_wire::{acknowledge_writes, cursor_reply};
+use crate::crud_wire::{acknowledge_writes, cursor_reply, script_cursor};
 use crate::pool::hello_reply;
 use crate::retry_support::{HANG_GUARD, within};
 use crate::{server, uri};
@@ -117,24 +117,7 @@ fn connections_of(server: &ScriptedServer, command: &str) -> Vec<u64> {
 #[tokio::test]
 async fn a_cursor_keeps_its_connection_until_drained_and_get_mores_use_it() {
     let (server, _) = load_balancer().await;
-    server
-        .rule(
-            Matcher::command("find"),
-            cursor_reply("firstBatch", 0..2, 7),
-        )
-        .once();
-    server
-        .rule(
-            Matcher::command("getMore"),
-            cursor_reply("nextBatch", 2..4, 7),
-        )
-        .once();
-    server
-        .rule(
-            Matcher::command("getMore"),
-            cursor_reply("nextBatch", 4..5, 0),
-        )
-        .once();
+    script_cursor(&server, &[(0..2, 7), (2..4, 7), (4..5, 0)]);
     let (client, events) = lb_client(&server).await;
     let items = client.database("db").collection::<Document>("items");
     let mut cursor = within(items.find(doc! {}).batch_size(2)).await.unwrap();

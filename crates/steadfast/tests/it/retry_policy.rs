@@ -4,8 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use blackpipe::deployment::{Deployment, NodeIndex};
 use blackpipe::failpoint::{FailPointMode, Overload};
 use bson::{Document, doc};
+use steadfast::Collection;
 use steadfast::error::{ErrorClass, Outcome, StopReason};
 use steadfast::event::RetryReason;
 use steadfast::options::{CollectionOptions, DatabaseOptions};
@@ -15,16 +17,41 @@ use crate::retry_support::{
     fail_command, harness, harness_with, primary_host, replica_set, retries, started, within,
 };
 
+/// Inserts `_id: 0` through `orders` (so that the client knows the primary), then overloads
+/// the primary as `overload` says; returns the primary.
+async fn overload_primary(
+    deployment: &Deployment,
+    orders: &Collection<Document>,
+    overload: Overload,
+) -> NodeIndex {
+    within(orders.insert_one(doc! { "_id": 0 })).await.unwrap();
+    let primary = within(deployment.wait_for_primary()).await;
+    deployment.overload(primary, Some(overload)).unwrap();
+    primary
+}
+
+/// Makes `host` refuse the next `times` inserts with NotWritablePrimary (10107), an error
+/// every policy may retry.
+async fn refuse_inserts(host: &str, times: i32) {
+    fail_command(
+        host,
+        doc! { "times": times }.into(),
+        doc! { "failCommands": ["insert"], "errorCode": 10107 },
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn overload_errors_are_retried_with_the_prescribed_backoff() {
     let deployment = replica_set().await;
     let h = harness(&deployment.uri(), "").await;
     let orders = h.client.database("shop").collection::<Document>("orders");
-    within(orders.insert_one(doc! { "_id": 0 })).await.unwrap();
-    let primary = within(deployment.wait_for_primary()).await;
-    deployment
-        .overload(primary, Some(Overload::new(FailPointMode::Times(2), None)))
-        .unwrap();
+    overload_primary(
+        &deployment,
+        &orders,
+        Overload::new(FailPointMode::Times(2), None),
+    )
+    .await;
     within(orders.insert_one(doc! { "_id": 1 })).await.unwrap();
 
     let events = retries(&h.events);
@@ -45,14 +72,12 @@ async fn base_backoff_ms_replaces_the_default_base() {
     let deployment = replica_set().await;
     let h = harness(&deployment.uri(), "").await;
     let orders = h.client.database("shop").collection::<Document>("orders");
-    within(orders.insert_one(doc! { "_id": 0 })).await.unwrap();
-    let primary = within(deployment.wait_for_primary()).await;
-    deployment
-        .overload(
-            primary,
-            Some(Overload::new(FailPointMode::Times(2), Some(3))),
-        )
-        .unwrap();
+    overload_primary(
+        &deployment,
+        &orders,
+        Overload::new(FailPointMode::Times(2), Some(3)),
+    )
+    .await;
     within(orders.insert_one(doc! { "_id": 1 })).await.unwrap();
     let events = retries(&h.events);
     assert_eq!(events.len(), 2);
@@ -75,14 +100,12 @@ async fn max_adaptive_retries_caps_the_attempts_under_overload() {
     let deployment = replica_set().await;
     let h = harness(&deployment.uri(), "&maxAdaptiveRetries=1").await;
     let orders = h.client.database("shop").collection::<Document>("orders");
-    within(orders.insert_one(doc! { "_id": 0 })).await.unwrap();
-    let primary = within(deployment.wait_for_primary()).await;
-    deployment
-        .overload(
-            primary,
-            Some(Overload::new(FailPointMode::AlwaysOn, Some(1))),
-        )
-        .unwrap();
+    let primary = overload_primary(
+        &deployment,
+        &orders,
+        Overload::new(FailPointMode::AlwaysOn, Some(1)),
+    )
+    .await;
     let error = within(orders.insert_one(doc! { "_id": 1 }))
         .await
         .unwrap_err();
@@ -107,14 +130,12 @@ async fn the_default_client_has_no_retry_budget() {
     let deployment = replica_set().await;
     let h = harness(&deployment.uri(), "").await;
     let orders = h.client.database("shop").collection::<Document>("orders");
-    within(orders.insert_one(doc! { "_id": 0 })).await.unwrap();
-    let primary = within(deployment.wait_for_primary()).await;
-    deployment
-        .overload(
-            primary,
-            Some(Overload::new(FailPointMode::AlwaysOn, Some(1))),
-        )
-        .unwrap();
+    let primary = overload_primary(
+        &deployment,
+        &orders,
+        Overload::new(FailPointMode::AlwaysOn, Some(1)),
+    )
+    .await;
     // 120 operations, each allowed maxAdaptiveRetries (2) overload retries: 240 retries, more
     // than a budget of 10% of the traffic plus 10 a second over 10 s (about 112) would grant.
     for id in 1..=120 {
@@ -142,14 +163,12 @@ async fn an_exhausted_budget_stops_overload_retries() {
     };
     let h = harness_with(&deployment.uri(), "", |b| b.retry_budget(no_room)).await;
     let orders = h.client.database("shop").collection::<Document>("orders");
-    within(orders.insert_one(doc! { "_id": 0 })).await.unwrap();
-    let primary = within(deployment.wait_for_primary()).await;
-    deployment
-        .overload(
-            primary,
-            Some(Overload::new(FailPointMode::Times(1), Some(1))),
-        )
-        .unwrap();
+    overload_primary(
+        &deployment,
+        &orders,
+        Overload::new(FailPointMode::Times(1), Some(1)),
+    )
+    .await;
     let error = within(orders.insert_one(doc! { "_id": 1 }))
         .await
         .unwrap_err();
@@ -157,12 +176,7 @@ async fn an_exhausted_budget_stops_overload_retries() {
     assert_eq!(error.retry_history().len(), 1);
     assert!(retries(&h.events).is_empty());
     // The budget only limits what it is charged for: a state-change retry still happens.
-    fail_command(
-        &primary_host(&deployment).await,
-        doc! { "times": 1 }.into(),
-        doc! { "failCommands": ["insert"], "errorCode": 10107 },
-    )
-    .await;
+    refuse_inserts(&primary_host(&deployment).await, 1).await;
     within(orders.insert_one(doc! { "_id": 2 })).await.unwrap();
     assert_eq!(retries(&h.events).len(), 1);
     h.client.shutdown().await;
@@ -176,12 +190,7 @@ async fn fail_fast_reports_the_first_error() {
     })
     .await;
     let orders = h.client.database("shop").collection::<Document>("orders");
-    fail_command(
-        &primary_host(&deployment).await,
-        doc! { "times": 1 }.into(),
-        doc! { "failCommands": ["insert"], "errorCode": 10107 },
-    )
-    .await;
+    refuse_inserts(&primary_host(&deployment).await, 1).await;
     let error = within(orders.insert_one(doc! { "_id": 1 }))
         .await
         .unwrap_err();
@@ -202,15 +211,8 @@ async fn best_effort_retries_safe_failures_beyond_the_specification() {
     })
     .await;
     let primary = primary_host(&deployment).await;
-    let refuse_three_times = || {
-        fail_command(
-            &primary,
-            doc! { "times": 3 }.into(),
-            doc! { "failCommands": ["insert"], "errorCode": 10107 },
-        )
-    };
 
-    refuse_three_times().await;
+    refuse_inserts(&primary, 3).await;
     let error = within(
         spec.client
             .database("shop")
@@ -229,7 +231,7 @@ async fn best_effort_retries_safe_failures_beyond_the_specification() {
     // Turn off what is left of the fail point, so the second client starts afresh.
     fail_point_off(&primary).await;
 
-    refuse_three_times().await;
+    refuse_inserts(&primary, 3).await;
     within(
         best.client
             .database("shop")
@@ -292,19 +294,12 @@ async fn policies_are_inherited_and_overridden_level_by_level() {
         "spec",
         CollectionOptions::default().retry_policy(Arc::new(SpecPolicy)),
     );
-    let refuse_once = || {
-        fail_command(
-            &primary,
-            doc! { "times": 1 }.into(),
-            doc! { "failCommands": ["insert"], "errorCode": 10107 },
-        )
-    };
-    refuse_once().await;
+    refuse_inserts(&primary, 1).await;
     let error = within(inherits.insert_one(doc! { "_id": 1 }))
         .await
         .unwrap_err();
     assert_eq!(error.stop_reason(), Some(StopReason::PolicyDeclined));
-    refuse_once().await;
+    refuse_inserts(&primary, 1).await;
     within(overrides.insert_one(doc! { "_id": 1 }))
         .await
         .unwrap();

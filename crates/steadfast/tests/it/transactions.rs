@@ -45,6 +45,48 @@ fn balances(set: &ReplicaSet, coll: &str) -> Vec<(i32, i32)> {
     stored
 }
 
+/// Seeds `set`'s collection `name` with the two accounts and opens a transaction whose first
+/// statement debits account 1 by 10 (not yet committed).
+async fn debit_in_transaction(
+    set: &ReplicaSet,
+    name: &str,
+) -> (Collection<Document>, ClientSession) {
+    let accounts = set.collection(name);
+    seed(&accounts).await;
+    let mut session = set.client.start_session().await.expect("a session");
+    session.start_transaction().await.expect("started");
+    accounts
+        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
+        .session(&mut session)
+        .await
+        .expect("the transaction's first statement runs");
+    (accounts, session)
+}
+
+/// Closes the connection instead of running the next `times` commitTransaction commands.
+async fn fail_commits(set: &ReplicaSet, times: i32) {
+    set.fail_point(fail_command(
+        doc! { "times": times }.into(),
+        &["commitTransaction"],
+        doc! { "closeConnection": true },
+    ))
+    .await;
+}
+
+/// The commands named `name` the client has started, in order.
+fn started_commands(set: &ReplicaSet, name: &str) -> Vec<Document> {
+    set.events
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Command(CommandEvent::Started(started)) if started.command_name == name => {
+                Some(started.command)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// Moves 10 from account 1 to account 2; on its first run, the primary steps down between the
 /// two updates, which aborts the transaction on the server.
 async fn transfer(
@@ -118,15 +160,7 @@ async fn a_transfer_interrupted_by_a_stepdown_runs_again_whole_and_applies_once(
 #[tokio::test]
 async fn a_statement_after_a_stepdown_fails_transient_and_nothing_is_applied() {
     let set = ReplicaSet::start().await;
-    let accounts = set.collection("manual");
-    seed(&accounts).await;
-    let mut session = set.client.start_session().await.expect("a session");
-    session.start_transaction().await.expect("started");
-    accounts
-        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
-        .session(&mut session)
-        .await
-        .expect("the first statement runs");
+    let (accounts, mut session) = debit_in_transaction(&set, "manual").await;
     set.deployment
         .step_down(Duration::from_secs(30))
         .expect("the primary steps down");
@@ -149,41 +183,16 @@ async fn a_statement_after_a_stepdown_fails_transient_and_nothing_is_applied() {
 #[tokio::test]
 async fn a_commit_whose_reply_is_lost_is_retried_with_a_majority_and_applies_once() {
     let set = ReplicaSet::start().await;
-    let accounts = set.collection("commit");
-    seed(&accounts).await;
-    let mut session = set.client.start_session().await.expect("a session");
-    session.start_transaction().await.expect("started");
-    accounts
-        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
-        .session(&mut session)
-        .await
-        .expect("the statement runs");
+    let (_, mut session) = debit_in_transaction(&set, "commit").await;
     // The first commitTransaction is cut before it runs; the driver's one retry commits.
-    set.fail_point(fail_command(
-        doc! { "times": 1 }.into(),
-        &["commitTransaction"],
-        doc! { "closeConnection": true },
-    ))
-    .await;
+    fail_commits(&set, 1).await;
 
     session
         .commit_transaction()
         .await
         .expect("the retried commit succeeds");
 
-    let commits: Vec<Document> = set
-        .events
-        .events()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::Command(CommandEvent::Started(started))
-                if started.command_name == "commitTransaction" =>
-            {
-                Some(started.command)
-            }
-            _ => None,
-        })
-        .collect();
+    let commits = started_commands(&set, "commitTransaction");
     assert_eq!(commits.len(), 2, "one retry: {commits:?}");
     assert_eq!(commits[0].get("writeConcern"), None);
     assert_eq!(
@@ -200,21 +209,8 @@ async fn a_commit_whose_reply_is_lost_is_retried_with_a_majority_and_applies_onc
 #[tokio::test]
 async fn a_commit_that_fails_twice_reports_an_unknown_result() {
     let set = ReplicaSet::start().await;
-    let accounts = set.collection("unknown");
-    seed(&accounts).await;
-    let mut session = set.client.start_session().await.expect("a session");
-    session.start_transaction().await.expect("started");
-    accounts
-        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
-        .session(&mut session)
-        .await
-        .expect("the statement runs");
-    set.fail_point(fail_command(
-        doc! { "times": 2 }.into(),
-        &["commitTransaction"],
-        doc! { "closeConnection": true },
-    ))
-    .await;
+    let (_, mut session) = debit_in_transaction(&set, "unknown").await;
+    fail_commits(&set, 2).await;
 
     let error = session
         .commit_transaction()
@@ -241,30 +237,14 @@ async fn a_commit_that_fails_twice_reports_an_unknown_result() {
 #[tokio::test]
 async fn dropping_a_session_mid_transaction_aborts_it() {
     let set = ReplicaSet::start().await;
-    let accounts = set.collection("dropped");
-    seed(&accounts).await;
-    let mut session = set.client.start_session().await.expect("a session");
-    session.start_transaction().await.expect("started");
-    accounts
-        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
-        .session(&mut session)
-        .await
-        .expect("the statement runs");
+    let (accounts, session) = debit_in_transaction(&set, "dropped").await;
     let primary = set.primary();
     let baseline = commands_received(&set, primary);
 
     drop(session);
     wait_for_commands(&set, primary, baseline, 1).await;
 
-    let aborts = set
-        .events
-        .events()
-        .into_iter()
-        .filter(|e| {
-            matches!(e, Event::Command(CommandEvent::Started(started))
-                if started.command_name == "abortTransaction")
-        })
-        .count();
+    let aborts = started_commands(&set, "abortTransaction").len();
     assert_eq!(aborts, 1, "ending the session aborted its transaction");
     // The document is free again: a write outside any transaction meets no conflict.
     accounts

@@ -35,6 +35,27 @@ fn too_old(fields: &TransactionFields, current: i64) -> CommandError {
     )
 }
 
+/// Checks that a commit or abort names the session's current transaction.
+///
+/// # Errors
+/// TransactionTooOld for an older txnNumber than the session's, NoSuchTransaction for any other
+/// that is not the session's.
+fn check_current(record: &SessionRecord, fields: &TransactionFields) -> StoreResult<()> {
+    if let Some(current) = record
+        .txn_number
+        .filter(|current| fields.txn_number < *current)
+    {
+        return Err(too_old(fields, current));
+    }
+    if record.txn_number != Some(fields.txn_number) {
+        return Err(no_such_transaction(
+            fields,
+            "does not match any in-progress transaction",
+        ));
+    }
+    Ok(())
+}
+
 /// Why the open transaction can no longer go on (aborted from outside, or expired).
 fn ended_outside(txn: &OpenTransaction, now: bson::DateTime) -> Option<&'static str> {
     if let Some(reason) = txn.registration.aborted() {
@@ -193,18 +214,7 @@ impl Store {
         record: &mut SessionRecord,
         fields: &TransactionFields,
     ) -> StoreResult<Document> {
-        if let Some(current) = record
-            .txn_number
-            .filter(|current| fields.txn_number < *current)
-        {
-            return Err(too_old(fields, current));
-        }
-        if record.txn_number != Some(fields.txn_number) {
-            return Err(no_such_transaction(
-                fields,
-                "does not match any in-progress transaction",
-            ));
-        }
+        check_current(record, fields)?;
         let state = std::mem::take(&mut record.transaction);
         match state {
             TransactionState::Committed => {
@@ -241,18 +251,7 @@ impl Store {
 
 /// `abortTransaction`.
 fn abort(record: &mut SessionRecord, fields: &TransactionFields) -> StoreResult<Document> {
-    if let Some(current) = record
-        .txn_number
-        .filter(|current| fields.txn_number < *current)
-    {
-        return Err(too_old(fields, current));
-    }
-    if record.txn_number != Some(fields.txn_number) {
-        return Err(no_such_transaction(
-            fields,
-            "does not match any in-progress transaction",
-        ));
-    }
+    check_current(record, fields)?;
     match record.transaction {
         TransactionState::Open(_) => {
             record.transaction = TransactionState::Aborted;

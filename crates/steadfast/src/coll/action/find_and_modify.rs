@@ -75,10 +75,11 @@ async fn find_and_modify<T: DeserializeOwned + Send + Sync>(
     coll: &Collection<T>,
     filter: Document,
     modification: Modification,
-    mut fields: FindAndModifyFields,
+    options: impl Into<FindAndModifyFields>,
     session: Option<&mut ClientSession>,
     overrides: &OperationOverrides,
 ) -> Result<Option<T>> {
+    let mut fields = options.into();
     fields.write_concern = coll.resolve_write_concern(fields.write_concern.take());
     let op = FindAndModify::new(coll.ns().clone(), filter, modification, fields);
     let settings = coll.operation_settings(overrides);
@@ -113,12 +114,11 @@ impl<'a, T: Send + Sync> FindOneAndDelete<'a, T> {
     where
         T: DeserializeOwned,
     {
-        let fields = FindAndModifyFields::from(self.options);
         find_and_modify(
             self.coll,
             self.filter,
             Modification::Delete,
-            fields,
+            self.options,
             self.session,
             &self.overrides,
         )
@@ -161,13 +161,12 @@ impl<'a, T: Send + Sync> FindOneAndUpdate<'a, T> {
         T: DeserializeOwned,
     {
         check_update(&self.update)?;
-        let fields = FindAndModifyFields::from(self.options);
         let modification = Modification::Update(self.update);
         find_and_modify(
             self.coll,
             self.filter,
             modification,
-            fields,
+            self.options,
             self.session,
             &self.overrides,
         )
@@ -209,12 +208,11 @@ impl<'a, T: Send + Sync> FindOneAndReplace<'a, T> {
         T: DeserializeOwned,
     {
         let modification = Modification::Replace(self.replacement?);
-        let fields = FindAndModifyFields::from(self.options);
         find_and_modify(
             self.coll,
             self.filter,
             modification,
-            fields,
+            self.options,
             self.session,
             &self.overrides,
         )
