@@ -25,13 +25,17 @@
 //!
 //! | operation  | total before | total after | driver before | driver after |
 //! |------------|-------------:|------------:|--------------:|-------------:|
-//! | ping       |       58,879 |      58,166 |        28,395 |       27,791 |
-//! | find_one   |      118,968 |     104,206 |        58,965 |       43,963 |
-//! | insert_one |      106,034 |     104,241 |        48,318 |       45,408 |
+//! | ping       |       58,166 |      55,789 |        27,791 |       25,606 |
+//! | find_one   |      104,206 |     103,434 |        43,963 |       43,723 |
+//! | insert_one |      104,241 |     102,910 |        45,408 |       44,313 |
 //!
-//! "Before" is the previous round's "after"; on this round's machine and toolchain the code
-//! before these changes measured 59,501 / 28,754 (ping), 120,564 / 59,469 (find_one) and
-//! 107,258 / 48,238 (insert_one).
+//! "Before" is the previous round's "after". On this round's machine and toolchain the code
+//! before these changes (commit c95a934, which also holds the merges since that round)
+//! measured 62,484 / 31,617 (ping), 108,680 / 48,038 (find_one) and 116,003 / 57,027
+//! (insert_one; 115,176 / 56,267 on a second run), so the driver's share fell by 19% (ping),
+//! 9% (find_one) and 22% (insert_one). Part of insert_one's drop is in frame decoding on both
+//! sides (`OpMsg::decode`), which these changes do not touch: how the two tasks' reads
+//! interleave differs from run to run, so take its figure as less certain than the others.
 //!
 //! The previous round's bench raw-floor cells (`cargo run --release -p steadfast-bench --
 //! --only throughput --seconds 2`, on two cores shared with seven other builds, so wall time
@@ -72,11 +76,45 @@
 //!   are still made on every selection. Predicates and retries (deprioritized servers) are
 //!   never memoized.
 //!
+//! - This round (ping's driver side, per operation, measured one change at a time where the
+//!   build time allowed): `run_command`'s action builds its operation before making its
+//!   future, so the boxed future is the executor's alone (the memcpy of the action and its
+//!   box fell from about 4,700 to 3,200 `Ir`; the box's allocation, about 2,000, did not
+//!   change: it is still several KB); connections share their
+//!   stream description (`Arc`) instead of cloning it (with its address) per attempt; the
+//!   pooled exchange borrows the pool's address and interrupt token instead of cloning them;
+//!   the clock is read only where something uses the reading (selection start and the
+//!   check-out limit only under timeoutMS, `maxTimeMS` only with a deadline, the round trip
+//!   only for command events, ConnectionCheckedOut's duration only when the event is built, an
+//!   I/O deadline only with socketTimeoutMS, one reading for a check-in and the wait-queue
+//!   service after it): the process's 21 `Instant::now` calls per ping (tokio's included)
+//!   became 13; the executor reserves room
+//!   for `$db`, `lsid` and the small fields before appending them (two buffer regrowths
+//!   fewer); the pool's maps keyed by connection and waiter ids (core's `PoolState` and the
+//!   driver's idle, in-use, establishing and waiter maps) hash with core's `IdMap`
+//!   (one multiplication) instead of SipHash (about 140 `Ir` per lookup, nine lookups per
+//!   operation); `runtime::rng` seeds its `SmallRng` from 64 bits of the thread's CSPRNG
+//!   instead of filling the whole seed (three generators per operation, about 190 `Ir` each).
+//!
 //! What remains, largest first (find_one driver side):
 //! - The attempt's stage futures are still about 2.8 KB (`run_stages`: check-out ~0.9 KB,
 //!   the exchange ~1.4 KB with the connection's send and its deadline), and `run_operation`
 //!   keeps the plan and retry session (~1.2 KB) inline: about 5 KB copied once per call.
 //! - Commands other than find, the writes and runCommand still build a `Document`.
+//! - Large allocations: find_one allocates about 3.4 K`Ir` worth in `FindOne::run`'s future
+//!   and 1.2 K in its box (glibc's slow path for blocks of several KB); smaller futures would
+//!   shrink both.
+//! - insert_one goes through the bulk path (`run_write_plan` -> `run_bulk`): its future moves
+//!   about 3,800 `Ir` of memcpy per operation, and the namespace and settings are cloned per
+//!   batch (that path is shared with insert_many and bulk_write).
+//! - Per ping still: six `String` clones (the operation's name and database for `Command`,
+//!   the plan's name and the retry profile's copy of it, the selected and the replying
+//!   server's address); `Executor::start` moves its plan and progress (about 450 `Ir`);
+//!   the reply is validated by `check_bson` and then read again by bson's iterators, which
+//!   re-check UTF-8 (one pass could serve only if every reader of replies handled malformed
+//!   elements itself; the deep check stays); the adaptive policy's `admit` and
+//!   `observe_reply` read the clock and make a generator even when the policy ignores them
+//!   (the `RetryPolicy` trait would need to say so).
 //!
 //! The bench after this round (idle machine, commit 9232c1d; README "DriverBench and client CPU
 //! per operation"): p50 over the raw round trip 2.16x (ping) and 2.10x (find_one) at concurrency

@@ -78,10 +78,12 @@ pub(crate) fn bson_now() -> bson::DateTime {
 }
 
 /// A small, fast generator for the pure decisions that take `&mut impl Rng` (server selection,
-/// SRV host choice). Seeded from the thread-local CSPRNG; `Send`, so it may live in a task.
+/// SRV host choice). Seeded with 64 bits of the thread-local CSPRNG (expanded by
+/// `seed_from_u64`), which costs a fraction of filling the whole seed from it: several
+/// generators are made per operation. `Send`, so it may live in a task.
 pub(crate) fn rng() -> rand::rngs::SmallRng {
     use rand::SeedableRng as _;
-    rand::rngs::SmallRng::from_rng(&mut rand::rng())
+    rand::rngs::SmallRng::seed_from_u64(rand::rng().next_u64())
 }
 
 /// Spawns the driver's background tasks and counts the live ones, so that shutdown can prove

@@ -10,6 +10,7 @@
 pub mod events;
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::time::{Duration, Instant};
 
 use bson::oid::ObjectId;
@@ -23,6 +24,38 @@ pub type ConnectionId = u64;
 
 /// The identifier the worker gives a check-out request while it waits in the queue.
 pub type WaiterId = u64;
+
+/// A map keyed by a [`ConnectionId`] or a [`WaiterId`]. The ids are the pool's own counters,
+/// never taken from the network, so they need no collision-resistant hash: the pool looks ids
+/// up several times per operation, and [`IdHasher`] costs a few instructions where the
+/// standard library's SipHash costs over a hundred.
+pub type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+/// The hasher of [`IdMap`]: one multiplication by an odd constant (Fibonacci hashing), which
+/// spreads consecutive ids over both the low bits (the bucket) and the high bits (the hash
+/// table's tag).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IdHasher(u64);
+
+/// 2^64 divided by the golden ratio, rounded to odd.
+const FIBONACCI: u64 = 0x9E37_79B9_7F4A_7C15;
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Ids are hashed by `write_u64`; any other input still hashes deterministically.
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(FIBONACCI);
+        }
+    }
+
+    fn write_u64(&mut self, id: u64) {
+        self.0 = (self.0 ^ id).wrapping_mul(FIBONACCI);
+    }
+}
 
 /// The pool options of the CMAP specification.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -224,7 +257,7 @@ pub struct PoolState {
     generation: u32,
     service_generations: HashMap<ObjectId, ServiceEntry>,
     next_connection_id: ConnectionId,
-    connections: HashMap<ConnectionId, ConnectionRecord>,
+    connections: IdMap<ConnectionRecord>,
     /// Available connections, most recently checked in last (taken LIFO to keep the hot set small
     /// and let idle ones age out).
     available: Vec<ConnectionId>,
@@ -247,7 +280,7 @@ impl PoolState {
             generation: 0,
             service_generations: HashMap::new(),
             next_connection_id: 1,
-            connections: HashMap::new(),
+            connections: IdMap::default(),
             available: Vec::new(),
             pending: 0,
             wait_queue: VecDeque::new(),

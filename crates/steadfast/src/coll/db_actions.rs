@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bson::{Bson, Document, doc};
 use futures_util::TryStreamExt;
-use futures_util::future::BoxFuture;
+use futures_util::future::{BoxFuture, Either};
 use steadfast_core::options::WriteConcern;
 
 use super::action::{Aggregate, ExplicitSession, ImplicitSession};
@@ -510,15 +510,25 @@ impl<'a> RunCommand<'a> {
         self
     }
 
-    async fn run(self) -> Result<Document> {
-        let explicit = self.criteria.is_some();
-        let criteria = self
-            .criteria
-            .unwrap_or_else(SelectionCriteria::primary_read);
-        let op = RunCommandOp::new(self.db.name(), self.command, criteria)?
-            .with_explicit_criteria(explicit);
-        let settings = self.db.inherited().settings.overridden_by(&self.overrides);
-        execute(self.db.client(), op, self.session, &settings).await
+    /// Builds the operation before the future is made, so that the future is the executor's
+    /// alone (holding the operation boxed), not the action's, the operation's and the settings'
+    /// around it: every call copies its future once, into a box.
+    fn run(self) -> impl Future<Output = Result<Document>> + 'a {
+        let RunCommand {
+            db,
+            command,
+            overrides,
+            session,
+            criteria,
+        } = self;
+        let explicit = criteria.is_some();
+        let criteria = criteria.unwrap_or_else(SelectionCriteria::primary_read);
+        let op = match RunCommandOp::new(db.name(), command, criteria) {
+            Ok(op) => op.with_explicit_criteria(explicit),
+            Err(error) => return Either::Left(std::future::ready(Err(error))),
+        };
+        let settings = db.inherited().settings.overridden_by(&overrides);
+        Either::Right(execute(db.client(), op, session, &settings))
     }
 }
 

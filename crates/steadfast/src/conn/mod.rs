@@ -12,6 +12,7 @@ pub(crate) mod stream;
 mod tests;
 pub(crate) mod tls;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -44,7 +45,8 @@ pub(crate) struct Connection {
     decoder: FrameDecoder,
     /// Reused for every request so that steady-state sends do not allocate.
     write_buffer: Vec<u8>,
-    description: Option<StreamDescription>,
+    /// Shared, so that every attempt on the connection takes it without copying it.
+    description: Option<Arc<StreamDescription>>,
     socket_timeout: Option<Duration>,
     /// Set on the first network, timeout or protocol error: the connection must be discarded.
     broken: bool,
@@ -128,13 +130,18 @@ impl Connection {
 
     /// What the handshake learnt, once it has completed.
     pub(crate) fn description(&self) -> Option<&StreamDescription> {
-        self.description.as_ref()
+        self.description.as_deref()
+    }
+
+    /// [`Connection::description`], shared.
+    pub(crate) fn shared_description(&self) -> Option<Arc<StreamDescription>> {
+        self.description.clone()
     }
 
     pub(crate) fn set_description(&mut self, description: StreamDescription) {
         let max = description.max_message_size_bytes;
         self.decoder.set_max_message_size(max);
-        self.description = Some(description);
+        self.description = Some(Arc::new(description));
     }
 
     /// Picks the request id the next [`Connection::send_message`] will use, so that monitoring
@@ -391,19 +398,24 @@ impl Connection {
 
     /// When the next read or write must finish (see [`io_deadline`]).
     fn io_deadline(&self, limit: IoLimit) -> Option<Instant> {
-        io_deadline(limit, self.socket_timeout, crate::runtime::now())
+        io_deadline(limit, self.socket_timeout, crate::runtime::now)
     }
 }
 
 /// When a read or write starting at `now` must finish: the deadline alone under timeoutMS,
 /// else the earlier of the given instant and `now` + socketTimeoutMS (a socket timeout too
-/// large to add to `now` sets no limit of its own).
-fn io_deadline(limit: IoLimit, socket_timeout: Option<Duration>, now: Instant) -> Option<Instant> {
+/// large to add to `now` sets no limit of its own). `now` is asked only when a socket timeout
+/// applies, so that an exchange without one does not read the clock.
+fn io_deadline(
+    limit: IoLimit,
+    socket_timeout: Option<Duration>,
+    now: impl FnOnce() -> Instant,
+) -> Option<Instant> {
     let deadline = match limit {
         IoLimit::Deadline(deadline) => return deadline,
         IoLimit::SocketTimeout(deadline) => deadline,
     };
-    let socket = socket_timeout.and_then(|t| now.checked_add(t));
+    let socket = socket_timeout.and_then(|t| now().checked_add(t));
     match (socket, deadline) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),

@@ -278,10 +278,10 @@ fn the_io_deadline_is_the_operations_alone_under_timeout_ms() {
     let later = now + Duration::from_secs(5);
     // socketTimeoutMS gives way to the deadline, even when it is shorter, or absent.
     assert_eq!(
-        io_deadline(IoLimit::Deadline(Some(later)), socket, now),
+        io_deadline(IoLimit::Deadline(Some(later)), socket, || now),
         Some(later)
     );
-    assert_eq!(io_deadline(IoLimit::Deadline(None), socket, now), None);
+    assert_eq!(io_deadline(IoLimit::Deadline(None), socket, || now), None);
 }
 
 #[test]
@@ -292,19 +292,19 @@ fn without_timeout_ms_the_io_deadline_is_the_earlier_of_socket_timeout_and_the_l
     let later = now + Duration::from_secs(5);
     let limit = IoLimit::SocketTimeout;
     assert_eq!(
-        io_deadline(limit(None), Some(socket), now),
+        io_deadline(limit(None), Some(socket), || now),
         Some(now + socket)
     );
     assert_eq!(
-        io_deadline(limit(Some(soon)), Some(socket), now),
+        io_deadline(limit(Some(soon)), Some(socket), || now),
         Some(soon)
     );
     assert_eq!(
-        io_deadline(limit(Some(later)), Some(socket), now),
+        io_deadline(limit(Some(later)), Some(socket), || now),
         Some(now + socket)
     );
-    assert_eq!(io_deadline(limit(Some(later)), None, now), Some(later));
-    assert_eq!(io_deadline(limit(None), None, now), None);
+    assert_eq!(io_deadline(limit(Some(later)), None, || now), Some(later));
+    assert_eq!(io_deadline(limit(None), None, || now), None);
     // A socket timeout past what an Instant can hold sets no limit instead of panicking.
-    assert_eq!(io_deadline(limit(None), Some(Duration::MAX), now), None);
+    assert_eq!(io_deadline(limit(None), Some(Duration::MAX), || now), None);
 }

@@ -79,7 +79,7 @@ pub(super) struct Failure {
 /// A reply kept for [`Operation::handle_reply`] with what its context needs.
 pub(super) struct HeldReply {
     pub(super) reply: RawDocumentBuf,
-    pub(super) description: StreamDescription,
+    pub(super) description: Arc<StreamDescription>,
     pub(super) address: ServerAddress,
 }
 

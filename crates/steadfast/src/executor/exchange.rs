@@ -25,7 +25,7 @@ pub(super) struct Exchanged {
     pub(super) reply: RawDocumentBuf,
     /// The command's identity in events, when they are built.
     pub(super) identity: Option<CommandIdentity>,
-    /// The round trip's duration.
+    /// The round trip's duration (zero when no command event reports it).
     pub(super) duration: Duration,
     /// The connection's pool generation (and service), for SDAM.
     pub(super) generation: ConnectionGeneration,
@@ -62,7 +62,8 @@ impl Executor {
         if let Some(session) = session.as_deref_mut() {
             session.begin_exchange();
         }
-        let sent_at = runtime::now();
+        // The round trip is timed only for the command events that report it.
+        let sent_at = identity.as_ref().map(|_| runtime::now());
         // Under timeoutMS the deprecated socketTimeoutMS gives way to the deadline (CSOT).
         let exchange = connection
             .send_message(prepared.message, stage.plan.deadline.io_limit())
@@ -70,7 +71,9 @@ impl Executor {
         if let Some(session) = session.as_deref_mut() {
             session.end_exchange();
         }
-        let duration = runtime::now().saturating_duration_since(sent_at);
+        let duration = sent_at.map_or(Duration::ZERO, |sent_at| {
+            runtime::now().saturating_duration_since(sent_at)
+        });
         let generation = connection.service_generation();
         let reply = match exchange {
             Ok(reply) if stage.plan.acknowledged => {

@@ -13,6 +13,10 @@ use steadfast_core::selection::{ReadPreference, ReadPreferenceMode, SelectionCri
 
 use crate::conn::config::ServerApi;
 
+/// Bytes reserved beyond `$db`'s value and the `lsid` for the other fields a command usually
+/// gets (`$db`'s and `lsid`'s own headers, `txnNumber`, `maxTimeMS`): a guess, never a limit.
+const FIELD_ROOM: usize = 64;
+
 /// Everything the executor adds to one attempt's command.
 #[derive(Debug, Default)]
 pub(super) struct CommonFields<'a> {
@@ -53,7 +57,7 @@ impl CommonFields<'_> {
     /// When `body` is not valid BSON or a document cannot be encoded (a key with a NUL byte,
     /// say).
     pub(super) fn encode(&self, body: RawDocumentBuf) -> bson::error::Result<RawDocumentBuf> {
-        let mut raw = self.without_replaced(body)?;
+        let mut raw = self.with_room(self.without_replaced(body)?)?;
         raw.append(cstr!("$db"), self.database);
         if let Some(lsid) = self.lsid {
             raw.append(cstr!("lsid"), lsid);
@@ -89,6 +93,15 @@ impl CommonFields<'_> {
             api.append_raw(&mut raw);
         }
         Ok(raw)
+    }
+
+    /// `body` with room reserved for the fields most commands get (`$db`, `lsid` and a few
+    /// small ones), so that appending them does not grow the buffer one field at a time.
+    fn with_room(&self, body: RawDocumentBuf) -> bson::error::Result<RawDocumentBuf> {
+        let lsid = self.lsid.map_or(0, |lsid| lsid.as_bytes().len());
+        let mut bytes = body.into_bytes();
+        bytes.reserve(self.database.len() + lsid + FIELD_ROOM);
+        RawDocumentBuf::from_bytes(bytes)
     }
 
     /// `body` without the fields [`CommonFields::encode`] sets; copied only when it has one.

@@ -2,6 +2,7 @@
 //! `ok: 0` reply as a command error, a write concern error (retried only for a retryable
 //! write), and otherwise the operation's own reading of the reply.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bson::raw::RawElement;
@@ -28,7 +29,7 @@ impl Executor {
         &self,
         op: &mut O,
         stage: Stage<'_>,
-        description: StreamDescription,
+        description: Arc<StreamDescription>,
         exchanged: Exchanged,
         session: Option<&mut ClientSession>,
     ) -> AttemptResult<O::Output> {

@@ -3,6 +3,7 @@
 //! and where the connection goes afterwards: back to its pin, into a new pin (a transaction's
 //! first command, a cursor that stays open), or back to the pool.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use steadfast_core::retry::RetrySession;
@@ -27,7 +28,7 @@ pub(super) enum Origin {
 /// An attempt's connection, with its handshake description and origin.
 pub(super) struct Acquired {
     pub(super) connection: PooledConnection,
-    pub(super) description: StreamDescription,
+    pub(super) description: Arc<StreamDescription>,
     pub(super) origin: Origin,
 }
 
@@ -42,7 +43,7 @@ impl Executor {
     pub(super) async fn acquire(
         &self,
         stage: Stage<'_>,
-        selection_started: Instant,
+        selection_started: Option<Instant>,
         progress: &mut Progress<'_>,
     ) -> Result<Acquired, Interrupt> {
         let fail = |error| {
@@ -137,7 +138,7 @@ impl Executor {
 
 /// A pinned connection with its handshake description.
 fn described(connection: PooledConnection, origin: Origin) -> Result<Acquired, Error> {
-    let Some(description) = connection.description().cloned() else {
+    let Some(description) = connection.shared_description() else {
         return Err(Error::protocol(
             "a pinned connection has no handshake description",
         ));

@@ -65,12 +65,16 @@ impl Executor {
         let body = body
             .into_raw()
             .map_err(|error| fail(error.with_address(&selected.address)))?;
-        let budget = match plan.deadline.max_time_ms(
-            runtime::now(),
-            selected.description.min_round_trip_time.unwrap_or_default(),
-        ) {
-            Ok(budget) => budget,
-            Err(not_enough) => return Err(self.not_enough_time(stage, not_enough)),
+        // The clock is read only when there is a deadline to measure against.
+        let budget = match plan.deadline.instant() {
+            None => None,
+            Some(_) => match plan.deadline.max_time_ms(
+                runtime::now(),
+                selected.description.min_round_trip_time.unwrap_or_default(),
+            ) {
+                Ok(budget) => budget,
+                Err(not_enough) => return Err(self.not_enough_time(stage, not_enough)),
+            },
         };
         let max_time = budget.and_then(|budget| {
             if op.accepts_max_time() && !plan.omit_max_time {

@@ -1,6 +1,7 @@
 //! The first stages of an attempt: select a server (the retryable-write support check with it)
 //! and check a connection out of its pool.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use steadfast_core::TopologyType;
@@ -17,10 +18,11 @@ use crate::pool::PooledConnection;
 use crate::runtime;
 use crate::sdam::{SelectedServer, SelectionFor};
 
-/// A selected server and when its selection began (check-out's limit counts from there).
+/// A selected server and, under timeoutMS, when its selection began (check-out's limit counts
+/// from there; without timeoutMS there is no such limit, and the clock is not read).
 pub(super) struct Selection {
     pub(super) server: SelectedServer,
-    pub(super) started: Instant,
+    pub(super) started: Option<Instant>,
     /// The criteria selection used when they differ from the plan's (a write-stage
     /// aggregation's, resolved against the topology).
     pub(super) criteria: Option<SelectionCriteria>,
@@ -36,7 +38,7 @@ impl Executor {
         plan: &OperationPlan,
         retry: &mut RetrySession<Error>,
     ) -> Result<Selection, Interrupt> {
-        let started = runtime::now();
+        let started = plan.deadline.is_csot().then(runtime::now);
         // A retry of commitTransaction or abortTransaction may go to another mongos
         // (transactions, "Mongos Pinning").
         let unpinned_retry =
@@ -92,20 +94,21 @@ impl Executor {
     pub(super) async fn check_out(
         &self,
         stage: Stage<'_>,
-        selection_started: Instant,
-    ) -> Result<(PooledConnection, StreamDescription), Interrupt> {
+        selection_started: Option<Instant>,
+    ) -> Result<(PooledConnection, Arc<StreamDescription>), Interrupt> {
         let Stage {
             plan,
             selected,
             kind,
             ..
         } = stage;
-        let limit = plan
-            .deadline
-            .checkout_limit(selection_started, self.options().server_selection_timeout);
+        let limit = selection_started.and_then(|started| {
+            plan.deadline
+                .checkout_limit(started, self.options().server_selection_timeout)
+        });
         let fail = |error| self.failure(error, kind, &not_sent(Some(selected), plan));
         let connection = selected.pool.check_out(limit).await.map_err(fail)?;
-        let Some(description) = connection.description().cloned() else {
+        let Some(description) = connection.shared_description() else {
             let error = Error::protocol("a pooled connection has no handshake description")
                 .with_address(&selected.address);
             return Err(fail(error));

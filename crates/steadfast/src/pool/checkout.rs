@@ -294,7 +294,7 @@ impl Shared {
         receiver.close();
         if let Ok(Delivery::Connection { connection, .. }) = receiver.try_recv() {
             let healthy = connection.is_reusable();
-            self.check_in_locked(&mut inner, connection, healthy);
+            self.check_in_locked(&mut inner, connection, healthy, runtime::now());
         }
         self.service(&mut inner);
     }

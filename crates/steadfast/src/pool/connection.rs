@@ -158,18 +158,25 @@ impl PooledConnection {
     /// # Cancel safety
     /// Not cancel safe: dropping the future midway leaves the connection broken.
     pub(crate) async fn send_message(&mut self, message: OpMsg, limit: IoLimit) -> Result<OpMsg> {
-        let address = self.pool.address.clone();
-        if self.interrupt.is_interrupted() {
-            return Err(errors::interrupted(&address));
+        // Borrowed field by field: nothing is cloned for the exchange.
+        let PooledConnection {
+            connection,
+            interrupt,
+            pool,
+            ..
+        } = self;
+        if interrupt.is_interrupted() {
+            return Err(errors::interrupted(&pool.address));
         }
-        let interrupt = self.interrupt.clone();
-        let connection = self.connection_mut();
+        let connection = connection
+            .as_mut()
+            .expect("a pooled connection holds its connection until dropped");
         tokio::select! {
             biased;
             () = interrupt.interrupted() => {
                 // The exchange's future is dropped here, which leaves the connection marked
                 // in flight, hence broken: it is closed when checked in.
-                Err(errors::interrupted(&address))
+                Err(errors::interrupted(&pool.address))
             }
             reply = connection.send_message(message, limit) => reply,
         }

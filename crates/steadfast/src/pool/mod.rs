@@ -20,15 +20,14 @@ mod maintenance;
 mod pinned;
 pub mod standalone;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use bson::oid::ObjectId;
 use steadfast_core::ServerAddress;
 use steadfast_core::pool::{
-    CheckInDecision, CheckOutFailedReason, ConnectionClosedReason, ConnectionId, Grant, PoolEvent,
-    PoolOptions, PoolState, WaiterId,
+    CheckInDecision, CheckOutFailedReason, ConnectionClosedReason, ConnectionId, Grant, IdMap,
+    PoolEvent, PoolOptions, PoolState, WaiterId,
 };
 use tokio::sync::{Notify, oneshot};
 
@@ -147,12 +146,12 @@ pub(super) struct Shared {
 struct Inner {
     state: PoolState,
     next_waiter: WaiterId,
-    waiters: HashMap<WaiterId, WaiterSlot>,
+    waiters: IdMap<WaiterSlot>,
     /// The available connections, by id (the state machine keeps their order).
-    idle: HashMap<ConnectionId, Connection>,
-    establishing: HashMap<ConnectionId, Establishing>,
+    idle: IdMap<Connection>,
+    establishing: IdMap<Establishing>,
     /// The interrupt tokens of checked-out connections.
-    in_use: HashMap<ConnectionId, InterruptToken>,
+    in_use: IdMap<InterruptToken>,
     /// How many establishments have failed, so that `fill` stops at the first failure.
     failed_establishments: u64,
     /// Why the pool is paused: the error of the last clear.
@@ -249,10 +248,10 @@ impl ConnectionPool {
             inner: Mutex::new(Inner {
                 state: PoolState::new(options),
                 next_waiter: 1,
-                waiters: HashMap::new(),
-                idle: HashMap::new(),
-                establishing: HashMap::new(),
-                in_use: HashMap::new(),
+                waiters: IdMap::default(),
+                idle: IdMap::default(),
+                establishing: IdMap::default(),
+                in_use: IdMap::default(),
                 pause_cause: "the server has not been checked yet".to_string(),
                 failed_establishments: 0,
                 maintenance_started: false,
@@ -412,8 +411,13 @@ impl Shared {
 
     /// Serves the wait queue for as long as the state machine can, carrying out its grants.
     fn service(self: &Arc<Self>, inner: &mut Inner) {
+        self.service_at(inner, runtime::now());
+    }
+
+    /// [`Shared::service`] with the clock already read (at `now`) by the caller.
+    fn service_at(self: &Arc<Self>, inner: &mut Inner, mut now: Instant) {
         loop {
-            let outcome = inner.state.service(runtime::now());
+            let outcome = inner.state.service(now);
             if outcome.grants.is_empty() && outcome.closed.is_empty() {
                 return;
             }
@@ -454,6 +458,7 @@ impl Shared {
                     }
                 }
             }
+            now = runtime::now();
         }
     }
 
@@ -476,7 +481,7 @@ impl Shared {
             // The check-out's receiver is only dropped after it removed its slot under this
             // lock, so this does not happen; should it, the connection is not lost.
             let healthy = connection.is_reusable();
-            self.check_in_locked(inner, connection, healthy);
+            self.check_in_locked(inner, connection, healthy, runtime::now());
         }
     }
 
@@ -495,11 +500,11 @@ impl Shared {
             .unwrap_or_else(|| inner.state.generation());
         let interrupt = InterruptToken::default();
         inner.in_use.insert(id, interrupt.clone());
-        let duration = runtime::now().saturating_duration_since(started);
+        // The clock is read only for the event that reports the duration.
         self.emit(|| PoolEvent::ConnectionCheckedOut {
             address: self.address.clone(),
             connection_id: id,
-            duration,
+            duration: runtime::now().saturating_duration_since(started),
         });
         (generation, interrupt)
     }
@@ -535,8 +540,10 @@ impl Shared {
     /// Checks a connection in (from a dropped [`PooledConnection`]).
     fn check_in(self: &Arc<Self>, connection: Connection, healthy: bool) {
         let mut inner = self.lock();
-        self.check_in_locked(&mut inner, connection, healthy);
-        self.service(&mut inner);
+        // One reading of the clock serves the check-in and the wait queue after it.
+        let now = runtime::now();
+        self.check_in_locked(&mut inner, connection, healthy, now);
+        self.service_at(&mut inner, now);
     }
 
     /// Checks in a connection that owes a reply timeoutMS left unread, once that reply has
@@ -566,14 +573,20 @@ impl Shared {
         });
     }
 
-    fn check_in_locked(&self, inner: &mut Inner, connection: Connection, healthy: bool) {
+    fn check_in_locked(
+        &self,
+        inner: &mut Inner,
+        connection: Connection,
+        healthy: bool,
+        now: Instant,
+    ) {
         let id = connection.id();
         inner.in_use.remove(&id);
         self.emit(|| PoolEvent::ConnectionCheckedIn {
             address: self.address.clone(),
             connection_id: id,
         });
-        match inner.state.check_in(id, healthy, runtime::now()) {
+        match inner.state.check_in(id, healthy, now) {
             CheckInDecision::Pool => {
                 inner.idle.insert(id, connection);
             }
