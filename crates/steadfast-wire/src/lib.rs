@@ -36,7 +36,7 @@ mod message;
 mod msg;
 mod read;
 
-pub use bson_check::{BsonValidation, MAX_BSON_NESTING_DEPTH, check_bson};
+pub use bson_check::{BsonValidation, MAX_BSON_NESTING_DEPTH, check_bson, find_top_level};
 pub use compression::{Compressor, CompressorId, is_uncompressible_command};
 pub use decoder::FrameDecoder;
 pub use error::WireError;

@@ -48,8 +48,8 @@ impl DriverBenchReport {
         let _ = writeln!(
             out,
             "- server: blackpipe standalone, {}; {}\n- scale: {}; iterations per task and driver: \
-             at least {} s, then until {} iterations or {} s, interleaved iteration by iteration \
-             (first driver alternating)\n- {}\n",
+             one untimed warm-up iteration each, then at least {} s, then until {} iterations \
+             or {} s, interleaved iteration by iteration (first driver alternating)\n- {}\n",
             self.server.mode,
             self.server.pinning,
             if self.scale.divisor == 1 {

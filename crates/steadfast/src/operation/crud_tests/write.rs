@@ -67,6 +67,42 @@ fn insert_generates_an_object_id_first_and_keeps_an_existing_one() {
 }
 
 #[test]
+fn insert_reads_only_a_top_level_id_and_refuses_a_malformed_document() {
+    // A nested `_id` and keys that start like it are not the document's `_id`.
+    let nested = rawdoc! { "_idx": 1, "a": { "_id": 2 }, "list": [{ "_id": 3 }] };
+    let (statement, id) = Statement::insert(nested.clone()).expect("valid");
+    assert!(matches!(id, Bson::ObjectId(_)), "generated, got {id:?}");
+    assert_eq!(
+        statement.document.as_bytes().len(),
+        nested.as_bytes().len() + 17
+    );
+    assert_eq!(
+        statement.document.get_document("a").ok(),
+        nested.get_document("a").ok()
+    );
+
+    // An `_id` after many fields is kept as it is, the document unchanged.
+    let mut many = bson::Document::new();
+    for n in 0..1000 {
+        many.insert(format!("f{n}"), n);
+    }
+    many.insert("_id", doc! { "k": [1, "two"] });
+    let raw = bson::RawDocumentBuf::try_from(&many).expect("encodes");
+    let (statement, id) = Statement::insert(raw.clone()).expect("valid");
+    assert_eq!(id, Bson::Document(doc! { "k": [1, "two"] }));
+    assert_eq!(statement.document, raw);
+
+    // An element of unknown type before any `_id`: refused before anything is sent.
+    let malformed = bson::RawDocumentBuf::from_bytes(vec![9, 0, 0, 0, 0x20, b'a', 0, 1, 0])
+        .expect("the frame is valid");
+    let error = Statement::insert(malformed).expect_err("malformed");
+    assert!(
+        matches!(error.kind(), ErrorKind::InvalidArgument { .. }),
+        "{error:?}"
+    );
+}
+
+#[test]
 fn a_batch_is_one_insert_command_with_a_document_sequence() {
     let mut op = batch(inserts(3, 1), 0);
     let command = op.build(&default_description()).expect("builds");
