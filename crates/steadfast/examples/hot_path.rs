@@ -96,6 +96,13 @@
 //!   operation); `runtime::rng` seeds its `SmallRng` from 64 bits of the thread's CSPRNG
 //!   instead of filling the whole seed (three generators per operation, about 190 `Ir` each).
 //!
+//! - The OIDC exchange (reauthentication on 391 and the resend) is boxed and entered only by
+//!   OIDC clients: inline, it made every operation's future 608 bytes larger. The boxed
+//!   future per operation (release, `size_of_val` probe in `action_future!`) is now 4,952
+//!   bytes for run_command (6,928 at the start of this round), 6,008 for find_one and 7,040
+//!   for insert_one. It is also the memory an operation in flight holds, which the bench's
+//!   memory cell counts in its per-connection column (64 tasks, one operation each).
+//!
 //! What remains, largest first (find_one driver side):
 //! - The attempt's stage futures are still about 2.8 KB (`run_stages`: check-out ~0.9 KB,
 //!   the exchange ~1.4 KB with the connection's send and its deadline), and `run_operation`

@@ -29,6 +29,24 @@ impl Executor {
         stage: Stage<'_>,
         connection: &mut PooledConnection,
         prepared: Prepared,
+        session: Option<&mut ClientSession>,
+    ) -> Result<Exchanged, Interrupt> {
+        if self.auth().is_some_and(|auth| auth.oidc.is_some()) {
+            // Boxed: the OIDC conversation and the second exchange would otherwise make every
+            // operation's future larger (copied once per call, held per operation in flight)
+            // for every client, OIDC or not.
+            Box::pin(self.exchange_oidc(stage, connection, prepared, session)).await
+        } else {
+            self.exchange(stage, connection, prepared, session).await
+        }
+    }
+
+    /// The OIDC client's exchange: reauthenticates and resends once on 391.
+    async fn exchange_oidc(
+        &self,
+        stage: Stage<'_>,
+        connection: &mut PooledConnection,
+        prepared: Prepared,
         mut session: Option<&mut ClientSession>,
     ) -> Result<Exchanged, Interrupt> {
         let Some((oidc, source)) = self
