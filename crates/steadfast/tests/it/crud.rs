@@ -460,7 +460,19 @@ async fn ordered_and_unordered_bulk_writes_with_write_errors() {
 
 #[tokio::test]
 async fn a_large_insert_many_is_split_into_several_commands() {
-    let (deployment, client) = standalone().await;
+    let deployment = Deployment::start(DeploymentConfig::standalone())
+        .await
+        .expect("the deployment starts");
+    // blackpipe stores the 100,000-document batch on this test's one thread, during which
+    // nothing else runs: on a loaded machine (a debug build, the whole suite in parallel) that
+    // took longer than the monitor's default 10 s check timeout, the monitor's check failed
+    // when the thread came back, the pool was cleared and the insert was retried (a third
+    // command). The wait is this test's doing, not the server's: a generous timeout keeps the
+    // count about batching.
+    let uri = format!("{}&connectTimeoutMS=600000", deployment.uri());
+    let client = Client::with_uri_str(&uri)
+        .await
+        .expect("valid connection string");
     let items = client.database("bulk").collection::<Document>("many");
     // One more than the server's maxWriteBatchSize (100 000).
     let count = 100_001;
