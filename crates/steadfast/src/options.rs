@@ -68,6 +68,8 @@ macro_rules! options_struct {
         }
     };
 }
+// For the write models' setters (coll/models.rs), which are the same chainable setters.
+pub(crate) use options_struct;
 
 mod admin;
 mod change_stream;

@@ -9,28 +9,12 @@ use crate::operation::write::{Statement, UpdateStatementFields, WriteKind};
 use crate::options::{Collation, Hint, UpdateModifications};
 
 /// Chainable setters of a model's optional fields, one per field; a field marked `#[into]`
-/// takes `impl Into<Type>`.
+/// takes `impl Into<Type>`: the options structs' setters.
 macro_rules! model_setters {
     ($model:ident; $($field:ident : $(#[$into:ident])? $ty:ty),* $(,)?) => {
         $(
-            model_setters!(@one $model, $field, $ty $(, $into)?);
+            crate::options::options_struct!(@setter $model, $field, $ty $(, $into)?);
         )*
-    };
-    (@one $model:ident, $field:ident, $ty:ty, into) => {
-        #[doc = concat!("Sets [`", stringify!($model), "::", stringify!($field), "`].")]
-        #[must_use]
-        pub fn $field(mut self, value: impl Into<$ty>) -> Self {
-            self.$field = Some(value.into());
-            self
-        }
-    };
-    (@one $model:ident, $field:ident, $ty:ty) => {
-        #[doc = concat!("Sets [`", stringify!($model), "::", stringify!($field), "`].")]
-        #[must_use]
-        pub fn $field(mut self, value: $ty) -> Self {
-            self.$field = Some(value);
-            self
-        }
     };
 }
 
