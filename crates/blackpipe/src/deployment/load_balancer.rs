@@ -445,15 +445,8 @@ pub(crate) fn run_admin(node: &NodeContext, command: &Document) -> Option<Outcom
     if command.get_str("blackpipe").ok() != Some("lbBackend") {
         return None;
     }
-    let result = parse_backend_command(command).and_then(|(backend, down)| {
-        node.inner
-            .load_balancer
-            .get()
-            .ok_or_else(|| {
-                ControlError::BadArgument("this deployment has no load balancer".into())
-            })?
-            .set_down(backend, down)
-    });
+    let result = parse_backend_command(command)
+        .and_then(|(backend, down)| set_backend_down(&node.inner, backend, down));
     let reply = match result {
         Ok(closed) => doc! { "ok": 1.0, "closed": i64::try_from(closed).unwrap_or(i64::MAX) },
         Err(error) => error.to_reply(),
@@ -519,12 +512,15 @@ impl Deployment {
     ///
     /// `BadArgument` without a load balancer; `UnknownMember` for an unknown router.
     pub fn set_backend_down(&self, backend: NodeIndex, down: bool) -> Result<usize, ControlError> {
-        self.inner
-            .load_balancer
-            .get()
-            .ok_or_else(|| {
-                ControlError::BadArgument("this deployment has no load balancer".into())
-            })?
-            .set_down(backend, down)
+        set_backend_down(&self.inner, backend, down)
     }
+}
+
+/// [`Deployment::set_backend_down`], for the Rust API and the admin command alike.
+fn set_backend_down(inner: &Inner, backend: NodeIndex, down: bool) -> Result<usize, ControlError> {
+    inner
+        .load_balancer
+        .get()
+        .ok_or_else(|| ControlError::BadArgument("this deployment has no load balancer".into()))?
+        .set_down(backend, down)
 }
