@@ -11,14 +11,10 @@ use bson::{Binary, Bson, JavaScriptCodeWithScope, Regex, Timestamp, doc, oid::Ob
 use proptest::prelude::*;
 use steadfast_wire::{BsonValidation, MAX_BSON_NESTING_DEPTH, WireError, check_bson};
 
-/// `PROPTEST_CASES` from the environment if set, else `default`.
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(default)
-}
+mod support;
+use support::{apply, cases, edit};
 
+/// `PROPTEST_CASES` from the environment if set, else `default`.
 fn oracle_accepts(bytes: &[u8]) -> bool {
     let Ok(document) = RawDocument::from_bytes(bytes) else {
         return false;
@@ -301,48 +297,6 @@ fn framing_validation_checks_only_the_frame() {
     let bytes = with_elements(&element(0x14, &[]));
     assert!(check_bson(&bytes, BsonValidation::Framing).is_ok());
     assert!(check_bson(&bytes[1..], BsonValidation::Framing).is_err());
-}
-
-#[derive(Debug, Clone)]
-enum Edit {
-    Set { index: usize, value: u8 },
-    SetI32 { index: usize, value: i32 },
-    Remove { index: usize },
-    Insert { index: usize, value: u8 },
-}
-
-fn edit() -> impl Strategy<Value = Edit> {
-    let i32s = prop_oneof![
-        Just(-1),
-        Just(0),
-        Just(1),
-        Just(4),
-        Just(5),
-        any::<i32>(),
-        0i32..64
-    ];
-    prop_oneof![
-        (any::<usize>(), any::<u8>()).prop_map(|(index, value)| Edit::Set { index, value }),
-        (any::<usize>(), 0u8..0x14).prop_map(|(index, value)| Edit::Set { index, value }),
-        (any::<usize>(), i32s).prop_map(|(index, value)| Edit::SetI32 { index, value }),
-        any::<usize>().prop_map(|index| Edit::Remove { index }),
-        (any::<usize>(), any::<u8>()).prop_map(|(index, value)| Edit::Insert { index, value }),
-    ]
-}
-
-fn apply(bytes: &mut Vec<u8>, edit: &Edit) {
-    let len = bytes.len();
-    match edit {
-        Edit::Set { index, value } => bytes[index % len] = *value,
-        Edit::SetI32 { index, value } => {
-            let at = index % (len - 3);
-            bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
-        }
-        Edit::Remove { index } => {
-            bytes.remove(index % len);
-        }
-        Edit::Insert { index, value } => bytes.insert(index % len, *value),
-    }
 }
 
 proptest! {

@@ -11,14 +11,10 @@ use bson::{Binary, Bson, Regex, doc, oid::ObjectId};
 use proptest::prelude::*;
 use steadfast_wire::{WireError, find_top_level};
 
-/// `PROPTEST_CASES` from the environment if set, else `default`.
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(default)
-}
+mod support;
+use support::{apply, cases, edit};
 
+/// `PROPTEST_CASES` from the environment if set, else `default`.
 /// What bson's iterator says: `Ok(Some(value))` for the first element named `key` (the value
 /// `None` when the element is there but its value cannot be read), `Ok(None)` when the
 /// iteration ends without one, `Err` when it fails first.
@@ -170,37 +166,6 @@ fn keys_of_every_length_and_encoding_read_like_bson_does() {
                     "key {key:?}"
                 );
             }
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-enum Edit {
-    Set { index: usize, value: u8 },
-    SetI32 { index: usize, value: i32 },
-    Remove { index: usize },
-}
-
-fn edit() -> impl Strategy<Value = Edit> {
-    let i32s = prop_oneof![Just(-1), Just(0), Just(1), Just(5), any::<i32>(), 0i32..64];
-    prop_oneof![
-        (any::<usize>(), any::<u8>()).prop_map(|(index, value)| Edit::Set { index, value }),
-        (any::<usize>(), 0u8..0x14).prop_map(|(index, value)| Edit::Set { index, value }),
-        (any::<usize>(), i32s).prop_map(|(index, value)| Edit::SetI32 { index, value }),
-        any::<usize>().prop_map(|index| Edit::Remove { index }),
-    ]
-}
-
-fn apply(bytes: &mut Vec<u8>, edit: &Edit) {
-    let len = bytes.len();
-    match edit {
-        Edit::Set { index, value } => bytes[index % len] = *value,
-        Edit::SetI32 { index, value } => {
-            let at = index % (len - 3);
-            bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
-        }
-        Edit::Remove { index } => {
-            bytes.remove(index % len);
         }
     }
 }
