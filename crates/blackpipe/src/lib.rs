@@ -54,4 +54,7 @@ pub mod deployment;
 pub mod failpoint;
 pub mod scripted;
 pub mod server;
-pub mod store;
+
+/// The in-memory document store the simulated deployment serves: the `blackpipe-store` crate,
+/// re-exported so that `blackpipe::store::...` paths keep working.
+pub use blackpipe_store as store;
