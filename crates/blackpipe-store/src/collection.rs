@@ -4,9 +4,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use bson::{Bson, Document, doc};
-use tokio::sync::watch;
 
 use super::capped::CappedLimits;
+use super::change_signal::{ChangeSignal, ChangeSubscription};
 use super::errors::{CommandError, StoreResult, code};
 use super::index::{IndexKey, SecondaryIndex, same_key_pattern};
 use super::key::encode_key;
@@ -29,9 +29,9 @@ pub(crate) struct Collection {
     data_size: usize,
     /// Set for a capped collection: the oldest documents go when an insert exceeds these.
     capped: Option<CappedLimits>,
-    /// The record id of the newest insert, published so that tailable awaitData cursors wake
-    /// on inserts instead of polling.
-    inserts: watch::Sender<u64>,
+    /// Signalled on every insert, so that tailable awaitData cursors wake on inserts instead of
+    /// polling; dropped with the collection, which wakes them too.
+    inserts: ChangeSignal,
 }
 
 impl Collection {
@@ -40,7 +40,7 @@ impl Collection {
             ns,
             uuid,
             capped: CappedLimits::of(&options),
-            inserts: watch::Sender::new(0),
+            inserts: ChangeSignal::default(),
             options,
             next_record: 1,
             records: BTreeMap::new(),
@@ -63,7 +63,7 @@ impl Collection {
             secondary: self.secondary.clone(),
             data_size: self.data_size,
             capped: self.capped,
-            inserts: watch::Sender::new(self.last_record()),
+            inserts: ChangeSignal::default(),
         }
     }
 
@@ -117,8 +117,8 @@ impl Collection {
         self.records.values().next_back()
     }
 
-    /// A receiver that sees every later insert (the current one counts as seen).
-    pub(crate) fn subscribe_inserts(&self) -> watch::Receiver<u64> {
+    /// A subscription that sees every later insert (the current one counts as seen).
+    pub(crate) fn subscribe_inserts(&self) -> ChangeSubscription {
         self.inserts.subscribe()
     }
 
@@ -217,7 +217,7 @@ impl Collection {
         self.id_index.insert(id_key, record);
         self.records.insert(record, Arc::new(document));
         self.cap();
-        self.inserts.send_replace(record);
+        self.inserts.notify();
         Ok(())
     }
 

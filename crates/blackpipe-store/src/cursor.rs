@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bson::{Bson, DateTime, Document, doc};
-use tokio::sync::watch;
 
+use super::change_signal::ChangeSubscription;
 use super::change_stream::StreamCursor;
 use super::projection::Projection;
 use super::query::Filter;
@@ -57,18 +57,18 @@ pub(crate) struct Tail {
 /// caller waits, holding no lock.
 #[derive(Debug, Clone)]
 pub struct InsertWait {
-    changes: watch::Receiver<u64>,
+    changes: ChangeSubscription,
     max_wait: Duration,
 }
 
 impl PartialEq for InsertWait {
     fn eq(&self, other: &Self) -> bool {
-        self.max_wait == other.max_wait && self.changes.same_channel(&other.changes)
+        self.max_wait == other.max_wait && self.changes.same_signal(&other.changes)
     }
 }
 
 impl InsertWait {
-    pub(crate) fn new(changes: watch::Receiver<u64>, max_wait: Duration) -> InsertWait {
+    pub(crate) fn new(changes: ChangeSubscription, max_wait: Duration) -> InsertWait {
         InsertWait { changes, max_wait }
     }
 
@@ -85,8 +85,8 @@ impl InsertWait {
     ///
     /// Cancel safe: an insert seen by a cancelled call is still reported by the next one.
     pub async fn inserted(&mut self) {
-        // An error means the collection is gone: the getMore run again reports it.
-        let _ = self.changes.changed().await;
+        // Woken by a dropped collection too: the getMore run again reports it.
+        self.changes.changed().await;
     }
 }
 

@@ -71,6 +71,7 @@ mod aggregate;
 mod arith;
 mod capped;
 mod catalog;
+mod change_signal;
 mod change_stream;
 mod clustered;
 mod collation;

@@ -11,8 +11,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use bson::{Bson, DateTime, Document, Timestamp};
-use tokio::sync::watch;
 
+use super::change_signal::{ChangeSignal, ChangeSubscription};
 use super::key::encode_key;
 use super::value_order::{document_size, value_size};
 
@@ -247,9 +247,9 @@ pub(crate) struct Oplog {
     /// The position (timestamp, [`OplogEntry::txn_op_index`]) of the newest entry forgotten,
     /// if any was: a change stream positioned before it has lost history.
     evicted_through: Option<(Timestamp, u32)>,
-    /// Publishes the newest optime, so that change-stream getMores wait for writes instead of
+    /// Signalled on every write, so that change-stream getMores wait for writes instead of
     /// polling.
-    changes: watch::Sender<u64>,
+    changes: ChangeSignal,
 }
 
 fn entry_size(entry: &OplogEntry) -> usize {
@@ -274,7 +274,7 @@ impl Oplog {
             bytes: 0,
             applied: HashMap::new(),
             evicted_through: None,
-            changes: watch::Sender::new(0),
+            changes: ChangeSignal::default(),
         }
     }
 
@@ -287,7 +287,7 @@ impl Oplog {
     ) -> OpTime {
         let op_time = self.tick(now);
         self.push(op_time, 0, write, session);
-        self.changes.send_replace(packed(op_time.ts));
+        self.changes.notify();
         op_time
     }
 
@@ -307,7 +307,7 @@ impl Oplog {
         for (index, write) in (0..=u32::MAX).zip(writes) {
             self.push(op_time, index, write, Some(session.clone()));
         }
-        self.changes.send_replace(packed(op_time.ts));
+        self.changes.notify();
         Some(op_time)
     }
 
@@ -434,8 +434,8 @@ impl Oplog {
         self.evicted_through
     }
 
-    /// A receiver that sees every later write (the current one counts as seen).
-    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
+    /// A subscription that sees every later write (the current one counts as seen).
+    pub(crate) fn subscribe(&self) -> ChangeSubscription {
         self.changes.subscribe()
     }
 

@@ -17,7 +17,6 @@ mod token;
 use std::sync::Arc;
 
 use bson::{Bson, Document, Timestamp};
-use tokio::sync::watch;
 
 use self::event::events_of;
 use self::options::{Scope, StartPoint, StreamSpec, first_stage, is_stage};
@@ -25,6 +24,7 @@ use self::token::{Position, ResumeToken};
 use super::Store;
 use super::aggregate::Pipeline;
 use super::catalog::lock;
+use super::change_signal::ChangeSubscription;
 use super::commands::Exec;
 use super::commands::args::cursor_batch_size;
 use super::commands::tail::{await_time, cursor_not_found};
@@ -241,7 +241,7 @@ struct Filled {
     /// The batch ends with an invalidate: the cursor closes.
     invalidated: bool,
     /// Subscribed to the op log when it was last read: sees every write after that.
-    wait: Option<watch::Receiver<u64>>,
+    wait: Option<ChangeSubscription>,
 }
 
 /// The entries a pass copied out of the op log, with what it knew then.
@@ -249,7 +249,7 @@ struct Pass {
     entries: Vec<super::oplog::OplogEntry>,
     newest: Timestamp,
     lost_history: bool,
-    changes: watch::Receiver<u64>,
+    changes: ChangeSubscription,
 }
 
 fn read_pass(store: &Store, position: Position) -> Pass {
@@ -379,7 +379,7 @@ impl Batch {
         }
     }
 
-    fn finish(self, invalidated: bool, wait: Option<watch::Receiver<u64>>) -> Filled {
+    fn finish(self, invalidated: bool, wait: Option<ChangeSubscription>) -> Filled {
         Filled {
             events: self.events,
             position: self.position,

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bson::{Bson, Document};
-use tokio::sync::watch;
 
 use super::Exec;
 use crate::Store;
 use crate::catalog::{lock, read};
+use crate::change_signal::ChangeSubscription;
 use crate::cursor::{InsertWait, Tail};
 use crate::errors::{CommandError, StoreResult, code};
 
@@ -72,8 +72,8 @@ struct Polled {
     found: Vec<(u64, Arc<Document>)>,
     /// Its new position: the newest record it has read past.
     last_record: u64,
-    /// A receiver subscribed while the collection was locked, so that no later insert is missed.
-    changes: watch::Receiver<u64>,
+    /// A subscription taken while the collection was locked, so that no later insert is missed.
+    changes: ChangeSubscription,
 }
 
 /// Reads the documents inserted after the tail's position.

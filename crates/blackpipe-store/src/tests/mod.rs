@@ -6,6 +6,7 @@ mod atomic_commit;
 mod bounds;
 mod bulk_write;
 mod capped;
+mod change_signal;
 mod change_stream;
 mod change_stream_resume;
 mod collectionless;
