@@ -1,9 +1,30 @@
-//! The in-memory document store shared by the members of a simulated deployment.
+//! blackpipe-store: the in-memory document store under blackpipe's simulated deployments, one
+//! [`Store`] shared by the members of a deployment. blackpipe re-exports this crate as
+//! `blackpipe::store`.
 //!
 //! [`Store::execute`] takes a command document and returns the reply mongod would send. The store
-//! is synchronous and does no I/O: the server layer calls it from its connection tasks. Time comes
-//! from the caller ([`CommandContext::now`]) and randomness from a generator seeded through
+//! is synchronous and does no I/O, and depends on no async runtime: blackpipe's server layer
+//! calls it from its connection tasks, and an awaitData getMore hands back an [`InsertWait`] that
+//! any executor can await. Time comes from the caller ([`CommandContext::now`], and the `now`
+//! arguments of the reaping methods) and randomness from a generator seeded through
 //! [`StoreOptions`], so runs are reproducible.
+//!
+//! # The door
+//!
+//! The crate's public API is what blackpipe and the tools on top of it use; everything else is
+//! private to the crate.
+//!
+//! - [`Store`] and its [`StoreOptions`]: [`Store::execute`] and [`Store::supports`] for commands,
+//!   and what a simulated member asks besides (optimes, the op log, cursors, sessions, open
+//!   transactions, documents, reaping).
+//! - [`CommandContext`] goes in with a command, [`CommandOutcome`] comes out, with an
+//!   [`InsertWait`] when an awaitData getMore found nothing new.
+//! - [`OpTime`], [`OplogEntry`], [`OplogOp`], [`Change`] and [`WriteSession`]: the op log, as
+//!   [`Store::oplog_since`] returns it.
+//! - [`check_raw_request`], [`RawRequestError`] and [`MAX_BSON_DEPTH`]: the bounds checked on a
+//!   raw request before it is decoded.
+//! - [`COMMANDS`]: the names of the commands the store answers; [`change_stream_stage`]: a
+//!   pipeline's `$changeStream` stage, which the deployment checks before the store runs it.
 //!
 //! Supported commands: `insert update delete find getMore killCursors findAndModify count
 //! distinct aggregate createIndexes listIndexes dropIndexes listCollections listDatabases drop
