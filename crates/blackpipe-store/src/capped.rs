@@ -6,7 +6,8 @@
 
 use bson::{Bson, Document};
 
-use super::errors::{CommandError, StoreResult, code};
+use super::errors::{CommandError, StoreResult};
+use crate::code;
 
 /// The largest `size` mongod accepts: 1 PB.
 const MAX_CAPPED_SIZE: i64 = 1024 * 1024 * 1024 * 1024 * 1024;

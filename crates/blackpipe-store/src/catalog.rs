@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, Rw
 use bson::Document;
 
 use super::collection::Collection;
-use super::errors::{CommandError, StoreResult, code};
+use super::errors::{CommandError, StoreResult};
+use crate::code;
 
 /// A collection behind its own lock.
 pub(crate) type CollectionHandle = Arc<RwLock<Collection>>;

@@ -5,7 +5,8 @@
 
 use bson::{Bson, Document, doc};
 
-use super::errors::{CommandError, StoreResult, code};
+use super::errors::{CommandError, StoreResult};
+use crate::code;
 
 /// The `clusteredIndex` option as mongod stores it: `key` and `unique` checked, `name`
 /// defaulted to `_id_`, `v` to 2. Options without it are returned unchanged.

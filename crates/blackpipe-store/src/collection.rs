@@ -7,11 +7,12 @@ use bson::{Bson, Document, doc};
 
 use super::capped::CappedLimits;
 use super::change_signal::{ChangeSignal, ChangeSubscription};
-use super::errors::{CommandError, StoreResult, code};
+use super::errors::{CommandError, StoreResult};
 use super::index::{IndexKey, SecondaryIndex, same_key_pattern};
 use super::key::encode_key;
 use super::query::Filter;
 use super::value_order::document_size;
+use crate::code;
 
 /// A collection's documents and indexes. Documents are shared (`Arc`) so that queries and
 /// cursors never copy a whole collection.

@@ -4,102 +4,11 @@ use std::fmt::Write as _;
 
 use bson::{Bson, Document, doc};
 
-/// mongod error codes used by the store. Codes without a name in mongod's table are reported as
-/// `Location<code>`, exactly as mongod does.
-pub(crate) mod code {
-    pub(crate) const BAD_VALUE: i32 = 2;
-    pub(crate) const FAILED_TO_PARSE: i32 = 9;
-    pub(crate) const UNAUTHORIZED: i32 = 13;
-    pub(crate) const TYPE_MISMATCH: i32 = 14;
-    pub(crate) const INVALID_LENGTH: i32 = 16;
-    pub(crate) const ILLEGAL_OPERATION: i32 = 20;
-    pub(crate) const NAMESPACE_NOT_FOUND: i32 = 26;
-    pub(crate) const INDEX_NOT_FOUND: i32 = 27;
-    pub(crate) const PATH_NOT_VIABLE: i32 = 28;
-    pub(crate) const CANNOT_BACKFILL_ARRAY: i32 = 34;
-    pub(crate) const CONFLICTING_UPDATE_OPERATORS: i32 = 40;
-    pub(crate) const CURSOR_NOT_FOUND: i32 = 43;
-    pub(crate) const NAMESPACE_EXISTS: i32 = 48;
-    pub(crate) const DOLLAR_PREFIXED_FIELD_NAME: i32 = 52;
-    pub(crate) const EMPTY_FIELD_NAME: i32 = 56;
-    pub(crate) const COMMAND_NOT_FOUND: i32 = 59;
-    pub(crate) const IMMUTABLE_FIELD: i32 = 66;
-    pub(crate) const CANNOT_CREATE_INDEX: i32 = 67;
-    pub(crate) const INVALID_OPTIONS: i32 = 72;
-    pub(crate) const INVALID_NAMESPACE: i32 = 73;
-    pub(crate) const INDEX_OPTIONS_CONFLICT: i32 = 85;
-    pub(crate) const INDEX_KEY_SPECS_CONFLICT: i32 = 86;
-    pub(crate) const CAPPED_POSITION_LOST: i32 = 136;
-    pub(crate) const INVALID_PIPELINE_OPERATOR: i32 = 168;
-    pub(crate) const QUERY_PLAN_KILLED: i32 = 175;
-    pub(crate) const INCOMPLETE_TRANSACTION_HISTORY: i32 = 217;
-    pub(crate) const TRANSACTION_TOO_OLD: i32 = 225;
-    pub(crate) const TOO_MANY_LOGICAL_SESSIONS: i32 = 261;
-    pub(crate) const EXCEEDED_MEMORY_LIMIT: i32 = 146;
-    pub(crate) const BSON_OBJECT_TOO_LARGE: i32 = 10334;
-    pub(crate) const DUPLICATE_KEY: i32 = 11000;
-    pub(crate) const IDL_MISSING_FIELD: i32 = 40414;
-    pub(crate) const NON_NEGATIVE: i32 = 51024;
-    pub(crate) const WRITE_CONFLICT: i32 = 112;
-    pub(crate) const CONFLICTING_OPERATION_IN_PROGRESS: i32 = 117;
-    pub(crate) const SNAPSHOT_TOO_OLD: i32 = 239;
-    pub(crate) const NO_SUCH_TRANSACTION: i32 = 251;
-    pub(crate) const TRANSACTION_COMMITTED: i32 = 256;
-    pub(crate) const OPERATION_NOT_SUPPORTED_IN_TRANSACTION: i32 = 263;
-    pub(crate) const TRANSACTION_TOO_LARGE: i32 = 334;
-    pub(crate) const UNRECOGNIZED_STAGE: i32 = 40324;
-}
+use crate::code;
 
-/// The code name mongod prints next to a code.
+/// The code name mongod prints next to a code: its name in mongod's table, or `Location<code>`.
 pub(crate) fn code_name(code: i32) -> String {
-    let name = match code {
-        2 => "BadValue",
-        9 => "FailedToParse",
-        13 => "Unauthorized",
-        14 => "TypeMismatch",
-        15 => "Overflow",
-        16 => "InvalidLength",
-        20 => "IllegalOperation",
-        26 => "NamespaceNotFound",
-        27 => "IndexNotFound",
-        28 => "PathNotViable",
-        34 => "CannotBackfillArray",
-        40 => "ConflictingUpdateOperators",
-        43 => "CursorNotFound",
-        47 => "NoMatchingDocument",
-        48 => "NamespaceExists",
-        52 => "DollarPrefixedFieldName",
-        56 => "EmptyFieldName",
-        59 => "CommandNotFound",
-        66 => "ImmutableField",
-        67 => "CannotCreateIndex",
-        72 => "InvalidOptions",
-        73 => "InvalidNamespace",
-        85 => "IndexOptionsConflict",
-        86 => "IndexKeySpecsConflict",
-        136 => "CappedPositionLost",
-        146 => "ExceededMemoryLimit",
-        168 => "InvalidPipelineOperator",
-        175 => "QueryPlanKilled",
-        112 => "WriteConflict",
-        117 => "ConflictingOperationInProgress",
-        217 => "IncompleteTransactionHistory",
-        225 => "TransactionTooOld",
-        239 => "SnapshotTooOld",
-        246 => "SnapshotUnavailable",
-        251 => "NoSuchTransaction",
-        256 => "TransactionCommitted",
-        260 => "InvalidResumeToken",
-        261 => "TooManyLogicalSessions",
-        263 => "OperationNotSupportedInTransaction",
-        280 => "ChangeStreamFatalError",
-        286 => "ChangeStreamHistoryLost",
-        334 => "TransactionTooLarge",
-        10334 => "BSONObjectTooLarge",
-        11000 => "DuplicateKey",
-        other => return format!("Location{other}"),
-    };
-    name.to_owned()
+    code::name(code).map_or_else(|| format!("Location{code}"), str::to_owned)
 }
 
 /// mongod's `BSONObjMaxInternalSize`: the largest document (or value) the server builds

@@ -18,9 +18,10 @@ use std::sync::Arc;
 use bson::{Document, Timestamp};
 
 use super::collection::Collection;
-use super::errors::{CommandError, StoreResult, code};
+use super::errors::{CommandError, StoreResult};
 use super::oplog::OpTime;
 use super::value_order::document_size;
+use crate::code;
 
 /// How long (by wall time of the writes) versions are kept: mongod's default
 /// `minSnapshotHistoryWindowInSeconds`.

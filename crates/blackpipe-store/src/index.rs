@@ -5,11 +5,12 @@ use std::collections::{BTreeSet, HashMap};
 
 use bson::{Bson, Document};
 
-use super::errors::{CommandError, StoreResult, code, format_document};
+use super::errors::{CommandError, StoreResult, format_document};
 use super::key::encode_compound_key;
 use super::path::{Leaf, collect_leaves, split_path};
 use super::query::Filter;
 use super::value_order::{Number, compare_documents};
+use crate::code;
 
 /// One secondary index and, if unique, its key table.
 #[derive(Debug, Clone)]

@@ -16,6 +16,7 @@ use super::errors::{CommandError, StoreResult, check_bson_size};
 use super::expr::{Expr, field_path_in_document};
 use super::path::split_path;
 use super::value_order::value_size;
+use crate::code;
 
 /// The evaluated variables of one command (empty without `let`).
 #[derive(Debug, Default)]
@@ -202,7 +203,7 @@ fn check_name(name: &str) -> StoreResult<()> {
         Ok(())
     } else {
         Err(CommandError::new(
-            16870,
+            code::INVALID_VARIABLE_NAME,
             format!("'{name}' starts with an invalid character for a user variable name"),
         ))
     }

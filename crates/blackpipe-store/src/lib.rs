@@ -25,12 +25,15 @@
 //!   raw request before it is decoded.
 //! - [`COMMANDS`]: the names of the commands the store answers; [`change_stream_stage`]: a
 //!   pipeline's `$changeStream` stage, which the deployment checks before the store runs it.
+//! - [`code`]: mongod's error codes by name, the one table of them (the store's and the
+//!   server's); [`integer`]: reading an integer written as any BSON number, as mongod's
+//!   parsers do (blackpipe's fail points read theirs with it too).
 //!
 //! Supported commands: `insert update delete find getMore killCursors findAndModify count
 //! distinct aggregate createIndexes listIndexes dropIndexes listCollections listDatabases drop
 //! dropDatabase create collMod renameCollection dbStats endSessions commitTransaction
 //! abortTransaction`. Retryable writes (`lsid` + `txnNumber`) are recorded per statement in a
-//! transaction table that lives with the store, so it survives stepdowns of the simulated
+//! retryable-write table that lives with the store, so it survives stepdowns of the simulated
 //! members that share it. Multi-document transactions (`autocommit: false`) run with snapshot
 //! isolation and commit atomically (the `transaction` module describes how); reads with
 //! `readConcern: {level: "snapshot"}` read at a cluster time through the store's recent
@@ -95,6 +98,7 @@ mod catalog;
 mod change_signal;
 mod change_stream;
 mod clustered;
+pub mod code;
 mod collation;
 mod collection;
 mod commands;
@@ -103,16 +107,17 @@ mod errors;
 mod expr;
 mod history;
 mod index;
+pub mod integer;
 mod key;
 mod let_vars;
 mod oplog;
 mod path;
 mod projection;
 mod query;
+mod retryable_writes;
 mod snapshot_read;
 mod sort;
 mod transaction;
-mod txn;
 mod update;
 mod value_order;
 
@@ -132,8 +137,8 @@ use self::catalog::{Catalog, lock, read};
 use self::cursor::CursorRegistry;
 use self::history::History;
 use self::oplog::Oplog;
+use self::retryable_writes::RetryableWriteTable;
 use self::transaction::{AbortReason, TransactionRegistry};
-use self::txn::TransactionTable;
 
 pub use self::change_stream::change_stream_stage;
 pub use self::commands::{
@@ -220,7 +225,7 @@ pub struct Store {
     catalog: Catalog,
     oplog: Mutex<Oplog>,
     cursors: Mutex<CursorRegistry>,
-    transactions: TransactionTable,
+    retryable_writes: RetryableWriteTable,
     rng: Mutex<SmallRng>,
     cursor_timeout_millis: i64,
     session_timeout_millis: i64,
@@ -249,7 +254,7 @@ impl Store {
             catalog: Catalog::default(),
             oplog: Mutex::new(Oplog::new(options.oplog_capacity)),
             cursors: Mutex::new(CursorRegistry::default()),
-            transactions: TransactionTable::default(),
+            retryable_writes: RetryableWriteTable::default(),
             rng: Mutex::new(SmallRng::seed_from_u64(options.seed)),
             cursor_timeout_millis: millis_of(options.cursor_timeout),
             session_timeout_millis: millis_of(options.session_timeout),
@@ -298,7 +303,7 @@ impl Store {
     /// `now`, with its retryable-write history, as mongod does when a session expires. Sessions
     /// with a write in progress are kept. Returns how many were forgotten.
     pub fn expire_idle_sessions(&self, now: DateTime) -> usize {
-        self.transactions
+        self.retryable_writes
             .expire_idle(now, self.session_timeout_millis)
     }
 
@@ -317,7 +322,7 @@ impl Store {
         self.reap_idle_cursors(now);
         self.expire_idle_sessions(now);
         self.transaction_registry.abort_expired(now_millis);
-        self.transactions.release_aborted_transactions();
+        self.retryable_writes.release_aborted_transactions();
     }
 
     /// The optime of the last applied write ([`OpTime::ZERO`] before any): what a primary reports
@@ -346,10 +351,10 @@ impl Store {
     }
 
     /// Whether `command` is a retryable write (`lsid` + `txnNumber`) whose every statement was
-    /// already applied, so that [`Store::execute`] would answer it from the transaction table
+    /// already applied, so that [`Store::execute`] would answer it from the retryable-write table
     /// without applying anything.
     pub fn replays_entirely(&self, command: &Document) -> bool {
-        self.transactions.replays_entirely(command)
+        self.retryable_writes.replays_entirely(command)
     }
 
     /// Whether cursor `id` is open.
@@ -364,7 +369,7 @@ impl Store {
 
     /// How many sessions have a retryable-write history.
     pub fn session_count(&self) -> usize {
-        self.transactions.len()
+        self.retryable_writes.len()
     }
 
     /// Names of the databases that hold at least one collection.

@@ -7,6 +7,7 @@ use super::errors::{CommandError, StoreResult};
 use super::expr::Expr;
 use super::query::Filter;
 use super::value_order::Number;
+use crate::code;
 
 /// A parsed projection.
 #[derive(Debug, Clone)]
@@ -77,7 +78,7 @@ impl Projection {
             return match kind {
                 ProjectionKind::Find => Ok(None),
                 ProjectionKind::Stage => Err(CommandError::new(
-                    51272,
+                    code::EMPTY_PROJECTION,
                     "Invalid $project :: caused by :: projection specification must have at least one field",
                 )),
             };
@@ -88,7 +89,7 @@ impl Projection {
         for (key, value) in spec {
             if key.is_empty() || key.starts_with('$') {
                 return Err(CommandError::new(
-                    31208,
+                    code::PROJECTION_FIELD_DOLLAR_PREFIXED,
                     format!(
                         "Invalid projection field name: '{key}': field names may not start with '$'"
                     ),
@@ -118,13 +119,13 @@ impl Projection {
             match (&modes.inclusion, &modes.computed) {
                 (Some(included), _) if exclusion_first => {
                     return Err(CommandError::new(
-                        31253,
+                        code::INCLUSION_IN_EXCLUSION,
                         format!("Cannot do inclusion on field {included} in exclusion projection"),
                     ));
                 }
                 (None, Some(computed)) if exclusion_first => {
                     return Err(CommandError::new(
-                        31252,
+                        code::EXPRESSION_IN_EXCLUSION,
                         format!(
                             "Cannot use expression other than $meta in exclusion projection: {computed}"
                         ),
@@ -132,7 +133,7 @@ impl Projection {
                 }
                 (Some(_), _) | (_, Some(_)) => {
                     return Err(CommandError::new(
-                        31254,
+                        code::EXCLUSION_IN_INCLUSION,
                         format!("Cannot do exclusion on field {excluded} in inclusion projection"),
                     ));
                 }
@@ -239,7 +240,7 @@ fn parse_node(
         Bson::Document(spec) => {
             if spec.is_empty() {
                 return Err(CommandError::new(
-                    51270,
+                    code::EMPTY_SUB_PROJECTION,
                     "An empty sub-projection is not a valid value. Found empty object at path",
                 ));
             }
@@ -276,7 +277,7 @@ fn parse_slice(argument: &Bson) -> StoreResult<Node> {
                 limit: limit as i64,
             }),
             _ => Err(CommandError::new(
-                28724,
+                code::SLICE_LIMIT_NOT_POSITIVE,
                 "Second argument to $slice must be a positive number",
             )),
         },
@@ -286,7 +287,7 @@ fn parse_slice(argument: &Bson) -> StoreResult<Node> {
                 limit: limit as i64,
             }),
             None => Err(CommandError::new(
-                28667,
+                code::SLICE_BAD_ARGUMENT,
                 "Argument to $slice must be a number or an array of two numbers",
             )),
         },

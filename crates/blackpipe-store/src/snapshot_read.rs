@@ -13,7 +13,8 @@ use bson::{Bson, Document, Timestamp};
 
 use super::Store;
 use super::catalog::{CollectionHandle, lock, read};
-use super::errors::{CommandError, StoreResult, code, type_name};
+use super::errors::{CommandError, StoreResult, type_name};
+use crate::code;
 
 /// A command's read concern, as far as snapshots are concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

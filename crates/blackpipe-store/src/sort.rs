@@ -8,6 +8,7 @@ use bson::{Bson, Document};
 use super::errors::{CommandError, StoreResult};
 use super::path::{Leaf, collect_leaves, split_path};
 use super::value_order::{Number, compare_values};
+use crate::code;
 
 /// A parsed sort specification.
 #[derive(Debug, Clone)]
@@ -22,7 +23,7 @@ impl SortSpec {
         for (path, direction) in spec {
             if path.is_empty() || path.split('.').any(str::is_empty) {
                 return Err(CommandError::new(
-                    40352,
+                    code::EMPTY_FIELD_PATH,
                     "FieldPath cannot be constructed with empty string",
                 ));
             }
@@ -35,7 +36,7 @@ impl SortSpec {
                         ));
                     }
                     return Err(CommandError::new(
-                        15975,
+                        code::SORT_BAD_DIRECTION,
                         "$sort key ordering must be 1 (for ascending) or -1 (for descending)",
                     ));
                 }

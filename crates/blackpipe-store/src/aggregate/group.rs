@@ -6,7 +6,8 @@ use std::sync::Arc;
 use bson::{Bson, Document};
 
 use crate::arith::{ArithOp, apply_widening, is_number};
-use crate::errors::{CommandError, StoreResult, code, format_document};
+use crate::code;
+use crate::errors::{CommandError, StoreResult, format_document};
 use crate::expr::Expr;
 use crate::key::encode_key;
 use crate::value_order::{Number, compare_values, f64_to_decimal, value_size, values_equal};
@@ -53,7 +54,7 @@ impl GroupSpec {
     pub(crate) fn parse(spec: &Bson) -> StoreResult<GroupSpec> {
         let Bson::Document(spec) = spec else {
             return Err(CommandError::new(
-                15947,
+                code::GROUP_SPEC_NOT_OBJECT,
                 "a group's fields must be specified in an object",
             ));
         };
@@ -66,25 +67,25 @@ impl GroupSpec {
             }
             if name.contains('.') {
                 return Err(CommandError::new(
-                    40235,
+                    code::GROUP_FIELD_WITH_DOT,
                     format!("The field name '{name}' cannot contain '.'"),
                 ));
             }
             let Bson::Document(accumulator_spec) = value else {
                 return Err(CommandError::new(
-                    40234,
+                    code::GROUP_FIELD_NOT_ACCUMULATOR,
                     format!("The field '{name}' must be an accumulator object"),
                 ));
             };
             if accumulator_spec.len() != 1 {
                 return Err(CommandError::new(
-                    40238,
+                    code::GROUP_FIELD_ACCUMULATOR_COUNT,
                     format!("The field '{name}' must specify one accumulator"),
                 ));
             }
             let Some((operator, argument)) = accumulator_spec.iter().next() else {
                 return Err(CommandError::new(
-                    40238,
+                    code::GROUP_FIELD_ACCUMULATOR_COUNT,
                     format!("The field '{name}' must specify one accumulator"),
                 ));
             };
@@ -100,7 +101,7 @@ impl GroupSpec {
                 "$count" => {
                     if !matches!(argument, Bson::Document(empty) if empty.is_empty()) {
                         return Err(CommandError::new(
-                            4544702,
+                            code::COUNT_ACCUMULATOR_ARGUMENT,
                             format!(
                                 "$count takes no arguments, i.e. $count:{{}}, got {}",
                                 format_document(accumulator_spec)
@@ -111,7 +112,7 @@ impl GroupSpec {
                 }
                 other => {
                     return Err(CommandError::new(
-                        15952,
+                        code::UNKNOWN_GROUP_OPERATOR,
                         format!("unknown group operator '{other}'"),
                     ));
                 }
@@ -123,8 +124,12 @@ impl GroupSpec {
             };
             fields.push((name.clone(), accumulator, expr));
         }
-        let id = id
-            .ok_or_else(|| CommandError::new(15955, "a group specification must include an _id"))?;
+        let id = id.ok_or_else(|| {
+            CommandError::new(
+                code::GROUP_WITHOUT_ID,
+                "a group specification must include an _id",
+            )
+        })?;
         Ok(GroupSpec { id, fields })
     }
 

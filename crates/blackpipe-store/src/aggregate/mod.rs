@@ -9,7 +9,7 @@ use bson::{Bson, Document, doc};
 
 use self::group::GroupSpec;
 use super::errors::{
-    CommandError, MAX_INTERNAL_BSON_BYTES, StoreResult, check_bson_size, code, type_name,
+    CommandError, MAX_INTERNAL_BSON_BYTES, StoreResult, check_bson_size, type_name,
 };
 use super::expr::Expr;
 use super::path::{get_path, set_path_creating, split_path};
@@ -17,6 +17,7 @@ use super::projection::{Projection, ProjectionKind};
 use super::query::Filter;
 use super::sort::SortSpec;
 use super::value_order::{Number, document_size, value_size};
+use crate::code;
 
 /// A parsed pipeline.
 #[derive(Debug, Clone)]
@@ -166,19 +167,19 @@ impl Pipeline {
 fn parse_stage(stage: &Bson) -> StoreResult<Vec<Stage>> {
     let Bson::Document(stage) = stage else {
         return Err(CommandError::new(
-            14,
+            code::TYPE_MISMATCH,
             "Each element of the 'pipeline' array must be an object",
         ));
     };
     if stage.len() != 1 {
         return Err(CommandError::new(
-            40323,
+            code::STAGE_NOT_ONE_FIELD,
             "A pipeline stage specification object must contain exactly one field.",
         ));
     }
     let Some((name, spec)) = stage.iter().next() else {
         return Err(CommandError::new(
-            40323,
+            code::STAGE_NOT_ONE_FIELD,
             "A pipeline stage specification object must contain exactly one field.",
         ));
     };
@@ -187,7 +188,7 @@ fn parse_stage(stage: &Bson) -> StoreResult<Vec<Stage>> {
             Bson::Document(filter) => Stage::Match(Filter::parse(filter)?),
             _ => {
                 return Err(CommandError::new(
-                    15959,
+                    code::MATCH_NOT_OBJECT,
                     "the match filter must be an expression in an object",
                 ));
             }
@@ -196,14 +197,14 @@ fn parse_stage(stage: &Bson) -> StoreResult<Vec<Stage>> {
             Bson::Document(projection) => Stage::Project(
                 Projection::parse(projection, ProjectionKind::Stage)?.ok_or_else(|| {
                     CommandError::new(
-                        51272,
+                        code::EMPTY_PROJECTION,
                         "projection specification must have at least one field",
                     )
                 })?,
             ),
             _ => {
                 return Err(CommandError::new(
-                    15969,
+                    code::PROJECT_NOT_OBJECT,
                     "$project specification must be an object",
                 ));
             }
@@ -212,7 +213,7 @@ fn parse_stage(stage: &Bson) -> StoreResult<Vec<Stage>> {
             Bson::Document(fields) => Stage::AddFields(parse_add_fields(fields, "")?),
             _ => {
                 return Err(CommandError::new(
-                    40272,
+                    code::ADD_FIELDS_NOT_OBJECT,
                     format!(
                         "{name} specification stage must be an object, got {}",
                         type_name(spec)
@@ -226,23 +227,28 @@ fn parse_stage(stage: &Bson) -> StoreResult<Vec<Stage>> {
             Bson::Document(keys) if !keys.is_empty() => Stage::Sort(SortSpec::parse(keys)?),
             Bson::Document(_) => {
                 return Err(CommandError::new(
-                    15976,
+                    code::SORT_WITHOUT_KEYS,
                     "$sort stage must have at least one sort key",
                 ));
             }
             _ => {
                 return Err(CommandError::new(
-                    15973,
+                    code::SORT_NOT_OBJECT,
                     "the $sort key specification must be an object",
                 ));
             }
         },
         "$limit" => match whole_number(spec) {
             Some(limit) if limit > 0 => Stage::Limit(usize::try_from(limit).unwrap_or(usize::MAX)),
-            Some(_) => return Err(CommandError::new(15958, "the limit must be positive")),
+            Some(_) => {
+                return Err(CommandError::new(
+                    code::LIMIT_NOT_POSITIVE,
+                    "the limit must be positive",
+                ));
+            }
             None => {
                 return Err(CommandError::new(
-                    15957,
+                    code::LIMIT_NOT_NUMBER,
                     "the limit must be specified as a number",
                 ));
             }
@@ -251,13 +257,13 @@ fn parse_stage(stage: &Bson) -> StoreResult<Vec<Stage>> {
             Some(skip) if skip >= 0 => Stage::Skip(usize::try_from(skip).unwrap_or(usize::MAX)),
             Some(_) => {
                 return Err(CommandError::new(
-                    5107200,
+                    code::SKIP_NEGATIVE,
                     "invalid argument to $skip stage: value cannot be negative",
                 ));
             }
             None => {
                 return Err(CommandError::new(
-                    15972,
+                    code::SKIP_NOT_NUMBER,
                     "Argument to $skip must be a number",
                 ));
             }
@@ -269,14 +275,14 @@ fn parse_stage(stage: &Bson) -> StoreResult<Vec<Stage>> {
                 Some(root) => Stage::ReplaceRoot(Expr::parse(root)?),
                 None => {
                     return Err(CommandError::new(
-                        40231,
+                        code::REPLACE_ROOT_WITHOUT_NEW_ROOT,
                         "no newRoot specified for the $replaceRoot stage",
                     ));
                 }
             },
             _ => {
                 return Err(CommandError::new(
-                    40229,
+                    code::REPLACE_ROOT_NOT_OBJECT,
                     "expected an object as specification for $replaceRoot stage",
                 ));
             }
@@ -338,7 +344,7 @@ fn parse_add_fields(fields: &Document, prefix: &str) -> StoreResult<Vec<(Vec<Str
 fn unset_paths(spec: &Bson) -> StoreResult<Vec<String>> {
     let invalid = || {
         CommandError::new(
-            31002,
+            code::UNSET_NOT_STRINGS,
             "$unset specification must be a string or an array containing only string values",
         )
     };
@@ -355,25 +361,25 @@ fn unset_paths(spec: &Bson) -> StoreResult<Vec<String>> {
 fn count_field(spec: &Bson) -> StoreResult<String> {
     let Bson::String(name) = spec else {
         return Err(CommandError::new(
-            40156,
+            code::COUNT_FIELD_NOT_STRING,
             "the count field must be a non-empty string",
         ));
     };
     if name.is_empty() {
         return Err(CommandError::new(
-            40157,
+            code::COUNT_FIELD_EMPTY,
             "the count field must be a non-empty string",
         ));
     }
     if name.starts_with('$') {
         return Err(CommandError::new(
-            40158,
+            code::COUNT_FIELD_DOLLAR_PREFIXED,
             "the count field cannot be a $-prefixed path",
         ));
     }
     if name.contains('.') {
         return Err(CommandError::new(
-            40160,
+            code::COUNT_FIELD_WITH_DOT,
             "the count field cannot contain '.'",
         ));
     }
@@ -386,7 +392,7 @@ fn parse_unwind(spec: &Bson) -> StoreResult<Stage> {
         Bson::Document(options) => {
             let Some(Bson::String(path)) = options.get("path") else {
                 return Err(CommandError::new(
-                    28812,
+                    code::UNWIND_WITHOUT_PATH,
                     "no path specified to $unwind stage",
                 ));
             };
@@ -397,7 +403,7 @@ fn parse_unwind(spec: &Bson) -> StoreResult<Stage> {
                 }
                 Some(_) => {
                     return Err(CommandError::new(
-                        28810,
+                        code::UNWIND_BAD_INDEX_FIELD,
                         "includeArrayIndex option to $unwind stage should be a non-empty string without a $ prefix",
                     ));
                 }
@@ -407,7 +413,7 @@ fn parse_unwind(spec: &Bson) -> StoreResult<Stage> {
                 Some(Bson::Boolean(flag)) => *flag,
                 Some(_) => {
                     return Err(CommandError::new(
-                        28809,
+                        code::UNWIND_BAD_PRESERVE_NULL,
                         "expected a boolean for preserveNullAndEmptyArrays option to $unwind stage",
                     ));
                 }
@@ -416,14 +422,14 @@ fn parse_unwind(spec: &Bson) -> StoreResult<Stage> {
         }
         _ => {
             return Err(CommandError::new(
-                15981,
+                code::UNWIND_BAD_SPEC,
                 "expected either a string or an object as specification for $unwind stage",
             ));
         }
     };
     let Some(field) = path.strip_prefix('$') else {
         return Err(CommandError::new(
-            28818,
+            code::UNWIND_PATH_WITHOUT_DOLLAR,
             format!("path option to $unwind stage should be prefixed with a '$': {path}"),
         ));
     };
@@ -508,7 +514,7 @@ fn run_stage(
             .map(|document| match expr.evaluate(document)? {
                 Some(Bson::Document(root)) => budget.admit(root),
                 other => Err(CommandError::new(
-                    40228,
+                    code::REPLACEMENT_NOT_OBJECT,
                     format!(
                         "'replacement document' must evaluate to an object, but resulting value was: {}. Type of resulting value: '{}'.",
                         other.as_ref().map_or_else(|| "MISSING".to_owned(), super::errors::format_value),

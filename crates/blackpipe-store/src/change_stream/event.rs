@@ -5,11 +5,9 @@ use bson::{Binary, Bson, Document, doc};
 
 use super::options::{BeforeChange, FullDocument, Scope, StreamSpec};
 use super::token::{Position, ResumeToken, STEP_EVENT, STEP_INVALIDATE};
+use crate::code;
 use crate::errors::{CommandError, StoreResult};
 use crate::oplog::{Change, OplogEntry};
-
-/// mongod's NoMatchingDocument: a `required` pre- or post-image is not available.
-const NO_MATCHING_DOCUMENT: i32 = 47;
 
 /// Looks up a collection's current document by `_id` (for `fullDocument: updateLookup`).
 pub(crate) type Lookup<'a> = dyn Fn(&str, &str, &Bson) -> Option<Document> + 'a;
@@ -305,7 +303,7 @@ fn add_pre_image(
 
 fn image_missing(image: &str, entry: &OplogEntry) -> CommandError {
     CommandError::new(
-        NO_MATCHING_DOCUMENT,
+        code::NO_MATCHING_DOCUMENT,
         format!(
             "Change stream was configured to require a {image} for all update, delete and replace events, but the {image} was not available for the event at {} in {}",
             entry.op_time.ts, entry.ns

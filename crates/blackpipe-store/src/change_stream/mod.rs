@@ -29,22 +29,12 @@ use super::commands::Exec;
 use super::commands::args::cursor_batch_size;
 use super::commands::tail::{await_time, cursor_not_found};
 use super::cursor::{DEFAULT_FIRST_BATCH, InsertWait, MAX_BATCH_BYTES, OpenCursor, cursor_reply};
-use super::errors::{CommandError, StoreResult, check_bson_size, code};
+use super::errors::{CommandError, StoreResult, check_bson_size};
 use super::oplog::packed;
 use super::value_order::document_size;
+use crate::code;
 
 pub use self::options::first_stage as change_stream_stage;
-
-/// mongod's code for `$changeStream` anywhere but first.
-const NOT_FIRST_STAGE: i32 = 40602;
-/// mongod's InvalidResumeToken.
-const INVALID_RESUME_TOKEN: i32 = 260;
-/// mongod's ChangeStreamFatalError.
-const CHANGE_STREAM_FATAL_ERROR: i32 = 280;
-/// mongod's OperationNotSupportedInTransaction.
-const OPERATION_NOT_SUPPORTED_IN_TRANSACTION: i32 = 263;
-/// mongod's ChangeStreamHistoryLost.
-const CHANGE_STREAM_HISTORY_LOST: i32 = 286;
 
 /// How many op log entries one pass copies out of the log (under its lock) before turning them
 /// into events without it.
@@ -63,7 +53,7 @@ pub(crate) struct StreamCursor {
 /// The error of a `$changeStream` that is not the pipeline's first stage.
 pub(crate) fn not_first_stage() -> CommandError {
     CommandError::new(
-        NOT_FIRST_STAGE,
+        code::CHANGE_STREAM_NOT_FIRST_STAGE,
         "$changeStream is only valid as the first stage in a pipeline",
     )
 }
@@ -133,7 +123,7 @@ fn parse_stream(
     let stage = first_stage(stages).ok_or_else(not_first_stage)?;
     if exec.txn.is_some() {
         return Err(CommandError::new(
-            OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
+            code::OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
             "$changeStream cannot run in a multi-document transaction",
         ));
     }
@@ -166,7 +156,7 @@ fn parse_stream(
         && token.is_invalidate()
     {
         return Err(CommandError::new(
-            INVALID_RESUME_TOKEN,
+            code::INVALID_RESUME_TOKEN,
             "resumeAfter cannot resume a stream after its invalidate event; use startAfter",
         ));
     }
@@ -403,7 +393,7 @@ fn run_pipeline(
         .any(|document| document.get("_id") != Some(&expected))
     {
         let mut error = CommandError::new(
-            CHANGE_STREAM_FATAL_ERROR,
+            code::CHANGE_STREAM_FATAL_ERROR,
             "the pipeline removed or changed an event's _id, its resume token; stages after $changeStream must keep _id as it is",
         );
         error
@@ -416,7 +406,7 @@ fn run_pipeline(
 
 fn history_lost(position: ResumeToken) -> CommandError {
     CommandError::new(
-        CHANGE_STREAM_HISTORY_LOST,
+        code::CHANGE_STREAM_HISTORY_LOST,
         format!(
             "the op log no longer holds the entries after {}: the change stream cannot continue from there",
             position.position.timestamp()

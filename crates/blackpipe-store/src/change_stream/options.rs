@@ -3,12 +3,8 @@
 use bson::{Bson, Timestamp};
 
 use super::token::{Position, ResumeToken};
-use crate::errors::{CommandError, StoreResult, code, type_name};
-
-/// mongod's code for an unknown field in a stage's specification.
-const IDL_UNKNOWN_FIELD: i32 = 40415;
-/// mongod's code when more than one of the resume options is given.
-const MULTIPLE_RESUME_OPTIONS: i32 = 40674;
+use crate::code;
+use crate::errors::{CommandError, StoreResult, type_name};
 
 /// What a change stream watches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,7 +160,7 @@ impl StreamSpec {
                 }
                 other => {
                     return Err(CommandError::new(
-                        IDL_UNKNOWN_FIELD,
+                        code::IDL_UNKNOWN_FIELD,
                         format!("BSON field '$changeStream.{other}' is an unknown field."),
                     ));
                 }
@@ -177,7 +173,7 @@ impl StreamSpec {
     fn set_start(&mut self, start: StartPoint) -> StoreResult<()> {
         if self.start != StartPoint::Now {
             return Err(CommandError::new(
-                MULTIPLE_RESUME_OPTIONS,
+                code::MULTIPLE_RESUME_OPTIONS,
                 "Only one type of resume option is allowed, but multiple were found.",
             ));
         }

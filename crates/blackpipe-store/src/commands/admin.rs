@@ -12,7 +12,8 @@ use super::args::{
 use super::find::{CursorOptions, open_cursor};
 use super::write::collection_for_write;
 use crate::catalog::{read, validate_namespace, write};
-use crate::errors::{CommandError, StoreResult, code, format_value};
+use crate::code;
+use crate::errors::{CommandError, StoreResult, format_value};
 use crate::index::SecondaryIndex;
 use crate::oplog::{Change, OplogWrite};
 use crate::query::Filter;

@@ -20,7 +20,8 @@ use bson::{Bson, Document, doc};
 
 use super::Exec;
 use super::{admin, write};
-use crate::errors::{CommandError, StoreResult, code};
+use crate::code;
+use crate::errors::{CommandError, StoreResult};
 
 /// How many documents one internal write command carries.
 const CHUNK: usize = 1000;
@@ -66,7 +67,7 @@ pub(crate) fn split<'p>(
     };
     if rest.iter().any(is_write) {
         return Err(CommandError::new(
-            40601,
+            code::WRITE_STAGE_NOT_LAST,
             "$out and $merge can only be the final stage in the pipeline",
         ));
     }
@@ -260,7 +261,7 @@ fn merge_statement(
 ) -> StoreResult<Bson> {
     let Some(id) = document.get("_id") else {
         return Err(CommandError::new(
-            51132,
+            code::MERGE_ON_FIELD_MISSING,
             "$merge write error: 'on' field '_id' cannot be missing",
         ));
     };

@@ -2,7 +2,8 @@
 
 use bson::{Bson, Document};
 
-use crate::errors::{CommandError, StoreResult, code, type_name};
+use crate::code;
+use crate::errors::{CommandError, StoreResult, type_name};
 use crate::value_order::Number;
 
 /// The collection named by the command's first field.

@@ -16,7 +16,8 @@ use super::args::{cursor_batch_size, missing, optional_bool, optional_document, 
 use super::find::{CursorOptions, open_cursor};
 use super::write::{MAX_WRITE_BATCH, delete, insert, update};
 use crate::catalog::validate_namespace;
-use crate::errors::{CommandError, StoreResult, code, index_as_i32, type_name};
+use crate::code;
+use crate::errors::{CommandError, StoreResult, index_as_i32, type_name};
 
 /// The namespace every `bulkWrite` results cursor is opened on.
 const RESULTS_NS: &str = "admin.$cmd.bulkWrite";

@@ -7,11 +7,9 @@ use bson::{Bson, Document};
 use super::Exec;
 use super::args::{collection_name, is_generic_field};
 use crate::catalog::{validate_namespace, write};
-use crate::errors::{CommandError, StoreResult, code, type_name};
+use crate::code;
+use crate::errors::{CommandError, StoreResult, type_name};
 use crate::oplog::Change;
-
-/// mongod's code for an unknown field of a command.
-const IDL_UNKNOWN_FIELD: i32 = 40415;
 
 /// The options `collMod` may set, kept in the collection's options as given (only
 /// `changeStreamPreAndPostImages` changes what blackpipe does).
@@ -64,7 +62,7 @@ pub(crate) fn coll_mod(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
             known if SETTABLE.contains(&known) => {}
             other => {
                 return Err(CommandError::new(
-                    IDL_UNKNOWN_FIELD,
+                    code::IDL_UNKNOWN_FIELD,
                     format!("BSON field 'collMod.{other}' is an unknown field."),
                 ));
             }

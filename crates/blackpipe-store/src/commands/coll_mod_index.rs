@@ -4,11 +4,9 @@
 
 use bson::{Bson, Document, doc};
 
+use crate::code;
 use crate::collection::Collection;
-use crate::errors::{CommandError, StoreResult, code, type_name};
-
-/// mongod's `CannotConvertIndexToUnique`.
-const CANNOT_CONVERT_INDEX_TO_UNIQUE: i32 = 359;
+use crate::errors::{CommandError, StoreResult, type_name};
 
 /// Applies `index` (`{keyPattern | name, prepareUnique?, unique?}`) to `collection` and returns
 /// the reply fields mongod adds (`prepareUnique_old`/`_new`, `unique_new`).
@@ -51,7 +49,10 @@ pub(crate) fn modify_index(collection: &mut Collection, spec: &Bson) -> StoreRes
             .collect::<Vec<Bson>>()
     };
     let Some((index, records)) = collection.index_and_documents(name, key) else {
-        return Err(CommandError::new(27, "cannot find index for collMod"));
+        return Err(CommandError::new(
+            code::INDEX_NOT_FOUND,
+            "cannot find index for collMod",
+        ));
     };
     let mut reply = Document::new();
     if let Some(prepare) = spec.get("prepareUnique") {
@@ -71,7 +72,7 @@ pub(crate) fn modify_index(collection: &mut Collection, spec: &Bson) -> StoreRes
                     .map(|group| Bson::Document(doc! { "ids": ids_of(records, group) }))
                     .collect();
                 let mut error = CommandError::new(
-                    CANNOT_CONVERT_INDEX_TO_UNIQUE,
+                    code::CANNOT_CONVERT_INDEX_TO_UNIQUE,
                     "Cannot convert the index to unique. Please resolve conflicting documents before running collMod again.",
                 );
                 error.extra.insert("violations", violations);
@@ -126,7 +127,7 @@ mod tests {
 
         let unique = Bson::Document(doc! { "keyPattern": { "x": 1 }, "unique": true });
         let error = modify_index(&mut collection, &unique).expect_err("duplicates remain");
-        assert_eq!(error.code, CANNOT_CONVERT_INDEX_TO_UNIQUE);
+        assert_eq!(error.code, code::CANNOT_CONVERT_INDEX_TO_UNIQUE);
         assert_eq!(
             error.extra.get_array("violations").ok(),
             Some(&vec![Bson::Document(doc! { "ids": [1, 2] })])

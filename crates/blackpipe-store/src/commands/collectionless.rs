@@ -10,10 +10,8 @@ use super::args::{cursor_batch_size, required_array};
 use super::find::{CursorOptions, open_cursor};
 use crate::aggregate::Pipeline;
 use crate::catalog::validate_database_name;
-use crate::errors::{CommandError, StoreResult, code, type_name};
-
-/// mongod's code for a `$documents` stage whose value is not an array of objects.
-const DOCUMENTS_NOT_AN_ARRAY: i32 = 5_858_203;
+use crate::code;
+use crate::errors::{CommandError, StoreResult, type_name};
 
 /// Runs `{aggregate: 1, pipeline, cursor}` (the caller has checked `cursor` and `explain`).
 ///
@@ -86,7 +84,7 @@ fn needs_a_collection(stage: &str) -> CommandError {
 
 fn not_an_array_of_objects(value: &Bson) -> CommandError {
     CommandError::new(
-        DOCUMENTS_NOT_AN_ARRAY,
+        code::DOCUMENTS_NOT_AN_ARRAY,
         format!(
             "$documents must evaluate to an array of objects, found {}",
             type_name(value)

@@ -13,8 +13,9 @@ use super::args::{
 use super::tail::cursor_not_found;
 use crate::catalog::{lock, read, validate_namespace};
 use crate::change_stream;
+use crate::code;
 use crate::cursor::{DEFAULT_FIRST_BATCH, OpenCursor, Tail, cursor_reply, take_batch};
-use crate::errors::{CommandError, StoreResult, code, type_name};
+use crate::errors::{CommandError, StoreResult, type_name};
 use crate::projection::{Projection, ProjectionKind};
 use crate::query::Filter;
 use crate::sort::SortSpec;

@@ -8,12 +8,13 @@ use super::write::{
     CheckedOutSession, collection_for_write, prepare_for_insert, record_insert, record_update,
 };
 use crate::catalog::{validate_namespace, write};
+use crate::code;
 use crate::errors::{CommandError, StoreResult};
 use crate::oplog::OplogWrite;
 use crate::projection::{Projection, ProjectionKind};
 use crate::query::Filter;
+use crate::retryable_writes::StatementOutcome;
 use crate::sort::SortSpec;
-use crate::txn::StatementOutcome;
 use crate::update::{ApplyContext, Update};
 use crate::value_order::documents_identical;
 
@@ -113,7 +114,7 @@ pub(crate) fn find_and_modify(
         }
         Some(other) => {
             return Err(CommandError::new(
-                40606,
+                code::FIND_AND_MODIFY_RETRY_MISMATCH,
                 format!(
                     "findAndModify retry request: {} is not compatible with previous write in the transaction of type: {}",
                     crate::errors::format_document(command),

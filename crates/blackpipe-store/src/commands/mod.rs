@@ -23,11 +23,12 @@ pub use self::raw_request::{MAX_BSON_DEPTH, RawRequestError, check_raw_request};
 use super::Store;
 use super::catalog::{CollectionHandle, lock, read, validate_database_name, write};
 use super::cursor::InsertWait;
-use super::errors::{CommandError, StoreResult, code};
+use super::errors::{CommandError, StoreResult};
 use super::key::encode_key;
 use super::oplog::{Change, OpTime, OplogOp, OplogWrite, WriteSession};
 use super::snapshot_read::{collection_at, snapshot_read_time, stamp_reply};
 use super::transaction::{OpenTransaction, transaction_fields};
+use crate::code;
 
 /// What a command needs from its caller besides the document.
 #[derive(Debug, Clone, Copy)]

@@ -10,6 +10,7 @@ use bson::RawDocument;
 use bson::raw::{RawBsonRef, RawIter};
 
 use super::write::MAX_WRITE_BATCH;
+use crate::code;
 
 /// mongod's `maxBSONDepth` default: how many levels of documents and arrays may be nested
 /// below a command document.
@@ -33,8 +34,8 @@ impl RawRequestError {
     /// The mongod error code to answer with.
     pub fn code(&self) -> i32 {
         match self {
-            RawRequestError::WriteBatchTooLarge { .. } => 16,
-            RawRequestError::NestedTooDeep => 15,
+            RawRequestError::WriteBatchTooLarge { .. } => code::INVALID_LENGTH,
+            RawRequestError::NestedTooDeep => code::OVERFLOW,
         }
     }
 

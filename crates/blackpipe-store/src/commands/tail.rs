@@ -10,8 +10,9 @@ use super::Exec;
 use crate::Store;
 use crate::catalog::{lock, read};
 use crate::change_signal::ChangeSubscription;
+use crate::code;
 use crate::cursor::{InsertWait, Tail};
-use crate::errors::{CommandError, StoreResult, code};
+use crate::errors::{CommandError, StoreResult};
 
 /// How long an awaitData getMore waits without a `maxTimeMS` (or with `maxTimeMS: 0`).
 const DEFAULT_AWAIT_TIME: Duration = Duration::from_secs(1);

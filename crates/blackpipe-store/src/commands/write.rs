@@ -1,5 +1,5 @@
 //! `insert`, `update` and `delete`: batches of statements with per-statement write errors,
-//! ordered or unordered, retryable through the transaction table.
+//! ordered or unordered, retryable through the retryable-write table.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -10,16 +10,17 @@ use super::args::{
     collection_name, missing, optional_bool, optional_document, required_array, statement,
 };
 use crate::catalog::{CollectionHandle, lock, read, validate_namespace, write};
+use crate::code;
 use crate::collection::Collection;
 use crate::cursor::MAX_BATCH_BYTES;
-use crate::errors::{CommandError, StoreResult, code, index_as_i32};
+use crate::errors::{CommandError, StoreResult, index_as_i32};
 use crate::let_vars::LetVars;
 use crate::oplog::{Change, OplogWrite};
 use crate::query::Filter;
-use crate::sort::SortSpec;
-use crate::txn::{
+use crate::retryable_writes::{
     RetryableWrite, SessionRecord, StatementOutcome, retryable_write_of, statement_ids,
 };
+use crate::sort::SortSpec;
 use crate::update::{ApplyContext, Update, with_id_first};
 use crate::value_order::{document_size, documents_identical};
 
@@ -42,7 +43,7 @@ impl CheckedOutSession {
         let record = match retryable_write_of(command)? {
             Some(retryable) => Some((
                 exec.store
-                    .transactions
+                    .retryable_writes
                     .session(&retryable.session, exec.now)?,
                 retryable,
             )),
@@ -51,7 +52,7 @@ impl CheckedOutSession {
         Ok(CheckedOutSession { record })
     }
 
-    /// Locks the record for the rest of the command (see [`crate::txn`]) and starts or
+    /// Locks the record for the rest of the command (see [`crate::retryable_writes`]) and starts or
     /// resumes the command's txnNumber under that lock.
     pub(crate) fn begin(&self) -> StoreResult<Option<MutexGuard<'_, SessionRecord>>> {
         let Some((record, retryable)) = &self.record else {
@@ -444,7 +445,7 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
         {
             // The statement id was used by a different kind of write in this transaction.
             let error = CommandError::new(
-                40638,
+                code::UPDATE_RETRY_MISMATCH,
                 format!(
                     "update retry request is not compatible with previous write in the transaction of type: {}",
                     other.op_type()

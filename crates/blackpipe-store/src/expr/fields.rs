@@ -8,6 +8,7 @@
 use bson::{Bson, Document};
 
 use super::{Expr, Operator, is_nullish, type_of};
+use crate::code;
 use crate::errors::{CommandError, StoreResult};
 use crate::value_order::value_size;
 
@@ -31,7 +32,7 @@ pub(super) fn parse(operator: Operator, argument: &Bson) -> StoreResult<Vec<Expr
             ]);
         }
         return Err(CommandError::new(
-            4161100,
+            code::FIELD_OPERATOR_NOT_OBJECT,
             format!("{name} only supports an object as its argument"),
         ));
     };
@@ -43,21 +44,24 @@ pub(super) fn parse(operator: Operator, argument: &Bson) -> StoreResult<Vec<Expr
             "value" if operator == Operator::SetField => value = Some(Expr::parse(item)?),
             other => {
                 return Err(CommandError::new(
-                    4161101,
+                    code::FIELD_OPERATOR_UNKNOWN_ARGUMENT,
                     format!("{name} found an unknown argument: {other}"),
                 ));
             }
         }
     }
     let field = field.ok_or_else(|| {
-        CommandError::new(4161102, format!("{name} requires 'field' to be specified"))
+        CommandError::new(
+            code::FIELD_OPERATOR_WITHOUT_FIELD,
+            format!("{name} requires 'field' to be specified"),
+        )
     })?;
     let input = match (operator, input) {
         (_, Some(input)) => input,
         (Operator::GetField, None) => Expr::Field(Vec::new()),
         (_, None) => {
             return Err(CommandError::new(
-                4161103,
+                code::FIELD_OPERATOR_WITHOUT_INPUT,
                 format!("{name} requires 'input' to be specified"),
             ));
         }
@@ -66,7 +70,10 @@ pub(super) fn parse(operator: Operator, argument: &Bson) -> StoreResult<Vec<Expr
         return Ok(vec![field, input]);
     }
     let value = value.ok_or_else(|| {
-        CommandError::new(4161104, format!("{name} requires 'value' to be specified"))
+        CommandError::new(
+            code::SET_FIELD_WITHOUT_VALUE,
+            format!("{name} requires 'value' to be specified"),
+        )
     })?;
     Ok(vec![field, input, value])
 }
@@ -81,7 +88,7 @@ fn constant_name(item: &Bson, name: &str) -> StoreResult<Expr> {
     match literal {
         Some(Bson::String(text)) => Ok(Expr::Literal(Bson::String(text.clone()))),
         _ => Err(CommandError::new(
-            4161106,
+            code::FIELD_OPERATOR_FIELD_NOT_STRING,
             format!("{name} requires 'field' to evaluate to a constant string"),
         )),
     }
@@ -106,7 +113,7 @@ pub(super) fn evaluate(operator: Operator, values: &[Option<Bson>]) -> StoreResu
         _ if operator == Operator::GetField => return Ok(None),
         other => {
             return Err(CommandError::new(
-                4161105,
+                code::SET_FIELD_INPUT_NOT_OBJECT,
                 format!(
                     "$setField requires 'input' to evaluate to type Object, found {}",
                     type_of(other)

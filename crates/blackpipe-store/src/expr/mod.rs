@@ -10,9 +10,10 @@ use bson::{Bson, Document};
 
 use self::ops::{add, array_elem_at, concat, divide_or_mod, extreme, multiply, subtract};
 use super::arith::is_number;
-use super::errors::{CommandError, StoreResult, check_bson_size, code, type_name};
+use super::errors::{CommandError, StoreResult, check_bson_size, type_name};
 use super::path::split_path;
 use super::value_order::{Number, compare_values, decimal_digits, value_size};
+use crate::code;
 
 /// A parsed expression.
 #[derive(Debug, Clone)]
@@ -200,7 +201,7 @@ fn parse_path(text: &str) -> StoreResult<Expr> {
             })),
             "REMOVE" => Ok(Expr::Remove),
             _ => Err(CommandError::new(
-                17276,
+                code::UNDEFINED_VARIABLE,
                 format!("Use of undefined variable: {name}"),
             )),
         };
@@ -208,7 +209,7 @@ fn parse_path(text: &str) -> StoreResult<Expr> {
     let path = &text[1..];
     if path.is_empty() {
         return Err(CommandError::new(
-            16872,
+            code::DOLLAR_ALONE_FIELD_PATH,
             "'$' by itself is not a valid FieldPath",
         ));
     }
@@ -224,7 +225,7 @@ fn parse_object(document: &Document) -> StoreResult<Expr> {
         for (key, value) in document {
             if key.starts_with('$') {
                 return Err(CommandError::new(
-                    16410,
+                    code::FIELD_PATH_DOLLAR_PREFIXED,
                     format!(
                         "FieldPath field names may not start with '$'. Consider using $getField or $setField.: {key}"
                     ),
@@ -236,7 +237,7 @@ fn parse_object(document: &Document) -> StoreResult<Expr> {
     }
     if document.len() > 1 {
         return Err(CommandError::new(
-            15983,
+            code::EXPRESSION_NOT_ONE_FIELD,
             format!(
                 "an expression specification must contain exactly one field, the name of the expression. Found {} fields in {}",
                 document.len(),
@@ -273,7 +274,7 @@ fn parse_object(document: &Document) -> StoreResult<Expr> {
     if let Some(arity) = operator.arity() {
         if arguments.len() != arity {
             return Err(CommandError::new(
-                16020,
+                code::EXPRESSION_ARITY,
                 format!(
                     "Expression {name} takes exactly {arity} arguments. {} were passed in.",
                     arguments.len()
@@ -295,7 +296,7 @@ fn parse_cond(argument: &Bson) -> StoreResult<Vec<Expr>> {
                     "else" => 2,
                     _ => {
                         return Err(CommandError::new(
-                            17083,
+                            code::COND_UNKNOWN_PARAMETER,
                             format!("Unrecognized parameter to $cond: {key}"),
                         ));
                     }
@@ -304,7 +305,7 @@ fn parse_cond(argument: &Bson) -> StoreResult<Vec<Expr>> {
             }
             let [Some(condition), Some(then), Some(otherwise)] = parts else {
                 return Err(CommandError::new(
-                    17080,
+                    code::COND_MISSING_PARAMETER,
                     "Missing 'if', 'then' or 'else' parameter to $cond",
                 ));
             };
@@ -397,13 +398,13 @@ fn evaluate_operator(
         Operator::IfNull => {
             let Some((replacement, candidates)) = arguments.split_last() else {
                 return Err(CommandError::new(
-                    1257300,
+                    code::IF_NULL_TOO_FEW_ARGUMENTS,
                     "$ifNull needs at least two arguments",
                 ));
             };
             if candidates.is_empty() {
                 return Err(CommandError::new(
-                    1257300,
+                    code::IF_NULL_TOO_FEW_ARGUMENTS,
                     "$ifNull needs at least two arguments",
                 ));
             }
@@ -437,7 +438,7 @@ fn evaluate_operator(
                 Ok(Number::of(value).map(|number| Bson::Double(number.as_f64().abs())))
             }
             other => Err(CommandError::new(
-                28765,
+                code::ABS_NOT_NUMBER,
                 format!("$abs only supports numeric types, not {}", type_of(other)),
             )),
         },
@@ -446,7 +447,7 @@ fn evaluate_operator(
                 i32::try_from(items.len()).unwrap_or(i32::MAX),
             ))),
             other => Err(CommandError::new(
-                17124,
+                code::SIZE_NOT_ARRAY,
                 format!(
                     "The argument to $size must be an array. Type of argument: {}",
                     type_of(other)
@@ -506,7 +507,7 @@ fn evaluate_operator(
                 }))))
             }
             other => Err(CommandError::new(
-                40081,
+                code::IN_NOT_ARRAY,
                 format!(
                     "$in requires an array as a second argument, found: {}",
                     type_of(other)

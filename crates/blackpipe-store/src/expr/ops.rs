@@ -6,6 +6,7 @@ use bson::Bson;
 
 use super::{Operator, is_nullish, type_of};
 use crate::arith::{ArithOp, apply_widening, divide, is_number, remainder};
+use crate::code;
 use crate::errors::{CommandError, StoreResult, check_bson_size, type_name};
 use crate::value_order::{Number, compare_values};
 
@@ -18,7 +19,7 @@ pub(super) fn add(values: &[Option<Bson>]) -> StoreResult<Option<Bson>> {
             Some(Bson::DateTime(at)) => {
                 if date.is_some() {
                     return Err(CommandError::new(
-                        16612,
+                        code::ADD_TWO_DATES,
                         "only one date allowed in an $add expression",
                     ));
                 }
@@ -29,7 +30,7 @@ pub(super) fn add(values: &[Option<Bson>]) -> StoreResult<Option<Bson>> {
             }
             other => {
                 return Err(CommandError::new(
-                    16554,
+                    code::ADD_NOT_NUMBER_OR_DATE,
                     format!(
                         "$add only supports numeric or date types, not {}",
                         type_of(other.as_ref())
@@ -60,7 +61,7 @@ pub(super) fn multiply(values: &[Option<Bson>]) -> StoreResult<Option<Bson>> {
             }
             other => {
                 return Err(CommandError::new(
-                    16555,
+                    code::MULTIPLY_NOT_NUMBER,
                     format!(
                         "$multiply only supports numeric types, not {}",
                         type_of(other.as_ref())
@@ -91,7 +92,7 @@ pub(super) fn subtract(left: Option<&Bson>, right: Option<&Bson>) -> StoreResult
             Ok(apply_widening(ArithOp::Subtract, a, b))
         }
         (a, b) => Err(CommandError::new(
-            16556,
+            code::SUBTRACT_TYPES,
             format!("can't $subtract {} from {}", type_of(b), type_of(a)),
         )),
     }
@@ -115,7 +116,7 @@ pub(super) fn divide_or_mod(
     };
     if !is_number(a) || !is_number(b) {
         return Err(CommandError::new(
-            16609,
+            code::DIVIDE_NOT_NUMBER,
             format!(
                 "{name} only supports numeric types, not {} and {}",
                 type_name(a),
@@ -151,7 +152,7 @@ pub(super) fn concat(values: &[Option<Bson>]) -> StoreResult<Option<Bson>> {
             }
             other => {
                 return Err(CommandError::new(
-                    16702,
+                    code::CONCAT_NOT_STRING,
                     format!(
                         "$concat only supports strings, not {}",
                         type_of(other.as_ref())
@@ -172,7 +173,7 @@ pub(super) fn array_elem_at(
     }
     let Some(Bson::Array(items)) = array else {
         return Err(CommandError::new(
-            28689,
+            code::ARRAY_ELEM_AT_NOT_ARRAY,
             format!(
                 "$arrayElemAt's first argument must be an array, but is {}",
                 type_of(array)
@@ -188,7 +189,7 @@ pub(super) fn array_elem_at(
         }
         _ => {
             return Err(CommandError::new(
-                28690,
+                code::ARRAY_ELEM_AT_INDEX_NOT_NUMBER,
                 format!(
                     "$arrayElemAt's second argument must be a numeric value, but is {}",
                     type_of(index)

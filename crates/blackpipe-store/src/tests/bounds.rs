@@ -5,8 +5,8 @@ use bson::{Binary, Bson, DateTime, Document, doc, spec::BinarySubtype};
 use super::at;
 use crate::catalog::lock;
 use crate::oplog::{MAX_OPLOG_BYTES, Oplog, OplogWrite};
-use crate::txn::{
-    HistoryLimits, SessionKey, StatementOutcome, TransactionTable, retryable_write_of,
+use crate::retryable_writes::{
+    HistoryLimits, RetryableWriteTable, SessionKey, StatementOutcome, retryable_write_of,
 };
 use crate::{Change, OpTime};
 
@@ -26,7 +26,7 @@ fn key(session: u8) -> SessionKey {
 }
 
 /// Checks out `session` at `now`, starts txnNumber 1 and records `count` inserts.
-fn record_inserts(table: &TransactionTable, session: u8, now: DateTime, count: i32) {
+fn record_inserts(table: &RetryableWriteTable, session: u8, now: DateTime, count: i32) {
     let key = key(session);
     let record = table.session(&key, now).expect("session");
     let mut record = lock(&record);
@@ -36,7 +36,7 @@ fn record_inserts(table: &TransactionTable, session: u8, now: DateTime, count: i
     }
 }
 
-fn begin_error(table: &TransactionTable, session: u8, txn_number: i64) -> Option<i32> {
+fn begin_error(table: &RetryableWriteTable, session: u8, txn_number: i64) -> Option<i32> {
     let key = key(session);
     let record = table.session(&key, at(100)).expect("session");
     let mut record = lock(&record);
@@ -45,7 +45,7 @@ fn begin_error(table: &TransactionTable, session: u8, txn_number: i64) -> Option
 
 #[test]
 fn a_session_history_past_its_bound_is_dropped_and_a_retry_is_refused_not_reapplied() {
-    let table = TransactionTable::with_limits(HistoryLimits {
+    let table = RetryableWriteTable::with_limits(HistoryLimits {
         per_session: 1000,
         total: 1 << 30,
     });
@@ -65,7 +65,7 @@ fn a_session_history_past_its_bound_is_dropped_and_a_retry_is_refused_not_reappl
 
 #[test]
 fn past_the_table_bound_the_least_recently_used_histories_are_dropped() {
-    let table = TransactionTable::with_limits(HistoryLimits {
+    let table = RetryableWriteTable::with_limits(HistoryLimits {
         per_session: 1000,
         total: 2000,
     });

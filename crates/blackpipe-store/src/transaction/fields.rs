@@ -2,9 +2,10 @@
 
 use bson::{Bson, Document};
 
-use crate::errors::{CommandError, StoreResult, code, type_name};
+use crate::code;
+use crate::errors::{CommandError, StoreResult, type_name};
 use crate::oplog::WriteSession;
-use crate::txn::{SessionKey, retryable_write_of};
+use crate::retryable_writes::{SessionKey, retryable_write_of};
 
 /// `lsid`, `txnNumber` and `startTransaction` of a command with `autocommit: false`.
 #[derive(Debug, Clone)]

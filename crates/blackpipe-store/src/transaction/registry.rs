@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::catalog::lock;
-use crate::errors::{CommandError, StoreResult, code};
+use crate::code;
+use crate::errors::{CommandError, StoreResult};
 
 /// At most this many transactions are open at once (blackpipe's own bound: each holds private
 /// copies of the collections it touched). Past it, starting one fails with ExceededMemoryLimit.

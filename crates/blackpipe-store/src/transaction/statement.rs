@@ -8,10 +8,11 @@ use super::private::OpenTransaction;
 use super::{TransactionState, allowed_in_transaction};
 use crate::Store;
 use crate::catalog::lock;
+use crate::code;
 use crate::commands::Exec;
-use crate::errors::{CommandError, StoreResult, code};
+use crate::errors::{CommandError, StoreResult};
+use crate::retryable_writes::SessionRecord;
 use crate::snapshot_read::read_concern;
-use crate::txn::SessionRecord;
 
 fn no_such_transaction(fields: &TransactionFields, why: &str) -> CommandError {
     CommandError::new(
@@ -98,7 +99,7 @@ impl Store {
                 format!("Cannot run '{name}' in a multi-document transaction."),
             ));
         }
-        let record = self.transactions.session(&fields.session, exec.now)?;
+        let record = self.retryable_writes.session(&fields.session, exec.now)?;
         let mut record = lock(&record);
         match name {
             "commitTransaction" => return self.commit(exec, &mut record, fields),
@@ -303,7 +304,7 @@ impl Store {
         let Ok(Some(fields)) = super::fields::transaction_fields(command) else {
             return false;
         };
-        let Some(record) = self.transactions.existing(&fields.session) else {
+        let Some(record) = self.retryable_writes.existing(&fields.session) else {
             return false;
         };
         let record = lock(&record);

@@ -7,7 +7,8 @@ use bson::{Bson, Document, Timestamp};
 
 use super::{Action, ApplyContext, Modifier, PullCondition, PushSort, PushSpec};
 use crate::arith::{ArithOp, apply_exact, is_number, zero_like};
-use crate::errors::{CommandError, StoreResult, code, format_value, type_name};
+use crate::code;
+use crate::errors::{CommandError, StoreResult, format_value, type_name};
 use crate::path::array_index;
 use crate::value_order::{compare_values, values_equal};
 

@@ -10,9 +10,10 @@ pub(crate) use positional::ArrayFilters;
 use bson::{Bson, DateTime, Document};
 
 use super::aggregate::Pipeline;
-use super::errors::{CommandError, StoreResult, code, format_value};
+use super::errors::{CommandError, StoreResult, format_value};
 use super::query::Filter;
 use super::value_order::values_equal;
+use crate::code;
 
 /// A parsed update (`u` of an update statement, `update` of findAndModify).
 #[derive(Debug, Clone)]

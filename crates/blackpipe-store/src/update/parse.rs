@@ -4,11 +4,12 @@ use bson::{Bson, Document};
 
 use super::{Action, Modifier, PullCondition, PushSort, PushSpec, Update};
 use crate::arith::is_number;
-use crate::errors::{CommandError, StoreResult, code, format_document, type_name};
+use crate::code;
+use crate::errors::{CommandError, StoreResult, format_document, type_name};
+use crate::integer::integral;
 use crate::path::split_path;
 use crate::query::Filter;
 use crate::sort::{SortSpec, sort_direction};
-use crate::value_order::Number;
 
 pub(super) fn parse_document(update: &Document) -> StoreResult<Update> {
     let is_modifier_update = update.keys().next().is_some_and(|key| key.starts_with('$'));
@@ -189,16 +190,6 @@ fn each_values(spec: &Document, operator: &str) -> StoreResult<Vec<Bson>> {
             type_name(other)
         ))),
         None => Ok(Vec::new()),
-    }
-}
-
-fn integral(value: &Bson) -> Option<i64> {
-    match Number::of(value)? {
-        Number::Int(number) => Some(number),
-        // Integral doubles only; the check makes the cast exact.
-        #[allow(clippy::cast_possible_truncation)]
-        Number::Float(number) if number.fract() == 0.0 => Some(number as i64),
-        Number::Float(_) => None,
     }
 }
 

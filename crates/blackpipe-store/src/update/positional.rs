@@ -328,17 +328,14 @@ mod tests {
             None,
             doc! {"_id": 1, "y": []},
         );
-        assert_eq!(missing.unwrap_err().code, crate::errors::code::BAD_VALUE);
+        assert_eq!(missing.unwrap_err().code, crate::code::BAD_VALUE);
         let unused = apply(
             doc! {"$set": {"y.$[i].b": 2}},
             Some(bson::bson!([{"i.b": 1}, {"k": 2}])),
             doc! {"_id": 1, "y": []},
         );
-        assert_eq!(
-            unused.unwrap_err().code,
-            crate::errors::code::FAILED_TO_PARSE
-        );
+        assert_eq!(unused.unwrap_err().code, crate::code::FAILED_TO_PARSE);
         let not_array = apply(doc! {"$set": {"y.$[].b": 2}}, None, doc! {"_id": 1, "y": 5});
-        assert_eq!(not_array.unwrap_err().code, crate::errors::code::BAD_VALUE);
+        assert_eq!(not_array.unwrap_err().code, crate::code::BAD_VALUE);
     }
 }

@@ -1,4 +1,6 @@
-//! The retryable-write ("transaction") table.
+//! The retryable-write table (mongod's "transaction table", `config.transactions`), keyed by
+//! `(lsid, txnNumber)`. Each session's record also carries the state of its multi-document
+//! transaction (the `transaction` module), as mongod keeps both with the session.
 //!
 //! Keyed by the session id (`lsid.id`, a UUID); each session remembers its highest `txnNumber`
 //! and, for that number, the outcome of every statement that succeeded, by statement id (like
@@ -14,8 +16,9 @@ use std::sync::{Arc, Mutex};
 use bson::{Bson, DateTime, Document, spec::BinarySubtype};
 
 use super::catalog::lock;
-use super::errors::{CommandError, StoreResult, code, type_name};
+use super::errors::{CommandError, StoreResult, type_name};
 use super::value_order::{document_size, value_size};
+use crate::code;
 
 /// What a statement did, as replayed on retry.
 #[derive(Debug, Clone, PartialEq)]
@@ -303,9 +306,9 @@ struct SessionEntry {
 ///
 /// Bounded: at most [`MAX_SESSIONS`] sessions, [`MAX_SESSION_HISTORY_BYTES`] of outcomes per
 /// session and [`MAX_TABLE_HISTORY_BYTES`] in all; sessions idle past the session timeout are
-/// forgotten by [`TransactionTable::expire_idle`].
+/// forgotten by [`RetryableWriteTable::expire_idle`].
 #[derive(Debug)]
-pub(crate) struct TransactionTable {
+pub(crate) struct RetryableWriteTable {
     sessions: Mutex<HashMap<SessionKey, SessionEntry>>,
     history_bytes: Arc<AtomicUsize>,
     limits: HistoryLimits,
@@ -318,19 +321,19 @@ pub(crate) struct HistoryLimits {
     pub(crate) total: usize,
 }
 
-impl Default for TransactionTable {
+impl Default for RetryableWriteTable {
     fn default() -> Self {
-        TransactionTable::with_limits(HistoryLimits {
+        RetryableWriteTable::with_limits(HistoryLimits {
             per_session: MAX_SESSION_HISTORY_BYTES,
             total: MAX_TABLE_HISTORY_BYTES,
         })
     }
 }
 
-impl TransactionTable {
+impl RetryableWriteTable {
     /// A table with other byte bounds than mongod-sized defaults (for tests).
-    pub(crate) fn with_limits(limits: HistoryLimits) -> TransactionTable {
-        TransactionTable {
+    pub(crate) fn with_limits(limits: HistoryLimits) -> RetryableWriteTable {
+        RetryableWriteTable {
             sessions: Mutex::new(HashMap::new()),
             history_bytes: Arc::new(AtomicUsize::new(0)),
             limits,
