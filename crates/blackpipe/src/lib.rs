@@ -2,8 +2,8 @@
 //!
 //! Two layers: a scripted server, where a test receives requests and decides each reply, and a
 //! simulated deployment (standalone, replica set, sharded) with an in-memory store and mongod's
-//! fail points. blackpipe depends on `steadfast-wire` for framing and on `bson` only: it builds
-//! every reply itself and never reuses the driver's SDAM or hello logic, so a bug cannot hide on
+//! fail points. blackpipe depends on `steadfast-wire` for framing, on its own store
+//! (`blackpipe-store`) and on `bson`: it builds every reply itself and never reuses the driver's SDAM or hello logic, so a bug cannot hide on
 //! both sides of the wire.
 //!
 //! # Layers
@@ -17,6 +17,8 @@
 //! - [`deployment`]: simulated standalones, replica sets and sharded clusters, which can
 //!   require authentication ([`deployment::DeploymentConfig::with_user`]).
 //! - [`auth`]: server-side SCRAM-SHA-1/256 and the per-connection authentication state.
+//! - [`store`]: the in-memory document store the deployments serve, the `blackpipe-store`
+//!   crate (pure and synchronous), re-exported.
 //!
 //! # A scripted test
 //!
@@ -54,4 +56,7 @@ pub mod deployment;
 pub mod failpoint;
 pub mod scripted;
 pub mod server;
-pub mod store;
+
+/// The in-memory document store the simulated deployment serves: the `blackpipe-store` crate,
+/// re-exported so that `blackpipe::store::...` paths keep working.
+pub use blackpipe_store as store;

@@ -78,15 +78,14 @@ fn as_f64(value: &Bson) -> Option<f64> {
 }
 
 /// Reads an integral count: int32, int64, or a double without a fractional part (mongod's
-/// `bsonExtractIntegerField` accepts all three).
+/// `bsonExtractIntegerField` accepts all three), through the store's
+/// [`blackpipe_store::integer::integral`]. Fail point fields take no decimals and only doubles
+/// well inside `i64`'s exact range, as they always have: a larger one is not a number here.
 pub(crate) fn integral(value: &Bson) -> Option<i64> {
     match value {
-        Bson::Int32(v) => Some(i64::from(*v)),
-        Bson::Int64(v) => Some(*v),
-        Bson::Double(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => {
-            // Checked above: integral and well inside i64's exact range.
-            #[allow(clippy::cast_possible_truncation)]
-            Some(*v as i64)
+        Bson::Double(v) if v.abs() >= 9.0e15 => None,
+        Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) => {
+            blackpipe_store::integer::integral(value)
         }
         _ => None,
     }

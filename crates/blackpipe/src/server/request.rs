@@ -51,7 +51,7 @@ pub enum RequestError {
     /// Refused on the raw encoding, before decoding: a write batch past `maxWriteBatchSize`
     /// or a document nested too deep.
     #[error(transparent)]
-    Refused(#[from] crate::store::RawRequestError),
+    Refused(#[from] blackpipe_store::RawRequestError),
 }
 
 impl RequestError {
@@ -90,7 +90,7 @@ impl Request {
                     .sequences
                     .iter()
                     .map(|sequence| (sequence.identifier.as_str(), sequence.documents.as_slice()));
-                crate::store::check_raw_request(&msg.body, sequences)?;
+                blackpipe_store::check_raw_request(&msg.body, sequences)?;
                 let mut command = to_document(&msg.body)?;
                 let mut identifiers = Vec::with_capacity(msg.sequences.len());
                 for sequence in &msg.sequences {
@@ -117,7 +117,7 @@ impl Request {
                         query.full_collection_name.clone(),
                     ));
                 };
-                crate::store::check_raw_request(&query.query, [])?;
+                blackpipe_store::check_raw_request(&query.query, [])?;
                 let mut command = to_document(&query.query)?;
                 // Legacy drivers wrap the command as {$query: {...}, $readPreference: ...}.
                 if command.keys().next().map(String::as_str) == Some("$query") {

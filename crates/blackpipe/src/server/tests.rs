@@ -182,7 +182,9 @@ fn an_oversized_write_batch_is_refused_before_its_documents_are_materialised() {
     let error = Request::from_message(Message::new(1, 0, msg)).unwrap_err();
     assert_eq!(
         error,
-        RequestError::Refused(crate::store::RawRequestError::WriteBatchTooLarge { count: 100_001 })
+        RequestError::Refused(blackpipe_store::RawRequestError::WriteBatchTooLarge {
+            count: 100_001
+        })
     );
     let answer = error.to_command_error().unwrap();
     assert_eq!(answer.code, 16);

@@ -1,0 +1,622 @@
+//! Aggregation pipelines: `$match $project $addFields/$set $unset $group $sort $limit $skip
+//! $count $unwind $replaceRoot/$replaceWith $sortByCount`.
+
+mod group;
+
+use std::sync::Arc;
+
+use bson::{Bson, Document, doc};
+
+use self::group::GroupSpec;
+use super::errors::{
+    CommandError, MAX_INTERNAL_BSON_BYTES, StoreResult, check_bson_size, type_name,
+};
+use super::expr::Expr;
+use super::path::{get_path, set_path_creating, split_path};
+use super::projection::{Projection, ProjectionKind};
+use super::query::Filter;
+use super::sort::SortSpec;
+use super::value_order::{Number, document_size, value_size};
+use crate::code;
+
+/// A parsed pipeline.
+#[derive(Debug, Clone)]
+pub(crate) struct Pipeline {
+    stages: Vec<Stage>,
+}
+
+impl Pipeline {
+    /// The pipeline with its `$match` stages comparing strings under the command's collation.
+    pub(crate) fn with_collation(mut self, folding: Option<super::collation::Folding>) -> Pipeline {
+        if folding.is_some() {
+            for stage in &mut self.stages {
+                if let Stage::Match(filter) = stage {
+                    *filter =
+                        std::mem::replace(filter, Filter::match_all()).with_collation(folding);
+                }
+            }
+        }
+        self
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Stage {
+    Match(Filter),
+    Project(Projection),
+    AddFields(Vec<(Vec<String>, Expr)>),
+    Group(GroupSpec),
+    Sort(SortSpec),
+    Limit(usize),
+    Skip(usize),
+    Count(String),
+    Unwind {
+        parts: Vec<String>,
+        include_index: Option<String>,
+        preserve: bool,
+    },
+    ReplaceRoot(Expr),
+}
+
+/// Stages mongod has that blackpipe does not implement; they get a clear error.
+const UNSUPPORTED_STAGES: &[&str] = &[
+    "$lookup",
+    "$facet",
+    "$out",
+    "$merge",
+    "$graphLookup",
+    "$bucket",
+    "$bucketAuto",
+    "$sample",
+    "$geoNear",
+    "$redact",
+    "$collStats",
+    "$indexStats",
+    "$changeStream",
+    "$currentOp",
+    "$listSessions",
+    "$documents",
+    "$densify",
+    "$fill",
+    "$setWindowFields",
+    "$unionWith",
+    "$search",
+    "$planCacheStats",
+];
+
+impl Pipeline {
+    /// Parses an aggregation pipeline.
+    pub(crate) fn parse(stages: &[Bson]) -> StoreResult<Pipeline> {
+        let mut parsed = Vec::with_capacity(stages.len());
+        for stage in stages {
+            parsed.extend(parse_stage(stage)?);
+        }
+        Ok(Pipeline { stages: parsed })
+    }
+
+    /// Parses a pipeline-style update, which allows only the document-reshaping stages.
+    pub(crate) fn parse_for_update(stages: &[Bson]) -> StoreResult<Pipeline> {
+        let pipeline = Pipeline::parse(stages)?;
+        for stage in &pipeline.stages {
+            if !matches!(
+                stage,
+                Stage::Project(_) | Stage::AddFields(_) | Stage::ReplaceRoot(_)
+            ) {
+                return Err(CommandError::new(
+                    code::INVALID_OPTIONS,
+                    "Only $addFields, $set, $project, $unset, $replaceRoot and $replaceWith are allowed in an update pipeline",
+                ));
+            }
+        }
+        Ok(pipeline)
+    }
+
+    /// Parses the stages after `$changeStream`: only those that filter or reshape one event
+    /// at a time (`$match $project $addFields/$set $unset $replaceRoot/$replaceWith`).
+    pub(crate) fn parse_for_change_stream(stages: &[Bson]) -> StoreResult<Pipeline> {
+        let pipeline = Pipeline::parse(stages)?;
+        for stage in &pipeline.stages {
+            if !matches!(
+                stage,
+                Stage::Match(_) | Stage::Project(_) | Stage::AddFields(_) | Stage::ReplaceRoot(_)
+            ) {
+                return Err(CommandError::new(
+                    code::ILLEGAL_OPERATION,
+                    "Only $match, $project, $addFields, $set, $unset, $replaceRoot and $replaceWith may follow $changeStream",
+                ));
+            }
+        }
+        Ok(pipeline)
+    }
+
+    /// The filter of a leading `$match`, which can be evaluated while scanning the collection.
+    pub(crate) fn leading_match(&self) -> Option<&Filter> {
+        match self.stages.first() {
+            Some(Stage::Match(filter)) => Some(filter),
+            _ => None,
+        }
+    }
+
+    /// Runs the pipeline; with `skip_leading_match`, the caller already applied [`Self::leading_match`].
+    pub(crate) fn run(
+        &self,
+        mut documents: Vec<Arc<Document>>,
+        skip_leading_match: bool,
+    ) -> StoreResult<Vec<Arc<Document>>> {
+        let skip = usize::from(skip_leading_match && self.leading_match().is_some());
+        for stage in &self.stages[skip..] {
+            let mut budget = OutputBudget {
+                remaining: MAX_STAGE_OUTPUT_BYTES,
+            };
+            documents = run_stage(stage, documents, &mut budget)?;
+        }
+        Ok(documents)
+    }
+
+    /// Applies a (reshaping-only) pipeline to one document, for pipeline-style updates.
+    pub(crate) fn apply_to_one(&self, document: Document) -> StoreResult<Document> {
+        let mut output = self.run(vec![Arc::new(document)], false)?;
+        let result = output
+            .pop()
+            .ok_or_else(|| CommandError::bad_value("update pipeline produced no document"))?;
+        Ok(Arc::unwrap_or_clone(result))
+    }
+}
+
+/// Parses one stage; `$sortByCount` expands to a `$group` followed by a `$sort`.
+fn parse_stage(stage: &Bson) -> StoreResult<Vec<Stage>> {
+    let Bson::Document(stage) = stage else {
+        return Err(CommandError::new(
+            code::TYPE_MISMATCH,
+            "Each element of the 'pipeline' array must be an object",
+        ));
+    };
+    if stage.len() != 1 {
+        return Err(CommandError::new(
+            code::STAGE_NOT_ONE_FIELD,
+            "A pipeline stage specification object must contain exactly one field.",
+        ));
+    }
+    let Some((name, spec)) = stage.iter().next() else {
+        return Err(CommandError::new(
+            code::STAGE_NOT_ONE_FIELD,
+            "A pipeline stage specification object must contain exactly one field.",
+        ));
+    };
+    let parsed = match name.as_str() {
+        "$match" => match spec {
+            Bson::Document(filter) => Stage::Match(Filter::parse(filter)?),
+            _ => {
+                return Err(CommandError::new(
+                    code::MATCH_NOT_OBJECT,
+                    "the match filter must be an expression in an object",
+                ));
+            }
+        },
+        "$project" => match spec {
+            Bson::Document(projection) => Stage::Project(
+                Projection::parse(projection, ProjectionKind::Stage)?.ok_or_else(|| {
+                    CommandError::new(
+                        code::EMPTY_PROJECTION,
+                        "projection specification must have at least one field",
+                    )
+                })?,
+            ),
+            _ => {
+                return Err(CommandError::new(
+                    code::PROJECT_NOT_OBJECT,
+                    "$project specification must be an object",
+                ));
+            }
+        },
+        "$addFields" | "$set" => match spec {
+            Bson::Document(fields) => Stage::AddFields(parse_add_fields(fields, "")?),
+            _ => {
+                return Err(CommandError::new(
+                    code::ADD_FIELDS_NOT_OBJECT,
+                    format!(
+                        "{name} specification stage must be an object, got {}",
+                        type_name(spec)
+                    ),
+                ));
+            }
+        },
+        "$unset" => Stage::Project(Projection::exclusion(&unset_paths(spec)?)),
+        "$group" => Stage::Group(GroupSpec::parse(spec)?),
+        "$sort" => match spec {
+            Bson::Document(keys) if !keys.is_empty() => Stage::Sort(SortSpec::parse(keys)?),
+            Bson::Document(_) => {
+                return Err(CommandError::new(
+                    code::SORT_WITHOUT_KEYS,
+                    "$sort stage must have at least one sort key",
+                ));
+            }
+            _ => {
+                return Err(CommandError::new(
+                    code::SORT_NOT_OBJECT,
+                    "the $sort key specification must be an object",
+                ));
+            }
+        },
+        "$limit" => match whole_number(spec) {
+            Some(limit) if limit > 0 => Stage::Limit(usize::try_from(limit).unwrap_or(usize::MAX)),
+            Some(_) => {
+                return Err(CommandError::new(
+                    code::LIMIT_NOT_POSITIVE,
+                    "the limit must be positive",
+                ));
+            }
+            None => {
+                return Err(CommandError::new(
+                    code::LIMIT_NOT_NUMBER,
+                    "the limit must be specified as a number",
+                ));
+            }
+        },
+        "$skip" => match whole_number(spec) {
+            Some(skip) if skip >= 0 => Stage::Skip(usize::try_from(skip).unwrap_or(usize::MAX)),
+            Some(_) => {
+                return Err(CommandError::new(
+                    code::SKIP_NEGATIVE,
+                    "invalid argument to $skip stage: value cannot be negative",
+                ));
+            }
+            None => {
+                return Err(CommandError::new(
+                    code::SKIP_NOT_NUMBER,
+                    "Argument to $skip must be a number",
+                ));
+            }
+        },
+        "$count" => Stage::Count(count_field(spec)?),
+        "$unwind" => parse_unwind(spec)?,
+        "$replaceRoot" => match spec {
+            Bson::Document(options) => match options.get("newRoot") {
+                Some(root) => Stage::ReplaceRoot(Expr::parse(root)?),
+                None => {
+                    return Err(CommandError::new(
+                        code::REPLACE_ROOT_WITHOUT_NEW_ROOT,
+                        "no newRoot specified for the $replaceRoot stage",
+                    ));
+                }
+            },
+            _ => {
+                return Err(CommandError::new(
+                    code::REPLACE_ROOT_NOT_OBJECT,
+                    "expected an object as specification for $replaceRoot stage",
+                ));
+            }
+        },
+        "$replaceWith" => Stage::ReplaceRoot(Expr::parse(spec)?),
+        "$sortByCount" => {
+            let group = doc! { "_id": spec.clone(), "count": { "$sum": 1 } };
+            let group = Stage::Group(GroupSpec::parse(&Bson::Document(group))?);
+            let sort = Stage::Sort(SortSpec::parse(&doc! { "count": -1 })?);
+            return Ok(vec![group, sort]);
+        }
+        other if UNSUPPORTED_STAGES.contains(&other) => {
+            return Err(CommandError::new(
+                code::UNRECOGNIZED_STAGE,
+                format!("blackpipe does not support the {other} stage"),
+            ));
+        }
+        other => {
+            return Err(CommandError::new(
+                code::UNRECOGNIZED_STAGE,
+                format!("Unrecognized pipeline stage name: '{other}'"),
+            ));
+        }
+    };
+    Ok(vec![parsed])
+}
+
+fn whole_number(value: &Bson) -> Option<i64> {
+    match Number::of(value)? {
+        Number::Int(number) => Some(number),
+        #[allow(clippy::cast_possible_truncation)]
+        Number::Float(number) if number.fract() == 0.0 => Some(number as i64),
+        Number::Float(_) => None,
+    }
+}
+
+fn parse_add_fields(fields: &Document, prefix: &str) -> StoreResult<Vec<(Vec<String>, Expr)>> {
+    let mut out = Vec::with_capacity(fields.len());
+    for (name, value) in fields {
+        let path = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}.{name}")
+        };
+        match value {
+            // A nested object without operators sets the fields inside the embedded document.
+            Bson::Document(nested)
+                if !nested.is_empty()
+                    && !nested.keys().next().is_some_and(|key| key.starts_with('$')) =>
+            {
+                out.extend(parse_add_fields(nested, &path)?);
+            }
+            other => out.push((split_path(&path), Expr::parse(other)?)),
+        }
+    }
+    Ok(out)
+}
+
+fn unset_paths(spec: &Bson) -> StoreResult<Vec<String>> {
+    let invalid = || {
+        CommandError::new(
+            code::UNSET_NOT_STRINGS,
+            "$unset specification must be a string or an array containing only string values",
+        )
+    };
+    match spec {
+        Bson::String(path) => Ok(vec![path.clone()]),
+        Bson::Array(items) if !items.is_empty() => items
+            .iter()
+            .map(|item| item.as_str().map(str::to_owned).ok_or_else(invalid))
+            .collect(),
+        _ => Err(invalid()),
+    }
+}
+
+fn count_field(spec: &Bson) -> StoreResult<String> {
+    let Bson::String(name) = spec else {
+        return Err(CommandError::new(
+            code::COUNT_FIELD_NOT_STRING,
+            "the count field must be a non-empty string",
+        ));
+    };
+    if name.is_empty() {
+        return Err(CommandError::new(
+            code::COUNT_FIELD_EMPTY,
+            "the count field must be a non-empty string",
+        ));
+    }
+    if name.starts_with('$') {
+        return Err(CommandError::new(
+            code::COUNT_FIELD_DOLLAR_PREFIXED,
+            "the count field cannot be a $-prefixed path",
+        ));
+    }
+    if name.contains('.') {
+        return Err(CommandError::new(
+            code::COUNT_FIELD_WITH_DOT,
+            "the count field cannot contain '.'",
+        ));
+    }
+    Ok(name.clone())
+}
+
+fn parse_unwind(spec: &Bson) -> StoreResult<Stage> {
+    let (path, include_index, preserve) = match spec {
+        Bson::String(path) => (path.clone(), None, false),
+        Bson::Document(options) => {
+            let Some(Bson::String(path)) = options.get("path") else {
+                return Err(CommandError::new(
+                    code::UNWIND_WITHOUT_PATH,
+                    "no path specified to $unwind stage",
+                ));
+            };
+            let include_index = match options.get("includeArrayIndex") {
+                None => None,
+                Some(Bson::String(name)) if !name.is_empty() && !name.starts_with('$') => {
+                    Some(name.clone())
+                }
+                Some(_) => {
+                    return Err(CommandError::new(
+                        code::UNWIND_BAD_INDEX_FIELD,
+                        "includeArrayIndex option to $unwind stage should be a non-empty string without a $ prefix",
+                    ));
+                }
+            };
+            let preserve = match options.get("preserveNullAndEmptyArrays") {
+                None => false,
+                Some(Bson::Boolean(flag)) => *flag,
+                Some(_) => {
+                    return Err(CommandError::new(
+                        code::UNWIND_BAD_PRESERVE_NULL,
+                        "expected a boolean for preserveNullAndEmptyArrays option to $unwind stage",
+                    ));
+                }
+            };
+            (path.clone(), include_index, preserve)
+        }
+        _ => {
+            return Err(CommandError::new(
+                code::UNWIND_BAD_SPEC,
+                "expected either a string or an object as specification for $unwind stage",
+            ));
+        }
+    };
+    let Some(field) = path.strip_prefix('$') else {
+        return Err(CommandError::new(
+            code::UNWIND_PATH_WITHOUT_DOLLAR,
+            format!("path option to $unwind stage should be prefixed with a '$': {path}"),
+        ));
+    };
+    Ok(Stage::Unwind {
+        parts: split_path(field),
+        include_index,
+        preserve,
+    })
+}
+
+/// Bytes of new documents one stage may build. blackpipe materialises every stage's output
+/// (mongod streams it), so without a bound a stage multiplying its input (`$unwind` of a large
+/// array, `$addFields` repeating a large value) could build terabytes from one request.
+const MAX_STAGE_OUTPUT_BYTES: usize = 256 * 1024 * 1024;
+
+/// What remains of [`MAX_STAGE_OUTPUT_BYTES`] for the stage running.
+struct OutputBudget {
+    remaining: usize,
+}
+
+impl OutputBudget {
+    /// Accounts for a new document of `size` bytes; ExceededMemoryLimit (146) past the bound,
+    /// checked as each document is built so memory stays bounded.
+    fn charge(&mut self, size: usize) -> StoreResult<()> {
+        self.remaining = self.remaining.checked_sub(size).ok_or_else(|| {
+            CommandError::new(
+                code::EXCEEDED_MEMORY_LIMIT,
+                format!(
+                    "a pipeline stage built more than {MAX_STAGE_OUTPUT_BYTES} bytes of documents; \
+                     blackpipe holds each stage's output in memory"
+                ),
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Checks a new document against mongod's size limit and charges it.
+    fn admit(&mut self, document: Document) -> StoreResult<Arc<Document>> {
+        let size = document_size(&document);
+        check_bson_size(size)?;
+        self.charge(size)?;
+        Ok(Arc::new(document))
+    }
+}
+
+fn run_stage(
+    stage: &Stage,
+    documents: Vec<Arc<Document>>,
+    budget: &mut OutputBudget,
+) -> StoreResult<Vec<Arc<Document>>> {
+    match stage {
+        Stage::Match(filter) => Ok(documents.into_iter().filter(|document| filter.matches(document)).collect()),
+        Stage::Project(projection) => documents
+            .iter()
+            .map(|document| budget.admit(projection.apply(document)?))
+            .collect(),
+        Stage::AddFields(fields) => documents
+            .into_iter()
+            .map(|document| budget.admit(add_fields(Arc::unwrap_or_clone(document), fields)?))
+            .collect(),
+        Stage::Group(spec) => spec
+            .run(documents)?
+            .into_iter()
+            .map(|document| budget.admit(Arc::unwrap_or_clone(document)))
+            .collect(),
+        Stage::Sort(spec) => Ok(spec.sort(documents, |document| Some(document.as_ref()))),
+        Stage::Limit(limit) => Ok(documents.into_iter().take(*limit).collect()),
+        Stage::Skip(skip) => Ok(documents.into_iter().skip(*skip).collect()),
+        Stage::Count(name) => {
+            if documents.is_empty() {
+                return Ok(Vec::new());
+            }
+            let count = documents.len();
+            let count = i32::try_from(count).map_or(Bson::Int64(i64::try_from(count).unwrap_or(i64::MAX)), Bson::Int32);
+            let mut out = Document::new();
+            out.insert(name.clone(), count);
+            Ok(vec![Arc::new(out)])
+        }
+        Stage::Unwind { parts, include_index, preserve } => unwind(documents, parts, include_index.as_deref(), *preserve, budget),
+        Stage::ReplaceRoot(expr) => documents
+            .iter()
+            .map(|document| match expr.evaluate(document)? {
+                Some(Bson::Document(root)) => budget.admit(root),
+                other => Err(CommandError::new(
+                    code::REPLACEMENT_NOT_OBJECT,
+                    format!(
+                        "'replacement document' must evaluate to an object, but resulting value was: {}. Type of resulting value: '{}'.",
+                        other.as_ref().map_or_else(|| "MISSING".to_owned(), super::errors::format_value),
+                        other.as_ref().map_or("missing", type_name)
+                    ),
+                )),
+            })
+            .collect(),
+    }
+}
+
+/// Applies `$addFields`/`$set` fields to one document. The document's size is tracked as an
+/// upper bound (each new value counted in full, replaced values not subtracted) and measured
+/// exactly only when the bound passes mongod's limit, so that a stage repeating a large value
+/// fails as soon as the document really is too large, without measuring it after every field.
+fn add_fields(mut document: Document, fields: &[(Vec<String>, Expr)]) -> StoreResult<Document> {
+    let root = document.clone();
+    let mut size_bound = document_size(&document);
+    for (parts, expr) in fields {
+        match expr.evaluate(&root)? {
+            Some(value) => {
+                let path_len: usize = parts.iter().map(|part| part.len() + 7).sum();
+                size_bound = size_bound
+                    .saturating_add(path_len)
+                    .saturating_add(value_size(&value));
+                set_path_creating(&mut document, parts, value);
+                if size_bound > MAX_INTERNAL_BSON_BYTES {
+                    size_bound = document_size(&document);
+                    check_bson_size(size_bound)?;
+                }
+            }
+            None => remove_path(&mut document, parts),
+        }
+    }
+    Ok(document)
+}
+
+fn remove_path(document: &mut Document, parts: &[String]) {
+    match parts {
+        [] => {}
+        [last] => {
+            document.remove(last);
+        }
+        [first, rest @ ..] => {
+            if let Some(Bson::Document(child)) = document.get_mut(first) {
+                remove_path(child, rest);
+            }
+        }
+    }
+}
+
+fn unwind(
+    documents: Vec<Arc<Document>>,
+    parts: &[String],
+    include_index: Option<&str>,
+    preserve: bool,
+    budget: &mut OutputBudget,
+) -> StoreResult<Vec<Arc<Document>>> {
+    let mut out = Vec::with_capacity(documents.len());
+    for document in documents {
+        match get_path(&document, parts) {
+            Some(Bson::Array(items)) if !items.is_empty() => {
+                // Copies are made from a template without the array, so unwinding n elements
+                // costs n small copies, not n copies of the whole array.
+                let mut template = (*document).clone();
+                set_path_creating(&mut template, parts, Bson::Null);
+                for (position, item) in items.iter().enumerate() {
+                    let mut copy = template.clone();
+                    set_path_creating(&mut copy, parts, item.clone());
+                    if let Some(name) = include_index {
+                        copy.insert(
+                            name,
+                            Bson::Int64(i64::try_from(position).unwrap_or(i64::MAX)),
+                        );
+                    }
+                    out.push(budget.admit(copy)?);
+                }
+            }
+            Some(Bson::Array(_)) | Some(Bson::Null) | None => {
+                if preserve {
+                    let mut copy = (*document).clone();
+                    // An empty array disappears from the output document; null stays.
+                    if matches!(get_path(&document, parts), Some(Bson::Array(_))) {
+                        remove_path(&mut copy, parts);
+                    }
+                    if let Some(name) = include_index {
+                        copy.insert(name, Bson::Null);
+                    }
+                    out.push(budget.admit(copy)?);
+                }
+            }
+            // A non-array value is treated as a one-element array.
+            Some(_) => {
+                if let Some(name) = include_index {
+                    let mut copy = (*document).clone();
+                    copy.insert(name, Bson::Null);
+                    out.push(budget.admit(copy)?);
+                } else {
+                    out.push(document);
+                }
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,189 @@
+//! The op log writes that document writes make: what a change event about each will show.
+
+use std::sync::Arc;
+
+use bson::{Bson, Document, doc};
+
+use crate::collection::Collection;
+use crate::oplog::{Change, OplogWrite};
+use crate::value_order::identical;
+
+/// Whether `collection` records pre- and post-images for change streams
+/// (`changeStreamPreAndPostImages: {enabled: true}` at create or collMod).
+pub(crate) fn records_images(collection: &Collection) -> bool {
+    collection
+        .options
+        .get_document("changeStreamPreAndPostImages")
+        .is_ok_and(|images| images.get_bool("enabled").is_ok_and(|enabled| enabled))
+}
+
+impl OplogWrite {
+    /// The insert of `document` (as stored) into `collection`.
+    pub(crate) fn insert(collection: &Collection, document: Arc<Document>) -> OplogWrite {
+        OplogWrite {
+            ns: collection.ns.clone(),
+            uuid: Some(collection.uuid),
+            id: document.get("_id").cloned(),
+            change: Change::Insert(document),
+            pre_image: None,
+            previous: None,
+        }
+    }
+
+    /// The modification of `before` into `after`: a replacement if `replacement` (a document
+    /// without update operators), else an update described field by field.
+    pub(crate) fn update(
+        collection: &Collection,
+        before: &Arc<Document>,
+        after: Arc<Document>,
+        replacement: bool,
+    ) -> OplogWrite {
+        let images = records_images(collection);
+        let change = if replacement {
+            Change::Replace(after.clone())
+        } else {
+            Change::Update {
+                description: Arc::new(update_description(before, &after)),
+                post_image: images.then(|| after.clone()),
+            }
+        };
+        OplogWrite {
+            ns: collection.ns.clone(),
+            uuid: Some(collection.uuid),
+            id: after.get("_id").cloned(),
+            change,
+            pre_image: images.then(|| before.clone()),
+            previous: Some(before.clone()),
+        }
+    }
+
+    /// The delete of `removed`.
+    pub(crate) fn delete(collection: &Collection, removed: &Arc<Document>) -> OplogWrite {
+        OplogWrite {
+            ns: collection.ns.clone(),
+            uuid: Some(collection.uuid),
+            id: removed.get("_id").cloned(),
+            change: Change::Delete,
+            pre_image: records_images(collection).then(|| removed.clone()),
+            previous: Some(removed.clone()),
+        }
+    }
+}
+
+/// What an update changed, as a change event's `updateDescription`.
+#[derive(Default)]
+struct Description {
+    updated: Document,
+    removed: Vec<Bson>,
+    truncated: Vec<Bson>,
+    /// Paths whose dotted form is ambiguous (a numeric field name, or a dot inside a field
+    /// name), with their components: strings for field names, integers for array indexes.
+    disambiguated: Document,
+}
+
+/// One component of a path being compared.
+#[derive(Clone)]
+enum Step {
+    Field(String),
+    Index(usize),
+}
+
+impl Description {
+    fn path(steps: &[Step]) -> String {
+        let parts: Vec<String> = steps
+            .iter()
+            .map(|step| match step {
+                Step::Field(name) => name.clone(),
+                Step::Index(index) => index.to_string(),
+            })
+            .collect();
+        parts.join(".")
+    }
+
+    /// Notes `steps` in `disambiguatedPaths` if its dotted form could be read another way.
+    fn note_ambiguity(&mut self, steps: &[Step]) {
+        let ambiguous = steps.iter().any(|step| match step {
+            Step::Field(name) => {
+                name.contains('.') || (!name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()))
+            }
+            Step::Index(_) => false,
+        });
+        if !ambiguous {
+            return;
+        }
+        let components: Vec<Bson> = steps
+            .iter()
+            .map(|step| match step {
+                Step::Field(name) => Bson::String(name.clone()),
+                Step::Index(index) => Bson::Int64(i64::try_from(*index).unwrap_or(i64::MAX)),
+            })
+            .collect();
+        self.disambiguated
+            .insert(Description::path(steps), components);
+    }
+
+    fn set(&mut self, steps: &[Step], value: &Bson) {
+        self.note_ambiguity(steps);
+        self.updated.insert(Description::path(steps), value.clone());
+    }
+
+    fn documents(&mut self, steps: &mut Vec<Step>, before: &Document, after: &Document) {
+        for (field, new) in after {
+            steps.push(Step::Field(field.clone()));
+            match before.get(field) {
+                Some(old) => self.values(steps, old, new),
+                None => self.set(steps, new),
+            }
+            steps.pop();
+        }
+        for field in before.keys().filter(|field| !after.contains_key(*field)) {
+            steps.push(Step::Field(field.clone()));
+            self.note_ambiguity(steps);
+            self.removed.push(Bson::String(Description::path(steps)));
+            steps.pop();
+        }
+    }
+
+    fn values(&mut self, steps: &mut Vec<Step>, old: &Bson, new: &Bson) {
+        if identical(old, new) {
+            return;
+        }
+        match (old, new) {
+            (Bson::Document(old), Bson::Document(new)) => self.documents(steps, old, new),
+            (Bson::Array(old), Bson::Array(new)) => self.arrays(steps, old, new),
+            _ => self.set(steps, new),
+        }
+    }
+
+    /// Arrays are compared element by element: a shorter array is a truncation, then each
+    /// changed or appended element is set by index.
+    fn arrays(&mut self, steps: &mut Vec<Step>, old: &[Bson], new: &[Bson]) {
+        if new.len() < old.len() {
+            self.note_ambiguity(steps);
+            self.truncated.push(Bson::Document(doc! {
+                "field": Description::path(steps),
+                "newSize": i32::try_from(new.len()).unwrap_or(i32::MAX),
+            }));
+        }
+        for (index, value) in new.iter().enumerate() {
+            if old.get(index).is_some_and(|old| identical(old, value)) {
+                continue;
+            }
+            steps.push(Step::Index(index));
+            self.set(steps, value);
+            steps.pop();
+        }
+    }
+}
+
+/// The `updateDescription` of an update that turned `before` into `after`.
+pub(crate) fn update_description(before: &Document, after: &Document) -> Document {
+    let mut description = Description::default();
+    description.documents(&mut Vec::new(), before, after);
+    doc! {
+        "updatedFields": description.updated,
+        "removedFields": description.removed,
+        "truncatedArrays": description.truncated,
+        "disambiguatedPaths": description.disambiguated,
+    }
+}

@@ -1,0 +1,439 @@
+//! mongod's error codes by name: the one table the store reports its errors from, which also
+//! holds the names the server on top of it needs (state changes, write concern, Stable API...).
+//!
+//! The first group has names in mongod's error code table, and [`name`] gives them. The store
+//! reports the second group as `Location<code>`, as mongod reports its numbered assertions (all
+//! of them but one are such); their constants are named for what they mean.
+
+// mongod's code names.
+/// `InternalError`: an internal error.
+pub const INTERNAL_ERROR: i32 = 1;
+/// `BadValue`: a value the command does not accept.
+pub const BAD_VALUE: i32 = 2;
+/// `HostUnreachable`: the host could not be reached.
+pub const HOST_UNREACHABLE: i32 = 6;
+/// `HostNotFound`: the host name did not resolve.
+pub const HOST_NOT_FOUND: i32 = 7;
+/// `UnknownError`: an error without a more specific code.
+pub const UNKNOWN_ERROR: i32 = 8;
+/// `FailedToParse`: a command or option that does not parse.
+pub const FAILED_TO_PARSE: i32 = 9;
+/// `UserNotFound`: no such user.
+pub const USER_NOT_FOUND: i32 = 11;
+/// `Unauthorized`: the user lacks the privilege.
+pub const UNAUTHORIZED: i32 = 13;
+/// `TypeMismatch`: a field of the wrong BSON type.
+pub const TYPE_MISMATCH: i32 = 14;
+/// `Overflow`: a number, or nesting, past its limit.
+pub const OVERFLOW: i32 = 15;
+/// `InvalidLength`: a length past its limit (a write batch too large).
+pub const INVALID_LENGTH: i32 = 16;
+/// `AuthenticationFailed`: wrong credentials.
+pub const AUTHENTICATION_FAILED: i32 = 18;
+/// `IllegalOperation`: an operation not allowed here.
+pub const ILLEGAL_OPERATION: i32 = 20;
+/// `LockTimeout`: a lock not acquired in time.
+pub const LOCK_TIMEOUT: i32 = 24;
+/// `NamespaceNotFound`: no such database or collection.
+pub const NAMESPACE_NOT_FOUND: i32 = 26;
+/// `IndexNotFound`: no such index.
+pub const INDEX_NOT_FOUND: i32 = 27;
+/// `PathNotViable`: an update path through a non-document.
+pub const PATH_NOT_VIABLE: i32 = 28;
+/// `CannotBackfillArray`: an update would pad an array too far.
+pub const CANNOT_BACKFILL_ARRAY: i32 = 34;
+/// `ConflictingUpdateOperators`: two update operators on one path.
+pub const CONFLICTING_UPDATE_OPERATORS: i32 = 40;
+/// `CursorNotFound`: no such cursor (killed, expired or exhausted).
+pub const CURSOR_NOT_FOUND: i32 = 43;
+/// `NoMatchingDocument`: a required document (a change stream's pre-image) is missing.
+pub const NO_MATCHING_DOCUMENT: i32 = 47;
+/// `NamespaceExists`: the collection already exists.
+pub const NAMESPACE_EXISTS: i32 = 48;
+/// `MaxTimeMSExpired`: `maxTimeMS` ran out.
+pub const MAX_TIME_MS_EXPIRED: i32 = 50;
+/// `DollarPrefixedFieldName`: a `$`-prefixed field name where none may be.
+pub const DOLLAR_PREFIXED_FIELD_NAME: i32 = 52;
+/// `EmptyFieldName`: an empty field name in a path.
+pub const EMPTY_FIELD_NAME: i32 = 56;
+/// `CommandNotFound`: no such command.
+pub const COMMAND_NOT_FOUND: i32 = 59;
+/// `WriteConcernFailed`: the write concern was not satisfied in time.
+pub const WRITE_CONCERN_FAILED: i32 = 64;
+/// `ImmutableField`: an update would change `_id`.
+pub const IMMUTABLE_FIELD: i32 = 66;
+/// `CannotCreateIndex`: an index specification that cannot be built.
+pub const CANNOT_CREATE_INDEX: i32 = 67;
+/// `InvalidOptions`: options that contradict each other.
+pub const INVALID_OPTIONS: i32 = 72;
+/// `InvalidNamespace`: a database or collection name mongod refuses.
+pub const INVALID_NAMESPACE: i32 = 73;
+/// `NoReplicationEnabled`: a replication command on a standalone.
+pub const NO_REPLICATION_ENABLED: i32 = 76;
+/// `UnknownReplWriteConcern`: a write concern tag mode nobody defined.
+pub const UNKNOWN_REPL_WRITE_CONCERN: i32 = 79;
+/// `IndexOptionsConflict`: an index of that key with other options exists.
+pub const INDEX_OPTIONS_CONFLICT: i32 = 85;
+/// `IndexKeySpecsConflict`: an index of that name with another key exists.
+pub const INDEX_KEY_SPECS_CONFLICT: i32 = 86;
+/// `NetworkTimeout`: a network operation timed out.
+pub const NETWORK_TIMEOUT: i32 = 89;
+/// `ShutdownInProgress`: the server is shutting down.
+pub const SHUTDOWN_IN_PROGRESS: i32 = 91;
+/// `InvalidReplicaSetConfig`: a replica set configuration mongod refuses.
+pub const INVALID_REPLICA_SET_CONFIG: i32 = 93;
+/// `NotSecondary`: the member is not a secondary.
+pub const NOT_SECONDARY: i32 = 95;
+/// `OperationFailed`: an operation failed for a reason without its own code.
+pub const OPERATION_FAILED: i32 = 96;
+/// `UnsatisfiableWriteConcern`: a write concern no member set can satisfy.
+pub const UNSATISFIABLE_WRITE_CONCERN: i32 = 100;
+/// `NewReplicaSetConfigurationIncompatible`: a reconfiguration incompatible with the current one.
+pub const NEW_REPLICA_SET_CONFIGURATION_INCOMPATIBLE: i32 = 103;
+/// `WriteConflict`: two transactions wrote the same document.
+pub const WRITE_CONFLICT: i32 = 112;
+/// `CommandNotSupported`: a command this server does not support here.
+pub const COMMAND_NOT_SUPPORTED: i32 = 115;
+/// `ConflictingOperationInProgress`: an operation conflicts with one in progress.
+pub const CONFLICTING_OPERATION_IN_PROGRESS: i32 = 117;
+/// `NotAReplicaSet`: a replica set command on a server that is not in one.
+pub const NOT_A_REPLICA_SET: i32 = 123;
+/// `CommandFailed`: a command failed for a reason without its own code.
+pub const COMMAND_FAILED: i32 = 125;
+/// `FailedToSatisfyReadPreference`: no member matches the read preference.
+pub const FAILED_TO_SATISFY_READ_PREFERENCE: i32 = 133;
+/// `ReadConcernMajorityNotAvailableYet`: no majority snapshot yet.
+pub const READ_CONCERN_MAJORITY_NOT_AVAILABLE_YET: i32 = 134;
+/// `CappedPositionLost`: a tailable cursor's position was capped away.
+pub const CAPPED_POSITION_LOST: i32 = 136;
+/// `ExceededMemoryLimit`: an operation would hold more memory than allowed.
+pub const EXCEEDED_MEMORY_LIMIT: i32 = 146;
+/// `StaleEpoch`: a shard's routing information changed epoch.
+pub const STALE_EPOCH: i32 = 150;
+/// `InvalidPipelineOperator`: no such aggregation expression operator.
+pub const INVALID_PIPELINE_OPERATOR: i32 = 168;
+/// `QueryPlanKilled`: the collection went away under a cursor.
+pub const QUERY_PLAN_KILLED: i32 = 175;
+/// `PrimarySteppedDown`: the primary stepped down during the operation.
+pub const PRIMARY_STEPPED_DOWN: i32 = 189;
+/// `IncompleteTransactionHistory`: a retryable write's history was dropped.
+pub const INCOMPLETE_TRANSACTION_HISTORY: i32 = 217;
+/// `TransactionTooOld`: a `txnNumber` older than the session's newest.
+pub const TRANSACTION_TOO_OLD: i32 = 225;
+/// `RetryChangeStream`: a change stream should retry.
+pub const RETRY_CHANGE_STREAM: i32 = 234;
+/// `SnapshotTooOld`: a snapshot read older than the kept history.
+pub const SNAPSHOT_TOO_OLD: i32 = 239;
+/// `StaleChunkHistory`: a shard's chunk history does not reach the read's time.
+pub const STALE_CHUNK_HISTORY: i32 = 241;
+/// `SnapshotUnavailable`: the snapshot is not available yet.
+pub const SNAPSHOT_UNAVAILABLE: i32 = 246;
+/// `NoSuchTransaction`: no such (open) transaction.
+pub const NO_SUCH_TRANSACTION: i32 = 251;
+/// `TransactionCommitted`: the transaction has already committed.
+pub const TRANSACTION_COMMITTED: i32 = 256;
+/// `InvalidResumeToken`: a change stream resume token that does not parse.
+pub const INVALID_RESUME_TOKEN: i32 = 260;
+/// `TooManyLogicalSessions`: the session table is full.
+pub const TOO_MANY_LOGICAL_SESSIONS: i32 = 261;
+/// `ExceededTimeLimit`: an operation exceeded its time limit.
+pub const EXCEEDED_TIME_LIMIT: i32 = 262;
+/// `OperationNotSupportedInTransaction`: an operation a transaction may not run.
+pub const OPERATION_NOT_SUPPORTED_IN_TRANSACTION: i32 = 263;
+/// `PreparedTransactionInProgress`: a prepared transaction holds the document.
+pub const PREPARED_TRANSACTION_IN_PROGRESS: i32 = 267;
+/// `ChangeStreamFatalError`: a change stream that cannot continue.
+pub const CHANGE_STREAM_FATAL_ERROR: i32 = 280;
+/// `ChangeStreamHistoryLost`: a change stream's position left the op log.
+pub const CHANGE_STREAM_HISTORY_LOST: i32 = 286;
+/// `APIVersionError`: a Stable API version that is missing or unknown.
+pub const API_VERSION_ERROR: i32 = 322;
+/// `APIStrictError`: a command outside the Stable API under `apiStrict`.
+pub const API_STRICT_ERROR: i32 = 323;
+/// `APIDeprecationError`: a deprecated command under `apiDeprecationErrors`.
+pub const API_DEPRECATION_ERROR: i32 = 324;
+/// `TransactionTooLarge`: a transaction writes too much.
+pub const TRANSACTION_TOO_LARGE: i32 = 334;
+/// `LoadBalancerSupportMismatch`: load-balanced and non-load-balanced use mixed.
+pub const LOAD_BALANCER_SUPPORT_MISMATCH: i32 = 354;
+/// `IngressRequestRateLimitExceeded`: the ingress admission rate limit was hit.
+pub const INGRESS_REQUEST_RATE_LIMIT_EXCEEDED: i32 = 462;
+/// `SocketException`: a socket error.
+pub const SOCKET_EXCEPTION: i32 = 9001;
+/// `NotWritablePrimary`: a write to a member that is not the primary.
+pub const NOT_WRITABLE_PRIMARY: i32 = 10107;
+/// `BSONObjectTooLarge`: a document or value past 16 MiB + 16 KiB.
+pub const BSON_OBJECT_TOO_LARGE: i32 = 10334;
+/// `DuplicateKey`: a unique index already holds the key.
+pub const DUPLICATE_KEY: i32 = 11000;
+/// `InterruptedAtShutdown`: interrupted because the server shuts down.
+pub const INTERRUPTED_AT_SHUTDOWN: i32 = 11600;
+/// `Interrupted`: the operation was killed.
+pub const INTERRUPTED: i32 = 11601;
+/// `InterruptedDueToReplStateChange`: interrupted by a stepdown or step-up.
+pub const INTERRUPTED_DUE_TO_REPL_STATE_CHANGE: i32 = 11602;
+/// `StaleConfig`: a shard's routing information is stale.
+pub const STALE_CONFIG: i32 = 13388;
+/// `NotPrimaryNoSecondaryOk`: a read from a secondary without secondaryOk.
+pub const NOT_PRIMARY_NO_SECONDARY_OK: i32 = 13435;
+/// `NotPrimaryOrSecondary`: a member neither primary nor secondary.
+pub const NOT_PRIMARY_OR_SECONDARY: i32 = 13436;
+/// `SearchNotEnabled`: Atlas Search is not enabled.
+pub const SEARCH_NOT_ENABLED: i32 = 31082;
+
+// Numbered assertions, reported as `Location<code>`.
+/// `Location359`: `collMod` cannot make an index unique over duplicates (mongod's name for it,
+/// CannotConvertIndexToUnique, was never in blackpipe's table, so its replies keep `Location359`).
+pub const CANNOT_CONVERT_INDEX_TO_UNIQUE: i32 = 359;
+/// `Location15947`: a `$group` specification that is not a document.
+pub const GROUP_SPEC_NOT_OBJECT: i32 = 15947;
+/// `Location15952`: no such `$group` accumulator.
+pub const UNKNOWN_GROUP_OPERATOR: i32 = 15952;
+/// `Location15955`: a `$group` without `_id`.
+pub const GROUP_WITHOUT_ID: i32 = 15955;
+/// `Location15957`: a `$limit` that is not a number.
+pub const LIMIT_NOT_NUMBER: i32 = 15957;
+/// `Location15958`: a `$limit` that is not positive.
+pub const LIMIT_NOT_POSITIVE: i32 = 15958;
+/// `Location15959`: a `$match` that is not a document.
+pub const MATCH_NOT_OBJECT: i32 = 15959;
+/// `Location15969`: a `$project` that is not a document.
+pub const PROJECT_NOT_OBJECT: i32 = 15969;
+/// `Location15972`: a `$skip` that is not a number.
+pub const SKIP_NOT_NUMBER: i32 = 15972;
+/// `Location15973`: a `$sort` that is not a document.
+pub const SORT_NOT_OBJECT: i32 = 15973;
+/// `Location15975`: a sort direction other than 1 or -1.
+pub const SORT_BAD_DIRECTION: i32 = 15975;
+/// `Location15976`: a `$sort` without keys.
+pub const SORT_WITHOUT_KEYS: i32 = 15976;
+/// `Location15981`: an `$unwind` neither a string nor a document.
+pub const UNWIND_BAD_SPEC: i32 = 15981;
+/// `Location15983`: an operator expression with more or fewer than one field.
+pub const EXPRESSION_NOT_ONE_FIELD: i32 = 15983;
+/// `Location16020`: an expression with the wrong number of arguments.
+pub const EXPRESSION_ARITY: i32 = 16020;
+/// `Location16410`: a `$`-prefixed field name in an expression object.
+pub const FIELD_PATH_DOLLAR_PREFIXED: i32 = 16410;
+/// `Location16554`: an `$add` of something neither a number nor a date.
+pub const ADD_NOT_NUMBER_OR_DATE: i32 = 16554;
+/// `Location16555`: a `$multiply` of a non-number.
+pub const MULTIPLY_NOT_NUMBER: i32 = 16555;
+/// `Location16556`: a `$subtract` of types that do not subtract.
+pub const SUBTRACT_TYPES: i32 = 16556;
+/// `Location16609`: a `$divide` or `$mod` of non-numbers.
+pub const DIVIDE_NOT_NUMBER: i32 = 16609;
+/// `Location16612`: an `$add` of two dates.
+pub const ADD_TWO_DATES: i32 = 16612;
+/// `Location16702`: a `$concat` of a non-string.
+pub const CONCAT_NOT_STRING: i32 = 16702;
+/// `Location16870`: a user variable name that starts with an invalid character.
+pub const INVALID_VARIABLE_NAME: i32 = 16870;
+/// `Location16872`: `$` alone as a field path.
+pub const DOLLAR_ALONE_FIELD_PATH: i32 = 16872;
+/// `Location17080`: a `$cond` without `if`, `then` or `else`.
+pub const COND_MISSING_PARAMETER: i32 = 17080;
+/// `Location17083`: a `$cond` with an unknown parameter.
+pub const COND_UNKNOWN_PARAMETER: i32 = 17083;
+/// `Location17124`: a `$size` of a non-array.
+pub const SIZE_NOT_ARRAY: i32 = 17124;
+/// `Location17276`: a variable that is not defined.
+pub const UNDEFINED_VARIABLE: i32 = 17276;
+/// `Location28667`: a projection `$slice` neither a number nor two numbers.
+pub const SLICE_BAD_ARGUMENT: i32 = 28667;
+/// `Location28689`: an `$arrayElemAt` of a non-array.
+pub const ARRAY_ELEM_AT_NOT_ARRAY: i32 = 28689;
+/// `Location28690`: an `$arrayElemAt` index that is not a number.
+pub const ARRAY_ELEM_AT_INDEX_NOT_NUMBER: i32 = 28690;
+/// `Location28724`: a projection `$slice` count that is not positive.
+pub const SLICE_LIMIT_NOT_POSITIVE: i32 = 28724;
+/// `Location28765`: an `$abs` of a non-number.
+pub const ABS_NOT_NUMBER: i32 = 28765;
+/// `Location28809`: an `$unwind` `preserveNullAndEmptyArrays` that is not a boolean.
+pub const UNWIND_BAD_PRESERVE_NULL: i32 = 28809;
+/// `Location28810`: an `$unwind` `includeArrayIndex` that is not a plain field name.
+pub const UNWIND_BAD_INDEX_FIELD: i32 = 28810;
+/// `Location28812`: an `$unwind` without a path.
+pub const UNWIND_WITHOUT_PATH: i32 = 28812;
+/// `Location28818`: an `$unwind` path without its `$`.
+pub const UNWIND_PATH_WITHOUT_DOLLAR: i32 = 28818;
+/// `Location31002`: an `$unset` that is not a string or an array of strings.
+pub const UNSET_NOT_STRINGS: i32 = 31002;
+/// `Location31208`: a `$`-prefixed projection field name.
+pub const PROJECTION_FIELD_DOLLAR_PREFIXED: i32 = 31208;
+/// `Location31252`: an expression in an exclusion projection.
+pub const EXPRESSION_IN_EXCLUSION: i32 = 31252;
+/// `Location31253`: an inclusion in an exclusion projection.
+pub const INCLUSION_IN_EXCLUSION: i32 = 31253;
+/// `Location31254`: an exclusion in an inclusion projection.
+pub const EXCLUSION_IN_INCLUSION: i32 = 31254;
+/// `Location40081`: an `$in` expression whose second argument is not an array.
+pub const IN_NOT_ARRAY: i32 = 40081;
+/// `Location40156`: a `$count` field that is not a string.
+pub const COUNT_FIELD_NOT_STRING: i32 = 40156;
+/// `Location40157`: an empty `$count` field.
+pub const COUNT_FIELD_EMPTY: i32 = 40157;
+/// `Location40158`: a `$`-prefixed `$count` field.
+pub const COUNT_FIELD_DOLLAR_PREFIXED: i32 = 40158;
+/// `Location40160`: a `$count` field with a dot.
+pub const COUNT_FIELD_WITH_DOT: i32 = 40160;
+/// `Location40228`: a `$replaceRoot`/`$replaceWith` result that is not a document.
+pub const REPLACEMENT_NOT_OBJECT: i32 = 40228;
+/// `Location40229`: a `$replaceRoot` specification that is not a document.
+pub const REPLACE_ROOT_NOT_OBJECT: i32 = 40229;
+/// `Location40231`: a `$replaceRoot` without `newRoot`.
+pub const REPLACE_ROOT_WITHOUT_NEW_ROOT: i32 = 40231;
+/// `Location40234`: a `$group` field that is not an accumulator document.
+pub const GROUP_FIELD_NOT_ACCUMULATOR: i32 = 40234;
+/// `Location40235`: a `$group` field name with a dot.
+pub const GROUP_FIELD_WITH_DOT: i32 = 40235;
+/// `Location40238`: a `$group` field with more or fewer than one accumulator.
+pub const GROUP_FIELD_ACCUMULATOR_COUNT: i32 = 40238;
+/// `Location40272`: an `$addFields`/`$set` that is not a document.
+pub const ADD_FIELDS_NOT_OBJECT: i32 = 40272;
+/// `Location40323`: a pipeline stage with more or fewer than one field.
+pub const STAGE_NOT_ONE_FIELD: i32 = 40323;
+/// `Location40324`: no such pipeline stage.
+pub const UNRECOGNIZED_STAGE: i32 = 40324;
+/// `Location40352`: an empty field path.
+pub const EMPTY_FIELD_PATH: i32 = 40352;
+/// `Location40414`: a required command field is missing.
+pub const IDL_MISSING_FIELD: i32 = 40414;
+/// `Location40415`: an unknown command field.
+pub const IDL_UNKNOWN_FIELD: i32 = 40415;
+/// `Location40601`: `$out` or `$merge` before the last stage.
+pub const WRITE_STAGE_NOT_LAST: i32 = 40601;
+/// `Location40602`: `$changeStream` anywhere but first.
+pub const CHANGE_STREAM_NOT_FIRST_STAGE: i32 = 40602;
+/// `Location40606`: a findAndModify retry of a statement that was another write.
+pub const FIND_AND_MODIFY_RETRY_MISMATCH: i32 = 40606;
+/// `Location40638`: an update retry of a statement that was another write.
+pub const UPDATE_RETRY_MISMATCH: i32 = 40638;
+/// `Location40674`: more than one of `resumeAfter`, `startAfter`, `startAtOperationTime`.
+pub const MULTIPLE_RESUME_OPTIONS: i32 = 40674;
+/// `Location51024`: a value that must not be negative.
+pub const NON_NEGATIVE: i32 = 51024;
+/// `Location51132`: a `$merge` document without its `on` field `_id`.
+pub const MERGE_ON_FIELD_MISSING: i32 = 51132;
+/// `Location51270`: an empty sub-projection.
+pub const EMPTY_SUB_PROJECTION: i32 = 51270;
+/// `Location51272`: a projection without fields.
+pub const EMPTY_PROJECTION: i32 = 51272;
+/// `Location1257300`: an `$ifNull` with fewer than two arguments.
+pub const IF_NULL_TOO_FEW_ARGUMENTS: i32 = 1257300;
+/// `Location4161100`: a `$getField`/`$setField` argument that is not a document.
+pub const FIELD_OPERATOR_NOT_OBJECT: i32 = 4161100;
+/// `Location4161101`: a `$getField`/`$setField` with an unknown argument.
+pub const FIELD_OPERATOR_UNKNOWN_ARGUMENT: i32 = 4161101;
+/// `Location4161102`: a `$getField`/`$setField` without `field`.
+pub const FIELD_OPERATOR_WITHOUT_FIELD: i32 = 4161102;
+/// `Location4161103`: a `$setField` without `input`.
+pub const FIELD_OPERATOR_WITHOUT_INPUT: i32 = 4161103;
+/// `Location4161104`: a `$setField` without `value`.
+pub const SET_FIELD_WITHOUT_VALUE: i32 = 4161104;
+/// `Location4161105`: a `$setField` `input` that is not a document.
+pub const SET_FIELD_INPUT_NOT_OBJECT: i32 = 4161105;
+/// `Location4161106`: a `$getField`/`$setField` `field` that is not a constant string.
+pub const FIELD_OPERATOR_FIELD_NOT_STRING: i32 = 4161106;
+/// `Location4544702`: a `$count` accumulator with arguments.
+pub const COUNT_ACCUMULATOR_ARGUMENT: i32 = 4544702;
+/// `Location5107200`: a negative `$skip`.
+pub const SKIP_NEGATIVE: i32 = 5107200;
+/// `Location5858203`: a `$documents` that is not an array.
+pub const DOCUMENTS_NOT_AN_ARRAY: i32 = 5858203;
+
+/// The name mongod gives `code`, if it has one; `None` for the codes mongod reports as
+/// `Location<code>`.
+pub fn name(code: i32) -> Option<&'static str> {
+    let name = match code {
+        INTERNAL_ERROR => "InternalError",
+        BAD_VALUE => "BadValue",
+        HOST_UNREACHABLE => "HostUnreachable",
+        HOST_NOT_FOUND => "HostNotFound",
+        UNKNOWN_ERROR => "UnknownError",
+        FAILED_TO_PARSE => "FailedToParse",
+        USER_NOT_FOUND => "UserNotFound",
+        UNAUTHORIZED => "Unauthorized",
+        TYPE_MISMATCH => "TypeMismatch",
+        OVERFLOW => "Overflow",
+        INVALID_LENGTH => "InvalidLength",
+        AUTHENTICATION_FAILED => "AuthenticationFailed",
+        ILLEGAL_OPERATION => "IllegalOperation",
+        LOCK_TIMEOUT => "LockTimeout",
+        NAMESPACE_NOT_FOUND => "NamespaceNotFound",
+        INDEX_NOT_FOUND => "IndexNotFound",
+        PATH_NOT_VIABLE => "PathNotViable",
+        CANNOT_BACKFILL_ARRAY => "CannotBackfillArray",
+        CONFLICTING_UPDATE_OPERATORS => "ConflictingUpdateOperators",
+        CURSOR_NOT_FOUND => "CursorNotFound",
+        NO_MATCHING_DOCUMENT => "NoMatchingDocument",
+        NAMESPACE_EXISTS => "NamespaceExists",
+        MAX_TIME_MS_EXPIRED => "MaxTimeMSExpired",
+        DOLLAR_PREFIXED_FIELD_NAME => "DollarPrefixedFieldName",
+        EMPTY_FIELD_NAME => "EmptyFieldName",
+        COMMAND_NOT_FOUND => "CommandNotFound",
+        WRITE_CONCERN_FAILED => "WriteConcernFailed",
+        IMMUTABLE_FIELD => "ImmutableField",
+        CANNOT_CREATE_INDEX => "CannotCreateIndex",
+        INVALID_OPTIONS => "InvalidOptions",
+        INVALID_NAMESPACE => "InvalidNamespace",
+        NO_REPLICATION_ENABLED => "NoReplicationEnabled",
+        UNKNOWN_REPL_WRITE_CONCERN => "UnknownReplWriteConcern",
+        INDEX_OPTIONS_CONFLICT => "IndexOptionsConflict",
+        INDEX_KEY_SPECS_CONFLICT => "IndexKeySpecsConflict",
+        NETWORK_TIMEOUT => "NetworkTimeout",
+        SHUTDOWN_IN_PROGRESS => "ShutdownInProgress",
+        INVALID_REPLICA_SET_CONFIG => "InvalidReplicaSetConfig",
+        NOT_SECONDARY => "NotSecondary",
+        OPERATION_FAILED => "OperationFailed",
+        UNSATISFIABLE_WRITE_CONCERN => "UnsatisfiableWriteConcern",
+        NEW_REPLICA_SET_CONFIGURATION_INCOMPATIBLE => "NewReplicaSetConfigurationIncompatible",
+        WRITE_CONFLICT => "WriteConflict",
+        COMMAND_NOT_SUPPORTED => "CommandNotSupported",
+        CONFLICTING_OPERATION_IN_PROGRESS => "ConflictingOperationInProgress",
+        NOT_A_REPLICA_SET => "NotAReplicaSet",
+        COMMAND_FAILED => "CommandFailed",
+        FAILED_TO_SATISFY_READ_PREFERENCE => "FailedToSatisfyReadPreference",
+        READ_CONCERN_MAJORITY_NOT_AVAILABLE_YET => "ReadConcernMajorityNotAvailableYet",
+        CAPPED_POSITION_LOST => "CappedPositionLost",
+        EXCEEDED_MEMORY_LIMIT => "ExceededMemoryLimit",
+        STALE_EPOCH => "StaleEpoch",
+        INVALID_PIPELINE_OPERATOR => "InvalidPipelineOperator",
+        QUERY_PLAN_KILLED => "QueryPlanKilled",
+        PRIMARY_STEPPED_DOWN => "PrimarySteppedDown",
+        INCOMPLETE_TRANSACTION_HISTORY => "IncompleteTransactionHistory",
+        TRANSACTION_TOO_OLD => "TransactionTooOld",
+        RETRY_CHANGE_STREAM => "RetryChangeStream",
+        SNAPSHOT_TOO_OLD => "SnapshotTooOld",
+        STALE_CHUNK_HISTORY => "StaleChunkHistory",
+        SNAPSHOT_UNAVAILABLE => "SnapshotUnavailable",
+        NO_SUCH_TRANSACTION => "NoSuchTransaction",
+        TRANSACTION_COMMITTED => "TransactionCommitted",
+        INVALID_RESUME_TOKEN => "InvalidResumeToken",
+        TOO_MANY_LOGICAL_SESSIONS => "TooManyLogicalSessions",
+        EXCEEDED_TIME_LIMIT => "ExceededTimeLimit",
+        OPERATION_NOT_SUPPORTED_IN_TRANSACTION => "OperationNotSupportedInTransaction",
+        PREPARED_TRANSACTION_IN_PROGRESS => "PreparedTransactionInProgress",
+        CHANGE_STREAM_FATAL_ERROR => "ChangeStreamFatalError",
+        CHANGE_STREAM_HISTORY_LOST => "ChangeStreamHistoryLost",
+        API_VERSION_ERROR => "APIVersionError",
+        API_STRICT_ERROR => "APIStrictError",
+        API_DEPRECATION_ERROR => "APIDeprecationError",
+        TRANSACTION_TOO_LARGE => "TransactionTooLarge",
+        LOAD_BALANCER_SUPPORT_MISMATCH => "LoadBalancerSupportMismatch",
+        INGRESS_REQUEST_RATE_LIMIT_EXCEEDED => "IngressRequestRateLimitExceeded",
+        SOCKET_EXCEPTION => "SocketException",
+        NOT_WRITABLE_PRIMARY => "NotWritablePrimary",
+        BSON_OBJECT_TOO_LARGE => "BSONObjectTooLarge",
+        DUPLICATE_KEY => "DuplicateKey",
+        INTERRUPTED_AT_SHUTDOWN => "InterruptedAtShutdown",
+        INTERRUPTED => "Interrupted",
+        INTERRUPTED_DUE_TO_REPL_STATE_CHANGE => "InterruptedDueToReplStateChange",
+        STALE_CONFIG => "StaleConfig",
+        NOT_PRIMARY_NO_SECONDARY_OK => "NotPrimaryNoSecondaryOk",
+        NOT_PRIMARY_OR_SECONDARY => "NotPrimaryOrSecondary",
+        SEARCH_NOT_ENABLED => "SearchNotEnabled",
+        _ => return None,
+    };
+    Some(name)
+}

@@ -1,0 +1,93 @@
+//! `{aggregate: 1}`: a pipeline that reads no collection, its documents coming from its first
+//! stage (`$documents` or `$listLocalSessions`).
+
+use std::sync::Arc;
+
+use bson::{Bson, Document};
+
+use super::Exec;
+use super::args::{cursor_batch_size, required_array};
+use super::find::{CursorOptions, open_cursor};
+use crate::aggregate::Pipeline;
+use crate::catalog::validate_database_name;
+use crate::code;
+use crate::errors::{CommandError, StoreResult, type_name};
+
+/// Runs `{aggregate: 1, pipeline, cursor}` (the caller has checked `cursor` and `explain`).
+///
+/// `$listLocalSessions` yields no documents: blackpipe keeps no logical session cache, and
+/// mongod's own cache is empty until a session is used against that node.
+///
+/// # Errors
+///
+/// InvalidNamespace (73), as mongod, for an empty pipeline or a first stage that needs a
+/// collection; a `$documents` value that is not an array of objects; the pipeline's errors.
+pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    validate_database_name(exec.db)?;
+    let stages = required_array(command, "aggregate", "pipeline")?;
+    let batch_size = cursor_batch_size(command, "aggregate")?;
+    let Some((first, rest)) = stages.split_first() else {
+        return Err(CommandError::new(
+            code::INVALID_NAMESPACE,
+            "{aggregate: 1} is not valid for an empty pipeline.",
+        ));
+    };
+    let input = source_documents(first)?;
+    let (rest, write_stage) = super::aggregate_write::split(exec, command, rest)?;
+    let mut output = Pipeline::parse(rest)?.run(input, false)?;
+    if let Some(stage) = write_stage {
+        super::aggregate_write::write_output(exec, &stage, std::mem::take(&mut output))?;
+    }
+    let ns = format!("{}.$cmd.aggregate", exec.db);
+    let options = CursorOptions {
+        batch_size,
+        ..CursorOptions::default()
+    };
+    Ok(open_cursor(exec, &ns, output, options))
+}
+
+/// The documents a collectionless first stage produces.
+fn source_documents(stage: &Bson) -> StoreResult<Vec<Arc<Document>>> {
+    let name = match stage {
+        Bson::Document(stage) if stage.len() == 1 => stage.iter().next(),
+        _ => None,
+    };
+    match name {
+        Some((name, Bson::Array(documents))) if name == "$documents" => documents
+            .iter()
+            .map(|document| match document {
+                Bson::Document(document) => Ok(Arc::new(document.clone())),
+                other => Err(not_an_array_of_objects(other)),
+            })
+            .collect(),
+        Some((name, other)) if name == "$documents" => Err(not_an_array_of_objects(other)),
+        Some((name, Bson::Document(_))) if name == "$listLocalSessions" => Ok(Vec::new()),
+        Some((name, other)) if name == "$listLocalSessions" => {
+            Err(CommandError::type_mismatch(format!(
+                "$listLocalSessions options must be an object, not a {}",
+                type_name(other)
+            )))
+        }
+        // Any other stage needs a collection; a malformed one gets the pipeline parser's error.
+        _ => Err(Pipeline::parse(std::slice::from_ref(stage))
+            .err()
+            .unwrap_or_else(|| needs_a_collection(name.map_or("", |(name, _)| name)))),
+    }
+}
+
+fn needs_a_collection(stage: &str) -> CommandError {
+    CommandError::new(
+        code::INVALID_NAMESPACE,
+        format!("{{aggregate: 1}} is not valid for '{stage}'; a collection is required."),
+    )
+}
+
+fn not_an_array_of_objects(value: &Bson) -> CommandError {
+    CommandError::new(
+        code::DOCUMENTS_NOT_AN_ARRAY,
+        format!(
+            "$documents must evaluate to an array of objects, found {}",
+            type_name(value)
+        ),
+    )
+}

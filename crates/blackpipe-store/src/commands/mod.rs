@@ -1,0 +1,330 @@
+//! The command layer: one entry point that takes a command document and returns mongod's reply.
+
+mod admin;
+mod aggregate_write;
+pub(crate) mod args;
+mod bulk_write;
+mod coll_mod;
+mod coll_mod_index;
+mod collectionless;
+mod find;
+mod find_and_modify;
+mod raw_request;
+mod read;
+pub(crate) mod tail;
+mod write;
+
+use std::sync::Arc;
+
+use bson::{Bson, DateTime, Document, Timestamp};
+
+pub use self::raw_request::{MAX_BSON_DEPTH, RawRequestError, check_raw_request};
+
+use super::Store;
+use super::catalog::{CollectionHandle, lock, read, validate_database_name, write};
+use super::cursor::InsertWait;
+use super::errors::{CommandError, StoreResult};
+use super::key::encode_key;
+use super::oplog::{Change, OpTime, OplogOp, OplogWrite, WriteSession};
+use super::snapshot_read::{collection_at, snapshot_read_time, stamp_reply};
+use super::transaction::{OpenTransaction, transaction_fields};
+use crate::code;
+
+/// What a command needs from its caller besides the document.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct CommandContext {
+    /// The wall-clock time of the command (the simulated member's clock): stamped on writes'
+    /// optimes, `$currentDate`, and generated ObjectIds.
+    pub now: DateTime,
+}
+
+impl CommandContext {
+    /// A context at wall-clock time `now`.
+    pub fn new(now: DateTime) -> CommandContext {
+        CommandContext { now }
+    }
+}
+
+/// The reply to a command, plus what the deployment layer needs to know about it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CommandOutcome {
+    /// The reply document exactly as mongod would build it (`ok: 1.0` or the error fields).
+    pub reply: Document,
+    /// The optime of the last write this command applied, if it applied any.
+    pub last_write: Option<OpTime>,
+    /// Set when the command is a tailable awaitData getMore that found nothing new: the caller
+    /// may wait (up to the getMore's await time) for an insert, then run the getMore again.
+    pub awaiting_inserts: Option<InsertWait>,
+}
+
+impl CommandOutcome {
+    /// Whether the reply has `ok: 1` (write errors inside an ok reply still count as ok).
+    pub fn is_ok(&self) -> bool {
+        matches!(self.reply.get("ok"), Some(Bson::Double(ok)) if *ok == 1.0)
+    }
+
+    /// The top-level error code of a failed command.
+    pub fn error_code(&self) -> Option<i32> {
+        if self.is_ok() {
+            return None;
+        }
+        match self.reply.get("code") {
+            Some(Bson::Int32(code)) => Some(*code),
+            _ => None,
+        }
+    }
+}
+
+/// The commands the store implements (first field of the command document). Public so that
+/// tests and fuzzers aim their random bodies at real command handlers.
+pub const COMMANDS: &[&str] = &[
+    "insert",
+    "update",
+    "delete",
+    "find",
+    "getMore",
+    "killCursors",
+    "findAndModify",
+    "findandmodify",
+    "count",
+    "distinct",
+    "aggregate",
+    "createIndexes",
+    "listIndexes",
+    "dropIndexes",
+    "deleteIndexes",
+    "listCollections",
+    "listDatabases",
+    "drop",
+    "dropDatabase",
+    "create",
+    "dbStats",
+    "renameCollection",
+    "collMod",
+    "endSessions",
+    "commitTransaction",
+    "abortTransaction",
+    "bulkWrite",
+];
+
+/// The state of one command execution.
+pub(crate) struct Exec<'a> {
+    pub(crate) store: &'a Store,
+    pub(crate) db: &'a str,
+    pub(crate) now: DateTime,
+    pub(crate) last_write: Option<OpTime>,
+    /// See [`CommandOutcome::awaiting_inserts`].
+    pub(crate) awaiting_inserts: Option<InsertWait>,
+    /// The session of a retryable or transactional command, stamped on its op log entries.
+    pub(crate) session: Option<WriteSession>,
+    /// The open transaction the command runs in: it reads and writes the transaction's private
+    /// collections, and its writes reach the op log only at commit.
+    pub(crate) txn: Option<&'a mut OpenTransaction>,
+    /// Outside a transaction, the cluster time a snapshot read reads at.
+    pub(crate) read_at: Option<Timestamp>,
+}
+
+impl Exec<'_> {
+    /// Records an applied write in the op log: the one place a command makes entries (a
+    /// transaction's commit makes its own from the same [`OplogWrite`]s). Document writes call
+    /// this while still holding the collection lock, so op log order is apply order.
+    ///
+    /// Inside a transaction the write was applied to the transaction's private copy and is only
+    /// noted there. Outside one, an open transaction that wrote the same document is aborted
+    /// (see [`crate::transaction`]), after the write is in the op log; the version the
+    /// write replaced is kept for reads at an earlier time ([`crate::history`]).
+    pub(crate) fn record(&mut self, write: OplogWrite) {
+        if let Some(txn) = self.txn.as_deref_mut() {
+            txn.note_write(self.store, write);
+            return;
+        }
+        let document_write = write.change.op() != OplogOp::Command;
+        let key = write.id.as_ref().filter(|_| document_write).map(encode_key);
+        let (ns, previous) = (write.ns.clone(), write.previous.clone());
+        let op_time = lock(&self.store.oplog).record(self.now, write, self.session.clone());
+        self.last_write = Some(op_time);
+        if let Some(key) = key {
+            lock(&self.store.history).push(op_time, &ns, key.clone(), previous);
+            self.store.transaction_registry.displace(&(ns, key));
+        }
+    }
+
+    /// The collection `name` of the command's database as the command sees it: the shared one,
+    /// or inside a transaction the transaction's copy.
+    ///
+    /// # Errors
+    ///
+    /// Inside a transaction, WriteConflict when the collection cannot be seen as of the
+    /// transaction's snapshot.
+    pub(crate) fn collection(&mut self, name: &str) -> StoreResult<Option<CollectionHandle>> {
+        match self.txn.as_deref_mut() {
+            Some(txn) => txn.collection(self.store, self.db, name),
+            None => match self.read_at {
+                Some(at) => collection_at(self.store, self.db, name, at),
+                None => Ok(self.store.catalog.collection(self.db, name)),
+            },
+        }
+    }
+
+    /// Records a catalog change of `collection` (of this command's database).
+    pub(crate) fn record_catalog(
+        &mut self,
+        collection: &str,
+        uuid: Option<[u8; 16]>,
+        change: Change,
+    ) {
+        let ns = self.ns(collection);
+        self.record(OplogWrite::catalog(ns, uuid, change));
+    }
+
+    pub(crate) fn ns(&self, collection: &str) -> String {
+        format!("{}.{collection}", self.db)
+    }
+}
+
+/// The session of a command carrying `lsid` and `txnNumber` (a retryable write, or a
+/// transaction's statement or commit when `autocommit: false`).
+fn write_session(command: &Document) -> Option<WriteSession> {
+    let lsid = command.get_document("lsid").ok()?;
+    let txn_number = match command.get("txnNumber")? {
+        Bson::Int64(number) => *number,
+        Bson::Int32(number) => i64::from(*number),
+        _ => return None,
+    };
+    let in_transaction = command.get("autocommit") == Some(&Bson::Boolean(false));
+    Some(WriteSession {
+        lsid: Arc::new(lsid.clone()),
+        txn_number,
+        in_transaction,
+    })
+}
+
+impl Store {
+    /// Executes one command against database `db` and returns mongod's reply.
+    ///
+    /// OP_MSG document sequences (`documents`, `updates`, `deletes`) must already be merged into
+    /// `command` as arrays. Commands the store does not implement get a CommandNotFound (59)
+    /// reply; [`Store::supports`] tells them apart beforehand. Write commands carrying `lsid` and
+    /// `txnNumber` are retryable: a retry replays the recorded outcome of every statement that
+    /// already succeeded instead of applying it twice.
+    pub fn execute(
+        &self,
+        db: &str,
+        command: &Document,
+        context: &CommandContext,
+    ) -> CommandOutcome {
+        self.reap_if_due(context.now);
+        let mut exec = Exec {
+            store: self,
+            db,
+            now: context.now,
+            last_write: None,
+            awaiting_inserts: None,
+            session: write_session(command),
+            txn: None,
+            read_at: None,
+        };
+        // A commit holds the gate alone, so no command sees part of a transaction.
+        let is_commit = command.keys().next().map(String::as_str) == Some("commitTransaction");
+        let _shared;
+        let _exclusive;
+        if is_commit {
+            _exclusive = write(&self.commit_gate);
+        } else {
+            _shared = read(&self.commit_gate);
+        }
+        let reply = match self.run_command(&mut exec, command) {
+            Ok(reply) => reply,
+            Err(error) => error.to_reply(),
+        };
+        CommandOutcome {
+            reply,
+            last_write: exec.last_write,
+            awaiting_inserts: exec.awaiting_inserts,
+        }
+    }
+
+    /// Whether [`Store::execute`] implements the command named `name`.
+    pub fn supports(name: &str) -> bool {
+        COMMANDS.contains(&name)
+    }
+
+    /// Runs a command inside its transaction if its session fields say so, else directly.
+    fn run_command(&self, exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+        let name = command.keys().next().map(String::as_str).unwrap_or("");
+        match transaction_fields(command)? {
+            Some(fields) if Store::supports(name) => {
+                validate_database_name(exec.db)?;
+                self.run_in_transaction(exec, command, name, &fields)
+            }
+            _ => {
+                let read_at = snapshot_read_time(self, name, command)?;
+                exec.read_at = read_at;
+                let mut reply = self.dispatch(exec, command)?;
+                if let Some(at) = read_at {
+                    stamp_reply(&mut reply, at);
+                }
+                Ok(reply)
+            }
+        }
+    }
+
+    pub(crate) fn dispatch(
+        &self,
+        exec: &mut Exec<'_>,
+        command: &Document,
+    ) -> StoreResult<Document> {
+        let Some(name) = command.keys().next() else {
+            return Err(CommandError::new(
+                code::COMMAND_NOT_FOUND,
+                "no such command: ''",
+            ));
+        };
+        if !Store::supports(name) {
+            return Err(CommandError::new(
+                code::COMMAND_NOT_FOUND,
+                format!("no such command: '{name}'"),
+            ));
+        }
+        validate_database_name(exec.db)?;
+        match name.as_str() {
+            "insert" => write::insert(exec, command),
+            "bulkWrite" => bulk_write::bulk_write(exec, command),
+            "update" => write::update(exec, command),
+            "delete" => write::delete(exec, command),
+            "find" => find::find(exec, command),
+            "getMore" => find::get_more(exec, command),
+            "killCursors" => find::kill_cursors(exec, command),
+            "findAndModify" | "findandmodify" => {
+                find_and_modify::find_and_modify(exec, command, name)
+            }
+            "count" => read::count(exec, command),
+            "distinct" => read::distinct(exec, command),
+            "aggregate" => read::aggregate(exec, command),
+            "createIndexes" => admin::create_indexes(exec, command),
+            "listIndexes" => admin::list_indexes(exec, command),
+            "dropIndexes" | "deleteIndexes" => admin::drop_indexes(exec, command, name),
+            "listCollections" => admin::list_collections(exec, command),
+            "listDatabases" => admin::list_databases(exec, command),
+            "drop" => admin::drop_collection(exec, command),
+            "dropDatabase" => admin::drop_database(exec),
+            "create" => admin::create(exec, command),
+            "dbStats" => admin::db_stats(exec),
+            "renameCollection" => admin::rename_collection(exec, command),
+            "collMod" => coll_mod::coll_mod(exec, command),
+            // Sessions live in the driver's pool; the store keeps no per-session state to end.
+            "endSessions" => Ok(bson::doc! { "ok": 1.0 }),
+            // With `autocommit: false` these run in `run_in_transaction`.
+            "commitTransaction" | "abortTransaction" => Err(CommandError::new(
+                code::INVALID_OPTIONS,
+                format!("{name} must be run within a transaction"),
+            )),
+            other => Err(CommandError::new(
+                code::COMMAND_NOT_FOUND,
+                format!("no such command: '{other}'"),
+            )),
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! Secondary indexes. Only uniqueness is enforced (queries always scan, apart from the `_id`
+//! fast path), but every index is kept so that `listIndexes` reports what was created.
+
+use std::collections::{BTreeSet, HashMap};
+
+use bson::{Bson, Document};
+
+use super::errors::{CommandError, StoreResult, format_document};
+use super::key::encode_compound_key;
+use super::path::{Leaf, collect_leaves, split_path};
+use super::query::Filter;
+use super::value_order::{Number, compare_documents};
+use crate::code;
+
+/// One secondary index and, if unique, its key table.
+#[derive(Debug, Clone)]
+pub(crate) struct SecondaryIndex {
+    pub(crate) name: String,
+    pub(crate) key: Document,
+    /// The specification as `listIndexes` reports it.
+    pub(crate) spec: Document,
+    pub(crate) unique: bool,
+    sparse: bool,
+    partial: Option<Filter>,
+    fields: Vec<(String, Vec<String>)>,
+    /// Encoded key -> record id, for unique indexes only.
+    entries: HashMap<Vec<u8>, u64>,
+    /// Encoded key -> every record holding it, for a `prepareUnique` index only: it refuses
+    /// new duplicates but may still hold old ones, which `collMod` reports before making it
+    /// unique.
+    prepared: Option<HashMap<Vec<u8>, BTreeSet<u64>>>,
+}
+
+/// One key an index holds for a document, with the readable form used in duplicate key errors.
+pub(crate) struct IndexKey {
+    pub(crate) encoded: Vec<u8>,
+    pub(crate) value: Document,
+}
+
+impl SecondaryIndex {
+    /// Validates an index specification from `createIndexes`.
+    pub(crate) fn from_spec(spec: &Document) -> StoreResult<SecondaryIndex> {
+        let failure = |reason: String| {
+            CommandError::new(
+                code::CANNOT_CREATE_INDEX,
+                format!(
+                    "Error in specification {} :: caused by :: {reason}",
+                    format_document(spec)
+                ),
+            )
+        };
+        let key = match spec.get("key") {
+            Some(Bson::Document(key)) if !key.is_empty() => key.clone(),
+            Some(Bson::Document(_)) => {
+                return Err(failure("Index keys cannot be empty.".to_owned()));
+            }
+            _ => {
+                return Err(failure(
+                    "The 'key' field is a required property of an index specification".to_owned(),
+                ));
+            }
+        };
+        let name = match spec.get("name") {
+            Some(Bson::String(name)) if !name.is_empty() => name.clone(),
+            _ => {
+                return Err(CommandError::failed_to_parse(format!(
+                    "Error in specification {} :: caused by :: The 'name' field is a required property of an index specification",
+                    format_document(spec)
+                )));
+            }
+        };
+        for (field, direction) in &key {
+            let valid = match direction {
+                Bson::String(kind) => {
+                    matches!(kind.as_str(), "hashed" | "text" | "2dsphere" | "2d")
+                }
+                other => Number::of(other).is_some_and(|number| number.as_f64() != 0.0),
+            };
+            if !valid || field.is_empty() {
+                return Err(failure(format!(
+                    "Values in the index key pattern can't be 0 or an unknown type: {field}"
+                )));
+            }
+        }
+        let flag = |name: &str| {
+            matches!(spec.get(name), Some(Bson::Boolean(true)))
+                || spec
+                    .get(name)
+                    .and_then(Number::of)
+                    .is_some_and(|number| number.as_f64() != 0.0)
+        };
+        let partial = match spec.get("partialFilterExpression") {
+            Some(Bson::Document(filter)) => Some(Filter::parse(filter)?),
+            Some(_) => {
+                return Err(failure(
+                    "partialFilterExpression must be an object".to_owned(),
+                ));
+            }
+            None => None,
+        };
+        let mut listed = Document::new();
+        listed.insert("v", 2);
+        listed.insert("key", key.clone());
+        listed.insert("name", name.clone());
+        for (option, value) in spec {
+            if !matches!(option.as_str(), "key" | "name" | "v" | "ns") {
+                listed.insert(option.clone(), value.clone());
+            }
+        }
+        let fields = key
+            .keys()
+            .map(|field| (field.clone(), split_path(field)))
+            .collect();
+        Ok(SecondaryIndex {
+            name,
+            unique: flag("unique"),
+            sparse: flag("sparse"),
+            key,
+            spec: listed,
+            partial,
+            fields,
+            entries: HashMap::new(),
+            prepared: None,
+        })
+    }
+
+    /// Whether two specifications describe the same index (same key and uniqueness options).
+    pub(crate) fn same_definition(&self, other: &SecondaryIndex) -> bool {
+        same_key_pattern(&self.key, &other.key)
+            && self.unique == other.unique
+            && self.sparse == other.sparse
+    }
+
+    /// The distinct keys this index holds for a document (several for array values); empty if
+    /// the document is not indexed (sparse with all fields missing, or outside the partial filter).
+    pub(crate) fn keys_for(&self, document: &Document) -> Vec<IndexKey> {
+        if self
+            .partial
+            .as_ref()
+            .is_some_and(|filter| !filter.matches(document))
+        {
+            return Vec::new();
+        }
+        let mut per_field: Vec<Vec<Bson>> = Vec::with_capacity(self.fields.len());
+        let mut any_present = false;
+        for (_, parts) in &self.fields {
+            let mut leaves = Vec::new();
+            collect_leaves(document, parts, &mut leaves);
+            let mut values = Vec::new();
+            for leaf in leaves {
+                match leaf {
+                    Leaf::Missing => values.push(Bson::Null),
+                    Leaf::Present(Bson::Array(items)) if items.is_empty() => {
+                        any_present = true;
+                        values.push(Bson::Undefined);
+                    }
+                    Leaf::Present(Bson::Array(items)) => {
+                        any_present = true;
+                        values.extend(items.iter().cloned());
+                    }
+                    Leaf::Present(value) => {
+                        any_present = true;
+                        values.push(value.clone());
+                    }
+                }
+            }
+            per_field.push(values);
+        }
+        if self.sparse && !any_present {
+            return Vec::new();
+        }
+        let mut combinations: Vec<Vec<Bson>> = vec![Vec::new()];
+        for values in per_field {
+            combinations = combinations
+                .into_iter()
+                .flat_map(|prefix| {
+                    values.iter().map(move |value| {
+                        let mut next = prefix.clone();
+                        next.push(value.clone());
+                        next
+                    })
+                })
+                .collect();
+        }
+        let mut keys: Vec<IndexKey> = Vec::with_capacity(combinations.len());
+        for combination in combinations {
+            let encoded = encode_compound_key(&combination);
+            if keys.iter().any(|key| key.encoded == encoded) {
+                continue;
+            }
+            let mut value = Document::new();
+            for ((field, _), item) in self.fields.iter().zip(combination) {
+                value.insert(field.clone(), item);
+            }
+            keys.push(IndexKey { encoded, value });
+        }
+        keys
+    }
+
+    /// The first key that another record already holds, if this unique index would be violated.
+    /// A `prepareUnique` index refuses a key another record holds unless this record already
+    /// held it (old duplicates stay).
+    pub(crate) fn conflict<'k>(&self, keys: &'k [IndexKey], record: u64) -> Option<&'k IndexKey> {
+        if let Some(prepared) = &self.prepared {
+            return keys.iter().find(|key| {
+                prepared
+                    .get(&key.encoded)
+                    .is_some_and(|owners| !owners.contains(&record))
+            });
+        }
+        if !self.unique {
+            return None;
+        }
+        keys.iter().find(|key| {
+            self.entries
+                .get(&key.encoded)
+                .is_some_and(|owner| *owner != record)
+        })
+    }
+
+    pub(crate) fn add(&mut self, keys: Vec<IndexKey>, record: u64) {
+        if let Some(prepared) = &mut self.prepared {
+            for key in &keys {
+                prepared
+                    .entry(key.encoded.clone())
+                    .or_default()
+                    .insert(record);
+            }
+        }
+        if self.unique {
+            for key in keys {
+                self.entries.insert(key.encoded, record);
+            }
+        }
+    }
+
+    pub(crate) fn remove(&mut self, keys: &[IndexKey], record: u64) {
+        if let Some(prepared) = &mut self.prepared {
+            for key in keys {
+                if let Some(owners) = prepared.get_mut(&key.encoded) {
+                    owners.remove(&record);
+                    if owners.is_empty() {
+                        prepared.remove(&key.encoded);
+                    }
+                }
+            }
+        }
+        if self.unique {
+            for key in keys {
+                if self.entries.get(&key.encoded) == Some(&record) {
+                    self.entries.remove(&key.encoded);
+                }
+            }
+        }
+    }
+
+    /// Whether the index refuses new duplicate keys without being unique yet.
+    pub(crate) fn is_prepared_unique(&self) -> bool {
+        self.prepared.is_some()
+    }
+
+    /// Sets or clears `prepareUnique` over the collection's current `documents` (record id,
+    /// document); a unique index is already unique and does not change.
+    pub(crate) fn set_prepare_unique<'d>(
+        &mut self,
+        on: bool,
+        documents: impl Iterator<Item = (u64, &'d Document)>,
+    ) {
+        if self.unique {
+            return;
+        }
+        self.prepared = on.then(|| {
+            let mut prepared: HashMap<Vec<u8>, BTreeSet<u64>> = HashMap::new();
+            for (record, document) in documents {
+                for key in self.keys_for(document) {
+                    prepared.entry(key.encoded).or_default().insert(record);
+                }
+            }
+            prepared
+        });
+        if on {
+            self.spec.insert("prepareUnique", true);
+        } else {
+            self.spec.remove("prepareUnique");
+        }
+    }
+
+    /// Makes a `prepareUnique` index unique.
+    ///
+    /// # Errors
+    /// The record ids of each key held by several records, when there are any (the index is
+    /// left unchanged).
+    pub(crate) fn make_unique(&mut self) -> Result<(), Vec<Vec<u64>>> {
+        let Some(prepared) = &self.prepared else {
+            return Ok(());
+        };
+        let duplicates: Vec<Vec<u64>> = prepared
+            .values()
+            .filter(|owners| owners.len() > 1)
+            .map(|owners| owners.iter().copied().collect())
+            .collect();
+        if !duplicates.is_empty() {
+            return Err(duplicates);
+        }
+        self.entries = prepared
+            .iter()
+            .filter_map(|(key, owners)| owners.first().map(|owner| (key.clone(), *owner)))
+            .collect();
+        self.prepared = None;
+        self.unique = true;
+        self.spec.remove("prepareUnique");
+        self.spec.insert("unique", true);
+        Ok(())
+    }
+}
+
+/// Key patterns are equal when they list the same fields in the same order with equal directions.
+pub(crate) fn same_key_pattern(left: &Document, right: &Document) -> bool {
+    compare_documents(left, right) == std::cmp::Ordering::Equal
+}

@@ -1,0 +1,325 @@
+//! Filter documents to [`Node`] trees, with mongod's error codes and messages.
+
+use bson::{Bson, Document};
+
+use super::{Comparison, Filter, InSet, Node, PathPredicate, Predicate, TypeSelector};
+use crate::errors::{CommandError, StoreResult};
+use crate::expr::Expr;
+use crate::path::split_path;
+use crate::value_order::Number;
+
+pub(super) fn parse_document(filter: &Document) -> StoreResult<Node> {
+    let mut clauses = Vec::with_capacity(filter.len());
+    for (key, value) in filter {
+        if let Some(operator) = key.strip_prefix('$') {
+            if let Some(node) = parse_top_level(operator, value)? {
+                clauses.push(node);
+            }
+        } else {
+            clauses.push(Node::Path(PathPredicate {
+                parts: split_path(key),
+                predicate: parse_field(value)?,
+            }));
+        }
+    }
+    Ok(if clauses.len() == 1 {
+        clauses.remove(0)
+    } else {
+        Node::And(clauses)
+    })
+}
+
+fn parse_top_level(operator: &str, value: &Bson) -> StoreResult<Option<Node>> {
+    let node = match operator {
+        "and" => Node::And(parse_branches(operator, value)?),
+        "or" => Node::Or(parse_branches(operator, value)?),
+        "nor" => Node::Nor(parse_branches(operator, value)?),
+        "comment" => return Ok(None),
+        "expr" => Node::Expr(Expr::parse(value)?),
+        _ => {
+            return Err(CommandError::bad_value(format!(
+                "unknown top level operator: ${operator}. If you have a field name that starts with a '$' symbol, \
+                 consider using $getField or $setField."
+            )));
+        }
+    };
+    Ok(Some(node))
+}
+
+fn parse_branches(operator: &str, value: &Bson) -> StoreResult<Vec<Node>> {
+    let Bson::Array(items) = value else {
+        return Err(CommandError::bad_value(format!(
+            "${operator} must be an array"
+        )));
+    };
+    if items.is_empty() {
+        return Err(CommandError::bad_value(
+            "$and/$or/$nor must be a nonempty array",
+        ));
+    }
+    items
+        .iter()
+        .map(|item| match item {
+            Bson::Document(document) => parse_document(document),
+            _ => Err(CommandError::bad_value(
+                "$or/$and/$nor entries need to be full objects",
+            )),
+        })
+        .collect()
+}
+
+/// Whether a value is an operator object (`{$gt: 1}`) rather than a document to compare with.
+fn is_operator_object(value: &Bson) -> bool {
+    matches!(value, Bson::Document(document) if document.keys().next().is_some_and(|key| key.starts_with('$')))
+}
+
+fn parse_field(value: &Bson) -> StoreResult<Predicate> {
+    match value {
+        Bson::Document(operators) if is_operator_object(value) => parse_operators(operators),
+        Bson::RegularExpression(_) => Err(regex_unsupported()),
+        other => Ok(Predicate::Eq(other.clone())),
+    }
+}
+
+fn regex_unsupported() -> CommandError {
+    CommandError::bad_value("blackpipe does not support regular expressions in queries")
+}
+
+fn parse_operators(operators: &Document) -> StoreResult<Predicate> {
+    let mut predicates = Vec::with_capacity(operators.len());
+    for (key, argument) in operators {
+        let Some(operator) = key.strip_prefix('$') else {
+            return Err(CommandError::bad_value(format!("unknown operator: {key}")));
+        };
+        predicates.push(parse_operator(operator, argument)?);
+    }
+    Ok(if predicates.len() == 1 {
+        predicates.remove(0)
+    } else {
+        Predicate::All(predicates)
+    })
+}
+
+fn parse_operator(operator: &str, argument: &Bson) -> StoreResult<Predicate> {
+    let predicate = match operator {
+        "eq" => Predicate::Eq(argument.clone()),
+        "ne" => Predicate::Not(Box::new(Predicate::Eq(argument.clone()))),
+        "gt" => Predicate::Compare(Comparison::Gt, comparable(argument)?),
+        "gte" => Predicate::Compare(Comparison::Gte, comparable(argument)?),
+        "lt" => Predicate::Compare(Comparison::Lt, comparable(argument)?),
+        "lte" => Predicate::Compare(Comparison::Lte, comparable(argument)?),
+        "in" => in_list(argument, "$in")?,
+        "nin" => Predicate::Not(Box::new(in_list(argument, "$nin")?)),
+        "exists" => Predicate::Exists(truthy(argument)),
+        "type" => Predicate::Type(type_selectors(argument)?),
+        "size" => Predicate::Size(size_argument(argument)?),
+        "all" => all_list(argument)?,
+        "not" => not_argument(argument)?,
+        "elemMatch" => elem_match(argument)?,
+        "regex" | "options" => return Err(regex_unsupported()),
+        _ => {
+            return Err(CommandError::bad_value(format!(
+                "unknown operator: ${operator}"
+            )));
+        }
+    };
+    Ok(predicate)
+}
+
+fn comparable(argument: &Bson) -> StoreResult<Bson> {
+    match argument {
+        Bson::RegularExpression(_) => Err(regex_unsupported()),
+        other => Ok(other.clone()),
+    }
+}
+
+/// Truthiness of an argument as mongod reads `$exists` (numbers are true unless zero).
+pub(crate) fn truthy(argument: &Bson) -> bool {
+    match argument {
+        Bson::Boolean(flag) => *flag,
+        Bson::Null | Bson::Undefined => false,
+        other => match Number::of(other) {
+            Some(number) => number.as_f64() != 0.0,
+            None => true,
+        },
+    }
+}
+
+fn in_list(argument: &Bson, operator: &str) -> StoreResult<Predicate> {
+    let Bson::Array(items) = argument else {
+        return Err(CommandError::bad_value(format!(
+            "{operator} needs an array"
+        )));
+    };
+    for item in items {
+        if is_operator_object(item) {
+            return Err(CommandError::bad_value(format!(
+                "cannot nest $ under {operator}"
+            )));
+        }
+        if matches!(item, Bson::RegularExpression(_)) {
+            return Err(regex_unsupported());
+        }
+    }
+    if items.is_empty() {
+        return Ok(Predicate::Never);
+    }
+    Ok(Predicate::In(InSet::new(items.clone())))
+}
+
+fn all_list(argument: &Bson) -> StoreResult<Predicate> {
+    let Bson::Array(items) = argument else {
+        return Err(CommandError::bad_value("$all needs an array"));
+    };
+    if items.is_empty() {
+        return Ok(Predicate::Never);
+    }
+    let mut predicates = Vec::with_capacity(items.len());
+    for item in items {
+        match item {
+            Bson::Document(document)
+                if document
+                    .keys()
+                    .next()
+                    .is_some_and(|key| key == "$elemMatch") =>
+            {
+                predicates.push(parse_operators(document)?);
+            }
+            _ if is_operator_object(item) => {
+                return Err(CommandError::bad_value("no $ expressions in $all"));
+            }
+            Bson::RegularExpression(_) => return Err(regex_unsupported()),
+            other => predicates.push(Predicate::Eq(other.clone())),
+        }
+    }
+    Ok(Predicate::All(predicates))
+}
+
+fn not_argument(argument: &Bson) -> StoreResult<Predicate> {
+    match argument {
+        Bson::Document(operators) => {
+            if operators.is_empty() {
+                return Err(CommandError::bad_value("$not cannot be empty"));
+            }
+            if !is_operator_object(argument) {
+                return Err(CommandError::bad_value("$not needs a regex or a document"));
+            }
+            Ok(Predicate::Not(Box::new(parse_operators(operators)?)))
+        }
+        Bson::RegularExpression(_) => Err(regex_unsupported()),
+        _ => Err(CommandError::bad_value("$not needs a regex or a document")),
+    }
+}
+
+fn elem_match(argument: &Bson) -> StoreResult<Predicate> {
+    let Bson::Document(spec) = argument else {
+        return Err(CommandError::bad_value("$elemMatch needs an Object"));
+    };
+    let first_is_value_operator = spec.keys().next().is_some_and(|key| {
+        key.starts_with('$') && !matches!(key.as_str(), "$and" | "$or" | "$nor" | "$expr")
+    });
+    if first_is_value_operator {
+        let mut predicates = Vec::with_capacity(spec.len());
+        for (key, value) in spec {
+            let Some(operator) = key.strip_prefix('$') else {
+                return Err(CommandError::bad_value(format!("unknown operator: {key}")));
+            };
+            predicates.push(parse_operator(operator, value)?);
+        }
+        Ok(Predicate::ElemMatchValue(predicates))
+    } else {
+        Ok(Predicate::ElemMatchObject(Box::new(Filter::parse(spec)?)))
+    }
+}
+
+fn size_argument(argument: &Bson) -> StoreResult<usize> {
+    let Some(number) = Number::of(argument) else {
+        return Err(CommandError::bad_value("$size needs a number"));
+    };
+    let value = number.as_f64();
+    if value.fract() != 0.0 || value.is_nan() {
+        return Err(CommandError::bad_value(format!(
+            "Failed to parse $size. Expected an integer, but found {value}"
+        )));
+    }
+    if value < 0.0 {
+        return Err(CommandError::bad_value(format!(
+            "Failed to parse $size. Expected a non-negative number in: $size: {value}"
+        )));
+    }
+    // Non-negative and integral; sizes beyond usize cannot match any array anyway.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Ok(value as usize)
+}
+
+fn type_selectors(argument: &Bson) -> StoreResult<Vec<TypeSelector>> {
+    match argument {
+        Bson::Array(items) => {
+            if items.is_empty() {
+                return Err(CommandError::failed_to_parse(
+                    "$type must match at least one type",
+                ));
+            }
+            items.iter().map(type_selector).collect()
+        }
+        other => Ok(vec![type_selector(other)?]),
+    }
+}
+
+fn type_selector(value: &Bson) -> StoreResult<TypeSelector> {
+    if let Bson::String(alias) = value {
+        return match alias.as_str() {
+            "number" => Ok(TypeSelector::Number),
+            _ => type_code_from_alias(alias)
+                .map(TypeSelector::Code)
+                .ok_or_else(|| {
+                    CommandError::bad_value(format!("Unknown type name alias: {alias}"))
+                }),
+        };
+    }
+    let Some(number) = Number::of(value) else {
+        return Err(CommandError::type_mismatch(
+            "type must be represented as a number or a string",
+        ));
+    };
+    let code = number.as_f64();
+    let valid =
+        code.fract() == 0.0 && (code == -1.0 || code == 127.0 || (1.0..=19.0).contains(&code));
+    if !valid {
+        return Err(CommandError::bad_value(format!(
+            "Invalid numerical type code: {code}"
+        )));
+    }
+    // Checked above to be a small integer.
+    #[allow(clippy::cast_possible_truncation)]
+    Ok(TypeSelector::Code(code as i32))
+}
+
+/// The numeric BSON type code for a `$type` alias.
+pub(crate) fn type_code_from_alias(alias: &str) -> Option<i32> {
+    let code = match alias {
+        "double" => 1,
+        "string" => 2,
+        "object" => 3,
+        "array" => 4,
+        "binData" => 5,
+        "undefined" => 6,
+        "objectId" => 7,
+        "bool" => 8,
+        "date" => 9,
+        "null" => 10,
+        "regex" => 11,
+        "dbPointer" => 12,
+        "javascript" => 13,
+        "symbol" => 14,
+        "javascriptWithScope" => 15,
+        "int" => 16,
+        "timestamp" => 17,
+        "long" => 18,
+        "decimal" => 19,
+        "minKey" => -1,
+        "maxKey" => 127,
+        _ => return None,
+    };
+    Some(code)
+}
