@@ -50,6 +50,7 @@
 //! ```
 
 pub mod auth;
+mod codes;
 pub mod deployment;
 pub mod failpoint;
 pub mod scripted;

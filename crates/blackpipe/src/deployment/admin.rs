@@ -542,14 +542,30 @@ pub fn config_reply(topology: &Topology) -> Document {
     }
 }
 
+/// mongod's member states, as `replSetGetStatus` numbers them.
+mod member_state {
+    /// `STARTUP`: not yet a member of a set.
+    pub(super) const STARTUP: i32 = 0;
+    /// `PRIMARY`.
+    pub(super) const PRIMARY: i32 = 1;
+    /// `SECONDARY`.
+    pub(super) const SECONDARY: i32 = 2;
+    /// `ARBITER`.
+    pub(super) const ARBITER: i32 = 7;
+    /// `DOWN`: not reachable or not healthy.
+    pub(super) const DOWN: i32 = 8;
+    /// `REMOVED`: no longer in the config.
+    pub(super) const REMOVED: i32 = 10;
+}
+
 fn state_of(role: Role, health: Health) -> (i32, &'static str) {
     match (health, role) {
-        (Health::Down | Health::Partitioned, _) => (8, "(not reachable/healthy)"),
-        (_, Role::Primary) => (1, "PRIMARY"),
-        (_, Role::Secondary) => (2, "SECONDARY"),
-        (_, Role::Arbiter) => (7, "ARBITER"),
-        (_, Role::Removed) => (10, "REMOVED"),
-        (_, Role::Standalone | Role::Router) => (0, "STARTUP"),
+        (Health::Down | Health::Partitioned, _) => (member_state::DOWN, "(not reachable/healthy)"),
+        (_, Role::Primary) => (member_state::PRIMARY, "PRIMARY"),
+        (_, Role::Secondary) => (member_state::SECONDARY, "SECONDARY"),
+        (_, Role::Arbiter) => (member_state::ARBITER, "ARBITER"),
+        (_, Role::Removed) => (member_state::REMOVED, "REMOVED"),
+        (_, Role::Standalone | Role::Router) => (member_state::STARTUP, "STARTUP"),
     }
 }
 
@@ -578,7 +594,9 @@ pub fn status_reply(topology: &Topology, receiver: NodeIndex) -> Document {
         .collect();
     let (my_state, _) = topology
         .node(receiver)
-        .map_or((0, ""), |node| state_of(node.role(), node.health()));
+        .map_or((member_state::STARTUP, ""), |node| {
+            state_of(node.role(), node.health())
+        });
     doc! {
         "set": topology.set_name(),
         "term": topology.term(),

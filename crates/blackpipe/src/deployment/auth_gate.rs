@@ -9,10 +9,8 @@ use bson::Document;
 use super::errors::{self, SessionFacts};
 use super::member::NodeContext;
 use crate::auth::{ConnectionAuth, requires_authentication};
+use crate::codes;
 use crate::server::{ConnectionContext, Outcome, Reaction};
-
-/// mongod's `Unauthorized`.
-const UNAUTHORIZED: i32 = 13;
 
 /// Runs `step` on the connection's authentication state, creating it on first use.
 fn with_state<T>(
@@ -48,7 +46,7 @@ pub(crate) fn refusal(
         return None;
     }
     let reply = errors::error_reply(
-        UNAUTHORIZED,
+        codes::UNAUTHORIZED,
         format!("Command {name} requires authentication"),
     );
     Some(node.finish(reply, session, None))

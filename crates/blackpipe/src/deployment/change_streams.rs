@@ -8,16 +8,31 @@ use super::errors;
 use super::member::NodeContext;
 use super::model::DeploymentKind;
 use super::runtime::lock;
-
-/// mongod's code for a change stream on a standalone.
-const CHANGE_STREAM_ON_STANDALONE: i32 = 40573;
+use crate::codes;
 
 /// The codes after which mongod labels a change stream's getMore error resumable: network
 /// and host errors, state changes and shutdowns, stale routing, `RetryChangeStream`,
 /// `FailedToSatisfyReadPreference`, `ExceededTimeLimit` and `CursorNotFound` (the
 /// change-streams specification's allowlist for servers before 4.4).
 const RESUMABLE_CODES: &[i32] = &[
-    6, 7, 43, 63, 89, 91, 133, 150, 189, 234, 262, 9001, 10107, 11600, 11602, 13388, 13435, 13436,
+    codes::HOST_UNREACHABLE,
+    codes::HOST_NOT_FOUND,
+    codes::CURSOR_NOT_FOUND,
+    codes::STALE_SHARD_VERSION,
+    codes::NETWORK_TIMEOUT,
+    codes::SHUTDOWN_IN_PROGRESS,
+    codes::FAILED_TO_SATISFY_READ_PREFERENCE,
+    codes::STALE_EPOCH,
+    codes::PRIMARY_STEPPED_DOWN,
+    codes::RETRY_CHANGE_STREAM,
+    codes::EXCEEDED_TIME_LIMIT,
+    codes::SOCKET_EXCEPTION,
+    codes::NOT_WRITABLE_PRIMARY,
+    codes::INTERRUPTED_AT_SHUTDOWN,
+    codes::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE,
+    codes::STALE_CONFIG,
+    codes::NOT_PRIMARY_NO_SECONDARY_OK,
+    codes::NOT_PRIMARY_OR_SECONDARY,
 ];
 
 const RESUMABLE_LABEL: &str = "ResumableChangeStreamError";
@@ -38,7 +53,7 @@ pub(crate) fn standalone_refusal(
     (kind == DeploymentKind::Standalone && name == "aggregate" && opens_change_stream(command))
         .then(|| {
             errors::error_reply(
-                CHANGE_STREAM_ON_STANDALONE,
+                codes::CHANGE_STREAM_ON_STANDALONE,
                 "The $changeStream stage is only supported on replica sets",
             )
         })

@@ -15,6 +15,7 @@ use super::errors::SessionFacts;
 use super::member::{NodeContext, ok, ok_reply};
 use super::model::{DeploymentKind, NodeIndex};
 use super::runtime::{Inner, lock};
+use crate::codes;
 use crate::server::{ConnectionContext, Outcome, Reaction, ReplyStream, Request};
 
 fn error(node: &NodeContext, error: &ControlError) -> Outcome {
@@ -218,7 +219,7 @@ pub(crate) async fn run_builtin(
     );
     if admin_command && request.database() != "admin" {
         let reply = super::errors::error_reply(
-            13,
+            codes::UNAUTHORIZED,
             format!("{name} may only be run against the admin database."),
         );
         return Some(node.finish(reply, SessionFacts::default(), None));

@@ -56,15 +56,14 @@ use super::handle::Deployment;
 use super::member::NodeContext;
 use super::model::{DeploymentKind, Health, NodeIndex};
 use super::runtime::{Inner, lock};
+use crate::codes;
 use crate::server::{
     BoxFuture, ConnectionContext, ConnectionId, ConnectionInfo, Handler, Outcome, Reaction,
     Request, Server,
 };
 
 /// mongos's `LoadBalancerSupportMismatch`.
-pub const LOAD_BALANCER_SUPPORT_MISMATCH: i32 = 354;
-/// `TypeMismatch`.
-const TYPE_MISMATCH: i32 = 14;
+pub const LOAD_BALANCER_SUPPORT_MISMATCH: i32 = codes::LOAD_BALANCER_SUPPORT_MISMATCH;
 
 /// The balancers of a load-balanced deployment and the state they share.
 pub(crate) struct Balancer {
@@ -368,7 +367,7 @@ fn load_balanced_flag(command: &Document) -> Result<bool, Document> {
         None | Some(Bson::Null) => Ok(false),
         Some(Bson::Boolean(flag)) => Ok(*flag),
         Some(other) => Err(errors::error_reply(
-            TYPE_MISMATCH,
+            codes::TYPE_MISMATCH,
             format!(
                 "BSON field 'hello.loadBalanced' is the wrong type '{:?}', expected type 'bool'",
                 other.element_type()

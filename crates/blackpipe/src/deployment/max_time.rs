@@ -11,9 +11,7 @@ use std::time::Duration;
 use bson::{Bson, Document};
 
 use super::errors;
-
-/// `MaxTimeMSExpired`.
-pub(crate) const MAX_TIME_MS_EXPIRED: i32 = 50;
+use crate::codes;
 
 /// The largest `maxTimeMS` mongod accepts (`INT_MAX`).
 const MAX_TIME_MS_LIMIT: i64 = i32::MAX as i64;
@@ -67,7 +65,7 @@ fn not_a_number() -> Document {
 }
 
 fn bad_value(message: &str) -> Document {
-    errors::error_reply(2, message)
+    errors::error_reply(codes::BAD_VALUE, message)
 }
 
 /// How long a command that would take `work` runs under a `maxTimeMS` of `limit`.
@@ -100,7 +98,7 @@ impl Run {
 
 /// mongod's reply to a command interrupted at its `maxTimeMS`.
 pub(crate) fn expired_reply() -> Document {
-    errors::error_reply(MAX_TIME_MS_EXPIRED, "operation exceeded time limit")
+    errors::error_reply(codes::MAX_TIME_MS_EXPIRED, "operation exceeded time limit")
 }
 
 #[cfg(test)]
@@ -183,7 +181,7 @@ mod tests {
     #[test]
     fn the_expired_reply_is_mongods() {
         let reply = expired_reply();
-        assert_eq!(code(&reply), Some(MAX_TIME_MS_EXPIRED));
+        assert_eq!(code(&reply), Some(codes::MAX_TIME_MS_EXPIRED));
         assert_eq!(reply.get_str("codeName").ok(), Some("MaxTimeMSExpired"));
     }
 }

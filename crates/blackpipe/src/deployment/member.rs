@@ -22,6 +22,7 @@ use super::hello::{self, HelloFacts, OpTime};
 use super::max_time::{self, Run};
 use super::model::{DeploymentKind, Health, NodeIndex, Role, TopologyVersion};
 use super::runtime::{Inner, NodeCounters, Process, lock};
+use crate::codes;
 use crate::failpoint::{CommandFacts, FailCommandAction, FailOutcome, TransactionalWriteAction};
 use crate::server::{
     BoxFuture, ConnectionContext, Handler, Outcome, Reaction, Request, RequestKind,
@@ -371,7 +372,7 @@ fn role_check(view: &NodeView, class: CommandClass, request: &Request) -> Option
 fn admin_only(request: &Request, name: &str) -> Option<Document> {
     (request.database() != "admin").then(|| {
         errors::error_reply(
-            13,
+            codes::UNAUTHORIZED,
             format!("{name} may only be run against the admin database."),
         )
     })
@@ -402,7 +403,11 @@ async fn dispatch(
     let session = SessionFacts::of(&name, request.command());
     let class = classify(&name);
     let Some(mut view) = node.view() else {
-        return Reaction::reply(errors::error_reply(91, "this node is not running")).into();
+        return Reaction::reply(errors::error_reply(
+            codes::SHUTDOWN_IN_PROGRESS,
+            "this node is not running",
+        ))
+        .into();
     };
     if view.health == Health::Partitioned {
         // Not delivered yet: the request is processed when the partition heals, as TCP would

@@ -11,10 +11,8 @@ use super::errors::{self, SessionFacts};
 use super::member::NodeContext;
 use crate::auth::ConnectionAuth;
 use crate::auth::oidc::{EXTERNAL_DB, MECHANISM, OidcConnection, OidcIssuer, Step};
+use crate::codes;
 use crate::server::{ConnectionContext, Outcome};
-
-/// mongod's ReauthenticationRequired.
-const REAUTHENTICATION_REQUIRED: i32 = 391;
 
 /// The lifetime of a token minted by the admin command when it names none.
 const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
@@ -103,7 +101,7 @@ pub(crate) fn expired(
         return None;
     }
     let reply = errors::error_reply(
-        REAUTHENTICATION_REQUIRED,
+        codes::REAUTHENTICATION_REQUIRED,
         "the OIDC access token of this connection has expired; reauthenticate",
     );
     Some(node.finish(reply, session, None))
@@ -117,7 +115,7 @@ pub(crate) fn run_admin(node: &NodeContext, command: &Document) -> Option<Outcom
     }
     let reply = match mint(node, command) {
         Ok(token) => doc! { "ok": 1, "token": token },
-        Err(message) => errors::error_reply(2, message),
+        Err(message) => errors::error_reply(codes::BAD_VALUE, message),
     };
     Some(node.finish(reply, SessionFacts::default(), None))
 }

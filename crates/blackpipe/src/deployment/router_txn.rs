@@ -16,6 +16,7 @@ use super::errors::SessionFacts;
 use super::member::NodeContext;
 use super::model::Role;
 use super::runtime::lock;
+use crate::codes;
 use crate::store::{CommandContext, Store};
 
 /// The most transactions one router remembers having routed (the oldest are forgotten; a
@@ -24,9 +25,6 @@ const MAX_ROUTED: usize = 100_000;
 
 /// The shard name routers put in recovery tokens.
 const RECOVERY_SHARD: &str = "blackpipe-shard";
-
-/// `NoSuchTransaction`.
-const NO_SUCH_TRANSACTION: i32 = 251;
 
 /// The transactions one router process routed, as `(lsid, txnNumber)` keys, oldest first.
 #[derive(Debug, Default)]
@@ -87,7 +85,7 @@ pub(crate) fn recover_commit(
         &CommandContext::new(bson::DateTime::now()),
     );
     let mut reply = super::errors::error_reply(
-        NO_SUCH_TRANSACTION,
+        codes::NO_SUCH_TRANSACTION,
         "Transaction was not committed: no commit decision was found through its recovery token",
     );
     reply.insert("errorLabels", vec!["TransientTransactionError"]);

@@ -10,9 +10,7 @@ use bson::{Bson, Document, doc};
 use super::member::NodeContext;
 use super::model::Role;
 use super::runtime::lock;
-
-/// `UnsatisfiableWriteConcern`.
-const UNSATISFIABLE_WRITE_CONCERN: i32 = 100;
+use crate::codes;
 
 /// The numeric `w` of a command's write concern, if it has one.
 fn numeric_w(command: &Document) -> Option<i64> {
@@ -44,7 +42,7 @@ pub(crate) fn unsatisfiable(node: &NodeContext, command: &Document) -> Option<Do
     let members = i64::try_from(data_bearing_members(node)).unwrap_or(i64::MAX);
     (w > members).then(|| {
         doc! {
-            "code": UNSATISFIABLE_WRITE_CONCERN,
+            "code": codes::UNSATISFIABLE_WRITE_CONCERN,
             "codeName": "UnsatisfiableWriteConcern",
             "errmsg": "Not enough data-bearing nodes",
         }
