@@ -48,7 +48,7 @@ pub(crate) async fn hello(
 ) -> Outcome {
     let command = request.command();
     let hello_ok = wants_hello_ok(command);
-    let connection_id = super::load_balancer::connection_number(connection);
+    let connection_id = super::balanced::connection_number(connection);
     let awaited = match parse_await(command) {
         Ok(awaited) => awaited,
         Err(error) => return Reaction::reply(error.to_reply()).into(),

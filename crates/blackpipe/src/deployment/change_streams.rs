@@ -7,7 +7,7 @@ use bson::{Bson, Document};
 use super::errors;
 use super::member::NodeContext;
 use super::model::DeploymentKind;
-use super::runtime::lock;
+use super::state::lock;
 use crate::codes;
 
 /// The codes after which mongod labels a change stream's getMore error resumable: network

@@ -7,14 +7,14 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bson::{Document, doc};
+use bson::{Bson, Document, doc};
 
 use super::admin::{self, AdminRequest, MemberRef};
 use super::control_error::ControlError;
 use super::errors::SessionFacts;
 use super::member::{NodeContext, ok, ok_reply};
 use super::model::{DeploymentKind, NodeIndex};
-use super::runtime::{Inner, lock};
+use super::state::{Inner, lock};
 use crate::codes;
 use crate::server::{ConnectionContext, Outcome, Reaction, ReplyStream, Request};
 
@@ -58,8 +58,8 @@ where
 
 /// Runs `{blackpipe: <action>, ...}`.
 pub(crate) async fn run_admin(node: &NodeContext, command: &Document) -> Outcome {
-    if let Some(outcome) = super::load_balancer::run_admin(node, command) {
-        return outcome;
+    if command.get_str("blackpipe").ok() == Some("lbBackend") {
+        return lb_backend(node, command);
     }
     if let Some(outcome) = super::oidc_gate::run_admin(node, command) {
         return outcome;
@@ -97,17 +97,7 @@ async fn execute(node: &NodeContext, request: AdminRequest) -> Result<Outcome, C
             if after.is_zero() {
                 inner.elect(index)?;
             } else {
-                // Weak, as for automatic elections: a pending one keeps nothing alive.
-                let inner = Arc::downgrade(inner);
-                tokio::spawn(async move {
-                    tokio::time::sleep(after).await;
-                    let Some(inner) = inner.upgrade() else {
-                        return;
-                    };
-                    if let Err(error) = inner.elect(index) {
-                        tracing::warn!(%error, index, "delayed election failed");
-                    }
-                });
+                inner.elect_later(index, after);
             }
         }
         AdminRequest::Freeze { member, duration } => {
@@ -317,4 +307,32 @@ pub(crate) async fn run_builtin(
         _ => return None,
     };
     Some(result.unwrap_or_else(|failure| error(node, &failure)))
+}
+
+/// Runs `{blackpipe: "lbBackend", backend, down}` (see
+/// [`load_balancer`](crate::deployment::load_balancer)).
+fn lb_backend(node: &NodeContext, command: &Document) -> Outcome {
+    let result = parse_backend_command(command)
+        .and_then(|(backend, down)| node.inner.set_backend_down(backend, down));
+    let reply = match result {
+        Ok(closed) => doc! { "ok": 1.0, "closed": i64::try_from(closed).unwrap_or(i64::MAX) },
+        Err(error) => error.to_reply(),
+    };
+    node.finish(reply, SessionFacts::default(), None)
+}
+
+/// Reads `backend` (a non-negative integer) and `down` (a boolean).
+fn parse_backend_command(command: &Document) -> Result<(NodeIndex, bool), ControlError> {
+    let bad = |message: &str| ControlError::BadArgument(message.to_owned());
+    let backend = match command.get("backend") {
+        Some(Bson::Int32(index)) => i64::from(*index),
+        Some(Bson::Int64(index)) => *index,
+        _ => return Err(bad("'backend' must be an integer router index")),
+    };
+    let backend =
+        NodeIndex::try_from(backend).map_err(|_| bad("'backend' must not be negative"))?;
+    let Some(Bson::Boolean(down)) = command.get("down") else {
+        return Err(bad("'down' must be a boolean"));
+    };
+    Ok((backend, *down))
 }

@@ -5,7 +5,7 @@
 
 use super::capacity::{self, Admission};
 use super::member::NodeContext;
-use super::runtime::lock;
+use super::state::lock;
 use crate::failpoint::OverloadError;
 
 /// Admits the command `name` (hello-family when `is_hello`), or rejects it as overloaded.

@@ -21,7 +21,7 @@ use super::errors::{
 use super::hello::{self, HelloFacts, OpTime};
 use super::max_time::{self, Run};
 use super::model::{DeploymentKind, Health, NodeIndex, Role, TopologyVersion};
-use super::runtime::{Inner, NodeCounters, Process, lock};
+use super::state::{Inner, NodeCounters, Process, lock};
 use crate::codes;
 use crate::failpoint::{CommandFacts, FailCommandAction, FailOutcome, TransactionalWriteAction};
 use crate::server::{
@@ -512,11 +512,11 @@ async fn dispatch(
         Err(reply) => return node.finish(reply, session, None),
     };
     if is_hello {
-        if let Some(refusal) = super::load_balancer::hello_refusal(request.command(), connection) {
+        if let Some(refusal) = super::load_balanced::hello_refusal(request.command(), connection) {
             return node.finish(refusal, session, None);
         }
         let outcome = super::awaitable::hello(node, &request, connection, name == "isMaster").await;
-        let outcome = super::load_balancer::decorate_hello(node, connection, outcome);
+        let outcome = super::load_balanced::decorate_hello(node, connection, outcome);
         return super::auth_gate::decorate_hello(node, request.command(), connection, outcome);
     }
     let (db, command) = (request.database(), request.command());

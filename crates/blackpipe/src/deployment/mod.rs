@@ -38,27 +38,27 @@ pub mod admin;
 mod auth_gate;
 mod awaitable;
 mod backend;
+mod balanced;
 pub mod capacity;
 mod change_streams;
 mod config;
 mod control;
 mod control_error;
+mod effects;
 pub mod errors;
-mod handle;
 pub mod hello;
 mod ingress;
-pub mod load_balancer;
+mod load_balanced;
 mod max_time;
 mod member;
 mod member_options;
 mod model;
 mod oidc_gate;
-mod operations;
 mod router_txn;
-mod runtime;
 mod search_gate;
 mod stable_api;
 mod standalone;
+mod state;
 mod write_concern;
 
 #[cfg(test)]
@@ -68,10 +68,11 @@ pub use backend::WriteTime;
 pub use capacity::{Capacity, CapacityChange, CapacityStats};
 pub use config::DeploymentConfig;
 pub use control_error::ControlError;
-pub use handle::{Deployment, serve_forever, serve_forever_then};
+pub use effects::handle::{Deployment, serve_forever, serve_forever_then};
+pub use effects::load_balancer;
 pub use model::{
     DeploymentKind, Health, MAX_MEMBERS, MAX_NODE_SLOTS, MAX_VOTING_MEMBERS, MemberOptions, Node,
     NodeIndex, Role, Topology, TopologyVersion,
 };
-pub use runtime::NodeCounters;
 pub use stable_api::server_parameters;
+pub use state::NodeCounters;

@@ -8,44 +8,17 @@
 //! is aborted and the commit fails with NoSuchTransaction + TransientTransactionError, as
 //! mongos's recovery does when no commit decision was made.
 
-use std::collections::{HashSet, VecDeque};
-
 use bson::{Document, doc};
 
 use super::errors::SessionFacts;
 use super::member::NodeContext;
 use super::model::Role;
-use super::runtime::lock;
+use super::state::lock;
 use crate::codes;
 use crate::store::{CommandContext, Store};
 
-/// The most transactions one router remembers having routed (the oldest are forgotten; a
-/// commit of a forgotten one goes through recovery).
-const MAX_ROUTED: usize = 100_000;
-
 /// The shard name routers put in recovery tokens.
 const RECOVERY_SHARD: &str = "blackpipe-shard";
-
-/// The transactions one router process routed, as `(lsid, txnNumber)` keys, oldest first.
-#[derive(Debug, Default)]
-pub(crate) struct RoutedTransactions {
-    order: VecDeque<String>,
-    keys: HashSet<String>,
-}
-
-impl RoutedTransactions {
-    fn insert(&mut self, key: String) {
-        if !self.keys.insert(key.clone()) {
-            return;
-        }
-        self.order.push_back(key);
-        while self.order.len() > MAX_ROUTED {
-            if let Some(oldest) = self.order.pop_front() {
-                self.keys.remove(&oldest);
-            }
-        }
-    }
-}
 
 /// `(lsid, txnNumber)` of a transaction command, as a key.
 fn transaction_key(command: &Document) -> Option<String> {
@@ -70,7 +43,7 @@ pub(crate) fn recover_commit(
         return None;
     }
     let key = transaction_key(command)?;
-    if lock(&node.process.routed_transactions).keys.contains(&key)
+    if lock(&node.process.routed_transactions).contains(&key)
         || store.transaction_committed(command)
     {
         return None;

@@ -9,7 +9,7 @@ use bson::{Bson, Document, doc};
 
 use super::member::NodeContext;
 use super::model::Role;
-use super::runtime::lock;
+use super::state::lock;
 use crate::codes;
 
 /// The numeric `w` of a command's write concern, if it has one.

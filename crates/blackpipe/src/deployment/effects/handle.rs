@@ -4,11 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::capacity::{Capacity, CapacityChange, CapacityStats};
-use super::config::DeploymentConfig;
-use super::control_error::ControlError;
-use super::model::{DeploymentKind, MemberOptions, NodeIndex, Topology};
-use super::runtime::{Inner, NodeCounters, lock};
+use super::load_balancer::{self, Balancer};
+use crate::deployment::capacity::{Capacity, CapacityChange, CapacityStats};
+use crate::deployment::config::DeploymentConfig;
+use crate::deployment::control_error::ControlError;
+use crate::deployment::model::{DeploymentKind, MemberOptions, NodeIndex, Topology};
+use crate::deployment::state::{Inner, NodeCounters, lock};
 use crate::failpoint::Overload;
 use crate::store::{Store, StoreOptions};
 
@@ -16,6 +17,8 @@ use crate::store::{Store, StoreOptions};
 /// 127.0.0.1 port. Dropping the handle stops every node.
 pub struct Deployment {
     pub(super) inner: Arc<Inner>,
+    /// The load balancers in front of the routers, in load-balanced mode.
+    pub(super) balancer: Option<Arc<Balancer>>,
 }
 
 impl std::fmt::Debug for Deployment {
@@ -51,10 +54,14 @@ impl Deployment {
         config: DeploymentConfig,
         store: Arc<Store>,
     ) -> Result<Self, ControlError> {
-        super::load_balancer::validate(&config)?;
+        load_balancer::validate(&config)?;
         let inner = Inner::start(&config, store).await?;
-        let deployment = Self { inner };
-        super::load_balancer::start(&deployment.inner, &config).await?;
+        // The handle exists before the balancers bind, so that a failure stops the nodes.
+        let mut deployment = Self {
+            inner,
+            balancer: None,
+        };
+        deployment.balancer = load_balancer::start(&deployment.inner, &config).await?;
         Ok(deployment)
     }
 
@@ -138,10 +145,9 @@ impl Deployment {
             .map(crate::server::Server::open_connections)
             .sum::<usize>()
             + self
-                .inner
-                .load_balancer
-                .get()
-                .map_or(0, super::load_balancer::Balancer::open_connections)
+                .balancer
+                .as_deref()
+                .map_or(0, Balancer::open_connections)
     }
 
     /// Resolves once `predicate` holds for the model; checked now and after every change.
@@ -320,7 +326,7 @@ impl Deployment {
     }
 
     /// Gives `index` a capacity (`Some`: counters restart from zero) or removes it (`None`:
-    /// counters kept). See [`capacity`](super::capacity) for what it models.
+    /// counters kept). See [`capacity`](crate::deployment::capacity) for what it models.
     ///
     /// # Errors
     ///
@@ -390,6 +396,9 @@ impl Deployment {
     /// Every node is told to stop before the first `.await`; dropping the future only stops
     /// waiting.
     pub async fn stop(&self) {
+        if let Some(balancer) = &self.balancer {
+            balancer.stop().await;
+        }
         self.inner.stop().await;
     }
 }
@@ -404,7 +413,7 @@ impl Drop for Deployment {
             .filter_map(|slot| slot.server.take())
             .collect();
         drop(servers);
-        if let Some(balancer) = self.inner.load_balancer.get() {
+        if let Some(balancer) = &self.balancer {
             balancer.signal_stop();
         }
     }

@@ -1,132 +1,27 @@
-//! The effects layer: the shared state behind a deployment, its listeners, and the control
-//! operations that change it. The pure [`Topology`] decides; this module binds ports, closes
-//! connections, wakes awaitable hellos and runs election timers.
+//! Launching members: binding each node's listener (a new server process with its own fail
+//! points), the model changes that publish every node's `topologyVersion` and schedule automatic
+//! elections, and the operations that bind or close ports (kill, restart, shutdown, reconfig).
+//! The pure [`Topology`] decides; this module carries its decisions out.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bson::oid::ObjectId;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 
-use super::backend::WriteTime;
-use super::capacity::MemberCapacity;
-use super::config::DeploymentConfig;
-use super::control_error::ControlError;
-use super::member::MemberHandler;
-use super::model::{Health, MemberOptions, NodeIndex, Role, Topology, TopologyVersion};
-use crate::failpoint::{FailPoints, Overload};
-use crate::server::{Server, ServerConfig};
+use crate::deployment::backend::WriteTime;
+use crate::deployment::capacity::MemberCapacity;
+use crate::deployment::config::DeploymentConfig;
+use crate::deployment::control_error::ControlError;
+use crate::deployment::member::MemberHandler;
+use crate::deployment::model::{
+    DeploymentKind, Health, MemberOptions, NodeIndex, Role, Topology, TopologyVersion,
+};
+use crate::deployment::state::{Inner, NodeCounters, Process, Slot, State, lock};
+use crate::server::Server;
 use crate::store::Store;
-
-/// Locks a mutex, ignoring poisoning: every critical section here leaves the data consistent
-/// before anything that could panic.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Request counters of one node, kept across restarts.
-#[derive(Debug, Default)]
-pub struct NodeCounters {
-    hellos: AtomicU64,
-    commands: AtomicU64,
-    /// Woken after every request, so a test can await a count instead of polling it.
-    arrived: Notify,
-}
-
-impl NodeCounters {
-    /// Hello-family requests received (streamed exhaust replies are not requests).
-    pub fn hellos(&self) -> u64 {
-        self.hellos.load(Ordering::Relaxed)
-    }
-
-    /// All requests received.
-    pub fn commands(&self) -> u64 {
-        self.commands.load(Ordering::Relaxed)
-    }
-
-    /// Waits until `predicate` holds for these counters (checked now and after every request).
-    ///
-    /// # Cancel safety
-    /// Cancel safe: dropping the future changes nothing.
-    pub async fn wait_until(&self, predicate: impl Fn(&NodeCounters) -> bool) {
-        loop {
-            // Register before checking, so a request counted in between still wakes us.
-            let notified = self.arrived.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if predicate(self) {
-                return;
-            }
-            notified.await;
-        }
-    }
-
-    pub(crate) fn count(&self, hello: bool) {
-        self.commands.fetch_add(1, Ordering::Relaxed);
-        if hello {
-            self.hellos.fetch_add(1, Ordering::Relaxed);
-        }
-        self.arrived.notify_waiters();
-    }
-}
-
-/// What lives and dies with one server process: its fail points.
-#[derive(Debug, Default)]
-pub(crate) struct Process {
-    pub(crate) fail_points: Mutex<FailPoints>,
-    /// On a router, the transactions it routed (a restart forgets them, as a mongos does).
-    pub(crate) routed_transactions: Mutex<super::router_txn::RoutedTransactions>,
-}
-
-/// The runtime side of one node.
-pub(crate) struct Slot {
-    pub(crate) port: u16,
-    pub(crate) version: Arc<watch::Sender<TopologyVersion>>,
-    pub(crate) counters: Arc<NodeCounters>,
-    pub(crate) server: Option<Server>,
-    pub(crate) slow: Duration,
-    pub(crate) command_time: Duration,
-    pub(crate) overload: Option<Overload>,
-    /// The member's capacity (admission control), its bucket and counters.
-    pub(crate) capacity: MemberCapacity,
-}
-
-/// Everything guarded by the state lock. Held only for short, synchronous sections.
-pub(crate) struct State {
-    pub(crate) topology: Topology,
-    pub(crate) slots: Vec<Slot>,
-    pub(crate) auto_failover: bool,
-    pub(crate) election_delay: Duration,
-    pub(crate) replication_lag: Duration,
-}
-
-/// The shared heart of a deployment.
-pub(crate) struct Inner {
-    pub(crate) state: Mutex<State>,
-    pub(crate) store: Arc<Store>,
-    pub(crate) rng: Mutex<SmallRng>,
-    /// Serialises control operations (kill, restart, reconfig...) that bind or close ports.
-    control: tokio::sync::Mutex<()>,
-    /// Bumped after every change, for [`Inner::wait_until`].
-    changes: watch::Sender<u64>,
-    /// The optime reported before any write (the set's initiation).
-    pub(crate) baseline: WriteTime,
-    /// Nodes were given consecutive ports (members added later continue the sequence).
-    pub(crate) fixed_ports: bool,
-    /// Listener settings shared by every node (bind address, limits); each node its own port.
-    listener: ServerConfig,
-    /// The deployment's users, as SCRAM credentials.
-    pub(crate) users: crate::auth::Users,
-    /// Connections must authenticate before running most commands.
-    pub(crate) auth_required: bool,
-    /// The load balancers in front of the routers, in load-balanced mode.
-    pub(crate) load_balancer: std::sync::OnceLock<super::load_balancer::Balancer>,
-    /// The MONGODB-OIDC test issuer, when the deployment accepts the mechanism.
-    pub(crate) oidc: Option<Arc<crate::auth::OidcIssuer>>,
-}
 
 /// Finds a free port by binding an ephemeral one and releasing it.
 fn free_port() -> std::io::Result<u16> {
@@ -156,14 +51,14 @@ fn build_topology(
 ) -> Result<Topology, ControlError> {
     let hosts = ports.iter().map(|&port| host_of(port));
     Ok(match config.kind {
-        super::DeploymentKind::Standalone => Topology::standalone(
+        DeploymentKind::Standalone => Topology::standalone(
             host_of(ports.first().copied().unwrap_or_default()),
             process_ids.first().copied().unwrap_or_default(),
         ),
-        super::DeploymentKind::Sharded => {
+        DeploymentKind::Sharded => {
             Topology::sharded(hosts.zip(process_ids.iter().copied()).collect())
         }
-        super::DeploymentKind::ReplicaSet => Topology::replica_set(
+        DeploymentKind::ReplicaSet => Topology::replica_set(
             config.set_name.clone(),
             hosts
                 .zip(&config.members)
@@ -267,7 +162,7 @@ impl Inner {
             listener: config.server.clone(),
             users,
             auth_required: config.auth,
-            load_balancer: std::sync::OnceLock::new(),
+            load_balancer: OnceLock::new(),
             oidc,
         });
         let mut bound = Vec::with_capacity(count);
@@ -287,23 +182,6 @@ impl Inner {
             state.topology = topology;
         }
         Ok(inner)
-    }
-
-    /// Runs `f` on the slot of member `index`, under the state lock.
-    ///
-    /// # Errors
-    /// [`ControlError::UnknownMember`] when there is no member `index`.
-    pub(crate) fn with_slot<R>(
-        &self,
-        index: NodeIndex,
-        f: impl FnOnce(&mut Slot) -> R,
-    ) -> Result<R, ControlError> {
-        let mut state = lock(&self.state);
-        let slot = state
-            .slots
-            .get_mut(index)
-            .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?;
-        Ok(f(slot))
     }
 
     /// Starts a server process for node `index` on `port`.
@@ -350,7 +228,7 @@ impl Inner {
             });
         }
         let needs_election = state.auto_failover
-            && state.topology.kind() == super::DeploymentKind::ReplicaSet
+            && state.topology.kind() == DeploymentKind::ReplicaSet
             && state.topology.primary().is_none();
         let delay = state.election_delay;
         drop(state);
@@ -385,25 +263,6 @@ impl Inner {
                 Err(error) => tracing::debug!(%error, "automatic election failed"),
             }
         });
-    }
-
-    /// A snapshot of the model.
-    pub(crate) fn topology(&self) -> Topology {
-        lock(&self.state).topology.clone()
-    }
-
-    /// Resolves once `predicate` holds for the model (checked now and after every change).
-    pub(crate) async fn wait_until(&self, mut predicate: impl FnMut(&Topology) -> bool) {
-        let mut changes = self.changes.subscribe();
-        loop {
-            if predicate(&lock(&self.state).topology) {
-                return;
-            }
-            // The sender lives in `self`, so this cannot fail while we hold `&self`.
-            if changes.changed().await.is_err() {
-                return;
-            }
-        }
     }
 
     /// Kills node `index`: the model first (so nobody elects it), then the listener and
@@ -543,9 +402,6 @@ impl Inner {
 
     /// Shuts every listener down.
     pub(crate) async fn stop(&self) {
-        if let Some(balancer) = self.load_balancer.get() {
-            balancer.stop().await;
-        }
         let servers: Vec<Server> = {
             let mut state = lock(&self.state);
             state
