@@ -369,15 +369,6 @@ fn role_check(view: &NodeView, class: CommandClass, request: &Request) -> Option
     }
 }
 
-fn admin_only(request: &Request, name: &str) -> Option<Document> {
-    (request.database() != "admin").then(|| {
-        errors::error_reply(
-            codes::UNAUTHORIZED,
-            format!("{name} may only be run against the admin database."),
-        )
-    })
-}
-
 /// What `failCommand` does to a command with these facts before it runs, if it triggers.
 pub(crate) fn fail_command_action(
     node: &NodeContext,
@@ -457,22 +448,14 @@ async fn dispatch(
     if let Some(reply) = refusal {
         return node.finish(reply, session, None);
     }
-    match name.as_str() {
-        "configureFailPoint" => {
-            if let Some(error) = admin_only(&request, &name) {
-                return node.finish(error, session, None);
-            }
-            let result = lock(&node.process.fail_points).configure(request.command());
-            let reply = result.unwrap_or_else(|error| error.to_reply());
-            return node.finish(reply, SessionFacts::default(), None);
+    if matches!(name.as_str(), "configureFailPoint" | "blackpipe") {
+        if let Some(error) = control::mongod::admin_only(&request, &name) {
+            return node.finish(error, session, None);
         }
-        "blackpipe" => {
-            if let Some(error) = admin_only(&request, &name) {
-                return node.finish(error, session, None);
-            }
-            return control::run_admin(node, request.command()).await;
-        }
-        _ => {}
+        return match name.as_str() {
+            "configureFailPoint" => control::mongod::configure_fail_point(node, &request),
+            _ => control::blackpipe::run_admin(node, request.command()).await,
+        };
     }
     // Held until the reply is built: the command's place under the capacity.
     let _admission = match super::ingress::admit(node, &name, is_hello) {
@@ -523,7 +506,7 @@ async fn dispatch(
     if let Some(outcome) = super::auth_gate::run_sasl(node, &name, db, command, connection) {
         return outcome;
     }
-    if let Some(outcome) = control::run_builtin(node, &name, &request, connection).await {
+    if let Some(outcome) = control::mongod::run_builtin(node, &name, &request, connection).await {
         return outcome;
     }
     let view = match node.view() {

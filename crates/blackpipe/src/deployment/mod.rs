@@ -34,7 +34,6 @@
 //! # }
 //! ```
 
-pub mod admin;
 mod auth_gate;
 mod awaitable;
 mod backend;
@@ -67,6 +66,7 @@ mod tests;
 pub use backend::WriteTime;
 pub use capacity::{Capacity, CapacityChange, CapacityStats};
 pub use config::DeploymentConfig;
+pub use control::admin;
 pub use control_error::ControlError;
 pub use effects::handle::{Deployment, serve_forever, serve_forever_then};
 pub use effects::load_balancer;

@@ -23,14 +23,14 @@
 //! | `{blackpipe: "slow", member?, delayMS}` | delay every reply of the node (`0` restores); a command's `maxTimeMS` cuts the delay short with `MaxTimeMSExpired` |
 //! | `{blackpipe: "slowCommands", member?, delayMS}` | each command the store runs (CRUD, cursors, indexes...) takes `delayMS` to execute, hello and handshakes staying fast (`0` restores); interrupted with `MaxTimeMSExpired` at the command's `maxTimeMS` |
 //! | `{blackpipe: "overload", member?, mode?: "alwaysOn", baseBackoffMS?}` | reject commands with code 462 (`mode` as in `configureFailPoint`; `"off"` stops) |
-//! | `{blackpipe: "capacity", member?, opsPerSec?, concurrent?, rejectCost?: 0.05, burstSecs?: 0.1, baseBackoffMS?}` | give the member (omitted: every data-bearing member; the reply lists them in `members`) a capacity: past `opsPerSec` or `concurrent` commands in progress it rejects with 462, each rejection costing `rejectCost` of an admitted command (see [`super::capacity`]); 0 or absent means no limit; counters restart from zero |
+//! | `{blackpipe: "capacity", member?, opsPerSec?, concurrent?, rejectCost?: 0.05, burstSecs?: 0.1, baseBackoffMS?}` | give the member (omitted: every data-bearing member; the reply lists them in `members`) a capacity: past `opsPerSec` or `concurrent` commands in progress it rejects with 462, each rejection costing `rejectCost` of an admitted command (see [`capacity`](crate::deployment::capacity)); 0 or absent means no limit; counters restart from zero |
 //! | `{blackpipe: "capacity", member?, off: true}` | remove the capacity (counters kept) |
 //! | `{blackpipe: "capacityStats", member?}` | `admitted`, `rejected`, `rejectionCost` (totals over the members), and `members`: each one's counters, `inProgress` and `capacity` |
 //! | `{blackpipe: "replicationLag", lagMS}` | secondaries report a `lastWrite` this far behind |
 //! | `{blackpipe: "transactionLifetime", secs}` | mongod's `transactionLifetimeLimitSeconds`: transactions started afterwards are aborted once open this long (default 60) |
 //! | `{blackpipe: "autoFailover", enabled, electionDelayMS?}` | elect a successor automatically when the set loses its primary |
 //! | `{blackpipe: "addMember", priority?, votes?, hidden?, arbiterOnly?}` | reconfigure with one more member on a new port |
-//! | `{blackpipe: "lbBackend", backend, down}` | load-balanced mode: take router `backend` out of the load balancers (`down: true`: its balancer connections close, new ones skip it) or put it back (see [`super::load_balancer`]) |
+//! | `{blackpipe: "lbBackend", backend, down}` | load-balanced mode: take router `backend` out of the load balancers (`down: true`: its balancer connections close, new ones skip it) or put it back (see [`load_balancer`](crate::deployment::load_balancer)) |
 //!
 //! Errors use mongod's codes where mongod has the same situation (e.g. 10107 for stepping down
 //! a secondary), `BadValue` (2) for malformed commands, `CommandFailed` (125) otherwise.
@@ -39,10 +39,10 @@ use std::time::{Duration, Instant};
 
 use bson::{Bson, Document, doc};
 
-use super::capacity::CapacityChange;
-use super::control_error::ControlError;
-use super::hello::version_document;
-use super::model::{DeploymentKind, Health, MemberOptions, NodeIndex, Role, Topology};
+use crate::deployment::capacity::{self, CapacityChange};
+use crate::deployment::control_error::ControlError;
+use crate::deployment::hello::version_document;
+use crate::deployment::model::{DeploymentKind, Health, MemberOptions, NodeIndex, Role, Topology};
 use crate::failpoint::Overload;
 
 /// A replica set config's members: each host with its options.
@@ -343,7 +343,7 @@ pub fn parse_admin(command: &Document) -> Result<AdminRequest, ControlError> {
         },
         "capacity" => AdminRequest::Capacity {
             member: member.clone(),
-            change: super::capacity::parse_change(command)?,
+            change: capacity::parse_change(command)?,
         },
         "capacityStats" => AdminRequest::CapacityStats {
             member: member.clone(),

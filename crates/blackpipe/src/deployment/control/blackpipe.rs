@@ -1,35 +1,34 @@
-//! Running control commands on a node: blackpipe's `{blackpipe: ...}` admin command, mongod's
-//! replica set commands (`replSetStepDown`, `replSetFreeze`, `replSetStepUp`,
-//! `replSetGetStatus`, `replSetGetConfig`, `replSetReconfig`, `shutdown`) and the trivial
-//! commands every server answers (`ping`, `buildInfo`, session commands...).
+//! Running `{blackpipe: <action>, ...}` on a node: the command is parsed into an
+//! [`AdminRequest`] (see [`admin`](super::admin)), then applied to the deployment; `lbBackend`
+//! and `mintOidcToken` are parsed and applied here too.
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bson::{Bson, Document, doc};
 
 use super::admin::{self, AdminRequest, MemberRef};
-use super::control_error::ControlError;
-use super::errors::SessionFacts;
-use super::member::{NodeContext, ok, ok_reply};
-use super::model::{DeploymentKind, NodeIndex};
-use super::state::{Inner, lock};
 use crate::codes;
-use crate::server::{ConnectionContext, Outcome, Reaction, ReplyStream, Request};
+use crate::deployment::control_error::ControlError;
+use crate::deployment::errors::{self, SessionFacts};
+use crate::deployment::member::{NodeContext, ok, ok_reply};
+use crate::deployment::model::NodeIndex;
+use crate::deployment::state::{Inner, lock};
+use crate::server::{Outcome, ReplyStream};
 
-fn error(node: &NodeContext, error: &ControlError) -> Outcome {
+pub(super) fn error(node: &NodeContext, error: &ControlError) -> Outcome {
     node.finish(error.to_reply(), SessionFacts::default(), None)
 }
 
-fn resolve(node: &NodeContext, member: &MemberRef) -> Result<NodeIndex, ControlError> {
+pub(super) fn resolve(node: &NodeContext, member: &MemberRef) -> Result<NodeIndex, ControlError> {
     let state = lock(&node.inner.state);
     member.resolve(&state.topology, node.index)
 }
 
 /// Runs `operation` on its own task, so that the client hanging up cannot cancel it halfway,
 /// and waits for it.
-async fn detached<F>(operation: F) -> Result<(), ControlError>
+pub(super) async fn detached<F>(operation: F) -> Result<(), ControlError>
 where
     F: Future<Output = Result<(), ControlError>> + Send + 'static,
 {
@@ -58,11 +57,10 @@ where
 
 /// Runs `{blackpipe: <action>, ...}`.
 pub(crate) async fn run_admin(node: &NodeContext, command: &Document) -> Outcome {
-    if command.get_str("blackpipe").ok() == Some("lbBackend") {
-        return lb_backend(node, command);
-    }
-    if let Some(outcome) = super::oidc_gate::run_admin(node, command) {
-        return outcome;
+    match command.get_str("blackpipe").ok() {
+        Some("lbBackend") => return lb_backend(node, command),
+        Some("mintOidcToken") => return mint_oidc_token(node, command),
+        _ => {}
     }
     let request = match admin::parse_admin(command) {
         Ok(request) => request,
@@ -181,134 +179,6 @@ fn capacity_targets(
     }
 }
 
-fn require_replica_set(node: &NodeContext) -> Result<(), ControlError> {
-    if lock(&node.inner.state).topology.kind() == DeploymentKind::ReplicaSet {
-        Ok(())
-    } else {
-        Err(ControlError::NotReplicaSet)
-    }
-}
-
-/// Answers the commands the node handles itself; `None` for everything else (the store's).
-pub(crate) async fn run_builtin(
-    node: &NodeContext,
-    name: &str,
-    request: &Request,
-    connection: &ConnectionContext,
-) -> Option<Outcome> {
-    let admin_command = matches!(
-        name,
-        "replSetStepDown"
-            | "replSetFreeze"
-            | "replSetStepUp"
-            | "replSetGetStatus"
-            | "replSetGetConfig"
-            | "replSetReconfig"
-            | "shutdown"
-            | "getParameter"
-    );
-    if admin_command && request.database() != "admin" {
-        let reply = super::errors::error_reply(
-            codes::UNAUTHORIZED,
-            format!("{name} may only be run against the admin database."),
-        );
-        return Some(node.finish(reply, SessionFacts::default(), None));
-    }
-    let result = match name {
-        "ping"
-        | "endSessions"
-        | "killSessions"
-        | "killAllSessions"
-        | "killAllSessionsByPattern"
-        | "refreshSessions" => Ok(ok(node)),
-        "buildInfo" => Ok(ok_reply(
-            node,
-            doc! {
-                "version": "8.0.0",
-                "gitVersion": "blackpipe",
-                "versionArray": [8, 0, 0, 0],
-                "bits": 64,
-                "maxBsonObjectSize": super::hello::MAX_BSON_OBJECT_SIZE,
-            },
-        )),
-        "connectionStatus" => {
-            let users: Vec<Document> = connection
-                .extensions()
-                .get::<crate::auth::ConnectionAuth>()
-                .and_then(crate::auth::ConnectionAuth::user)
-                .map(|(db, user)| doc! { "user": user, "db": db })
-                .into_iter()
-                .collect();
-            Ok(ok_reply(
-                node,
-                doc! { "authInfo": { "authenticatedUsers": users, "authenticatedUserRoles": [] } },
-            ))
-        }
-        "getParameter" => Ok(ok_reply(
-            node,
-            super::stable_api::get_parameter(request.command()),
-        )),
-        test if super::stable_api::is_test_command(test) => Ok(ok(node)),
-        // A router's sharding catalog is always consistent in blackpipe: an exhausted cursor
-        // with no inconsistency (mongod shards have the command too, but blackpipe's shards
-        // are never addressed directly).
-        "checkMetadataConsistency" if super::router_txn::is_router(node) => Ok(ok_reply(
-            node,
-            doc! { "cursor": {
-                "id": 0_i64,
-                "ns": format!("{}.$cmd.checkMetadataConsistency", request.database()),
-                "firstBatch": [],
-            } },
-        )),
-        "whatsmyuri" => Ok(ok_reply(
-            node,
-            doc! { "you": connection.peer().to_string() },
-        )),
-        "replSetStepDown" => {
-            admin::parse_step_down(request.command()).and_then(|(freeze_for, force)| {
-                require_replica_set(node)?;
-                node.inner
-                    .step_down(Some(node.index), freeze_for, force)
-                    .map(|()| ok(node))
-            })
-        }
-        "replSetFreeze" => admin::parse_freeze(request.command())
-            .and_then(|duration| node.inner.freeze(node.index, duration).map(|()| ok(node))),
-        "replSetStepUp" => node.inner.elect(node.index).map(|()| ok(node)),
-        "replSetGetStatus" => require_replica_set(node).map(|()| {
-            let reply = admin::status_reply(&node.inner.topology(), node.index);
-            ok_reply(node, reply)
-        }),
-        "replSetGetConfig" => require_replica_set(node).map(|()| {
-            let reply = admin::config_reply(&node.inner.topology());
-            ok_reply(node, reply)
-        }),
-        "replSetReconfig" => {
-            let set_name = node.inner.topology().set_name().to_owned();
-            match require_replica_set(node)
-                .and_then(|()| admin::parse_reconfig(request.command(), &set_name))
-            {
-                Ok((members, version)) => {
-                    let inner = Arc::clone(&node.inner);
-                    detached(async move { inner.reconfigure(members, version).await })
-                        .await
-                        .map(|()| ok(node))
-                }
-                Err(failure) => Err(failure),
-            }
-        }
-        "shutdown" => {
-            // mongod does not answer `shutdown`: the connection just closes.
-            let inner = Arc::clone(&node.inner);
-            let index = node.index;
-            tokio::spawn(async move { inner.kill(index).await });
-            Ok(Reaction::NoReply.into())
-        }
-        _ => return None,
-    };
-    Some(result.unwrap_or_else(|failure| error(node, &failure)))
-}
-
 /// Runs `{blackpipe: "lbBackend", backend, down}` (see
 /// [`load_balancer`](crate::deployment::load_balancer)).
 fn lb_backend(node: &NodeContext, command: &Document) -> Outcome {
@@ -335,4 +205,35 @@ fn parse_backend_command(command: &Document) -> Result<(NodeIndex, bool), Contro
         return Err(bad("'down' must be a boolean"));
     };
     Ok((backend, *down))
+}
+
+/// The lifetime of a token minted by `mintOidcToken` when it names none.
+const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
+
+/// `{blackpipe: "mintOidcToken", principal: <string>, lifetimeSecs: <n>}` on the admin
+/// database: `{ok: 1, token}`.
+fn mint_oidc_token(node: &NodeContext, command: &Document) -> Outcome {
+    let reply = match mint(node, command) {
+        Ok(token) => doc! { "ok": 1, "token": token },
+        Err(message) => errors::error_reply(codes::BAD_VALUE, message),
+    };
+    node.finish(reply, SessionFacts::default(), None)
+}
+
+fn mint(node: &NodeContext, command: &Document) -> Result<String, String> {
+    let issuer = node
+        .inner
+        .oidc
+        .as_deref()
+        .ok_or("this deployment has no OIDC issuer")?;
+    let principal = command
+        .get_str("principal")
+        .map_err(|_| "mintOidcToken needs a string principal")?;
+    let lifetime = match command.get("lifetimeSecs") {
+        None => DEFAULT_TOKEN_LIFETIME,
+        Some(Bson::Int32(secs)) if *secs > 0 => Duration::from_secs(secs.unsigned_abs().into()),
+        Some(Bson::Int64(secs)) if *secs > 0 => Duration::from_secs(secs.unsigned_abs()),
+        Some(_) => return Err("lifetimeSecs must be a positive integer".into()),
+    };
+    Ok(issuer.mint(principal, lifetime))
 }
