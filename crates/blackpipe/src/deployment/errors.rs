@@ -304,3 +304,47 @@ pub fn is_shutdown_code(code: i32) -> bool {
         codes::SHUTDOWN_IN_PROGRESS | codes::INTERRUPTED_AT_SHUTDOWN
     )
 }
+
+/// The codes after which mongod labels a change stream's getMore error resumable: network
+/// and host errors, state changes and shutdowns, stale routing, `RetryChangeStream`,
+/// `FailedToSatisfyReadPreference`, `ExceededTimeLimit` and `CursorNotFound` (the
+/// change-streams specification's allowlist for servers before 4.4).
+const RESUMABLE_CHANGE_STREAM_CODES: &[i32] = &[
+    codes::HOST_UNREACHABLE,
+    codes::HOST_NOT_FOUND,
+    codes::CURSOR_NOT_FOUND,
+    codes::STALE_SHARD_VERSION,
+    codes::NETWORK_TIMEOUT,
+    codes::SHUTDOWN_IN_PROGRESS,
+    codes::FAILED_TO_SATISFY_READ_PREFERENCE,
+    codes::STALE_EPOCH,
+    codes::PRIMARY_STEPPED_DOWN,
+    codes::RETRY_CHANGE_STREAM,
+    codes::EXCEEDED_TIME_LIMIT,
+    codes::SOCKET_EXCEPTION,
+    codes::NOT_WRITABLE_PRIMARY,
+    codes::INTERRUPTED_AT_SHUTDOWN,
+    codes::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE,
+    codes::STALE_CONFIG,
+    codes::NOT_PRIMARY_NO_SECONDARY_OK,
+    codes::NOT_PRIMARY_OR_SECONDARY,
+];
+
+const RESUMABLE_CHANGE_STREAM_LABEL: &str = "ResumableChangeStreamError";
+
+/// Adds `ResumableChangeStreamError` to a change stream getMore's error when its code is one
+/// mongod resumes after (4.4+), so drivers need no code list.
+pub(crate) fn label_resumable_change_stream_error(reply: &mut Document) {
+    let Some(code) = reply_error_code(reply) else {
+        return;
+    };
+    if !RESUMABLE_CHANGE_STREAM_CODES.contains(&code) {
+        return;
+    }
+    let mut labels = reply.get_array("errorLabels").cloned().unwrap_or_default();
+    let label = Bson::String(RESUMABLE_CHANGE_STREAM_LABEL.to_owned());
+    if !labels.contains(&label) {
+        labels.push(label);
+    }
+    reply.insert("errorLabels", labels);
+}

@@ -1,5 +1,5 @@
 //! Running `{blackpipe: <action>, ...}` on a node: the command is parsed into an
-//! [`AdminRequest`] (see [`admin`](super::admin)), then applied to the deployment; `lbBackend`
+//! [`AdminRequest`] (see [`admin`]), then applied to the deployment; `lbBackend`
 //! and `mintOidcToken` are parsed and applied here too.
 
 use std::future::Future;
@@ -12,8 +12,8 @@ use super::admin::{self, AdminRequest, MemberRef};
 use crate::codes;
 use crate::deployment::control_error::ControlError;
 use crate::deployment::errors::{self, SessionFacts};
-use crate::deployment::member::{NodeContext, ok, ok_reply};
 use crate::deployment::model::NodeIndex;
+use crate::deployment::node::context::{NodeContext, ok, ok_reply};
 use crate::deployment::state::{Inner, lock};
 use crate::server::{Outcome, ReplyStream};
 

@@ -2,7 +2,7 @@
 //! the replica set commands (`replSetStepDown`, `replSetFreeze`, `replSetStepUp`,
 //! `replSetGetStatus`, `replSetGetConfig`, `replSetReconfig`, `shutdown`, `getParameter`), and
 //! the trivial commands every server answers (`ping`, `buildInfo`, session commands...). Each
-//! is parsed (see [`admin`](super::admin) for the parsers), then applied.
+//! is parsed (see [`admin`] for the parsers), then applied.
 
 use std::sync::Arc;
 
@@ -14,10 +14,9 @@ use crate::codes;
 use crate::deployment::control_error::ControlError;
 use crate::deployment::errors::{self, SessionFacts};
 use crate::deployment::hello::MAX_BSON_OBJECT_SIZE;
-use crate::deployment::member::{NodeContext, ok, ok_reply};
 use crate::deployment::model::DeploymentKind;
-use crate::deployment::router_txn::is_router;
-use crate::deployment::stable_api;
+use crate::deployment::node::context::{NodeContext, ok, ok_reply};
+use crate::deployment::node::stable_api;
 use crate::deployment::state::lock;
 use crate::server::{ConnectionContext, Outcome, Reaction, Request};
 
@@ -102,7 +101,7 @@ pub(crate) async fn run_builtin(
         // A router's sharding catalog is always consistent in blackpipe: an exhausted cursor
         // with no inconsistency (mongod shards have the command too, but blackpipe's shards
         // are never addressed directly).
-        "checkMetadataConsistency" if is_router(node) => Ok(ok_reply(
+        "checkMetadataConsistency" if node.is_router() => Ok(ok_reply(
             node,
             doc! { "cursor": {
                 "id": 0_i64,

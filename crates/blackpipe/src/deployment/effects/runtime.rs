@@ -15,10 +15,10 @@ use crate::deployment::backend::WriteTime;
 use crate::deployment::capacity::MemberCapacity;
 use crate::deployment::config::DeploymentConfig;
 use crate::deployment::control_error::ControlError;
-use crate::deployment::member::MemberHandler;
 use crate::deployment::model::{
     DeploymentKind, Health, MemberOptions, NodeIndex, Role, Topology, TopologyVersion,
 };
+use crate::deployment::node::pipeline::MemberHandler;
 use crate::deployment::state::{Inner, NodeCounters, Process, Slot, State, lock};
 use crate::server::Server;
 use crate::store::Store;

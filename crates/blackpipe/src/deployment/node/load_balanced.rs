@@ -5,7 +5,7 @@
 
 use bson::{Bson, Document};
 
-use super::member::NodeContext;
+use super::context::NodeContext;
 use crate::codes;
 use crate::deployment::balanced::BalancedConnection;
 use crate::deployment::errors;

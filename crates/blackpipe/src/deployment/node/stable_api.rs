@@ -5,11 +5,11 @@
 
 use bson::{Bson, Document, doc};
 
-use super::errors;
 use crate::codes::{
     self, API_DEPRECATION_ERROR, API_PARAMETERS_WITHOUT_VERSION, API_STRICT_ERROR,
     API_VERSION_ERROR,
 };
+use crate::deployment::errors;
 
 /// The commands of API version 1 (the ones blackpipe answers).
 const VERSION_1_COMMANDS: &[&str] = &[

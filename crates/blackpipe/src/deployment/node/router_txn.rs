@@ -10,11 +10,10 @@
 
 use bson::{Document, doc};
 
-use super::errors::SessionFacts;
-use super::member::NodeContext;
-use super::model::Role;
-use super::state::lock;
+use super::context::NodeContext;
 use crate::codes;
+use crate::deployment::errors::{self, SessionFacts};
+use crate::deployment::state::lock;
 use crate::store::{CommandContext, Store};
 
 /// The shard name routers put in recovery tokens.
@@ -27,10 +26,6 @@ fn transaction_key(command: &Document) -> Option<String> {
     Some(format!("{lsid}/{txn_number}"))
 }
 
-pub(crate) fn is_router(node: &NodeContext) -> bool {
-    node.view().is_some_and(|view| view.role == Role::Router)
-}
-
 /// On a router, the reply to a commit of a transaction it did not route and that did not
 /// commit (see the module documentation); `None` to run the command as usual.
 pub(crate) fn recover_commit(
@@ -39,7 +34,7 @@ pub(crate) fn recover_commit(
     command: &Document,
     store: &Store,
 ) -> Option<Document> {
-    if name != "commitTransaction" || !is_router(node) {
+    if name != "commitTransaction" || !node.is_router() {
         return None;
     }
     let key = transaction_key(command)?;
@@ -57,7 +52,7 @@ pub(crate) fn recover_commit(
         &abort_command,
         &CommandContext::new(bson::DateTime::now()),
     );
-    let mut reply = super::errors::error_reply(
+    let mut reply = errors::error_reply(
         codes::NO_SUCH_TRANSACTION,
         "Transaction was not committed: no commit decision was found through its recovery token",
     );
@@ -73,13 +68,13 @@ pub(crate) fn note_statement(
     command: &Document,
     reply: &mut Document,
 ) {
-    if !session.in_transaction || session.commit_or_abort || !is_router(node) {
+    if !session.in_transaction || session.commit_or_abort || !node.is_router() {
         return;
     }
     if let Some(key) = transaction_key(command) {
         lock(&node.process.routed_transactions).insert(key);
     }
-    if super::errors::reply_is_ok(reply) {
+    if errors::reply_is_ok(reply) {
         reply.insert("recoveryToken", doc! { "recoveryShardId": RECOVERY_SHARD });
     }
 }

@@ -2,10 +2,10 @@
 
 use bson::{Bson, Document};
 
-use super::errors;
-use super::member::NodeView;
-use super::model::DeploymentKind;
+use super::context::NodeView;
 use crate::codes;
+use crate::deployment::errors;
+use crate::deployment::model::DeploymentKind;
 
 /// The error a standalone answers a command with `readConcern: {level: "snapshot"}`; `None`
 /// elsewhere (a replica set member or a router reads at a cluster time).

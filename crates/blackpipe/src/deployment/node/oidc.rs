@@ -6,7 +6,7 @@
 
 use bson::Document;
 
-use super::member::NodeContext;
+use super::context::NodeContext;
 use crate::auth::ConnectionAuth;
 use crate::auth::oidc::{EXTERNAL_DB, MECHANISM, OidcConnection, OidcIssuer, Step};
 use crate::codes;

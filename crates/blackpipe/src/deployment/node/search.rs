@@ -4,8 +4,8 @@
 
 use bson::{Bson, Document};
 
-use super::errors;
 use crate::codes;
+use crate::deployment::errors;
 
 /// The commands that manage search indexes.
 const SEARCH_INDEX_COMMANDS: &[&str] = &[
