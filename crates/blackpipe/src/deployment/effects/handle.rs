@@ -4,7 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bson::oid::ObjectId;
+
 use super::load_balancer::{self, Balancer};
+use crate::deployment::balanced::Balancers;
 use crate::deployment::capacity::{Capacity, CapacityChange, CapacityStats};
 use crate::deployment::config::DeploymentConfig;
 use crate::deployment::control_error::ControlError;
@@ -400,6 +403,50 @@ impl Deployment {
             balancer.stop().await;
         }
         self.inner.stop().await;
+    }
+}
+
+impl Deployment {
+    /// `mongodb://<multi-backend balancer>/?loadBalanced=true` for a load-balanced deployment
+    /// (see [`load_balancer`]); `None` otherwise.
+    pub fn load_balanced_uri(&self) -> Option<String> {
+        let host = self.balancer.as_ref()?.host(0)?;
+        Some(format!("mongodb://{host}/?loadBalanced=true"))
+    }
+
+    /// The same through the balancer that fronts router 0 only.
+    pub fn single_backend_load_balanced_uri(&self) -> Option<String> {
+        let host = self.balancer.as_ref()?.host(1)?;
+        Some(format!("mongodb://{host}/?loadBalanced=true"))
+    }
+
+    /// The `serviceId` router `backend` reports through the balancers now.
+    pub fn service_id(&self, backend: NodeIndex) -> Option<ObjectId> {
+        let balancer = self.balancer.as_ref()?;
+        let process = self.topology().node(backend)?.topology_version().process_id;
+        balancer.service_id(backend, process)
+    }
+
+    /// Resolves once no connection is open on the balancers (a client that shut down cleanly
+    /// leaves none behind). Resolves at once without a load balancer.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe.
+    pub async fn wait_for_no_balanced_connections(&self) {
+        if let Some(balancer) = &self.balancer {
+            balancer.wait_for_no_connections().await;
+        }
+    }
+
+    /// Takes router `backend` out of the balancers (`down`), closing its balancer
+    /// connections, or puts it back. Returns how many connections were closed.
+    ///
+    /// # Errors
+    ///
+    /// `BadArgument` without a load balancer; `UnknownMember` for an unknown router.
+    pub fn set_backend_down(&self, backend: NodeIndex, down: bool) -> Result<usize, ControlError> {
+        self.inner.set_backend_down(backend, down)
     }
 }
 

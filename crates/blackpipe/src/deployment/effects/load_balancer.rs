@@ -1,8 +1,7 @@
 //! Load-balanced mode: a sharded cluster's mongoses behind a layer-4 load balancer, as the
 //! load-balancer specification's test environments set it up.
 //!
-//! [`DeploymentConfig::load_balanced`](crate::deployment::DeploymentConfig::load_balanced) starts two
-//! extra listeners besides the routers' own ports:
+//! [`DeploymentConfig::load_balanced`] starts two extra listeners besides the routers' own ports:
 //!
 //! - the *multi-backend* balancer, fronting every router
 //!   ([`Deployment::load_balanced_uri`]; the unified format's `MULTI_MONGOS_LB_URI`);
@@ -45,6 +44,11 @@
 //! This module runs the balancers (their ports, the round robin, closing a backend's
 //! connections); the routers' side of the hello is a gate of the node room, and the
 //! `lbBackend` command is parsed and run in the control room.
+//!
+//! [`DeploymentConfig::load_balanced`]: crate::deployment::DeploymentConfig::load_balanced
+//! [`Deployment::load_balanced_uri`]: crate::deployment::Deployment::load_balanced_uri
+//! [`Deployment::single_backend_load_balanced_uri`]: crate::deployment::Deployment::single_backend_load_balanced_uri
+//! [`Deployment::set_backend_down`]: crate::deployment::Deployment::set_backend_down
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -52,7 +56,6 @@ use std::sync::{Arc, Mutex, Weak};
 
 use bson::oid::ObjectId;
 
-use super::handle::Deployment;
 use crate::codes;
 use crate::deployment::balanced::{BalancedConnection, Balancers, Binding};
 use crate::deployment::config::DeploymentConfig;
@@ -328,7 +331,7 @@ impl Balancers for Balancer {
 
 impl Balancer {
     /// `127.0.0.1:<port>` of balancer `which` (0: multi-backend, 1: single-backend).
-    fn host(&self, which: usize) -> Option<String> {
+    pub(crate) fn host(&self, which: usize) -> Option<String> {
         let listener = self.listeners.get(which)?;
         Some(format!("127.0.0.1:{}", listener.server.local_addr().port()))
     }
@@ -347,57 +350,18 @@ impl Balancer {
         }
     }
 
+    /// Resolves once no connection is open on either balancer.
+    pub(crate) async fn wait_for_no_connections(&self) {
+        for listener in &self.listeners {
+            listener.server.wait_for_open_connections(0).await;
+        }
+    }
+
     /// Balancer connections open now.
     pub(crate) fn open_connections(&self) -> usize {
         self.listeners
             .iter()
             .map(|listener| listener.server.open_connections())
             .sum()
-    }
-}
-
-impl Deployment {
-    /// `mongodb://<multi-backend balancer>/?loadBalanced=true` for a load-balanced deployment
-    /// (see [`self`](crate::deployment::load_balancer)); `None` otherwise.
-    pub fn load_balanced_uri(&self) -> Option<String> {
-        let host = self.balancer.as_ref()?.host(0)?;
-        Some(format!("mongodb://{host}/?loadBalanced=true"))
-    }
-
-    /// The same through the balancer that fronts router 0 only.
-    pub fn single_backend_load_balanced_uri(&self) -> Option<String> {
-        let host = self.balancer.as_ref()?.host(1)?;
-        Some(format!("mongodb://{host}/?loadBalanced=true"))
-    }
-
-    /// The `serviceId` router `backend` reports through the balancers now.
-    pub fn service_id(&self, backend: NodeIndex) -> Option<ObjectId> {
-        let balancer = self.balancer.as_ref()?;
-        let process = self.topology().node(backend)?.topology_version().process_id;
-        balancer.backends.service_id(backend, process)
-    }
-
-    /// Resolves once no connection is open on the balancers (a client that shut down cleanly
-    /// leaves none behind). Resolves at once without a load balancer.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe.
-    pub async fn wait_for_no_balanced_connections(&self) {
-        if let Some(balancer) = &self.balancer {
-            for listener in &balancer.listeners {
-                listener.server.wait_for_open_connections(0).await;
-            }
-        }
-    }
-
-    /// Takes router `backend` out of the balancers (`down`), closing its balancer
-    /// connections, or puts it back. Returns how many connections were closed.
-    ///
-    /// # Errors
-    ///
-    /// `BadArgument` without a load balancer; `UnknownMember` for an unknown router.
-    pub fn set_backend_down(&self, backend: NodeIndex, down: bool) -> Result<usize, ControlError> {
-        self.inner.set_backend_down(backend, down)
     }
 }
