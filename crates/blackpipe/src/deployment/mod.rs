@@ -21,8 +21,9 @@
 //! [`capacity`] model, [`hello`] construction, the reply builders ([`errors`]), the state the
 //! rooms share and the adapter to the store. Imports point down: effects launches the node
 //! room's pipeline; the pipeline hands the control commands to control; control and the gates
-//! import the node context and the foot; the foot imports no room, and no files import each
-//! other in a circle. Handlers never hold a lock across an `.await`.
+//! import the node context and the foot (control asks for effects through the foot's `Effects`
+//! trait, which the effects room implements); the foot imports no room, and no files import
+//! each other in a circle. Handlers never hold a lock across an `.await`.
 //!
 //! See [`admin`] for the `{blackpipe: ...}` admin commands and the mongod commands the nodes
 //! understand, and [`crate::failpoint`] for `configureFailPoint`.

@@ -1,10 +1,11 @@
 //! The state a deployment's rooms share: the model and each member's settings under one lock
 //! ([`State`]), the store, the random source, the users, and what lives and dies with one server
 //! process ([`Process`]). The members read it to answer requests, the control commands change it,
-//! and the effects room binds the ports and runs the timers behind it (the methods of [`Inner`]
-//! that bind, close or spawn are implemented there).
+//! and the effects room binds the ports and runs the timers behind it: what the control commands
+//! ask of that room is [`Effects`], which it implements for [`Inner`].
 
 use std::collections::{HashSet, VecDeque};
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
@@ -158,6 +159,74 @@ pub(crate) struct Inner {
     pub(crate) load_balancer: OnceLock<Arc<dyn Balancers>>,
     /// The MONGODB-OIDC test issuer, when the deployment accepts the mechanism.
     pub(crate) oidc: Option<Arc<crate::auth::OidcIssuer>>,
+}
+
+/// What the control commands (and the [`Deployment`](crate::deployment::Deployment) handle) ask
+/// of the effects room, which implements it for [`Inner`]: model changes that publish every
+/// node's `topologyVersion` and may schedule an automatic election, and the operations that
+/// bind or close ports.
+pub(crate) trait Effects {
+    /// Steps the primary (or `index`) down; it may not be re-elected automatically for
+    /// `freeze_for`.
+    fn step_down(
+        self: &Arc<Self>,
+        index: Option<NodeIndex>,
+        freeze_for: Duration,
+        force: bool,
+    ) -> Result<(), ControlError>;
+
+    /// Elects `index` now.
+    fn elect(self: &Arc<Self>, index: NodeIndex) -> Result<(), ControlError>;
+
+    /// Elects `index` after `delay`, on a timer of its own.
+    fn elect_later(self: &Arc<Self>, index: NodeIndex, delay: Duration);
+
+    /// Freezes (or with zero, unfreezes) `index`.
+    fn freeze(self: &Arc<Self>, index: NodeIndex, duration: Duration) -> Result<(), ControlError>;
+
+    /// Partitions `index`.
+    fn partition(self: &Arc<Self>, index: NodeIndex) -> Result<(), ControlError>;
+
+    /// Ends the partition of `index`.
+    fn heal(self: &Arc<Self>, index: NodeIndex) -> Result<(), ControlError>;
+
+    /// Turns automatic elections on or off; turning them on in a set without a primary
+    /// schedules one.
+    fn set_auto_failover(self: &Arc<Self>, enabled: bool, election_delay: Option<Duration>);
+
+    /// Adds a member on a new port; returns its index and host.
+    fn add_member(
+        self: &Arc<Self>,
+        options: MemberOptions,
+    ) -> impl Future<Output = Result<(NodeIndex, String), ControlError>> + Send;
+
+    /// Kills node `index`: the model first (so nobody elects it), then the listener and every
+    /// open connection.
+    fn kill(
+        self: &Arc<Self>,
+        index: NodeIndex,
+    ) -> impl Future<Output = Result<(), ControlError>> + Send;
+
+    /// Restarts a killed node as a new process on its port.
+    fn restart(
+        self: &Arc<Self>,
+        index: NodeIndex,
+    ) -> impl Future<Output = Result<(), ControlError>> + Send;
+
+    /// Lets node `index` answer `ShutdownInProgress` for `quiesce`, then kills it.
+    fn shutdown(
+        self: &Arc<Self>,
+        index: NodeIndex,
+        quiesce: Duration,
+    ) -> impl Future<Output = Result<(), ControlError>> + Send;
+
+    /// Installs a new member list (replSetReconfig, `addMember`): binds the new members'
+    /// ports first, then installs the config.
+    fn reconfigure(
+        self: &Arc<Self>,
+        members: Vec<(String, MemberOptions)>,
+        version: Option<i64>,
+    ) -> impl Future<Output = Result<(), ControlError>> + Send;
 }
 
 impl Inner {

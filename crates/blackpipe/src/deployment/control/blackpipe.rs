@@ -14,7 +14,7 @@ use crate::deployment::control_error::ControlError;
 use crate::deployment::errors::{self, SessionFacts};
 use crate::deployment::model::NodeIndex;
 use crate::deployment::node::context::{NodeContext, ok, ok_reply};
-use crate::deployment::state::{Inner, lock};
+use crate::deployment::state::{Effects, Inner, lock};
 use crate::server::{Outcome, ReplyStream};
 
 pub(super) fn error(node: &NodeContext, error: &ControlError) -> Outcome {

@@ -17,7 +17,7 @@ use crate::deployment::hello::MAX_BSON_OBJECT_SIZE;
 use crate::deployment::model::DeploymentKind;
 use crate::deployment::node::context::{NodeContext, ok, ok_reply};
 use crate::deployment::node::stable_api;
-use crate::deployment::state::lock;
+use crate::deployment::state::{Effects, lock};
 use crate::server::{ConnectionContext, Outcome, Reaction, Request};
 
 /// The refusal of a command that runs on the admin database only, sent elsewhere.

@@ -12,7 +12,7 @@ use crate::deployment::capacity::{Capacity, CapacityChange, CapacityStats};
 use crate::deployment::config::DeploymentConfig;
 use crate::deployment::control_error::ControlError;
 use crate::deployment::model::{DeploymentKind, MemberOptions, NodeIndex, Topology};
-use crate::deployment::state::{Inner, NodeCounters, lock};
+use crate::deployment::state::{Effects, Inner, NodeCounters, lock};
 use crate::failpoint::Overload;
 use crate::store::{Store, StoreOptions};
 

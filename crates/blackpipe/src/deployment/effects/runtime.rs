@@ -1,7 +1,7 @@
 //! Launching members: binding each node's listener (a new server process with its own fail
-//! points), the model changes that publish every node's `topologyVersion` and schedule automatic
-//! elections, and the operations that bind or close ports (kill, restart, shutdown, reconfig).
-//! The pure [`Topology`] decides; this module carries its decisions out.
+//! points), and [`Inner::mutate`], through which every model change publishes the nodes' new
+//! `topologyVersion`s and, when the set lost its primary, schedules an automatic election. The
+//! pure [`Topology`] decides; this module carries its decisions out.
 
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -15,9 +15,7 @@ use crate::deployment::backend::WriteTime;
 use crate::deployment::capacity::MemberCapacity;
 use crate::deployment::config::DeploymentConfig;
 use crate::deployment::control_error::ControlError;
-use crate::deployment::model::{
-    DeploymentKind, Health, MemberOptions, NodeIndex, Role, Topology, TopologyVersion,
-};
+use crate::deployment::model::{DeploymentKind, NodeIndex, Role, Topology};
 use crate::deployment::node::pipeline::MemberHandler;
 use crate::deployment::state::{Inner, NodeCounters, Process, Slot, State, lock};
 use crate::server::Server;
@@ -71,20 +69,6 @@ fn build_topology(
 
 fn host_of(port: u16) -> String {
     format!("127.0.0.1:{port}")
-}
-
-/// Reads the port of a `127.0.0.1:<port>` or `localhost:<port>` host string.
-fn local_port(host: &str) -> Result<u16, ControlError> {
-    let (name, port) = host
-        .rsplit_once(':')
-        .ok_or_else(|| ControlError::InvalidConfig(format!("host {host} has no port")))?;
-    if name != "127.0.0.1" && name != "localhost" {
-        return Err(ControlError::InvalidConfig(format!(
-            "host {host}: blackpipe nodes listen on 127.0.0.1 only"
-        )));
-    }
-    port.parse()
-        .map_err(|_| ControlError::InvalidConfig(format!("host {host} has an invalid port")))
 }
 
 impl Inner {
@@ -185,7 +169,11 @@ impl Inner {
     }
 
     /// Starts a server process for node `index` on `port`.
-    async fn bind(self: &Arc<Self>, index: NodeIndex, port: u16) -> Result<Server, ControlError> {
+    pub(super) async fn bind(
+        self: &Arc<Self>,
+        index: NodeIndex,
+        port: u16,
+    ) -> Result<Server, ControlError> {
         let (version, counters) = self.with_slot(index, |slot| {
             (Arc::clone(&slot.version), Arc::clone(&slot.counters))
         })?;
@@ -265,130 +253,9 @@ impl Inner {
         });
     }
 
-    /// Kills node `index`: the model first (so nobody elects it), then the listener and
-    /// every open connection.
-    pub(crate) async fn kill(self: &Arc<Self>, index: NodeIndex) -> Result<(), ControlError> {
-        let _control = self.control.lock().await;
-        let server = self.mutate(|state| {
-            state.topology.kill(index)?;
-            Ok(state
-                .slots
-                .get_mut(index)
-                .and_then(|slot| slot.server.take()))
-        })?;
-        if let Some(server) = server {
-            server.shutdown().await;
-        }
-        Ok(())
-    }
-
-    /// Restarts a killed node as a new process on its port.
-    pub(crate) async fn restart(self: &Arc<Self>, index: NodeIndex) -> Result<(), ControlError> {
-        let _control = self.control.lock().await;
-        let port = {
-            let state = lock(&self.state);
-            let node = state
-                .topology
-                .node(index)
-                .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?;
-            if node.health() != Health::Down {
-                return Err(ControlError::BadArgument(format!(
-                    "{} is not down; kill it before restarting it",
-                    node.host()
-                )));
-            }
-            state.slots[index].port
-        };
-        let server = self.bind(index, port).await?;
-        self.mutate(move |state| {
-            state.topology.restart(index, ObjectId::new())?;
-            state.slots[index].server = Some(server);
-            Ok(())
-        })
-    }
-
-    /// Lets node `index` answer `ShutdownInProgress` for `quiesce`, then kills it.
-    pub(crate) async fn shutdown(
-        self: &Arc<Self>,
-        index: NodeIndex,
-        quiesce: Duration,
-    ) -> Result<(), ControlError> {
-        self.mutate(|state| state.topology.begin_shutdown(index))?;
-        tokio::time::sleep(quiesce).await;
-        self.kill(index).await
-    }
-
-    /// Adds members (replSetReconfig with new hosts, or `addMember`): binds their ports first,
-    /// then installs the new config.
-    pub(crate) async fn reconfigure(
-        self: &Arc<Self>,
-        members: Vec<(String, MemberOptions)>,
-        version: Option<i64>,
-    ) -> Result<(), ControlError> {
-        let _control = self.control.lock().await;
-        let (first_new_index, new_ports) = {
-            let state = lock(&self.state);
-            let mut ports = Vec::new();
-            for (host, _) in &members {
-                if state.topology.index_of(host).is_none() {
-                    ports.push(local_port(host)?);
-                }
-            }
-            (state.topology.nodes().len(), ports)
-        };
-        // Slots for the new nodes exist before their servers, so handlers always find them.
-        {
-            let mut state = lock(&self.state);
-            for &port in &new_ports {
-                let version = TopologyVersion {
-                    process_id: ObjectId::new(),
-                    counter: 0,
-                };
-                state.slots.push(Slot {
-                    port,
-                    version: Arc::new(watch::Sender::new(version)),
-                    counters: Arc::new(NodeCounters::default()),
-                    server: None,
-                    slow: Duration::ZERO,
-                    command_time: Duration::ZERO,
-                    overload: None,
-                    capacity: MemberCapacity::new(None, tokio::time::Instant::now().into_std()),
-                });
-            }
-        }
-        let mut servers = Vec::new();
-        for (offset, &port) in new_ports.iter().enumerate() {
-            match self.bind(first_new_index + offset, port).await {
-                Ok(server) => servers.push(server),
-                Err(error) => {
-                    lock(&self.state).slots.truncate(first_new_index);
-                    return Err(error);
-                }
-            }
-        }
-        let result = self.mutate(|state| {
-            let pids: Vec<ObjectId> = state.slots[first_new_index..]
-                .iter()
-                .map(|slot| slot.version.borrow().process_id)
-                .collect();
-            let mut next_pid = pids.into_iter();
-            let added = state
-                .topology
-                .reconfigure(members, version, || next_pid.next().unwrap_or_default())?;
-            for (index, server) in added.into_iter().zip(servers) {
-                state.slots[index].server = Some(server);
-            }
-            Ok(())
-        });
-        if result.is_err() {
-            lock(&self.state).slots.truncate(first_new_index);
-        }
-        result
-    }
-
     /// A port for a member added at run time: the next one after the highest in use when the
     /// deployment has fixed ports, an ephemeral one otherwise.
-    pub(crate) fn next_port(&self, fixed: bool) -> Result<u16, ControlError> {
+    pub(super) fn next_port(&self, fixed: bool) -> Result<u16, ControlError> {
         if fixed {
             let state = lock(&self.state);
             let highest = state.slots.iter().map(|slot| slot.port).max().unwrap_or(0);
