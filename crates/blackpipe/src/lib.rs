@@ -52,6 +52,7 @@
 //! ```
 
 pub mod auth;
+mod codes;
 pub mod deployment;
 pub mod failpoint;
 pub mod scripted;

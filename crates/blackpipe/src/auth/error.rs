@@ -4,14 +4,7 @@ use bson::Document;
 
 use crate::deployment::errors::error_reply;
 
-/// mongod's `AuthenticationFailed`.
-const AUTHENTICATION_FAILED: i32 = 18;
-/// mongod's `BadValue`.
-const BAD_VALUE: i32 = 2;
-/// mongod's `ProtocolError`.
-const PROTOCOL_ERROR: i32 = 17;
-/// mongod's `MechanismUnavailable`.
-const MECHANISM_UNAVAILABLE: i32 = 334;
+use crate::codes::{AUTHENTICATION_FAILED, BAD_VALUE, MECHANISM_UNAVAILABLE, PROTOCOL_ERROR};
 
 /// Why an authentication step or a user definition was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

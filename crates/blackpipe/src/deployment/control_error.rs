@@ -3,6 +3,8 @@
 
 use bson::{Document, doc};
 
+use crate::codes;
+
 /// Why a control request (stepdown, election, kill, reconfig, ...) was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -49,29 +51,31 @@ impl ControlError {
     /// The error code mongod would use.
     pub fn code(&self) -> i32 {
         match self {
-            Self::NotReplicaSet => 76,
-            Self::NotPrimary => 10107,
-            Self::NoElectableSecondary => 262,
+            Self::NotReplicaSet => codes::NO_REPLICATION_ENABLED,
+            Self::NotPrimary => codes::NOT_WRITABLE_PRIMARY,
+            Self::NoElectableSecondary => codes::EXCEEDED_TIME_LIMIT,
             Self::NotElectable(_) | Self::Unreachable(_) | Self::NoMajority | Self::Listen(_) => {
-                125
+                codes::COMMAND_FAILED
             }
-            Self::FreezePrimary => 95,
-            Self::UnknownMember(_) | Self::BadArgument(_) => 2,
-            Self::InvalidConfig(_) => 93,
-            Self::NewConfigIncompatible(_) => 103,
+            Self::FreezePrimary => codes::NOT_SECONDARY,
+            Self::UnknownMember(_) | Self::BadArgument(_) => codes::BAD_VALUE,
+            Self::InvalidConfig(_) => codes::INVALID_REPLICA_SET_CONFIG,
+            Self::NewConfigIncompatible(_) => codes::NEW_REPLICA_SET_CONFIGURATION_INCOMPATIBLE,
         }
     }
 
     /// The name of [`Self::code`].
     pub fn code_name(&self) -> &'static str {
         match self.code() {
-            76 => "NoReplicationEnabled",
-            10107 => "NotWritablePrimary",
-            262 => "ExceededTimeLimit",
-            95 => "NotSecondary",
-            2 => "BadValue",
-            93 => "InvalidReplicaSetConfig",
-            103 => "NewReplicaSetConfigurationIncompatible",
+            codes::NO_REPLICATION_ENABLED => "NoReplicationEnabled",
+            codes::NOT_WRITABLE_PRIMARY => "NotWritablePrimary",
+            codes::EXCEEDED_TIME_LIMIT => "ExceededTimeLimit",
+            codes::NOT_SECONDARY => "NotSecondary",
+            codes::BAD_VALUE => "BadValue",
+            codes::INVALID_REPLICA_SET_CONFIG => "InvalidReplicaSetConfig",
+            codes::NEW_REPLICA_SET_CONFIGURATION_INCOMPATIBLE => {
+                "NewReplicaSetConfigurationIncompatible"
+            }
             _ => "CommandFailed",
         }
     }

@@ -7,96 +7,110 @@ use bson::{Bson, Document, doc};
 
 use super::hello::version_document;
 use super::model::TopologyVersion;
+use crate::codes;
 
 /// Codes the server labels `RetryableWriteError` on a retryable write (the list of the
 /// retryable writes specification).
 pub const RETRYABLE_WRITE_CODES: [i32; 12] = [
-    11600, 11602, 10107, 13435, 13436, 189, 91, 7, 6, 89, 9001, 262,
+    codes::INTERRUPTED_AT_SHUTDOWN,
+    codes::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE,
+    codes::NOT_WRITABLE_PRIMARY,
+    codes::NOT_PRIMARY_NO_SECONDARY_OK,
+    codes::NOT_PRIMARY_OR_SECONDARY,
+    codes::PRIMARY_STEPPED_DOWN,
+    codes::SHUTDOWN_IN_PROGRESS,
+    codes::HOST_NOT_FOUND,
+    codes::HOST_UNREACHABLE,
+    codes::NETWORK_TIMEOUT,
+    codes::SOCKET_EXCEPTION,
+    codes::EXCEEDED_TIME_LIMIT,
 ];
 
 /// `NotWritablePrimary`.
-pub const NOT_WRITABLE_PRIMARY: i32 = 10107;
+pub const NOT_WRITABLE_PRIMARY: i32 = codes::NOT_WRITABLE_PRIMARY;
 /// `NotPrimaryNoSecondaryOk`.
-pub const NOT_PRIMARY_NO_SECONDARY_OK: i32 = 13435;
+pub const NOT_PRIMARY_NO_SECONDARY_OK: i32 = codes::NOT_PRIMARY_NO_SECONDARY_OK;
 /// `NotPrimaryOrSecondary`.
-pub const NOT_PRIMARY_OR_SECONDARY: i32 = 13436;
+pub const NOT_PRIMARY_OR_SECONDARY: i32 = codes::NOT_PRIMARY_OR_SECONDARY;
 /// `InterruptedDueToReplStateChange`.
-pub const INTERRUPTED_DUE_TO_REPL_STATE_CHANGE: i32 = 11602;
+pub const INTERRUPTED_DUE_TO_REPL_STATE_CHANGE: i32 = codes::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE;
 /// `ShutdownInProgress`.
-pub const SHUTDOWN_IN_PROGRESS: i32 = 91;
+pub const SHUTDOWN_IN_PROGRESS: i32 = codes::SHUTDOWN_IN_PROGRESS;
 
 /// The name mongod gives `code` (`Location<code>` for codes it has no name for).
 pub fn code_name(code: i32) -> Cow<'static, str> {
     let name = match code {
-        1 => "InternalError",
-        2 => "BadValue",
-        6 => "HostUnreachable",
-        7 => "HostNotFound",
-        8 => "UnknownError",
-        9 => "FailedToParse",
-        11 => "UserNotFound",
-        13 => "Unauthorized",
-        14 => "TypeMismatch",
-        18 => "AuthenticationFailed",
-        20 => "IllegalOperation",
-        24 => "LockTimeout",
-        26 => "NamespaceNotFound",
-        27 => "IndexNotFound",
-        43 => "CursorNotFound",
-        48 => "NamespaceExists",
-        50 => "MaxTimeMSExpired",
-        59 => "CommandNotFound",
-        64 => "WriteConcernFailed",
-        66 => "ImmutableField",
-        72 => "InvalidOptions",
-        73 => "InvalidNamespace",
-        76 => "NoReplicationEnabled",
-        79 => "UnknownReplWriteConcern",
-        89 => "NetworkTimeout",
-        91 => "ShutdownInProgress",
-        93 => "InvalidReplicaSetConfig",
-        95 => "NotSecondary",
-        96 => "OperationFailed",
-        100 => "UnsatisfiableWriteConcern",
-        103 => "NewReplicaSetConfigurationIncompatible",
-        112 => "WriteConflict",
-        115 => "CommandNotSupported",
-        123 => "NotAReplicaSet",
-        125 => "CommandFailed",
-        133 => "FailedToSatisfyReadPreference",
-        134 => "ReadConcernMajorityNotAvailableYet",
-        136 => "CappedPositionLost",
-        150 => "StaleEpoch",
-        175 => "QueryPlanKilled",
-        189 => "PrimarySteppedDown",
-        217 => "IncompleteTransactionHistory",
-        225 => "TransactionTooOld",
-        234 => "RetryChangeStream",
-        239 => "SnapshotTooOld",
-        241 => "StaleChunkHistory",
-        246 => "SnapshotUnavailable",
-        251 => "NoSuchTransaction",
-        256 => "TransactionCommitted",
-        262 => "ExceededTimeLimit",
-        263 => "OperationNotSupportedInTransaction",
-        267 => "PreparedTransactionInProgress",
-        280 => "ChangeStreamFatalError",
-        286 => "ChangeStreamHistoryLost",
-        322 => "APIVersionError",
-        323 => "APIStrictError",
-        324 => "APIDeprecationError",
-        354 => "LoadBalancerSupportMismatch",
-        462 => "IngressRequestRateLimitExceeded",
-        9001 => "SocketException",
-        10107 => "NotWritablePrimary",
-        11000 => "DuplicateKey",
-        11600 => "InterruptedAtShutdown",
-        11601 => "Interrupted",
-        11602 => "InterruptedDueToReplStateChange",
-        13388 => "StaleConfig",
-        13435 => "NotPrimaryNoSecondaryOk",
-        13436 => "NotPrimaryOrSecondary",
-        31082 => "SearchNotEnabled",
+        codes::INTERNAL_ERROR => "InternalError",
+        codes::BAD_VALUE => "BadValue",
+        codes::HOST_UNREACHABLE => "HostUnreachable",
+        codes::HOST_NOT_FOUND => "HostNotFound",
+        codes::UNKNOWN_ERROR => "UnknownError",
+        codes::FAILED_TO_PARSE => "FailedToParse",
+        codes::USER_NOT_FOUND => "UserNotFound",
+        codes::UNAUTHORIZED => "Unauthorized",
+        codes::TYPE_MISMATCH => "TypeMismatch",
+        codes::AUTHENTICATION_FAILED => "AuthenticationFailed",
+        codes::ILLEGAL_OPERATION => "IllegalOperation",
+        codes::LOCK_TIMEOUT => "LockTimeout",
+        codes::NAMESPACE_NOT_FOUND => "NamespaceNotFound",
+        codes::INDEX_NOT_FOUND => "IndexNotFound",
+        codes::CURSOR_NOT_FOUND => "CursorNotFound",
+        codes::NAMESPACE_EXISTS => "NamespaceExists",
+        codes::MAX_TIME_MS_EXPIRED => "MaxTimeMSExpired",
+        codes::COMMAND_NOT_FOUND => "CommandNotFound",
+        codes::WRITE_CONCERN_FAILED => "WriteConcernFailed",
+        codes::IMMUTABLE_FIELD => "ImmutableField",
+        codes::INVALID_OPTIONS => "InvalidOptions",
+        codes::INVALID_NAMESPACE => "InvalidNamespace",
+        codes::NO_REPLICATION_ENABLED => "NoReplicationEnabled",
+        codes::UNKNOWN_REPL_WRITE_CONCERN => "UnknownReplWriteConcern",
+        codes::NETWORK_TIMEOUT => "NetworkTimeout",
+        codes::SHUTDOWN_IN_PROGRESS => "ShutdownInProgress",
+        codes::INVALID_REPLICA_SET_CONFIG => "InvalidReplicaSetConfig",
+        codes::NOT_SECONDARY => "NotSecondary",
+        codes::OPERATION_FAILED => "OperationFailed",
+        codes::UNSATISFIABLE_WRITE_CONCERN => "UnsatisfiableWriteConcern",
+        codes::NEW_REPLICA_SET_CONFIGURATION_INCOMPATIBLE => {
+            "NewReplicaSetConfigurationIncompatible"
+        }
+        codes::WRITE_CONFLICT => "WriteConflict",
+        codes::COMMAND_NOT_SUPPORTED => "CommandNotSupported",
+        codes::NOT_A_REPLICA_SET => "NotAReplicaSet",
+        codes::COMMAND_FAILED => "CommandFailed",
+        codes::FAILED_TO_SATISFY_READ_PREFERENCE => "FailedToSatisfyReadPreference",
+        codes::READ_CONCERN_MAJORITY_NOT_AVAILABLE_YET => "ReadConcernMajorityNotAvailableYet",
+        codes::CAPPED_POSITION_LOST => "CappedPositionLost",
+        codes::STALE_EPOCH => "StaleEpoch",
+        codes::QUERY_PLAN_KILLED => "QueryPlanKilled",
+        codes::PRIMARY_STEPPED_DOWN => "PrimarySteppedDown",
+        codes::INCOMPLETE_TRANSACTION_HISTORY => "IncompleteTransactionHistory",
+        codes::TRANSACTION_TOO_OLD => "TransactionTooOld",
+        codes::RETRY_CHANGE_STREAM => "RetryChangeStream",
+        codes::SNAPSHOT_TOO_OLD => "SnapshotTooOld",
+        codes::STALE_CHUNK_HISTORY => "StaleChunkHistory",
+        codes::SNAPSHOT_UNAVAILABLE => "SnapshotUnavailable",
+        codes::NO_SUCH_TRANSACTION => "NoSuchTransaction",
+        codes::TRANSACTION_COMMITTED => "TransactionCommitted",
+        codes::EXCEEDED_TIME_LIMIT => "ExceededTimeLimit",
+        codes::OPERATION_NOT_SUPPORTED_IN_TRANSACTION => "OperationNotSupportedInTransaction",
+        codes::PREPARED_TRANSACTION_IN_PROGRESS => "PreparedTransactionInProgress",
+        codes::CHANGE_STREAM_FATAL_ERROR => "ChangeStreamFatalError",
+        codes::CHANGE_STREAM_HISTORY_LOST => "ChangeStreamHistoryLost",
+        codes::API_VERSION_ERROR => "APIVersionError",
+        codes::API_STRICT_ERROR => "APIStrictError",
+        codes::API_DEPRECATION_ERROR => "APIDeprecationError",
+        codes::LOAD_BALANCER_SUPPORT_MISMATCH => "LoadBalancerSupportMismatch",
+        codes::INGRESS_REQUEST_RATE_LIMIT_EXCEEDED => "IngressRequestRateLimitExceeded",
+        codes::SOCKET_EXCEPTION => "SocketException",
+        codes::NOT_WRITABLE_PRIMARY => "NotWritablePrimary",
+        codes::DUPLICATE_KEY => "DuplicateKey",
+        codes::INTERRUPTED_AT_SHUTDOWN => "InterruptedAtShutdown",
+        codes::INTERRUPTED => "Interrupted",
+        codes::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE => "InterruptedDueToReplStateChange",
+        codes::STALE_CONFIG => "StaleConfig",
+        codes::NOT_PRIMARY_NO_SECONDARY_OK => "NotPrimaryNoSecondaryOk",
+        codes::NOT_PRIMARY_OR_SECONDARY => "NotPrimaryOrSecondary",
+        codes::SEARCH_NOT_ENABLED => "SearchNotEnabled",
         _ => return Cow::Owned(format!("Location{code}")),
     };
     Cow::Borrowed(name)
@@ -105,7 +119,16 @@ pub fn code_name(code: i32) -> Cow<'static, str> {
 /// Codes of mongod's NotPrimaryError and ShutdownError categories: replies carrying them also
 /// carry the node's `topologyVersion`.
 pub fn is_state_change_code(code: i32) -> bool {
-    matches!(code, 10107 | 13435 | 13436 | 11602 | 189 | 91 | 11600)
+    matches!(
+        code,
+        codes::NOT_WRITABLE_PRIMARY
+            | codes::NOT_PRIMARY_NO_SECONDARY_OK
+            | codes::NOT_PRIMARY_OR_SECONDARY
+            | codes::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE
+            | codes::PRIMARY_STEPPED_DOWN
+            | codes::SHUTDOWN_IN_PROGRESS
+            | codes::INTERRUPTED_AT_SHUTDOWN
+    )
 }
 
 /// `{ok: 0, errmsg, code, codeName}`.
@@ -180,20 +203,23 @@ fn is_transient_transaction_error(
     let Some(code) = code else {
         return false;
     };
-    // WriteConflict, LockTimeout, SnapshotTooOld, SnapshotUnavailable, StaleChunkHistory,
-    // PreparedTransactionInProgress.
-    if matches!(code, 112 | 24 | 239 | 246 | 241 | 267) {
+    if matches!(
+        code,
+        codes::WRITE_CONFLICT
+            | codes::LOCK_TIMEOUT
+            | codes::SNAPSHOT_TOO_OLD
+            | codes::SNAPSHOT_UNAVAILABLE
+            | codes::STALE_CHUNK_HISTORY
+            | codes::PREPARED_TRANSACTION_IN_PROGRESS
+    ) {
         return true;
     }
     if session.commit_or_abort {
-        code == NO_SUCH_TRANSACTION && write_concern_code.is_none()
+        code == codes::NO_SUCH_TRANSACTION && write_concern_code.is_none()
     } else {
-        code == NO_SUCH_TRANSACTION || RETRYABLE_WRITE_CODES.contains(&code)
+        code == codes::NO_SUCH_TRANSACTION || RETRYABLE_WRITE_CODES.contains(&code)
     }
 }
-
-/// `NoSuchTransaction`.
-const NO_SUCH_TRANSACTION: i32 = 251;
 
 /// The top-level error code of a reply with `ok: 0`.
 pub fn reply_error_code(reply: &Document) -> Option<i32> {
@@ -273,5 +299,52 @@ pub fn finish_reply(
 
 /// `ShutdownInProgress` (91) and `InterruptedAtShutdown` (11600).
 pub fn is_shutdown_code(code: i32) -> bool {
-    matches!(code, 91 | 11600)
+    matches!(
+        code,
+        codes::SHUTDOWN_IN_PROGRESS | codes::INTERRUPTED_AT_SHUTDOWN
+    )
+}
+
+/// The codes after which mongod labels a change stream's getMore error resumable: network
+/// and host errors, state changes and shutdowns, stale routing, `RetryChangeStream`,
+/// `FailedToSatisfyReadPreference`, `ExceededTimeLimit` and `CursorNotFound` (the
+/// change-streams specification's allowlist for servers before 4.4).
+const RESUMABLE_CHANGE_STREAM_CODES: &[i32] = &[
+    codes::HOST_UNREACHABLE,
+    codes::HOST_NOT_FOUND,
+    codes::CURSOR_NOT_FOUND,
+    codes::STALE_SHARD_VERSION,
+    codes::NETWORK_TIMEOUT,
+    codes::SHUTDOWN_IN_PROGRESS,
+    codes::FAILED_TO_SATISFY_READ_PREFERENCE,
+    codes::STALE_EPOCH,
+    codes::PRIMARY_STEPPED_DOWN,
+    codes::RETRY_CHANGE_STREAM,
+    codes::EXCEEDED_TIME_LIMIT,
+    codes::SOCKET_EXCEPTION,
+    codes::NOT_WRITABLE_PRIMARY,
+    codes::INTERRUPTED_AT_SHUTDOWN,
+    codes::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE,
+    codes::STALE_CONFIG,
+    codes::NOT_PRIMARY_NO_SECONDARY_OK,
+    codes::NOT_PRIMARY_OR_SECONDARY,
+];
+
+const RESUMABLE_CHANGE_STREAM_LABEL: &str = "ResumableChangeStreamError";
+
+/// Adds `ResumableChangeStreamError` to a change stream getMore's error when its code is one
+/// mongod resumes after (4.4+), so drivers need no code list.
+pub(crate) fn label_resumable_change_stream_error(reply: &mut Document) {
+    let Some(code) = reply_error_code(reply) else {
+        return;
+    };
+    if !RESUMABLE_CHANGE_STREAM_CODES.contains(&code) {
+        return;
+    }
+    let mut labels = reply.get_array("errorLabels").cloned().unwrap_or_default();
+    let label = Bson::String(RESUMABLE_CHANGE_STREAM_LABEL.to_owned());
+    if !labels.contains(&label) {
+        labels.push(label);
+    }
+    reply.insert("errorLabels", labels);
 }

@@ -1,10 +1,29 @@
 //! The simulated deployment: a standalone, a replica set or a sharded front end whose nodes
 //! listen on their own 127.0.0.1 ports and answer like mongod/mongos.
 //!
-//! Pure state (the [`Topology`] model, hello construction, error labels, admin command
-//! parsing, fail points in [`crate::failpoint`]) lives in plain modules with unit tests; a thin
-//! effects layer binds the ports, wakes awaitable hellos through `watch` channels and runs
-//! election timers. Handlers never hold a lock across an `.await`.
+//! The deployment reads in three rooms over a foot:
+//!
+//! - `node/`: what one member does with a request. A context (the view of the deployment a
+//!   request needs, and the reply helpers), then gates in mongod's order (arrival and
+//!   admission, authentication and OIDC, the Stable API, Atlas Search, fail points,
+//!   `maxTimeMS`, awaitable hello, replication state, change streams, standalone refusals,
+//!   router transactions, the write concern), each a function of the context and the request
+//!   that answers "go on" or the request's outcome and imports no other gate, then the store.
+//!   A request enters the room once, through its pipeline, and leaves with its reply.
+//! - `control/`: the `{blackpipe: ...}` commands and the mongod commands a node answers
+//!   itself (`replSet*`, `configureFailPoint`, `shutdown`, ...), one command in one place,
+//!   parsed into a value (see [`admin`]), then applied.
+//! - `effects/`: launching members and their listeners, the model changes that publish every
+//!   node's `topologyVersion` and schedule election timers, the [`load_balancer`] front end,
+//!   and the [`Deployment`] handle.
+//!
+//! The foot holds the pure [`Topology`] model, the [`DeploymentConfig`], the
+//! [`capacity`] model, [`hello`] construction, the reply builders ([`errors`]), the state the
+//! rooms share and the adapter to the store. Imports point down: effects launches the node
+//! room's pipeline; the pipeline hands the control commands to control; control and the gates
+//! import the node context and the foot (control asks for effects through the foot's `Effects`
+//! trait, which the effects room implements); the foot imports no room, and no files import
+//! each other in a circle. Handlers never hold a lock across an `.await`.
 //!
 //! See [`admin`] for the `{blackpipe: ...}` admin commands and the mongod commands the nodes
 //! understand, and [`crate::failpoint`] for `configureFailPoint`.
@@ -34,32 +53,19 @@
 //! # }
 //! ```
 
-pub mod admin;
-mod auth_gate;
-mod awaitable;
 mod backend;
+mod balanced;
 pub mod capacity;
-mod change_streams;
 mod config;
 mod control;
 mod control_error;
+mod effects;
 pub mod errors;
-mod handle;
 pub mod hello;
-mod ingress;
-pub mod load_balancer;
-mod max_time;
-mod member;
 mod member_options;
 mod model;
-mod oidc_gate;
-mod operations;
-mod router_txn;
-mod runtime;
-mod search_gate;
-mod stable_api;
-mod standalone;
-mod write_concern;
+mod node;
+mod state;
 
 #[cfg(test)]
 mod tests;
@@ -67,11 +73,13 @@ mod tests;
 pub use backend::WriteTime;
 pub use capacity::{Capacity, CapacityChange, CapacityStats};
 pub use config::DeploymentConfig;
+pub use control::admin;
 pub use control_error::ControlError;
-pub use handle::{Deployment, serve_forever, serve_forever_then};
+pub use effects::handle::{Deployment, serve_forever, serve_forever_then};
+pub use effects::load_balancer;
 pub use model::{
     DeploymentKind, Health, MAX_MEMBERS, MAX_NODE_SLOTS, MAX_VOTING_MEMBERS, MemberOptions, Node,
     NodeIndex, Role, Topology, TopologyVersion,
 };
-pub use runtime::NodeCounters;
-pub use stable_api::server_parameters;
+pub use node::stable_api::server_parameters;
+pub use state::NodeCounters;

@@ -45,6 +45,8 @@ pub use overload::{OVERLOAD_CODE, Overload, OverloadError};
 
 use mode::ModeState;
 
+use crate::codes;
+
 /// An error from `configureFailPoint`, shaped like mongod's command errors.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{code_name} ({code}): {message}")]
@@ -67,15 +69,15 @@ impl FailPointError {
     }
 
     pub(crate) fn bad_value(message: impl Into<String>) -> Self {
-        Self::new(2, "BadValue", message)
+        Self::new(codes::BAD_VALUE, "BadValue", message)
     }
 
     pub(crate) fn type_mismatch(message: impl Into<String>) -> Self {
-        Self::new(14, "TypeMismatch", message)
+        Self::new(codes::TYPE_MISMATCH, "TypeMismatch", message)
     }
 
     pub(crate) fn invalid_options(message: impl Into<String>) -> Self {
-        Self::new(72, "InvalidOptions", message)
+        Self::new(codes::INVALID_OPTIONS, "InvalidOptions", message)
     }
 
     /// The error as a command reply: `{ok: 0, errmsg, code, codeName}`.
@@ -136,7 +138,7 @@ impl FailPoints {
             Some(mode) => FailPointMode::parse(mode)?,
             None => {
                 return Err(FailPointError::new(
-                    20,
+                    codes::ILLEGAL_OPERATION,
                     "IllegalOperation",
                     "When setting a failpoint, you must supply a 'mode'",
                 ));

@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use bson::{Bson, Document, RawDocumentBuf};
+use bson::{Document, RawDocumentBuf};
 use steadfast_wire::{
     Body, Compressor, CompressorId, FrameDecoder, Message, MsgFlags, OpMsg, OpReply, WireError,
     is_uncompressible_command,
@@ -18,6 +18,8 @@ use super::Shared;
 use super::handler::ConnectionContext;
 use super::reaction::{CommandError, Outcome, Reaction, ReplyStream, StreamItem};
 use super::request::{Request, RequestKind};
+use crate::codes;
+use crate::deployment::errors::reply_is_ok;
 
 /// OP_REPLY responseFlags bit 1: the query failed and the document describes the error.
 const QUERY_FAILURE: u32 = 1 << 1;
@@ -362,7 +364,8 @@ impl Connection {
             Ok(bytes) => (bytes, false),
             Err(error) => {
                 tracing::warn!(connection = %self.context.id(), %error, "reply cannot be encoded; sending an error instead");
-                let fallback = CommandError::new(10334, "BSONObjectTooLarge", error);
+                let fallback =
+                    CommandError::new(codes::BSON_OBJECT_TOO_LARGE, "BSONObjectTooLarge", error);
                 let bytes =
                     encode_reply(target, reply_id, &fallback.to_document(), false, max).ok()?;
                 (bytes, true)
@@ -471,19 +474,6 @@ fn reply_compressor(used: Option<CompressorId>, command_name: &str) -> Option<Co
         CompressorId::Snappy => Some(Compressor::Snappy),
         CompressorId::Zlib => Some(Compressor::Zlib { level: None }),
         CompressorId::Zstd => Some(Compressor::Zstd { level: None }),
-    }
-}
-
-/// Whether a reply document reports success (a missing `ok` counts as success, since the
-/// server adds `ok: 1` to such replies).
-fn reply_is_ok(document: &Document) -> bool {
-    match document.get("ok") {
-        None => true,
-        Some(Bson::Double(ok)) => *ok == 1.0,
-        Some(Bson::Int32(ok)) => *ok == 1,
-        Some(Bson::Int64(ok)) => *ok == 1,
-        Some(Bson::Boolean(ok)) => *ok,
-        Some(_) => false,
     }
 }
 

@@ -5,6 +5,7 @@ use bson::{Bson, Document};
 use steadfast_wire::{Body, CompressorId, Message, MsgFlags};
 
 use super::reaction::CommandError;
+use crate::codes;
 
 /// Which opcode carried a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -61,13 +62,25 @@ impl RequestError {
         match self {
             Self::UnexpectedReply | Self::InvalidBson(_) => None,
             // 40571 is the code mongod uses for a missing $db.
-            Self::MissingDatabase => Some(CommandError::new(40571, "Location40571", message)),
+            Self::MissingDatabase => Some(CommandError::new(
+                codes::MISSING_DATABASE,
+                "Location40571",
+                message,
+            )),
             // 352 is UnsupportedOpQueryCommand.
-            Self::NotACommand(_) => {
-                Some(CommandError::new(352, "UnsupportedOpQueryCommand", message))
+            Self::NotACommand(_) => Some(CommandError::new(
+                codes::UNSUPPORTED_OP_QUERY_COMMAND,
+                "UnsupportedOpQueryCommand",
+                message,
+            )),
+            Self::EmptyCommand => Some(CommandError::new(
+                codes::COMMAND_NOT_FOUND,
+                "CommandNotFound",
+                message,
+            )),
+            Self::DuplicateField(_) => {
+                Some(CommandError::new(codes::BAD_VALUE, "BadValue", message))
             }
-            Self::EmptyCommand => Some(CommandError::new(59, "CommandNotFound", message)),
-            Self::DuplicateField(_) => Some(CommandError::new(2, "BadValue", message)),
             Self::Refused(refusal) => Some(CommandError::new(
                 refusal.code(),
                 refusal.code_name(),

@@ -4,11 +4,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::capacity::{Capacity, CapacityChange, CapacityStats};
-use super::config::DeploymentConfig;
-use super::control_error::ControlError;
-use super::model::{DeploymentKind, MemberOptions, NodeIndex, Topology};
-use super::runtime::{Inner, NodeCounters, lock};
+use bson::oid::ObjectId;
+
+use super::load_balancer::{self, Balancer};
+use crate::deployment::balanced::Balancers;
+use crate::deployment::capacity::{Capacity, CapacityChange, CapacityStats};
+use crate::deployment::config::DeploymentConfig;
+use crate::deployment::control_error::ControlError;
+use crate::deployment::model::{DeploymentKind, MemberOptions, NodeIndex, Topology};
+use crate::deployment::state::{Effects, Inner, NodeCounters, lock};
 use crate::failpoint::Overload;
 use crate::store::{Store, StoreOptions};
 
@@ -16,6 +20,8 @@ use crate::store::{Store, StoreOptions};
 /// 127.0.0.1 port. Dropping the handle stops every node.
 pub struct Deployment {
     pub(super) inner: Arc<Inner>,
+    /// The load balancers in front of the routers, in load-balanced mode.
+    pub(super) balancer: Option<Arc<Balancer>>,
 }
 
 impl std::fmt::Debug for Deployment {
@@ -51,10 +57,14 @@ impl Deployment {
         config: DeploymentConfig,
         store: Arc<Store>,
     ) -> Result<Self, ControlError> {
-        super::load_balancer::validate(&config)?;
+        load_balancer::validate(&config)?;
         let inner = Inner::start(&config, store).await?;
-        let deployment = Self { inner };
-        super::load_balancer::start(&deployment.inner, &config).await?;
+        // The handle exists before the balancers bind, so that a failure stops the nodes.
+        let mut deployment = Self {
+            inner,
+            balancer: None,
+        };
+        deployment.balancer = load_balancer::start(&deployment.inner, &config).await?;
         Ok(deployment)
     }
 
@@ -138,10 +148,9 @@ impl Deployment {
             .map(crate::server::Server::open_connections)
             .sum::<usize>()
             + self
-                .inner
-                .load_balancer
-                .get()
-                .map_or(0, super::load_balancer::Balancer::open_connections)
+                .balancer
+                .as_deref()
+                .map_or(0, Balancer::open_connections)
     }
 
     /// Resolves once `predicate` holds for the model; checked now and after every change.
@@ -320,7 +329,7 @@ impl Deployment {
     }
 
     /// Gives `index` a capacity (`Some`: counters restart from zero) or removes it (`None`:
-    /// counters kept). See [`capacity`](super::capacity) for what it models.
+    /// counters kept). See [`capacity`](crate::deployment::capacity) for what it models.
     ///
     /// # Errors
     ///
@@ -390,7 +399,54 @@ impl Deployment {
     /// Every node is told to stop before the first `.await`; dropping the future only stops
     /// waiting.
     pub async fn stop(&self) {
+        if let Some(balancer) = &self.balancer {
+            balancer.stop().await;
+        }
         self.inner.stop().await;
+    }
+}
+
+impl Deployment {
+    /// `mongodb://<multi-backend balancer>/?loadBalanced=true` for a load-balanced deployment
+    /// (see [`load_balancer`]); `None` otherwise.
+    pub fn load_balanced_uri(&self) -> Option<String> {
+        let host = self.balancer.as_ref()?.host(0)?;
+        Some(format!("mongodb://{host}/?loadBalanced=true"))
+    }
+
+    /// The same through the balancer that fronts router 0 only.
+    pub fn single_backend_load_balanced_uri(&self) -> Option<String> {
+        let host = self.balancer.as_ref()?.host(1)?;
+        Some(format!("mongodb://{host}/?loadBalanced=true"))
+    }
+
+    /// The `serviceId` router `backend` reports through the balancers now.
+    pub fn service_id(&self, backend: NodeIndex) -> Option<ObjectId> {
+        let balancer = self.balancer.as_ref()?;
+        let process = self.topology().node(backend)?.topology_version().process_id;
+        balancer.service_id(backend, process)
+    }
+
+    /// Resolves once no connection is open on the balancers (a client that shut down cleanly
+    /// leaves none behind). Resolves at once without a load balancer.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe.
+    pub async fn wait_for_no_balanced_connections(&self) {
+        if let Some(balancer) = &self.balancer {
+            balancer.wait_for_no_connections().await;
+        }
+    }
+
+    /// Takes router `backend` out of the balancers (`down`), closing its balancer
+    /// connections, or puts it back. Returns how many connections were closed.
+    ///
+    /// # Errors
+    ///
+    /// `BadArgument` without a load balancer; `UnknownMember` for an unknown router.
+    pub fn set_backend_down(&self, backend: NodeIndex, down: bool) -> Result<usize, ControlError> {
+        self.inner.set_backend_down(backend, down)
     }
 }
 
@@ -404,7 +460,7 @@ impl Drop for Deployment {
             .filter_map(|slot| slot.server.take())
             .collect();
         drop(servers);
-        if let Some(balancer) = self.inner.load_balancer.get() {
+        if let Some(balancer) = &self.balancer {
             balancer.signal_stop();
         }
     }

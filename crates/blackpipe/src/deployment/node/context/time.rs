@@ -1,4 +1,5 @@
-//! `maxTimeMS`: how mongod reads it and what it does to the time a command takes.
+//! Time a command spends on the server, and `maxTimeMS`: how mongod reads it and what it does
+//! to the time a command takes.
 //!
 //! mongod reads `maxTimeMS` after the `failCommand` fail point (so `blockConnection` neither
 //! counts towards it nor is cut short by it) and then interrupts the command once that much
@@ -10,10 +11,10 @@ use std::time::Duration;
 
 use bson::{Bson, Document};
 
-use super::errors;
-
-/// `MaxTimeMSExpired`.
-pub(crate) const MAX_TIME_MS_EXPIRED: i32 = 50;
+use super::NodeContext;
+use crate::codes;
+use crate::deployment::errors::{self, INTERRUPTED_DUE_TO_REPL_STATE_CHANGE, SessionFacts};
+use crate::server::Outcome;
 
 /// The largest `maxTimeMS` mongod accepts (`INT_MAX`).
 const MAX_TIME_MS_LIMIT: i64 = i32::MAX as i64;
@@ -67,7 +68,7 @@ fn not_a_number() -> Document {
 }
 
 fn bad_value(message: &str) -> Document {
-    errors::error_reply(2, message)
+    errors::error_reply(codes::BAD_VALUE, message)
 }
 
 /// How long a command that would take `work` runs under a `maxTimeMS` of `limit`.
@@ -100,7 +101,41 @@ impl Run {
 
 /// mongod's reply to a command interrupted at its `maxTimeMS`.
 pub(crate) fn expired_reply() -> Document {
-    errors::error_reply(MAX_TIME_MS_EXPIRED, "operation exceeded time limit")
+    errors::error_reply(codes::MAX_TIME_MS_EXPIRED, "operation exceeded time limit")
+}
+
+/// Spends `work` of modelled server time on a command limited to `limit` (its maxTimeMS).
+/// `Some` answer when the command ends there: interrupted at its maxTimeMS, or, for a write on
+/// the primary, by a stepdown. `None` when the work is done and the command goes on.
+pub(crate) async fn spend(
+    node: &NodeContext,
+    work: Duration,
+    limit: Option<Duration>,
+    write_on_primary: Option<i64>,
+    session: SessionFacts,
+) -> Option<Outcome> {
+    if work.is_zero() {
+        return None;
+    }
+    let run = Run::of(work, limit);
+    if node.pause(run.duration(), write_on_primary).await.is_err() {
+        return Some(interrupted(node, session));
+    }
+    match run {
+        Run::Completes(_) => None,
+        Run::Expires(_) => Some(node.finish(expired_reply(), session, None)),
+    }
+}
+
+pub(crate) fn interrupted(node: &NodeContext, session: SessionFacts) -> Outcome {
+    node.finish(
+        errors::error_reply(
+            INTERRUPTED_DUE_TO_REPL_STATE_CHANGE,
+            "operation was interrupted because a replica set state change occurred",
+        ),
+        session,
+        None,
+    )
 }
 
 #[cfg(test)]
@@ -183,7 +218,7 @@ mod tests {
     #[test]
     fn the_expired_reply_is_mongods() {
         let reply = expired_reply();
-        assert_eq!(code(&reply), Some(MAX_TIME_MS_EXPIRED));
+        assert_eq!(code(&reply), Some(codes::MAX_TIME_MS_EXPIRED));
         assert_eq!(reply.get_str("codeName").ok(), Some("MaxTimeMSExpired"));
     }
 }

@@ -5,16 +5,11 @@
 
 use bson::{Bson, Document, doc};
 
-use super::errors;
-
-/// `APIVersionError`: an unknown or missing version.
-pub(crate) const API_VERSION_ERROR: i32 = 322;
-/// `APIStrictError`: a command or option outside the declared version under `apiStrict`.
-pub(crate) const API_STRICT_ERROR: i32 = 323;
-/// `APIDeprecationError`: a deprecated command under `apiDeprecationErrors`.
-pub(crate) const API_DEPRECATION_ERROR: i32 = 324;
-/// mongod's code for `apiStrict` / `apiDeprecationErrors` sent without `apiVersion`.
-const API_PARAMETERS_WITHOUT_VERSION: i32 = 4_886_600;
+use crate::codes::{
+    self, API_DEPRECATION_ERROR, API_PARAMETERS_WITHOUT_VERSION, API_STRICT_ERROR,
+    API_VERSION_ERROR,
+};
+use crate::deployment::errors;
 
 /// The commands of API version 1 (the ones blackpipe answers).
 const VERSION_1_COMMANDS: &[&str] = &[
@@ -111,7 +106,7 @@ pub(crate) fn refusal(name: &str, command: &Document) -> Option<Document> {
         }
         Some(other) => {
             return Some(errors::error_reply(
-                14,
+                codes::TYPE_MISMATCH,
                 format!("apiVersion must be a string, not {other}"),
             ));
         }
@@ -152,12 +147,15 @@ pub(crate) fn get_parameter(command: &Document) -> Document {
                 reply.insert(key.clone(), value.clone());
             }
             None => {
-                return errors::error_reply(72, format!("no option found to get: {key}"));
+                return errors::error_reply(
+                    codes::INVALID_OPTIONS,
+                    format!("no option found to get: {key}"),
+                );
             }
         }
     }
     if reply.is_empty() {
-        return errors::error_reply(72, "no option found to get");
+        return errors::error_reply(codes::INVALID_OPTIONS, "no option found to get");
     }
     reply
 }

@@ -8,56 +8,22 @@
 //! is aborted and the commit fails with NoSuchTransaction + TransientTransactionError, as
 //! mongos's recovery does when no commit decision was made.
 
-use std::collections::{HashSet, VecDeque};
-
 use bson::{Document, doc};
 
-use super::errors::SessionFacts;
-use super::member::NodeContext;
-use super::model::Role;
-use super::runtime::lock;
+use super::context::NodeContext;
+use crate::codes;
+use crate::deployment::errors::{self, SessionFacts};
+use crate::deployment::state::lock;
 use crate::store::{CommandContext, Store};
-
-/// The most transactions one router remembers having routed (the oldest are forgotten; a
-/// commit of a forgotten one goes through recovery).
-const MAX_ROUTED: usize = 100_000;
 
 /// The shard name routers put in recovery tokens.
 const RECOVERY_SHARD: &str = "blackpipe-shard";
-
-/// `NoSuchTransaction`.
-const NO_SUCH_TRANSACTION: i32 = 251;
-
-/// The transactions one router process routed, as `(lsid, txnNumber)` keys, oldest first.
-#[derive(Debug, Default)]
-pub(crate) struct RoutedTransactions {
-    order: VecDeque<String>,
-    keys: HashSet<String>,
-}
-
-impl RoutedTransactions {
-    fn insert(&mut self, key: String) {
-        if !self.keys.insert(key.clone()) {
-            return;
-        }
-        self.order.push_back(key);
-        while self.order.len() > MAX_ROUTED {
-            if let Some(oldest) = self.order.pop_front() {
-                self.keys.remove(&oldest);
-            }
-        }
-    }
-}
 
 /// `(lsid, txnNumber)` of a transaction command, as a key.
 fn transaction_key(command: &Document) -> Option<String> {
     let lsid = command.get_document("lsid").ok()?;
     let txn_number = command.get_i64("txnNumber").ok()?;
     Some(format!("{lsid}/{txn_number}"))
-}
-
-pub(crate) fn is_router(node: &NodeContext) -> bool {
-    node.view().is_some_and(|view| view.role == Role::Router)
 }
 
 /// On a router, the reply to a commit of a transaction it did not route and that did not
@@ -68,11 +34,11 @@ pub(crate) fn recover_commit(
     command: &Document,
     store: &Store,
 ) -> Option<Document> {
-    if name != "commitTransaction" || !is_router(node) {
+    if name != "commitTransaction" || !node.is_router() {
         return None;
     }
     let key = transaction_key(command)?;
-    if lock(&node.process.routed_transactions).keys.contains(&key)
+    if lock(&node.process.routed_transactions).contains(&key)
         || store.transaction_committed(command)
     {
         return None;
@@ -86,8 +52,8 @@ pub(crate) fn recover_commit(
         &abort_command,
         &CommandContext::new(bson::DateTime::now()),
     );
-    let mut reply = super::errors::error_reply(
-        NO_SUCH_TRANSACTION,
+    let mut reply = errors::error_reply(
+        codes::NO_SUCH_TRANSACTION,
         "Transaction was not committed: no commit decision was found through its recovery token",
     );
     reply.insert("errorLabels", vec!["TransientTransactionError"]);
@@ -102,13 +68,13 @@ pub(crate) fn note_statement(
     command: &Document,
     reply: &mut Document,
 ) {
-    if !session.in_transaction || session.commit_or_abort || !is_router(node) {
+    if !session.in_transaction || session.commit_or_abort || !node.is_router() {
         return;
     }
     if let Some(key) = transaction_key(command) {
         lock(&node.process.routed_transactions).insert(key);
     }
-    if super::errors::reply_is_ok(reply) {
+    if errors::reply_is_ok(reply) {
         reply.insert("recoveryToken", doc! { "recoveryShardId": RECOVERY_SHARD });
     }
 }

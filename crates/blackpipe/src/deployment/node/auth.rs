@@ -2,17 +2,15 @@
 //! authenticated (when the deployment requires authentication), `saslStart` /
 //! `saslContinue`, and what `hello` adds (`saslSupportedMechs`, `speculativeAuthenticate`).
 //! The SCRAM logic itself is in [`crate::auth`]; the connection's state lives in its
-//! extensions.
+//! extensions. MONGODB-OIDC has its own gate; the pipeline hands its answers in here.
 
 use bson::Document;
 
-use super::errors::{self, SessionFacts};
-use super::member::NodeContext;
+use super::context::NodeContext;
 use crate::auth::{ConnectionAuth, requires_authentication};
+use crate::codes;
+use crate::deployment::errors::{self, SessionFacts};
 use crate::server::{ConnectionContext, Outcome, Reaction};
-
-/// mongod's `Unauthorized`.
-const UNAUTHORIZED: i32 = 13;
 
 /// Runs `step` on the connection's authentication state, creating it on first use.
 fn with_state<T>(
@@ -27,17 +25,20 @@ fn with_state<T>(
 }
 
 /// The Unauthorized (13) reply mongod gives when the deployment requires authentication and
-/// this connection has not authenticated; `None` when the command may run.
+/// this connection has not authenticated; `None` when the command may run. Where
+/// authentication is required, `expired` (the OIDC gate's verdict on the connection's token)
+/// answers first.
 pub(crate) fn refusal(
     node: &NodeContext,
     name: &str,
     connection: &ConnectionContext,
     session: SessionFacts,
+    expired: impl FnOnce() -> Option<Outcome>,
 ) -> Option<Outcome> {
     if !node.inner.auth_required || !requires_authentication(name) {
         return None;
     }
-    if let Some(expired) = super::oidc_gate::expired(node, connection, session) {
+    if let Some(expired) = expired() {
         return Some(expired);
     }
     let authenticated = connection
@@ -48,14 +49,15 @@ pub(crate) fn refusal(
         return None;
     }
     let reply = errors::error_reply(
-        UNAUTHORIZED,
+        codes::UNAUTHORIZED,
         format!("Command {name} requires authentication"),
     );
     Some(node.finish(reply, session, None))
 }
 
-/// Answers `saslStart` and `saslContinue`; `None` for any other command. Users can
-/// authenticate whether or not the deployment requires it, as with mongod.
+/// Answers `saslStart`, `saslContinue` and `authenticate` (after the OIDC gate had its
+/// turn); `None` for any other command. Users can authenticate whether or not the deployment
+/// requires it, as with mongod.
 pub(crate) fn run_sasl(
     node: &NodeContext,
     name: &str,
@@ -63,9 +65,6 @@ pub(crate) fn run_sasl(
     command: &Document,
     connection: &mut ConnectionContext,
 ) -> Option<Outcome> {
-    if let Some(outcome) = super::oidc_gate::run_sasl(node, name, command, connection) {
-        return Some(outcome);
-    }
     let users = &node.inner.users;
     let reply = match name {
         "saslStart" => with_state(connection, |auth| {
@@ -84,12 +83,14 @@ pub(crate) fn run_sasl(
 }
 
 /// Adds `saslSupportedMechs` and `speculativeAuthenticate` to a successful `hello` reply
-/// when the request asked for them and there is something to say.
+/// when the request asked for them and there is something to say. `oidc` is the OIDC gate's
+/// speculative attempt, tried before SCRAM and X.509.
 pub(crate) fn decorate_hello(
     node: &NodeContext,
     command: &Document,
     connection: &mut ConnectionContext,
     outcome: Outcome,
+    oidc: impl FnOnce(&mut ConnectionContext) -> Option<Document>,
 ) -> Outcome {
     let mechanisms_of = command.get_str("saslSupportedMechs").ok();
     if mechanisms_of.is_none() && !command.contains_key("speculativeAuthenticate") {
@@ -106,7 +107,7 @@ pub(crate) fn decorate_hello(
         reply.insert("saslSupportedMechs", mechanisms);
     }
     let certificate = connection.client_certificate().map(<[u8]>::to_vec);
-    let speculative = super::oidc_gate::speculative(node, command, connection).or_else(|| {
+    let speculative = oidc(connection).or_else(|| {
         with_state(connection, |auth| {
             auth.speculative(users, command, &mut rand::rng())
                 .or_else(|| auth.speculative_x509(users, command, certificate.as_deref()))

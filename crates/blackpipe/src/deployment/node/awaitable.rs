@@ -8,11 +8,15 @@ use std::time::Duration;
 use bson::Document;
 use tokio::sync::watch;
 
-use super::hello::{
+use super::context::NodeContext;
+use super::context::request::{namespace_of, wants_hello_ok};
+use crate::deployment::balanced::connection_number;
+use crate::deployment::errors::{self, SHUTDOWN_IN_PROGRESS, SessionFacts};
+use crate::deployment::hello::{
     AwaitDecision, AwaitRequest, await_decision, future_counter_error, parse_await,
+    version_document,
 };
-use super::member::{NodeContext, fail_command_action, namespace_of, wants_hello_ok};
-use super::model::{Health, TopologyVersion};
+use crate::deployment::model::{Health, TopologyVersion};
 use crate::failpoint::{CommandFacts, FailOutcome};
 use crate::server::{
     ConnectionContext, Outcome, Reaction, ReplyStream, ReplyStreamSender, Request, RequestKind,
@@ -48,7 +52,7 @@ pub(crate) async fn hello(
 ) -> Outcome {
     let command = request.command();
     let hello_ok = wants_hello_ok(command);
-    let connection_id = super::load_balancer::connection_number(connection);
+    let connection_id = connection_number(connection);
     let awaited = match parse_await(command) {
         Ok(awaited) => awaited,
         Err(error) => return Reaction::reply(error.to_reply()).into(),
@@ -207,7 +211,7 @@ impl HelloFailFacts {
             app_name: self.app_name.as_deref(),
             supports_write_concern: false,
         };
-        let Some(action) = fail_command_action(node, &facts) else {
+        let Some(action) = node.fail_command_action(&facts) else {
             return StreamTurn::Continue;
         };
         if let Some(block) = action.block_for {
@@ -221,12 +225,12 @@ impl HelloFailFacts {
             FailOutcome::CloseConnection => StreamTurn::End(Reaction::HangUp),
             FailOutcome::Error { code, labels } => {
                 let mut reply =
-                    super::errors::error_reply(code, "Failing command via 'failCommand' failpoint");
+                    errors::error_reply(code, "Failing command via 'failCommand' failpoint");
                 // As for any command: topologyVersion, $clusterTime and the labels.
                 if let Some(view) = node.view() {
-                    super::errors::finish_reply(
+                    errors::finish_reply(
                         &mut reply,
-                        super::errors::SessionFacts::default(),
+                        SessionFacts::default(),
                         labels.as_deref(),
                         view.version,
                     );
@@ -239,11 +243,11 @@ impl HelloFailFacts {
 }
 
 fn shutdown_error(node: &NodeContext, version: TopologyVersion) -> Document {
-    let mut reply = super::errors::error_reply(
-        super::errors::SHUTDOWN_IN_PROGRESS,
+    let mut reply = errors::error_reply(
+        SHUTDOWN_IN_PROGRESS,
         "The server is in quiesce mode and will shut down",
     );
-    reply.insert("topologyVersion", super::hello::version_document(version));
+    reply.insert("topologyVersion", version_document(version));
     if let Some(view) = node.view() {
         node.append_cluster_time(&view, &mut reply);
     }

@@ -1,8 +1,7 @@
 //! Load-balanced mode: a sharded cluster's mongoses behind a layer-4 load balancer, as the
 //! load-balancer specification's test environments set it up.
 //!
-//! [`DeploymentConfig::load_balanced`](super::DeploymentConfig::load_balanced) starts two
-//! extra listeners besides the routers' own ports:
+//! [`DeploymentConfig::load_balanced`] starts two extra listeners besides the routers' own ports:
 //!
 //! - the *multi-backend* balancer, fronting every router
 //!   ([`Deployment::load_balanced_uri`]; the unified format's `MULTI_MONGOS_LB_URI`);
@@ -41,30 +40,35 @@
 //!
 //! A router killed with `{blackpipe: "kill"}` is skipped too until it restarts, and its
 //! balancer connections see the router's connections drop.
+//!
+//! This module runs the balancers (their ports, the round robin, closing a backend's
+//! connections); the routers' side of the hello is a gate of the node room, and the
+//! `lbBackend` command is parsed and run in the control room.
+//!
+//! [`DeploymentConfig::load_balanced`]: crate::deployment::DeploymentConfig::load_balanced
+//! [`Deployment::load_balanced_uri`]: crate::deployment::Deployment::load_balanced_uri
+//! [`Deployment::single_backend_load_balanced_uri`]: crate::deployment::Deployment::single_backend_load_balanced_uri
+//! [`Deployment::set_backend_down`]: crate::deployment::Deployment::set_backend_down
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use bson::oid::ObjectId;
-use bson::{Bson, Document, doc};
 
-use super::config::DeploymentConfig;
-use super::control_error::ControlError;
-use super::errors::{self, SessionFacts};
-use super::handle::Deployment;
-use super::member::NodeContext;
-use super::model::{DeploymentKind, Health, NodeIndex};
-use super::runtime::{Inner, lock};
+use crate::codes;
+use crate::deployment::balanced::{BalancedConnection, Balancers, Binding};
+use crate::deployment::config::DeploymentConfig;
+use crate::deployment::control_error::ControlError;
+use crate::deployment::model::{DeploymentKind, Health, NodeIndex};
+use crate::deployment::state::{Inner, lock};
 use crate::server::{
     BoxFuture, ConnectionContext, ConnectionId, ConnectionInfo, Handler, Outcome, Reaction,
     Request, Server,
 };
 
 /// mongos's `LoadBalancerSupportMismatch`.
-pub const LOAD_BALANCER_SUPPORT_MISMATCH: i32 = 354;
-/// `TypeMismatch`.
-const TYPE_MISMATCH: i32 = 14;
+pub const LOAD_BALANCER_SUPPORT_MISMATCH: i32 = codes::LOAD_BALANCER_SUPPORT_MISMATCH;
 
 /// The balancers of a load-balanced deployment and the state they share.
 pub(crate) struct Balancer {
@@ -111,21 +115,6 @@ impl Backends {
             }
         }
     }
-}
-
-/// Which router a balancer connection goes to, and its number there.
-#[derive(Debug, Clone, Copy)]
-struct Binding {
-    backend: NodeIndex,
-    number: i64,
-}
-
-/// The state a balancer connection carries in its extensions (seen by the router's handler).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct BalancedConnection {
-    binding: Binding,
-    /// The first hello succeeded (with `serviceId`); later hellos are ordinary.
-    greeted: bool,
 }
 
 /// The [`Handler`] of one balancer port: binds each connection to a router and passes its
@@ -256,13 +245,14 @@ pub(crate) fn validate(config: &DeploymentConfig) -> Result<(), ControlError> {
     Ok(())
 }
 
-/// Binds the balancers of a load-balanced `config` (nothing otherwise).
+/// Binds the balancers of a load-balanced `config` (`None` otherwise) and hands them to the
+/// members.
 pub(crate) async fn start(
     inner: &Arc<Inner>,
     config: &DeploymentConfig,
-) -> Result<(), ControlError> {
+) -> Result<Option<Arc<Balancer>>, ControlError> {
     if !config.load_balanced {
-        return Ok(());
+        return Ok(None);
     }
     let routers = lock(&inner.state).slots.len();
     let backends = Arc::new(Backends {
@@ -285,12 +275,15 @@ pub(crate) async fn start(
             .map_err(|error| ControlError::Listen(format!("{bind}:{port}: {error}")))?;
         listeners.push(Listener { server, handler });
     }
-    // `start` runs once, right after the deployment is built: the cell is empty.
-    let _ = inner.load_balancer.set(Balancer {
+    let balancer = Arc::new(Balancer {
         listeners,
         backends,
     });
-    Ok(())
+    // `start` runs once, right after the deployment is built: the cell is empty.
+    let _ = inner
+        .load_balancer
+        .set(Arc::clone(&balancer) as Arc<dyn Balancers>);
+    Ok(Some(balancer))
 }
 
 /// With fixed ports, the balancers listen right after the routers; ephemeral otherwise.
@@ -308,9 +301,7 @@ fn balancer_port(
         .ok_or_else(|| ControlError::Listen("port range overflows".into()))
 }
 
-impl Balancer {
-    /// Takes `backend` out of (or puts it back into) both balancers; returns how many
-    /// balancer connections were closed.
+impl Balancers for Balancer {
     fn set_down(&self, backend: NodeIndex, down: bool) -> Result<usize, ControlError> {
         {
             let mut state = lock(&self.backends.state);
@@ -333,7 +324,14 @@ impl Balancer {
         Ok(closed)
     }
 
-    fn host(&self, which: usize) -> Option<String> {
+    fn service_id(&self, backend: NodeIndex, process: ObjectId) -> Option<ObjectId> {
+        self.backends.service_id(backend, process)
+    }
+}
+
+impl Balancer {
+    /// `127.0.0.1:<port>` of balancer `which` (0: multi-backend, 1: single-backend).
+    pub(crate) fn host(&self, which: usize) -> Option<String> {
         let listener = self.listeners.get(which)?;
         Some(format!("127.0.0.1:{}", listener.server.local_addr().port()))
     }
@@ -352,6 +350,13 @@ impl Balancer {
         }
     }
 
+    /// Resolves once no connection is open on either balancer.
+    pub(crate) async fn wait_for_no_connections(&self) {
+        for listener in &self.listeners {
+            listener.server.wait_for_open_connections(0).await;
+        }
+    }
+
     /// Balancer connections open now.
     pub(crate) fn open_connections(&self) -> usize {
         self.listeners
@@ -359,168 +364,4 @@ impl Balancer {
             .map(|listener| listener.server.open_connections())
             .sum()
     }
-}
-
-/// What a hello's `loadBalanced` says: `Err` with the `TypeMismatch` reply for a value that is
-/// neither a boolean nor null.
-fn load_balanced_flag(command: &Document) -> Result<bool, Document> {
-    match command.get("loadBalanced") {
-        None | Some(Bson::Null) => Ok(false),
-        Some(Bson::Boolean(flag)) => Ok(*flag),
-        Some(other) => Err(errors::error_reply(
-            TYPE_MISMATCH,
-            format!(
-                "BSON field 'hello.loadBalanced' is the wrong type '{:?}', expected type 'bool'",
-                other.element_type()
-            ),
-        )),
-    }
-}
-
-/// The error a hello gets before it is answered: a malformed `loadBalanced` anywhere, or, on
-/// a balancer connection's first hello, a missing `loadBalanced: true`.
-pub(crate) fn hello_refusal(
-    command: &Document,
-    connection: &ConnectionContext,
-) -> Option<Document> {
-    let affirmed = match load_balanced_flag(command) {
-        Ok(affirmed) => affirmed,
-        Err(reply) => return Some(reply),
-    };
-    let balanced = connection.extensions().get::<BalancedConnection>()?;
-    (!balanced.greeted && !affirmed).then(|| {
-        errors::error_reply(
-            LOAD_BALANCER_SUPPORT_MISMATCH,
-            "The server is being accessed through a load balancer, but the client did not \
-             declare load-balanced mode in its hello (loadBalanced: true)",
-        )
-    })
-}
-
-/// Adds `serviceId` to the first successful hello reply of a balancer connection.
-pub(crate) fn decorate_hello(
-    node: &NodeContext,
-    connection: &mut ConnectionContext,
-    outcome: Outcome,
-) -> Outcome {
-    let Some(balanced) = connection.extensions().get::<BalancedConnection>().copied() else {
-        return outcome;
-    };
-    if balanced.greeted {
-        return outcome;
-    }
-    let Outcome::React(Reaction::Reply(mut reply)) = outcome else {
-        return outcome;
-    };
-    let service = node
-        .inner
-        .load_balancer
-        .get()
-        .zip(node.view())
-        .and_then(|(balancer, view)| {
-            balancer
-                .backends
-                .service_id(balanced.binding.backend, view.version.process_id)
-        });
-    if let (true, Some(service)) = (errors::reply_is_ok(&reply), service) {
-        reply.insert("serviceId", service);
-        connection.extensions_mut().insert(BalancedConnection {
-            greeted: true,
-            ..balanced
-        });
-    }
-    Reaction::Reply(reply).into()
-}
-
-/// The `connectionId` hello reports: the router's own number for a balancer connection.
-pub(crate) fn connection_number(connection: &ConnectionContext) -> i64 {
-    match connection.extensions().get::<BalancedConnection>() {
-        Some(balanced) => balanced.binding.number,
-        None => i64::try_from(connection.id().get()).unwrap_or(i64::MAX),
-    }
-}
-
-/// Runs `{blackpipe: "lbBackend", backend, down}`; `None` for any other admin command.
-pub(crate) fn run_admin(node: &NodeContext, command: &Document) -> Option<Outcome> {
-    if command.get_str("blackpipe").ok() != Some("lbBackend") {
-        return None;
-    }
-    let result = parse_backend_command(command)
-        .and_then(|(backend, down)| set_backend_down(&node.inner, backend, down));
-    let reply = match result {
-        Ok(closed) => doc! { "ok": 1.0, "closed": i64::try_from(closed).unwrap_or(i64::MAX) },
-        Err(error) => error.to_reply(),
-    };
-    Some(node.finish(reply, SessionFacts::default(), None))
-}
-
-/// Reads `backend` (a non-negative integer) and `down` (a boolean).
-fn parse_backend_command(command: &Document) -> Result<(NodeIndex, bool), ControlError> {
-    let bad = |message: &str| ControlError::BadArgument(message.to_owned());
-    let backend = match command.get("backend") {
-        Some(Bson::Int32(index)) => i64::from(*index),
-        Some(Bson::Int64(index)) => *index,
-        _ => return Err(bad("'backend' must be an integer router index")),
-    };
-    let backend =
-        NodeIndex::try_from(backend).map_err(|_| bad("'backend' must not be negative"))?;
-    let Some(Bson::Boolean(down)) = command.get("down") else {
-        return Err(bad("'down' must be a boolean"));
-    };
-    Ok((backend, *down))
-}
-
-impl Deployment {
-    /// `mongodb://<multi-backend balancer>/?loadBalanced=true` for a load-balanced deployment
-    /// (see [`super::load_balancer`]); `None` otherwise.
-    pub fn load_balanced_uri(&self) -> Option<String> {
-        let host = self.inner.load_balancer.get()?.host(0)?;
-        Some(format!("mongodb://{host}/?loadBalanced=true"))
-    }
-
-    /// The same through the balancer that fronts router 0 only.
-    pub fn single_backend_load_balanced_uri(&self) -> Option<String> {
-        let host = self.inner.load_balancer.get()?.host(1)?;
-        Some(format!("mongodb://{host}/?loadBalanced=true"))
-    }
-
-    /// The `serviceId` router `backend` reports through the balancers now.
-    pub fn service_id(&self, backend: NodeIndex) -> Option<ObjectId> {
-        let balancer = self.inner.load_balancer.get()?;
-        let process = self.topology().node(backend)?.topology_version().process_id;
-        balancer.backends.service_id(backend, process)
-    }
-
-    /// Resolves once no connection is open on the balancers (a client that shut down cleanly
-    /// leaves none behind). Resolves at once without a load balancer.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe.
-    pub async fn wait_for_no_balanced_connections(&self) {
-        if let Some(balancer) = self.inner.load_balancer.get() {
-            for listener in &balancer.listeners {
-                listener.server.wait_for_open_connections(0).await;
-            }
-        }
-    }
-
-    /// Takes router `backend` out of the balancers (`down`), closing its balancer
-    /// connections, or puts it back. Returns how many connections were closed.
-    ///
-    /// # Errors
-    ///
-    /// `BadArgument` without a load balancer; `UnknownMember` for an unknown router.
-    pub fn set_backend_down(&self, backend: NodeIndex, down: bool) -> Result<usize, ControlError> {
-        set_backend_down(&self.inner, backend, down)
-    }
-}
-
-/// [`Deployment::set_backend_down`], for the Rust API and the admin command alike.
-fn set_backend_down(inner: &Inner, backend: NodeIndex, down: bool) -> Result<usize, ControlError> {
-    inner
-        .load_balancer
-        .get()
-        .ok_or_else(|| ControlError::BadArgument("this deployment has no load balancer".into()))?
-        .set_down(backend, down)
 }

@@ -2,12 +2,10 @@
 
 use bson::{Bson, Document};
 
-use super::errors;
-use super::member::NodeView;
-use super::model::DeploymentKind;
-
-/// `NotAReplicaSet`.
-const NOT_A_REPLICA_SET: i32 = 123;
+use super::context::NodeView;
+use crate::codes;
+use crate::deployment::errors;
+use crate::deployment::model::DeploymentKind;
 
 /// The error a standalone answers a command with `readConcern: {level: "snapshot"}`; `None`
 /// elsewhere (a replica set member or a router reads at a cluster time).
@@ -18,7 +16,7 @@ pub(crate) fn refusal(view: &NodeView, command: &Document) -> Option<Document> {
     let level = command.get_document("readConcern").ok()?.get("level")?;
     (level == &Bson::from("snapshot")).then(|| {
         errors::error_reply(
-            NOT_A_REPLICA_SET,
+            codes::NOT_A_REPLICA_SET,
             "node needs to be a replica set member to use readConcern: snapshot",
         )
     })

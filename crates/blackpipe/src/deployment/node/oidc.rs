@@ -1,23 +1,17 @@
 //! A node's MONGODB-OIDC hooks (the conversation itself is in [`crate::auth::oidc`]):
 //! `saslStart` / `saslContinue` for the mechanism, the speculative attempt inside `hello`,
-//! ReauthenticationRequired (391) once the token a connection authenticated with has expired,
-//! and the `{blackpipe: "mintOidcToken"}` admin command that hands a test a token.
+//! and ReauthenticationRequired (391) once the token a connection authenticated with has
+//! expired. The `{blackpipe: "mintOidcToken"}` command that hands a test a token is a control
+//! command.
 
-use std::time::Duration;
+use bson::Document;
 
-use bson::{Bson, Document, doc};
-
-use super::errors::{self, SessionFacts};
-use super::member::NodeContext;
+use super::context::NodeContext;
 use crate::auth::ConnectionAuth;
 use crate::auth::oidc::{EXTERNAL_DB, MECHANISM, OidcConnection, OidcIssuer, Step};
+use crate::codes;
+use crate::deployment::errors::{self, SessionFacts};
 use crate::server::{ConnectionContext, Outcome};
-
-/// mongod's ReauthenticationRequired.
-const REAUTHENTICATION_REQUIRED: i32 = 391;
-
-/// The lifetime of a token minted by the admin command when it names none.
-const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
 
 /// Runs `step` on the connection's OIDC state and records the user it authenticated.
 fn with_state(
@@ -103,39 +97,8 @@ pub(crate) fn expired(
         return None;
     }
     let reply = errors::error_reply(
-        REAUTHENTICATION_REQUIRED,
+        codes::REAUTHENTICATION_REQUIRED,
         "the OIDC access token of this connection has expired; reauthenticate",
     );
     Some(node.finish(reply, session, None))
-}
-
-/// `{blackpipe: "mintOidcToken", principal: <string>, lifetimeSecs: <n>}` on the admin
-/// database: `{ok: 1, token}`. `None` for other admin commands.
-pub(crate) fn run_admin(node: &NodeContext, command: &Document) -> Option<Outcome> {
-    if command.get_str("blackpipe").ok() != Some("mintOidcToken") {
-        return None;
-    }
-    let reply = match mint(node, command) {
-        Ok(token) => doc! { "ok": 1, "token": token },
-        Err(message) => errors::error_reply(2, message),
-    };
-    Some(node.finish(reply, SessionFacts::default(), None))
-}
-
-fn mint(node: &NodeContext, command: &Document) -> Result<String, String> {
-    let issuer = node
-        .inner
-        .oidc
-        .as_deref()
-        .ok_or("this deployment has no OIDC issuer")?;
-    let principal = command
-        .get_str("principal")
-        .map_err(|_| "mintOidcToken needs a string principal")?;
-    let lifetime = match command.get("lifetimeSecs") {
-        None => DEFAULT_TOKEN_LIFETIME,
-        Some(Bson::Int32(secs)) if *secs > 0 => Duration::from_secs(secs.unsigned_abs().into()),
-        Some(Bson::Int64(secs)) if *secs > 0 => Duration::from_secs(secs.unsigned_abs()),
-        Some(_) => return Err("lifetimeSecs must be a positive integer".into()),
-    };
-    Ok(issuer.mint(principal, lifetime))
 }

@@ -23,14 +23,14 @@
 //! | `{blackpipe: "slow", member?, delayMS}` | delay every reply of the node (`0` restores); a command's `maxTimeMS` cuts the delay short with `MaxTimeMSExpired` |
 //! | `{blackpipe: "slowCommands", member?, delayMS}` | each command the store runs (CRUD, cursors, indexes...) takes `delayMS` to execute, hello and handshakes staying fast (`0` restores); interrupted with `MaxTimeMSExpired` at the command's `maxTimeMS` |
 //! | `{blackpipe: "overload", member?, mode?: "alwaysOn", baseBackoffMS?}` | reject commands with code 462 (`mode` as in `configureFailPoint`; `"off"` stops) |
-//! | `{blackpipe: "capacity", member?, opsPerSec?, concurrent?, rejectCost?: 0.05, burstSecs?: 0.1, baseBackoffMS?}` | give the member (omitted: every data-bearing member; the reply lists them in `members`) a capacity: past `opsPerSec` or `concurrent` commands in progress it rejects with 462, each rejection costing `rejectCost` of an admitted command (see [`super::capacity`]); 0 or absent means no limit; counters restart from zero |
+//! | `{blackpipe: "capacity", member?, opsPerSec?, concurrent?, rejectCost?: 0.05, burstSecs?: 0.1, baseBackoffMS?}` | give the member (omitted: every data-bearing member; the reply lists them in `members`) a capacity: past `opsPerSec` or `concurrent` commands in progress it rejects with 462, each rejection costing `rejectCost` of an admitted command (see [`capacity`]); 0 or absent means no limit; counters restart from zero |
 //! | `{blackpipe: "capacity", member?, off: true}` | remove the capacity (counters kept) |
 //! | `{blackpipe: "capacityStats", member?}` | `admitted`, `rejected`, `rejectionCost` (totals over the members), and `members`: each one's counters, `inProgress` and `capacity` |
 //! | `{blackpipe: "replicationLag", lagMS}` | secondaries report a `lastWrite` this far behind |
 //! | `{blackpipe: "transactionLifetime", secs}` | mongod's `transactionLifetimeLimitSeconds`: transactions started afterwards are aborted once open this long (default 60) |
 //! | `{blackpipe: "autoFailover", enabled, electionDelayMS?}` | elect a successor automatically when the set loses its primary |
 //! | `{blackpipe: "addMember", priority?, votes?, hidden?, arbiterOnly?}` | reconfigure with one more member on a new port |
-//! | `{blackpipe: "lbBackend", backend, down}` | load-balanced mode: take router `backend` out of the load balancers (`down: true`: its balancer connections close, new ones skip it) or put it back (see [`super::load_balancer`]) |
+//! | `{blackpipe: "lbBackend", backend, down}` | load-balanced mode: take router `backend` out of the load balancers (`down: true`: its balancer connections close, new ones skip it) or put it back (see [`load_balancer`](crate::deployment::load_balancer)) |
 //!
 //! Errors use mongod's codes where mongod has the same situation (e.g. 10107 for stepping down
 //! a secondary), `BadValue` (2) for malformed commands, `CommandFailed` (125) otherwise.
@@ -39,10 +39,10 @@ use std::time::{Duration, Instant};
 
 use bson::{Bson, Document, doc};
 
-use super::capacity::CapacityChange;
-use super::control_error::ControlError;
-use super::hello::version_document;
-use super::model::{DeploymentKind, Health, MemberOptions, NodeIndex, Role, Topology};
+use crate::deployment::capacity::{self, CapacityChange};
+use crate::deployment::control_error::ControlError;
+use crate::deployment::hello::version_document;
+use crate::deployment::model::{DeploymentKind, Health, MemberOptions, NodeIndex, Role, Topology};
 use crate::failpoint::Overload;
 
 /// A replica set config's members: each host with its options.
@@ -343,7 +343,7 @@ pub fn parse_admin(command: &Document) -> Result<AdminRequest, ControlError> {
         },
         "capacity" => AdminRequest::Capacity {
             member: member.clone(),
-            change: super::capacity::parse_change(command)?,
+            change: capacity::parse_change(command)?,
         },
         "capacityStats" => AdminRequest::CapacityStats {
             member: member.clone(),
@@ -542,14 +542,30 @@ pub fn config_reply(topology: &Topology) -> Document {
     }
 }
 
+/// mongod's member states, as `replSetGetStatus` numbers them.
+mod member_state {
+    /// `STARTUP`: not yet a member of a set.
+    pub(super) const STARTUP: i32 = 0;
+    /// `PRIMARY`.
+    pub(super) const PRIMARY: i32 = 1;
+    /// `SECONDARY`.
+    pub(super) const SECONDARY: i32 = 2;
+    /// `ARBITER`.
+    pub(super) const ARBITER: i32 = 7;
+    /// `DOWN`: not reachable or not healthy.
+    pub(super) const DOWN: i32 = 8;
+    /// `REMOVED`: no longer in the config.
+    pub(super) const REMOVED: i32 = 10;
+}
+
 fn state_of(role: Role, health: Health) -> (i32, &'static str) {
     match (health, role) {
-        (Health::Down | Health::Partitioned, _) => (8, "(not reachable/healthy)"),
-        (_, Role::Primary) => (1, "PRIMARY"),
-        (_, Role::Secondary) => (2, "SECONDARY"),
-        (_, Role::Arbiter) => (7, "ARBITER"),
-        (_, Role::Removed) => (10, "REMOVED"),
-        (_, Role::Standalone | Role::Router) => (0, "STARTUP"),
+        (Health::Down | Health::Partitioned, _) => (member_state::DOWN, "(not reachable/healthy)"),
+        (_, Role::Primary) => (member_state::PRIMARY, "PRIMARY"),
+        (_, Role::Secondary) => (member_state::SECONDARY, "SECONDARY"),
+        (_, Role::Arbiter) => (member_state::ARBITER, "ARBITER"),
+        (_, Role::Removed) => (member_state::REMOVED, "REMOVED"),
+        (_, Role::Standalone | Role::Router) => (member_state::STARTUP, "STARTUP"),
     }
 }
 
@@ -578,7 +594,9 @@ pub fn status_reply(topology: &Topology, receiver: NodeIndex) -> Document {
         .collect();
     let (my_state, _) = topology
         .node(receiver)
-        .map_or((0, ""), |node| state_of(node.role(), node.health()));
+        .map_or((member_state::STARTUP, ""), |node| {
+            state_of(node.role(), node.health())
+        });
     doc! {
         "set": topology.set_name(),
         "term": topology.term(),

@@ -1,0 +1,284 @@
+//! Launching members: binding each node's listener (a new server process with its own fail
+//! points), and [`Inner::mutate`], through which every model change publishes the nodes' new
+//! `topologyVersion`s and, when the set lost its primary, schedules an automatic election. The
+//! pure [`Topology`] decides; this module carries its decisions out.
+
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use bson::oid::ObjectId;
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use tokio::sync::watch;
+
+use crate::deployment::backend::WriteTime;
+use crate::deployment::capacity::MemberCapacity;
+use crate::deployment::config::DeploymentConfig;
+use crate::deployment::control_error::ControlError;
+use crate::deployment::model::{DeploymentKind, NodeIndex, Role, Topology};
+use crate::deployment::node::pipeline::MemberHandler;
+use crate::deployment::state::{Inner, NodeCounters, Process, Slot, State, lock};
+use crate::server::Server;
+use crate::store::Store;
+
+/// Finds a free port by binding an ephemeral one and releasing it.
+fn free_port() -> std::io::Result<u16> {
+    let probe = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
+    Ok(probe.local_addr()?.port())
+}
+
+/// The optime of "replica set initiated": one second ago, so that every write the store
+/// records afterwards has a greater timestamp.
+fn baseline_write_time() -> WriteTime {
+    let wall = bson::DateTime::from_millis(bson::DateTime::now().timestamp_millis() - 1000);
+    let seconds = u32::try_from(wall.timestamp_millis() / 1000).unwrap_or(u32::MAX);
+    WriteTime {
+        ts: bson::Timestamp {
+            time: seconds,
+            increment: 1,
+        },
+        wall,
+    }
+}
+
+/// The initial model of `config` with its nodes on `ports`.
+fn build_topology(
+    config: &DeploymentConfig,
+    ports: &[u16],
+    process_ids: &[ObjectId],
+) -> Result<Topology, ControlError> {
+    let hosts = ports.iter().map(|&port| host_of(port));
+    Ok(match config.kind {
+        DeploymentKind::Standalone => Topology::standalone(
+            host_of(ports.first().copied().unwrap_or_default()),
+            process_ids.first().copied().unwrap_or_default(),
+        ),
+        DeploymentKind::Sharded => {
+            Topology::sharded(hosts.zip(process_ids.iter().copied()).collect())
+        }
+        DeploymentKind::ReplicaSet => Topology::replica_set(
+            config.set_name.clone(),
+            hosts
+                .zip(&config.members)
+                .zip(process_ids)
+                .map(|((host, options), &pid)| (host, options.clone(), pid))
+                .collect(),
+        )?,
+    })
+}
+
+fn host_of(port: u16) -> String {
+    format!("127.0.0.1:{port}")
+}
+
+impl Inner {
+    /// Binds every node and builds the initial topology.
+    pub(crate) async fn start(
+        config: &DeploymentConfig,
+        store: Arc<Store>,
+    ) -> Result<Arc<Self>, ControlError> {
+        let fixed_ports = config.port != 0;
+        let count = config.members.len();
+        // With ephemeral ports, each listener binds port 0 and the topology is rebuilt with the
+        // ports the system chose before anyone can know them: no window where another socket
+        // could take a probed port. Until then, distinct placeholders keep hosts unique.
+        let mut ports = Vec::with_capacity(count);
+        for offset in 0..count {
+            let offset =
+                u16::try_from(offset).map_err(|_| ControlError::Listen("too many nodes".into()))?;
+            let port = if fixed_ports {
+                config
+                    .port
+                    .checked_add(offset)
+                    .ok_or_else(|| ControlError::Listen("port range overflows".into()))?
+            } else {
+                offset + 1
+            };
+            ports.push(port);
+        }
+        let process_ids: Vec<ObjectId> = (0..count).map(|_| ObjectId::new()).collect();
+        let topology = build_topology(config, &ports, &process_ids)?;
+        let slots = ports
+            .iter()
+            .zip(topology.nodes())
+            .map(|(&port, node)| Slot {
+                port,
+                version: Arc::new(watch::Sender::new(node.topology_version())),
+                counters: Arc::new(NodeCounters::default()),
+                server: None,
+                slow: Duration::ZERO,
+                command_time: Duration::ZERO,
+                overload: None,
+                capacity: MemberCapacity::new(
+                    config.capacity.filter(|_| node.role() != Role::Arbiter),
+                    tokio::time::Instant::now().into_std(),
+                ),
+            })
+            .collect();
+        let rng = match config.seed {
+            Some(seed) => SmallRng::seed_from_u64(seed),
+            None => SmallRng::from_os_rng(),
+        };
+        let users = crate::auth::Users::new(&config.users, &mut rand::rng())
+            .map_err(|error| ControlError::InvalidConfig(error.to_string()))?
+            .with_aws_keys(config.aws_keys.clone());
+        let oidc = match &config.oidc {
+            Some(oidc) => Some(Arc::new(
+                crate::auth::OidcIssuer::new(oidc.clone())
+                    .map_err(|error| ControlError::InvalidConfig(error.to_string()))?,
+            )),
+            None => None,
+        };
+        let inner = Arc::new(Self {
+            state: Mutex::new(State {
+                topology,
+                slots,
+                auto_failover: config.auto_failover,
+                election_delay: config.election_delay,
+                replication_lag: config.replication_lag,
+            }),
+            store,
+            rng: Mutex::new(rng),
+            control: tokio::sync::Mutex::new(()),
+            changes: watch::Sender::new(0),
+            baseline: baseline_write_time(),
+            fixed_ports,
+            listener: config.server.clone(),
+            users,
+            auth_required: config.auth,
+            load_balancer: OnceLock::new(),
+            oidc,
+        });
+        let mut bound = Vec::with_capacity(count);
+        for (index, &port) in ports.iter().enumerate() {
+            let server = inner
+                .bind(index, if fixed_ports { port } else { 0 })
+                .await?;
+            bound.push(server.local_addr().port());
+            lock(&inner.state).slots[index].server = Some(server);
+        }
+        if !fixed_ports {
+            let topology = build_topology(config, &bound, &process_ids)?;
+            let mut state = lock(&inner.state);
+            for (slot, port) in state.slots.iter_mut().zip(&bound) {
+                slot.port = *port;
+            }
+            state.topology = topology;
+        }
+        Ok(inner)
+    }
+
+    /// Starts a server process for node `index` on `port`.
+    pub(super) async fn bind(
+        self: &Arc<Self>,
+        index: NodeIndex,
+        port: u16,
+    ) -> Result<Server, ControlError> {
+        let (version, counters) = self.with_slot(index, |slot| {
+            (Arc::clone(&slot.version), Arc::clone(&slot.counters))
+        })?;
+        let handler = MemberHandler::new(
+            Arc::clone(self),
+            index,
+            Arc::new(Process::default()),
+            version,
+            counters,
+        );
+        let listener = self.listener.clone().with_port(port);
+        let bind = listener.bind;
+        Server::bind(listener, Arc::new(handler))
+            .await
+            .map_err(|error| ControlError::Listen(format!("{bind}:{port}: {error}")))
+    }
+
+    /// Applies a change to the model under the lock, then publishes every node's new
+    /// topologyVersion (waking awaitable hellos) and, if the set lost its primary, schedules
+    /// an automatic election.
+    pub(crate) fn mutate<R>(
+        self: &Arc<Self>,
+        change: impl FnOnce(&mut State) -> Result<R, ControlError>,
+    ) -> Result<R, ControlError> {
+        let mut state = lock(&self.state);
+        let primary_before = state.topology.primary();
+        let result = change(&mut state)?;
+        // A primary that steps down, dies or is replaced aborts its open transactions, as
+        // mongod does; they never commit half applied, and their clients see
+        // TransientTransactionError (or, for a commit that already happened, ok on retry).
+        if primary_before.is_some() && state.topology.primary() != primary_before {
+            self.store.abort_open_transactions();
+        }
+        for (slot, node) in state.slots.iter().zip(state.topology.nodes()) {
+            let version = node.topology_version();
+            slot.version.send_if_modified(|current| {
+                let modified = *current != version;
+                *current = version;
+                modified
+            });
+        }
+        let needs_election = state.auto_failover
+            && state.topology.kind() == DeploymentKind::ReplicaSet
+            && state.topology.primary().is_none();
+        let delay = state.election_delay;
+        drop(state);
+        self.changes.send_modify(|count| *count += 1);
+        if needs_election {
+            self.schedule_election(delay);
+        }
+        Ok(result)
+    }
+
+    fn schedule_election(self: &Arc<Self>, delay: Duration) {
+        // Weak: a pending election must not keep a stopped and dropped deployment (its store,
+        // op log and history) alive until the timer fires.
+        let inner = Arc::downgrade(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let Some(inner) = inner.upgrade() else {
+                return;
+            };
+            let elected = inner.mutate(|state| {
+                if !state.auto_failover {
+                    return Ok(None);
+                }
+                match state.topology.election_candidate(Instant::now()) {
+                    Some(candidate) => state.topology.elect(candidate).map(|()| Some(candidate)),
+                    None => Ok(None),
+                }
+            });
+            match elected {
+                Ok(Some(candidate)) => tracing::info!(candidate, "automatic election"),
+                Ok(None) => tracing::debug!("no automatic election possible now"),
+                Err(error) => tracing::debug!(%error, "automatic election failed"),
+            }
+        });
+    }
+
+    /// A port for a member added at run time: the next one after the highest in use when the
+    /// deployment has fixed ports, an ephemeral one otherwise.
+    pub(super) fn next_port(&self, fixed: bool) -> Result<u16, ControlError> {
+        if fixed {
+            let state = lock(&self.state);
+            let highest = state.slots.iter().map(|slot| slot.port).max().unwrap_or(0);
+            highest
+                .checked_add(1)
+                .ok_or_else(|| ControlError::Listen("no port left".into()))
+        } else {
+            free_port().map_err(|error| ControlError::Listen(error.to_string()))
+        }
+    }
+
+    /// Shuts every listener down.
+    pub(crate) async fn stop(&self) {
+        let servers: Vec<Server> = {
+            let mut state = lock(&self.state);
+            state
+                .slots
+                .iter_mut()
+                .filter_map(|slot| slot.server.take())
+                .collect()
+        };
+        for server in servers {
+            server.shutdown().await;
+        }
+    }
+}

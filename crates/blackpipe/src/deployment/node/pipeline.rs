@@ -1,0 +1,199 @@
+//! One node's [`Handler`]: the command pipeline of a mongod (or mongos) process. A request
+//! runs through the gates in mongod's order, each answering "go on" or the request's outcome:
+//! arrival (partition, death, slowness, shutdown) -> authentication (OIDC token expiry
+//! first) -> Stable API and Atlas Search refusals -> the control commands (`configureFailPoint`,
+//! `{blackpipe: ...}`, run by the control room) -> admission (overload fault, capacity) ->
+//! `failCommand` -> `maxTimeMS` -> hello (awaitable, load-balanced, with authentication's
+//! additions) -> SASL -> the mongod commands the node answers itself -> replication state,
+//! change-stream and standalone refusals -> the command's execution time -> the store ->
+//! router transactions, change-stream labels and the write concern -> error labels,
+//! `topologyVersion` and `$clusterTime`. While the node is partitioned, requests wait at
+//! arrival and replies wait before leaving, until it heals.
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::watch;
+
+use super::context::request::{self, CommandClass, canonical_name, classify};
+use super::context::{Gate, NodeContext, stop_with};
+use super::{
+    auth, awaitable, change_streams, fail_points, ingress, load_balanced, max_time, oidc, role,
+    router_txn, search, stable_api, standalone, write_concern,
+};
+use crate::deployment::backend;
+use crate::deployment::control::{blackpipe, mongod};
+use crate::deployment::errors::{self, SessionFacts};
+use crate::deployment::model::{NodeIndex, TopologyVersion};
+use crate::deployment::state::{Inner, NodeCounters, Process};
+use crate::failpoint::{CommandFacts, TransactionalWriteAction};
+use crate::server::{BoxFuture, ConnectionContext, Handler, Outcome, Reaction, Request};
+
+/// The [`Handler`] of one node process.
+pub(crate) struct MemberHandler {
+    node: NodeContext,
+    counters: Arc<NodeCounters>,
+}
+
+impl MemberHandler {
+    pub(crate) fn new(
+        inner: Arc<Inner>,
+        index: NodeIndex,
+        process: Arc<Process>,
+        version: Arc<watch::Sender<TopologyVersion>>,
+        counters: Arc<NodeCounters>,
+    ) -> Self {
+        Self {
+            node: NodeContext {
+                inner,
+                index,
+                process,
+                version,
+            },
+            counters,
+        }
+    }
+}
+
+impl Handler for MemberHandler {
+    fn handle<'a>(
+        &'a self,
+        request: Arc<Request>,
+        connection: &'a mut ConnectionContext,
+    ) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let (ControlFlow::Break(outcome) | ControlFlow::Continue(outcome)) =
+                run(&self.node, &self.counters, &request, connection).await;
+            self.node.deliver(outcome).await
+        })
+    }
+}
+
+/// Runs `request` through the gates, then the store.
+async fn run(
+    node: &NodeContext,
+    counters: &NodeCounters,
+    request: &Request,
+    connection: &mut ConnectionContext,
+) -> Gate<Outcome> {
+    let name = canonical_name(request.command_name()).to_owned();
+    let is_hello = matches!(name.as_str(), "hello" | "isMaster");
+    counters.count(is_hello);
+    let command = request.command();
+    let session = SessionFacts::of(&name, command);
+    let class = classify(&name);
+    let write_on_primary = ingress::arrive(node, request, &name, class, session).await?;
+    stop_with(auth::refusal(node, &name, connection, session, || {
+        oidc::expired(node, connection, session)
+    }))?;
+    let refusal = stable_api::refusal(&name, command).or_else(|| search::refusal(&name, command));
+    node.refuse(refusal, session)?;
+    control_command(node, request, &name, session).await?;
+    // Held until the reply is built: the command's place under the capacity.
+    let _admission = ingress::admit(node, &name, is_hello, session)?;
+    let namespace = request::namespace_of(request);
+    let app_name = connection.app_name().map(str::to_owned);
+    let facts = CommandFacts {
+        name: &name,
+        namespace: &namespace,
+        app_name: app_name.as_deref(),
+        supports_write_concern: class == CommandClass::Write,
+    };
+    fail_points::fail_command(node, &facts, write_on_primary, session).await?;
+    let limit = max_time::limit(node, command, session)?;
+    if is_hello {
+        return ControlFlow::Break(hello(node, request, connection, &name, session).await);
+    }
+    let db = request.database();
+    stop_with(oidc::run_sasl(node, &name, command, connection))?;
+    stop_with(auth::run_sasl(node, &name, db, command, connection))?;
+    stop_with(mongod::run_builtin(node, &name, request, connection).await)?;
+    let Some(view) = node.view() else {
+        return ControlFlow::Break(Reaction::HangUp.into());
+    };
+    let stream_get_more = node.is_stream_get_more(&name, command);
+    if let Some(mut error) = role::refusal(&view, class, request)
+        .or_else(|| change_streams::standalone_refusal(view.kind, &name, command))
+        .or_else(|| standalone::refusal(&view, command))
+        .or_else(|| change_streams::fail_after_checkout(node, &name, command))
+    {
+        if stream_get_more {
+            errors::label_resumable_change_stream_error(&mut error);
+        }
+        return ControlFlow::Break(node.finish(error, session, None));
+    }
+    max_time::execution(node, &view, &name, limit, write_on_primary, session).await?;
+    store(node, request, &facts, session, class).await
+}
+
+/// `configureFailPoint` and `{blackpipe: ...}`, on the admin database only: the control room
+/// runs them.
+async fn control_command(
+    node: &NodeContext,
+    request: &Request,
+    name: &str,
+    session: SessionFacts,
+) -> Gate {
+    if !matches!(name, "configureFailPoint" | "blackpipe") {
+        return ControlFlow::Continue(());
+    }
+    if let Some(error) = mongod::admin_only(request, name) {
+        return ControlFlow::Break(node.finish(error, session, None));
+    }
+    ControlFlow::Break(match name {
+        "configureFailPoint" => mongod::configure_fail_point(node, request),
+        _ => blackpipe::run_admin(node, request.command()).await,
+    })
+}
+
+/// Hello and legacy hello: the load balancer's refusal, the (awaitable) reply, then what the
+/// load balancer and authentication add to it.
+async fn hello(
+    node: &NodeContext,
+    request: &Request,
+    connection: &mut ConnectionContext,
+    name: &str,
+    session: SessionFacts,
+) -> Outcome {
+    let command = request.command();
+    if let Some(refusal) = load_balanced::hello_refusal(command, connection) {
+        return node.finish(refusal, session, None);
+    }
+    let outcome = awaitable::hello(node, request, connection, name == "isMaster").await;
+    let outcome = load_balanced::decorate_hello(node, connection, outcome);
+    auth::decorate_hello(node, command, connection, outcome, |connection| {
+        oidc::speculative(node, command, connection)
+    })
+}
+
+/// The store, and what a member does around it: `onPrimaryTransactionalWrite`, a router's
+/// transaction recovery and recovery tokens, change-stream labels, and the write concern.
+async fn store(
+    node: &NodeContext,
+    request: &Request,
+    facts: &CommandFacts<'_>,
+    session: SessionFacts,
+    class: CommandClass,
+) -> Gate<Outcome> {
+    let command = request.command();
+    let transactional = fail_points::transactional_write(node, request, session, class)?;
+    let recovered = router_txn::recover_commit(node, facts.name, command, &node.inner.store);
+    node.refuse(recovered, session)?;
+    let stream_get_more = node.is_stream_get_more(facts.name, command);
+    let started = Instant::now();
+    let mut reply = backend::execute(&node.inner.store, request.database(), command).await;
+    router_txn::note_statement(node, session, command, &mut reply);
+    if stream_get_more {
+        errors::label_resumable_change_stream_error(&mut reply);
+    }
+    tracing::trace!(command = facts.name, elapsed = ?started.elapsed(), "store executed");
+    if transactional == TransactionalWriteAction::CloseAfterCommit {
+        return ControlFlow::Break(Reaction::HangUp.into());
+    }
+    let mut labels = None;
+    if class == CommandClass::Write && errors::reply_is_ok(&reply) {
+        labels = write_concern::after_write(node, facts, command, &mut reply);
+    }
+    ControlFlow::Continue(node.finish(reply, session, labels.as_deref()))
+}
