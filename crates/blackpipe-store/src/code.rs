@@ -181,6 +181,18 @@ pub const NOT_PRIMARY_OR_SECONDARY: i32 = 13436;
 /// `SearchNotEnabled`: Atlas Search is not enabled.
 pub const SEARCH_NOT_ENABLED: i32 = 31082;
 
+/// `ProtocolError`: a message or conversation step out of protocol.
+pub const PROTOCOL_ERROR: i32 = 17;
+/// `StaleShardVersion`: a router's routing table is out of date.
+pub const STALE_SHARD_VERSION: i32 = 63;
+/// `MechanismUnavailable`: the authentication mechanism is not enabled (the value
+/// [`TRANSACTION_TOO_LARGE`] also has; the auth layer names it itself).
+pub const MECHANISM_UNAVAILABLE: i32 = 334;
+/// `UnsupportedOpQueryCommand`: a command other than hello sent as OP_QUERY.
+pub const UNSUPPORTED_OP_QUERY_COMMAND: i32 = 352;
+/// `ReauthenticationRequired`: the connection's OIDC token has expired.
+pub const REAUTHENTICATION_REQUIRED: i32 = 391;
+
 // Numbered assertions, reported as `Location<code>`.
 /// `Location359`: `collMod` cannot make an index unique over duplicates (mongod's name for it,
 /// CannotConvertIndexToUnique, was never in blackpipe's table, so its replies keep `Location359`).
@@ -342,10 +354,31 @@ pub const SKIP_NEGATIVE: i32 = 5107200;
 /// `Location5858203`: a `$documents` that is not an array.
 pub const DOCUMENTS_NOT_AN_ARRAY: i32 = 5858203;
 
+/// `Location31368`: a hello with `maxAwaitTimeMS` but no `topologyVersion`.
+pub const MAX_AWAIT_WITHOUT_TOPOLOGY_VERSION: i32 = 31368;
+/// `Location31373`: a hello's `maxAwaitTimeMS` that is not a non-negative integer.
+pub const NEGATIVE_MAX_AWAIT: i32 = 31373;
+/// `Location31382`: a hello's `topologyVersion` with a counter ahead of the server's.
+pub const FUTURE_TOPOLOGY_VERSION: i32 = 31382;
+/// `Location40414`: a hello's malformed `topologyVersion`.
+pub const MALFORMED_TOPOLOGY_VERSION: i32 = 40414;
+/// `Location40571`: an OP_MSG without `$db`.
+pub const MISSING_DATABASE: i32 = 40571;
+/// `Location40573`: a `$changeStream` stage on a standalone.
+pub const CHANGE_STREAM_ON_STANDALONE: i32 = 40573;
+/// `Location51760`: a hello with `topologyVersion` but no `maxAwaitTimeMS`.
+pub const TOPOLOGY_VERSION_WITHOUT_MAX_AWAIT: i32 = 51760;
+/// `Location4886600`: `apiStrict` or `apiDeprecationErrors` without `apiVersion`.
+pub const API_PARAMETERS_WITHOUT_VERSION: i32 = 4886600;
+
 /// The name mongod gives `code`, if it has one; `None` for the codes mongod reports as
 /// `Location<code>`.
 pub fn name(code: i32) -> Option<&'static str> {
     let name = match code {
+        PROTOCOL_ERROR => "ProtocolError",
+        STALE_SHARD_VERSION => "StaleShardVersion",
+        UNSUPPORTED_OP_QUERY_COMMAND => "UnsupportedOpQueryCommand",
+        REAUTHENTICATION_REQUIRED => "ReauthenticationRequired",
         INTERNAL_ERROR => "InternalError",
         BAD_VALUE => "BadValue",
         HOST_UNREACHABLE => "HostUnreachable",

@@ -52,7 +52,6 @@
 //! ```
 
 pub mod auth;
-mod codes;
 pub mod deployment;
 pub mod failpoint;
 pub mod scripted;

@@ -4,7 +4,9 @@ use bson::Document;
 
 use crate::deployment::errors::error_reply;
 
-use crate::codes::{AUTHENTICATION_FAILED, BAD_VALUE, MECHANISM_UNAVAILABLE, PROTOCOL_ERROR};
+use blackpipe_store::code::{
+    AUTHENTICATION_FAILED, BAD_VALUE, MECHANISM_UNAVAILABLE, PROTOCOL_ERROR,
+};
 
 /// Why an authentication step or a user definition was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

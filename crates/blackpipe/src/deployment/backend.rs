@@ -3,7 +3,7 @@
 
 use bson::{DateTime, Document, Timestamp};
 
-use crate::store::{CommandContext, OpTime, Store};
+use blackpipe_store::{CommandContext, OpTime, Store};
 
 /// An optime: the oplog timestamp of a write and its wall-clock time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +73,7 @@ mod tests {
     use bson::{Bson, Document, doc};
 
     use super::execute;
-    use crate::store::{Store, StoreOptions};
+    use blackpipe_store::{Store, StoreOptions};
 
     /// A store whose capped collection `c` holds `{_id: 1}`, and an awaitData cursor on it
     /// that has read everything.

@@ -3,7 +3,7 @@
 
 use bson::{Document, doc};
 
-use crate::codes;
+use blackpipe_store::code;
 
 /// Why a control request (stepdown, election, kill, reconfig, ...) was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -51,29 +51,29 @@ impl ControlError {
     /// The error code mongod would use.
     pub fn code(&self) -> i32 {
         match self {
-            Self::NotReplicaSet => codes::NO_REPLICATION_ENABLED,
-            Self::NotPrimary => codes::NOT_WRITABLE_PRIMARY,
-            Self::NoElectableSecondary => codes::EXCEEDED_TIME_LIMIT,
+            Self::NotReplicaSet => code::NO_REPLICATION_ENABLED,
+            Self::NotPrimary => code::NOT_WRITABLE_PRIMARY,
+            Self::NoElectableSecondary => code::EXCEEDED_TIME_LIMIT,
             Self::NotElectable(_) | Self::Unreachable(_) | Self::NoMajority | Self::Listen(_) => {
-                codes::COMMAND_FAILED
+                code::COMMAND_FAILED
             }
-            Self::FreezePrimary => codes::NOT_SECONDARY,
-            Self::UnknownMember(_) | Self::BadArgument(_) => codes::BAD_VALUE,
-            Self::InvalidConfig(_) => codes::INVALID_REPLICA_SET_CONFIG,
-            Self::NewConfigIncompatible(_) => codes::NEW_REPLICA_SET_CONFIGURATION_INCOMPATIBLE,
+            Self::FreezePrimary => code::NOT_SECONDARY,
+            Self::UnknownMember(_) | Self::BadArgument(_) => code::BAD_VALUE,
+            Self::InvalidConfig(_) => code::INVALID_REPLICA_SET_CONFIG,
+            Self::NewConfigIncompatible(_) => code::NEW_REPLICA_SET_CONFIGURATION_INCOMPATIBLE,
         }
     }
 
     /// The name of [`Self::code`].
     pub fn code_name(&self) -> &'static str {
         match self.code() {
-            codes::NO_REPLICATION_ENABLED => "NoReplicationEnabled",
-            codes::NOT_WRITABLE_PRIMARY => "NotWritablePrimary",
-            codes::EXCEEDED_TIME_LIMIT => "ExceededTimeLimit",
-            codes::NOT_SECONDARY => "NotSecondary",
-            codes::BAD_VALUE => "BadValue",
-            codes::INVALID_REPLICA_SET_CONFIG => "InvalidReplicaSetConfig",
-            codes::NEW_REPLICA_SET_CONFIGURATION_INCOMPATIBLE => {
+            code::NO_REPLICATION_ENABLED => "NoReplicationEnabled",
+            code::NOT_WRITABLE_PRIMARY => "NotWritablePrimary",
+            code::EXCEEDED_TIME_LIMIT => "ExceededTimeLimit",
+            code::NOT_SECONDARY => "NotSecondary",
+            code::BAD_VALUE => "BadValue",
+            code::INVALID_REPLICA_SET_CONFIG => "InvalidReplicaSetConfig",
+            code::NEW_REPLICA_SET_CONFIGURATION_INCOMPATIBLE => {
                 "NewReplicaSetConfigurationIncompatible"
             }
             _ => "CommandFailed",

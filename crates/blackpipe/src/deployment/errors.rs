@@ -7,113 +7,43 @@ use bson::{Bson, Document, doc};
 
 use super::hello::version_document;
 use super::model::TopologyVersion;
-use crate::codes;
+use blackpipe_store::code;
 
 /// Codes the server labels `RetryableWriteError` on a retryable write (the list of the
 /// retryable writes specification).
 pub const RETRYABLE_WRITE_CODES: [i32; 12] = [
-    codes::INTERRUPTED_AT_SHUTDOWN,
-    codes::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE,
-    codes::NOT_WRITABLE_PRIMARY,
-    codes::NOT_PRIMARY_NO_SECONDARY_OK,
-    codes::NOT_PRIMARY_OR_SECONDARY,
-    codes::PRIMARY_STEPPED_DOWN,
-    codes::SHUTDOWN_IN_PROGRESS,
-    codes::HOST_NOT_FOUND,
-    codes::HOST_UNREACHABLE,
-    codes::NETWORK_TIMEOUT,
-    codes::SOCKET_EXCEPTION,
-    codes::EXCEEDED_TIME_LIMIT,
+    code::INTERRUPTED_AT_SHUTDOWN,
+    code::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE,
+    code::NOT_WRITABLE_PRIMARY,
+    code::NOT_PRIMARY_NO_SECONDARY_OK,
+    code::NOT_PRIMARY_OR_SECONDARY,
+    code::PRIMARY_STEPPED_DOWN,
+    code::SHUTDOWN_IN_PROGRESS,
+    code::HOST_NOT_FOUND,
+    code::HOST_UNREACHABLE,
+    code::NETWORK_TIMEOUT,
+    code::SOCKET_EXCEPTION,
+    code::EXCEEDED_TIME_LIMIT,
 ];
 
 /// `NotWritablePrimary`.
-pub const NOT_WRITABLE_PRIMARY: i32 = codes::NOT_WRITABLE_PRIMARY;
+pub const NOT_WRITABLE_PRIMARY: i32 = code::NOT_WRITABLE_PRIMARY;
 /// `NotPrimaryNoSecondaryOk`.
-pub const NOT_PRIMARY_NO_SECONDARY_OK: i32 = codes::NOT_PRIMARY_NO_SECONDARY_OK;
+pub const NOT_PRIMARY_NO_SECONDARY_OK: i32 = code::NOT_PRIMARY_NO_SECONDARY_OK;
 /// `NotPrimaryOrSecondary`.
-pub const NOT_PRIMARY_OR_SECONDARY: i32 = codes::NOT_PRIMARY_OR_SECONDARY;
+pub const NOT_PRIMARY_OR_SECONDARY: i32 = code::NOT_PRIMARY_OR_SECONDARY;
 /// `InterruptedDueToReplStateChange`.
-pub const INTERRUPTED_DUE_TO_REPL_STATE_CHANGE: i32 = codes::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE;
+pub const INTERRUPTED_DUE_TO_REPL_STATE_CHANGE: i32 = code::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE;
 /// `ShutdownInProgress`.
-pub const SHUTDOWN_IN_PROGRESS: i32 = codes::SHUTDOWN_IN_PROGRESS;
+pub const SHUTDOWN_IN_PROGRESS: i32 = code::SHUTDOWN_IN_PROGRESS;
 
-/// The name mongod gives `code` (`Location<code>` for codes it has no name for).
+/// The name mongod gives `code` (`Location<code>` for codes it has no name for), from the
+/// store's one table of codes.
 pub fn code_name(code: i32) -> Cow<'static, str> {
-    let name = match code {
-        codes::INTERNAL_ERROR => "InternalError",
-        codes::BAD_VALUE => "BadValue",
-        codes::HOST_UNREACHABLE => "HostUnreachable",
-        codes::HOST_NOT_FOUND => "HostNotFound",
-        codes::UNKNOWN_ERROR => "UnknownError",
-        codes::FAILED_TO_PARSE => "FailedToParse",
-        codes::USER_NOT_FOUND => "UserNotFound",
-        codes::UNAUTHORIZED => "Unauthorized",
-        codes::TYPE_MISMATCH => "TypeMismatch",
-        codes::AUTHENTICATION_FAILED => "AuthenticationFailed",
-        codes::ILLEGAL_OPERATION => "IllegalOperation",
-        codes::LOCK_TIMEOUT => "LockTimeout",
-        codes::NAMESPACE_NOT_FOUND => "NamespaceNotFound",
-        codes::INDEX_NOT_FOUND => "IndexNotFound",
-        codes::CURSOR_NOT_FOUND => "CursorNotFound",
-        codes::NAMESPACE_EXISTS => "NamespaceExists",
-        codes::MAX_TIME_MS_EXPIRED => "MaxTimeMSExpired",
-        codes::COMMAND_NOT_FOUND => "CommandNotFound",
-        codes::WRITE_CONCERN_FAILED => "WriteConcernFailed",
-        codes::IMMUTABLE_FIELD => "ImmutableField",
-        codes::INVALID_OPTIONS => "InvalidOptions",
-        codes::INVALID_NAMESPACE => "InvalidNamespace",
-        codes::NO_REPLICATION_ENABLED => "NoReplicationEnabled",
-        codes::UNKNOWN_REPL_WRITE_CONCERN => "UnknownReplWriteConcern",
-        codes::NETWORK_TIMEOUT => "NetworkTimeout",
-        codes::SHUTDOWN_IN_PROGRESS => "ShutdownInProgress",
-        codes::INVALID_REPLICA_SET_CONFIG => "InvalidReplicaSetConfig",
-        codes::NOT_SECONDARY => "NotSecondary",
-        codes::OPERATION_FAILED => "OperationFailed",
-        codes::UNSATISFIABLE_WRITE_CONCERN => "UnsatisfiableWriteConcern",
-        codes::NEW_REPLICA_SET_CONFIGURATION_INCOMPATIBLE => {
-            "NewReplicaSetConfigurationIncompatible"
-        }
-        codes::WRITE_CONFLICT => "WriteConflict",
-        codes::COMMAND_NOT_SUPPORTED => "CommandNotSupported",
-        codes::NOT_A_REPLICA_SET => "NotAReplicaSet",
-        codes::COMMAND_FAILED => "CommandFailed",
-        codes::FAILED_TO_SATISFY_READ_PREFERENCE => "FailedToSatisfyReadPreference",
-        codes::READ_CONCERN_MAJORITY_NOT_AVAILABLE_YET => "ReadConcernMajorityNotAvailableYet",
-        codes::CAPPED_POSITION_LOST => "CappedPositionLost",
-        codes::STALE_EPOCH => "StaleEpoch",
-        codes::QUERY_PLAN_KILLED => "QueryPlanKilled",
-        codes::PRIMARY_STEPPED_DOWN => "PrimarySteppedDown",
-        codes::INCOMPLETE_TRANSACTION_HISTORY => "IncompleteTransactionHistory",
-        codes::TRANSACTION_TOO_OLD => "TransactionTooOld",
-        codes::RETRY_CHANGE_STREAM => "RetryChangeStream",
-        codes::SNAPSHOT_TOO_OLD => "SnapshotTooOld",
-        codes::STALE_CHUNK_HISTORY => "StaleChunkHistory",
-        codes::SNAPSHOT_UNAVAILABLE => "SnapshotUnavailable",
-        codes::NO_SUCH_TRANSACTION => "NoSuchTransaction",
-        codes::TRANSACTION_COMMITTED => "TransactionCommitted",
-        codes::EXCEEDED_TIME_LIMIT => "ExceededTimeLimit",
-        codes::OPERATION_NOT_SUPPORTED_IN_TRANSACTION => "OperationNotSupportedInTransaction",
-        codes::PREPARED_TRANSACTION_IN_PROGRESS => "PreparedTransactionInProgress",
-        codes::CHANGE_STREAM_FATAL_ERROR => "ChangeStreamFatalError",
-        codes::CHANGE_STREAM_HISTORY_LOST => "ChangeStreamHistoryLost",
-        codes::API_VERSION_ERROR => "APIVersionError",
-        codes::API_STRICT_ERROR => "APIStrictError",
-        codes::API_DEPRECATION_ERROR => "APIDeprecationError",
-        codes::LOAD_BALANCER_SUPPORT_MISMATCH => "LoadBalancerSupportMismatch",
-        codes::INGRESS_REQUEST_RATE_LIMIT_EXCEEDED => "IngressRequestRateLimitExceeded",
-        codes::SOCKET_EXCEPTION => "SocketException",
-        codes::NOT_WRITABLE_PRIMARY => "NotWritablePrimary",
-        codes::DUPLICATE_KEY => "DuplicateKey",
-        codes::INTERRUPTED_AT_SHUTDOWN => "InterruptedAtShutdown",
-        codes::INTERRUPTED => "Interrupted",
-        codes::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE => "InterruptedDueToReplStateChange",
-        codes::STALE_CONFIG => "StaleConfig",
-        codes::NOT_PRIMARY_NO_SECONDARY_OK => "NotPrimaryNoSecondaryOk",
-        codes::NOT_PRIMARY_OR_SECONDARY => "NotPrimaryOrSecondary",
-        codes::SEARCH_NOT_ENABLED => "SearchNotEnabled",
-        _ => return Cow::Owned(format!("Location{code}")),
-    };
-    Cow::Borrowed(name)
+    match code::name(code) {
+        Some(name) => Cow::Borrowed(name),
+        None => Cow::Owned(format!("Location{code}")),
+    }
 }
 
 /// Codes of mongod's NotPrimaryError and ShutdownError categories: replies carrying them also
@@ -121,13 +51,13 @@ pub fn code_name(code: i32) -> Cow<'static, str> {
 pub fn is_state_change_code(code: i32) -> bool {
     matches!(
         code,
-        codes::NOT_WRITABLE_PRIMARY
-            | codes::NOT_PRIMARY_NO_SECONDARY_OK
-            | codes::NOT_PRIMARY_OR_SECONDARY
-            | codes::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE
-            | codes::PRIMARY_STEPPED_DOWN
-            | codes::SHUTDOWN_IN_PROGRESS
-            | codes::INTERRUPTED_AT_SHUTDOWN
+        code::NOT_WRITABLE_PRIMARY
+            | code::NOT_PRIMARY_NO_SECONDARY_OK
+            | code::NOT_PRIMARY_OR_SECONDARY
+            | code::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE
+            | code::PRIMARY_STEPPED_DOWN
+            | code::SHUTDOWN_IN_PROGRESS
+            | code::INTERRUPTED_AT_SHUTDOWN
     )
 }
 
@@ -205,19 +135,19 @@ fn is_transient_transaction_error(
     };
     if matches!(
         code,
-        codes::WRITE_CONFLICT
-            | codes::LOCK_TIMEOUT
-            | codes::SNAPSHOT_TOO_OLD
-            | codes::SNAPSHOT_UNAVAILABLE
-            | codes::STALE_CHUNK_HISTORY
-            | codes::PREPARED_TRANSACTION_IN_PROGRESS
+        code::WRITE_CONFLICT
+            | code::LOCK_TIMEOUT
+            | code::SNAPSHOT_TOO_OLD
+            | code::SNAPSHOT_UNAVAILABLE
+            | code::STALE_CHUNK_HISTORY
+            | code::PREPARED_TRANSACTION_IN_PROGRESS
     ) {
         return true;
     }
     if session.commit_or_abort {
-        code == codes::NO_SUCH_TRANSACTION && write_concern_code.is_none()
+        code == code::NO_SUCH_TRANSACTION && write_concern_code.is_none()
     } else {
-        code == codes::NO_SUCH_TRANSACTION || RETRYABLE_WRITE_CODES.contains(&code)
+        code == code::NO_SUCH_TRANSACTION || RETRYABLE_WRITE_CODES.contains(&code)
     }
 }
 
@@ -301,7 +231,7 @@ pub fn finish_reply(
 pub fn is_shutdown_code(code: i32) -> bool {
     matches!(
         code,
-        codes::SHUTDOWN_IN_PROGRESS | codes::INTERRUPTED_AT_SHUTDOWN
+        code::SHUTDOWN_IN_PROGRESS | code::INTERRUPTED_AT_SHUTDOWN
     )
 }
 
@@ -310,24 +240,24 @@ pub fn is_shutdown_code(code: i32) -> bool {
 /// `FailedToSatisfyReadPreference`, `ExceededTimeLimit` and `CursorNotFound` (the
 /// change-streams specification's allowlist for servers before 4.4).
 const RESUMABLE_CHANGE_STREAM_CODES: &[i32] = &[
-    codes::HOST_UNREACHABLE,
-    codes::HOST_NOT_FOUND,
-    codes::CURSOR_NOT_FOUND,
-    codes::STALE_SHARD_VERSION,
-    codes::NETWORK_TIMEOUT,
-    codes::SHUTDOWN_IN_PROGRESS,
-    codes::FAILED_TO_SATISFY_READ_PREFERENCE,
-    codes::STALE_EPOCH,
-    codes::PRIMARY_STEPPED_DOWN,
-    codes::RETRY_CHANGE_STREAM,
-    codes::EXCEEDED_TIME_LIMIT,
-    codes::SOCKET_EXCEPTION,
-    codes::NOT_WRITABLE_PRIMARY,
-    codes::INTERRUPTED_AT_SHUTDOWN,
-    codes::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE,
-    codes::STALE_CONFIG,
-    codes::NOT_PRIMARY_NO_SECONDARY_OK,
-    codes::NOT_PRIMARY_OR_SECONDARY,
+    code::HOST_UNREACHABLE,
+    code::HOST_NOT_FOUND,
+    code::CURSOR_NOT_FOUND,
+    code::STALE_SHARD_VERSION,
+    code::NETWORK_TIMEOUT,
+    code::SHUTDOWN_IN_PROGRESS,
+    code::FAILED_TO_SATISFY_READ_PREFERENCE,
+    code::STALE_EPOCH,
+    code::PRIMARY_STEPPED_DOWN,
+    code::RETRY_CHANGE_STREAM,
+    code::EXCEEDED_TIME_LIMIT,
+    code::SOCKET_EXCEPTION,
+    code::NOT_WRITABLE_PRIMARY,
+    code::INTERRUPTED_AT_SHUTDOWN,
+    code::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE,
+    code::STALE_CONFIG,
+    code::NOT_PRIMARY_NO_SECONDARY_OK,
+    code::NOT_PRIMARY_OR_SECONDARY,
 ];
 
 const RESUMABLE_CHANGE_STREAM_LABEL: &str = "ResumableChangeStreamError";

@@ -4,7 +4,7 @@
 use bson::{Bson, DateTime, Document, Timestamp, doc};
 
 use super::model::{DeploymentKind, Health, NodeIndex, Role, Topology, TopologyVersion};
-use crate::codes;
+use blackpipe_store::code;
 
 /// `maxBsonObjectSize` of mongod 8.0.
 pub const MAX_BSON_OBJECT_SIZE: i32 = 16 * 1024 * 1024;
@@ -57,7 +57,7 @@ pub struct HelloFacts {
 /// and `operationTime` separately (see [`append_cluster_time`]), as they do to every reply.
 pub fn hello_reply(topology: &Topology, node: NodeIndex, facts: &HelloFacts) -> Document {
     let Some(me) = topology.node(node) else {
-        return doc! { "ok": 0.0, "errmsg": "unknown node", "code": codes::UNKNOWN_ERROR, "codeName": "UnknownError" };
+        return doc! { "ok": 0.0, "errmsg": "unknown node", "code": code::UNKNOWN_ERROR, "codeName": "UnknownError" };
     };
     let writable_key = if facts.legacy {
         "ismaster"
@@ -260,13 +260,13 @@ pub fn parse_await(command: &Document) -> Result<Option<AwaitRequest>, HelloArgu
         (None, None) => return Ok(None),
         (Some(_), None) => {
             return Err(HelloArgumentError {
-                code: codes::TOPOLOGY_VERSION_WITHOUT_MAX_AWAIT,
+                code: code::TOPOLOGY_VERSION_WITHOUT_MAX_AWAIT,
                 message: "A request with a 'topologyVersion' must include 'maxAwaitTimeMS'",
             });
         }
         (None, Some(_)) => {
             return Err(HelloArgumentError {
-                code: codes::MAX_AWAIT_WITHOUT_TOPOLOGY_VERSION,
+                code: code::MAX_AWAIT_WITHOUT_TOPOLOGY_VERSION,
                 message: "A request with 'maxAwaitTimeMS' must include a 'topologyVersion'",
             });
         }
@@ -284,11 +284,11 @@ pub fn parse_await(command: &Document) -> Result<Option<AwaitRequest>, HelloArgu
         _ => -1,
     };
     let max_await_ms = u64::try_from(max_await_ms).map_err(|_| HelloArgumentError {
-        code: codes::NEGATIVE_MAX_AWAIT,
+        code: code::NEGATIVE_MAX_AWAIT,
         message: "maxAwaitTimeMS must be a non-negative integer",
     })?;
     let malformed = HelloArgumentError {
-        code: codes::MALFORMED_TOPOLOGY_VERSION,
+        code: code::MALFORMED_TOPOLOGY_VERSION,
         message: "topologyVersion must be a document with 'processId' and 'counter'",
     };
     let Bson::Document(version) = version else {
@@ -336,7 +336,7 @@ pub fn await_decision(current: TopologyVersion, seen: TopologyVersion) -> AwaitD
 /// The error mongod sends for [`AwaitDecision::FutureCounter`].
 pub fn future_counter_error() -> HelloArgumentError {
     HelloArgumentError {
-        code: codes::FUTURE_TOPOLOGY_VERSION,
+        code: code::FUTURE_TOPOLOGY_VERSION,
         message: "Received a topology version with the same process ID and a higher counter \
                   than the current server topologyVersion",
     }

@@ -21,7 +21,7 @@ use super::control_error::ControlError;
 use super::model::{MemberOptions, NodeIndex, Role, Topology, TopologyVersion};
 use crate::failpoint::{FailPoints, Overload};
 use crate::server::{Server, ServerConfig};
-use crate::store::Store;
+use blackpipe_store::Store;
 
 /// Locks a mutex, ignoring poisoning: every critical section here leaves the data consistent
 /// before anything that could panic.

@@ -45,7 +45,7 @@ pub use overload::{OVERLOAD_CODE, Overload, OverloadError};
 
 use mode::ModeState;
 
-use crate::codes;
+use blackpipe_store::code;
 
 /// An error from `configureFailPoint`, shaped like mongod's command errors.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -69,15 +69,15 @@ impl FailPointError {
     }
 
     pub(crate) fn bad_value(message: impl Into<String>) -> Self {
-        Self::new(codes::BAD_VALUE, "BadValue", message)
+        Self::new(code::BAD_VALUE, "BadValue", message)
     }
 
     pub(crate) fn type_mismatch(message: impl Into<String>) -> Self {
-        Self::new(codes::TYPE_MISMATCH, "TypeMismatch", message)
+        Self::new(code::TYPE_MISMATCH, "TypeMismatch", message)
     }
 
     pub(crate) fn invalid_options(message: impl Into<String>) -> Self {
-        Self::new(codes::INVALID_OPTIONS, "InvalidOptions", message)
+        Self::new(code::INVALID_OPTIONS, "InvalidOptions", message)
     }
 
     /// The error as a command reply: `{ok: 0, errmsg, code, codeName}`.
@@ -138,7 +138,7 @@ impl FailPoints {
             Some(mode) => FailPointMode::parse(mode)?,
             None => {
                 return Err(FailPointError::new(
-                    codes::ILLEGAL_OPERATION,
+                    code::ILLEGAL_OPERATION,
                     "IllegalOperation",
                     "When setting a failpoint, you must supply a 'mode'",
                 ));

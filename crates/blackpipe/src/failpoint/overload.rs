@@ -9,10 +9,10 @@ use rand::Rng;
 
 use super::mode::{ModeState, integral};
 use super::{FailPointError, FailPointMode};
-use crate::codes;
+use blackpipe_store::code;
 
 /// `IngressRequestRateLimitExceeded`.
-pub const OVERLOAD_CODE: i32 = codes::INGRESS_REQUEST_RATE_LIMIT_EXCEEDED;
+pub const OVERLOAD_CODE: i32 = code::INGRESS_REQUEST_RATE_LIMIT_EXCEEDED;
 
 /// A configured overload: which commands to reject and the backoff the server suggests.
 #[derive(Debug, Clone)]

@@ -18,8 +18,8 @@ use super::Shared;
 use super::handler::ConnectionContext;
 use super::reaction::{CommandError, Outcome, Reaction, ReplyStream, StreamItem};
 use super::request::{Request, RequestKind};
-use crate::codes;
 use crate::deployment::errors::reply_is_ok;
+use blackpipe_store::code;
 
 /// OP_REPLY responseFlags bit 1: the query failed and the document describes the error.
 const QUERY_FAILURE: u32 = 1 << 1;
@@ -365,7 +365,7 @@ impl Connection {
             Err(error) => {
                 tracing::warn!(connection = %self.context.id(), %error, "reply cannot be encoded; sending an error instead");
                 let fallback =
-                    CommandError::new(codes::BSON_OBJECT_TOO_LARGE, "BSONObjectTooLarge", error);
+                    CommandError::new(code::BSON_OBJECT_TOO_LARGE, "BSONObjectTooLarge", error);
                 let bytes =
                     encode_reply(target, reply_id, &fallback.to_document(), false, max).ok()?;
                 (bytes, true)

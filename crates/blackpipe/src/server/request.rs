@@ -5,7 +5,7 @@ use bson::{Bson, Document};
 use steadfast_wire::{Body, CompressorId, Message, MsgFlags};
 
 use super::reaction::CommandError;
-use crate::codes;
+use blackpipe_store::code;
 
 /// Which opcode carried a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -63,23 +63,23 @@ impl RequestError {
             Self::UnexpectedReply | Self::InvalidBson(_) => None,
             // 40571 is the code mongod uses for a missing $db.
             Self::MissingDatabase => Some(CommandError::new(
-                codes::MISSING_DATABASE,
+                code::MISSING_DATABASE,
                 "Location40571",
                 message,
             )),
             // 352 is UnsupportedOpQueryCommand.
             Self::NotACommand(_) => Some(CommandError::new(
-                codes::UNSUPPORTED_OP_QUERY_COMMAND,
+                code::UNSUPPORTED_OP_QUERY_COMMAND,
                 "UnsupportedOpQueryCommand",
                 message,
             )),
             Self::EmptyCommand => Some(CommandError::new(
-                codes::COMMAND_NOT_FOUND,
+                code::COMMAND_NOT_FOUND,
                 "CommandNotFound",
                 message,
             )),
             Self::DuplicateField(_) => {
-                Some(CommandError::new(codes::BAD_VALUE, "BadValue", message))
+                Some(CommandError::new(code::BAD_VALUE, "BadValue", message))
             }
             Self::Refused(refusal) => Some(CommandError::new(
                 refusal.code(),

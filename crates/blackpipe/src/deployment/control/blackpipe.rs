@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 use bson::{Bson, Document, doc};
 
 use super::admin::{self, AdminRequest, MemberRef};
-use crate::codes;
 use crate::deployment::control_error::ControlError;
 use crate::deployment::errors::{self, SessionFacts};
 use crate::deployment::model::NodeIndex;
 use crate::deployment::node::context::{NodeContext, ok, ok_reply};
 use crate::deployment::state::{Effects, Inner, lock};
 use crate::server::{Outcome, ReplyStream};
+use blackpipe_store::code;
 
 pub(super) fn error(node: &NodeContext, error: &ControlError) -> Outcome {
     node.finish(error.to_reply(), SessionFacts::default(), None)
@@ -215,7 +215,7 @@ const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
 fn mint_oidc_token(node: &NodeContext, command: &Document) -> Outcome {
     let reply = match mint(node, command) {
         Ok(token) => doc! { "ok": 1, "token": token },
-        Err(message) => errors::error_reply(codes::BAD_VALUE, message),
+        Err(message) => errors::error_reply(code::BAD_VALUE, message),
     };
     node.finish(reply, SessionFacts::default(), None)
 }

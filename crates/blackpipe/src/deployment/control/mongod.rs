@@ -10,7 +10,6 @@ use bson::{Document, doc};
 
 use super::admin;
 use super::blackpipe::{detached, error};
-use crate::codes;
 use crate::deployment::control_error::ControlError;
 use crate::deployment::errors::{self, SessionFacts};
 use crate::deployment::hello::MAX_BSON_OBJECT_SIZE;
@@ -19,12 +18,13 @@ use crate::deployment::node::context::{NodeContext, ok, ok_reply};
 use crate::deployment::node::stable_api;
 use crate::deployment::state::{Effects, lock};
 use crate::server::{ConnectionContext, Outcome, Reaction, Request};
+use blackpipe_store::code;
 
 /// The refusal of a command that runs on the admin database only, sent elsewhere.
 pub(crate) fn admin_only(request: &Request, name: &str) -> Option<Document> {
     (request.database() != "admin").then(|| {
         errors::error_reply(
-            codes::UNAUTHORIZED,
+            code::UNAUTHORIZED,
             format!("{name} may only be run against the admin database."),
         )
     })

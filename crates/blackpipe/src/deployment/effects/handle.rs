@@ -14,7 +14,7 @@ use crate::deployment::control_error::ControlError;
 use crate::deployment::model::{DeploymentKind, MemberOptions, NodeIndex, Topology};
 use crate::deployment::state::{Effects, Inner, NodeCounters, lock};
 use crate::failpoint::Overload;
-use crate::store::{Store, StoreOptions};
+use blackpipe_store::{Store, StoreOptions};
 
 /// A running standalone, replica set or sharded front end. Every node listens on its own
 /// 127.0.0.1 port. Dropping the handle stops every node.

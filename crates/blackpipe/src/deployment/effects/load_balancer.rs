@@ -56,7 +56,6 @@ use std::sync::{Arc, Mutex, Weak};
 
 use bson::oid::ObjectId;
 
-use crate::codes;
 use crate::deployment::balanced::{BalancedConnection, Balancers, Binding};
 use crate::deployment::config::DeploymentConfig;
 use crate::deployment::control_error::ControlError;
@@ -66,9 +65,10 @@ use crate::server::{
     BoxFuture, ConnectionContext, ConnectionId, ConnectionInfo, Handler, Outcome, Reaction,
     Request, Server,
 };
+use blackpipe_store::code;
 
 /// mongos's `LoadBalancerSupportMismatch`.
-pub const LOAD_BALANCER_SUPPORT_MISMATCH: i32 = codes::LOAD_BALANCER_SUPPORT_MISMATCH;
+pub const LOAD_BALANCER_SUPPORT_MISMATCH: i32 = code::LOAD_BALANCER_SUPPORT_MISMATCH;
 
 /// The balancers of a load-balanced deployment and the state they share.
 pub(crate) struct Balancer {

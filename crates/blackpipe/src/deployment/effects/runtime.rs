@@ -19,7 +19,7 @@ use crate::deployment::model::{DeploymentKind, NodeIndex, Role, Topology};
 use crate::deployment::node::pipeline::MemberHandler;
 use crate::deployment::state::{Inner, NodeCounters, Process, Slot, State, lock};
 use crate::server::Server;
-use crate::store::Store;
+use blackpipe_store::Store;
 
 /// Finds a free port by binding an ephemeral one and releasing it.
 fn free_port() -> std::io::Result<u16> {

@@ -8,9 +8,9 @@ use bson::Document;
 
 use super::context::NodeContext;
 use crate::auth::{ConnectionAuth, requires_authentication};
-use crate::codes;
 use crate::deployment::errors::{self, SessionFacts};
 use crate::server::{ConnectionContext, Outcome, Reaction};
+use blackpipe_store::code;
 
 /// Runs `step` on the connection's authentication state, creating it on first use.
 fn with_state<T>(
@@ -49,7 +49,7 @@ pub(crate) fn refusal(
         return None;
     }
     let reply = errors::error_reply(
-        codes::UNAUTHORIZED,
+        code::UNAUTHORIZED,
         format!("Command {name} requires authentication"),
     );
     Some(node.finish(reply, session, None))

@@ -6,16 +6,16 @@
 use bson::{Bson, Document};
 
 use super::context::NodeContext;
-use crate::codes;
 use crate::deployment::errors;
 use crate::deployment::model::DeploymentKind;
 use crate::deployment::state::lock;
+use blackpipe_store::code;
 
 /// Whether `command` (an `aggregate`) opens a change stream.
 fn opens_change_stream(command: &Document) -> bool {
     command
         .get_array("pipeline")
-        .is_ok_and(|stages| crate::store::change_stream_stage(stages).is_some())
+        .is_ok_and(|stages| blackpipe_store::change_stream_stage(stages).is_some())
 }
 
 /// The refusal of a change stream on a standalone (mongod has no op log to read there).
@@ -27,7 +27,7 @@ pub(crate) fn standalone_refusal(
     (kind == DeploymentKind::Standalone && name == "aggregate" && opens_change_stream(command))
         .then(|| {
             errors::error_reply(
-                codes::CHANGE_STREAM_ON_STANDALONE,
+                code::CHANGE_STREAM_ON_STANDALONE,
                 "The $changeStream stage is only supported on replica sets",
             )
         })

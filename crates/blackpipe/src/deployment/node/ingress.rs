@@ -10,13 +10,13 @@ use std::ops::ControlFlow;
 use super::context::request::CommandClass;
 use super::context::time::{self, spend};
 use super::context::{Gate, NodeContext};
-use crate::codes;
 use crate::deployment::capacity::{self, Admission};
 use crate::deployment::errors::{self, SHUTDOWN_IN_PROGRESS, SessionFacts};
 use crate::deployment::hello;
 use crate::deployment::model::Health;
 use crate::deployment::state::lock;
 use crate::server::{Reaction, Request};
+use blackpipe_store::code;
 
 /// Lets a request in: `Continue` with the term of a write that started on the primary (a
 /// stepdown interrupts it), or the outcome of a node that cannot take it now.
@@ -30,7 +30,7 @@ pub(crate) async fn arrive(
     let Some(mut view) = node.view() else {
         return ControlFlow::Break(
             Reaction::reply(errors::error_reply(
-                codes::SHUTDOWN_IN_PROGRESS,
+                code::SHUTDOWN_IN_PROGRESS,
                 "this node is not running",
             ))
             .into(),

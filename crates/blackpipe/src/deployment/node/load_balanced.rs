@@ -6,10 +6,10 @@
 use bson::{Bson, Document};
 
 use super::context::NodeContext;
-use crate::codes;
 use crate::deployment::balanced::BalancedConnection;
 use crate::deployment::errors;
 use crate::server::{ConnectionContext, Outcome, Reaction};
+use blackpipe_store::code;
 
 /// What a hello's `loadBalanced` says: `Err` with the `TypeMismatch` reply for a value that is
 /// neither a boolean nor null.
@@ -18,7 +18,7 @@ fn load_balanced_flag(command: &Document) -> Result<bool, Document> {
         None | Some(Bson::Null) => Ok(false),
         Some(Bson::Boolean(flag)) => Ok(*flag),
         Some(other) => Err(errors::error_reply(
-            codes::TYPE_MISMATCH,
+            code::TYPE_MISMATCH,
             format!(
                 "BSON field 'hello.loadBalanced' is the wrong type '{:?}', expected type 'bool'",
                 other.element_type()
@@ -40,7 +40,7 @@ pub(crate) fn hello_refusal(
     let balanced = connection.extensions().get::<BalancedConnection>()?;
     (!balanced.greeted && !affirmed).then(|| {
         errors::error_reply(
-            codes::LOAD_BALANCER_SUPPORT_MISMATCH,
+            code::LOAD_BALANCER_SUPPORT_MISMATCH,
             "The server is being accessed through a load balancer, but the client did not \
              declare load-balanced mode in its hello (loadBalanced: true)",
         )

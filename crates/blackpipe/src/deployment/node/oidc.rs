@@ -9,9 +9,9 @@ use bson::Document;
 use super::context::NodeContext;
 use crate::auth::ConnectionAuth;
 use crate::auth::oidc::{EXTERNAL_DB, MECHANISM, OidcConnection, OidcIssuer, Step};
-use crate::codes;
 use crate::deployment::errors::{self, SessionFacts};
 use crate::server::{ConnectionContext, Outcome};
+use blackpipe_store::code;
 
 /// Runs `step` on the connection's OIDC state and records the user it authenticated.
 fn with_state(
@@ -97,7 +97,7 @@ pub(crate) fn expired(
         return None;
     }
     let reply = errors::error_reply(
-        codes::REAUTHENTICATION_REQUIRED,
+        code::REAUTHENTICATION_REQUIRED,
         "the OIDC access token of this connection has expired; reauthenticate",
     );
     Some(node.finish(reply, session, None))

@@ -11,10 +11,10 @@
 use bson::{Document, doc};
 
 use super::context::NodeContext;
-use crate::codes;
 use crate::deployment::errors::{self, SessionFacts};
 use crate::deployment::state::lock;
-use crate::store::{CommandContext, Store};
+use blackpipe_store::code;
+use blackpipe_store::{CommandContext, Store};
 
 /// The shard name routers put in recovery tokens.
 const RECOVERY_SHARD: &str = "blackpipe-shard";
@@ -53,7 +53,7 @@ pub(crate) fn recover_commit(
         &CommandContext::new(bson::DateTime::now()),
     );
     let mut reply = errors::error_reply(
-        codes::NO_SUCH_TRANSACTION,
+        code::NO_SUCH_TRANSACTION,
         "Transaction was not committed: no commit decision was found through its recovery token",
     );
     reply.insert("errorLabels", vec!["TransientTransactionError"]);

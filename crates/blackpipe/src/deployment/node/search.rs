@@ -4,8 +4,8 @@
 
 use bson::{Bson, Document};
 
-use crate::codes;
 use crate::deployment::errors;
+use blackpipe_store::code;
 
 /// The commands that manage search indexes.
 const SEARCH_INDEX_COMMANDS: &[&str] = &[
@@ -21,7 +21,7 @@ pub(crate) fn refusal(name: &str, command: &Document) -> Option<Document> {
         || (name == "aggregate" && lists_search_indexes(command));
     uses_search.then(|| {
         errors::error_reply(
-            codes::SEARCH_NOT_ENABLED,
+            code::SEARCH_NOT_ENABLED,
             "Search index commands and the $listSearchIndexes stage need Atlas Search: \
              connect to an Atlas deployment or an Atlas CLI local deployment",
         )
@@ -49,7 +49,7 @@ mod tests {
         assert!(refusal("createSearchIndexes", &create).is_some());
         let list = doc! { "aggregate": "c", "pipeline": [{ "$listSearchIndexes": {} }] };
         let reply = refusal("aggregate", &list).expect("refused");
-        assert_eq!(reply.get_i32("code").ok(), Some(codes::SEARCH_NOT_ENABLED));
+        assert_eq!(reply.get_i32("code").ok(), Some(code::SEARCH_NOT_ENABLED));
         assert_eq!(reply.get_str("codeName").ok(), Some("SearchNotEnabled"));
         let ordinary = doc! { "aggregate": "c", "pipeline": [{ "$match": {} }] };
         assert!(refusal("aggregate", &ordinary).is_none());

@@ -5,11 +5,11 @@
 
 use bson::{Bson, Document, doc};
 
-use crate::codes::{
+use crate::deployment::errors;
+use blackpipe_store::code::{
     self, API_DEPRECATION_ERROR, API_PARAMETERS_WITHOUT_VERSION, API_STRICT_ERROR,
     API_VERSION_ERROR,
 };
-use crate::deployment::errors;
 
 /// The commands of API version 1 (the ones blackpipe answers).
 const VERSION_1_COMMANDS: &[&str] = &[
@@ -106,7 +106,7 @@ pub(crate) fn refusal(name: &str, command: &Document) -> Option<Document> {
         }
         Some(other) => {
             return Some(errors::error_reply(
-                codes::TYPE_MISMATCH,
+                code::TYPE_MISMATCH,
                 format!("apiVersion must be a string, not {other}"),
             ));
         }
@@ -148,14 +148,14 @@ pub(crate) fn get_parameter(command: &Document) -> Document {
             }
             None => {
                 return errors::error_reply(
-                    codes::INVALID_OPTIONS,
+                    code::INVALID_OPTIONS,
                     format!("no option found to get: {key}"),
                 );
             }
         }
     }
     if reply.is_empty() {
-        return errors::error_reply(codes::INVALID_OPTIONS, "no option found to get");
+        return errors::error_reply(code::INVALID_OPTIONS, "no option found to get");
     }
     reply
 }

@@ -3,9 +3,9 @@
 use bson::{Bson, Document};
 
 use super::context::NodeView;
-use crate::codes;
 use crate::deployment::errors;
 use crate::deployment::model::DeploymentKind;
+use blackpipe_store::code;
 
 /// The error a standalone answers a command with `readConcern: {level: "snapshot"}`; `None`
 /// elsewhere (a replica set member or a router reads at a cluster time).
@@ -16,7 +16,7 @@ pub(crate) fn refusal(view: &NodeView, command: &Document) -> Option<Document> {
     let level = command.get_document("readConcern").ok()?.get("level")?;
     (level == &Bson::from("snapshot")).then(|| {
         errors::error_reply(
-            codes::NOT_A_REPLICA_SET,
+            code::NOT_A_REPLICA_SET,
             "node needs to be a replica set member to use readConcern: snapshot",
         )
     })

@@ -10,10 +10,10 @@
 use bson::{Bson, Document, doc};
 
 use super::context::NodeContext;
-use crate::codes;
 use crate::deployment::model::Role;
 use crate::deployment::state::lock;
 use crate::failpoint::CommandFacts;
+use blackpipe_store::code;
 
 /// The numeric `w` of a command's write concern, if it has one.
 fn numeric_w(command: &Document) -> Option<i64> {
@@ -74,7 +74,7 @@ fn unsatisfiable(node: &NodeContext, command: &Document) -> Option<Document> {
     let members = i64::try_from(data_bearing_members(node)).unwrap_or(i64::MAX);
     (w > members).then(|| {
         doc! {
-            "code": codes::UNSATISFIABLE_WRITE_CONCERN,
+            "code": code::UNSATISFIABLE_WRITE_CONCERN,
             "codeName": "UnsatisfiableWriteConcern",
             "errmsg": "Not enough data-bearing nodes",
         }

@@ -3,7 +3,7 @@
 use bson::spec::BinarySubtype;
 use bson::{Binary, Bson, DateTime, Document, doc};
 
-use crate::store::{CommandContext, Store};
+use blackpipe_store::{CommandContext, Store};
 
 fn session() -> Document {
     doc! { "id": Bson::Binary(Binary { subtype: BinarySubtype::Uuid, bytes: vec![7; 16] }) }

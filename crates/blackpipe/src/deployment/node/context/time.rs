@@ -12,9 +12,9 @@ use std::time::Duration;
 use bson::{Bson, Document};
 
 use super::NodeContext;
-use crate::codes;
 use crate::deployment::errors::{self, INTERRUPTED_DUE_TO_REPL_STATE_CHANGE, SessionFacts};
 use crate::server::Outcome;
+use blackpipe_store::code;
 
 /// The largest `maxTimeMS` mongod accepts (`INT_MAX`).
 const MAX_TIME_MS_LIMIT: i64 = i32::MAX as i64;
@@ -68,7 +68,7 @@ fn not_a_number() -> Document {
 }
 
 fn bad_value(message: &str) -> Document {
-    errors::error_reply(codes::BAD_VALUE, message)
+    errors::error_reply(code::BAD_VALUE, message)
 }
 
 /// How long a command that would take `work` runs under a `maxTimeMS` of `limit`.
@@ -101,7 +101,7 @@ impl Run {
 
 /// mongod's reply to a command interrupted at its `maxTimeMS`.
 pub(crate) fn expired_reply() -> Document {
-    errors::error_reply(codes::MAX_TIME_MS_EXPIRED, "operation exceeded time limit")
+    errors::error_reply(code::MAX_TIME_MS_EXPIRED, "operation exceeded time limit")
 }
 
 /// Spends `work` of modelled server time on a command limited to `limit` (its maxTimeMS).
@@ -218,7 +218,7 @@ mod tests {
     #[test]
     fn the_expired_reply_is_mongods() {
         let reply = expired_reply();
-        assert_eq!(code(&reply), Some(codes::MAX_TIME_MS_EXPIRED));
+        assert_eq!(code(&reply), Some(code::MAX_TIME_MS_EXPIRED));
         assert_eq!(reply.get_str("codeName").ok(), Some("MaxTimeMSExpired"));
     }
 }
