@@ -30,10 +30,11 @@ mod compression;
 mod decoder;
 mod error;
 mod flags;
+mod frame;
 mod header;
-mod legacy;
-mod message;
-mod msg;
+mod op_msg;
+mod op_query;
+mod op_reply;
 mod read;
 
 pub use bson_check::{BsonValidation, MAX_BSON_NESTING_DEPTH, check_bson, find_top_level};
@@ -41,10 +42,11 @@ pub use compression::{Compressor, CompressorId, is_uncompressible_command};
 pub use decoder::FrameDecoder;
 pub use error::WireError;
 pub use flags::MsgFlags;
+pub use frame::{Body, Message};
 pub use header::{DEFAULT_MAX_MESSAGE_SIZE, HEADER_LEN, MessageHeader, OpCode, frame_length};
-pub use legacy::{OpQuery, OpReply};
-pub use message::{Body, Message};
-pub use msg::{DocumentSequence, MAX_DOCUMENT_SEQUENCES, MAX_SEQUENCE_DOCUMENTS, OpMsg};
+pub use op_msg::{DocumentSequence, MAX_DOCUMENT_SEQUENCES, MAX_SEQUENCE_DOCUMENTS, OpMsg};
+pub use op_query::OpQuery;
+pub use op_reply::OpReply;
 
 #[cfg(test)]
 mod tests;

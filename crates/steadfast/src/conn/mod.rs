@@ -1,5 +1,6 @@
 //! One connection to one server: a byte stream, wire framing, and the request/reply discipline
 //! (one request in flight, `responseTo` checked, broken on the first network or protocol error).
+//! Where the connection stands in that discipline is one [`ConnState`] (`state.rs`).
 //!
 //! Establishing a connection (`Connection::establish`) opens the stream, runs the handshake and
 //! authenticates. The pool task will own many of these; in the foundation stage the client
@@ -7,13 +8,13 @@
 
 pub(crate) mod config;
 pub(crate) mod description;
+mod state;
 pub(crate) mod stream;
 #[cfg(test)]
 mod tests;
 pub(crate) mod tls;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use bson::RawDocumentBuf;
@@ -25,17 +26,9 @@ use steadfast_wire::{
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use self::description::StreamDescription;
+use self::state::ConnState;
 use self::stream::BoxedStream;
 use crate::error::{Error, Result};
-
-/// Request ids are unique per process, so a reply can never be mistaken for another
-/// connection's even in logs.
-static NEXT_REQUEST_ID: AtomicI32 = AtomicI32::new(1);
-
-fn next_request_id() -> i32 {
-    // Wrapping is fine: ids only need to differ from the few requests in flight.
-    NEXT_REQUEST_ID.fetch_add(1, Ordering::Relaxed)
-}
 
 /// A single connection. Not `Clone`: exactly one owner sends on it at a time.
 pub(crate) struct Connection {
@@ -48,25 +41,9 @@ pub(crate) struct Connection {
     /// Shared, so that every attempt on the connection takes it without copying it.
     description: Option<Arc<StreamDescription>>,
     socket_timeout: Option<Duration>,
-    /// Set on the first network, timeout or protocol error: the connection must be discarded.
-    broken: bool,
-    /// Set while a request/reply exchange is under way. If the future doing it is dropped
-    /// midway, the stream may hold half a request or an unread reply, so the flag stays set
-    /// and the connection counts as broken.
-    in_flight: bool,
-    /// The request id of the last reply that carried moreToCome: the server will send another
-    /// reply to it without a new request (exhaust).
-    more_to_come_from: Option<i32>,
-    /// An id handed out by [`Connection::reserve_request_id`] for the next request, so that a
-    /// command-started event can name it before the request is written.
-    reserved_request_id: Option<i32>,
-    /// The request whose whole request was written and whose reply is being awaited.
-    awaiting_reply_to: Option<i32>,
-    /// A request whose reply the operation's deadline (timeoutMS) left unread: the stream is
-    /// intact, but no other command may use the connection until that reply has been read and
-    /// discarded ([`Connection::drain_late_reply`]). Closing it instead would cost a new
-    /// connection per timeout, which is the churn CSOT's maxTimeMS exists to avoid.
-    late_reply_to: Option<i32>,
+    /// Where the request/reply exchanges stand. If a future doing one is dropped midway, the
+    /// state stays where the exchange was, and none of those states may be reused.
+    state: ConnState,
     /// The OIDC access token this connection authenticated with (auth.md's *Connection
     /// Cache*), so that reauthentication invalidates exactly that token in the client's cache.
     oidc_token: Option<String>,
@@ -98,12 +75,7 @@ impl Connection {
             write_buffer: Vec::with_capacity(512),
             description: None,
             socket_timeout,
-            broken: false,
-            in_flight: false,
-            more_to_come_from: None,
-            reserved_request_id: None,
-            awaiting_reply_to: None,
-            late_reply_to: None,
+            state: ConnState::new(),
             oidc_token: None,
         }
     }
@@ -146,22 +118,22 @@ impl Connection {
 
     /// Picks the request id the next [`Connection::send_message`] will use, so that monitoring
     /// can report it before anything is written. Calling it again replaces the reservation.
+    /// Only an idle connection records it ([`ConnState::reserve_request_id`]).
     pub(crate) fn reserve_request_id(&mut self) -> i32 {
-        let id = next_request_id();
-        self.reserved_request_id = Some(id);
-        id
+        self.state.reserve_request_id()
     }
 
-    /// Whether the connection hit an error (or an exchange was abandoned midway) and must be
-    /// discarded rather than reused.
+    /// Whether the connection hit an error, an exchange was abandoned midway, or it owes a late
+    /// reply, so that it must not carry another command (see [`ConnState::is_broken`]).
     pub(crate) fn is_broken(&self) -> bool {
-        self.broken || self.in_flight || self.late_reply_to.is_some()
+        self.state.is_broken()
     }
 
     /// Whether the connection is intact but owes a reply that timeoutMS left unread: it may be
-    /// reused once [`Connection::drain_late_reply`] has read it.
+    /// reused once [`Connection::drain_late_reply`] has read it. Closing it instead would cost
+    /// a new connection per timeout, which is the churn CSOT's maxTimeMS exists to avoid.
     pub(crate) fn has_late_reply(&self) -> bool {
-        self.late_reply_to.is_some() && !self.broken && !self.in_flight
+        self.state.owes_late_reply()
     }
 
     /// Reads and discards the reply a timeout left unread, until `deadline`. Returns whether
@@ -170,27 +142,26 @@ impl Connection {
     /// # Cancel safety
     /// Not cancel safe: dropping the future midway leaves the connection broken.
     pub(crate) async fn drain_late_reply(&mut self, deadline: Instant) -> bool {
-        let Some(request_id) = self.late_reply_to else {
+        if !self.state.owes_late_reply() {
             return !self.is_broken();
-        };
-        self.late_reply_to = None;
-        self.in_flight = true;
+        }
+        let request_id = self.state.drain();
         let read = self
             .read_reply(request_id, IoLimit::Deadline(Some(deadline)))
             .await;
-        self.in_flight = false;
-        // A late reply that streams more (exhaust) cannot be told apart from the next
-        // command's replies: such a connection is not reused either.
-        let reusable = read.is_ok() && !self.is_streaming();
-        self.broken |= !reusable;
-        reusable
+        if read.is_err() {
+            self.state.close();
+        }
+        // A late reply that streams more (exhaust) left the connection broken (see
+        // `ConnState::replied`).
+        self.state.is_reusable()
     }
 
     /// Whether another command may use the connection: it is not broken and no streamed
     /// (moreToCome) reply is waiting unread, which would be taken for the next command's reply.
     /// Only such a connection may go back to a pool.
     pub(crate) fn is_reusable(&self) -> bool {
-        !self.is_broken() && !self.is_streaming()
+        self.state.is_reusable()
     }
 
     fn max_message_size(&self) -> usize {
@@ -229,17 +200,15 @@ impl Connection {
     /// # Cancel safety
     /// Not cancel safe: dropping the future midway leaves the connection broken.
     pub(crate) async fn send_message(&mut self, message: OpMsg, limit: IoLimit) -> Result<OpMsg> {
-        if self.is_broken() {
-            return Err(
-                Error::network("the connection is broken and cannot be reused")
-                    .with_address(&self.address),
-            );
-        }
-        if self.more_to_come_from.is_some() {
-            return Err(Error::invalid_argument(
-                "the connection is streaming replies (moreToCome); read them before sending",
-            )
-            .with_address(&self.address));
+        match self.state {
+            ConnState::Idle { .. } => {}
+            ConnState::Streaming { .. } => {
+                return Err(Error::invalid_argument(
+                    "the connection is streaming replies (moreToCome); read them before sending",
+                )
+                .with_address(&self.address));
+            }
+            _ => return Err(self.broken_error()),
         }
         let compressor = match message.command_name() {
             Some(name) if !is_uncompressible_command(name) => self
@@ -249,46 +218,37 @@ impl Connection {
                 .copied(),
             _ => None,
         };
-        let request_id = self
-            .reserved_request_id
-            .take()
-            .unwrap_or_else(next_request_id);
+        let request_id = self.state.start_writing();
         let expects_reply = !message.more_to_come();
         let message = Message::new(request_id, 0, message);
         self.write_buffer.clear();
-        message
-            .encode(
-                compressor.as_ref(),
-                self.max_message_size(),
-                &mut self.write_buffer,
-            )
-            .map_err(|e| {
-                Error::invalid_argument("the command cannot be sent")
-                    .with_source(e)
-                    .with_address(&self.address)
-            })?;
-
-        self.in_flight = true;
-        let result = self.exchange(request_id, expects_reply, limit).await;
-        self.in_flight = false;
-        let awaited = self.awaiting_reply_to.take();
-        match result {
-            Ok(reply) => Ok(reply),
-            Err(error) => {
-                // Under timeoutMS, a request written whole whose reply is merely late leaves
-                // the stream intact: the reply can still be read and discarded. Any other
-                // failure (a legacy socket timeout included) leaves it unusable.
-                let late = matches!(limit, IoLimit::Deadline(_))
-                    && error.is_timeout()
-                    && awaited.is_some();
-                if late {
-                    self.late_reply_to = awaited;
-                } else {
-                    self.broken = true;
-                }
-                Err(error.with_address(&self.address))
-            }
+        let encoded = message.encode(
+            compressor.as_ref(),
+            self.max_message_size(),
+            &mut self.write_buffer,
+        );
+        if let Err(e) = encoded {
+            self.state.write_refused();
+            return Err(Error::invalid_argument("the command cannot be sent")
+                .with_source(e)
+                .with_address(&self.address));
         }
+        let result = self.exchange(request_id, expects_reply, limit).await;
+        result.map_err(|error| {
+            // Under timeoutMS, a request written whole whose reply is merely late leaves the
+            // stream intact: the reply can still be read and discarded. Any other failure (a
+            // legacy socket timeout included) leaves it unusable.
+            if matches!(limit, IoLimit::Deadline(_)) && error.is_timeout() {
+                self.state.deadline_passed();
+            } else {
+                self.state.close();
+            }
+            error.with_address(&self.address)
+        })
+    }
+
+    fn broken_error(&self) -> Error {
+        Error::network("the connection is broken and cannot be reused").with_address(&self.address)
     }
 
     /// Reads the next reply the server streams after a reply that carried moreToCome.
@@ -300,31 +260,28 @@ impl Connection {
     /// # Cancel safety
     /// Not cancel safe: dropping the future midway leaves the connection broken.
     pub(crate) async fn next_streamed_reply(&mut self, deadline: Option<Instant>) -> Result<OpMsg> {
-        let Some(previous) = self.more_to_come_from else {
-            return Err(Error::invalid_argument(
-                "no streamed (moreToCome) reply is pending",
-            ));
-        };
-        if self.is_broken() {
-            return Err(
-                Error::network("the connection is broken and cannot be reused")
-                    .with_address(&self.address),
-            );
+        match self.state {
+            ConnState::Streaming { .. } => {}
+            ConnState::Idle { .. } => {
+                return Err(Error::invalid_argument(
+                    "no streamed (moreToCome) reply is pending",
+                ));
+            }
+            _ => return Err(self.broken_error()),
         }
-        self.in_flight = true;
+        let previous = self.state.read_streamed();
         let result = self
             .read_reply(previous, IoLimit::SocketTimeout(deadline))
             .await;
-        self.in_flight = false;
         result.map_err(|error| {
-            self.broken = true;
+            self.state.close();
             error.with_address(&self.address)
         })
     }
 
     /// Whether the last reply said more replies will follow without a request.
     pub(crate) fn is_streaming(&self) -> bool {
-        self.more_to_come_from.is_some()
+        self.state.is_streaming()
     }
 
     async fn exchange(
@@ -343,10 +300,10 @@ impl Connection {
         with_deadline(io_deadline, "writing a request", write)
             .await?
             .map_err(|e| Error::network_io("writing a request failed", e))?;
+        self.state.written(expects_reply);
         if !expects_reply {
             return Ok(OpMsg::new(RawDocumentBuf::new()));
         }
-        self.awaiting_reply_to = Some(request_id);
         self.read_reply(request_id, limit).await
     }
 
@@ -362,7 +319,7 @@ impl Connection {
         }
         match message.body {
             Body::Msg(reply) => {
-                self.more_to_come_from = reply.more_to_come().then_some(message.request_id);
+                self.state.replied(message.request_id, reply.more_to_come());
                 Ok(reply)
             }
             other => Err(Error::protocol(format!(

@@ -170,6 +170,62 @@ async fn a_dropped_exchange_leaves_the_connection_broken() {
     );
 }
 
+/// Sends a ping under a 50 ms operation deadline that the silent peer lets pass; returns the
+/// request the peer received.
+async fn ping_past_its_deadline(connection: &mut Connection, peer: &mut DuplexStream) -> Message {
+    let deadline = Instant::now() + Duration::from_millis(50);
+    let limit = IoLimit::Deadline(Some(deadline));
+    let (reply, request) = tokio::join!(
+        connection.send_message(OpMsg::new(ping()), limit),
+        read_request(peer)
+    );
+    assert!(reply.unwrap_err().is_timeout());
+    request
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reply_the_deadline_left_unread_is_drained_and_the_connection_reused() {
+    let (mut connection, mut peer) = pair();
+    let request = ping_past_its_deadline(&mut connection, &mut peer).await;
+    assert!(connection.has_late_reply());
+    assert!(connection.is_broken() && !connection.is_reusable());
+    let late = reply_bytes(request.request_id, rawdoc! { "ok": 1 }, MsgFlags::empty());
+    peer.write_all(&late).await.unwrap();
+    let drained = connection
+        .drain_late_reply(Instant::now() + Duration::from_secs(1))
+        .await;
+    assert!(drained && connection.is_reusable() && !connection.has_late_reply());
+
+    let server = async {
+        let request = read_request(&mut peer).await;
+        let reply = reply_bytes(request.request_id, rawdoc! { "ok": 2 }, MsgFlags::empty());
+        peer.write_all(&reply).await.unwrap();
+    };
+    let (reply, ()) = tokio::join!(connection.send_command(ping(), None), server);
+    assert_eq!(
+        reply.unwrap(),
+        rawdoc! { "ok": 2 },
+        "the next command gets its own reply"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_drain_leaves_the_connection_broken() {
+    let (mut connection, mut peer) = pair();
+    ping_past_its_deadline(&mut connection, &mut peer).await;
+    {
+        let drain = connection.drain_late_reply(Instant::now() + Duration::from_secs(60));
+        tokio::pin!(drain);
+        tokio::select! {
+            biased;
+            _ = &mut drain => panic!("no reply was sent"),
+            () = std::future::ready(()) => {}
+        }
+    }
+    assert!(!connection.has_late_reply(), "no drain is owed any more");
+    assert!(connection.is_broken() && !connection.is_reusable());
+}
+
 #[tokio::test]
 async fn more_to_come_replies_are_streamed() {
     let (mut connection, mut peer) = pair();

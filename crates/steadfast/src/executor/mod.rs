@@ -1,6 +1,6 @@
 //! The executor: runs an [`Operation`] from start to finish.
 //!
-//! The [`Executor`] (`core.rs`) owns what that takes — topology, server-session pool, retry
+//! The [`Executor`] (`shared.rs`) owns what that takes — topology, server-session pool, retry
 //! budget, events, options, default retry policy, open or shut down — and is shared by the
 //! `Client` handles, their sessions and their cursors. This module is its retry loop.
 //!
@@ -21,7 +21,6 @@
 
 mod attempt;
 mod classify;
-mod core;
 mod exchange;
 mod fields;
 #[cfg(test)]
@@ -34,6 +33,7 @@ mod reauthenticate;
 pub(crate) mod run_command;
 mod select;
 mod session;
+mod shared;
 mod spans;
 #[cfg(test)]
 mod tests;
@@ -52,7 +52,7 @@ use steadfast_core::{Deadline, ServerAddress};
 use tracing::Instrument as _;
 
 use self::attempt::{AttemptResult, Failure};
-pub(crate) use self::core::{Executor, ExecutorParts};
+pub(crate) use self::shared::{Executor, ExecutorParts};
 use self::transaction::{TransactionPlan, label_failure, plan_transaction};
 use crate::cursor::{CursorPin, CursorReply};
 use crate::error::{AttemptRecord, Error, ErrorKind, Result};

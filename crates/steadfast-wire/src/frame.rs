@@ -1,4 +1,5 @@
-//! Whole messages: header plus body, with optional OP_COMPRESSED wrapping.
+//! A whole message as a frame: the header, the body by opcode ([`Body`]), and the optional
+//! OP_COMPRESSED wrapping.
 
 use crate::bson_check::BsonValidation;
 use crate::compression::{self, CompressorId};
