@@ -11,8 +11,8 @@ use super::models::WriteModel;
 use super::results::{SummaryBulkWriteResult, VerboseBulkWriteResult};
 use super::run::{BulkCall, run};
 use crate::client::Client;
-use crate::coll::exec::OperationOverrides;
 use crate::error::Result;
+use crate::operation::settings::OperationOverrides;
 use crate::options::BulkWriteOptions;
 use crate::session::ClientSession;
 
