@@ -86,11 +86,12 @@ mod sdam;
 pub mod search_index;
 pub mod session;
 
+pub use action::StartSession;
 pub use bson;
 pub use bulk::models::{DeleteModel, InsertOneModel, ReplaceOneModel, UpdateModel, WriteModel};
 #[doc(hidden)]
 pub use client::BackgroundTasks;
-pub use client::{Client, ClientBuilder, ClientOptions, StartSession};
+pub use client::{Client, ClientBuilder, ClientOptions};
 pub use coll::Collection;
 pub use conn::config::ServerApi;
 pub use cursor::{Cursor, SessionCursor};

@@ -1,6 +1,9 @@
-//! The operation builders returned by `Collection`, `Database` and `Client` methods. Each is
-//! configured with chainable setters and runs when awaited (`IntoFuture`), like the official
-//! driver's actions: `coll.find(filter).sort(doc! {..}).limit(5).await?`.
+//! The operation builders ("actions") returned by `Collection`, `Database` and `Client`
+//! methods: one file per family holds the builders, their `IntoFuture` and the handle methods
+//! that return them. The actions of a `ClientSession`'s transactions and of a GridFS bucket
+//! live beside what runs them and are re-exported here. Each action is configured with
+//! chainable setters and runs when awaited (`IntoFuture`), like the official driver's
+//! actions: `coll.find(filter).sort(doc! {..}).limit(5).await?`.
 //!
 //! # Errors
 //! Awaiting an action fails with `InvalidArgument` for arguments rejected before anything is
@@ -149,13 +152,14 @@ mod replace_one;
 mod run;
 mod run_command;
 mod search_index;
+mod session;
 mod update;
 mod watch;
 
 use crate::session::ClientSession;
 
 pub use aggregate::Aggregate;
-pub use bulk_write::BulkWrite;
+pub use bulk_write::{BulkWrite, ClientBulkWrite};
 pub use count::{CountDocuments, EstimatedDocumentCount};
 pub use create_collection::CreateCollection;
 pub use create_index::{CreateIndex, CreateIndexes};
@@ -175,11 +179,16 @@ pub use run_command::{RunCommand, RunCursorCommand};
 pub use search_index::{
     CreateSearchIndex, CreateSearchIndexes, DropSearchIndex, ListSearchIndexes, UpdateSearchIndex,
 };
+pub use session::StartSession;
 pub use update::Update;
 pub use watch::Watch;
 
-pub use crate::client_bulk::ClientBulkWrite;
+// The transaction actions stay beside the session's transaction state, which runs them and
+// which the convenient API (`and_run`) extends; exported here too, as the official driver does.
+pub use crate::session::{AbortTransaction, CommitTransaction, StartTransaction};
 
+// The GridFS actions stay in `gridfs/`: they run on the bucket's private parts (its files and
+// chunks collections, the operation's deadline, the streams' constructors).
 /// The actions of a [`GridFsBucket`](crate::gridfs::GridFsBucket).
 pub mod gridfs {
     pub use crate::gridfs::action::{
