@@ -17,7 +17,8 @@ use crate::cursor::{Cursor, CursorSettings, SessionCursor};
 use crate::db::Database;
 use crate::error::Result;
 use crate::operation::aggregate::{self, AggregateTarget};
-use crate::operation::settings::{Inherited, OperationOverrides};
+use crate::operation::inherited::Inherited;
+use crate::operation::settings::OperationOverrides;
 use crate::options::{AggregateOptions, Hint};
 use crate::session::ClientSession;
 

@@ -22,7 +22,8 @@ use crate::db::Database;
 use crate::error::Result;
 use crate::operation::aggregate::AggregateTarget;
 use crate::operation::change_stream::ChangeStreamSpec;
-use crate::operation::settings::{Inherited, OperationOverrides, OperationSettings};
+use crate::operation::inherited::Inherited;
+use crate::operation::settings::{OperationOverrides, OperationSettings};
 use crate::options::{
     ChangeStreamOptions, Collation, CollectionOptions, FullDocumentBeforeChangeType,
     FullDocumentType, SelectionCriteria,
