@@ -1,6 +1,7 @@
 //! The one place the CRUD API meets the executor: running an operation with the resolved
 //! timeout and retry policy and an optional explicit session, running the batches of a bulk
-//! write, and opening cursors.
+//! write, and opening cursors. Also what the actions take from the collection or database
+//! they were built from: the inherited settings and the write commands' fields.
 
 use std::sync::Arc;
 
