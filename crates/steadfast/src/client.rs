@@ -12,7 +12,6 @@
 mod builder;
 mod options;
 mod options_builder;
-mod start_session;
 mod tls;
 
 use std::sync::Arc;
@@ -25,7 +24,6 @@ use steadfast_core::selection::SelectionCriteria;
 
 pub use self::builder::ClientBuilder;
 pub use self::options::{ClientOptions, ClientOptionsBuilder, Compressor};
-pub use self::start_session::StartSession;
 pub use self::tls::{Tls, TlsOptions, TlsOptionsBuilder};
 use crate::conn::config::{ConnectionConfig, ServerApi};
 use crate::db::Database;
@@ -193,13 +191,6 @@ impl Client {
             .map(|name| self.database(name))
     }
 
-    /// Starts an explicit session, causally consistent unless its options say otherwise.
-    /// Await the returned action, after setting options on it if needed:
-    /// `client.start_session().causal_consistency(false).await?`.
-    pub fn start_session(&self) -> StartSession<'_> {
-        StartSession::new(self)
-    }
-
     /// Starts an explicit session with `options`, as
     /// `client.start_session().with_options(options)`.
     ///
@@ -214,7 +205,7 @@ impl Client {
 
     /// A new explicit session. No I/O: the session id is generated locally, and whether the
     /// deployment supports sessions is checked by its first operation.
-    fn open_session(&self, options: SessionOptions) -> Result<ClientSession> {
+    pub(crate) fn open_session(&self, options: SessionOptions) -> Result<ClientSession> {
         self.executor.ensure_open()?;
         options.validate()?;
         Ok(ClientSession::new(

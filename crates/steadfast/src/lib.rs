@@ -52,14 +52,16 @@
     )
 )]
 
+// First: the action macros it defines are used by `client_bulk` and `gridfs`.
+#[macro_use]
+pub mod action;
 mod adaptive;
 mod auth;
+mod bulk;
 pub mod change_stream;
 mod client;
-#[macro_use]
-mod coll;
-// After `coll`, whose action macros it uses.
 mod client_bulk;
+mod coll;
 mod conn;
 mod cursor;
 mod db;
@@ -69,6 +71,7 @@ mod executor;
 pub mod gridfs;
 mod handshake;
 pub mod logging;
+mod namespace;
 mod operation;
 pub mod options;
 /// One server's connection pool used on its own (conformance tests, tools); applications use
@@ -83,19 +86,19 @@ mod sdam;
 pub mod search_index;
 pub mod session;
 
+pub use action::StartSession;
 pub use bson;
+pub use bulk::models::{DeleteModel, InsertOneModel, ReplaceOneModel, UpdateModel, WriteModel};
 #[doc(hidden)]
 pub use client::BackgroundTasks;
-pub use client::{Client, ClientBuilder, ClientOptions, StartSession};
-pub use coll::action;
-pub use coll::{
-    Collection, DeleteModel, InsertOneModel, Namespace, ReplaceOneModel, UpdateModel, WriteModel,
-};
+pub use client::{Client, ClientBuilder, ClientOptions};
+pub use coll::Collection;
 pub use conn::config::ServerApi;
 pub use cursor::{Cursor, SessionCursor};
 pub use db::Database;
 pub use error::{Error, ErrorKind, Result};
 pub use handshake::metadata::DriverInfo;
+pub use namespace::Namespace;
 pub use options::IndexModel;
 pub use search_index::{SearchIndexModel, SearchIndexType};
 pub use session::{

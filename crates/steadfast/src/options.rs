@@ -68,7 +68,7 @@ macro_rules! options_struct {
         }
     };
 }
-// For the write models' setters (coll/models.rs), which are the same chainable setters.
+// For the write models' setters (bulk/models.rs), which are the same chainable setters.
 pub(crate) use options_struct;
 
 mod admin;

@@ -9,13 +9,13 @@ use steadfast_core::change_stream::{
     ErrorSource, Position, ResumeStart, ResumeState, is_resumable,
 };
 
-use crate::coll::exec::OperationSettings;
 use crate::cursor::{
     CURSOR_GONE_CODES, CursorSettings, CursorState, Tailing, call_deadline, spawn_kill,
 };
 use crate::error::{Error, ErrorFacts, ErrorKind, Result};
 use crate::executor::Executor;
 use crate::operation::change_stream::{ChangeStreamReply, ChangeStreamSpec};
+use crate::operation::settings::OperationSettings;
 use crate::runtime;
 use crate::session::ClientSession;
 

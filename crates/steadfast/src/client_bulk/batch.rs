@@ -282,7 +282,7 @@ fn parse_reply(reply: &RawDocumentBuf) -> Result<BatchReply> {
     } else {
         CursorReply {
             id: 0,
-            ns: crate::coll::Namespace::new("admin", "$cmd.bulkWrite"),
+            ns: crate::namespace::Namespace::new("admin", "$cmd.bulkWrite"),
             first_batch: Default::default(),
             post_batch_resume_token: None,
         }

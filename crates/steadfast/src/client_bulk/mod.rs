@@ -13,13 +13,11 @@
 //! attempt ran.
 
 mod accumulate;
-mod action;
 mod batch;
 mod models;
 pub(crate) mod results;
-mod run;
+pub(crate) mod run;
 
-pub use action::ClientBulkWrite;
 pub use models::{
     DeleteManyModel, DeleteOneModel, InsertOneModel, ReplaceOneModel, UpdateManyModel,
     UpdateOneModel, WriteModel,

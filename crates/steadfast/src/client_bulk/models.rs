@@ -5,9 +5,10 @@ use bson::{Array, Bson, Document, RawDocumentBuf};
 use serde::Serialize;
 use typed_builder::TypedBuilder;
 
-use crate::coll::models::{check_replacement, check_update, to_raw};
-use crate::coll::{Collection, Namespace};
+use crate::bulk::models::{check_replacement, check_update, to_raw};
+use crate::coll::Collection;
 use crate::error::Result;
+use crate::namespace::Namespace;
 use crate::operation::write::{Statement, encode};
 use crate::options::UpdateModifications;
 

@@ -10,9 +10,9 @@ use super::accumulate::Accumulator;
 use super::batch::{BatchReply, BulkFields, ClientBulkBatch};
 use super::models::{EncodedOp, InsertOneModel, UpdateManyModel, WriteModel};
 use super::results::{SummaryBulkWriteResult, VerboseBulkWriteResult};
-use crate::coll::Namespace;
 use crate::cursor::CursorReply;
 use crate::error::{Error, ErrorKind};
+use crate::namespace::Namespace;
 use crate::operation::crud_tests::description;
 use crate::operation::{Operation, Retryability};
 

@@ -9,9 +9,9 @@ use steadfast_core::options::{ReadConcern, WriteConcern};
 use steadfast_core::retry::RetryPolicy;
 use steadfast_core::selection::SelectionCriteria;
 
-use super::Namespace;
 use crate::client::Client;
 use crate::db::Database;
+use crate::namespace::Namespace;
 use crate::options::CollectionOptions;
 
 /// A handle to one collection, whose documents are (de)serialised as `T`.

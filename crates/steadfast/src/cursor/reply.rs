@@ -6,8 +6,8 @@ use std::collections::VecDeque;
 use bson::raw::RawElement;
 use bson::{RawArray, RawBsonRef, RawDocument, RawDocumentBuf};
 
-use crate::coll::Namespace;
 use crate::error::{Error, Result};
+use crate::namespace::Namespace;
 
 /// A server cursor as a command reply describes it: its id (0 once exhausted), its namespace and
 /// one batch of documents.

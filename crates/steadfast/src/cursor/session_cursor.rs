@@ -10,9 +10,9 @@ use serde::de::DeserializeOwned;
 use super::state::CursorState;
 use super::stream::{deserialize, spawn_kill};
 use super::timeout::{Tailing, call_deadline};
-use crate::coll::exec::OperationSettings;
 use crate::error::Result;
 use crate::executor::Executor;
+use crate::operation::settings::OperationSettings;
 use crate::runtime;
 use crate::session::ClientSession;
 

@@ -8,7 +8,7 @@ use bson::{Bson, RawDocumentBuf};
 use steadfast_core::ServerAddress;
 
 use super::reply::CursorReply;
-use crate::coll::Namespace;
+use crate::namespace::Namespace;
 use crate::operation::get_more::{GetMore, KillCursors};
 use crate::pool::PinnedConnection;
 

@@ -13,10 +13,10 @@ use serde::de::DeserializeOwned;
 
 use super::state::CursorState;
 use super::timeout::{Tailing, call_deadline};
-use crate::coll::exec::OperationSettings;
 use crate::error::{Error, ErrorKind, Result};
 use crate::executor::Executor;
 use crate::operation::get_more::KillCursors;
+use crate::operation::settings::OperationSettings;
 use crate::pool::PinnedConnection;
 use crate::runtime;
 use crate::session::ClientSession;

@@ -8,7 +8,7 @@ use steadfast_core::ServerAddress;
 
 use super::reply::CursorReply;
 use super::state::{CursorSettings, CursorState};
-use crate::coll::Namespace;
+use crate::namespace::Namespace;
 use crate::operation::Operation;
 use crate::operation::crud_tests::default_description;
 

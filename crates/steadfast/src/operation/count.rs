@@ -6,9 +6,9 @@ use steadfast_core::selection::SelectionCriteria;
 
 use super::fields::{put, put_max_time, reply_count};
 use super::{Command, Operation, ReplyContext, Retryability};
-use crate::coll::Namespace;
 use crate::conn::description::StreamDescription;
 use crate::error::{Error, Result};
+use crate::namespace::Namespace;
 use crate::options::{DistinctOptions, EstimatedDocumentCountOptions, append_hint};
 
 /// `count` without a filter: the collection's document count from its metadata.

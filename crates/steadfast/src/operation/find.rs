@@ -8,10 +8,10 @@ use steadfast_core::selection::SelectionCriteria;
 use super::fields::put_raw;
 use super::write::encode;
 use super::{Command, Operation, ReplyContext, Retryability};
-use crate::coll::Namespace;
 use crate::conn::description::StreamDescription;
 use crate::cursor::CursorReply;
 use crate::error::Result;
+use crate::namespace::Namespace;
 use crate::options::{CursorType, FindOptions, Hint, duration_ms};
 
 /// `find`: opens a cursor over the matching documents.

@@ -7,9 +7,9 @@ use steadfast_core::options::WriteConcern;
 
 use super::fields::{put, put_max_time};
 use super::{Command, Operation, ReplyContext, Retryability};
-use crate::coll::Namespace;
 use crate::conn::description::StreamDescription;
 use crate::error::{Error, ReplyWriteErrors, Result};
+use crate::namespace::Namespace;
 use crate::options::{
     Collation, FindOneAndDeleteOptions, FindOneAndReplaceOptions, FindOneAndUpdateOptions, Hint,
     ReturnDocument, UpdateModifications, append_hint,

@@ -8,10 +8,10 @@ use steadfast_core::selection::SelectionCriteria;
 
 use super::fields::{put, put_max_time};
 use super::{Command, Operation, ReplyContext, Retryability};
-use crate::coll::Namespace;
 use crate::conn::description::StreamDescription;
 use crate::cursor::CursorReply;
 use crate::error::{Error, Result};
+use crate::namespace::Namespace;
 
 /// `getMore`: the next batch of a cursor. Never retried by retryable reads.
 #[derive(Debug)]

@@ -18,7 +18,9 @@ pub(crate) mod fields;
 pub(crate) mod find;
 pub(crate) mod find_and_modify;
 pub(crate) mod get_more;
+pub(crate) mod inherited;
 pub(crate) mod list;
+pub(crate) mod settings;
 pub(crate) mod write;
 pub(crate) mod write_reply;
 

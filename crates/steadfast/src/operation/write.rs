@@ -19,9 +19,9 @@ use steadfast_wire::{DocumentSequence, find_top_level};
 use super::fields::put_raw;
 use super::write_reply::BatchOutcome;
 use super::{Command, Operation, ReplyContext, Retryability};
-use crate::coll::Namespace;
 use crate::conn::description::StreamDescription;
 use crate::error::{Error, Result};
+use crate::namespace::Namespace;
 use crate::options::{Collation, Hint, UpdateModifications};
 
 /// Bytes kept free in every batch command for what the executor adds to the body (`$db`,

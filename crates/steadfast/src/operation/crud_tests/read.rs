@@ -8,8 +8,8 @@ use steadfast_core::options::{Acknowledgment, ReadConcern, ReadConcernLevel, Wri
 use steadfast_core::selection::{ReadPreference, ReadPreferenceMode, SelectionCriteria};
 
 use super::{default_description, description, with_context};
-use crate::coll::Namespace;
 use crate::error::ErrorKind;
+use crate::namespace::Namespace;
 use crate::operation::admin::CatalogCommand;
 use crate::operation::aggregate::{Aggregate, AggregateTarget, CountDocuments};
 use crate::operation::count::{Distinct, EstimatedCount};

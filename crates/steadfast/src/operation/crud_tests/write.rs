@@ -6,8 +6,8 @@ use bson::{Bson, doc, rawdoc};
 use steadfast_core::options::{Acknowledgment, WriteConcern};
 
 use super::{default_description, description, with_context};
-use crate::coll::Namespace;
 use crate::error::ErrorKind;
+use crate::namespace::Namespace;
 use crate::operation::write::{
     COMMAND_OVERHEAD, SizeCheck, Statement, UpdateStatementFields, WriteBatch, WriteCommandFields,
     WriteKind,

@@ -1,12 +1,21 @@
-//! [`StartSession`]: the action returned by [`Client::start_session`].
+//! `Client::start_session`: [`StartSession`], the action that starts an explicit session.
 
 use std::future::{IntoFuture, Ready, ready};
 use std::time::Duration;
 
-use super::Client;
+use crate::client::Client;
 use crate::error::Result;
 use crate::options::TransactionOptions;
 use crate::session::{ClientSession, SessionOptions};
+
+impl Client {
+    /// Starts an explicit session, causally consistent unless its options say otherwise.
+    /// Await the returned action, after setting options on it if needed:
+    /// `client.start_session().causal_consistency(false).await?`.
+    pub fn start_session(&self) -> StartSession<'_> {
+        StartSession::new(self)
+    }
+}
 
 /// Starts an explicit session when awaited; options may be set first.
 ///
@@ -30,7 +39,7 @@ pub struct StartSession<'a> {
 }
 
 impl<'a> StartSession<'a> {
-    pub(super) fn new(client: &'a Client) -> Self {
+    fn new(client: &'a Client) -> Self {
         StartSession {
             client,
             options: SessionOptions::default(),

@@ -2,11 +2,11 @@
 
 use bson::{Bson, Document, doc, rawdoc};
 
-use super::bulk::{BulkAccumulator, BulkPlan, FailureShape};
 use super::models::{
     DeleteModel, InsertOneModel, ReplaceOneModel, UpdateModel, WriteModel, check_update,
     replacement_document,
 };
+use super::plan::{BulkAccumulator, BulkPlan, FailureShape};
 use crate::error::{ErrorKind, Outcome, WriteFailure};
 use crate::operation::write::{Statement, WriteKind};
 use crate::operation::write_reply::BatchOutcome;

@@ -8,12 +8,13 @@ use bson::{Bson, Document, doc};
 use futures_util::future::BoxFuture;
 
 use super::Aggregate;
+use super::run::execute;
 use crate::coll::Collection;
-use crate::coll::exec::{OperationOverrides, execute};
 use crate::cursor::Cursor;
 use crate::error::{Error, Result};
 use crate::executor::run_command::RunCommand as RunCommandOp;
 use crate::operation::aggregate::AggregateTarget;
+use crate::operation::settings::OperationOverrides;
 use crate::options::AggregateOptions;
 use crate::search_index::SearchIndexModel;
 use steadfast_core::selection::SelectionCriteria;

@@ -8,13 +8,13 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use steadfast_core::options::WriteConcern;
 
+use super::run::execute;
+use crate::bulk::models::{check_update, replacement_document};
 use crate::coll::Collection;
-use crate::coll::exec::OperationOverrides;
-use crate::coll::exec::execute;
-use crate::coll::models::{check_update, replacement_document};
 use crate::cursor::deserialize;
 use crate::error::Result;
 use crate::operation::find_and_modify::{FindAndModify, FindAndModifyFields, Modification};
+use crate::operation::settings::OperationOverrides;
 use crate::options::{
     FindOneAndDeleteOptions, FindOneAndReplaceOptions, FindOneAndUpdateOptions, Hint,
     ReturnDocument, UpdateModifications,

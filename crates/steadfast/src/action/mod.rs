@@ -1,6 +1,9 @@
-//! The operation builders returned by `Collection`, `Database` and `Client` methods. Each is
-//! configured with chainable setters and runs when awaited (`IntoFuture`), like the official
-//! driver's actions: `coll.find(filter).sort(doc! {..}).limit(5).await?`.
+//! The operation builders ("actions") returned by `Collection`, `Database` and `Client`
+//! methods: one file per family holds the builders, their `IntoFuture` and the handle methods
+//! that return them. The actions of a `ClientSession`'s transactions and of a GridFS bucket
+//! live beside what runs them and are re-exported here. Each action is configured with
+//! chainable setters and runs when awaited (`IntoFuture`), like the official driver's
+//! actions: `coll.find(filter).sort(doc! {..}).limit(5).await?`.
 //!
 //! # Errors
 //! Awaiting an action fails with `InvalidArgument` for arguments rejected before anything is
@@ -50,7 +53,7 @@ macro_rules! option_setters {
 }
 
 /// `timeout` and `retry_policy` for an action with an `overrides` field
-/// ([`OperationOverrides`](crate::coll::exec::OperationOverrides)).
+/// ([`OperationOverrides`](crate::operation::settings::OperationOverrides)).
 macro_rules! operation_overrides {
     () => {
         /// Sets timeoutMS for this operation alone, over the session's `default_timeout` and
@@ -129,29 +132,63 @@ macro_rules! action_future {
     };
 }
 
-pub(crate) mod find;
-pub(crate) mod find_and_modify;
-pub(crate) mod index;
-pub(crate) mod read;
-pub(crate) mod run_cursor_command;
-pub(crate) mod search_index;
-pub(crate) mod watch;
-pub(crate) mod write;
+mod aggregate;
+mod bulk_write;
+mod count;
+mod create_collection;
+mod create_index;
+mod delete;
+mod distinct;
+mod drop;
+mod drop_index;
+mod find;
+mod find_and_modify;
+mod insert_many;
+mod insert_one;
+mod list_collections;
+mod list_databases;
+mod list_indexes;
+mod replace_one;
+mod run;
+mod run_command;
+mod search_index;
+mod session;
+mod update;
+mod watch;
 
-pub use crate::client_bulk::ClientBulkWrite;
-pub use crate::coll::db_actions::{
-    CreateCollection, DropDatabase, ListCollections, ListDatabases, RunCommand,
-};
-pub use find::{Aggregate, ExplicitSession, Find, FindOne, ImplicitSession};
+use crate::session::ClientSession;
+
+pub use aggregate::Aggregate;
+pub use bulk_write::{BulkWrite, ClientBulkWrite};
+pub use count::{CountDocuments, EstimatedDocumentCount};
+pub use create_collection::CreateCollection;
+pub use create_index::{CreateIndex, CreateIndexes};
+pub use delete::Delete;
+pub use distinct::Distinct;
+pub use drop::{DropCollection, DropDatabase};
+pub use drop_index::DropIndex;
+pub use find::{Find, FindOne};
 pub use find_and_modify::{FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate};
-pub use index::{CreateIndex, CreateIndexes, DropCollection, DropIndex, ListIndexes};
-pub use read::{CountDocuments, Distinct, EstimatedDocumentCount};
-pub use run_cursor_command::RunCursorCommand;
+pub use insert_many::InsertMany;
+pub use insert_one::InsertOne;
+pub use list_collections::ListCollections;
+pub use list_databases::ListDatabases;
+pub use list_indexes::ListIndexes;
+pub use replace_one::Replace;
+pub use run_command::{RunCommand, RunCursorCommand};
 pub use search_index::{
     CreateSearchIndex, CreateSearchIndexes, DropSearchIndex, ListSearchIndexes, UpdateSearchIndex,
 };
+pub use session::StartSession;
+pub use update::Update;
 pub use watch::Watch;
 
+// The transaction actions stay beside the session's transaction state, which runs them and
+// which the convenient API (`and_run`) extends; exported here too, as the official driver does.
+pub use crate::session::{AbortTransaction, CommitTransaction, StartTransaction};
+
+// The GridFS actions stay in `gridfs/`: they run on the bucket's private parts (its files and
+// chunks collections, the operation's deadline, the streams' constructors).
 /// The actions of a [`GridFsBucket`](crate::gridfs::GridFsBucket).
 pub mod gridfs {
     pub use crate::gridfs::action::{
@@ -159,4 +196,11 @@ pub mod gridfs {
         OpenUploadStream, Rename, RenameByName,
     };
 }
-pub use write::{BulkWrite, Delete, InsertMany, InsertOne, Replace, Update};
+
+/// Marker: the action runs on an implicit session (the default).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ImplicitSession;
+
+/// Marker: the action runs in the caller's session.
+#[derive(Debug)]
+pub struct ExplicitSession<'a>(pub(crate) &'a mut ClientSession);

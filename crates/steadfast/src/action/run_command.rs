@@ -1,23 +1,70 @@
-//! `Database::run_cursor_command`: an application's cursor-opening command, with the options
-//! its `getMore`s take and, after `.session(..)`, a session cursor.
+//! `Database::run_command` and `Database::run_cursor_command`: commands the application
+//! writes itself; the cursor command's `getMore`s take the action's options and, after
+//! `.session(..)`, it returns a session cursor.
 
 use std::future::IntoFuture;
 use std::time::Duration;
 
 use bson::{Bson, Document};
-use futures_util::future::BoxFuture;
+use futures_util::future::{BoxFuture, Either};
 use steadfast_core::selection::SelectionCriteria;
 
+use super::run::{execute, open_cursor, open_session_cursor};
 use super::{ExplicitSession, ImplicitSession};
-use crate::coll::exec::{OperationOverrides, OperationSettings, open_cursor, open_session_cursor};
 use crate::cursor::{Cursor, CursorSettings, SessionCursor};
 use crate::db::Database;
 use crate::error::Result;
+use crate::executor::run_command::RunCommand as RunCommandOp;
 use crate::operation::list::CursorCommand;
+use crate::operation::settings::{OperationOverrides, OperationSettings};
 use crate::options::CursorType;
 use crate::session::ClientSession;
 
 impl Database {
+    /// Runs a database command; awaiting the action returns the server's reply document.
+    ///
+    /// The command is sent as given, on the primary (or, in a Single topology, on the one
+    /// server), with `$db` set to this database (replacing any `$db` in `command`) and the
+    /// fields every command carries: `lsid` of an implicit session (or the explicit one given
+    /// with `.session(..)`), `$clusterTime`, the Stable API fields when the client declared a
+    /// version, and `maxTimeMS` under timeoutMS (the operation's `.timeout(..)`, else the
+    /// session's default, else the database's, else the client's). Under timeoutMS a
+    /// `maxTimeMS` in `command` is replaced by the one the deadline leaves (or removed when
+    /// timeoutMS is zero). It is never given a `txnNumber`, and it is retried only after an
+    /// overload error (`SystemOverloadedError` + `RetryableError`), and only with both
+    /// retryReads and retryWrites on (client-backpressure specification).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for an empty or unencodable command, or a session of another client;
+    /// a command error ([`ErrorKind::Command`](crate::ErrorKind::Command), with code,
+    /// codeName, errmsg and the server's labels) when the reply has `ok: 0`; server
+    /// selection, network, timeout, protocol, TLS and authentication errors. The error carries
+    /// the retry history.
+    ///
+    /// # Cancel safety
+    /// Dropping the future midway abandons the command: the connection it used is closed, and
+    /// the command may or may not have run.
+    pub fn run_command(&self, command: Document) -> RunCommand<'_> {
+        RunCommand::new(self, command)
+    }
+
+    /// [`Database::run_command`] in an explicit session: the command carries the session's
+    /// `lsid`, and its `$clusterTime` and `operationTime` advance the session's.
+    ///
+    /// # Errors
+    /// As [`Database::run_command`]; `InvalidArgument` when the session belongs to another
+    /// client, or the deployment does not support sessions.
+    ///
+    /// # Cancel safety
+    /// As [`Database::run_command`].
+    pub async fn run_command_with_session(
+        &self,
+        command: Document,
+        session: &mut ClientSession,
+    ) -> Result<Document> {
+        self.run_command(command).session(session).await
+    }
+
     /// Runs a command that opens a cursor (`find`, `aggregate`, `listCollections`, ... written
     /// by the application) and returns the cursor over its results. The command is sent as
     /// [`Database::run_command`] sends it (no inherited read or write concern); its `getMore`s
@@ -38,6 +85,67 @@ impl Database {
         }
     }
 }
+
+/// The action of [`Database::run_command`].
+#[must_use = "an action does nothing until awaited"]
+pub struct RunCommand<'a> {
+    db: &'a Database,
+    command: Document,
+    overrides: OperationOverrides,
+    session: Option<&'a mut ClientSession>,
+    criteria: Option<SelectionCriteria>,
+}
+
+impl<'a> RunCommand<'a> {
+    fn new(db: &'a Database, command: Document) -> Self {
+        RunCommand {
+            db,
+            command,
+            overrides: OperationOverrides::default(),
+            session: None,
+            criteria: None,
+        }
+    }
+
+    operation_overrides!();
+
+    /// Runs the command in an explicit session.
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    /// Where the command runs (default: the primary). The command is sent as written: a read
+    /// preference other than primary makes it eligible for secondaries, and the driver adds
+    /// `$readPreference` where the topology needs it.
+    pub fn selection_criteria(mut self, criteria: impl Into<SelectionCriteria>) -> Self {
+        self.criteria = Some(criteria.into());
+        self
+    }
+
+    /// Builds the operation before the future is made, so that the future is the executor's
+    /// alone (holding the operation boxed), not the action's, the operation's and the settings'
+    /// around it: every call copies its future once, into a box.
+    fn run(self) -> impl Future<Output = Result<Document>> + 'a {
+        let RunCommand {
+            db,
+            command,
+            overrides,
+            session,
+            criteria,
+        } = self;
+        let explicit = criteria.is_some();
+        let criteria = criteria.unwrap_or_else(SelectionCriteria::primary_read);
+        let op = match RunCommandOp::new(db.name(), command, criteria) {
+            Ok(op) => op.with_explicit_criteria(explicit),
+            Err(error) => return Either::Left(std::future::ready(Err(error))),
+        };
+        let settings = db.inherited().settings.overridden_by(&overrides);
+        Either::Right(execute(db.client(), op, session, &settings))
+    }
+}
+
+action_future!(RunCommand<'a> => Document);
 
 /// The action of [`Database::run_cursor_command`].
 #[must_use = "an action does nothing until awaited"]

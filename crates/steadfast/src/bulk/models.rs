@@ -1,5 +1,6 @@
 //! The write models of `Collection::bulk_write`, and the validation shared with the single
-//! write helpers (update documents must start with an operator, replacements must not).
+//! writes, `findAndModify` and `Client::bulk_write` (update documents must start with an
+//! operator, replacements must not).
 
 use bson::{Document, RawDocumentBuf};
 use serde::Serialize;

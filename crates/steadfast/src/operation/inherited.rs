@@ -4,7 +4,7 @@
 use steadfast_core::options::{ReadConcern, WriteConcern};
 use steadfast_core::selection::SelectionCriteria;
 
-use super::exec::OperationSettings;
+use super::settings::OperationSettings;
 use crate::client::Client;
 use crate::options::CollectionOptions;
 
@@ -67,12 +67,5 @@ impl Inherited {
     /// The operation's selection criteria, else the inherited ones.
     pub(crate) fn criteria(&self, op: Option<SelectionCriteria>) -> SelectionCriteria {
         op.unwrap_or_else(|| self.criteria.clone())
-    }
-}
-
-impl<T: Send + Sync> super::Collection<T> {
-    /// What this collection's operations inherit.
-    pub(crate) fn inherited(&self) -> Inherited {
-        Inherited::new(self.client(), self.handle_options())
     }
 }

@@ -1,97 +1,31 @@
 //! The one place the CRUD API meets the executor: running an operation with the resolved
 //! timeout and retry policy and an optional explicit session, running the batches of a bulk
-//! write, and opening cursors.
+//! write, and opening cursors. Also what the actions take from the collection or database
+//! they were built from: the inherited settings and the write commands' fields.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use steadfast_core::retry::{Outcome, RetryPolicy};
+use bson::{Bson, Document};
+use steadfast_core::options::WriteConcern;
+use steadfast_core::retry::Outcome;
 
-use super::Namespace;
-use super::bulk::{BulkAccumulator, BulkPlan};
+use crate::bulk::plan::{BulkAccumulator, BulkPlan};
 use crate::client::Client;
+use crate::coll::Collection;
 use crate::cursor::{
     Cursor, CursorReply, CursorSettings, CursorState, SessionCursor, cursor_timing,
 };
+use crate::db::Database;
 use crate::error::{Error, Result};
-use crate::executor::ExecutionContext;
+use crate::namespace::Namespace;
 use crate::operation::Operation;
+use crate::operation::inherited::Inherited;
+use crate::operation::settings::{OperationOverrides, OperationSettings};
 use crate::operation::write::{SizeCheck, WriteBatch, WriteCommandFields};
+use crate::options::CollectionOptions;
 use crate::results::BulkWriteResult;
 use crate::runtime;
 use crate::session::ClientSession;
-
-/// The per-operation settings resolved from the handle levels.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct OperationSettings {
-    /// timeoutMS inherited from the collection, database or client (`None`: unset).
-    pub(crate) timeout: Option<Duration>,
-    /// The operation's own timeoutMS, which beats an explicit session's `default_timeout`
-    /// (the inherited one does not).
-    pub(crate) operation_timeout: Option<Duration>,
-    /// The retry policy (`None`: the client's).
-    pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
-    /// A fixed deadline over the timeout (the `getMore`s of a cursor in cursor-lifetime mode).
-    pub(crate) deadline: Option<Instant>,
-    /// The command gets no `maxTimeMS` even under a timeout (see `CursorTiming`).
-    pub(crate) omit_max_time: bool,
-}
-
-impl OperationSettings {
-    /// These settings with an action's own timeout and retry policy over them.
-    pub(crate) fn overridden_by(mut self, overrides: &OperationOverrides) -> Self {
-        if overrides.timeout.is_some() {
-            self.operation_timeout = overrides.timeout;
-        }
-        if let Some(policy) = &overrides.retry_policy {
-            self.retry_policy = Some(Arc::clone(policy));
-        }
-        self
-    }
-
-    /// timeoutMS for one run in `session`: the operation's own, else the session's
-    /// `default_timeout`, else the inherited one (CSOT's order of precedence).
-    pub(crate) fn timeout_in(&self, session: Option<&ClientSession>) -> Option<Duration> {
-        self.operation_timeout
-            .or_else(|| session.and_then(ClientSession::default_timeout))
-            .or(self.timeout)
-    }
-
-    /// The execution context of one run in `session`.
-    pub(crate) fn context<'s>(
-        &self,
-        session: Option<&'s mut ClientSession>,
-    ) -> ExecutionContext<'s> {
-        let timeout = self.timeout_in(session.as_deref());
-        // Inside a withTransaction callback under timeoutMS, every operation shares the
-        // transaction's deadline (CSOT, "Convenient Transactions API").
-        let transaction_deadline = session
-            .as_deref()
-            .and_then(ClientSession::convenient_deadline);
-        ExecutionContext {
-            session,
-            timeout,
-            retry_policy: self.retry_policy.clone(),
-            deadline: transaction_deadline.or(self.deadline),
-            omit_max_time: self.omit_max_time,
-            overrides_transaction_timeout: transaction_deadline.is_some()
-                && self.operation_timeout.is_some(),
-            pinned: None,
-        }
-    }
-}
-
-/// What an action may set for itself over its handle's settings: `.timeout(..)` and
-/// `.retry_policy(..)`.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct OperationOverrides {
-    /// timeoutMS for this operation (`Duration::ZERO`: no limit).
-    pub(crate) timeout: Option<Duration>,
-    /// The retry policy for this operation.
-    pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
-    /// How timeoutMS applies to the cursor the operation opens.
-    pub(crate) timeout_mode: Option<crate::options::TimeoutMode>,
-}
 
 /// Runs `op`.
 ///
@@ -184,7 +118,7 @@ fn cursor_phases(
 ///
 /// # Errors
 /// A command error or network error of a batch as the executor reports it; the plan's
-/// [`FailureShape`](super::bulk::FailureShape) with the merged write errors and write concern
+/// [`FailureShape`](crate::bulk::plan::FailureShape) with the merged write errors and write concern
 /// errors. Either carries the bulk's
 /// [`PartialWrite`](crate::error::PartialWrite): what the earlier batches applied stays
 /// reported, and the failed batch's statements are of unknown fate unless the executor knows
@@ -263,7 +197,12 @@ pub(crate) async fn run_bulk(
     accumulator.finish()
 }
 
-impl<T: Send + Sync> super::Collection<T> {
+impl<T: Send + Sync> Collection<T> {
+    /// What this collection's operations inherit.
+    pub(super) fn inherited(&self) -> Inherited {
+        Inherited::new(self.client(), self.handle_options())
+    }
+
     /// timeoutMS and retry policy for an operation of this collection with `overrides`.
     pub(crate) fn operation_settings(&self, overrides: &OperationOverrides) -> OperationSettings {
         OperationSettings {
@@ -289,5 +228,34 @@ impl<T: Send + Sync> super::Collection<T> {
     ) -> Result<BulkWriteResult> {
         let settings = self.operation_settings(overrides);
         run_bulk(self.client(), self.ns(), plan, fields, session, &settings).await
+    }
+
+    /// The fields every write command of this collection carries, with the operation's write
+    /// concern, else the collection's.
+    pub(super) fn write_fields(
+        &self,
+        ordered: bool,
+        bypass_document_validation: Option<bool>,
+        write_concern: Option<WriteConcern>,
+        comment: Option<Bson>,
+        let_vars: Option<Document>,
+    ) -> WriteCommandFields {
+        WriteCommandFields {
+            ordered,
+            bypass_document_validation,
+            write_concern: self.resolve_write_concern(write_concern),
+            comment,
+            let_vars,
+        }
+    }
+}
+
+impl Database {
+    /// What operations on this database inherit.
+    pub(super) fn inherited(&self) -> Inherited {
+        Inherited::new(
+            self.client(),
+            &self.options().overridden_by(&CollectionOptions::default()),
+        )
     }
 }

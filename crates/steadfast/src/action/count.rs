@@ -1,17 +1,17 @@
-//! count_documents, estimated_document_count and distinct.
+//! `Collection::count_documents` and `Collection::estimated_document_count`.
 
 use std::time::Duration;
 
 use bson::{Bson, Document};
 use steadfast_core::options::ReadConcern;
 
+use super::run::execute;
 use crate::coll::Collection;
-use crate::coll::exec::OperationOverrides;
-use crate::coll::exec::execute;
 use crate::error::Result;
 use crate::operation::aggregate::CountDocuments as CountDocumentsOp;
-use crate::operation::count::{Distinct as DistinctOp, EstimatedCount};
-use crate::options::{CountOptions, DistinctOptions, EstimatedDocumentCountOptions, Hint};
+use crate::operation::count::EstimatedCount;
+use crate::operation::settings::OperationOverrides;
+use crate::options::{CountOptions, EstimatedDocumentCountOptions, Hint};
 use crate::session::ClientSession;
 
 impl<T: Send + Sync> Collection<T> {
@@ -36,18 +36,6 @@ impl<T: Send + Sync> Collection<T> {
             coll: self,
             options: EstimatedDocumentCountOptions::default(),
             overrides: OperationOverrides::default(),
-        }
-    }
-
-    /// The distinct values of `field` among the documents matching `filter`.
-    pub fn distinct(&self, field: impl AsRef<str>, filter: Document) -> Distinct<'_, T> {
-        Distinct {
-            coll: self,
-            field: field.as_ref().to_string(),
-            filter,
-            options: DistinctOptions::default(),
-            overrides: OperationOverrides::default(),
-            session: None,
         }
     }
 }
@@ -137,46 +125,3 @@ impl<'a, T: Send + Sync> EstimatedDocumentCount<'a, T> {
 }
 
 action_future!(EstimatedDocumentCount<'a, T> where [T: Send + Sync + 'a] => u64);
-
-/// The action of [`Collection::distinct`].
-#[must_use = "an action does nothing until awaited"]
-pub struct Distinct<'a, T: Send + Sync> {
-    coll: &'a Collection<T>,
-    field: String,
-    filter: Document,
-    options: DistinctOptions,
-    overrides: OperationOverrides,
-    session: Option<&'a mut ClientSession>,
-}
-
-impl<'a, T: Send + Sync> Distinct<'a, T> {
-    options_and_session!(DistinctOptions);
-    option_setters!(DistinctOptions;
-        collation: crate::options::Collation,
-        comment: #[into] Bson,
-        hint: #[into] Hint,
-        max_time: Duration,
-        read_concern: ReadConcern,
-        selection_criteria: #[into] crate::options::SelectionCriteria,
-    );
-
-    async fn run(self) -> Result<Vec<Bson>> {
-        let mut options = self.options;
-        let read_concern = self.coll.resolve_read_concern(options.read_concern.take());
-        let criteria = self
-            .coll
-            .resolve_criteria(options.selection_criteria.take());
-        let op = DistinctOp::new(
-            self.coll.ns().clone(),
-            self.field,
-            self.filter,
-            options,
-            read_concern,
-            criteria,
-        );
-        let settings = self.coll.operation_settings(&self.overrides);
-        execute(self.coll.client(), op, self.session, &settings).await
-    }
-}
-
-action_future!(Distinct<'a, T> where [T: Send + Sync + 'a] => Vec<Bson>);

@@ -17,13 +17,13 @@ use crate::change_stream::event::{ChangeStreamEvent, ResumeToken};
 use crate::change_stream::session::SessionChangeStream;
 use crate::client::Client;
 use crate::coll::Collection;
-use crate::coll::exec::{OperationOverrides, OperationSettings};
-use crate::coll::inherit::Inherited;
 use crate::cursor::{CursorSettings, cursor_timing};
 use crate::db::Database;
 use crate::error::Result;
 use crate::operation::aggregate::AggregateTarget;
 use crate::operation::change_stream::ChangeStreamSpec;
+use crate::operation::inherited::Inherited;
+use crate::operation::settings::{OperationOverrides, OperationSettings};
 use crate::options::{
     ChangeStreamOptions, Collation, CollectionOptions, FullDocumentBeforeChangeType,
     FullDocumentType, SelectionCriteria,

@@ -1,0 +1,83 @@
+//! What an operation runs with besides its command: the timeoutMS and retry policy resolved
+//! from the handle levels ([`OperationSettings`]) and the action's own overrides
+//! ([`OperationOverrides`]). What an action inherits from its handle is in `inherited`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use steadfast_core::retry::RetryPolicy;
+
+use crate::executor::ExecutionContext;
+use crate::session::ClientSession;
+
+/// The per-operation settings resolved from the handle levels.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct OperationSettings {
+    /// timeoutMS inherited from the collection, database or client (`None`: unset).
+    pub(crate) timeout: Option<Duration>,
+    /// The operation's own timeoutMS, which beats an explicit session's `default_timeout`
+    /// (the inherited one does not).
+    pub(crate) operation_timeout: Option<Duration>,
+    /// The retry policy (`None`: the client's).
+    pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
+    /// A fixed deadline over the timeout (the `getMore`s of a cursor in cursor-lifetime mode).
+    pub(crate) deadline: Option<Instant>,
+    /// The command gets no `maxTimeMS` even under a timeout (see `CursorTiming`).
+    pub(crate) omit_max_time: bool,
+}
+
+impl OperationSettings {
+    /// These settings with an action's own timeout and retry policy over them.
+    pub(crate) fn overridden_by(mut self, overrides: &OperationOverrides) -> Self {
+        if overrides.timeout.is_some() {
+            self.operation_timeout = overrides.timeout;
+        }
+        if let Some(policy) = &overrides.retry_policy {
+            self.retry_policy = Some(Arc::clone(policy));
+        }
+        self
+    }
+
+    /// timeoutMS for one run in `session`: the operation's own, else the session's
+    /// `default_timeout`, else the inherited one (CSOT's order of precedence).
+    pub(crate) fn timeout_in(&self, session: Option<&ClientSession>) -> Option<Duration> {
+        self.operation_timeout
+            .or_else(|| session.and_then(ClientSession::default_timeout))
+            .or(self.timeout)
+    }
+
+    /// The execution context of one run in `session`.
+    pub(crate) fn context<'s>(
+        &self,
+        session: Option<&'s mut ClientSession>,
+    ) -> ExecutionContext<'s> {
+        let timeout = self.timeout_in(session.as_deref());
+        // Inside a withTransaction callback under timeoutMS, every operation shares the
+        // transaction's deadline (CSOT, "Convenient Transactions API").
+        let transaction_deadline = session
+            .as_deref()
+            .and_then(ClientSession::convenient_deadline);
+        ExecutionContext {
+            session,
+            timeout,
+            retry_policy: self.retry_policy.clone(),
+            deadline: transaction_deadline.or(self.deadline),
+            omit_max_time: self.omit_max_time,
+            overrides_transaction_timeout: transaction_deadline.is_some()
+                && self.operation_timeout.is_some(),
+            pinned: None,
+        }
+    }
+}
+
+/// What an action may set for itself over its handle's settings: `.timeout(..)` and
+/// `.retry_policy(..)`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct OperationOverrides {
+    /// timeoutMS for this operation (`Duration::ZERO`: no limit).
+    pub(crate) timeout: Option<Duration>,
+    /// The retry policy for this operation.
+    pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
+    /// How timeoutMS applies to the cursor the operation opens.
+    pub(crate) timeout_mode: Option<crate::options::TimeoutMode>,
+}
