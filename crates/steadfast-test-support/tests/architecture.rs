@@ -2,7 +2,7 @@
 //! tangle back: blackpipe's deployment reads in three rooms over a foot, its gates import no
 //! other gate, and the driver's collection handle is not a hub the rest of the crate imports.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use steadfast_test_support::import_graph::{ImportGraph, Module};
 
@@ -102,4 +102,67 @@ fn blackpipe_gates_import_no_other_gate() {
         crossings.is_empty(),
         "a gate imports another: {crossings:?}"
     );
+}
+
+/// Every `.rs` file under `dir` with its text, paths relative to `dir`.
+fn sources(dir: &Path) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).expect("readable source folder") {
+            let path = entry.expect("readable entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("readable source");
+                let relative = path.strip_prefix(dir).unwrap_or(&path);
+                found.push((relative.to_string_lossy().replace('\\', "/"), text));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn steadfast_reaches_into_coll_only_for_the_collection_handle() {
+    let src = crate_src("steadfast");
+    let mut stray = Vec::new();
+    for (path, text) in sources(&src)
+        .iter()
+        .filter(|(p, _)| !p.starts_with("coll/"))
+    {
+        for (at, _) in text.match_indices("crate::coll::") {
+            let rest = &text[at + "crate::coll::".len()..];
+            let named: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if named != "Collection" {
+                stray.push(format!("{path}: crate::coll::{named}"));
+            }
+        }
+    }
+    assert!(
+        stray.is_empty(),
+        "imports into coll/ beyond the handle: {stray:?}"
+    );
+}
+
+#[test]
+fn steadfast_action_builders_live_in_action() {
+    // GridFS's builders use the bucket's private parts and the transaction builders are
+    // extended by the convenient API in session/: both are re-exported from `action`.
+    const ELSEWHERE: [&str; 2] = ["gridfs/action.rs", "session/transaction.rs"];
+    let builders: Vec<String> = sources(&crate_src("steadfast"))
+        .into_iter()
+        .filter(|(_, text)| text.contains("IntoFuture for"))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(builders.len() > 5, "the builders: {builders:?}");
+    let stray: Vec<&String> = builders
+        .iter()
+        .filter(|p| !p.starts_with("action/") && !ELSEWHERE.contains(&p.as_str()))
+        .collect();
+    assert!(stray.is_empty(), "IntoFuture outside action/: {stray:?}");
 }
