@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use bson::RawDocumentBuf;
-use steadfast_core::{IoLimit, ServerAddress};
+use steadfast_core::{Deadline, IoLimit, ServerAddress};
 use steadfast_wire::{
     Body, DEFAULT_MAX_MESSAGE_SIZE, FrameDecoder, Message, OpMsg, WireError,
     is_uncompressible_command,
@@ -169,15 +169,13 @@ impl Connection {
     ///
     /// # Cancel safety
     /// Not cancel safe: dropping the future midway leaves the connection broken.
-    pub(crate) async fn drain_late_reply(&mut self, deadline: Instant) -> bool {
+    pub(crate) async fn drain_late_reply(&mut self, deadline: Deadline) -> bool {
         let Some(request_id) = self.late_reply_to else {
             return !self.is_broken();
         };
         self.late_reply_to = None;
         self.in_flight = true;
-        let read = self
-            .read_reply(request_id, IoLimit::Deadline(Some(deadline)))
-            .await;
+        let read = self.read_reply(request_id, deadline.io_limit()).await;
         self.in_flight = false;
         // A late reply that streams more (exhaust) cannot be told apart from the next
         // command's replies: such a connection is not reused either.
@@ -299,7 +297,7 @@ impl Connection {
     ///
     /// # Cancel safety
     /// Not cancel safe: dropping the future midway leaves the connection broken.
-    pub(crate) async fn next_streamed_reply(&mut self, deadline: Option<Instant>) -> Result<OpMsg> {
+    pub(crate) async fn next_streamed_reply(&mut self, limit: IoLimit) -> Result<OpMsg> {
         let Some(previous) = self.more_to_come_from else {
             return Err(Error::invalid_argument(
                 "no streamed (moreToCome) reply is pending",
@@ -312,9 +310,7 @@ impl Connection {
             );
         }
         self.in_flight = true;
-        let result = self
-            .read_reply(previous, IoLimit::SocketTimeout(deadline))
-            .await;
+        let result = self.read_reply(previous, limit).await;
         self.in_flight = false;
         result.map_err(|error| {
             self.broken = true;

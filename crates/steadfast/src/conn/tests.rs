@@ -204,12 +204,18 @@ async fn more_to_come_replies_are_streamed() {
         matches!(refused.kind(), ErrorKind::InvalidArgument { .. }),
         "{refused}"
     );
-    let second = connection.next_streamed_reply(None).await.unwrap();
+    let second = connection
+        .next_streamed_reply(IoLimit::SocketTimeout(None))
+        .await
+        .unwrap();
     assert_eq!(second.body, rawdoc! { "ok": 1, "n": 2 });
     assert!(!connection.is_streaming());
     assert!(!connection.is_broken());
     assert!(
-        connection.next_streamed_reply(None).await.is_err(),
+        connection
+            .next_streamed_reply(IoLimit::SocketTimeout(None))
+            .await
+            .is_err(),
         "nothing pending"
     );
 }
