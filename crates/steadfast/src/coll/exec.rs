@@ -3,8 +3,9 @@
 //! write, and opening cursors.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use steadfast_core::Deadline;
 use steadfast_core::retry::{Outcome, RetryPolicy};
 
 use super::Namespace;
@@ -31,8 +32,9 @@ pub(crate) struct OperationSettings {
     pub(crate) operation_timeout: Option<Duration>,
     /// The retry policy (`None`: the client's).
     pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
-    /// A fixed deadline over the timeout (the `getMore`s of a cursor in cursor-lifetime mode).
-    pub(crate) deadline: Option<Instant>,
+    /// A deadline started earlier that the operation shares instead of starting its own (the
+    /// `getMore`s of a cursor in cursor-lifetime mode, the batches of a bulk write).
+    pub(crate) deadline: Option<Deadline>,
     /// The command gets no `maxTimeMS` even under a timeout (see `CursorTiming`).
     pub(crate) omit_max_time: bool,
 }
@@ -57,22 +59,24 @@ impl OperationSettings {
             .or(self.timeout)
     }
 
-    /// The execution context of one run in `session`.
+    /// The execution context of one run in `session`, called where the operation is: its
+    /// deadline starts now unless it shares one.
     pub(crate) fn context<'s>(
         &self,
         session: Option<&'s mut ClientSession>,
     ) -> ExecutionContext<'s> {
-        let timeout = self.timeout_in(session.as_deref());
         // Inside a withTransaction callback under timeoutMS, every operation shares the
         // transaction's deadline (CSOT, "Convenient Transactions API").
         let transaction_deadline = session
             .as_deref()
             .and_then(ClientSession::convenient_deadline);
+        let deadline = transaction_deadline.or(self.deadline).unwrap_or_else(|| {
+            Deadline::from_timeout(self.timeout_in(session.as_deref()), runtime::now())
+        });
         ExecutionContext {
             session,
-            timeout,
             retry_policy: self.retry_policy.clone(),
-            deadline: transaction_deadline.or(self.deadline),
+            deadline,
             omit_max_time: self.omit_max_time,
             overrides_transaction_timeout: transaction_deadline.is_some()
                 && self.operation_timeout.is_some(),
@@ -201,9 +205,7 @@ pub(crate) async fn run_bulk(
     // timeoutMS covers the whole bulk write, not each of its commands (CSOT "Batching").
     let timeout = settings.timeout_in(session.as_deref());
     let settings = &OperationSettings {
-        deadline: timeout
-            .filter(|t| !t.is_zero())
-            .and_then(|t| runtime::now().checked_add(t)),
+        deadline: Some(Deadline::from_timeout(timeout, runtime::now())),
         ..settings.clone()
     };
     let mut accumulator = BulkAccumulator::new(&plan, fields.ordered);
