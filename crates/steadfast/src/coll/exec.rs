@@ -40,10 +40,14 @@ pub(crate) struct OperationSettings {
 }
 
 impl OperationSettings {
-    /// These settings with an action's own timeout and retry policy over them.
+    /// These settings with an action's own timeout (or shared deadline) and retry policy over
+    /// them.
     pub(crate) fn overridden_by(mut self, overrides: &OperationOverrides) -> Self {
         if overrides.timeout.is_some() {
             self.operation_timeout = overrides.timeout;
+        }
+        if overrides.deadline.is_some() {
+            self.deadline = overrides.deadline;
         }
         if let Some(policy) = &overrides.retry_policy {
             self.retry_policy = Some(Arc::clone(policy));
@@ -95,6 +99,9 @@ pub(crate) struct OperationOverrides {
     pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
     /// How timeoutMS applies to the cursor the operation opens.
     pub(crate) timeout_mode: Option<crate::options::TimeoutMode>,
+    /// A deadline the operation shares with the one it is part of (a GridFS operation's
+    /// commands), instead of starting its own: a cursor it opens shares it for its life.
+    pub(crate) deadline: Option<Deadline>,
 }
 
 /// Runs `op`.
@@ -177,7 +184,9 @@ fn cursor_phases(
         ..settings.clone()
     };
     let fetches = OperationSettings {
-        deadline: timing.lifetime_deadline(timeout, runtime::now()),
+        deadline: settings
+            .deadline
+            .or_else(|| timing.lifetime_deadline(timeout, runtime::now())),
         ..settings
     };
     Ok((opening, fetches))
@@ -205,7 +214,11 @@ pub(crate) async fn run_bulk(
     // timeoutMS covers the whole bulk write, not each of its commands (CSOT "Batching").
     let timeout = settings.timeout_in(session.as_deref());
     let settings = &OperationSettings {
-        deadline: Some(Deadline::from_timeout(timeout, runtime::now())),
+        deadline: Some(
+            settings
+                .deadline
+                .unwrap_or_else(|| Deadline::from_timeout(timeout, runtime::now())),
+        ),
         ..settings.clone()
     };
     let mut accumulator = BulkAccumulator::new(&plan, fields.ordered);
