@@ -40,6 +40,16 @@ pub struct NotEnoughTime {
     pub min_rtt: Duration,
 }
 
+impl IoLimit {
+    /// The instant that bounds the exchange, if any (also the limit of what it waits for
+    /// besides the socket, such as an authentication's token source).
+    pub fn instant(&self) -> Option<Instant> {
+        match self {
+            IoLimit::Deadline(at) | IoLimit::SocketTimeout(at) => *at,
+        }
+    }
+}
+
 impl Deadline {
     /// The deadline of an operation started at `started` with timeoutMS `timeout` (`None`: not
     /// set; zero: unbounded). A timeout too large to add to `started` is unbounded.
@@ -257,6 +267,15 @@ mod tests {
         );
         assert_eq!(Deadline::Unbounded.io_limit(), IoLimit::Deadline(None));
         assert_eq!(Deadline::None.io_limit(), IoLimit::SocketTimeout(None));
+    }
+
+    #[test]
+    fn an_io_limit_s_instant_is_the_one_either_variant_carries() {
+        let now = Instant::now();
+        assert_eq!(IoLimit::Deadline(Some(now)).instant(), Some(now));
+        assert_eq!(IoLimit::SocketTimeout(Some(now)).instant(), Some(now));
+        assert_eq!(IoLimit::Deadline(None).instant(), None);
+        assert_eq!(IoLimit::SocketTimeout(None).instant(), None);
     }
 
     #[test]

@@ -199,7 +199,7 @@ impl Connection {
 
     /// Sends `command` (which must already carry `$db`) as an OP_MSG and returns the reply's
     /// body. The negotiated compressor is used unless the command is one that must never be
-    /// compressed. `deadline` bounds the exchange together with socketTimeoutMS.
+    /// compressed. `limit` bounds the exchange (see [`IoLimit`]).
     ///
     /// # Errors
     /// `InvalidArgument` when the command exceeds the server's maximum message size (nothing is
@@ -211,11 +211,9 @@ impl Connection {
     pub(crate) async fn send_command(
         &mut self,
         command: RawDocumentBuf,
-        deadline: Option<Instant>,
+        limit: IoLimit,
     ) -> Result<RawDocumentBuf> {
-        let reply = self
-            .send_message(OpMsg::new(command), IoLimit::SocketTimeout(deadline))
-            .await?;
+        let reply = self.send_message(OpMsg::new(command), limit).await?;
         Ok(reply.body)
     }
 

@@ -3,7 +3,6 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 use bson::RawDocumentBuf;
 use steadfast_core::IoLimit;
@@ -142,11 +141,9 @@ impl PooledConnection {
     pub(crate) async fn send_command(
         &mut self,
         command: RawDocumentBuf,
-        deadline: Option<Instant>,
+        limit: IoLimit,
     ) -> Result<RawDocumentBuf> {
-        let reply = self
-            .send_message(OpMsg::new(command), IoLimit::SocketTimeout(deadline))
-            .await?;
+        let reply = self.send_message(OpMsg::new(command), limit).await?;
         Ok(reply.body)
     }
 

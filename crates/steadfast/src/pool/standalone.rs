@@ -9,7 +9,7 @@ use bson::oid::ObjectId;
 use bson::{Document, RawDocumentBuf};
 use steadfast_core::options::ClientOptions;
 use steadfast_core::pool::PoolOptions;
-use steadfast_core::{Deadline, ServerAddress};
+use steadfast_core::{Deadline, IoLimit, ServerAddress};
 
 use super::{
     ConnectionPool, EstablishmentFailure, PoolCounts, PoolErrorSink, PoolFailure, PoolSettings,
@@ -221,7 +221,10 @@ impl StandaloneConnection {
         let raw = RawDocumentBuf::try_from(&command).map_err(|e| {
             Error::invalid_argument("the command cannot be encoded as BSON").with_source(e)
         })?;
-        let reply = self.inner.send_command(raw, None).await?;
+        let reply = self
+            .inner
+            .send_command(raw, IoLimit::SocketTimeout(None))
+            .await?;
         let reply = Document::try_from(reply)
             .map_err(|e| Error::protocol("the reply is not valid BSON").with_source(e))?;
         if reply_is_ok(&reply) {

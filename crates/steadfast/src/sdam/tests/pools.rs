@@ -7,10 +7,10 @@
 use std::time::Duration;
 
 use bson::{Document, doc};
-use steadfast_core::Deadline;
 use steadfast_core::ServerType;
 use steadfast_core::sdam::{ErrorPhase, SdamEvent};
 use steadfast_core::selection::SelectionCriteria;
+use steadfast_core::{Deadline, IoLimit};
 
 use super::{Harness, address_of, fully_discovered, replica_set};
 use crate::error::{CommandError, Error, reply_is_ok};
@@ -22,7 +22,9 @@ const QUIET: &str = "heartbeatFrequencyMS=60000&serverMonitoringMode=poll";
 async fn ping(connection: &mut PooledConnection) -> Result<(), Error> {
     let command =
         bson::RawDocumentBuf::try_from(&doc! { "ping": 1, "$db": "admin" }).expect("encodable");
-    let reply = connection.send_command(command, None).await?;
+    let reply = connection
+        .send_command(command, IoLimit::SocketTimeout(None))
+        .await?;
     let reply = Document::try_from(reply).expect("valid reply");
     if reply_is_ok(&reply) {
         Ok(())
