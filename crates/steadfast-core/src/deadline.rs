@@ -40,6 +40,16 @@ pub struct NotEnoughTime {
     pub min_rtt: Duration,
 }
 
+impl IoLimit {
+    /// The instant that bounds the exchange, if any (also the limit of what it waits for
+    /// besides the socket, such as an authentication's token source).
+    pub fn instant(&self) -> Option<Instant> {
+        match self {
+            IoLimit::Deadline(at) | IoLimit::SocketTimeout(at) => *at,
+        }
+    }
+}
+
 impl Deadline {
     /// The deadline of an operation started at `started` with timeoutMS `timeout` (`None`: not
     /// set; zero: unbounded). A timeout too large to add to `started` is unbounded.
@@ -77,22 +87,32 @@ impl Deadline {
         self.instant().is_some_and(|at| now >= at)
     }
 
-    /// How long a connection check-out may wait. Under timeoutMS it is what is left of
-    /// min(serverSelectionTimeoutMS since selection began, the deadline) (CSOT "Server
-    /// Selection"); otherwise `None`, and the pool's waitQueueTimeoutMS applies.
+    /// How long a connection check-out may wait. Under timeoutMS it is min(serverSelectionTimeoutMS
+    /// since selection began, the deadline) (CSOT "Server Selection"): `At` that instant, or
+    /// `Unbounded` when neither can be reached. Without timeoutMS it is `None`, and the pool's
+    /// waitQueueTimeoutMS applies.
     pub fn checkout_limit(
         &self,
         selection_started: Instant,
         server_selection_timeout: Duration,
-    ) -> Option<Instant> {
+    ) -> Deadline {
         if !self.is_csot() {
-            return None;
+            return Deadline::None;
         }
         let selection_limit = selection_started.checked_add(server_selection_timeout);
-        match (selection_limit, self.instant()) {
+        let earliest = match (selection_limit, self.instant()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
-        }
+        };
+        earliest.map_or(Deadline::Unbounded, Deadline::At)
+    }
+
+    /// `limit` from `now`, or `Unbounded` when `now + limit` cannot be represented. For limits
+    /// that are always set and never mean "no limit" when zero (a fixed budget of the driver's
+    /// own, such as the time a late reply may take to arrive).
+    pub fn after(limit: Duration, now: Instant) -> Self {
+        now.checked_add(limit)
+            .map_or(Deadline::Unbounded, Deadline::At)
     }
 
     /// The `maxTimeMS` to send at `now` to a server whose minimum round trip is `min_rtt`:
@@ -184,14 +204,32 @@ mod tests {
     fn checkout_limit_is_the_earlier_of_selection_timeout_and_deadline_under_csot() {
         let now = Instant::now();
         let sst = MS * 30;
-        assert_eq!(at(now, 100).checkout_limit(now, sst), Some(now + sst));
-        assert_eq!(at(now, 10).checkout_limit(now, sst), Some(now + MS * 10));
+        assert_eq!(
+            at(now, 100).checkout_limit(now, sst),
+            Deadline::At(now + sst)
+        );
+        assert_eq!(
+            at(now, 10).checkout_limit(now, sst),
+            Deadline::At(now + MS * 10)
+        );
         assert_eq!(
             Deadline::Unbounded.checkout_limit(now, sst),
-            Some(now + sst)
+            Deadline::At(now + sst)
+        );
+        assert_eq!(
+            Deadline::Unbounded.checkout_limit(now, Duration::MAX),
+            Deadline::Unbounded
         );
         // Without timeoutMS the pool's own waitQueueTimeoutMS applies.
-        assert_eq!(Deadline::None.checkout_limit(now, sst), None);
+        assert_eq!(Deadline::None.checkout_limit(now, sst), Deadline::None);
+    }
+
+    #[test]
+    fn after_is_a_finite_limit_from_now_even_when_zero() {
+        let now = Instant::now();
+        assert_eq!(Deadline::after(MS * 5, now), Deadline::At(now + MS * 5));
+        assert_eq!(Deadline::after(Duration::ZERO, now), Deadline::At(now));
+        assert_eq!(Deadline::after(Duration::MAX, now), Deadline::Unbounded);
     }
 
     #[test]
@@ -229,6 +267,15 @@ mod tests {
         );
         assert_eq!(Deadline::Unbounded.io_limit(), IoLimit::Deadline(None));
         assert_eq!(Deadline::None.io_limit(), IoLimit::SocketTimeout(None));
+    }
+
+    #[test]
+    fn an_io_limit_s_instant_is_the_one_either_variant_carries() {
+        let now = Instant::now();
+        assert_eq!(IoLimit::Deadline(Some(now)).instant(), Some(now));
+        assert_eq!(IoLimit::SocketTimeout(Some(now)).instant(), Some(now));
+        assert_eq!(IoLimit::Deadline(None).instant(), None);
+        assert_eq!(IoLimit::SocketTimeout(None).instant(), None);
     }
 
     #[test]

@@ -69,6 +69,12 @@ impl<'a, T: Send + Sync> CreateIndex<'a, T> {
         self
     }
 
+    /// Runs the operation within a deadline started by another (see [`CreateIndexes::within`]).
+    pub(crate) fn within(mut self, deadline: steadfast_core::Deadline) -> Self {
+        self.inner = self.inner.within(deadline);
+        self
+    }
+
     async fn run(self) -> Result<CreateIndexResult> {
         let mut names = self.inner.run().await?.index_names;
         let index_name = names

@@ -78,6 +78,17 @@ macro_rules! operation_overrides {
             self.overrides.retry_policy = Some(policy);
             self
         }
+
+        /// Runs the operation within `deadline`, which the operation it is part of started
+        /// (a GridFS operation's), instead of starting a deadline of its own.
+        #[allow(
+            dead_code,
+            reason = "generated for every action; only the actions GridFS runs call it"
+        )]
+        pub(crate) fn within(mut self, deadline: steadfast_core::Deadline) -> Self {
+            self.overrides.deadline = Some(deadline);
+            self
+        }
     };
 }
 

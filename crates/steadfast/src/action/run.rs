@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use bson::{Bson, Document};
+use steadfast_core::Deadline;
 use steadfast_core::options::WriteConcern;
 use steadfast_core::retry::Outcome;
 
@@ -107,7 +108,9 @@ fn cursor_phases(
         ..settings.clone()
     };
     let fetches = OperationSettings {
-        deadline: timing.lifetime_deadline(timeout, runtime::now()),
+        deadline: settings
+            .deadline
+            .or_else(|| timing.lifetime_deadline(timeout, runtime::now())),
         ..settings
     };
     Ok((opening, fetches))
@@ -135,9 +138,11 @@ pub(crate) async fn run_bulk(
     // timeoutMS covers the whole bulk write, not each of its commands (CSOT "Batching").
     let timeout = settings.timeout_in(session.as_deref());
     let settings = &OperationSettings {
-        deadline: timeout
-            .filter(|t| !t.is_zero())
-            .and_then(|t| runtime::now().checked_add(t)),
+        deadline: Some(
+            settings
+                .deadline
+                .unwrap_or_else(|| Deadline::from_timeout(timeout, runtime::now())),
+        ),
         ..settings.clone()
     };
     let mut accumulator = BulkAccumulator::new(&plan, fields.ordered);

@@ -10,10 +10,10 @@ pub(crate) mod scram;
 pub(crate) mod x509;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use base64::Engine as _;
 use bson::{Bson, Document, RawDocumentBuf, doc};
+use steadfast_core::IoLimit;
 
 use self::scram::{ClientFirst, ScramVariant};
 use crate::conn::Connection;
@@ -80,18 +80,18 @@ pub(crate) async fn authenticate(
     auth: &AuthSettings,
     negotiated: Option<&[String]>,
     speculative: Option<SpeculativeState>,
-    deadline: Option<Instant>,
+    limit: IoLimit,
 ) -> Result<()> {
     if let Some(aws) = &auth.aws {
-        return aws::authenticate(connection, aws, &auth.source, deadline).await;
+        return aws::authenticate(connection, aws, &auth.source, limit).await;
     }
     if let Some(oidc) = auth.oidc.as_deref() {
-        return oidc::finish_handshake(connection, oidc, &auth.source, None, deadline).await;
+        return oidc::finish_handshake(connection, oidc, &auth.source, None, limit).await;
     }
     match auth.mechanism {
-        MechanismChoice::Plain => return plain::authenticate(connection, auth, deadline).await,
+        MechanismChoice::Plain => return plain::authenticate(connection, auth, limit).await,
         MechanismChoice::X509 => {
-            return x509::authenticate(connection, auth, speculative.is_some(), deadline).await;
+            return x509::authenticate(connection, auth, speculative.is_some(), limit).await;
         }
         // MONGODB-AWS and MONGODB-OIDC settings are always present with their choice
         // (dispatched above).
@@ -110,13 +110,8 @@ pub(crate) async fn authenticate(
         }) if first.variant() == variant => (first, reply),
         _ => {
             let first = ClientFirst::new(variant, &auth.username, &crate::runtime::scram_nonce());
-            let reply = sasl_command(
-                connection,
-                &auth.source,
-                sasl_start_command(&first),
-                deadline,
-            )
-            .await?;
+            let reply =
+                sasl_command(connection, &auth.source, sasl_start_command(&first), limit).await?;
             (first, reply)
         }
     };
@@ -151,7 +146,7 @@ pub(crate) async fn authenticate(
         connection,
         &auth.source,
         continue_command(last.message()),
-        deadline,
+        limit,
     )
     .await?;
     last.verify_server_final(&payload(&server_final)?)?;
@@ -164,7 +159,7 @@ pub(crate) async fn authenticate(
                 "the server did not finish the SCRAM conversation",
             ));
         }
-        reply = sasl_command(connection, &auth.source, continue_command(&[]), deadline).await?;
+        reply = sasl_command(connection, &auth.source, continue_command(&[]), limit).await?;
     }
     Ok(())
 }
@@ -174,13 +169,13 @@ pub(crate) async fn sasl_command(
     connection: &mut Connection,
     source: &str,
     mut command: Document,
-    deadline: Option<Instant>,
+    limit: IoLimit,
 ) -> Result<Document> {
     command.insert("$db", source);
     let command = RawDocumentBuf::try_from(&command).map_err(|e| {
         Error::invalid_argument("the SASL command cannot be encoded").with_source(e)
     })?;
-    let reply = connection.send_command(command, deadline).await?;
+    let reply = connection.send_command(command, limit).await?;
     let reply = Document::try_from(reply)
         .map_err(|e| Error::protocol("the SASL reply is not valid BSON").with_source(e))?;
     if !reply_is_ok(&reply) {

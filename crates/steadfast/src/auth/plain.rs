@@ -4,9 +4,8 @@
 //! SASLprep here, so the name and password are sent exactly as the application gave them; the
 //! password crosses the network in clear inside the command, which is why PLAIN belongs on TLS.
 
-use std::time::Instant;
-
 use bson::doc;
+use steadfast_core::IoLimit;
 
 use super::{is_done, sasl_command};
 use crate::conn::Connection;
@@ -37,7 +36,7 @@ fn message(username: &str, password: &str) -> Vec<u8> {
 pub(crate) async fn authenticate(
     connection: &mut Connection,
     auth: &AuthSettings,
-    deadline: Option<Instant>,
+    limit: IoLimit,
 ) -> Result<()> {
     let command = doc! {
         "saslStart": 1,
@@ -45,7 +44,7 @@ pub(crate) async fn authenticate(
         "payload": crate::handshake::binary(message(&auth.username, &auth.password)),
         "autoAuthorize": 1,
     };
-    let reply = sasl_command(connection, &auth.source, command, deadline).await?;
+    let reply = sasl_command(connection, &auth.source, command, limit).await?;
     if !is_done(&reply) {
         return Err(Error::authentication(
             "the server did not finish the PLAIN conversation in one step",

@@ -3,9 +3,8 @@
 //! application gave one; it can ride in the handshake as `speculativeAuthenticate`, and a
 //! reply carrying that field means the connection is already authenticated.
 
-use std::time::Instant;
-
 use bson::{Document, doc};
+use steadfast_core::IoLimit;
 use steadfast_core::options::Tls;
 use steadfast_core::options::auth::EXTERNAL_SOURCE;
 
@@ -61,7 +60,7 @@ pub(crate) async fn authenticate(
     connection: &mut Connection,
     auth: &AuthSettings,
     speculative_done: bool,
-    deadline: Option<Instant>,
+    limit: IoLimit,
 ) -> Result<()> {
     if speculative_done {
         return Ok(());
@@ -70,7 +69,7 @@ pub(crate) async fn authenticate(
         connection,
         EXTERNAL_SOURCE,
         authenticate_command(auth),
-        deadline,
+        limit,
     )
     .await
     .map(drop)

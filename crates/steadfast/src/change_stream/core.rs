@@ -2,15 +2,15 @@
 //! that resumes after a resumable `getMore` error.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use bson::{RawBson, RawBsonRef, RawDocumentBuf};
+use steadfast_core::Deadline;
 use steadfast_core::change_stream::{
     ErrorSource, Position, ResumeStart, ResumeState, is_resumable,
 };
 
 use crate::cursor::{
-    CURSOR_GONE_CODES, CursorSettings, CursorState, Tailing, call_deadline, spawn_kill,
+    CURSOR_GONE_CODES, CursorSettings, CursorState, KillLimit, Tailing, call_deadline, spawn_kill,
 };
 use crate::error::{Error, ErrorFacts, ErrorKind, Result};
 use crate::executor::Executor;
@@ -214,13 +214,13 @@ impl StreamCore {
     async fn fetch(
         &mut self,
         mut session: Option<&mut ClientSession>,
-        deadline: Option<Instant>,
+        deadline: Deadline,
     ) -> Result<bool> {
         let Some(get_more) = self.cursor.as_ref().and_then(CursorState::get_more) else {
             return Ok(false);
         };
         let settings = OperationSettings {
-            deadline,
+            deadline: Some(deadline),
             ..self.settings.clone()
         };
         let mut context = settings.context(session.as_deref_mut());
@@ -239,7 +239,7 @@ impl StreamCore {
         {
             self.cursor_gone();
         }
-        let out_of_time = deadline.is_some() && error.is_timeout();
+        let out_of_time = deadline.instant().is_some() && error.is_timeout();
         if out_of_time {
             // CSOT: not resumed now (no time left), but the stream stays usable: the next
             // call reopens it.
@@ -276,7 +276,7 @@ impl StreamCore {
     async fn reopen(
         &mut self,
         session: Option<&mut ClientSession>,
-        deadline: Option<Instant>,
+        deadline: Deadline,
     ) -> Result<()> {
         self.kill_cursor();
         let start: ResumeStart = self.resume.resume_start();
@@ -288,7 +288,7 @@ impl StreamCore {
             }
         };
         let settings = OperationSettings {
-            deadline,
+            deadline: Some(deadline),
             ..self.settings.clone()
         };
         let result = self
@@ -298,7 +298,7 @@ impl StreamCore {
         let (reply, pin) = match result {
             Ok(opened) => opened,
             Err(error) => {
-                self.life = if deadline.is_some() && error.is_timeout() {
+                self.life = if deadline.instant().is_some() && error.is_timeout() {
                     Life::ResumeFirst
                 } else {
                     Life::Ended
@@ -349,8 +349,12 @@ impl StreamCore {
         let Some(kill) = cursor.take_kill() else {
             return;
         };
-        let timeout = self.settings.timeout_in(None);
-        spawn_kill(Arc::clone(&self.executor), kill, None, timeout, pinned);
+        let limit = KillLimit::starting(
+            self.settings.timeout_in(None),
+            &self.executor,
+            runtime::now(),
+        );
+        spawn_kill(Arc::clone(&self.executor), kill, None, limit, pinned);
     }
 }
 

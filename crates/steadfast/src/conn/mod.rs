@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bson::RawDocumentBuf;
-use steadfast_core::{IoLimit, ServerAddress};
+use steadfast_core::{Deadline, IoLimit, ServerAddress};
 use steadfast_wire::{
     Body, DEFAULT_MAX_MESSAGE_SIZE, FrameDecoder, Message, OpMsg, WireError,
     is_uncompressible_command,
@@ -141,14 +141,12 @@ impl Connection {
     ///
     /// # Cancel safety
     /// Not cancel safe: dropping the future midway leaves the connection broken.
-    pub(crate) async fn drain_late_reply(&mut self, deadline: Instant) -> bool {
+    pub(crate) async fn drain_late_reply(&mut self, deadline: Deadline) -> bool {
         if !self.state.owes_late_reply() {
             return !self.is_broken();
         }
         let request_id = self.state.drain();
-        let read = self
-            .read_reply(request_id, IoLimit::Deadline(Some(deadline)))
-            .await;
+        let read = self.read_reply(request_id, deadline.io_limit()).await;
         if read.is_err() {
             self.state.close();
         }
@@ -172,7 +170,7 @@ impl Connection {
 
     /// Sends `command` (which must already carry `$db`) as an OP_MSG and returns the reply's
     /// body. The negotiated compressor is used unless the command is one that must never be
-    /// compressed. `deadline` bounds the exchange together with socketTimeoutMS.
+    /// compressed. `limit` bounds the exchange (see [`IoLimit`]).
     ///
     /// # Errors
     /// `InvalidArgument` when the command exceeds the server's maximum message size (nothing is
@@ -184,11 +182,9 @@ impl Connection {
     pub(crate) async fn send_command(
         &mut self,
         command: RawDocumentBuf,
-        deadline: Option<Instant>,
+        limit: IoLimit,
     ) -> Result<RawDocumentBuf> {
-        let reply = self
-            .send_message(OpMsg::new(command), IoLimit::SocketTimeout(deadline))
-            .await?;
+        let reply = self.send_message(OpMsg::new(command), limit).await?;
         Ok(reply.body)
     }
 
@@ -259,7 +255,7 @@ impl Connection {
     ///
     /// # Cancel safety
     /// Not cancel safe: dropping the future midway leaves the connection broken.
-    pub(crate) async fn next_streamed_reply(&mut self, deadline: Option<Instant>) -> Result<OpMsg> {
+    pub(crate) async fn next_streamed_reply(&mut self, limit: IoLimit) -> Result<OpMsg> {
         match self.state {
             ConnState::Streaming { .. } => {}
             ConnState::Idle { .. } => {
@@ -270,9 +266,7 @@ impl Connection {
             _ => return Err(self.broken_error()),
         }
         let previous = self.state.read_streamed();
-        let result = self
-            .read_reply(previous, IoLimit::SocketTimeout(deadline))
-            .await;
+        let result = self.read_reply(previous, limit).await;
         result.map_err(|error| {
             self.state.close();
             error.with_address(&self.address)

@@ -60,7 +60,10 @@ async fn round_trip_and_reuse() {
             .await
             .unwrap();
         };
-        let (reply, ()) = tokio::join!(connection.send_command(ping(), None), server);
+        let (reply, ()) = tokio::join!(
+            connection.send_command(ping(), IoLimit::SocketTimeout(None)),
+            server
+        );
         assert_eq!(reply.unwrap(), rawdoc! { "ok": 1 });
         assert!(!connection.is_broken());
     }
@@ -79,12 +82,18 @@ async fn mismatched_response_to_is_a_protocol_error_and_breaks_the_connection() 
         .await
         .unwrap();
     };
-    let (reply, ()) = tokio::join!(connection.send_command(ping(), None), server);
+    let (reply, ()) = tokio::join!(
+        connection.send_command(ping(), IoLimit::SocketTimeout(None)),
+        server
+    );
     let error = reply.unwrap_err();
     assert!(error.is_protocol_error(), "{error}");
     assert!(error.to_string().contains("peer:1"), "{error}");
     assert!(connection.is_broken());
-    let again = connection.send_command(ping(), None).await.unwrap_err();
+    let again = connection
+        .send_command(ping(), IoLimit::SocketTimeout(None))
+        .await
+        .unwrap_err();
     assert!(
         again.is_network_error(),
         "a broken connection refuses work: {again}"
@@ -101,7 +110,10 @@ async fn garbage_is_a_protocol_error() {
         garbage.extend_from_slice(&[0xAB; 12]);
         peer.write_all(&garbage).await.unwrap();
     };
-    let (reply, ()) = tokio::join!(connection.send_command(ping(), None), server);
+    let (reply, ()) = tokio::join!(
+        connection.send_command(ping(), IoLimit::SocketTimeout(None)),
+        server
+    );
     assert!(reply.unwrap_err().is_protocol_error());
     assert!(connection.is_broken());
 }
@@ -115,7 +127,10 @@ async fn close_mid_frame_is_a_network_error() {
         peer.write_all(&bytes[..bytes.len() / 2]).await.unwrap();
         drop(peer);
     };
-    let (reply, ()) = tokio::join!(connection.send_command(ping(), None), server);
+    let (reply, ()) = tokio::join!(
+        connection.send_command(ping(), IoLimit::SocketTimeout(None)),
+        server
+    );
     let error = reply.unwrap_err();
     assert!(error.is_network_error() && !error.is_timeout(), "{error}");
     assert!(error.to_string().contains("middle of a reply"), "{error}");
@@ -135,7 +150,10 @@ async fn silent_server_hits_the_socket_timeout() {
         read_request(&mut peer).await;
         peer
     };
-    let (reply, _peer) = tokio::join!(connection.send_command(ping(), None), server);
+    let (reply, _peer) = tokio::join!(
+        connection.send_command(ping(), IoLimit::SocketTimeout(None)),
+        server
+    );
     let error = reply.unwrap_err();
     assert!(error.is_timeout(), "{error}");
     assert!(connection.is_broken());
@@ -149,7 +167,10 @@ async fn operation_deadline_bounds_the_exchange() {
         read_request(&mut peer).await;
         peer
     };
-    let (reply, _peer) = tokio::join!(connection.send_command(ping(), Some(deadline)), server);
+    let (reply, _peer) = tokio::join!(
+        connection.send_command(ping(), IoLimit::SocketTimeout(Some(deadline))),
+        server
+    );
     assert!(reply.unwrap_err().is_timeout());
 }
 
@@ -157,7 +178,7 @@ async fn operation_deadline_bounds_the_exchange() {
 async fn a_dropped_exchange_leaves_the_connection_broken() {
     let (mut connection, mut peer) = pair();
     {
-        let exchange = connection.send_command(ping(), None);
+        let exchange = connection.send_command(ping(), IoLimit::SocketTimeout(None));
         tokio::pin!(exchange);
         tokio::select! {
             _ = &mut exchange => panic!("no reply was sent"),
@@ -192,7 +213,7 @@ async fn a_reply_the_deadline_left_unread_is_drained_and_the_connection_reused()
     let late = reply_bytes(request.request_id, rawdoc! { "ok": 1 }, MsgFlags::empty());
     peer.write_all(&late).await.unwrap();
     let drained = connection
-        .drain_late_reply(Instant::now() + Duration::from_secs(1))
+        .drain_late_reply(Deadline::At(Instant::now() + Duration::from_secs(1)))
         .await;
     assert!(drained && connection.is_reusable() && !connection.has_late_reply());
 
@@ -201,7 +222,10 @@ async fn a_reply_the_deadline_left_unread_is_drained_and_the_connection_reused()
         let reply = reply_bytes(request.request_id, rawdoc! { "ok": 2 }, MsgFlags::empty());
         peer.write_all(&reply).await.unwrap();
     };
-    let (reply, ()) = tokio::join!(connection.send_command(ping(), None), server);
+    let (reply, ()) = tokio::join!(
+        connection.send_command(ping(), IoLimit::SocketTimeout(None)),
+        server
+    );
     assert_eq!(
         reply.unwrap(),
         rawdoc! { "ok": 2 },
@@ -214,7 +238,8 @@ async fn a_dropped_drain_leaves_the_connection_broken() {
     let (mut connection, mut peer) = pair();
     ping_past_its_deadline(&mut connection, &mut peer).await;
     {
-        let drain = connection.drain_late_reply(Instant::now() + Duration::from_secs(60));
+        let drain =
+            connection.drain_late_reply(Deadline::At(Instant::now() + Duration::from_secs(60)));
         tokio::pin!(drain);
         tokio::select! {
             biased;
@@ -255,17 +280,26 @@ async fn more_to_come_replies_are_streamed() {
     );
     assert_eq!(first.unwrap().body, rawdoc! { "ok": 1, "n": 1 });
     assert!(connection.is_streaming());
-    let refused = connection.send_command(ping(), None).await.unwrap_err();
+    let refused = connection
+        .send_command(ping(), IoLimit::SocketTimeout(None))
+        .await
+        .unwrap_err();
     assert!(
         matches!(refused.kind(), ErrorKind::InvalidArgument { .. }),
         "{refused}"
     );
-    let second = connection.next_streamed_reply(None).await.unwrap();
+    let second = connection
+        .next_streamed_reply(IoLimit::SocketTimeout(None))
+        .await
+        .unwrap();
     assert_eq!(second.body, rawdoc! { "ok": 1, "n": 2 });
     assert!(!connection.is_streaming());
     assert!(!connection.is_broken());
     assert!(
-        connection.next_streamed_reply(None).await.is_err(),
+        connection
+            .next_streamed_reply(IoLimit::SocketTimeout(None))
+            .await
+            .is_err(),
         "nothing pending"
     );
 }
@@ -301,7 +335,10 @@ async fn negotiated_compression_skips_uncompressible_commands() {
             .unwrap();
             request.compressed_with
         };
-        let (reply, used) = tokio::join!(connection.send_command(command, None), server);
+        let (reply, used) = tokio::join!(
+            connection.send_command(command, IoLimit::SocketTimeout(None)),
+            server
+        );
         reply.unwrap();
         assert_eq!(used.is_some(), compressed);
     }
@@ -319,7 +356,10 @@ async fn over_size_command_is_refused_before_sending() {
         StreamDescription::from_handshake_reply(connection.address(), &reply, &[]).unwrap(),
     );
     let big = rawdoc! { "insert": "c", "pad": "x".repeat(40_000), "$db": "d" };
-    let error = connection.send_command(big, None).await.unwrap_err();
+    let error = connection
+        .send_command(big, IoLimit::SocketTimeout(None))
+        .await
+        .unwrap_err();
     assert!(
         matches!(error.kind(), ErrorKind::InvalidArgument { .. }),
         "{error}"

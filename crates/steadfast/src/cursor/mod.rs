@@ -14,5 +14,5 @@ pub(crate) use reply::CursorReply;
 pub use session_cursor::SessionCursor;
 pub(crate) use state::{CursorSettings, CursorState};
 pub use stream::Cursor;
-pub(crate) use stream::{CURSOR_GONE_CODES, deserialize, spawn_kill};
+pub(crate) use stream::{CURSOR_GONE_CODES, KillLimit, deserialize, spawn_kill};
 pub(crate) use timeout::{Tailing, call_deadline, cursor_timing};

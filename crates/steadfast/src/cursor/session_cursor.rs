@@ -8,7 +8,7 @@ use futures_core::Stream;
 use serde::de::DeserializeOwned;
 
 use super::state::CursorState;
-use super::stream::{deserialize, spawn_kill};
+use super::stream::{KillLimit, deserialize, spawn_kill};
 use super::timeout::{Tailing, call_deadline};
 use crate::error::Result;
 use crate::executor::Executor;
@@ -108,7 +108,7 @@ impl<T> SessionCursor<T> {
                 // A tailable cursor has no lifetime deadline: only the call's, when it loops.
                 if tailing == Tailing::UntilDocument && deadline.is_none() {
                     let timeout = self.settings.timeout_in(Some(session));
-                    deadline = call_deadline(timeout, runtime::now());
+                    deadline = Some(call_deadline(timeout, runtime::now()));
                 }
                 self.settings.deadline = deadline;
             }
@@ -151,13 +151,12 @@ impl<T> SessionCursor<T> {
         self.closed = true;
         let pinned = self.state.take_pinned();
         if let Some(kill) = self.state.take_kill() {
-            spawn_kill(
-                Arc::clone(&self.executor),
-                kill,
-                None,
+            let limit = KillLimit::starting(
                 self.settings.timeout_in(None),
-                pinned,
+                &self.executor,
+                runtime::now(),
             );
+            spawn_kill(Arc::clone(&self.executor), kill, None, limit, pinned);
         }
     }
 }

@@ -10,6 +10,7 @@ use bson::{RawDocument, RawDocumentBuf};
 use futures_core::Stream;
 use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
+use steadfast_core::Deadline;
 
 use super::state::CursorState;
 use super::timeout::{Tailing, call_deadline};
@@ -66,15 +67,18 @@ impl Core {
         (self, result)
     }
 
-    /// Ends the cursor: kills the server cursor if one is open (in the background) and
-    /// returns the session.
-    /// `timeout` overrides the cursor's timeoutMS for the `killCursors`.
-    fn close(mut self: Box<Self>, timeout: Option<Duration>) {
+    /// Ends the cursor: kills the server cursor if one is open (in the background, within the
+    /// cursor's timeoutMS afresh) and returns the session.
+    fn close(mut self: Box<Self>) {
         let session = self.session.take();
         let pinned = self.state.take_pinned();
         if let Some(kill) = self.state.take_kill() {
-            let timeout = timeout.or_else(|| self.settings.timeout_in(None));
-            spawn_kill(Arc::clone(&self.executor), kill, session, timeout, pinned);
+            let limit = KillLimit::starting(
+                self.settings.timeout_in(None),
+                &self.executor,
+                runtime::now(),
+            );
+            spawn_kill(Arc::clone(&self.executor), kill, session, limit, pinned);
         }
     }
 }
@@ -128,7 +132,7 @@ pub struct Cursor<T> {
     /// dropped before the reply arrives.
     kill_if_dropped: Option<(Arc<Executor>, KillCursors, Option<Duration>)>,
     /// The deadline of the tailable `advance` call in progress (see `tailing_deadline`).
-    call_deadline: Option<Instant>,
+    call_deadline: Option<Deadline>,
     _documents: PhantomData<fn() -> T>,
 }
 
@@ -212,21 +216,29 @@ impl<T> Cursor<T> {
     /// and the session released. Under timeoutMS the `killCursors` gets the cursor's timeout
     /// afresh, even if the cursor's own deadline has passed.
     pub fn close(mut self) {
-        self.finish(None);
+        self.finish();
     }
 
     /// [`Cursor::close`] with `timeout` (instead of the cursor's timeoutMS) bounding the
     /// `killCursors`.
     pub fn close_with_timeout(mut self, timeout: Duration) {
-        self.finish(Some(timeout));
+        // The `killCursors` takes this as the cursor's timeoutMS.
+        if let Phase::Idle(core) | Phase::Failed(core) = &mut self.phase {
+            core.settings.operation_timeout = Some(timeout);
+        }
+        if let Some((_, _, own)) = &mut self.kill_if_dropped {
+            *own = Some(timeout);
+        }
+        self.finish();
     }
 
-    fn finish(&mut self, timeout: Option<Duration>) {
+    fn finish(&mut self) {
         match std::mem::replace(&mut self.phase, Phase::Finished) {
-            Phase::Idle(core) | Phase::Failed(core) => core.close(timeout),
+            Phase::Idle(core) | Phase::Failed(core) => core.close(),
             Phase::Fetching(_) => {
                 if let Some((executor, kill, own)) = self.kill_if_dropped.take() {
-                    spawn_kill(executor, kill, None, timeout.or(own), None);
+                    let limit = KillLimit::starting(own, &executor, runtime::now());
+                    spawn_kill(executor, kill, None, limit, None);
                 }
             }
             Phase::Finished => {}
@@ -263,7 +275,7 @@ impl<T> Cursor<T> {
                     if core.state.is_exhausted() {
                         // Phase stays Finished; a server cursor left open at the limit is
                         // killed and the session returned.
-                        core.close(None);
+                        core.close();
                         return Poll::Ready(Ok(false));
                     }
                     // A pinned cursor's connection is closed if the getMore is abandoned,
@@ -289,7 +301,7 @@ impl<T> Cursor<T> {
                             if core.state.is_pinned() {
                                 self.phase = Phase::Failed(core);
                             } else {
-                                core.close(None);
+                                core.close();
                             }
                             return Poll::Ready(Err(error));
                         }
@@ -309,15 +321,15 @@ impl<T> Cursor<T> {
 
 impl<T> Cursor<T> {
     /// The deadline of the `getMore`s of the tailable call in progress, fixed at its first.
-    fn tailing_deadline(&mut self, core: &Core, tailing: Tailing) -> Option<Instant> {
+    fn tailing_deadline(&mut self, core: &Core, tailing: Tailing) -> Option<Deadline> {
         if tailing == Tailing::OneBatch {
             return None;
         }
-        if self.call_deadline.is_none() {
+        let deadline = *self.call_deadline.get_or_insert_with(|| {
             let timeout = core.settings.timeout_in(core.session.as_ref());
-            self.call_deadline = call_deadline(timeout, runtime::now());
-        }
-        self.call_deadline
+            call_deadline(timeout, runtime::now())
+        });
+        Some(deadline)
     }
 }
 
@@ -359,7 +371,7 @@ impl<T: DeserializeOwned> Stream for Cursor<T> {
 
 impl<T> Drop for Cursor<T> {
     fn drop(&mut self) {
-        self.finish(None);
+        self.finish();
     }
 }
 
@@ -381,15 +393,38 @@ pub(crate) fn deserialize<T: DeserializeOwned>(document: Option<&RawDocument>) -
 /// [`crate::Client::shutdown`] waits for it: a server that never answers must not hold shutdown up.
 const KILL_CURSORS_LIMIT: Duration = Duration::from_secs(10);
 
+/// What bounds a background `killCursors`, fixed where the cursor is closed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KillLimit {
+    deadline: Deadline,
+    /// No `maxTimeMS`: the cursor had no timeoutMS (see [`KillLimit::starting`]).
+    omit_max_time: bool,
+}
+
+impl KillLimit {
+    /// The limit of a `killCursors` closing a cursor whose timeoutMS is `timeout`, from `now`:
+    /// that timeout afresh (CSOT refreshes it for the close), else [`KILL_CURSORS_LIMIT`]
+    /// capped by serverSelectionTimeoutMS (as `endSessions` is at shutdown). `maxTimeMS` only
+    /// when the cursor had timeoutMS: the fallback limit is the driver's own bound on a
+    /// background task, not a server-side one.
+    pub(crate) fn starting(timeout: Option<Duration>, executor: &Executor, now: Instant) -> Self {
+        let limit = timeout
+            .filter(|timeout| !timeout.is_zero())
+            .unwrap_or_else(|| KILL_CURSORS_LIMIT.min(executor.options().server_selection_timeout));
+        KillLimit {
+            deadline: Deadline::from_timeout(Some(limit), now),
+            omit_max_time: timeout.is_none(),
+        }
+    }
+}
+
 /// Kills a server cursor in the background (best effort: the server also times cursors out),
-/// within a fresh `timeout` (the cursor's timeoutMS, refreshed for the close as CSOT requires),
-/// or else [`KILL_CURSORS_LIMIT`] capped by serverSelectionTimeoutMS (as `endSessions` is at
-/// shutdown).
+/// within `limit`.
 pub(crate) fn spawn_kill(
     executor: Arc<Executor>,
     kill: KillCursors,
     session: Option<ClientSession>,
-    timeout: Option<Duration>,
+    limit: KillLimit,
     pinned: Option<PinnedConnection>,
 ) {
     if pinned.as_ref().is_some_and(|pin| !pin.is_usable()) {
@@ -397,16 +432,9 @@ pub(crate) fn spawn_kill(
         // cursor with the connection); dropping the pin checks the connection in, closed.
         return;
     }
-    let options = executor.options();
-    let limit = timeout
-        .filter(|timeout| !timeout.is_zero())
-        .unwrap_or_else(|| KILL_CURSORS_LIMIT.min(options.server_selection_timeout));
     let settings = OperationSettings {
-        timeout: Some(limit),
-        // maxTimeMS only when the cursor had timeoutMS: the fallback limit is the driver's
-        // own bound on a background task, not a server-side one (CSOT refreshes timeoutMS
-        // for killCursors).
-        omit_max_time: timeout.is_none(),
+        deadline: Some(limit.deadline),
+        omit_max_time: limit.omit_max_time,
         ..OperationSettings::default()
     };
     let runner = Arc::clone(&executor);

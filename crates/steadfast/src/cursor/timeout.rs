@@ -4,6 +4,8 @@
 
 use std::time::{Duration, Instant};
 
+use steadfast_core::Deadline;
+
 use super::state::CursorSettings;
 use crate::error::{Error, Result};
 use crate::options::TimeoutMode;
@@ -19,16 +21,17 @@ pub(crate) struct CursorTiming {
 }
 
 impl CursorTiming {
-    /// The deadline of every fetch in cursor-lifetime mode: `opened + timeout` (`None` for the
-    /// iteration mode, no timeout, or a zero timeout, which means no limit).
+    /// The deadline every fetch shares in cursor-lifetime mode: `timeout` from `opened` (a zero
+    /// timeout: unbounded). `None` for the iteration mode or without a timeout: each fetch
+    /// then starts its own.
     pub(crate) fn lifetime_deadline(
         &self,
         timeout: Option<Duration>,
         opened: Instant,
-    ) -> Option<Instant> {
+    ) -> Option<Deadline> {
         match (self.mode, timeout) {
-            (Some(TimeoutMode::CursorLifetime), Some(timeout)) if !timeout.is_zero() => {
-                opened.checked_add(timeout)
+            (Some(TimeoutMode::CursorLifetime), Some(_)) => {
+                Some(Deadline::from_timeout(timeout, opened))
             }
             _ => None,
         }
@@ -46,11 +49,9 @@ pub(crate) enum Tailing {
 
 /// The deadline of all the `getMore`s of one call that keeps tailing, from its first at
 /// `now`: CSOT applies timeoutMS to the totality of the `getMore`s a driver loops through in
-/// one `next`. `None` without a timeout or with 0 (no limit).
-pub(crate) fn call_deadline(timeout: Option<Duration>, now: Instant) -> Option<Instant> {
-    timeout
-        .filter(|timeout| !timeout.is_zero())
-        .and_then(|timeout| now.checked_add(timeout))
+/// one `next`. Unbounded with 0, or a timeout too large to add to `now`.
+pub(crate) fn call_deadline(timeout: Option<Duration>, now: Instant) -> Deadline {
+    Deadline::from_timeout(timeout, now)
 }
 
 /// Checks the cursor options against `timeout` (the operation's resolved timeoutMS) and says
@@ -116,12 +117,18 @@ mod tests {
     #[test]
     fn a_tailing_call_has_one_deadline_unless_unlimited() {
         let now = Instant::now();
-        assert_eq!(call_deadline(Some(ms(100)), now), Some(now + ms(100)));
-        assert_eq!(call_deadline(Some(Duration::ZERO), now), None);
-        assert_eq!(call_deadline(None, now), None);
+        assert_eq!(
+            call_deadline(Some(ms(100)), now),
+            Deadline::At(now + ms(100))
+        );
+        assert_eq!(
+            call_deadline(Some(Duration::ZERO), now),
+            Deadline::Unbounded
+        );
+        assert_eq!(call_deadline(None, now), Deadline::None);
         assert_eq!(
             call_deadline(Some(Duration::MAX), now),
-            None,
+            Deadline::Unbounded,
             "overflow is no limit"
         );
     }
@@ -157,10 +164,13 @@ mod tests {
         let opened = Instant::now();
         assert_eq!(
             timing.lifetime_deadline(Some(ms(200)), opened),
-            Some(opened + ms(200))
+            Some(Deadline::At(opened + ms(200)))
         );
         // timeoutMS=0 means no limit, not an instant deadline.
-        assert_eq!(timing.lifetime_deadline(Some(Duration::ZERO), opened), None);
+        assert_eq!(
+            timing.lifetime_deadline(Some(Duration::ZERO), opened),
+            Some(Deadline::Unbounded)
+        );
     }
 
     #[test]

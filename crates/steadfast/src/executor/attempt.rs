@@ -136,7 +136,7 @@ impl Executor {
             criteria: selection.criteria.as_ref().unwrap_or(&plan.criteria),
             kind: progress.retry.profile().kind,
         };
-        let acquired = self.acquire(stage, selection.started, progress).await?;
+        let acquired = self.acquire(stage, selection.checkout, progress).await?;
         let (mut connection, description, origin) =
             (acquired.connection, acquired.description, acquired.origin);
         let mut session = match self.session(stage, &description, progress) {

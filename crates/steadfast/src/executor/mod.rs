@@ -41,7 +41,7 @@ mod transaction;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use steadfast_core::retry::{
     AttemptFailure, FinalError, OperationKind, OperationProfile, Outcome, RetryDecision,
@@ -74,13 +74,12 @@ pub(crate) struct ExecutionContext<'a> {
     /// The session to run in: an explicit one, or a cursor's implicit one; `None` for a fresh
     /// implicit session.
     pub(crate) session: Option<&'a mut ClientSession>,
-    /// timeoutMS as resolved by the caller; `None` falls back to the client's; zero means no
-    /// limit.
-    pub(crate) timeout: Option<Duration>,
     /// The retry policy; `None` means the client's.
     pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
-    /// A fixed deadline that replaces `timeout`'s (a cursor's lifetime, for its getMores).
-    pub(crate) deadline: Option<Instant>,
+    /// The operation's deadline, started where the operation was called from its resolved
+    /// timeoutMS (or a deadline it shares: a cursor's lifetime, a bulk write's, a convenient
+    /// transaction's).
+    pub(crate) deadline: Deadline,
     /// No `maxTimeMS` on the command even under timeoutMS (CSOT: iteration-mode and
     /// non-awaitData tailable cursors' opening commands).
     pub(crate) omit_max_time: bool,
@@ -293,7 +292,6 @@ impl Executor {
     ) -> Result<(OperationPlan, Progress<'a>)> {
         let ExecutionContext {
             mut session,
-            timeout,
             retry_policy,
             deadline,
             omit_max_time,
@@ -326,10 +324,7 @@ impl Executor {
             name: op.name().to_string(),
             operation_id,
             span: spans::operation(op.name(), operation_id),
-            deadline: deadline.map_or_else(
-                || Deadline::from_timeout(timeout.or(options.timeout), started),
-                Deadline::At,
-            ),
+            deadline,
             omit_max_time,
             criteria: transaction
                 .as_ref()

@@ -4,8 +4,7 @@
 //! first command, a cursor that stays open), or back to the pool.
 
 use std::sync::Arc;
-use std::time::Instant;
-
+use steadfast_core::Deadline;
 use steadfast_core::retry::RetrySession;
 
 use super::attempt::{Interrupt, Stage, not_sent};
@@ -43,7 +42,7 @@ impl Executor {
     pub(super) async fn acquire(
         &self,
         stage: Stage<'_>,
-        selection_started: Option<Instant>,
+        checkout: Deadline,
         progress: &mut Progress<'_>,
     ) -> Result<Acquired, Interrupt> {
         let fail = |error| {
@@ -67,7 +66,7 @@ impl Executor {
                 return described(connection, Origin::Transaction).map_err(fail);
             }
         }
-        let (connection, description) = self.check_out(stage, selection_started).await?;
+        let (connection, description) = self.check_out(stage, checkout).await?;
         Ok(Acquired {
             connection,
             description,

@@ -6,6 +6,7 @@
 //! what the attempt reports.
 
 use bson::{Document, RawDocumentBuf};
+use steadfast_core::IoLimit;
 
 use super::Executor;
 use super::attempt::{Interrupt, Stage};
@@ -68,9 +69,9 @@ impl Executor {
             let error = Error::from(refusal).with_address(&stage.selected.address);
             monitoring::failed(self.events(), identity, &error, exchanged.duration);
         }
-        let deadline = stage.plan.deadline.instant();
-        if let Err(error) =
-            crate::auth::oidc::reauthenticate(connection, oidc, source, deadline).await
+        // As a handshake's: socketTimeoutMS bounds each read and write, the deadline all.
+        let limit = IoLimit::SocketTimeout(stage.plan.deadline.instant());
+        if let Err(error) = crate::auth::oidc::reauthenticate(connection, oidc, source, limit).await
         {
             let error = error.with_address(&stage.selected.address);
             return Err(self.exchange_failed(stage, error, exchanged.generation, session));

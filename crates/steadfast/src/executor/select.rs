@@ -2,12 +2,11 @@
 //! and check a connection out of its pool.
 
 use std::sync::Arc;
-use std::time::Instant;
 
-use steadfast_core::TopologyType;
 use steadfast_core::description::ServerType;
 use steadfast_core::retry::{OperationKind, RetrySession};
 use steadfast_core::selection::{SelectionCriteria, write_stage_criteria};
+use steadfast_core::{Deadline, TopologyType};
 
 use super::Executor;
 use super::OperationPlan;
@@ -18,11 +17,12 @@ use crate::pool::PooledConnection;
 use crate::runtime;
 use crate::sdam::{SelectedServer, SelectionFor};
 
-/// A selected server and, under timeoutMS, when its selection began (check-out's limit counts
-/// from there; without timeoutMS there is no such limit, and the clock is not read).
+/// A selected server and the limit of the check-out from its pool: under timeoutMS it counts
+/// from when selection began (without timeoutMS there is no such limit, and the clock is not
+/// read).
 pub(super) struct Selection {
     pub(super) server: SelectedServer,
-    pub(super) started: Option<Instant>,
+    pub(super) checkout: Deadline,
     /// The criteria selection used when they differ from the plan's (a write-stage
     /// aggregation's, resolved against the topology).
     pub(super) criteria: Option<SelectionCriteria>,
@@ -38,7 +38,12 @@ impl Executor {
         plan: &OperationPlan,
         retry: &mut RetrySession<Error>,
     ) -> Result<Selection, Interrupt> {
-        let started = plan.deadline.is_csot().then(runtime::now);
+        let checkout = if plan.deadline.is_csot() {
+            plan.deadline
+                .checkout_limit(runtime::now(), self.options().server_selection_timeout)
+        } else {
+            Deadline::None
+        };
         // A retry of commitTransaction or abortTransaction may go to another mongos
         // (transactions, "Mongos Pinning").
         let unpinned_retry =
@@ -58,7 +63,7 @@ impl Executor {
                     .select_server_for(
                         criteria.as_ref().unwrap_or(&plan.criteria),
                         retry.deprioritized(),
-                        plan.deadline.instant(),
+                        plan.deadline,
                         Some(operation),
                     )
                     .await
@@ -83,18 +88,18 @@ impl Executor {
         }
         Ok(Selection {
             server,
-            started,
+            checkout,
             criteria,
         })
     }
 
-    /// Checks a connection out of the selected server's pool. Under timeoutMS the wait is
-    /// bounded by what is left of min(serverSelectionTimeoutMS, timeoutMS) since selection
-    /// began (CSOT "Server Selection").
+    /// Checks a connection out of the selected server's pool within `checkout` (see
+    /// [`Selection::checkout`]: under timeoutMS what is left of min(serverSelectionTimeoutMS,
+    /// timeoutMS) since selection began, CSOT "Server Selection").
     pub(super) async fn check_out(
         &self,
         stage: Stage<'_>,
-        selection_started: Option<Instant>,
+        checkout: Deadline,
     ) -> Result<(PooledConnection, Arc<StreamDescription>), Interrupt> {
         let Stage {
             plan,
@@ -102,12 +107,8 @@ impl Executor {
             kind,
             ..
         } = stage;
-        let limit = selection_started.and_then(|started| {
-            plan.deadline
-                .checkout_limit(started, self.options().server_selection_timeout)
-        });
         let fail = |error| self.failure(error, kind, &not_sent(Some(selected), plan));
-        let connection = selected.pool.check_out(limit).await.map_err(fail)?;
+        let connection = selected.pool.check_out(checkout).await.map_err(fail)?;
         let Some(description) = connection.shared_description() else {
             let error = Error::protocol("a pooled connection has no handshake description")
                 .with_address(&selected.address);

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use steadfast_core::Deadline;
 use steadfast_core::options::ClientOptions;
 use steadfast_core::retry::{FailFast, RetryBudget, RetryBudgetConfig, RetryPolicy};
 use steadfast_core::session::{ServerSession, SessionPool};
@@ -248,7 +249,7 @@ impl Executor {
         for ids in batches {
             let context = ExecutionContext {
                 session: None,
-                timeout: Some(limit),
+                deadline: Deadline::from_timeout(Some(limit), runtime::now()),
                 retry_policy: Some(Arc::new(FailFast)),
                 ..ExecutionContext::default()
             };

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use bson::{Bson, Document, doc};
 use futures_util::future::BoxFuture;
+use steadfast_core::Deadline;
 
 use super::{
     FilesCollectionDocument, GridFsBucket, GridFsDownloadByNameOptions, GridFsDownloadStream,
     GridFsFileIdentifier, GridFsFindOneOptions, GridFsFindOptions, GridFsUploadOptions,
-    GridFsUploadStream, OpDeadline, not_found,
+    GridFsUploadStream, not_found,
 };
 use crate::cursor::Cursor;
 use crate::error::{Error, Result};
@@ -226,7 +227,7 @@ impl OpenUploadStream<'_> {
 
     gridfs_setters!(GridFsUploadOptions; chunk_size_bytes: u32, metadata: Document);
 
-    async fn run(self, deadline: OpDeadline) -> Result<GridFsUploadStream> {
+    async fn run(self, deadline: Deadline) -> Result<GridFsUploadStream> {
         let chunk_size = self
             .options
             .chunk_size_bytes
@@ -256,7 +257,7 @@ gridfs_action! {
 }
 
 impl OpenDownloadStream<'_> {
-    async fn run(self, deadline: OpDeadline) -> Result<GridFsDownloadStream> {
+    async fn run(self, deadline: Deadline) -> Result<GridFsDownloadStream> {
         let file = self.bucket.file_by_id(&self.id, deadline).await?;
         GridFsDownloadStream::open(self.bucket, file, deadline).await
     }
@@ -271,7 +272,7 @@ gridfs_action! {
 impl OpenDownloadStreamByName<'_> {
     gridfs_setters!(GridFsDownloadByNameOptions; revision: i32);
 
-    async fn run(self, deadline: OpDeadline) -> Result<GridFsDownloadStream> {
+    async fn run(self, deadline: Deadline) -> Result<GridFsDownloadStream> {
         let revision = self.options.revision.unwrap_or(-1);
         let file = self
             .bucket
@@ -297,9 +298,9 @@ impl Find<'_> {
         sort: Document,
     );
 
-    async fn run(self, deadline: OpDeadline) -> Result<Cursor<FilesCollectionDocument>> {
+    async fn run(self, deadline: Deadline) -> Result<Cursor<FilesCollectionDocument>> {
         let options = FindOptions::from(self.options);
-        within!(cursor
+        within!(
             self.bucket.files().find(self.filter).with_options(options),
             deadline
         )
@@ -316,7 +317,7 @@ gridfs_action! {
 impl FindOne<'_> {
     gridfs_setters!(GridFsFindOneOptions; max_time: Duration, skip: u64, sort: Document);
 
-    async fn run(self, deadline: OpDeadline) -> Result<Option<FilesCollectionDocument>> {
+    async fn run(self, deadline: Deadline) -> Result<Option<FilesCollectionDocument>> {
         let options = FindOneOptions::from(self.options);
         within!(
             self.bucket
@@ -335,7 +336,7 @@ gridfs_action! {
 }
 
 impl Delete<'_> {
-    async fn run(self, deadline: OpDeadline) -> Result<()> {
+    async fn run(self, deadline: Deadline) -> Result<()> {
         let bucket = self.bucket;
         let filter = doc! { "_id": self.id.clone() };
         let files = within!(bucket.files().delete_one(filter), deadline).await?;
@@ -354,9 +355,9 @@ gridfs_action! {
 }
 
 impl DeleteByName<'_> {
-    async fn run(self, deadline: OpDeadline) -> Result<()> {
+    async fn run(self, deadline: Deadline) -> Result<()> {
         let bucket = self.bucket;
-        let mut cursor = within!(cursor
+        let mut cursor = within!(
             bucket
                 .files_raw()
                 .find(doc! { "filename": self.filename.as_str() })
@@ -391,7 +392,7 @@ impl DeleteByName<'_> {
 const DELETE_BATCH: usize = 1000;
 
 /// Deletes the files documents with the given ids, then their chunks.
-async fn delete_files(bucket: &GridFsBucket, ids: Vec<Bson>, deadline: OpDeadline) -> Result<()> {
+async fn delete_files(bucket: &GridFsBucket, ids: Vec<Bson>, deadline: Deadline) -> Result<()> {
     if ids.is_empty() {
         return Ok(());
     }
@@ -408,7 +409,7 @@ gridfs_action! {
 }
 
 impl Rename<'_> {
-    async fn run(self, deadline: OpDeadline) -> Result<()> {
+    async fn run(self, deadline: Deadline) -> Result<()> {
         let file = GridFsFileIdentifier::Id(self.id);
         rename_files(self.bucket, file, &self.new_filename, deadline).await
     }
@@ -420,7 +421,7 @@ gridfs_action! {
 }
 
 impl RenameByName<'_> {
-    async fn run(self, deadline: OpDeadline) -> Result<()> {
+    async fn run(self, deadline: Deadline) -> Result<()> {
         let file = GridFsFileIdentifier::Filename(self.filename);
         rename_files(self.bucket, file, &self.new_filename, deadline).await
     }
@@ -435,7 +436,7 @@ async fn rename_files(
     bucket: &GridFsBucket,
     file: GridFsFileIdentifier,
     new_filename: &str,
-    deadline: OpDeadline,
+    deadline: Deadline,
 ) -> Result<()> {
     let update = doc! { "$set": { "filename": new_filename } };
     let files = bucket.files();
@@ -464,7 +465,7 @@ gridfs_action! {
 }
 
 impl Drop<'_> {
-    async fn run(self, deadline: OpDeadline) -> Result<()> {
+    async fn run(self, deadline: Deadline) -> Result<()> {
         within!(self.bucket.files().drop(), deadline).await?;
         within!(self.bucket.chunks().drop(), deadline).await?;
         self.bucket.forget_indexes();

@@ -7,10 +7,11 @@ use std::task::{Context, Poll, ready};
 
 use bson::{Document, RawBsonRef, RawDocument, doc};
 use futures_util::future::BoxFuture;
+use steadfast_core::Deadline;
 
 use super::layout::{ChunkLayout, corrupt};
 use super::upload::io_error;
-use super::{FilesCollectionDocument, GridFsBucket, OpDeadline, gridfs_error};
+use super::{FilesCollectionDocument, GridFsBucket, gridfs_error};
 use crate::cursor::Cursor;
 use crate::error::{Error, Result};
 
@@ -54,13 +55,13 @@ impl GridFsDownloadStream {
     pub(super) async fn open(
         bucket: &GridFsBucket,
         file: FilesCollectionDocument,
-        deadline: OpDeadline,
+        deadline: Deadline,
     ) -> Result<Self> {
         let layout = ChunkLayout::new(file.length, file.chunk_size_bytes).map_err(gridfs_error)?;
         let fetch = if layout.count() == 0 {
             Fetch::Done
         } else {
-            let cursor = within!(cursor
+            let cursor = within!(
                 bucket
                     .chunks()
                     .find(doc! { "files_id": file.id.clone() })

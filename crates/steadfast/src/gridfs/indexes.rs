@@ -3,8 +3,9 @@
 //! missing, so that a read-only user can still write to a bucket whose indexes exist.
 
 use bson::{Bson, Document, doc};
+use steadfast_core::Deadline;
 
-use super::{GridFsBucket, OpDeadline};
+use super::GridFsBucket;
 use crate::coll::Collection;
 use crate::error::Result;
 use crate::options::{IndexModel, IndexOptions, ReadPreference, SelectionCriteria};
@@ -18,7 +19,7 @@ const NAMESPACE_NOT_FOUND: i32 = 26;
 /// # Errors
 /// Any error of the commands sent (the specification requires failing the write when the
 /// indexes cannot be created).
-pub(super) async fn ensure(bucket: &GridFsBucket, deadline: OpDeadline) -> Result<()> {
+pub(super) async fn ensure(bucket: &GridFsBucket, deadline: Deadline) -> Result<()> {
     let files = bucket.files_raw();
     let primary = SelectionCriteria::ReadPreference(ReadPreference::Primary);
     let first = within!(
@@ -53,7 +54,7 @@ async fn ensure_index(
     coll: &Collection<Document>,
     keys: Document,
     unique: bool,
-    deadline: OpDeadline,
+    deadline: Deadline,
 ) -> Result<()> {
     if has_index(coll, &keys, deadline).await? {
         return Ok(());
@@ -68,9 +69,9 @@ async fn ensure_index(
 async fn has_index(
     coll: &Collection<Document>,
     keys: &Document,
-    deadline: OpDeadline,
+    deadline: Deadline,
 ) -> Result<bool> {
-    let listed = within!(cursor coll.list_indexes(), deadline).await;
+    let listed = within!(coll.list_indexes(), deadline).await;
     let mut cursor = match listed {
         Ok(cursor) => cursor,
         Err(error) if error.code() == Some(NAMESPACE_NOT_FOUND) => return Ok(false),

@@ -47,22 +47,13 @@
 //! An upload stream buffers at most one chunk (the one being filled, or the one in flight); a
 //! download stream holds one chunk plus the server's current cursor batch (at most 16 MiB).
 
-/// The `action` with `.timeout(..)` set to what `deadline` leaves (`?` on expiry); for
-/// `cursor`, also the cursor-lifetime timeout mode.
+/// The `action` run within `$deadline` (a cursor it opens shares it for its life), when that
+/// sets a limit (`?` once it has passed); otherwise the action as it is.
 macro_rules! within {
     ($action:expr, $deadline:expr) => {{
         let action = $action;
-        match $deadline.remaining()? {
-            Some(left) => action.timeout(left),
-            None => action,
-        }
-    }};
-    (cursor $action:expr, $deadline:expr) => {{
-        let action = $action;
-        match $deadline.remaining()? {
-            Some(left) => action
-                .timeout(left)
-                .timeout_mode(crate::options::TimeoutMode::CursorLifetime),
+        match crate::gridfs::limit_of($deadline)? {
+            Some(deadline) => action.within(deadline),
             None => action,
         }
     }};
@@ -77,10 +68,11 @@ mod upload;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bson::{Bson, DateTime, Document, doc};
 use serde::{Deserialize, Serialize};
+use steadfast_core::Deadline;
 
 pub use download::GridFsDownloadStream;
 pub use options::{
@@ -225,17 +217,17 @@ impl GridFsBucket {
 
     /// The deadline of an operation that starts now with the action's `timeout`, else the
     /// bucket's, the database's or the client's.
-    pub(crate) fn deadline(&self, timeout: Option<Duration>) -> OpDeadline {
+    pub(crate) fn deadline(&self, timeout: Option<Duration>) -> Deadline {
         let db = &self.inner.db;
         let timeout = timeout
             .or(self.inner.options.timeout)
             .or(db.options().timeout)
             .or(db.client().options().timeout);
-        OpDeadline::starting_now(timeout)
+        Deadline::from_timeout(timeout, runtime::now())
     }
 
     /// Makes sure the indexes exist before the bucket's first write (see `indexes.rs`).
-    pub(crate) async fn ensure_indexes(&self, deadline: OpDeadline) -> Result<()> {
+    pub(crate) async fn ensure_indexes(&self, deadline: Deadline) -> Result<()> {
         if self.inner.indexes_checked.load(Ordering::Acquire) {
             return Ok(());
         }
@@ -252,7 +244,7 @@ impl GridFsBucket {
     /// Deletes the chunks of the upload `id` that never became a file: only when no files
     /// document has that id (otherwise the chunks belong to a stored file, the upload's own
     /// if its close succeeded after all, or another file's with the same id).
-    pub(crate) async fn delete_orphan_chunks(&self, id: &Bson, deadline: OpDeadline) -> Result<()> {
+    pub(crate) async fn delete_orphan_chunks(&self, id: &Bson, deadline: Deadline) -> Result<()> {
         let stored = within!(
             self.files_raw()
                 .find_one(doc! { "_id": id.clone() })
@@ -278,7 +270,7 @@ impl GridFsBucket {
     }
 
     /// The files collection document with `_id: id`.
-    async fn file_by_id(&self, id: &Bson, deadline: OpDeadline) -> Result<FilesCollectionDocument> {
+    async fn file_by_id(&self, id: &Bson, deadline: Deadline) -> Result<FilesCollectionDocument> {
         within!(self.files().find_one(doc! { "_id": id.clone() }), deadline)
             .await?
             .ok_or_else(|| not_found(GridFsFileIdentifier::Id(id.clone())))
@@ -289,7 +281,7 @@ impl GridFsBucket {
         &self,
         filename: &str,
         revision: i32,
-        deadline: OpDeadline,
+        deadline: Deadline,
     ) -> Result<FilesCollectionDocument> {
         let (order, skip) = if revision >= 0 {
             (1, i64::from(revision))
@@ -335,32 +327,20 @@ fn gridfs_error(kind: GridFsErrorKind) -> Error {
     Error::new(ErrorKind::GridFs(kind))
 }
 
-/// When a GridFS operation (or a stream's whole life) must be over: one deadline for every
-/// command it sends.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct OpDeadline(Option<Instant>);
-
-impl OpDeadline {
-    /// The deadline `timeout` from now (`None` or zero: no limit).
-    fn starting_now(timeout: Option<Duration>) -> Self {
-        let timeout = timeout.filter(|t| !t.is_zero());
-        OpDeadline(timeout.and_then(|t| runtime::now().checked_add(t)))
+/// `deadline` when it sets a limit, for every command of the GridFS operation (or of a
+/// stream's whole life) to share; `None` when it sets none (each command then follows its
+/// collection's timeout).
+///
+/// # Errors
+/// A timeout error once the deadline has passed: the next command is not sent.
+fn limit_of(deadline: Deadline) -> Result<Option<Deadline>> {
+    let Some(left) = deadline.remaining(runtime::now()) else {
+        return Ok(None);
+    };
+    if left.is_zero() {
+        return Err(Error::timeout(
+            "GridFS operation: timeoutMS expired before the next command",
+        ));
     }
-
-    /// The time left for the next command (`None`: no limit).
-    ///
-    /// # Errors
-    /// A timeout error when none is left.
-    pub(crate) fn remaining(&self) -> Result<Option<Duration>> {
-        let Some(at) = self.0 else {
-            return Ok(None);
-        };
-        let left = at.saturating_duration_since(runtime::now());
-        if left.is_zero() {
-            return Err(Error::timeout(
-                "GridFS operation: timeoutMS expired before the next command",
-            ));
-        }
-        Ok(Some(left))
-    }
+    Ok(Some(deadline))
 }

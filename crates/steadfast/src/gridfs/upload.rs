@@ -7,8 +7,9 @@ use std::task::{Context, Poll, ready};
 
 use bson::{Bson, Document, doc, spec::BinarySubtype};
 use futures_util::future::BoxFuture;
+use steadfast_core::Deadline;
 
-use super::{GridFsBucket, OpDeadline, gridfs_error};
+use super::{GridFsBucket, gridfs_error};
 use crate::error::{Error, GridFsErrorKind, Result};
 use crate::runtime;
 
@@ -33,7 +34,7 @@ pub struct GridFsUploadStream {
     filename: String,
     chunk_size: u32,
     metadata: Option<Document>,
-    deadline: OpDeadline,
+    deadline: Deadline,
     /// The chunk being filled (at most `chunk_size` bytes).
     buffer: Vec<u8>,
     /// Bytes accepted so far.
@@ -63,7 +64,7 @@ impl GridFsUploadStream {
         filename: String,
         chunk_size: u32,
         metadata: Option<Document>,
-        deadline: OpDeadline,
+        deadline: Deadline,
     ) -> Self {
         GridFsUploadStream {
             bucket,
@@ -204,7 +205,7 @@ async fn insert_chunk(
     id: &Bson,
     n: u32,
     data: Vec<u8>,
-    deadline: OpDeadline,
+    deadline: Deadline,
 ) -> Result<()> {
     let n = i32::try_from(n)
         .map_err(|_| Error::invalid_argument("GridFS upload: chunk number over 2^31"))?;

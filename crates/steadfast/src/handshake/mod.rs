@@ -4,10 +4,9 @@
 
 pub(crate) mod metadata;
 
-use std::time::Instant;
-
 use bson::spec::BinarySubtype;
 use bson::{Binary, Bson, Document, RawDocumentBuf, doc};
+use steadfast_core::IoLimit;
 use steadfast_core::description::ServerType;
 
 use crate::auth::scram::{ClientFirst, ScramVariant};
@@ -103,7 +102,7 @@ pub(crate) fn speculative_variant(choice: MechanismChoice) -> Option<ScramVarian
 pub(crate) async fn perform(
     connection: &mut Connection,
     config: &ConnectionConfig,
-    deadline: Option<Instant>,
+    limit: IoLimit,
 ) -> Result<()> {
     let oidc = config.auth.as_ref().and_then(|auth| auth.oidc.as_deref());
     let speculative = config.auth.as_ref().and_then(|auth| {
@@ -127,7 +126,7 @@ pub(crate) async fn perform(
     let command = RawDocumentBuf::try_from(&command).map_err(|e| {
         Error::invalid_argument("the handshake command cannot be encoded").with_source(e)
     })?;
-    let reply = connection.send_command(command, deadline).await?;
+    let reply = connection.send_command(command, limit).await?;
     let reply = Document::try_from(reply)
         .map_err(|e| Error::protocol("the handshake reply is not valid BSON").with_source(e))?;
     if !reply_is_ok(&reply) {
@@ -164,7 +163,7 @@ pub(crate) async fn perform(
             let reply = reply.get_document("speculativeAuthenticate").ok().cloned();
             (token, reply)
         });
-        return auth::oidc::finish_handshake(connection, oidc, &auth.source, speculative, deadline)
+        return auth::oidc::finish_handshake(connection, oidc, &auth.source, speculative, limit)
             .await;
     }
     let speculative = reply
@@ -174,14 +173,7 @@ pub(crate) async fn perform(
             first: speculative,
             reply: server_reply.clone(),
         });
-    auth::authenticate(
-        connection,
-        auth,
-        mechanisms.as_deref(),
-        speculative,
-        deadline,
-    )
-    .await
+    auth::authenticate(connection, auth, mechanisms.as_deref(), speculative, limit).await
 }
 
 /// A SASL payload as BSON binary data.

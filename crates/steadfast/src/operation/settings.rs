@@ -3,11 +3,13 @@
 //! ([`OperationOverrides`]). What an action inherits from its handle is in `inherited`.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use steadfast_core::Deadline;
 use steadfast_core::retry::RetryPolicy;
 
 use crate::executor::ExecutionContext;
+use crate::runtime;
 use crate::session::ClientSession;
 
 /// The per-operation settings resolved from the handle levels.
@@ -20,17 +22,22 @@ pub(crate) struct OperationSettings {
     pub(crate) operation_timeout: Option<Duration>,
     /// The retry policy (`None`: the client's).
     pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
-    /// A fixed deadline over the timeout (the `getMore`s of a cursor in cursor-lifetime mode).
-    pub(crate) deadline: Option<Instant>,
+    /// A deadline started earlier that the operation shares instead of starting its own (the
+    /// `getMore`s of a cursor in cursor-lifetime mode, the batches of a bulk write).
+    pub(crate) deadline: Option<Deadline>,
     /// The command gets no `maxTimeMS` even under a timeout (see `CursorTiming`).
     pub(crate) omit_max_time: bool,
 }
 
 impl OperationSettings {
-    /// These settings with an action's own timeout and retry policy over them.
+    /// These settings with an action's own timeout (or shared deadline) and retry policy over
+    /// them.
     pub(crate) fn overridden_by(mut self, overrides: &OperationOverrides) -> Self {
         if overrides.timeout.is_some() {
             self.operation_timeout = overrides.timeout;
+        }
+        if overrides.deadline.is_some() {
+            self.deadline = overrides.deadline;
         }
         if let Some(policy) = &overrides.retry_policy {
             self.retry_policy = Some(Arc::clone(policy));
@@ -46,22 +53,24 @@ impl OperationSettings {
             .or(self.timeout)
     }
 
-    /// The execution context of one run in `session`.
+    /// The execution context of one run in `session`, called where the operation is: its
+    /// deadline starts now unless it shares one.
     pub(crate) fn context<'s>(
         &self,
         session: Option<&'s mut ClientSession>,
     ) -> ExecutionContext<'s> {
-        let timeout = self.timeout_in(session.as_deref());
         // Inside a withTransaction callback under timeoutMS, every operation shares the
         // transaction's deadline (CSOT, "Convenient Transactions API").
         let transaction_deadline = session
             .as_deref()
             .and_then(ClientSession::convenient_deadline);
+        let deadline = transaction_deadline.or(self.deadline).unwrap_or_else(|| {
+            Deadline::from_timeout(self.timeout_in(session.as_deref()), runtime::now())
+        });
         ExecutionContext {
             session,
-            timeout,
             retry_policy: self.retry_policy.clone(),
-            deadline: transaction_deadline.or(self.deadline),
+            deadline,
             omit_max_time: self.omit_max_time,
             overrides_transaction_timeout: transaction_deadline.is_some()
                 && self.operation_timeout.is_some(),
@@ -80,4 +89,7 @@ pub(crate) struct OperationOverrides {
     pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
     /// How timeoutMS applies to the cursor the operation opens.
     pub(crate) timeout_mode: Option<crate::options::TimeoutMode>,
+    /// A deadline the operation shares with the one it is part of (a GridFS operation's
+    /// commands), instead of starting its own: a cursor it opens shares it for its life.
+    pub(crate) deadline: Option<Deadline>,
 }

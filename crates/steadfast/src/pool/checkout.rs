@@ -5,6 +5,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
+use steadfast_core::Deadline;
 use steadfast_core::pool::{CheckOutFailedReason, CheckOutRefusal, PoolEvent, WaiterId};
 use tokio::sync::oneshot;
 use tracing::Instrument as _;
@@ -31,13 +32,13 @@ impl ConnectionPool {
     /// # Cancel safety
     /// Cancel safe: dropping the future leaves the wait queue, and a connection delivered to it
     /// or being established for it goes back to the pool.
-    pub(crate) async fn check_out(&self, deadline: Option<Instant>) -> Result<PooledConnection> {
+    pub(crate) async fn check_out(&self, deadline: Deadline) -> Result<PooledConnection> {
         let span = tracing::debug_span!("check_out", address = %self.shared.address);
         check_out(&self.shared, deadline).instrument(span).await
     }
 }
 
-async fn check_out(shared: &Arc<Shared>, deadline: Option<Instant>) -> Result<PooledConnection> {
+async fn check_out(shared: &Arc<Shared>, deadline: Deadline) -> Result<PooledConnection> {
     let started = runtime::now();
     match shared.enqueue(started)? {
         Enqueued::Served(connection) => Ok(connection),
@@ -53,7 +54,7 @@ async fn check_out(shared: &Arc<Shared>, deadline: Option<Instant>) -> Result<Po
 /// not the waiter's state.
 fn boxed_wait(
     shared: &Arc<Shared>,
-    deadline: Option<Instant>,
+    deadline: Deadline,
     started: Instant,
     waiter: WaiterId,
     receiver: oneshot::Receiver<Delivery>,
@@ -71,10 +72,12 @@ fn boxed_wait(
 /// Waits in the queue for a connection (or a failure) to be delivered.
 async fn wait_for_delivery(
     shared: &Arc<Shared>,
-    deadline: Option<Instant>,
+    deadline: Deadline,
     started: Instant,
     mut wait: Wait,
 ) -> Result<PooledConnection> {
+    // Only an instant bounds the wait: unbounded or unset, the wait-queue timeout alone does.
+    let deadline = deadline.instant();
     let queue_limit = shared.options.wait_queue_timeout.map(|t| started + t);
     let mut limit = earliest(queue_limit, deadline);
     loop {

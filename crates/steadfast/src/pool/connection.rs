@@ -3,7 +3,6 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 use bson::RawDocumentBuf;
 use steadfast_core::IoLimit;
@@ -142,11 +141,9 @@ impl PooledConnection {
     pub(crate) async fn send_command(
         &mut self,
         command: RawDocumentBuf,
-        deadline: Option<Instant>,
+        limit: IoLimit,
     ) -> Result<RawDocumentBuf> {
-        let reply = self
-            .send_message(OpMsg::new(command), IoLimit::SocketTimeout(deadline))
-            .await?;
+        let reply = self.send_message(OpMsg::new(command), limit).await?;
         Ok(reply.body)
     }
 
@@ -174,8 +171,8 @@ impl PooledConnection {
         tokio::select! {
             biased;
             () = interrupt.interrupted() => {
-                // The exchange's future is dropped here, which leaves the connection marked
-                // in flight, hence broken: it is closed when checked in.
+                // The exchange's future is dropped here, which leaves the connection writing
+                // or awaiting a reply, hence not reusable: it is closed when checked in.
                 Err(errors::interrupted(&pool.address))
             }
             reply = connection.send_message(message, limit) => reply,

@@ -3,12 +3,12 @@
 use std::sync::Arc;
 
 use bson::oid::ObjectId;
-use steadfast_core::ServerAddress;
 use steadfast_core::pool::{
     CheckOutFailedReason, ConnectionClosedReason, ConnectionId, EstablishedDecision, PoolEvent,
     WaiterId,
 };
 use steadfast_core::sdam::ErrorPhase;
+use steadfast_core::{IoLimit, ServerAddress};
 use tracing::Instrument as _;
 
 use super::{DIAGNOSTIC_TARGET, Establishing, Inner, Shared, errors};
@@ -74,7 +74,9 @@ async fn establish(
     address: &ServerAddress,
     config: &ConnectionConfig,
 ) -> std::result::Result<Connection, Failed> {
-    let deadline = config.connect_timeout.map(|t| runtime::now() + t);
+    // The handshake and authentication are bounded by connectTimeoutMS, and each of their
+    // reads and writes by socketTimeoutMS as well.
+    let limit = IoLimit::SocketTimeout(config.connect_timeout.map(|t| runtime::now() + t));
     let stream = match stream::open(address, config.tls.as_ref(), config.connect_timeout).await {
         Ok(stream) => stream,
         Err(error) => {
@@ -91,7 +93,7 @@ async fn establish(
         }
     };
     let mut connection = Connection::new(id, address.clone(), stream, config.socket_timeout);
-    if let Err(error) = crate::handshake::perform(&mut connection, config, deadline).await {
+    if let Err(error) = crate::handshake::perform(&mut connection, config, limit).await {
         // The stream description is recorded as soon as the hello succeeds: with one, the
         // error came from authentication, which backpressure does not cover.
         let phase = if connection.description().is_some() {

@@ -24,11 +24,11 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use bson::oid::ObjectId;
-use steadfast_core::ServerAddress;
 use steadfast_core::pool::{
     CheckInDecision, CheckOutFailedReason, ConnectionClosedReason, ConnectionId, Grant, IdMap,
     PoolEvent, PoolOptions, PoolState, WaiterId,
 };
+use steadfast_core::{Deadline, ServerAddress};
 use tokio::sync::{Notify, oneshot};
 
 use self::connection::InterruptToken;
@@ -561,14 +561,14 @@ impl Shared {
         };
         let pool = Arc::clone(self);
         tasks.spawn(async move {
-            let deadline = runtime::now() + LATE_REPLY_LIMIT;
+            let deadline = Deadline::after(LATE_REPLY_LIMIT, runtime::now());
             let drained = tokio::select! {
                 biased;
                 () = interrupt.interrupted() => false,
                 () = pool.closing.interrupted() => false,
                 drained = connection.drain_late_reply(deadline) => drained,
             };
-            // A drain cut short leaves the connection in flight, hence broken: it is closed.
+            // A drain cut short leaves the connection draining, which is not reusable: it is closed.
             pool.check_in(connection, drained && !interrupt.is_interrupted());
         });
     }

@@ -3,13 +3,13 @@
 //! owns one pool per server.
 
 use std::sync::{Arc, OnceLock, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bson::oid::ObjectId;
 use bson::{Document, RawDocumentBuf};
-use steadfast_core::ServerAddress;
 use steadfast_core::options::ClientOptions;
 use steadfast_core::pool::PoolOptions;
+use steadfast_core::{Deadline, IoLimit, ServerAddress};
 
 use super::{
     ConnectionPool, EstablishmentFailure, PoolCounts, PoolErrorSink, PoolFailure, PoolSettings,
@@ -113,11 +113,11 @@ impl StandalonePool {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn check_out(&self) -> Result<StandaloneConnection> {
-        self.check_out_until(None).await
+        self.check_out_until(Deadline::None).await
     }
 
-    /// Checks out a connection before `deadline` (and within `waitQueueTimeoutMS` in the
-    /// queue).
+    /// Checks out a connection before `deadline`'s instant, if it has one (and within
+    /// `waitQueueTimeoutMS` in the queue).
     ///
     /// # Errors
     /// PoolClosedError, PoolClearedError (also while the pool is paused), WaitQueueTimeoutError,
@@ -126,7 +126,7 @@ impl StandalonePool {
     /// # Cancel safety
     /// Cancel safe: dropping the future leaves the wait queue, and a connection delivered to it
     /// or being established for it goes back to the pool.
-    pub async fn check_out_until(&self, deadline: Option<Instant>) -> Result<StandaloneConnection> {
+    pub async fn check_out_until(&self, deadline: Deadline) -> Result<StandaloneConnection> {
         let inner = self.pool.check_out(deadline).await?;
         Ok(StandaloneConnection { inner })
     }
@@ -221,7 +221,10 @@ impl StandaloneConnection {
         let raw = RawDocumentBuf::try_from(&command).map_err(|e| {
             Error::invalid_argument("the command cannot be encoded as BSON").with_source(e)
         })?;
-        let reply = self.inner.send_command(raw, None).await?;
+        let reply = self
+            .inner
+            .send_command(raw, IoLimit::SocketTimeout(None))
+            .await?;
         let reply = Document::try_from(reply)
             .map_err(|e| Error::protocol("the reply is not valid BSON").with_source(e))?;
         if reply_is_ok(&reply) {

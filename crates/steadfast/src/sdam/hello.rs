@@ -151,7 +151,7 @@ impl MonitorConnection {
         let started = runtime::now();
         let reply = self
             .connection
-            .next_streamed_reply(deadline_after(timeout))
+            .next_streamed_reply(IoLimit::SocketTimeout(deadline_after(timeout)))
             .await?;
         let reply = parse_reply(reply, started)?;
         self.note_hello_ok(&reply.document);

@@ -6,12 +6,12 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use steadfast_core::selection::{
     Selection, SelectionCriteria, candidates, choose_in_window, select,
 };
-use steadfast_core::{ServerAddress, TopologyDescription};
+use steadfast_core::{Deadline, ServerAddress, TopologyDescription};
 
 use super::select_log::{self, SelectionFor, SelectionLog};
 use super::selection_cache::SelectionCache;
@@ -39,7 +39,7 @@ impl Topology {
         &self,
         criteria: &SelectionCriteria,
         deprioritized: &[ServerAddress],
-        deadline: Option<Instant>,
+        deadline: Deadline,
     ) -> Result<SelectedServer> {
         self.select_server_for(criteria, deprioritized, deadline, None)
             .await
@@ -57,7 +57,7 @@ impl Topology {
         &self,
         criteria: &SelectionCriteria,
         deprioritized: &[ServerAddress],
-        deadline: Option<Instant>,
+        deadline: Deadline,
         operation: Option<SelectionFor<'_>>,
     ) -> Result<SelectedServer> {
         let mut log = operation
@@ -115,12 +115,12 @@ impl Topology {
         &self,
         criteria: &SelectionCriteria,
         deprioritized: &[ServerAddress],
-        deadline: Option<Instant>,
+        deadline: Deadline,
         mut log: Option<&mut SelectionLog<'_>>,
     ) -> Result<SelectedServer> {
         let started = runtime::now();
         let timeout = self.inner.server_selection_timeout;
-        let give_up = match deadline {
+        let give_up = match deadline.instant() {
             Some(deadline) => deadline.min(started + timeout),
             None => started + timeout,
         };
@@ -161,7 +161,7 @@ impl Topology {
                     return Err(timeout_error(
                         &reason,
                         waited,
-                        deadline.is_some_and(|d| d < started + timeout),
+                        deadline.instant().is_some_and(|d| d < started + timeout),
                         &snapshot.description,
                     ));
                 }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use rand::Rng as _;
+use steadfast_core::Deadline;
 use steadfast_core::codes::MAX_TIME_MS_EXPIRED;
 use steadfast_core::session::transaction::{
     AfterCommitFailure, CONVENIENT_RETRY_LIMIT, ConvenientRetries, NextAttempt,
@@ -183,7 +184,11 @@ impl ClientSession {
             .or_else(|| self.default_timeout())
             .or(self.executor.options().timeout)
             .filter(|limit| !limit.is_zero());
-        self.set_convenient_deadline(csot_limit.and_then(|limit| started.checked_add(limit)));
+        self.set_convenient_deadline(
+            csot_limit
+                .and_then(|limit| started.checked_add(limit))
+                .map(Deadline::At),
+        );
         Limits {
             started,
             limit: csot_limit.unwrap_or(CONVENIENT_RETRY_LIMIT),
@@ -232,7 +237,8 @@ impl ClientSession {
                     // Errors ignored, as abort_transaction always does.
                     let deadline = self.convenient_deadline();
                     self.set_convenient_deadline(None);
-                    let _ = self.abort_now(limits.csot.then_some(limits.limit)).await;
+                    let abort = self.end_transaction_deadline(limits.csot.then_some(limits.limit));
+                    let _ = self.abort_now(abort).await;
                     self.set_convenient_deadline(deadline);
                 }
                 let transient = error.contains_label(TRANSIENT_TRANSACTION_ERROR);
@@ -252,7 +258,8 @@ impl ClientSession {
             return Step::Done(Ok(value));
         }
         loop {
-            let error = match self.commit_now(None).await {
+            let deadline = self.end_transaction_deadline(None);
+            let error = match self.commit_now(deadline).await {
                 Ok(()) => return Step::Done(Ok(value)),
                 Err(error) => error,
             };

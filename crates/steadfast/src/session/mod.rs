@@ -27,9 +27,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use bson::{Document, RawDocument, Timestamp};
-use steadfast_core::ServerAddress;
 pub use steadfast_core::session::transaction::TransactionState;
 use steadfast_core::session::{ClusterTime, ServerSession, lsid_document};
+use steadfast_core::{Deadline, ServerAddress};
 
 use crate::client::Client;
 use crate::error::{Error, Result};
@@ -204,7 +204,7 @@ pub struct ClientSession {
     snapshot_time: Option<Timestamp>,
     /// While the convenient API runs under timeoutMS: the deadline every operation of the
     /// transaction shares.
-    convenient_deadline: Option<std::time::Instant>,
+    convenient_deadline: Option<Deadline>,
 }
 
 /// The session's transaction.
@@ -330,12 +330,12 @@ impl ClientSession {
     }
 
     /// The deadline of the convenient API's transaction, while one runs under timeoutMS.
-    pub(crate) fn convenient_deadline(&self) -> Option<std::time::Instant> {
+    pub(crate) fn convenient_deadline(&self) -> Option<Deadline> {
         self.convenient_deadline
     }
 
     /// Sets (or clears) the convenient API's deadline.
-    pub(crate) fn set_convenient_deadline(&mut self, deadline: Option<std::time::Instant>) {
+    pub(crate) fn set_convenient_deadline(&mut self, deadline: Option<Deadline>) {
         self.convenient_deadline = deadline;
     }
 
@@ -496,7 +496,8 @@ impl Drop for ClientSession {
                 convenient_deadline: None,
             };
             self.executor.spawn(async move {
-                let _ = ending.abort_now(None).await;
+                let deadline = ending.end_transaction_deadline(None);
+                let _ = ending.abort_now(deadline).await;
             });
             return;
         }

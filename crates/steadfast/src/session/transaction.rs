@@ -5,6 +5,7 @@ use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::time::Duration;
 
+use steadfast_core::Deadline;
 use steadfast_core::options::Acknowledgment;
 use steadfast_core::session::transaction::{AbortAction, CommitAction, TransactionMisuse};
 
@@ -12,6 +13,7 @@ use super::{ClientSession, EndTransaction};
 use crate::error::{Error, Result};
 use crate::executor::ExecutionContext;
 use crate::options::TransactionOptions;
+use crate::runtime;
 
 /// The future of a transaction action.
 type ActionFuture<'a> = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
@@ -154,7 +156,19 @@ impl ClientSession {
         options.unwrap_or_default().or(&defaults)
     }
 
-    pub(super) async fn commit_now(&mut self, timeout: Option<Duration>) -> Result<()> {
+    /// The deadline of a commitTransaction or abortTransaction called now: the convenient
+    /// API's while it runs under timeoutMS, else `timeout` from now, else the session's
+    /// defaultTimeoutMS, else the client's timeoutMS.
+    pub(super) fn end_transaction_deadline(&self, timeout: Option<Duration>) -> Deadline {
+        self.convenient_deadline().unwrap_or_else(|| {
+            let timeout = timeout
+                .or_else(|| self.default_timeout())
+                .or(self.executor.options().timeout);
+            Deadline::from_timeout(timeout, runtime::now())
+        })
+    }
+
+    pub(super) async fn commit_now(&mut self, deadline: Deadline) -> Result<()> {
         let rerun = match self.transaction.state.commit().map_err(misuse)? {
             CommitAction::Skip => return Ok(()),
             CommitAction::Send { rerun } => rerun,
@@ -166,17 +180,17 @@ impl ClientSession {
             self.transaction.recovery_token.clone(),
             rerun,
         );
-        self.end_transaction(op, timeout).await
+        self.end_transaction(op, deadline).await
     }
 
-    pub(super) async fn abort_now(&mut self, timeout: Option<Duration>) -> Result<()> {
+    pub(super) async fn abort_now(&mut self, deadline: Deadline) -> Result<()> {
         let action = self.transaction.state.abort().map_err(misuse)?;
         if action == AbortAction::Send {
             let op = EndTransaction::abort(
                 self.transaction.options.write_concern.clone(),
                 self.transaction.recovery_token.clone(),
             );
-            if let Err(error) = self.end_transaction(op, timeout).await {
+            if let Err(error) = self.end_transaction(op, deadline).await {
                 // transactions: abortTransaction's errors mean nothing to the application.
                 tracing::debug!(%error, "abortTransaction failed; the server will abort the transaction on its own");
             }
@@ -186,19 +200,12 @@ impl ClientSession {
         Ok(())
     }
 
-    /// Runs commitTransaction or abortTransaction under `timeout` (else the session's
-    /// defaultTimeoutMS, else the client's), or the convenient API's deadline.
-    async fn end_transaction(
-        &mut self,
-        op: EndTransaction,
-        timeout: Option<Duration>,
-    ) -> Result<()> {
+    /// Runs commitTransaction or abortTransaction until `deadline` (see
+    /// [`ClientSession::end_transaction_deadline`]).
+    async fn end_transaction(&mut self, op: EndTransaction, deadline: Deadline) -> Result<()> {
         let executor = std::sync::Arc::clone(&self.executor);
-        let timeout = timeout.or_else(|| self.default_timeout());
-        let deadline = self.convenient_deadline();
         let context = ExecutionContext {
             session: Some(self),
-            timeout,
             deadline,
             ..ExecutionContext::default()
         };
@@ -269,7 +276,8 @@ impl<'a> IntoFuture for CommitTransaction<'a> {
     type IntoFuture = ActionFuture<'a>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.session.commit_now(self.timeout))
+        let deadline = self.session.end_transaction_deadline(self.timeout);
+        Box::pin(self.session.commit_now(deadline))
     }
 }
 
@@ -294,6 +302,7 @@ impl<'a> IntoFuture for AbortTransaction<'a> {
     type IntoFuture = ActionFuture<'a>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.session.abort_now(self.timeout))
+        let deadline = self.session.end_transaction_deadline(self.timeout);
+        Box::pin(self.session.abort_now(deadline))
     }
 }

@@ -13,9 +13,9 @@ pub(crate) mod sigv4;
 mod tests;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use bson::doc;
+use steadfast_core::IoLimit;
 use steadfast_core::options::Credential;
 
 use self::conversation::{MECHANISM, NONCE_BYTES};
@@ -84,7 +84,7 @@ impl AwsAuth {
 
     /// Credentials in the specification's order: given ones, cached temporary ones still
     /// usable, the environment's, then fetched ones (which are cached).
-    async fn credential(&self, deadline: Option<Instant>) -> Result<AwsCredential> {
+    async fn credential(&self, limit: IoLimit) -> Result<AwsCredential> {
         if let Some(given) = &self.given {
             return Ok(given.clone());
         }
@@ -94,7 +94,7 @@ impl AwsAuth {
         if let Some(from_environment) = credentials::from_environment(&*self.environment) {
             return Ok(from_environment);
         }
-        let timeout = match deadline {
+        let timeout = match limit.instant() {
             None => REQUEST_TIMEOUT,
             Some(deadline) => deadline
                 .checked_duration_since(crate::runtime::now())
@@ -130,9 +130,9 @@ pub(crate) async fn authenticate(
     connection: &mut Connection,
     aws: &AwsAuth,
     source: &str,
-    deadline: Option<Instant>,
+    limit: IoLimit,
 ) -> Result<()> {
-    let result = converse(connection, aws, source, deadline).await;
+    let result = converse(connection, aws, source, limit).await;
     if result.is_err() {
         aws.cache.clear();
     }
@@ -143,16 +143,16 @@ async fn converse(
     connection: &mut Connection,
     aws: &AwsAuth,
     source: &str,
-    deadline: Option<Instant>,
+    limit: IoLimit,
 ) -> Result<()> {
-    let credential = aws.credential(deadline).await?;
+    let credential = aws.credential(limit).await?;
     let nonce: [u8; NONCE_BYTES] = crate::runtime::secure_random_bytes();
     let start = doc! {
         "saslStart": 1,
         "mechanism": MECHANISM,
         "payload": crate::handshake::binary(conversation::client_first(&nonce)?),
     };
-    let server_first = super::sasl_command(connection, source, start, deadline).await?;
+    let server_first = super::sasl_command(connection, source, start, limit).await?;
     let conversation_id = server_first
         .get("conversationId")
         .cloned()
@@ -170,7 +170,7 @@ async fn converse(
         "conversationId": conversation_id,
         "payload": crate::handshake::binary(second),
     };
-    let reply = super::sasl_command(connection, source, command, deadline).await?;
+    let reply = super::sasl_command(connection, source, command, limit).await?;
     if !super::is_done(&reply) {
         return Err(Error::authentication(
             "the server did not finish the MONGODB-AWS conversation",

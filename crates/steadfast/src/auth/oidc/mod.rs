@@ -13,6 +13,7 @@ mod metadata;
 use std::time::{Duration, Instant};
 
 use bson::{Document, doc};
+use steadfast_core::IoLimit;
 use steadfast_core::options::Credential;
 use steadfast_core::options::oidc::{
     CALLBACK_API_VERSION, Callback, CallbackContext, CallbackKind,
@@ -107,7 +108,7 @@ impl OidcAuthenticator {
 
     /// The cached token (`true`) or a fresh one from the source (`false`), waiting out the
     /// minimum interval between calls.
-    async fn token(&self, deadline: Option<Instant>) -> Result<(String, bool)> {
+    async fn token(&self, limit: IoLimit) -> Result<(String, bool)> {
         let mut cache = self.cache.lock().await;
         if let Some(token) = cache.access_token() {
             return Ok((token.to_owned(), true));
@@ -117,8 +118,10 @@ impl OidcAuthenticator {
         }
         let now = runtime::now();
         cache.record_call(now);
-        let limit = now + MACHINE_CALLBACK_TIMEOUT;
-        let call_deadline = deadline.map_or(limit, |deadline| deadline.min(limit));
+        let callback_limit = now + MACHINE_CALLBACK_TIMEOUT;
+        let call_deadline = limit
+            .instant()
+            .map_or(callback_limit, |at| at.min(callback_limit));
         let token = self.call_source(call_deadline).await?;
         cache.store(token.clone());
         Ok((token, false))
@@ -230,7 +233,7 @@ pub(crate) async fn finish_handshake(
     oidc: &OidcAuthenticator,
     source: &str,
     speculative: Option<(String, Option<Document>)>,
-    deadline: Option<Instant>,
+    limit: IoLimit,
 ) -> Result<()> {
     if let Some((token, Some(reply))) = speculative
         && reply.get_bool("done").unwrap_or(false)
@@ -240,7 +243,7 @@ pub(crate) async fn finish_handshake(
     }
     // A failed speculative attempt does not invalidate the cached token (auth.md).
     connection.set_oidc_token(None);
-    authenticate(connection, oidc, source, deadline).await
+    authenticate(connection, oidc, source, limit).await
 }
 
 /// Authenticates `connection` with the cached token, or a fresh one. A cached token the
@@ -256,11 +259,11 @@ pub(crate) async fn authenticate(
     connection: &mut Connection,
     oidc: &OidcAuthenticator,
     source: &str,
-    deadline: Option<Instant>,
+    limit: IoLimit,
 ) -> Result<()> {
-    let (token, cached) = oidc.token(deadline).await?;
+    let (token, cached) = oidc.token(limit).await?;
     connection.set_oidc_token(Some(token.clone()));
-    let error = match one_step(connection, source, &token, deadline).await {
+    let error = match one_step(connection, source, &token, limit).await {
         Ok(()) => return Ok(()),
         Err(error) => error,
     };
@@ -269,9 +272,9 @@ pub(crate) async fn authenticate(
         return Err(error);
     }
     oidc.invalidate(&token).await;
-    let (token, _) = oidc.token(deadline).await?;
+    let (token, _) = oidc.token(limit).await?;
     connection.set_oidc_token(Some(token.clone()));
-    one_step(connection, source, &token, deadline).await
+    one_step(connection, source, &token, limit).await
 }
 
 /// Reauthenticates `connection` after the server answered ReauthenticationRequired (391):
@@ -287,13 +290,13 @@ pub(crate) async fn reauthenticate(
     connection: &mut Connection,
     oidc: &OidcAuthenticator,
     source: &str,
-    deadline: Option<Instant>,
+    limit: IoLimit,
 ) -> Result<()> {
     if let Some(token) = connection.oidc_token().map(str::to_owned) {
         oidc.invalidate(&token).await;
     }
     connection.set_oidc_token(None);
-    authenticate(connection, oidc, source, deadline).await
+    authenticate(connection, oidc, source, limit).await
 }
 
 /// The one-step conversation: `saslStart` with `{jwt}`, which the server must finish at once.
@@ -301,9 +304,9 @@ async fn one_step(
     connection: &mut Connection,
     source: &str,
     token: &str,
-    deadline: Option<Instant>,
+    limit: IoLimit,
 ) -> Result<()> {
-    let reply = super::sasl_command(connection, source, jwt_step_command(token), deadline).await?;
+    let reply = super::sasl_command(connection, source, jwt_step_command(token), limit).await?;
     if !reply.get_bool("done").unwrap_or(false) {
         return Err(Error::authentication(
             "the server did not accept the OIDC access token in one step",

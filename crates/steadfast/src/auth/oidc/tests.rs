@@ -65,7 +65,10 @@ async fn a_callback_error_of_the_driver_comes_back_unchanged() {
         async { Err(Error::invalid_argument("from the callback").into()) }.boxed()
     });
     let authenticator = OidcAuthenticator::from_credential(&oidc(None, callback)).unwrap();
-    let error = authenticator.token(None).await.unwrap_err();
+    let error = authenticator
+        .token(IoLimit::SocketTimeout(None))
+        .await
+        .unwrap_err();
     assert!(
         matches!(
             error.kind(),
@@ -75,7 +78,10 @@ async fn a_callback_error_of_the_driver_comes_back_unchanged() {
     );
     let other = Callback::machine(|_| async { Err("io trouble".into()) }.boxed());
     let authenticator = OidcAuthenticator::from_credential(&oidc(None, other)).unwrap();
-    let error = authenticator.token(None).await.unwrap_err();
+    let error = authenticator
+        .token(IoLimit::SocketTimeout(None))
+        .await
+        .unwrap_err();
     assert!(error.is_authentication_error(), "{error:?}");
     assert!(error.to_string().contains("io trouble"), "{error}");
 }

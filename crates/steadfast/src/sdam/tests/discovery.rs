@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use blackpipe::deployment::MemberOptions;
+use steadfast_core::Deadline;
 use steadfast_core::TopologyType;
 use steadfast_core::sdam::SdamEvent;
 use steadfast_core::selection::{ReadPreference, ReadPreferenceMode, SelectionCriteria};
@@ -30,7 +31,7 @@ async fn discovers_a_three_member_set_from_one_secondary_seed() {
 
     let write = harness
         .topology
-        .select_server(&SelectionCriteria::Write, &[], None)
+        .select_server(&SelectionCriteria::Write, &[], Deadline::None)
         .await
         .expect("a primary is selectable");
     assert_eq!(write.address, address_of(&deployment, 0));
@@ -38,7 +39,7 @@ async fn discovers_a_three_member_set_from_one_secondary_seed() {
 
     let read = harness
         .topology
-        .select_server(&secondary_read(), &[], None)
+        .select_server(&secondary_read(), &[], Deadline::None)
         .await
         .expect("a secondary is selectable");
     assert_ne!(read.address, address_of(&deployment, 0));
@@ -82,7 +83,7 @@ async fn follows_a_stepdown_to_the_new_primary() {
         .await;
     let write = harness
         .topology
-        .select_server(&SelectionCriteria::Write, &[], None)
+        .select_server(&SelectionCriteria::Write, &[], Deadline::None)
         .await
         .expect("the new primary is selectable");
     assert_eq!(write.address, expected);
@@ -112,7 +113,7 @@ async fn follows_an_election_of_a_chosen_member() {
         .await;
     let write = harness
         .topology
-        .select_server(&SelectionCriteria::Write, &[], None)
+        .select_server(&SelectionCriteria::Write, &[], Deadline::None)
         .await
         .expect("selectable");
     assert_eq!(write.address, expected);

@@ -1,6 +1,7 @@
 //! Application errors reported to the topology: which mark the server Unknown, which clear its
 //! pool (in step, before the new description is published), which change nothing.
 
+use steadfast_core::Deadline;
 use steadfast_core::sdam::{ErrorPhase, SdamEvent};
 use steadfast_core::selection::SelectionCriteria;
 use steadfast_core::{ServerAddress, ServerType};
@@ -51,7 +52,7 @@ async fn discovered() -> (blackpipe::deployment::Deployment, Harness, ServerAddr
 async fn select_primary(harness: &Harness, expected: &ServerAddress) {
     let selected = harness
         .topology
-        .select_server(&SelectionCriteria::Write, &[], None)
+        .select_server(&SelectionCriteria::Write, &[], Deadline::None)
         .await
         .expect("the primary comes back");
     assert_eq!(&selected.address, expected);

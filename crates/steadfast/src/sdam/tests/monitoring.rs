@@ -3,6 +3,7 @@
 use blackpipe::deployment::{Deployment, DeploymentConfig};
 use blackpipe::scripted::{Matcher, ScriptedServer};
 use blackpipe::server::Reaction;
+use steadfast_core::Deadline;
 use steadfast_core::sdam::{ErrorPhase, SdamEvent};
 use steadfast_core::selection::SelectionCriteria;
 
@@ -143,7 +144,7 @@ async fn a_network_error_cancels_the_check_in_progress() {
     // unawaited heartbeat) long before the 60 s heartbeat.
     let selected = harness
         .topology
-        .select_server(&SelectionCriteria::Write, &[], None)
+        .select_server(&SelectionCriteria::Write, &[], Deadline::None)
         .await
         .expect("rediscovered");
     assert_eq!(selected.address, primary);

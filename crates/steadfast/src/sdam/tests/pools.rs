@@ -10,6 +10,7 @@ use bson::{Document, doc};
 use steadfast_core::ServerType;
 use steadfast_core::sdam::{ErrorPhase, SdamEvent};
 use steadfast_core::selection::SelectionCriteria;
+use steadfast_core::{Deadline, IoLimit};
 
 use super::{Harness, address_of, fully_discovered, replica_set};
 use crate::error::{CommandError, Error, reply_is_ok};
@@ -21,7 +22,9 @@ const QUIET: &str = "heartbeatFrequencyMS=60000&serverMonitoringMode=poll";
 async fn ping(connection: &mut PooledConnection) -> Result<(), Error> {
     let command =
         bson::RawDocumentBuf::try_from(&doc! { "ping": 1, "$db": "admin" }).expect("encodable");
-    let reply = connection.send_command(command, None).await?;
+    let reply = connection
+        .send_command(command, IoLimit::SocketTimeout(None))
+        .await?;
     let reply = Document::try_from(reply).expect("valid reply");
     if reply_is_ok(&reply) {
         Ok(())
@@ -38,11 +41,15 @@ async fn with_primary_connection(
     let harness = Harness::open(&format!("{}&{query}", deployment.uri()));
     let primary = harness
         .topology
-        .select_server(&SelectionCriteria::Write, &[], None)
+        .select_server(&SelectionCriteria::Write, &[], Deadline::None)
         .await
         .expect("primary");
     assert_eq!(primary.address, address_of(&deployment, 0));
-    let mut connection = primary.pool.check_out(None).await.expect("check out");
+    let mut connection = primary
+        .pool
+        .check_out(Deadline::None)
+        .await
+        .expect("check out");
     ping(&mut connection).await.expect("ping");
     (deployment, harness, connection)
 }
@@ -84,11 +91,15 @@ async fn network_error_on_a_pooled_connection_clears_the_pool_and_marks_unknown(
     deployment.restart(0).await.expect("restart");
     let selected = harness
         .topology
-        .select_server(&SelectionCriteria::Write, &[], None)
+        .select_server(&SelectionCriteria::Write, &[], Deadline::None)
         .await
         .expect("the primary is back");
     assert_eq!(selected.address, primary);
-    let mut fresh = selected.pool.check_out(None).await.expect("check out");
+    let mut fresh = selected
+        .pool
+        .check_out(Deadline::None)
+        .await
+        .expect("check out");
     assert!(fresh.generation() > generation);
     ping(&mut fresh).await.expect("ping");
     drop(fresh);
@@ -196,7 +207,7 @@ async fn establishment_timeouts_are_backpressure_not_a_server_change() {
     ));
     let selected = harness
         .topology
-        .select_server(&SelectionCriteria::Write, &[], None)
+        .select_server(&SelectionCriteria::Write, &[], Deadline::None)
         .await
         .expect("primary");
     let primary = selected.address.clone();
@@ -204,14 +215,14 @@ async fn establishment_timeouts_are_backpressure_not_a_server_change() {
     deployment.partition(0).expect("partition");
     let error = selected
         .pool
-        .check_out(None)
+        .check_out(Deadline::None)
         .await
         .expect_err("the handshake times out");
     assert!(error.is_network_error(), "{error}");
     // The report the pool sent is applied before this selection looks at the topology.
     let again = harness
         .topology
-        .select_server(&SelectionCriteria::Write, &[], None)
+        .select_server(&SelectionCriteria::Write, &[], Deadline::None)
         .await
         .expect("still the primary");
     assert_eq!(again.address, primary);
@@ -247,7 +258,7 @@ async fn authentication_failure_while_establishing_marks_unknown_and_clears() {
     ));
     let selected = harness
         .topology
-        .select_server(&SelectionCriteria::Write, &[], None)
+        .select_server(&SelectionCriteria::Write, &[], Deadline::None)
         .await
         .expect("the monitor finds the standalone");
     let address = selected.address.clone();
@@ -269,7 +280,7 @@ async fn authentication_failure_while_establishing_marks_unknown_and_clears() {
     let mark = harness.events.len();
     let error = selected
         .pool
-        .check_out(None)
+        .check_out(Deadline::None)
         .await
         .expect_err("authentication fails");
     assert!(refused.hits() >= 1, "{error}");

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use steadfast_core::Deadline;
 use steadfast_core::ServerAddress;
 use steadfast_core::selection::{ReadPreference, ReadPreferenceMode, SelectionCriteria};
 
@@ -42,7 +43,7 @@ async fn timeout_error_describes_the_topology_it_saw() {
         .await;
     let error = harness
         .topology
-        .select_server(&SelectionCriteria::Write, &[], None)
+        .select_server(&SelectionCriteria::Write, &[], Deadline::None)
         .await
         .expect_err("nothing listens");
     let message = selection_message(&error);
@@ -69,7 +70,11 @@ async fn the_operation_deadline_ends_selection_first() {
     let deadline = runtime::now() + Duration::from_millis(200);
     let error = harness
         .topology
-        .select_server(&SelectionCriteria::primary_read(), &[], Some(deadline))
+        .select_server(
+            &SelectionCriteria::primary_read(),
+            &[],
+            Deadline::At(deadline),
+        )
         .await
         .expect_err("nothing listens");
     let message = selection_message(&error);
@@ -97,7 +102,11 @@ async fn an_invalid_read_preference_fails_at_once() {
     .unwrap();
     let error = harness
         .topology
-        .select_server(&SelectionCriteria::ReadPreference(preference), &[], None)
+        .select_server(
+            &SelectionCriteria::ReadPreference(preference),
+            &[],
+            Deadline::None,
+        )
         .await
         .expect_err("invalid maxStalenessSeconds");
     assert!(!selection_message(&error).contains("timed out"), "{error}");
@@ -114,7 +123,7 @@ async fn selection_waits_for_a_server_to_appear() {
     ));
     let selected = harness
         .topology
-        .select_server(&SelectionCriteria::Write, &[], None)
+        .select_server(&SelectionCriteria::Write, &[], Deadline::None)
         .await
         .expect("the primary is discovered");
     assert_eq!(selected.address, address_of(&deployment, 0));
@@ -148,7 +157,7 @@ async fn operation_counts_balance_the_window_and_deprioritized_servers_are_avoid
         held.push(
             harness
                 .topology
-                .select_server(&nearest, &[], None)
+                .select_server(&nearest, &[], Deadline::None)
                 .await
                 .expect("selectable"),
         );
@@ -160,7 +169,7 @@ async fn operation_counts_balance_the_window_and_deprioritized_servers_are_avoid
     for _ in 0..5 {
         let other = harness
             .topology
-            .select_server(&nearest, std::slice::from_ref(&a), None)
+            .select_server(&nearest, std::slice::from_ref(&a), Deadline::None)
             .await
             .expect("selectable");
         assert_eq!(other.address, b);
@@ -180,7 +189,7 @@ async fn selection_on_a_closed_topology_fails() {
     harness.topology.shutdown().await;
     let error = harness
         .topology
-        .select_server(&SelectionCriteria::Write, &[], None)
+        .select_server(&SelectionCriteria::Write, &[], Deadline::None)
         .await
         .expect_err("closed");
     assert!(selection_message(&error).contains("closed"), "{error}");
@@ -196,7 +205,7 @@ async fn a_load_balancer_is_selectable_at_once_and_never_monitored() {
     ));
     let selected = harness
         .topology
-        .select_server(&SelectionCriteria::Write, &[], None)
+        .select_server(&SelectionCriteria::Write, &[], Deadline::None)
         .await
         .expect("the load balancer");
     assert_eq!(selected.address, ServerAddress::tcp("127.0.0.1", port));

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use blackpipe::auth::AwsKey;
 use blackpipe::deployment::{Deployment, DeploymentConfig};
 use bson::{RawDocumentBuf, doc};
-use steadfast_core::ServerAddress;
+use steadfast_core::{IoLimit, ServerAddress};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
 
@@ -191,9 +191,14 @@ async fn authenticate_and_find(deployment: &Deployment, aws: &Arc<AwsAuth>) -> R
     let address = ServerAddress::parse(&deployment.host(0).unwrap()).unwrap();
     let stream = crate::conn::stream::open(&address, None, None).await?;
     let mut connection = Connection::new(1, address, stream, None);
-    crate::handshake::perform(&mut connection, &config(aws), None).await?;
+    crate::handshake::perform(&mut connection, &config(aws), IoLimit::SocketTimeout(None)).await?;
     let find = RawDocumentBuf::try_from(&doc! { "find": "c", "$db": "test" }).unwrap();
-    let reply = bson::Document::try_from(connection.send_command(find, None).await?).unwrap();
+    let reply = bson::Document::try_from(
+        connection
+            .send_command(find, IoLimit::SocketTimeout(None))
+            .await?,
+    )
+    .unwrap();
     assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply}");
     Ok(())
 }
