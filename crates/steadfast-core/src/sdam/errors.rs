@@ -8,6 +8,7 @@ use crate::address::ServerAddress;
 use crate::description::{
     ServerDescription, TopologyDescription, TopologyType, TopologyVersion, topology_version_of,
 };
+use crate::reply::reply_is_ok;
 
 pub use crate::codes::{
     NODE_IS_RECOVERING_CODES, NOT_WRITABLE_PRIMARY_CODES, SHUTDOWN_CODES, StateChangeKind,
@@ -47,16 +48,6 @@ fn error_code(document: &Document) -> Option<i32> {
             Some(*f as i32)
         }
         _ => None,
-    }
-}
-
-fn reply_is_ok(reply: &Document) -> bool {
-    match reply.get("ok") {
-        Some(Bson::Double(f)) => *f == 1.0,
-        Some(Bson::Int32(n)) => *n == 1,
-        Some(Bson::Int64(n)) => *n == 1,
-        Some(Bson::Boolean(b)) => *b,
-        _ => false,
     }
 }
 

@@ -73,17 +73,6 @@ impl fmt::Display for CommandError {
     }
 }
 
-/// `ok` is 1 in any numeric type, or `true`.
-pub(crate) fn reply_is_ok(reply: &Document) -> bool {
-    match reply.get("ok") {
-        Some(Bson::Double(v)) => *v == 1.0,
-        Some(Bson::Int32(v)) => *v == 1,
-        Some(Bson::Int64(v)) => *v == 1,
-        Some(Bson::Boolean(v)) => *v,
-        _ => false,
-    }
-}
-
 /// A numeric BSON value as i32, when it fits exactly.
 pub(crate) fn bson_as_i32(value: &Bson) -> Option<i32> {
     match value {

@@ -70,7 +70,6 @@ use steadfast_core::{Label, ServerAddress};
 
 pub use crate::client_bulk::PartialBulkWriteResult;
 pub use command::CommandError;
-pub(crate) use command::reply_is_ok;
 pub(crate) use facts::{ConnectionFailure, ErrorFacts};
 pub use gridfs::{GridFsErrorKind, GridFsFileIdentifier};
 use io::ConnectionIoKind;
@@ -78,6 +77,7 @@ pub use kind::ErrorKind;
 pub use partial::PartialWrite;
 pub(crate) use partial::never_executed;
 pub use retry::{AttemptRecord, ErrorClass};
+pub(crate) use steadfast_core::reply_is_ok;
 pub use steadfast_core::retry::{Execution, Outcome, RetryReason, StopReason};
 pub(crate) use write::ReplyWriteErrors;
 pub use write::{
