@@ -534,10 +534,7 @@ impl Report {
     }
 
     fn write_targets(&self, out: &mut String) {
-        let _ = writeln!(
-            out,
-            "## Targets of issues 7 and 10 (measured, not asserted)\n"
-        );
+        let _ = writeln!(out, "## Targets (measured, not asserted)\n");
         let _ = writeln!(out, "| target | measured | met |");
         let _ = writeln!(out, "|---|---|---|");
         for target in &self.targets {

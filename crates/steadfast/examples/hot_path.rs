@@ -14,7 +14,7 @@
 //! number of operations (default 20,000). Driver functions live under `steadfast::`; blackpipe's
 //! under `blackpipe::`, so the two sides of the process are separated by name in the profile.
 //!
-//! # Profile notes (issue 15)
+//! # Profile notes
 //!
 //! Figures are instructions per operation (callgrind `Ir`), taken as the difference between a
 //! run of 5,500 and a run of 500 operations divided by 5,000, so that start-up and seeding

@@ -17,7 +17,7 @@ const SKIPPED: &[(&str, &str)] = &[
         "contradicts this file's own 'should use username and password if specified' and \
          'should use username, password and session token if specified' cases (the same URI \
          shape, valid there): steadfast accepts an access key pair in the URI, as the official \
-         crate 3.x and this project's issue 18 do, although auth.md's 2025-09-30 revision removed \
+         crate 3.x does, although auth.md's 2025-09-30 revision removed \
          it",
     ),
     (

@@ -383,7 +383,7 @@ pub(super) fn static_skips() -> Result<(), String> {
         .map(|t| t.static_skip(&file).map(|(key, _, _)| key))
         .collect();
     let expected = [
-        // blackpipe runs $out since issue 17: no server-feature skip is left for it.
+        // blackpipe runs $out: no server-feature skip is left for it.
         None,
         None,
         None,
