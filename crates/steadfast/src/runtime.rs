@@ -39,6 +39,16 @@ pub(crate) fn now() -> std::time::Instant {
     std::time::Instant::now()
 }
 
+/// Starts an operation's deadline from its resolved timeoutMS (`None`: not set; zero:
+/// unbounded). The clock is read only when there is a timeout to count from, so an operation
+/// without timeoutMS reads it no more than the executor already does.
+pub(crate) fn start_deadline(timeout: Option<std::time::Duration>) -> steadfast_core::Deadline {
+    match timeout {
+        None => steadfast_core::Deadline::None,
+        Some(_) => steadfast_core::Deadline::from_timeout(timeout, now()),
+    }
+}
+
 /// Sleeps until `deadline` (returns at once if it has passed).
 ///
 /// # Cancel safety

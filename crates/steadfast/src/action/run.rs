@@ -6,7 +6,6 @@
 use std::sync::Arc;
 
 use bson::{Bson, Document};
-use steadfast_core::Deadline;
 use steadfast_core::options::WriteConcern;
 use steadfast_core::retry::Outcome;
 
@@ -141,7 +140,7 @@ pub(crate) async fn run_bulk(
         deadline: Some(
             settings
                 .deadline
-                .unwrap_or_else(|| Deadline::from_timeout(timeout, runtime::now())),
+                .unwrap_or_else(|| runtime::start_deadline(timeout)),
         ),
         ..settings.clone()
     };

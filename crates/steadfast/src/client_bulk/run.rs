@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use steadfast_core::ServerAddress;
 use steadfast_core::options::{Acknowledgment, WriteConcern};
-use steadfast_core::{Deadline, ServerAddress};
 
 use super::accumulate::{Accumulator, OpenBatch};
 use super::batch::{BulkFields, ClientBulkBatch};
@@ -234,7 +234,7 @@ fn settings_of(
     .overridden_by(overrides);
     let timeout = settings.timeout_in(session);
     OperationSettings {
-        deadline: Some(Deadline::from_timeout(timeout, runtime::now())),
+        deadline: Some(runtime::start_deadline(timeout)),
         ..settings
     }
 }

@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use steadfast_core::Deadline;
 use steadfast_core::options::ClientOptions;
 use steadfast_core::retry::{FailFast, RetryBudget, RetryBudgetConfig, RetryPolicy};
 use steadfast_core::session::{ServerSession, SessionPool};
@@ -249,7 +248,7 @@ impl Executor {
         for ids in batches {
             let context = ExecutionContext {
                 session: None,
-                deadline: Deadline::from_timeout(Some(limit), runtime::now()),
+                deadline: runtime::start_deadline(Some(limit)),
                 retry_policy: Some(Arc::new(FailFast)),
                 ..ExecutionContext::default()
             };

@@ -223,7 +223,7 @@ impl GridFsBucket {
             .or(self.inner.options.timeout)
             .or(db.options().timeout)
             .or(db.client().options().timeout);
-        Deadline::from_timeout(timeout, runtime::now())
+        runtime::start_deadline(timeout)
     }
 
     /// Makes sure the indexes exist before the bucket's first write (see `indexes.rs`).

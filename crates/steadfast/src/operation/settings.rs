@@ -64,9 +64,9 @@ impl OperationSettings {
         let transaction_deadline = session
             .as_deref()
             .and_then(ClientSession::convenient_deadline);
-        let deadline = transaction_deadline.or(self.deadline).unwrap_or_else(|| {
-            Deadline::from_timeout(self.timeout_in(session.as_deref()), runtime::now())
-        });
+        let deadline = transaction_deadline
+            .or(self.deadline)
+            .unwrap_or_else(|| runtime::start_deadline(self.timeout_in(session.as_deref())));
         ExecutionContext {
             session,
             retry_policy: self.retry_policy.clone(),

@@ -164,7 +164,7 @@ impl ClientSession {
             let timeout = timeout
                 .or_else(|| self.default_timeout())
                 .or(self.executor.options().timeout);
-            Deadline::from_timeout(timeout, runtime::now())
+            runtime::start_deadline(timeout)
         })
     }
 
