@@ -66,6 +66,11 @@ impl ImportGraph {
             .collect()
     }
 
+    /// The file that holds `module`.
+    pub fn file_of(&self, module: &str) -> Option<&Path> {
+        self.files.get(module).map(PathBuf::as_path)
+    }
+
     /// The file modules that `module` imports.
     pub fn imports_of(&self, module: &str) -> BTreeSet<Module> {
         self.edges.get(module).cloned().unwrap_or_default()

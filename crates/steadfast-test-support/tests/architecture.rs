@@ -2,7 +2,7 @@
 //! tangle back: blackpipe's deployment reads in three rooms over a foot, its gates import no
 //! other gate, and the driver's collection handle is not a hub the rest of the crate imports.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use steadfast_test_support::import_graph::{ImportGraph, Module};
 
@@ -30,11 +30,7 @@ fn imports_into(graph: &ImportGraph, from: &[Module], forbidden: &[&str]) -> Vec
             graph
                 .imports_of(module)
                 .into_iter()
-                .filter(|to| {
-                    forbidden
-                        .iter()
-                        .any(|f| to == f || to.starts_with(&format!("{f}::")))
-                })
+                .filter(|to| forbidden.iter().any(|f| is_in(to, f)))
                 .map(move |to| format!("{module} -> {to}"))
         })
         .collect()
@@ -63,7 +59,7 @@ fn blackpipe_deployment_foot_imports_no_room() {
     let graph = graph("blackpipe");
     let foot: Vec<Module> = modules_in(&graph, "deployment")
         .into_iter()
-        .filter(|m| m != "deployment" && !ROOMS.iter().any(|room| m.starts_with(room)))
+        .filter(|m| m != "deployment" && !ROOMS.iter().any(|room| is_in(m, room)))
         .filter(|m| !m.starts_with("deployment::tests"))
         .collect();
     assert!(
@@ -104,34 +100,32 @@ fn blackpipe_gates_import_no_other_gate() {
     );
 }
 
-/// Every `.rs` file under `dir` with its text, paths relative to `dir`.
-fn sources(dir: &Path) -> Vec<(String, String)> {
-    let mut found = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(next) = pending.pop() {
-        for entry in std::fs::read_dir(&next).expect("readable source folder") {
-            let path = entry.expect("readable entry").path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path).expect("readable source");
-                let relative = path.strip_prefix(dir).unwrap_or(&path);
-                found.push((relative.to_string_lossy().replace('\\', "/"), text));
-            }
-        }
-    }
-    found.sort();
-    found
+/// Every file module of `graph` with its text.
+fn sources(graph: &ImportGraph) -> Vec<(Module, String)> {
+    graph
+        .modules_under("")
+        .into_iter()
+        .map(|module| {
+            let path = graph
+                .file_of(&module)
+                .expect("a module of the graph has a file");
+            let text = std::fs::read_to_string(path).expect("readable source");
+            (module, text)
+        })
+        .collect()
+}
+
+fn is_in(module: &str, prefix: &str) -> bool {
+    module == prefix || module.starts_with(&format!("{prefix}::"))
 }
 
 #[test]
 fn steadfast_reaches_into_coll_only_for_the_collection_handle() {
-    let src = crate_src("steadfast");
     let mut stray = Vec::new();
-    for (path, text) in sources(&src)
-        .iter()
-        .filter(|(p, _)| !p.starts_with("coll/"))
-    {
+    for (module, text) in sources(&graph("steadfast")) {
+        if is_in(&module, "coll") {
+            continue;
+        }
         for (at, _) in text.match_indices("crate::coll::") {
             let rest = &text[at + "crate::coll::".len()..];
             let named: String = rest
@@ -139,7 +133,7 @@ fn steadfast_reaches_into_coll_only_for_the_collection_handle() {
                 .take_while(|c| c.is_alphanumeric() || *c == '_')
                 .collect();
             if named != "Collection" {
-                stray.push(format!("{path}: crate::coll::{named}"));
+                stray.push(format!("{module}: crate::coll::{named}"));
             }
         }
     }
@@ -153,16 +147,16 @@ fn steadfast_reaches_into_coll_only_for_the_collection_handle() {
 fn steadfast_action_builders_live_in_action() {
     // GridFS's builders use the bucket's private parts and the transaction builders are
     // extended by the convenient API in session/: both are re-exported from `action`.
-    const ELSEWHERE: [&str; 2] = ["gridfs/action.rs", "session/transaction.rs"];
-    let builders: Vec<String> = sources(&crate_src("steadfast"))
+    const ELSEWHERE: [&str; 2] = ["gridfs::action", "session::transaction"];
+    let builders: Vec<Module> = sources(&graph("steadfast"))
         .into_iter()
         .filter(|(_, text)| text.contains("IntoFuture for"))
-        .map(|(path, _)| path)
+        .map(|(module, _)| module)
         .collect();
     assert!(builders.len() > 5, "the builders: {builders:?}");
-    let stray: Vec<&String> = builders
+    let stray: Vec<&Module> = builders
         .iter()
-        .filter(|p| !p.starts_with("action/") && !ELSEWHERE.contains(&p.as_str()))
+        .filter(|m| !is_in(m, "action") && !ELSEWHERE.contains(&m.as_str()))
         .collect();
     assert!(stray.is_empty(), "IntoFuture outside action/: {stray:?}");
 }
