@@ -36,7 +36,7 @@ pub(crate) const MAX_HISTORY_BYTES: usize = 64 * 1024 * 1024;
 /// Approximate bytes one version costs besides its previous document.
 const VERSION_OVERHEAD_BYTES: usize = 96;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Version {
     op_time: OpTime,
     ns: String,
@@ -46,7 +46,7 @@ struct Version {
 }
 
 /// See the module documentation.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct History {
     versions: VecDeque<Version>,
     bytes: usize,

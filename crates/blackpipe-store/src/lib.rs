@@ -1,6 +1,6 @@
-//! blackpipe-store: the in-memory document store under blackpipe's simulated deployments, one
-//! [`Store`] shared by the members of a deployment. blackpipe re-exports this crate as
-//! `blackpipe::store`.
+//! blackpipe-store: the in-memory document store under blackpipe's simulated deployments. A
+//! [`Store`] can be shared by the members of a deployment, or each member can own one and
+//! replicate (see "Replication" below). blackpipe re-exports this crate as `blackpipe::store`.
 //!
 //! [`Store::execute`] takes a command document and returns the reply mongod would send. The store
 //! is synchronous and does no I/O, and depends on no async runtime: blackpipe's server layer
@@ -21,6 +21,8 @@
 //!   [`InsertWait`] when an awaitData getMore found nothing new.
 //! - [`OpTime`], [`OplogEntry`], [`OplogOp`], [`Change`] and [`WriteSession`]: the op log, as
 //!   [`Store::oplog_since`] returns it.
+//! - [`Store::apply_oplog`] and its [`ApplyError`], [`Store::fork`], [`Store::oplog_contains`],
+//!   [`Store::oplog_entries_after`] and the shared [`OpClock`]: replication between stores.
 //! - [`check_raw_request`], [`RawRequestError`] and [`MAX_BSON_DEPTH`]: the bounds checked on a
 //!   raw request before it is decoded.
 //! - [`COMMANDS`]: the names of the commands the store answers; [`change_stream_stage`]: a
@@ -63,9 +65,23 @@
 //! `startAfter`, `startAtOperationTime` and `showExpandedEvents`, the rest of the pipeline
 //! limited to the per-event stages. A stream's cursor is tailable-awaitData: every batch carries
 //! `postBatchResumeToken`, and a getMore that finds nothing reports `awaiting_inserts` on the op
-//! log. Resume tokens encode an op log position, so they work on any member sharing the store.
+//! log. Resume tokens encode an op log position, so they work on any member sharing the store
+//! or replicating it.
 //! Collection streams end with `invalidate` at a drop or rename, database streams at a database
 //! drop. A position older than the retained op log fails with ChangeStreamHistoryLost (286).
+//!
+//! # Replication
+//!
+//! Each data-bearing member of a simulated replica set may own a store. The primary executes
+//! commands; a secondary applies the entries of its sync source's op log with
+//! [`Store::apply_oplog`], at their optimes, so that its op log, data, indexes, history (snapshot
+//! reads), retryable-write table and committed transactions match the source's, and change
+//! streams and resume tokens behave the same on every member. A retry answered by a former
+//! secondary after a failover replays the statements it replicated. Entries that do not continue
+//! the store's op log (a gap, a divergence) fail with an [`ApplyError`]; such a member starts over
+//! from [`Store::fork`], a consistent copy of its sync source ([`Store::oplog_contains`] tells
+//! where two logs diverged). The members share an [`OpClock`] ([`StoreOptions::with_clock`]) so
+//! that writes on divergent branches never share a timestamp.
 //!
 //! # Bounds
 //!
@@ -110,10 +126,12 @@ mod index;
 pub mod integer;
 mod key;
 mod let_vars;
+mod op_clock;
 mod oplog;
 mod path;
 mod projection;
 mod query;
+mod replication;
 mod retryable_writes;
 mod snapshot_read;
 mod sort;
@@ -145,7 +163,9 @@ pub use self::commands::{
     COMMANDS, CommandContext, CommandOutcome, MAX_BSON_DEPTH, RawRequestError, check_raw_request,
 };
 pub use self::cursor::InsertWait;
+pub use self::op_clock::OpClock;
 pub use self::oplog::{Change, OpTime, OplogEntry, OplogOp, WriteSession};
+pub use self::replication::ApplyError;
 
 /// Options of a [`Store`].
 #[derive(Debug, Clone)]
@@ -163,6 +183,9 @@ pub struct StoreOptions {
     /// mongod's `localLogicalSessionTimeoutMinutes`: a session idle this long expires with its
     /// retryable-write history. Default 30 minutes.
     pub session_timeout: Duration,
+    /// The operation clock shared with the other members of a replica set (see [`OpClock`]);
+    /// `None` (the default) gives the store a clock of its own.
+    pub clock: Option<OpClock>,
 }
 
 impl Default for StoreOptions {
@@ -172,6 +195,7 @@ impl Default for StoreOptions {
             oplog_capacity: 100_000,
             cursor_timeout: Duration::from_secs(10 * 60),
             session_timeout: Duration::from_secs(30 * 60),
+            clock: None,
         }
     }
 }
@@ -195,6 +219,14 @@ impl StoreOptions {
     #[must_use]
     pub fn with_cursor_timeout(mut self, timeout: Duration) -> Self {
         self.cursor_timeout = timeout;
+        self
+    }
+
+    /// Shares the operation clock `clock` with the other stores given it: no two writes on any
+    /// of them get the same oplog timestamp.
+    #[must_use]
+    pub fn with_clock(mut self, clock: OpClock) -> Self {
+        self.clock = Some(clock);
         self
     }
 
@@ -252,7 +284,10 @@ impl Store {
     pub fn new(options: StoreOptions) -> Store {
         Store {
             catalog: Catalog::default(),
-            oplog: Mutex::new(Oplog::new(options.oplog_capacity)),
+            oplog: Mutex::new(Oplog::new(
+                options.oplog_capacity,
+                options.clock.unwrap_or_default(),
+            )),
             cursors: Mutex::new(CursorRegistry::default()),
             retryable_writes: RetryableWriteTable::default(),
             rng: Mutex::new(SmallRng::seed_from_u64(options.seed)),

@@ -14,6 +14,8 @@ use bson::{Bson, DateTime, Document, Timestamp};
 
 use super::change_signal::{ChangeSignal, ChangeSubscription};
 use super::key::encode_key;
+use super::op_clock::OpClock;
+use super::replication::entry::ApplyInfo;
 use super::value_order::{document_size, value_size};
 
 /// The position of a write in the store's history: the oplog timestamp (seconds + increment)
@@ -115,6 +117,14 @@ impl Change {
         }
     }
 
+    /// An update's post-image, if the entry keeps one.
+    fn post_image(&self) -> Option<&Arc<Document>> {
+        match self {
+            Change::Update { post_image, .. } => post_image.as_ref(),
+            _ => None,
+        }
+    }
+
     /// Approximate bytes held besides the entry's fixed cost.
     fn size(&self) -> usize {
         match self {
@@ -166,11 +176,16 @@ pub(crate) struct OplogWrite {
     /// The version an update, replacement or delete replaced, whatever the collection's
     /// options: the store's history keeps it for reads at an earlier time (not the op log).
     pub(crate) previous: Option<Arc<Document>>,
+    /// What a secondary needs to apply the write.
+    pub(crate) apply: ApplyInfo,
 }
 
 impl OplogWrite {
     /// Approximate bytes the write holds as a transaction keeps it until its commit (the
-    /// namespace, `_id`, change and pre-image; not `previous`, which it does not keep).
+    /// namespace, `_id`, change and pre-image; not `previous`, which it does not keep). Nor an
+    /// update's after-image: mongod bounds a transaction by its oplog entries, where an update
+    /// is a diff (the description here), so counting it would refuse transactions mongod
+    /// takes; it is at most one more document per write, a bounded factor.
     pub(crate) fn size(&self) -> usize {
         ENTRY_OVERHEAD_BYTES
             .saturating_add(self.ns.len())
@@ -188,6 +203,7 @@ impl OplogWrite {
             change,
             pre_image: None,
             previous: None,
+            apply: ApplyInfo::default(),
         }
     }
 }
@@ -218,6 +234,8 @@ pub struct OplogEntry {
     /// index within the transaction for a committed transaction's writes (mongod's
     /// `txnOpIndex`), which all share one optime.
     pub txn_op_index: u32,
+    /// What a secondary needs to apply the entry ([`crate::Store::apply_oplog`]).
+    pub(crate) apply: ApplyInfo,
 }
 
 impl OplogEntry {
@@ -250,6 +268,8 @@ pub(crate) struct Oplog {
     /// Signalled on every write, so that change-stream getMores wait for writes instead of
     /// polling.
     changes: ChangeSignal,
+    /// Shared with the other members' op logs, so no two writes anywhere share a timestamp.
+    clock: OpClock,
 }
 
 fn entry_size(entry: &OplogEntry) -> usize {
@@ -262,11 +282,12 @@ fn entry_size(entry: &OplogEntry) -> usize {
         .saturating_add(entry.id.as_ref().map_or(0, value_size))
         .saturating_add(entry.change.size())
         .saturating_add(entry.pre_image.as_deref().map_or(0, document_size))
+        .saturating_add(entry.apply.size(entry.change.post_image()))
         .saturating_add(session)
 }
 
 impl Oplog {
-    pub(crate) fn new(capacity: usize) -> Oplog {
+    pub(crate) fn new(capacity: usize, clock: OpClock) -> Oplog {
         Oplog {
             last: OpTime::ZERO,
             entries: VecDeque::new(),
@@ -275,6 +296,7 @@ impl Oplog {
             applied: HashMap::new(),
             evicted_through: None,
             changes: ChangeSignal::default(),
+            clock,
         }
     }
 
@@ -285,6 +307,8 @@ impl Oplog {
         write: OplogWrite,
         session: Option<WriteSession>,
     ) -> OpTime {
+        let mut write = write;
+        write.apply.previous_ts = packed(self.last.ts);
         let op_time = self.tick(now);
         self.push(op_time, 0, write, session);
         self.changes.notify();
@@ -303,8 +327,10 @@ impl Oplog {
         if writes.is_empty() {
             return None;
         }
+        let previous_ts = packed(self.last.ts);
         let op_time = self.tick(now);
-        for (index, write) in (0..=u32::MAX).zip(writes) {
+        for (index, mut write) in (0..=u32::MAX).zip(writes) {
+            write.apply.previous_ts = previous_ts;
             self.push(op_time, index, write, Some(session.clone()));
         }
         self.changes.notify();
@@ -312,7 +338,7 @@ impl Oplog {
     }
 
     /// Advances the clock for a write applied at wall time `now`: a timestamp after every
-    /// earlier one, a wall time never earlier.
+    /// earlier one of this log and of the shared clock, a wall time never earlier.
     fn tick(&mut self, now: DateTime) -> OpTime {
         let wall = if now > self.last.wall {
             now
@@ -320,7 +346,7 @@ impl Oplog {
             self.last.wall
         };
         let seconds = u32::try_from(wall.timestamp_millis().div_euclid(1000)).unwrap_or(u32::MAX);
-        let ts = if seconds > self.last.ts.time {
+        let candidate = if seconds > self.last.ts.time {
             Timestamp {
                 time: seconds,
                 increment: 1,
@@ -331,6 +357,7 @@ impl Oplog {
                 increment: self.last.ts.increment.saturating_add(1),
             }
         };
+        let ts = self.clock.next_after(candidate);
         self.last = OpTime { ts, wall };
         self.last
     }
@@ -344,28 +371,116 @@ impl Oplog {
         session: Option<WriteSession>,
     ) {
         let op = write.change.op();
-        if op != OplogOp::Command {
-            let applied = self.applied.entry(write.ns.clone()).or_default();
+        self.push_entry(OplogEntry {
+            op_time,
+            ns: write.ns,
+            op,
+            id: write.id,
+            uuid: write.uuid,
+            change: write.change,
+            pre_image: write.pre_image,
+            session,
+            txn_op_index,
+            apply: write.apply,
+        });
+    }
+
+    /// Counts and retains one entry (its optime is already the log's last).
+    fn push_entry(&mut self, entry: OplogEntry) {
+        if entry.op != OplogOp::Command {
+            let applied = self.applied.entry(entry.ns.clone()).or_default();
             *applied = applied.saturating_add(1);
         }
         if self.capacity > 0 {
-            let entry = OplogEntry {
-                op_time,
-                ns: write.ns,
-                op,
-                id: write.id,
-                uuid: write.uuid,
-                change: write.change,
-                pre_image: write.pre_image,
-                session,
-                txn_op_index,
-            };
             self.bytes = self.bytes.saturating_add(entry_size(&entry));
             self.entries.push_back(entry);
             self.evict_oldest();
         } else {
-            self.evicted_through = Some((op_time.ts, txn_op_index));
+            self.evicted_through = Some((entry.op_time.ts, entry.txn_op_index));
         }
+    }
+
+    /// Appends an entry another store's op log made, at its optime (a replicated write; the
+    /// caller checked that it comes after [`Oplog::last`]). The shared clock learns its
+    /// timestamp. Waiting readers are woken by [`Oplog::notify`], once per applied batch.
+    pub(crate) fn append(&mut self, entry: OplogEntry) {
+        self.clock.observe(entry.op_time.ts);
+        self.last = OpTime {
+            ts: entry.op_time.ts,
+            wall: entry.op_time.wall.max(self.last.wall),
+        };
+        self.push_entry(entry);
+    }
+
+    /// At most `limit` retained entries strictly after timestamp `after`, oldest first, and
+    /// never part of a transaction: past `limit`, the rest of the last entry's optime follows.
+    pub(crate) fn after(&self, after: Timestamp, limit: usize) -> Vec<OplogEntry> {
+        let start = self
+            .entries
+            .partition_point(|entry| entry.op_time.ts <= after);
+        let mut taken: Vec<OplogEntry> = Vec::new();
+        for entry in self.entries.iter().skip(start) {
+            let same_optime = taken
+                .last()
+                .is_some_and(|last| last.op_time.ts == entry.op_time.ts);
+            if taken.len() >= limit && !same_optime {
+                break;
+            }
+            taken.push(entry.clone());
+        }
+        taken
+    }
+
+    /// The shared clock the log ticks with.
+    pub(crate) fn clock(&self) -> &OpClock {
+        &self.clock
+    }
+
+    /// Wakes the change-stream getMores waiting for a write.
+    pub(crate) fn notify(&self) {
+        self.changes.notify();
+    }
+
+    /// Whether an entry at `ts` is retained; `None` when `ts` is older than the retained log
+    /// reaches (nobody can tell).
+    pub(crate) fn contains(&self, ts: Timestamp) -> Option<bool> {
+        match self.evicted_through {
+            Some((evicted, _)) if ts < evicted => return None,
+            // The newest forgotten entry was at `ts`.
+            Some((evicted, _)) if ts == evicted => return Some(true),
+            _ => {}
+        }
+        let position = self.entries.partition_point(|entry| entry.op_time.ts < ts);
+        Some(
+            self.entries
+                .get(position)
+                .is_some_and(|entry| entry.op_time.ts == ts),
+        )
+    }
+
+    /// A copy holding the same entries, counters and clock position, retaining `capacity`
+    /// entries and ticking with `clock` (a forked store's log).
+    pub(crate) fn copy(&self, capacity: usize, clock: OpClock) -> Oplog {
+        clock.observe(self.last.ts);
+        let mut copy = Oplog {
+            last: self.last,
+            entries: self.entries.clone(),
+            capacity,
+            bytes: self.bytes,
+            applied: self.applied.clone(),
+            evicted_through: self.evicted_through,
+            changes: ChangeSignal::default(),
+            clock,
+        };
+        if capacity == 0 {
+            if let Some(newest) = copy.entries.pop_back() {
+                copy.evicted_through = Some((newest.op_time.ts, newest.txn_op_index));
+            }
+            copy.entries.clear();
+            copy.bytes = 0;
+        }
+        copy.evict_oldest();
+        copy
     }
 
     /// Forgets the oldest entries until both the entry capacity and [`MAX_OPLOG_BYTES`] hold

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bson::{Bson, DateTime, Document, spec::BinarySubtype};
 
@@ -34,6 +34,9 @@ pub(crate) enum StatementOutcome {
     },
     /// The fields of a findAndModify reply (`lastErrorObject`, `value`).
     FindAndModify(Document),
+    /// A statement applied on another member and replicated here: its outcome is the one that
+    /// member's command puts in the cell (see [`crate::replication`]).
+    Replicated(Arc<OnceLock<StatementOutcome>>),
 }
 
 impl StatementOutcome {
@@ -47,6 +50,7 @@ impl StatementOutcome {
             } => "i",
             StatementOutcome::Updated { .. } => "u",
             StatementOutcome::Deleted { .. } => "d",
+            StatementOutcome::Replicated(cell) => cell.get().map_or("u", StatementOutcome::op_type),
             StatementOutcome::FindAndModify(reply) => {
                 let last_error = reply.get_document("lastErrorObject").ok();
                 if last_error.is_some_and(|last_error| last_error.contains_key("upserted")) {
@@ -149,7 +153,11 @@ impl SessionRecord {
     }
 
     pub(crate) fn executed(&self, statement: i32) -> Option<&StatementOutcome> {
-        self.statements.get(&statement)
+        match self.statements.get(&statement)? {
+            // Not filled yet: the statement's command has not replied, so nobody retries it.
+            StatementOutcome::Replicated(cell) => cell.get(),
+            outcome => Some(outcome),
+        }
     }
 
     /// Records a statement's outcome; past the session's byte bound the history is dropped
@@ -167,6 +175,28 @@ impl SessionRecord {
         self.table_bytes.fetch_add(size, AtomicOrdering::Relaxed);
         if let Some(replaced) = self.statements.insert(statement, outcome) {
             self.release(replaced.size());
+        }
+    }
+
+    /// A copy for another store's table (a fork): the txnNumber, its recorded statements and
+    /// a finished transaction's state; an open transaction is not copied (it was never
+    /// replicated, so the fork knows nothing of it).
+    fn copy(&self, table_bytes: Arc<AtomicUsize>) -> SessionRecord {
+        use super::transaction::TransactionState;
+        let transaction = match self.transaction {
+            TransactionState::Committed => TransactionState::Committed,
+            TransactionState::Aborted => TransactionState::Aborted,
+            TransactionState::None | TransactionState::Open(_) => TransactionState::None,
+        };
+        table_bytes.fetch_add(self.bytes, AtomicOrdering::Relaxed);
+        SessionRecord {
+            txn_number: self.txn_number,
+            transaction,
+            statements: self.statements.clone(),
+            bytes: self.bytes,
+            table_bytes,
+            history_incomplete: self.history_incomplete,
+            max_bytes: self.max_bytes,
         }
     }
 
@@ -192,7 +222,11 @@ impl StatementOutcome {
     /// Approximate bytes the outcome holds in the table.
     fn size(&self) -> usize {
         let held = match self {
-            StatementOutcome::Inserted | StatementOutcome::Deleted { .. } => 0,
+            // A replicated outcome is counted as the cell alone, at a size that cannot change
+            // once recorded; the applier records the outcome itself whenever it is known.
+            StatementOutcome::Inserted
+            | StatementOutcome::Deleted { .. }
+            | StatementOutcome::Replicated(_) => 0,
             StatementOutcome::Updated { upserted_id, .. } => {
                 upserted_id.as_ref().map_or(0, value_size)
             }
@@ -245,7 +279,16 @@ pub(crate) fn retryable_write_of(command: &Document) -> StoreResult<Option<Retry
             type_name(lsid)
         )));
     };
-    let session = match lsid.get("id") {
+    let session = session_key(lsid)?;
+    Ok(Some(RetryableWrite {
+        session,
+        txn_number: *txn_number,
+    }))
+}
+
+/// The identity of the session `lsid` names; errors mirror mongod's parsing of `lsid.id`.
+pub(crate) fn session_key(lsid: &Document) -> StoreResult<SessionKey> {
+    match lsid.get("id") {
         Some(Bson::Binary(binary))
             if binary.subtype == BinarySubtype::Uuid && binary.bytes.len() == 16 =>
         {
@@ -255,28 +298,20 @@ pub(crate) fn retryable_write_of(command: &Document) -> StoreResult<Option<Retry
             if let Some(Bson::Binary(uid)) = lsid.get("uid") {
                 bytes.extend_from_slice(&uid.bytes);
             }
-            SessionKey {
+            Ok(SessionKey {
                 display: uuid_text(&binary.bytes),
                 bytes,
-            }
+            })
         }
-        Some(other) => {
-            return Err(CommandError::type_mismatch(format!(
-                "BSON field 'OperationSessionInfo.lsid.id' is the wrong type '{}', expected type 'uuid'",
-                type_name(other)
-            )));
-        }
-        None => {
-            return Err(CommandError::new(
-                code::IDL_MISSING_FIELD,
-                "BSON field 'OperationSessionInfo.lsid.id' is missing but a required field",
-            ));
-        }
-    };
-    Ok(Some(RetryableWrite {
-        session,
-        txn_number: *txn_number,
-    }))
+        Some(other) => Err(CommandError::type_mismatch(format!(
+            "BSON field 'OperationSessionInfo.lsid.id' is the wrong type '{}', expected type 'uuid'",
+            type_name(other)
+        ))),
+        None => Err(CommandError::new(
+            code::IDL_MISSING_FIELD,
+            "BSON field 'OperationSessionInfo.lsid.id' is missing but a required field",
+        )),
+    }
 }
 
 fn uuid_text(bytes: &[u8]) -> String {
@@ -431,6 +466,25 @@ impl RetryableWriteTable {
         lock(&self.sessions)
             .get(key)
             .map(|entry| entry.record.clone())
+    }
+
+    /// Copies every session's record into `target` (an empty table of a forked store).
+    pub(crate) fn copy_into(&self, target: &RetryableWriteTable) {
+        let entries: Vec<(SessionKey, Arc<Mutex<SessionRecord>>, i64)> = lock(&self.sessions)
+            .iter()
+            .map(|(key, entry)| (key.clone(), entry.record.clone(), entry.last_used_millis))
+            .collect();
+        let mut copies = lock(&target.sessions);
+        for (key, record, last_used_millis) in entries {
+            let copy = lock(&record).copy(target.history_bytes.clone());
+            copies.insert(
+                key,
+                SessionEntry {
+                    record: Arc::new(Mutex::new(copy)),
+                    last_used_millis,
+                },
+            );
+        }
     }
 
     /// Whether `command` is a retryable write every statement of which is already recorded

@@ -6,6 +6,7 @@ use bson::{Bson, Document, doc};
 
 use crate::collection::Collection;
 use crate::oplog::{Change, OplogWrite};
+use crate::replication::entry::ApplyInfo;
 use crate::value_order::identical;
 
 /// Whether `collection` records pre- and post-images for change streams
@@ -27,6 +28,7 @@ impl OplogWrite {
             change: Change::Insert(document),
             pre_image: None,
             previous: None,
+            apply: ApplyInfo::default(),
         }
     }
 
@@ -54,6 +56,11 @@ impl OplogWrite {
             change,
             pre_image: images.then(|| before.clone()),
             previous: Some(before.clone()),
+            // The same `Arc` as the post-image when there is one, so it is held once.
+            apply: ApplyInfo {
+                after: (!replacement).then_some(after),
+                ..ApplyInfo::default()
+            },
         }
     }
 
@@ -66,6 +73,7 @@ impl OplogWrite {
             change: Change::Delete,
             pre_image: records_images(collection).then(|| removed.clone()),
             previous: Some(removed.clone()),
+            apply: ApplyInfo::default(),
         }
     }
 }

@@ -291,6 +291,7 @@ fn run_op(
             session: exec.session.clone(),
             txn: exec.txn.as_deref_mut(),
             read_at: None,
+            statement: None,
         };
         let reply = match op.kind {
             Kind::Insert => insert(&mut sub, &single),

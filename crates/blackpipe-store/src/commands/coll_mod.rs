@@ -9,7 +9,7 @@ use super::args::{collection_name, is_generic_field};
 use crate::catalog::{validate_namespace, write};
 use crate::code;
 use crate::errors::{CommandError, StoreResult, type_name};
-use crate::oplog::Change;
+use crate::oplog::{Change, OplogWrite};
 
 /// The options `collMod` may set, kept in the collection's options as given (only
 /// `changeStreamPreAndPostImages` changes what blackpipe does).
@@ -84,7 +84,13 @@ pub(crate) fn coll_mod(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
         guard.options.extend(changes.clone());
         (guard.uuid, reply)
     };
-    exec.record_catalog(collection, Some(uuid), Change::Modify(Arc::new(changes)));
+    let mut modify = OplogWrite::catalog(
+        exec.ns(collection),
+        Some(uuid),
+        Change::Modify(Arc::new(changes)),
+    );
+    modify.apply.index_change = index_spec.map(|spec| Arc::new(spec.clone()));
+    exec.record(modify);
     reply.insert("ok", 1.0);
     Ok(reply)
 }

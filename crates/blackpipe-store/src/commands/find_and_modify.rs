@@ -124,10 +124,17 @@ pub(crate) fn find_and_modify(
         }
         None => {}
     }
+    if session.is_some() {
+        exec.begin_statement(statement_id);
+    }
     let (last_error, value) = execute(exec, collection, &request)?;
     let mut reply = doc! { "lastErrorObject": last_error, "value": value };
     if let Some(record) = session.as_mut() {
-        record.record(statement_id, StatementOutcome::FindAndModify(reply.clone()));
+        exec.end_statement(
+            record,
+            statement_id,
+            StatementOutcome::FindAndModify(reply.clone()),
+        );
     }
     reply.insert("ok", 1.0);
     Ok(reply)

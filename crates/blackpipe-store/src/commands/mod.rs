@@ -5,7 +5,7 @@ mod aggregate_write;
 pub(crate) mod args;
 mod bulk_write;
 mod coll_mod;
-mod coll_mod_index;
+pub(crate) mod coll_mod_index;
 mod collectionless;
 mod find;
 mod find_and_modify;
@@ -26,6 +26,8 @@ use super::cursor::InsertWait;
 use super::errors::{CommandError, StoreResult};
 use super::key::encode_key;
 use super::oplog::{Change, OpTime, OplogOp, OplogWrite, WriteSession};
+use super::replication::entry::RetryableStatement;
+use super::retryable_writes::{SessionRecord, StatementOutcome};
 use super::snapshot_read::{collection_at, snapshot_read_time, stamp_reply};
 use super::transaction::{OpenTransaction, transaction_fields};
 use crate::code;
@@ -124,6 +126,9 @@ pub(crate) struct Exec<'a> {
     pub(crate) txn: Option<&'a mut OpenTransaction>,
     /// Outside a transaction, the cluster time a snapshot read reads at.
     pub(crate) read_at: Option<Timestamp>,
+    /// The retryable write's statement being executed, stamped on its document writes' op log
+    /// entries so that a secondary records it too.
+    pub(crate) statement: Option<RetryableStatement>,
 }
 
 impl Exec<'_> {
@@ -141,6 +146,10 @@ impl Exec<'_> {
             return;
         }
         let document_write = write.change.op() != OplogOp::Command;
+        let mut write = write;
+        if document_write {
+            write.apply.statement = self.statement.clone();
+        }
         let key = write.id.as_ref().filter(|_| document_write).map(encode_key);
         let (ns, previous) = (write.ns.clone(), write.previous.clone());
         let op_time = lock(&self.store.oplog).record(self.now, write, self.session.clone());
@@ -177,6 +186,26 @@ impl Exec<'_> {
     ) {
         let ns = self.ns(collection);
         self.record(OplogWrite::catalog(ns, uuid, change));
+    }
+
+    /// Starts statement `id` of a retryable write (see [`Exec::statement`]).
+    pub(crate) fn begin_statement(&mut self, id: i32) {
+        self.statement = Some(RetryableStatement::new(id));
+    }
+
+    /// Records the outcome of statement `id` in the session and in its op log entries' cell,
+    /// before the command replies.
+    pub(crate) fn end_statement(
+        &mut self,
+        record: &mut SessionRecord,
+        id: i32,
+        outcome: StatementOutcome,
+    ) {
+        if let Some(statement) = self.statement.take().filter(|statement| statement.id == id) {
+            // Only this command fills the cell, once.
+            let _filled = statement.outcome.set(outcome.clone());
+        }
+        record.record(id, outcome);
     }
 
     pub(crate) fn ns(&self, collection: &str) -> String {
@@ -225,6 +254,7 @@ impl Store {
             session: write_session(command),
             txn: None,
             read_at: None,
+            statement: None,
         };
         // A commit holds the gate alone, so no command sees part of a transaction.
         let is_commit = command.keys().next().map(String::as_str) == Some("commitTransaction");

@@ -212,6 +212,9 @@ pub(crate) fn insert(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             result.retried.push(Bson::Int32(*statement_id));
             continue;
         }
+        if session.is_some() {
+            exec.begin_statement(*statement_id);
+        }
         let outcome = prepare_for_insert(exec, item).and_then(|document| {
             let mut guard = write(&handle);
             guard.insert(document)?;
@@ -222,7 +225,7 @@ pub(crate) fn insert(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             Ok(()) => {
                 result.n += 1;
                 if let Some(record) = session.as_mut() {
-                    record.record(*statement_id, StatementOutcome::Inserted);
+                    exec.end_statement(record, *statement_id, StatementOutcome::Inserted);
                 }
             }
             Err(error) => {
@@ -457,6 +460,9 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             }
             continue;
         }
+        if session.is_some() {
+            exec.begin_statement(*statement_id);
+        }
         let outcome = Filter::parse(&parsed.filter).and_then(|filter| {
             let filter = filter.with_collation(parsed.folding);
             let update =
@@ -504,7 +510,8 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
                 }
                 // Multi-document updates are not retryable: mongod does not record them either.
                 if let (Some(record), false) = (session.as_mut(), parsed.multi) {
-                    record.record(
+                    exec.end_statement(
+                        record,
                         *statement_id,
                         StatementOutcome::Updated {
                             matched: outcome.matched,
@@ -568,6 +575,9 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             continue;
         }
         let (filter, folding) = filter;
+        if session.is_some() {
+            exec.begin_statement(*statement_id);
+        }
         let outcome = Filter::parse(filter).map(|filter| {
             let filter = filter.with_collation(*folding);
             let Some(handle) = &handle else {
@@ -588,7 +598,7 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             Ok(count) => {
                 result.n += count;
                 if let (Some(record), true) = (session.as_mut(), *just_one) {
-                    record.record(*statement_id, StatementOutcome::Deleted { count });
+                    exec.end_statement(record, *statement_id, StatementOutcome::Deleted { count });
                 }
             }
             Err(error) => {

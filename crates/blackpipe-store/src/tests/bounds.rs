@@ -92,7 +92,7 @@ fn past_the_table_bound_the_least_recently_used_histories_are_dropped() {
 
 #[test]
 fn the_op_log_holds_a_bounded_number_of_bytes_whatever_its_capacity() {
-    let mut oplog = Oplog::new(1_000);
+    let mut oplog = Oplog::new(1_000, crate::OpClock::default());
     let large_id = "i".repeat(4 * 1024 * 1024);
     for _ in 0..20 {
         let document = std::sync::Arc::new(doc! { "_id": large_id.clone() });
@@ -105,6 +105,7 @@ fn the_op_log_holds_a_bounded_number_of_bytes_whatever_its_capacity() {
                 change: Change::Insert(document),
                 pre_image: None,
                 previous: None,
+                apply: crate::replication::entry::ApplyInfo::default(),
             },
             None,
         );

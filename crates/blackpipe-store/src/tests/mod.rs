@@ -19,6 +19,7 @@ mod limits;
 mod oplog;
 mod projection;
 mod query;
+mod replication;
 mod retryable_writes;
 mod snapshot_reads;
 mod transactions;

@@ -146,6 +146,7 @@ fn catalog_write(ns: &str, uuid: [u8; 16], change: Change) -> OplogWrite {
         change,
         pre_image: None,
         previous: None,
+        apply: crate::replication::entry::ApplyInfo::default(),
     }
 }
 

@@ -125,6 +125,7 @@ impl Store {
             session: None,
             txn: Some(txn),
             read_at: None,
+            statement: None,
         };
         let result = self.dispatch(&mut inner, command);
         drop(inner);

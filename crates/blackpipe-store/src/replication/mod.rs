@@ -1,0 +1,145 @@
+//! Replication between stores: each data-bearing member of a simulated replica set owns a
+//! [`Store`]; a secondary applies the entries of its sync source's op log
+//! ([`Store::apply_oplog`]) and a member that cannot (it diverged, or joins empty) starts over
+//! from a copy of its sync source ([`Store::fork`]).
+//!
+//! An entry carries what applying needs besides what change events show (`entry::ApplyInfo`):
+//! an update's document after the write, a retryable write's statement with its outcome, the
+//! index change of a `collMod`, and the timestamp of the source log's previous write, so that
+//! a secondary sent entries with a gap before them refuses them instead of silently missing
+//! writes. Applied entries land in the secondary's op log unchanged (same optimes, same
+//! `txn_op_index`), so change streams and resume tokens behave the same on every member.
+
+mod apply;
+pub(crate) mod entry;
+mod fork;
+
+use std::fmt;
+
+use bson::Timestamp;
+
+use crate::Store;
+use crate::catalog::{lock, write};
+use crate::oplog::{OpTime, OplogEntry, packed};
+
+/// Why [`Store::apply_oplog`] could not apply an entry: the entries do not continue this
+/// store's op log (a gap, or entries out of order), or an entry does not fit this store's data
+/// (an unknown collection or collection UUID, a document that is not there, a refused write).
+/// The entries before it were applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplyError {
+    op_time: OpTime,
+    txn_op_index: u32,
+    reason: String,
+}
+
+impl ApplyError {
+    fn new(entry: &OplogEntry, reason: impl Into<String>) -> ApplyError {
+        ApplyError {
+            op_time: entry.op_time,
+            txn_op_index: entry.txn_op_index,
+            reason: reason.into(),
+        }
+    }
+
+    /// The optime of the entry that could not be applied.
+    pub fn op_time(&self) -> OpTime {
+        self.op_time
+    }
+
+    /// Why it could not be applied.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+impl fmt::Display for ApplyError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Timestamp { time, increment } = self.op_time.ts;
+        write!(
+            formatter,
+            "cannot apply the op log entry at Timestamp({time}, {increment}) #{}: {}",
+            self.txn_op_index, self.reason
+        )
+    }
+}
+
+impl std::error::Error for ApplyError {}
+
+impl Store {
+    /// Applies `entries`, fetched from another store's [`Store::oplog_since`] (or
+    /// [`Store::oplog_entries_after`]), in order and at their optimes: this store's op log then
+    /// holds the same entries, its data the same documents, indexes and collections, its
+    /// history the versions the writes replaced (snapshot reads work here), its
+    /// retryable-write table the retryable statements (a retry answered here replays them) and
+    /// the committed transactions. Waiting tailable cursors and change streams are woken.
+    /// Entries at or before this store's last optime are skipped, so a batch delivered twice
+    /// applies once. The whole batch applies under the commit gate: no reader sees part of it
+    /// (nor part of a transaction). Returns the store's last optime.
+    ///
+    /// # Errors
+    ///
+    /// [`ApplyError`] for the first entry that does not follow this store's last write (a
+    /// gap: the source forgot entries this store never got, or diverged from it) or that
+    /// cannot apply; the entries before it stay applied.
+    pub fn apply_oplog(&self, entries: &[OplogEntry]) -> Result<OpTime, ApplyError> {
+        let _no_reader = write(&self.commit_gate);
+        let start = lock(&self.oplog).last().ts;
+        let mut last = start;
+        let mut applied_any = false;
+        let outcome = entries
+            .iter()
+            .filter(|entry| entry.op_time.ts > start)
+            .try_for_each(|entry| {
+                let continues_optime = entry.op_time.ts == last && applied_any;
+                if !continues_optime {
+                    check_successor(entry, last)?;
+                }
+                self.apply_entry(entry)?;
+                last = entry.op_time.ts;
+                applied_any = true;
+                Ok(())
+            });
+        if applied_any {
+            lock(&self.oplog).notify();
+        }
+        outcome.map(|()| self.op_time())
+    }
+
+    /// Whether this store's op log has an entry at `ts`; `None` when `ts` is older than the
+    /// retained log (nobody can tell). A member compares its sync source's log with its own
+    /// this way to find where they diverged.
+    pub fn oplog_contains(&self, ts: Timestamp) -> Option<bool> {
+        lock(&self.oplog).contains(ts)
+    }
+
+    /// At most `limit` retained op log entries after timestamp `ts`, oldest first (a little
+    /// more rather than part of a transaction: all the entries of the last optime come).
+    pub fn oplog_entries_after(&self, ts: Timestamp, limit: usize) -> Vec<OplogEntry> {
+        lock(&self.oplog).after(ts, limit)
+    }
+
+    /// Wakes the change-stream getMores waiting on this store, so that they look again: what
+    /// they may return changes when the caller's majority commit point
+    /// ([`crate::CommandContext::with_majority_committed`]) advances without a new write.
+    pub fn wake_change_streams(&self) {
+        lock(&self.oplog).notify();
+    }
+}
+
+/// Checks that `entry` is the write right after `last` in its source's log.
+fn check_successor(entry: &OplogEntry, last: Timestamp) -> Result<(), ApplyError> {
+    if entry.op_time.ts <= last {
+        return Err(ApplyError::new(entry, "the entries are out of order"));
+    }
+    if entry.apply.previous_ts != packed(last) {
+        return Err(ApplyError::new(
+            entry,
+            format!(
+                "a gap: the entry does not follow this store's last write at Timestamp({}, {})",
+                last.time, last.increment
+            ),
+        ));
+    }
+    Ok(())
+}
