@@ -81,7 +81,11 @@
 //! the store's op log (a gap, a divergence) fail with an [`ApplyError`]; such a member starts over
 //! from [`Store::fork`], a consistent copy of its sync source ([`Store::oplog_contains`] tells
 //! where two logs diverged). The members share an [`OpClock`] ([`StoreOptions::with_clock`]) so
-//! that writes on divergent branches never share a timestamp.
+//! that writes on divergent branches never share a timestamp. The caller tells a command the
+//! replica set's majority commit point ([`CommandContext::with_majority_committed`]): change
+//! streams then show only the writes it covers, and reads with `readConcern: {level:
+//! "majority"}` read as of it; [`Store::wake_change_streams`] makes waiting streams look again
+//! when it advances.
 //!
 //! # Bounds
 //!

@@ -120,6 +120,30 @@ pub(crate) fn snapshot_read_time(
     ))
 }
 
+/// The time a read with `readConcern: {level: "majority"}` outside a transaction reads at: the
+/// caller's majority commit point when there is one and writes came after it (else the read
+/// reads the latest data in place, as a local read does).
+///
+/// # Errors
+///
+/// As [`read_concern`].
+pub(crate) fn majority_read_time(
+    store: &Store,
+    name: &str,
+    command: &Document,
+    majority_committed: Option<Timestamp>,
+) -> StoreResult<Option<Timestamp>> {
+    let Some(committed) = majority_committed else {
+        return Ok(None);
+    };
+    if !matches!(name, "find" | "aggregate" | "count" | "distinct") {
+        return Ok(None);
+    }
+    let majority = read_concern(store, command)?.is_some_and(|concern| concern.level == "majority");
+    let behind = committed < lock(&store.oplog).last().ts;
+    Ok((majority && behind).then_some(committed))
+}
+
 /// Collection `db.name` as of `at`: the shared collection if nothing was written to it since,
 /// else a private copy rewound to `at`.
 ///

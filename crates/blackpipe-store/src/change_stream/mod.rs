@@ -83,7 +83,7 @@ pub(crate) fn aggregate(
 ) -> StoreResult<Document> {
     let (spec, pipeline) = parse_stream(exec, target, stages)?;
     let batch_size = cursor_batch_size(command, "aggregate")?.unwrap_or(DEFAULT_FIRST_BATCH);
-    let newest = lock(&exec.store.oplog).last().ts;
+    let newest = visible_newest(lock(&exec.store.oplog).last().ts, exec.majority_committed);
     let start = ResumeToken {
         position: spec.start.position(newest),
         uuid: None,
@@ -94,7 +94,7 @@ pub(crate) fn aggregate(
         pipeline: Arc::new(pipeline),
         position: start,
     };
-    let filled = fill(exec.store, &stream, batch_size)?;
+    let filled = fill(exec.store, &stream, batch_size, exec.majority_committed)?;
     stream.position = filled.position;
     let id = if filled.invalidated {
         0
@@ -185,7 +185,8 @@ pub(crate) fn get_more(
     batch_size: Option<usize>,
     command: &Document,
 ) -> StoreResult<Document> {
-    let filled = match fill(exec.store, &stream, batch_size.unwrap_or(usize::MAX)) {
+    let max_count = batch_size.unwrap_or(usize::MAX);
+    let filled = match fill(exec.store, &stream, max_count, exec.majority_committed) {
         Ok(filled) => filled,
         Err(error) => {
             lock(&exec.store.cursors).remove(id);
@@ -237,17 +238,39 @@ struct Filled {
 /// The entries a pass copied out of the op log, with what it knew then.
 struct Pass {
     entries: Vec<super::oplog::OplogEntry>,
+    /// The pass reached the newest visible write.
+    exhausted: bool,
+    /// The newest visible write's timestamp.
     newest: Timestamp,
     lost_history: bool,
     changes: ChangeSubscription,
 }
 
-fn read_pass(store: &Store, position: Position) -> Pass {
+/// The newest timestamp a stream may show or pass: the newest write's, or the majority commit
+/// point when the caller gave one and it is older.
+fn visible_newest(newest: Timestamp, majority_committed: Option<Timestamp>) -> Timestamp {
+    match majority_committed {
+        Some(committed) if committed < newest => committed,
+        _ => newest,
+    }
+}
+
+/// Copies the next entries after `position` out of the op log, those at or before
+/// `majority_committed` only when it is given.
+fn read_pass(store: &Store, position: Position, majority_committed: Option<Timestamp>) -> Pass {
     let oplog = lock(&store.oplog);
     // The entry at the position itself may hold events after it (an invalidate).
+    let mut entries = oplog.from(position.timestamp(), position.index, ENTRIES_PER_PASS);
+    let mut exhausted = entries.len() < ENTRIES_PER_PASS;
+    let newest = visible_newest(oplog.last().ts, majority_committed);
+    if let Some(hidden) = entries.iter().position(|entry| entry.op_time.ts > newest) {
+        entries.truncate(hidden);
+        exhausted = true;
+    }
     Pass {
-        entries: oplog.from(position.timestamp(), position.index, ENTRIES_PER_PASS),
-        newest: oplog.last().ts,
+        entries,
+        exhausted,
+        newest,
         lost_history: oplog
             .evicted_through()
             .is_some_and(|(ts, index)| (packed(ts), index) > (position.ts, position.index)),
@@ -263,11 +286,16 @@ fn read_pass(store: &Store, position: Position) -> Pass {
 /// ChangeStreamFatalError (280) if the pipeline changed an event's `_id`; NoMatchingDocument
 /// (47) for a `required` image that is missing; BSONObjectTooLarge (10334) for an event past
 /// 16 MiB; the pipeline's errors.
-fn fill(store: &Store, stream: &StreamCursor, max_count: usize) -> StoreResult<Filled> {
+fn fill(
+    store: &Store,
+    stream: &StreamCursor,
+    max_count: usize,
+    majority_committed: Option<Timestamp>,
+) -> StoreResult<Filled> {
     let lookup = |db: &str, collection: &str, id: &Bson| store.find_by_id(db, collection, id);
     let mut batch = Batch::new(stream.position, max_count);
     loop {
-        let pass = read_pass(store, batch.position.position);
+        let pass = read_pass(store, batch.position.position, majority_committed);
         if pass.lost_history {
             return Err(history_lost(batch.position));
         }
@@ -290,8 +318,8 @@ fn fill(store: &Store, stream: &StreamCursor, max_count: usize) -> StoreResult<F
             }
             batch.pass_entry(entry.op_time.ts, entry.txn_op_index);
         }
-        if pass.entries.len() < ENTRIES_PER_PASS {
-            // Everything up to the newest write was examined.
+        if pass.exhausted {
+            // Everything up to the newest visible write was examined.
             batch.pass(pass.newest);
             return Ok(batch.finish(false, Some(pass.changes)));
         }

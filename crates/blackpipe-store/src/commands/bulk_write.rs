@@ -292,6 +292,7 @@ fn run_op(
             txn: exec.txn.as_deref_mut(),
             read_at: None,
             statement: None,
+            majority_committed: exec.majority_committed,
         };
         let reply = match op.kind {
             Kind::Insert => insert(&mut sub, &single),

@@ -28,7 +28,7 @@ use super::key::encode_key;
 use super::oplog::{Change, OpTime, OplogOp, OplogWrite, WriteSession};
 use super::replication::entry::RetryableStatement;
 use super::retryable_writes::{SessionRecord, StatementOutcome};
-use super::snapshot_read::{collection_at, snapshot_read_time, stamp_reply};
+use super::snapshot_read::{collection_at, majority_read_time, snapshot_read_time, stamp_reply};
 use super::transaction::{OpenTransaction, transaction_fields};
 use crate::code;
 
@@ -39,12 +39,26 @@ pub struct CommandContext {
     /// The wall-clock time of the command (the simulated member's clock): stamped on writes'
     /// optimes, `$currentDate`, and generated ObjectIds.
     pub now: DateTime,
+    /// The replica set's majority commit point, as the member running the command knows it:
+    /// change streams show only the writes at or before it, and reads with `readConcern:
+    /// {level: "majority"}` read as of it. `None` (the default): every write is visible.
+    pub majority_committed: Option<Timestamp>,
 }
 
 impl CommandContext {
     /// A context at wall-clock time `now`.
     pub fn new(now: DateTime) -> CommandContext {
-        CommandContext { now }
+        CommandContext {
+            now,
+            majority_committed: None,
+        }
+    }
+
+    /// Sets the majority commit point `ts` (see [`CommandContext::majority_committed`]).
+    #[must_use]
+    pub fn with_majority_committed(mut self, ts: Timestamp) -> Self {
+        self.majority_committed = Some(ts);
+        self
     }
 }
 
@@ -129,6 +143,8 @@ pub(crate) struct Exec<'a> {
     /// The retryable write's statement being executed, stamped on its document writes' op log
     /// entries so that a secondary records it too.
     pub(crate) statement: Option<RetryableStatement>,
+    /// See [`CommandContext::majority_committed`].
+    pub(crate) majority_committed: Option<Timestamp>,
 }
 
 impl Exec<'_> {
@@ -255,6 +271,7 @@ impl Store {
             txn: None,
             read_at: None,
             statement: None,
+            majority_committed: context.majority_committed,
         };
         // A commit holds the gate alone, so no command sees part of a transaction.
         let is_commit = command.keys().next().map(String::as_str) == Some("commitTransaction");
@@ -290,10 +307,15 @@ impl Store {
                 self.run_in_transaction(exec, command, name, &fields)
             }
             _ => {
-                let read_at = snapshot_read_time(self, name, command)?;
-                exec.read_at = read_at;
+                let snapshot_at = snapshot_read_time(self, name, command)?;
+                exec.read_at = snapshot_at.or(majority_read_time(
+                    self,
+                    name,
+                    command,
+                    exec.majority_committed,
+                )?);
                 let mut reply = self.dispatch(exec, command)?;
-                if let Some(at) = read_at {
+                if let Some(at) = snapshot_at {
                     stamp_reply(&mut reply, at);
                 }
                 Ok(reply)

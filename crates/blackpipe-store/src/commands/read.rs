@@ -144,6 +144,9 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
     };
     let mut output = pipeline.run(input, true)?;
     if let Some(stage) = write_stage {
+        // The read at a past time (majority) is done: the output goes to the current data,
+        // never to a rewound copy.
+        exec.read_at = None;
         aggregate_write::write_output(exec, &stage, std::mem::take(&mut output))?;
     }
     let ns = exec.ns(&collection);

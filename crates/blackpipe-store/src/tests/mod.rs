@@ -16,6 +16,7 @@ mod expiry;
 mod find_and_modify;
 mod integer;
 mod limits;
+mod majority;
 mod oplog;
 mod projection;
 mod query;

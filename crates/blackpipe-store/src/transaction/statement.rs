@@ -126,6 +126,7 @@ impl Store {
             txn: Some(txn),
             read_at: None,
             statement: None,
+            majority_committed: None,
         };
         let result = self.dispatch(&mut inner, command);
         drop(inner);
