@@ -18,16 +18,16 @@ use crate::retryable_writes::{StatementOutcome, session_key};
 use crate::transaction::TransactionState;
 
 /// What a document entry does to the document with its `_id`.
-enum DocumentWrite<'a> {
+pub(super) enum DocumentWrite<'a> {
     Insert(&'a Arc<Document>),
     Replace(&'a Arc<Document>),
     Delete,
 }
 
-impl Store {
-    /// Applies one entry (its predecessor was checked) and appends it to the op log.
-    pub(super) fn apply_entry(&self, entry: &OplogEntry) -> Result<(), ApplyError> {
-        let document_write = match &entry.change {
+impl<'a> DocumentWrite<'a> {
+    /// The document write of `entry`; `None` for a catalog change.
+    pub(super) fn of(entry: &'a OplogEntry) -> Result<Option<DocumentWrite<'a>>, ApplyError> {
+        Ok(match &entry.change {
             Change::Insert(document) => Some(DocumentWrite::Insert(document)),
             Change::Replace(document) => Some(DocumentWrite::Replace(document)),
             Change::Update { .. } => match &entry.apply.after {
@@ -36,8 +36,22 @@ impl Store {
             },
             Change::Delete => Some(DocumentWrite::Delete),
             _ => None,
-        };
-        match document_write {
+        })
+    }
+
+    /// The document after the write (none after a delete).
+    pub(super) fn document(&self) -> Option<&'a Arc<Document>> {
+        match self {
+            DocumentWrite::Insert(document) | DocumentWrite::Replace(document) => Some(document),
+            DocumentWrite::Delete => None,
+        }
+    }
+}
+
+impl Store {
+    /// Applies one entry (its predecessor was checked) and appends it to the op log.
+    pub(super) fn apply_entry(&self, entry: &OplogEntry) -> Result<(), ApplyError> {
+        match DocumentWrite::of(entry)? {
             Some(document_write) => self.apply_document_write(entry, &document_write)?,
             None => {
                 self.apply_catalog_change(entry)?;
@@ -94,7 +108,10 @@ impl Store {
     }
 
     /// The collection a document write or index change names, checked against its UUID.
-    fn entry_collection(&self, entry: &OplogEntry) -> Result<CollectionHandle, ApplyError> {
+    pub(super) fn entry_collection(
+        &self,
+        entry: &OplogEntry,
+    ) -> Result<CollectionHandle, ApplyError> {
         let (db, name) = entry.db_and_collection();
         let Some(handle) = self.catalog.collection(db, name) else {
             return Err(ApplyError::new(entry, "the collection does not exist"));
@@ -106,7 +123,7 @@ impl Store {
     }
 
     /// Makes the catalog change of `entry`.
-    fn apply_catalog_change(&self, entry: &OplogEntry) -> Result<(), ApplyError> {
+    pub(super) fn apply_catalog_change(&self, entry: &OplogEntry) -> Result<(), ApplyError> {
         let (db, name) = entry.db_and_collection();
         let refused = |error: crate::errors::CommandError| ApplyError::new(entry, error.message);
         match &entry.change {
@@ -168,7 +185,7 @@ impl Store {
     /// answered here replays it), or a committed transaction (a retried commit answers ok).
     /// A session this store cannot hold (too many, or a newer txnNumber already seen) is left
     /// as it is: a retry then fails rather than applying twice.
-    fn apply_session(&self, entry: &OplogEntry, session: &WriteSession) {
+    pub(super) fn apply_session(&self, entry: &OplogEntry, session: &WriteSession) {
         let statement = entry.apply.statement.as_ref();
         if !session.in_transaction && statement.is_none() {
             return;

@@ -13,6 +13,7 @@
 mod apply;
 pub(crate) mod entry;
 mod fork;
+mod transaction;
 
 use std::fmt;
 
@@ -85,25 +86,45 @@ impl Store {
     pub fn apply_oplog(&self, entries: &[OplogEntry]) -> Result<OpTime, ApplyError> {
         let _no_reader = write(&self.commit_gate);
         let start = lock(&self.oplog).last().ts;
-        let mut last = start;
-        let mut applied_any = false;
-        let outcome = entries
+        let fresh: Vec<&OplogEntry> = entries
             .iter()
             .filter(|entry| entry.op_time.ts > start)
-            .try_for_each(|entry| {
-                let continues_optime = entry.op_time.ts == last && applied_any;
-                if !continues_optime {
-                    check_successor(entry, last)?;
-                }
-                self.apply_entry(entry)?;
-                last = entry.op_time.ts;
-                applied_any = true;
-                Ok(())
-            });
-        if applied_any {
+            .collect();
+        let outcome = self.apply_in_order(&fresh, start);
+        if !fresh.is_empty() {
             lock(&self.oplog).notify();
         }
         outcome.map(|()| self.op_time())
+    }
+
+    /// Applies `entries`, each after the one before (the first after `last`): a committed
+    /// transaction's entries (one optime) at once, any other entry alone.
+    fn apply_in_order(&self, entries: &[&OplogEntry], last: Timestamp) -> Result<(), ApplyError> {
+        let mut last = last;
+        let mut rest = entries;
+        while let Some(first) = rest.first() {
+            check_successor(first, last)?;
+            let in_transaction = first
+                .session
+                .as_ref()
+                .is_some_and(|session| session.in_transaction);
+            let count = if in_transaction {
+                rest.iter()
+                    .take_while(|entry| entry.op_time.ts == first.op_time.ts)
+                    .count()
+            } else {
+                1
+            };
+            let (group, after) = rest.split_at(count);
+            if in_transaction {
+                self.apply_transaction(group)?;
+            } else {
+                self.apply_entry(first)?;
+            }
+            last = first.op_time.ts;
+            rest = after;
+        }
+        Ok(())
     }
 
     /// Whether this store's op log has an entry at `ts`; `None` when `ts` is older than the

@@ -14,6 +14,7 @@ mod crud_features;
 mod cursors;
 mod expiry;
 mod find_and_modify;
+mod fork_and_clock;
 mod integer;
 mod limits;
 mod majority;

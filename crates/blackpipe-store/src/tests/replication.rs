@@ -1,27 +1,27 @@
-//! Replication between stores: `apply_oplog`, `fork`, the shared `OpClock`, `oplog_contains`.
+//! Replication between stores: `apply_oplog` reproduces every kind of write on a secondary.
 
 use bson::{Binary, Bson, Document, doc, spec::BinarySubtype};
 
 use super::{at, batch, error_code, find, insert, new_store, run, run_ok};
-use crate::{CommandContext, OpClock, OpTime, Store, StoreOptions};
+use crate::{CommandContext, OpTime, Store, StoreOptions};
 
-fn lsid(byte: u8) -> Document {
+pub(super) fn lsid(byte: u8) -> Document {
     doc! { "id": Binary { subtype: BinarySubtype::Uuid, bytes: vec![byte; 16] } }
 }
 
-fn retryable(mut command: Document, session: u8, txn_number: i64) -> Document {
+pub(super) fn retryable(mut command: Document, session: u8, txn_number: i64) -> Document {
     command.insert("lsid", lsid(session));
     command.insert("txnNumber", Bson::Int64(txn_number));
     command
 }
 
 /// A second member: an empty store with another seed.
-fn secondary() -> Store {
+pub(super) fn secondary() -> Store {
     Store::new(StoreOptions::default().with_seed(99))
 }
 
 /// Applies to `secondary` what `primary` wrote since the secondary's last write.
-fn replicate(primary: &Store, secondary: &Store) {
+pub(super) fn replicate(primary: &Store, secondary: &Store) {
     let entries = primary.oplog_since(secondary.op_time());
     let last = secondary.apply_oplog(&entries).expect("entries apply");
     assert_eq!(last, primary.op_time());
@@ -34,7 +34,7 @@ fn collections(store: &Store, db: &str) -> Vec<Document> {
 
 /// Asserts that the two stores hold the same databases, collections (options and UUIDs),
 /// indexes and documents, and the same op log.
-fn assert_same(primary: &Store, secondary: &Store) {
+pub(super) fn assert_same(primary: &Store, secondary: &Store) {
     let databases = primary.database_names();
     assert_eq!(databases, secondary.database_names());
     for db in &databases {
@@ -275,7 +275,7 @@ fn renames_drops_and_database_drops_replicate() {
     assert!(b.database_names().is_empty());
 }
 
-fn in_transaction(mut command: Document, first: bool) -> Document {
+pub(super) fn in_transaction(mut command: Document, first: bool) -> Document {
     command.insert("lsid", lsid(7));
     command.insert("txnNumber", Bson::Int64(1));
     command.insert("autocommit", false);
@@ -456,173 +456,6 @@ fn an_entry_that_does_not_fit_the_data_is_an_error_not_a_panic() {
 }
 
 #[test]
-fn a_fork_equals_its_source_and_goes_its_own_way() {
-    let a = new_store();
-    insert(
-        &a,
-        "c",
-        vec![doc! { "_id": 1, "x": 1 }, doc! { "_id": 2, "x": 2 }],
-    );
-    run_ok(
-        &a,
-        "db",
-        doc! { "createIndexes": "c", "indexes": [{ "key": { "x": 1 }, "name": "x_1", "unique": true }] },
-    );
-    let retry = retryable(
-        doc! { "insert": "c", "documents": [{ "_id": 3, "x": 3 }] },
-        1,
-        1,
-    );
-    run_ok(&a, "db", retry.clone());
-    run_ok(
-        &a,
-        "db",
-        in_transaction(
-            doc! { "insert": "c", "documents": [{ "_id": 4, "x": 4 }] },
-            true,
-        ),
-    );
-    run_ok(
-        &a,
-        "admin",
-        in_transaction(doc! { "commitTransaction": 1 }, false),
-    );
-    let fork = a.fork(StoreOptions::default().with_seed(5));
-    assert_same(&a, &fork);
-    assert_eq!(fork.session_count(), a.session_count());
-    assert!(fork.replays_entirely(&retry));
-    assert_eq!(fork.writes_applied("db.c"), a.writes_applied("db.c"));
-    assert!(fork.transaction_committed(&in_transaction(doc! { "find": "c" }, false)));
-    // Writes to the fork stay there, and follow the copied op log.
-    insert(&fork, "c", vec![doc! { "_id": 5, "x": 5 }]);
-    assert!(fork.op_time().ts > a.op_time().ts);
-    assert_eq!(a.documents("db", "c").len(), 4);
-    let duplicate = run(
-        &fork,
-        "db",
-        doc! { "insert": "c", "documents": [{ "_id": 6, "x": 5 }] },
-    );
-    assert!(
-        duplicate.contains_key("writeErrors"),
-        "the unique index came along"
-    );
-    // And the fork can feed a secondary of its own.
-    let b = secondary();
-    b.apply_oplog(&fork.oplog_since(OpTime::ZERO))
-        .expect("the fork's log");
-}
-
-#[test]
-fn a_fork_of_a_replicated_store_continues_replicating() {
-    let (a, b) = (new_store(), secondary());
-    insert(&a, "c", vec![doc! { "_id": 1 }]);
-    replicate(&a, &b);
-    let c = b.fork(StoreOptions::default());
-    insert(&a, "c", vec![doc! { "_id": 2 }]);
-    replicate(&a, &c);
-    assert_same(&a, &c);
-}
-
-#[test]
-fn stores_sharing_a_clock_never_share_a_timestamp() {
-    let clock = OpClock::default();
-    let a = Store::new(StoreOptions::default().with_clock(clock.clone()));
-    let b = Store::new(
-        StoreOptions::default()
-            .with_seed(3)
-            .with_clock(clock.clone()),
-    );
-    let mut stamps = Vec::new();
-    for id in 0..10 {
-        for store in [&a, &b] {
-            insert(store, "c", vec![doc! { "_id": id }]);
-            stamps.push(store.op_time().ts);
-        }
-    }
-    let mut sorted = stamps.clone();
-    sorted.sort_by_key(|ts| (ts.time, ts.increment));
-    sorted.dedup();
-    assert_eq!(sorted, stamps, "strictly increasing across both stores");
-    assert_eq!(clock.latest(), b.op_time().ts);
-    // Without the shared clock the two would have taken the same timestamps.
-    let (c, d) = (new_store(), secondary());
-    insert(&c, "c", vec![doc! { "_id": 1 }]);
-    insert(&d, "c", vec![doc! { "_id": 1 }]);
-    assert_eq!(c.op_time().ts, d.op_time().ts);
-}
-
-#[test]
-fn applied_entries_move_the_shared_clock() {
-    let (a, clock) = (new_store(), OpClock::default());
-    let b = Store::new(StoreOptions::default().with_clock(clock.clone()));
-    let later = CommandContext::new(at(100));
-    for _ in 0..3 {
-        a.execute("db", &doc! { "insert": "c", "documents": [{}] }, &later);
-    }
-    replicate(&a, &b);
-    assert_eq!(clock.latest(), a.op_time().ts);
-    let other = Store::new(StoreOptions::default().with_clock(clock));
-    other.execute("db", &doc! { "insert": "c", "documents": [{}] }, &later);
-    assert!(other.op_time().ts > a.op_time().ts);
-}
-
-#[test]
-fn the_op_log_tells_which_timestamps_it_holds() {
-    let store = Store::new(StoreOptions::default().with_oplog_capacity(2));
-    for id in 0..4 {
-        insert(&store, "c", vec![doc! { "_id": id }]);
-    }
-    let retained = store.oplog_since(OpTime::ZERO);
-    assert_eq!(retained.len(), 2);
-    assert_eq!(store.oplog_contains(retained[0].op_time.ts), Some(true));
-    let mut missing = retained[1].op_time.ts;
-    missing.increment += 1;
-    assert_eq!(store.oplog_contains(missing), Some(false));
-    assert_eq!(
-        store.oplog_contains(bson::Timestamp {
-            time: 1,
-            increment: 0
-        }),
-        None
-    );
-    let after = store.oplog_entries_after(retained[0].op_time.ts, 10);
-    assert_eq!(after, retained[1..]);
-}
-
-#[test]
-fn entries_after_never_split_a_transaction() {
-    let a = new_store();
-    run_ok(
-        &a,
-        "db",
-        in_transaction(
-            doc! { "insert": "c", "documents": [{ "_id": 1 }, { "_id": 2 }] },
-            true,
-        ),
-    );
-    run_ok(
-        &a,
-        "admin",
-        in_transaction(doc! { "commitTransaction": 1 }, false),
-    );
-    let entries = a.oplog_entries_after(
-        bson::Timestamp {
-            time: 0,
-            increment: 0,
-        },
-        1,
-    );
-    assert_eq!(
-        entries.len(),
-        3,
-        "the create and both inserts of the commit"
-    );
-    let b = secondary();
-    b.apply_oplog(&entries).expect("whole transaction");
-    assert_same(&a, &b);
-}
-
-#[test]
 fn change_streams_on_the_secondary_see_the_primarys_events() {
     let (a, b) = (new_store(), secondary());
     insert(&a, "c", vec![doc! { "_id": 0 }]);
@@ -667,4 +500,99 @@ fn a_replicated_outcome_is_read_from_its_cell_once_decided() {
         .set(StatementOutcome::Inserted)
         .expect("first");
     assert_eq!(record.executed(0), Some(&StatementOutcome::Inserted));
+}
+
+#[test]
+fn a_transaction_applies_at_its_final_states_as_its_commit_did() {
+    let (a, b) = (new_store(), secondary());
+    insert(&a, "c", vec![doc! { "_id": 1, "u": 1 }]);
+    run_ok(
+        &a,
+        "db",
+        doc! { "createIndexes": "c", "indexes": [{ "key": { "u": 1 }, "name": "u_1", "unique": true }] },
+    );
+    let set_u = |u: i32| doc! { "update": "c", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "u": u } } }] };
+    run_ok(&a, "db", in_transaction(set_u(5), true));
+    // Outside the transaction, u: 5 is free: the shared document still has u: 1.
+    insert(&a, "c", vec![doc! { "_id": 9, "u": 5 }]);
+    run_ok(&a, "db", in_transaction(set_u(6), false));
+    run_ok(
+        &a,
+        "admin",
+        in_transaction(doc! { "commitTransaction": 1 }, false),
+    );
+    replicate(&a, &b);
+    assert_same(&a, &b);
+}
+
+/// Whether a wait completes when polled once.
+fn woken(wait: &mut crate::InsertWait) -> bool {
+    use std::future::Future;
+    let future = std::pin::pin!(wait.inserted());
+    future
+        .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+        .is_ready()
+}
+
+/// The wait of an awaitData getMore on `b` that found nothing.
+fn waiting_get_more(b: &Store, id: i64) -> crate::InsertWait {
+    let get_more = doc! { "getMore": id, "collection": "capped", "maxTimeMS": 10 };
+    let outcome = b.execute("db", &get_more, &CommandContext::new(at(0)));
+    assert!(outcome.is_ok(), "{}", outcome.reply);
+    outcome.awaiting_inserts.expect("nothing new yet")
+}
+
+#[test]
+fn applied_writes_wake_tailable_cursors_and_change_streams_on_the_secondary() {
+    let (a, b) = (new_store(), secondary());
+    run_ok(
+        &a,
+        "db",
+        doc! { "create": "capped", "capped": true, "size": 4096 },
+    );
+    insert(&a, "capped", vec![doc! { "_id": 0 }]);
+    replicate(&a, &b);
+    let tail = run_ok(
+        &b,
+        "db",
+        doc! { "find": "capped", "tailable": true, "awaitData": true },
+    );
+    let stream = run_ok(
+        &b,
+        "db",
+        doc! { "aggregate": "capped", "pipeline": [{ "$changeStream": {} }], "cursor": {} },
+    );
+    let mut tail_wait = waiting_get_more(&b, super::cursor_id(&tail));
+    let mut stream_wait = waiting_get_more(&b, super::cursor_id(&stream));
+    assert!(!woken(&mut tail_wait));
+    assert!(!woken(&mut stream_wait));
+    insert(&a, "capped", vec![doc! { "_id": 1 }]);
+    replicate(&a, &b);
+    assert!(woken(&mut tail_wait), "the tailable cursor");
+    assert!(woken(&mut stream_wait), "the change stream");
+}
+
+#[test]
+fn a_retried_bulk_write_replays_on_the_secondary() {
+    let (a, b) = (new_store(), secondary());
+    let command = retryable(
+        doc! {
+            "bulkWrite": 1,
+            "ops": [
+                { "insert": 0, "document": { "_id": 1 } },
+                { "update": 0, "filter": { "_id": 1 }, "updateMods": { "$set": { "x": 1 } } },
+                { "delete": 0, "filter": { "_id": 1 } },
+            ],
+            "nsInfo": [{ "ns": "db.c" }],
+        },
+        2,
+        1,
+    );
+    run_ok(&a, "admin", command.clone());
+    replicate(&a, &b);
+    assert!(b.replays_entirely(&command));
+    let applied = b.writes_applied("db.c");
+    run_ok(&b, "admin", command);
+    assert_eq!(b.writes_applied("db.c"), applied);
+    assert_same(&a, &b);
 }
