@@ -125,7 +125,7 @@ pub(crate) fn find_and_modify(
         None => {}
     }
     if session.is_some() {
-        exec.begin_statement(statement_id);
+        exec.begin_statement(statement_id, true);
     }
     let (last_error, value) = execute(exec, collection, &request)?;
     let mut reply = doc! { "lastErrorObject": last_error, "value": value };

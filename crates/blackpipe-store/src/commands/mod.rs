@@ -163,8 +163,14 @@ impl Exec<'_> {
         }
         let document_write = write.change.op() != OplogOp::Command;
         let mut write = write;
-        if document_write {
-            write.apply.statement = self.statement.clone();
+        if let Some(statement) = self.statement.as_ref().filter(|_| document_write) {
+            let document = match &write.change {
+                Change::Insert(document) | Change::Replace(document) => Some(&**document),
+                _ => write.apply.after.as_deref(),
+            };
+            write.apply.outcome_bytes =
+                statement.outcome_bytes(document, write.previous.as_deref());
+            write.apply.statement = Some(statement.clone());
         }
         let key = write.id.as_ref().filter(|_| document_write).map(encode_key);
         let (ns, previous) = (write.ns.clone(), write.previous.clone());
@@ -204,9 +210,10 @@ impl Exec<'_> {
         self.record(OplogWrite::catalog(ns, uuid, change));
     }
 
-    /// Starts statement `id` of a retryable write (see [`Exec::statement`]).
-    pub(crate) fn begin_statement(&mut self, id: i32) {
-        self.statement = Some(RetryableStatement::new(id));
+    /// Starts statement `id` of a retryable write (see [`Exec::statement`]); a findAndModify's
+    /// outcome `returns_document`.
+    pub(crate) fn begin_statement(&mut self, id: i32, returns_document: bool) {
+        self.statement = Some(RetryableStatement::new(id, returns_document));
     }
 
     /// Records the outcome of statement `id` in the session and in its op log entries' cell,

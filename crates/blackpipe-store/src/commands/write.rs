@@ -213,7 +213,7 @@ pub(crate) fn insert(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             continue;
         }
         if session.is_some() {
-            exec.begin_statement(*statement_id);
+            exec.begin_statement(*statement_id, false);
         }
         let outcome = prepare_for_insert(exec, item).and_then(|document| {
             let mut guard = write(&handle);
@@ -461,7 +461,7 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             continue;
         }
         if session.is_some() {
-            exec.begin_statement(*statement_id);
+            exec.begin_statement(*statement_id, false);
         }
         let outcome = Filter::parse(&parsed.filter).and_then(|filter| {
             let filter = filter.with_collation(parsed.folding);
@@ -576,7 +576,7 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
         }
         let (filter, folding) = filter;
         if session.is_some() {
-            exec.begin_statement(*statement_id);
+            exec.begin_statement(*statement_id, false);
         }
         let outcome = Filter::parse(filter).map(|filter| {
             let filter = filter.with_collation(*folding);

@@ -20,6 +20,10 @@ pub(crate) struct ApplyInfo {
     pub(crate) statement: Option<RetryableStatement>,
     /// `collMod`'s `index` option, which the entry's [`crate::Change::Modify`] leaves out.
     pub(crate) index_change: Option<Arc<Bson>>,
+    /// Bytes the statement's outcome will hold once decided (a findAndModify reply holds a
+    /// copy of a document), reserved when the entry is made so that the op log's byte count
+    /// is the same when the entry is added and when it is forgotten.
+    pub(crate) outcome_bytes: usize,
 }
 
 impl ApplyInfo {
@@ -33,7 +37,10 @@ impl ApplyInfo {
         };
         let statement = self.statement.as_ref().map_or(0, |_| STATEMENT_BYTES);
         let index = self.index_change.as_deref().map_or(0, value_size);
-        after.saturating_add(statement).saturating_add(index)
+        after
+            .saturating_add(statement)
+            .saturating_add(index)
+            .saturating_add(self.outcome_bytes)
     }
 }
 
@@ -49,14 +56,33 @@ const STATEMENT_BYTES: usize = 16;
 pub(crate) struct RetryableStatement {
     pub(crate) id: i32,
     pub(crate) outcome: Arc<OnceLock<StatementOutcome>>,
+    /// The outcome holds a copy of a document the statement wrote or removed (findAndModify's
+    /// `value`); other outcomes hold at most an `_id`, which the entry holds anyway.
+    pub(crate) returns_document: bool,
 }
 
 impl RetryableStatement {
     /// Statement `id`, its outcome not known yet.
-    pub(crate) fn new(id: i32) -> RetryableStatement {
+    pub(crate) fn new(id: i32, returns_document: bool) -> RetryableStatement {
         RetryableStatement {
             id,
             outcome: Arc::default(),
+            returns_document,
         }
+    }
+
+    /// Bytes to reserve for the outcome of an entry of this statement that wrote `document`
+    /// over `previous`: the larger of the two, which is what a findAndModify reply returns.
+    pub(crate) fn outcome_bytes(
+        &self,
+        document: Option<&Document>,
+        previous: Option<&Document>,
+    ) -> usize {
+        if !self.returns_document {
+            return 0;
+        }
+        document
+            .map_or(0, document_size)
+            .max(previous.map_or(0, document_size))
     }
 }

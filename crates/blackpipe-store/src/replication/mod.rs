@@ -82,7 +82,27 @@ impl Store {
     ///
     /// [`ApplyError`] for the first entry that does not follow this store's last write (a
     /// gap: the source forgot entries this store never got, or diverged from it) or that
-    /// cannot apply; the entries before it stay applied.
+    /// cannot apply; the entries before it stay applied (a member in that state starts over
+    /// from a [`Store::fork`] of its sync source).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use blackpipe_store::{CommandContext, OpClock, Store, StoreOptions};
+    /// use bson::{DateTime, doc};
+    ///
+    /// let clock = OpClock::default();
+    /// let primary = Store::new(StoreOptions::default().with_clock(clock.clone()));
+    /// let secondary = Store::new(StoreOptions::default().with_clock(clock));
+    /// let context = CommandContext::new(DateTime::from_millis(1_700_000_000_000));
+    /// let insert = doc! { "insert": "c", "documents": [{ "_id": 1 }] };
+    /// assert!(primary.execute("db", &insert, &context).is_ok());
+    ///
+    /// let last = secondary.apply_oplog(&primary.oplog_since(secondary.op_time()))?;
+    /// assert_eq!(last, primary.op_time());
+    /// assert_eq!(secondary.documents("db", "c"), [doc! { "_id": 1 }]);
+    /// # Ok::<(), blackpipe_store::ApplyError>(())
+    /// ```
     pub fn apply_oplog(&self, entries: &[OplogEntry]) -> Result<OpTime, ApplyError> {
         let _no_reader = write(&self.commit_gate);
         let start = lock(&self.oplog).last().ts;

@@ -492,7 +492,7 @@ fn a_replicated_outcome_is_read_from_its_cell_once_decided() {
     let record = table.session(&key, at(0)).expect("session");
     let mut record = crate::catalog::lock(&record);
     record.begin(1, &key).expect("begin");
-    let statement = RetryableStatement::new(0);
+    let statement = RetryableStatement::new(0, false);
     record.record(0, StatementOutcome::Replicated(statement.outcome.clone()));
     assert!(record.executed(0).is_none(), "not decided yet");
     statement
@@ -595,4 +595,41 @@ fn a_retried_bulk_write_replays_on_the_secondary() {
     run_ok(&b, "admin", command);
     assert_eq!(b.writes_applied("db.c"), applied);
     assert_same(&a, &b);
+}
+
+#[test]
+fn after_images_count_in_the_op_log_bytes() {
+    let store = new_store();
+    let pad = "p".repeat(4 * 1024 * 1024);
+    insert(&store, "c", vec![doc! { "_id": 1, "n": 0, "pad": pad }]);
+    for _ in 0..20 {
+        run_ok(
+            &store,
+            "db",
+            doc! { "update": "c", "updates": [{ "q": { "_id": 1 }, "u": { "$inc": { "n": 1 } } }] },
+        );
+    }
+    let retained = store.oplog_since(OpTime::ZERO).len();
+    // Each update entry holds the 4 MiB document after it: 64 MiB hold fewer than 16.
+    assert!(retained < 16, "{retained}");
+}
+
+#[test]
+fn a_find_and_modify_entry_reserves_the_bytes_of_its_reply() {
+    let store = new_store();
+    let pad = "p".repeat(1024);
+    insert(&store, "c", vec![doc! { "_id": 1, "pad": pad }]);
+    let remove = retryable(
+        doc! { "findAndModify": "c", "query": { "_id": 1 }, "remove": true },
+        1,
+        1,
+    );
+    run_ok(&store, "db", remove);
+    let entries = store.oplog_since(OpTime::ZERO);
+    let delete = entries.last().expect("the delete");
+    assert!(delete.apply.outcome_bytes > 1024, "{:?}", delete.apply);
+    let plain = retryable(doc! { "insert": "c", "documents": [{ "_id": 2 }] }, 1, 2);
+    run_ok(&store, "db", plain);
+    let insert = store.oplog_since(OpTime::ZERO).pop().expect("the insert");
+    assert_eq!(insert.apply.outcome_bytes, 0);
 }
