@@ -401,14 +401,13 @@ impl Oplog {
     }
 
     /// Appends an entry another store's op log made, at its optime (a replicated write; the
-    /// caller checked that it comes after [`Oplog::last`]). The shared clock learns its
-    /// timestamp. Waiting readers are woken by [`Oplog::notify`], once per applied batch.
+    /// caller checked that it comes after [`Oplog::last`]), which becomes this log's last
+    /// optime, wall time included (a secondary reports its source's `lastWriteDate`). The
+    /// shared clock learns its timestamp. Waiting readers are woken by [`Oplog::notify`], once
+    /// per applied batch.
     pub(crate) fn append(&mut self, entry: OplogEntry) {
         self.clock.observe(entry.op_time.ts);
-        self.last = OpTime {
-            ts: entry.op_time.ts,
-            wall: entry.op_time.wall.max(self.last.wall),
-        };
+        self.last = entry.op_time;
         self.push_entry(entry);
     }
 
