@@ -124,9 +124,7 @@ pub(crate) fn find_and_modify(
         }
         None => {}
     }
-    if session.is_some() {
-        exec.begin_statement(statement_id, true);
-    }
+    exec.begin_statement(session.is_some().then_some(statement_id), true);
     let (last_error, value) = execute(exec, collection, &request)?;
     let mut reply = doc! { "lastErrorObject": last_error, "value": value };
     if let Some(record) = session.as_mut() {

@@ -210,10 +210,12 @@ impl Exec<'_> {
         self.record(OplogWrite::catalog(ns, uuid, change));
     }
 
-    /// Starts statement `id` of a retryable write (see [`Exec::statement`]); a findAndModify's
-    /// outcome `returns_document`.
-    pub(crate) fn begin_statement(&mut self, id: i32, returns_document: bool) {
-        self.statement = Some(RetryableStatement::new(id, returns_document));
+    /// Starts the next statement of a command: statement `id` of a retryable write whose
+    /// outcome is recorded (see [`Exec::statement`]; a findAndModify's outcome
+    /// `returns_document`), or `None` for a statement that is not (no earlier statement's
+    /// cell may stay on its entries).
+    pub(crate) fn begin_statement(&mut self, id: Option<i32>, returns_document: bool) {
+        self.statement = id.map(|id| RetryableStatement::new(id, returns_document));
     }
 
     /// Records the outcome of statement `id` in the session and in its op log entries' cell,

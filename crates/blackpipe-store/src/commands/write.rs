@@ -212,9 +212,7 @@ pub(crate) fn insert(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             result.retried.push(Bson::Int32(*statement_id));
             continue;
         }
-        if session.is_some() {
-            exec.begin_statement(*statement_id, false);
-        }
+        exec.begin_statement(session.is_some().then_some(*statement_id), false);
         let outcome = prepare_for_insert(exec, item).and_then(|document| {
             let mut guard = write(&handle);
             guard.insert(document)?;
@@ -460,9 +458,9 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             }
             continue;
         }
-        if session.is_some() {
-            exec.begin_statement(*statement_id, false);
-        }
+        // Multi-document updates are not retryable (see below): their entries name no statement.
+        let retryable = session.is_some() && !parsed.multi;
+        exec.begin_statement(retryable.then_some(*statement_id), false);
         let outcome = Filter::parse(&parsed.filter).and_then(|filter| {
             let filter = filter.with_collation(parsed.folding);
             let update =
@@ -575,9 +573,10 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             continue;
         }
         let (filter, folding) = filter;
-        if session.is_some() {
-            exec.begin_statement(*statement_id, false);
-        }
+        exec.begin_statement(
+            (session.is_some() && *just_one).then_some(*statement_id),
+            false,
+        );
         let outcome = Filter::parse(filter).map(|filter| {
             let filter = filter.with_collation(*folding);
             let Some(handle) = &handle else {

@@ -633,3 +633,40 @@ fn a_find_and_modify_entry_reserves_the_bytes_of_its_reply() {
     let insert = store.oplog_since(OpTime::ZERO).pop().expect("the insert");
     assert_eq!(insert.apply.outcome_bytes, 0);
 }
+
+#[test]
+fn entries_of_unrecorded_statements_name_no_statement() {
+    let store = new_store();
+    insert(
+        &store,
+        "c",
+        vec![
+            doc! { "_id": 1, "s": "text" },
+            doc! { "_id": 2, "s": "text" },
+        ],
+    );
+    let batch = retryable(
+        doc! {
+            "update": "c",
+            "updates": [
+                { "q": { "_id": 1 }, "u": { "$inc": { "s": 1 } } },
+                { "q": {}, "u": { "$set": { "m": 1 } }, "multi": true },
+            ],
+            "ordered": false,
+        },
+        1,
+        1,
+    );
+    let reply = run_ok(&store, "db", batch);
+    assert!(reply.contains_key("writeErrors"), "{reply}");
+    let entries = store.oplog_since(OpTime::ZERO);
+    let updates: Vec<_> = entries
+        .iter()
+        .filter(|entry| entry.op == crate::OplogOp::Update)
+        .collect();
+    assert_eq!(updates.len(), 2);
+    assert!(
+        updates.iter().all(|entry| entry.apply.statement.is_none()),
+        "a multi update is not recorded, and the failed statement's cell stays off it"
+    );
+}
