@@ -138,7 +138,8 @@ pub(crate) struct Exec<'a> {
     /// The open transaction the command runs in: it reads and writes the transaction's private
     /// collections, and its writes reach the op log only at commit.
     pub(crate) txn: Option<&'a mut OpenTransaction>,
-    /// Outside a transaction, the cluster time a snapshot read reads at.
+    /// Outside a transaction, the cluster time a snapshot read (or a majority read behind the
+    /// latest write) reads at.
     pub(crate) read_at: Option<Timestamp>,
     /// The retryable write's statement being executed, stamped on its document writes' op log
     /// entries so that a secondary records it too.
@@ -156,13 +157,12 @@ impl Exec<'_> {
     /// noted there. Outside one, an open transaction that wrote the same document is aborted
     /// (see [`crate::transaction`]), after the write is in the op log; the version the
     /// write replaced is kept for reads at an earlier time ([`crate::history`]).
-    pub(crate) fn record(&mut self, write: OplogWrite) {
+    pub(crate) fn record(&mut self, mut write: OplogWrite) {
         if let Some(txn) = self.txn.as_deref_mut() {
             txn.note_write(self.store, write);
             return;
         }
         let document_write = write.change.op() != OplogOp::Command;
-        let mut write = write;
         if let Some(statement) = self.statement.as_ref().filter(|_| document_write) {
             let document = match &write.change {
                 Change::Insert(document) | Change::Replace(document) => Some(&**document),
