@@ -58,8 +58,9 @@ pub const DOLLAR_PREFIXED_FIELD_NAME: i32 = 52;
 pub const EMPTY_FIELD_NAME: i32 = 56;
 /// `CommandNotFound`: no such command.
 pub const COMMAND_NOT_FOUND: i32 = 59;
-/// `WriteConcernFailed`: the write concern was not satisfied in time.
-pub const WRITE_CONCERN_FAILED: i32 = 64;
+/// `WriteConcernTimeout` (named `WriteConcernFailed` before MongoDB 7.1): the write concern
+/// was not satisfied before its `wtimeout`.
+pub const WRITE_CONCERN_TIMEOUT: i32 = 64;
 /// `ImmutableField`: an update would change `_id`.
 pub const IMMUTABLE_FIELD: i32 = 66;
 /// `CannotCreateIndex`: an index specification that cannot be built.
@@ -405,7 +406,7 @@ pub fn name(code: i32) -> Option<&'static str> {
         DOLLAR_PREFIXED_FIELD_NAME => "DollarPrefixedFieldName",
         EMPTY_FIELD_NAME => "EmptyFieldName",
         COMMAND_NOT_FOUND => "CommandNotFound",
-        WRITE_CONCERN_FAILED => "WriteConcernFailed",
+        WRITE_CONCERN_TIMEOUT => "WriteConcernTimeout",
         IMMUTABLE_FIELD => "ImmutableField",
         CANNOT_CREATE_INDEX => "CannotCreateIndex",
         INVALID_OPTIONS => "InvalidOptions",

@@ -24,12 +24,29 @@ fn known(op_time: OpTime) -> Option<WriteTime> {
 /// Runs a data command (CRUD, cursors, indexes, collections, `endSessions`) and returns the
 /// store's reply. The member has already dealt with roles, fail points and admin commands.
 ///
+/// `majority_committed` gives the member's majority commit point (`None` outside replica
+/// sets): change streams see only what it covers, and `majority` reads read as of it.
+///
 /// A tailable awaitData getMore that finds nothing new waits, as mongod does, until a document
-/// is inserted into its collection (for a change stream: until any write is applied), then
-/// runs again, or until its await time passes, then answers the empty batch. The wait holds no
-/// store lock.
-pub(crate) async fn execute(store: &Store, database: &str, command: &Document) -> Document {
-    let outcome = store.execute(database, command, &CommandContext::new(DateTime::now()));
+/// is inserted into its collection (for a change stream: until any write is applied or the
+/// commit point moves), then runs again, or until its await time passes, then answers the
+/// empty batch. The wait holds no store lock.
+pub(crate) async fn execute(
+    store: &Store,
+    database: &str,
+    command: &Document,
+    majority_committed: &(dyn Fn() -> Option<Timestamp> + Sync),
+) -> Document {
+    // Read afresh on every run: a change stream's getMore woken by the commit point moving
+    // must see the new one.
+    let context = || {
+        let context = CommandContext::new(DateTime::now());
+        match majority_committed() {
+            Some(commit) => context.with_majority_committed(commit),
+            None => context,
+        }
+    };
+    let outcome = store.execute(database, command, &context());
     let Some(mut wait) = outcome.awaiting_inserts else {
         return outcome.reply;
     };
@@ -47,7 +64,7 @@ pub(crate) async fn execute(store: &Store, database: &str, command: &Document) -
         {
             return reply;
         }
-        let again = store.execute(database, command, &CommandContext::new(DateTime::now()));
+        let again = store.execute(database, command, &context());
         reply = again.reply;
         match again.awaiting_inserts {
             // An insert that the cursor's filter does not match: keep waiting.
@@ -62,10 +79,15 @@ pub(crate) fn last_write(store: &Store) -> Option<WriteTime> {
     known(store.op_time())
 }
 
-/// The optime of the latest write made at or before `wall`: what a secondary lagging behind
-/// by `now - wall` has replicated.
-pub(crate) fn last_write_before(store: &Store, wall: DateTime) -> Option<WriteTime> {
-    known(store.op_time_at(wall))
+/// The optime of the newest write at or before timestamp `at` (`at` itself with its second as
+/// wall time when the op log no longer holds it).
+pub(crate) fn write_at(store: &Store, at: Timestamp) -> Option<WriteTime> {
+    let latest = store.op_time();
+    if latest.ts <= at {
+        return known(latest);
+    }
+    let wall = DateTime::from_millis(i64::from(at.time) * 1000);
+    known(OpTime { ts: at, wall })
 }
 
 #[cfg(test)]
@@ -83,10 +105,10 @@ mod tests {
             doc! { "create": "c", "capped": true, "size": 4096 },
             doc! { "insert": "c", "documents": [{ "_id": 1 }] },
         ] {
-            execute(&store, "db", &command).await;
+            execute(&store, "db", &command, &|| None).await;
         }
         let find = doc! { "find": "c", "tailable": true, "awaitData": true };
-        let reply = execute(&store, "db", &find).await;
+        let reply = execute(&store, "db", &find, &|| None).await;
         let id = reply
             .get_document("cursor")
             .and_then(|cursor| cursor.get_i64("id"))
@@ -109,9 +131,9 @@ mod tests {
         let (store, id) = tailed_store().await;
         let get_more = doc! { "getMore": id, "collection": "c", "maxTimeMS": 600_000 };
         let insert = doc! { "insert": "c", "documents": [{ "_id": 2 }] };
-        let (reply, _) = tokio::join!(execute(&store, "db", &get_more), async {
+        let (reply, _) = tokio::join!(execute(&store, "db", &get_more, &|| None), async {
             // Runs once the getMore waits: join polls it first.
-            execute(&store, "db", &insert).await
+            execute(&store, "db", &insert, &|| None).await
         });
         assert_eq!(next_batch(&reply), [Bson::Document(doc! { "_id": 2 })]);
     }
@@ -121,7 +143,7 @@ mod tests {
         let (store, id) = tailed_store().await;
         let get_more = doc! { "getMore": id, "collection": "c", "maxTimeMS": 500 };
         let started = tokio::time::Instant::now();
-        let reply = execute(&store, "db", &get_more).await;
+        let reply = execute(&store, "db", &get_more, &|| None).await;
         assert_eq!(next_batch(&reply), []);
         assert_eq!(reply.get("ok"), Some(&Bson::Double(1.0)));
         // Paused time moves only by the waits the code made.

@@ -24,6 +24,12 @@ pub enum ControlError {
     /// The member is down or partitioned.
     #[error("member {0} is unreachable")]
     Unreachable(String),
+    /// The candidate could not collect a majority of votes: too few voters reach it, or
+    /// their op logs are newer than its own.
+    #[error(
+        "election failed: {0} could not collect the votes of a majority of voting members (unreachable, or their op logs are newer)"
+    )]
+    ElectionLost(String),
     /// Fewer than a majority of voting members are reachable.
     #[error("cannot elect a primary: a majority of voting members is unreachable")]
     NoMajority,
@@ -54,9 +60,11 @@ impl ControlError {
             Self::NotReplicaSet => code::NO_REPLICATION_ENABLED,
             Self::NotPrimary => code::NOT_WRITABLE_PRIMARY,
             Self::NoElectableSecondary => code::EXCEEDED_TIME_LIMIT,
-            Self::NotElectable(_) | Self::Unreachable(_) | Self::NoMajority | Self::Listen(_) => {
-                code::COMMAND_FAILED
-            }
+            Self::NotElectable(_)
+            | Self::Unreachable(_)
+            | Self::NoMajority
+            | Self::ElectionLost(_)
+            | Self::Listen(_) => code::COMMAND_FAILED,
             Self::FreezePrimary => code::NOT_SECONDARY,
             Self::UnknownMember(_) | Self::BadArgument(_) => code::BAD_VALUE,
             Self::InvalidConfig(_) => code::INVALID_REPLICA_SET_CONFIG,

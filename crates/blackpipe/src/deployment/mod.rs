@@ -65,6 +65,7 @@ pub mod hello;
 mod member_options;
 mod model;
 mod node;
+mod replication;
 mod state;
 
 #[cfg(test)]
@@ -82,4 +83,5 @@ pub use model::{
     NodeIndex, Role, Topology, TopologyVersion,
 };
 pub use node::stable_api::server_parameters;
+pub use replication::RolledBackWrite;
 pub use state::NodeCounters;

@@ -19,9 +19,9 @@ use super::balanced::Balancers;
 use super::capacity::{self, Capacity, CapacityChange, CapacityStats, MemberCapacity};
 use super::control_error::ControlError;
 use super::model::{MemberOptions, NodeIndex, Role, Topology, TopologyVersion};
+use super::replication::{MemberData, Replication};
 use crate::failpoint::{FailPoints, Overload};
 use crate::server::{Server, ServerConfig};
-use blackpipe_store::Store;
 
 /// Locks a mutex, ignoring poisoning: every critical section here leaves the data consistent
 /// before anything that could panic.
@@ -125,6 +125,10 @@ pub(crate) struct Slot {
     pub(crate) overload: Option<Overload>,
     /// The member's capacity (admission control), its bucket and counters.
     pub(crate) capacity: MemberCapacity,
+    /// The member's data: its store and replication progress (one shared by every node of a
+    /// standalone or sharded deployment). Kept across kills and restarts: a restarted member
+    /// keeps its data and catches up.
+    pub(crate) data: Arc<MemberData>,
 }
 
 /// Everything guarded by the state lock. Held only for short, synchronous sections.
@@ -139,7 +143,8 @@ pub(crate) struct State {
 /// The shared heart of a deployment.
 pub(crate) struct Inner {
     pub(crate) state: Mutex<State>,
-    pub(crate) store: Arc<Store>,
+    /// The members' op log clock, commit point, rollbacks and replication wake-ups.
+    pub(crate) replication: Replication,
     pub(crate) rng: Mutex<SmallRng>,
     /// Serialises control operations (kill, restart, reconfig...) that bind or close ports.
     pub(crate) control: tokio::sync::Mutex<()>,
@@ -187,7 +192,10 @@ pub(crate) trait Effects {
     /// Partitions `index`.
     fn partition(self: &Arc<Self>, index: NodeIndex) -> Result<(), ControlError>;
 
-    /// Ends the partition of `index`.
+    /// Cuts the links between `index` and each of `from`; clients still reach every node.
+    fn cut(self: &Arc<Self>, index: NodeIndex, from: &[NodeIndex]) -> Result<(), ControlError>;
+
+    /// Ends the partition of `index` and restores its cut links.
     fn heal(self: &Arc<Self>, index: NodeIndex) -> Result<(), ControlError>;
 
     /// Turns automatic elections on or off; turning them on in a set without a primary
@@ -338,9 +346,65 @@ impl Inner {
             .collect()
     }
 
-    /// Sets the lag secondaries report in `lastWrite`.
-    pub(crate) fn set_replication_lag(&self, lag: Duration) {
-        lock(&self.state).replication_lag = lag;
+    /// Sets how far behind the primary secondaries apply the op log: every secondary's (and
+    /// the default of members added later), or with `member` that member's alone.
+    pub(crate) fn set_replication_lag(
+        &self,
+        member: Option<NodeIndex>,
+        lag: Duration,
+    ) -> Result<(), ControlError> {
+        match member {
+            None => {
+                let mut state = lock(&self.state);
+                state.replication_lag = lag;
+                for slot in &state.slots {
+                    slot.data.set_lag(None);
+                }
+            }
+            Some(index) => {
+                self.member_data(index)
+                    .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?
+                    .set_lag(Some(lag));
+            }
+        }
+        // Entries in flight are re-timed now: a shorter lag may let them apply at once.
+        self.replicate();
+        self.replication.timer.notify_one();
+        Ok(())
+    }
+
+    /// Sets mongod's `transactionLifetimeLimitSeconds` on every member's store.
+    pub(crate) fn set_transaction_lifetime(&self, lifetime: Duration) {
+        let state = lock(&self.state);
+        for slot in &state.slots {
+            slot.data.store().set_transaction_lifetime(lifetime);
+        }
+    }
+
+    /// Pauses (or resumes) applying the op log on `member`, or on every member.
+    pub(crate) fn set_replication_paused(
+        &self,
+        member: Option<NodeIndex>,
+        paused: bool,
+    ) -> Result<(), ControlError> {
+        let targets: Vec<Arc<MemberData>> = match member {
+            Some(index) => vec![
+                self.member_data(index)
+                    .ok_or_else(|| ControlError::UnknownMember(index.to_string()))?,
+            ],
+            None => lock(&self.state)
+                .slots
+                .iter()
+                .map(|slot| Arc::clone(&slot.data))
+                .collect(),
+        };
+        for data in targets {
+            data.set_paused(paused);
+        }
+        if !paused {
+            self.replicate();
+        }
+        Ok(())
     }
 
     /// The members of the current config, for building a new one.

@@ -511,7 +511,7 @@ async fn secondaries_report_a_lagging_last_write() {
     deployment.set_replication_lag(Duration::from_secs(3600));
     let mut primary = client(&deployment, 0).await;
     let reply = primary
-        .round_trip(doc! { "insert": "c", "documents": [{"_id": 1}], "$db": "db" })
+        .round_trip(doc! { "insert": "c", "documents": [{"_id": 1}], "writeConcern": { "w": 1 }, "$db": "db" })
         .await;
     assert_eq!(reply.get_i32("n").unwrap(), 1);
     let op_time = |reply: &Document| {

@@ -12,6 +12,7 @@ mod hostile_live;
 mod interop;
 mod load_balancer;
 mod max_time;
+mod replication;
 mod robustness;
 mod scripted;
 mod support;

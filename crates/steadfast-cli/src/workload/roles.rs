@@ -130,7 +130,7 @@ impl Consumer {
             Err(_) => return Err("the consumer stopped before its stream opened".to_owned()),
         }
         let (stop_tap, tap_stopped) = watch::channel(false);
-        let tap = OplogTap::new(Arc::clone(deployment.store()), ns);
+        let tap = OplogTap::new(deployment.store(), ns);
         let tap = tokio::spawn(consumer::run_tap(tap, tap_stopped));
         Ok(Consumer {
             task,

@@ -5,8 +5,7 @@
 
 use blackpipe::auth::User;
 use blackpipe::deployment::{Deployment, DeploymentConfig};
-use blackpipe::store::CommandContext;
-use bson::{Bson, DateTime, Document, doc};
+use bson::{Bson, Document, doc};
 use steadfast::Client;
 
 use crate::matcher::exactly_equal;
@@ -324,11 +323,7 @@ impl Fixture {
     }
 
     fn execute(&self, db: &str, command: Document) -> Document {
-        let context = CommandContext::new(DateTime::now());
-        self.deployment
-            .store()
-            .execute(db, &command, &context)
-            .reply
+        self.deployment.execute(db, &command)
     }
 
     fn execute_ok(&self, db: &str, command: Document, what: &str) -> Result<Document, String> {

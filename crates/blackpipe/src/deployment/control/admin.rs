@@ -11,14 +11,17 @@
 //!
 //! | command | effect |
 //! |---|---|
-//! | `{blackpipe: "status"}` | kind, set name, version, term, primary, each node's host, role, health and topologyVersion |
+//! | `{blackpipe: "status"}` | kind, set name, version, term, primary, each node's host, role, health and topologyVersion; in a replica set also the majority commit point and each member's applied and majority optimes, replication pause and cut links (`replication`) |
 //! | `{blackpipe: "stepDown", member?, secs?: 60, force?: false}` | the primary steps down, frozen for `secs` |
 //! | `{blackpipe: "elect", member, delayMS?: 0}` | `member` becomes primary in a new term, after `delayMS` (replies at once when delayed) |
 //! | `{blackpipe: "freeze", member?, secs}` | keep a secondary out of automatic elections (`secs: 0` unfreezes) |
 //! | `{blackpipe: "kill", member?}` | the node's port refuses connections; open connections drop |
 //! | `{blackpipe: "restart", member}` | a killed node listens again as a new process (new `processId`) |
 //! | `{blackpipe: "partition", member?}` | the node accepts connections but answers nothing: requests it receives are held, unprocessed |
-//! | `{blackpipe: "heal", member}` | ends a partition: held requests on still-open connections are processed and answered in order, as TCP would deliver them late |
+//! | `{blackpipe: "partition", member, from: [members]}` | cut only the links between `member` and the listed members; clients still reach every node. A primary cut off from the majority keeps taking writes until the majority side elects another member; its writes that no majority received are then rolled back when it rejoins |
+//! | `{blackpipe: "heal", member}` | ends a partition and restores the member's cut links: held requests on still-open connections are processed and answered in order, as TCP would deliver them late; a member that diverged rolls back |
+//! | `{blackpipe: "pauseReplication", member?}` / `{blackpipe: "resumeReplication", member?}` | the member (omitted: every member) stops (resumes) applying the op log; clients still reach it |
+//! | `{blackpipe: "rollbacks"}` | `rollbacks` (how many ran) and `writes`: every write a rollback discarded, oldest first, with `member`, `host`, `ns`, `op`, `_id`, `ts`, `wall` and the `document` as the member held it |
 //! | `{blackpipe: "shutdown", member?, quiesceMS?: 0}` | answer `ShutdownInProgress` for `quiesceMS`, then die |
 //! | `{blackpipe: "slow", member?, delayMS}` | delay every reply of the node (`0` restores); a command's `maxTimeMS` cuts the delay short with `MaxTimeMSExpired` |
 //! | `{blackpipe: "slowCommands", member?, delayMS}` | each command the store runs (CRUD, cursors, indexes...) takes `delayMS` to execute, hello and handshakes staying fast (`0` restores); interrupted with `MaxTimeMSExpired` at the command's `maxTimeMS` |
@@ -26,7 +29,7 @@
 //! | `{blackpipe: "capacity", member?, opsPerSec?, concurrent?, rejectCost?: 0.05, burstSecs?: 0.1, baseBackoffMS?}` | give the member (omitted: every data-bearing member; the reply lists them in `members`) a capacity: past `opsPerSec` or `concurrent` commands in progress it rejects with 462, each rejection costing `rejectCost` of an admitted command (see [`capacity`]); 0 or absent means no limit; counters restart from zero |
 //! | `{blackpipe: "capacity", member?, off: true}` | remove the capacity (counters kept) |
 //! | `{blackpipe: "capacityStats", member?}` | `admitted`, `rejected`, `rejectionCost` (totals over the members), and `members`: each one's counters, `inProgress` and `capacity` |
-//! | `{blackpipe: "replicationLag", lagMS}` | secondaries report a `lastWrite` this far behind |
+//! | `{blackpipe: "replicationLag", lagMS, member?}` | secondaries (or the one member) apply the op log this far behind the primary: their reads are this stale and `w: "majority"` waits for them |
 //! | `{blackpipe: "transactionLifetime", secs}` | mongod's `transactionLifetimeLimitSeconds`: transactions started afterwards are aborted once open this long (default 60) |
 //! | `{blackpipe: "autoFailover", enabled, electionDelayMS?}` | elect a successor automatically when the set loses its primary |
 //! | `{blackpipe: "addMember", priority?, votes?, hidden?, arbiterOnly?}` | reconfigure with one more member on a new port |
@@ -119,11 +122,23 @@ pub enum AdminRequest {
         /// Target.
         member: MemberRef,
     },
-    /// Partition a node.
+    /// Partition a node: from every client and member, or with `from` cut only its links to
+    /// those members (clients still reach every node).
     Partition {
         /// Target.
         member: MemberRef,
+        /// The members cut off from `member`; `None` partitions it from everyone.
+        from: Option<Vec<MemberRef>>,
     },
+    /// Stop (`paused`) or resume applying the op log on a member, or on every member.
+    PauseReplication {
+        /// Target; `None` means every member.
+        member: Option<MemberRef>,
+        /// Stop (`true`) or resume.
+        paused: bool,
+    },
+    /// List the writes rollbacks discarded.
+    Rollbacks,
     /// End a partition.
     Heal {
         /// Target.
@@ -169,10 +184,12 @@ pub enum AdminRequest {
         /// Target; `None` means every data-bearing member.
         member: Option<MemberRef>,
     },
-    /// Set the replication lag secondaries report.
+    /// Set how far behind the primary secondaries apply the op log.
     ReplicationLag {
         /// The lag.
         lag: Duration,
+        /// Target; `None` means every secondary.
+        member: Option<MemberRef>,
     },
     /// Set `transactionLifetimeLimitSeconds`.
     TransactionLifetime {
@@ -278,6 +295,24 @@ fn member_ref(command: &Document) -> Result<Option<MemberRef>, ControlError> {
     }
 }
 
+/// Reads `field` as a list of members (indexes or `"host:port"` strings), if present.
+fn member_list(command: &Document, field: &str) -> Result<Option<Vec<MemberRef>>, ControlError> {
+    let Some(value) = command.get(field) else {
+        return Ok(None);
+    };
+    let Bson::Array(items) = value else {
+        return Err(bad(format!("'{field}' must be an array of members")));
+    };
+    items
+        .iter()
+        .map(|item| {
+            member_ref(&doc! { "member": item.clone() })?
+                .ok_or_else(|| bad(format!("'{field}' must not hold null")))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
 /// Parses `{blackpipe: <action>, ...}`.
 ///
 /// # Errors
@@ -321,7 +356,15 @@ pub fn parse_admin(command: &Document) -> Result<AdminRequest, ControlError> {
         "restart" => AdminRequest::Restart {
             member: required()?,
         },
-        "partition" => AdminRequest::Partition { member: target() },
+        "partition" => AdminRequest::Partition {
+            member: target(),
+            from: member_list(command, "from")?,
+        },
+        "pauseReplication" | "resumeReplication" => AdminRequest::PauseReplication {
+            member: member.clone(),
+            paused: action == "pauseReplication",
+        },
+        "rollbacks" => AdminRequest::Rollbacks,
         "heal" => AdminRequest::Heal {
             member: required()?,
         },
@@ -350,6 +393,7 @@ pub fn parse_admin(command: &Document) -> Result<AdminRequest, ControlError> {
         },
         "replicationLag" => AdminRequest::ReplicationLag {
             lag: millis(command, "lagMS", None)?,
+            member: member.clone(),
         },
         "transactionLifetime" => AdminRequest::TransactionLifetime {
             lifetime: match command.get("secs") {
@@ -569,9 +613,23 @@ fn state_of(role: Role, health: Health) -> (i32, &'static str) {
     }
 }
 
-/// The reply of `replSetGetStatus` (a subset of mongod's fields: set, term, and each member's
-/// `_id`, `name`, `health`, `state`, `stateStr`, `self`).
-pub fn status_reply(topology: &Topology, receiver: NodeIndex) -> Document {
+/// `{ts, t}` and the wall time of an optime, as `replSetGetStatus` shows them (the wall time is
+/// the timestamp's second: the model keeps positions, not wall clocks).
+fn op_time_fields(ts: bson::Timestamp, term: i64) -> (Document, bson::DateTime) {
+    let wall = bson::DateTime::from_millis(i64::from(ts.time).saturating_mul(1000));
+    (doc! { "ts": ts, "t": term }, wall)
+}
+
+/// The reply of `replSetGetStatus` (a subset of mongod's fields: set, term, `optimes` with
+/// the receiver's applied optime and the majority commit point it knows, and each member's
+/// `_id`, `name`, `health`, `state`, `stateStr`, `optime`/`optimeDate` for data-bearing
+/// members, `self`).
+pub fn status_reply(
+    topology: &Topology,
+    receiver: NodeIndex,
+    committed: bson::Timestamp,
+) -> Document {
+    let term = topology.term().max(1);
     let members: Vec<Bson> = topology
         .nodes()
         .iter()
@@ -586,6 +644,11 @@ pub fn status_reply(topology: &Topology, receiver: NodeIndex) -> Document {
                 "state": state,
                 "stateStr": state_str,
             };
+            if node.role() != Role::Arbiter {
+                let (optime, date) = op_time_fields(node.applied(), term);
+                member.insert("optime", optime);
+                member.insert("optimeDate", date);
+            }
             if index == receiver {
                 member.insert("self", true);
             }
@@ -597,10 +660,24 @@ pub fn status_reply(topology: &Topology, receiver: NodeIndex) -> Document {
         .map_or((member_state::STARTUP, ""), |node| {
             state_of(node.role(), node.health())
         });
+    let applied = topology
+        .node(receiver)
+        .map(|node| node.applied())
+        .unwrap_or(committed);
+    let (applied, applied_date) = op_time_fields(applied, term);
+    let (committed, committed_date) = op_time_fields(committed, term);
     doc! {
         "set": topology.set_name(),
         "term": topology.term(),
         "myState": my_state,
+        "optimes": {
+            "lastCommittedOpTime": committed,
+            "lastCommittedWallTime": committed_date,
+            "appliedOpTime": applied.clone(),
+            "durableOpTime": applied,
+            "lastAppliedWallTime": applied_date,
+            "lastDurableWallTime": applied_date,
+        },
         "members": members,
         "ok": 1.0,
     }

@@ -11,7 +11,7 @@ use bson::{Bson, Document, doc};
 use super::admin::{self, AdminRequest, MemberRef};
 use crate::deployment::control_error::ControlError;
 use crate::deployment::errors::{self, SessionFacts};
-use crate::deployment::model::NodeIndex;
+use crate::deployment::model::{DeploymentKind, NodeIndex};
 use crate::deployment::node::context::{NodeContext, ok, ok_reply};
 use crate::deployment::state::{Effects, Inner, lock};
 use crate::server::{Outcome, ReplyStream};
@@ -76,8 +76,26 @@ async fn execute(node: &NodeContext, request: AdminRequest) -> Result<Outcome, C
     let inner: &Arc<Inner> = &node.inner;
     match request {
         AdminRequest::Status => {
-            let reply = admin::blackpipe_status(&inner.topology(), Instant::now());
+            let topology = inner.topology();
+            let mut reply = admin::blackpipe_status(&topology, Instant::now());
+            if topology.kind() == DeploymentKind::ReplicaSet {
+                reply.insert(
+                    "replication",
+                    doc! {
+                        "majorityCommitPoint": inner.replication.commit_point(),
+                        "members": inner.replication_status(),
+                    },
+                );
+            }
             return Ok(ok_reply(node, reply));
+        }
+        AdminRequest::Rollbacks => {
+            let reply = lock(&inner.replication.rollbacks).to_reply();
+            return Ok(ok_reply(node, reply));
+        }
+        AdminRequest::PauseReplication { member, paused } => {
+            let index = member.map(|member| resolve(node, &member)).transpose()?;
+            inner.set_replication_paused(index, paused)?;
         }
         AdminRequest::StepDown {
             member,
@@ -114,7 +132,20 @@ async fn execute(node: &NodeContext, request: AdminRequest) -> Result<Outcome, C
             let restarter = Arc::clone(inner);
             detached(async move { restarter.restart(index).await }).await?;
         }
-        AdminRequest::Partition { member } => inner.partition(resolve(node, &member)?)?,
+        AdminRequest::Partition { member, from: None } => {
+            inner.partition(resolve(node, &member)?)?;
+        }
+        AdminRequest::Partition {
+            member,
+            from: Some(from),
+        } => {
+            let index = resolve(node, &member)?;
+            let from = from
+                .iter()
+                .map(|other| resolve(node, other))
+                .collect::<Result<Vec<_>, _>>()?;
+            inner.cut(index, &from)?;
+        }
         AdminRequest::Heal { member } => inner.heal(resolve(node, &member)?)?,
         AdminRequest::Shutdown { member, quiesce } => {
             let index = resolve(node, &member)?;
@@ -146,10 +177,11 @@ async fn execute(node: &NodeContext, request: AdminRequest) -> Result<Outcome, C
             let reply = inner.capacity_report(&targets)?;
             return Ok(ok_reply(node, reply));
         }
-        AdminRequest::ReplicationLag { lag } => inner.set_replication_lag(lag),
-        AdminRequest::TransactionLifetime { lifetime } => {
-            inner.store.set_transaction_lifetime(lifetime);
+        AdminRequest::ReplicationLag { lag, member } => {
+            let index = member.map(|member| resolve(node, &member)).transpose()?;
+            inner.set_replication_lag(index, lag)?;
         }
+        AdminRequest::TransactionLifetime { lifetime } => inner.set_transaction_lifetime(lifetime),
         AdminRequest::AutoFailover {
             enabled,
             election_delay,

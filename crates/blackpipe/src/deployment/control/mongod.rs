@@ -125,7 +125,11 @@ pub(crate) async fn run_builtin(
             .and_then(|duration| node.inner.freeze(node.index, duration).map(|()| ok(node))),
         "replSetStepUp" => node.inner.elect(node.index).map(|()| ok(node)),
         "replSetGetStatus" => require_replica_set(node).map(|()| {
-            let reply = admin::status_reply(&node.inner.topology(), node.index);
+            let committed = node.majority_committed().unwrap_or(bson::Timestamp {
+                time: 0,
+                increment: 0,
+            });
+            let reply = admin::status_reply(&node.inner.topology(), node.index, committed);
             ok_reply(node, reply)
         }),
         "replSetGetConfig" => require_replica_set(node).map(|()| {

@@ -125,11 +125,6 @@ impl Deployment {
         lock(&self.inner.state).topology.primary()
     }
 
-    /// The data the nodes serve (tests check it, e.g. [`Store::writes_applied`]).
-    pub fn store(&self) -> &Arc<Store> {
-        &self.inner.store
-    }
-
     /// Request counters of node `index`.
     pub fn counters(&self, index: NodeIndex) -> Option<Arc<NodeCounters>> {
         lock(&self.inner.state)
@@ -350,11 +345,6 @@ impl Deployment {
     /// If `index` is unknown.
     pub fn capacity_stats(&self, index: NodeIndex) -> Result<CapacityStats, ControlError> {
         self.inner.capacity_stats(index).map(|(_, stats)| stats)
-    }
-
-    /// Sets how far behind the primary the secondaries' `lastWrite` trails.
-    pub fn set_replication_lag(&self, lag: Duration) {
-        self.inner.set_replication_lag(lag);
     }
 
     /// Turns automatic elections on or off (and optionally changes their delay).

@@ -10,4 +10,5 @@
 pub(crate) mod handle;
 pub mod load_balancer;
 mod operations;
+mod replication;
 mod runtime;

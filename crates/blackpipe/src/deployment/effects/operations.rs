@@ -12,8 +12,11 @@ use tokio::sync::watch;
 
 use crate::deployment::capacity::MemberCapacity;
 use crate::deployment::control_error::ControlError;
-use crate::deployment::model::{Health, MemberOptions, NodeIndex, TopologyVersion};
+use crate::deployment::model::{DeploymentKind, Health, MemberOptions, NodeIndex, TopologyVersion};
+use crate::deployment::replication::MemberData;
 use crate::deployment::state::{Effects, Inner, NodeCounters, Slot, lock};
+use blackpipe_store::Store;
+use rand::Rng;
 
 /// Reads the port of a `127.0.0.1:<port>` or `localhost:<port>` host string.
 fn local_port(host: &str) -> Result<u16, ControlError> {
@@ -51,6 +54,7 @@ impl Effects for Inner {
 
     /// Elects `index` now.
     fn elect(self: &Arc<Self>, index: NodeIndex) -> Result<(), ControlError> {
+        self.catch_up(index);
         self.mutate(|state| state.topology.elect(index))
     }
 
@@ -79,9 +83,17 @@ impl Effects for Inner {
         self.mutate(|state| state.topology.partition(index))
     }
 
-    /// Ends the partition of `index`.
+    /// Cuts the links between `index` and each of `from`.
+    fn cut(self: &Arc<Self>, index: NodeIndex, from: &[NodeIndex]) -> Result<(), ControlError> {
+        self.mutate(|state| state.topology.cut(index, from))
+    }
+
+    /// Ends the partition of `index` (and restores its cut links); it catches up, rolling
+    /// back first if it diverged.
     fn heal(self: &Arc<Self>, index: NodeIndex) -> Result<(), ControlError> {
-        self.mutate(|state| state.topology.heal(index))
+        self.mutate(|state| state.topology.heal(index))?;
+        self.replicate();
+        Ok(())
     }
 
     /// Turns automatic elections on or off; turning them on in a set without a primary
@@ -153,7 +165,10 @@ impl Effects for Inner {
             state.topology.restart(index, ObjectId::new())?;
             state.slots[index].server = Some(server);
             Ok(())
-        })
+        })?;
+        // The restarted process kept its data: it catches up (or rolls back) now.
+        self.replicate();
+        Ok(())
     }
 
     /// Lets node `index` answer `ShutdownInProgress` for `quiesce`, then kills it.
@@ -178,17 +193,25 @@ impl Effects for Inner {
         let (first_new_index, new_ports) = {
             let state = lock(&self.state);
             let mut ports = Vec::new();
-            for (host, _) in &members {
+            for (host, options) in &members {
                 if state.topology.index_of(host).is_none() {
-                    ports.push(local_port(host)?);
+                    ports.push((local_port(host)?, options.arbiter_only));
                 }
             }
             (state.topology.nodes().len(), ports)
         };
         // Slots for the new nodes exist before their servers, so handlers always find them.
+        // A new data-bearing member starts from a copy of the primary's data (initial sync).
+        let primary_store = self.primary_store();
         {
             let mut state = lock(&self.state);
-            for &port in &new_ports {
+            for &(port, arbiter) in &new_ports {
+                let options = self.replication.store_options(lock(&self.rng).random());
+                let store = if arbiter || state.topology.kind() != DeploymentKind::ReplicaSet {
+                    Store::new(options)
+                } else {
+                    primary_store.fork(options)
+                };
                 let version = TopologyVersion {
                     process_id: ObjectId::new(),
                     counter: 0,
@@ -202,11 +225,12 @@ impl Effects for Inner {
                     command_time: Duration::ZERO,
                     overload: None,
                     capacity: MemberCapacity::new(None, tokio::time::Instant::now().into_std()),
+                    data: MemberData::new(Arc::new(store)),
                 });
             }
         }
         let mut servers = Vec::new();
-        for (offset, &port) in new_ports.iter().enumerate() {
+        for (offset, &(port, _)) in new_ports.iter().enumerate() {
             match self.bind(first_new_index + offset, port).await {
                 Ok(server) => servers.push(server),
                 Err(error) => {

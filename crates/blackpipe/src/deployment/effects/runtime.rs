@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bson::oid::ObjectId;
-use rand::SeedableRng;
 use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 use tokio::sync::watch;
 
 use crate::deployment::backend::WriteTime;
@@ -17,9 +17,38 @@ use crate::deployment::config::DeploymentConfig;
 use crate::deployment::control_error::ControlError;
 use crate::deployment::model::{DeploymentKind, NodeIndex, Role, Topology};
 use crate::deployment::node::pipeline::MemberHandler;
+use crate::deployment::replication::{MemberData, Replication};
 use crate::deployment::state::{Inner, NodeCounters, Process, Slot, State, lock};
 use crate::server::Server;
 use blackpipe_store::Store;
+
+/// Each node's data: for a replica set, a copy of `store` for every data-bearing member and
+/// an empty store for arbiters, all on the deployment's op log clock; otherwise `store` itself,
+/// shared by every node.
+fn member_data(
+    topology: &Topology,
+    store: &Arc<Store>,
+    replication: &Replication,
+    rng: &mut SmallRng,
+) -> Vec<Arc<MemberData>> {
+    if topology.kind() != DeploymentKind::ReplicaSet {
+        let shared = MemberData::new(Arc::clone(store));
+        return vec![shared; topology.nodes().len()];
+    }
+    topology
+        .nodes()
+        .iter()
+        .map(|node| {
+            let options = replication.store_options(rng.random());
+            let member_store = if node.role() == Role::Arbiter {
+                Store::new(options)
+            } else {
+                store.fork(options)
+            };
+            MemberData::new(Arc::new(member_store))
+        })
+        .collect()
+}
 
 /// Finds a free port by binding an ephemeral one and releasing it.
 fn free_port() -> std::io::Result<u16> {
@@ -98,10 +127,17 @@ impl Inner {
         }
         let process_ids: Vec<ObjectId> = (0..count).map(|_| ObjectId::new()).collect();
         let topology = build_topology(config, &ports, &process_ids)?;
+        let mut rng = match config.seed {
+            Some(seed) => SmallRng::seed_from_u64(seed),
+            None => SmallRng::from_os_rng(),
+        };
+        let replication = Replication::default();
+        let data = member_data(&topology, &store, &replication, &mut rng);
         let slots = ports
             .iter()
             .zip(topology.nodes())
-            .map(|(&port, node)| Slot {
+            .zip(data)
+            .map(|((&port, node), data)| Slot {
                 port,
                 version: Arc::new(watch::Sender::new(node.topology_version())),
                 counters: Arc::new(NodeCounters::default()),
@@ -113,12 +149,9 @@ impl Inner {
                     config.capacity.filter(|_| node.role() != Role::Arbiter),
                     tokio::time::Instant::now().into_std(),
                 ),
+                data,
             })
             .collect();
-        let rng = match config.seed {
-            Some(seed) => SmallRng::seed_from_u64(seed),
-            None => SmallRng::from_os_rng(),
-        };
         let users = crate::auth::Users::new(&config.users, &mut rand::rng())
             .map_err(|error| ControlError::InvalidConfig(error.to_string()))?
             .with_aws_keys(config.aws_keys.clone());
@@ -137,7 +170,7 @@ impl Inner {
                 election_delay: config.election_delay,
                 replication_lag: config.replication_lag,
             }),
-            store,
+            replication,
             rng: Mutex::new(rng),
             control: tokio::sync::Mutex::new(()),
             changes: watch::Sender::new(0),
@@ -165,7 +198,37 @@ impl Inner {
             }
             state.topology = topology;
         }
+        inner.spawn_replicator();
         Ok(inner)
+    }
+
+    /// Runs replication passes for the entries that wait out a replication lag: after each
+    /// pass it sleeps until the next one is due, or until something new waits. (Passes with
+    /// nothing waiting also run after every write the primary applies.)
+    fn spawn_replicator(self: &Arc<Self>) {
+        // Weak: the task must not keep a stopped deployment alive (it ends at its next wake-up
+        // once the deployment is gone; `stop` wakes it).
+        let inner = Arc::downgrade(self);
+        let timer = Arc::clone(&self.replication.timer);
+        tokio::spawn(async move {
+            loop {
+                let notified = timer.notified();
+                let next_due = match inner.upgrade() {
+                    Some(inner) => inner.replicate(),
+                    None => return,
+                };
+                let sleep = async {
+                    match next_due {
+                        Some(due) => tokio::time::sleep_until(due.into()).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    () = notified => {}
+                    () = sleep => {}
+                }
+            }
+        });
     }
 
     /// Starts a server process for node `index` on `port`.
@@ -204,8 +267,10 @@ impl Inner {
         // A primary that steps down, dies or is replaced aborts its open transactions, as
         // mongod does; they never commit half applied, and their clients see
         // TransientTransactionError (or, for a commit that already happened, ok on retry).
-        if primary_before.is_some() && state.topology.primary() != primary_before {
-            self.store.abort_open_transactions();
+        if let Some(old) = primary_before.filter(|_| state.topology.primary() != primary_before) {
+            if let Some(slot) = state.slots.get(old) {
+                slot.data.store().abort_open_transactions();
+            }
         }
         for (slot, node) in state.slots.iter().zip(state.topology.nodes()) {
             let version = node.topology_version();
@@ -217,7 +282,7 @@ impl Inner {
         }
         let needs_election = state.auto_failover
             && state.topology.kind() == DeploymentKind::ReplicaSet
-            && state.topology.primary().is_none();
+            && !state.topology.primary_sees_majority();
         let delay = state.election_delay;
         drop(state);
         self.changes.send_modify(|count| *count += 1);
@@ -236,6 +301,12 @@ impl Inner {
             let Some(inner) = inner.upgrade() else {
                 return;
             };
+            let candidate = lock(&inner.state)
+                .topology
+                .election_candidate(Instant::now());
+            if let Some(candidate) = candidate {
+                inner.catch_up(candidate);
+            }
             let elected = inner.mutate(|state| {
                 if !state.auto_failover {
                     return Ok(None);
@@ -269,6 +340,7 @@ impl Inner {
 
     /// Shuts every listener down.
     pub(crate) async fn stop(&self) {
+        self.replication.timer.notify_one();
         let servers: Vec<Server> = {
             let mut state = lock(&self.state);
             state

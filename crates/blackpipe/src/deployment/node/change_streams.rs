@@ -42,7 +42,7 @@ pub(crate) fn fail_after_checkout(
     let Some(Bson::Int64(id)) = command.get("getMore").filter(|_| name == "getMore") else {
         return None;
     };
-    if !node.inner.store.has_cursor(*id) {
+    if !node.store().has_cursor(*id) {
         return None;
     }
     let code = {

@@ -59,7 +59,7 @@ pub(crate) fn transactional_write(
         && session.has_txn_number
         && !session.in_transaction
         && command.contains_key("lsid")
-        && !node.inner.store.replays_entirely(command);
+        && !node.store().replays_entirely(command);
     let transactional = if retryable_write {
         lock(&node.process.fail_points).transactional_write(&mut *lock(&node.inner.rng))
     } else {

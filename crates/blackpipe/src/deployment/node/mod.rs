@@ -18,6 +18,7 @@ mod ingress;
 mod load_balanced;
 mod max_time;
 mod oidc;
+mod read_concern;
 mod role;
 mod router_txn;
 mod search;

@@ -19,8 +19,8 @@ use tokio::sync::watch;
 use super::context::request::{self, CommandClass, canonical_name, classify};
 use super::context::{Gate, NodeContext, stop_with};
 use super::{
-    auth, awaitable, change_streams, fail_points, ingress, load_balanced, max_time, oidc, role,
-    router_txn, search, stable_api, standalone, write_concern,
+    auth, awaitable, change_streams, fail_points, ingress, load_balanced, max_time, oidc,
+    read_concern, role, router_txn, search, stable_api, standalone, write_concern,
 };
 use crate::deployment::backend;
 use crate::deployment::control::{blackpipe, mongod};
@@ -124,7 +124,8 @@ async fn run(
         return ControlFlow::Break(node.finish(error, session, None));
     }
     max_time::execution(node, &view, &name, limit, write_on_primary, session).await?;
-    store(node, request, &facts, session, class).await
+    read_concern::before(node, &view, command, limit, session).await?;
+    store(node, request, &facts, session, class, limit).await
 }
 
 /// `configureFailPoint` and `{blackpipe: ...}`, on the admin database only: the control room
@@ -168,21 +169,31 @@ async fn hello(
 }
 
 /// The store, and what a member does around it: `onPrimaryTransactionalWrite`, a router's
-/// transaction recovery and recovery tokens, change-stream labels, and the write concern.
+/// transaction recovery and recovery tokens, change-stream labels, replication of what a
+/// primary wrote, a linearizable read's confirmation, and the write concern.
 async fn store(
     node: &NodeContext,
     request: &Request,
     facts: &CommandFacts<'_>,
     session: SessionFacts,
     class: CommandClass,
+    limit: Option<std::time::Duration>,
 ) -> Gate<Outcome> {
     let command = request.command();
     let transactional = fail_points::transactional_write(node, request, session, class)?;
-    let recovered = router_txn::recover_commit(node, facts.name, command, &node.inner.store);
+    let store = node.store();
+    let recovered = router_txn::recover_commit(node, facts.name, command, &store);
     node.refuse(recovered, session)?;
     let stream_get_more = node.is_stream_get_more(facts.name, command);
     let started = Instant::now();
-    let mut reply = backend::execute(&node.inner.store, request.database(), command).await;
+    let written_before = store.op_time();
+    let majority = || node.majority_committed();
+    let mut reply = backend::execute(&store, request.database(), command, &majority).await;
+    if store.op_time() != written_before {
+        // The secondaries pull what this write added (at once where they have no lag).
+        node.inner.replicate();
+    }
+    read_concern::confirm_linearizable(node, command, limit, session).await?;
     router_txn::note_statement(node, session, command, &mut reply);
     if stream_get_more {
         errors::label_resumable_change_stream_error(&mut reply);
@@ -193,7 +204,7 @@ async fn store(
     }
     let mut labels = None;
     if class == CommandClass::Write && errors::reply_is_ok(&reply) {
-        labels = write_concern::after_write(node, facts, command, &mut reply);
+        labels = write_concern::after_write(node, facts, command, &mut reply, limit).await;
     }
     ControlFlow::Continue(node.finish(reply, session, labels.as_deref()))
 }

@@ -75,7 +75,10 @@ fn admin_commands_parse_with_defaults() {
         other => panic!("unexpected {other:?}"),
     }
     match parse_admin(&doc! {"blackpipe": "partition"}).unwrap() {
-        AdminRequest::Partition { member } => assert_eq!(member, MemberRef::Receiver),
+        AdminRequest::Partition { member, from } => {
+            assert_eq!(member, MemberRef::Receiver);
+            assert_eq!(from, None);
+        }
         other => panic!("unexpected {other:?}"),
     }
     match parse_admin(&doc! {"blackpipe": "overload", "mode": {"times": 3}, "baseBackoffMS": 50})
@@ -167,7 +170,14 @@ fn config_and_status_documents_describe_the_set() {
     let config = config.get_document("config").unwrap();
     assert_eq!(config.get_str("_id").unwrap(), "rs0");
     assert_eq!(config.get_array("members").unwrap().len(), 3);
-    let status = status_reply(&topology, 0);
+    let status = status_reply(
+        &topology,
+        0,
+        bson::Timestamp {
+            time: 0,
+            increment: 0,
+        },
+    );
     let members = status.get_array("members").unwrap();
     let states: Vec<&str> = members
         .iter()

@@ -5,3 +5,4 @@ mod hello;
 mod model;
 mod model_props;
 mod replay;
+mod votes;

@@ -46,7 +46,6 @@ pub(crate) struct NodeView {
     pub(crate) slow: Duration,
     /// How long each of the store's commands takes to run (see [`time::spend`]).
     pub(crate) command_time: Duration,
-    pub(crate) replication_lag: Duration,
 }
 
 impl NodeView {
@@ -79,21 +78,19 @@ impl NodeContext {
             version: node.topology_version(),
             slow: slot.slow,
             command_time: slot.command_time,
-            replication_lag: state.replication_lag,
         })
     }
 
-    /// The optime this node reports: the store's latest write on a primary, a lagging one on
-    /// a secondary; a baseline (the deployment's start) before any write.
-    fn op_times(&self, view: &NodeView, now: DateTime) -> (OpTime, OpTime) {
-        let latest = backend::last_write(&self.inner.store);
-        let lagging = if view.replication_lag.is_zero() {
-            latest
-        } else {
-            let lag_ms = i64::try_from(view.replication_lag.as_millis()).unwrap_or(i64::MAX);
-            let cutoff = DateTime::from_millis(now.timestamp_millis().saturating_sub(lag_ms));
-            backend::last_write_before(&self.inner.store, cutoff)
-        };
+    /// The store this node serves.
+    pub(crate) fn store(&self) -> Arc<blackpipe_store::Store> {
+        self.inner.store_of(self.index).unwrap_or_default()
+    }
+
+    /// The optimes this node reports in hello: what it has applied (its store's latest write)
+    /// and the majority commit point it knows; a baseline (the deployment's start) before any
+    /// write.
+    fn op_times(&self, view: &NodeView) -> (OpTime, OpTime) {
+        let store = self.store();
         let to_op_time = |write: Option<WriteTime>| {
             let write = write.unwrap_or(self.inner.baseline);
             OpTime {
@@ -102,12 +99,25 @@ impl NodeContext {
                 wall: write.wall,
             }
         };
-        let mine = if view.role == Role::Primary {
-            to_op_time(latest)
-        } else {
-            to_op_time(lagging)
+        let applied = backend::last_write(&store);
+        let majority = match self.majority_committed() {
+            Some(commit) => backend::write_at(&store, commit),
+            None => applied,
         };
-        (mine, to_op_time(lagging))
+        (to_op_time(applied), to_op_time(majority))
+    }
+
+    /// The majority commit point this replica set member knows (`None` outside replica sets,
+    /// where every write is as committed as it will ever be).
+    pub(crate) fn majority_committed(&self) -> Option<bson::Timestamp> {
+        let data = {
+            let state = lock(&self.inner.state);
+            if state.topology.kind() != DeploymentKind::ReplicaSet {
+                return None;
+            }
+            Arc::clone(&state.slots.get(self.index)?.data)
+        };
+        Some(data.known_commit())
     }
 
     /// Builds this node's hello reply, `$clusterTime` included where mongod adds it.
@@ -119,7 +129,7 @@ impl NodeContext {
     ) -> Option<(Document, NodeView)> {
         let view = self.view()?;
         let now = DateTime::now();
-        let (last_write, majority) = self.op_times(&view, now);
+        let (last_write, majority) = self.op_times(&view);
         let facts = HelloFacts {
             legacy,
             hello_ok,
@@ -136,10 +146,21 @@ impl NodeContext {
         Some((reply, view))
     }
 
+    /// Appends `$clusterTime` (the newest optime any member has written: members gossip it)
+    /// and `operationTime` (what this member has applied).
     pub(crate) fn append_cluster_time(&self, view: &NodeView, reply: &mut Document) {
         if view.kind != DeploymentKind::Standalone {
-            let latest = backend::last_write(&self.inner.store).unwrap_or(self.inner.baseline);
-            hello::append_cluster_time(reply, latest.ts.max(self.inner.baseline.ts));
+            let baseline = self.inner.baseline.ts;
+            let applied = backend::last_write(&self.store()).map_or(baseline, |write| write.ts);
+            let cluster_time = self
+                .inner
+                .replication
+                .clock
+                .latest()
+                .max(applied)
+                .max(baseline);
+            hello::append_cluster_time(reply, cluster_time);
+            reply.insert("operationTime", applied.max(baseline));
         }
     }
 
@@ -238,7 +259,7 @@ impl NodeContext {
     /// Whether `command` is a getMore on an open change-stream cursor of this node's store.
     pub(crate) fn is_stream_get_more(&self, name: &str, command: &Document) -> bool {
         name == "getMore"
-            && matches!(command.get("getMore"), Some(Bson::Int64(id)) if self.inner.store.is_change_stream_cursor(*id))
+            && matches!(command.get("getMore"), Some(Bson::Int64(id)) if self.store().is_change_stream_cursor(*id))
     }
 
     /// What `failCommand` does to a command with these facts before it runs, if it triggers.

@@ -5,8 +5,11 @@
 //! say in its hello reply increments every node's `topologyVersion.counter`, which is what wakes
 //! awaitable hellos.
 
+mod votes;
+
 use std::time::{Duration, Instant};
 
+use bson::Timestamp;
 use bson::oid::ObjectId;
 
 use super::control_error::ControlError;
@@ -71,6 +74,8 @@ pub struct Node {
     health: Health,
     version: TopologyVersion,
     frozen_until: Option<Instant>,
+    /// The newest op log entry the member has applied (what it votes with).
+    applied: Timestamp,
 }
 
 impl Node {
@@ -85,6 +90,10 @@ impl Node {
                 counter: 0,
             },
             frozen_until: None,
+            applied: Timestamp {
+                time: 0,
+                increment: 0,
+            },
         }
     }
 
@@ -111,6 +120,12 @@ impl Node {
     /// The current `topologyVersion`.
     pub fn topology_version(&self) -> TopologyVersion {
         self.version
+    }
+
+    /// The timestamp of the newest op log entry the member has applied, as the model last
+    /// heard it (see [`Topology::set_applied`]).
+    pub fn applied(&self) -> Timestamp {
+        self.applied
     }
 
     /// True while `replSetFreeze` or a stepdown keeps it from running for election.
@@ -140,6 +155,8 @@ pub struct Topology {
     term: i64,
     primary: Option<usize>,
     nodes: Vec<Node>,
+    /// Links cut by `partition ... from`, as `(lower index, higher index)`.
+    cut_links: std::collections::BTreeSet<(NodeIndex, NodeIndex)>,
 }
 
 /// A node's index in [`Topology::nodes`].
@@ -154,6 +171,7 @@ impl Topology {
             set_version: 0,
             term: 0,
             primary: None,
+            cut_links: Default::default(),
             nodes: vec![Node::new(
                 host.into(),
                 MemberOptions::default(),
@@ -171,6 +189,7 @@ impl Topology {
             set_version: 0,
             term: 0,
             primary: None,
+            cut_links: Default::default(),
             nodes: routers
                 .into_iter()
                 .map(|(host, pid)| Node::new(host, MemberOptions::default(), Role::Router, pid))
@@ -210,9 +229,10 @@ impl Topology {
             term: 0,
             primary: None,
             nodes,
+            cut_links: Default::default(),
         };
         let first = topology
-            .best_electable(None)
+            .best_winner(None)
             .ok_or_else(|| ControlError::InvalidConfig("no electable member".into()))?;
         topology.install_primary(first);
         Ok(topology)
@@ -305,24 +325,6 @@ impl Topology {
         reachable > voters / 2
     }
 
-    /// The highest-priority reachable electable member (lowest index on ties), optionally
-    /// skipping frozen ones.
-    fn best_electable(&self, unfrozen_at: Option<Instant>) -> Option<NodeIndex> {
-        let mut best: Option<NodeIndex> = None;
-        for (index, node) in self.nodes.iter().enumerate() {
-            let eligible = node.is_reachable()
-                && node.options.is_electable()
-                && matches!(node.role, Role::Secondary | Role::Primary)
-                && !unfrozen_at.is_some_and(|now| node.is_frozen(now));
-            let better =
-                best.is_none_or(|b| node.options.priority > self.nodes[b].options.priority);
-            if eligible && better {
-                best = Some(index);
-            }
-        }
-        best
-    }
-
     fn install_primary(&mut self, index: NodeIndex) {
         if let Some(old) = self.primary.take() {
             self.nodes[old].role = Role::Secondary;
@@ -347,16 +349,15 @@ impl Topology {
         }
     }
 
-    /// The member an automatic election would choose now (highest priority, reachable,
-    /// electable, not frozen), if there is no primary and a majority is reachable.
+    /// The member an automatic election would choose now (see [`Topology::can_win`]: the
+    /// newest op log among those a majority would vote for, then priority; not frozen), if the
+    /// set has no primary or its primary no longer reaches a majority over uncut links.
     pub fn election_candidate(&self, now: Instant) -> Option<NodeIndex> {
-        if self.kind != DeploymentKind::ReplicaSet
-            || self.primary.is_some()
-            || !self.reachable_majority()
-        {
+        if self.kind != DeploymentKind::ReplicaSet || self.primary_sees_majority() {
             return None;
         }
-        self.best_electable(Some(now))
+        self.best_winner(Some(now))
+            .filter(|&candidate| Some(candidate) != self.primary)
     }
 
     /// `replSetStepDown`: the primary becomes a secondary and may not run for election for
@@ -415,6 +416,9 @@ impl Topology {
         }
         if !self.reachable_majority() {
             return Err(ControlError::NoMajority);
+        }
+        if !self.can_win(index) {
+            return Err(ControlError::ElectionLost(self.nodes[index].host.clone()));
         }
         self.install_primary(index);
         self.bump_all();
@@ -475,7 +479,8 @@ impl Topology {
         self.set_health(index, Health::ShuttingDown)
     }
 
-    /// Ends a partition: the node answers again, as a secondary if it was primary.
+    /// Ends a partition: the node answers again, as a secondary if it was primary, and every
+    /// link `partition ... from` cut to it is restored.
     ///
     /// # Errors
     ///
@@ -483,8 +488,16 @@ impl Topology {
     pub fn heal(&mut self, index: NodeIndex) -> Result<(), ControlError> {
         let node = self.node_mut(index)?;
         match node.health {
-            Health::Partitioned => self.set_health(index, Health::Up),
-            Health::Up => Ok(()),
+            Health::Partitioned => {
+                self.restore_links(index);
+                self.set_health(index, Health::Up)
+            }
+            Health::Up => {
+                if self.restore_links(index) {
+                    self.bump_all();
+                }
+                Ok(())
+            }
             Health::Down | Health::ShuttingDown => {
                 Err(ControlError::Unreachable(node.host.clone()))
             }
