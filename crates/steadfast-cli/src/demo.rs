@@ -14,7 +14,10 @@
 //! acknowledged are compared with the counters' final values: with steadfast's retries they
 //! match exactly, and the run fails if they do not. `--no-retries` runs the same workload with
 //! retries off to show what the application would have suffered.
+//! On the embedded deployment a last act shows a `w: 1` write lost to a rollback beside a
+//! `w: "majority"` write that survived ([`rollback`]).
 
+mod rollback;
 mod schedule;
 
 use schedule::OverloadPlan;
@@ -22,7 +25,7 @@ use schedule::OverloadPlan;
 use std::sync::Arc;
 use std::time::Duration;
 
-use blackpipe::deployment::Deployment;
+use blackpipe::deployment::{Deployment, RolledBackWrite};
 use bson::{Document, doc};
 use clap::Args;
 use steadfast::retries::RetryPolicy;
@@ -222,7 +225,7 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
             };
             let consumer = if args.consumer {
                 let collection = db.collection::<Document>(watched);
-                Some(Consumer::start(deployment, collection, Arc::clone(&live)).await?)
+                Some(Consumer::start(Arc::clone(deployment), collection, Arc::clone(&live)).await?)
             } else {
                 None
             };
@@ -265,7 +268,10 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         Injector::Remote { admin, .. } => restore_remote(admin).await,
     };
     let stream = match consumer {
-        Some(consumer) => match consumer.finish(&outcome.ledger, watched).await {
+        Some(consumer) => match consumer
+            .finish(&outcome.ledger, watched, &rollbacks_of(&target))
+            .await
+        {
             Ok(check) => Some(check),
             Err(panic) => {
                 outcome.panics.push(panic);
@@ -301,6 +307,10 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         }
     }
     client.shutdown().await;
+    let act = match &target {
+        Target::Embedded(deployment) => Some(rollback::play(deployment).await),
+        Target::Remote(_) => None,
+    };
     if let Target::Embedded(deployment) = &target {
         deployment.stop().await;
     }
@@ -329,10 +339,20 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
     if let Some(stream) = &report.stream {
         report.checks.extend(stream.checks());
     }
+    let act_lines = match act {
+        Some(act) => {
+            report.checks.push(act.check);
+            act.lines
+        }
+        None => Vec::new(),
+    };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", report.to_text());
+        for line in &act_lines {
+            println!("{line}");
+        }
         if !retries {
             let c = &report.counters;
             let failed = c.not_applied + c.ambiguous + c.applied_despite_error;
@@ -361,6 +381,15 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
 }
 
 /// The connection string without its password.
+/// The writes rollbacks discarded on the embedded deployment (none on a real one: its
+/// rollbacks are not observable from here).
+fn rollbacks_of(target: &Target) -> Vec<RolledBackWrite> {
+    match target {
+        Target::Embedded(deployment) => deployment.rollbacks(),
+        Target::Remote(_) => Vec::new(),
+    }
+}
+
 fn redact(uri: &str) -> String {
     match (uri.find("://"), uri.rfind('@')) {
         (Some(scheme), Some(at)) if at > scheme => {

@@ -1,5 +1,6 @@
 //! The invariants a torture run must keep, checked once it is over.
 
+use crate::workload::durability::{ConvergenceCheck, Durability};
 use crate::workload::report::{Check, Verdict};
 use crate::workload::verify::{CounterCheck, InsertCheck};
 
@@ -41,7 +42,14 @@ pub(crate) struct Observations {
     /// Document writes the store applied to the inserts' namespace.
     pub(crate) insert_writes_applied: u64,
     pub(crate) panics: Vec<String>,
+    /// Reads that returned less than was acknowledged before them, not explained by a rollback.
     pub(crate) stale_reads: usize,
+    /// Stale reads of a counter whose missing increments rollbacks discarded (`w: 1`).
+    pub(crate) stale_reads_after_rollback: usize,
+    /// The workers' write concern.
+    pub(crate) durability: Durability,
+    /// Whether the members hold the same data once caught up (`None`: not compared).
+    pub(crate) convergence: Option<ConvergenceCheck>,
     pub(crate) anomalies: usize,
     /// Tasks of the client still alive after its shutdown.
     pub(crate) live_tasks: usize,
@@ -75,7 +83,7 @@ fn not_checked(name: &'static str, why: &str) -> Check {
 }
 
 /// The invariants' names, in report order.
-pub(crate) const INVARIANTS: [&str; 11] = [
+pub(crate) const INVARIANTS: [&str; 13] = [
     LOST,
     DOUBLED,
     TRUTHFUL,
@@ -87,7 +95,11 @@ pub(crate) const INVARIANTS: [&str; 11] = [
     "no leaked connection",
     MEMORY,
     "deployment healthy after the faults",
+    CONVERGED,
+    ROLLBACKS,
 ];
+const CONVERGED: &str = "every member holds the same data";
+const ROLLBACKS: &str = "rollbacks account for every missing write";
 const LOST: &str = "no acknowledged write lost";
 const DOUBLED: &str = "no write applied twice";
 const TRUTHFUL: &str = "failed writes reported truthfully";
@@ -104,7 +116,16 @@ pub(crate) fn evaluate(o: &Observations) -> Vec<Check> {
         check(
             INVARIANTS[4],
             o.stale_reads == 0,
-            format!("{} stale reads", o.stale_reads),
+            if o.stale_reads_after_rollback > 0 {
+                format!(
+                    "{} stale reads; {} more missed only increments rollbacks discarded (w: {})",
+                    o.stale_reads,
+                    o.stale_reads_after_rollback,
+                    o.durability.name()
+                )
+            } else {
+                format!("{} stale reads", o.stale_reads)
+            },
         ),
         check(
             INVARIANTS[5],
@@ -143,7 +164,60 @@ pub(crate) fn evaluate(o: &Observations) -> Vec<Check> {
                 o.restore_problems.join("; ")
             },
         ),
+        convergence(o),
+        rollbacks(o),
     ]
+}
+
+fn convergence(o: &Observations) -> Check {
+    let Some(c) = &o.convergence else {
+        return not_checked(CONVERGED, "the members' data could not be compared");
+    };
+    let detail = if c.differences.is_empty() {
+        format!(
+            "{} members hold the same {} documents in the workload's collections",
+            c.members, c.documents
+        )
+    } else {
+        c.differences.join("; ")
+    };
+    check(CONVERGED, c.differences.is_empty(), detail)
+}
+
+/// The writes rollbacks discarded against the known-applied writes that are missing: each
+/// missing one must be discarded (else [`LOST`] fails), and each discarded one must be a
+/// write the application sent and may have had applied.
+fn rollbacks(o: &Observations) -> Check {
+    let (c, i) = (&o.counters, &o.inserts);
+    let unexplained = &i.unexplained_rollbacks;
+    let detail = if !unexplained.is_empty() {
+        unexplained.join("; ")
+    } else if c.rolled_back == 0 && i.rolled_back == 0 {
+        "no rollback discarded a write of the workload".to_owned()
+    } else {
+        let mut lost: Vec<String> = c
+            .mismatches
+            .iter()
+            .filter(|m| m.lost_to_rollback() > 0)
+            .map(|m| format!("counter {} -{}", m.key, m.lost_to_rollback()))
+            .collect();
+        lost.extend(i.lost_to_rollback.iter().map(|id| format!("insert {id}")));
+        format!(
+            "w: {}: rollbacks discarded {} increments and {} inserts; {} known-applied increments and {} known-applied inserts lost to them{}; {} rolled-back inserts applied again by a retry",
+            o.durability.name(),
+            c.rolled_back,
+            i.rolled_back,
+            c.lost_to_rollback,
+            i.lost_to_rollback.len(),
+            if lost.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", lost.join(", "))
+            },
+            i.reapplied_after_rollback
+        )
+    };
+    check(ROLLBACKS, unexplained.is_empty(), detail)
 }
 
 /// Whether the run acknowledged any write: without one, the write checks have nothing to say.
@@ -159,11 +233,21 @@ fn lost_writes(o: &Observations) -> Check {
         .counters
         .mismatches
         .iter()
-        .filter(|m| i128::from(m.actual) < i128::from(m.certainly_applied))
+        .filter(|m| i128::from(m.actual) < i128::from(m.certainly_applied) && !m.within_ambiguity())
         .map(|m| m.describe())
         .collect();
     lost.extend(o.inserts.lost.iter().cloned());
-    let detail = if lost.is_empty() {
+    let rolled_back = o.counters.lost_to_rollback + o.inserts.lost_to_rollback.len() as u64;
+    let detail = if lost.is_empty() && rolled_back > 0 {
+        format!(
+            "{} acknowledged increments and {} acknowledged inserts all present but the {} increments and {} inserts rollbacks discarded, as w: {} allows",
+            o.counters.acknowledged,
+            o.inserts.acknowledged,
+            o.counters.lost_to_rollback,
+            o.inserts.lost_to_rollback.len(),
+            o.durability.name()
+        )
+    } else if lost.is_empty() {
         format!(
             "{} acknowledged increments and {} acknowledged inserts all present",
             o.counters.acknowledged, o.inserts.acknowledged
@@ -237,6 +321,16 @@ fn counters(o: &Observations) -> Check {
             "exact: {} counters hold exactly the {known} increments known to be applied",
             c.counters
         )
+    } else if c.within_bounds() && c.lost_to_rollback > 0 {
+        format!(
+            "not exact, within bounds: the {} counters hold {} for {known} increments known to be applied; {} of those were among the {} increments rollbacks discarded (w: {}), any other difference is one of the {} increments reported with an unknown outcome",
+            c.counters,
+            c.final_total,
+            c.lost_to_rollback,
+            c.rolled_back,
+            o.durability.name(),
+            c.ambiguous
+        )
     } else if c.within_bounds() {
         format!(
             "not exact, within bounds: the {} counters hold {} for {known} increments known to be applied; every difference is one of the {} increments reported with an unknown outcome",
@@ -296,6 +390,11 @@ mod tests {
             insert_writes_applied: 5,
             memory: Some((100, 120)),
             operations: 15,
+            convergence: Some(ConvergenceCheck {
+                members: 3,
+                documents: 7,
+                differences: Vec::new(),
+            }),
             ..Observations::default()
         }
     }
@@ -325,6 +424,7 @@ mod tests {
             certainly_applied: 5,
             ambiguous: 0,
             actual: 4,
+            ..CounterMismatch::default()
         });
         o.counters.final_total = 9;
         o.counter_writes_applied = 9;
@@ -410,6 +510,7 @@ mod tests {
             certainly_applied: 5,
             ambiguous: 1,
             actual: 6,
+            ..CounterMismatch::default()
         });
         o.counters.final_total = 11;
         o.counter_writes_applied = 11;
@@ -423,5 +524,58 @@ mod tests {
             "{}",
             counters.detail
         );
+    }
+
+    /// w:1: an acknowledged increment and an acknowledged insert rolled back are accounted
+    /// for, named, and violate nothing.
+    #[test]
+    fn w1_losses_to_listed_rollbacks_hold_and_are_named() {
+        let mut o = healthy();
+        o.durability = Durability::W1;
+        o.counters.rolled_back = 1;
+        o.counters.lost_to_rollback = 1;
+        o.counters.final_total = 9;
+        o.counter_writes_applied = 9;
+        o.counters.mismatches.push(CounterMismatch {
+            key: "d".into(),
+            certainly_applied: 5,
+            actual: 4,
+            rolled_back: 1,
+            loss_allowed: 1,
+            ..CounterMismatch::default()
+        });
+        o.inserts.rolled_back = 1;
+        o.inserts.lost_to_rollback = vec!["w1-3".into()];
+        o.inserts.stored = 4;
+        o.insert_writes_applied = 4;
+        assert!(failed(&o).is_empty(), "{:?}", evaluate(&o));
+        let checks = evaluate(&o);
+        let detail = |name: &str| {
+            checks
+                .iter()
+                .find(|c| c.name == name)
+                .map(|c| c.detail.clone())
+                .unwrap_or_default()
+        };
+        assert!(
+            detail(ROLLBACKS).contains("(counter d -1, insert w1-3)"),
+            "{}",
+            detail(ROLLBACKS)
+        );
+        assert!(detail(LOST).contains("as w: 1 allows"), "{}", detail(LOST));
+    }
+
+    #[test]
+    fn an_unexplained_rollback_or_a_diverged_member_fails() {
+        let mut o = healthy();
+        o.inserts.unexplained_rollbacks = vec!["1 rolled-back inserts were never sent".into()];
+        o.convergence = Some(ConvergenceCheck {
+            members: 3,
+            documents: 7,
+            differences: vec!["inserts: m0 and m1 differ".into()],
+        });
+        assert_eq!(failed(&o), [CONVERGED, ROLLBACKS]);
+        o.convergence = None;
+        assert_eq!(with_verdict(&o, Verdict::NotChecked), [CONVERGED]);
     }
 }

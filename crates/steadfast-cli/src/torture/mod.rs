@@ -16,6 +16,7 @@ mod invariants;
 mod memory;
 mod panics;
 mod schedule;
+mod settle;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,6 +26,7 @@ use clap::{Args, ValueEnum};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
+use crate::workload::durability::{Discarded, Durability, check_convergence, discarded_in};
 use crate::workload::events::DriverWatch;
 use crate::workload::inject::{Injector, SimulatedFaults};
 use crate::workload::ledger::{CounterBook, WriteProgress, day_keys};
@@ -32,11 +34,14 @@ use crate::workload::progress::{Display, LiveCounters};
 use crate::workload::report::{Report, ReportInputs};
 use crate::workload::run::{RunPlan, execute};
 use crate::workload::setup::{self, DATABASE};
-use crate::workload::verify::{check_counters, check_inserts};
+use crate::workload::verify::{Rollbacks, check_counters_after, check_inserts};
 use crate::workload::worker::Workload;
 
 use crate::workload::roles::{Consumer, Transfers, WorkloadKind};
+use crate::workload::transfer_worker::BANK;
+use crate::workload::verify::{CounterCheck, InsertCheck};
 use invariants::Observations;
+use steadfast::options::CollectionOptions;
 
 /// The appName of the workload's client; fail points filter on it.
 const APP_NAME: &str = "steadfast-torture";
@@ -74,6 +79,12 @@ pub(crate) struct TortureArgs {
     /// that it received every applied write exactly once, in op-log order.
     #[arg(long)]
     consumer: bool,
+    /// The write concern of the workers' increments and inserts: with `1`, writes a primary
+    /// cut off from its secondaries acknowledged are rolled back when it rejoins, and the
+    /// report counts and names them; with `majority` no acknowledged write may be lost.
+    /// Transfers commit with `majority` either way.
+    #[arg(long, value_enum, default_value_t = Durability::Majority)]
+    write_concern: Durability,
 }
 
 impl TortureArgs {
@@ -97,14 +108,16 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     let faults = schedule::FaultMix {
         transactions: args.workload == WorkloadKind::Transfer,
         change_stream: args.consumer,
+        isolation: true,
     };
     let schedule = schedule::random_schedule(&mut StdRng::seed_from_u64(seed), duration, faults);
     if !args.json {
         println!(
-            "steadfast torture: seed {seed}, {:.1} s, {} workers, {:?} workload{}, {} faults",
+            "steadfast torture: seed {seed}, {:.1} s, {} workers, {:?} workload with w: {}{}, {} faults",
             args.seconds,
             args.workers,
             args.workload,
+            args.write_concern.name(),
             if args.consumer {
                 " and a change stream consumer"
             } else {
@@ -142,14 +155,15 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     let live = Arc::new(LiveCounters::default());
     let consumer = if args.consumer {
         let collection = db.collection::<Document>(watched);
-        Some(Consumer::start(&deployment, collection, Arc::clone(&live)).await?)
+        Some(Consumer::start(Arc::clone(&deployment), collection, Arc::clone(&live)).await?)
     } else {
         None
     };
     let probe = Arc::clone(&deployment);
+    let durable = CollectionOptions::default().write_concern(args.write_concern.write_concern());
     let workload = Arc::new(Workload {
-        counters: db.collection::<Document>(COUNTERS),
-        inserts: db.collection::<Document>(INSERTS),
+        counters: db.collection_with_options::<Document>(COUNTERS, durable.clone()),
+        inserts: db.collection_with_options::<Document>(INSERTS, durable),
         book: Arc::new(CounterBook::new(day_keys(8))),
         writes: Arc::new(WriteProgress::new()),
         live,
@@ -174,10 +188,13 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     let Injector::Simulated(simulated) = &*injector else {
         return Err("the torture run always injects through blackpipe".into());
     };
-    let restore_problems = simulated.restore().await;
+    let mut restore_problems = simulated.restore().await;
+    restore_problems.extend(settle::catch_up(&deployment).await);
+    let rollbacks = deployment.rollbacks();
+    let discarded = Discarded::from_rollbacks(&rollbacks);
     // After the restore, so that the consumer drains from a healthy deployment.
     let stream = match consumer {
-        Some(consumer) => match consumer.finish(&outcome.ledger, watched).await {
+        Some(consumer) => match consumer.finish(&outcome.ledger, watched, &rollbacks).await {
             Ok(check) => Some(check),
             Err(panic) => {
                 outcome.panics.push(panic);
@@ -204,8 +221,19 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         None => None,
     };
     drop(transfers);
-    let counters = check_counters(&outcome.ledger, &finals);
-    let inserts = check_inserts(&outcome.ledger.inserts, &stored_ids);
+    let mut collections = vec![COUNTERS, INSERTS];
+    if args.workload == WorkloadKind::Transfer {
+        collections.push(BANK);
+    }
+    let convergence = check_convergence(&settle::member_data(&deployment, &collections));
+    let (counters, inserts, stale_reads_after_rollback) = check_writes(
+        &mut outcome.ledger,
+        &finals,
+        &stored_ids,
+        &discarded,
+        args.write_concern,
+    );
+    drop((discarded, rollbacks));
     deployment.stop().await;
     drop(stored_ids);
     let deployment_name = format!("embedded blackpipe replica set {}", deployment.uri());
@@ -233,6 +261,8 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     report.panics.extend(panic_watch.finish());
     report.transfers = transfer_check;
     report.stream = stream;
+    report.write_concern = Some(args.write_concern);
+    report.convergence = Some(convergence.clone());
     // The ledger holds an entry per operation: release it before measuring memory.
     drop(outcome);
     // blackpipe's per-connection, hello-stream and control tasks finish just after the
@@ -248,6 +278,9 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         insert_writes_applied,
         panics: report.panics.clone(),
         stale_reads: report.stale_reads.len(),
+        stale_reads_after_rollback,
+        durability: args.write_concern,
+        convergence: Some(convergence),
         anomalies: report.anomalies.len(),
         live_tasks,
         open_connections,
@@ -278,15 +311,49 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     } else {
         let names: Vec<&str> = failing.iter().map(|check| check.name).collect();
         Err(format!(
-            "invariants violated or, strict, not checked: {}; reproduce with: steadfast torture --seconds {} --seed {seed} --workers {} --workload {}{}",
+            "invariants violated or, strict, not checked: {}; reproduce with: steadfast torture --seconds {} --seed {seed} --workers {} --write-concern {} --workload {}{}",
             names.join(", "),
             args.seconds,
             args.workers,
+            args.write_concern.name(),
             args.workload.to_possible_value().map_or("counters".to_owned(), |v| v.get_name().to_owned()),
             if args.consumer { " --consumer" } else { "" }
         )
         .into())
     }
+}
+
+/// The counters and inserts checked against the primary's data and the writes rollbacks
+/// discarded; the stale reads those rollbacks explain are taken out of the ledger and
+/// counted.
+fn check_writes(
+    ledger: &mut crate::workload::ledger::Ledger,
+    finals: &std::collections::BTreeMap<String, i64>,
+    stored_ids: &std::collections::BTreeMap<String, usize>,
+    discarded: &[Discarded],
+    durability: Durability,
+) -> (CounterCheck, InsertCheck, usize) {
+    let counters_discarded = discarded_in(discarded, &format!("{DATABASE}.{COUNTERS}"));
+    let inserts_discarded = discarded_in(discarded, &format!("{DATABASE}.{INSERTS}"));
+    let explained =
+        settle::explained_by_rollbacks(&mut ledger.stale_reads, &counters_discarded, durability);
+    let counters = check_counters_after(
+        ledger,
+        finals,
+        Rollbacks {
+            discarded: &counters_discarded,
+            durability,
+        },
+    );
+    let inserts = check_inserts(
+        &ledger.inserts,
+        stored_ids,
+        Rollbacks {
+            discarded: &inserts_discarded,
+            durability,
+        },
+    );
+    (counters, inserts, explained)
 }
 
 /// Waits until the deployment has no open connection, for at most [`CONNECTION_DRAIN_LIMIT`];

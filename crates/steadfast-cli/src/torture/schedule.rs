@@ -20,6 +20,8 @@ pub(crate) struct FaultMix {
     pub(crate) transactions: bool,
     /// Connections closed instead of a change stream's `getMore`.
     pub(crate) change_stream: bool,
+    /// The primary cut off from its secondaries (it takes `w: 1` writes that roll back).
+    pub(crate) isolation: bool,
 }
 
 impl FaultMix {
@@ -32,6 +34,9 @@ impl FaultMix {
         if self.change_stream {
             extras.push(Extra::CloseBeforeGetMore);
         }
+        if self.isolation {
+            extras.push(Extra::IsolatePrimary);
+        }
         extras
     }
 }
@@ -41,6 +46,7 @@ enum Extra {
     CommitOutcomeLost,
     CloseBeforeCommit,
     CloseBeforeGetMore,
+    IsolatePrimary,
 }
 
 /// The commands a `failCommand` fault may hit.
@@ -81,6 +87,11 @@ fn random_fault(rng: &mut impl Rng, mix: FaultMix) -> Fault {
             Extra::CloseBeforeGetMore => Fault::CloseBeforeCommand {
                 commands: &["getMore"],
                 times,
+            },
+            // Longer than the embedded set's election delay (300 ms), so that the majority
+            // side elects while the isolated primary still takes writes.
+            Extra::IsolatePrimary => Fault::IsolatePrimary {
+                duration: millis(rng, 600, 2_500),
             },
         };
     }
@@ -239,6 +250,7 @@ mod tests {
         let mix = FaultMix {
             transactions: true,
             change_stream: true,
+            isolation: false,
         };
         let faults: Vec<String> = (0..20)
             .flat_map(|seed| {
@@ -256,5 +268,38 @@ mod tests {
                 "no {wanted} fault"
             );
         }
+    }
+
+    #[test]
+    fn isolation_runs_cut_the_primary_off_long_enough_for_an_election() {
+        let mix = FaultMix {
+            isolation: true,
+            ..FaultMix::default()
+        };
+        let isolations: Vec<Duration> = (0..20)
+            .flat_map(|seed| {
+                random_schedule(
+                    &mut StdRng::seed_from_u64(seed),
+                    Duration::from_secs(30),
+                    mix,
+                )
+            })
+            .filter_map(|scheduled| match scheduled.fault {
+                Fault::IsolatePrimary { duration } => Some(duration),
+                _ => None,
+            })
+            .collect();
+        assert!(isolations.len() >= 10, "{isolations:?}");
+        let election = crate::workload::setup::ELECTION_DELAY;
+        assert!(
+            isolations.iter().all(|d| *d >= election * 2),
+            "{isolations:?}"
+        );
+        assert!(
+            (0..20)
+                .flat_map(|seed| schedule(seed, 30))
+                .all(|s| s.fault.kind() != "isolate-primary"),
+            "only runs that ask for it isolate the primary"
+        );
     }
 }

@@ -6,10 +6,12 @@
 //! returns an error does it do what an application must: open a new stream with
 //! `resume_after` the last token it holds. Such restarts are counted and reported.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use blackpipe::deployment::RolledBackWrite;
 use blackpipe::store::{OpTime, OplogEntry, OplogOp, Store};
 use bson::{Bson, Document, Timestamp};
 use steadfast::Collection;
@@ -205,6 +207,13 @@ fn change_op(operation: &OperationType) -> ChangeOp {
     }
 }
 
+fn timestamp(at: LogPosition) -> Timestamp {
+    Timestamp {
+        time: at.time,
+        increment: at.increment,
+    }
+}
+
 fn position(ts: Timestamp) -> LogPosition {
     LogPosition {
         time: ts.time,
@@ -220,41 +229,94 @@ pub(crate) fn id_text(id: &Bson) -> String {
     }
 }
 
+/// Where the tap reads: the current primary's store, asked for at every collection (an
+/// election moves the primary, a rollback replaces a member's store). `None` once the
+/// deployment is gone.
+pub(crate) type StoreSource = Box<dyn Fn() -> Option<Arc<Store>> + Send>;
+
 /// Collects the op-log entries of one namespace as they are written, so that the check does
-/// not depend on the op log retaining a whole run.
+/// not depend on the op log retaining a whole run. It follows the primary: when another
+/// member's store becomes the primary's, the changes collected from the old one that the new
+/// one's branch does not hold are set aside as abandoned (a rollback discards them), and
+/// collection resumes on the new branch from the last change both hold.
 pub(crate) struct OplogTap {
+    source: StoreSource,
     store: Arc<Store>,
     ns: String,
-    last: OpTime,
+    /// The primary's newest op-log timestamp when the tap started.
+    start: Timestamp,
+    /// The timestamp collection resumes after.
+    last: Timestamp,
     /// Document writes the store had applied to `ns` when the tap started.
     applied_at_start: u64,
     pub(crate) changes: Vec<Change>,
+    /// Changes collected from a former primary that its successor's branch does not hold.
+    pub(crate) abandoned: Vec<Change>,
 }
 
 impl OplogTap {
-    /// A tap on `ns` (`db.collection`) from the store's current position.
-    pub(crate) fn new(store: Arc<Store>, ns: String) -> OplogTap {
-        let last = store.op_time();
+    /// A tap on `ns` (`db.collection`) from the current position of `store`, following the
+    /// stores `source` returns.
+    pub(crate) fn new(store: Arc<Store>, source: StoreSource, ns: String) -> OplogTap {
+        let start = store.op_time().ts;
         let applied_at_start = store.writes_applied(&ns);
         OplogTap {
+            source,
             store,
             ns,
-            last,
+            start,
+            last: start,
             applied_at_start,
             changes: Vec::new(),
+            abandoned: Vec::new(),
         }
     }
 
-    /// Collects the entries written since the last call.
+    /// Collects the entries written since the last call, on the current primary's store.
     pub(crate) fn collect(&mut self) {
-        for entry in self.store.oplog_since(self.last) {
-            self.last = entry.op_time;
+        if let Some(current) = (self.source)() {
+            if !Arc::ptr_eq(&current, &self.store) {
+                self.switch_to(current);
+            }
+        }
+        let after = OpTime {
+            ts: self.last,
+            wall: bson::DateTime::from_millis(0),
+        };
+        for entry in self.store.oplog_since(after) {
+            self.last = entry.op_time.ts;
             if entry.ns == self.ns {
                 if let Some(change) = entry_change(&entry) {
                     self.changes.push(change);
                 }
             }
         }
+    }
+
+    /// Moves to `store`: the collected changes after the last one its branch holds are
+    /// abandoned, and collection resumes after that one.
+    fn switch_to(&mut self, store: Arc<Store>) {
+        let after = OpTime {
+            ts: self.start,
+            wall: bson::DateTime::from_millis(0),
+        };
+        let branch: HashSet<Change> = store
+            .oplog_since(after)
+            .iter()
+            .filter(|entry| entry.ns == self.ns)
+            .filter_map(entry_change)
+            .collect();
+        let held = |change: &Change| {
+            branch.contains(change) || store.oplog_contains(timestamp(change.at)).is_none()
+        };
+        let common = self
+            .changes
+            .iter()
+            .position(|change| !held(change))
+            .unwrap_or(self.changes.len());
+        self.abandoned.extend(self.changes.drain(common..));
+        self.last = self.changes.last().map_or(self.start, |c| timestamp(c.at));
+        self.store = store;
     }
 
     /// Where the collected changes end, for the consumer to drain to.
@@ -306,13 +368,33 @@ pub(crate) async fn run_tap(mut tap: OplogTap, mut stop: watch::Receiver<bool>) 
     }
 }
 
+/// The writes to `ns` among those rollbacks discarded, as changes.
+pub(crate) fn rolled_back_changes(writes: &[RolledBackWrite], ns: &str) -> Vec<Change> {
+    writes
+        .iter()
+        .filter(|write| write.ns == ns)
+        .filter_map(|write| {
+            let op = change_op_of(write.op)?;
+            Some(Change {
+                at: position(write.op_time.ts),
+                op,
+                id: write.id.as_ref().map_or_else(String::new, id_text),
+            })
+        })
+        .collect()
+}
+
+fn change_op_of(op: OplogOp) -> Option<ChangeOp> {
+    match op {
+        OplogOp::Insert => Some(ChangeOp::Insert),
+        OplogOp::Update => Some(ChangeOp::Update),
+        OplogOp::Delete => Some(ChangeOp::Delete),
+        OplogOp::Command => None,
+    }
+}
+
 fn entry_change(entry: &OplogEntry) -> Option<Change> {
-    let op = match entry.op {
-        OplogOp::Insert => ChangeOp::Insert,
-        OplogOp::Update => ChangeOp::Update,
-        OplogOp::Delete => ChangeOp::Delete,
-        OplogOp::Command => return None,
-    };
+    let op = change_op_of(entry.op)?;
     Some(Change {
         at: position(entry.op_time.ts),
         op,

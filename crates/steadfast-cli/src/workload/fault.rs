@@ -35,6 +35,14 @@ pub(crate) enum Fault {
         /// How long the set has no primary.
         election: Duration,
     },
+    /// The primary is cut off from every other member for `duration` while clients still
+    /// reach it (`Deployment::partition_from`), then healed: it keeps acknowledging `w: 1`
+    /// writes until the majority side elects a new primary, and rolls them back when it
+    /// rejoins.
+    IsolatePrimary {
+        /// How long the links stay cut.
+        duration: Duration,
+    },
     /// A member's process dies and is restarted after `down_for`.
     KillAndRestart {
         /// Which member.
@@ -106,6 +114,7 @@ impl Fault {
     pub(crate) fn kind(&self) -> &'static str {
         match self {
             Fault::StepDown { .. } => "stepdown",
+            Fault::IsolatePrimary { .. } => "isolate-primary",
             Fault::KillAndRestart { .. } => "kill",
             Fault::Partition { .. } => "partition",
             Fault::CloseAfterWrite { .. } => "close-after-write",
@@ -124,6 +133,7 @@ impl Fault {
             Fault::StepDown { election } => *election,
             Fault::KillAndRestart { down_for, .. } => *down_for,
             Fault::Partition { duration, .. }
+            | Fault::IsolatePrimary { duration }
             | Fault::Slow { duration, .. }
             | Fault::Overload { duration, .. } => *duration,
             Fault::CapacityBurst { duration, .. } => MEASURE + *duration,
@@ -141,6 +151,7 @@ impl Fault {
             Fault::StepDown { .. }
                 | Fault::KillAndRestart { .. }
                 | Fault::Partition { .. }
+                | Fault::IsolatePrimary { .. }
                 | Fault::CapacityBurst { .. }
         )
     }
@@ -158,6 +169,11 @@ impl fmt::Display for Fault {
             Fault::KillAndRestart { target, down_for } => {
                 write!(f, "kill {target}, restart it after {} ms", ms(down_for))
             }
+            Fault::IsolatePrimary { duration } => write!(
+                f,
+                "cut the primary off from its secondaries for {} ms (it takes w:1 writes until they elect)",
+                ms(duration)
+            ),
             Fault::Partition { target, duration } => {
                 write!(f, "partition {target} for {} ms", ms(duration))
             }

@@ -226,6 +226,19 @@ impl SimulatedFaults {
                 deployment.heal(index).map_err(|e| e.to_string())?;
                 Ok(self.host(index))
             }
+            Fault::IsolatePrimary { duration } => {
+                let index = self.resolve(Target::Primary)?;
+                let others: Vec<usize> = (0..deployment.topology().nodes().len())
+                    .filter(|other| *other != index)
+                    .collect();
+                *injected = Instant::now();
+                deployment
+                    .partition_from(index, &others)
+                    .map_err(|e| e.to_string())?;
+                tokio::time::sleep(*duration).await;
+                deployment.heal(index).map_err(|e| e.to_string())?;
+                Ok(self.host(index))
+            }
             Fault::CloseAfterWrite { times } => {
                 *injected = Instant::now();
                 self.fail_point_on_primary(close_after_write(*times)).await
@@ -341,8 +354,9 @@ impl SimulatedFaults {
         for (index, node) in topology.nodes().iter().enumerate() {
             let outcome = match node.health() {
                 Health::Down => deployment.restart(index).await,
-                Health::Partitioned => deployment.heal(index),
-                Health::Up | Health::ShuttingDown => Ok(()),
+                // Healing an up member restores the links a `partition_from` cut.
+                Health::Partitioned | Health::Up => deployment.heal(index),
+                Health::ShuttingDown => Ok(()),
             };
             if let Err(error) = outcome {
                 problems.push(format!("member {index}: {error}"));
@@ -497,6 +511,7 @@ async fn inject_remote(
         Fault::StepDown { .. }
         | Fault::KillAndRestart { .. }
         | Fault::Partition { .. }
+        | Fault::IsolatePrimary { .. }
         | Fault::CapacityBurst { .. } => {
             return Err("needs an embedded deployment".to_owned());
         }

@@ -10,9 +10,12 @@
 //! - [`verify`]: the application's view against the data; [`report`]: the final report.
 //! - [`transfers`] and [`stream_check`]: the transfer workload's and the change stream
 //!   consumer's bookkeeping and checks.
+//! - [`durability`]: the write concern of a run, the writes rollbacks discarded, and whether
+//!   the members converged.
 
 pub(crate) mod burst;
 pub(crate) mod consumer;
+pub(crate) mod durability;
 pub(crate) mod events;
 pub(crate) mod fault;
 pub(crate) mod inject;

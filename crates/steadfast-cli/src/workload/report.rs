@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::burst::BurstFigures;
+use super::durability::{ConvergenceCheck, Durability};
 use super::events::DriverWatch;
 use super::inject::FaultRecord;
 use super::ledger::{FailureClass, Ledger};
@@ -122,6 +123,12 @@ pub(crate) struct Report {
     /// The overload bursts played against blackpipe's capacity model.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) overload_bursts: Vec<BurstFigures>,
+    /// The write concern of the workers' increments and inserts (torture).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) write_concern: Option<Durability>,
+    /// Whether the members hold the same data once caught up (torture).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) convergence: Option<ConvergenceCheck>,
 }
 
 /// The parts of a report every run has.
@@ -216,6 +223,8 @@ impl Report {
             checks: Vec::new(),
             cleanup_problems: Vec::new(),
             overload_bursts: Vec::new(),
+            write_concern: None,
+            convergence: None,
         }
     }
 
@@ -233,6 +242,8 @@ impl Report {
         let counters = &self.counters;
         let verdict = if counters.exact() {
             "yes"
+        } else if counters.within_bounds() && counters.lost_to_rollback > 0 {
+            "no, but every difference is an increment a rollback discarded (w: 1) or reported with an unknown outcome"
         } else if counters.within_bounds() {
             "no, but every difference is an increment reported with an unknown outcome"
         } else {
@@ -246,6 +257,13 @@ impl Report {
         );
         if counters.ambiguous > 0 {
             let _ = write!(line, "; {} with an unknown outcome", counters.ambiguous);
+        }
+        if counters.rolled_back > 0 {
+            let _ = write!(
+                line,
+                "; rollbacks discarded {}, {} of them known to be applied",
+                counters.rolled_back, counters.lost_to_rollback
+            );
         }
         line.push(')');
         line

@@ -1,21 +1,21 @@
 //! The optional roles beside the counter workers, for `torture` and `demo`: transfers in
 //! transactions and a change stream consumer.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use blackpipe::deployment::Deployment;
+use blackpipe::deployment::{Deployment, RolledBackWrite};
 use bson::Document;
 use clap::ValueEnum;
 use steadfast::{Client, Collection};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-use super::consumer::{self, ConsumerLog, LogEnd, OplogTap};
+use super::consumer::{self, ConsumerLog, LogEnd, OplogTap, StoreSource, rolled_back_changes};
 use super::ledger::Ledger;
 use super::progress::LiveCounters;
 use super::setup::DATABASE;
-use super::stream_check::{StreamCheck, check_stream};
+use super::stream_check::{ChangeOp, StreamCheck, check_stream};
 use super::transfer_worker::{BANK, Bank, stored_transfers};
 use super::transfers::{TransferCheck, TransferFate, check_transfers};
 use super::worker::OpMix;
@@ -116,7 +116,7 @@ impl Consumer {
     ///
     /// If the stream cannot be opened.
     pub(crate) async fn start(
-        deployment: &Deployment,
+        deployment: Arc<Deployment>,
         collection: Collection<Document>,
         live: Arc<LiveCounters>,
     ) -> Result<Self, String> {
@@ -130,7 +130,11 @@ impl Consumer {
             Err(_) => return Err("the consumer stopped before its stream opened".to_owned()),
         }
         let (stop_tap, tap_stopped) = watch::channel(false);
-        let tap = OplogTap::new(deployment.store(), ns);
+        // Weak: the tap must not keep the deployment (and its stores) alive past the run.
+        let primary = Arc::downgrade(&deployment);
+        let source: StoreSource =
+            Box::new(move || primary.upgrade().map(|deployment| deployment.store()));
+        let tap = OplogTap::new(deployment.store(), source, ns);
         let tap = tokio::spawn(consumer::run_tap(tap, tap_stopped));
         Ok(Consumer {
             task,
@@ -140,12 +144,15 @@ impl Consumer {
         })
     }
 
-    /// Once the writers stopped: tells the consumer where the op log ends, waits for it to
-    /// get there, and checks what it received. `Err` carries a panic of the consumer or tap.
+    /// Once the writers stopped and every member caught up: tells the consumer where the op
+    /// log ends, waits for it to get there, and checks what it received against the
+    /// surviving branch of the op log and the writes `rollbacks` discarded. `Err` carries a
+    /// panic of the consumer or tap.
     pub(crate) async fn finish(
         self,
         ledger: &Ledger,
         watched: &str,
+        rollbacks: &[RolledBackWrite],
     ) -> Result<StreamCheck, String> {
         let _ = self.stop_tap.send(true);
         let mut tap = self.tap.await.map_err(|e| format!("op log tap: {e}"))?;
@@ -155,7 +162,9 @@ impl Consumer {
             .task
             .await
             .map_err(|e| format!("change stream consumer: {e}"))?;
-        let acknowledged: Vec<String> = if watched == BANK {
+        let mut rolled_back = rolled_back_changes(rollbacks, &format!("{DATABASE}.{watched}"));
+        rolled_back.append(&mut tap.abandoned);
+        let mut acknowledged: Vec<String> = if watched == BANK {
             ledger
                 .transfers
                 .transfers
@@ -166,7 +175,22 @@ impl Consumer {
         } else {
             ledger.inserts.acknowledged.clone()
         };
-        let mut check = check_stream(&tap.changes, &log.received, &acknowledged);
+        // An acknowledged (w: 1) insert a rollback discarded has no event to expect, unless a
+        // retry applied it again on the surviving branch.
+        let surviving: BTreeSet<&str> = tap
+            .changes
+            .iter()
+            .filter(|change| change.op == ChangeOp::Insert)
+            .map(|change| change.id.as_str())
+            .collect();
+        let discarded: BTreeSet<&str> = rolled_back
+            .iter()
+            .filter(|change| change.op == ChangeOp::Insert)
+            .map(|change| change.id.as_str())
+            .collect();
+        acknowledged
+            .retain(|id| !discarded.contains(id.as_str()) || surviving.contains(id.as_str()));
+        let mut check = check_stream(&tap.changes, &log.received, &acknowledged, &rolled_back);
         check.restarts = log.restarts;
         check.stalled = log.stalled.or_else(|| tap.incomplete());
         if !log.malformed.is_empty() {

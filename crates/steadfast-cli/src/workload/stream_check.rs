@@ -73,6 +73,9 @@ pub(crate) struct StreamCheck {
     pub(crate) out_of_order: Vec<String>,
     /// Events matching no op-log entry.
     pub(crate) phantom: Vec<String>,
+    /// Events of writes a rollback later discarded: a change stream returns only
+    /// majority-committed events, which are never rolled back.
+    pub(crate) rolled_back: Vec<String>,
 }
 
 /// How many changes to name in one sentence before summarising.
@@ -92,13 +95,17 @@ fn name_some(changes: &[&Change]) -> String {
 }
 
 /// Compares the events `received`, in the order received, with the `log` entries of the
-/// watched namespace (in op-log order) and the `_id`s of the inserts the application saw
-/// acknowledged.
+/// watched namespace (in op-log order, the surviving branch only) and the `_id`s of the
+/// inserts the application saw acknowledged (and not rolled back). Rollbacks discarded the
+/// writes `rolled_back` (off the log): an event of one of them is reported as such rather
+/// than as a phantom.
 pub(crate) fn check_stream(
     log: &[Change],
     received: &[Change],
     acknowledged_inserts: &[String],
+    rolled_back: &[Change],
 ) -> StreamCheck {
+    let discarded: BTreeSet<&Change> = rolled_back.iter().collect();
     let mut check = StreamCheck {
         log_entries: log.len(),
         received: received.len(),
@@ -112,9 +119,14 @@ pub(crate) fn check_stream(
     let mut times_seen = vec![0u32; log.len()];
     let mut latest: Option<usize> = None;
     let (mut doubled, mut late, mut phantom) = (Vec::new(), Vec::new(), Vec::new());
+    let mut discarded_events = Vec::new();
     for event in received {
         let Some(&position) = index.get(event) else {
-            phantom.push(event);
+            if discarded.contains(event) {
+                discarded_events.push(event);
+            } else {
+                phantom.push(event);
+            }
             continue;
         };
         let Some(seen) = times_seen.get_mut(position) else {
@@ -142,6 +154,11 @@ pub(crate) fn check_stream(
         "events received after a later one",
     );
     describe(&mut check.phantom, &phantom, "events match no op-log entry");
+    describe(
+        &mut check.rolled_back,
+        &discarded_events,
+        "events were of writes a rollback later discarded",
+    );
     let inserted: BTreeSet<&str> = received
         .iter()
         .filter(|event| event.op == ChangeOp::Insert)
@@ -170,10 +187,11 @@ fn describe(into: &mut Vec<String>, changes: &[&Change], what: &str) {
 }
 
 /// The invariants' names, in report order.
-pub(crate) const STREAM_INVARIANTS: [&str; 3] = [
+pub(crate) const STREAM_INVARIANTS: [&str; 4] = [
     "change stream delivered every applied write exactly once",
     "change stream events in op-log order",
     "change stream showed nothing that was not applied",
+    "change stream showed no write later rolled back",
 ];
 
 impl StreamCheck {
@@ -205,6 +223,12 @@ impl StreamCheck {
                 STREAM_INVARIANTS[2],
                 &self.phantom,
                 "every event is an op-log entry".to_owned(),
+                proven,
+            ),
+            verdict(
+                STREAM_INVARIANTS[3],
+                &self.rolled_back,
+                "no event is of a write a rollback discarded".to_owned(),
                 proven,
             ),
         ]
@@ -263,7 +287,7 @@ mod tests {
 
     #[test]
     fn the_whole_log_in_order_holds() {
-        let check = check_stream(&log(), &log(), &acked());
+        let check = check_stream(&log(), &log(), &acked(), &[]);
         assert!(violated(&check).is_empty(), "{check:?}");
         assert_eq!((check.log_entries, check.received), (4, 4));
     }
@@ -273,7 +297,7 @@ mod tests {
     fn a_replayed_event_is_a_duplicate() {
         let mut received = log();
         received.insert(3, change(2, ChangeOp::Update, "acct-1"));
-        let check = check_stream(&log(), &received, &acked());
+        let check = check_stream(&log(), &received, &acked(), &[]);
         assert_eq!(violated(&check), [STREAM_INVARIANTS[0]]);
         assert!(
             check.duplicated[0].starts_with("1 events received twice: Update acct-1 at (7, 2)"),
@@ -285,7 +309,7 @@ mod tests {
     #[test]
     fn a_skipped_entry_is_missing() {
         let received = vec![log()[0].clone(), log()[1].clone()];
-        let check = check_stream(&log(), &received, &acked());
+        let check = check_stream(&log(), &received, &acked(), &[]);
         assert_eq!(violated(&check), [STREAM_INVARIANTS[0]]);
         let missing = check.missing.join("\n");
         assert!(
@@ -302,7 +326,7 @@ mod tests {
     fn events_out_of_order_are_reported() {
         let mut received = log();
         received.swap(1, 2);
-        let check = check_stream(&log(), &received, &acked());
+        let check = check_stream(&log(), &received, &acked(), &[]);
         assert_eq!(violated(&check), [STREAM_INVARIANTS[1]]);
         assert!(
             check.out_of_order[0].contains("Update acct-1 at (7, 2)"),
@@ -316,7 +340,7 @@ mod tests {
         let mut received = log();
         received.push(change(9, ChangeOp::Update, "acct-1"));
         received.push(change(10, ChangeOp::Delete, "x"));
-        let check = check_stream(&log(), &received, &acked());
+        let check = check_stream(&log(), &received, &acked(), &[]);
         assert_eq!(violated(&check), [STREAM_INVARIANTS[2]]);
         assert!(
             check.phantom[0].starts_with("2 events match no op-log entry"),
@@ -326,19 +350,42 @@ mod tests {
 
     #[test]
     fn a_stalled_consumer_fails_even_if_what_it_saw_was_right() {
-        let mut check = check_stream(&log(), &log(), &acked());
+        let mut check = check_stream(&log(), &log(), &acked(), &[]);
         check.stalled = Some("the consumer stopped at (7, 3)".into());
         assert_eq!(violated(&check), [STREAM_INVARIANTS[0]]);
     }
 
     #[test]
     fn an_empty_log_proves_nothing() {
-        let check = check_stream(&[], &[], &[]);
+        let check = check_stream(&[], &[], &[], &[]);
         assert!(
             check
                 .checks()
                 .iter()
                 .all(|c| c.verdict == Verdict::NotChecked)
         );
+    }
+
+    /// A stream that delivered a write the isolated primary took and then rolled back broke
+    /// the majority-commit promise.
+    #[test]
+    fn an_event_of_a_rolled_back_write_is_reported_as_such() {
+        let discarded = change(5, ChangeOp::Insert, "w1-lost");
+        let mut received = log();
+        received.push(discarded.clone());
+        let check = check_stream(&log(), &received, &acked(), &[discarded]);
+        assert_eq!(violated(&check), [STREAM_INVARIANTS[3]]);
+        assert!(check.phantom.is_empty(), "{check:?}");
+        assert!(
+            check.rolled_back[0].contains("Insert w1-lost at (7, 5)"),
+            "{check:?}"
+        );
+        let clean = check_stream(
+            &log(),
+            &log(),
+            &acked(),
+            &[change(5, ChangeOp::Insert, "w1-lost")],
+        );
+        assert!(violated(&clean).is_empty(), "{clean:?}");
     }
 }

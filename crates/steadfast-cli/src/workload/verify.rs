@@ -4,10 +4,38 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::durability::Durability;
 use super::ledger::{IncrementTally, InsertBook, Ledger};
 
+/// The writes rollbacks discarded in one namespace, and the write concern the workers used:
+/// together they say which known-applied writes may be missing.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rollbacks<'a> {
+    /// `_id` -> how many of its writes rollbacks discarded.
+    pub(crate) discarded: &'a BTreeMap<String, u64>,
+    /// The workers' write concern.
+    pub(crate) durability: Durability,
+}
+
+/// No rollback: every known-applied write must be there.
+const NO_DISCARDED: &BTreeMap<String, u64> = &BTreeMap::new();
+
+impl Rollbacks<'_> {
+    /// A deployment that rolled nothing back.
+    pub(crate) fn none() -> Rollbacks<'static> {
+        Rollbacks {
+            discarded: NO_DISCARDED,
+            durability: Durability::Majority,
+        }
+    }
+
+    fn of(&self, id: &str) -> u64 {
+        self.discarded.get(id).copied().unwrap_or(0)
+    }
+}
+
 /// One counter whose final value is not what the acknowledgements say.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub(crate) struct CounterMismatch {
     /// The counter's `_id`.
     pub(crate) key: String,
@@ -17,28 +45,62 @@ pub(crate) struct CounterMismatch {
     pub(crate) ambiguous: u64,
     /// The counter's final value.
     pub(crate) actual: i64,
+    /// Increments of this counter that rollbacks discarded.
+    pub(crate) rolled_back: u64,
+    /// How many of the known-applied increments may be among them: with `w: 1` every
+    /// acknowledged one, with `w: "majority"` only those that failed on their write concern.
+    pub(crate) loss_allowed: u64,
 }
 
 impl CounterMismatch {
-    /// Whether the difference is explained by increments whose outcome was ambiguous.
+    /// Whether the difference is explained by increments whose outcome was ambiguous, or
+    /// by increments rollbacks discarded that the write concern did not protect.
     pub(crate) fn within_ambiguity(&self) -> bool {
-        let low = i128::from(self.certainly_applied);
-        let high = low + i128::from(self.ambiguous);
+        let known = i128::from(self.certainly_applied);
+        let low = known - i128::from(self.loss_allowed);
+        let high = known + i128::from(self.ambiguous);
         (low..=high).contains(&i128::from(self.actual))
+    }
+
+    /// Known-applied increments missing and explained by the rollbacks (the least number: an
+    /// ambiguous increment that was applied may stand in for a lost one).
+    pub(crate) fn lost_to_rollback(&self) -> u64 {
+        let missing = i128::from(self.certainly_applied) - i128::from(self.actual);
+        if self.within_ambiguity() && missing > 0 {
+            u64::try_from(missing).unwrap_or(0)
+        } else {
+            0
+        }
     }
 
     /// What went wrong, in a sentence.
     pub(crate) fn describe(&self) -> String {
         let low = i128::from(self.certainly_applied);
         let actual = i128::from(self.actual);
-        if actual < low {
+        if actual < low && self.within_ambiguity() {
+            format!(
+                "counter {}: {} increments known to be applied, it holds {}: {} of them were among the {} increments rollbacks discarded",
+                self.key,
+                self.certainly_applied,
+                self.actual,
+                low - actual,
+                self.rolled_back
+            )
+        } else if actual < low {
             format!(
                 "counter {}: {} increments acknowledged but it holds {}: {} acknowledged increments lost",
                 self.key,
                 self.certainly_applied,
                 self.actual,
                 low - actual
-            )
+            ) + &if self.rolled_back > 0 {
+                format!(
+                    " (rollbacks discarded {} of its increments, {} of which the write concern allowed)",
+                    self.rolled_back, self.loss_allowed
+                )
+            } else {
+                String::new()
+            }
         } else if self.within_ambiguity() {
             format!(
                 "counter {}: {} increments acknowledged, it holds {}: {} of the {} increments reported as failed with an unknown outcome were applied",
@@ -78,6 +140,11 @@ pub(crate) struct CounterCheck {
     pub(crate) final_total: i64,
     /// Counters whose final value differs from the increments known to be applied.
     pub(crate) mismatches: Vec<CounterMismatch>,
+    /// Increments rollbacks discarded, over every counter.
+    pub(crate) rolled_back: u64,
+    /// Known-applied increments lost to those rollbacks (allowed by the write concern), over
+    /// every counter.
+    pub(crate) lost_to_rollback: u64,
 }
 
 impl CounterCheck {
@@ -96,10 +163,22 @@ impl CounterCheck {
 }
 
 /// Compares the ledger's increments with the counters' final values (`finals`: `_id` ->
-/// `counter`; a counter missing from `finals` holds 0).
+/// `counter`; a counter missing from `finals` holds 0), with no rollback.
 pub(crate) fn check_counters(ledger: &Ledger, finals: &BTreeMap<String, i64>) -> CounterCheck {
+    check_counters_after(ledger, finals, Rollbacks::none())
+}
+
+/// [`check_counters`] where `rollbacks` discarded some increments: a counter may then hold
+/// fewer than its known-applied increments by at most those the write concern allowed to
+/// be discarded (none acknowledged with `w: "majority"`).
+pub(crate) fn check_counters_after(
+    ledger: &Ledger,
+    finals: &BTreeMap<String, i64>,
+    rollbacks: Rollbacks<'_>,
+) -> CounterCheck {
     let mut check = CounterCheck {
         final_total: finals.values().sum(),
+        rolled_back: rollbacks.discarded.values().sum(),
         ..CounterCheck::default()
     };
     let keys: BTreeSet<&String> = ledger.increments.keys().chain(finals.keys()).collect();
@@ -118,15 +197,62 @@ pub(crate) fn check_counters(ledger: &Ledger, finals: &BTreeMap<String, i64>) ->
         check.ambiguous += ambiguous;
         let actual = finals.get(key).copied().unwrap_or(0);
         if i128::from(actual) != i128::from(tally.certainly_applied()) {
-            check.mismatches.push(CounterMismatch {
+            let rolled_back = rollbacks.of(key);
+            let exposed = if rollbacks.durability.acknowledged_may_roll_back() {
+                tally.certainly_applied()
+            } else {
+                applied_despite_error
+            };
+            let mismatch = CounterMismatch {
                 key: key.clone(),
                 certainly_applied: tally.certainly_applied(),
                 ambiguous,
                 actual,
-            });
+                rolled_back,
+                loss_allowed: rolled_back.min(exposed),
+            };
+            check.lost_to_rollback += mismatch.lost_to_rollback();
+            check.mismatches.push(mismatch);
         }
     }
     check
+}
+
+/// The discarded inserts the ledger cannot account for: an `_id` never sent, or one whose
+/// insert the application was told was not applied (it was: a rollback discarded it).
+fn unexplained_rollbacks(book: &InsertBook, rollbacks: Rollbacks<'_>) -> Vec<String> {
+    let sent: BTreeSet<&String> = book
+        .acknowledged
+        .iter()
+        .chain(&book.applied_despite_error)
+        .chain(&book.ambiguous)
+        .chain(&book.duplicate_key)
+        .collect();
+    let not_applied: BTreeSet<&String> = book.not_applied.iter().collect();
+    let (mut misreported, mut strangers) = (Vec::new(), Vec::new());
+    for id in rollbacks.discarded.keys() {
+        if not_applied.contains(id) {
+            misreported.push(id);
+        } else if !sent.contains(id) {
+            strangers.push(id);
+        }
+    }
+    let mut sentences = Vec::new();
+    if !misreported.is_empty() {
+        sentences.push(format!(
+            "{} inserts reported as not applied were applied and rolled back: {}",
+            misreported.len(),
+            name_some(&misreported)
+        ));
+    }
+    if !strangers.is_empty() {
+        sentences.push(format!(
+            "{} rolled-back inserts were never sent by the workload: {}",
+            strangers.len(),
+            name_some(&strangers)
+        ));
+    }
+    sentences
 }
 
 /// The inserts, checked.
@@ -150,6 +276,17 @@ pub(crate) struct InsertCheck {
     pub(crate) duplicated: Vec<String>,
     /// Documents whose presence contradicts what the application was told.
     pub(crate) misreported: Vec<String>,
+    /// `_id`s of this collection whose insert a rollback discarded.
+    pub(crate) rolled_back: usize,
+    /// Known-applied inserts missing because a rollback discarded them, as the write concern
+    /// allows (`w: 1`, or a write concern error): every `_id`, named.
+    pub(crate) lost_to_rollback: Vec<String>,
+    /// Inserts a rollback discarded that are present all the same: the driver's retry applied
+    /// them again on the new primary.
+    pub(crate) reapplied_after_rollback: usize,
+    /// Discarded inserts the ledger cannot account for: never sent by the workload, or
+    /// reported to the application as not applied.
+    pub(crate) unexplained_rollbacks: Vec<String>,
 }
 
 /// How many of a list of `_id`s to name in one violation before summarising.
@@ -165,8 +302,16 @@ fn name_some(ids: &[&String]) -> String {
 }
 
 /// Compares the ledger's inserts with the collection's content (`stored`: `_id` -> how many
-/// documents carry it).
-pub(crate) fn check_inserts(book: &InsertBook, stored: &BTreeMap<String, usize>) -> InsertCheck {
+/// documents carry it) where `rollbacks` discarded some inserts. The known-applied inserts that
+/// are missing must be exactly those a rollback discarded and the write concern did not
+/// protect: one missing and not discarded is lost; one acknowledged with `w: "majority"` and
+/// discarded is lost too; a discarded one the ledger does not know as sent and possibly
+/// applied is unexplained.
+pub(crate) fn check_inserts(
+    book: &InsertBook,
+    stored: &BTreeMap<String, usize>,
+    rollbacks: Rollbacks<'_>,
+) -> InsertCheck {
     let mut check = InsertCheck {
         attempted: book.attempted(),
         acknowledged: book.acknowledged.len(),
@@ -179,10 +324,39 @@ pub(crate) fn check_inserts(book: &InsertBook, stored: &BTreeMap<String, usize>)
     let mut must_be_there: Vec<&String> = book.acknowledged.iter().collect();
     must_be_there.extend(&book.applied_despite_error);
     must_be_there.extend(&book.duplicate_key);
-    let lost: Vec<&String> = must_be_there
+    let exposed: BTreeSet<&String> = if rollbacks.durability.acknowledged_may_roll_back() {
+        must_be_there.iter().copied().collect()
+    } else {
+        book.applied_despite_error.iter().collect()
+    };
+    let (rolled_back, lost): (Vec<&String>, Vec<&String>) = must_be_there
         .iter()
         .copied()
         .filter(|id| count(id) == 0)
+        .partition(|id| rollbacks.of(id) > 0 && exposed.contains(id));
+    check.lost_to_rollback = rolled_back.into_iter().cloned().collect();
+    check.rolled_back = rollbacks.discarded.len();
+    check.reapplied_after_rollback = rollbacks
+        .discarded
+        .keys()
+        .filter(|id| count(id) > 0)
+        .count();
+    check.unexplained_rollbacks = unexplained_rollbacks(book, rollbacks);
+    let protected: Vec<&String> = lost
+        .iter()
+        .copied()
+        .filter(|id| rollbacks.of(id) > 0)
+        .collect();
+    if !protected.is_empty() {
+        check.lost.push(format!(
+            "{} inserts acknowledged with w: majority were rolled back: {}",
+            protected.len(),
+            name_some(&protected)
+        ));
+    }
+    let lost: Vec<&String> = lost
+        .into_iter()
+        .filter(|id| rollbacks.of(id) == 0)
         .collect();
     if !lost.is_empty() {
         check.lost.push(format!(
@@ -322,7 +496,11 @@ mod tests {
 
     #[test]
     fn inserts_as_promised_pass() {
-        let check = check_inserts(&book(), &stored(&[("ack", 1), ("maybe", 1)]));
+        let check = check_inserts(
+            &book(),
+            &stored(&[("ack", 1), ("maybe", 1)]),
+            Rollbacks::none(),
+        );
         assert!(
             check.lost.is_empty() && check.duplicated.is_empty() && check.misreported.is_empty(),
             "{check:?}"
@@ -340,6 +518,7 @@ mod tests {
         let check = check_inserts(
             &book,
             &stored(&[("gone", 1), ("maybe", 2), ("dup", 1), ("stranger", 1)]),
+            Rollbacks::none(),
         );
         let all: Vec<&str> = check
             .lost
@@ -368,5 +547,123 @@ mod tests {
             all.contains("never inserted by the workload: stranger"),
             "{all}"
         );
+    }
+
+    fn discarded(ids: &[(&str, u64)]) -> BTreeMap<String, u64> {
+        ids.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
+    }
+
+    fn w1(discarded: &BTreeMap<String, u64>) -> Rollbacks<'_> {
+        Rollbacks {
+            discarded,
+            durability: Durability::W1,
+        }
+    }
+
+    fn majority(discarded: &BTreeMap<String, u64>) -> Rollbacks<'_> {
+        Rollbacks {
+            discarded,
+            durability: Durability::Majority,
+        }
+    }
+
+    /// w:1: the acknowledged insert that is missing is exactly the one rolled back.
+    #[test]
+    fn w1_losses_that_rollbacks_list_are_accounted_not_lost() {
+        let listed = discarded(&[("ack", 1)]);
+        let check = check_inserts(&book(), &stored(&[]), w1(&listed));
+        assert!(check.lost.is_empty(), "{check:?}");
+        assert_eq!(check.lost_to_rollback, ["ack"]);
+        assert!(check.unexplained_rollbacks.is_empty(), "{check:?}");
+    }
+
+    /// A missing acknowledged insert that no rollback lists is lost, whatever the write
+    /// concern.
+    #[test]
+    fn a_loss_no_rollback_lists_is_lost() {
+        let listed = discarded(&[("maybe", 1)]);
+        let check = check_inserts(&book(), &stored(&[]), w1(&listed));
+        assert_eq!(check.lost.len(), 1, "{check:?}");
+        assert!(check.lost[0].contains("missing: ack"), "{check:?}");
+        assert!(check.lost_to_rollback.is_empty());
+    }
+
+    /// A listed write the ledger cannot place (never sent, or reported not applied) is
+    /// unexplained; one the driver re-applied after its rollback is present and fine.
+    #[test]
+    fn a_listed_write_the_checker_cannot_find_is_unexplained() {
+        let listed = discarded(&[("ack", 1), ("gone", 1), ("stranger", 2)]);
+        let check = check_inserts(&book(), &stored(&[("ack", 1)]), w1(&listed));
+        assert!(check.lost.is_empty(), "{check:?}");
+        assert_eq!(check.reapplied_after_rollback, 1);
+        let unexplained = check.unexplained_rollbacks.join("\n");
+        assert!(
+            unexplained.contains("reported as not applied were applied and rolled back: gone"),
+            "{unexplained}"
+        );
+        assert!(
+            unexplained.contains("never sent by the workload: stranger"),
+            "{unexplained}"
+        );
+    }
+
+    /// w: majority: an acknowledged write must never roll back; one that failed on its write
+    /// concern may.
+    #[test]
+    fn majority_acknowledged_writes_may_not_roll_back() {
+        let mut book = book();
+        book.record("wce".into(), WriteFate::AppliedDespiteError);
+        let listed = discarded(&[("ack", 1), ("wce", 1)]);
+        let check = check_inserts(&book, &stored(&[]), majority(&listed));
+        assert_eq!(check.lost_to_rollback, ["wce"]);
+        assert_eq!(check.lost.len(), 1, "{check:?}");
+        assert!(
+            check.lost[0].contains("acknowledged with w: majority were rolled back: ack"),
+            "{check:?}"
+        );
+    }
+
+    #[test]
+    fn counters_allow_exactly_the_rolled_back_acknowledged_increments_with_w1() {
+        use WriteFate::*;
+        let ledger = ledger_with(&[
+            ("a", Acknowledged),
+            ("a", Acknowledged),
+            ("a", Acknowledged),
+        ]);
+        let listed = discarded(&[("a", 1)]);
+        let one_lost = check_counters_after(&ledger, &finals(&[("a", 2)]), w1(&listed));
+        assert!(one_lost.within_bounds(), "{one_lost:?}");
+        assert_eq!((one_lost.rolled_back, one_lost.lost_to_rollback), (1, 1));
+        assert!(
+            one_lost.mismatches[0]
+                .describe()
+                .contains("1 of them were among the 1 increments rollbacks discarded"),
+            "{one_lost:?}"
+        );
+        let two_lost = check_counters_after(&ledger, &finals(&[("a", 1)]), w1(&listed));
+        assert!(!two_lost.within_bounds(), "one more lost than rolled back");
+        assert_eq!(two_lost.lost_to_rollback, 0);
+        let majority_lost = check_counters_after(&ledger, &finals(&[("a", 2)]), majority(&listed));
+        assert!(
+            !majority_lost.within_bounds(),
+            "w: majority allows no acknowledged loss"
+        );
+        assert!(
+            check_counters_after(&ledger, &finals(&[("a", 3)]), w1(&listed)).exact(),
+            "a rolled-back increment the retry applied again"
+        );
+    }
+
+    #[test]
+    fn counters_allow_rolled_back_write_concern_failures_with_majority() {
+        use WriteFate::*;
+        let ledger = ledger_with(&[("a", Acknowledged), ("a", AppliedDespiteError)]);
+        let listed = discarded(&[("a", 2)]);
+        let check = check_counters_after(&ledger, &finals(&[("a", 1)]), majority(&listed));
+        assert!(check.within_bounds(), "{check:?}");
+        assert_eq!(check.mismatches[0].loss_allowed, 1);
+        let both = check_counters_after(&ledger, &finals(&[("a", 0)]), majority(&listed));
+        assert!(!both.within_bounds(), "{both:?}");
     }
 }
