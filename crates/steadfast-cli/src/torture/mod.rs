@@ -14,6 +14,7 @@
 
 mod invariants;
 mod memory;
+mod noop;
 mod panics;
 mod schedule;
 mod settle;
@@ -159,6 +160,7 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     } else {
         None
     };
+    let noop = noop::NoopWriter::start(&deployment.uri()).await?;
     let probe = Arc::clone(&deployment);
     let durable = CollectionOptions::default().write_concern(args.write_concern.write_concern());
     let workload = Arc::new(Workload {
@@ -185,6 +187,7 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     })
     .await;
 
+    noop.stop().await;
     let Injector::Simulated(simulated) = &*injector else {
         return Err("the torture run always injects through blackpipe".into());
     };

@@ -434,4 +434,39 @@ mod tests {
         log.received.push(change(2, "c"));
         assert!(log.reached(end));
     }
+
+    fn insert(store: &Store, id: &str) {
+        let context = blackpipe::store::CommandContext::new(bson::DateTime::now());
+        let command = bson::doc! { "insert": "c", "documents": [{ "_id": id }] };
+        store.execute("db", &command, &context);
+    }
+
+    fn ids(changes: &[Change]) -> Vec<&str> {
+        changes.iter().map(|change| change.id.as_str()).collect()
+    }
+
+    /// An election moves the primary to a member whose branch lacks what the old primary
+    /// wrote alone: the tap sets that aside as abandoned and follows the new branch.
+    #[test]
+    fn the_tap_follows_the_primary_and_sets_aside_what_its_branch_lacks() {
+        use blackpipe::store::StoreOptions;
+        use std::sync::Mutex;
+        let old = Arc::new(Store::new(StoreOptions::default()));
+        let primary = Arc::new(Mutex::new(Arc::clone(&old)));
+        let current = Arc::clone(&primary);
+        let source: StoreSource =
+            Box::new(move || current.lock().ok().map(|store| Arc::clone(&store)));
+        let mut tap = OplogTap::new(Arc::clone(&old), source, "db.c".to_owned());
+        insert(&old, "replicated");
+        let new = Arc::new(old.fork(StoreOptions::default()));
+        insert(&old, "isolated");
+        tap.collect();
+        assert_eq!(ids(&tap.changes), ["replicated", "isolated"]);
+        insert(&new, "after the election");
+        *primary.lock().unwrap() = Arc::clone(&new);
+        tap.collect();
+        assert_eq!(ids(&tap.changes), ["replicated", "after the election"]);
+        assert_eq!(ids(&tap.abandoned), ["isolated"]);
+        assert_eq!(tap.incomplete(), None, "the new branch's count agrees");
+    }
 }
