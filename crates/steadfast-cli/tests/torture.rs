@@ -290,6 +290,20 @@ fn a_majority_torture_run_loses_no_acknowledged_write_to_a_rollback() {
     );
 }
 
+/// Transfers through an isolated primary and its rollback: causally consistent sessions that
+/// saw the discarded branch read after a cluster time the new primary reaches only with
+/// another write (the no-op writer's), and the transfer invariants hold.
+#[test]
+fn a_transfer_run_through_an_isolated_primary_keeps_its_invariants() {
+    let report = torture_report(&["--seed", "2", "--workload", "transfer"]);
+    assert_eq!(
+        report["anomalies"].as_array().map(Vec::len),
+        Some(0),
+        "{report}"
+    );
+    assert!(report["transfers"].is_object(), "{report}");
+}
+
 #[test]
 fn the_demo_runs_against_a_deployment_given_by_uri() {
     // A deployment the demo does not control: only fail points are available to it.
