@@ -256,7 +256,7 @@ fn a_w1_torture_run_counts_and_names_the_writes_rolled_back() {
     let detail = check_detail(&report, "rollbacks account for every missing write");
     for id in lost.iter().filter_map(|id| id.as_str()) {
         assert!(
-            detail.contains(&format!("insert {id}")),
+            detail.contains(&format!("steadfast_demo.inserts {id}")),
             "{id} unnamed: {detail}"
         );
     }

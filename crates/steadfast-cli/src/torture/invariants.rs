@@ -2,6 +2,7 @@
 
 use crate::workload::durability::{ConvergenceCheck, Durability};
 use crate::workload::report::{Check, Verdict};
+use crate::workload::setup::DATABASE;
 use crate::workload::verify::{CounterCheck, InsertCheck};
 
 use super::memory::{kib, mib};
@@ -189,6 +190,8 @@ fn convergence(o: &Observations) -> Check {
 /// write the application sent and may have had applied.
 fn rollbacks(o: &Observations) -> Check {
     let (c, i) = (&o.counters, &o.inserts);
+    let counters = format!("{DATABASE}.{}", super::COUNTERS);
+    let inserts = format!("{DATABASE}.{}", super::INSERTS);
     let unexplained = &i.unexplained_rollbacks;
     let detail = if !unexplained.is_empty() {
         unexplained.join("; ")
@@ -199,9 +202,13 @@ fn rollbacks(o: &Observations) -> Check {
             .mismatches
             .iter()
             .filter(|m| m.lost_to_rollback() > 0)
-            .map(|m| format!("counter {} -{}", m.key, m.lost_to_rollback()))
+            .map(|m| format!("{counters} {} x{}", m.key, m.lost_to_rollback()))
             .collect();
-        lost.extend(i.lost_to_rollback.iter().map(|id| format!("insert {id}")));
+        lost.extend(
+            i.lost_to_rollback
+                .iter()
+                .map(|id| format!("{inserts} {id}")),
+        );
         format!(
             "w: {}: rollbacks discarded {} increments and {} inserts; {} known-applied increments and {} known-applied inserts lost to them{}; {} rolled-back inserts applied again by a retry",
             o.durability.name(),
@@ -558,7 +565,8 @@ mod tests {
                 .unwrap_or_default()
         };
         assert!(
-            detail(ROLLBACKS).contains("(counter d -1, insert w1-3)"),
+            detail(ROLLBACKS)
+                .contains("(steadfast_demo.counters d x1, steadfast_demo.inserts w1-3)"),
             "{}",
             detail(ROLLBACKS)
         );
