@@ -132,8 +132,12 @@ impl Consumer {
         let (stop_tap, tap_stopped) = watch::channel(false);
         // Weak: the tap must not keep the deployment (and its stores) alive past the run.
         let primary = Arc::downgrade(&deployment);
-        let source: StoreSource =
-            Box::new(move || primary.upgrade().map(|deployment| deployment.store()));
+        // While no member is primary, `store()` is member 0's, which may lag: keep the
+        // current one until a primary is elected.
+        let source: StoreSource = Box::new(move || {
+            let deployment = primary.upgrade()?;
+            deployment.primary().map(|_| deployment.store())
+        });
         let tap = OplogTap::new(deployment.store(), source, ns);
         let tap = tokio::spawn(consumer::run_tap(tap, tap_stopped));
         Ok(Consumer {
