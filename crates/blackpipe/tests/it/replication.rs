@@ -517,3 +517,31 @@ async fn through_the_official_driver_a_w1_write_vanishes_and_a_majority_write_su
         ]
     );
 }
+
+#[tokio::test]
+async fn a_caught_up_member_of_higher_priority_takes_over() {
+    use blackpipe::deployment::MemberOptions;
+    let config = DeploymentConfig::replica_set_with(vec![
+        MemberOptions::electable(),
+        MemberOptions::electable().with_priority(2.0),
+        MemberOptions::electable(),
+    ])
+    .with_election_delay(Duration::from_millis(50));
+    let deployment = start(config).await;
+    assert_eq!(
+        deployment.primary(),
+        Some(1),
+        "the highest priority is elected first"
+    );
+    deployment.kill(1).await.unwrap();
+    let interim = within(deployment.wait_for_primary()).await;
+    assert_ne!(interim, 1);
+    let reply = client(&deployment, interim)
+        .await
+        .round_trip(insert(1, doc! { "w": "majority" }))
+        .await;
+    assert_eq!(write_concern_code(&reply), None, "{reply}");
+    deployment.restart(1).await.unwrap();
+    within(deployment.wait_until(|topology| topology.primary() == Some(1))).await;
+    assert_eq!(ids_on(&deployment, 1, doc! {}).await, [Bson::Int32(1)]);
+}
