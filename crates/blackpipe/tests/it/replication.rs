@@ -259,11 +259,16 @@ async fn an_isolated_primary_loses_its_w1_write_to_a_rollback_and_the_majority_w
         Some(1),
         "the isolated primary acknowledges w:1: {reply}"
     );
+    let discarded_time = operation_time(&reply);
     let reply = old_primary
         .round_trip(insert(3, doc! { "w": "majority", "wtimeout": 200 }))
         .await;
     assert_eq!(write_concern_code(&reply), Some(64), "{reply}");
     deployment.elect(1).unwrap();
+    // A causal read whose time comes from the discarded branch does not wait forever: nothing
+    // the set holds lies between (mongod's primary would write a no-op to get past it).
+    let causal = doc! { "readConcern": { "afterClusterTime": discarded_time }, "maxTimeMS": 5_000 };
+    assert_eq!(ids_on(&deployment, 2, causal).await, [Bson::Int32(1)]);
     let reply = client(&deployment, 1)
         .await
         .round_trip(insert(4, doc! { "w": "majority" }))
