@@ -77,7 +77,8 @@ struct Args {
     /// Delay before an automatic election, in milliseconds.
     #[arg(long, default_value_t = 100)]
     election_delay_ms: u64,
-    /// How far behind the primary secondaries report their lastWrite, in milliseconds.
+    /// How far behind the primary secondaries apply the op log, in milliseconds (their reads
+    /// are this stale; majority writes wait for it).
     #[arg(long, default_value_t = 0)]
     replication_lag_ms: u64,
     /// Seed for fail point probabilities and generated ids.

@@ -28,7 +28,7 @@ pub struct DeploymentConfig {
     pub auto_failover: bool,
     /// Delay before an automatic election.
     pub election_delay: Duration,
-    /// How far behind the primary the secondaries' `lastWrite` trails.
+    /// How far behind the primary the secondaries apply the op log.
     pub replication_lag: Duration,
     /// Seed for the generator behind `activationProbability` and probabilistic overload;
     /// `None` seeds from the operating system.
@@ -147,7 +147,7 @@ impl DeploymentConfig {
         self
     }
 
-    /// Sets the replication lag secondaries report.
+    /// Sets how far behind the primary the secondaries apply the op log.
     #[must_use]
     pub fn with_replication_lag(mut self, lag: Duration) -> Self {
         self.replication_lag = lag;

@@ -17,9 +17,11 @@
 //!   node's `topologyVersion` and schedule election timers, the [`load_balancer`] front end,
 //!   and the [`Deployment`] handle.
 //!
-//! The foot holds the pure [`Topology`] model, the [`DeploymentConfig`], the
-//! [`capacity`] model, [`hello`] construction, the reply builders ([`errors`]), the state the
-//! rooms share and the adapter to the store. Imports point down: effects launches the node
+//! The foot holds the pure [`Topology`] model (with the vote count of elections), the
+//! [`DeploymentConfig`], the [`capacity`] model, [`hello`] construction, the reply builders
+//! ([`errors`]), the state the rooms share, the adapter to the store, and replication: in a
+//! replica set each data-bearing member owns a store, and the secondaries pull the primary's
+//! op log, wait out their lag, keep the majority commit point and roll back what diverged. Imports point down: effects launches the node
 //! room's pipeline; the pipeline hands the control commands to control; control and the gates
 //! import the node context and the foot (control asks for effects through the foot's `Effects`
 //! trait, which the effects room implements); the foot imports no room, and no files import

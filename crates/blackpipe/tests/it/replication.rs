@@ -259,11 +259,16 @@ async fn an_isolated_primary_loses_its_w1_write_to_a_rollback_and_the_majority_w
         Some(1),
         "the isolated primary acknowledges w:1: {reply}"
     );
+    let discarded_time = operation_time(&reply);
     let reply = old_primary
         .round_trip(insert(3, doc! { "w": "majority", "wtimeout": 200 }))
         .await;
     assert_eq!(write_concern_code(&reply), Some(64), "{reply}");
     deployment.elect(1).unwrap();
+    // A causal read whose time comes from the discarded branch does not wait forever: nothing
+    // the set holds lies between (mongod's primary would write a no-op to get past it).
+    let causal = doc! { "readConcern": { "afterClusterTime": discarded_time }, "maxTimeMS": 5_000 };
+    assert_eq!(ids_on(&deployment, 2, causal).await, [Bson::Int32(1)]);
     let reply = client(&deployment, 1)
         .await
         .round_trip(insert(4, doc! { "w": "majority" }))
@@ -516,4 +521,32 @@ async fn through_the_official_driver_a_w1_write_vanishes_and_a_majority_write_su
             (OplogOp::Insert, Some(Bson::String("timed out".into())))
         ]
     );
+}
+
+#[tokio::test]
+async fn a_caught_up_member_of_higher_priority_takes_over() {
+    use blackpipe::deployment::MemberOptions;
+    let config = DeploymentConfig::replica_set_with(vec![
+        MemberOptions::electable(),
+        MemberOptions::electable().with_priority(2.0),
+        MemberOptions::electable(),
+    ])
+    .with_election_delay(Duration::from_millis(50));
+    let deployment = start(config).await;
+    assert_eq!(
+        deployment.primary(),
+        Some(1),
+        "the highest priority is elected first"
+    );
+    deployment.kill(1).await.unwrap();
+    let interim = within(deployment.wait_for_primary()).await;
+    assert_ne!(interim, 1);
+    let reply = client(&deployment, interim)
+        .await
+        .round_trip(insert(1, doc! { "w": "majority" }))
+        .await;
+    assert_eq!(write_concern_code(&reply), None, "{reply}");
+    deployment.restart(1).await.unwrap();
+    within(deployment.wait_until(|topology| topology.primary() == Some(1))).await;
+    assert_eq!(ids_on(&deployment, 1, doc! {}).await, [Bson::Int32(1)]);
 }

@@ -31,6 +31,7 @@ mod pool_maintenance;
 mod prose;
 mod recipes;
 mod recipes_counter;
+mod replication;
 mod retry;
 mod retry_policy;
 mod retry_support;

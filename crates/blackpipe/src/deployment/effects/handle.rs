@@ -48,7 +48,10 @@ impl Deployment {
         Self::start_with_store(config, Arc::new(Store::new(options))).await
     }
 
-    /// Starts the nodes `config` describes, serving `store` (which may already hold data).
+    /// Starts the nodes `config` describes, serving `store` (which may already hold data). A
+    /// standalone and a sharded deployment's routers serve `store` itself; in a replica set
+    /// every data-bearing member starts from its own copy of it (see
+    /// [`Deployment::store`] and [`Deployment::member_store`]).
     ///
     /// # Errors
     ///

@@ -214,7 +214,11 @@ impl Inner {
             loop {
                 let notified = timer.notified();
                 let next_due = match inner.upgrade() {
-                    Some(inner) => inner.replicate(),
+                    Some(inner) => {
+                        let next_due = inner.replicate();
+                        inner.schedule_priority_takeover();
+                        next_due
+                    }
                     None => return,
                 };
                 let sleep = async {
@@ -226,6 +230,52 @@ impl Inner {
                 tokio::select! {
                     () = notified => {}
                     () = sleep => {}
+                }
+            }
+        });
+    }
+
+    /// With automatic failover, a caught-up secondary of higher priority than the primary
+    /// calls an election after the election delay (mongod's priority takeover); the primary
+    /// steps down to it. One takeover is pending at a time.
+    fn schedule_priority_takeover(self: &Arc<Self>) {
+        let (candidate, delay) = {
+            let state = lock(&self.state);
+            if !state.auto_failover {
+                return;
+            }
+            let candidate = state.topology.priority_takeover_candidate(Instant::now());
+            (candidate, state.election_delay)
+        };
+        let Some(candidate) = candidate else {
+            return;
+        };
+        if self
+            .replication
+            .takeover_pending
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            return;
+        }
+        let inner = Arc::downgrade(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let Some(inner) = inner.upgrade() else {
+                return;
+            };
+            inner
+                .replication
+                .takeover_pending
+                .store(false, std::sync::atomic::Ordering::Release);
+            let still = lock(&inner.state)
+                .topology
+                .priority_takeover_candidate(Instant::now())
+                == Some(candidate);
+            if still {
+                inner.catch_up(candidate);
+                match inner.mutate(|state| state.topology.elect(candidate)) {
+                    Ok(()) => tracing::info!(candidate, "priority takeover"),
+                    Err(error) => tracing::debug!(%error, "priority takeover failed"),
                 }
             }
         });

@@ -149,6 +149,36 @@ impl Topology {
     }
 }
 
+impl Topology {
+    /// The member that would take over from the primary now by priority, as mongod's priority
+    /// takeover does: a secondary the primary reaches, with a higher priority than the
+    /// primary's, caught up with it (its op log as new), not frozen, that would win; the
+    /// highest priority first.
+    pub fn priority_takeover_candidate(&self, now: std::time::Instant) -> Option<NodeIndex> {
+        let primary = self.primary?;
+        let leader = self.nodes.get(primary)?;
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(index, node)| {
+                node.role == Role::Secondary
+                    && node.options.is_electable()
+                    && node.options.priority > leader.options.priority
+                    && node.applied >= leader.applied
+                    && !node.is_frozen(now)
+                    && self.is_linked(primary, *index)
+                    && self.can_win(*index)
+            })
+            .max_by(|(a_index, a), (b_index, b)| {
+                a.options
+                    .priority
+                    .total_cmp(&b.options.priority)
+                    .then(b_index.cmp(a_index))
+            })
+            .map(|(index, _)| index)
+    }
+}
+
 fn ordered(a: NodeIndex, b: NodeIndex) -> (NodeIndex, NodeIndex) {
     (a.min(b), a.max(b))
 }

@@ -17,7 +17,7 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 use super::context::request::{self, CommandClass, canonical_name, classify};
-use super::context::{Gate, NodeContext, stop_with};
+use super::context::{Gate, NodeContext, NodeView, stop_with};
 use super::{
     auth, awaitable, change_streams, fail_points, ingress, load_balanced, max_time, oidc,
     read_concern, role, router_txn, search, stable_api, standalone, write_concern,
@@ -125,7 +125,7 @@ async fn run(
     }
     max_time::execution(node, &view, &name, limit, write_on_primary, session).await?;
     read_concern::before(node, &view, command, limit, session).await?;
-    store(node, request, &facts, session, class, limit).await
+    store(node, request, &facts, session, class, limit, &view).await
 }
 
 /// `configureFailPoint` and `{blackpipe: ...}`, on the admin database only: the control room
@@ -178,6 +178,7 @@ async fn store(
     session: SessionFacts,
     class: CommandClass,
     limit: Option<std::time::Duration>,
+    view: &NodeView,
 ) -> Gate<Outcome> {
     let command = request.command();
     let transactional = fail_points::transactional_write(node, request, session, class)?;
@@ -193,7 +194,7 @@ async fn store(
         // The secondaries pull what this write added (at once where they have no lag).
         node.inner.replicate();
     }
-    read_concern::confirm_linearizable(node, command, limit, session).await?;
+    read_concern::confirm_linearizable(node, view, command, limit, session).await?;
     router_txn::note_statement(node, session, command, &mut reply);
     if stream_get_more {
         errors::label_resumable_change_stream_error(&mut reply);

@@ -84,17 +84,19 @@ pub(crate) async fn before(
     }
 }
 
-/// After a linearizable read: the primary confirms with a majority that it still leads and
-/// that everything it had applied is committed; a stepdown meanwhile fails the read.
+/// After a linearizable read on a replica set primary: it confirms with a majority that it
+/// still leads and that everything it had applied is committed; a stepdown meanwhile fails the
+/// read. (A router's shards share its store: nothing to confirm.)
 pub(crate) async fn confirm_linearizable(
     node: &NodeContext,
+    view: &NodeView,
     command: &Document,
     limit: Option<Duration>,
     session: SessionFacts,
 ) -> Gate {
     let linearizable = read_concern(command)
         .is_some_and(|concern| concern.level.as_deref() == Some("linearizable"));
-    if !linearizable {
+    if !linearizable || view.kind != DeploymentKind::ReplicaSet {
         return ControlFlow::Continue(());
     }
     let stepped_down = || {

@@ -154,6 +154,8 @@ pub(crate) struct Replication {
     pub(crate) timer: Arc<Notify>,
     /// Serialises passes, so that each member applies its entries in order.
     pass: Mutex<()>,
+    /// A priority takeover election is scheduled.
+    pub(crate) takeover_pending: std::sync::atomic::AtomicBool,
 }
 
 impl Default for Replication {
@@ -165,6 +167,7 @@ impl Default for Replication {
             progress: watch::Sender::new(0),
             timer: Arc::new(Notify::new()),
             pass: Mutex::new(()),
+            takeover_pending: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -239,6 +242,10 @@ impl Inner {
         changed |= self.advance_commit_point();
         if changed {
             self.replication.progress.send_modify(|count| *count += 1);
+            // The timer task looks for a priority takeover after each pass it runs.
+            if self.takeover_possible() {
+                self.replication.timer.notify_one();
+            }
         }
         next_due
     }
@@ -395,6 +402,15 @@ impl Inner {
             }
         }
         advanced
+    }
+
+    fn takeover_possible(&self) -> bool {
+        let state = lock(&self.state);
+        state.auto_failover
+            && state
+                .topology
+                .priority_takeover_candidate(Instant::now())
+                .is_some()
     }
 
     /// Applies what the new primary `index` lacks from the freshest member it reaches on its

@@ -93,19 +93,37 @@ impl Inner {
         majority: bool,
         limit: Option<Duration>,
     ) -> WaitOutcome {
-        let baseline = self.baseline.ts;
-        self.await_condition(limit, || {
-            let Some(data) = self.member_data(index) else {
-                return Err(());
-            };
-            let reached = if majority {
-                data.known_commit()
-            } else {
-                data.applied()
-            };
-            Ok(reached.max(baseline) >= target || target == NO_TIME)
-        })
-        .await
+        self.await_condition(limit, || self.holds_time(index, target, majority))
+            .await
+    }
+
+    /// Whether member `index` has reached cluster time `target`: applied (or, with
+    /// `majority`, knows committed) an entry at least that late, or holds everything the
+    /// primary has while `target` is no later than the newest timestamp handed out. In that
+    /// case no entry of the set's branch lies between (later writes take later timestamps):
+    /// mongod's primary writes a no-op to move past `target`, blackpipe needs none, so a
+    /// causal read after a rollback (its time from the discarded branch) does not wait forever.
+    fn holds_time(&self, index: NodeIndex, target: Timestamp, majority: bool) -> Result<bool, ()> {
+        let (data, primary_data) = {
+            let state = lock(&self.state);
+            let data = state.slots.get(index).ok_or(())?.data.clone();
+            let primary_data = state
+                .topology
+                .primary()
+                .and_then(|primary| state.slots.get(primary))
+                .map(|slot| slot.data.clone());
+            (data, primary_data)
+        };
+        let reached = if majority {
+            data.known_commit()
+        } else {
+            data.applied()
+        };
+        if reached.max(self.baseline.ts) >= target || target == NO_TIME {
+            return Ok(true);
+        }
+        let issued = self.replication.clock.latest();
+        Ok(target <= issued && primary_data.is_some_and(|primary| reached >= primary.applied()))
     }
 
     /// Whether member `index` is primary now, and in which term.
