@@ -291,8 +291,9 @@ fn a_majority_torture_run_loses_no_acknowledged_write_to_a_rollback() {
 }
 
 /// Transfers through an isolated primary and its rollback: causally consistent sessions that
-/// saw the discarded branch read after a cluster time the new primary reaches only with
-/// another write (the no-op writer's), and the transfer invariants hold.
+/// saw the discarded branch read after a cluster time the new primary never applied (it holds
+/// everything of the set's branch before it, so the read does not wait), and the transfer
+/// invariants hold.
 #[test]
 fn a_transfer_run_through_an_isolated_primary_keeps_its_invariants() {
     let report = torture_report(&["--seed", "2", "--workload", "transfer"]);

@@ -14,7 +14,6 @@
 
 mod invariants;
 mod memory;
-mod noop;
 mod panics;
 mod schedule;
 mod settle;
@@ -160,7 +159,6 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     } else {
         None
     };
-    let noop = noop::NoopWriter::start(&deployment.uri()).await?;
     let probe = Arc::clone(&deployment);
     let durable = CollectionOptions::default().write_concern(args.write_concern.write_concern());
     let workload = Arc::new(Workload {
@@ -187,7 +185,6 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     })
     .await;
 
-    noop.stop().await;
     let Injector::Simulated(simulated) = &*injector else {
         return Err("the torture run always injects through blackpipe".into());
     };
@@ -219,6 +216,8 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     let stored_ids = setup::ids_in_store(&deployment, INSERTS);
     let counter_writes_applied = store.writes_applied(&format!("{DATABASE}.{COUNTERS}"));
     let insert_writes_applied = store.writes_applied(&format!("{DATABASE}.{INSERTS}"));
+    // The primary's store: released with the deployment, before the memory is measured.
+    drop(store);
     let transfer_check = match &transfers {
         Some(transfers) => Some(transfers.check(&outcome.ledger, &deployment)?),
         None => None,
