@@ -194,13 +194,8 @@ fn a_transfer_torture_run_checks_its_transfers() {
     );
 }
 
-/// The live heap check, which fails at 4ac0991 already (blackpipe's replicated deployment
-/// leaves megabytes behind once stopped), is left to the tests above; the rollback tests
-/// check everything else.
-const MEMORY: &str = "live heap back to its baseline";
-
 /// Runs `torture` with `extra` options (4 s, 4 workers, strict JSON) and returns its report,
-/// after asserting that every check but the live heap's held.
+/// after asserting that every check held and that the primary was isolated.
 fn torture_report(extra: &[&str]) -> serde_json::Value {
     let mut args = vec![
         "torture",
@@ -216,7 +211,7 @@ fn torture_report(extra: &[&str]) -> serde_json::Value {
     let report: serde_json::Value = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", explain(&output)));
     let checks = report["checks"].as_array().expect("checks");
-    for check in checks.iter().filter(|check| check["name"] != MEMORY) {
+    for check in checks {
         assert_eq!(check["verdict"], "held", "{check}");
     }
     let isolated = report["faults"]
@@ -226,7 +221,7 @@ fn torture_report(extra: &[&str]) -> serde_json::Value {
         .any(|fault| fault["kind"] == "isolate-primary" && fault["skipped"].is_null());
     assert!(
         isolated,
-        "seed 3 isolates the primary early: {}",
+        "the seed isolates the primary: {}",
         report["faults"]
     );
     report
