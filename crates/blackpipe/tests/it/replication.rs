@@ -308,6 +308,45 @@ async fn an_isolated_primary_loses_its_w1_write_to_a_rollback_and_the_majority_w
     );
 }
 
+/// A former primary that rejoins but cannot roll back yet (its replication paused) learns no
+/// commit point from the new primary: the commit point is of the set's branch, and the writes
+/// it alone holds are not on it. A majority read (or a change stream) there never shows them.
+#[tokio::test]
+async fn a_diverged_member_learns_no_commit_point_until_it_rolls_back() {
+    let deployment = manual_set().await;
+    let mut old_primary = client(&deployment, 0).await;
+    old_primary
+        .round_trip(insert(1, doc! { "w": "majority" }))
+        .await;
+    deployment.partition_from(0, &[1, 2]).unwrap();
+    old_primary.round_trip(insert(2, doc! { "w": 1 })).await;
+    deployment.elect(1).unwrap();
+    let reply = client(&deployment, 1)
+        .await
+        .round_trip(insert(3, doc! { "w": "majority" }))
+        .await;
+    assert_eq!(write_concern_code(&reply), None, "{reply}");
+    deployment.pause_replication(Some(0)).unwrap();
+    deployment.heal(0).unwrap();
+    // Another write: a replication pass with the diverged member in contact with the primary.
+    client(&deployment, 1)
+        .await
+        .round_trip(insert(4, doc! { "w": "majority" }))
+        .await;
+    let majority = doc! { "readConcern": { "level": "majority" } };
+    assert_eq!(
+        ids_on(&deployment, 0, majority.clone()).await,
+        [Bson::Int32(1)],
+        "the write only the old primary holds is not majority-committed"
+    );
+    deployment.resume_replication(Some(0)).unwrap();
+    deployment.wait_for_replication(0).await;
+    assert_eq!(
+        ids_on(&deployment, 0, majority).await,
+        [Bson::Int32(1), Bson::Int32(3), Bson::Int32(4)]
+    );
+}
+
 #[tokio::test]
 async fn a_retried_write_whose_first_attempt_was_rolled_back_is_applied_again() {
     let deployment = manual_set().await;

@@ -353,7 +353,7 @@ impl Inner {
     }
 
     /// Recomputes the majority commit point from the members the primary reaches, and tells
-    /// every member in contact with the primary. Returns whether any member learned a newer
+    /// every member in contact with the primary whose op log is on its branch. Returns whether any member learned a newer
     /// one.
     fn advance_commit_point(&self) -> bool {
         let (candidates, informed) = {
@@ -373,15 +373,21 @@ impl Inner {
                 {
                     continue;
                 }
-                informed.push(Arc::clone(&slot.data));
                 let applied = slot.data.applied();
                 let on_branch =
                     applied == NO_TIME || primary_store.oplog_contains(applied) != Some(false);
+                if !on_branch {
+                    // A diverged member (a former primary not rolled back yet) would take
+                    // the set's commit point for its own branch: it learns it once it has
+                    // rolled back.
+                    continue;
+                }
+                informed.push(Arc::clone(&slot.data));
                 let voting = state
                     .topology
                     .node(index)
                     .is_some_and(|node| node.options().votes > 0);
-                if on_branch && voting && applied <= primary_store.op_time().ts {
+                if voting && applied <= primary_store.op_time().ts {
                     candidates.push(applied);
                 }
             }
