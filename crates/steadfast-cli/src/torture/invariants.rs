@@ -59,6 +59,9 @@ pub(crate) struct Observations {
     /// Live heap before the deployment started and after everything shut down; `None` when
     /// it could not be measured.
     pub(crate) memory: Option<(u64, u64)>,
+    /// Live heap the checks' findings hold (measured as they were made): the report keeps
+    /// them and a copy when the heap is measured.
+    pub(crate) findings_heap: u64,
     /// Operations the workers completed.
     pub(crate) operations: u64,
     /// Faults the run played (the report keeps an entry for each).
@@ -354,7 +357,8 @@ fn memory(o: &Observations) -> Check {
         return not_checked(MEMORY, "the live heap could not be measured");
     };
     let grown = after.saturating_sub(before);
-    let slack = memory_slack(o.faults);
+    let findings = o.findings_heap.saturating_mul(2);
+    let slack = memory_slack(o.faults).saturating_add(findings);
     let sensitivity = match smallest_visible_leak(slack, o.operations) {
         Some(bytes) => format!("a leak of {bytes} B per operation or more would show"),
         None => "no operation completed".to_owned(),
@@ -363,12 +367,13 @@ fn memory(o: &Observations) -> Check {
         MEMORY,
         grown <= slack,
         format!(
-            "live heap {} before the deployment started, {} after shutdown: +{} (slack {} for {} faults; over {} operations {sensitivity})",
+            "live heap {} before the deployment started, {} after shutdown: +{} (slack {} for {} faults and twice the {} the findings hold; over {} operations {sensitivity})",
             mib(before),
             mib(after),
             kib(grown),
             kib(slack),
             o.faults,
+            kib(o.findings_heap),
             o.operations
         ),
     )

@@ -228,16 +228,8 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         collections.push(BANK);
     }
     let convergence = check_convergence(&settle::member_data(&deployment, &collections));
-    let (counters, inserts, stale_reads_after_rollback) = check_writes(
-        &mut outcome.ledger,
-        &finals,
-        &stored_ids,
-        &discarded,
-        args.write_concern,
-    );
-    drop((discarded, rollbacks));
+    drop(rollbacks);
     deployment.stop().await;
-    drop(stored_ids);
     let deployment_name = format!("embedded blackpipe replica set {}", deployment.uri());
     // The injector shares the deployment: both go, so the store's data is freed before the
     // memory is measured.
@@ -246,6 +238,26 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         return Err("the deployment is still referenced after the run".into());
     }
     drop(deployment);
+    // blackpipe's per-connection, hello-stream and control tasks finish just after the
+    // deployment reports it stopped, and free what they hold (up to a whole store's worth,
+    // through their references to the deployment) as they end: wait for them, or a slow
+    // machine reports their memory as leaked.
+    wait_for_no_tasks().await;
+    // The findings name every write a rollback discarded (thousands in a long w: 1 run) and
+    // stay alive, with the report's copy, when the heap is measured: what they hold is
+    // measured here, with nothing else running, and allowed twice.
+    let before_findings = memory::live_heap_bytes();
+    let (counters, inserts, stale_reads_after_rollback) = check_writes(
+        &mut outcome.ledger,
+        &finals,
+        &stored_ids,
+        &discarded,
+        args.write_concern,
+    );
+    let findings_heap = before_findings
+        .zip(memory::live_heap_bytes())
+        .map_or(0, |(before, after)| after.saturating_sub(before));
+    drop((discarded, stored_ids));
 
     let mut report = Report::new(
         ReportInputs {
@@ -267,11 +279,6 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     report.convergence = Some(convergence.clone());
     // The ledger holds an entry per operation: release it before measuring memory.
     drop(outcome);
-    // blackpipe's per-connection, hello-stream and control tasks finish just after the
-    // deployment reports it stopped, and free what they hold (up to a whole store's worth,
-    // through their references to the deployment) as they end: measure once they are gone, or
-    // a slow machine reports their memory as leaked.
-    wait_for_no_tasks().await;
     let memory_after = memory::live_heap_bytes();
     let observations = Observations {
         counters,
@@ -287,6 +294,7 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         live_tasks,
         open_connections,
         memory: memory_before.zip(memory_after),
+        findings_heap,
         operations: report.operations,
         faults: report.faults.len(),
         restore_problems,
