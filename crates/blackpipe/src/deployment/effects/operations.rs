@@ -54,8 +54,7 @@ impl Effects for Inner {
 
     /// Elects `index` now.
     fn elect(self: &Arc<Self>, index: NodeIndex) -> Result<(), ControlError> {
-        self.catch_up(index);
-        self.mutate(|state| state.topology.elect(index))
+        self.catch_up_and_elect(index, |state| state.topology.elect(index))
     }
 
     /// Elects `index` after `delay`, on a timer of its own.

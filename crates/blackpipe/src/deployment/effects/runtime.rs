@@ -272,8 +272,7 @@ impl Inner {
                 .priority_takeover_candidate(Instant::now())
                 == Some(candidate);
             if still {
-                inner.catch_up(candidate);
-                match inner.mutate(|state| state.topology.elect(candidate)) {
+                match inner.catch_up_and_elect(candidate, |state| state.topology.elect(candidate)) {
                     Ok(()) => tracing::info!(candidate, "priority takeover"),
                     Err(error) => tracing::debug!(%error, "priority takeover failed"),
                 }
@@ -351,21 +350,34 @@ impl Inner {
             let Some(inner) = inner.upgrade() else {
                 return;
             };
-            let candidate = lock(&inner.state)
-                .topology
-                .election_candidate(Instant::now());
-            if let Some(candidate) = candidate {
-                inner.catch_up(candidate);
+            // The member caught up is the one elected: if the candidate changed meanwhile (a
+            // freeze ran out), the new one is caught up in turn.
+            let mut elected = Ok(None);
+            for _ in 0..3 {
+                let Some(candidate) = lock(&inner.state)
+                    .topology
+                    .election_candidate(Instant::now())
+                else {
+                    break;
+                };
+                elected = inner.catch_up_and_elect(candidate, |state| {
+                    if !state.auto_failover {
+                        return Ok(Some(None));
+                    }
+                    match state.topology.election_candidate(Instant::now()) {
+                        Some(now) if now == candidate => state
+                            .topology
+                            .elect(candidate)
+                            .map(|()| Some(Some(candidate))),
+                        Some(_) => Ok(None),
+                        None => Ok(Some(None)),
+                    }
+                });
+                if !matches!(elected, Ok(None)) {
+                    break;
+                }
             }
-            let elected = inner.mutate(|state| {
-                if !state.auto_failover {
-                    return Ok(None);
-                }
-                match state.topology.election_candidate(Instant::now()) {
-                    Some(candidate) => state.topology.elect(candidate).map(|()| Some(candidate)),
-                    None => Ok(None),
-                }
-            });
+            let elected = elected.map(Option::flatten);
             match elected {
                 Ok(Some(candidate)) => tracing::info!(candidate, "automatic election"),
                 Ok(None) => tracing::debug!("no automatic election possible now"),

@@ -25,8 +25,9 @@ use std::time::{Duration, Instant};
 use bson::{Document, Timestamp, doc};
 use tokio::sync::{Notify, watch};
 
+use super::control_error::ControlError;
 use super::model::{DeploymentKind, NodeIndex, Role, Topology};
-use super::state::{Inner, lock};
+use super::state::{Inner, State, lock};
 use blackpipe_store::{OpClock, OplogEntry, Store, StoreOptions};
 
 pub(crate) use rollback::RollbackLog;
@@ -116,6 +117,14 @@ impl MemberData {
         let advanced = known != progress.known_commit;
         progress.known_commit = known;
         advanced
+    }
+
+    /// Drops the entries fetched and not applied yet (the member's store moved otherwise: a
+    /// catch-up or a rollback); the next pass fetches from where the store is.
+    pub(crate) fn forget_pending(&self) {
+        let mut progress = lock(&self.progress);
+        progress.pending.clear();
+        progress.source = None;
     }
 
     /// Pauses (or resumes) applying; returns whether anything changed.
@@ -419,9 +428,23 @@ impl Inner {
                 .is_some()
     }
 
+    /// Catches member `index` up (see [`Inner::catch_up`]) and runs `elect` on the model, with
+    /// no replication pass in between or meanwhile: a pass planned while `index` was a
+    /// secondary would otherwise go on pulling into (or, finding the entries the catch-up
+    /// applied, resyncing) the store of the primary it has become.
+    pub(crate) fn catch_up_and_elect<R>(
+        self: &Arc<Self>,
+        index: NodeIndex,
+        elect: impl FnOnce(&mut State) -> Result<R, ControlError>,
+    ) -> Result<R, ControlError> {
+        let _pass = lock(&self.replication.pass);
+        self.catch_up(index);
+        self.mutate(elect)
+    }
+
     /// Applies what the new primary `index` lacks from the freshest member it reaches on its
-    /// branch (mongod's catch-up), before it takes writes.
-    pub(crate) fn catch_up(&self, index: NodeIndex) {
+    /// branch (mongod's catch-up), before it takes writes. Callers hold the pass lock.
+    fn catch_up(&self, index: NodeIndex) {
         let Some(mine) = self.store_of(index) else {
             return;
         };
@@ -438,6 +461,10 @@ impl Inner {
                 .filter(|store| store.oplog_contains(mine.op_time().ts) == Some(true))
                 .max_by_key(|store| store.op_time().ts)
         };
+        if let Some(data) = self.member_data(index) {
+            // What it fetched as a secondary is behind what it applies now.
+            data.forget_pending();
+        }
         if let Some(freshest) = freshest {
             let entries = freshest.oplog_since(mine.op_time());
             if let Err(error) = mine.apply_oplog(&entries) {

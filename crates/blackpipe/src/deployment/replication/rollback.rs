@@ -161,6 +161,7 @@ impl Inner {
         let copy = Arc::new(theirs.fork(self.replication.store_options(seed)));
         let applied = copy.op_time().ts;
         data.replace_store(copy);
+        data.forget_pending();
         lock(&self.state).topology.set_applied(index, applied);
         if !discarded.is_empty() {
             tracing::info!(member = index, writes = discarded.len(), "rolled back");
