@@ -243,10 +243,6 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     // through their references to the deployment) as they end: wait for them, or a slow
     // machine reports their memory as leaked.
     wait_for_no_tasks().await;
-    // The findings name every write a rollback discarded (thousands in a long w: 1 run) and
-    // stay alive, with the report's copy, when the heap is measured: what they hold is
-    // measured here, with nothing else running, and allowed twice.
-    let before_findings = memory::live_heap_bytes();
     let (counters, inserts, stale_reads_after_rollback) = check_writes(
         &mut outcome.ledger,
         &finals,
@@ -254,7 +250,12 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         &discarded,
         args.write_concern,
     );
-    let findings_heap = before_findings
+    // The findings name every write a rollback discarded (thousands in a long w: 1 run) and
+    // stay alive, with the report's copy, when the heap is measured: the copy is made here,
+    // with nothing else running, and what it took is allowed twice.
+    let before_copy = memory::live_heap_bytes();
+    let (counters_copy, inserts_copy) = (counters.clone(), inserts.clone());
+    let findings_heap = before_copy
         .zip(memory::live_heap_bytes())
         .map_or(0, |(before, after)| after.saturating_sub(before));
     drop((discarded, stored_ids));
@@ -267,8 +268,8 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
             workers: args.workers,
             retries_enabled: true,
             driver: &driver,
-            counters: counters.clone(),
-            inserts: Some(inserts.clone()),
+            counters: counters_copy,
+            inserts: Some(inserts_copy),
         },
         &mut outcome,
     );
