@@ -104,6 +104,9 @@ pub enum Change {
     },
     /// A database was dropped (its collections' drops come first, each in its own entry).
     DropDatabase,
+    /// Nothing changed: a note in the op log, such as the one a new primary writes at the
+    /// start of its term (mongod's `{msg: "new primary"}`). No change stream shows it.
+    Noop(Arc<Document>),
 }
 
 impl Change {
@@ -134,7 +137,9 @@ impl Change {
                 post_image,
             } => document_size(description)
                 .saturating_add(post_image.as_deref().map_or(0, document_size)),
-            Change::Create(document) | Change::Modify(document) => document_size(document),
+            Change::Create(document) | Change::Modify(document) | Change::Noop(document) => {
+                document_size(document)
+            }
             Change::CreateIndexes(specs) => specs
                 .iter()
                 .map(document_size)

@@ -169,7 +169,8 @@ fn operation_type(change: &Change, show_expanded: bool) -> Option<&'static str> 
         Change::Create(_)
         | Change::CreateIndexes(_)
         | Change::DropIndexes(_)
-        | Change::Modify(_) => {
+        | Change::Modify(_)
+        | Change::Noop(_) => {
             return None;
         }
     };

@@ -176,7 +176,11 @@ impl Store {
             Change::DropDatabase => {
                 self.catalog.drop_database(db);
             }
-            Change::Insert(_) | Change::Update { .. } | Change::Replace(_) | Change::Delete => {}
+            Change::Insert(_)
+            | Change::Update { .. }
+            | Change::Replace(_)
+            | Change::Delete
+            | Change::Noop(_) => {}
         }
         Ok(())
     }

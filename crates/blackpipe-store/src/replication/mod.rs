@@ -21,7 +21,7 @@ use bson::Timestamp;
 
 use crate::Store;
 use crate::catalog::{lock, write};
-use crate::oplog::{OpTime, OplogEntry, packed};
+use crate::oplog::{Change, OpTime, OplogEntry, OplogWrite, packed};
 
 /// Why [`Store::apply_oplog`] could not apply an entry: the entries do not continue this
 /// store's op log (a gap, or entries out of order), or an entry does not fit this store's data
@@ -158,6 +158,19 @@ impl Store {
     /// more rather than part of a transaction: all the entries of the last optime come).
     pub fn oplog_entries_after(&self, ts: Timestamp, limit: usize) -> Vec<OplogEntry> {
         lock(&self.oplog).after(ts, limit)
+    }
+
+    /// Writes a no-op entry to the op log at wall time `now` (`admin.$cmd`, `{msg: message}`)
+    /// and returns its optime. A new primary writes one as its term starts, as mongod's does:
+    /// its op log is then newer than anything a deposed primary wrote, so that primary's
+    /// writes the new branch lacks are rolled back, never brought back by a later election.
+    pub fn write_noop(&self, message: &str, now: bson::DateTime) -> OpTime {
+        let note = Change::Noop(std::sync::Arc::new(bson::doc! { "msg": message }));
+        lock(&self.oplog).record(
+            now,
+            OplogWrite::catalog("admin.$cmd".to_owned(), None, note),
+            None,
+        )
     }
 
     /// Wakes the change-stream getMores waiting on this store, so that they look again: what

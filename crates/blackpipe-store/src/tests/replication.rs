@@ -670,3 +670,43 @@ fn entries_of_unrecorded_statements_name_no_statement() {
         "a multi update is not recorded, and the failed statement's cell stays off it"
     );
 }
+
+/// A no-op (a new primary's note) moves the op log on, replicates, changes no data, and no
+/// change stream shows it, not even one watching the whole cluster.
+#[test]
+fn a_noop_moves_the_op_log_on_and_shows_in_no_change_stream() {
+    let primary = new_store();
+    let secondary = secondary();
+    insert(&primary, "c", vec![doc! { "_id": 1 }]);
+    let stream = batch(&run_ok(
+        &primary,
+        "admin",
+        doc! {
+            "aggregate": 1,
+            "pipeline": [{ "$changeStream": { "allChangesForCluster": true } }],
+            "cursor": {},
+        },
+    ));
+    assert!(stream.is_empty());
+    let before = primary.op_time();
+    let noted = primary.write_noop("new primary", at(5));
+    assert!(noted.ts > before.ts);
+    assert_eq!(primary.op_time(), noted);
+    assert_eq!(primary.writes_applied("admin.$cmd"), 0);
+    replicate(&primary, &secondary);
+    assert_same(&primary, &secondary);
+    let since = primary.oplog_since(before);
+    assert_eq!(since.len(), 1);
+    assert_eq!(since[0].op, crate::OplogOp::Command);
+    let watch = run_ok(
+        &primary,
+        "admin",
+        doc! {
+            "aggregate": 1,
+            "pipeline": [{ "$changeStream": { "allChangesForCluster": true, "startAtOperationTime": noted.ts } }],
+            "cursor": {},
+        },
+    );
+    let events: Vec<Document> = batch(&watch);
+    assert!(events.is_empty(), "{events:?}");
+}

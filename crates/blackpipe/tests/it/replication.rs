@@ -245,6 +245,42 @@ async fn only_a_member_with_the_newest_op_log_can_win_an_election() {
     assert_eq!(deployment.primary(), Some(1));
 }
 
+/// A new primary notes its term in the op log (mongod's "new primary" no-op) before it takes
+/// writes: the deposed primary, whose w:1 write it lacks, can then never win an election
+/// back and bring that write back once others have rolled it back, even if the new primary
+/// wrote nothing else.
+#[tokio::test]
+async fn a_deposed_primary_cannot_win_back_with_a_write_the_new_term_lacks() {
+    let deployment = manual_set().await;
+    let mut old_primary = client(&deployment, 0).await;
+    old_primary
+        .round_trip(insert(1, doc! { "w": "majority" }))
+        .await;
+    deployment.partition_from(0, &[1, 2]).unwrap();
+    old_primary.round_trip(insert(2, doc! { "w": 1 })).await;
+    deployment.elect(1).unwrap();
+    let new_term = deployment
+        .member_store(1)
+        .unwrap()
+        .oplog_since(deployment.member_store(2).unwrap().op_time());
+    assert!(new_term.is_empty(), "member 2 holds the new primary's note");
+    deployment.pause_replication(Some(0)).unwrap();
+    deployment.heal(0).unwrap();
+    deployment.step_down(Duration::from_secs(60)).unwrap();
+    let refused = deployment.elect(0).unwrap_err();
+    assert!(refused.to_string().contains("election failed"), "{refused}");
+    deployment.resume_replication(Some(0)).unwrap();
+    deployment.elect(2).unwrap();
+    deployment.wait_for_replication(0).await;
+    assert_eq!(ids_on(&deployment, 0, doc! {}).await, [Bson::Int32(1)]);
+    let rolled_back: Vec<Bson> = deployment
+        .rollbacks()
+        .into_iter()
+        .filter_map(|write| write.id)
+        .collect();
+    assert_eq!(rolled_back, [Bson::Int32(2)]);
+}
+
 #[tokio::test]
 async fn an_isolated_primary_loses_its_w1_write_to_a_rollback_and_the_majority_write_survives() {
     let deployment = manual_set().await;

@@ -20,7 +20,7 @@ use steadfast::change_stream::event::{ChangeStreamEvent, OperationType, ResumeTo
 use tokio::sync::watch;
 
 use super::progress::LiveCounters;
-use super::stream_check::{Change, ChangeOp, LogPosition};
+use super::stream_check::{Change, ChangeOp, LogPosition, name_some};
 use super::worker::HANG_LIMIT;
 
 /// How long the consumer waits on the server for new events per `getMore`.
@@ -341,10 +341,40 @@ impl OplogTap {
         let collected = u64::try_from(self.changes.len()).unwrap_or(u64::MAX);
         (applied != collected).then(|| {
             format!(
-                "the store applied {applied} writes to {} but the op log tap collected {collected}",
-                self.ns
+                "the store applied {applied} writes to {} but the op log tap collected {collected}{}",
+                self.ns,
+                self.uncollected()
             )
         })
+    }
+
+    /// Names the entries of the namespace the store's op log still holds that the tap did
+    /// not collect (saying which of them it had abandoned at a change of primary).
+    fn uncollected(&self) -> String {
+        let collected: HashSet<&Change> = self.changes.iter().collect();
+        let abandoned: HashSet<&Change> = self.abandoned.iter().collect();
+        let after = OpTime {
+            ts: self.start,
+            wall: bson::DateTime::from_millis(0),
+        };
+        let missing: Vec<Change> = self
+            .store
+            .oplog_since(after)
+            .iter()
+            .filter(|entry| entry.ns == self.ns)
+            .filter_map(entry_change)
+            .filter(|change| !collected.contains(change))
+            .collect();
+        if missing.is_empty() {
+            return String::new();
+        }
+        let were_abandoned = missing.iter().filter(|c| abandoned.contains(c)).count();
+        let named: Vec<&Change> = missing.iter().collect();
+        format!(
+            "; the op log holds {} it did not collect ({were_abandoned} abandoned at a change of primary): {}",
+            missing.len(),
+            name_some(&named)
+        )
     }
 }
 

@@ -81,7 +81,7 @@ pub(crate) struct StreamCheck {
 /// How many changes to name in one sentence before summarising.
 const NAMED: usize = 5;
 
-fn name_some(changes: &[&Change]) -> String {
+pub(crate) fn name_some(changes: &[&Change]) -> String {
     let shown: Vec<String> = changes
         .iter()
         .take(NAMED)

@@ -431,15 +431,32 @@ impl Inner {
     /// Catches member `index` up (see [`Inner::catch_up`]) and runs `elect` on the model, with
     /// no replication pass in between or meanwhile: a pass planned while `index` was a
     /// secondary would otherwise go on pulling into (or, finding the entries the catch-up
-    /// applied, resyncing) the store of the primary it has become.
+    /// applied, resyncing) the store of the primary it has become. A member `elect` made
+    /// primary writes a no-op, as mongod's new primary does: its op log is then newer than
+    /// anything the deposed primary wrote, so no later election brings back a write that
+    /// this branch lacks and some member already rolled back.
     pub(crate) fn catch_up_and_elect<R>(
         self: &Arc<Self>,
         index: NodeIndex,
         elect: impl FnOnce(&mut State) -> Result<R, ControlError>,
     ) -> Result<R, ControlError> {
-        let _pass = lock(&self.replication.pass);
+        let pass = lock(&self.replication.pass);
         self.catch_up(index);
-        self.mutate(elect)
+        let was_primary = lock(&self.state).topology.primary() == Some(index);
+        let result = self.mutate(elect);
+        let elected = !was_primary && lock(&self.state).topology.primary() == Some(index);
+        if elected {
+            if let Some(store) = self.store_of(index) {
+                // mongod's new primary notes its term in the op log before it takes writes.
+                let noted = store.write_noop("new primary", bson::DateTime::now());
+                lock(&self.state).topology.set_applied(index, noted.ts);
+            }
+        }
+        drop(pass);
+        if elected {
+            self.replicate();
+        }
+        result
     }
 
     /// Applies what the new primary `index` lacks from the freshest member it reaches on its

@@ -14,7 +14,7 @@ use rand::Rng;
 use super::MemberData;
 use crate::deployment::model::NodeIndex;
 use crate::deployment::state::{Inner, lock};
-use blackpipe_store::{OpTime, OplogEntry, OplogOp, Store};
+use blackpipe_store::{Change, OpTime, OplogEntry, OplogOp, Store};
 
 /// The most discarded writes the log keeps (the oldest are forgotten past it and counted).
 const MAX_LOGGED: usize = 100_000;
@@ -138,6 +138,8 @@ impl Inner {
             .unwrap_or_default();
         let discarded: Vec<RolledBackWrite> = divergent(mine, theirs)
             .into_iter()
+            // A no-op (a new primary's note) wrote nothing to discard.
+            .filter(|entry| !matches!(entry.change, Change::Noop(_)))
             .map(|entry| {
                 let (db, collection) = entry.db_and_collection();
                 let document = match (&entry.id, entry.op) {
