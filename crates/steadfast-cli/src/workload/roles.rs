@@ -15,7 +15,7 @@ use super::consumer::{self, ConsumerLog, LogEnd, OplogTap, StoreSource, rolled_b
 use super::ledger::Ledger;
 use super::progress::LiveCounters;
 use super::setup::DATABASE;
-use super::stream_check::{ChangeOp, StreamCheck, check_stream};
+use super::stream_check::{Change, ChangeOp, StreamCheck, check_stream};
 use super::transfer_worker::{BANK, Bank, stored_transfers};
 use super::transfers::{TransferCheck, TransferFate, check_transfers};
 use super::worker::OpMix;
@@ -167,6 +167,7 @@ impl Consumer {
             .await
             .map_err(|e| format!("change stream consumer: {e}"))?;
         let mut rolled_back = rolled_back_changes(rollbacks, &format!("{DATABASE}.{watched}"));
+        let listed: BTreeSet<Change> = rolled_back.iter().cloned().collect();
         rolled_back.append(&mut tap.abandoned);
         let mut acknowledged: Vec<String> = if watched == BANK {
             ledger
@@ -195,6 +196,9 @@ impl Consumer {
         acknowledged
             .retain(|id| !discarded.contains(id.as_str()) || surviving.contains(id.as_str()));
         let mut check = check_stream(&tap.changes, &log.received, &acknowledged, &rolled_back);
+        if let Some(sentence) = check.rolled_back.first_mut() {
+            sentence.push_str(&where_discarded(&tap.changes, &log.received, &listed));
+        }
         check.restarts = log.restarts;
         check.stalled = log.stalled.or_else(|| tap.incomplete());
         if !log.malformed.is_empty() {
@@ -207,4 +211,19 @@ impl Consumer {
         check.errors = log.errors;
         Ok(check)
     }
+}
+
+/// Of the events `received` that the surviving log lacks, how many the deployment's
+/// rollbacks list (`listed`) and how many only the tap set aside at a change of primary.
+fn where_discarded(log: &[Change], received: &[Change], listed: &BTreeSet<Change>) -> String {
+    let surviving: BTreeSet<&Change> = log.iter().collect();
+    let off_log: Vec<&Change> = received
+        .iter()
+        .filter(|event| !surviving.contains(event))
+        .collect();
+    let by_rollbacks = off_log.iter().filter(|event| listed.contains(**event)).count();
+    format!(
+        " ({by_rollbacks} listed by the deployment's rollbacks, {} set aside by the op log tap only)",
+        off_log.len() - by_rollbacks
+    )
 }
