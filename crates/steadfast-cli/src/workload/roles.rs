@@ -221,7 +221,10 @@ fn where_discarded(log: &[Change], received: &[Change], listed: &BTreeSet<Change
         .iter()
         .filter(|event| !surviving.contains(event))
         .collect();
-    let by_rollbacks = off_log.iter().filter(|event| listed.contains(**event)).count();
+    let by_rollbacks = off_log
+        .iter()
+        .filter(|event| listed.contains(**event))
+        .count();
     format!(
         " ({by_rollbacks} listed by the deployment's rollbacks, {} set aside by the op log tap only)",
         off_log.len() - by_rollbacks
