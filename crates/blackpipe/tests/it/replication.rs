@@ -47,6 +47,20 @@ async fn ids_on(deployment: &Deployment, member: usize, extra: Document) -> Vec<
         .await)
 }
 
+/// A set whose member 0 holds `{_id: 2}`, written with w:1 while it was cut off from the
+/// others, which then elected member 1; `{_id: 1}` is majority-committed on every member.
+async fn a_w1_write_left_on_a_deposed_primary() -> Deployment {
+    let deployment = manual_set().await;
+    let mut old_primary = client(&deployment, 0).await;
+    old_primary
+        .round_trip(insert(1, doc! { "w": "majority" }))
+        .await;
+    deployment.partition_from(0, &[1, 2]).unwrap();
+    old_primary.round_trip(insert(2, doc! { "w": 1 })).await;
+    deployment.elect(1).unwrap();
+    deployment
+}
+
 fn write_concern_code(reply: &Document) -> Option<i32> {
     reply
         .get_document("writeConcernError")
@@ -251,14 +265,7 @@ async fn only_a_member_with_the_newest_op_log_can_win_an_election() {
 /// wrote nothing else.
 #[tokio::test]
 async fn a_deposed_primary_cannot_win_back_with_a_write_the_new_term_lacks() {
-    let deployment = manual_set().await;
-    let mut old_primary = client(&deployment, 0).await;
-    old_primary
-        .round_trip(insert(1, doc! { "w": "majority" }))
-        .await;
-    deployment.partition_from(0, &[1, 2]).unwrap();
-    old_primary.round_trip(insert(2, doc! { "w": 1 })).await;
-    deployment.elect(1).unwrap();
+    let deployment = a_w1_write_left_on_a_deposed_primary().await;
     let new_term = deployment
         .member_store(1)
         .unwrap()
@@ -349,14 +356,7 @@ async fn an_isolated_primary_loses_its_w1_write_to_a_rollback_and_the_majority_w
 /// it alone holds are not on it. A majority read (or a change stream) there never shows them.
 #[tokio::test]
 async fn a_diverged_member_learns_no_commit_point_until_it_rolls_back() {
-    let deployment = manual_set().await;
-    let mut old_primary = client(&deployment, 0).await;
-    old_primary
-        .round_trip(insert(1, doc! { "w": "majority" }))
-        .await;
-    deployment.partition_from(0, &[1, 2]).unwrap();
-    old_primary.round_trip(insert(2, doc! { "w": 1 })).await;
-    deployment.elect(1).unwrap();
+    let deployment = a_w1_write_left_on_a_deposed_primary().await;
     let reply = client(&deployment, 1)
         .await
         .round_trip(insert(3, doc! { "w": "majority" }))
