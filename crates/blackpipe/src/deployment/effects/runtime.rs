@@ -352,7 +352,7 @@ impl Inner {
             };
             // The member caught up is the one elected: if the candidate changed meanwhile (a
             // freeze ran out), the new one is caught up in turn.
-            let mut elected = Ok(None);
+            let mut outcome = Ok(Election::NoneWanted);
             for _ in 0..3 {
                 let Some(candidate) = lock(&inner.state)
                     .topology
@@ -360,27 +360,26 @@ impl Inner {
                 else {
                     break;
                 };
-                elected = inner.catch_up_and_elect(candidate, |state| {
+                outcome = inner.catch_up_and_elect(candidate, |state| {
                     if !state.auto_failover {
-                        return Ok(Some(None));
+                        return Ok(Election::NoneWanted);
                     }
                     match state.topology.election_candidate(Instant::now()) {
                         Some(now) if now == candidate => state
                             .topology
                             .elect(candidate)
-                            .map(|()| Some(Some(candidate))),
-                        Some(_) => Ok(None),
-                        None => Ok(Some(None)),
+                            .map(|()| Election::Won(candidate)),
+                        Some(_) => Ok(Election::CandidateChanged),
+                        None => Ok(Election::NoneWanted),
                     }
                 });
-                if !matches!(elected, Ok(None)) {
+                if !matches!(outcome, Ok(Election::CandidateChanged)) {
                     break;
                 }
             }
-            let elected = elected.map(Option::flatten);
-            match elected {
-                Ok(Some(candidate)) => tracing::info!(candidate, "automatic election"),
-                Ok(None) => tracing::debug!("no automatic election possible now"),
+            match outcome {
+                Ok(Election::Won(candidate)) => tracing::info!(candidate, "automatic election"),
+                Ok(_) => tracing::debug!("no automatic election possible now"),
                 Err(error) => tracing::debug!(%error, "automatic election failed"),
             }
         });
@@ -415,4 +414,14 @@ impl Inner {
             server.shutdown().await;
         }
     }
+}
+
+/// How one attempt at an automatic election ended.
+enum Election {
+    /// The candidate caught up was elected.
+    Won(NodeIndex),
+    /// No election is called for (or possible) now.
+    NoneWanted,
+    /// Another member became the candidate while this one caught up.
+    CandidateChanged,
 }

@@ -362,8 +362,8 @@ impl Inner {
     }
 
     /// Recomputes the majority commit point from the members the primary reaches, and tells
-    /// every member in contact with the primary whose op log is on its branch. Returns whether any member learned a newer
-    /// one.
+    /// every member in contact with the primary whose op log is on its branch. Returns whether
+    /// any member learned a newer one.
     fn advance_commit_point(&self) -> bool {
         let (candidates, informed) = {
             let mut state = lock(&self.state);
