@@ -131,15 +131,13 @@ fn a_short_torture_run_holds_every_invariant() {
     );
 }
 
-/// Runs `torture` with `extra` options (seed 7, 4 s, 4 workers, strict JSON) and returns the
-/// checks by name, after asserting that every one held.
-fn torture_checks(extra: &[&str]) -> Vec<String> {
+/// Runs `torture` with `extra` options (4 s, 4 workers, strict JSON) and returns its report,
+/// after asserting that it succeeded and that every check held.
+fn strict_torture(extra: &[&str]) -> serde_json::Value {
     let mut args = vec![
         "torture",
         "--seconds",
         "4",
-        "--seed",
-        "7",
         "--workers",
         "4",
         "--json",
@@ -150,11 +148,20 @@ fn torture_checks(extra: &[&str]) -> Vec<String> {
     assert!(output.status.success(), "{}", explain(&output));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", explain(&output)));
-    let checks = report["checks"].as_array().expect("checks");
-    for check in checks {
+    for check in report["checks"].as_array().expect("checks") {
         assert_eq!(check["verdict"], "held", "{check}");
     }
-    checks
+    report
+}
+
+/// Runs `torture` with seed 7 and `extra` options and returns the names of its checks, after
+/// asserting that every one held.
+fn torture_checks(extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["--seed", "7"];
+    args.extend_from_slice(extra);
+    strict_torture(&args)["checks"]
+        .as_array()
+        .expect("checks")
         .iter()
         .filter_map(|c| c["name"].as_str().map(str::to_owned))
         .collect()
@@ -176,9 +183,7 @@ fn a_torture_run_with_a_consumer_checks_its_change_stream() {
     );
 }
 
-/// Fails today on one invariant: after a kill with transfers in flight the live heap stays
-/// about 0.9 MiB above its baseline once everything shut down (no task alive, blackpipe's
-/// store freed), so something outside both holds memory. The four transfer invariants hold.
+/// A transfer run holds every common invariant and adds the four transfer invariants.
 #[test]
 fn a_transfer_torture_run_checks_its_transfers() {
     let names = torture_checks(&["--workload", "transfer"]);
@@ -194,26 +199,9 @@ fn a_transfer_torture_run_checks_its_transfers() {
     );
 }
 
-/// Runs `torture` with `extra` options (4 s, 4 workers, strict JSON) and returns its report,
-/// after asserting that every check held and that the primary was isolated.
+/// [`strict_torture`], also asserting that the primary was isolated.
 fn torture_report(extra: &[&str]) -> serde_json::Value {
-    let mut args = vec![
-        "torture",
-        "--seconds",
-        "4",
-        "--workers",
-        "4",
-        "--json",
-        "--strict",
-    ];
-    args.extend_from_slice(extra);
-    let output = steadfast(&args);
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", explain(&output)));
-    let checks = report["checks"].as_array().expect("checks");
-    for check in checks {
-        assert_eq!(check["verdict"], "held", "{check}");
-    }
+    let report = strict_torture(extra);
     let isolated = report["faults"]
         .as_array()
         .expect("faults")
