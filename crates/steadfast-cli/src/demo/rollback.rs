@@ -7,7 +7,7 @@
 //! own, the majority side elects a new primary without it, and when the old primary rejoins
 //! it rolls the write back (`Deployment::rollbacks` lists it).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use blackpipe::deployment::Deployment;
 use bson::{Document, doc};
@@ -139,15 +139,15 @@ async fn write_both(
 
 /// Waits (for at most [`LIMIT`]) until a member other than `old` is primary.
 async fn elected_instead_of(deployment: &Deployment, old: usize) -> Result<usize, String> {
-    let give_up = Instant::now() + LIMIT;
-    loop {
-        match deployment.primary() {
-            Some(new) if new != old => return Ok(new),
-            _ if Instant::now() >= give_up => {
-                let _ = deployment.heal(old);
-                return Err("the majority side elected no primary".to_owned());
-            }
-            _ => tokio::time::sleep(Duration::from_millis(10)).await,
+    let replaced = |topology: &blackpipe::deployment::Topology| {
+        topology.primary().is_some_and(|new| new != old)
+    };
+    let elected = tokio::time::timeout(LIMIT, deployment.wait_until(replaced)).await;
+    match (elected, deployment.primary()) {
+        (Ok(()), Some(new)) if new != old => Ok(new),
+        _ => {
+            let _ = deployment.heal(old);
+            Err("the majority side elected no primary".to_owned())
         }
     }
 }
