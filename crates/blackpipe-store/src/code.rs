@@ -161,6 +161,8 @@ pub const LOAD_BALANCER_SUPPORT_MISMATCH: i32 = 354;
 pub const INGRESS_REQUEST_RATE_LIMIT_EXCEEDED: i32 = 462;
 /// `SocketException`: a socket error.
 pub const SOCKET_EXCEPTION: i32 = 9001;
+/// `Location10065`: an expression argument that must be an object.
+pub const EXPECTED_AN_OBJECT: i32 = 10065;
 /// `NotWritablePrimary`: a write to a member that is not the primary.
 pub const NOT_WRITABLE_PRIMARY: i32 = 10107;
 /// `BSONObjectTooLarge`: a document or value past 16 MiB + 16 KiB.
@@ -334,6 +336,8 @@ pub const EMPTY_SUB_PROJECTION: i32 = 51270;
 pub const EMPTY_PROJECTION: i32 = 51272;
 /// `Location1257300`: an `$ifNull` with fewer than two arguments.
 pub const IF_NULL_TOO_FEW_ARGUMENTS: i32 = 1257300;
+/// `Location3040501`: a `$rand` given arguments.
+pub const RAND_TAKES_NO_ARGUMENTS: i32 = 3040501;
 /// `Location4161100`: a `$getField`/`$setField` argument that is not a document.
 pub const FIELD_OPERATOR_NOT_OBJECT: i32 = 4161100;
 /// `Location4161101`: a `$getField`/`$setField` with an unknown argument.

@@ -146,7 +146,7 @@ mod value_order;
 #[cfg(test)]
 mod tests;
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -275,6 +275,9 @@ pub struct Store {
     commit_gate: RwLock<()>,
     /// `transactionLifetimeLimitSeconds`, in milliseconds.
     transaction_lifetime_millis: AtomicI64,
+    /// The seed of the next command's `$rand` draws (moved on by a golden-ratio step per
+    /// command, so that each command draws its own sequence from the store's seed).
+    next_command_seed: AtomicU64,
 }
 
 impl Default for Store {
@@ -295,6 +298,7 @@ impl Store {
             cursors: Mutex::new(CursorRegistry::default()),
             retryable_writes: RetryableWriteTable::default(),
             rng: Mutex::new(SmallRng::seed_from_u64(options.seed)),
+            next_command_seed: AtomicU64::new(options.seed),
             cursor_timeout_millis: millis_of(options.cursor_timeout),
             session_timeout_millis: millis_of(options.session_timeout),
             last_reap_millis: Mutex::new(None),
@@ -344,6 +348,14 @@ impl Store {
     pub fn expire_idle_sessions(&self, now: DateTime) -> usize {
         self.retryable_writes
             .expire_idle(now, self.session_timeout_millis)
+    }
+
+    /// The seed of a command's `$rand` draws (see [`expr::rand`]).
+    fn command_seed(&self) -> u64 {
+        /// 2^64 / φ: consecutive seeds spread over the whole range.
+        const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+        self.next_command_seed
+            .fetch_add(GOLDEN_GAMMA, Ordering::Relaxed)
     }
 
     /// Reaps idle cursors and sessions if the last reaping is [`REAP_INTERVAL_MILLIS`] old.

@@ -239,8 +239,32 @@ impl StatementOutcome {
 /// The identity of a logical session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct SessionKey {
+    /// `lsid.id`'s 16 bytes, then `lsid.uid`'s when the command gave one.
     bytes: Vec<u8>,
     pub(crate) display: String,
+}
+
+/// SHA-256 of the empty string: the `uid` mongod gives the sessions of an unauthenticated
+/// client (the digest of the user name, which is empty).
+const UNAUTHENTICATED_UID: [u8; 32] = [
+    0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb, 0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24,
+    0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b, 0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55,
+];
+
+impl SessionKey {
+    /// The session's `_id` as mongod's session cache lists it: `{id: UUID, uid: BinData}`.
+    pub(crate) fn cache_id(&self) -> Document {
+        let (id, uid) = self.bytes.split_at(self.bytes.len().min(16));
+        let uid = if uid.is_empty() {
+            &UNAUTHENTICATED_UID[..]
+        } else {
+            uid
+        };
+        bson::doc! {
+            "id": bson::Binary { subtype: BinarySubtype::Uuid, bytes: id.to_vec() },
+            "uid": bson::Binary { subtype: BinarySubtype::Generic, bytes: uid.to_vec() },
+        }
+    }
 }
 
 /// The `lsid` and `txnNumber` of a retryable write.
@@ -449,6 +473,17 @@ impl RetryableWriteTable {
 
     pub(crate) fn len(&self) -> usize {
         lock(&self.sessions).len()
+    }
+
+    /// Every cached session with its last use (ms), oldest use first (ties by id), as
+    /// `$listLocalSessions` lists them.
+    pub(crate) fn cached_sessions(&self) -> Vec<(SessionKey, i64)> {
+        let mut sessions: Vec<_> = lock(&self.sessions)
+            .iter()
+            .map(|(key, entry)| (key.clone(), entry.last_used_millis))
+            .collect();
+        sessions.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.bytes.cmp(&b.0.bytes)));
+        sessions
     }
 
     /// Drops the state of every transaction aborted from outside whose session is not running

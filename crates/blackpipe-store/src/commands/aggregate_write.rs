@@ -283,19 +283,27 @@ fn merge_statement(
     }))
 }
 
-/// The first entry of a write reply's `writeErrors`, as a command error.
+/// The first entry of a write reply's `writeErrors`, as a command error that keeps the
+/// entry's extra fields (a duplicate key's `keyPattern` and `keyValue`, as mongod's reply to
+/// the aggregate has them).
 fn first_write_error(reply: &Document) -> StoreResult<()> {
     let Ok(errors) = reply.get_array("writeErrors") else {
         return Ok(());
     };
-    match errors.first().and_then(Bson::as_document) {
-        Some(error) => Err(CommandError::new(
-            error.get_i32("code").unwrap_or(code::BAD_VALUE),
-            error
-                .get_str("errmsg")
-                .unwrap_or("$out/$merge write failed")
-                .to_owned(),
-        )),
-        None => Ok(()),
-    }
+    let Some(entry) = errors.first().and_then(Bson::as_document) else {
+        return Ok(());
+    };
+    let mut error = CommandError::new(
+        entry.get_i32("code").unwrap_or(code::BAD_VALUE),
+        entry
+            .get_str("errmsg")
+            .unwrap_or("$out/$merge write failed")
+            .to_owned(),
+    );
+    error.extra = entry
+        .iter()
+        .filter(|(key, _)| !matches!(key.as_str(), "index" | "code" | "codeName" | "errmsg"))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    Err(error)
 }

@@ -15,8 +15,10 @@ use crate::errors::{CommandError, StoreResult, type_name};
 
 /// Runs `{aggregate: 1, pipeline, cursor}` (the caller has checked `cursor` and `explain`).
 ///
-/// `$listLocalSessions` yields no documents: blackpipe keeps no logical session cache, and
-/// mongod's own cache is empty until a session is used against that node.
+/// `$listLocalSessions` lists the store's session cache: every session a command named in its
+/// `lsid` (this aggregate's own included), until it expires after the session timeout. blackpipe
+/// has no users, so every session is the unauthenticated user's and `allUsers`/`users` select
+/// them all.
 ///
 /// # Errors
 ///
@@ -32,7 +34,7 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
             "{aggregate: 1} is not valid for an empty pipeline.",
         ));
     };
-    let input = source_documents(first)?;
+    let input = source_documents(exec, first)?;
     let (rest, write_stage) = super::aggregate_write::split(exec, command, rest)?;
     let mut output = Pipeline::parse(rest)?.run(input, false)?;
     if let Some(stage) = write_stage {
@@ -47,7 +49,7 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
 }
 
 /// The documents a collectionless first stage produces.
-fn source_documents(stage: &Bson) -> StoreResult<Vec<Arc<Document>>> {
+fn source_documents(exec: &Exec<'_>, stage: &Bson) -> StoreResult<Vec<Arc<Document>>> {
     let name = match stage {
         Bson::Document(stage) if stage.len() == 1 => stage.iter().next(),
         _ => None,
@@ -61,7 +63,10 @@ fn source_documents(stage: &Bson) -> StoreResult<Vec<Arc<Document>>> {
             })
             .collect(),
         Some((name, other)) if name == "$documents" => Err(not_an_array_of_objects(other)),
-        Some((name, Bson::Document(_))) if name == "$listLocalSessions" => Ok(Vec::new()),
+        Some((name, Bson::Document(options))) if name == "$listLocalSessions" => {
+            check_list_sessions_options(options)?;
+            Ok(local_sessions(exec))
+        }
         Some((name, other)) if name == "$listLocalSessions" => {
             Err(CommandError::type_mismatch(format!(
                 "$listLocalSessions options must be an object, not a {}",
@@ -73,6 +78,44 @@ fn source_documents(stage: &Bson) -> StoreResult<Vec<Arc<Document>>> {
             .err()
             .unwrap_or_else(|| needs_a_collection(name.map_or("", |(name, _)| name)))),
     }
+}
+
+/// `$listLocalSessions` takes `allUsers` (a bool) and `users` (an array of `{user, db}`).
+fn check_list_sessions_options(options: &Document) -> StoreResult<()> {
+    for (key, value) in options {
+        let well_typed = match key.as_str() {
+            "allUsers" => matches!(value, Bson::Boolean(_)),
+            "users" => matches!(value, Bson::Array(_)),
+            _ => {
+                return Err(CommandError::new(
+                    code::IDL_UNKNOWN_FIELD,
+                    format!("BSON field '$listSessions.{key}' is an unknown field."),
+                ));
+            }
+        };
+        if !well_typed {
+            return Err(CommandError::type_mismatch(format!(
+                "BSON field '$listSessions.{key}' is the wrong type '{}'",
+                type_name(value)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// One document per cached session: `{_id: {id, uid}, lastUse}`.
+fn local_sessions(exec: &Exec<'_>) -> Vec<Arc<Document>> {
+    exec.store
+        .retryable_writes
+        .cached_sessions()
+        .into_iter()
+        .map(|(key, last_use)| {
+            Arc::new(bson::doc! {
+                "_id": key.cache_id(),
+                "lastUse": bson::DateTime::from_millis(last_use),
+            })
+        })
+        .collect()
 }
 
 fn needs_a_collection(stage: &str) -> CommandError {

@@ -270,6 +270,7 @@ impl Store {
         context: &CommandContext,
     ) -> CommandOutcome {
         self.reap_if_due(context.now);
+        let _random = crate::expr::rand::CommandRandom::enter(self.command_seed());
         let mut exec = Exec {
             store: self,
             db,
@@ -310,6 +311,7 @@ impl Store {
     /// Runs a command inside its transaction if its session fields say so, else directly.
     fn run_command(&self, exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
         let name = command.keys().next().map(String::as_str).unwrap_or("");
+        self.cache_session(command, exec.now)?;
         match transaction_fields(command)? {
             Some(fields) if Store::supports(name) => {
                 validate_database_name(exec.db)?;
@@ -330,6 +332,26 @@ impl Store {
                 Ok(reply)
             }
         }
+    }
+
+    /// Records the session a command names in `lsid` in the session cache (mongod's logical
+    /// session cache: every command with a session keeps it alive, retryable or not).
+    ///
+    /// # Errors
+    /// A malformed `lsid`, as mongod parses it, and TooManyLogicalSessions.
+    fn cache_session(&self, command: &Document, now: bson::DateTime) -> StoreResult<()> {
+        let lsid = match command.get("lsid") {
+            None => return Ok(()),
+            Some(Bson::Document(lsid)) => lsid,
+            Some(other) => {
+                return Err(CommandError::type_mismatch(format!(
+                    "BSON field 'OperationSessionInfo.lsid' is the wrong type '{}', expected type 'object'",
+                    crate::errors::type_name(other)
+                )));
+            }
+        };
+        let key = crate::retryable_writes::session_key(lsid)?;
+        self.retryable_writes.session(&key, now).map(drop)
     }
 
     pub(crate) fn dispatch(

@@ -3,6 +3,7 @@
 
 mod fields;
 mod ops;
+pub(crate) mod rand;
 
 use std::cmp::Ordering;
 
@@ -61,6 +62,7 @@ pub(crate) enum Operator {
     Max,
     SetField,
     GetField,
+    Rand,
 }
 
 impl Operator {
@@ -96,6 +98,7 @@ impl Operator {
             "$max" => Operator::Max,
             "$setField" => Operator::SetField,
             "$getField" => Operator::GetField,
+            "$rand" => Operator::Rand,
             _ => return None,
         };
         Some(operator)
@@ -262,6 +265,9 @@ fn parse_object(document: &Document) -> StoreResult<Expr> {
         parse_cond(argument)?
     } else if matches!(operator, Operator::SetField | Operator::GetField) {
         fields::parse(operator, argument)?
+    } else if operator == Operator::Rand {
+        rand::check_argument(argument)?;
+        Vec::new()
     } else {
         match argument {
             Bson::Array(items) => items
@@ -455,6 +461,7 @@ fn evaluate_operator(
             )),
         },
         Operator::Concat => concat(&values),
+        Operator::Rand => Ok(Some(Bson::Double(rand::draw()))),
         Operator::ToUpper | Operator::ToLower => {
             let text = match values[0].as_ref() {
                 value if is_nullish(value) => String::new(),

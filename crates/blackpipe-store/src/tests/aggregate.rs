@@ -254,3 +254,41 @@ fn errors_and_cursor_batching() {
     );
     assert!(batch(&empty).is_empty());
 }
+
+#[test]
+fn rand_draws_a_fresh_double_in_the_unit_interval_for_each_document() {
+    let draws = |store: &Store| -> Vec<f64> {
+        let reply = run_ok(
+            store,
+            "db",
+            doc! { "aggregate": "sales", "pipeline": [{ "$project": { "r": { "$rand": {} } } }],
+            "cursor": {} },
+        );
+        batch(&reply)
+            .iter()
+            .map(|d| d.get_f64("r").unwrap())
+            .collect()
+    };
+    let store = sales();
+    let first = draws(&store);
+    assert_eq!(first.len(), 4);
+    assert!(first.iter().all(|r| (0.0..1.0).contains(r)), "{first:?}");
+    let mut distinct = first.clone();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 4, "{first:?}");
+    // The next command draws anew; a store with the same seed draws the same sequence.
+    assert_ne!(draws(&store), first);
+    assert_eq!(draws(&sales()), first);
+    for (argument, code) in [
+        (Bson::Document(doc! { "x": 1 }), 3_040_501),
+        (Bson::Int32(1), 10065),
+    ] {
+        let command = doc! { "aggregate": "sales", "pipeline": [{ "$project": { "r": { "$rand": argument } } }],
+        "cursor": {} };
+        assert_eq!(
+            error_code(&run(&store, "db", command.clone())),
+            code,
+            "{command}"
+        );
+    }
+}

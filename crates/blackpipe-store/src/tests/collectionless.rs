@@ -47,20 +47,73 @@ fn a_collectionless_cursor_is_continued_with_get_more() {
     assert_eq!(batch(&more), [doc! { "x": 2 }]);
 }
 
+fn list_sessions(store: &crate::Store, lsid: Option<bson::Document>) -> Vec<bson::Document> {
+    let mut command = doc! {
+        "aggregate": 1,
+        "pipeline": [{ "$listLocalSessions": { "allUsers": true } }],
+        "cursor": {},
+    };
+    if let Some(lsid) = lsid {
+        command.insert("lsid", lsid);
+    }
+    batch(&run_ok(store, "test", command))
+}
+
+fn lsid(byte: u8) -> bson::Document {
+    let id = bson::Binary {
+        subtype: bson::spec::BinarySubtype::Uuid,
+        bytes: vec![byte; 16],
+    };
+    doc! { "id": id }
+}
+
 #[test]
-fn list_local_sessions_answers_an_empty_cursor() {
+fn list_local_sessions_lists_every_session_a_command_named() {
     let store = new_store();
-    let reply = run_ok(
-        &store,
-        "test",
-        doc! {
-            "aggregate": 1,
-            "pipeline": [{ "$listLocalSessions": {} }, { "$limit": 1 }],
-            "cursor": {},
-        },
-    );
-    assert_eq!(batch(&reply), []);
-    assert_eq!(cursor_id(&reply), 0);
+    // Without a session anywhere, the cache is empty.
+    assert_eq!(list_sessions(&store, None), Vec::<bson::Document>::new());
+    // A plain read with a session caches it; the listing's own session is cached before it runs.
+    run_ok(&store, "test", doc! { "find": "c", "lsid": lsid(1) });
+    let listed = list_sessions(&store, Some(lsid(2)));
+    let ids: Vec<_> = listed
+        .iter()
+        .map(|session| session.get_document("_id").unwrap().clone())
+        .collect();
+    let empty_user_digest = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+    for (id, byte) in ids.iter().zip([1u8, 2]) {
+        let Some(Bson::Binary(uuid)) = id.get("id") else {
+            panic!("{id}")
+        };
+        assert_eq!(uuid.bytes, vec![byte; 16]);
+        let Some(Bson::Binary(uid)) = id.get("uid") else {
+            panic!("{id}")
+        };
+        let hex: String = uid.bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, empty_user_digest);
+    }
+    assert_eq!(ids.len(), 2, "{listed:?}");
+    assert!(listed.iter().all(|s| s.get_datetime("lastUse").is_ok()));
+}
+
+#[test]
+fn list_local_sessions_checks_its_options_and_the_lsid() {
+    let store = new_store();
+    for (options, code) in [
+        (doc! { "bogus": 1 }, 40415),
+        (doc! { "allUsers": 1 }, 14),
+        (doc! { "users": "x" }, 14),
+    ] {
+        let command = doc! {
+            "aggregate": 1, "pipeline": [{ "$listLocalSessions": options }], "cursor": {},
+        };
+        assert_eq!(
+            error_code(&run(&store, "db", command.clone())),
+            code,
+            "{command}"
+        );
+    }
+    let bad_lsid = doc! { "find": "c", "lsid": { "id": 5 } };
+    assert_eq!(error_code(&run(&store, "db", bad_lsid)), 14);
 }
 
 #[test]

@@ -215,4 +215,9 @@ fn out_replaces_the_target_and_merge_upserts_by_id() {
         "cursor": {} },
     );
     assert_eq!(error_code(&fails), 11000);
+    assert_eq!(
+        fails.get_document("keyPattern").unwrap(),
+        &doc! { "_id": 1 }
+    );
+    assert_eq!(fails.get_document("keyValue").unwrap(), &doc! { "_id": 1 });
 }

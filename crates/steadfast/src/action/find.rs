@@ -193,6 +193,7 @@ pub struct FindOne<'a, T: Send + Sync> {
 impl<'a, T: Send + Sync> FindOne<'a, T> {
     options_and_session!(FindOneOptions);
     option_setters!(FindOneOptions;
+        allow_disk_use: bool,
         allow_partial_results: bool,
         collation: crate::options::Collation,
         comment: #[into] Bson,

@@ -136,12 +136,14 @@ pub(crate) async fn run_bulk(
     let fields = Arc::new(fields);
     // timeoutMS covers the whole bulk write, not each of its commands (CSOT "Batching").
     let timeout = settings.timeout_in(session.as_deref());
+    // One operation id for every batch, so that monitoring links them.
     let settings = &OperationSettings {
         deadline: Some(
             settings
                 .deadline
                 .unwrap_or_else(|| runtime::start_deadline(timeout)),
         ),
+        operation_id: Some(crate::executor::new_operation_id()),
         ..settings.clone()
     };
     let mut accumulator = BulkAccumulator::new(&plan, fields.ordered);
@@ -215,6 +217,7 @@ impl<T: Send + Sync> Collection<T> {
             retry_policy: self.retry_policy(),
             deadline: None,
             omit_max_time: false,
+            operation_id: None,
         }
         .overridden_by(overrides)
     }

@@ -235,6 +235,8 @@ fn settings_of(
     let timeout = settings.timeout_in(session);
     OperationSettings {
         deadline: Some(runtime::start_deadline(timeout)),
+        // One operation id for every batch (and its getMores), so that monitoring links them.
+        operation_id: Some(crate::executor::new_operation_id()),
         ..settings
     }
 }

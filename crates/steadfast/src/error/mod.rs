@@ -352,14 +352,27 @@ impl Error {
 
     /// The server error code: the command error's `code`, or the write concern error's code,
     /// or the first write error's code; for an authentication error, the code the server
-    /// refused the credential with.
+    /// refused the credential with; for a bulk write stopped by an error of its own (a
+    /// command that failed, a lost connection), that error's code.
     pub fn code(&self) -> Option<i32> {
         match &*self.kind {
             ErrorKind::Command(c) => c.code_if_present(),
             // The server's refusal of a credential (AuthenticationFailed, 18) is among its
             // sources (the pool wraps a failed establishment once more).
             ErrorKind::Authentication { .. } => self.refusal_code(),
+            ErrorKind::BulkWrite(_) if self.stopping_error().is_some() => {
+                self.stopping_error().and_then(Error::code)
+            }
             kind => kind.write_failure_code(),
+        }
+    }
+
+    /// The error that stopped a bulk write midway, which the bulk write's error wraps with
+    /// what was written before it.
+    fn stopping_error(&self) -> Option<&Error> {
+        match &*self.kind {
+            ErrorKind::BulkWrite(_) => self.inner.source.as_deref()?.downcast_ref::<Error>(),
+            _ => None,
         }
     }
 
@@ -393,11 +406,13 @@ impl Error {
             || matches!(*self.kind, ErrorKind::ConnectionPoolCleared { .. })
     }
 
-    /// Whether something ran out of time (a socket timeout, connectTimeoutMS, a deadline).
+    /// Whether something ran out of time (a socket timeout, connectTimeoutMS, a deadline),
+    /// including a bulk write that a timeout stopped midway.
     pub fn is_timeout(&self) -> bool {
         self.kind
             .connection_failure()
             .is_some_and(|(_, how)| how == ConnectionIoKind::TimedOut)
+            || self.stopping_error().is_some_and(Error::is_timeout)
     }
 
     /// Whether the peer broke the wire protocol.

@@ -359,3 +359,30 @@ fn a_document_that_does_not_fit_the_cursor_type_is_a_deserialization_error() {
     let none = crate::cursor::deserialize::<Item>(None).expect_err("no document");
     assert!(matches!(*none.kind, ErrorKind::InvalidArgument { .. }));
 }
+
+#[test]
+fn a_bulk_write_stopped_by_an_error_reports_that_error_s_code_and_timeout() {
+    let refused = WriteError {
+        code: 11000,
+        code_name: None,
+        message: "dup".to_owned(),
+        details: None,
+    };
+    let failure = BulkWriteError {
+        write_errors: [(0, refused)].into_iter().collect(),
+        ..BulkWriteError::default()
+    };
+    // Without a stopping error: the first write error's code.
+    let plain = Error::new(ErrorKind::BulkWrite(failure.clone()));
+    assert_eq!(plain.code(), Some(11000));
+    assert!(!plain.is_timeout());
+    // Stopped by a command error: that error's code, not a write error's.
+    let stopping = command_error(doc! { "ok": 0, "code": 8, "codeName": "UnknownError" });
+    let stopped = Error::new(ErrorKind::BulkWrite(failure.clone())).with_source(stopping);
+    assert_eq!(stopped.code(), Some(8));
+    // Stopped by a timeout: a timeout.
+    let timed_out =
+        Error::new(ErrorKind::BulkWrite(failure)).with_source(Error::timeout("reading"));
+    assert!(timed_out.is_timeout());
+    assert_eq!(timed_out.code(), None);
+}

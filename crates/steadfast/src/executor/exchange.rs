@@ -2,7 +2,7 @@
 //! send itself (bounded by the I/O limit the deadline chooses, passed to the call), and SDAM's
 //! judgement of a failed exchange.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bson::{Document, RawDocumentBuf, rawdoc};
 use steadfast_core::retry::Sent;
@@ -14,7 +14,7 @@ use super::monitoring::{self, CommandIdentity};
 use super::prepare::Prepared;
 use super::spans;
 use crate::error::{Error, ErrorKind};
-use crate::event::ConnectionInfo;
+use crate::event::{ConnectionInfo, EventEmitter};
 use crate::pool::{ConnectionGeneration, PoolFailure, PooledConnection, failure_of};
 use crate::runtime;
 use crate::session::ClientSession;
@@ -29,6 +29,41 @@ pub(super) struct Exchanged {
     pub(super) duration: Duration,
     /// The connection's pool generation (and service), for SDAM.
     pub(super) generation: ConnectionGeneration,
+}
+
+/// A started command whose reply the exchange awaits. If the exchange is dropped first (the
+/// caller cancelled the operation), the drop emits the command's failed event, so that every
+/// started event is answered (command monitoring, "Guarantees").
+struct Unanswered<'e> {
+    events: &'e EventEmitter,
+    identity: Option<&'e CommandIdentity>,
+    sent_at: Option<Instant>,
+}
+
+impl Unanswered<'_> {
+    /// The exchange ended; its own outcome is reported by the caller.
+    fn answered(mut self) {
+        self.identity = None;
+    }
+}
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        if let Some(identity) = self.identity {
+            let error = Error::network(
+                "the operation was cancelled before the reply arrived; the connection is closed",
+            )
+            .with_address(&identity.connection.address);
+            monitoring::failed(self.events, identity, &error, elapsed_since(self.sent_at));
+        }
+    }
+}
+
+/// The time since `sent_at` (zero when the round trip is not timed).
+fn elapsed_since(sent_at: Option<Instant>) -> Duration {
+    sent_at.map_or(Duration::ZERO, |sent_at| {
+        runtime::now().saturating_duration_since(sent_at)
+    })
 }
 
 impl Executor {
@@ -64,16 +99,20 @@ impl Executor {
         }
         // The round trip is timed only for the command events that report it.
         let sent_at = identity.as_ref().map(|_| runtime::now());
+        let unanswered = Unanswered {
+            events: self.events(),
+            identity: identity.as_ref(),
+            sent_at,
+        };
         // Under timeoutMS the deprecated socketTimeoutMS gives way to the deadline (CSOT).
         let exchange = connection
             .send_message(prepared.message, stage.plan.deadline.io_limit())
             .await;
+        unanswered.answered();
         if let Some(session) = session.as_deref_mut() {
             session.end_exchange();
         }
-        let duration = sent_at.map_or(Duration::ZERO, |sent_at| {
-            runtime::now().saturating_duration_since(sent_at)
-        });
+        let duration = elapsed_since(sent_at);
         let generation = connection.service_generation();
         let reply = match exchange {
             Ok(reply) if stage.plan.acknowledged => {

@@ -89,6 +89,14 @@ pub(crate) struct ExecutionContext<'a> {
     /// The connection pinned to the cursor whose `getMore` or `killCursors` this is
     /// (load-balanced mode): every attempt runs on it, never on another connection.
     pub(crate) pinned: Option<&'a mut PinnedConnection>,
+    /// The operation id the run's events carry, when it is one command of a larger operation
+    /// (a bulk write's batches); `None`: a new one.
+    pub(crate) operation_id: Option<i64>,
+}
+
+/// A new operation id, unique in the process.
+pub(crate) fn new_operation_id() -> i64 {
+    NEXT_OPERATION_ID.fetch_add(1, Ordering::Relaxed)
 }
 
 /// What the retry loop needs that stays fixed for an operation.
@@ -297,6 +305,7 @@ impl Executor {
             omit_max_time,
             overrides_transaction_timeout,
             pinned,
+            operation_id,
         } = context;
         self.ensure_open()?;
         if overrides_transaction_timeout {
@@ -319,7 +328,7 @@ impl Executor {
         };
         let options = self.options();
         let started = runtime::now();
-        let operation_id = NEXT_OPERATION_ID.fetch_add(1, Ordering::Relaxed);
+        let operation_id = operation_id.unwrap_or_else(new_operation_id);
         let plan = OperationPlan {
             name: op.name().to_string(),
             operation_id,

@@ -41,6 +41,7 @@ impl Inherited {
                 deadline: None,
                 omit_max_time: false,
                 retry_policy: handle.retry_policy.clone(),
+                operation_id: None,
             },
         }
     }

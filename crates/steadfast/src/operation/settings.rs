@@ -27,6 +27,9 @@ pub(crate) struct OperationSettings {
     pub(crate) deadline: Option<Deadline>,
     /// The command gets no `maxTimeMS` even under a timeout (see `CursorTiming`).
     pub(crate) omit_max_time: bool,
+    /// The operation id that the commands of one bulk write share (command monitoring,
+    /// "Bulk Writes"); `None`: each run gets its own.
+    pub(crate) operation_id: Option<i64>,
 }
 
 impl OperationSettings {
@@ -72,6 +75,7 @@ impl OperationSettings {
             retry_policy: self.retry_policy.clone(),
             deadline,
             omit_max_time: self.omit_max_time,
+            operation_id: self.operation_id,
             overrides_transaction_timeout: transaction_deadline.is_some()
                 && self.operation_timeout.is_some(),
             pinned: None,

@@ -65,6 +65,8 @@ options_struct! {
     /// Options of `Collection::find_one`: those of [`FindOptions`] that make sense for one
     /// document (the driver always sends `limit: 1` and `singleBatch: true`).
     pub struct FindOneOptions {
+        /// Lets the server write temporary files for a large sort (4.4+).
+        allow_disk_use: bool,
         /// Returns partial results from a mongos when some shards are unavailable.
         allow_partial_results: bool,
         /// The collation.
@@ -104,6 +106,7 @@ options_struct! {
 impl From<FindOneOptions> for FindOptions {
     fn from(one: FindOneOptions) -> Self {
         FindOptions {
+            allow_disk_use: one.allow_disk_use,
             allow_partial_results: one.allow_partial_results,
             collation: one.collation,
             comment: one.comment,

@@ -12,6 +12,7 @@ mod change_stream;
 mod client_bulk;
 mod command_logging;
 mod commands;
+mod conformance;
 mod crud;
 mod crud_cursor;
 mod crud_wire;

@@ -104,7 +104,7 @@ pub(crate) fn check(
             }
             "writeConcernErrors" | "writeErrors" => {
                 let actual = crate::ops::client_bulk_write::error_field(error, key);
-                match_root(value, actual.as_ref(), entities)
+                match_each_as_root(value, actual.as_ref(), entities)
                     .map_err(|m| format!("field `{key}` of the error: {m}"))?;
             }
             "expectResult" => {
@@ -119,6 +119,44 @@ pub(crate) fn check(
         }
     }
     Ok(())
+}
+
+/// A client bulk write's `writeErrors` (by index) or `writeConcernErrors` (in order): each
+/// expected entry matches the actual one as a root-level document (extra fields allowed), and
+/// the error holds no entry the test did not expect.
+pub(crate) fn match_each_as_root(
+    expected: &Bson,
+    actual: Option<&Bson>,
+    entities: &dyn EntityValues,
+) -> Result<(), String> {
+    match (expected, actual) {
+        (Bson::Document(expected), Some(Bson::Document(actual))) => {
+            for (index, entry) in expected {
+                match_root(entry, actual.get(index), entities)
+                    .map_err(|m| format!("entry {index}: {m}"))?;
+            }
+            match actual.keys().find(|index| !expected.contains_key(index)) {
+                Some(index) => Err(format!("an unexpected entry at index {index}")),
+                None => Ok(()),
+            }
+        }
+        (Bson::Array(expected), Some(Bson::Array(actual))) => {
+            if expected.len() != actual.len() {
+                return Err(format!(
+                    "expected {} entries, the error has {}",
+                    expected.len(),
+                    actual.len()
+                ));
+            }
+            for (index, (entry, got)) in expected.iter().zip(actual).enumerate() {
+                match_root(entry, Some(got), entities)
+                    .map_err(|m| format!("entry {index}: {m}"))?;
+            }
+            Ok(())
+        }
+        (_, None) => Err("the error is not a client bulk write error".to_owned()),
+        (expected, Some(actual)) => Err(format!("expected {expected}, the error has {actual}")),
+    }
 }
 
 /// The code names of the command error, or of the write concern errors and write errors.

@@ -22,6 +22,8 @@ enum Mode {
     Nested,
     RootArray,
     Exact,
+    /// A client bulk write's `writeErrors` or `writeConcernErrors` in `expectError`.
+    EachAsRoot,
 }
 
 /// (expected, actual or "<absent>", mode, should match)
@@ -273,6 +275,51 @@ const MATCH_CASES: &[(&str, &str, Mode, bool)] = &[
         true,
     ),
     (r#"{"_id": 1}"#, r#"{"_id": 1, "x": 1}"#, Mode::Exact, false),
+    // NaN matches NaN (a stored NaN reads back), and nothing else.
+    (
+        r#"{"_id": {"$numberDouble": "NaN"}}"#,
+        r#"{"_id": {"$numberDouble": "NaN"}}"#,
+        Mode::Root,
+        true,
+    ),
+    (
+        r#"{"_id": {"$numberDouble": "NaN"}}"#,
+        r#"{"_id": 1.0}"#,
+        Mode::Root,
+        false,
+    ),
+    // Client bulk write errors: each entry matches as a root document, and no entry may be
+    // unexpected.
+    (
+        r#"{"1": {"code": 17276}}"#,
+        r#"{"1": {"code": 17276, "message": "undefined variable"}}"#,
+        Mode::EachAsRoot,
+        true,
+    ),
+    (
+        r#"{"1": {"code": 17276}}"#,
+        r#"{"1": {"code": 17276}, "2": {"code": 11000}}"#,
+        Mode::EachAsRoot,
+        false,
+    ),
+    (
+        r#"{"1": {"code": 17276}}"#,
+        r#"{"0": {"code": 17276}}"#,
+        Mode::EachAsRoot,
+        false,
+    ),
+    (
+        r#"[{"code": 91}]"#,
+        r#"[{"code": 91, "message": "shutting down"}]"#,
+        Mode::EachAsRoot,
+        true,
+    ),
+    (
+        r#"[{"code": 91}]"#,
+        r#"[{"code": 91}, {"code": 64}]"#,
+        Mode::EachAsRoot,
+        false,
+    ),
 ];
 
 /// A named self-check.
@@ -342,16 +389,23 @@ fn match_case(expected: &str, actual: &str, mode: Mode, should_match: bool) -> R
     };
     let entities = SelfTestEntities;
     let outcome = match mode {
-        Mode::Root => match_root(&expected, actual.as_ref(), &entities),
-        Mode::Nested => match_nested(&expected, actual.as_ref(), &entities),
+        Mode::Root => match_root(&expected, actual.as_ref(), &entities).map_err(|m| m.to_string()),
+        Mode::Nested => {
+            match_nested(&expected, actual.as_ref(), &entities).map_err(|m| m.to_string())
+        }
         Mode::RootArray => match actual {
-            Some(Bson::Array(items)) => match_root_array(&expected, &items, &entities),
+            Some(Bson::Array(items)) => {
+                match_root_array(&expected, &items, &entities).map_err(|m| m.to_string())
+            }
             _ => return Err("a RootArray case needs an array".to_owned()),
         },
         Mode::Exact => match actual {
-            Some(actual) => exactly_equal(&expected, &actual),
+            Some(actual) => exactly_equal(&expected, &actual).map_err(|m| m.to_string()),
             None => return Err("an Exact case needs a value".to_owned()),
         },
+        Mode::EachAsRoot => {
+            crate::expect_error::match_each_as_root(&expected, actual.as_ref(), &entities)
+        }
     };
     match (outcome, should_match) {
         (Ok(()), true) | (Err(_), false) => Ok(()),

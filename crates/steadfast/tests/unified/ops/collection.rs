@@ -1,10 +1,7 @@
 //! Collection operations.
 
 use bson::{Bson, Document, doc};
-use steadfast::options::{
-    AggregateOptions, CursorType, FindOneOptions, FindOptions, IndexModel, ReturnDocument,
-    TimeoutMode,
-};
+use steadfast::options::{CursorType, FindOptions, IndexModel, ReturnDocument, TimeoutMode};
 use steadfast::{ClientSession, Collection, DeleteModel, ReplaceOneModel, UpdateModel, WriteModel};
 
 use super::crud_options;
@@ -180,14 +177,7 @@ pub(super) async fn run(
         }
         "findOne" => {
             let filter = args.optional_document("filter")?.unwrap_or_default();
-            let mut options = FindOneOptions::default();
-            options.sort = args.optional_document("sort")?;
-            options.projection = args.optional_document("projection")?;
-            options.comment = args.take("comment");
-            options.collation = crud_options::collation(&mut args)?;
-            options.hint = args.optional_hint()?;
-            options.let_vars = args.optional_document("let")?;
-            options.max_time = args.optional_duration("maxTimeMS")?;
+            let options = crud_options::find_one(&mut args)?;
             args.finish()?;
             let action = coll
                 .find_one(filter)
@@ -198,11 +188,7 @@ pub(super) async fn run(
         }
         "aggregate" => {
             let pipeline = args.documents("pipeline")?;
-            let mut options = AggregateOptions::default();
-            options.batch_size = args.optional_count("batchSize")?;
-            options.max_time = args.optional_duration("maxTimeMS")?;
-            options.max_await_time = args.optional_duration("maxAwaitTimeMS")?;
-            crud_options::aggregate_extras(&mut args, &mut options)?;
+            let options = crud_options::aggregate(&mut args)?;
             let mode = timeout_mode(&mut args)?;
             args.finish()?;
             let mut action = coll

@@ -5,8 +5,8 @@ use bson::{Bson, Document};
 use steadfast::options::{
     AggregateOptions, BulkWriteOptions, Collation, CountOptions, DeleteOptions, DistinctOptions,
     EstimatedDocumentCountOptions, FindOneAndDeleteOptions, FindOneAndReplaceOptions,
-    FindOneAndUpdateOptions, FindOptions, InsertManyOptions, InsertOneOptions, ReplaceOptions,
-    UpdateOptions,
+    FindOneAndUpdateOptions, FindOneOptions, FindOptions, InsertManyOptions, InsertOneOptions,
+    ReplaceOptions, UpdateOptions,
 };
 
 use super::collection::return_document;
@@ -176,8 +176,34 @@ pub(super) fn find_extras(args: &mut Args, o: &mut FindOptions) -> Result<(), St
     Ok(())
 }
 
-/// The options of `aggregate` beyond batch size and time limits.
-pub(super) fn aggregate_extras(args: &mut Args, o: &mut AggregateOptions) -> Result<(), String> {
+/// `findOne`'s options: every one of `find`'s but those of a cursor (`batchSize`, `limit`,
+/// `cursorType`, `noCursorTimeout`, `maxAwaitTimeMS`), which stay unread so that `finish`
+/// reports them.
+pub(super) fn find_one(args: &mut Args) -> Result<FindOneOptions, String> {
+    let mut o = FindOneOptions::default();
+    o.allow_disk_use = args.optional_bool("allowDiskUse")?;
+    o.allow_partial_results = args.optional_bool("allowPartialResults")?;
+    o.collation = collation(args)?;
+    o.comment = args.take("comment");
+    o.hint = args.optional_hint()?;
+    o.let_vars = args.optional_document("let")?;
+    o.max = args.optional_document("max")?;
+    o.max_time = args.optional_duration("maxTimeMS")?;
+    o.min = args.optional_document("min")?;
+    o.projection = args.optional_document("projection")?;
+    o.return_key = args.optional_bool("returnKey")?;
+    o.show_record_id = args.optional_bool("showRecordId")?;
+    o.skip = args.optional_count("skip")?;
+    o.sort = args.optional_document("sort")?;
+    Ok(o)
+}
+
+/// Every option of `aggregate` (on a collection or a database).
+pub(super) fn aggregate(args: &mut Args) -> Result<AggregateOptions, String> {
+    let mut o = AggregateOptions::default();
+    o.batch_size = args.optional_count("batchSize")?;
+    o.max_time = args.optional_duration("maxTimeMS")?;
+    o.max_await_time = args.optional_duration("maxAwaitTimeMS")?;
     o.allow_disk_use = args.optional_bool("allowDiskUse")?;
     o.bypass_document_validation = args.optional_bool("bypassDocumentValidation")?;
     o.collation = collation(args)?;
@@ -185,7 +211,7 @@ pub(super) fn aggregate_extras(args: &mut Args, o: &mut AggregateOptions) -> Res
     o.hint = args.optional_hint()?;
     o.let_vars = args.optional_document("let")?;
     o.write_concern = concern(args)?;
-    Ok(())
+    Ok(o)
 }
 
 /// `countDocuments`'s options.

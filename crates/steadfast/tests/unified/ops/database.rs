@@ -75,9 +75,7 @@ pub(super) async fn run_on_database(
         }
         "aggregate" => {
             let pipeline = args.documents("pipeline")?;
-            let mut options = steadfast::options::AggregateOptions::default();
-            super::crud_options::aggregate_extras(&mut args, &mut options)?;
-            options.max_time = args.optional_duration("maxTimeMS")?;
+            let options = super::crud_options::aggregate(&mut args)?;
             let mode = super::collection::timeout_mode(&mut args)?;
             args.finish()?;
             let mut action = db.aggregate(pipeline).timed(timeout).with_options(options);

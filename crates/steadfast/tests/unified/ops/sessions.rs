@@ -2,10 +2,11 @@
 //! assertions of the test runner.
 
 use bson::{Bson, Document};
-use steadfast::options::AggregateOptions;
 use steadfast::{ClientSession, Collection};
 
-use super::collection::find_options;
+use super::collection::{find_options, timeout_mode};
+use super::crud_options::aggregate;
+use super::timed::Timed;
 use super::{OpResult, Outcome};
 use crate::args::Args;
 use crate::entities::{EntityMap, SessionEntity};
@@ -25,16 +26,18 @@ pub(super) async fn run_cursor_in_session(
     session: &mut ClientSession,
 ) -> OpResult {
     args.take("session");
+    let timeout = args.optional_duration("timeoutMS")?;
     let result = match name {
         "find" => {
             let filter = args.optional_document("filter")?.unwrap_or_default();
             let options = find_options(&mut args)?;
+            let mode = timeout_mode(&mut args)?;
             args.finish()?;
-            let found = coll
-                .find(filter)
-                .with_options(options)
-                .session(&mut *session)
-                .await;
+            let mut action = coll.find(filter).timed(timeout).with_options(options);
+            if let Some(mode) = mode {
+                action = action.timeout_mode(mode);
+            }
+            let found = action.session(&mut *session).await;
             match found {
                 Ok(cursor) => drain(cursor, session).await.map(Outcome::Documents),
                 Err(e) => Err(e),
@@ -42,15 +45,17 @@ pub(super) async fn run_cursor_in_session(
         }
         "aggregate" => {
             let pipeline = args.documents("pipeline")?;
-            let mut options = AggregateOptions::default();
-            options.batch_size = args.optional_count("batchSize")?;
-            options.max_time = args.optional_duration("maxTimeMS")?;
+            let options = aggregate(&mut args)?;
+            let mode = timeout_mode(&mut args)?;
             args.finish()?;
-            let found = coll
+            let mut action = coll
                 .aggregate(pipeline)
-                .with_options(options)
-                .session(&mut *session)
-                .await;
+                .timed(timeout)
+                .with_options(options);
+            if let Some(mode) = mode {
+                action = action.timeout_mode(mode);
+            }
+            let found = action.session(&mut *session).await;
             match found {
                 Ok(cursor) => drain(cursor, session).await.map(Outcome::Documents),
                 Err(e) => Err(e),
