@@ -335,5 +335,6 @@ fn summary_of(applied: &BulkWriteResult) -> SummaryBulkWriteResult {
         modified_count: count(applied.modified_count),
         upserted_count: count(applied.upserted_count),
         deleted_count: count(applied.deleted_count),
+        acknowledged: true,
     }
 }

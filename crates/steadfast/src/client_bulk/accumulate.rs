@@ -57,6 +57,13 @@ impl Accumulator {
         }
     }
 
+    /// Marks the result unacknowledged (an unacknowledged write concern: no reply says what
+    /// was written).
+    pub(crate) fn unacknowledged(mut self) -> Self {
+        self.result.summary.acknowledged = false;
+        self
+    }
+
     /// Records the reply of the batch of `count` ops from `start` (its totals and write concern
     /// error); its cursor entries follow through [`Self::absorb`].
     pub(crate) fn open(&mut self, start: usize, count: usize, reply: &BatchReply) -> OpenBatch {

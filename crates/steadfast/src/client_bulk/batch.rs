@@ -31,6 +31,8 @@ pub(crate) struct BulkFields {
     pub(crate) comment: Option<Bson>,
     pub(crate) let_vars: Option<Document>,
     pub(crate) write_concern: Option<WriteConcern>,
+    /// False under an unacknowledged write concern (`w: 0`).
+    pub(crate) acknowledged: bool,
 }
 
 /// One `bulkWrite` command over `ops[start..]`: see the module documentation.
@@ -275,6 +277,8 @@ fn parse_reply(reply: &RawDocumentBuf) -> Result<BatchReply> {
         modified_count: count("nModified"),
         upserted_count: count("nUpserted"),
         deleted_count: count("nDeleted"),
+        // Whether the writes were acknowledged is the accumulator's to say (see `run`).
+        acknowledged: true,
     };
     let n_errors = u64::try_from(count("nErrors")).unwrap_or(0);
     let cursor = if doc.contains_key("cursor") {

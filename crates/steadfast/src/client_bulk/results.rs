@@ -5,9 +5,13 @@ use std::collections::HashMap;
 use crate::results::{DeleteResult, InsertOneResult, UpdateResult};
 
 /// The totals of a client-level bulk write (what `Client::bulk_write` returns by default).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct SummaryBulkWriteResult {
+    /// Whether the server acknowledged the writes. `false` under an unacknowledged write
+    /// concern (`w: 0`): the server reported nothing, so the counts below are zero and say
+    /// nothing about what was written.
+    pub acknowledged: bool,
     /// Documents inserted.
     pub inserted_count: i64,
     /// Documents matched by update and replace models.
@@ -43,6 +47,19 @@ pub enum PartialBulkWriteResult {
     Summary(SummaryBulkWriteResult),
     /// The totals and per-model results (verbose results were asked for).
     Verbose(VerboseBulkWriteResult),
+}
+
+impl Default for SummaryBulkWriteResult {
+    fn default() -> Self {
+        SummaryBulkWriteResult {
+            acknowledged: true,
+            inserted_count: 0,
+            matched_count: 0,
+            modified_count: 0,
+            upserted_count: 0,
+            deleted_count: 0,
+        }
+    }
 }
 
 impl SummaryBulkWriteResult {

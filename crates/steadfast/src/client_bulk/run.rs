@@ -60,6 +60,9 @@ pub(crate) async fn run<R: ResultShape>(call: BulkCall<'_>) -> Result<R> {
     let ops = encode_all(models)?;
     let settings = settings_of(client, &overrides, session.as_deref());
     let mut acc = Accumulator::new(fields.ordered, ops.len());
+    if !fields.acknowledged {
+        acc = acc.unacknowledged();
+    }
     let mut start = 0;
     while start < ops.len() {
         let batch = ClientBulkBatch::new(Arc::clone(&ops), start, Arc::clone(&fields), start == 0);
@@ -200,6 +203,7 @@ fn fields_of<R: ResultShape>(client: &Client, options: BulkWriteOptions) -> Resu
         comment: options.comment,
         let_vars: options.let_vars,
         write_concern,
+        acknowledged: !unacknowledged,
     })
 }
 

@@ -293,3 +293,37 @@ async fn an_ordered_write_error_stops_before_the_next_batch() {
     let partial = error.partial_write().expect("the account");
     assert_eq!(partial.not_executed, vec![1, 2, 3]);
 }
+
+#[tokio::test]
+async fn an_unacknowledged_bulk_write_says_so_in_its_result() {
+    let (_deployment, h, _) = setup().await;
+    let unacknowledged = steadfast::options::WriteConcern::builder()
+        .w(steadfast::options::Acknowledgment::Nodes(0))
+        .build();
+    let models = vec![insert(doc! { "_id": 1 }), insert(doc! { "_id": 2 })];
+    let result = within(
+        h.client
+            .bulk_write(models)
+            .ordered(false)
+            .write_concern(unacknowledged),
+    )
+    .await
+    .expect("an unacknowledged bulk write");
+    assert!(!result.acknowledged, "{result:?}");
+    assert_eq!(result.inserted_count, 0, "nothing reported");
+    let command = &started(&h.events, "bulkWrite")[0].command;
+    let w = command
+        .get_document("writeConcern")
+        .ok()
+        .and_then(|wc| wc.get("w"));
+    assert!(
+        matches!(w, Some(Bson::Int32(0) | Bson::Int64(0))),
+        "{command}"
+    );
+
+    let acknowledged = within(h.client.bulk_write(vec![insert(doc! { "_id": 3 })]))
+        .await
+        .expect("an acknowledged bulk write");
+    assert!(acknowledged.acknowledged);
+    assert_eq!(acknowledged.inserted_count, 1);
+}

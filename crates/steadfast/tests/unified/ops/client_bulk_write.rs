@@ -182,6 +182,7 @@ fn array_filters(args: &mut Args) -> Result<Option<Vec<Bson>>, String> {
 
 fn summary_document(summary: &SummaryBulkWriteResult) -> Document {
     doc! {
+        "acknowledged": summary.acknowledged,
         "insertedCount": summary.inserted_count,
         "upsertedCount": summary.upserted_count,
         "matchedCount": summary.matched_count,
