@@ -25,6 +25,8 @@ pub(crate) struct OpenBatch {
     n_errors: u64,
     /// Batch-relative indexes the cursor reported as failed.
     failed: BTreeSet<usize>,
+    /// Batch-relative indexes the cursor reported as succeeded.
+    succeeded: BTreeSet<usize>,
 }
 
 /// See the module documentation.
@@ -77,6 +79,7 @@ impl Accumulator {
             count,
             n_errors: reply.n_errors,
             failed: BTreeSet::new(),
+            succeeded: BTreeSet::new(),
         }
     }
 
@@ -102,6 +105,7 @@ impl Accumulator {
             let at = batch.start + index;
             let ok = entry.get("ok").and_then(bson_as_usize) == Some(1);
             if ok {
+                batch.succeeded.insert(index);
                 self.record_success(at, ops.get(at), &entry);
             } else {
                 batch.failed.insert(index);
@@ -125,13 +129,17 @@ impl Accumulator {
 
     /// Closes `batch` whose cursor could not be read to its end: the server ran the batch, but
     /// unless every failure it counted was seen, which of its unreported ops succeeded is
-    /// unknown.
+    /// unknown. The ops the cursor reported as succeeded did (their results are kept).
     pub(crate) fn close_incomplete(&mut self, batch: OpenBatch, ops: &[EncodedOp]) {
         let seen = u64::try_from(batch.failed.len()).unwrap_or(u64::MAX);
         if seen >= batch.n_errors {
             return self.close(batch, ops);
         }
-        let unreported = (0..batch.count).filter(|i| !batch.failed.contains(i));
+        for index in &batch.succeeded {
+            self.mark_executed(batch.start + index, ops);
+        }
+        let unreported =
+            (0..batch.count).filter(|i| !batch.failed.contains(i) && !batch.succeeded.contains(i));
         self.unknown
             .extend(unreported.map(|index| batch.start + index));
     }
@@ -241,8 +249,10 @@ impl Accumulator {
                 .chain(refused)
                 .chain(self.unknown.iter().copied()),
         );
-        let partial_result = (!self.executed.is_empty())
-            .then(|| R::from_verbose(self.result.clone()).into_partial());
+        // The totals of every reply read are known even when some ops' fates are not.
+        let applied_anything = !self.executed.is_empty() || self.result.summary.counts_anything();
+        let partial_result =
+            applied_anything.then(|| R::from_verbose(self.result.clone()).into_partial());
         let kind = ErrorKind::BulkWrite(BulkWriteError {
             write_concern_errors: self.write_concern_errors.clone(),
             write_errors: self

@@ -63,6 +63,19 @@ impl Default for SummaryBulkWriteResult {
 }
 
 impl SummaryBulkWriteResult {
+    /// Whether any count is above zero.
+    pub(crate) fn counts_anything(&self) -> bool {
+        [
+            self.inserted_count,
+            self.matched_count,
+            self.modified_count,
+            self.upserted_count,
+            self.deleted_count,
+        ]
+        .iter()
+        .any(|count| *count > 0)
+    }
+
     /// Adds `other`'s totals (saturating: the server's counts are bounded by the input).
     pub(crate) fn add(&mut self, other: &SummaryBulkWriteResult) {
         self.inserted_count = self.inserted_count.saturating_add(other.inserted_count);

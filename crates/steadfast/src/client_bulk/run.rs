@@ -155,14 +155,23 @@ impl CursorRead<'_> {
                 Ok(next) => next,
                 Err(error) => {
                     let kill = KillCursors::new(cursor.ns, vec![cursor.id], self.address.clone());
-                    // The fetch error is what the caller must see; the kill is a courtesy to
-                    // the server and its own failure changes nothing the caller can act on.
-                    // Not on a pinned connection a network error broke: the server closes the
-                    // cursor with it.
+                    // The fetch error is what the caller must see. The kill's own failure is
+                    // not ignored (bulk write specification, "Top-Level Errors") but logged:
+                    // the server keeps the cursor until its idle timeout, which the caller
+                    // cannot change. Not on a pinned connection a network error broke: the
+                    // server closes the cursor with it.
                     if pinned.as_ref().is_none_or(PinnedConnection::is_usable) {
                         let mut context = self.settings.context(session.as_deref_mut());
                         context.pinned = pinned.as_mut();
-                        let _ = self.client.executor().execute(kill, context).await;
+                        let id = cursor.id;
+                        if let Err(kill_error) = self.client.executor().execute(kill, context).await
+                        {
+                            tracing::warn!(
+                                cursor_id = id,
+                                error = %kill_error,
+                                "killCursors of a bulkWrite results cursor failed; the server closes it when it times out"
+                            );
+                        }
                     }
                     return Err(error);
                 }

@@ -9,7 +9,7 @@ use steadfast_core::retry::Outcome;
 use super::accumulate::Accumulator;
 use super::batch::{BatchReply, BulkFields, ClientBulkBatch};
 use super::models::{EncodedOp, InsertOneModel, UpdateManyModel, WriteModel};
-use super::results::{SummaryBulkWriteResult, VerboseBulkWriteResult};
+use super::results::{PartialBulkWriteResult, SummaryBulkWriteResult, VerboseBulkWriteResult};
 use crate::cursor::CursorReply;
 use crate::error::{Error, ErrorKind};
 use crate::namespace::Namespace;
@@ -215,4 +215,32 @@ fn a_results_entry_outside_its_batch_is_a_protocol_error() {
     let mut open = acc.open(0, 1, &reply(1, 0));
     let entry = bson::rawdoc! { "ok": 1, "idx": 5, "n": 1 };
     assert!(acc.absorb(&mut open, &ops, vec![entry]).is_err());
+}
+
+#[test]
+fn a_cursor_lost_midway_keeps_the_results_it_read_and_the_totals() {
+    let ops: Vec<EncodedOp> = (0..3).map(|i| insert("d.c", doc! { "_id": i })).collect();
+    let mut acc = Accumulator::new(false, ops.len());
+    // Two inserted, one error counted; the first page reports op 0 only, then getMore fails.
+    let mut open = acc.open(0, 3, &reply(2, 1));
+    let entry = bson::rawdoc! { "ok": 1, "idx": 0, "n": 1 };
+    acc.absorb(&mut open, &ops, vec![entry]).unwrap();
+    acc.close_incomplete(open, &ops);
+    let lost = Error::network("getMore failed").with_outcome(Outcome::Ambiguous);
+    let error = acc.fail::<VerboseBulkWriteResult>(3, Some(0), lost);
+    let partial = error.partial_write().unwrap();
+    assert_eq!(partial.executed, vec![0], "reported as succeeded");
+    assert_eq!(
+        partial.unknown,
+        vec![1, 2],
+        "the error not seen is one of these"
+    );
+    let ErrorKind::BulkWrite(failure) = error.kind() else {
+        panic!("{error}");
+    };
+    let Some(PartialBulkWriteResult::Verbose(result)) = &failure.partial_result else {
+        panic!("the results read are kept: {error}");
+    };
+    assert_eq!(result.summary.inserted_count, 2);
+    assert!(result.insert_results.contains_key(&0));
 }
