@@ -7,6 +7,7 @@ mod change_streams;
 mod deployment;
 mod deployment_partition;
 mod fidelity;
+mod fidelity_aggregate;
 mod fidelity_sdam;
 mod hostile_live;
 mod interop;

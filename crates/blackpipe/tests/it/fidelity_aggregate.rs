@@ -1,0 +1,100 @@
+//! Aggregation answers as the official `mongodb` driver sees them: `$merge`'s duplicate key
+//! error, `$rand`, and `$listLocalSessions` over the sessions the server has cached. Like
+//! `fidelity`, these run unchanged against a real replica set named by
+//! `BLACKPIPE_FIDELITY_URI`.
+
+use bson::{Bson, Document, doc};
+use futures_util::TryStreamExt as _;
+use mongodb::Client;
+use mongodb::error::ErrorKind;
+
+use crate::fidelity::{Target, client_options};
+use crate::support::within;
+
+async fn client(target: &Target) -> Client {
+    let options = client_options(&target.uri, "fidelity-aggregate").await;
+    Client::with_options(options).expect("client options are valid")
+}
+
+/// A collection no other test uses (tests may share an external mongod).
+fn unique_name(prefix: &str) -> String {
+    format!("{prefix}_{}", bson::oid::ObjectId::new().to_hex())
+}
+
+#[tokio::test]
+async fn merge_refusing_a_match_fails_with_a_duplicate_key() {
+    let target = Target::replica_set().await;
+    let client = client(&target).await;
+    let db = client.database("fidelity");
+    let (source, target_name) = (unique_name("merge_source"), unique_name("merge_target"));
+    let source = db.collection::<Document>(&source);
+    within(source.insert_many(vec![doc! { "_id": 1 }, doc! { "_id": 2 }]))
+        .await
+        .unwrap();
+    within(
+        db.collection::<Document>(&target_name)
+            .insert_one(doc! { "_id": 1 }),
+    )
+    .await
+    .unwrap();
+    let merge = doc! { "$merge": { "into": &target_name, "whenMatched": "fail" } };
+    let error = within(source.aggregate(vec![merge])).await.unwrap_err();
+    let ErrorKind::Command(command) = &*error.kind else {
+        panic!("a command error, got {error}");
+    };
+    assert_eq!(command.code, 11000, "{error}");
+}
+
+#[tokio::test]
+async fn rand_gives_each_document_a_double_below_one() {
+    let target = Target::replica_set().await;
+    let client = client(&target).await;
+    let docs = client
+        .database("fidelity")
+        .collection::<Document>(&unique_name("rand"));
+    within(docs.insert_many((0..5).map(|i| doc! { "_id": i })))
+        .await
+        .unwrap();
+    let cursor = within(docs.aggregate(vec![doc! { "$project": { "r": { "$rand": {} } } }]))
+        .await
+        .unwrap();
+    let draws: Vec<Document> = within(cursor.try_collect()).await.unwrap();
+    assert_eq!(draws.len(), 5);
+    for draw in &draws {
+        assert!(
+            matches!(draw.get("r"), Some(Bson::Double(r)) if (0.0..1.0).contains(r)),
+            "{draw}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn list_local_sessions_lists_a_session_the_server_has_seen() {
+    let target = Target::replica_set().await;
+    let client = client(&target).await;
+    let mut session = within(client.start_session()).await.unwrap();
+    let session_id = session.id().get("id").cloned().expect("an lsid id");
+    let db = client.database("fidelity");
+    within(
+        db.collection::<Document>(&unique_name("sessions"))
+            .find_one(doc! {})
+            .session(&mut session),
+    )
+    .await
+    .unwrap();
+    let mut cursor = within(
+        db.aggregate(vec![doc! { "$listLocalSessions": { "allUsers": true } }])
+            .session(&mut session),
+    )
+    .await
+    .unwrap();
+    let mut ids = Vec::new();
+    while let Some(listed) = within(cursor.next(&mut session)).await {
+        let listed = listed.unwrap();
+        let id = listed.get_document("_id").unwrap();
+        assert!(listed.get_datetime("lastUse").is_ok(), "{listed}");
+        assert!(matches!(id.get("uid"), Some(Bson::Binary(_))), "{listed}");
+        ids.extend(id.get("id").cloned());
+    }
+    assert!(ids.contains(&session_id), "{ids:?} lacks {session_id}");
+}
