@@ -302,19 +302,9 @@ impl Connection {
     }
 
     async fn read_reply(&mut self, response_to: i32, limit: IoLimit) -> Result<OpMsg> {
-        const WAITING: &str = "waiting for a reply";
         let io_deadline = self.io_deadline(limit);
-        let message = with_deadline(io_deadline, WAITING, self.read_message()).await??;
-        // A busy runtime can poll the read only after its socket timeout expired, and then
-        // finds the reply beside the expired timer (the read is polled first). The reply was
-        // not read in time: that is a timeout, as a kernel socket timeout would have made it.
-        // Only the legacy socket timeout, which breaks the connection on any error: under
-        // timeoutMS a timed-out connection still owes the reply this read just consumed.
-        if matches!(limit, IoLimit::SocketTimeout(_))
-            && io_deadline.is_some_and(|deadline| crate::runtime::now() >= deadline)
-        {
-            return Err(Error::timeout(WAITING.to_string()));
-        }
+        let message =
+            with_deadline(io_deadline, "waiting for a reply", self.read_message()).await??;
         if message.response_to != response_to {
             return Err(Error::protocol(format!(
                 "reply answers request {} but request {response_to} was sent",
@@ -387,7 +377,9 @@ fn wire_error(error: WireError) -> Error {
     Error::protocol("the server sent a malformed message").with_source(error)
 }
 
-/// Runs `fut` until `deadline` (no limit when `None`).
+/// Runs `fut` until `deadline` (no limit when `None`). A reply found ready when the timer has
+/// also fired is used: when a busy runtime looks late, which came first is unknowable, and a
+/// reply in hand is not discarded for it.
 async fn with_deadline<F: std::future::Future>(
     deadline: Option<Instant>,
     what: &str,

@@ -127,6 +127,12 @@ impl<T> SessionCursor<T> {
                         return Ok(false);
                     }
                 }
+                Err(error) if error.is_timeout() && !self.state.is_pinned() => {
+                    // Out of time, not out of cursor: the server cursor is intact, so the next
+                    // call may fetch again; closing or dropping still kills it.
+                    self.closed = false;
+                    return Err(error);
+                }
                 Err(error) => {
                     self.close_now();
                     return Err(error);

@@ -300,6 +300,11 @@ impl<T> Cursor<T> {
                         if let Err(error) = result {
                             if core.state.is_pinned() {
                                 self.phase = Phase::Failed(core);
+                            } else if error.is_timeout() {
+                                // Out of time, not out of cursor: the server cursor is intact,
+                                // so the next call may fetch again (as tailable iteration
+                                // needs); closing or dropping still kills it.
+                                self.phase = Phase::Idle(core);
                             } else {
                                 core.close();
                             }
