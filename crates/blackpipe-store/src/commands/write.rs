@@ -277,20 +277,21 @@ pub(crate) fn record_insert(exec: &mut Exec<'_>, collection: &Collection) {
     }
 }
 
-/// Records the modification of `record` from `original` into what it now holds.
+/// Records the modification of `record` from `original` into what it now holds by `update`.
 pub(crate) fn record_update(
     exec: &mut Exec<'_>,
     collection: &Collection,
     record: u64,
     original: &Arc<Document>,
-    replacement: bool,
+    update: &Update,
 ) {
     if let Some(updated) = collection.get(record) {
+        let description = update.describe(original, updated);
         exec.record(OplogWrite::update(
             collection,
             original,
             updated.clone(),
-            replacement,
+            description,
         ));
     }
 }
@@ -355,7 +356,7 @@ pub(crate) fn apply_update(
             ));
         }
         collection.replace(record, updated)?;
-        record_update(exec, collection, record, &original, update.is_replacement());
+        record_update(exec, collection, record, &original, update);
         result.modified += 1;
     }
     Ok(result)
