@@ -2,12 +2,16 @@
 //! $count $unwind $replaceRoot/$replaceWith $sortByCount`.
 
 mod group;
+mod stage_names;
+
+pub(crate) use self::stage_names::lite_parse;
 
 use std::sync::Arc;
 
 use bson::{Bson, Document, doc};
 
 use self::group::GroupSpec;
+use self::stage_names::{UNSUPPORTED_STAGES, stage_not_one_field, unrecognized_stage};
 use super::errors::{
     CommandError, MAX_INTERNAL_BSON_BYTES, StoreResult, check_bson_size, type_name,
 };
@@ -58,31 +62,30 @@ enum Stage {
     ReplaceRoot(Expr),
 }
 
-/// Stages mongod has that blackpipe does not implement; they get a clear error.
-const UNSUPPORTED_STAGES: &[&str] = &[
-    "$lookup",
-    "$facet",
-    "$out",
-    "$merge",
-    "$graphLookup",
-    "$bucket",
-    "$bucketAuto",
-    "$sample",
-    "$geoNear",
-    "$redact",
-    "$collStats",
-    "$indexStats",
-    "$changeStream",
-    "$currentOp",
-    "$listSessions",
-    "$documents",
-    "$densify",
-    "$fill",
-    "$setWindowFields",
-    "$unionWith",
-    "$search",
-    "$planCacheStats",
-];
+impl Stage {
+    fn allowed_in_update(&self) -> bool {
+        matches!(
+            self,
+            Stage::Project(_) | Stage::AddFields(_) | Stage::ReplaceRoot(_)
+        )
+    }
+
+    /// The name mongod gives the stage in errors (`$count` and `$sortByCount` are a `$group`
+    /// there too).
+    fn source_name(&self) -> &'static str {
+        match self {
+            Stage::Match(_) => "$match",
+            Stage::Project(_) => "$project",
+            Stage::AddFields(_) => "$addFields",
+            Stage::Group(_) | Stage::Count(_) => "$group",
+            Stage::Sort(_) => "$sort",
+            Stage::Limit(_) => "$limit",
+            Stage::Skip(_) => "$skip",
+            Stage::Unwind { .. } => "$unwind",
+            Stage::ReplaceRoot(_) => "$replaceRoot",
+        }
+    }
+}
 
 impl Pipeline {
     /// Parses an aggregation pipeline.
@@ -94,21 +97,36 @@ impl Pipeline {
         Ok(Pipeline { stages: parsed })
     }
 
-    /// Parses a pipeline-style update, which allows only the document-reshaping stages.
+    /// Parses a pipeline-style update, which allows only the document-reshaping stages. As
+    /// mongod does, every stage is parsed before any is refused, so a malformed stage's own
+    /// error wins over a misplaced one; stages blackpipe knows but does not model are refused
+    /// by name.
     pub(crate) fn parse_for_update(stages: &[Bson]) -> StoreResult<Pipeline> {
-        let pipeline = Pipeline::parse(stages)?;
-        for stage in &pipeline.stages {
-            if !matches!(
-                stage,
-                Stage::Project(_) | Stage::AddFields(_) | Stage::ReplaceRoot(_)
-            ) {
-                return Err(CommandError::new(
-                    code::INVALID_OPTIONS,
-                    "Only $addFields, $set, $project, $unset, $replaceRoot and $replaceWith are allowed in an update pipeline",
-                ));
+        let mut parsed = Vec::with_capacity(stages.len());
+        let mut refused = None;
+        for stage in stages {
+            let unsupported = stage.as_document().and_then(|stage| {
+                let name = stage.keys().next().filter(|_| stage.len() == 1)?;
+                UNSUPPORTED_STAGES.contains(&name.as_str()).then_some(name)
+            });
+            if let Some(name) = unsupported {
+                refused = refused.or_else(|| Some(name.clone()));
+                continue;
+            }
+            for stage in parse_stage(stage)? {
+                if refused.is_none() && !stage.allowed_in_update() {
+                    refused = Some(stage.source_name().to_owned());
+                }
+                parsed.push(stage);
             }
         }
-        Ok(pipeline)
+        match refused {
+            Some(name) => Err(CommandError::new(
+                code::INVALID_OPTIONS,
+                format!("{name} is not allowed to be used within an update"),
+            )),
+            None => Ok(Pipeline { stages: parsed }),
+        }
     }
 
     /// Parses the stages after `$changeStream`: only those that filter or reshape one event
@@ -171,17 +189,9 @@ fn parse_stage(stage: &Bson) -> StoreResult<Vec<Stage>> {
             "Each element of the 'pipeline' array must be an object",
         ));
     };
-    if stage.len() != 1 {
-        return Err(CommandError::new(
-            code::STAGE_NOT_ONE_FIELD,
-            "A pipeline stage specification object must contain exactly one field.",
-        ));
-    }
-    let Some((name, spec)) = stage.iter().next() else {
-        return Err(CommandError::new(
-            code::STAGE_NOT_ONE_FIELD,
-            "A pipeline stage specification object must contain exactly one field.",
-        ));
+    let (name, spec) = match stage.iter().next() {
+        Some(field) if stage.len() == 1 => field,
+        _ => return Err(stage_not_one_field()),
     };
     let parsed = match name.as_str() {
         "$match" => match spec {
@@ -294,18 +304,13 @@ fn parse_stage(stage: &Bson) -> StoreResult<Vec<Stage>> {
             let sort = Stage::Sort(SortSpec::parse(&doc! { "count": -1 })?);
             return Ok(vec![group, sort]);
         }
-        other if UNSUPPORTED_STAGES.contains(&other) => {
+        other if stage_names::is_mongod_stage(other) => {
             return Err(CommandError::new(
                 code::UNRECOGNIZED_STAGE,
                 format!("blackpipe does not support the {other} stage"),
             ));
         }
-        other => {
-            return Err(CommandError::new(
-                code::UNRECOGNIZED_STAGE,
-                format!("Unrecognized pipeline stage name: '{other}'"),
-            ));
-        }
+        other => return Err(unrecognized_stage(other)),
     };
     Ok(vec![parsed])
 }

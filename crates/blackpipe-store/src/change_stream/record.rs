@@ -32,22 +32,22 @@ impl OplogWrite {
         }
     }
 
-    /// The modification of `before` into `after`: a replacement if `replacement` (a document
-    /// without update operators), else an update described field by field.
+    /// The modification of `before` into `after`: an update with its `updateDescription`
+    /// (`description`), or a replacement (a document without update operators) without one.
     pub(crate) fn update(
         collection: &Collection,
         before: &Arc<Document>,
         after: Arc<Document>,
-        replacement: bool,
+        description: Option<Document>,
     ) -> OplogWrite {
         let images = records_images(collection);
-        let change = if replacement {
-            Change::Replace(after.clone())
-        } else {
-            Change::Update {
-                description: Arc::new(update_description(before, &after)),
+        let replacement = description.is_none();
+        let change = match description {
+            None => Change::Replace(after.clone()),
+            Some(description) => Change::Update {
+                description: Arc::new(description),
                 post_image: images.then(|| after.clone()),
-            }
+            },
         };
         OplogWrite {
             ns: collection.ns.clone(),
@@ -78,9 +78,10 @@ impl OplogWrite {
     }
 }
 
-/// What an update changed, as a change event's `updateDescription`.
+/// What an update changed, as a change event's `updateDescription`: built from the update's
+/// operators (`update::describe`) or, for a pipeline, by comparing the two versions.
 #[derive(Default)]
-struct Description {
+pub(crate) struct Description {
     updated: Document,
     removed: Vec<Bson>,
     truncated: Vec<Bson>,
@@ -89,9 +90,9 @@ struct Description {
     disambiguated: Document,
 }
 
-/// One component of a path being compared.
+/// One component of a path: a field name, or the position of an array element.
 #[derive(Clone)]
-enum Step {
+pub(crate) enum Step {
     Field(String),
     Index(usize),
 }
@@ -108,12 +109,13 @@ impl Description {
         parts.join(".")
     }
 
-    /// Notes `steps` in `disambiguatedPaths` if its dotted form could be read another way.
+    /// Notes `steps` in `disambiguatedPaths` if its dotted form could be read another way, as
+    /// mongod's change stream diff parser does: a field name with a dot anywhere, or a strictly
+    /// numeric field name after the first component (a top-level field cannot be an array
+    /// index), makes the path ambiguous; array indexes alone do not.
     fn note_ambiguity(&mut self, steps: &[Step]) {
-        let ambiguous = steps.iter().any(|step| match step {
-            Step::Field(name) => {
-                name.contains('.') || (!name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()))
-            }
+        let ambiguous = steps.iter().enumerate().any(|(position, step)| match step {
+            Step::Field(name) => name.contains('.') || (position > 0 && strictly_numeric(name)),
             Step::Index(_) => false,
         });
         if !ambiguous {
@@ -123,14 +125,15 @@ impl Description {
             .iter()
             .map(|step| match step {
                 Step::Field(name) => Bson::String(name.clone()),
-                Step::Index(index) => Bson::Int64(i64::try_from(*index).unwrap_or(i64::MAX)),
+                Step::Index(index) => Bson::Int32(i32::try_from(*index).unwrap_or(i32::MAX)),
             })
             .collect();
         self.disambiguated
             .insert(Description::path(steps), components);
     }
 
-    fn set(&mut self, steps: &[Step], value: &Bson) {
+    /// Reports the value at `steps` as updated (or created).
+    pub(crate) fn set(&mut self, steps: &[Step], value: &Bson) {
         self.note_ambiguity(steps);
         self.updated.insert(Description::path(steps), value.clone());
     }
@@ -146,13 +149,19 @@ impl Description {
         }
         for field in before.keys().filter(|field| !after.contains_key(*field)) {
             steps.push(Step::Field(field.clone()));
-            self.note_ambiguity(steps);
-            self.removed.push(Bson::String(Description::path(steps)));
+            self.remove(steps);
             steps.pop();
         }
     }
 
-    fn values(&mut self, steps: &mut Vec<Step>, old: &Bson, new: &Bson) {
+    /// Reports the field at `steps` as removed.
+    pub(crate) fn remove(&mut self, steps: &[Step]) {
+        self.note_ambiguity(steps);
+        self.removed.push(Bson::String(Description::path(steps)));
+    }
+
+    /// Compares what `steps` held before (`old`) and after (`new`) an update.
+    pub(crate) fn values(&mut self, steps: &mut Vec<Step>, old: &Bson, new: &Bson) {
         if identical(old, new) {
             return;
         }
@@ -184,14 +193,30 @@ impl Description {
     }
 }
 
-/// The `updateDescription` of an update that turned `before` into `after`.
-pub(crate) fn update_description(before: &Document, after: &Document) -> Document {
-    let mut description = Description::default();
-    description.documents(&mut Vec::new(), before, after);
-    doc! {
-        "updatedFields": description.updated,
-        "removedFields": description.removed,
-        "truncatedArrays": description.truncated,
-        "disambiguatedPaths": description.disambiguated,
+/// mongod's `FieldRef::isNumericPathComponentStrict`: digits only, without a leading zero
+/// unless the name is "0" ("01" cannot name an array element, so it is never ambiguous).
+fn strictly_numeric(name: &str) -> bool {
+    !name.is_empty()
+        && name.bytes().all(|byte| byte.is_ascii_digit())
+        && (name.len() == 1 || !name.starts_with('0'))
+}
+
+impl Description {
+    /// Compares `before` and `after` field by field, as mongod diffs the versions a pipeline
+    /// update produced.
+    pub(crate) fn diff(before: &Document, after: &Document) -> Description {
+        let mut description = Description::default();
+        description.documents(&mut Vec::new(), before, after);
+        description
+    }
+
+    /// The `updateDescription` document.
+    pub(crate) fn into_document(self) -> Document {
+        doc! {
+            "updatedFields": self.updated,
+            "removedFields": self.removed,
+            "truncatedArrays": self.truncated,
+            "disambiguatedPaths": self.disambiguated,
+        }
     }
 }

@@ -231,7 +231,7 @@ fn execute(
     )?;
     if !documents_identical(&original, &updated) {
         guard.replace(record, updated.clone())?;
-        record_update(exec, &guard, record, &original, update.is_replacement());
+        record_update(exec, &guard, record, &original, update);
     }
     let value = if request.return_new {
         project(request, &updated)?

@@ -277,20 +277,21 @@ pub(crate) fn record_insert(exec: &mut Exec<'_>, collection: &Collection) {
     }
 }
 
-/// Records the modification of `record` from `original` into what it now holds.
+/// Records the modification of `record` from `original` into what it now holds by `update`.
 pub(crate) fn record_update(
     exec: &mut Exec<'_>,
     collection: &Collection,
     record: u64,
     original: &Arc<Document>,
-    replacement: bool,
+    update: &Update,
 ) {
     if let Some(updated) = collection.get(record) {
+        let description = update.describe(original, updated);
         exec.record(OplogWrite::update(
             collection,
             original,
             updated.clone(),
-            replacement,
+            description,
         ));
     }
 }
@@ -355,7 +356,7 @@ pub(crate) fn apply_update(
             ));
         }
         collection.replace(record, updated)?;
-        record_update(exec, collection, record, &original, update.is_replacement());
+        record_update(exec, collection, record, &original, update);
         result.modified += 1;
     }
     Ok(result)
@@ -384,6 +385,12 @@ fn parse_update_statement(
     let filter = optional_document(statement, "update.updates", "q")?
         .ok_or_else(|| missing("update.updates", "q"))?;
     let update = match statement.get("u") {
+        Some(Bson::Array(stages)) if stages.iter().any(|stage| stage.as_document().is_none()) => {
+            // mongod refuses these while parsing the command, before any statement runs.
+            return Err(CommandError::type_mismatch(
+                "Each element of the 'pipeline' array must be an object",
+            ));
+        }
         Some(update @ (Bson::Document(_) | Bson::Array(_))) => vars.update(update)?.into_owned(),
         Some(_) => {
             return Err(CommandError::type_mismatch(
@@ -527,7 +534,21 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             }
         }
     }
+    lite_parse_pipelines(&statements_parsed)?;
     Ok(result.into_reply(true))
+}
+
+/// mongod lite-parses every statement's update pipeline after the batch ran (to count the
+/// stages it used), statements an ordered batch never reached included: an unknown stage name
+/// or a stage object without exactly one field then fails the whole command, while the writes
+/// of the statements that ran stay applied.
+fn lite_parse_pipelines(statements: &[UpdateStatement]) -> StoreResult<()> {
+    for statement in statements {
+        if let Bson::Array(stages) = &statement.update {
+            crate::aggregate::lite_parse(stages)?;
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {

@@ -27,6 +27,8 @@ mod snapshot_reads;
 mod transactions;
 mod transfers;
 mod update;
+mod update_description;
+mod update_pipelines;
 mod value_order;
 mod writes;
 

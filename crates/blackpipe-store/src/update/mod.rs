@@ -2,6 +2,7 @@
 //! parsed once and applied to each matching document.
 
 mod apply;
+mod describe;
 mod parse;
 mod positional;
 
