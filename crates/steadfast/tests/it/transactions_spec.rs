@@ -1,0 +1,96 @@
+//! Transactions specification rules against blackpipe: a commit is retried and labelled as a
+//! retryable write even with retryWrites off.
+
+use blackpipe::scripted::Matcher;
+use blackpipe::server::{CommandError, Reaction};
+use bson::{Document, doc};
+use steadfast::error::{
+    RETRYABLE_WRITE_ERROR, TRANSIENT_TRANSACTION_ERROR, UNKNOWN_TRANSACTION_COMMIT_RESULT,
+};
+
+use crate::recipes::ReplicaSet;
+use crate::retry_support::{harness, started, within};
+use crate::transactions::{debit_in_transaction, fail_commits, started_commands};
+
+/// The labels a commit whose last attempt got no reply must carry, and the one it must not.
+fn assert_unknown_and_retryable(error: &steadfast::Error) {
+    assert!(error.has_label(RETRYABLE_WRITE_ERROR), "{error}");
+    assert!(
+        error.has_label(UNKNOWN_TRANSACTION_COMMIT_RESULT),
+        "{error}"
+    );
+    assert!(!error.has_label(TRANSIENT_TRANSACTION_ERROR), "{error}");
+}
+
+#[tokio::test]
+async fn a_commit_cut_twice_without_retry_writes_is_retried_and_labelled_unknown() {
+    let set = ReplicaSet::start_with_query("&retryWrites=false").await;
+    let (_, mut session) = debit_in_transaction(&set, "no_retry_writes").await;
+    fail_commits(&set, 2).await;
+
+    let error = session
+        .commit_transaction()
+        .await
+        .expect_err("both commit attempts lose their connection");
+
+    assert_unknown_and_retryable(&error);
+    let commits = started_commands(&set, "commitTransaction");
+    assert_eq!(
+        commits.len(),
+        2,
+        "commit is retried whatever retryWrites says"
+    );
+    assert_eq!(
+        commits[1].get_document("writeConcern").ok(),
+        Some(&doc! { "w": "majority", "wtimeout": 10_000_i64 })
+    );
+    set.heal().await;
+    set.stop().await;
+}
+
+#[tokio::test]
+async fn a_commit_retried_after_a_server_error_then_cut_is_labelled_unknown() {
+    // A scripted primary answers the first commit with a retryable server error and hangs
+    // up on the retry: two different failures in a row, which one fail point cannot script.
+    let server = crate::server().await;
+    server.patch_hello(doc! {
+        "setName": "rs0",
+        "hosts": [format!("127.0.0.1:{}", server.port())],
+        "isWritablePrimary": true,
+        "secondary": false,
+    });
+    server
+        .rule(Matcher::command("insert"), doc! { "ok": 1, "n": 1 })
+        .always();
+    let interrupted = CommandError::new(11600, "InterruptedAtShutdown", "scripted")
+        .with_labels([RETRYABLE_WRITE_ERROR]);
+    server
+        .rule(
+            Matcher::command("commitTransaction"),
+            Reaction::Error(interrupted),
+        )
+        .once();
+    server
+        .rule(Matcher::command("commitTransaction"), Reaction::HangUp)
+        .always();
+    let h = harness(
+        &crate::uri(&server, "directConnection=true"),
+        "&retryWrites=false",
+    )
+    .await;
+    let items = h.client.database("db").collection::<Document>("items");
+    let mut session = within(h.client.start_session()).await.expect("a session");
+    within(session.start_transaction()).await.expect("started");
+    within(items.insert_one(doc! { "_id": 1 }).session(&mut session))
+        .await
+        .expect("the statement runs");
+
+    let error = within(session.commit_transaction())
+        .await
+        .expect_err("the retry loses its connection");
+
+    assert!(error.is_network_error(), "{error}");
+    assert_unknown_and_retryable(&error);
+    assert_eq!(started(&h.events, "commitTransaction").len(), 2);
+    h.client.shutdown().await;
+}
