@@ -1,5 +1,6 @@
 //! Transactions specification rules against blackpipe: a commit is retried and labelled as a
-//! retryable write even with retryWrites off.
+//! retryable write even with retryWrites off; an operation of a transaction may not carry its
+//! own read or write concern.
 
 use blackpipe::scripted::Matcher;
 use blackpipe::server::{CommandError, Reaction};
@@ -7,8 +8,10 @@ use bson::{Document, doc};
 use steadfast::error::{
     RETRYABLE_WRITE_ERROR, TRANSIENT_TRANSACTION_ERROR, UNKNOWN_TRANSACTION_COMMIT_RESULT,
 };
+use steadfast::options::{Acknowledgment, CollectionOptions, ReadConcern, WriteConcern};
+use steadfast::{ErrorKind, TransactionState};
 
-use crate::recipes::ReplicaSet;
+use crate::recipes::{DB, ReplicaSet};
 use crate::retry_support::{harness, started, within};
 use crate::transactions::{debit_in_transaction, fail_commits, started_commands};
 
@@ -93,4 +96,59 @@ async fn a_commit_retried_after_a_server_error_then_cut_is_labelled_unknown() {
     assert_unknown_and_retryable(&error);
     assert_eq!(started(&h.events, "commitTransaction").len(), 2);
     h.client.shutdown().await;
+}
+
+/// Whether `error` is the client error the transactions specification prescribes for an
+/// operation that sets its own `concern` ("read" or "write") in a transaction.
+fn is_refused_concern(error: &steadfast::Error, concern: &str) -> bool {
+    let message = format!("Cannot set {concern} concern after starting a transaction.");
+    matches!(error.kind(), ErrorKind::InvalidArgument { .. })
+        && error.to_string().contains(&message)
+}
+
+#[tokio::test]
+async fn an_operation_with_its_own_concern_is_refused_and_leaves_the_transaction_starting() {
+    let set = ReplicaSet::start().await;
+    let items = set.collection("own_concerns");
+    let mut session = set.client.start_session().await.expect("a session");
+    session.start_transaction().await.expect("started");
+    let majority = WriteConcern::builder().w(Acknowledgment::Majority).build();
+
+    let error = items
+        .insert_one(doc! { "_id": 1 })
+        .write_concern(majority.clone())
+        .session(&mut session)
+        .await
+        .expect_err("an insert may not set its own write concern");
+    assert!(is_refused_concern(&error, "write"), "{error}");
+    assert_eq!(session.transaction_state(), TransactionState::Starting);
+    let error = items
+        .find(doc! {})
+        .read_concern(ReadConcern::majority())
+        .session(&mut session)
+        .await
+        .expect_err("a find may not set its own read concern");
+    assert!(is_refused_concern(&error, "read"), "{error}");
+    assert_eq!(session.transaction_state(), TransactionState::Starting);
+    assert!(started_commands(&set, "insert").is_empty());
+    assert!(started_commands(&set, "find").is_empty());
+
+    // A concern inherited from the collection is not the operation's own: it is ignored.
+    let options = CollectionOptions::default().write_concern(majority);
+    let inherited = set
+        .client
+        .database(DB)
+        .collection_with_options::<Document>("own_concerns", options);
+    inherited
+        .insert_one(doc! { "_id": 2 })
+        .session(&mut session)
+        .await
+        .expect("an inherited write concern is ignored in a transaction");
+    session.commit_transaction().await.expect("commits");
+    let inserts = started_commands(&set, "insert");
+    assert_eq!(inserts.len(), 1);
+    assert_eq!(inserts[0].get("writeConcern"), None);
+    assert_eq!(inserts[0].get_bool("startTransaction").ok(), Some(true));
+    assert_eq!(set.stored("own_concerns"), vec![doc! { "_id": 2 }]);
+    set.stop().await;
 }
