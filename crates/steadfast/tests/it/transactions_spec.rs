@@ -1,6 +1,9 @@
 //! Transactions specification rules against blackpipe: a commit is retried and labelled as a
 //! retryable write even with retryWrites off; an operation of a transaction may not carry its
-//! own read or write concern.
+//! own read or write concern; withTransaction reports running out of time as a timeout that
+//! keeps the last error's labels.
+
+use std::time::Duration;
 
 use blackpipe::scripted::Matcher;
 use blackpipe::server::{CommandError, Reaction};
@@ -11,9 +14,9 @@ use steadfast::error::{
 use steadfast::options::{Acknowledgment, CollectionOptions, ReadConcern, WriteConcern};
 use steadfast::{ErrorKind, TransactionState};
 
-use crate::recipes::{DB, ReplicaSet};
+use crate::recipes::{DB, ReplicaSet, fail_command};
 use crate::retry_support::{harness, started, within};
-use crate::transactions::{debit_in_transaction, fail_commits, started_commands};
+use crate::transactions::{balances, debit_in_transaction, fail_commits, started_commands};
 
 /// The labels a commit whose last attempt got no reply must carry, and the one it must not.
 fn assert_unknown_and_retryable(error: &steadfast::Error) {
@@ -150,5 +153,46 @@ async fn an_operation_with_its_own_concern_is_refused_and_leaves_the_transaction
     assert_eq!(inserts[0].get("writeConcern"), None);
     assert_eq!(inserts[0].get_bool("startTransaction").ok(), Some(true));
     assert_eq!(set.stored("own_concerns"), vec![doc! { "_id": 2 }]);
+    set.stop().await;
+}
+
+#[tokio::test]
+async fn with_transaction_out_of_time_reports_a_timeout_with_the_last_errors_labels() {
+    let set = ReplicaSet::start().await;
+    let items = set.collection("out_of_time");
+    set.fail_point(fail_command(
+        doc! { "times": 1 }.into(),
+        &["insert"],
+        doc! { "errorCode": 112, "errorLabels": [TRANSIENT_TRANSACTION_ERROR] },
+    ))
+    .await;
+    let mut session = set.client.start_session().await.expect("a session");
+    let limit = Duration::from_millis(300);
+
+    let error = session
+        .start_transaction()
+        .timeout(limit)
+        .and_run2(async |session| {
+            let error = items
+                .insert_one(doc! { "_id": 1 })
+                .session(&mut *session)
+                .await
+                .expect_err("the fail point refuses the insert");
+            // The transient error comes back once the limit has passed: no time for another
+            // attempt.
+            tokio::time::sleep(limit + Duration::from_millis(100)).await;
+            Err::<(), _>(error)
+        })
+        .await
+        .expect_err("the time limit ends the retries");
+
+    assert!(error.is_timeout(), "{error}");
+    assert!(error.has_label(TRANSIENT_TRANSACTION_ERROR), "{error}");
+    let last = std::error::Error::source(&error)
+        .and_then(|source| source.downcast_ref::<steadfast::Error>())
+        .expect("the last error is the timeout's source");
+    assert_eq!(last.code(), Some(112), "{last}");
+    assert!(balances(&set, "out_of_time").is_empty());
+    set.heal().await;
     set.stop().await;
 }
