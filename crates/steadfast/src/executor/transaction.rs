@@ -2,7 +2,8 @@
 //! transaction, decided once when the operation starts; the fields its commands carry
 //! (`txnNumber`, `autocommit`, `startTransaction`, the read concern on the first command only);
 //! the mongos pin; the recovery token and snapshot time read from replies; the refusal of an
-//! operation's own read or write concern; and the labels and unpinning when it fails.
+//! operation's own read or write concern; and the labels and unpinning when it fails or, for a
+//! commit or abort, is retried.
 
 use bson::{Bson, Document, Timestamp};
 use steadfast_core::options::{ReadConcern, ReadConcernLevel};
@@ -161,6 +162,21 @@ pub(crate) fn first_command_read_concern(
 pub(crate) fn pin_if_sharded(session: &mut ClientSession, selected: &SelectedServer) {
     if selected.topology_type == TopologyType::Sharded {
         session.transaction_mut().pinned = Some(selected.address.clone());
+    }
+}
+
+/// Unpins the session before a commitTransaction or abortTransaction is retried
+/// (transactions, "When to unpin", 1 and 3): the retry may go to another mongos, and a
+/// session left pinned to the one that failed would send the next commit (or the next
+/// transaction's abort) to a mongos that may be gone, even after the retry succeeded.
+pub(crate) fn unpin_before_retry(
+    plan: Option<&TransactionPlan>,
+    session: Option<&mut ClientSession>,
+) {
+    if let (Some(plan), Some(session)) = (plan, session) {
+        if plan.ends {
+            session.unpin();
+        }
     }
 }
 

@@ -1,10 +1,11 @@
 //! Transactions specification rules against blackpipe: a commit is retried and labelled as a
 //! retryable write even with retryWrites off; an operation of a transaction may not carry its
 //! own read or write concern; withTransaction reports running out of time as a timeout that
-//! keeps the last error's labels.
+//! keeps the last error's labels; a retried commit leaves its session unpinned.
 
 use std::time::Duration;
 
+use blackpipe::deployment::{Deployment, DeploymentConfig};
 use blackpipe::scripted::Matcher;
 use blackpipe::server::{CommandError, Reaction};
 use bson::{Document, doc};
@@ -15,7 +16,7 @@ use steadfast::options::{Acknowledgment, CollectionOptions, ReadConcern, WriteCo
 use steadfast::{ErrorKind, TransactionState};
 
 use crate::recipes::{DB, ReplicaSet, fail_command};
-use crate::retry_support::{harness, started, within};
+use crate::retry_support::{self, harness, started, succeeded, within};
 use crate::transactions::{balances, debit_in_transaction, fail_commits, started_commands};
 
 /// The labels a commit whose last attempt got no reply must carry, and the one it must not.
@@ -195,4 +196,45 @@ async fn with_transaction_out_of_time_reports_a_timeout_with_the_last_errors_lab
     assert!(balances(&set, "out_of_time").is_empty());
     set.heal().await;
     set.stop().await;
+}
+
+#[tokio::test]
+async fn a_commit_retried_successfully_on_a_sharded_cluster_unpins_the_session() {
+    let deployment = Deployment::start(DeploymentConfig::sharded(2).with_seed(5))
+        .await
+        .expect("the cluster starts");
+    // The client knows one router only, so the retry goes back to the mongos that holds the
+    // transaction: another would find, through the recovery token, that it never committed.
+    let router = deployment.host(0).expect("router 0 has a host");
+    let h = harness(&format!("mongodb://{router}/?directConnection=false"), "").await;
+    let items = h.client.database("shop").collection::<Document>("items");
+    let mut session = within(h.client.start_session()).await.expect("a session");
+    within(session.start_transaction()).await.expect("started");
+    within(items.insert_one(doc! { "_id": 1 }).session(&mut session))
+        .await
+        .expect("the statement runs");
+    let pinned = session
+        .pinned_mongos()
+        .cloned()
+        .expect("the transaction is pinned to its mongos");
+    retry_support::fail_command(
+        &pinned.to_string(),
+        doc! { "times": 1 }.into(),
+        doc! { "failCommands": ["commitTransaction"], "closeConnection": true },
+    )
+    .await;
+
+    within(session.commit_transaction())
+        .await
+        .expect("the retried commit succeeds");
+
+    assert_eq!(started(&h.events, "commitTransaction").len(), 2);
+    assert_eq!(succeeded(&h.events, "commitTransaction").len(), 1);
+    assert_eq!(
+        session.pinned_mongos(),
+        None,
+        "a commit retried after a retryable error unpins the session"
+    );
+    h.client.shutdown().await;
+    deployment.stop().await;
 }
