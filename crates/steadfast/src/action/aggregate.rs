@@ -145,6 +145,13 @@ impl<'a, S, T> Aggregate<'a, S, T> {
             timeout_mode: self.overrides.timeout_mode,
         };
         let inherited = self.inherited;
+        let own_concerns = (
+            options.read_concern.is_some(),
+            options
+                .write_concern
+                .as_ref()
+                .is_some_and(|wc| !wc.is_empty()),
+        );
         let read_concern = inherited.read_concern(options.read_concern.take());
         let write_concern = inherited.write_concern(options.write_concern.take());
         let criteria = inherited.criteria(options.selection_criteria.take());
@@ -155,7 +162,8 @@ impl<'a, S, T> Aggregate<'a, S, T> {
             read_concern,
             write_concern,
             criteria,
-        );
+        )
+        .with_own_concerns(own_concerns.0, own_concerns.1);
         (self.client, op, cursor_settings, inherited, self.session)
     }
 }

@@ -51,6 +51,7 @@ impl<'a, T: Send + Sync> Distinct<'a, T> {
 
     async fn run(self) -> Result<Vec<Bson>> {
         let mut options = self.options;
+        let own_read_concern = options.read_concern.is_some();
         let read_concern = self.coll.resolve_read_concern(options.read_concern.take());
         let criteria = self
             .coll
@@ -62,7 +63,8 @@ impl<'a, T: Send + Sync> Distinct<'a, T> {
             options,
             read_concern,
             criteria,
-        );
+        )
+        .with_own_read_concern(own_read_concern);
         let settings = self.coll.operation_settings(&self.overrides);
         execute(self.coll.client(), op, self.session, &settings).await
     }

@@ -111,6 +111,7 @@ impl<'a, T: Send + Sync, S> Find<'a, T, S> {
             writes: false,
             timeout_mode: self.overrides.timeout_mode,
         };
+        let own_read_concern = options.read_concern.is_some();
         let read_concern = self.coll.resolve_read_concern(options.read_concern.take());
         let criteria = self
             .coll
@@ -121,7 +122,8 @@ impl<'a, T: Send + Sync, S> Find<'a, T, S> {
             options,
             read_concern,
             criteria,
-        );
+        )
+        .with_own_read_concern(own_read_concern);
         (op, cursor_settings, self.overrides, self.session)
     }
 }

@@ -79,7 +79,11 @@ async fn find_and_modify<T: DeserializeOwned + Send + Sync>(
     session: Option<&mut ClientSession>,
     overrides: &OperationOverrides,
 ) -> Result<Option<T>> {
-    let mut fields = options.into();
+    let mut fields: FindAndModifyFields = options.into();
+    fields.own_write_concern = fields
+        .write_concern
+        .as_ref()
+        .is_some_and(|wc| !wc.is_empty());
     fields.write_concern = coll.resolve_write_concern(fields.write_concern.take());
     let op = FindAndModify::new(coll.ns().clone(), filter, modification, fields);
     let settings = coll.operation_settings(overrides);

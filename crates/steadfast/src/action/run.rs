@@ -250,6 +250,7 @@ impl<T: Send + Sync> Collection<T> {
         WriteCommandFields {
             ordered,
             bypass_document_validation,
+            own_write_concern: write_concern.as_ref().is_some_and(|wc| !wc.is_empty()),
             write_concern: self.resolve_write_concern(write_concern),
             comment,
             let_vars,

@@ -213,7 +213,6 @@ impl Executor {
     ) -> (FailureFacts, Error) {
         let circumstances = Circumstances {
             kind,
-            retry_writes: self.options().retry_writes,
             max_wire_version: on.server.map_or(0, |s| s.description.max_wire_version),
             mongos: on
                 .server

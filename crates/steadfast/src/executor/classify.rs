@@ -17,10 +17,10 @@ const SERVER_LABELS_RETRYABLE_WRITES: i32 = 9;
 /// What the classification needs to know besides the error.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Circumstances {
-    /// How the retry rules see the operation at this attempt.
+    /// How the retry rules see the operation at this attempt. `RetryableWrite` already says
+    /// that retryWrites applies: the client's option is on, or the operation is a
+    /// commitTransaction or abortTransaction, which are retryable whatever it says.
     pub(super) kind: OperationKind,
-    /// retryWrites.
-    pub(super) retry_writes: bool,
     /// The max wire version of the server the attempt used (0 if none was selected).
     pub(super) max_wire_version: i32,
     /// Whether that server is a mongos (whose write concern error codes are never labelled by
@@ -149,11 +149,13 @@ fn expired_or(circumstances: &Circumstances, otherwise: FailureKind) -> FailureK
 }
 
 /// retryable-writes "RetryableWriteError Labels": the driver labels network errors and pool
-/// clears of retryable writes when retryWrites is on, and, for servers older than 4.4 (which
-/// do not label their own errors), command errors and mongod write concern errors whose code
-/// is in the retryable list.
+/// clears of retryable writes, and, for servers older than 4.4 (which do not label their own
+/// errors), command errors and mongod write concern errors whose code is in the retryable
+/// list. The kind alone decides: a commit is a retryable write even with retryWrites off, and
+/// reading the client's option here would leave its network errors unlabelled, hence not
+/// retried.
 fn needs_retryable_write_label(kind: &FailureKind, circumstances: &Circumstances) -> bool {
-    if circumstances.kind != OperationKind::RetryableWrite || !circumstances.retry_writes {
+    if circumstances.kind != OperationKind::RetryableWrite {
         return false;
     }
     let old_server = circumstances.max_wire_version < SERVER_LABELS_RETRYABLE_WRITES;

@@ -53,7 +53,7 @@ use tracing::Instrument as _;
 
 use self::attempt::{AttemptResult, Failure};
 pub(crate) use self::shared::{Executor, ExecutorParts};
-use self::transaction::{TransactionPlan, label_failure, plan_transaction};
+use self::transaction::{TransactionPlan, label_failure, plan_transaction, unpin_before_retry};
 use crate::cursor::{CursorPin, CursorReply};
 use crate::error::{AttemptRecord, Error, ErrorKind, Result};
 use crate::event::RetryEvent;
@@ -432,6 +432,7 @@ impl Executor {
         let stop = match decision {
             RetryDecision::Retry { after, .. } => {
                 op.before_retry(overload);
+                unpin_before_retry(plan.transaction.as_ref(), progress.explicit.as_deref_mut());
                 self.announce_retry(plan, &progress.retry, server.as_ref(), after);
                 let after = plan.deadline.cap(after, now);
                 if !after.is_zero() {

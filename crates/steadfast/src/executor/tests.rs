@@ -22,7 +22,6 @@ use crate::error::{CommandError, Error};
 fn circumstances(kind: OperationKind) -> Circumstances {
     Circumstances {
         kind,
-        retry_writes: true,
         max_wire_version: 25,
         mongos: false,
         deadline: DeadlineStatus::NotSet,
@@ -296,15 +295,16 @@ fn network_errors_of_retryable_writes_get_the_retryable_write_label() {
     assert!(error.has_label(labels::RETRYABLE_WRITE_ERROR));
     assert!(facts.is_retryable_write_error());
 
-    // Not for reads, not with retryWrites off.
+    // Not for reads, not for writes that retryWrites (off) leaves non-retryable.
     let (_, error) = classify(
         Error::network("reset"),
         &circumstances(OperationKind::RetryableRead),
     );
     assert!(!error.has_label(labels::RETRYABLE_WRITE_ERROR));
-    let mut off = circumstances(OperationKind::RetryableWrite);
-    off.retry_writes = false;
-    let (_, error) = classify(Error::network("reset"), &off);
+    let (_, error) = classify(
+        Error::network("reset"),
+        &circumstances(OperationKind::NonRetryableWrite),
+    );
     assert!(!error.has_label(labels::RETRYABLE_WRITE_ERROR));
 }
 

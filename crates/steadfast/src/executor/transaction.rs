@@ -1,8 +1,9 @@
 //! What a transaction (or a snapshot session) changes in an operation: its place in the
 //! transaction, decided once when the operation starts; the fields its commands carry
 //! (`txnNumber`, `autocommit`, `startTransaction`, the read concern on the first command only);
-//! the mongos pin; the recovery token and snapshot time read from replies; and the labels and
-//! unpinning when it fails.
+//! the mongos pin; the recovery token and snapshot time read from replies; the refusal of an
+//! operation's own read or write concern; and the labels and unpinning when it fails or, for a
+//! commit or abort, is retried.
 
 use bson::{Bson, Document, Timestamp};
 use steadfast_core::options::{ReadConcern, ReadConcernLevel};
@@ -41,7 +42,8 @@ pub(crate) struct TransactionPlan {
 /// operation starts (a finished transaction is left behind, and its pin dropped).
 ///
 /// # Errors
-/// `Transaction` for a read in a transaction whose read preference is not primary.
+/// `Transaction` for a read in a transaction whose read preference is not primary;
+/// `InvalidArgument` for an operation in a transaction with its own read or write concern.
 pub(crate) fn plan_transaction<O: Operation>(
     session: &mut ClientSession,
     op: &O,
@@ -83,6 +85,9 @@ pub(crate) fn plan_transaction<O: Operation>(
             "read preference in a transaction must be primary",
         ));
     }
+    if session.in_transaction() {
+        refuse_own_concerns(op)?;
+    }
     let read_concern = options.read_concern.clone();
     let first = match session.transaction_mut().state.begin_operation() {
         OperationRole::Outside { unpin } => {
@@ -102,6 +107,28 @@ pub(crate) fn plan_transaction<O: Operation>(
         criteria: is_read.then_some(transaction_criteria),
         pinned,
     }))
+}
+
+/// Refuses an operation of a transaction that carries its own read or write concern: the
+/// transaction's read concern goes on its first command and its write concern on the commit,
+/// so a per-operation one could only be dropped silently (transactions, "Users cannot pass
+/// readConcern or writeConcern to operations in transactions"). Checked before the
+/// transaction's state moves, so a refused first operation leaves it starting.
+///
+/// # Errors
+/// `InvalidArgument` with the specification's message.
+fn refuse_own_concerns<O: Operation>(op: &O) -> Result<()> {
+    if op.has_own_read_concern() {
+        return Err(Error::invalid_argument(
+            "Cannot set read concern after starting a transaction.",
+        ));
+    }
+    if op.has_own_write_concern() {
+        return Err(Error::invalid_argument(
+            "Cannot set write concern after starting a transaction.",
+        ));
+    }
+    Ok(())
 }
 
 /// A snapshot session's read concern for a read: snapshot, at the session's read time once
@@ -135,6 +162,21 @@ pub(crate) fn first_command_read_concern(
 pub(crate) fn pin_if_sharded(session: &mut ClientSession, selected: &SelectedServer) {
     if selected.topology_type == TopologyType::Sharded {
         session.transaction_mut().pinned = Some(selected.address.clone());
+    }
+}
+
+/// Unpins the session before a commitTransaction or abortTransaction is retried
+/// (transactions, "When to unpin", 1 and 3): the retry may go to another mongos, and a
+/// session left pinned to the one that failed would send the next commit (or the next
+/// transaction's abort) to a mongos that may be gone, even after the retry succeeded.
+pub(crate) fn unpin_before_retry(
+    plan: Option<&TransactionPlan>,
+    session: Option<&mut ClientSession>,
+) {
+    if let (Some(plan), Some(session)) = (plan, session) {
+        if plan.ends {
+            session.unpin();
+        }
     }
 }
 

@@ -37,6 +37,8 @@ pub(crate) struct Aggregate {
     write_concern: Option<WriteConcern>,
     criteria: SelectionCriteria,
     writes: bool,
+    /// The application set the read concern, the write concern, on the operation itself.
+    own_concerns: (bool, bool),
 }
 
 impl Aggregate {
@@ -59,7 +61,15 @@ impl Aggregate {
             write_concern: write_concern.filter(|_| writes),
             criteria,
             writes,
+            own_concerns: (false, false),
         }
+    }
+
+    /// Marks the read concern and the write concern as the application's own, set on the
+    /// operation.
+    pub(crate) fn with_own_concerns(mut self, read: bool, write: bool) -> Self {
+        self.own_concerns = (read, write);
+        self
     }
 
     fn body(&self) -> (String, Document) {
@@ -154,6 +164,14 @@ impl Operation for Aggregate {
     fn read_concern(&self) -> Option<&ReadConcern> {
         self.read_concern.as_ref()
     }
+
+    fn has_own_read_concern(&self) -> bool {
+        self.own_concerns.0
+    }
+
+    fn has_own_write_concern(&self) -> bool {
+        self.own_concerns.1
+    }
 }
 
 /// `countDocuments`: `$match`, optional `$skip`/`$limit`, then `$group` with `$sum: 1`. The count
@@ -199,6 +217,12 @@ impl CountDocuments {
             ),
         }
     }
+
+    /// Marks the read concern as the application's own, set on the operation.
+    pub(crate) fn with_own_read_concern(mut self, own: bool) -> Self {
+        self.aggregate.own_concerns.0 = own;
+        self
+    }
 }
 
 impl Operation for CountDocuments {
@@ -237,5 +261,9 @@ impl Operation for CountDocuments {
 
     fn read_concern(&self) -> Option<&ReadConcern> {
         self.aggregate.read_concern()
+    }
+
+    fn has_own_read_concern(&self) -> bool {
+        self.aggregate.has_own_read_concern()
     }
 }

@@ -77,6 +77,8 @@ pub(crate) struct Distinct {
     filter: Document,
     options: DistinctOptions,
     read_concern: Option<ReadConcern>,
+    /// The application set `read_concern` on the operation itself (it was not inherited).
+    own_read_concern: bool,
     criteria: SelectionCriteria,
 }
 
@@ -96,8 +98,15 @@ impl Distinct {
             filter,
             options,
             read_concern,
+            own_read_concern: false,
             criteria,
         }
+    }
+
+    /// Marks the read concern as the application's own, set on the operation.
+    pub(crate) fn with_own_read_concern(mut self, own: bool) -> Self {
+        self.own_read_concern = own;
+        self
     }
 }
 
@@ -143,5 +152,9 @@ impl Operation for Distinct {
 
     fn read_concern(&self) -> Option<&ReadConcern> {
         self.read_concern.as_ref()
+    }
+
+    fn has_own_read_concern(&self) -> bool {
+        self.own_read_concern
     }
 }

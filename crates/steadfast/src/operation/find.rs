@@ -23,6 +23,8 @@ pub(crate) struct Find {
     /// `find_one`: `limit: 1`, `singleBatch: true` and no `batchSize`.
     single: bool,
     read_concern: Option<ReadConcern>,
+    /// The application set `read_concern` on the operation itself (it was not inherited).
+    own_read_concern: bool,
     criteria: SelectionCriteria,
 }
 
@@ -41,8 +43,15 @@ impl Find {
             options,
             single: false,
             read_concern,
+            own_read_concern: false,
             criteria,
         }
+    }
+
+    /// Marks the read concern as the application's own, set on the operation.
+    pub(crate) fn with_own_read_concern(mut self, own: bool) -> Self {
+        self.own_read_concern = own;
+        self
     }
 
     /// The `find` of `find_one`.
@@ -154,5 +163,9 @@ impl Operation for Find {
 
     fn read_concern(&self) -> Option<&ReadConcern> {
         self.read_concern.as_ref()
+    }
+
+    fn has_own_read_concern(&self) -> bool {
+        self.own_read_concern
     }
 }

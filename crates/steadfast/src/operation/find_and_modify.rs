@@ -41,6 +41,8 @@ pub(crate) struct FindAndModifyFields {
     pub(crate) let_vars: Option<Document>,
     pub(crate) comment: Option<Bson>,
     pub(crate) write_concern: Option<WriteConcern>,
+    /// The application set `write_concern` on the operation itself (it was not inherited).
+    pub(crate) own_write_concern: bool,
 }
 
 impl From<FindOneAndDeleteOptions> for FindAndModifyFields {
@@ -74,6 +76,7 @@ impl From<FindOneAndUpdateOptions> for FindAndModifyFields {
             let_vars: o.let_vars,
             comment: o.comment,
             write_concern: o.write_concern,
+            own_write_concern: false,
         }
     }
 }
@@ -93,6 +96,7 @@ impl From<FindOneAndReplaceOptions> for FindAndModifyFields {
             comment: o.comment,
             write_concern: o.write_concern,
             array_filters: None,
+            own_write_concern: false,
         }
     }
 }
@@ -206,6 +210,10 @@ impl Operation for FindAndModify {
 
     fn write_concern(&self) -> Option<&WriteConcern> {
         self.fields.write_concern.as_ref()
+    }
+
+    fn has_own_write_concern(&self) -> bool {
+        self.fields.own_write_concern
     }
 }
 

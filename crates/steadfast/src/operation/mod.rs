@@ -230,6 +230,19 @@ pub(crate) trait Operation: Send + Sync {
         false
     }
 
+    /// Whether the application gave the operation its own read concern (not one inherited
+    /// from its collection, database or client): refused inside a transaction, whose read
+    /// concern is the only one its commands may carry.
+    fn has_own_read_concern(&self) -> bool {
+        false
+    }
+
+    /// Whether the application gave the operation its own write concern (not an inherited
+    /// one): refused inside a transaction, which is acknowledged only at commit.
+    fn has_own_write_concern(&self) -> bool {
+        false
+    }
+
     /// Called before the executor retries the operation; `after_overload` when the failed
     /// attempt was shed by an overloaded server (then the command goes again unchanged).
     fn before_retry(&mut self, after_overload: bool) {

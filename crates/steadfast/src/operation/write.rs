@@ -206,6 +206,8 @@ pub(crate) struct WriteCommandFields {
     pub(crate) ordered: bool,
     pub(crate) bypass_document_validation: Option<bool>,
     pub(crate) write_concern: Option<WriteConcern>,
+    /// The application set `write_concern` on the operation itself (it was not inherited).
+    pub(crate) own_write_concern: bool,
     pub(crate) comment: Option<Bson>,
     pub(crate) let_vars: Option<Document>,
 }
@@ -396,6 +398,10 @@ impl Operation for WriteBatch {
 
     fn write_concern(&self) -> Option<&WriteConcern> {
         self.fields.write_concern.as_ref()
+    }
+
+    fn has_own_write_concern(&self) -> bool {
+        self.fields.own_write_concern
     }
 }
 

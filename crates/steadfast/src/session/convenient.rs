@@ -41,17 +41,31 @@ impl Limits {
         runtime::now().saturating_duration_since(self.started)
     }
 
-    /// The error to report when the time ran out after `last`: under timeoutMS, a timeout
-    /// whose cause is `last` (CSOT, "Convenient Transactions API").
+    /// The error to report when the time ran out after `last` (transactions-convenient-api,
+    /// "Timeout Error propagation"): `last` itself when it is a timeout already, else a
+    /// timeout whose source is `last` and which carries every label of `last`, so that
+    /// `has_label` still tells the application whether the commit's outcome is unknown. The
+    /// specification's `makeTimeoutError` does this under timeoutMS and under the fixed 120 s
+    /// limit alike; only the message differs.
     fn out_of_time(&self, last: Error) -> Error {
-        if !self.csot || last.is_timeout() {
+        if last.is_timeout() {
             return last;
         }
-        Error::timeout(format!(
-            "withTransaction: timeoutMS ({} ms) expired before the transaction could commit",
-            self.limit.as_millis()
-        ))
-        .with_source(last)
+        let message = if self.csot {
+            format!(
+                "withTransaction: timeoutMS ({} ms) expired before the transaction could commit",
+                self.limit.as_millis()
+            )
+        } else {
+            format!(
+                "withTransaction: its retry time limit ({} s) passed before the transaction could commit",
+                self.limit.as_secs()
+            )
+        };
+        let labels = last.label_set().clone();
+        Error::timeout(message)
+            .with_label_set(&labels)
+            .with_source(last)
     }
 }
 
@@ -99,9 +113,10 @@ impl StartTransaction<&mut ClientSession> {
     ///
     /// # Errors
     /// The callback's error when it is not transient (the transaction is aborted first); a
-    /// commit's error that is neither transient nor of unknown outcome; the last error once
-    /// the time limit is reached (under timeoutMS, a timeout whose source is that error);
-    /// `Transaction` as for [`ClientSession::start_transaction`].
+    /// commit's error that is neither transient nor of unknown outcome; once the time limit
+    /// is reached, a timeout whose source is the last error and which carries all its labels
+    /// (the last error itself when it is a timeout); `Transaction` as for
+    /// [`ClientSession::start_transaction`].
     ///
     /// # Cancel safety
     /// Dropping the future mid-commit leaves the commit's outcome unknown.
@@ -267,8 +282,54 @@ impl ClientSession {
             match retries.after_commit_failure(error.labels(), max_time_expired, limits.elapsed()) {
                 AfterCommitFailure::CommitAgain => {}
                 AfterCommitFailure::RunAgain => return Step::Again(error),
+                AfterCommitFailure::TimedOut => return Step::Done(Err(limits.out_of_time(error))),
                 AfterCommitFailure::Fail => return Step::Done(Err(error)),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::Limits;
+    use crate::error::{Error, RETRYABLE_WRITE_ERROR, UNKNOWN_TRANSACTION_COMMIT_RESULT};
+    use crate::runtime;
+
+    fn limits(csot: bool) -> Limits {
+        Limits {
+            started: runtime::now(),
+            limit: Duration::from_secs(120),
+            csot,
+        }
+    }
+
+    #[test]
+    fn running_out_of_time_reports_a_timeout_carrying_the_last_error_and_its_labels() {
+        for csot in [false, true] {
+            let last = Error::network("connection reset")
+                .with_labels([RETRYABLE_WRITE_ERROR, UNKNOWN_TRANSACTION_COMMIT_RESULT]);
+            let error = limits(csot).out_of_time(last);
+            assert!(error.is_timeout(), "csot {csot}: {error}");
+            assert!(
+                error.has_label(UNKNOWN_TRANSACTION_COMMIT_RESULT),
+                "csot {csot}"
+            );
+            assert!(error.has_label(RETRYABLE_WRITE_ERROR), "csot {csot}");
+            let source = std::error::Error::source(&error)
+                .and_then(|source| source.downcast_ref::<Error>())
+                .expect("the last error is the timeout's source");
+            assert!(!source.is_timeout() && source.is_network_error());
+        }
+    }
+
+    #[test]
+    fn a_last_error_that_is_a_timeout_is_reported_as_it_is() {
+        let last = Error::timeout("the commit's socket read timed out")
+            .with_labels([UNKNOWN_TRANSACTION_COMMIT_RESULT]);
+        let error = limits(true).out_of_time(last);
+        assert!(std::error::Error::source(&error).is_none(), "not wrapped");
+        assert!(error.has_label(UNKNOWN_TRANSACTION_COMMIT_RESULT));
     }
 }

@@ -28,9 +28,11 @@ impl ClientSession {
     /// Options not set are taken from the session's
     /// [`default_transaction_options`](super::SessionOptions::default_transaction_options),
     /// then from the client. Operations in the transaction use its read concern (on the first
-    /// command only) and read preference; their own read concern, write concern and read
-    /// preference are ignored. A server error inside the transaction may abort it on the
-    /// server: committing it then fails with `NoSuchTransaction`.
+    /// command only) and read preference; the read and write concerns of their collection,
+    /// database and client are ignored, and an operation given its own read concern or write
+    /// concern fails with `InvalidArgument` ("Cannot set read concern after starting a
+    /// transaction.") without touching the transaction. A server error inside the transaction
+    /// may abort it on the server: committing it then fails with `NoSuchTransaction`.
     ///
     /// ```no_run
     /// # async fn demo(client: steadfast::Client) -> steadfast::error::Result<()> {

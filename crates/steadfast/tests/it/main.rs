@@ -43,6 +43,7 @@ mod tailable;
 mod timeout_api;
 mod tls;
 mod transactions;
+mod transactions_spec;
 mod uri;
 
 use blackpipe::scripted::{HandledBy, RecordedRequest, ScriptedConfig, ScriptedServer};

@@ -20,7 +20,7 @@ struct Transfer<'a> {
     attempts: u32,
 }
 
-async fn seed(accounts: &Collection<Document>) {
+pub(crate) async fn seed(accounts: &Collection<Document>) {
     accounts
         .insert_many([
             doc! { "_id": 1, "balance": 100 },
@@ -30,7 +30,7 @@ async fn seed(accounts: &Collection<Document>) {
         .expect("the accounts exist");
 }
 
-fn balances(set: &ReplicaSet, coll: &str) -> Vec<(i32, i32)> {
+pub(crate) fn balances(set: &ReplicaSet, coll: &str) -> Vec<(i32, i32)> {
     let mut stored: Vec<(i32, i32)> = set
         .stored(coll)
         .iter()
@@ -47,7 +47,7 @@ fn balances(set: &ReplicaSet, coll: &str) -> Vec<(i32, i32)> {
 
 /// Seeds `set`'s collection `name` with the two accounts and opens a transaction whose first
 /// statement debits account 1 by 10 (not yet committed).
-async fn debit_in_transaction(
+pub(crate) async fn debit_in_transaction(
     set: &ReplicaSet,
     name: &str,
 ) -> (Collection<Document>, ClientSession) {
@@ -64,7 +64,7 @@ async fn debit_in_transaction(
 }
 
 /// Closes the connection instead of running the next `times` commitTransaction commands.
-async fn fail_commits(set: &ReplicaSet, times: i32) {
+pub(crate) async fn fail_commits(set: &ReplicaSet, times: i32) {
     set.fail_point(fail_command(
         doc! { "times": times }.into(),
         &["commitTransaction"],
@@ -74,7 +74,7 @@ async fn fail_commits(set: &ReplicaSet, times: i32) {
 }
 
 /// The commands named `name` the client has started, in order.
-fn started_commands(set: &ReplicaSet, name: &str) -> Vec<Document> {
+pub(crate) fn started_commands(set: &ReplicaSet, name: &str) -> Vec<Document> {
     set.events
         .events()
         .into_iter()

@@ -347,9 +347,12 @@ pub enum NextAttempt {
 pub enum AfterCommitFailure {
     /// Commit again (the outcome is unknown; a re-run commit is safe).
     CommitAgain,
-    /// Run the whole transaction again.
+    /// Run the whole transaction again (the backoff before it may find the time is up).
     RunAgain,
-    /// Report the error.
+    /// The outcome is unknown but the time limit has passed: report the error as a timeout
+    /// ("Timeout Error propagation").
+    TimedOut,
+    /// Report the error as it is.
     Fail,
 }
 
@@ -378,18 +381,23 @@ impl ConvenientRetries {
         labels.has(Label::TransientTransactionError) && elapsed < self.limit
     }
 
-    /// What follows a failed commit with `labels`; `max_time_expired` when the server's time
-    /// limit (maxCommitTimeMS or timeoutMS) ended it, which a retry would only repeat.
+    /// What follows a failed commit with `labels`, in the order of the specification's
+    /// pseudo-code; `max_time_expired` when the server's time limit (maxCommitTimeMS or
+    /// timeoutMS) ended it, which a commit again would only repeat. A transient error runs the
+    /// transaction again whatever the time: the backoff before the next attempt is where the
+    /// limit stops it, with the same timeout error.
     pub fn after_commit_failure(
         &self,
         labels: &ErrorLabels,
         max_time_expired: bool,
         elapsed: Duration,
     ) -> AfterCommitFailure {
-        if max_time_expired || elapsed >= self.limit {
-            AfterCommitFailure::Fail
-        } else if labels.has(Label::UnknownTransactionCommitResult) {
-            AfterCommitFailure::CommitAgain
+        if !max_time_expired && labels.has(Label::UnknownTransactionCommitResult) {
+            if elapsed >= self.limit {
+                AfterCommitFailure::TimedOut
+            } else {
+                AfterCommitFailure::CommitAgain
+            }
         } else if labels.has(Label::TransientTransactionError) {
             AfterCommitFailure::RunAgain
         } else {

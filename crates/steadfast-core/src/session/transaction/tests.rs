@@ -295,6 +295,21 @@ fn the_convenient_api_retries_transient_callbacks_and_unknown_commits_only() {
     );
     assert_eq!(
         retries.after_commit_failure(&unknown, false, CONVENIENT_RETRY_LIMIT),
+        AfterCommitFailure::TimedOut,
+        "an unknown outcome past the limit is reported as a timeout"
+    );
+    assert_eq!(
+        retries.after_commit_failure(&transient, false, CONVENIENT_RETRY_LIMIT),
+        AfterCommitFailure::RunAgain,
+        "the backoff before the next attempt is where the limit stops a transient error"
+    );
+    assert_eq!(
+        retries.after_commit_failure(&transient, true, second),
+        AfterCommitFailure::RunAgain,
+        "MaxTimeMSExpired stops only the commit retries"
+    );
+    assert_eq!(
+        retries.after_commit_failure(&unknown, true, CONVENIENT_RETRY_LIMIT),
         AfterCommitFailure::Fail
     );
 }
