@@ -294,6 +294,7 @@ impl Find<'_> {
         batch_size: u32,
         limit: i64,
         max_time: Duration,
+        no_cursor_timeout: bool,
         skip: u64,
         sort: Document,
     );

@@ -64,6 +64,8 @@ pub struct GridFsFindOptions {
     pub limit: Option<i64>,
     /// The server-side time limit (deprecated in favour of timeoutMS).
     pub max_time: Option<Duration>,
+    /// Keeps the server from timing out the idle cursor.
+    pub no_cursor_timeout: Option<bool>,
     /// How many matching files documents to skip.
     pub skip: Option<u64>,
     /// The order of the results.
@@ -77,6 +79,7 @@ impl From<GridFsFindOptions> for FindOptions {
             batch_size: options.batch_size,
             limit: options.limit,
             max_time: options.max_time,
+            no_cursor_timeout: options.no_cursor_timeout,
             skip: options.skip,
             sort: options.sort,
             ..FindOptions::default()

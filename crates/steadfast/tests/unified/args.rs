@@ -70,6 +70,34 @@ impl Args {
         }
     }
 
+    /// An optional string.
+    pub(crate) fn optional_string(&mut self, key: &str) -> Result<Option<String>, String> {
+        match self.take(key) {
+            Some(Bson::String(s)) => Ok(Some(s)),
+            Some(other) => Err(self.wrong(key, "a string", &other)),
+            None => Ok(None),
+        }
+    }
+
+    /// An optional number, as a double.
+    pub(crate) fn optional_f64(&mut self, key: &str) -> Result<Option<f64>, String> {
+        match self.take(key) {
+            Some(Bson::Double(d)) => Ok(Some(d)),
+            Some(Bson::Int32(n)) => Ok(Some(f64::from(n))),
+            #[allow(clippy::cast_precision_loss, reason = "a test's small coordinates")]
+            Some(Bson::Int64(n)) => Ok(Some(n as f64)),
+            Some(other) => Err(self.wrong(key, "a number", &other)),
+            None => Ok(None),
+        }
+    }
+
+    /// An optional `writeConcern` common option.
+    pub(crate) fn optional_write_concern(&mut self) -> Result<Option<WriteConcern>, String> {
+        self.optional_document("writeConcern")?
+            .map(|d| write_concern(&d))
+            .transpose()
+    }
+
     /// An optional boolean.
     pub(crate) fn optional_bool(&mut self, key: &str) -> Result<Option<bool>, String> {
         match self.take(key) {

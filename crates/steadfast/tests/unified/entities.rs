@@ -36,7 +36,7 @@ pub(crate) enum Entity {
     /// A cursor (`createFindCursor` saved as an entity); `None` once closed. In a mutex so
     /// that the map stays `Sync` (a thread's operations borrow it across awaits); only ever
     /// reached through `&mut`, so it is never locked.
-    Cursor(std::sync::Mutex<Option<steadfast::Cursor<Document>>>),
+    Cursor(std::sync::Mutex<Option<crate::ops::cursor::CursorEntity>>),
     /// A change stream (`createChangeStream` saved as an entity); `None` once closed. In a
     /// mutex for the same reason as a cursor.
     ChangeStream(std::sync::Mutex<Option<crate::ops::change_streams::RawChangeStream>>),
@@ -141,7 +141,7 @@ impl EntityMap {
     pub(crate) fn cursor_mut(
         &mut self,
         id: &str,
-    ) -> Option<&mut Option<steadfast::Cursor<Document>>> {
+    ) -> Option<&mut Option<crate::ops::cursor::CursorEntity>> {
         match self.entities.get_mut(id) {
             Some(Entity::Cursor(cursor)) => Some(
                 cursor

@@ -11,6 +11,7 @@ use crate::expect_error;
 use crate::fixture::Fixture;
 use crate::matcher::{match_root, match_root_array};
 use crate::model::{TestCase, TestFile};
+use crate::ops::cursor::CursorEntity;
 use crate::ops::{self, OpResult, Outcome};
 use crate::requirements::Target;
 
@@ -117,15 +118,22 @@ pub(crate) fn check_operation(
             Outcome::Value(value) => match_root(expected, Some(value), entities),
             Outcome::Documents(items) => match_root_array(expected, items, entities),
             // A cursor has no value to match: only an expectation of nothing passes.
-            Outcome::Cursor(_) | Outcome::Collection(_) | Outcome::ChangeStream(_) => {
-                match_root(expected, None, entities)
-            }
+            Outcome::Cursor(_)
+            | Outcome::SessionCursor { .. }
+            | Outcome::Collection(_)
+            | Outcome::ChangeStream(_) => match_root(expected, None, entities),
         }
         .map_err(|m| format!("expectResult {m}; the result was {}", describe(&outcome)))?;
     }
     if let Ok(id) = operation.get_str("saveResultAsEntity") {
         match outcome {
             Outcome::Cursor(cursor) => {
+                let cursor = CursorEntity::Plain(cursor);
+                return entities.insert(id, Entity::Cursor(std::sync::Mutex::new(Some(cursor))));
+            }
+            Outcome::SessionCursor { cursor, session } => {
+                let session = entities.session(&session)?.session.clone();
+                let cursor = CursorEntity::InSession { cursor, session };
                 return entities.insert(id, Entity::Cursor(std::sync::Mutex::new(Some(cursor))));
             }
             Outcome::Collection(coll) => return entities.insert(id, Entity::Collection(coll)),
@@ -163,7 +171,7 @@ fn describe(outcome: &Outcome) -> String {
         Outcome::Nothing => "nothing".to_owned(),
         Outcome::Value(value) => value.to_string(),
         Outcome::Documents(items) => Bson::Array(items.clone()).to_string(),
-        Outcome::Cursor(_) => "a cursor".to_owned(),
+        Outcome::Cursor(_) | Outcome::SessionCursor { .. } => "a cursor".to_owned(),
         Outcome::Collection(_) => "a collection".to_owned(),
         Outcome::ChangeStream(_) => "a change stream".to_owned(),
     }

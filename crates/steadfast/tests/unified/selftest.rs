@@ -3,6 +3,7 @@
 //! its unit tests. Each case states its expectation; a failing case fails the run.
 
 mod checks;
+mod option_checks;
 mod sdam_checks;
 
 use bson::{Bson, Document, doc};
@@ -370,6 +371,11 @@ pub(crate) fn run() -> (usize, Vec<String>) {
             "session and SDAM skips",
             sdam_checks::session_and_sdam_skips,
         ),
+        (
+            "createIndex reads every index option",
+            option_checks::index_options_read,
+        ),
+        ("readPreference hedge", option_checks::read_preference_hedge),
     ];
     for (name, check) in checks {
         count += 1;

@@ -63,10 +63,11 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
     ),
     (
         Key::OperationInSession("createFindCursor"),
-        "createFindCursor in an explicit session: the runner's cursor entities are Cursors, which \
-         iterate without a session, and steadfast's SessionCursor kills its server cursor when \
+        "createFindCursor in an explicit session: the runner saves a SessionCursor that \
+         iterates in the session, but steadfast's SessionCursor kills its server cursor when \
          dropped, without the session, so in load-balanced mode that killCursors cannot use the \
-         connection pinned to the session's transaction",
+         connection pinned to the session's transaction (tried: the load-balancers transactions \
+         test then sees a second connection checked out)",
     ),
     (
         Key::SuiteDefect("AbortTransaction succeeds after handshake network error"),

@@ -1,7 +1,7 @@
 //! Collection operations.
 
 use bson::{Bson, Document, doc};
-use steadfast::options::{CursorType, FindOptions, IndexModel, ReturnDocument, TimeoutMode};
+use steadfast::options::{CursorType, FindOptions, ReturnDocument, TimeoutMode};
 use steadfast::{ClientSession, Collection, DeleteModel, ReplaceOneModel, UpdateModel, WriteModel};
 
 use super::crud_options;
@@ -20,10 +20,14 @@ pub(super) async fn run(
     mut session: Option<&mut ClientSession>,
 ) -> OpResult {
     let timeout = args.optional_duration("timeoutMS")?;
-    // The caller resolved the `session` argument.
-    args.take("session");
+    // The caller resolved the `session` argument (a session cursor entity keeps its id).
+    let session_id = args.take("session");
     if super::search_index::handles(name) {
+        no_session(name, session.as_deref())?;
         return super::search_index::run(name, args, coll, timeout).await;
+    }
+    if super::indexes::handles(name) {
+        return super::indexes::run(name, args, coll, timeout, session).await;
     }
     let result = match name {
         "insertOne" => {
@@ -173,7 +177,17 @@ pub(super) async fn run(
             if let Some(mode) = mode {
                 action = action.timeout_mode(mode);
             }
-            action.await.map(Outcome::Cursor)
+            match (session.take(), session_id) {
+                (Some(session), Some(Bson::String(id))) => {
+                    let opened = action.session(session).await;
+                    opened.map(|cursor| Outcome::SessionCursor {
+                        cursor: Box::new(cursor),
+                        session: id,
+                    })
+                }
+                (Some(_), other) => return Err(format!("{name}: session {other:?}")),
+                (None, _) => action.await.map(Outcome::Cursor),
+            }
         }
         "findOne" => {
             let filter = args.optional_document("filter")?.unwrap_or_default();
@@ -216,6 +230,8 @@ pub(super) async fn run(
             counted.map(|n| Outcome::Value(super::count(n)))
         }
         "estimatedDocumentCount" => {
+            // steadfast's estimated_document_count takes no session.
+            no_session(name, session.as_deref())?;
             let options = crud_options::estimated_document_count(&mut args)?;
             args.finish()?;
             let counted = coll
@@ -238,81 +254,6 @@ pub(super) async fn run(
                 .await;
             values.map(|v| Outcome::Value(Bson::Array(v)))
         }
-        "listIndexes" => {
-            let mode = timeout_mode(&mut args)?;
-            let mut options = steadfast::options::ListIndexesOptions::default();
-            options.batch_size = args.optional_count("batchSize")?;
-            args.finish()?;
-            let mut action = coll.list_indexes().timed(timeout).with_options(options);
-            if let Some(mode) = mode {
-                action = action.timeout_mode(mode);
-            }
-            match action.await {
-                Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
-                Err(e) => Err(e),
-            }
-        }
-        "listIndexNames" => {
-            args.finish()?;
-            let listed = match coll.list_indexes().timed(timeout).await {
-                Ok(cursor) => drain(cursor).await,
-                Err(e) => Err(e),
-            };
-            listed.map(|indexes| Outcome::Value(Bson::Array(super::names(indexes))))
-        }
-        "createIndex" => {
-            let keys = args.document("keys")?;
-            let name = match args.take("name") {
-                Some(Bson::String(name)) => Some(name),
-                _ => None,
-            };
-            let unique = args.optional_bool("unique")?;
-            let max_time = args.optional_duration("maxTimeMS")?;
-            args.finish()?;
-            let options = (name.is_some() || unique.is_some()).then(|| {
-                steadfast::options::IndexOptions::builder()
-                    .name(name)
-                    .unique(unique)
-                    .build()
-            });
-            let model = IndexModel::builder().keys(keys).options(options).build();
-            let mut action = coll
-                .create_index(model)
-                .timed(timeout)
-                .in_session(session.take());
-            if let Some(max_time) = max_time {
-                let mut options = steadfast::options::CreateIndexOptions::default();
-                options.max_time = Some(max_time);
-                action = action.with_options(options);
-            }
-            let created = action.await;
-            created.map(|r| Outcome::Value(Bson::String(r.index_name)))
-        }
-        "dropIndex" => {
-            let name = args.string("name")?;
-            let max_time = args.optional_duration("maxTimeMS")?;
-            args.finish()?;
-            let mut action = coll
-                .drop_index(name)
-                .timed(timeout)
-                .in_session(session.take());
-            if let Some(max_time) = max_time {
-                action = action.max_time(max_time);
-            }
-            action.await.map(|()| Outcome::Nothing)
-        }
-        "dropIndexes" => {
-            let max_time = args.optional_duration("maxTimeMS")?;
-            args.finish()?;
-            let mut action = coll
-                .drop_indexes()
-                .timed(timeout)
-                .in_session(session.take());
-            if let Some(max_time) = max_time {
-                action = action.max_time(max_time);
-            }
-            action.await.map(|()| Outcome::Nothing)
-        }
         "rename" => {
             // No rename helper in the official API: `renameCollection` on `admin`.
             let to = args.string("to")?;
@@ -330,6 +271,7 @@ pub(super) async fn run(
             admin
                 .run_command(command)
                 .timed(timeout)
+                .in_session(session.take())
                 .await
                 .map(|_| Outcome::Nothing)
         }
@@ -340,6 +282,16 @@ pub(super) async fn run(
         }
     };
     Ok(result)
+}
+
+/// Fails, naming the `session` argument, for an operation whose steadfast API takes none.
+fn no_session(name: &str, session: Option<&ClientSession>) -> Result<(), String> {
+    match session {
+        Some(_) => Err(format!(
+            "{name}: argument `session`: steadfast's API for it takes no session"
+        )),
+        None => Ok(()),
+    }
 }
 
 fn optional_document(found: Option<Document>) -> Outcome {

@@ -10,7 +10,7 @@ use steadfast::options::{
 };
 
 use super::collection::return_document;
-use crate::args::{Args, write_concern};
+use crate::args::Args;
 
 /// The optional `collation` argument.
 pub(super) fn collation(args: &mut Args) -> Result<Option<Collation>, String> {
@@ -37,9 +37,7 @@ pub(super) fn array_filters(args: &mut Args) -> Result<Option<Vec<Document>>, St
 
 /// The optional `writeConcern` argument.
 fn concern(args: &mut Args) -> Result<Option<steadfast::options::WriteConcern>, String> {
-    args.optional_document("writeConcern")?
-        .map(|d| write_concern(&d))
-        .transpose()
+    args.optional_write_concern()
 }
 
 /// `insertOne`'s options.

@@ -1,22 +1,47 @@
-//! Cursor entities (`createFindCursor`): iterating and closing them.
+//! Cursor entities (`createFindCursor`, `createCommandCursor`): iterating and closing them.
+//! A cursor opened in an explicit session iterates in that session.
+
+use std::sync::Arc;
 
 use bson::{Bson, Document};
-use steadfast::Cursor;
+use steadfast::{ClientSession, Cursor, SessionCursor};
 
 use super::{OpResult, Outcome};
 use crate::args::Args;
 
+/// A cursor entity.
+pub(crate) enum CursorEntity {
+    /// A cursor opened without an explicit session.
+    Plain(Cursor<Document>),
+    /// A cursor opened in the session entity `session`, whose `getMore`s use it.
+    InSession {
+        /// The cursor.
+        cursor: Box<SessionCursor<Document>>,
+        /// The session entity's session.
+        session: Arc<tokio::sync::Mutex<Option<ClientSession>>>,
+    },
+}
+
 /// Runs cursor operation `name`.
-pub(super) async fn run(name: &str, args: Args, entity: &mut Option<Cursor<Document>>) -> OpResult {
+pub(super) async fn run(name: &str, args: Args, entity: &mut Option<CursorEntity>) -> OpResult {
     let mut args = args;
     if name == "close" {
         let timeout = args.optional_duration("timeoutMS")?;
         args.finish()?;
-        if let Some(cursor) = entity.take() {
-            match timeout {
-                Some(timeout) => cursor.close_with_timeout(timeout),
-                None => cursor.close(),
+        match (entity.take(), timeout) {
+            (Some(CursorEntity::Plain(cursor)), Some(timeout)) => {
+                cursor.close_with_timeout(timeout);
             }
+            (Some(CursorEntity::Plain(cursor)), None) => cursor.close(),
+            (Some(CursorEntity::InSession { .. }), Some(_)) => {
+                return Err(
+                    "close: argument `timeoutMS`: a SessionCursor closes when dropped, without a \
+                     timeout"
+                        .to_owned(),
+                );
+            }
+            // Dropping a session cursor closes it (its killCursors runs in the background).
+            (Some(CursorEntity::InSession { .. }) | None, _) => {}
         }
         return Ok(Ok(Outcome::Nothing));
     }
@@ -24,25 +49,59 @@ pub(super) async fn run(name: &str, args: Args, entity: &mut Option<Cursor<Docum
     let cursor = entity
         .as_mut()
         .ok_or_else(|| format!("{name}: the cursor was closed"))?;
+    match cursor {
+        CursorEntity::Plain(cursor) => iterate(name, cursor).await,
+        CursorEntity::InSession { cursor, session } => {
+            let mut guard = session.lock().await;
+            let session = guard
+                .as_mut()
+                .ok_or_else(|| format!("{name}: the cursor's session has ended"))?;
+            iterate_in_session(name, cursor, session).await
+        }
+    }
+}
+
+async fn iterate(name: &str, cursor: &mut Cursor<Document>) -> OpResult {
     let result = match name {
         // One attempt to get a document; a tailable cursor may bring nothing.
         "iterateOnce" => cursor.try_advance().await.map(|_| Outcome::Nothing),
         // On a tailable cursor, advance asks until a document arrives.
         "iterateUntilDocumentOrError" => match cursor.advance().await {
-            Ok(true) => {
-                let document = cursor
-                    .deserialize_current()
-                    .map_err(|e| format!("{name}: {e}"))?;
-                Ok(Outcome::Value(Bson::Document(document)))
-            }
+            Ok(true) => current(name, cursor.deserialize_current())?,
             Ok(false) => return Err(format!("{name}: the cursor is exhausted")),
             Err(error) => Err(error),
         },
-        other => {
-            return Err(format!(
-                "cursor operation {other:?} is not supported by this runner"
-            ));
-        }
+        other => return Err(unsupported(other)),
     };
     Ok(result)
+}
+
+async fn iterate_in_session(
+    name: &str,
+    cursor: &mut SessionCursor<Document>,
+    session: &mut ClientSession,
+) -> OpResult {
+    let result = match name {
+        "iterateOnce" => cursor.try_advance(session).await.map(|_| Outcome::Nothing),
+        "iterateUntilDocumentOrError" => match cursor.advance(session).await {
+            Ok(true) => current(name, cursor.deserialize_current())?,
+            Ok(false) => return Err(format!("{name}: the cursor is exhausted")),
+            Err(error) => Err(error),
+        },
+        other => return Err(unsupported(other)),
+    };
+    Ok(result)
+}
+
+/// The current document as the operation's result.
+fn current(
+    name: &str,
+    document: Result<Document, steadfast::Error>,
+) -> Result<Result<Outcome, steadfast::Error>, String> {
+    let document = document.map_err(|e| format!("{name}: {e}"))?;
+    Ok(Ok(Outcome::Value(Bson::Document(document))))
+}
+
+fn unsupported(name: &str) -> String {
+    format!("cursor operation {name:?} is not supported by this runner")
 }

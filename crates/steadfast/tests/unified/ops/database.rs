@@ -2,10 +2,11 @@
 
 use bson::{Bson, Document};
 use steadfast::options::{
-    ListCollectionsOptions, ListDatabasesOptions, ReadPreference, ReadPreferenceMode,
+    DriverInfo, DropCollectionOptions, HedgedReadOptions, ReadPreference, ReadPreferenceMode,
 };
 use steadfast::{Client, Database};
 
+use super::session_cursors::drain_in_session;
 use super::timed::{InSession, Timed};
 use super::{OpResult, Outcome, drain};
 use crate::args::Args;
@@ -17,8 +18,8 @@ pub(super) async fn run_on_database(
     db: &Database,
     mut session: Option<&mut steadfast::ClientSession>,
 ) -> OpResult {
-    // The caller resolved the `session` argument.
-    args.take("session");
+    // The caller resolved the `session` argument (a session cursor entity keeps its id).
+    let session_id = args.take("session");
     let timeout = args.optional_duration("timeoutMS")?;
     let result = match name {
         "runCommand" => {
@@ -46,14 +47,19 @@ pub(super) async fn run_on_database(
                 .map(|reply| Outcome::Value(Bson::Document(reply)))
         }
         "runCursorCommand" | "createCommandCursor" => {
+            let session = session.map(|session| (session, session_id));
             return super::session_cursors::run_cursor_command(name, args, db, timeout, session)
                 .await;
         }
         "dropCollection" => {
             let name = args.string("collection")?;
+            let mut options = DropCollectionOptions::default();
+            options.write_concern = args.optional_write_concern()?;
+            options.comment = args.take("comment");
             args.finish()?;
             let coll = db.collection::<Document>(&name);
             coll.drop()
+                .with_options(options)
                 .timed(timeout)
                 .in_session(session.take())
                 .await
@@ -71,7 +77,7 @@ pub(super) async fn run_on_database(
                 .map(|()| Outcome::Collection(db.collection::<Document>(&name)))
         }
         "modifyCollection" => {
-            return super::collection_options::modify_collection(args, db, session).await;
+            return super::collection_options::modify_collection(args, db, timeout, session).await;
         }
         "aggregate" => {
             let pipeline = args.documents("pipeline")?;
@@ -82,37 +88,20 @@ pub(super) async fn run_on_database(
             if let Some(mode) = mode {
                 action = action.timeout_mode(mode);
             }
-            match action.await {
-                Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
-                Err(e) => Err(e),
-            }
-        }
-        "listCollections" | "listCollectionObjects" => {
-            let options = list_collections_options(&mut args)?;
-            let mode = super::collection::timeout_mode(&mut args)?;
-            args.finish()?;
-            let mut action = db.list_collections().timed(timeout).with_options(options);
-            if let Some(mode) = mode {
-                action = action.timeout_mode(mode);
-            }
-            match action.await {
-                Ok(cursor) => drain(cursor).await.map(Outcome::Documents),
-                Err(e) => Err(e),
-            }
-        }
-        "listCollectionNames" => {
-            let options = list_collections_options(&mut args)?;
-            args.finish()?;
-            let listed = match db
-                .list_collections()
-                .timed(timeout)
-                .with_options(options)
-                .await
-            {
-                Ok(cursor) => drain(cursor).await,
-                Err(e) => Err(e),
+            let documents = match session.take() {
+                Some(session) => match action.session(&mut *session).await {
+                    Ok(cursor) => drain_in_session(cursor, session).await,
+                    Err(e) => Err(e),
+                },
+                None => match action.await {
+                    Ok(cursor) => drain(cursor).await,
+                    Err(e) => Err(e),
+                },
             };
-            listed.map(|specs| Outcome::Value(Bson::Array(names(specs))))
+            documents.map(Outcome::Documents)
+        }
+        "listCollections" | "listCollectionObjects" | "listCollectionNames" => {
+            return super::listings::list_collections(name, args, db, timeout, session).await;
         }
         other => {
             return Err(format!(
@@ -149,23 +138,12 @@ pub(super) async fn run_on_client(
                 .map(|()| Outcome::Nothing)
         }
         "listDatabases" | "listDatabaseObjects" | "listDatabaseNames" => {
-            let mut options = ListDatabasesOptions::default();
-            options.filter = args.optional_document("filter")?;
+            return super::listings::list_databases(name, args, client, timeout, session).await;
+        }
+        "appendMetadata" => {
+            let info = driver_info(&args.document("driverInfoOptions")?)?;
             args.finish()?;
-            let listed = client
-                .list_databases()
-                .timed(timeout)
-                .in_session(session.take())
-                .with_options(options)
-                .await;
-            listed.map(|specs| {
-                let documents: Vec<Bson> = specs.iter().map(database_document).collect();
-                if name == "listDatabaseNames" {
-                    Outcome::Value(Bson::Array(names(documents)))
-                } else {
-                    Outcome::Documents(documents)
-                }
-            })
+            client.append_metadata(info).map(|()| Outcome::Nothing)
         }
         "close" => {
             args.finish()?;
@@ -182,43 +160,12 @@ pub(super) async fn run_on_client(
     Ok(result)
 }
 
-pub(super) fn list_collections_options(args: &mut Args) -> Result<ListCollectionsOptions, String> {
-    let mut options = ListCollectionsOptions::default();
-    options.filter = args.optional_document("filter")?;
-    options.batch_size = args.optional_count("batchSize")?;
-    Ok(options)
-}
-
-fn database_document(spec: &steadfast::results::DatabaseSpecification) -> Bson {
-    let mut document = Document::new();
-    document.insert("name", spec.name.clone());
-    document.insert(
-        "sizeOnDisk",
-        i64::try_from(spec.size_on_disk).unwrap_or(i64::MAX),
-    );
-    document.insert("empty", spec.empty);
-    if let Some(shards) = &spec.shards {
-        document.insert("shards", shards.clone());
-    }
-    Bson::Document(document)
-}
-
-pub(super) fn names(documents: Vec<Bson>) -> Vec<Bson> {
-    documents
-        .into_iter()
-        .filter_map(|d| match d {
-            Bson::Document(d) => d.get("name").cloned(),
-            _ => None,
-        })
-        .collect()
-}
-
-/// A read preference argument: its mode, `maxStalenessSeconds` and `tagSets`.
+/// A read preference argument: its mode, `maxStalenessSeconds`, `tagSets` and `hedge`.
 pub(crate) fn read_preference(document: &Document) -> Result<ReadPreference, String> {
     let mode = document
         .get_str("mode")
         .map_err(|_| "readPreference without a mode".to_owned())?;
-    let known = ["mode", "maxStalenessSeconds", "tagSets"];
+    let known = ["mode", "maxStalenessSeconds", "tagSets", "hedge"];
     if let Some(other) = document.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(format!(
             "readPreference {document}: `{other}` is not supported"
@@ -241,14 +188,42 @@ pub(crate) fn read_preference(document: &Document) -> Result<ReadPreference, Str
         Some(Bson::Array(sets)) => Some(sets.iter().map(tag_set).collect::<Result<_, _>>()?),
         Some(other) => return Err(format!("tagSets: bad value {other}")),
     };
-    if max_staleness.is_none() && tag_sets.is_none() {
+    let hedge = match document.get("hedge") {
+        None => None,
+        Some(Bson::Document(hedge)) => Some(hedged(hedge)?),
+        Some(other) => return Err(format!("hedge: bad value {other}")),
+    };
+    if max_staleness.is_none() && tag_sets.is_none() && hedge.is_none() {
         return Ok(preference);
     }
     let options = steadfast::options::ReadPreferenceOptions::builder()
         .max_staleness(max_staleness)
         .tag_sets(tag_sets)
+        .hedge(hedge)
         .build();
     Ok(preference.with_options(options))
+}
+
+/// A read preference's `hedge`: `{enabled: <bool>}`.
+fn hedged(hedge: &Document) -> Result<HedgedReadOptions, String> {
+    let mut args = crate::args::Args::new("readPreference.hedge", Some(hedge));
+    let enabled = args
+        .optional_bool("enabled")?
+        .ok_or("readPreference.hedge without `enabled`")?;
+    args.finish()?;
+    Ok(HedgedReadOptions::new(enabled))
+}
+
+/// `appendMetadata`'s `driverInfoOptions`: `name`, and optionally `version` and `platform`.
+fn driver_info(options: &Document) -> Result<DriverInfo, String> {
+    let mut args = Args::new("appendMetadata.driverInfoOptions", Some(options));
+    let info = DriverInfo::builder()
+        .name(args.string("name")?)
+        .version(args.optional_string("version")?)
+        .platform(args.optional_string("platform")?)
+        .build();
+    args.finish()?;
+    Ok(info)
 }
 
 /// One tag set of a read preference: a document of string values.

@@ -1,10 +1,10 @@
 //! The `bucket` entity (a GridFS bucket) and its operations: upload, download,
-//! downloadByName, find, delete, deleteByName, rename, renameByName, drop.
+//! uploadWithId, downloadByName, find, delete, deleteByName, rename, renameByName, drop.
 
 use bson::{Binary, Bson, Document, spec::BinarySubtype};
 use futures_util::io::{AsyncReadExt, AsyncWriteExt};
 use steadfast::gridfs::GridFsBucket;
-use steadfast::options::GridFsBucketOptions;
+use steadfast::options::{GridFsBucketOptions, GridFsFindOptions, ReadConcern, ReadConcernLevel};
 
 use super::{OpResult, Outcome, drain};
 use crate::args::Args;
@@ -24,23 +24,48 @@ pub(crate) fn create_bucket(spec: &Document, entities: &EntityMap) -> Result<Gri
     let Entity::Database(database) = entities.get(database_id)? else {
         return Err(format!("entity {database_id:?} is not a database"));
     };
-    let mut options = GridFsBucketOptions::default();
-    if let Ok(given) = spec.get_document("bucketOptions") {
-        let mut args = Args::new("bucketOptions", Some(given));
-        if let Some(Bson::String(name)) = args.take("bucketName") {
-            options.bucket_name = Some(name);
-        }
-        options.chunk_size_bytes = args.optional_count::<u32>("chunkSizeBytes")?;
-        args.finish()?;
-    }
+    let options = match spec.get_document("bucketOptions") {
+        Ok(given) => bucket_options(given)?,
+        Err(_) => GridFsBucketOptions::default(),
+    };
     Ok(database.gridfs_bucket(options))
+}
+
+/// A bucket entity's `bucketOptions`. `disableMD5` is accepted and ignored: the GridFS
+/// specification makes it a no-op for a driver that never computes MD5, as steadfast does.
+fn bucket_options(given: &Document) -> Result<GridFsBucketOptions, String> {
+    let mut args = Args::new("bucketOptions", Some(given));
+    let mut options = GridFsBucketOptions::default();
+    options.bucket_name = args.optional_string("bucketName")?;
+    options.chunk_size_bytes = args.optional_count::<u32>("chunkSizeBytes")?;
+    options.write_concern = args.optional_write_concern()?;
+    options.read_concern = args
+        .optional_document("readConcern")?
+        .map(|concern| read_concern(&concern))
+        .transpose()?;
+    options.selection_criteria = args
+        .optional_document("readPreference")?
+        .map(|preference| super::read_preference(&preference).map(Into::into))
+        .transpose()?;
+    options.timeout = args.optional_duration("timeoutMS")?;
+    args.optional_bool("disableMD5")?;
+    args.finish()?;
+    Ok(options)
+}
+
+/// A `readConcern`: `{level}`.
+fn read_concern(concern: &Document) -> Result<ReadConcern, String> {
+    let mut args = Args::new("bucketOptions.readConcern", Some(concern));
+    let level = args.string("level")?;
+    args.finish()?;
+    Ok(ReadConcern::new(ReadConcernLevel::parse(&level)))
 }
 
 /// Runs bucket operation `name`.
 pub(super) async fn run(name: &str, mut args: Args, bucket: &GridFsBucket) -> OpResult {
     let timeout = args.optional_duration("timeoutMS")?;
     let result = match name {
-        "upload" => upload(args, bucket, timeout).await?,
+        "upload" | "uploadWithId" => upload(name, args, bucket, timeout).await?,
         "download" => {
             let id = args.take("id").ok_or("download: no id")?;
             args.finish()?;
@@ -71,12 +96,9 @@ pub(super) async fn run(name: &str, mut args: Args, bucket: &GridFsBucket) -> Op
         }
         "find" => {
             let filter = args.document("filter")?;
-            let sort = args.optional_document("sort")?;
+            let options = find_options(&mut args)?;
             args.finish()?;
-            let mut action = bucket.find(filter);
-            if let Some(sort) = sort {
-                action = action.sort(sort);
-            }
+            let mut action = bucket.find(filter).with_options(options);
             if let Some(timeout) = timeout {
                 action = action.timeout(timeout);
             }
@@ -88,6 +110,19 @@ pub(super) async fn run(name: &str, mut args: Args, bucket: &GridFsBucket) -> Op
         _ => return run_write(name, args, bucket, timeout).await,
     };
     Ok(result)
+}
+
+/// `find`'s options.
+fn find_options(args: &mut Args) -> Result<GridFsFindOptions, String> {
+    let mut options = GridFsFindOptions::default();
+    options.allow_disk_use = args.optional_bool("allowDiskUse")?;
+    options.batch_size = args.optional_count("batchSize")?;
+    options.limit = args.optional_integer("limit")?;
+    options.max_time = args.optional_duration("maxTimeMS")?;
+    options.no_cursor_timeout = args.optional_bool("noCursorTimeout")?;
+    options.skip = args.optional_count("skip")?;
+    options.sort = args.optional_document("sort")?;
+    Ok(options)
 }
 
 /// The bucket operations that return nothing.
@@ -153,14 +188,23 @@ async fn run_write(
     Ok(result.map(|()| Outcome::Nothing))
 }
 
-/// `upload`: writes `source` (`{$$hexBytes: ..}`) through an upload stream and closes it;
-/// the result is the new file's id. `disableMD5` is accepted and ignored: steadfast never
-/// computes the deprecated MD5.
+/// `upload` (or `uploadWithId`, with the file's `id`): writes `source` (`{$$hexBytes: ..}`)
+/// through an upload stream and closes it; the result is the new file's id. `disableMD5` is
+/// accepted and ignored: steadfast never computes the deprecated MD5, which the GridFS
+/// specification makes the option a no-op for.
 async fn upload(
+    name: &str,
     mut args: Args,
     bucket: &GridFsBucket,
     timeout: Option<std::time::Duration>,
 ) -> Result<Result<Outcome, steadfast::Error>, String> {
+    let id = match name {
+        "uploadWithId" => Some(
+            args.take("id")
+                .ok_or("uploadWithId: argument `id` is required")?,
+        ),
+        _ => None,
+    };
     let filename = args.string("filename")?;
     let source = hex_bytes(&args.document("source")?)?;
     let chunk_size = args.optional_count::<u32>("chunkSizeBytes")?;
@@ -168,6 +212,9 @@ async fn upload(
     args.optional_bool("disableMD5")?;
     args.finish()?;
     let mut action = bucket.open_upload_stream(filename);
+    if let Some(id) = id {
+        action = action.id(id);
+    }
     if let Some(chunk_size) = chunk_size {
         action = action.chunk_size_bytes(chunk_size);
     }

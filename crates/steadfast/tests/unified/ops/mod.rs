@@ -7,9 +7,11 @@ pub(crate) mod client_bulk_write;
 pub(crate) mod collection;
 mod collection_options;
 mod crud_options;
-mod cursor;
+pub(crate) mod cursor;
 mod database;
 pub(crate) mod gridfs;
+pub(crate) mod indexes;
+mod listings;
 mod search_index;
 mod session_cursors;
 mod sessions;
@@ -19,7 +21,6 @@ mod timed;
 mod transactions;
 mod waits;
 
-use database::names;
 pub(crate) use database::read_preference;
 pub(crate) use transactions::transaction_options_of;
 
@@ -42,6 +43,14 @@ pub(crate) enum Outcome {
     Documents(Vec<Bson>),
     /// A cursor not yet iterated (`createFindCursor`), saved as an entity.
     Cursor(steadfast::Cursor<Document>),
+    /// A cursor not yet iterated, opened in the session entity `session`, saved as an entity
+    /// that iterates in that session.
+    SessionCursor {
+        /// The cursor.
+        cursor: Box<steadfast::SessionCursor<Document>>,
+        /// The id of the session entity.
+        session: String,
+    },
     /// A collection (`createCollection`), saved as an entity.
     Collection(steadfast::Collection<Document>),
     /// A change stream not yet iterated (`createChangeStream`), saved as an entity.
@@ -55,7 +64,10 @@ impl Outcome {
             Outcome::Nothing => None,
             Outcome::Value(value) => Some(value),
             Outcome::Documents(items) => Some(Bson::Array(items)),
-            Outcome::Cursor(_) | Outcome::Collection(_) | Outcome::ChangeStream(_) => None,
+            Outcome::Cursor(_)
+            | Outcome::SessionCursor { .. }
+            | Outcome::Collection(_)
+            | Outcome::ChangeStream(_) => None,
         }
     }
 }
@@ -139,11 +151,7 @@ pub(crate) async fn run_in_session(
     entities: &EntityMap,
     session: &mut steadfast::ClientSession,
 ) -> OpResult {
-    let entity = entities.get(object)?;
-    if session_cursors::handles(name) {
-        return session_cursors::run(name, args, entity, session).await;
-    }
-    match entity {
+    match entities.get(object)? {
         Entity::Collection(collection) if sessions::returns_cursor(name) => {
             let collection = collection.clone();
             sessions::run_cursor_in_session(name, args, &collection, session).await

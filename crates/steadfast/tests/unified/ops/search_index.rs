@@ -107,23 +107,10 @@ fn model(document: Document) -> Result<SearchIndexModel, String> {
     bson::deserialize_from_document(document).map_err(|e| format!("search index model: {e}"))
 }
 
-/// `aggregationOptions`: the suites use `batchSize` only.
+/// `aggregationOptions`: every option of `aggregate`.
 fn aggregate_options(options: &Document) -> Result<Option<AggregateOptions>, String> {
-    let mut parsed = AggregateOptions::default();
-    for (key, value) in options {
-        match (key.as_str(), value) {
-            ("batchSize", value) => {
-                let size = crate::expect_error::integer(value)
-                    .and_then(|n| u32::try_from(n).ok())
-                    .ok_or_else(|| format!("aggregationOptions.batchSize {value}"))?;
-                parsed.batch_size = Some(size);
-            }
-            (other, _) => {
-                return Err(format!(
-                    "aggregationOptions.{other} is not supported by this runner"
-                ));
-            }
-        }
-    }
+    let mut args = Args::new("listSearchIndexes.aggregationOptions", Some(options));
+    let parsed = super::crud_options::aggregate(&mut args)?;
+    args.finish()?;
     Ok(Some(parsed))
 }

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use bson::Document;
 use steadfast::action::{
-    Aggregate, BulkWrite, CountDocuments, CreateCollection, CreateIndex, Delete, Distinct,
-    DropCollection, DropDatabase, DropIndex, EstimatedDocumentCount, Find, FindOne,
+    Aggregate, BulkWrite, CountDocuments, CreateCollection, CreateIndex, CreateIndexes, Delete,
+    Distinct, DropCollection, DropDatabase, DropIndex, EstimatedDocumentCount, Find, FindOne,
     FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate, InsertMany, InsertOne, ListCollections,
     ListDatabases, ListIndexes, Replace, RunCommand, RunCursorCommand, Update,
 };
@@ -37,6 +37,7 @@ timed!(
     CountDocuments<'_, Document>,
     CreateCollection<'_>,
     CreateIndex<'_, Document>,
+    CreateIndexes<'_, Document>,
     Delete<'_, Document>,
     Distinct<'_, Document>,
     DropCollection<'_, Document>,
@@ -51,8 +52,11 @@ timed!(
     InsertMany<'_, Document>,
     InsertOne<'_, Document>,
     ListCollections<'_>,
+    ListCollections<'_, true>,
     ListDatabases<'_>,
+    ListDatabases<'_, true>,
     ListIndexes<'_, Document>,
+    ListIndexes<'_, Document, true>,
     Replace<'_, Document>,
     RunCommand<'_>,
     RunCursorCommand<'_>,
@@ -85,6 +89,7 @@ in_session!(
     CountDocuments<'a, Document>,
     CreateCollection<'a>,
     CreateIndex<'a, Document>,
+    CreateIndexes<'a, Document>,
     Delete<'a, Document>,
     Distinct<'a, Document>,
     DropCollection<'a, Document>,
@@ -97,6 +102,7 @@ in_session!(
     InsertMany<'a, Document>,
     InsertOne<'a, Document>,
     ListDatabases<'a>,
+    ListDatabases<'a, true>,
     Replace<'a, Document>,
     RunCommand<'a>,
     Update<'a, Document>,
