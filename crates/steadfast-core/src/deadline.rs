@@ -23,11 +23,15 @@ pub enum Deadline {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IoLimit {
     /// Under timeoutMS: only the operation's deadline (none when unbounded); socketTimeoutMS
-    /// is ignored.
+    /// is ignored. A reply the driver first sees after the deadline counts as late.
     Deadline(Option<Instant>),
     /// Without timeoutMS: the connection's socketTimeoutMS bounds each read and write, and the
     /// instant, if any (a handshake's or a monitor's limit), bounds them all.
     SocketTimeout(Option<Instant>),
+    /// Without timeoutMS, an operation's command: socketTimeoutMS bounds each read and write.
+    /// Like [`IoLimit::Deadline`], and unlike [`IoLimit::SocketTimeout`] (handshakes, monitor
+    /// checks), a reply the driver first sees after the limit passed counts as late.
+    OperationSocketTimeout,
 }
 
 /// The deadline leaves no more time than the server's minimum round trip: sending the command
@@ -46,6 +50,7 @@ impl IoLimit {
     pub fn instant(&self) -> Option<Instant> {
         match self {
             IoLimit::Deadline(at) | IoLimit::SocketTimeout(at) => *at,
+            IoLimit::OperationSocketTimeout => None,
         }
     }
 }
@@ -141,7 +146,7 @@ impl Deadline {
         if self.is_csot() {
             IoLimit::Deadline(self.instant())
         } else {
-            IoLimit::SocketTimeout(None)
+            IoLimit::OperationSocketTimeout
         }
     }
 
@@ -266,7 +271,7 @@ mod tests {
             IoLimit::Deadline(Some(now + MS * 100))
         );
         assert_eq!(Deadline::Unbounded.io_limit(), IoLimit::Deadline(None));
-        assert_eq!(Deadline::None.io_limit(), IoLimit::SocketTimeout(None));
+        assert_eq!(Deadline::None.io_limit(), IoLimit::OperationSocketTimeout);
     }
 
     #[test]

@@ -234,7 +234,10 @@ impl Connection {
             // Under timeoutMS, a request written whole whose reply is merely late leaves the
             // stream intact: the reply can still be read and discarded. Any other failure (a
             // legacy socket timeout included) leaves it unusable.
-            if matches!(limit, IoLimit::Deadline(_)) && error.is_timeout() {
+            if matches!(limit, IoLimit::Deadline(_))
+                && error.is_timeout()
+                && !matches!(self.state, ConnState::Broken)
+            {
                 self.state.deadline_passed();
             } else {
                 self.state.close();
@@ -302,9 +305,16 @@ impl Connection {
     }
 
     async fn read_reply(&mut self, response_to: i32, limit: IoLimit) -> Result<OpMsg> {
+        const WAITING: &str = "waiting for a reply";
         let io_deadline = self.io_deadline(limit);
-        let message =
-            with_deadline(io_deadline, "waiting for a reply", self.read_message()).await??;
+        let message = with_deadline(io_deadline, WAITING, self.read_message()).await??;
+        if judges_lateness(limit)
+            && io_deadline.is_some_and(|deadline| crate::runtime::now() >= deadline)
+        {
+            // Consumed, so owed no more: the connection is closed, not left to drain a reply.
+            self.state.close();
+            return Err(Error::timeout(WAITING.to_string()));
+        }
         if message.response_to != response_to {
             return Err(Error::protocol(format!(
                 "reply answers request {} but request {response_to} was sent",
@@ -365,6 +375,7 @@ fn io_deadline(
     let deadline = match limit {
         IoLimit::Deadline(deadline) => return deadline,
         IoLimit::SocketTimeout(deadline) => deadline,
+        IoLimit::OperationSocketTimeout => None,
     };
     let socket = socket_timeout.and_then(|t| now().checked_add(t));
     match (socket, deadline) {
@@ -377,9 +388,21 @@ fn wire_error(error: WireError) -> Error {
     Error::protocol("the server sent a malformed message").with_source(error)
 }
 
-/// Runs `fut` until `deadline` (no limit when `None`). A reply found ready when the timer has
-/// also fired is used: when a busy runtime looks late, which came first is unknowable, and a
-/// reply in hand is not discarded for it.
+/// Whether a reply read under `limit` is judged again once read: an operation's command (under
+/// timeoutMS or socketTimeoutMS) whose reply a busy runtime first saw after its deadline, beside
+/// the expired timer, timed out. For an operation that means a retry or an outcome reported as
+/// unknown, never a wrong answer, and the caller's time limit holds. Handshakes and monitor
+/// checks ([`IoLimit::SocketTimeout`]) use the reply in hand instead: for them a timeout marks
+/// the server Unknown and clears its pool, and which came first cannot be known.
+fn judges_lateness(limit: IoLimit) -> bool {
+    matches!(
+        limit,
+        IoLimit::Deadline(_) | IoLimit::OperationSocketTimeout
+    )
+}
+
+/// Runs `fut` until `deadline` (no limit when `None`); a future found ready when the timer has
+/// also fired completes (see [`judges_lateness`]).
 async fn with_deadline<F: std::future::Future>(
     deadline: Option<Instant>,
     what: &str,

@@ -159,6 +159,52 @@ async fn silent_server_hits_the_socket_timeout() {
     assert!(connection.is_broken());
 }
 
+/// Sends a ping under `limit` to a peer that reads it, then blocks its thread past the 20 ms
+/// socket timeout before replying, as an overloaded machine would: the client's timer expires,
+/// and the reply is written before the client is polled again.
+async fn reply_seen_after_the_socket_timeout(limit: IoLimit) -> Result<OpMsg> {
+    let (ours, mut peer) = tokio::io::duplex(1024);
+    let socket_timeout = Duration::from_millis(20);
+    let mut connection = Connection::new(
+        1,
+        ServerAddress::tcp("peer", 1),
+        Box::new(ours),
+        Some(socket_timeout),
+    );
+    let server = async {
+        let request = read_request(&mut peer).await;
+        std::thread::sleep(socket_timeout * 3);
+        let reply = reply_bytes(request.request_id, rawdoc! { "ok": 1 }, MsgFlags::empty());
+        peer.write_all(&reply).await.expect("write reply");
+        peer
+    };
+    let (reply, _peer) = tokio::join!(connection.send_message(OpMsg::new(ping()), limit), server);
+    reply
+}
+
+#[tokio::test]
+async fn an_operations_reply_first_seen_after_its_socket_timeout_is_a_timeout() {
+    let error = reply_seen_after_the_socket_timeout(IoLimit::OperationSocketTimeout)
+        .await
+        .unwrap_err();
+    assert!(error.is_timeout(), "{error}");
+}
+
+#[tokio::test]
+async fn an_operations_reply_first_seen_after_its_deadline_is_a_timeout() {
+    let deadline = Instant::now() + Duration::from_millis(20);
+    let error = reply_seen_after_the_socket_timeout(IoLimit::Deadline(Some(deadline)))
+        .await
+        .unwrap_err();
+    assert!(error.is_timeout(), "{error}");
+}
+
+#[tokio::test]
+async fn a_handshakes_reply_found_beside_its_expired_socket_timeout_is_used() {
+    let reply = reply_seen_after_the_socket_timeout(IoLimit::SocketTimeout(None)).await;
+    assert!(reply.is_ok(), "{reply:?}");
+}
+
 #[tokio::test(start_paused = true)]
 async fn operation_deadline_bounds_the_exchange() {
     let (mut connection, mut peer) = pair();

@@ -127,10 +127,11 @@ impl<T> SessionCursor<T> {
                         return Ok(false);
                     }
                 }
-                Err(error) if error.is_timeout() && !self.state.is_pinned() => {
-                    // Out of time, not out of cursor: the server cursor is intact, so the next
-                    // call may fetch again; closing or dropping still kills it.
-                    self.closed = false;
+                Err(error) if error.is_timeout() => {
+                    // Closed (the lost reply may have held a batch), but the server cursor is
+                    // killed when the cursor is closed or dropped, not at once: an immediate
+                    // kill would race the caller, still looking at the timeout (CSOT's tests
+                    // expect no killCursors after a timed-out getMore).
                     return Err(error);
                 }
                 Err(error) => {

@@ -89,9 +89,10 @@ enum Phase {
     Idle(Box<Core>),
     /// A `getMore` is in flight.
     Fetching(BoxFuture<'static, (Box<Core>, Result<()>)>),
-    /// A `getMore` failed on a cursor pinned to a connection (load-balanced mode): the cursor
-    /// yields nothing more, but keeps its connection until it is closed or dropped, which kills
-    /// the server cursor on it if the connection still works (load-balancers).
+    /// A `getMore` timed out, or failed on a cursor pinned to a connection (load-balanced
+    /// mode): the cursor yields nothing more (the lost reply may have held a batch), but keeps
+    /// its server cursor (and a pinned connection) until it is closed or dropped, which kills
+    /// the server cursor (on the pinned connection if it still works, load-balancers).
     Failed(Box<Core>),
     /// Exhausted, closed after an error, or killed.
     Finished,
@@ -298,13 +299,12 @@ impl<T> Cursor<T> {
                     Poll::Ready((core, result)) => {
                         self.kill_if_dropped = None;
                         if let Err(error) = result {
-                            if core.state.is_pinned() {
+                            // A timed-out fetch also keeps its server cursor until the cursor
+                            // is closed or dropped: killing it at once would race the caller,
+                            // which is still looking at the timeout (CSOT's tests expect no
+                            // killCursors after a timed-out getMore).
+                            if core.state.is_pinned() || error.is_timeout() {
                                 self.phase = Phase::Failed(core);
-                            } else if error.is_timeout() {
-                                // Out of time, not out of cursor: the server cursor is intact,
-                                // so the next call may fetch again (as tailable iteration
-                                // needs); closing or dropping still kills it.
-                                self.phase = Phase::Idle(core);
                             } else {
                                 core.close();
                             }

@@ -171,3 +171,25 @@ async fn blackpipe_answers_merge_rand_and_list_local_sessions_as_mongod() {
     );
     h.client.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_update_pipeline_with_an_unknown_stage_is_a_failed_command_of_the_bulk() {
+    let deployment = replica_set().await;
+    let h = harness(&deployment.uri(), "").await;
+    let items = h.client.database("crud").collection::<Document>("items");
+    within(items.insert_one(doc! { "x": 1 })).await.unwrap();
+    let bad = vec![doc! { "$invalidOperator": true }];
+    let models = vec![WriteModel::UpdateOne(steadfast::UpdateModel::new(
+        doc! { "x": 1 },
+        bad,
+    ))];
+    let error = within(items.bulk_write(models)).await.unwrap_err();
+    assert_eq!(error.code(), Some(40324), "{error}");
+    // mongod fails the whole command (not one statement): monitoring reports it failed.
+    let updates = started(&h.events, "update");
+    let failures = failed(&h.events, "update");
+    assert_eq!((updates.len(), failures.len()), (1, 1));
+    assert!(succeeded(&h.events, "update").is_empty());
+    assert_eq!(failures[0].operation_id, updates[0].operation_id);
+    h.client.shutdown().await;
+}

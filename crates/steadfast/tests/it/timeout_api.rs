@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bson::{Document, doc};
 use futures_util::TryStreamExt;
-use steadfast::event::EventRecorder;
+use steadfast::event::{CommandEvent, Event, EventRecorder};
 use steadfast::options::{CollectionOptions, TimeoutMode};
 use steadfast::{ErrorKind, SessionOptions};
 
@@ -245,5 +245,47 @@ async fn a_max_time_expired_write_concern_error_is_a_timeout_only_under_timeout_
         .unwrap_err();
     assert!(!error.is_timeout(), "no timeoutMS: {error}");
     assert!(matches!(error.kind(), ErrorKind::Write(_)), "{error}");
+    h.client.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_timed_out_get_more_ends_the_cursor_which_kills_its_server_cursor_when_dropped() {
+    let deployment = replica_set().await;
+    let h = harness(&deployment.uri(), "").await;
+    let orders = h.client.database("shop").collection::<Document>("orders");
+    within(orders.insert_many((0..3).map(|i| doc! { "_id": i })))
+        .await
+        .unwrap();
+    let host = primary_host(&deployment).await;
+    fail_command(
+        &host,
+        doc! { "times": 1 }.into(),
+        doc! { "failCommands": ["getMore"], "blockConnection": true, "blockTimeMS": 2000 },
+    )
+    .await;
+    let mut cursor = within(
+        orders
+            .find(doc! {})
+            .batch_size(1)
+            .timeout(Duration::from_millis(300))
+            .timeout_mode(TimeoutMode::Iteration),
+    )
+    .await
+    .unwrap();
+    assert!(within(cursor.advance()).await.unwrap(), "the first batch");
+    let error = within(cursor.advance()).await.unwrap_err();
+    assert!(error.is_timeout(), "{error}");
+    // The timed-out reply may have held a batch: nothing more is yielded, none is skipped.
+    assert!(!within(cursor.advance()).await.unwrap());
+    assert!(cursor.is_exhausted());
+    // Not killed behind the caller's back while it still holds the cursor: only when dropped.
+    assert!(started(&h.events, "killCursors").is_empty());
+    drop(cursor);
+    let is_kill = |event: &Event| matches!(event, Event::Command(CommandEvent::Started(e)) if e.command_name == "killCursors");
+    let killed = h.events.wait_for(0, LONG, is_kill).await;
+    assert!(
+        killed.is_some(),
+        "dropping the cursor kills its server cursor"
+    );
     h.client.shutdown().await;
 }

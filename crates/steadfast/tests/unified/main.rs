@@ -90,12 +90,8 @@ fn main() -> ExitCode {
     for failure in &failures {
         println!("FAILED  self-test {failure}");
     }
-    // One thread: the client under test and blackpipe's servers share it, so timers that are
-    // due together fire in deadline order. Tests whose fail points block a command a few
-    // milliseconds past a socket timeout (CSOT's legacy-timeout tests) then see the client's
-    // timer fire before the server's reply, however late a busy machine runs the thread; with
-    // a second worker the server could answer first and the reply beat the expired timer.
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
     {
