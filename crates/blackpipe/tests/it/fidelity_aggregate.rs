@@ -1,10 +1,11 @@
 //! Aggregation answers as the official `mongodb` driver sees them: `$merge`'s duplicate key
-//! error, `$rand`, and `$listLocalSessions` over the sessions the server has cached. Like
+//! error, `$rand`, `$listLocalSessions` over the sessions the server has cached, an update
+//! pipeline with an unknown stage, and change events' `disambiguatedPaths`. Like
 //! `fidelity`, these run unchanged against a real replica set named by
 //! `BLACKPIPE_FIDELITY_URI`.
 
 use bson::{Bson, Document, doc};
-use futures_util::TryStreamExt as _;
+use futures_util::{StreamExt as _, TryStreamExt as _};
 use mongodb::Client;
 use mongodb::error::ErrorKind;
 
@@ -97,4 +98,49 @@ async fn list_local_sessions_lists_a_session_the_server_has_seen() {
         ids.extend(id.get("id").cloned());
     }
     assert!(ids.contains(&session_id), "{ids:?} lacks {session_id}");
+}
+
+#[tokio::test]
+async fn an_update_pipeline_with_an_unknown_stage_fails_the_whole_command() {
+    let target = Target::replica_set().await;
+    let client = client(&target).await;
+    let docs = client
+        .database("fidelity")
+        .collection::<Document>(&unique_name("pipeline"));
+    within(docs.insert_one(doc! { "x": 1 })).await.unwrap();
+    let pipeline = vec![doc! { "$invalidOperator": true }];
+    let error = within(docs.update_one(doc! { "x": 1 }, pipeline))
+        .await
+        .unwrap_err();
+    // A command error (ok: 0), not one statement's write error.
+    let ErrorKind::Command(command) = &*error.kind else {
+        panic!("a command error, got {error}");
+    };
+    assert_eq!(command.code, 40324, "{error}");
+}
+
+#[tokio::test]
+async fn disambiguated_paths_name_array_indexes_as_int32() {
+    let target = Target::replica_set().await;
+    let client = client(&target).await;
+    let docs = client
+        .database("fidelity")
+        .collection::<Document>(&unique_name("paths"));
+    within(docs.insert_one(doc! { "_id": 1, "a": [{ "1": 1 }] }))
+        .await
+        .unwrap();
+    let mut stream = within(docs.watch().show_expanded_events(true))
+        .await
+        .unwrap()
+        .with_type::<Document>();
+    within(docs.update_one(doc! { "_id": 1 }, doc! { "$set": { "a.0.1": 2 } }))
+        .await
+        .unwrap();
+    let event = within(stream.next()).await.expect("an event").unwrap();
+    let paths = event
+        .get_document("updateDescription")
+        .and_then(|description| description.get_document("disambiguatedPaths"))
+        .unwrap_or_else(|_| panic!("{event}"));
+    let expected = Bson::Array(vec!["a".into(), Bson::Int32(0), "1".into()]);
+    assert_eq!(paths.get("a.0.1"), Some(&expected), "{event}");
 }

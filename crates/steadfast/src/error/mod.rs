@@ -360,10 +360,10 @@ impl Error {
             // The server's refusal of a credential (AuthenticationFailed, 18) is among its
             // sources (the pool wraps a failed establishment once more).
             ErrorKind::Authentication { .. } => self.refusal_code(),
-            ErrorKind::BulkWrite(_) if self.stopping_error().is_some() => {
-                self.stopping_error().and_then(Error::code)
-            }
-            kind => kind.write_failure_code(),
+            kind => match self.stopping_error() {
+                Some(stopping) => stopping.code(),
+                None => kind.write_failure_code(),
+            },
         }
     }
 

@@ -37,7 +37,7 @@ const NO_WRITES_PERFORMED: &str = "NoWritesPerformed";
 
 /// A scripted replica-set primary reached directly, so that writes carry a txnNumber and are
 /// retryable.
-async fn scripted_primary() -> ScriptedServer {
+pub(crate) async fn scripted_primary() -> ScriptedServer {
     let server = server().await;
     server.patch_hello(doc! {
         "setName": "rs0",

@@ -59,13 +59,7 @@ async fn a_commit_cut_twice_without_retry_writes_is_retried_and_labelled_unknown
 async fn a_commit_retried_after_a_server_error_then_cut_is_labelled_unknown() {
     // A scripted primary answers the first commit with a retryable server error and hangs
     // up on the retry: two different failures in a row, which one fail point cannot script.
-    let server = crate::server().await;
-    server.patch_hello(doc! {
-        "setName": "rs0",
-        "hosts": [format!("127.0.0.1:{}", server.port())],
-        "isWritablePrimary": true,
-        "secondary": false,
-    });
+    let server = crate::prose::scripted_primary().await;
     server
         .rule(Matcher::command("insert"), doc! { "ok": 1, "n": 1 })
         .always();
