@@ -131,12 +131,15 @@ pub(crate) async fn play(
     *injected = Instant::now();
     control(deployment.set_capacity(index, Some(capacity)))?;
     tokio::time::sleep(duration).await;
+    // Lifted before its counters are read: removing a capacity keeps them and stops them, so
+    // the figures hold every command the capacity judged, including one that arrived between
+    // the end of the sleep and the lift.
+    control(deployment.set_capacity(index, None))?;
+    let seconds = injected.elapsed().as_secs_f64();
     let stats: CapacityStats = deployment
         .capacity_stats(index)
         .map_err(|e| e.to_string())?;
     let (operations_after, failures_after) = live_snapshot(live);
-    let seconds = injected.elapsed().as_secs_f64();
-    control(deployment.set_capacity(index, None))?;
     let errors = failures_after.saturating_sub(failures_before);
     Ok(BurstFigures {
         policy: "default",
