@@ -441,8 +441,11 @@ fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, Str
             "observeLogMessages",
         ],
     )?;
-    let uri = fixture.client_uri(spec.get_bool("useMultipleMongoses").ok())?;
     let mut uri_options = spec.get_document("uriOptions").cloned().unwrap_or_default();
+    let direct_connection = uri_options
+        .get_bool("directConnection")
+        .is_ok_and(|direct| direct);
+    let uri = fixture.client_uri(spec.get_bool("useMultipleMongoses").ok(), direct_connection)?;
     if fixture.fast_heartbeat() && !uri_options.contains_key("heartbeatFrequencyMS") {
         uri_options.insert("heartbeatFrequencyMS", FAST_HEARTBEAT_MS);
     }

@@ -87,8 +87,13 @@ impl Fixture {
 
     /// The connection string a client entity starts from, before its `uriOptions`:
     /// `useMultipleMongoses: false` on a sharded cluster names only the first router; a
-    /// standalone is named without `directConnection`.
-    pub(crate) fn client_uri(&self, use_multiple_mongoses: Option<bool>) -> Result<String, String> {
+    /// standalone is named without `directConnection`; a client with `directConnection: true`
+    /// gets a single seed (the format's rule: a direct connection takes exactly one host).
+    pub(crate) fn client_uri(
+        &self,
+        use_multiple_mongoses: Option<bool>,
+        direct_connection: bool,
+    ) -> Result<String, String> {
         // A standalone is named by its address alone, as test environments give mongod:
         // without directConnection, the client starts Unknown and discovers it (the SDAM
         // suite's topology events expect that), instead of starting Single.
@@ -100,7 +105,7 @@ impl Fixture {
                 let uri = crate::load_balanced::uri(&self.deployment, use_multiple_mongoses)?;
                 return Ok(self.with_credentials(&uri));
             }
-        };
+        } || direct_connection;
         if only_first {
             let first = self.first_host()?;
             return Ok(self.with_credentials(&format!("mongodb://{first}/")));

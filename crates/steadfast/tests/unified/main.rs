@@ -34,6 +34,7 @@ mod selftest;
 mod server_api;
 mod skips;
 mod tally;
+mod valid_fail;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -71,6 +72,8 @@ const SUITES: &[&str] = &[
     "connection-monitoring-and-pooling/logging",
     "server-selection/logging",
     "auth/unified",
+    "unified-test-format/valid-pass",
+    valid_fail::SUITE,
 ];
 
 /// Bounds one case, so that a hang fails the case instead of the run.
@@ -145,15 +148,15 @@ fn main() -> ExitCode {
         };
         let mut tally = Tally::default();
         load_balanced::enter_suite(suite);
+        let run = FileRun {
+            runtime: &runtime,
+            version,
+            filter: filter.as_deref(),
+            verbose,
+            expect: Expect::of_suite(suite),
+        };
         for path in &files {
-            run_file(
-                &runtime,
-                path,
-                version,
-                filter.as_deref(),
-                verbose,
-                &mut tally,
-            );
+            run.file(path, &mut tally);
         }
         for (name, key, reason) in &tally.skipped {
             println!("skipped {suite}/{name}: {reason}");
@@ -177,69 +180,129 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs every test of one file, adding to `tally`.
-fn run_file(
-    runtime: &tokio::runtime::Runtime,
-    path: &Path,
+/// What a suite's tests must do: pass, or (the unified format's `valid-fail` files) fail.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    Pass,
+    Fail,
+}
+
+impl Expect {
+    fn of_suite(suite: &str) -> Expect {
+        if suite == valid_fail::SUITE {
+            Expect::Fail
+        } else {
+            Expect::Pass
+        }
+    }
+}
+
+/// How the files of one suite are run.
+struct FileRun<'a> {
+    runtime: &'a tokio::runtime::Runtime,
     version: Version,
-    filter: Option<&str>,
+    filter: Option<&'a str>,
     verbose: bool,
-    tally: &mut Tally,
-) {
-    let name = path
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let file = match std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read: {e}"))
-        .and_then(|text| TestFile::parse(&text))
-    {
-        Ok(file) => file,
-        Err(error) => {
-            println!("FAILED  {name}: {error}");
-            tally.broken();
-            return;
-        }
-    };
-    for test in &file.tests {
-        let case = format!("{name}: {}", test.description);
-        if filter.is_some_and(|f| !case.contains(f)) {
-            continue;
-        }
-        let targets = match targets_for(&file, test, version) {
-            Ok(Ok(targets)) => targets,
-            Ok(Err((key, reason))) => {
-                let cases = would_run_on(&file, test, version);
-                tally.skip(case, key, reason, cases);
-                continue;
-            }
+    expect: Expect,
+}
+
+impl FileRun<'_> {
+    /// Runs every test of one file, adding to `tally`.
+    fn file(&self, path: &Path, tally: &mut Tally) {
+        let name = path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"));
+        let file = match text.clone().and_then(|text| TestFile::parse(&text)) {
+            Ok(file) => file,
             Err(error) => {
-                println!("FAILED  {case}: {error}");
-                tally.broken();
-                continue;
+                self.unreadable(&name, text.ok().as_deref(), &error, tally);
+                return;
             }
         };
-        let mut results = Vec::with_capacity(targets.len());
-        for target in targets {
-            let started = std::time::Instant::now();
-            let outcome = runtime.block_on(async {
-                tokio::time::timeout(CASE_TIMEOUT, runner::run_case(&file, test, target))
-                    .await
-                    .unwrap_or_else(|_| Err(format!("did not finish within {CASE_TIMEOUT:?}")))
-            });
-            match outcome {
-                Ok(()) => {
-                    results.push(true);
-                    if verbose {
-                        println!("ok      {case} [{target}] ({:.2?})", started.elapsed());
-                    }
+        for test in &file.tests {
+            let case = format!("{name}: {}", test.description);
+            if self.filter.is_some_and(|f| !case.contains(f)) {
+                continue;
+            }
+            let targets = match targets_for(&file, test, self.version) {
+                Ok(Ok(targets)) => targets,
+                Ok(Err((key, reason))) => {
+                    let cases = would_run_on(&file, test, self.version);
+                    tally.skip(case, key, reason, cases);
+                    continue;
                 }
                 Err(error) => {
-                    results.push(false);
-                    println!("FAILED  {case} [{target}]: {error}");
+                    self.outcome(&case, "", &Err(error), None);
+                    tally.ran(&[self.expect == Expect::Fail]);
+                    continue;
                 }
+            };
+            let results: Vec<bool> = targets
+                .into_iter()
+                .map(|target| self.case(&file, test, target, &case))
+                .collect();
+            tally.ran(&results);
+        }
+    }
+
+    /// Runs one test on one target; whether it did what the suite expects.
+    fn case(&self, file: &TestFile, test: &TestCase, target: Target, case: &str) -> bool {
+        let started = std::time::Instant::now();
+        let outcome = self.runtime.block_on(async {
+            tokio::time::timeout(CASE_TIMEOUT, runner::run_case(file, test, target))
+                .await
+                .unwrap_or_else(|_| Err(format!("did not finish within {CASE_TIMEOUT:?}")))
+        });
+        self.outcome(case, &format!(" [{target}]"), &outcome, Some(started))
+    }
+
+    /// Prints a case's outcome as the suite judges it, and returns that judgement.
+    fn outcome(
+        &self,
+        case: &str,
+        target: &str,
+        outcome: &Result<(), String>,
+        started: Option<std::time::Instant>,
+    ) -> bool {
+        let took = started.map_or_else(String::new, |s| format!(" ({:.2?})", s.elapsed()));
+        match (self.expect, outcome) {
+            (Expect::Pass, Ok(())) => {
+                if self.verbose {
+                    println!("ok      {case}{target}{took}");
+                }
+                true
+            }
+            (Expect::Pass, Err(error)) => {
+                println!("FAILED  {case}{target}: {error}");
+                false
+            }
+            (Expect::Fail, Err(error)) => match valid_fail::judge(case, error) {
+                Ok(()) => {
+                    if self.verbose {
+                        println!("ok      {case}{target}: failed as required: {error}");
+                    }
+                    true
+                }
+                Err(why) => {
+                    println!("FAILED  {case}{target}: {why}");
+                    false
+                }
+            },
+            (Expect::Fail, Ok(())) => {
+                println!("FAILED  {case}{target}: passed, but the file requires a failure");
+                false
             }
         }
-        tally.ran(&results);
+    }
+
+    /// A file that cannot be read or parsed: each of its tests failed to run.
+    fn unreadable(&self, name: &str, text: Option<&str>, error: &str, tally: &mut Tally) {
+        let tests = text.map_or(1, valid_fail::count_tests);
+        for _ in 0..tests {
+            let judged = self.outcome(&format!("{name}: "), "", &Err(error.to_owned()), None);
+            tally.ran(&[judged]);
+        }
     }
 }
 
@@ -265,12 +328,15 @@ fn targets_for(
     if let Some((key, reason, detail)) = test.static_skip(file) {
         return Ok(Err((key, format!("{reason} ({detail})"))));
     }
-    if let Some(reason) = &test.skip_reason {
+    let targets = requirement_targets(file, test, version)?;
+    // Checked once the requirements are met: a test that cannot run here anyway is skipped
+    // for that reason.
+    if let (Ok(_), Some(reason)) = (&targets, &test.skip_reason) {
         return Err(format!(
             "the test has skipReason {reason:?}, which no table entry covers"
         ));
     }
-    requirement_targets(file, test, version)
+    Ok(targets)
 }
 
 /// The targets the file's and the test's `runOnRequirements` allow, or the requirement that

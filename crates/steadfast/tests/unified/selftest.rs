@@ -376,6 +376,10 @@ pub(crate) fn run() -> (usize, Vec<String>) {
             option_checks::index_options_read,
         ),
         ("readPreference hedge", option_checks::read_preference_hedge),
+        (
+            "valid-fail failures judged by their file",
+            crate::valid_fail::judged_by_file,
+        ),
     ];
     for (name, check) in checks {
         count += 1;

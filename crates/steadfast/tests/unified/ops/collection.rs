@@ -155,7 +155,8 @@ pub(super) async fn run(
             action.await.map(|r| Outcome::Value(bulk_write_result(&r)))
         }
         "find" => {
-            let filter = args.optional_document("filter")?.unwrap_or_default();
+            // Required, as the CRUD specification's find takes it.
+            let filter = args.document("filter")?;
             let options = find_options(&mut args)?;
             let mode = timeout_mode(&mut args)?;
             args.finish()?;
@@ -169,7 +170,8 @@ pub(super) async fn run(
             }
         }
         "createFindCursor" => {
-            let filter = args.optional_document("filter")?.unwrap_or_default();
+            // Required, as the CRUD specification's find takes it.
+            let filter = args.document("filter")?;
             let options = find_options(&mut args)?;
             let mode = timeout_mode(&mut args)?;
             args.finish()?;
@@ -190,7 +192,8 @@ pub(super) async fn run(
             }
         }
         "findOne" => {
-            let filter = args.optional_document("filter")?.unwrap_or_default();
+            // Required, as the CRUD specification's find takes it.
+            let filter = args.document("filter")?;
             let options = crud_options::find_one(&mut args)?;
             args.finish()?;
             let action = coll
