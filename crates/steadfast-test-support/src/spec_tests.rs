@@ -172,6 +172,30 @@ impl SpecTests {
         }
     }
 
+    /// Every folder that directly holds a `.json` file, named as in the flat layout
+    /// (`<spec>/<folder>/...`) whatever this folder's layout, sorted; with its path. Harnesses
+    /// use it to find suites they do not know, so that a new suite cannot be silently ignored.
+    ///
+    /// # Errors
+    /// The error of reading a directory.
+    pub fn json_folders(&self) -> io::Result<Vec<(String, PathBuf)>> {
+        let mut found = Vec::new();
+        match self.layout {
+            Layout::Flat => collect_json_folders(&self.root, "", &mut found)?,
+            Layout::Specifications => {
+                for spec in subdirectories(&self.root.join("source"))? {
+                    let name = file_name(&spec);
+                    let tests = spec.join("tests");
+                    if tests.is_dir() {
+                        collect_json_folders(&tests, &name, &mut found)?;
+                    }
+                }
+            }
+        }
+        found.sort();
+        Ok(found)
+    }
+
     fn spec_dir(&self, spec: &str) -> PathBuf {
         match self.layout {
             Layout::Flat => self.root.join(spec),
@@ -196,6 +220,46 @@ pub fn json_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
         .collect();
     files.sort();
     Ok(files)
+}
+
+/// How deep [`SpecTests::json_folders`] looks below a spec's folder: the deepest suite today is
+/// `server-selection/server_selection/<topology>/<read|write>`.
+const MAX_FOLDER_DEPTH: usize = 6;
+
+/// Adds `dir` (named `name`) and its subfolders that directly hold `.json` files to `found`.
+fn collect_json_folders(
+    dir: &Path,
+    name: &str,
+    found: &mut Vec<(String, PathBuf)>,
+) -> io::Result<()> {
+    let depth = name.split('/').filter(|part| !part.is_empty()).count();
+    if depth > 0 && !json_files(dir)?.is_empty() {
+        found.push((name.to_owned(), dir.to_owned()));
+    }
+    if depth >= MAX_FOLDER_DEPTH {
+        return Ok(());
+    }
+    for sub in subdirectories(dir)? {
+        let child = match file_name(&sub) {
+            child if name.is_empty() => child,
+            child => format!("{name}/{child}"),
+        };
+        collect_json_folders(&sub, &child, found)?;
+    }
+    Ok(())
+}
+
+/// The directories directly inside `dir`.
+fn subdirectories(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    Ok(std::fs::read_dir(dir)?
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.is_dir())
+        .collect())
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map_or_else(String::new, |name| name.to_string_lossy().into_owned())
 }
 
 /// The workspace root: this crate lives in `<root>/crates/steadfast-test-support`.

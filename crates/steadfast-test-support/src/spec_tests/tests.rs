@@ -179,3 +179,41 @@ fn json_files_lists_only_json_sorted() {
     let files = json_files(&temp.0).expect("the directory exists");
     assert_eq!(files, vec![temp.0.join("a.json"), temp.0.join("b.json")]);
 }
+
+/// Writes an empty JSON file at `relative` under `root`, creating its folders.
+fn touch_json(root: &Path, relative: &str) {
+    let path = root.join(relative);
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("create the folders");
+    std::fs::write(path, "{}").expect("write a file");
+}
+
+#[test]
+fn json_folders_name_every_folder_with_json_files_in_the_flat_names_of_both_layouts() {
+    let temp = TempDir::new("folders");
+    let flat = temp.0.join("flat");
+    touch_json(&flat, "sessions/a.json");
+    touch_json(&flat, "crud/unified/b.json");
+    touch_json(&flat, "crud/README.md");
+    temp.mkdir("flat/empty/inner");
+    let checkout = temp.0.join("checkout");
+    touch_json(&checkout, "source/sessions/tests/a.json");
+    touch_json(&checkout, "source/crud/tests/unified/b.json");
+    touch_json(&checkout, "source/crud/crud.json");
+    let names = |root: &Path| -> Vec<String> {
+        let found = locate_set(&temp.0, root)
+            .expect("accepted")
+            .expect("located");
+        found
+            .json_folders()
+            .expect("readable")
+            .into_iter()
+            .map(|(name, path)| {
+                assert!(path.is_dir(), "{}", path.display());
+                name
+            })
+            .collect()
+    };
+    // `sessions` is one of the known specs, so both folders are accepted as spec folders.
+    assert_eq!(names(&flat), ["crud/unified", "sessions"]);
+    assert_eq!(names(&checkout), ["crud/unified", "sessions"]);
+}

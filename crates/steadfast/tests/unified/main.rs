@@ -16,6 +16,7 @@
 )]
 
 mod args;
+mod discovery;
 mod ejson;
 mod entities;
 mod events;
@@ -165,6 +166,9 @@ fn main() -> ExitCode {
         lines.push(tally.line(suite));
         success &= tally.tests.failed == 0;
     }
+    if let Some(spec) = &spec {
+        success &= no_unknown_suites(spec, &mut lines);
+    }
     println!("skips by table entry:");
     for (key, reason) in skips::TABLE {
         let used = skip_counts.get(&format!("{key:?}")).copied().unwrap_or(0);
@@ -177,6 +181,26 @@ fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// Whether every folder of unified tests under the root is one of [`SUITES`]; adds a line
+/// for each that is not.
+fn no_unknown_suites(spec: &SpecTests, lines: &mut Vec<String>) -> bool {
+    match discovery::unknown_suites(spec, SUITES) {
+        Ok(unknown) => {
+            for suite in &unknown {
+                lines.push(format!(
+                    "spec-suite {suite}: FAILED: a folder of unified tests this runner does not \
+                     run (add it to SUITES, with skips for what cannot run)"
+                ));
+            }
+            unknown.is_empty()
+        }
+        Err(error) => {
+            lines.push(format!("spec-suite discovery FAILED: {error}"));
+            false
+        }
     }
 }
 

@@ -377,6 +377,10 @@ pub(crate) fn run() -> (usize, Vec<String>) {
         ),
         ("readPreference hedge", option_checks::read_preference_hedge),
         (
+            "unified test files recognised",
+            crate::discovery::recognises_unified_files,
+        ),
+        (
             "valid-fail failures judged by their file",
             crate::valid_fail::judged_by_file,
         ),
