@@ -320,6 +320,8 @@ pub const IDL_UNKNOWN_FIELD: i32 = 40415;
 pub const WRITE_STAGE_NOT_LAST: i32 = 40601;
 /// `Location40602`: `$changeStream` anywhere but first.
 pub const CHANGE_STREAM_NOT_FIRST_STAGE: i32 = 40602;
+/// `Location40602`: any stage that must come first (`$collStats`) anywhere but first.
+pub const FIRST_STAGE_ONLY: i32 = CHANGE_STREAM_NOT_FIRST_STAGE;
 /// `Location40606`: a findAndModify retry of a statement that was another write.
 pub const FIND_AND_MODIFY_RETRY_MISMATCH: i32 = 40606;
 /// `Location40638`: an update retry of a statement that was another write.

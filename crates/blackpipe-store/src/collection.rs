@@ -14,6 +14,9 @@ use super::query::Filter;
 use super::value_order::document_size;
 use crate::code;
 
+/// What an index entry's record id takes, in [`Collection::index_sizes`].
+const RECORD_ID_BYTES: usize = 8;
+
 /// A collection's documents and indexes. Documents are shared (`Arc`) so that queries and
 /// cursors never copy a whole collection.
 #[derive(Debug)]
@@ -134,6 +137,29 @@ impl Collection {
 
     pub(crate) fn index_count(&self) -> usize {
         1 + self.secondary.len()
+    }
+
+    /// The capped collection's limits, if it is capped.
+    pub(crate) fn capped_limits(&self) -> Option<CappedLimits> {
+        self.capped
+    }
+
+    /// Each index's name and size as blackpipe holds it in memory: the bytes of its encoded
+    /// keys plus [`RECORD_ID_BYTES`] per entry; `_id_` first, then the others in creation order.
+    pub(crate) fn index_sizes(&self) -> Vec<(String, usize)> {
+        let entry = |key: &[u8]| key.len() + RECORD_ID_BYTES;
+        let id_size = self.id_index.keys().map(|key| entry(key)).sum();
+        let mut sizes = vec![("_id_".to_owned(), id_size)];
+        for index in &self.secondary {
+            let size = self
+                .records
+                .values()
+                .flat_map(|document| index.keys_for(document))
+                .map(|key| entry(&key.encoded))
+                .sum();
+            sizes.push((index.name.clone(), size));
+        }
+        sizes
     }
 
     pub(crate) fn get(&self, record: u64) -> Option<&Arc<Document>> {

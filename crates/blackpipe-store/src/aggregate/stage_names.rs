@@ -29,7 +29,9 @@ const IMPLEMENTED_STAGES: &[&str] = &[
     "$sortByCount",
 ];
 
-/// Stages mongod has that blackpipe does not implement; they get a clear error.
+/// Stages mongod has that blackpipe does not implement; they get a clear error. (`$collStats`
+/// runs as the first stage of an aggregate on a collection, `commands/coll_stats.rs`, which
+/// handles it before the pipeline is parsed; anywhere else it is refused.)
 pub(super) const UNSUPPORTED_STAGES: &[&str] = &[
     "$lookup",
     "$facet",

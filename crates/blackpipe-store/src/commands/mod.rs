@@ -6,6 +6,7 @@ pub(crate) mod args;
 mod bulk_write;
 mod coll_mod;
 pub(crate) mod coll_mod_index;
+mod coll_stats;
 mod collectionless;
 mod find;
 mod find_and_modify;
@@ -33,7 +34,7 @@ use super::transaction::{OpenTransaction, transaction_fields};
 use crate::code;
 
 /// What a command needs from its caller besides the document.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct CommandContext {
     /// The wall-clock time of the command (the simulated member's clock): stamped on writes'
@@ -43,6 +44,9 @@ pub struct CommandContext {
     /// change streams show only the writes at or before it, and reads with `readConcern:
     /// {level: "majority"}` read as of it. `None` (the default): every write is visible.
     pub majority_committed: Option<Timestamp>,
+    /// The `host:port` of the member running the command, as its hello's `me` names it
+    /// (`$collStats` reports it); `None` (the default) leaves it out.
+    pub host: Option<String>,
 }
 
 impl CommandContext {
@@ -51,7 +55,15 @@ impl CommandContext {
         CommandContext {
             now,
             majority_committed: None,
+            host: None,
         }
+    }
+
+    /// Names the member running the command (see [`CommandContext::host`]).
+    #[must_use]
+    pub fn with_host(mut self, host: impl Into<String>) -> Self {
+        self.host = Some(host.into());
+        self
     }
 
     /// Sets the majority commit point `ts` (see [`CommandContext::majority_committed`]).
@@ -146,6 +158,8 @@ pub(crate) struct Exec<'a> {
     pub(crate) statement: Option<RetryableStatement>,
     /// See [`CommandContext::majority_committed`].
     pub(crate) majority_committed: Option<Timestamp>,
+    /// See [`CommandContext::host`].
+    pub(crate) host: Option<&'a str>,
 }
 
 impl Exec<'_> {
@@ -282,6 +296,7 @@ impl Store {
             read_at: None,
             statement: None,
             majority_committed: context.majority_committed,
+            host: context.host.as_deref(),
         };
         // A commit holds the gate alone, so no command sees part of a transaction.
         let is_commit = command.keys().next().map(String::as_str) == Some("commitTransaction");

@@ -10,6 +10,7 @@ use super::args::{
     collection_name, cursor_batch_size, missing, optional_document, optional_integer,
     optional_non_negative, required_array,
 };
+use super::coll_stats::{self, CollStatsSpec};
 use super::find::{CursorOptions, open_cursor};
 use crate::aggregate::Pipeline;
 use crate::catalog::{read, validate_namespace};
@@ -127,22 +128,21 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
     if change_stream::has_later_change_stream(stages) {
         return Err(change_stream::not_first_stage());
     }
+    coll_stats::check_not_later(stages)?;
     let batch_size = cursor_batch_size(command, "aggregate")?;
     let (stages, write_stage) = aggregate_write::split(exec, command, stages)?;
     let vars = crate::let_vars::LetVars::read(command)?;
-    let pipeline =
-        Pipeline::parse(&vars.pipeline(stages)?)?.with_collation(collation::of(command)?);
-    let input: Vec<Arc<Document>> = match exec.collection(&collection)? {
-        Some(handle) => {
-            let guard = read(&handle);
-            match pipeline.leading_match() {
-                Some(filter) => guard.matching_documents(filter, None),
-                None => guard.documents().cloned().collect(),
-            }
+    let mut output = match coll_stats::first_stage(stages) {
+        Some(options) => {
+            let spec = CollStatsSpec::parse(options)?;
+            let input = spec.run(exec, &collection)?;
+            let rest = vars.pipeline(&stages[1..])?;
+            Pipeline::parse(&rest)?
+                .with_collation(collation::of(command)?)
+                .run(input, false)?
         }
-        None => Vec::new(),
+        None => collection_pipeline(exec, command, &collection, &vars.pipeline(stages)?)?,
     };
-    let mut output = pipeline.run(input, true)?;
     if let Some(stage) = write_stage {
         // The read at a past time (majority) is done: the output goes to the current data,
         // never to a rewound copy.
@@ -155,6 +155,27 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
         ..CursorOptions::default()
     };
     Ok(open_cursor(exec, &ns, output, options))
+}
+
+/// Runs `stages` over the documents of `collection` (none when it does not exist).
+fn collection_pipeline(
+    exec: &mut Exec<'_>,
+    command: &Document,
+    collection: &str,
+    stages: &[Bson],
+) -> StoreResult<Vec<Arc<Document>>> {
+    let pipeline = Pipeline::parse(stages)?.with_collation(collation::of(command)?);
+    let input: Vec<Arc<Document>> = match exec.collection(collection)? {
+        Some(handle) => {
+            let guard = read(&handle);
+            match pipeline.leading_match() {
+                Some(filter) => guard.matching_documents(filter, None),
+                None => guard.documents().cloned().collect(),
+            }
+        }
+        None => Vec::new(),
+    };
+    pipeline.run(input, true)
 }
 
 /// An aggregate must ask for a cursor; blackpipe runs no `explain`.

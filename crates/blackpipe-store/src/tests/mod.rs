@@ -9,6 +9,7 @@ mod capped;
 mod change_signal;
 mod change_stream;
 mod change_stream_resume;
+mod coll_stats;
 mod collectionless;
 mod crud_features;
 mod cursors;

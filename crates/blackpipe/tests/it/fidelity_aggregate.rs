@@ -1,6 +1,6 @@
 //! Aggregation answers as the official `mongodb` driver sees them: `$merge`'s duplicate key
 //! error, `$rand`, `$listLocalSessions` over the sessions the server has cached, an update
-//! pipeline with an unknown stage, and change events' `disambiguatedPaths`. Like
+//! pipeline with an unknown stage, change events' `disambiguatedPaths`, and `$collStats`. Like
 //! `fidelity`, these run unchanged against a real replica set named by
 //! `BLACKPIPE_FIDELITY_URI`.
 
@@ -143,4 +143,39 @@ async fn disambiguated_paths_name_array_indexes_as_int32() {
         .unwrap_or_else(|_| panic!("{event}"));
     let expected = Bson::Array(vec!["a".into(), Bson::Int32(0), "1".into()]);
     assert_eq!(paths.get("a.0.1"), Some(&expected), "{event}");
+}
+
+#[tokio::test]
+async fn coll_stats_reports_a_capped_collections_storage_and_the_member_answering() {
+    let target = Target::replica_set().await;
+    let client = client(&target).await;
+    let db = client.database("fidelity");
+    let name = unique_name("coll_stats");
+    within(db.create_collection(&name).capped(true).size(4096).max(5))
+        .await
+        .unwrap();
+    let collection = db.collection::<Document>(&name);
+    within(collection.insert_many((0..3).map(|i| doc! { "_id": i })))
+        .await
+        .unwrap();
+    let stage = doc! { "$collStats": { "storageStats": {}, "count": {} } };
+    let cursor = within(collection.aggregate(vec![stage])).await.unwrap();
+    let output: Vec<Document> = within(cursor.try_collect()).await.unwrap();
+    let [stats] = output.as_slice() else {
+        panic!("one document, got {output:?}");
+    };
+    assert_eq!(stats.get_str("ns").unwrap(), format!("fidelity.{name}"));
+    assert!(stats.get_datetime("localTime").is_ok(), "{stats}");
+    assert_eq!(stats.get_i32("count").unwrap(), 3);
+    let storage = stats.get_document("storageStats").unwrap();
+    assert!(storage.get_bool("capped").unwrap(), "{storage}");
+    assert_eq!(storage.get_i32("maxSize").unwrap(), 4096);
+    assert_eq!(storage.get_i32("max").unwrap(), 5);
+    assert_eq!(storage.get_i32("count").unwrap(), 3);
+    let host = stats.get_str("host").unwrap();
+    if target.deployment.is_some() {
+        // blackpipe names the member as its hello's `me` does (mongod uses its host name).
+        let hello = within(db.run_command(doc! { "hello": 1 })).await.unwrap();
+        assert_eq!(host, hello.get_str("me").unwrap());
+    }
 }

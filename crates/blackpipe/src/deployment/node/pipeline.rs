@@ -189,7 +189,17 @@ async fn store(
     let started = Instant::now();
     let written_before = store.op_time();
     let majority = || node.majority_committed();
-    let mut reply = backend::execute(&store, request.database(), command, &majority).await;
+    // Only an aggregate's `$collStats` reports the host: other commands skip the lookup
+    // (it takes the deployment's lock).
+    let host = (facts.name == "aggregate").then(|| node.host()).flatten();
+    let mut reply = backend::execute(
+        &store,
+        request.database(),
+        command,
+        &majority,
+        host.as_deref(),
+    )
+    .await;
     if store.op_time() != written_before {
         // The secondaries pull what this write added (at once where they have no lag).
         node.inner.replicate();

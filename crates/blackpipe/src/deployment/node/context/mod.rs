@@ -81,6 +81,15 @@ impl NodeContext {
         })
     }
 
+    /// This node's `host:port`, as its hello's `me` names it.
+    pub(crate) fn host(&self) -> Option<String> {
+        let state = lock(&self.inner.state);
+        state
+            .topology
+            .node(self.index)
+            .map(|node| node.host().to_owned())
+    }
+
     /// The store this node serves.
     pub(crate) fn store(&self) -> Arc<blackpipe_store::Store> {
         self.inner.store_of(self.index).unwrap_or_default()
