@@ -8,6 +8,7 @@ use steadfast_core::options::{
     ClientOptions, ConnectionString, HostInfo, ParsedUri, SrvLookup, SrvRecord, SrvResolution,
 };
 
+use crate::client::ResolverConfig;
 use crate::error::{Error, Result};
 use crate::runtime;
 
@@ -115,7 +116,9 @@ pub(crate) async fn options_from_uri(
     }
 }
 
-/// The system resolver (`/etc/resolv.conf` on Unix), through hickory-resolver.
+/// A hickory-resolver: the system's (`/etc/resolv.conf` on Unix) or the name servers of a
+/// [`ResolverConfig`]. Cheap to clone: clones share the connections and the cache.
+#[derive(Clone)]
 pub(crate) struct HickoryResolver {
     resolver: hickory_resolver::TokioResolver,
 }
@@ -138,6 +141,32 @@ impl HickoryResolver {
         Ok(HickoryResolver {
             resolver: builder.build(),
         })
+    }
+
+    /// A resolver that asks the name servers of `config`, and nothing else.
+    pub(crate) fn with_config(config: &ResolverConfig) -> Self {
+        let provider = hickory_resolver::name_server::TokioConnectionProvider::default();
+        let builder =
+            hickory_resolver::TokioResolver::builder_with_config(config.to_hickory(), provider);
+        HickoryResolver {
+            resolver: builder.build(),
+        }
+    }
+
+    /// The resolver a client uses: `config`'s name servers when given, else the system's.
+    ///
+    /// # Errors
+    /// As [`HickoryResolver::from_system_config`] when no configuration is given.
+    pub(crate) fn for_client(config: Option<&ResolverConfig>) -> Result<Self> {
+        match config {
+            Some(config) => Ok(Self::with_config(config)),
+            None => Self::from_system_config(),
+        }
+    }
+
+    /// The hickory resolver itself, for address (A/AAAA) lookups.
+    pub(crate) fn inner(&self) -> &hickory_resolver::TokioResolver {
+        &self.resolver
     }
 }
 

@@ -286,7 +286,8 @@ pub(crate) async fn start(
     Ok(Some(balancer))
 }
 
-/// With fixed ports, the balancers listen right after the routers; ephemeral otherwise.
+/// With fixed ports, the balancers listen on the ports the configuration names, or right
+/// after the routers; ephemeral otherwise.
 fn balancer_port(
     config: &DeploymentConfig,
     routers: usize,
@@ -294,6 +295,9 @@ fn balancer_port(
 ) -> Result<u16, ControlError> {
     if config.port == 0 {
         return Ok(0);
+    }
+    if let Some((multi, single)) = config.load_balancer_ports {
+        return Ok(if offset == 0 { multi } else { single });
     }
     u16::try_from(routers)
         .ok()
