@@ -56,8 +56,8 @@ pub struct DeploymentConfig {
     /// Put the routers behind load balancers (sharded deployments only): see
     /// [`load_balancer`](super::load_balancer).
     pub load_balanced: bool,
-    /// With fixed ports, the ports of the multi-backend and single-backend balancers; `None`
-    /// (the default) puts them right after the routers'.
+    /// The ports of the multi-backend and single-backend balancers (0: ephemeral); `None` (the
+    /// default) puts them right after the routers' fixed ports, or on ephemeral ones.
     pub load_balancer_ports: Option<(u16, u16)>,
     /// The name the nodes report themselves under (`hosts`, `me`, `primary` in hello, the
     /// replica set configuration): `127.0.0.1` (the default) or `localhost`, as a replica set
@@ -129,9 +129,9 @@ impl DeploymentConfig {
         self
     }
 
-    /// With fixed ports, puts the multi-backend balancer on `multi` and the single-backend one
-    /// on `single` instead of right after the routers (as a test environment with HAProxy in
-    /// front of the mongoses has them on ports of its own).
+    /// Puts the multi-backend balancer on `multi` and the single-backend one on `single`
+    /// instead of right after the routers (as a test environment with HAProxy in front of the
+    /// mongoses has them on ports of its own).
     #[must_use]
     pub fn with_load_balancer_ports(mut self, multi: u16, single: u16) -> Self {
         self.load_balancer_ports = Some((multi, single));

@@ -392,4 +392,23 @@ mod tests {
         assert_eq!(resolved.socket_timeout, None);
         assert!(defaults.connect_timeout.is_some_and(|t| !t.is_zero()));
     }
+
+    #[test]
+    fn the_connection_strings_auth_source_is_the_source_of_a_credential_set_in_code() {
+        let mut options = ClientOptions::from_resolved(parsed("mongodb://h/?authSource=fromuri"));
+        assert_eq!(options.resolve().auth_source.as_deref(), Some("fromuri"));
+        assert_eq!(options.resolve().credential, None);
+
+        options.credential = Some(
+            steadfast_core::options::Credential::builder()
+                .username("u".to_string())
+                .password("p".to_string())
+                .build(),
+        );
+        let source = |options: &ClientOptions| options.resolve().credential.unwrap().source;
+        assert_eq!(source(&options).as_deref(), Some("fromuri"));
+
+        options.credential.as_mut().unwrap().source = Some("fromcode".to_string());
+        assert_eq!(source(&options).as_deref(), Some("fromcode"));
+    }
 }
