@@ -118,7 +118,7 @@ impl Client {
         let mut config =
             ConnectionConfig::from_options_in(&resolved, options.server_api.clone(), &environment)?;
         if let Some(resolver) = &custom_resolver {
-            config.host_resolver = HostResolver::Dns(resolver.inner().clone());
+            config.host_resolver = HostResolver::Dns(resolver.shared());
         }
         let config = Arc::new(config);
         let tasks = TaskTracker::new()?;

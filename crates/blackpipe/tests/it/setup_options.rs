@@ -43,10 +43,11 @@ async fn members_report_the_configured_host_name() {
 
 #[tokio::test]
 async fn a_host_name_other_than_loopback_is_refused() {
-    let refused = Deployment::start(DeploymentConfig::standalone().with_host_name("db.example"))
-        .await
-        .err()
-        .expect("nodes listen on 127.0.0.1 only");
+    let Err(refused) =
+        Deployment::start(DeploymentConfig::standalone().with_host_name("db.example")).await
+    else {
+        panic!("nodes listen on 127.0.0.1 only: another host name must be refused");
+    };
     assert!(
         matches!(refused, ControlError::InvalidConfig(_)),
         "{refused}"

@@ -32,7 +32,7 @@ pub(crate) enum HostResolver {
     System,
     /// The name servers of the client's `ResolverConfig` (A, then AAAA records). IP literals
     /// are used as they are.
-    Dns(hickory_resolver::TokioResolver),
+    Dns(Arc<hickory_resolver::TokioResolver>),
 }
 
 impl std::fmt::Debug for HostResolver {

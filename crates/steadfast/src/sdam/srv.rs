@@ -120,7 +120,7 @@ pub(crate) async fn options_from_uri(
 /// [`ResolverConfig`]. Cheap to clone: clones share the connections and the cache.
 #[derive(Clone)]
 pub(crate) struct HickoryResolver {
-    resolver: hickory_resolver::TokioResolver,
+    resolver: std::sync::Arc<hickory_resolver::TokioResolver>,
 }
 
 impl std::fmt::Debug for HickoryResolver {
@@ -139,7 +139,7 @@ impl HickoryResolver {
             Error::dns("the system DNS configuration cannot be read").with_source(e)
         })?;
         Ok(HickoryResolver {
-            resolver: builder.build(),
+            resolver: std::sync::Arc::new(builder.build()),
         })
     }
 
@@ -149,7 +149,7 @@ impl HickoryResolver {
         let builder =
             hickory_resolver::TokioResolver::builder_with_config(config.to_hickory(), provider);
         HickoryResolver {
-            resolver: builder.build(),
+            resolver: std::sync::Arc::new(builder.build()),
         }
     }
 
@@ -164,9 +164,9 @@ impl HickoryResolver {
         }
     }
 
-    /// The hickory resolver itself, for address (A/AAAA) lookups.
-    pub(crate) fn inner(&self) -> &hickory_resolver::TokioResolver {
-        &self.resolver
+    /// The hickory resolver itself, shared, for address (A/AAAA) lookups.
+    pub(crate) fn shared(&self) -> std::sync::Arc<hickory_resolver::TokioResolver> {
+        std::sync::Arc::clone(&self.resolver)
     }
 }
 
