@@ -80,7 +80,14 @@ impl TestPki {
     /// A server certificate whose only subject alternative name is `san` (a DNS name or an
     /// IP literal).
     pub fn server(&self, san: &str) -> Identity {
-        let params = CertificateParams::new(vec![san.to_owned()]).expect("server parameters");
+        self.server_for(&[san])
+    }
+
+    /// A server certificate valid for each of `sans` (DNS names or IP literals), as a
+    /// deployment reached under several names needs.
+    pub fn server_for(&self, sans: &[&str]) -> Identity {
+        let names = sans.iter().map(|san| (*san).to_owned()).collect::<Vec<_>>();
+        let params = CertificateParams::new(names).expect("server parameters");
         self.sign(params, ExtendedKeyUsagePurpose::ServerAuth, "server")
     }
 

@@ -33,6 +33,7 @@ pub const SPECS: &[&str] = &[
     "client-side-operations-timeout",
     "connection-monitoring-and-pooling",
     "connection-string",
+    "initial-dns-seedlist-discovery",
     "max-staleness",
     "retryable-reads",
     "retryable-writes",

@@ -12,6 +12,7 @@
 mod builder;
 mod options;
 mod options_builder;
+mod resolver_config;
 mod tls;
 
 use std::sync::Arc;
@@ -24,8 +25,10 @@ use steadfast_core::selection::SelectionCriteria;
 
 pub use self::builder::ClientBuilder;
 pub use self::options::{ClientOptions, ClientOptionsBuilder, Compressor};
+pub use self::resolver_config::{DnsProtocol, NameServer, ResolverConfig};
 pub use self::tls::{Tls, TlsOptions, TlsOptionsBuilder};
 use crate::conn::config::{ConnectionConfig, ServerApi};
+use crate::conn::stream::HostResolver;
 use crate::db::Database;
 use crate::error::{Error, Result};
 use crate::event::EventEmitter;
@@ -105,11 +108,19 @@ impl Client {
             Error::invalid_argument(format!("invalid client options: {e}")).with_source(e)
         })?;
         let environment = Environment::current();
-        let config = Arc::new(ConnectionConfig::from_options_in(
-            &resolved,
-            options.server_api.clone(),
-            &environment,
-        )?);
+        // One resolver for SRV polling and the servers' addresses when the application names
+        // its name servers; the system's resolver for SRV and the operating system's lookup for
+        // addresses otherwise.
+        let custom_resolver = options
+            .resolver_config
+            .as_ref()
+            .map(HickoryResolver::with_config);
+        let mut config =
+            ConnectionConfig::from_options_in(&resolved, options.server_api.clone(), &environment)?;
+        if let Some(resolver) = &custom_resolver {
+            config.host_resolver = HostResolver::Dns(resolver.shared());
+        }
+        let config = Arc::new(config);
         let tasks = TaskTracker::new()?;
         let mut listeners = options.event_listeners.clone();
         // Event deliveries run on a tracker of their own: they are the application's work, and
@@ -126,7 +137,7 @@ impl Client {
         );
         let events = EventEmitter::with_log(listeners, log);
         let topology = Topology::new(&resolved, Arc::clone(&config), events.clone())?;
-        srv::poll::start_with_system_resolver(&topology, &resolved);
+        srv::poll::start(&topology, &resolved, custom_resolver);
         let client = Client::from_executor(Executor::new(ExecutorParts {
             options: resolved,
             environment,
@@ -327,12 +338,16 @@ impl BackgroundTasks {
     }
 }
 
-/// Parses `uri`, resolving `mongodb+srv://` through the system resolver.
-async fn options_from_uri(uri: &str) -> Result<ResolvedClientOptions> {
+/// Parses `uri`, resolving `mongodb+srv://` through the name servers of `resolver_config`,
+/// or the system's resolver without one.
+pub(crate) async fn options_from_uri(
+    uri: &str,
+    resolver_config: Option<&ResolverConfig>,
+) -> Result<ResolvedClientOptions> {
     let (options, warnings) = match ResolvedClientOptions::parse(uri) {
         Ok(ParsedUri::Complete { options, warnings }) => (options, warnings),
         Ok(ParsedUri::NeedsSrv(connection_string)) => {
-            let resolver = HickoryResolver::from_system_config()?;
+            let resolver = HickoryResolver::for_client(resolver_config)?;
             let resolution = srv::resolve(&connection_string, &resolver).await?;
             (resolution.options, resolution.warnings)
         }

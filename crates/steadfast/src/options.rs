@@ -114,7 +114,8 @@ pub use write::{
 };
 
 pub use crate::client::{
-    ClientOptions, ClientOptionsBuilder, Compressor, Tls, TlsOptions, TlsOptionsBuilder,
+    ClientOptions, ClientOptionsBuilder, Compressor, DnsProtocol, NameServer, ResolverConfig, Tls,
+    TlsOptions, TlsOptionsBuilder,
 };
 pub use crate::client_bulk::{
     DeleteManyModel, DeleteOneModel, InsertOneModel, ReplaceOneModel, UpdateManyModel,

@@ -56,6 +56,14 @@ pub struct DeploymentConfig {
     /// Put the routers behind load balancers (sharded deployments only): see
     /// [`load_balancer`](super::load_balancer).
     pub load_balanced: bool,
+    /// The ports of the multi-backend and single-backend balancers (0: ephemeral); `None` (the
+    /// default) puts them right after the routers' fixed ports, or on ephemeral ones.
+    pub load_balancer_ports: Option<(u16, u16)>,
+    /// The name the nodes report themselves under (`hosts`, `me`, `primary` in hello, the
+    /// replica set configuration): `127.0.0.1` (the default) or `localhost`, as a replica set
+    /// configured with `localhost:<port>` members reports them. Nodes listen on the bind
+    /// address either way.
+    pub host_name: String,
 }
 
 impl DeploymentConfig {
@@ -76,6 +84,8 @@ impl DeploymentConfig {
             oidc: None,
             capacity: None,
             load_balanced: false,
+            load_balancer_ports: None,
+            host_name: "127.0.0.1".into(),
         }
     }
 
@@ -116,6 +126,24 @@ impl DeploymentConfig {
     #[must_use]
     pub fn with_load_balancer(mut self, enabled: bool) -> Self {
         self.load_balanced = enabled;
+        self
+    }
+
+    /// Puts the multi-backend balancer on `multi` and the single-backend one on `single`
+    /// instead of right after the routers (as a test environment with HAProxy in front of the
+    /// mongoses has them on ports of its own).
+    #[must_use]
+    pub fn with_load_balancer_ports(mut self, multi: u16, single: u16) -> Self {
+        self.load_balancer_ports = Some((multi, single));
+        self
+    }
+
+    /// Reports the nodes as `<name>:<port>`: `127.0.0.1` (the default) or `localhost`. Any
+    /// other name is refused when the deployment starts, since the nodes listen on the loopback
+    /// address only.
+    #[must_use]
+    pub fn with_host_name(mut self, name: impl Into<String>) -> Self {
+        self.host_name = name.into();
         self
     }
 

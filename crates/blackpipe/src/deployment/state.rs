@@ -154,6 +154,8 @@ pub(crate) struct Inner {
     pub(crate) baseline: WriteTime,
     /// Nodes were given consecutive ports (members added later continue the sequence).
     pub(crate) fixed_ports: bool,
+    /// The name nodes report themselves under (`127.0.0.1` or `localhost`).
+    pub(crate) host_name: String,
     /// Listener settings shared by every node (bind address, limits); each node its own port.
     pub(crate) listener: ServerConfig,
     /// The deployment's users, as SCRAM credentials.

@@ -57,6 +57,8 @@ pub struct ServerTls {
     key: Arc<PrivateKeyDer<'static>>,
     client_ca: Option<(Arc<RootCertStore>, ClientCertificates)>,
     acceptor: TlsAcceptor,
+    /// Connections that do not open with a TLS handshake are served in plain text.
+    plaintext_allowed: bool,
 }
 
 impl fmt::Debug for ServerTls {
@@ -92,6 +94,7 @@ impl ServerTls {
             key,
             client_ca: None,
             acceptor,
+            plaintext_allowed: false,
         })
     }
 
@@ -121,6 +124,22 @@ impl ServerTls {
             acceptor,
             ..self
         })
+    }
+
+    /// Also serves clients that connect without TLS, as mongod's `--tlsMode preferTLS` (and
+    /// `allowTLS`) do: a connection whose first bytes are a TLS handshake record gets TLS, any
+    /// other is read as plain MongoDB messages.
+    #[must_use]
+    pub fn allowing_plaintext(self) -> Self {
+        Self {
+            plaintext_allowed: true,
+            ..self
+        }
+    }
+
+    /// Whether clients without TLS are served too ([`ServerTls::allowing_plaintext`]).
+    pub fn allows_plaintext(&self) -> bool {
+        self.plaintext_allowed
     }
 
     /// The policy for client certificates; `None` when clients are not asked for one.
@@ -203,7 +222,33 @@ impl Transport {
 pub(super) async fn accept(stream: TcpStream, tls: Option<&ServerTls>) -> io::Result<Transport> {
     match tls {
         None => Ok(Transport::Plain(stream)),
+        Some(tls) if tls.plaintext_allowed && !opens_with_tls(&stream).await? => {
+            Ok(Transport::Plain(stream))
+        }
         Some(tls) => Ok(Transport::Tls(Box::new(tls.acceptor.accept(stream).await?))),
+    }
+}
+
+/// Whether the client's first bytes are a TLS handshake record header (content type 22,
+/// version 3.x). A MongoDB message starts with its length; one that began with these bytes
+/// would be over 64 KiB, far more than any client's first message (its handshake).
+async fn opens_with_tls(stream: &TcpStream) -> io::Result<bool> {
+    let mut header = [0u8; 3];
+    loop {
+        let seen = stream.peek(&mut header).await?;
+        if seen == 0 {
+            return Ok(false);
+        }
+        if seen >= header.len() {
+            return Ok(matches!(header, [0x16, 0x03, 0x00..=0x04]));
+        }
+        if header[0] != 0x16 || (seen == 2 && header[1] != 0x03) {
+            return Ok(false);
+        }
+        // Part of the header arrived: wait for the rest (peek returns at once while data is
+        // buffered, so give the socket a chance to receive more).
+        stream.readable().await?;
+        tokio::task::yield_now().await;
     }
 }
 

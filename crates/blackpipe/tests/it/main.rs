@@ -16,6 +16,7 @@ mod max_time;
 mod replication;
 mod robustness;
 mod scripted;
+mod setup_options;
 mod support;
 mod tailable;
 mod transactions;

@@ -94,6 +94,11 @@ pub struct ClientOptions {
     pub srv_service_name: Option<String>,
     /// Credentials, when authentication is configured.
     pub credential: Option<Credential>,
+    /// `authSource` as the connection string (or the TXT record of a `mongodb+srv://` one)
+    /// gave it. With a credential it is that credential's source; without one it has no effect
+    /// (an authSource alone never asks for authentication), and is kept so that a credential
+    /// supplied later in code without a source of its own uses it.
+    pub auth_source: Option<String>,
     /// The database named in the connection string's path.
     pub default_database: Option<String>,
     /// `appname`: sent in the handshake, at most 128 bytes.
@@ -166,6 +171,7 @@ impl Default for ClientOptions {
             srv_max_hosts: None,
             srv_service_name: None,
             credential: None,
+            auth_source: None,
             default_database: None,
             app_name: None,
             tls: Tls::default(),
@@ -267,6 +273,7 @@ impl ClientOptions {
             srv_max_hosts: uri.srv_max_hosts,
             srv_service_name: uri.srv_service_name.clone(),
             credential: build_credential(user_info, database, uri),
+            auth_source: uri.auth_source.clone(),
             default_database: database.map(str::to_string),
             app_name: uri.app_name.clone(),
             tls,

@@ -660,3 +660,32 @@ fn aws_takes_a_key_pair_with_an_optional_session_token_or_nothing() {
         .unwrap();
     assert_eq!(bare.username, None);
 }
+
+#[test]
+fn an_auth_source_without_credentials_is_kept_but_asks_for_no_authentication() {
+    let mut rng = SmallRng::seed_from_u64(3);
+    let parsed = srv("mongodb+srv://c.example.com/");
+    let resolved = parsed
+        .resolve_srv(
+            &lookup(&["a.example.com"], &[&["authSource=fromtxt"]]),
+            &mut rng,
+        )
+        .unwrap()
+        .options;
+    assert_eq!(resolved.auth_source.as_deref(), Some("fromtxt"));
+    assert_eq!(resolved.credential, None);
+
+    let overridden = srv("mongodb+srv://c.example.com/?authSource=fromuri")
+        .resolve_srv(
+            &lookup(&["a.example.com"], &[&["authSource=fromtxt"]]),
+            &mut rng,
+        )
+        .unwrap()
+        .options;
+    assert_eq!(overridden.auth_source.as_deref(), Some("fromuri"));
+
+    let plain = options("mongodb://h/?authSource=db");
+    assert_eq!(plain.auth_source.as_deref(), Some("db"));
+    assert_eq!(plain.credential, None);
+    assert_eq!(options("mongodb://h").auth_source, None);
+}

@@ -159,6 +159,7 @@ mod insert_one;
 mod list_collections;
 mod list_databases;
 mod list_indexes;
+mod parse_connection_string;
 mod replace_one;
 mod run;
 mod run_command;
@@ -185,6 +186,7 @@ pub use insert_one::InsertOne;
 pub use list_collections::ListCollections;
 pub use list_databases::ListDatabases;
 pub use list_indexes::ListIndexes;
+pub use parse_connection_string::ParseConnectionString;
 pub use replace_one::Replace;
 pub use run_command::{RunCommand, RunCursorCommand};
 pub use search_index::{

@@ -5,7 +5,7 @@
 //! The client itself runs on the *resolved* settings, [`ResolvedClientOptions`], in which every
 //! default is filled in and the specifications' combination rules have been checked;
 //! [`ClientOptions::resolve`] is the one conversion from the first to the second, and
-//! [`ClientOptions::parse`] goes the other way once a connection string has been parsed.
+//! [`ClientOptions::parse`](crate::action::ParseConnectionString) goes the other way once a connection string has been parsed.
 
 use std::fmt;
 use std::sync::Arc;
@@ -21,9 +21,9 @@ use steadfast_core::retry::{RetryBudgetConfig, RetryPolicy};
 use steadfast_core::selection::{ReadPreference, SelectionCriteria};
 
 pub use super::options_builder::ClientOptionsBuilder;
+use super::resolver_config::ResolverConfig;
 use super::tls::Tls;
 use crate::conn::config::{ServerApi, wire_compressors};
-use crate::error::Result;
 use crate::event::{EventHandler, EventHandlers, EventListener, cmap, command, sdam};
 use crate::handshake::metadata::DriverInfo;
 pub use steadfast_wire::Compressor;
@@ -118,6 +118,9 @@ pub struct ClientOptions {
     pub max_adaptive_retries: Option<u32>,
     /// `enableOverloadRetargeting`. Default false.
     pub enable_overload_retargeting: Option<bool>,
+    /// The name servers to ask for SRV and TXT records (connection string resolution and SRV
+    /// polling) and for the servers' addresses. Default: the operating system's resolver.
+    pub resolver_config: Option<ResolverConfig>,
 
     // steadfast's own settings.
     /// `timeoutMS`: `None` leaves it unset (the older per-step timeouts apply);
@@ -145,6 +148,9 @@ pub struct ClientOptions {
 
     /// The SRV name a `mongodb+srv://` string was resolved from (kept to poll it again).
     srv_host: Option<SrvHost>,
+    /// The connection string's (or its TXT record's) authSource: the source of a credential
+    /// set in code without one ([`ResolvedClientOptions::auth_source`]).
+    auth_source: Option<String>,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -153,6 +159,7 @@ impl fmt::Debug for ClientOptions {
         f.debug_struct("ClientOptions")
             .field("settings", &self.resolve())
             .field("server_api", &self.server_api)
+            .field("resolver_config", &self.resolver_config)
             .field("driver_info", &self.driver_info)
             .field("command_event_handler", &self.command_event_handler)
             .field("sdam_event_handler", &self.sdam_event_handler)
@@ -174,21 +181,6 @@ impl ClientOptions {
         ClientOptionsBuilder::default()
     }
 
-    /// Parses a connection string. A `mongodb+srv://` string is resolved through DNS (SRV and
-    /// TXT records); otherwise no I/O happens.
-    ///
-    /// # Errors
-    /// `Configuration` naming the offending part when the string is invalid, or when its DNS
-    /// records cannot be resolved or used.
-    ///
-    /// # Cancel safety
-    /// Cancel safe.
-    pub async fn parse(uri: impl AsRef<str>) -> Result<ClientOptions> {
-        super::options_from_uri(uri.as_ref())
-            .await
-            .map(ClientOptions::from_resolved)
-    }
-
     /// These options with every default filled in, as the client runs on them. The
     /// combination rules are not checked here: see [`ResolvedClientOptions::validate`].
     pub fn resolve(&self) -> ResolvedClientOptions {
@@ -199,7 +191,14 @@ impl ClientOptions {
         resolved.srv_host.clone_from(&self.srv_host);
         resolved.srv_max_hosts = self.srv_max_hosts;
         resolved.srv_service_name.clone_from(&self.srv_service_name);
-        resolved.credential.clone_from(&self.credential);
+        resolved.auth_source.clone_from(&self.auth_source);
+        // A source given in code wins over the connection string's (and its TXT record's).
+        resolved.credential = self.credential.clone().map(|mut credential| {
+            if credential.source.is_none() {
+                credential.source.clone_from(&self.auth_source);
+            }
+            credential
+        });
         resolved.default_database.clone_from(&self.default_database);
         resolved.app_name.clone_from(&self.app_name);
         // Unset means off; a parsed mongodb+srv:// string always sets it (on, unless tls=false).
@@ -320,6 +319,7 @@ impl ClientOptions {
             socket_timeout: resolved.socket_timeout,
             wait_queue_timeout: resolved.wait_queue_timeout,
             srv_host: resolved.srv_host,
+            auth_source: resolved.auth_source,
             ..ClientOptions::default()
         }
     }
@@ -391,5 +391,24 @@ mod tests {
         assert_eq!(resolved.max_idle_time, None);
         assert_eq!(resolved.socket_timeout, None);
         assert!(defaults.connect_timeout.is_some_and(|t| !t.is_zero()));
+    }
+
+    #[test]
+    fn the_connection_strings_auth_source_is_the_source_of_a_credential_set_in_code() {
+        let mut options = ClientOptions::from_resolved(parsed("mongodb://h/?authSource=fromuri"));
+        assert_eq!(options.resolve().auth_source.as_deref(), Some("fromuri"));
+        assert_eq!(options.resolve().credential, None);
+
+        options.credential = Some(
+            steadfast_core::options::Credential::builder()
+                .username("u".to_string())
+                .password("p".to_string())
+                .build(),
+        );
+        let source = |options: &ClientOptions| options.resolve().credential.unwrap().source;
+        assert_eq!(source(&options).as_deref(), Some("fromuri"));
+
+        options.credential.as_mut().unwrap().source = Some("fromcode".to_string());
+        assert_eq!(source(&options).as_deref(), Some("fromcode"));
     }
 }

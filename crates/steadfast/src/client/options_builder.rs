@@ -10,6 +10,7 @@ use steadfast_core::retry::{RetryBudgetConfig, RetryPolicy};
 use steadfast_core::selection::SelectionCriteria;
 
 use super::options::{ClientOptions, Compressor};
+use super::resolver_config::ResolverConfig;
 use super::tls::Tls;
 use crate::conn::config::ServerApi;
 use crate::event::{EventHandler, EventListener, cmap, command, sdam};
@@ -86,6 +87,7 @@ impl ClientOptionsBuilder {
         srv_max_hosts: u32,
         max_adaptive_retries: u32,
         enable_overload_retargeting: bool,
+        resolver_config: ResolverConfig,
         timeout: Duration,
         socket_timeout: Duration,
         wait_queue_timeout: Duration,

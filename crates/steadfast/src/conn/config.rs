@@ -9,6 +9,7 @@ use bson::Document;
 use steadfast_core::options::{AuthMechanism, ClientOptions, Credential};
 use steadfast_wire::Compressor;
 
+use super::stream::HostResolver;
 use super::tls;
 use crate::auth::oidc::OidcAuthenticator;
 use crate::auth::scram::{ScramCache, ScramVariant};
@@ -218,6 +219,9 @@ pub(crate) struct ConnectionConfig {
     pub(crate) server_api: Option<ServerApi>,
     /// Whether the deployment is behind a load balancer.
     pub(crate) load_balanced: bool,
+    /// How the servers' host names are resolved: the operating system's lookup unless the
+    /// application named its own name servers.
+    pub(crate) host_resolver: HostResolver,
 }
 
 /// The metadata document that replaces the original one after `Client::append_metadata`.
@@ -300,6 +304,7 @@ impl ConnectionConfig {
             auth,
             server_api,
             load_balanced: options.load_balanced,
+            host_resolver: HostResolver::System,
         })
     }
 }

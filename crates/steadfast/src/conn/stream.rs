@@ -24,8 +24,59 @@ pub(crate) type BoxedStream = Box<dyn AsyncStream>;
 /// that firewalls and load balancers do not silently drop idle pooled connections.
 const KEEPALIVE_TIME: Duration = Duration::from_secs(120);
 
-/// Opens a stream to `address`, with TLS when `tls` is given. `connect_timeout` bounds the
-/// whole of DNS resolution, TCP connect and TLS handshake (`None` = no limit).
+/// How a server's host name becomes socket addresses.
+#[derive(Clone, Default)]
+pub(crate) enum HostResolver {
+    /// The operating system's lookup (`getaddrinfo`: hosts file, then its DNS).
+    #[default]
+    System,
+    /// The name servers of the client's `ResolverConfig` (A, then AAAA records). IP literals
+    /// are used as they are.
+    Dns(Arc<hickory_resolver::TokioResolver>),
+}
+
+impl std::fmt::Debug for HostResolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            HostResolver::System => "System",
+            HostResolver::Dns(_) => "Dns",
+        })
+    }
+}
+
+impl HostResolver {
+    /// The socket addresses of `host`, in the order to try them.
+    ///
+    /// # Errors
+    /// `Network` when the name cannot be resolved.
+    async fn resolve(&self, host: &str, port: u16) -> Result<Vec<std::net::SocketAddr>> {
+        match self {
+            HostResolver::System => Ok(tokio::net::lookup_host((host, port))
+                .await
+                .map_err(|e| Error::network_io(format!("cannot resolve {host}"), e))?
+                .collect()),
+            HostResolver::Dns(resolver) => {
+                if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+                    return Ok(vec![std::net::SocketAddr::new(ip, port)]);
+                }
+                // A fully qualified name: the configured name servers are asked for it as it
+                // is, never with search domains appended.
+                let name = format!("{}.", host.trim_end_matches('.'));
+                let answer = resolver.lookup_ip(name).await.map_err(|e| {
+                    Error::network(format!("cannot resolve {host}: {e}")).with_source(e)
+                })?;
+                Ok(answer
+                    .iter()
+                    .map(|ip| std::net::SocketAddr::new(ip, port))
+                    .collect())
+            }
+        }
+    }
+}
+
+/// Opens a stream to `address`, with TLS when `tls` is given, resolving its host name through
+/// `resolver`. `connect_timeout` bounds the whole of DNS resolution, TCP connect and TLS
+/// handshake (`None` = no limit).
 ///
 /// # Errors
 /// `Timeout` when the deadline passes, `Network` when no resolved address accepts the
@@ -35,10 +86,11 @@ const KEEPALIVE_TIME: Duration = Duration::from_secs(120);
 /// Dropping the future abandons the half-open socket, which is closed on drop.
 pub(crate) async fn open(
     address: &ServerAddress,
+    resolver: &HostResolver,
     tls: Option<&Arc<rustls::ClientConfig>>,
     connect_timeout: Option<Duration>,
 ) -> Result<BoxedStream> {
-    let attempt = open_without_timeout(address, tls);
+    let attempt = open_without_timeout(address, resolver, tls);
     let result = match connect_timeout {
         Some(limit) => tokio::time::timeout(limit, attempt).await.map_err(|_| {
             Error::timeout(format!(
@@ -53,12 +105,13 @@ pub(crate) async fn open(
 
 async fn open_without_timeout(
     address: &ServerAddress,
+    resolver: &HostResolver,
     tls: Option<&Arc<rustls::ClientConfig>>,
 ) -> Result<BoxedStream> {
     match address {
         ServerAddress::Tcp { host, port } => {
-            let tcp =
-                connect_tcp(host, port.unwrap_or(steadfast_core::address::DEFAULT_PORT)).await?;
+            let port = port.unwrap_or(steadfast_core::address::DEFAULT_PORT);
+            let tcp = connect_tcp(host, port, resolver).await?;
             match tls {
                 Some(config) => {
                     let name = tls::server_name(host)?;
@@ -80,11 +133,8 @@ async fn open_without_timeout(
     }
 }
 
-async fn connect_tcp(host: &str, port: u16) -> Result<TcpStream> {
-    let resolved: Vec<_> = tokio::net::lookup_host((host, port))
-        .await
-        .map_err(|e| Error::network_io(format!("cannot resolve {host}"), e))?
-        .collect();
+async fn connect_tcp(host: &str, port: u16, resolver: &HostResolver) -> Result<TcpStream> {
+    let resolved = resolver.resolve(host, port).await?;
     let mut last_error = None;
     // Addresses are tried in resolver order; the first that accepts wins.
     for socket_address in resolved {

@@ -17,6 +17,7 @@ fn config() -> ConnectionConfig {
         auth: None,
         server_api: None,
         load_balanced: false,
+        host_resolver: Default::default(),
     }
 }
 

@@ -77,7 +77,14 @@ async fn establish(
     // The handshake and authentication are bounded by connectTimeoutMS, and each of their
     // reads and writes by socketTimeoutMS as well.
     let limit = IoLimit::SocketTimeout(config.connect_timeout.map(|t| runtime::now() + t));
-    let stream = match stream::open(address, config.tls.as_ref(), config.connect_timeout).await {
+    let stream = match stream::open(
+        address,
+        &config.host_resolver,
+        config.tls.as_ref(),
+        config.connect_timeout,
+    )
+    .await
+    {
         Ok(stream) => stream,
         Err(error) => {
             // TLS certificate problems and configuration errors are never due to overload;

@@ -59,7 +59,13 @@ impl MonitorConnection {
             config.auth.is_none(),
             "monitoring connections never authenticate"
         );
-        let stream = stream::open(address, config.tls.as_ref(), config.connect_timeout).await?;
+        let stream = stream::open(
+            address,
+            &config.host_resolver,
+            config.tls.as_ref(),
+            config.connect_timeout,
+        )
+        .await?;
         // The monitor sets an explicit deadline on every exchange (the streaming protocol needs
         // connectTimeoutMS + heartbeatFrequencyMS), so the connection has no socket timeout.
         let mut connection = Connection::new(id, address.clone(), stream, None);

@@ -8,6 +8,7 @@ use steadfast_core::options::{
     ClientOptions, ConnectionString, HostInfo, ParsedUri, SrvLookup, SrvRecord, SrvResolution,
 };
 
+use crate::client::ResolverConfig;
 use crate::error::{Error, Result};
 use crate::runtime;
 
@@ -115,9 +116,11 @@ pub(crate) async fn options_from_uri(
     }
 }
 
-/// The system resolver (`/etc/resolv.conf` on Unix), through hickory-resolver.
+/// A hickory-resolver: the system's (`/etc/resolv.conf` on Unix) or the name servers of a
+/// [`ResolverConfig`]. Cheap to clone: clones share the connections and the cache.
+#[derive(Clone)]
 pub(crate) struct HickoryResolver {
-    resolver: hickory_resolver::TokioResolver,
+    resolver: std::sync::Arc<hickory_resolver::TokioResolver>,
 }
 
 impl std::fmt::Debug for HickoryResolver {
@@ -136,8 +139,34 @@ impl HickoryResolver {
             Error::dns("the system DNS configuration cannot be read").with_source(e)
         })?;
         Ok(HickoryResolver {
-            resolver: builder.build(),
+            resolver: std::sync::Arc::new(builder.build()),
         })
+    }
+
+    /// A resolver that asks the name servers of `config`, and nothing else.
+    pub(crate) fn with_config(config: &ResolverConfig) -> Self {
+        let provider = hickory_resolver::name_server::TokioConnectionProvider::default();
+        let builder =
+            hickory_resolver::TokioResolver::builder_with_config(config.to_hickory(), provider);
+        HickoryResolver {
+            resolver: std::sync::Arc::new(builder.build()),
+        }
+    }
+
+    /// The resolver a client uses: `config`'s name servers when given, else the system's.
+    ///
+    /// # Errors
+    /// As [`HickoryResolver::from_system_config`] when no configuration is given.
+    pub(crate) fn for_client(config: Option<&ResolverConfig>) -> Result<Self> {
+        match config {
+            Some(config) => Ok(Self::with_config(config)),
+            None => Self::from_system_config(),
+        }
+    }
+
+    /// The hickory resolver itself, shared, for address (A/AAAA) lookups.
+    pub(crate) fn shared(&self) -> std::sync::Arc<hickory_resolver::TokioResolver> {
+        std::sync::Arc::clone(&self.resolver)
     }
 }
 

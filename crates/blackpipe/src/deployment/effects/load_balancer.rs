@@ -286,12 +286,16 @@ pub(crate) async fn start(
     Ok(Some(balancer))
 }
 
-/// With fixed ports, the balancers listen right after the routers; ephemeral otherwise.
+/// The balancers listen on the ports the configuration names; otherwise right after the
+/// routers' fixed ports, or on ephemeral ones.
 fn balancer_port(
     config: &DeploymentConfig,
     routers: usize,
     offset: u16,
 ) -> Result<u16, ControlError> {
+    if let Some((multi, single)) = config.load_balancer_ports {
+        return Ok(if offset == 0 { multi } else { single });
+    }
     if config.port == 0 {
         return Ok(0);
     }

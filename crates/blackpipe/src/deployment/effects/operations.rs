@@ -114,7 +114,7 @@ impl Effects for Inner {
         options: MemberOptions,
     ) -> Result<(NodeIndex, String), ControlError> {
         let port = self.next_port(self.fixed_ports)?;
-        let host = format!("127.0.0.1:{port}");
+        let host = format!("{}:{port}", self.host_name);
         let mut members = self.current_members();
         members.push((host.clone(), options));
         self.reconfigure(members, None).await?;

@@ -76,10 +76,13 @@ fn build_topology(
     ports: &[u16],
     process_ids: &[ObjectId],
 ) -> Result<Topology, ControlError> {
-    let hosts = ports.iter().map(|&port| host_of(port));
+    let hosts = ports.iter().map(|&port| host_of(&config.host_name, port));
     Ok(match config.kind {
         DeploymentKind::Standalone => Topology::standalone(
-            host_of(ports.first().copied().unwrap_or_default()),
+            host_of(
+                &config.host_name,
+                ports.first().copied().unwrap_or_default(),
+            ),
             process_ids.first().copied().unwrap_or_default(),
         ),
         DeploymentKind::Sharded => {
@@ -96,8 +99,8 @@ fn build_topology(
     })
 }
 
-fn host_of(port: u16) -> String {
-    format!("127.0.0.1:{port}")
+fn host_of(name: &str, port: u16) -> String {
+    format!("{name}:{port}")
 }
 
 impl Inner {
@@ -107,6 +110,12 @@ impl Inner {
         store: Arc<Store>,
     ) -> Result<Arc<Self>, ControlError> {
         let fixed_ports = config.port != 0;
+        if config.host_name != "127.0.0.1" && config.host_name != "localhost" {
+            return Err(ControlError::InvalidConfig(format!(
+                "host name {}: blackpipe nodes listen on 127.0.0.1 only",
+                config.host_name
+            )));
+        }
         let count = config.members.len();
         // With ephemeral ports, each listener binds port 0 and the topology is rebuilt with the
         // ports the system chose before anyone can know them: no window where another socket
@@ -176,6 +185,7 @@ impl Inner {
             changes: watch::Sender::new(0),
             baseline: baseline_write_time(),
             fixed_ports,
+            host_name: config.host_name.clone(),
             listener: config.server.clone(),
             users,
             auth_required: config.auth,

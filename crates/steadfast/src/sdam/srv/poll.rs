@@ -69,14 +69,22 @@ impl Topology {
     }
 }
 
-/// Starts SRV polling through the system resolver for a `mongodb+srv://` client (nothing for
-/// other clients). Without a usable resolver configuration the client works on without
-/// polling, which is logged.
-pub(crate) fn start_with_system_resolver(topology: &Topology, options: &ClientOptions) {
+/// Starts SRV polling for a `mongodb+srv://` client (nothing for other clients) through
+/// `resolver`, the client's own name servers, or else the system resolver. Without a usable
+/// system resolver configuration the client works on without polling, which is logged.
+pub(crate) fn start(
+    topology: &Topology,
+    options: &ClientOptions,
+    resolver: Option<super::HickoryResolver>,
+) {
     let Some(settings) = SrvPollSettings::from_options(options) else {
         return;
     };
-    match super::HickoryResolver::from_system_config() {
+    let resolver = match resolver {
+        Some(resolver) => Ok(resolver),
+        None => super::HickoryResolver::from_system_config(),
+    };
+    match resolver {
         Ok(resolver) => topology.start_srv_polling(resolver, settings),
         Err(error) => tracing::warn!(target: "steadfast::topology", %error,
             "SRV records will not be polled: no DNS resolver"),

@@ -209,3 +209,70 @@ async fn options_from_uri_resolves_only_srv_strings() {
         "{error}"
     );
 }
+
+/// The README's prose tests for `mongodb+srv://localhost`, whose SRV records no resolver asks a
+/// name server for (RFC 6761): run here against canned answers. The `mongo.local` and
+/// `blogs.mongodb.com` cases run against a local name server in the `dns_seedlist` test.
+async fn resolve_localhost_to(target: &str) -> Result<SrvResolution> {
+    let dns = CannedDns {
+        srv: vec![record(target, 27017)],
+        ..CannedDns::default()
+    };
+    resolve(&srv_string("mongodb+srv://localhost"), &dns).await
+}
+
+/// The target the error says lies outside the SRV domain.
+fn rejected_target(error: &Error) -> Option<String> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(current) = source {
+        if let Some(steadfast_core::options::OptionsError::SrvTargetOutsideDomain {
+            target, ..
+        }) = current.downcast_ref()
+        {
+            return Some(target.clone());
+        }
+        source = current.source();
+    }
+    None
+}
+
+#[tokio::test]
+async fn prose_1_srv_names_with_fewer_than_three_parts_are_allowed() {
+    let resolution = resolve_localhost_to("test.localhost")
+        .await
+        .expect("one-part SRV names are valid");
+    assert_eq!(
+        resolution.options.hosts,
+        vec![ServerAddress::tcp("test.localhost", 27017)]
+    );
+}
+
+#[tokio::test]
+async fn prose_2_a_target_outside_the_srv_domain_is_refused() {
+    let error = resolve_localhost_to("localhost.mongodb")
+        .await
+        .expect_err("localhost.mongodb is not under localhost");
+    assert_eq!(
+        rejected_target(&error).as_deref(),
+        Some("localhost.mongodb")
+    );
+}
+
+#[tokio::test]
+async fn prose_3_a_target_identical_to_a_short_srv_name_is_refused() {
+    let error = resolve_localhost_to("localhost")
+        .await
+        .expect_err("the target must be one level deeper");
+    assert_eq!(rejected_target(&error).as_deref(), Some("localhost"));
+}
+
+#[tokio::test]
+async fn prose_4_a_target_without_the_separating_dot_is_refused() {
+    let error = resolve_localhost_to("test_1.cluster_1localhost")
+        .await
+        .expect_err("cluster_1localhost does not end with .localhost");
+    assert_eq!(
+        rejected_target(&error).as_deref(),
+        Some("test_1.cluster_1localhost")
+    );
+}
