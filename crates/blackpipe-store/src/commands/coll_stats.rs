@@ -179,9 +179,9 @@ fn storage_stats(collection: &Collection, scale: i64) -> Document {
     let index_sizes = collection.index_sizes();
     let total_index_size: usize = index_sizes.iter().map(|(_, bytes)| bytes).sum();
     let mut stats = doc! { "size": scaled(size), "count": number(count) };
-    if count > 0 {
-        // Not scaled, as in mongod.
-        stats.insert("avgObjSize", number(size / count));
+    // Only with documents, and not scaled, as in mongod.
+    if let Some(average) = size.checked_div(count) {
+        stats.insert("avgObjSize", number(average));
     }
     stats.insert("numOrphanDocs", 0_i32);
     stats.insert("storageSize", scaled(size));

@@ -229,6 +229,9 @@ pub(super) async fn accept(stream: TcpStream, tls: Option<&ServerTls>) -> io::Re
     }
 }
 
+/// How often [`opens_with_tls`] looks again at a header that arrived in part.
+const PARTIAL_HEADER_POLL: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// Whether the client's first bytes are a TLS handshake record header (content type 22,
 /// version 3.x). A MongoDB message starts with its length; one that began with these bytes
 /// would be over 64 KiB, far more than any client's first message (its handshake).
@@ -245,10 +248,11 @@ async fn opens_with_tls(stream: &TcpStream) -> io::Result<bool> {
         if header[0] != 0x16 || (seen == 2 && header[1] != 0x03) {
             return Ok(false);
         }
-        // Part of the header arrived: wait for the rest (peek returns at once while data is
-        // buffered, so give the socket a chance to receive more).
-        stream.readable().await?;
-        tokio::task::yield_now().await;
+        // Part of the header arrived: wait for the rest. `peek` and `readable` return at once
+        // while data is buffered, so poll on a short timer: a client that stops after one or
+        // two bytes costs a wake-up per millisecond, never a spinning core, until the server's
+        // read timeout closes it.
+        tokio::time::sleep(PARTIAL_HEADER_POLL).await;
     }
 }
 
