@@ -102,9 +102,13 @@ pub(crate) fn new_operation_id() -> i64 {
 /// What the retry loop needs that stays fixed for an operation.
 pub(crate) struct OperationPlan {
     name: String,
+    /// The driver operation's name, as the OpenTelemetry specification names its span.
+    operation_name: String,
     operation_id: i64,
     /// The operation's span (see `spans`); its attempts' spans are its children.
     span: tracing::Span,
+    /// The operation's OpenTelemetry span and its command's (see `crate::otel`).
+    otel: crate::otel::OperationTrace,
     /// timeoutMS as a deadline; under it the deprecated per-step timeouts give way.
     deadline: Deadline,
     /// The command carries no `maxTimeMS` (see `ExecutionContext::omit_max_time`).
@@ -237,7 +241,7 @@ impl Executor {
         if let Err(error) = &result {
             spans::failed(&plan.span, error);
         }
-        match (&plan.transaction, result) {
+        let result = match (&plan.transaction, result) {
             (Some(transaction), Err(error)) => Err(label_failure(
                 error,
                 transaction,
@@ -245,7 +249,9 @@ impl Executor {
                 progress.explicit.as_deref_mut(),
             )),
             (_, result) => result,
-        }
+        };
+        plan.otel.finish(result.as_ref().err());
+        result
     }
 
     /// The retry loop: attempts until one completes or the retry rules stop.
@@ -264,6 +270,7 @@ impl Executor {
                 .instrument(span.clone())
                 .await;
             spans::attempt_finished(&span, &result);
+            plan.otel.attempt_ended(attempt::error_of(&result));
             attempt::observe_reply(progress.retry.policy(), &result);
             let failure = match result {
                 AttemptResult::Completed { result, address } => {
@@ -329,10 +336,23 @@ impl Executor {
         let options = self.options();
         let started = runtime::now();
         let operation_id = operation_id.unwrap_or_else(new_operation_id);
+        // In a transaction (its commit and abort included) the span nests in the
+        // transaction's.
+        let transaction_trace = match (&transaction, session.as_deref()) {
+            (Some(_), Some(session)) => Some(session.transaction_trace()),
+            _ => None,
+        };
+        let otel = crate::otel::OperationTrace::start(
+            self.tracer(),
+            op.operation_name(),
+            transaction_trace,
+        );
         let plan = OperationPlan {
             name: op.name().to_string(),
+            operation_name: op.operation_name().to_owned(),
             operation_id,
-            span: spans::operation(op.name(), operation_id),
+            span: spans::operation(op.operation_name(), operation_id),
+            otel,
             deadline,
             omit_max_time,
             criteria: transaction

@@ -58,6 +58,10 @@ impl Operation for RunCommand {
         &self.name
     }
 
+    fn operation_name(&self) -> &str {
+        "runCommand"
+    }
+
     fn build(&mut self, _description: &StreamDescription) -> Result<Command> {
         // Encoded straight from the application's document, never cloned.
         Ok(Command::raw(
