@@ -102,7 +102,10 @@ impl ClientOptionsBuilder {
 
     /// Sets [`ClientOptions::tracing`] (feature `opentelemetry`).
     #[cfg(feature = "opentelemetry")]
-    pub fn tracing(mut self, tracing: impl Into<Option<crate::otel::OpentelemetryOptions>>) -> Self {
+    pub fn tracing(
+        mut self,
+        tracing: impl Into<Option<crate::otel::OpentelemetryOptions>>,
+    ) -> Self {
         self.options.tracing = tracing.into();
         self
     }

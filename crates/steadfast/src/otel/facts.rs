@@ -141,7 +141,10 @@ mod tests {
         let commit = rawdoc! { "commitTransaction": 1 };
         assert_eq!(collection_name("commitTransaction", &commit), None);
         assert_eq!(summary("find", "shop", Some("users")), "find shop.users");
-        assert_eq!(summary("commitTransaction", "admin", None), "commitTransaction admin");
+        assert_eq!(
+            summary("commitTransaction", "admin", None),
+            "commitTransaction admin"
+        );
     }
 
     #[test]
@@ -150,7 +153,10 @@ mod tests {
         assert_eq!(cursor_of_command("getMore", &more), Some(7));
         let kill = rawdoc! { "killCursors": "users", "cursors": [9_i64] };
         assert_eq!(cursor_of_command("killCursors", &kill), Some(9));
-        assert_eq!(cursor_of_command("find", &rawdoc! { "find": "users" }), None);
+        assert_eq!(
+            cursor_of_command("find", &rawdoc! { "find": "users" }),
+            None
+        );
         let open = rawdoc! { "cursor": { "id": 5_i64, "firstBatch": [] }, "ok": 1 };
         assert_eq!(cursor_of_reply(&open), Some(5));
         let exhausted = rawdoc! { "cursor": { "id": 0_i64, "firstBatch": [] }, "ok": 1 };

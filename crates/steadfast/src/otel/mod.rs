@@ -49,12 +49,12 @@ mod spans;
 #[cfg(not(feature = "opentelemetry"))]
 mod off;
 
+#[cfg(not(feature = "opentelemetry"))]
+pub(crate) use off::{OperationTrace, SentCommand, Tracer, TransactionTrace};
 #[cfg(feature = "opentelemetry")]
 pub use options::OpentelemetryOptions;
-#[cfg(not(feature = "opentelemetry"))]
-pub(crate) use off::{OperationTrace, SentCommand, TransactionTrace, Tracer};
 #[cfg(feature = "opentelemetry")]
-pub(crate) use spans::{OperationTrace, SentCommand, TransactionTrace, Tracer};
+pub(crate) use spans::{OperationTrace, SentCommand, Tracer, TransactionTrace};
 
 /// The environment variable that turns tracing on for clients whose options leave it unset.
 pub const ENABLED_VARIABLE: &str = "OTEL_RUST_INSTRUMENTATION_MONGODB_ENABLED";

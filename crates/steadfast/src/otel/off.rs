@@ -17,7 +17,10 @@ impl Tracer {
 }
 
 /// The command a command span would describe (never built without the feature).
-#[allow(dead_code, reason = "the same fields as with the feature, which reads them")]
+#[allow(
+    dead_code,
+    reason = "the same fields as with the feature, which reads them"
+)]
 pub(crate) struct SentCommand<'a> {
     pub(crate) name: &'a str,
     pub(crate) database: &'a str,

@@ -209,7 +209,8 @@ impl OperationTrace {
         let Some(spans) = &self.0 else {
             return;
         };
-        if let (Some(cursor), Some(command)) = (facts::cursor_of_reply(reply), &*lock(&spans.command))
+        if let (Some(cursor), Some(command)) =
+            (facts::cursor_of_reply(reply), &*lock(&spans.command))
         {
             command
                 .span()

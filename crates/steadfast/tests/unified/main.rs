@@ -33,6 +33,7 @@ mod runner;
 mod selftest;
 mod server_api;
 mod skips;
+mod spans;
 mod tally;
 
 use std::collections::BTreeMap;
@@ -71,6 +72,8 @@ const SUITES: &[&str] = &[
     "connection-monitoring-and-pooling/logging",
     "server-selection/logging",
     "auth/unified",
+    "open-telemetry/operation",
+    "open-telemetry/transaction",
 ];
 
 /// Bounds one case, so that a hang fails the case instead of the run.
