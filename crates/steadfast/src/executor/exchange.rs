@@ -139,7 +139,8 @@ impl Executor {
     }
 
     /// Opens the OpenTelemetry span of the command, when the client traces and the command is
-    /// not sensitive (such commands get no span, as they get no event payload).
+    /// not sensitive (such commands get no span, as they get no event payload; they still name
+    /// the operation's span).
     fn open_command_span(
         &self,
         stage: Stage<'_>,
@@ -155,9 +156,6 @@ impl Executor {
             || monitoring::is_sensitive_raw(&prepared.name, body),
             |identity| identity.sensitive,
         );
-        if sensitive {
-            return;
-        }
         stage.plan.otel.command_sent(&crate::otel::SentCommand {
             name: &prepared.name,
             database: &prepared.database,
@@ -168,6 +166,7 @@ impl Executor {
             server_connection_id: connection
                 .description()
                 .and_then(|d| d.server_connection_id),
+            sensitive,
         });
     }
 

@@ -46,14 +46,18 @@ pub(super) fn command(name: &str, operation_id: i64, attempt: u32) -> Span {
         db.response.status_code = Empty, error.type = Empty)
 }
 
-/// The current span (an attempt's, inside one) when the operation's span is enabled, else a
-/// disabled span: looking the current span up is skipped when nobody records spans.
+/// The current span when it is an attempt's (inside one) and the operation's span is enabled,
+/// else a disabled span: looking the current span up is skipped when nobody records spans, and
+/// a disabled attempt span never lets its fields land on the operation's span.
 pub(super) fn current_if(operation: &Span) -> Span {
     if operation.is_disabled() {
-        Span::none()
-    } else {
-        Span::current()
+        return Span::none();
     }
+    let current = Span::current();
+    let is_command = current
+        .metadata()
+        .is_some_and(|m| m.target() == SPAN_TARGET && m.name() == "command");
+    if is_command { current } else { Span::none() }
 }
 
 /// The connection a command is sent on, as the command span names it.

@@ -29,6 +29,8 @@ pub(crate) struct SentCommand<'a> {
     pub(crate) address: &'a steadfast_core::ServerAddress,
     pub(crate) driver_connection_id: u64,
     pub(crate) server_connection_id: Option<i64>,
+    /// A sensitive command: it names the operation's span but gets no span of its own.
+    pub(crate) sensitive: bool,
 }
 
 /// No transaction span.

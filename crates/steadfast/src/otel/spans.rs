@@ -76,6 +76,8 @@ pub(crate) struct SentCommand<'a> {
     pub(crate) address: &'a steadfast_core::ServerAddress,
     pub(crate) driver_connection_id: u64,
     pub(crate) server_connection_id: Option<i64>,
+    /// A sensitive command: it names the operation's span but gets no span of its own.
+    pub(crate) sensitive: bool,
 }
 
 /// A transaction's span, from `startTransaction` to the end of its commit or abort.
@@ -156,13 +158,17 @@ impl OperationTrace {
         self.0.is_some()
     }
 
-    /// Opens the span of a command sent now (naming the operation's span after the first).
+    /// Opens the span of a command sent now, unless it is sensitive (naming the operation's
+    /// span after the first).
     pub(crate) fn command_sent(&self, sent: &SentCommand<'_>) {
         let Some(spans) = &self.0 else {
             return;
         };
         let collection = facts::collection_name(sent.name, sent.body);
         spans.name_operation(sent.database, collection);
+        if sent.sensitive {
+            return;
+        }
         let mut attributes = vec![
             KeyValue::new("db.system.name", SYSTEM),
             KeyValue::new("db.namespace", sent.database.to_owned()),
