@@ -27,7 +27,7 @@ pub(crate) struct RunCommand {
 impl RunCommand {
     /// Marks the command as the application's `runCommand` (rather than a helper's, such as
     /// `createSearchIndexes`), as its OpenTelemetry span is named.
-    pub(crate) fn from_application(mut self) -> Self {
+    pub(crate) fn run_by_application(mut self) -> Self {
         self.from_application = true;
         self
     }
