@@ -7,14 +7,14 @@
 //! `exception.*`...).
 //!
 //! Available with the crate feature `opentelemetry`, and off until enabled, per client by
-//! [`ClientOptions::tracing`](crate::options::ClientOptions::tracing)
-//! ([`OpentelemetryOptions::enabled`]) or for every client by the environment variable
+//! `ClientOptions::tracing` (`OpentelemetryOptions::enabled`) or for every client by the
+//! environment variable
 //! `OTEL_RUST_INSTRUMENTATION_MONGODB_ENABLED` (`1`, `true` or `yes`). Spans go to the tracer
 //! provider the options name, else to OpenTelemetry's global one: steadfast depends on the
 //! OpenTelemetry API only, never on an SDK or an exporter, which the application chooses.
 //!
 //! The command text (`db.query.text`) is added only when
-//! [`OpentelemetryOptions::query_text_max_length`] (or the environment variable
+//! `OpentelemetryOptions::query_text_max_length` (or the environment variable
 //! `OTEL_RUST_INSTRUMENTATION_MONGODB_QUERY_TEXT_MAX_LENGTH`) is positive; it is never rendered
 //! otherwise. Sensitive commands (authentication, `hello` with speculative authentication) get
 //! no command span, as they get no command event.
