@@ -92,6 +92,23 @@ pub(crate) struct ExecutionContext<'a> {
     /// The operation id the run's events carry, when it is one command of a larger operation
     /// (a bulk write's batches); `None`: a new one.
     pub(crate) operation_id: Option<i64>,
+    /// The OpenTelemetry span of the larger operation this run is one command of (joined, see
+    /// `crate::otel::OperationTrace`); `None`: the run opens its own.
+    pub(crate) trace: Option<crate::otel::OperationTrace>,
+}
+
+/// The OpenTelemetry span of an operation made of several executor runs (a bulk write's
+/// batches), started now in `session`'s transaction if it has one; the runs join it through
+/// `ExecutionContext::trace`, and the caller ends it.
+pub(crate) fn trace_operation(
+    executor: &Executor,
+    operation_name: &str,
+    session: Option<&ClientSession>,
+) -> crate::otel::OperationTrace {
+    let transaction = session
+        .filter(|session| session.in_transaction())
+        .map(ClientSession::transaction_trace);
+    crate::otel::OperationTrace::start(executor.tracer(), operation_name, transaction)
 }
 
 /// A new operation id, unique in the process.
@@ -313,6 +330,7 @@ impl Executor {
             overrides_transaction_timeout,
             pinned,
             operation_id,
+            trace,
         } = context;
         self.ensure_open()?;
         if overrides_transaction_timeout {
@@ -342,11 +360,13 @@ impl Executor {
             (Some(_), Some(session)) => Some(session.transaction_trace()),
             _ => None,
         };
-        let otel = crate::otel::OperationTrace::start(
-            self.tracer(),
-            op.operation_name(),
-            transaction_trace,
-        );
+        let otel = trace.unwrap_or_else(|| {
+            crate::otel::OperationTrace::start(
+                self.tracer(),
+                op.operation_name(),
+                transaction_trace,
+            )
+        });
         let plan = OperationPlan {
             name: op.name().to_string(),
             operation_name: op.operation_name().to_owned(),

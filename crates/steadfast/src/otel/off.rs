@@ -46,6 +46,7 @@ impl TransactionTrace {
 }
 
 /// No operation span.
+#[derive(Clone, Debug)]
 pub(crate) struct OperationTrace;
 
 impl OperationTrace {

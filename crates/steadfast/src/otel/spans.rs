@@ -108,7 +108,33 @@ impl TransactionTrace {
 }
 
 /// An operation's span and the span of its command in flight.
-pub(crate) struct OperationTrace(Option<Box<Spans>>);
+///
+/// The handle [`OperationTrace::start`] returns owns the span and ends it in
+/// [`OperationTrace::finish`]. A clone *joins* the operation: the commands run through it (the
+/// batches of a bulk write, each executed on its own) nest in the same span, and its `finish`
+/// ends only the command in flight, leaving the operation's span to its owner.
+pub(crate) struct OperationTrace {
+    spans: Option<Arc<Spans>>,
+    owner: bool,
+}
+
+impl std::fmt::Debug for OperationTrace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OperationTrace")
+            .field("recording", &self.spans.is_some())
+            .field("owner", &self.owner)
+            .finish()
+    }
+}
+
+impl Clone for OperationTrace {
+    fn clone(&self) -> Self {
+        OperationTrace {
+            spans: self.spans.clone(),
+            owner: false,
+        }
+    }
+}
 
 struct Spans {
     active: Arc<Active>,
@@ -129,7 +155,10 @@ impl OperationTrace {
         transaction: Option<&TransactionTrace>,
     ) -> OperationTrace {
         let Some(active) = &tracer.0 else {
-            return OperationTrace(None);
+            return OperationTrace {
+                spans: None,
+                owner: true,
+            };
         };
         let parent = match transaction.and_then(|t| t.0.as_ref()) {
             Some(context) => context.clone(),
@@ -144,24 +173,27 @@ impl OperationTrace {
                 KeyValue::new("db.operation.name", operation_name.to_owned()),
             ])
             .start_with_context(&active.tracer, &parent);
-        OperationTrace(Some(Box::new(Spans {
-            active: Arc::clone(active),
-            operation_name: operation_name.to_owned(),
-            operation: parent.with_span(span),
-            named: Mutex::new(false),
-            command: Mutex::new(None),
-        })))
+        OperationTrace {
+            spans: Some(Arc::new(Spans {
+                active: Arc::clone(active),
+                operation_name: operation_name.to_owned(),
+                operation: parent.with_span(span),
+                named: Mutex::new(false),
+                command: Mutex::new(None),
+            })),
+            owner: true,
+        }
     }
 
     /// Whether spans are recorded (the caller then describes the command it sends).
     pub(crate) fn is_recording(&self) -> bool {
-        self.0.is_some()
+        self.spans.is_some()
     }
 
     /// Opens the span of a command sent now, unless it is sensitive (naming the operation's
     /// span after the first).
     pub(crate) fn command_sent(&self, sent: &SentCommand<'_>) {
-        let Some(spans) = &self.0 else {
+        let Some(spans) = &self.spans else {
             return;
         };
         let collection = facts::collection_name(sent.name, sent.body);
@@ -212,7 +244,7 @@ impl OperationTrace {
 
     /// Records the cursor a command's reply opened or continued on the command's span.
     pub(crate) fn command_replied(&self, reply: &RawDocument) {
-        let Some(spans) = &self.0 else {
+        let Some(spans) = &self.spans else {
             return;
         };
         if let (Some(cursor), Some(command)) =
@@ -226,7 +258,7 @@ impl OperationTrace {
 
     /// Ends the span of the attempt's command, if one was sent, with the attempt's error.
     pub(crate) fn attempt_ended(&self, error: Option<&Error>) {
-        let Some(spans) = &self.0 else {
+        let Some(spans) = &self.spans else {
             return;
         };
         let Some(command) = lock(&spans.command).take() else {
@@ -243,13 +275,17 @@ impl OperationTrace {
         command.span().end();
     }
 
-    /// Ends the operation's span with its error, if it failed.
+    /// Ends the operation's span with its error, if it failed (a joined handle: only the
+    /// command in flight).
     pub(crate) fn finish(&self, error: Option<&Error>) {
-        let Some(spans) = &self.0 else {
+        let Some(spans) = &self.spans else {
             return;
         };
         if let Some(command) = lock(&spans.command).take() {
             command.span().end();
+        }
+        if !self.owner {
+            return;
         }
         if let Some(error) = error {
             record_error(&spans.operation, error);

@@ -17,7 +17,7 @@ use steadfast::Client;
 use steadfast::options::ClientOptions;
 use steadfast::otel::OpentelemetryOptions;
 
-use crate::crud_wire::cursor_reply;
+use crate::crud_wire::{acknowledge_writes, cursor_reply};
 use crate::{server, uri};
 
 /// Keeps every finished span.
@@ -170,6 +170,31 @@ async fn a_retried_find_has_a_command_span_per_attempt_under_one_operation_span(
     assert_eq!(succeeded.status, Status::Unset);
     assert_eq!(string(succeeded, "exception.message"), None);
     assert_eq!(integer(succeeded, "db.mongodb.cursor_id"), Some(42));
+}
+
+#[tokio::test]
+async fn the_batches_of_an_insert_many_are_commands_of_one_operation_span() {
+    let server = server().await;
+    server.patch_hello(doc! { "maxWriteBatchSize": 3 });
+    acknowledge_writes(&server);
+    let (client, recorded) = traced_client(&server, enabled).await;
+    let items = client.database("db").collection::<Document>("items");
+    items
+        .insert_many((0..7).map(|i| doc! { "i": i }))
+        .await
+        .unwrap();
+
+    let operations = recorded.roots("insert db.items");
+    assert_eq!(operations.len(), 1, "{:#?}", recorded.spans());
+    let batches = recorded.children(&operations[0]);
+    assert_eq!(batches.len(), 3, "{batches:#?}");
+    assert!(batches.iter().all(|span| span.name == "insert"));
+    assert_eq!(
+        recorded.spans().len(),
+        4,
+        "nothing else: {:#?}",
+        recorded.spans()
+    );
 }
 
 #[tokio::test]
