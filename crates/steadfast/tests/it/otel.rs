@@ -3,6 +3,7 @@
 //! text's length, and tracing left off. Spans are recorded by an SDK tracer provider given to
 //! the client, so each test sees its own client's spans only.
 
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -328,4 +329,91 @@ async fn a_client_with_tracing_disabled_records_no_span() {
     let items = client.database("db").collection::<Document>("items");
     let _cursor = items.find(doc! {}).await.unwrap();
     assert!(recorded.spans().is_empty(), "{:#?}", recorded.spans());
+}
+
+/// What the child run of [`environment_child`] must see, set by its parent.
+const CHILD_EXPECTS: &str = "STEADFAST_OTEL_CHILD_EXPECTS";
+
+/// The open-telemetry suite's prose tests 1 and 2: with tracing left unset in the options,
+/// `OTEL_RUST_INSTRUMENTATION_MONGODB_ENABLED` turns spans on or off, and
+/// `OTEL_RUST_INSTRUMENTATION_MONGODB_QUERY_TEXT_MAX_LENGTH` adds `db.query.text`. The
+/// variables are read when a client is created; each case runs in a child process of this
+/// test binary with its own environment (changing the environment of this multi-threaded
+/// process is unsound).
+#[test]
+fn tracing_follows_the_environment_variables_when_the_options_leave_it_unset() {
+    use steadfast::otel::{ENABLED_VARIABLE, QUERY_TEXT_MAX_LENGTH_VARIABLE};
+    let cases: [(&[(&str, &str)], &str); 4] = [
+        (&[(ENABLED_VARIABLE, "false")], "no spans"),
+        (&[(ENABLED_VARIABLE, "true")], "spans without query text"),
+        (
+            &[
+                (ENABLED_VARIABLE, "yes"),
+                (QUERY_TEXT_MAX_LENGTH_VARIABLE, "1024"),
+            ],
+            "spans with query text",
+        ),
+        (&[(QUERY_TEXT_MAX_LENGTH_VARIABLE, "1024")], "no spans"),
+    ];
+    let binary = std::env::current_exe().unwrap();
+    for (variables, expects) in cases {
+        let output = Command::new(&binary)
+            .args(["--exact", "otel::environment_child", "--ignored"])
+            .env_remove(ENABLED_VARIABLE)
+            .env_remove(QUERY_TEXT_MAX_LENGTH_VARIABLE)
+            .envs(variables.iter().copied())
+            .env(CHILD_EXPECTS, expects)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && stdout.contains("1 passed"),
+            "{variables:?} should give {expects}: {stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+/// One case of [`tracing_follows_the_environment_variables_when_the_options_leave_it_unset`],
+/// in the environment its parent set.
+#[tokio::test]
+#[ignore = "run by tracing_follows_the_environment_variables_when_the_options_leave_it_unset, in a child process with the environment of each case"]
+async fn environment_child() {
+    let expects = std::env::var(CHILD_EXPECTS).expect("run by its parent test");
+    let server = server().await;
+    server
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..1, 0),
+        )
+        .always();
+    // Only the provider is set: `enabled` and `query_text_max_length` come from the
+    // environment.
+    let (client, recorded) = traced_client(&server, |provider| {
+        OpentelemetryOptions::builder()
+            .tracer_provider(provider)
+            .build()
+    })
+    .await;
+    let items = client.database("db").collection::<Document>("items");
+    let _cursor = items.find(doc! { "x": 1 }).await.unwrap();
+
+    let operations = recorded.roots("find db.items");
+    if expects == "no spans" {
+        assert!(recorded.spans().is_empty(), "{:#?}", recorded.spans());
+        return;
+    }
+    assert_eq!(operations.len(), 1, "{:#?}", recorded.spans());
+    let commands = recorded.children(&operations[0]);
+    let text = string(&commands[0], "db.query.text");
+    match expects.as_str() {
+        "spans with query text" => {
+            assert_eq!(
+                text.as_deref(),
+                Some(r#"{"find":"items","filter":{"x":1}}"#)
+            );
+        }
+        "spans without query text" => assert_eq!(text, None),
+        other => panic!("unknown expectation {other:?}"),
+    }
 }
