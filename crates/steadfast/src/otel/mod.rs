@@ -1,6 +1,7 @@
 //! OpenTelemetry tracing, as the OpenTelemetry specification for MongoDB drivers describes it:
 //! one span per driver operation (`find shop.users`), one child span per command sent for it
-//! (`find`, one per attempt, so a retried operation shows each attempt), and a `transaction`
+//! (`find`, one per attempt, so a retried operation shows each attempt; one per batch of a bulk
+//! write; a cursor's `getMore`s are operations of their own), and a `transaction`
 //! span around the operations of a transaction, with the specification's attributes
 //! (`db.system.name`, `db.namespace`, `db.collection.name`, `db.operation.name`,
 //! `db.query.summary`, `server.address`, `db.mongodb.*`, `db.response.status_code`,
