@@ -150,6 +150,7 @@ impl Client {
                 .unwrap_or_else(|| Arc::new(SpecPolicy)),
             budget: options.retry_budget,
             tasks,
+            tracer: tracer(&options),
         }));
         if let Some(info) = options.driver_info {
             client.append_metadata(info)?;
@@ -361,4 +362,16 @@ pub(crate) async fn options_from_uri(
         tracing::warn!(%warning, "connection string option ignored");
     }
     Ok(options)
+}
+
+/// The client's OpenTelemetry tracer, as its `tracing` options and the environment ask.
+#[cfg(feature = "opentelemetry")]
+fn tracer(options: &ClientOptions) -> crate::otel::Tracer {
+    crate::otel::Tracer::new(options.tracing.as_ref())
+}
+
+/// No tracer without the `opentelemetry` feature.
+#[cfg(not(feature = "opentelemetry"))]
+fn tracer(_options: &ClientOptions) -> crate::otel::Tracer {
+    crate::otel::Tracer::new()
 }

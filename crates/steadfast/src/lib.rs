@@ -74,6 +74,7 @@ pub mod logging;
 mod namespace;
 mod operation;
 pub mod options;
+pub mod otel;
 /// One server's connection pool used on its own (conformance tests, tools); applications use
 /// [`Client`]. Not a stable API.
 #[doc(hidden)]

@@ -130,6 +130,40 @@ pub(crate) async fn run_bulk(
     ns: &Namespace,
     plan: BulkPlan,
     fields: WriteCommandFields,
+    session: Option<&mut ClientSession>,
+    settings: &OperationSettings,
+) -> Result<BulkWriteResult> {
+    // One OpenTelemetry operation span for every batch (and so every command) of the write.
+    let trace = crate::executor::trace_operation(
+        client.executor(),
+        bulk_operation_name(&plan),
+        session.as_deref(),
+    );
+    let settings = OperationSettings {
+        trace: Some(trace.clone()),
+        ..settings.clone()
+    };
+    let result = run_batches(client, ns, plan, fields, session, &settings).await;
+    trace.finish(result.as_ref().err());
+    result
+}
+
+/// The operation a write plan is: its command when every run has the same (`insert` for
+/// insertMany), else `bulkWrite`.
+fn bulk_operation_name(plan: &BulkPlan) -> &'static str {
+    let mut names = plan.runs.iter().map(|run| run.kind.command_name());
+    match names.next() {
+        Some(first) if names.all(|name| name == first) => first,
+        _ => "bulkWrite",
+    }
+}
+
+/// [`run_bulk`]'s batches, each executed on its own.
+async fn run_batches(
+    client: &Client,
+    ns: &Namespace,
+    plan: BulkPlan,
+    fields: WriteCommandFields,
     mut session: Option<&mut ClientSession>,
     settings: &OperationSettings,
 ) -> Result<BulkWriteResult> {
@@ -218,6 +252,7 @@ impl<T: Send + Sync> Collection<T> {
             deadline: None,
             omit_max_time: false,
             operation_id: None,
+            trace: None,
         }
         .overridden_by(overrides)
     }

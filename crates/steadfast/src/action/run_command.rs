@@ -137,7 +137,7 @@ impl<'a> RunCommand<'a> {
         let explicit = criteria.is_some();
         let criteria = criteria.unwrap_or_else(SelectionCriteria::primary_read);
         let op = match RunCommandOp::new(db.name(), command, criteria) {
-            Ok(op) => op.with_explicit_criteria(explicit),
+            Ok(op) => op.run_by_application().with_explicit_criteria(explicit),
             Err(error) => return Either::Left(std::future::ready(Err(error))),
         };
         let settings = db.inherited().settings.overridden_by(&overrides);

@@ -145,6 +145,11 @@ pub struct ClientOptions {
     /// Default: the `MONGODB_LOG_MAX_DOCUMENT_LENGTH` environment variable, else 1000. See
     /// [`logging`](crate::logging).
     pub tracing_max_document_length_bytes: Option<usize>,
+    /// OpenTelemetry spans for the client's operations and commands (feature
+    /// `opentelemetry`). Default: the environment variables the [`otel`](crate::otel) module
+    /// names, else off.
+    #[cfg(feature = "opentelemetry")]
+    pub tracing: Option<crate::otel::OpentelemetryOptions>,
 
     /// The SRV name a `mongodb+srv://` string was resolved from (kept to poll it again).
     srv_host: Option<SrvHost>,
@@ -156,7 +161,8 @@ pub struct ClientOptions {
 impl fmt::Debug for ClientOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The resolved view shows every setting (with secrets redacted); the rest are handlers.
-        f.debug_struct("ClientOptions")
+        let mut debug = f.debug_struct("ClientOptions");
+        debug
             .field("settings", &self.resolve())
             .field("server_api", &self.server_api)
             .field("resolver_config", &self.resolver_config)
@@ -170,8 +176,10 @@ impl fmt::Debug for ClientOptions {
             .field(
                 "tracing_max_document_length_bytes",
                 &self.tracing_max_document_length_bytes,
-            )
-            .finish()
+            );
+        #[cfg(feature = "opentelemetry")]
+        debug.field("tracing", &self.tracing);
+        debug.finish()
     }
 }
 

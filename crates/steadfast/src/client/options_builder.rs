@@ -102,6 +102,16 @@ impl ClientOptionsBuilder {
         cmap_event_handler: cmap::CmapEvent,
     );
 
+    /// Sets [`ClientOptions::tracing`] (feature `opentelemetry`).
+    #[cfg(feature = "opentelemetry")]
+    pub fn tracing(
+        mut self,
+        tracing: impl Into<Option<crate::otel::OpentelemetryOptions>>,
+    ) -> Self {
+        self.options.tracing = tracing.into();
+        self
+    }
+
     /// Adds one of [`ClientOptions::event_listeners`].
     pub fn event_listener(mut self, listener: Arc<dyn EventListener>) -> Self {
         self.options.event_listeners.push(listener);

@@ -40,6 +40,22 @@ pub(crate) struct BulkCall<'a> {
 /// observed; `BulkWrite` with the write errors and write concern errors. Every error carries
 /// the [`PartialWrite`](crate::error::PartialWrite).
 pub(crate) async fn run<R: ResultShape>(call: BulkCall<'_>) -> Result<R> {
+    // One OpenTelemetry operation span for every batch and getMore of the bulk write.
+    let trace = crate::executor::trace_operation(
+        call.client.executor(),
+        "bulkWrite",
+        call.session.as_deref(),
+    );
+    let result = run_batches(call, &trace).await;
+    trace.finish(result.as_ref().err());
+    result
+}
+
+/// [`run`]'s batches, each executed on its own, joining `trace`.
+async fn run_batches<R: ResultShape>(
+    call: BulkCall<'_>,
+    trace: &crate::otel::OperationTrace,
+) -> Result<R> {
     let BulkCall {
         client,
         models,
@@ -58,7 +74,10 @@ pub(crate) async fn run<R: ResultShape>(call: BulkCall<'_>) -> Result<R> {
     }
     let fields = Arc::new(fields_of::<R>(client, options)?);
     let ops = encode_all(models)?;
-    let settings = settings_of(client, &overrides, session.as_deref());
+    let settings = OperationSettings {
+        trace: Some(trace.clone()),
+        ..settings_of(client, &overrides, session.as_deref())
+    };
     let mut acc = Accumulator::new(fields.ordered, ops.len());
     if !fields.acknowledged {
         acc = acc.unacknowledged();

@@ -45,6 +45,18 @@ pub(super) enum AttemptResult<T> {
     Refused(Error),
 }
 
+/// The error an attempt ended with, if it failed.
+pub(super) fn error_of<T>(result: &AttemptResult<T>) -> Option<&Error> {
+    match result {
+        AttemptResult::Completed {
+            result: Err(error), ..
+        }
+        | AttemptResult::Refused(error) => Some(error),
+        AttemptResult::Failed(failure) => Some(&failure.error),
+        AttemptResult::Completed { .. } | AttemptResult::CannotRetry => None,
+    }
+}
+
 /// Why a stage did not hand its result to the next one.
 pub(super) enum Interrupt {
     /// The stage failed; the retry rules decide what happens next.

@@ -87,6 +87,7 @@ impl Executor {
             &command_span,
             &prepared,
             &spans::SentOn {
+                operation_name: &stage.plan.operation_name,
                 address: &stage.selected.address,
                 driver_connection_id: connection.id(),
                 server_connection_id: connection
@@ -94,6 +95,7 @@ impl Executor {
                     .and_then(|d| d.server_connection_id),
             },
         );
+        self.open_command_span(stage, connection, &prepared, identity.as_ref());
         if let Some(session) = session.as_deref_mut() {
             session.begin_exchange();
         }
@@ -117,6 +119,7 @@ impl Executor {
         let reply = match exchange {
             Ok(reply) if stage.plan.acknowledged => {
                 spans::replied(&stage.plan.span, &command_span, &reply.body);
+                stage.plan.otel.command_replied(&reply.body);
                 reply.body
             }
             Ok(_) => rawdoc! { "ok": 1 },
@@ -133,6 +136,38 @@ impl Executor {
             duration,
             generation,
         })
+    }
+
+    /// Opens the OpenTelemetry span of the command, when the client traces and the command is
+    /// not sensitive (such commands get no span, as they get no event payload; they still name
+    /// the operation's span).
+    fn open_command_span(
+        &self,
+        stage: Stage<'_>,
+        connection: &PooledConnection,
+        prepared: &Prepared,
+        identity: Option<&CommandIdentity>,
+    ) {
+        if !stage.plan.otel.is_recording() {
+            return;
+        }
+        let body = prepared.message.body.as_ref();
+        let sensitive = identity.map_or_else(
+            || monitoring::is_sensitive_raw(&prepared.name, body),
+            |identity| identity.sensitive,
+        );
+        stage.plan.otel.command_sent(&crate::otel::SentCommand {
+            name: &prepared.name,
+            database: &prepared.database,
+            body,
+            sequences: &prepared.message.sequences,
+            address: &stage.selected.address,
+            driver_connection_id: connection.id(),
+            server_connection_id: connection
+                .description()
+                .and_then(|d| d.server_connection_id),
+            sensitive,
+        });
     }
 
     /// Emits the command started event, when events are built, and returns the identity the

@@ -92,6 +92,23 @@ pub(crate) struct ExecutionContext<'a> {
     /// The operation id the run's events carry, when it is one command of a larger operation
     /// (a bulk write's batches); `None`: a new one.
     pub(crate) operation_id: Option<i64>,
+    /// The OpenTelemetry span of the larger operation this run is one command of (joined, see
+    /// `crate::otel::OperationTrace`); `None`: the run opens its own.
+    pub(crate) trace: Option<crate::otel::OperationTrace>,
+}
+
+/// The OpenTelemetry span of an operation made of several executor runs (a bulk write's
+/// batches), started now in `session`'s transaction if it has one; the runs join it through
+/// `ExecutionContext::trace`, and the caller ends it.
+pub(crate) fn trace_operation(
+    executor: &Executor,
+    operation_name: &str,
+    session: Option<&ClientSession>,
+) -> crate::otel::OperationTrace {
+    let transaction = session
+        .filter(|session| session.in_transaction())
+        .map(ClientSession::transaction_trace);
+    crate::otel::OperationTrace::start(executor.tracer(), operation_name, transaction)
 }
 
 /// A new operation id, unique in the process.
@@ -102,9 +119,13 @@ pub(crate) fn new_operation_id() -> i64 {
 /// What the retry loop needs that stays fixed for an operation.
 pub(crate) struct OperationPlan {
     name: String,
+    /// The driver operation's name, as the OpenTelemetry specification names its span.
+    operation_name: String,
     operation_id: i64,
     /// The operation's span (see `spans`); its attempts' spans are its children.
     span: tracing::Span,
+    /// The operation's OpenTelemetry span and its command's (see `crate::otel`).
+    otel: crate::otel::OperationTrace,
     /// timeoutMS as a deadline; under it the deprecated per-step timeouts give way.
     deadline: Deadline,
     /// The command carries no `maxTimeMS` (see `ExecutionContext::omit_max_time`).
@@ -237,7 +258,7 @@ impl Executor {
         if let Err(error) = &result {
             spans::failed(&plan.span, error);
         }
-        match (&plan.transaction, result) {
+        let result = match (&plan.transaction, result) {
             (Some(transaction), Err(error)) => Err(label_failure(
                 error,
                 transaction,
@@ -245,7 +266,9 @@ impl Executor {
                 progress.explicit.as_deref_mut(),
             )),
             (_, result) => result,
-        }
+        };
+        plan.otel.finish(result.as_ref().err());
+        result
     }
 
     /// The retry loop: attempts until one completes or the retry rules stop.
@@ -264,6 +287,7 @@ impl Executor {
                 .instrument(span.clone())
                 .await;
             spans::attempt_finished(&span, &result);
+            plan.otel.attempt_ended(attempt::error_of(&result));
             attempt::observe_reply(progress.retry.policy(), &result);
             let failure = match result {
                 AttemptResult::Completed { result, address } => {
@@ -306,6 +330,7 @@ impl Executor {
             overrides_transaction_timeout,
             pinned,
             operation_id,
+            trace,
         } = context;
         self.ensure_open()?;
         if overrides_transaction_timeout {
@@ -329,10 +354,25 @@ impl Executor {
         let options = self.options();
         let started = runtime::now();
         let operation_id = operation_id.unwrap_or_else(new_operation_id);
+        // In a transaction (its commit and abort included) the span nests in the
+        // transaction's.
+        let transaction_trace = match (&transaction, session.as_deref()) {
+            (Some(_), Some(session)) => Some(session.transaction_trace()),
+            _ => None,
+        };
+        let otel = trace.unwrap_or_else(|| {
+            crate::otel::OperationTrace::start(
+                self.tracer(),
+                op.operation_name(),
+                transaction_trace,
+            )
+        });
         let plan = OperationPlan {
             name: op.name().to_string(),
+            operation_name: op.operation_name().to_owned(),
             operation_id,
-            span: spans::operation(op.name(), operation_id),
+            span: spans::operation(op.operation_name(), operation_id),
+            otel,
             deadline,
             omit_max_time,
             criteria: transaction

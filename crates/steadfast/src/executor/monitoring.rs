@@ -35,6 +35,14 @@ const SENSITIVE_COMMANDS: [&str; 9] = [
     "copydb",
 ];
 
+/// [`is_sensitive`] for a command as sent.
+pub(super) fn is_sensitive_raw(name: &str, body: &bson::RawDocument) -> bool {
+    let lower = name.to_ascii_lowercase();
+    SENSITIVE_COMMANDS.contains(&lower.as_str())
+        || (matches!(lower.as_str(), "hello" | "ismaster")
+            && body.get("speculativeAuthenticate").ok().flatten().is_some())
+}
+
 /// Whether `name` with `body` is sensitive: a credential-carrying command, or a hello that
 /// carries speculative authentication.
 pub(super) fn is_sensitive(name: &str, body: &Document) -> bool {

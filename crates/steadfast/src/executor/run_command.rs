@@ -20,9 +20,18 @@ pub(crate) struct RunCommand {
     criteria: SelectionCriteria,
     /// The application chose the read preference (a transaction's does not replace it).
     explicit_criteria: bool,
+    /// The application's `runCommand` (its span is named so), not a driver helper's command.
+    from_application: bool,
 }
 
 impl RunCommand {
+    /// Marks the command as the application's `runCommand` (rather than a helper's, such as
+    /// `createSearchIndexes`), as its OpenTelemetry span is named.
+    pub(crate) fn run_by_application(mut self) -> Self {
+        self.from_application = true;
+        self
+    }
+
     /// Marks the read preference as the application's own choice.
     pub(crate) fn with_explicit_criteria(mut self, explicit: bool) -> Self {
         self.explicit_criteria = explicit;
@@ -47,6 +56,7 @@ impl RunCommand {
             command,
             criteria,
             explicit_criteria: false,
+            from_application: false,
         })
     }
 }
@@ -56,6 +66,14 @@ impl Operation for RunCommand {
 
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn operation_name(&self) -> &str {
+        if self.from_application {
+            "runCommand"
+        } else {
+            &self.name
+        }
     }
 
     fn build(&mut self, _description: &StreamDescription) -> Result<Command> {

@@ -39,6 +39,8 @@ pub(crate) struct ExecutorParts {
     /// None unless the application turned the retry budget on.
     pub(crate) budget: Option<RetryBudgetConfig>,
     pub(crate) tasks: TaskTracker,
+    /// The client's OpenTelemetry tracer (off unless enabled).
+    pub(crate) tracer: crate::otel::Tracer,
 }
 
 /// Runs operations against one deployment; see the module documentation.
@@ -58,6 +60,8 @@ pub(crate) struct Executor {
     retry_policy: Arc<dyn RetryPolicy>,
     /// Tasks the executor spawns itself (background killCursors).
     tasks: TaskTracker,
+    /// The client's OpenTelemetry tracer (off unless enabled).
+    tracer: crate::otel::Tracer,
     closed: AtomicBool,
 }
 
@@ -87,6 +91,7 @@ impl Executor {
                 .map(|config| Mutex::new(RetryBudget::new(config))),
             retry_policy: parts.retry_policy,
             tasks: parts.tasks,
+            tracer: parts.tracer,
             closed: AtomicBool::new(false),
         })
     }
@@ -94,6 +99,11 @@ impl Executor {
     /// The options the client was created with.
     pub(crate) fn options(&self) -> &ClientOptions {
         &self.options
+    }
+
+    /// The client's OpenTelemetry tracer.
+    pub(crate) fn tracer(&self) -> &crate::otel::Tracer {
+        &self.tracer
     }
 
     pub(crate) fn topology(&self) -> &Topology {

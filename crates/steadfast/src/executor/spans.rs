@@ -8,36 +8,37 @@
 //! and recorded when known, and only when a subscriber enabled the span: with none, nothing
 //! here formats or parses anything.
 
-use bson::spec::BinarySubtype;
-use bson::{RawBsonRef, RawDocument};
+use bson::RawDocument;
 use tracing::Span;
 use tracing::field::Empty;
 
 use super::attempt::AttemptResult;
 use super::prepare::Prepared;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
+use crate::otel::facts;
 
 /// The target of the operation and command spans.
 pub(crate) const SPAN_TARGET: &str = "steadfast::operation";
 
-/// The span of one operation, named `otel.name` = "<command> <collection>" once the command is
-/// built.
+/// The span of one operation, named `otel.name` = "<operation> <db>.<collection>" (the
+/// OpenTelemetry specification's operation span name) once its command is built.
 pub(super) fn operation(name: &str, operation_id: i64) -> Span {
     tracing::info_span!(target: SPAN_TARGET, "operation",
         otel.name = Empty, otel.kind = "client", otel.status_code = Empty,
-        db.system.name = "mongodb", db.operation.name = name, db.namespace = Empty,
-        db.collection.name = Empty, db.query.summary = Empty,
+        db.system.name = "mongodb", db.operation.name = name, db.operation.summary = Empty,
+        db.namespace = Empty, db.collection.name = Empty,
         db.mongodb.operation_id = operation_id, server.address = Empty, server.port = Empty,
         network.transport = Empty, db.mongodb.cursor_id = Empty, db.mongodb.lsid = Empty,
         db.mongodb.txn_number = Empty, db.response.status_code = Empty, error.type = Empty)
 }
 
-/// The span of one attempt of the operation's command (a child of the operation's span).
+/// The span of one attempt of the operation's command (a child of the operation's span),
+/// named `otel.name` = the command's name once it is built.
 pub(super) fn command(name: &str, operation_id: i64, attempt: u32) -> Span {
     tracing::info_span!(target: SPAN_TARGET, "command",
         otel.name = Empty, otel.kind = "client", otel.status_code = Empty,
-        db.system.name = "mongodb", db.operation.name = name, db.namespace = Empty,
-        db.collection.name = Empty, db.query.summary = Empty,
+        db.system.name = "mongodb", db.operation.name = name, db.command.name = Empty,
+        db.namespace = Empty, db.collection.name = Empty, db.query.summary = Empty,
         db.mongodb.operation_id = operation_id, db.mongodb.attempt = attempt,
         server.address = Empty, server.port = Empty, network.transport = Empty,
         db.mongodb.driver_connection_id = Empty, db.mongodb.server_connection_id = Empty,
@@ -45,18 +46,24 @@ pub(super) fn command(name: &str, operation_id: i64, attempt: u32) -> Span {
         db.response.status_code = Empty, error.type = Empty)
 }
 
-/// The current span (an attempt's, inside one) when the operation's span is enabled, else a
-/// disabled span: looking the current span up is skipped when nobody records spans.
+/// The current span when it is an attempt's (inside one) and the operation's span is enabled,
+/// else a disabled span: looking the current span up is skipped when nobody records spans, and
+/// a disabled attempt span never lets its fields land on the operation's span.
 pub(super) fn current_if(operation: &Span) -> Span {
     if operation.is_disabled() {
-        Span::none()
-    } else {
-        Span::current()
+        return Span::none();
     }
+    let current = Span::current();
+    let is_command = current
+        .metadata()
+        .is_some_and(|m| m.target() == SPAN_TARGET && m.name() == "command");
+    if is_command { current } else { Span::none() }
 }
 
 /// The connection a command is sent on, as the command span names it.
 pub(super) struct SentOn<'a> {
+    /// The driver operation's name (the operation span's name starts with it).
+    pub(super) operation_name: &'a str,
     pub(super) address: &'a steadfast_core::ServerAddress,
     pub(super) driver_connection_id: u64,
     pub(super) server_connection_id: Option<i64>,
@@ -69,20 +76,26 @@ pub(super) fn sent(operation: &Span, command: &Span, prepared: &Prepared, on: &S
         return;
     }
     let body: &RawDocument = prepared.message.body.as_ref();
-    let collection = collection_name(&prepared.name, body);
-    let summary = match collection {
-        Some(collection) => format!("{} {collection}", prepared.name),
-        None => format!("{} {}", prepared.name, prepared.database),
-    };
-    let lsid = lsid_hex(body);
+    let database = prepared.database.as_str();
+    let collection = facts::collection_name(&prepared.name, body);
+    let lsid = facts::lsid_hex(body);
     let txn_number = body.get_i64("txnNumber").ok();
-    let cursor_id = cursor_of_command(&prepared.name, body);
+    let cursor_id = facts::cursor_of_command(&prepared.name, body);
     let (host, port) = (on.address.host(), on.address.port());
     let transport = if port.is_some() { "tcp" } else { "unix" };
+    if !operation.is_disabled() {
+        let summary = facts::summary(on.operation_name, database, collection);
+        operation.record("otel.name", summary.as_str());
+        operation.record("db.operation.summary", summary.as_str());
+    }
+    if !command.is_disabled() {
+        let summary = facts::summary(&prepared.name, database, collection);
+        command.record("otel.name", prepared.name.as_str());
+        command.record("db.command.name", prepared.name.as_str());
+        command.record("db.query.summary", summary.as_str());
+    }
     for span in [operation, command] {
-        span.record("otel.name", summary.as_str());
-        span.record("db.query.summary", summary.as_str());
-        span.record("db.namespace", prepared.database.as_str());
+        span.record("db.namespace", database);
         span.record("db.collection.name", collection);
         span.record("server.address", host);
         span.record("server.port", port);
@@ -100,12 +113,7 @@ pub(super) fn replied(operation: &Span, command: &Span, reply: &RawDocument) {
     if command.is_disabled() && operation.is_disabled() {
         return;
     }
-    let cursor_id = reply
-        .get_document("cursor")
-        .ok()
-        .and_then(|cursor| cursor.get_i64("id").ok())
-        .filter(|id| *id != 0);
-    if let Some(id) = cursor_id {
+    if let Some(id) = facts::cursor_of_reply(reply) {
         operation.record("db.mongodb.cursor_id", id);
         command.record("db.mongodb.cursor_id", id);
     }
@@ -118,7 +126,7 @@ pub(super) fn failed(span: &Span, error: &Error) {
         return;
     }
     span.record("otel.status_code", "ERROR");
-    span.record("error.type", error_type(error.kind()));
+    span.record("error.type", facts::error_type(error.kind()));
     if let Some(code) = error.code() {
         span.record("db.response.status_code", code.to_string().as_str());
     }
@@ -126,61 +134,7 @@ pub(super) fn failed(span: &Span, error: &Error) {
 
 /// Records how an attempt ended on its span, when it failed.
 pub(super) fn attempt_finished<T>(span: &Span, result: &AttemptResult<T>) {
-    match result {
-        AttemptResult::Completed {
-            result: Err(error), ..
-        }
-        | AttemptResult::Refused(error) => failed(span, error),
-        AttemptResult::Failed(failure) => failed(span, &failure.error),
-        AttemptResult::Completed { .. } | AttemptResult::CannotRetry => {}
-    }
-}
-
-/// The collection a command names: the value of its first field for collection commands, the
-/// `collection` field for getMore; `None` for database commands (`aggregate: 1`, `ping: 1`).
-fn collection_name<'a>(name: &str, body: &'a RawDocument) -> Option<&'a str> {
-    if name == "getMore" {
-        return body.get_str("collection").ok();
-    }
-    match body.iter().next() {
-        Some(Ok((_, RawBsonRef::String(collection)))) => Some(collection),
-        _ => None,
-    }
-}
-
-/// The cursor a getMore or killCursors continues.
-fn cursor_of_command(name: &str, body: &RawDocument) -> Option<i64> {
-    match name {
-        "getMore" => body.get_i64("getMore").ok(),
-        _ => None,
-    }
-}
-
-/// The session id (`lsid.id`, a UUID) as lowercase hex.
-fn lsid_hex(body: &RawDocument) -> Option<String> {
-    let id = body.get_document("lsid").ok()?.get_binary("id").ok()?;
-    if id.subtype != BinarySubtype::Uuid {
-        return None;
-    }
-    Some(id.bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// A low-cardinality name for the kind of error (`error.type`).
-fn error_type(kind: &ErrorKind) -> &'static str {
-    match kind {
-        ErrorKind::InvalidArgument { .. } => "InvalidArgument",
-        ErrorKind::Authentication { .. } => "Authentication",
-        ErrorKind::Command(_) => "Command",
-        ErrorKind::Write(_) => "Write",
-        ErrorKind::InsertMany(_) => "InsertMany",
-        ErrorKind::BulkWrite(_) => "BulkWrite",
-        ErrorKind::ServerSelection { .. } => "ServerSelection",
-        ErrorKind::InvalidResponse { .. } => "InvalidResponse",
-        ErrorKind::Io(_) => "Io",
-        ErrorKind::ConnectionPoolCleared { .. } => "ConnectionPoolCleared",
-        ErrorKind::Shutdown => "Shutdown",
-        ErrorKind::Transaction { .. } => "Transaction",
-        ErrorKind::Throttled { .. } => "Throttled",
-        _ => "Other",
+    if let Some(error) = super::attempt::error_of(result) {
+        failed(span, error);
     }
 }

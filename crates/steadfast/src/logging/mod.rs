@@ -43,7 +43,7 @@
 //! win over the environment; an invalid value is ignored). An application that wants the
 //! variable to win reads it itself and sets the option.
 
-mod extjson;
+pub(crate) mod extjson;
 
 use bson::oid::ObjectId;
 use bson::{Document, RawDocument, RawDocumentBuf};

@@ -52,6 +52,14 @@ impl Operation for CatalogCommand {
         self.name
     }
 
+    fn operation_name(&self) -> &str {
+        match self.name {
+            "create" => "createCollection",
+            "drop" => "dropCollection",
+            other => other,
+        }
+    }
+
     fn build(&mut self, _description: &StreamDescription) -> Result<Command> {
         Ok(Command::new(self.name, self.db.clone(), self.body.clone()))
     }

@@ -42,6 +42,7 @@ impl Inherited {
                 omit_max_time: false,
                 retry_policy: handle.retry_policy.clone(),
                 operation_id: None,
+                trace: None,
             },
         }
     }

@@ -148,6 +148,13 @@ pub(crate) trait Operation: Send + Sync {
     /// The command name, for events, tracing and retry decisions.
     fn name(&self) -> &str;
 
+    /// The driver operation's name, as the OpenTelemetry specification names the operation
+    /// span (`dropCollection` for a `drop` command, `runCommand` for any command run as is);
+    /// the command name for most operations.
+    fn operation_name(&self) -> &str {
+        self.name()
+    }
+
     /// Builds the command for this connection. Called once per attempt (a retry may go to a
     /// server with a different wire version); the executor then adds the common fields.
     fn build(&mut self, description: &StreamDescription) -> Result<Command>;

@@ -30,6 +30,9 @@ pub(crate) struct OperationSettings {
     /// The operation id that the commands of one bulk write share (command monitoring,
     /// "Bulk Writes"); `None`: each run gets its own.
     pub(crate) operation_id: Option<i64>,
+    /// The OpenTelemetry span the commands of one bulk write share (joined handles); `None`:
+    /// each run opens its own.
+    pub(crate) trace: Option<crate::otel::OperationTrace>,
 }
 
 impl OperationSettings {
@@ -76,6 +79,7 @@ impl OperationSettings {
             deadline,
             omit_max_time: self.omit_max_time,
             operation_id: self.operation_id,
+            trace: self.trace.clone(),
             overrides_transaction_timeout: transaction_deadline.is_some()
                 && self.operation_timeout.is_some(),
             pinned: None,

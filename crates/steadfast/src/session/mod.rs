@@ -220,6 +220,8 @@ pub(crate) struct Transaction {
     pub(crate) connection: Option<crate::pool::PinnedConnection>,
     /// The last `recoveryToken` a mongos sent in this transaction.
     pub(crate) recovery_token: Option<Document>,
+    /// The transaction's OpenTelemetry span, from its start to its commit or abort.
+    pub(crate) trace: crate::otel::TransactionTrace,
 }
 
 impl fmt::Debug for ClientSession {
@@ -310,6 +312,11 @@ impl ClientSession {
         if self.is_snapshot() && self.snapshot_time.is_none() {
             self.snapshot_time = Some(time);
         }
+    }
+
+    /// The span the operations of the session's transaction nest in.
+    pub(crate) fn transaction_trace(&self) -> &crate::otel::TransactionTrace {
+        &self.transaction.trace
     }
 
     /// Whether a transaction is starting or in progress.

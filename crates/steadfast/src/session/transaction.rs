@@ -136,6 +136,8 @@ impl ClientSession {
         self.transaction.options = options;
         // The transaction's number: every command of it carries the same one.
         self.next_txn_number();
+        self.transaction.trace.end();
+        self.transaction.trace = crate::otel::TransactionTrace::start(self.executor.tracer());
         Ok(())
     }
 
@@ -172,7 +174,10 @@ impl ClientSession {
 
     pub(super) async fn commit_now(&mut self, deadline: Deadline) -> Result<()> {
         let rerun = match self.transaction.state.commit().map_err(misuse)? {
-            CommitAction::Skip => return Ok(()),
+            CommitAction::Skip => {
+                self.transaction.trace.end();
+                return Ok(());
+            }
             CommitAction::Send { rerun } => rerun,
         };
         let options = &self.transaction.options;
@@ -182,7 +187,9 @@ impl ClientSession {
             self.transaction.recovery_token.clone(),
             rerun,
         );
-        self.end_transaction(op, deadline).await
+        let result = self.end_transaction(op, deadline).await;
+        self.transaction.trace.end();
+        result
     }
 
     pub(super) async fn abort_now(&mut self, deadline: Deadline) -> Result<()> {
@@ -199,6 +206,7 @@ impl ClientSession {
         }
         // Unpinned whatever abortTransaction did.
         self.unpin();
+        self.transaction.trace.end();
         Ok(())
     }
 

@@ -24,6 +24,7 @@ mod handshake;
 mod late_reply;
 mod load_balanced;
 mod oidc;
+mod otel;
 mod partial_writes;
 mod pool;
 mod pool_clear;

@@ -23,6 +23,8 @@ pub(crate) struct ClientEntity {
     pub(crate) client: Client,
     /// What it observed.
     pub(crate) listener: Arc<EntityListener>,
+    /// Its spans, when it observes tracing messages.
+    pub(crate) tracing: Option<crate::spans::ClientTracing>,
 }
 
 /// One entity.
@@ -93,6 +95,7 @@ impl Entity {
             Entity::Client(c) => Entity::Client(ClientEntity {
                 client: c.client.clone(),
                 listener: c.listener.clone(),
+                tracing: c.tracing.clone(),
             }),
             Entity::Database(d) => Entity::Database(d.clone()),
             Entity::Collection(c) => Entity::Collection(c.clone()),
@@ -439,6 +442,7 @@ fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, Str
             "awaitMinPoolSizeMS",
             "serverApi",
             "observeLogMessages",
+            "observeTracingMessages",
         ],
     )?;
     let mut uri_options = spec.get_document("uriOptions").cloned().unwrap_or_default();
@@ -476,6 +480,14 @@ fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, Str
     // The command logging suite's README: run with a large document length, so that whole
     // replies (a replica set's hello is about 1000 bytes) can be matched.
     options.tracing_max_document_length_bytes = Some(crate::logs::MAX_DOCUMENT_LENGTH);
+    let tracing = match spec.get_document("observeTracingMessages") {
+        Ok(observe) => {
+            let (tracing, otel) = crate::spans::ClientTracing::new(observe)?;
+            options.tracing = Some(otel);
+            Some(tracing)
+        }
+        Err(_) => None,
+    };
     let mut builder = Client::builder(options).event_listener(listener.clone());
     if let Ok(api) = spec.get_document("serverApi") {
         builder = builder.server_api(crate::server_api::parse(api)?);
@@ -490,7 +502,11 @@ fn create_client(spec: &Document, fixture: &Fixture) -> Result<ClientEntity, Str
     if let Some(levels) = observe_logs {
         crate::logs::observe(client.topology_id(), levels)?;
     }
-    Ok(ClientEntity { client, listener })
+    Ok(ClientEntity {
+        client,
+        listener,
+        tracing,
+    })
 }
 
 /// `awaitMinPoolSizeMS`: waits (at most that long) until minPoolSize connections are ready, so

@@ -34,6 +34,7 @@ mod runner;
 mod selftest;
 mod server_api;
 mod skips;
+mod spans;
 mod tally;
 mod valid_fail;
 
@@ -73,6 +74,8 @@ const SUITES: &[&str] = &[
     "connection-monitoring-and-pooling/logging",
     "server-selection/logging",
     "auth/unified",
+    "open-telemetry/operation",
+    "open-telemetry/transaction",
     "unified-test-format/valid-pass",
     valid_fail::SUITE,
 ];

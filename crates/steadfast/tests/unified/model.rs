@@ -7,7 +7,7 @@ use crate::requirements::Version;
 use crate::skips::{self, Key};
 
 /// The newest schema version whose files this runner accepts (same major, minor at most this).
-pub(crate) const SUPPORTED_SCHEMA: Version = Version(1, 26, 0);
+pub(crate) const SUPPORTED_SCHEMA: Version = Version(1, 27, 0);
 
 /// One test file.
 #[derive(Debug)]
@@ -37,6 +37,8 @@ pub(crate) struct TestCase {
     pub(crate) expect_events: Vec<Document>,
     /// `expectLogMessages`.
     pub(crate) expect_log_messages: Vec<Document>,
+    /// `expectTracingMessages` (one object per client; a lone object counts as a list of one).
+    pub(crate) expect_tracing_messages: Vec<Document>,
     /// `outcome`.
     pub(crate) outcome: Option<Vec<CollectionData>>,
 }
@@ -89,6 +91,10 @@ impl TestCase {
             operations: documents(test, "operations")?,
             expect_events: documents(test, "expectEvents")?,
             expect_log_messages: documents(test, "expectLogMessages")?,
+            expect_tracing_messages: match test.get("expectTracingMessages") {
+                Some(Bson::Document(single)) => vec![single.clone()],
+                _ => documents(test, "expectTracingMessages")?,
+            },
             outcome: collection_data_list(test, "outcome")?,
         })
     }

@@ -81,6 +81,18 @@ async fn run_in(
         entities,
     )
     .await?;
+    crate::spans::check(
+        &test.expect_tracing_messages,
+        |client| {
+            entities
+                .client(client)?
+                .tracing
+                .clone()
+                .ok_or_else(|| format!("client {client:?} does not observe tracing messages"))
+        },
+        entities,
+    )
+    .await?;
     if let Some(outcome) = &test.outcome {
         fixture.check_outcome(outcome)?;
     }
