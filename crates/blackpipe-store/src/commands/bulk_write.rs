@@ -293,6 +293,7 @@ fn run_op(
             read_at: None,
             statement: None,
             majority_committed: exec.majority_committed,
+            router: exec.router,
         };
         let reply = match op.kind {
             Kind::Insert => insert(&mut sub, &single),

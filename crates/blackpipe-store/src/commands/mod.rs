@@ -43,15 +43,27 @@ pub struct CommandContext {
     /// change streams show only the writes at or before it, and reads with `readConcern:
     /// {level: "majority"}` read as of it. `None` (the default): every write is visible.
     pub majority_committed: Option<Timestamp>,
+    /// Whether the command runs on a router (mongos) rather than on mongod: a router's
+    /// `listIndexes` cursor is in the collection's own namespace (`<db>.<coll>`), where
+    /// mongod's is `<db>.$cmd.listIndexes.<coll>`, and its `getMore`s name the collection.
+    pub router: bool,
 }
 
 impl CommandContext {
-    /// A context at wall-clock time `now`.
+    /// A context at wall-clock time `now`, on mongod.
     pub fn new(now: DateTime) -> CommandContext {
         CommandContext {
             now,
             majority_committed: None,
+            router: false,
         }
+    }
+
+    /// Runs the command as a router (mongos) answers it (see [`CommandContext::router`]).
+    #[must_use]
+    pub fn on_router(mut self) -> Self {
+        self.router = true;
+        self
     }
 
     /// Sets the majority commit point `ts` (see [`CommandContext::majority_committed`]).
@@ -146,6 +158,8 @@ pub(crate) struct Exec<'a> {
     pub(crate) statement: Option<RetryableStatement>,
     /// See [`CommandContext::majority_committed`].
     pub(crate) majority_committed: Option<Timestamp>,
+    /// See [`CommandContext::router`].
+    pub(crate) router: bool,
 }
 
 impl Exec<'_> {
@@ -282,6 +296,7 @@ impl Store {
             read_at: None,
             statement: None,
             majority_committed: context.majority_committed,
+            router: context.router,
         };
         // A commit holds the gate alone, so no command sees part of a transaction.
         let is_commit = command.keys().next().map(String::as_str) == Some("commitTransaction");

@@ -127,6 +127,7 @@ impl Store {
             read_at: None,
             statement: None,
             majority_committed: None,
+            router: exec.router,
         };
         let result = self.dispatch(&mut inner, command);
         drop(inner);

@@ -26,6 +26,7 @@ fn known(op_time: OpTime) -> Option<WriteTime> {
 ///
 /// `majority_committed` gives the member's majority commit point (`None` outside replica
 /// sets): change streams see only what it covers, and `majority` reads read as of it.
+/// `router` runs the command as mongos answers it (see [`CommandContext::router`]).
 ///
 /// A tailable awaitData getMore that finds nothing new waits, as mongod does, until a document
 /// is inserted into its collection (for a change stream: until any write is applied or the
@@ -36,11 +37,15 @@ pub(crate) async fn execute(
     database: &str,
     command: &Document,
     majority_committed: &(dyn Fn() -> Option<Timestamp> + Sync),
+    router: bool,
 ) -> Document {
     // Read afresh on every run: a change stream's getMore woken by the commit point moving
     // must see the new one.
     let context = || {
-        let context = CommandContext::new(DateTime::now());
+        let mut context = CommandContext::new(DateTime::now());
+        if router {
+            context = context.on_router();
+        }
         match majority_committed() {
             Some(commit) => context.with_majority_committed(commit),
             None => context,

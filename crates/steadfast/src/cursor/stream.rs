@@ -421,6 +421,15 @@ impl KillLimit {
             omit_max_time: timeout.is_none(),
         }
     }
+
+    /// The settings of the `killCursors` this limit bounds.
+    pub(crate) fn settings(self) -> OperationSettings {
+        OperationSettings {
+            deadline: Some(self.deadline),
+            omit_max_time: self.omit_max_time,
+            ..OperationSettings::default()
+        }
+    }
 }
 
 /// Kills a server cursor in the background (best effort: the server also times cursors out),
@@ -437,11 +446,7 @@ pub(crate) fn spawn_kill(
         // cursor with the connection); dropping the pin checks the connection in, closed.
         return;
     }
-    let settings = OperationSettings {
-        deadline: Some(limit.deadline),
-        omit_max_time: limit.omit_max_time,
-        ..OperationSettings::default()
-    };
+    let settings = limit.settings();
     let runner = Arc::clone(&executor);
     executor.spawn(async move {
         let mut session = session;

@@ -144,7 +144,6 @@ fn main() -> ExitCode {
             }
         };
         let mut tally = Tally::default();
-        load_balanced::enter_suite(suite);
         for path in &files {
             run_file(
                 &runtime,
@@ -300,7 +299,6 @@ fn requirement_targets(
                 oidc,
             })
         })
-        .filter(|target| load_balanced::named(target.topology, [&file.run_on, &test.run_on]))
         .collect();
     if both.is_empty() {
         let unmet = requirements::Unmet {

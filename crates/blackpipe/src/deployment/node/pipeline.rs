@@ -189,7 +189,8 @@ async fn store(
     let started = Instant::now();
     let written_before = store.op_time();
     let majority = || node.majority_committed();
-    let mut reply = backend::execute(&store, request.database(), command, &majority).await;
+    let router = node.is_router();
+    let mut reply = backend::execute(&store, request.database(), command, &majority, router).await;
     if store.op_time() != written_before {
         // The secondaries pull what this write added (at once where they have no lag).
         node.inner.replicate();
