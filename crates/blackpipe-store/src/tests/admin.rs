@@ -112,10 +112,22 @@ fn a_router_lists_indexes_in_the_collections_namespace() {
     assert_eq!(rest.get_str("ns").unwrap(), "db.c", "{more}");
     assert_eq!(rest.get_array("nextBatch").unwrap().len(), 1, "{more}");
     // mongod's cursor does not answer a getMore naming the collection.
-    let opened = run_ok(&store, "db", doc! { "listIndexes": "c", "cursor": { "batchSize": 1 } });
-    let id = opened.get_document("cursor").unwrap().get_i64("id").unwrap();
+    let opened = run_ok(
+        &store,
+        "db",
+        doc! { "listIndexes": "c", "cursor": { "batchSize": 1 } },
+    );
+    let id = opened
+        .get_document("cursor")
+        .unwrap()
+        .get_i64("id")
+        .unwrap();
     assert_eq!(
-        error_code(&run(&store, "db", doc! { "getMore": id, "collection": "c" })),
+        error_code(&run(
+            &store,
+            "db",
+            doc! { "getMore": id, "collection": "c" }
+        )),
         13
     );
 }

@@ -110,10 +110,10 @@ mod tests {
             doc! { "create": "c", "capped": true, "size": 4096 },
             doc! { "insert": "c", "documents": [{ "_id": 1 }] },
         ] {
-            execute(&store, "db", &command, &|| None).await;
+            execute(&store, "db", &command, &|| None, false).await;
         }
         let find = doc! { "find": "c", "tailable": true, "awaitData": true };
-        let reply = execute(&store, "db", &find, &|| None).await;
+        let reply = execute(&store, "db", &find, &|| None, false).await;
         let id = reply
             .get_document("cursor")
             .and_then(|cursor| cursor.get_i64("id"))
@@ -136,9 +136,9 @@ mod tests {
         let (store, id) = tailed_store().await;
         let get_more = doc! { "getMore": id, "collection": "c", "maxTimeMS": 600_000 };
         let insert = doc! { "insert": "c", "documents": [{ "_id": 2 }] };
-        let (reply, _) = tokio::join!(execute(&store, "db", &get_more, &|| None), async {
+        let (reply, _) = tokio::join!(execute(&store, "db", &get_more, &|| None, false), async {
             // Runs once the getMore waits: join polls it first.
-            execute(&store, "db", &insert, &|| None).await
+            execute(&store, "db", &insert, &|| None, false).await
         });
         assert_eq!(next_batch(&reply), [Bson::Document(doc! { "_id": 2 })]);
     }
@@ -148,7 +148,7 @@ mod tests {
         let (store, id) = tailed_store().await;
         let get_more = doc! { "getMore": id, "collection": "c", "maxTimeMS": 500 };
         let started = tokio::time::Instant::now();
-        let reply = execute(&store, "db", &get_more, &|| None).await;
+        let reply = execute(&store, "db", &get_more, &|| None, false).await;
         assert_eq!(next_batch(&reply), []);
         assert_eq!(reply.get("ok"), Some(&Bson::Double(1.0)));
         // Paused time moves only by the waits the code made.

@@ -195,11 +195,6 @@ impl<T> SessionCursor<T> {
         }
         self.closed = true;
         let mut pinned = self.state.take_pinned();
-        if pinned.as_ref().is_some_and(|pin| !pin.is_usable()) {
-            // The server closes the cursor with the broken connection; dropping the pin
-            // checks the connection in, closed.
-            return Ok(());
-        }
         let Some(kill) = self.state.take_kill() else {
             return Ok(());
         };
@@ -208,7 +203,16 @@ impl<T> SessionCursor<T> {
             &self.executor,
             runtime::now(),
         );
-        let mut context = limit.settings().context(Some(session));
+        let settings = limit.settings();
+        if let Some(pin) = pinned.as_mut() {
+            // A network error broke the pinned connection (the server closes the cursor with
+            // it; dropping the pin checks it in, closed), unless it only owes the reply of a
+            // getMore that timed out.
+            if !pin.recover(limit.deadline()).await {
+                return Ok(());
+            }
+        }
+        let mut context = settings.context(Some(session));
         // The cursor's own pin, when it has one; else the executor takes the transaction's
         // in load-balanced mode, or the pool's.
         context.pinned = pinned.as_mut();

@@ -422,6 +422,11 @@ impl KillLimit {
         }
     }
 
+    /// When the `killCursors` must be done by.
+    pub(crate) fn deadline(self) -> Deadline {
+        self.deadline
+    }
+
     /// The settings of the `killCursors` this limit bounds.
     pub(crate) fn settings(self) -> OperationSettings {
         OperationSettings {
@@ -441,7 +446,7 @@ pub(crate) fn spawn_kill(
     limit: KillLimit,
     pinned: Option<PinnedConnection>,
 ) {
-    if pinned.as_ref().is_some_and(|pin| !pin.is_usable()) {
+    if pinned.as_ref().is_some_and(|pin| !pin.is_recoverable()) {
         // A network error broke the pinned connection: no killCursors (the server closes the
         // cursor with the connection); dropping the pin checks the connection in, closed.
         return;
@@ -451,6 +456,12 @@ pub(crate) fn spawn_kill(
     executor.spawn(async move {
         let mut session = session;
         let mut pinned = pinned;
+        if let Some(pin) = pinned.as_mut() {
+            // A getMore that timed out left its reply unread on the pinned connection.
+            if !pin.recover(limit.deadline).await {
+                return;
+            }
+        }
         let mut context = settings.context(session.as_mut());
         // On the cursor's pinned connection, checked in once the killCursors is done,
         // whatever its result (load-balancers, "Behaviour With Cursors").
