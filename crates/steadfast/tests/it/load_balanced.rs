@@ -53,8 +53,13 @@ async fn load_balancer() -> (ScriptedServer, Services) {
 
 /// A load-balanced client for `server` recording every event.
 async fn lb_client(server: &ScriptedServer) -> (Client, Arc<EventRecorder>) {
+    lb_client_with(server, "").await
+}
+
+/// [`lb_client`] with more connection string `options` (`&name=value...`).
+async fn lb_client_with(server: &ScriptedServer, options: &str) -> (Client, Arc<EventRecorder>) {
     let events = Arc::new(EventRecorder::new());
-    let client = ClientBuilder::from_uri_str(&uri(server, "loadBalanced=true"))
+    let client = ClientBuilder::from_uri_str(&uri(server, &format!("loadBalanced=true{options}")))
         .await
         .expect("valid connection string")
         .event_listener(events.clone())
@@ -181,6 +186,51 @@ async fn a_dropped_cursor_is_killed_on_its_pinned_connection_which_is_then_relea
         connections_of(&server, "find"),
         "killCursors went on the cursor's connection"
     );
+    client.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_cursor_whose_get_more_timed_out_is_killed_on_its_connection_after_the_late_reply() {
+    // The getMore's reply, left unread by the timeout, is read off the pinned connection,
+    // which then carries the killCursors (CSOT refreshes timeoutMS for close): it is the only
+    // connection that reaches the service holding the cursor.
+    let (server, _) = load_balancer().await;
+    server
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..1, 42),
+        )
+        .once();
+    server
+        .rule(
+            Matcher::command("killCursors"),
+            doc! { "cursorsKilled": [42_i64], "ok": 1 },
+        )
+        .once();
+    let (client, events) = lb_client_with(&server, "&timeoutMS=500").await;
+    let items = client.database("db").collection::<Document>("items");
+    let mut cursor = within(items.find(doc! {}).batch_size(1)).await.unwrap();
+    within(cursor.next()).await.unwrap().unwrap();
+    let fetch = tokio::spawn(async move {
+        let result = cursor.next().await;
+        (cursor, result)
+    });
+    let held = within(server.next_request(Matcher::command("getMore")))
+        .await
+        .expect("the getMore arrives");
+    let (cursor, result) = fetch.await.unwrap();
+    let error = result.expect("an item").expect_err("the getMore times out");
+    assert!(error.is_timeout(), "{error:?}");
+    held.reply(cursor_reply("nextBatch", 1..2, 42)).unwrap();
+    cursor.close();
+    all_checked_in(&events).await;
+    assert_eq!(
+        connections_of(&server, "killCursors"),
+        connections_of(&server, "find"),
+        "killCursors went on the cursor's connection"
+    );
+    let closed = count(&events, |e| matches!(e, CmapEvent::ConnectionClosed { .. }));
+    assert_eq!(closed, 0, "the connection survived the timeout");
     client.shutdown().await;
 }
 
