@@ -95,7 +95,11 @@ pub(crate) fn list_indexes(exec: &mut Exec<'_>, command: &Document) -> StoreResu
         .into_iter()
         .map(Arc::new)
         .collect();
-    let ns = format!("{}.$cmd.listIndexes.{collection}", exec.db);
+    let ns = if exec.router {
+        exec.ns(collection)
+    } else {
+        format!("{}.$cmd.listIndexes.{collection}", exec.db)
+    };
     let options = CursorOptions {
         batch_size,
         ..CursorOptions::default()

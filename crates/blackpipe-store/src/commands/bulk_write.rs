@@ -294,6 +294,7 @@ fn run_op(
             statement: None,
             majority_committed: exec.majority_committed,
             host: exec.host,
+            router: exec.router,
         };
         let reply = match op.kind {
             Kind::Insert => insert(&mut sub, &single),

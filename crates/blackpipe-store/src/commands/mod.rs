@@ -47,15 +47,20 @@ pub struct CommandContext {
     /// The `host:port` of the member running the command, as its hello's `me` names it
     /// (`$collStats` reports it); `None` (the default) leaves it out.
     pub host: Option<String>,
+    /// Whether the command runs on a router (mongos) rather than on mongod: a router's
+    /// `listIndexes` cursor is in the collection's own namespace (`<db>.<coll>`), where
+    /// mongod's is `<db>.$cmd.listIndexes.<coll>`, and its `getMore`s name the collection.
+    pub router: bool,
 }
 
 impl CommandContext {
-    /// A context at wall-clock time `now`.
+    /// A context at wall-clock time `now`, on mongod.
     pub fn new(now: DateTime) -> CommandContext {
         CommandContext {
             now,
             majority_committed: None,
             host: None,
+            router: false,
         }
     }
 
@@ -63,6 +68,13 @@ impl CommandContext {
     #[must_use]
     pub fn with_host(mut self, host: impl Into<String>) -> Self {
         self.host = Some(host.into());
+        self
+    }
+
+    /// Runs the command as a router (mongos) answers it (see [`CommandContext::router`]).
+    #[must_use]
+    pub fn on_router(mut self) -> Self {
+        self.router = true;
         self
     }
 
@@ -160,6 +172,8 @@ pub(crate) struct Exec<'a> {
     pub(crate) majority_committed: Option<Timestamp>,
     /// See [`CommandContext::host`].
     pub(crate) host: Option<&'a str>,
+    /// See [`CommandContext::router`].
+    pub(crate) router: bool,
 }
 
 impl Exec<'_> {
@@ -297,6 +311,7 @@ impl Store {
             statement: None,
             majority_committed: context.majority_committed,
             host: context.host.as_deref(),
+            router: context.router,
         };
         // A commit holds the gate alone, so no command sees part of a transaction.
         let is_commit = command.keys().next().map(String::as_str) == Some("commitTransaction");

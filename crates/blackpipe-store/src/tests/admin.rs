@@ -2,7 +2,7 @@
 
 use bson::{Bson, doc};
 
-use super::{batch, error_code, insert, new_store, run, run_ok};
+use super::{CommandContext, at, batch, error_code, insert, new_store, run, run_ok};
 
 #[test]
 fn create_list_and_drop_indexes() {
@@ -84,6 +84,51 @@ fn create_list_and_drop_indexes() {
             doc! { "createIndexes": "c", "indexes": [{ "key": { "a": 1 } }] }
         )),
         9
+    );
+}
+
+/// mongos answers listIndexes with a cursor in the collection's own namespace, and takes its
+/// getMores naming the collection; mongod's cursor is in `<db>.$cmd.listIndexes.<coll>`.
+#[test]
+fn a_router_lists_indexes_in_the_collections_namespace() {
+    let store = new_store();
+    run_ok(
+        &store,
+        "db",
+        doc! { "createIndexes": "c", "indexes": [{ "key": { "a": 1 }, "name": "a_1" }] },
+    );
+    let on_router = |command: bson::Document| {
+        store
+            .execute("db", &command, &CommandContext::new(at(0)).on_router())
+            .reply
+    };
+    let opened = on_router(doc! { "listIndexes": "c", "cursor": { "batchSize": 1 } });
+    let cursor = opened.get_document("cursor").unwrap();
+    assert_eq!(cursor.get_str("ns").unwrap(), "db.c");
+    let id = cursor.get_i64("id").unwrap();
+    assert_ne!(id, 0, "one index is left for the getMore: {opened}");
+    let more = on_router(doc! { "getMore": id, "collection": "c" });
+    let rest = more.get_document("cursor").unwrap();
+    assert_eq!(rest.get_str("ns").unwrap(), "db.c", "{more}");
+    assert_eq!(rest.get_array("nextBatch").unwrap().len(), 1, "{more}");
+    // mongod's cursor does not answer a getMore naming the collection.
+    let opened = run_ok(
+        &store,
+        "db",
+        doc! { "listIndexes": "c", "cursor": { "batchSize": 1 } },
+    );
+    let id = opened
+        .get_document("cursor")
+        .unwrap()
+        .get_i64("id")
+        .unwrap();
+    assert_eq!(
+        error_code(&run(
+            &store,
+            "db",
+            doc! { "getMore": id, "collection": "c" }
+        )),
+        13
     );
 }
 

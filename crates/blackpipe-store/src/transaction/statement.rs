@@ -128,6 +128,7 @@ impl Store {
             statement: None,
             majority_committed: None,
             host: exec.host,
+            router: exec.router,
         };
         let result = self.dispatch(&mut inner, command);
         drop(inner);

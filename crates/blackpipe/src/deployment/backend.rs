@@ -26,7 +26,8 @@ fn known(op_time: OpTime) -> Option<WriteTime> {
 ///
 /// `majority_committed` gives the member's majority commit point (`None` outside replica
 /// sets): change streams see only what it covers, and `majority` reads read as of it. `host`
-/// names the member (`$collStats` reports it).
+/// names the member (`$collStats` reports it); `router` runs the command as mongos answers it
+/// (see [`CommandContext::router`]).
 ///
 /// A tailable awaitData getMore that finds nothing new waits, as mongod does, until a document
 /// is inserted into its collection (for a change stream: until any write is applied or the
@@ -38,6 +39,7 @@ pub(crate) async fn execute(
     command: &Document,
     majority_committed: &(dyn Fn() -> Option<Timestamp> + Sync),
     host: Option<&str>,
+    router: bool,
 ) -> Document {
     // Read afresh on every run: a change stream's getMore woken by the commit point moving
     // must see the new one.
@@ -45,6 +47,9 @@ pub(crate) async fn execute(
         let mut context = CommandContext::new(DateTime::now());
         if let Some(host) = host {
             context = context.with_host(host);
+        }
+        if router {
+            context = context.on_router();
         }
         match majority_committed() {
             Some(commit) => context.with_majority_committed(commit),
@@ -110,10 +115,10 @@ mod tests {
             doc! { "create": "c", "capped": true, "size": 4096 },
             doc! { "insert": "c", "documents": [{ "_id": 1 }] },
         ] {
-            execute(&store, "db", &command, &|| None, None).await;
+            execute(&store, "db", &command, &|| None, None, false).await;
         }
         let find = doc! { "find": "c", "tailable": true, "awaitData": true };
-        let reply = execute(&store, "db", &find, &|| None, None).await;
+        let reply = execute(&store, "db", &find, &|| None, None, false).await;
         let id = reply
             .get_document("cursor")
             .and_then(|cursor| cursor.get_i64("id"))
@@ -136,10 +141,13 @@ mod tests {
         let (store, id) = tailed_store().await;
         let get_more = doc! { "getMore": id, "collection": "c", "maxTimeMS": 600_000 };
         let insert = doc! { "insert": "c", "documents": [{ "_id": 2 }] };
-        let (reply, _) = tokio::join!(execute(&store, "db", &get_more, &|| None, None), async {
-            // Runs once the getMore waits: join polls it first.
-            execute(&store, "db", &insert, &|| None, None).await
-        });
+        let (reply, _) = tokio::join!(
+            execute(&store, "db", &get_more, &|| None, None, false),
+            async {
+                // Runs once the getMore waits: join polls it first.
+                execute(&store, "db", &insert, &|| None, None, false).await
+            }
+        );
         assert_eq!(next_batch(&reply), [Bson::Document(doc! { "_id": 2 })]);
     }
 
@@ -148,7 +156,7 @@ mod tests {
         let (store, id) = tailed_store().await;
         let get_more = doc! { "getMore": id, "collection": "c", "maxTimeMS": 500 };
         let started = tokio::time::Instant::now();
-        let reply = execute(&store, "db", &get_more, &|| None, None).await;
+        let reply = execute(&store, "db", &get_more, &|| None, None, false).await;
         assert_eq!(next_batch(&reply), []);
         assert_eq!(reply.get("ok"), Some(&Bson::Double(1.0)));
         // Paused time moves only by the waits the code made.

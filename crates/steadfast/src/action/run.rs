@@ -87,7 +87,12 @@ where
         .execute_cursor(op, opening.context(Some(session)))
         .await?;
     let state = CursorState::new(reply, pin.address, cursor_settings).pinned_to(pin.connection);
-    Ok(SessionCursor::new(Arc::clone(executor), state, settings))
+    Ok(SessionCursor::new(
+        Arc::clone(executor),
+        state,
+        settings,
+        session,
+    ))
 }
 
 /// The settings of a cursor's opening command and of its later fetches, from the operation's

@@ -20,13 +20,19 @@ use crate::session::ClientSession;
 /// so each fetching call takes the session: [`SessionCursor::next`],
 /// [`SessionCursor::advance`], or [`SessionCursor::stream`] for a `Stream` borrowing both.
 ///
-/// Dropped before it is exhausted, the cursor is killed in the background.
+/// [`SessionCursor::close`] kills the server cursor in the session. Dropped before it is
+/// exhausted, the cursor is killed in the background without the session, except when it was
+/// opened in a load-balanced transaction (see [`SessionCursor::close`]).
 pub struct SessionCursor<T> {
     executor: Arc<Executor>,
     state: CursorState,
     settings: OperationSettings,
     current: Option<RawDocumentBuf>,
     closed: bool,
+    /// The `txnNumber` of the session's transaction the cursor was opened in, if any: the
+    /// server cursor belongs to it and ends with it, and in load-balanced mode it is reachable
+    /// only on the connection pinned to that transaction (the cursor has none of its own).
+    transaction: Option<i64>,
     _documents: PhantomData<fn() -> T>,
 }
 
@@ -42,10 +48,12 @@ impl<T> std::fmt::Debug for SessionCursor<T> {
 }
 
 impl<T> SessionCursor<T> {
+    /// A cursor opened in `session` (whose transaction, if one is active, owns it).
     pub(crate) fn new(
         executor: Arc<Executor>,
         state: CursorState,
         settings: OperationSettings,
+        session: &ClientSession,
     ) -> Self {
         SessionCursor {
             executor,
@@ -53,6 +61,7 @@ impl<T> SessionCursor<T> {
             settings,
             current: None,
             closed: false,
+            transaction: current_transaction(session),
             _documents: PhantomData,
         }
     }
@@ -152,11 +161,79 @@ impl<T> SessionCursor<T> {
         self.closed || self.state.is_exhausted()
     }
 
+    /// Closes the cursor in `session`, the session it was opened in: kills its server cursor
+    /// if still open, with the session's `lsid` (and as a statement of the transaction it was
+    /// opened in, if that one is still active), on the connection the cursor is pinned to or,
+    /// in a load-balanced transaction, on the transaction's pinned connection, so that no
+    /// other connection is checked out; then releases the cursor's pinned connection. Unlike a
+    /// drop, it waits for the `killCursors`, which gets the cursor's timeoutMS afresh.
+    ///
+    /// A cursor whose transaction has ended is not killed (the server ended it with the
+    /// transaction); one opened outside a transaction, closed while the session is in one, is
+    /// killed in the background without the session, as a drop does. A cursor whose pinned
+    /// connection was broken by a network error is not killed (load-balancers, "Behaviour
+    /// With Cursors").
+    ///
+    /// # Errors
+    /// The `killCursors`' error; the cursor is closed either way, and the server times the
+    /// cursor out (or ends it with its transaction).
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: dropped while the `killCursors` is in flight, the command is abandoned
+    /// and the connection it ran on closed (a transaction's pinned connection with it). The
+    /// cursor is closed either way; nothing panics.
+    pub async fn close(mut self, session: &mut ClientSession) -> Result<()> {
+        let now_in = current_transaction(session);
+        if self.transaction.is_some() && self.transaction != now_in {
+            // Its transaction ended, and the server's cursor with it.
+            self.state.forget_server_cursor();
+        }
+        if self.transaction.is_none() && now_in.is_some() {
+            // A killCursors in the session would join (or start) its transaction.
+            self.close_now();
+            return Ok(());
+        }
+        self.closed = true;
+        let mut pinned = self.state.take_pinned();
+        let Some(kill) = self.state.take_kill() else {
+            return Ok(());
+        };
+        let limit = KillLimit::starting(
+            self.settings.timeout_in(Some(session)),
+            &self.executor,
+            runtime::now(),
+        );
+        let settings = limit.settings();
+        if let Some(pin) = pinned.as_mut() {
+            // A network error broke the pinned connection (the server closes the cursor with
+            // it; dropping the pin checks it in, closed), unless it only owes the reply of a
+            // getMore that timed out.
+            if !pin.recover(limit.deadline()).await {
+                return Ok(());
+            }
+        }
+        let mut context = settings.context(Some(session));
+        // The cursor's own pin, when it has one; else the executor takes the transaction's
+        // in load-balanced mode, or the pool's.
+        context.pinned = pinned.as_mut();
+        let killed = self.executor.execute(kill, context).await;
+        // Checked in whatever the result (load-balancers, "Behaviour With Cursors").
+        drop(pinned);
+        killed
+    }
+
     /// Marks the cursor closed, kills its server cursor in the background (when still open)
-    /// and releases its pinned connection; dropping the cursor does the same.
+    /// and releases its pinned connection; dropping the cursor does the same. A cursor of a
+    /// load-balanced transaction is not killed here: only the session's pinned connection
+    /// reaches the service that holds it, and the server ends it with the transaction.
     fn close_now(&mut self) {
         self.closed = true;
         let pinned = self.state.take_pinned();
+        let reachable_without_session =
+            self.transaction.is_none() || !self.executor.options().load_balanced;
+        if !reachable_without_session {
+            self.state.forget_server_cursor();
+        }
         if let Some(kill) = self.state.take_kill() {
             let limit = KillLimit::starting(
                 self.settings.timeout_in(None),
@@ -215,9 +292,18 @@ impl<T> SessionCursor<T> {
             settings: self.settings.clone(),
             current: self.current.take(),
             closed: self.closed,
+            transaction: self.transaction,
             _documents: PhantomData,
         }
     }
+}
+
+/// The `txnNumber` of `session`'s active transaction, if one is starting or in progress.
+fn current_transaction(session: &ClientSession) -> Option<i64> {
+    session
+        .in_transaction()
+        .then(|| session.current_txn_number())
+        .flatten()
 }
 
 impl<T> Drop for SessionCursor<T> {

@@ -421,6 +421,20 @@ impl KillLimit {
             omit_max_time: timeout.is_none(),
         }
     }
+
+    /// When the `killCursors` must be done by.
+    pub(crate) fn deadline(self) -> Deadline {
+        self.deadline
+    }
+
+    /// The settings of the `killCursors` this limit bounds.
+    pub(crate) fn settings(self) -> OperationSettings {
+        OperationSettings {
+            deadline: Some(self.deadline),
+            omit_max_time: self.omit_max_time,
+            ..OperationSettings::default()
+        }
+    }
 }
 
 /// Kills a server cursor in the background (best effort: the server also times cursors out),
@@ -432,20 +446,22 @@ pub(crate) fn spawn_kill(
     limit: KillLimit,
     pinned: Option<PinnedConnection>,
 ) {
-    if pinned.as_ref().is_some_and(|pin| !pin.is_usable()) {
+    if pinned.as_ref().is_some_and(|pin| !pin.is_recoverable()) {
         // A network error broke the pinned connection: no killCursors (the server closes the
         // cursor with the connection); dropping the pin checks the connection in, closed.
         return;
     }
-    let settings = OperationSettings {
-        deadline: Some(limit.deadline),
-        omit_max_time: limit.omit_max_time,
-        ..OperationSettings::default()
-    };
+    let settings = limit.settings();
     let runner = Arc::clone(&executor);
     executor.spawn(async move {
         let mut session = session;
         let mut pinned = pinned;
+        if let Some(pin) = pinned.as_mut() {
+            // A getMore that timed out left its reply unread on the pinned connection.
+            if !pin.recover(limit.deadline).await {
+                return;
+            }
+        }
         let mut context = settings.context(session.as_mut());
         // On the cursor's pinned connection, checked in once the killCursors is done,
         // whatever its result (load-balancers, "Behaviour With Cursors").

@@ -112,6 +112,9 @@ pub(super) struct On<'a> {
     pub(super) sent: Sent,
     pub(super) base_backoff: Option<Duration>,
     pub(super) deadline: DeadlineStatus,
+    /// The max wire version the attempt's connection reported in its handshake, once there
+    /// is one: in load-balanced mode the server description has none (no monitoring).
+    pub(super) wire_version: Option<i32>,
 }
 
 impl Executor {
@@ -225,10 +228,17 @@ impl Executor {
     ) -> (FailureFacts, Error) {
         let circumstances = Circumstances {
             kind,
-            max_wire_version: on.server.map_or(0, |s| s.description.max_wire_version),
-            mongos: on
-                .server
-                .is_some_and(|s| s.description.server_type == ServerType::Mongos),
+            max_wire_version: on
+                .wire_version
+                .or(on.server.map(|s| s.description.max_wire_version))
+                .unwrap_or(0),
+            // A load balancer fronts mongos (load-balancers: "treated like a mongos").
+            mongos: on.server.is_some_and(|s| {
+                matches!(
+                    s.description.server_type,
+                    ServerType::Mongos | ServerType::LoadBalancer
+                )
+            }),
             deadline: on.deadline,
             sent: on.sent,
             base_backoff: on.base_backoff,
@@ -282,6 +292,7 @@ pub(super) fn not_sent<'a>(server: Option<&'a SelectedServer>, plan: &OperationP
         sent: Sent::No,
         base_backoff: None,
         deadline: deadline_status(plan),
+        wire_version: None,
     }
 }
 

@@ -237,6 +237,7 @@ impl Executor {
             sent,
             base_backoff: None,
             deadline: deadline_status(stage.plan),
+            wire_version: None,
         };
         self.failure(error, stage.kind, &on)
     }

@@ -51,7 +51,8 @@ impl Executor {
             if let Some(identity) = &identity {
                 monitoring::failed(self.events(), identity, &error, duration);
             }
-            return self.server_failed(stage, error, generation, base_backoff);
+            let wire_version = description.max_wire_version;
+            return self.server_failed(stage, error, generation, base_backoff, wire_version);
         }
         if let Some(identity) = &identity {
             monitoring::succeeded(self.events(), identity, &reply, duration);
@@ -63,7 +64,9 @@ impl Executor {
         };
         if let Some(error) = write_failure {
             let error = error.with_address(address);
-            if let Some(failed) = self.write_concern_failed(stage, error, generation) {
+            let wire_version = description.max_wire_version;
+            if let Some(failed) = self.write_concern_failed(stage, error, generation, wire_version)
+            {
                 // A deadline's failure ends as a timeout; any other keeps the reply for the
                 // operation to read if the rules do not retry.
                 let held = (failed.facts.kind != FailureKind::DeadlineExpired).then(|| HeldReply {
@@ -88,13 +91,15 @@ impl Executor {
         }
     }
 
-    /// An `ok: 0` reply: SDAM judges it, then the retry rules.
+    /// An `ok: 0` reply on a connection of `wire_version`: SDAM judges it, then the retry
+    /// rules.
     fn server_failed<T>(
         &self,
         stage: Stage<'_>,
         error: Error,
         generation: ConnectionGeneration,
         base_backoff: Option<Duration>,
+        wire_version: i32,
     ) -> AttemptResult<T> {
         self.topology().handle_connection_error(
             &stage.selected.address,
@@ -107,6 +112,7 @@ impl Executor {
             sent: Sent::Yes,
             base_backoff,
             deadline: deadline_status(stage.plan),
+            wire_version: Some(wire_version),
         };
         self.failure(error, stage.kind, &on).into()
     }
@@ -119,6 +125,7 @@ impl Executor {
         stage: Stage<'_>,
         error: Error,
         generation: ConnectionGeneration,
+        wire_version: i32,
     ) -> Option<Failure> {
         self.topology().handle_connection_error(
             &stage.selected.address,
@@ -131,6 +138,7 @@ impl Executor {
             sent: Sent::Yes,
             base_backoff: None,
             deadline: deadline_status(stage.plan),
+            wire_version: Some(wire_version),
         };
         let (facts, error) = self.facts(error, stage.kind, &on);
         let retryable = facts.is_retryable_write_error() || facts.is_retryable_overload();

@@ -5,6 +5,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use steadfast_core::Deadline;
+
 use super::{Inner, PooledConnection, Shared};
 
 /// A connection pinned to a cursor or a transaction. It stays checked out (one
@@ -61,6 +63,32 @@ impl PinnedConnection {
         self.connection
             .as_ref()
             .is_some_and(|c| c.is_reusable() && !c.is_interrupted())
+    }
+
+    /// Whether it is usable, or only owes the reply of a command that timeoutMS left unread
+    /// (the connection is otherwise intact: see [`PinnedConnection::recover`]).
+    pub(crate) fn is_recoverable(&self) -> bool {
+        self.is_usable()
+            || self
+                .connection
+                .as_ref()
+                .is_some_and(|c| c.has_late_reply() && !c.is_interrupted())
+    }
+
+    /// Reads and discards the reply a timed-out command left unread on the connection (until
+    /// `deadline`), so that it can carry another command: a cursor whose `getMore` timed out
+    /// can still be killed on its pinned connection, the only one that reaches its service.
+    /// Returns whether the connection is usable now.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: dropped midway, the drain leaves the connection broken.
+    pub(crate) async fn recover(&mut self, deadline: Deadline) -> bool {
+        if let Some(connection) = self.connection.as_mut() {
+            if connection.has_late_reply() && !connection.is_interrupted() {
+                connection.drain_late_reply(deadline).await;
+            }
+        }
+        self.is_usable()
     }
 }
 

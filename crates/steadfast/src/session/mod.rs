@@ -336,6 +336,14 @@ impl ClientSession {
         self.transaction.pinned.as_ref()
     }
 
+    /// Whether the session's transaction is pinned: to a mongos in a sharded cluster (see
+    /// [`ClientSession::pinned_mongos`]), or to a connection in load-balanced mode, where only
+    /// that connection reaches the service running the transaction (a steadfast addition, for
+    /// tests and diagnostics).
+    pub fn is_pinned(&self) -> bool {
+        self.transaction.pinned.is_some() || self.transaction.connection.is_some()
+    }
+
     /// The deadline of the convenient API's transaction, while one runs under timeoutMS.
     pub(crate) fn convenient_deadline(&self) -> Option<Deadline> {
         self.convenient_deadline

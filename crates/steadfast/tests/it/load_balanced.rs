@@ -53,8 +53,13 @@ async fn load_balancer() -> (ScriptedServer, Services) {
 
 /// A load-balanced client for `server` recording every event.
 async fn lb_client(server: &ScriptedServer) -> (Client, Arc<EventRecorder>) {
+    lb_client_with(server, "").await
+}
+
+/// [`lb_client`] with more connection string `options` (`&name=value...`).
+async fn lb_client_with(server: &ScriptedServer, options: &str) -> (Client, Arc<EventRecorder>) {
     let events = Arc::new(EventRecorder::new());
-    let client = ClientBuilder::from_uri_str(&uri(server, "loadBalanced=true"))
+    let client = ClientBuilder::from_uri_str(&uri(server, &format!("loadBalanced=true{options}")))
         .await
         .expect("valid connection string")
         .event_listener(events.clone())
@@ -185,6 +190,51 @@ async fn a_dropped_cursor_is_killed_on_its_pinned_connection_which_is_then_relea
 }
 
 #[tokio::test]
+async fn a_cursor_whose_get_more_timed_out_is_killed_on_its_connection_after_the_late_reply() {
+    // The getMore's reply, left unread by the timeout, is read off the pinned connection,
+    // which then carries the killCursors (CSOT refreshes timeoutMS for close): it is the only
+    // connection that reaches the service holding the cursor.
+    let (server, _) = load_balancer().await;
+    server
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..1, 42),
+        )
+        .once();
+    server
+        .rule(
+            Matcher::command("killCursors"),
+            doc! { "cursorsKilled": [42_i64], "ok": 1 },
+        )
+        .once();
+    let (client, events) = lb_client_with(&server, "&timeoutMS=500").await;
+    let items = client.database("db").collection::<Document>("items");
+    let mut cursor = within(items.find(doc! {}).batch_size(1)).await.unwrap();
+    within(cursor.next()).await.unwrap().unwrap();
+    let fetch = tokio::spawn(async move {
+        let result = cursor.next().await;
+        (cursor, result)
+    });
+    let held = within(server.next_request(Matcher::command("getMore")))
+        .await
+        .expect("the getMore arrives");
+    let (cursor, result) = fetch.await.unwrap();
+    let error = result.expect("an item").expect_err("the getMore times out");
+    assert!(error.is_timeout(), "{error:?}");
+    held.reply(cursor_reply("nextBatch", 1..2, 42)).unwrap();
+    cursor.close();
+    all_checked_in(&events).await;
+    assert_eq!(
+        connections_of(&server, "killCursors"),
+        connections_of(&server, "find"),
+        "killCursors went on the cursor's connection"
+    );
+    let closed = count(&events, |e| matches!(e, CmapEvent::ConnectionClosed { .. }));
+    assert_eq!(closed, 0, "the connection survived the timeout");
+    client.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_transaction_runs_on_one_connection_until_its_session_ends() {
     let (server, _) = load_balancer().await;
     acknowledge_writes(&server);
@@ -223,6 +273,163 @@ async fn a_transaction_runs_on_one_connection_until_its_session_ends() {
     assert_ne!(connections_of(&server, "ping"), vec![inserts[0]]);
     drop(session);
     assert_eq!(checked_out(&events), 0, "released when the session ends");
+    client.shutdown().await;
+}
+
+/// The requests of `command`, in arrival order.
+fn requests_of(server: &ScriptedServer, command: &str) -> Vec<Document> {
+    server
+        .requests_matching(&Matcher::command(command))
+        .iter()
+        .map(|r| r.command().clone())
+        .collect()
+}
+
+/// A scripted load balancer answering a transaction's insert, one find opening cursor 42, its
+/// killCursors and the transaction's abort.
+async fn transaction_with_a_cursor() -> ScriptedServer {
+    let (server, _) = load_balancer().await;
+    acknowledge_writes(&server);
+    server
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..2, 42),
+        )
+        .once();
+    server
+        .rule(
+            Matcher::command("killCursors"),
+            doc! { "cursorsKilled": [42_i64], "ok": 1 },
+        )
+        .always();
+    server
+        .rule(Matcher::command("abortTransaction"), doc! { "ok": 1 })
+        .always();
+    server
+}
+
+#[tokio::test]
+async fn a_session_cursor_of_a_transaction_is_killed_in_it_on_the_transactions_connection() {
+    let server = transaction_with_a_cursor().await;
+    let (client, events) = lb_client(&server).await;
+    let items = client.database("db").collection::<Document>("items");
+    let mut session = within(client.start_session()).await.unwrap();
+    within(session.start_transaction()).await.unwrap();
+    within(items.insert_one(doc! { "i": 0 }).session(&mut session))
+        .await
+        .unwrap();
+    let cursor = within(items.find(doc! {}).batch_size(2).session(&mut session))
+        .await
+        .unwrap();
+    within(cursor.close(&mut session)).await.unwrap();
+    assert_eq!(checked_out(&events), 1, "only the transaction's connection");
+    let transaction_connection = connections_of(&server, "insert");
+    assert_eq!(
+        connections_of(&server, "killCursors"),
+        transaction_connection,
+        "killCursors on the connection pinned to the transaction"
+    );
+    let kill = &requests_of(&server, "killCursors")[0];
+    let insert = &requests_of(&server, "insert")[0];
+    assert_eq!(kill.get("lsid"), insert.get("lsid"), "in the session");
+    assert_eq!(
+        kill.get("txnNumber"),
+        insert.get("txnNumber"),
+        "in its transaction"
+    );
+    within(session.abort_transaction()).await.unwrap();
+    drop(session);
+    assert_eq!(checked_out(&events), 0);
+    let checkouts = count(&events, |e| {
+        matches!(e, CmapEvent::ConnectionCheckedOut { .. })
+    });
+    assert_eq!(checkouts, 1, "no second connection was checked out");
+    client.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_dropped_session_cursor_of_a_transaction_ends_with_it_and_takes_no_connection() {
+    let server = transaction_with_a_cursor().await;
+    let (client, events) = lb_client(&server).await;
+    let items = client.database("db").collection::<Document>("items");
+    let mut session = within(client.start_session()).await.unwrap();
+    within(session.start_transaction()).await.unwrap();
+    let cursor = within(items.find(doc! {}).batch_size(2).session(&mut session))
+        .await
+        .unwrap();
+    drop(cursor);
+    within(session.abort_transaction()).await.unwrap();
+    drop(session);
+    assert_eq!(checked_out(&events), 0);
+    // Shutdown waits for background killCursors: none was started.
+    client.shutdown().await;
+    assert!(connections_of(&server, "killCursors").is_empty());
+    let find = connections_of(&server, "find");
+    assert_eq!(connections_of(&server, "abortTransaction"), find);
+}
+
+#[tokio::test]
+async fn a_session_cursor_outside_a_transaction_is_killed_in_the_session_on_its_own_connection() {
+    let (server, _) = load_balancer().await;
+    server
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..2, 42),
+        )
+        .once();
+    server
+        .rule(
+            Matcher::command("killCursors"),
+            doc! { "cursorsKilled": [42_i64], "ok": 1 },
+        )
+        .once();
+    let (client, events) = lb_client(&server).await;
+    let items = client.database("db").collection::<Document>("items");
+    let mut session = within(client.start_session()).await.unwrap();
+    let mut cursor = within(items.find(doc! {}).batch_size(2).session(&mut session))
+        .await
+        .unwrap();
+    within(cursor.next(&mut session)).await.unwrap().unwrap();
+    assert_eq!(checked_out(&events), 1, "the cursor holds its connection");
+    within(cursor.close(&mut session)).await.unwrap();
+    assert_eq!(
+        checked_out(&events),
+        0,
+        "released once the cursor is killed"
+    );
+    assert_eq!(
+        connections_of(&server, "killCursors"),
+        connections_of(&server, "find"),
+        "killCursors went on the cursor's connection"
+    );
+    let kill = &requests_of(&server, "killCursors")[0];
+    let find = &requests_of(&server, "find")[0];
+    assert_eq!(kill.get("lsid"), find.get("lsid"), "in the session");
+    assert!(!kill.contains_key("txnNumber"));
+    client.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_retryable_code_without_the_label_is_not_retried_behind_a_load_balancer() {
+    // The load balancer's server description has no wire version (it is never monitored):
+    // the connection's handshake says the service is 4.4+, which labels its own retryable
+    // errors, so an unlabelled InterruptedAtShutdown is final (retryable-writes
+    // "RetryableWriteError Labels").
+    let (server, _) = load_balancer().await;
+    server
+        .rule(
+            Matcher::command("insert"),
+            Reaction::error(11600, "InterruptedAtShutdown", "interrupted at shutdown"),
+        )
+        .always();
+    let (client, _) = lb_client(&server).await;
+    let items = client.database("db").collection::<Document>("items");
+    let error = within(items.insert_one(doc! { "i": 0 }))
+        .await
+        .expect_err("the unlabelled error is final");
+    assert_eq!(error.code(), Some(11600));
+    assert!(!error.contains_label("RetryableWriteError"));
+    assert_eq!(connections_of(&server, "insert").len(), 1, "not retried");
     client.shutdown().await;
 }
 

@@ -151,7 +151,6 @@ fn main() -> ExitCode {
             }
         };
         let mut tally = Tally::default();
-        load_balanced::enter_suite(suite);
         let run = FileRun {
             runtime: &runtime,
             version,
@@ -393,7 +392,6 @@ fn requirement_targets(
                 oidc,
             })
         })
-        .filter(|target| load_balanced::named(target.topology, [&file.run_on, &test.run_on]))
         .collect();
     if both.is_empty() {
         let unmet = requirements::Unmet {

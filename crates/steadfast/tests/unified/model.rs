@@ -168,11 +168,6 @@ impl TestCase {
                     format!("{name} takes an argument steadfast lacks"),
                 ));
             }
-            let in_session = arguments.is_some_and(|args| args.contains_key("session"));
-            if let (true, Some((key, reason))) = (in_session, skips::for_operation_in_session(name))
-            {
-                return Some((key, reason, format!("runs {name} in a session")));
-            }
         }
         None
     }
@@ -196,13 +191,6 @@ fn missing_server_feature(op: &Document) -> Option<&'static str> {
             return arguments
                 .is_some_and(|args| args.get_bool("returnKey").unwrap_or(false))
                 .then_some("returnKey");
-        }
-        // A listIndexes cursor that needs a getMore (only the load-balancers suite asks for
-        // one) shows the namespace its router answered with.
-        Some("listIndexes") => {
-            return arguments
-                .is_some_and(|args| args.contains_key("batchSize"))
-                .then_some("router listIndexes namespace");
         }
         // blackpipe stores a collection's validator but does not enforce it.
         Some("modifyCollection") => {

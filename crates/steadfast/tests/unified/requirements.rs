@@ -15,14 +15,13 @@ pub(crate) enum Topology {
     Sharded,
     /// A standalone server.
     Single,
-    /// Two routers behind blackpipe's load balancers: only for requirements that name
-    /// `load-balanced` (see `crate::load_balanced`).
+    /// Two routers behind blackpipe's load balancers (see `crate::load_balanced`).
     LoadBalanced,
 }
 
 impl Topology {
-    /// Every topology, in run order; a case runs on the load-balanced one only when its file
-    /// or test names it (see `crate::load_balanced`).
+    /// Every topology, in run order. A requirement without `topologies` allows all of them,
+    /// load-balanced included (unified test format, "runOnRequirement").
     pub(crate) const CANDIDATES: [Topology; 4] = [
         Topology::ReplicaSet,
         Topology::Sharded,

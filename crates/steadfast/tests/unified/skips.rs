@@ -8,8 +8,6 @@
 pub(crate) enum Key {
     /// An operation name (`operation.name`), on any object.
     Operation(&'static str),
-    /// An operation name, only when the operation runs in an explicit session.
-    OperationInSession(&'static str),
     /// An operation argument steadfast's API deliberately lacks, on any operation.
     Argument(&'static str),
     /// An entity type (`createEntities` key).
@@ -53,21 +51,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
         ),
         "the suite marks it skipReason \"servers have not implemented LB support yet so they will \
          not fail the connection handshake in this case\"",
-    ),
-    (
-        Key::ServerFeature("router listIndexes namespace"),
-        "blackpipe's routers answer listIndexes with mongod's cursor namespace \
-         (<db>.$cmd.listIndexes.<coll>) where mongos answers with the collection's own \
-         (<db>.<coll>), so the getMore the driver sends names the collection the cursor's \
-         namespace gives, not the one the test expects",
-    ),
-    (
-        Key::OperationInSession("createFindCursor"),
-        "createFindCursor in an explicit session: the runner saves a SessionCursor that \
-         iterates in the session, but steadfast's SessionCursor kills its server cursor when \
-         dropped, without the session, so in load-balanced mode that killCursors cannot use the \
-         connection pinned to the session's transaction (tried: the load-balancers transactions \
-         test then sees a second connection checked out)",
     ),
     (
         Key::SuiteDefect("AbortTransaction succeeds after handshake network error"),
@@ -132,7 +115,7 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
     ),
     (
         Key::Requirement("topologies"),
-        "none of the required topologies is one blackpipe simulates (single, replicaset, sharded)",
+        "none of the required topologies is one blackpipe simulates (single, replicaset, sharded, load-balanced)",
     ),
     (
         Key::Requirement("version"),
@@ -202,14 +185,6 @@ pub(crate) fn for_assertion(name: &str) -> Option<(Key, &'static str)> {
     TABLE
         .iter()
         .find(|(k, _)| matches!(k, Key::Assertion(n) if *n == name))
-        .copied()
-}
-
-/// The table entry for an operation run in an explicit session, if the runner skips it.
-pub(crate) fn for_operation_in_session(name: &str) -> Option<(Key, &'static str)> {
-    TABLE
-        .iter()
-        .find(|(k, _)| matches!(k, Key::OperationInSession(n) if *n == name))
         .copied()
 }
 

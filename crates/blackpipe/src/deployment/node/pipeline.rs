@@ -192,12 +192,14 @@ async fn store(
     // Only an aggregate's `$collStats` reports the host: other commands skip the lookup
     // (it takes the deployment's lock).
     let host = (facts.name == "aggregate").then(|| node.host()).flatten();
+    let router = node.is_router();
     let mut reply = backend::execute(
         &store,
         request.database(),
         command,
         &majority,
         host.as_deref(),
+        router,
     )
     .await;
     if store.op_time() != written_before {

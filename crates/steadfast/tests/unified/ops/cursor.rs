@@ -35,13 +35,21 @@ pub(super) async fn run(name: &str, args: Args, entity: &mut Option<CursorEntity
             (Some(CursorEntity::Plain(cursor)), None) => cursor.close(),
             (Some(CursorEntity::InSession { .. }), Some(_)) => {
                 return Err(
-                    "close: argument `timeoutMS`: a SessionCursor closes when dropped, without a \
-                     timeout"
+                    "close: argument `timeoutMS`: a SessionCursor closes with its cursor's \
+                     timeoutMS"
                         .to_owned(),
                 );
             }
-            // Dropping a session cursor closes it (its killCursors runs in the background).
-            (Some(CursorEntity::InSession { .. }) | None, _) => {}
+            // Killed in its session, on the connection its session's transaction is pinned
+            // to in load-balanced mode.
+            (Some(CursorEntity::InSession { cursor, session }), None) => {
+                let mut guard = session.lock().await;
+                if let Some(session) = guard.as_mut() {
+                    return Ok(cursor.close(session).await.map(|()| Outcome::Nothing));
+                }
+                // The session has ended: dropping the cursor kills it in the background.
+            }
+            (None, _) => {}
         }
         return Ok(Ok(Outcome::Nothing));
     }

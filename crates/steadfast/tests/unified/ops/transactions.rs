@@ -210,7 +210,7 @@ pub(super) async fn assert_pinned(mut args: Args, entities: &EntityMap, pinned: 
     let session = guard
         .as_ref()
         .ok_or_else(|| format!("session {id:?} has ended"))?;
-    if session.pinned_mongos().is_some() != pinned {
+    if session.is_pinned() != pinned {
         return Err(format!(
             "session {id:?} is {}pinned ({:?})",
             if pinned { "not " } else { "" },
