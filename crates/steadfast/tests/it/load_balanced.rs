@@ -3,9 +3,10 @@
 //! connections reach one service, even ones another), so pinning and per-service clearing are
 //! observable connection by connection.
 
+use std::ops::Range;
 use std::sync::Arc;
 
-use blackpipe::scripted::{Matcher, Responder, ScriptedServer};
+use blackpipe::scripted::{Matcher, Responder, RuleBuilder, ScriptedServer};
 use blackpipe::server::{Outcome, Reaction};
 use bson::oid::ObjectId;
 use bson::{Document, doc};
@@ -111,6 +112,21 @@ async fn all_checked_in(events: &EventRecorder) {
 }
 
 /// The server-side connection each request of `command` arrived on.
+/// Scripts a `find` (answered once) that opens cursor `id` with the documents `first`, and the
+/// `killCursors` that ends it, whose rule the caller limits.
+fn script_killable_cursor(server: &ScriptedServer, first: Range<i32>, id: i64) -> RuleBuilder {
+    server
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", first, id),
+        )
+        .once();
+    server.rule(
+        Matcher::command("killCursors"),
+        doc! { "cursorsKilled": [id], "ok": 1 },
+    )
+}
+
 fn connections_of(server: &ScriptedServer, command: &str) -> Vec<u64> {
     server
         .requests_matching(&Matcher::command(command))
@@ -163,18 +179,7 @@ async fn a_cursor_keeps_its_connection_until_drained_and_get_mores_use_it() {
 #[tokio::test]
 async fn a_dropped_cursor_is_killed_on_its_pinned_connection_which_is_then_released() {
     let (server, _) = load_balancer().await;
-    server
-        .rule(
-            Matcher::command("find"),
-            cursor_reply("firstBatch", 0..2, 42),
-        )
-        .once();
-    server
-        .rule(
-            Matcher::command("killCursors"),
-            doc! { "cursorsKilled": [42_i64], "ok": 1 },
-        )
-        .once();
+    script_killable_cursor(&server, 0..2, 42).once();
     let (client, events) = lb_client(&server).await;
     let items = client.database("db").collection::<Document>("items");
     let mut cursor = within(items.find(doc! {}).batch_size(2)).await.unwrap();
@@ -195,18 +200,7 @@ async fn a_cursor_whose_get_more_timed_out_is_killed_on_its_connection_after_the
     // which then carries the killCursors (CSOT refreshes timeoutMS for close): it is the only
     // connection that reaches the service holding the cursor.
     let (server, _) = load_balancer().await;
-    server
-        .rule(
-            Matcher::command("find"),
-            cursor_reply("firstBatch", 0..1, 42),
-        )
-        .once();
-    server
-        .rule(
-            Matcher::command("killCursors"),
-            doc! { "cursorsKilled": [42_i64], "ok": 1 },
-        )
-        .once();
+    script_killable_cursor(&server, 0..1, 42).once();
     let (client, events) = lb_client_with(&server, "&timeoutMS=500").await;
     let items = client.database("db").collection::<Document>("items");
     let mut cursor = within(items.find(doc! {}).batch_size(1)).await.unwrap();
@@ -290,18 +284,7 @@ fn requests_of(server: &ScriptedServer, command: &str) -> Vec<Document> {
 async fn transaction_with_a_cursor() -> ScriptedServer {
     let (server, _) = load_balancer().await;
     acknowledge_writes(&server);
-    server
-        .rule(
-            Matcher::command("find"),
-            cursor_reply("firstBatch", 0..2, 42),
-        )
-        .once();
-    server
-        .rule(
-            Matcher::command("killCursors"),
-            doc! { "cursorsKilled": [42_i64], "ok": 1 },
-        )
-        .always();
+    script_killable_cursor(&server, 0..2, 42).always();
     server
         .rule(Matcher::command("abortTransaction"), doc! { "ok": 1 })
         .always();
@@ -371,18 +354,7 @@ async fn a_dropped_session_cursor_of_a_transaction_ends_with_it_and_takes_no_con
 #[tokio::test]
 async fn a_session_cursor_outside_a_transaction_is_killed_in_the_session_on_its_own_connection() {
     let (server, _) = load_balancer().await;
-    server
-        .rule(
-            Matcher::command("find"),
-            cursor_reply("firstBatch", 0..2, 42),
-        )
-        .once();
-    server
-        .rule(
-            Matcher::command("killCursors"),
-            doc! { "cursorsKilled": [42_i64], "ok": 1 },
-        )
-        .once();
+    script_killable_cursor(&server, 0..2, 42).once();
     let (client, events) = lb_client(&server).await;
     let items = client.database("db").collection::<Document>("items");
     let mut session = within(client.start_session()).await.unwrap();
@@ -538,18 +510,7 @@ async fn a_hello_without_service_id_is_refused_in_load_balanced_mode() {
 #[tokio::test]
 async fn a_check_out_timeout_counts_the_connections_pinned_by_purpose() {
     let (server, _) = load_balancer().await;
-    server
-        .rule(
-            Matcher::command("find"),
-            cursor_reply("firstBatch", 0..1, 9),
-        )
-        .once();
-    server
-        .rule(
-            Matcher::command("killCursors"),
-            doc! { "cursorsKilled": [9_i64], "ok": 1 },
-        )
-        .always();
+    script_killable_cursor(&server, 0..1, 9).always();
     let events = Arc::new(EventRecorder::new());
     let query = "loadBalanced=true&maxPoolSize=1&waitQueueTimeoutMS=100";
     let client = ClientBuilder::from_uri_str(&uri(&server, query))
