@@ -26,7 +26,7 @@ mod fields;
 #[cfg(test)]
 mod future_size_tests;
 mod interpret;
-mod monitoring;
+pub(crate) mod monitoring;
 mod pinning;
 mod prepare;
 mod reauthenticate;

@@ -220,7 +220,8 @@ fn redact(error: &Error) -> Option<Error> {
     Some(redacted)
 }
 
-fn with_sequences(body: &Document, sequences: &[DocumentSequence]) -> Document {
+/// `body` with its document sequences folded back in as arrays, as a started event shows it.
+pub(crate) fn with_sequences(body: &Document, sequences: &[DocumentSequence]) -> Document {
     let mut command = body.clone();
     for sequence in sequences {
         let documents: Vec<Bson> = sequence

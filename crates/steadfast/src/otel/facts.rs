@@ -84,19 +84,12 @@ pub(crate) fn query_text(
     sequences: &[steadfast_wire::DocumentSequence],
     max_length: usize,
 ) -> String {
-    use bson::{Bson, Document, RawDocumentBuf};
+    use bson::{Document, RawDocumentBuf};
 
-    let mut command = Document::try_from(body).unwrap_or_default();
+    let body = Document::try_from(body).unwrap_or_default();
+    let mut command = crate::executor::monitoring::with_sequences(&body, sequences);
     for omitted in QUERY_TEXT_OMITS {
         command.remove(omitted);
-    }
-    for sequence in sequences {
-        let documents: Vec<Bson> = sequence
-            .documents
-            .iter()
-            .map(|d| Document::try_from(d.clone()).map_or(Bson::Null, Bson::Document))
-            .collect();
-        command.insert(sequence.identifier.clone(), documents);
     }
     match RawDocumentBuf::try_from(&command) {
         Ok(raw) => crate::logging::extjson::render(&raw, max_length),

@@ -51,11 +51,31 @@ mod spans;
 mod off;
 
 #[cfg(not(feature = "opentelemetry"))]
-pub(crate) use off::{OperationTrace, SentCommand, Tracer, TransactionTrace};
+pub(crate) use off::{OperationTrace, Tracer, TransactionTrace};
 #[cfg(feature = "opentelemetry")]
 pub use options::OpentelemetryOptions;
 #[cfg(feature = "opentelemetry")]
-pub(crate) use spans::{OperationTrace, SentCommand, Tracer, TransactionTrace};
+pub(crate) use spans::{OperationTrace, Tracer, TransactionTrace};
+
+/// The command a command span describes, as sent (built only when the feature reads it).
+#[cfg_attr(
+    not(feature = "opentelemetry"),
+    allow(
+        dead_code,
+        reason = "read by the command span, which needs the feature"
+    )
+)]
+pub(crate) struct SentCommand<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) database: &'a str,
+    pub(crate) body: &'a bson::RawDocument,
+    pub(crate) sequences: &'a [steadfast_wire::DocumentSequence],
+    pub(crate) address: &'a steadfast_core::ServerAddress,
+    pub(crate) driver_connection_id: u64,
+    pub(crate) server_connection_id: Option<i64>,
+    /// A sensitive command: it names the operation's span but gets no span of its own.
+    pub(crate) sensitive: bool,
+}
 
 /// The environment variable that turns tracing on for clients whose options leave it unset.
 pub const ENABLED_VARIABLE: &str = "OTEL_RUST_INSTRUMENTATION_MONGODB_ENABLED";

@@ -3,6 +3,7 @@
 
 use bson::RawDocument;
 
+use super::SentCommand;
 use crate::error::Error;
 
 /// No tracer: tracing needs the `opentelemetry` feature.
@@ -14,23 +15,6 @@ impl Tracer {
     pub(crate) fn new() -> Tracer {
         Tracer
     }
-}
-
-/// The command a command span would describe (never built without the feature).
-#[allow(
-    dead_code,
-    reason = "the same fields as with the feature, which reads them"
-)]
-pub(crate) struct SentCommand<'a> {
-    pub(crate) name: &'a str,
-    pub(crate) database: &'a str,
-    pub(crate) body: &'a RawDocument,
-    pub(crate) sequences: &'a [steadfast_wire::DocumentSequence],
-    pub(crate) address: &'a steadfast_core::ServerAddress,
-    pub(crate) driver_connection_id: u64,
-    pub(crate) server_connection_id: Option<i64>,
-    /// A sensitive command: it names the operation's span but gets no span of its own.
-    pub(crate) sensitive: bool,
 }
 
 /// No transaction span.

@@ -15,7 +15,7 @@ use opentelemetry::global::BoxedTracer;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt as _, Tracer as _};
 use opentelemetry::{Context, InstrumentationScope, KeyValue};
 
-use super::facts;
+use super::{SentCommand, facts};
 use crate::error::Error;
 
 /// The instrumentation scope's name (the crate's).
@@ -65,19 +65,6 @@ impl Tracer {
             query_text_max_length,
         })))
     }
-}
-
-/// The command a command span describes, as sent.
-pub(crate) struct SentCommand<'a> {
-    pub(crate) name: &'a str,
-    pub(crate) database: &'a str,
-    pub(crate) body: &'a RawDocument,
-    pub(crate) sequences: &'a [steadfast_wire::DocumentSequence],
-    pub(crate) address: &'a steadfast_core::ServerAddress,
-    pub(crate) driver_connection_id: u64,
-    pub(crate) server_connection_id: Option<i64>,
-    /// A sensitive command: it names the operation's span but gets no span of its own.
-    pub(crate) sensitive: bool,
 }
 
 /// A transaction's span, from `startTransaction` to the end of its commit or abort.
