@@ -37,20 +37,23 @@ const SENSITIVE_COMMANDS: [&str; 9] = [
 
 /// [`is_sensitive`] for a command as sent.
 pub(super) fn is_sensitive_raw(name: &str, body: &bson::RawDocument) -> bool {
-    let lower = name.to_ascii_lowercase();
-    SENSITIVE_COMMANDS.contains(&lower.as_str())
-        || (matches!(lower.as_str(), "hello" | "ismaster")
-            && body.get("speculativeAuthenticate").ok().flatten().is_some())
+    sensitive(name, || {
+        body.get("speculativeAuthenticate").ok().flatten().is_some()
+    })
 }
 
 /// Whether `name` with `body` is sensitive: a credential-carrying command, or a hello that
 /// carries speculative authentication.
 pub(super) fn is_sensitive(name: &str, body: &Document) -> bool {
+    sensitive(name, || body.contains_key("speculativeAuthenticate"))
+}
+
+/// The one rule of both: `speculative` says whether the body carries speculative
+/// authentication (asked only of a hello).
+fn sensitive(name: &str, speculative: impl FnOnce() -> bool) -> bool {
     let lower = name.to_ascii_lowercase();
-    if SENSITIVE_COMMANDS.contains(&lower.as_str()) {
-        return true;
-    }
-    matches!(lower.as_str(), "hello" | "ismaster") && body.contains_key("speculativeAuthenticate")
+    SENSITIVE_COMMANDS.contains(&lower.as_str())
+        || (matches!(lower.as_str(), "hello" | "ismaster") && speculative())
 }
 
 /// The identity of one command, shared by its started and finished events.
