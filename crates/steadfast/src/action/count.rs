@@ -1,4 +1,5 @@
-//! `Collection::count_documents` and `Collection::estimated_document_count`.
+//! `Collection::count_documents`, `Collection::estimated_document_count` and the deprecated
+//! `Collection::count`.
 
 use std::time::Duration;
 
@@ -9,7 +10,7 @@ use super::run::execute;
 use crate::coll::Collection;
 use crate::error::Result;
 use crate::operation::aggregate::CountDocuments as CountDocumentsOp;
-use crate::operation::count::EstimatedCount;
+use crate::operation::count::CountCommand;
 use crate::operation::settings::OperationOverrides;
 use crate::options::{CountOptions, EstimatedDocumentCountOptions, Hint};
 use crate::session::ClientSession;
@@ -36,6 +37,27 @@ impl<T: Send + Sync> Collection<T> {
             coll: self,
             options: EstimatedDocumentCountOptions::default(),
             overrides: OperationOverrides::default(),
+        }
+    }
+
+    /// Counts the documents matching `filter` with the `count` command, as drivers did before
+    /// `count_documents` and `estimated_document_count` replaced it.
+    ///
+    /// The `count` command may count wrongly on a sharded cluster (orphaned documents, a chunk
+    /// migration in progress) and, without a filter, answers from metadata, so it is
+    /// deprecated by the CRUD specification; it is kept for applications moving from a driver
+    /// that still has it. It is a retryable read.
+    #[deprecated(
+        since = "0.1.0",
+        note = "use count_documents for an exact count or estimated_document_count for a fast one"
+    )]
+    pub fn count(&self, filter: Document) -> Count<'_, T> {
+        Count {
+            coll: self,
+            filter,
+            options: CountOptions::default(),
+            overrides: OperationOverrides::default(),
+            session: None,
         }
     }
 }
@@ -120,10 +142,50 @@ impl<'a, T: Send + Sync> EstimatedDocumentCount<'a, T> {
         let criteria = self
             .coll
             .resolve_criteria(options.selection_criteria.take());
-        let op = EstimatedCount::new(self.coll.ns().clone(), options, read_concern, criteria);
+        let op = CountCommand::estimated(self.coll.ns().clone(), options, read_concern, criteria);
         let settings = self.coll.operation_settings(&self.overrides);
         execute(self.coll.client(), op, None, &settings).await
     }
 }
 
 action_future!(EstimatedDocumentCount<'a, T> where [T: Send + Sync + 'a] => u64);
+
+/// The action of the deprecated [`Collection::count`].
+#[must_use = "an action does nothing until awaited"]
+pub struct Count<'a, T: Send + Sync> {
+    coll: &'a Collection<T>,
+    filter: Document,
+    options: CountOptions,
+    overrides: OperationOverrides,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a, T: Send + Sync> Count<'a, T> {
+    options_and_session!(CountOptions);
+    option_setters!(CountOptions;
+        collation: crate::options::Collation,
+        comment: #[into] Bson,
+        hint: #[into] Hint,
+        limit: u64,
+        max_time: Duration,
+        skip: u64,
+        read_concern: ReadConcern,
+        selection_criteria: #[into] crate::options::SelectionCriteria,
+    );
+
+    async fn run(self) -> Result<u64> {
+        let mut options = self.options;
+        let own_read_concern = options.read_concern.is_some();
+        let read_concern = self.coll.resolve_read_concern(options.read_concern.take());
+        let criteria = self
+            .coll
+            .resolve_criteria(options.selection_criteria.take());
+        let ns = self.coll.ns().clone();
+        let op = CountCommand::filtered(ns, self.filter, options, read_concern, criteria)
+            .with_own_read_concern(own_read_concern);
+        let settings = self.coll.operation_settings(&self.overrides);
+        execute(self.coll.client(), op, self.session, &settings).await
+    }
+}
+
+action_future!(Count<'a, T> where [T: Send + Sync + 'a] => u64);

@@ -172,7 +172,7 @@ use crate::session::ClientSession;
 
 pub use aggregate::Aggregate;
 pub use bulk_write::{BulkWrite, ClientBulkWrite};
-pub use count::{CountDocuments, EstimatedDocumentCount};
+pub use count::{Count, CountDocuments, EstimatedDocumentCount};
 pub use create_collection::CreateCollection;
 pub use create_index::{CreateIndex, CreateIndexes};
 pub use delete::Delete;

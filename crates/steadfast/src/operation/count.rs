@@ -9,35 +9,73 @@ use super::{Command, Operation, ReplyContext, Retryability};
 use crate::conn::description::StreamDescription;
 use crate::error::{Error, Result};
 use crate::namespace::Namespace;
-use crate::options::{DistinctOptions, EstimatedDocumentCountOptions, append_hint};
+use crate::options::{CountOptions, DistinctOptions, EstimatedDocumentCountOptions, append_hint};
 
-/// `count` without a filter: the collection's document count from its metadata.
+/// The `count` command: without a query, the collection's document count from its metadata
+/// (`estimated_document_count`); with one, the deprecated `count` helper's count of matching
+/// documents.
 #[derive(Debug)]
-pub(crate) struct EstimatedCount {
+pub(crate) struct CountCommand {
     ns: Namespace,
-    options: EstimatedDocumentCountOptions,
+    /// The filter of the deprecated helper; `None` for the estimate, which sends no `query`.
+    query: Option<Document>,
+    options: CountOptions,
     read_concern: Option<ReadConcern>,
+    /// The application set `read_concern` on the operation itself (it was not inherited).
+    own_read_concern: bool,
     criteria: SelectionCriteria,
 }
 
-impl EstimatedCount {
-    /// Counts `ns`.
-    pub(crate) fn new(
+impl CountCommand {
+    /// Estimates the document count of `ns` from its metadata.
+    pub(crate) fn estimated(
         ns: Namespace,
         options: EstimatedDocumentCountOptions,
         read_concern: Option<ReadConcern>,
         criteria: SelectionCriteria,
     ) -> Self {
-        EstimatedCount {
+        let count = CountOptions {
+            comment: options.comment,
+            max_time: options.max_time,
+            ..CountOptions::default()
+        };
+        CountCommand {
             ns,
-            options,
+            query: None,
+            options: count,
             read_concern,
+            own_read_concern: false,
             criteria,
         }
     }
+
+    /// Counts the documents of `ns` matching `filter` with the `count` command (the
+    /// deprecated helper).
+    pub(crate) fn filtered(
+        ns: Namespace,
+        filter: Document,
+        options: CountOptions,
+        read_concern: Option<ReadConcern>,
+        criteria: SelectionCriteria,
+    ) -> Self {
+        CountCommand {
+            ns,
+            query: Some(filter),
+            options,
+            read_concern,
+            own_read_concern: false,
+            criteria,
+        }
+    }
+
+    /// Marks the read concern as the application's own, set on the operation.
+    pub(crate) fn with_own_read_concern(mut self, own: bool) -> Self {
+        self.own_read_concern = own;
+        self
+    }
 }
 
-impl Operation for EstimatedCount {
+impl Operation for CountCommand {
     type Output = u64;
 
     fn name(&self) -> &str {
@@ -45,10 +83,16 @@ impl Operation for EstimatedCount {
     }
 
     fn build(&mut self, _description: &StreamDescription) -> Result<Command> {
+        let options = &self.options;
         let mut body = Document::new();
         body.insert("count", self.ns.coll.clone());
-        put_max_time(&mut body, self.options.max_time);
-        put(&mut body, "comment", self.options.comment.clone());
+        put(&mut body, "query", self.query.clone());
+        put(&mut body, "limit", options.limit.map(count_field));
+        put(&mut body, "skip", options.skip.map(count_field));
+        put(&mut body, "collation", options.collation.clone());
+        append_hint(&mut body, options.hint.as_ref());
+        put_max_time(&mut body, options.max_time);
+        put(&mut body, "comment", options.comment.clone());
         Ok(Command::new("count", self.ns.db.clone(), body))
     }
 
@@ -67,6 +111,16 @@ impl Operation for EstimatedCount {
     fn read_concern(&self) -> Option<&ReadConcern> {
         self.read_concern.as_ref()
     }
+
+    fn has_own_read_concern(&self) -> bool {
+        self.own_read_concern
+    }
+}
+
+/// A `limit` or `skip` as the server reads it: an int64 (saturating; no collection holds
+/// more than `i64::MAX` documents).
+fn count_field(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// `distinct`: the distinct values of a field among the matching documents.

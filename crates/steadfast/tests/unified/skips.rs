@@ -78,15 +78,15 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
     ),
     (
         Key::Operation("mapReduce"),
-        "mapReduce: deprecated, and steadfast has no mapReduce API",
-    ),
-    (
-        Key::Operation("count"),
-        "the deprecated count helper: steadfast offers countDocuments and estimatedDocumentCount instead",
+        "mapReduce runs JavaScript map and reduce functions, and blackpipe runs no server-side \
+         JavaScript (mongod deprecated mapReduce in 5.0 for the aggregation pipeline; steadfast, \
+         like the official Rust driver, has no mapReduce API)",
     ),
     (
         Key::Argument("rawData"),
-        "rawData is for internal use only (CRUD and bulk-write specifications); steadfast, like the official Rust driver, does not offer it",
+        "rawData: the CRUD, bulk-write and index-management specifications say drivers SHOULD NOT \
+         implement this internal option unless MongoDB asks them to (it grants access to the \
+         underlying namespaces of time-series collections)",
     ),
     (
         Key::ServerFeature("document validation"),
@@ -127,7 +127,9 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
     ),
     (
         Key::UriOption("waitQueueSize"),
-        "waitQueueSize is deprecated (CMAP) and steadfast, like the official Rust driver, does not support it; the connection-logging specification includes it in \"Connection pool created\" only for drivers that do",
+        "waitQueueSize is deprecated by the CMAP specification (it never prevented the errors it \
+         was meant to) and steadfast does not accept it; that specification puts it in the \
+         \"Connection pool created\" log message only for drivers that support it",
     ),
     (
         Key::Requirement("serverless"),

@@ -12,7 +12,7 @@ use crate::error::ErrorKind;
 use crate::namespace::Namespace;
 use crate::operation::admin::CatalogCommand;
 use crate::operation::aggregate::{Aggregate, AggregateTarget, CountDocuments};
-use crate::operation::count::{Distinct, EstimatedCount};
+use crate::operation::count::{CountCommand, Distinct};
 use crate::operation::find::Find;
 use crate::operation::find_and_modify::{FindAndModify, FindAndModifyFields, Modification};
 use crate::operation::get_more::{GetMore, KillCursors};
@@ -312,9 +312,32 @@ fn count_documents_builds_the_group_pipeline_and_reads_n() {
 }
 
 #[test]
+fn the_deprecated_count_sends_its_query_and_options_and_is_a_retryable_read() {
+    let d = default_description();
+    let options = CountOptions::default().skip(1).limit(3).hint("a_1");
+    let mut count =
+        CountCommand::filtered(ns(), doc! { "a": { "$gt": 1 } }, options, None, secondary());
+    assert_eq!(
+        count.build(&d).expect("builds").body.to_document(),
+        doc! {
+            "count": "orders",
+            "query": { "a": { "$gt": 1 } },
+            "limit": 3_i64,
+            "skip": 1_i64,
+            "hint": "a_1",
+        }
+    );
+    assert_eq!(count.retryability(), Retryability::Read);
+    assert_eq!(
+        with_context(&d, |cx| count.handle_reply(rawdoc! { "n": 2, "ok": 1 }, cx)).expect("ok"),
+        2
+    );
+}
+
+#[test]
 fn estimated_count_and_distinct() {
     let d = default_description();
-    let mut count = EstimatedCount::new(ns(), Default::default(), None, secondary());
+    let mut count = CountCommand::estimated(ns(), Default::default(), None, secondary());
     assert_eq!(
         count.build(&d).expect("builds").body.to_document(),
         doc! { "count": "orders" }

@@ -232,6 +232,19 @@ pub(super) async fn run(
                 .await;
             counted.map(|n| Outcome::Value(super::count(n)))
         }
+        "count" => {
+            let filter = args.optional_document("filter")?.unwrap_or_default();
+            let options = crud_options::count_documents(&mut args)?;
+            args.finish()?;
+            #[allow(deprecated, reason = "the suites test the deprecated count helper")]
+            let counted = coll
+                .count(filter)
+                .timed(timeout)
+                .in_session(session.take())
+                .with_options(options)
+                .await;
+            counted.map(|n| Outcome::Value(super::count(n)))
+        }
         "estimatedDocumentCount" => {
             // steadfast's estimated_document_count takes no session.
             no_session(name, session.as_deref())?;

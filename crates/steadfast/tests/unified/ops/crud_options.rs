@@ -212,7 +212,7 @@ pub(super) fn aggregate(args: &mut Args) -> Result<AggregateOptions, String> {
     Ok(o)
 }
 
-/// `countDocuments`'s options.
+/// `countDocuments`'s options (and the deprecated `count`'s, which are the same).
 pub(super) fn count_documents(args: &mut Args) -> Result<CountOptions, String> {
     let mut o = CountOptions::default();
     o.limit = args.optional_count("limit")?;

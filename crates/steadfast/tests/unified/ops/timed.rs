@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use bson::Document;
 use steadfast::action::{
-    Aggregate, BulkWrite, CountDocuments, CreateCollection, CreateIndex, CreateIndexes, Delete,
-    Distinct, DropCollection, DropDatabase, DropIndex, EstimatedDocumentCount, Find, FindOne,
-    FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate, InsertMany, InsertOne, ListCollections,
-    ListDatabases, ListIndexes, Replace, RunCommand, RunCursorCommand, Update,
+    Aggregate, BulkWrite, Count, CountDocuments, CreateCollection, CreateIndex, CreateIndexes,
+    Delete, Distinct, DropCollection, DropDatabase, DropIndex, EstimatedDocumentCount, Find,
+    FindOne, FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate, InsertMany, InsertOne,
+    ListCollections, ListDatabases, ListIndexes, Replace, RunCommand, RunCursorCommand, Update,
 };
 
 /// An action that takes a per-operation timeout.
@@ -34,6 +34,7 @@ macro_rules! timed {
 timed!(
     Aggregate<'_>,
     BulkWrite<'_, Document>,
+    Count<'_, Document>,
     CountDocuments<'_, Document>,
     CreateCollection<'_>,
     CreateIndex<'_, Document>,
@@ -86,6 +87,7 @@ macro_rules! in_session {
 
 in_session!(
     BulkWrite<'a, Document>,
+    Count<'a, Document>,
     CountDocuments<'a, Document>,
     CreateCollection<'a>,
     CreateIndex<'a, Document>,
