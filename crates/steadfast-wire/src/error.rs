@@ -97,6 +97,10 @@ pub enum WireError {
         /// The size actually produced (or a lower bound when decompression stopped early).
         actual: usize,
     },
+    /// The message was to be compressed with a codec this program was built without (its
+    /// cargo feature is off).
+    #[error("the {0} codec is not built into this program")]
+    CodecNotBuilt(&'static str),
     /// Compressing an outgoing message failed (for example an out-of-range level).
     #[error("compression failed: {0}")]
     Compression(String),
@@ -123,10 +127,14 @@ impl WireError {
     /// sections, BSON, checksum or compressed payload).
     ///
     /// False for [`WireError::TooLarge`], a size limit that can be hit in either direction, and
-    /// for [`WireError::Compression`], a local failure while encoding.
+    /// for [`WireError::Compression`] and [`WireError::CodecNotBuilt`], local failures while
+    /// encoding.
     #[must_use]
     pub fn is_protocol(&self) -> bool {
-        !matches!(self, Self::TooLarge { .. } | Self::Compression(_))
+        !matches!(
+            self,
+            Self::TooLarge { .. } | Self::Compression(_) | Self::CodecNotBuilt(_)
+        )
     }
 
     /// Whether the error is a violated size limit ([`WireError::TooLarge`]).

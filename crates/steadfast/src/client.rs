@@ -12,6 +12,7 @@
 mod builder;
 mod options;
 mod options_builder;
+#[cfg(feature = "dns-resolver")]
 mod resolver_config;
 mod tls;
 
@@ -25,9 +26,11 @@ use steadfast_core::selection::SelectionCriteria;
 
 pub use self::builder::ClientBuilder;
 pub use self::options::{ClientOptions, ClientOptionsBuilder, Compressor};
+#[cfg(feature = "dns-resolver")]
 pub use self::resolver_config::{DnsProtocol, NameServer, ResolverConfig};
 pub use self::tls::{Tls, TlsOptions, TlsOptionsBuilder};
 use crate::conn::config::{ConnectionConfig, ServerApi};
+#[cfg(feature = "dns-resolver")]
 use crate::conn::stream::HostResolver;
 use crate::db::Database;
 use crate::error::{Error, Result};
@@ -38,6 +41,7 @@ use crate::logging::LogContext;
 use crate::options::DatabaseOptions;
 use crate::runtime::TaskTracker;
 use crate::sdam::Topology;
+#[cfg(feature = "dns-resolver")]
 use crate::sdam::srv::{self, HickoryResolver};
 use crate::session::{ClientSession, SessionOptions};
 
@@ -88,10 +92,13 @@ impl Client {
     ///
     /// # Errors
     /// `InvalidArgument` for invalid options (including a predicate as the default selection
-    /// criteria), an unsupported authentication mechanism, an over-long appName or driver
+    /// criteria), an option that needs a cargo feature this program was built without (a
+    /// compressor, TLS, MONGODB-AWS, an OIDC environment; the message names the feature), an
+    /// unsupported authentication mechanism, an over-long appName or driver
     /// information containing `|`, or outside a tokio runtime; TLS and I/O errors when
     /// certificate files cannot be used.
     pub fn with_options(options: ClientOptions) -> Result<Client> {
+        crate::features::check(&options)?;
         if let Some(SelectionCriteria::Predicate(_)) = options.selection_criteria {
             return Err(Error::invalid_argument(
                 "a client's default selection criteria must be a read preference; pass a \
@@ -111,12 +118,18 @@ impl Client {
         // One resolver for SRV polling and the servers' addresses when the application names
         // its name servers; the system's resolver for SRV and the operating system's lookup for
         // addresses otherwise.
+        #[cfg(feature = "dns-resolver")]
         let custom_resolver = options
             .resolver_config
             .as_ref()
             .map(HickoryResolver::with_config);
+        #[cfg_attr(
+            not(feature = "dns-resolver"),
+            allow(unused_mut, reason = "no resolver to set")
+        )]
         let mut config =
             ConnectionConfig::from_options_in(&resolved, options.server_api.clone(), &environment)?;
+        #[cfg(feature = "dns-resolver")]
         if let Some(resolver) = &custom_resolver {
             config.host_resolver = HostResolver::Dns(resolver.shared());
         }
@@ -137,6 +150,8 @@ impl Client {
         );
         let events = EventEmitter::with_log(listeners, log);
         let topology = Topology::new(&resolved, Arc::clone(&config), events.clone())?;
+        // A client without `dns-resolver` has no mongodb+srv:// seed list to poll.
+        #[cfg(feature = "dns-resolver")]
         srv::poll::start(&topology, &resolved, custom_resolver);
         let client = Client::from_executor(Executor::new(ExecutorParts {
             options: resolved,
@@ -343,14 +358,22 @@ impl BackgroundTasks {
 /// or the system's resolver without one.
 pub(crate) async fn options_from_uri(
     uri: &str,
-    resolver_config: Option<&ResolverConfig>,
+    #[cfg(feature = "dns-resolver")] resolver_config: Option<&ResolverConfig>,
 ) -> Result<ResolvedClientOptions> {
     let (options, warnings) = match ResolvedClientOptions::parse(uri) {
         Ok(ParsedUri::Complete { options, warnings }) => (options, warnings),
+        #[cfg(feature = "dns-resolver")]
         Ok(ParsedUri::NeedsSrv(connection_string)) => {
             let resolver = HickoryResolver::for_client(resolver_config)?;
             let resolution = srv::resolve(&connection_string, &resolver).await?;
             (resolution.options, resolution.warnings)
+        }
+        #[cfg(not(feature = "dns-resolver"))]
+        Ok(ParsedUri::NeedsSrv(_)) => {
+            return Err(Error::invalid_argument(crate::features::missing(
+                "a mongodb+srv:// connection string",
+                "dns-resolver",
+            )));
         }
         Err(e) => {
             return Err(

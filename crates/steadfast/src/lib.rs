@@ -68,6 +68,7 @@ mod db;
 pub mod error;
 pub mod event;
 mod executor;
+mod features;
 pub mod gridfs;
 mod handshake;
 pub mod logging;

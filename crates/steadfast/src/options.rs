@@ -114,9 +114,10 @@ pub use write::{
 };
 
 pub use crate::client::{
-    ClientOptions, ClientOptionsBuilder, Compressor, DnsProtocol, NameServer, ResolverConfig, Tls,
-    TlsOptions, TlsOptionsBuilder,
+    ClientOptions, ClientOptionsBuilder, Compressor, Tls, TlsOptions, TlsOptionsBuilder,
 };
+#[cfg(feature = "dns-resolver")]
+pub use crate::client::{DnsProtocol, NameServer, ResolverConfig};
 pub use crate::client_bulk::{
     DeleteManyModel, DeleteOneModel, InsertOneModel, ReplaceOneModel, UpdateManyModel,
     UpdateOneModel, WriteModel,

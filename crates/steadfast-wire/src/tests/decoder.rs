@@ -7,13 +7,21 @@ fn stream() -> (Vec<u8>, Vec<Message>) {
     for message in &messages {
         message.encode(None, MAX, &mut bytes).expect("encodes");
     }
-    let compressed = sample_msg();
-    compressed
-        .encode(Some(&Compressor::Zstd { level: None }), MAX, &mut bytes)
-        .expect("encodes");
-    let mut expected = compressed;
-    expected.compressed_with = Some(crate::CompressorId::Zstd);
-    messages.push(expected);
+    // A compressed frame among them, with whichever codec this build has.
+    let codecs = [
+        Compressor::Zstd { level: None },
+        Compressor::Zlib { level: None },
+        Compressor::Snappy,
+    ];
+    if let Some(codec) = codecs.into_iter().find(Compressor::is_built) {
+        let compressed = sample_msg();
+        compressed
+            .encode(Some(&codec), MAX, &mut bytes)
+            .expect("encodes");
+        let mut expected = compressed;
+        expected.compressed_with = Some(codec.id());
+        messages.push(expected);
+    }
     (bytes, messages)
 }
 

@@ -4,7 +4,9 @@
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 
-use crate::client::{ClientOptions, ResolverConfig};
+use crate::client::ClientOptions;
+#[cfg(feature = "dns-resolver")]
+use crate::client::ResolverConfig;
 use crate::error::Result;
 
 impl ClientOptions {
@@ -27,6 +29,7 @@ impl ClientOptions {
     pub fn parse(uri: impl AsRef<str>) -> ParseConnectionString {
         ParseConnectionString {
             uri: uri.as_ref().to_string(),
+            #[cfg(feature = "dns-resolver")]
             resolver_config: None,
         }
     }
@@ -46,6 +49,7 @@ impl ClientOptions {
 #[derive(Clone, Debug)]
 pub struct ParseConnectionString {
     uri: String,
+    #[cfg(feature = "dns-resolver")]
     resolver_config: Option<ResolverConfig>,
 }
 
@@ -53,7 +57,8 @@ impl ParseConnectionString {
     /// Resolves `mongodb+srv://` through these name servers instead of the system's. The
     /// parsed options keep the configuration
     /// ([`ClientOptions::resolver_config`]), so the client also polls SRV records and
-    /// resolves its servers' host names through it.
+    /// resolves its servers' host names through it. With the `dns-resolver` feature only.
+    #[cfg(feature = "dns-resolver")]
     pub fn resolver_config(mut self, config: ResolverConfig) -> Self {
         self.resolver_config = Some(config);
         self
@@ -66,11 +71,20 @@ impl IntoFuture for ParseConnectionString {
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let resolved =
-                crate::client::options_from_uri(&self.uri, self.resolver_config.as_ref()).await?;
-            let mut options = ClientOptions::from_resolved(resolved);
-            options.resolver_config = self.resolver_config;
-            Ok(options)
+            #[cfg(feature = "dns-resolver")]
+            {
+                let resolved =
+                    crate::client::options_from_uri(&self.uri, self.resolver_config.as_ref())
+                        .await?;
+                let mut options = ClientOptions::from_resolved(resolved);
+                options.resolver_config = self.resolver_config;
+                Ok(options)
+            }
+            #[cfg(not(feature = "dns-resolver"))]
+            {
+                let resolved = crate::client::options_from_uri(&self.uri).await?;
+                Ok(ClientOptions::from_resolved(resolved))
+            }
         })
     }
 }

@@ -4,7 +4,7 @@
 //! in size, since what these endpoints answer is input too; no proxy from the environment
 //! (link-local metadata addresses must never go through one) and no redirect.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::error::{Error, Result};
 
@@ -72,10 +72,11 @@ pub(crate) fn body_of(
 /// # Cancel safety
 /// Cancel safe: dropping the future abandons the answer (the blocking request still ends
 /// within its timeout).
+#[cfg(any(feature = "azure-oidc", feature = "gcp-oidc"))]
 pub(crate) async fn get(
     url: String,
     headers: &'static [(&'static str, &'static str)],
-    deadline: Instant,
+    deadline: std::time::Instant,
     source: &'static str,
 ) -> Result<String> {
     let timeout = deadline.saturating_duration_since(crate::runtime::now());

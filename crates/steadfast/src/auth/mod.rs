@@ -3,6 +3,7 @@
 //! dispatch to the other mechanisms (PLAIN, MONGODB-X509), each in its own module.
 
 pub(crate) mod aws;
+#[cfg(any(feature = "aws-auth", feature = "azure-oidc", feature = "gcp-oidc"))]
 pub(crate) mod http;
 pub(crate) mod oidc;
 pub(crate) mod plain;

@@ -21,6 +21,7 @@ use steadfast_core::retry::{RetryBudgetConfig, RetryPolicy};
 use steadfast_core::selection::{ReadPreference, SelectionCriteria};
 
 pub use super::options_builder::ClientOptionsBuilder;
+#[cfg(feature = "dns-resolver")]
 use super::resolver_config::ResolverConfig;
 use super::tls::Tls;
 use crate::conn::config::{ServerApi, wire_compressors};
@@ -120,6 +121,8 @@ pub struct ClientOptions {
     pub enable_overload_retargeting: Option<bool>,
     /// The name servers to ask for SRV and TXT records (connection string resolution and SRV
     /// polling) and for the servers' addresses. Default: the operating system's resolver.
+    /// With the `dns-resolver` feature only.
+    #[cfg(feature = "dns-resolver")]
     pub resolver_config: Option<ResolverConfig>,
 
     // steadfast's own settings.
@@ -164,8 +167,10 @@ impl fmt::Debug for ClientOptions {
         let mut debug = f.debug_struct("ClientOptions");
         debug
             .field("settings", &self.resolve())
-            .field("server_api", &self.server_api)
-            .field("resolver_config", &self.resolver_config)
+            .field("server_api", &self.server_api);
+        #[cfg(feature = "dns-resolver")]
+        debug.field("resolver_config", &self.resolver_config);
+        debug
             .field("driver_info", &self.driver_info)
             .field("command_event_handler", &self.command_event_handler)
             .field("sdam_event_handler", &self.sdam_event_handler)

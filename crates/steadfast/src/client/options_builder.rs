@@ -10,6 +10,7 @@ use steadfast_core::retry::{RetryBudgetConfig, RetryPolicy};
 use steadfast_core::selection::SelectionCriteria;
 
 use super::options::{ClientOptions, Compressor};
+#[cfg(feature = "dns-resolver")]
 use super::resolver_config::ResolverConfig;
 use super::tls::Tls;
 use crate::conn::config::ServerApi;
@@ -87,7 +88,6 @@ impl ClientOptionsBuilder {
         srv_max_hosts: u32,
         max_adaptive_retries: u32,
         enable_overload_retargeting: bool,
-        resolver_config: ResolverConfig,
         timeout: Duration,
         socket_timeout: Duration,
         wait_queue_timeout: Duration,
@@ -95,6 +95,13 @@ impl ClientOptionsBuilder {
         retry_budget: RetryBudgetConfig,
         tracing_max_document_length_bytes: usize,
     );
+
+    /// Sets [`ClientOptions::resolver_config`].
+    #[cfg(feature = "dns-resolver")]
+    pub fn resolver_config(mut self, value: impl Into<Option<ResolverConfig>>) -> Self {
+        self.options.resolver_config = value.into();
+        self
+    }
 
     handler_setters!(
         command_event_handler: command::CommandEvent,

@@ -212,7 +212,7 @@ pub(crate) struct ConnectionConfig {
     /// Bound on each socket read or write; `None` = no limit.
     pub(crate) socket_timeout: Option<Duration>,
     /// TLS configuration when TLS is on.
-    pub(crate) tls: Option<Arc<rustls::ClientConfig>>,
+    pub(crate) tls: Option<tls::TlsConfig>,
     /// The credential, when authentication is configured.
     pub(crate) auth: Option<Arc<AuthSettings>>,
     /// The declared Stable API version.

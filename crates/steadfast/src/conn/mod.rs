@@ -12,6 +12,12 @@ mod state;
 pub(crate) mod stream;
 #[cfg(test)]
 mod tests;
+#[cfg(feature = "rustls-tls")]
+pub(crate) mod tls;
+/// Without the `rustls-tls` feature: no TLS configuration can exist, and asking for one is an
+/// error naming the feature.
+#[cfg(not(feature = "rustls-tls"))]
+#[path = "tls_absent.rs"]
 pub(crate) mod tls;
 
 use std::sync::Arc;

@@ -1,5 +1,6 @@
 //! Opening the byte stream under a connection: DNS, TCP (or a Unix socket), socket options, TLS.
 
+#[cfg(feature = "dns-resolver")]
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,6 +33,7 @@ pub(crate) enum HostResolver {
     System,
     /// The name servers of the client's `ResolverConfig` (A, then AAAA records). IP literals
     /// are used as they are.
+    #[cfg(feature = "dns-resolver")]
     Dns(Arc<hickory_resolver::TokioResolver>),
 }
 
@@ -39,6 +41,7 @@ impl std::fmt::Debug for HostResolver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             HostResolver::System => "System",
+            #[cfg(feature = "dns-resolver")]
             HostResolver::Dns(_) => "Dns",
         })
     }
@@ -55,6 +58,7 @@ impl HostResolver {
                 .await
                 .map_err(|e| Error::network_io(format!("cannot resolve {host}"), e))?
                 .collect()),
+            #[cfg(feature = "dns-resolver")]
             HostResolver::Dns(resolver) => {
                 if let Ok(ip) = host.parse::<std::net::IpAddr>() {
                     return Ok(vec![std::net::SocketAddr::new(ip, port)]);
@@ -87,7 +91,7 @@ impl HostResolver {
 pub(crate) async fn open(
     address: &ServerAddress,
     resolver: &HostResolver,
-    tls: Option<&Arc<rustls::ClientConfig>>,
+    tls: Option<&tls::TlsConfig>,
     connect_timeout: Option<Duration>,
 ) -> Result<BoxedStream> {
     let attempt = open_without_timeout(address, resolver, tls);
@@ -106,26 +110,14 @@ pub(crate) async fn open(
 async fn open_without_timeout(
     address: &ServerAddress,
     resolver: &HostResolver,
-    tls: Option<&Arc<rustls::ClientConfig>>,
+    tls: Option<&tls::TlsConfig>,
 ) -> Result<BoxedStream> {
     match address {
         ServerAddress::Tcp { host, port } => {
             let port = port.unwrap_or(steadfast_core::address::DEFAULT_PORT);
             let tcp = connect_tcp(host, port, resolver).await?;
             match tls {
-                Some(config) => {
-                    let name = tls::server_name(host)?;
-                    let connector = tokio_rustls::TlsConnector::from(config.clone());
-                    let stream = connector.connect(name, tcp).await.map_err(|e| {
-                        // rustls reports certificate problems as InvalidData I/O errors.
-                        if e.kind() == std::io::ErrorKind::InvalidData {
-                            Error::tls("the TLS handshake failed").with_source(e)
-                        } else {
-                            Error::network_io("the connection failed during the TLS handshake", e)
-                        }
-                    })?;
-                    Ok(Box::new(stream))
-                }
+                Some(config) => tls::handshake(config, host, tcp).await,
                 None => Ok(Box::new(tcp)),
             }
         }

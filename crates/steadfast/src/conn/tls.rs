@@ -16,14 +16,40 @@ use rustls::{
 
 use steadfast_core::options::Tls;
 
+use super::stream::BoxedStream;
 use crate::error::{Error, Result};
+
+/// A client's TLS configuration, built once from its options and shared by its connections.
+pub(crate) type TlsConfig = Arc<ClientConfig>;
+
+/// Runs the TLS handshake over an open TCP stream to `host`.
+///
+/// # Errors
+/// `InvalidTlsConfig` when the handshake fails on a certificate (rustls reports those as
+/// `InvalidData`), a network error when the connection fails during it.
+pub(crate) async fn handshake(
+    config: &TlsConfig,
+    host: &str,
+    tcp: tokio::net::TcpStream,
+) -> Result<BoxedStream> {
+    let name = server_name(host)?;
+    let connector = tokio_rustls::TlsConnector::from(Arc::clone(config));
+    let stream = connector.connect(name, tcp).await.map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidData {
+            Error::tls("the TLS handshake failed").with_source(e)
+        } else {
+            Error::network_io("the connection failed during the TLS handshake", e)
+        }
+    })?;
+    Ok(Box::new(stream))
+}
 
 /// Builds the rustls configuration once per client: files are read here, not per connection.
 ///
 /// # Errors
 /// `Io` when a file cannot be read, `InvalidTlsConfig` when it holds no usable certificate or key, or
 /// rustls rejects the configuration.
-pub(crate) fn client_config(settings: &Tls) -> Result<Arc<ClientConfig>> {
+pub(crate) fn client_config(settings: &Tls) -> Result<TlsConfig> {
     if settings.cert_key_password.is_some() {
         return Err(Error::invalid_argument(
             "tlsCertificateKeyFilePassword is not supported: provide an unencrypted key file",
@@ -104,7 +130,7 @@ pub(crate) fn client_config(settings: &Tls) -> Result<Arc<ClientConfig>> {
 ///
 /// # Errors
 /// `InvalidTlsConfig` when the host is neither.
-pub(crate) fn server_name(host: &str) -> Result<ServerName<'static>> {
+fn server_name(host: &str) -> Result<ServerName<'static>> {
     ServerName::try_from(host.to_string())
         .map_err(|e| Error::tls(format!("{host:?} is not a valid TLS server name")).with_source(e))
 }

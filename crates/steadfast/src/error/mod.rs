@@ -243,6 +243,11 @@ impl Error {
         })
     }
 
+    /// A TLS configuration that cannot be used, or a handshake that failed on a certificate.
+    #[cfg_attr(
+        not(feature = "rustls-tls"),
+        allow(dead_code, reason = "only TLS raises it")
+    )]
     pub(crate) fn tls(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidTlsConfig {
             message: message.into(),
@@ -251,6 +256,10 @@ impl Error {
 
     /// An [`ErrorKind::Io`] saying what the driver was doing, of the same [`std::io::ErrorKind`]
     /// as `cause`, which becomes the [`source`](std::error::Error::source).
+    #[cfg_attr(
+        not(feature = "rustls-tls"),
+        allow(dead_code, reason = "only TLS reads files")
+    )]
     pub(crate) fn io(message: impl Into<String>, cause: std::io::Error) -> Self {
         let described = std::io::Error::new(cause.kind(), message.into());
         Error::new(ErrorKind::Io(Arc::new(described))).with_source(cause)

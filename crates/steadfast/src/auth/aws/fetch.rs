@@ -4,12 +4,24 @@
 //! Blocking (through the mechanisms' one HTTP client, [`crate::auth::http`]): callers run it on
 //! the blocking pool.
 
+// Without `aws-auth` the fetching below is not built: the client refuses MONGODB-AWS at
+// creation (`features::check`), and `fetch` answers with the same error if reached anyway.
+#![cfg_attr(
+    not(feature = "aws-auth"),
+    allow(
+        dead_code,
+        unused_imports,
+        reason = "the fetching is built with the aws-auth feature only"
+    )
+)]
+
 use std::io::Read as _;
 use std::time::Duration;
 
 use super::credentials::{
     AwsCredential, AwsEnvironment, parse_endpoint_credentials, parse_web_identity_credentials,
 };
+#[cfg(feature = "aws-auth")]
 use crate::auth::http::{agent, body_of};
 use crate::error::{Error, Result};
 
@@ -50,6 +62,7 @@ impl Default for AwsEndpoints {
 /// # Errors
 /// `Authentication` when the source cannot be reached, answers with an error status, or
 /// answers something that is not credentials; `timeout` bounds each request.
+#[cfg(feature = "aws-auth")]
 pub(crate) fn fetch(
     environment: &dyn AwsEnvironment,
     endpoints: &AwsEndpoints,
@@ -77,6 +90,23 @@ pub(crate) fn fetch(
     ec2(&agent, &endpoints.ec2)
 }
 
+/// Without the `aws-auth` feature there is no HTTP client to fetch with.
+///
+/// # Errors
+/// Always `Authentication`, naming the feature.
+#[cfg(not(feature = "aws-auth"))]
+pub(crate) fn fetch(
+    _environment: &dyn AwsEnvironment,
+    _endpoints: &AwsEndpoints,
+    _timeout: Duration,
+) -> Result<AwsCredential> {
+    Err(Error::authentication(crate::features::missing(
+        "fetching MONGODB-AWS credentials",
+        "aws-auth",
+    )))
+}
+
+#[cfg(feature = "aws-auth")]
 fn web_identity(
     agent: &ureq::Agent,
     sts: &str,
@@ -125,6 +155,7 @@ fn random_session_name() -> String {
     format!("steadfast-{suffix}")
 }
 
+#[cfg(feature = "aws-auth")]
 fn ecs(agent: &ureq::Agent, base: &str, relative_uri: &str) -> Result<AwsCredential> {
     if !is_safe_relative_uri(relative_uri) {
         return Err(Error::authentication(
@@ -146,6 +177,7 @@ fn is_safe_relative_uri(uri: &str) -> bool {
             .all(|b| b.is_ascii_graphic() && !matches!(b, b'@' | b'\\' | b'#'))
 }
 
+#[cfg(feature = "aws-auth")]
 fn ec2(agent: &ureq::Agent, base: &str) -> Result<AwsCredential> {
     let token = body_of(
         agent

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 
+#[cfg(any(feature = "azure-oidc", feature = "gcp-oidc"))]
 use crate::auth::http;
 use crate::error::{Error, Result};
 
@@ -102,9 +103,28 @@ fn azure_access_token(body: &str) -> Result<String> {
 /// # Errors
 /// `Authentication` for a connection failure, the deadline passing, an oversized reply, or a
 /// status other than 2xx (with the start of the body in the message).
+#[cfg(any(feature = "azure-oidc", feature = "gcp-oidc"))]
 pub(crate) async fn get(request: &MetadataRequest, deadline: Instant) -> Result<String> {
     let url = format!("http://{}{}", request.host, request.path);
     http::get(url, request.headers, deadline, request.service).await
+}
+
+/// Without `azure-oidc` and `gcp-oidc` there is no HTTP client; the client refuses those
+/// environments at creation (`features::check`), and this answers the same if reached anyway.
+///
+/// # Errors
+/// Always `Authentication`, naming the feature of the service asked for.
+#[cfg(not(any(feature = "azure-oidc", feature = "gcp-oidc")))]
+pub(crate) async fn get(request: &MetadataRequest, _deadline: Instant) -> Result<String> {
+    let feature = if request.service.contains("Azure") {
+        "azure-oidc"
+    } else {
+        "gcp-oidc"
+    };
+    Err(Error::authentication(crate::features::missing(
+        &format!("the {} token source", request.service),
+        feature,
+    )))
 }
 
 #[cfg(test)]

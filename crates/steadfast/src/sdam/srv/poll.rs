@@ -69,6 +69,7 @@ impl Topology {
     }
 }
 
+#[cfg(feature = "dns-resolver")]
 /// Starts SRV polling for a `mongodb+srv://` client (nothing for other clients) through
 /// `resolver`, the client's own name servers, or else the system resolver. Without a usable
 /// system resolver configuration the client works on without polling, which is logged.
