@@ -25,7 +25,7 @@ use steadfast_core::retry::SpecPolicy;
 use steadfast_core::selection::SelectionCriteria;
 
 pub use self::builder::ClientBuilder;
-pub use self::options::{ClientOptions, ClientOptionsBuilder, Compressor};
+pub use self::options::{ClientOptions, ClientOptionsBuilder, Compressor, Socks5Proxy};
 #[cfg(feature = "dns-resolver")]
 pub use self::resolver_config::{DnsProtocol, NameServer, ResolverConfig};
 pub use self::tls::{Tls, TlsOptions, TlsOptionsBuilder};

@@ -9,6 +9,7 @@
 //! | `zstd-compression`, `zlib-compression`, `snappy-compression` | that wire compressor |
 //! | `aws-auth` | MONGODB-AWS credentials from the environment, ECS and EC2 |
 //! | `azure-oidc`, `gcp-oidc` | MONGODB-OIDC's `ENVIRONMENT=azure` / `gcp` token sources |
+//! | `socks5-proxy` | connections through a SOCKS5 proxy (`proxyHost`, `ClientOptions::socks5_proxy`) |
 //! | `opentelemetry` | OpenTelemetry spans (`ClientOptions::tracing`) |
 //! | `compat-3-0-0`, `compat-3-3-0`, `bson-3`, `tracing-unstable` | nothing: kept so that a
 //!   features line written for the official `mongodb` crate resolves (steadfast is always on
@@ -32,6 +33,7 @@ pub(crate) fn missing(what: &str, feature: &str) -> String {
 #[derive(Clone, Copy, Debug)]
 struct Built {
     tls: bool,
+    socks5: bool,
     aws: bool,
     azure_oidc: bool,
     gcp_oidc: bool,
@@ -40,6 +42,7 @@ struct Built {
 impl Built {
     const THIS_PROGRAM: Built = Built {
         tls: cfg!(feature = "rustls-tls"),
+        socks5: cfg!(feature = "socks5-proxy"),
         aws: cfg!(feature = "aws-auth"),
         azure_oidc: cfg!(feature = "azure-oidc"),
         gcp_oidc: cfg!(feature = "gcp-oidc"),
@@ -75,6 +78,9 @@ fn first_missing(
     if matches!(options.tls, Some(Tls::Enabled(_))) && !built.tls {
         return Some(("TLS".to_owned(), "rustls-tls"));
     }
+    if options.socks5_proxy.is_some() && !built.socks5 {
+        return Some(("a SOCKS5 proxy (proxyHost)".to_owned(), "socks5-proxy"));
+    }
     let credential = options.credential.as_ref()?;
     match credential.mechanism {
         Some(AuthMechanism::MongoDbAws) if !built.aws => {
@@ -99,16 +105,18 @@ mod tests {
     use steadfast_core::options::Credential;
 
     use super::*;
-    use crate::client::TlsOptions;
+    use crate::client::{Socks5Proxy, TlsOptions};
 
     const NOTHING: Built = Built {
         tls: false,
+        socks5: false,
         aws: false,
         azure_oidc: false,
         gcp_oidc: false,
     };
     const EVERYTHING: Built = Built {
         tls: true,
+        socks5: true,
         aws: true,
         azure_oidc: true,
         gcp_oidc: true,
@@ -146,6 +154,13 @@ mod tests {
         );
         options.tls = Some(Tls::Disabled);
         assert_eq!(first_missing(&options, NOTHING, |_| true), None);
+        options.socks5_proxy = Some(Socks5Proxy::builder().host("proxy.example").build());
+        assert_eq!(
+            first_missing(&options, NOTHING, |_| true).map(|(_, f)| f),
+            Some("socks5-proxy")
+        );
+        assert_eq!(first_missing(&options, EVERYTHING, |_| true), None);
+        options.socks5_proxy = None;
 
         let mut aws = Credential::default();
         aws.mechanism = Some(AuthMechanism::MongoDbAws);

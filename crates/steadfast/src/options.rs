@@ -114,7 +114,8 @@ pub use write::{
 };
 
 pub use crate::client::{
-    ClientOptions, ClientOptionsBuilder, Compressor, Tls, TlsOptions, TlsOptionsBuilder,
+    ClientOptions, ClientOptionsBuilder, Compressor, Socks5Proxy, Tls, TlsOptions,
+    TlsOptionsBuilder,
 };
 #[cfg(feature = "dns-resolver")]
 pub use crate::client::{DnsProtocol, NameServer, ResolverConfig};

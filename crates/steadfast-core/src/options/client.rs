@@ -105,6 +105,8 @@ pub struct ClientOptions {
     pub app_name: Option<String>,
     /// TLS settings.
     pub tls: Tls,
+    /// The SOCKS5 proxy every connection goes through (`proxyHost` and friends).
+    pub proxy: Option<super::Socks5Proxy>,
     /// Compressors offered to the server, most preferred first.
     pub compressors: Vec<Compressor>,
     /// `zlibCompressionLevel` from -1 (library default) to 9; `None` means -1.
@@ -175,6 +177,7 @@ impl Default for ClientOptions {
             default_database: None,
             app_name: None,
             tls: Tls::default(),
+            proxy: None,
             compressors: Vec::new(),
             zlib_compression_level: None,
             zstd_compression_level: None,
@@ -277,6 +280,7 @@ impl ClientOptions {
             default_database: database.map(str::to_string),
             app_name: uri.app_name.clone(),
             tls,
+            proxy: super::Socks5Proxy::from_uri(&uri.proxy)?,
             compressors: uri.compressors.clone().unwrap_or_default(),
             zlib_compression_level: uri.zlib_compression_level,
             zstd_compression_level: None,

@@ -47,6 +47,9 @@ pub enum OptionsError {
         /// The first forbidden character found.
         forbidden: char,
     },
+    /// An option that must be given at most once was repeated.
+    #[error("option {0} is given more than once; it may be given only once")]
+    RepeatedOption(String),
     /// An option in the query string has no `=`.
     #[error("option {0:?} has no value: options are written key=value")]
     OptionWithoutValue(String),

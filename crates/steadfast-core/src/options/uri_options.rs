@@ -16,6 +16,7 @@ use super::auth::AuthMechanism;
 use super::client::{MIN_HEARTBEAT_FREQUENCY, ServerMonitoringMode};
 use super::compression::{Compressor, MAX_ZLIB_LEVEL, MIN_ZLIB_LEVEL};
 use super::concern::{Acknowledgment, ReadConcernLevel};
+use super::proxy::UriProxyOptions;
 use super::tls::UriTlsOptions;
 use crate::selection::read_preference::{ReadPreferenceMode, TagSet};
 
@@ -76,6 +77,8 @@ pub struct UriOptions {
     pub retry_reads: Option<bool>,
     /// `retryWrites`.
     pub retry_writes: Option<bool>,
+    /// `proxyHost`, `proxyPort`, `proxyUsername` and `proxyPassword`.
+    pub proxy: UriProxyOptions,
     /// `serverMonitoringMode`.
     pub server_monitoring_mode: Option<ServerMonitoringMode>,
     /// `serverSelectionTimeoutMS`.
@@ -111,7 +114,8 @@ impl UriOptions {
     ///
     /// # Errors
     /// [`OptionsError`] for a pair without `=`, an empty authSource, an unknown authMechanism,
-    /// disagreeing `tls`/`ssl` values, and the TLS option conflicts of uri-options.md.
+    /// disagreeing `tls`/`ssl` values, the TLS option conflicts of uri-options.md, and a
+    /// repeated or incomplete proxy option (socks5.md).
     pub fn parse(query: &str, warnings: &mut Vec<String>) -> Result<Self, OptionsError> {
         let mut options = UriOptions::default();
         let mut seen = HashSet::new();
@@ -130,13 +134,19 @@ impl UriOptions {
                 continue;
             };
             let lower = key.to_ascii_lowercase();
-            // Lists are built from repeated keys; any other repetition is probably a mistake.
-            if !seen.insert(lower.clone()) && lower != "readpreferencetags" {
+            // Lists are built from repeated keys; any other repetition is probably a mistake,
+            // and for the proxy options (where connections go) an error (socks5.md).
+            let repeated = !seen.insert(lower.clone());
+            if repeated && lower.starts_with("proxy") {
+                return Err(OptionsError::RepeatedOption(key.into_owned()));
+            }
+            if repeated && lower != "readpreferencetags" {
                 warnings.push(format!("option {key} is repeated; the last value is used"));
             }
             options.apply(&lower, &key, &value, warnings)?;
         }
         options.tls.check_conflicts()?;
+        super::Socks5Proxy::from_uri(&options.proxy)?;
         Ok(options)
     }
 
@@ -252,6 +262,13 @@ impl UriOptions {
                     .push(pairs.into_iter().collect()),
                 None => warn("every tag must be written name:value, separated by commas"),
             },
+            "proxyhost" => self.proxy.host = Some(value.to_string()),
+            "proxyport" => match value.parse::<u16>() {
+                Ok(port) if port > 0 => self.proxy.port = Some(port),
+                _ => warn("must be a TCP port from 1 to 65535"),
+            },
+            "proxyusername" => self.proxy.username = Some(value.to_string()),
+            "proxypassword" => self.proxy.password = Some(value.to_string()),
             "replicaset" => self.replica_set = Some(value.to_string()),
             "servermonitoringmode" => match ServerMonitoringMode::parse(value) {
                 Some(mode) => self.server_monitoring_mode = Some(mode),

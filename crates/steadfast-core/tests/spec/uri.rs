@@ -16,10 +16,6 @@ use crate::harness::{self, Outcome, SuiteReport};
 /// Options this driver deliberately does not implement. A case whose URI uses one of them is
 /// skipped with the reason given; the driver itself reports them as unsupported (a warning).
 const SKIPPED_OPTIONS: &[(&str, &str)] = &[
-    ("proxyHost", "SOCKS5 proxies are not implemented"),
-    ("proxyPort", "SOCKS5 proxies are not implemented"),
-    ("proxyUsername", "SOCKS5 proxies are not implemented"),
-    ("proxyPassword", "SOCKS5 proxies are not implemented"),
     (
         "tlsDisableOCSPEndpointCheck",
         "optional option: rustls does no OCSP endpoint checks, so there is nothing to disable",

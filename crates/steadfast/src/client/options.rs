@@ -27,6 +27,7 @@ use super::tls::Tls;
 use crate::conn::config::{ServerApi, wire_compressors};
 use crate::event::{EventHandler, EventHandlers, EventListener, cmap, command, sdam};
 use crate::handshake::metadata::DriverInfo;
+pub use steadfast_core::options::Socks5Proxy;
 pub use steadfast_wire::Compressor;
 
 /// Every setting of a client. Read one from a connection string with
@@ -111,6 +112,10 @@ pub struct ClientOptions {
     pub srv_service_name: Option<String>,
     /// TLS settings. Default: no TLS (a parsed `mongodb+srv://` string turns it on).
     pub tls: Option<Tls>,
+    /// The SOCKS5 proxy every connection goes through (`proxyHost`, `proxyPort`,
+    /// `proxyUsername`, `proxyPassword`): application and monitoring connections alike. Needs
+    /// the `socks5-proxy` cargo feature; without it a client with a proxy is refused.
+    pub socks5_proxy: Option<Socks5Proxy>,
     /// The default write concern. Default: the server's.
     pub write_concern: Option<WriteConcern>,
     /// `srvMaxHosts` (`mongodb+srv://` only); `None` or 0 means all.
@@ -215,6 +220,7 @@ impl ClientOptions {
         resolved.default_database.clone_from(&self.default_database);
         resolved.app_name.clone_from(&self.app_name);
         // Unset means off; a parsed mongodb+srv:// string always sets it (on, unless tls=false).
+        resolved.proxy.clone_from(&self.socks5_proxy);
         resolved.tls = match &self.tls {
             Some(tls) => tls.resolve(),
             None => Tls::Disabled.resolve(),
@@ -324,6 +330,7 @@ impl ClientOptions {
             default_database: resolved.default_database,
             srv_service_name: resolved.srv_service_name,
             tls: Some(Tls::from_resolved(&resolved.tls)),
+            socks5_proxy: resolved.proxy,
             write_concern: (!resolved.write_concern.is_empty()).then_some(resolved.write_concern),
             srv_max_hosts: resolved.srv_max_hosts,
             max_adaptive_retries: Some(resolved.max_adaptive_retries),

@@ -9,7 +9,7 @@ use steadfast_core::options::{Credential, ReadConcern, ServerMonitoringMode, Wri
 use steadfast_core::retry::{RetryBudgetConfig, RetryPolicy};
 use steadfast_core::selection::SelectionCriteria;
 
-use super::options::{ClientOptions, Compressor};
+use super::options::{ClientOptions, Compressor, Socks5Proxy};
 #[cfg(feature = "dns-resolver")]
 use super::resolver_config::ResolverConfig;
 use super::tls::Tls;
@@ -84,6 +84,7 @@ impl ClientOptionsBuilder {
         default_database: String,
         srv_service_name: String,
         tls: Tls,
+        socks5_proxy: Socks5Proxy,
         write_concern: WriteConcern,
         srv_max_hosts: u32,
         max_adaptive_retries: u32,

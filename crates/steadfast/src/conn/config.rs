@@ -6,10 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bson::Document;
-use steadfast_core::options::{AuthMechanism, ClientOptions, Credential};
+use steadfast_core::ServerAddress;
+use steadfast_core::options::{AuthMechanism, ClientOptions, Credential, Socks5Proxy};
 use steadfast_wire::Compressor;
 
-use super::stream::HostResolver;
+use super::stream::{self, BoxedStream, HostResolver, Route};
 use super::tls;
 use crate::auth::oidc::OidcAuthenticator;
 use crate::auth::scram::{ScramCache, ScramVariant};
@@ -222,6 +223,27 @@ pub(crate) struct ConnectionConfig {
     /// How the servers' host names are resolved: the operating system's lookup unless the
     /// application named its own name servers.
     pub(crate) host_resolver: HostResolver,
+    /// The SOCKS5 proxy every connection goes through, if any.
+    pub(crate) proxy: Option<Socks5Proxy>,
+}
+
+impl ConnectionConfig {
+    /// Opens a stream to `address` as this configuration says (through the proxy, with TLS,
+    /// within connectTimeoutMS): see [`stream::open`].
+    ///
+    /// # Errors
+    /// As [`stream::open`].
+    ///
+    /// # Cancel safety
+    /// As [`stream::open`].
+    pub(crate) async fn open_stream(&self, address: &ServerAddress) -> Result<BoxedStream> {
+        let route = Route {
+            resolver: &self.host_resolver,
+            proxy: self.proxy.as_ref(),
+            tls: self.tls.as_ref(),
+        };
+        stream::open(address, &route, self.connect_timeout).await
+    }
 }
 
 /// The metadata document that replaces the original one after `Client::append_metadata`.
@@ -305,6 +327,7 @@ impl ConnectionConfig {
             server_api,
             load_balanced: options.load_balanced,
             host_resolver: HostResolver::System,
+            proxy: options.proxy.clone(),
         })
     }
 }

@@ -8,6 +8,13 @@
 
 pub(crate) mod config;
 pub(crate) mod description;
+#[cfg(feature = "socks5-proxy")]
+mod socks5;
+/// Without the `socks5-proxy` feature: a client with a proxy is refused at creation, and a
+/// connection reaching the proxy path anyway fails naming the feature.
+#[cfg(not(feature = "socks5-proxy"))]
+#[path = "socks5_absent.rs"]
+mod socks5;
 mod state;
 pub(crate) mod stream;
 #[cfg(test)]

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use socket2::{SockRef, TcpKeepalive};
 use steadfast_core::ServerAddress;
+use steadfast_core::options::Socks5Proxy;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
-use super::tls;
+use super::{socks5, tls};
 use crate::error::{Error, Result};
 
 /// Anything a connection can talk through: TCP, TLS over TCP, a Unix socket, or (in unit tests)
@@ -90,11 +91,10 @@ impl HostResolver {
 /// Dropping the future abandons the half-open socket, which is closed on drop.
 pub(crate) async fn open(
     address: &ServerAddress,
-    resolver: &HostResolver,
-    tls: Option<&tls::TlsConfig>,
+    route: &Route<'_>,
     connect_timeout: Option<Duration>,
 ) -> Result<BoxedStream> {
-    let attempt = open_without_timeout(address, resolver, tls);
+    let attempt = open_without_timeout(address, route);
     let result = match connect_timeout {
         Some(limit) => tokio::time::timeout(limit, attempt).await.map_err(|_| {
             Error::timeout(format!(
@@ -107,15 +107,15 @@ pub(crate) async fn open(
     result.map_err(|e| e.with_address(address))
 }
 
-async fn open_without_timeout(
-    address: &ServerAddress,
-    resolver: &HostResolver,
-    tls: Option<&tls::TlsConfig>,
-) -> Result<BoxedStream> {
+async fn open_without_timeout(address: &ServerAddress, route: &Route<'_>) -> Result<BoxedStream> {
+    let tls = route.tls;
     match address {
         ServerAddress::Tcp { host, port } => {
             let port = port.unwrap_or(steadfast_core::address::DEFAULT_PORT);
-            let tcp = connect_tcp(host, port, resolver).await?;
+            let tcp = match route.proxy {
+                Some(proxy) => socks5::connect(proxy, host, port, route.resolver).await?,
+                None => connect_tcp(host, port, route.resolver).await?,
+            };
             match tls {
                 Some(config) => tls::handshake(config, host, tcp).await,
                 None => Ok(Box::new(tcp)),
@@ -125,7 +125,26 @@ async fn open_without_timeout(
     }
 }
 
-async fn connect_tcp(host: &str, port: u16, resolver: &HostResolver) -> Result<TcpStream> {
+/// How a connection reaches its server: name resolution, an optional SOCKS5 proxy, and TLS.
+pub(crate) struct Route<'a> {
+    /// Resolves the server's host name, or the proxy's when there is one (the server's name
+    /// then goes to the proxy as it is).
+    pub(crate) resolver: &'a HostResolver,
+    /// The SOCKS5 proxy, if any.
+    pub(crate) proxy: Option<&'a Socks5Proxy>,
+    /// TLS, when on (end to end with the server, through the proxy).
+    pub(crate) tls: Option<&'a tls::TlsConfig>,
+}
+
+/// Opens a TCP connection to `host:port`, trying its resolved addresses in order.
+///
+/// # Errors
+/// `Network` when no address accepts the connection or the name does not resolve.
+pub(super) async fn connect_tcp(
+    host: &str,
+    port: u16,
+    resolver: &HostResolver,
+) -> Result<TcpStream> {
     let resolved = resolver.resolve(host, port).await?;
     let mut last_error = None;
     // Addresses are tried in resolver order; the first that accepts wins.

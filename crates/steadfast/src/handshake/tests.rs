@@ -18,6 +18,7 @@ fn config() -> ConnectionConfig {
         server_api: None,
         load_balanced: false,
         host_resolver: Default::default(),
+        proxy: None,
     }
 }
 

@@ -14,7 +14,6 @@ use tracing::Instrument as _;
 use super::{DIAGNOSTIC_TARGET, Establishing, Inner, Shared, errors};
 use crate::conn::Connection;
 use crate::conn::config::ConnectionConfig;
-use crate::conn::stream;
 use crate::error::Error;
 use crate::runtime;
 
@@ -77,14 +76,7 @@ async fn establish(
     // The handshake and authentication are bounded by connectTimeoutMS, and each of their
     // reads and writes by socketTimeoutMS as well.
     let limit = IoLimit::SocketTimeout(config.connect_timeout.map(|t| runtime::now() + t));
-    let stream = match stream::open(
-        address,
-        &config.host_resolver,
-        config.tls.as_ref(),
-        config.connect_timeout,
-    )
-    .await
-    {
+    let stream = match config.open_stream(address).await {
         Ok(stream) => stream,
         Err(error) => {
             // TLS certificate problems and configuration errors are never due to overload;

@@ -12,7 +12,6 @@ use steadfast_wire::{MsgFlags, OpMsg};
 use crate::conn::Connection;
 use crate::conn::config::ConnectionConfig;
 use crate::conn::description::StreamDescription;
-use crate::conn::stream;
 use crate::error::{CommandError, ConnectionFailure, Error, ErrorFacts, Result, reply_is_ok};
 use crate::handshake::handshake_command;
 use crate::runtime;
@@ -59,13 +58,7 @@ impl MonitorConnection {
             config.auth.is_none(),
             "monitoring connections never authenticate"
         );
-        let stream = stream::open(
-            address,
-            &config.host_resolver,
-            config.tls.as_ref(),
-            config.connect_timeout,
-        )
-        .await?;
+        let stream = config.open_stream(address).await?;
         // The monitor sets an explicit deadline on every exchange (the streaming protocol needs
         // connectTimeoutMS + heartbeatFrequencyMS), so the connection has no socket timeout.
         let mut connection = Connection::new(id, address.clone(), stream, None);

@@ -39,6 +39,7 @@ mod retry_policy;
 mod retry_support;
 mod retry_timeout;
 mod session;
+mod socks5;
 mod spans;
 mod tailable;
 mod timeout_api;

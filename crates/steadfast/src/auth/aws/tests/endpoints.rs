@@ -184,19 +184,19 @@ fn config(aws: &Arc<AwsAuth>) -> ConnectionConfig {
         server_api: None,
         load_balanced: false,
         host_resolver: Default::default(),
+        proxy: None,
     }
 }
 
 /// Connects, authenticates, and runs a command only an authenticated connection may run.
 async fn authenticate_and_find(deployment: &Deployment, aws: &Arc<AwsAuth>) -> Result<()> {
     let address = ServerAddress::parse(&deployment.host(0).unwrap()).unwrap();
-    let stream = crate::conn::stream::open(
-        &address,
-        &crate::conn::stream::HostResolver::System,
-        None,
-        None,
-    )
-    .await?;
+    let route = crate::conn::stream::Route {
+        resolver: &crate::conn::stream::HostResolver::System,
+        proxy: None,
+        tls: None,
+    };
+    let stream = crate::conn::stream::open(&address, &route, None).await?;
     let mut connection = Connection::new(1, address, stream, None);
     crate::handshake::perform(&mut connection, &config(aws), IoLimit::SocketTimeout(None)).await?;
     let find = RawDocumentBuf::try_from(&doc! { "find": "c", "$db": "test" }).unwrap();
