@@ -47,6 +47,9 @@ fn check_images_option(value: &Bson) -> StoreResult<()> {
 pub(crate) fn coll_mod(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let collection = collection_name(command, "collMod")?;
     validate_namespace(exec.db, collection)?;
+    if let Some(reply) = super::views::modify(exec, collection, command)? {
+        return Ok(reply);
+    }
     let mut changes = Document::new();
     let mut index_spec = None;
     for (field, value) in command.iter().skip(1) {

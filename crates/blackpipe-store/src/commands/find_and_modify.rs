@@ -95,6 +95,7 @@ pub(crate) fn find_and_modify(
 ) -> StoreResult<Document> {
     let collection = collection_name(command, name)?;
     validate_namespace(exec.db, collection)?;
+    super::views::refuse_view(exec, collection)?;
     let request = parse(command, name)?;
     let statement_id = match command.get("stmtId") {
         Some(Bson::Int32(id)) => *id,

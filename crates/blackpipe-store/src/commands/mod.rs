@@ -13,6 +13,8 @@ mod find_and_modify;
 mod raw_request;
 mod read;
 pub(crate) mod tail;
+mod view_reads;
+pub(crate) mod views;
 mod write;
 
 use std::sync::Arc;

@@ -191,6 +191,7 @@ pub(crate) fn collection_for_write(
 pub(crate) fn insert(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let collection = collection_name(command, "insert")?;
     validate_namespace(exec.db, collection)?;
+    super::views::refuse_view(exec, collection)?;
     let documents = required_array(command, "insert", "documents")?
         .iter()
         .enumerate()
@@ -413,6 +414,7 @@ fn parse_update_statement(
 pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let collection = collection_name(command, "update")?;
     validate_namespace(exec.db, collection)?;
+    super::views::refuse_view(exec, collection)?;
     let items = required_array(command, "update", "updates")?;
     check_batch_size(items.len())?;
     let vars = LetVars::read(command)?;
@@ -554,6 +556,7 @@ fn lite_parse_pipelines(statements: &[UpdateStatement]) -> StoreResult<()> {
 pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let collection = collection_name(command, "delete")?;
     validate_namespace(exec.db, collection)?;
+    super::views::refuse_view(exec, collection)?;
     let items = required_array(command, "delete", "deletes")?;
     check_batch_size(items.len())?;
     let vars = LetVars::read(command)?;
