@@ -128,6 +128,7 @@ mod expr;
 mod history;
 mod index;
 pub mod integer;
+mod json_schema;
 mod key;
 mod let_vars;
 mod op_clock;
@@ -141,6 +142,7 @@ mod snapshot_read;
 mod sort;
 mod transaction;
 mod update;
+mod validation;
 mod value_order;
 
 #[cfg(test)]

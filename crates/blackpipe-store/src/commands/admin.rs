@@ -341,6 +341,7 @@ pub(crate) fn create(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
         .collect();
     let options = crate::capped::normalize_options(options)?;
     let options = crate::clustered::normalize_options(options)?;
+    crate::validation::check_options("create", &options)?;
     if let Some(txn) = exec.txn.as_deref_mut() {
         txn.create_collection(exec.store, exec.db, collection, options)?;
         return Ok(doc! { "ok": 1.0 });
