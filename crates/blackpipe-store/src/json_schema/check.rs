@@ -167,9 +167,12 @@ fn keyword_failure(keyword: &Keyword, subject: Subject<'_>, explain: Explain) ->
             spec,
         } => additional_items_failure(*tuple_len, additional, spec, subject, explain),
         Keyword::AllOf(schemas) => {
-            let failing = failing_schemas(schemas, subject, explain);
-            (!failing.is_empty())
-                .then(|| doc! { "operatorName": "allOf", "schemasNotSatisfied": failing })
+            (!schemas.iter().all(|schema| satisfied(schema, subject))).then(|| {
+                doc! {
+                    "operatorName": "allOf",
+                    "schemasNotSatisfied": failing_schemas(schemas, subject, explain),
+                }
+            })
         }
         Keyword::AnyOf(schemas) => {
             (!schemas.iter().any(|schema| satisfied(schema, subject))).then(|| {
@@ -429,7 +432,13 @@ fn additional_items_failure(
     }
 }
 
+/// The subschemas `subject` fails, described. Only asked for with [`Explain::Yes`] once the
+/// keyword is known to fail: a check that only needs the verdict never evaluates a subschema
+/// twice, so nested `anyOf`/`oneOf` stay linear.
 fn failing_schemas(schemas: &[Schema], subject: Subject<'_>, explain: Explain) -> Vec<Bson> {
+    if explain == Explain::No {
+        return Vec::new();
+    }
     schemas
         .iter()
         .enumerate()
