@@ -50,12 +50,10 @@ pub(crate) fn modify_index(collection: &mut Collection, spec: &Bson) -> StoreRes
             .filter_map(|record| records.get(record)?.get("_id").cloned())
             .collect::<Vec<Bson>>()
     };
-    if name == Some("_id_")
-        || key.is_some_and(|key| crate::index::same_key_pattern(key, &doc! { "_id": 1 }))
-    {
-        if spec.contains_key("hidden") {
-            return Err(CommandError::bad_value("can't hide _id index"));
-        }
+    let id_index = name == Some("_id_")
+        || key.is_some_and(|key| crate::index::same_key_pattern(key, &doc! { "_id": 1 }));
+    if id_index && spec.contains_key("hidden") {
+        return Err(CommandError::bad_value("can't hide _id index"));
     }
     let Some((index, records)) = collection.index_and_documents(name, key) else {
         return Err(CommandError::new(
