@@ -366,3 +366,53 @@ fn a_view_collation_applies_and_cannot_be_overridden() {
     );
     assert_eq!(error_code(&other), code::OPTION_NOT_SUPPORTED_ON_VIEW);
 }
+
+#[test]
+fn a_database_stream_shows_a_view_creation_only_with_expanded_events() {
+    let store = new_store();
+    let open = |expanded: bool| {
+        let reply = run_ok(
+            &store,
+            "db",
+            doc! {
+                "aggregate": 1,
+                "pipeline": [{ "$changeStream": { "showExpandedEvents": expanded } }],
+                "cursor": {},
+            },
+        );
+        super::cursor_id(&reply)
+    };
+    let (plain, expanded) = (open(false), open(true));
+    run_ok(
+        &store,
+        "db",
+        doc! { "create": "v", "viewOn": "c", "pipeline": [{ "$match": { "a": 1 } }] },
+    );
+    let plain_events = batch(&super::change_stream::next(
+        &store,
+        "db",
+        "$cmd.aggregate",
+        plain,
+    ));
+    assert!(plain_events.is_empty(), "{plain_events:?}");
+    let events = batch(&super::change_stream::next(
+        &store,
+        "db",
+        "$cmd.aggregate",
+        expanded,
+    ));
+    assert_eq!(events.len(), 1, "{events:?}");
+    let mut event = events[0].clone();
+    for volatile in ["_id", "clusterTime", "wallTime"] {
+        event.remove(volatile);
+    }
+    assert_eq!(
+        event,
+        doc! {
+            "operationType": "create",
+            "ns": { "db": "db", "coll": "v" },
+            "operationDescription": { "viewOn": "c", "pipeline": [{ "$match": { "a": 1 } }] },
+            "nsType": "view",
+        }
+    );
+}
