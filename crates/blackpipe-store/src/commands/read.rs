@@ -70,17 +70,24 @@ pub(crate) fn distinct(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
         None => return Err(missing("distinct", "key")),
     };
     let filter = filter_of(command, "distinct")?;
-    let folding = collation::of(command)?;
-    let same = |a: &Bson, b: &Bson| match folding {
-        Some(folding) => values_equal(&folding.fold(a), &folding.fold(b)),
-        None => values_equal(a, b),
-    };
+    let mut folding = collation::of(command)?;
     let documents = match views::resolve(exec, collection)? {
-        Some(view) => view_reads::distinct_input(exec, command, &view)?,
+        Some(view) => {
+            // A view's values compare under the view's collation.
+            let effective = views::collation_for(&view, command)?
+                .map(|collation| doc! { "collation": collation })
+                .unwrap_or_default();
+            folding = collation::of(&effective)?;
+            view_reads::distinct_input(exec, command, &view)?
+        }
         None => match exec.collection(collection)? {
             Some(handle) => read(&handle).matching_documents(&filter, None),
             None => Vec::new(),
         },
+    };
+    let same = |a: &Bson, b: &Bson| match folding {
+        Some(folding) => values_equal(&folding.fold(a), &folding.fold(b)),
+        None => values_equal(a, b),
     };
     let parts = split_path(&key);
     let mut values: Vec<Bson> = Vec::new();

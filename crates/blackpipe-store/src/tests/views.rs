@@ -359,6 +359,12 @@ fn a_view_collation_applies_and_cannot_be_overridden() {
         doc! { "count": "folded", "query": { "w": "apple" }, "collation": collation },
     );
     assert_eq!(same.get_i32("n").unwrap(), 2);
+    let distinct = run_ok(&store, "db", doc! { "distinct": "folded", "key": "w" });
+    assert_eq!(
+        distinct.get_array("values").unwrap().len(),
+        1,
+        "the view's collation folds Apple and apple together: {distinct}"
+    );
     let other = run(
         &store,
         "db",
