@@ -394,6 +394,21 @@ pub(crate) fn rename_collection(exec: &mut Exec<'_>, command: &Document) -> Stor
         ));
     }
     let drop_target = optional_bool(command, "renameCollection", "dropTarget")?.unwrap_or(false);
+    if views::exists_in(exec.store, source.0, source.1) {
+        return Err(CommandError::new(
+            code::COMMAND_NOT_SUPPORTED_ON_VIEW,
+            format!("cannot rename view: {}.{}", source.0, source.1),
+        ));
+    }
+    if views::exists_in(exec.store, target.0, target.1) {
+        return Err(CommandError::new(
+            code::NAMESPACE_EXISTS,
+            format!(
+                "a view already exists with that name: {}.{}",
+                target.0, target.1
+            ),
+        ));
+    }
     rename(exec, source, target, drop_target)?;
     Ok(doc! { "ok": 1.0 })
 }

@@ -209,6 +209,9 @@ fn out(exec: &mut Exec<'_>, target: &str, output: &[Arc<Document>]) -> StoreResu
         "tmp.agg_out.{}",
         exec.store.new_object_id(exec.now).to_hex()
     );
+    if super::views::definition(exec, target)?.is_some() {
+        return Err(super::views::not_a_collection(exec, target));
+    }
     let mut create = doc! { "create": &temporary };
     // As mongod's $out, the replacement keeps the target's validation (and checks the output
     // against it, unless the aggregate bypasses validation).

@@ -73,6 +73,18 @@ fn views_collection(exec: &Exec<'_>) -> Option<CollectionHandle> {
     exec.store.catalog.collection(exec.db, SYSTEM_VIEWS)
 }
 
+/// Whether `db.name` is a view (for commands that name a namespace in another database).
+pub(crate) fn exists_in(store: &crate::Store, db: &str, name: &str) -> bool {
+    store
+        .catalog
+        .collection(db, SYSTEM_VIEWS)
+        .is_some_and(|handle| {
+            read(&handle)
+                .record_by_id(&Bson::String(format!("{db}.{name}")))
+                .is_some()
+        })
+}
+
 /// Every view of the command's database, by name, in name order.
 pub(crate) fn all(exec: &mut Exec<'_>) -> StoreResult<Vec<(String, ViewDefinition)>> {
     let Some(handle) = views_collection(exec) else {

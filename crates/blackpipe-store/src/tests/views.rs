@@ -159,6 +159,36 @@ fn writes_and_index_commands_on_a_view_fail_with_166() {
         code::COMMAND_NOT_SUPPORTED_ON_VIEW,
         "{out}"
     );
+    let out = run(
+        &store,
+        "db",
+        doc! { "aggregate": "people", "pipeline": [{ "$out": "adults" }], "cursor": {} },
+    );
+    assert_eq!(
+        error_code(&out),
+        code::COMMAND_NOT_SUPPORTED_ON_VIEW,
+        "{out}"
+    );
+    let renamed = run(
+        &store,
+        "admin",
+        doc! { "renameCollection": "db.adults", "to": "db.grown" },
+    );
+    assert_eq!(
+        error_code(&renamed),
+        code::COMMAND_NOT_SUPPORTED_ON_VIEW,
+        "{renamed}"
+    );
+    let onto_view = run(
+        &store,
+        "admin",
+        doc! { "renameCollection": "db.people", "to": "db.adults", "dropTarget": true },
+    );
+    assert_eq!(
+        error_code(&onto_view),
+        code::NAMESPACE_EXISTS,
+        "{onto_view}"
+    );
 }
 
 #[test]
