@@ -449,7 +449,7 @@ fn count(keyword: &str, value: &Bson) -> StoreResult<i64> {
     let count = number.as_f64();
     if count < 0.0 || count.fract() != 0.0 {
         return Err(CommandError::failed_to_parse(format!(
-            "$jsonSchema keyword '{keyword}' must be a representable as a non-negative integer"
+            "$jsonSchema keyword '{keyword}' must be representable as a non-negative integer"
         )));
     }
     // A non-negative whole number; past i64 it saturates, which no count reaches.
