@@ -10,6 +10,8 @@
 pub const INTERNAL_ERROR: i32 = 1;
 /// `BadValue`: a value the command does not accept.
 pub const BAD_VALUE: i32 = 2;
+/// `GraphContainsCycle`: a view defined, directly or through other views, on itself.
+pub const GRAPH_CONTAINS_CYCLE: i32 = 5;
 /// `HostUnreachable`: the host could not be reached.
 pub const HOST_UNREACHABLE: i32 = 6;
 /// `HostNotFound`: the host name did not resolve.
@@ -111,6 +113,16 @@ pub const CAPPED_POSITION_LOST: i32 = 136;
 pub const EXCEEDED_MEMORY_LIMIT: i32 = 146;
 /// `StaleEpoch`: a shard's routing information changed epoch.
 pub const STALE_EPOCH: i32 = 150;
+/// `InvalidViewDefinition`: a view pipeline that is not an array of stage documents.
+pub const INVALID_VIEW_DEFINITION: i32 = 182;
+/// `DocumentValidationFailure`: a write the collection's validator refuses.
+pub const DOCUMENT_VALIDATION_FAILURE: i32 = 121;
+/// `ViewDepthLimitExceeded`: views on views deeper than mongod's 20.
+pub const VIEW_DEPTH_LIMIT_EXCEEDED: i32 = 165;
+/// `CommandNotSupportedOnView`: a write or index command on a view.
+pub const COMMAND_NOT_SUPPORTED_ON_VIEW: i32 = 166;
+/// `OptionNotSupportedOnView`: an option a view does not take (another collation).
+pub const OPTION_NOT_SUPPORTED_ON_VIEW: i32 = 167;
 /// `InvalidPipelineOperator`: no such aggregation expression operator.
 pub const INVALID_PIPELINE_OPERATOR: i32 = 168;
 /// `QueryPlanKilled`: the collection went away under a cursor.
@@ -388,6 +400,7 @@ pub fn name(code: i32) -> Option<&'static str> {
         REAUTHENTICATION_REQUIRED => "ReauthenticationRequired",
         INTERNAL_ERROR => "InternalError",
         BAD_VALUE => "BadValue",
+        GRAPH_CONTAINS_CYCLE => "GraphContainsCycle",
         HOST_UNREACHABLE => "HostUnreachable",
         HOST_NOT_FOUND => "HostNotFound",
         UNKNOWN_ERROR => "UnknownError",
@@ -438,6 +451,11 @@ pub fn name(code: i32) -> Option<&'static str> {
         CAPPED_POSITION_LOST => "CappedPositionLost",
         EXCEEDED_MEMORY_LIMIT => "ExceededMemoryLimit",
         STALE_EPOCH => "StaleEpoch",
+        DOCUMENT_VALIDATION_FAILURE => "DocumentValidationFailure",
+        INVALID_VIEW_DEFINITION => "InvalidViewDefinition",
+        VIEW_DEPTH_LIMIT_EXCEEDED => "ViewDepthLimitExceeded",
+        COMMAND_NOT_SUPPORTED_ON_VIEW => "CommandNotSupportedOnView",
+        OPTION_NOT_SUPPORTED_ON_VIEW => "OptionNotSupportedOnView",
         INVALID_PIPELINE_OPERATOR => "InvalidPipelineOperator",
         QUERY_PLAN_KILLED => "QueryPlanKilled",
         PRIMARY_STEPPED_DOWN => "PrimarySteppedDown",

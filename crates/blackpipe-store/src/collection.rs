@@ -11,6 +11,7 @@ use super::errors::{CommandError, StoreResult};
 use super::index::{IndexKey, SecondaryIndex, same_key_pattern};
 use super::key::encode_key;
 use super::query::Filter;
+use super::validation::{Validator, Write as ValidatedWrite};
 use super::value_order::document_size;
 use crate::code;
 
@@ -33,6 +34,8 @@ pub(crate) struct Collection {
     data_size: usize,
     /// Set for a capped collection: the oldest documents go when an insert exceeds these.
     capped: Option<CappedLimits>,
+    /// The validator the options set up, parsed once (see [`crate::validation`]).
+    validator: Option<Arc<Validator>>,
     /// Signalled on every insert, so that tailable awaitData cursors wake on inserts instead of
     /// polling; dropped with the collection, which wakes them too.
     inserts: ChangeSignal,
@@ -44,6 +47,7 @@ impl Collection {
             ns,
             uuid,
             capped: CappedLimits::of(&options),
+            validator: Validator::of(&options).map(Arc::new),
             inserts: ChangeSignal::default(),
             options,
             next_record: 1,
@@ -67,7 +71,31 @@ impl Collection {
             secondary: self.secondary.clone(),
             data_size: self.data_size,
             capped: self.capped,
+            validator: self.validator.clone(),
             inserts: ChangeSignal::default(),
+        }
+    }
+
+    /// Sets the options `collMod` changes, and the validator they set up.
+    pub(crate) fn modify_options(&mut self, changes: Document) {
+        self.options.extend(changes);
+        self.validator = Validator::of(&self.options).map(Arc::new);
+    }
+
+    /// Checks a document about to be written against the collection's validator, unless the
+    /// write bypasses validation.
+    ///
+    /// # Errors
+    /// DocumentValidationFailure (121), as [`Validator::check`].
+    pub(crate) fn validate(
+        &self,
+        document: &Document,
+        write: ValidatedWrite<'_>,
+        bypass: bool,
+    ) -> StoreResult<()> {
+        match &self.validator {
+            Some(validator) if !bypass => validator.check(document, write),
+            _ => Ok(()),
         }
     }
 

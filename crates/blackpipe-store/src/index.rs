@@ -124,6 +124,20 @@ impl SecondaryIndex {
         })
     }
 
+    /// Whether the index is hidden from the query planner (`hidden: true` in its specification).
+    pub(crate) fn is_hidden(&self) -> bool {
+        matches!(self.spec.get("hidden"), Some(Bson::Boolean(true)))
+    }
+
+    /// Hides or unhides the index; as mongod lists it, an unhidden index has no `hidden` field.
+    pub(crate) fn set_hidden(&mut self, hidden: bool) {
+        if hidden {
+            self.spec.insert("hidden", true);
+        } else {
+            self.spec.remove("hidden");
+        }
+    }
+
     /// Whether two specifications describe the same index (same key and uniqueness options).
     pub(crate) fn same_definition(&self, other: &SecondaryIndex) -> bool {
         same_key_pattern(&self.key, &other.key)

@@ -42,9 +42,10 @@
 //! document versions (the `history` and `snapshot_read` modules). `let` variables (`let_vars`),
 //! `$[]`/`$[<identifier>]` updates with `arrayFilters` (`update::positional`), `$out` and
 //! `$merge` as a final stage (`commands::aggregate_write`) and case-insensitive collations
-//! (`collation`, strengths 1 and 2 only) are modelled. Regular expressions, the plain
-//! positional `$` update operator and views fail with a clear error; hints are accepted but
-//! ignored.
+//! (`collation`, strengths 1 and 2 only) are modelled, and so are views (kept in
+//! `system.views`, read through their pipeline: `commands::views`) and document validation
+//! (`validation`, with `$jsonSchema` in `json_schema`). Regular expressions and the plain
+//! positional `$` update operator fail with a clear error; hints are accepted but ignored.
 //! Capped collections keep their `size`/`max` bounds and take tailable (`awaitData`) cursors;
 //! an awaitData getMore that finds nothing new reports [`CommandOutcome::awaiting_inserts`] so
 //! that the caller, not the store, waits for an insert.
@@ -128,6 +129,7 @@ mod expr;
 mod history;
 mod index;
 pub mod integer;
+mod json_schema;
 mod key;
 mod let_vars;
 mod op_clock;
@@ -141,6 +143,7 @@ mod snapshot_read;
 mod sort;
 mod transaction;
 mod update;
+mod validation;
 mod value_order;
 
 #[cfg(test)]

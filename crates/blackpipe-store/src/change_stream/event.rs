@@ -73,6 +73,9 @@ pub(crate) fn events_of(
     spec: &StreamSpec,
     lookup: &Lookup<'_>,
 ) -> StoreResult<Vec<Event>> {
+    if let Some(event) = view_creation(entry, spec) {
+        return Ok(vec![event]);
+    }
     if !watches(&spec.scope, entry) {
         return Ok(Vec::new());
     }
@@ -98,6 +101,57 @@ pub(crate) fn events_of(
         });
     }
     Ok(events)
+}
+
+/// A view's creation, which is an insert into `<db>.system.views`, shown as mongod shows it
+/// with expanded events: a `create` event of the view with `nsType: "view"` and the view's
+/// `viewOn` and `pipeline` as its `operationDescription`. `None` for any other entry.
+fn view_creation(entry: &OplogEntry, spec: &StreamSpec) -> Option<Event> {
+    let (db, collection) = entry.db_and_collection();
+    if collection != crate::commands::views::SYSTEM_VIEWS || !spec.show_expanded {
+        return None;
+    }
+    let Change::Insert(definition) = &entry.change else {
+        return None;
+    };
+    let view_ns = definition.get_str("_id").ok()?;
+    let (_, view) = view_ns.split_once('.')?;
+    let watched = match &spec.scope {
+        Scope::Collection {
+            db: watched_db,
+            collection: watched,
+        } => db == watched_db && view == watched,
+        Scope::Database { db: watched_db } => db == watched_db,
+        Scope::Cluster => !matches!(db, "admin" | "config" | "local"),
+    };
+    if !watched {
+        return None;
+    }
+    let position = Position::of(entry.op_time.ts, entry.txn_op_index, STEP_EVENT);
+    // The token carries the entry's UUID (of `system.views`), as every token of the entry does.
+    let token = ResumeToken {
+        position,
+        uuid: entry.uuid,
+    };
+    let mut description = Document::new();
+    for field in ["viewOn", "pipeline"] {
+        if let Some(value) = definition.get(field) {
+            description.insert(field, value.clone());
+        }
+    }
+    Some(Event {
+        position,
+        document: doc! {
+            "_id": token.to_document(),
+            "operationType": "create",
+            "clusterTime": Bson::Timestamp(entry.op_time.ts),
+            "wallTime": entry.op_time.wall,
+            "ns": namespace(view_ns),
+            "operationDescription": description,
+            "nsType": "view",
+        },
+        invalidates: false,
+    })
 }
 
 fn event_of(

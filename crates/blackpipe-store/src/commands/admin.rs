@@ -4,13 +4,13 @@ use std::sync::Arc;
 
 use bson::{Binary, Bson, Document, doc, spec::BinarySubtype};
 
-use super::Exec;
 use super::args::{
     collection_name, cursor_batch_size, is_generic_field, optional_bool, optional_document,
     required_array,
 };
 use super::find::{CursorOptions, open_cursor};
 use super::write::collection_for_write;
+use super::{Exec, views};
 use crate::catalog::{read, validate_namespace, write};
 use crate::code;
 use crate::errors::{CommandError, StoreResult, format_value};
@@ -29,6 +29,7 @@ fn size_as_i64(size: usize) -> i64 {
 pub(crate) fn create_indexes(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let collection = collection_name(command, "createIndexes")?;
     validate_namespace(exec.db, collection)?;
+    super::views::refuse_view(exec, collection)?;
     let specs = required_array(command, "createIndexes", "indexes")?;
     if specs.is_empty() {
         return Err(CommandError::bad_value(
@@ -83,6 +84,7 @@ pub(crate) fn create_indexes(exec: &mut Exec<'_>, command: &Document) -> StoreRe
 pub(crate) fn list_indexes(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let collection = collection_name(command, "listIndexes")?;
     validate_namespace(exec.db, collection)?;
+    super::views::refuse_view(exec, collection)?;
     let batch_size = cursor_batch_size(command, "listIndexes")?;
     let Some(handle) = exec.store.catalog.collection(exec.db, collection) else {
         return Err(CommandError::new(
@@ -114,6 +116,7 @@ pub(crate) fn drop_indexes(
 ) -> StoreResult<Document> {
     let collection = collection_name(command, name)?;
     validate_namespace(exec.db, collection)?;
+    super::views::refuse_view(exec, collection)?;
     let Some(handle) = exec.store.catalog.collection(exec.db, collection) else {
         return Err(CommandError::new(
             code::NAMESPACE_NOT_FOUND,
@@ -220,6 +223,22 @@ pub(crate) fn list_collections(exec: &mut Exec<'_>, command: &Document) -> Store
         };
         entries.push(Arc::new(entry));
     }
+    // As mongod lists them: the collections, then the views.
+    for (name, view) in views::all(exec)? {
+        let full = doc! {
+            "name": name.clone(),
+            "type": "view",
+            "options": view.options(),
+            "info": { "readOnly": true },
+        };
+        if filter.matches(&full) {
+            entries.push(Arc::new(if name_only {
+                doc! { "name": name, "type": "view" }
+            } else {
+                full
+            }));
+        }
+    }
     let ns = format!("{}.$cmd.listCollections", exec.db);
     let options = CursorOptions {
         batch_size,
@@ -275,6 +294,9 @@ pub(crate) fn list_databases(exec: &mut Exec<'_>, command: &Document) -> StoreRe
 pub(crate) fn drop_collection(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let collection = collection_name(command, "drop")?;
     validate_namespace(exec.db, collection)?;
+    if let Some(reply) = views::drop(exec, collection)? {
+        return Ok(reply);
+    }
     // Since MongoDB 7.0, dropping a missing collection succeeds.
     let Some(handle) = exec.store.catalog.drop_collection(exec.db, collection) else {
         return Ok(doc! { "ok": 1.0 });
@@ -306,10 +328,10 @@ pub(crate) fn create(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
     let collection = collection_name(command, "create")?;
     validate_namespace(exec.db, collection)?;
     if command.contains_key("viewOn") || command.contains_key("pipeline") {
-        return Err(CommandError::new(
-            code::INVALID_OPTIONS,
-            "blackpipe does not support views",
-        ));
+        return views::create(exec, collection, command);
+    }
+    if views::definition(exec, collection)?.is_some() {
+        return Err(views::namespace_exists(exec, collection));
     }
     let options: Document = command
         .iter()
@@ -319,6 +341,7 @@ pub(crate) fn create(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
         .collect();
     let options = crate::capped::normalize_options(options)?;
     let options = crate::clustered::normalize_options(options)?;
+    crate::validation::check_options("create", &options)?;
     if let Some(txn) = exec.txn.as_deref_mut() {
         txn.create_collection(exec.store, exec.db, collection, options)?;
         return Ok(doc! { "ok": 1.0 });
@@ -371,6 +394,21 @@ pub(crate) fn rename_collection(exec: &mut Exec<'_>, command: &Document) -> Stor
         ));
     }
     let drop_target = optional_bool(command, "renameCollection", "dropTarget")?.unwrap_or(false);
+    if views::exists_in(exec.store, source.0, source.1) {
+        return Err(CommandError::new(
+            code::COMMAND_NOT_SUPPORTED_ON_VIEW,
+            format!("cannot rename view: {}.{}", source.0, source.1),
+        ));
+    }
+    if views::exists_in(exec.store, target.0, target.1) {
+        return Err(CommandError::new(
+            code::NAMESPACE_EXISTS,
+            format!(
+                "a view already exists with that name: {}.{}",
+                target.0, target.1
+            ),
+        ));
+    }
     rename(exec, source, target, drop_target)?;
     Ok(doc! { "ok": 1.0 })
 }
@@ -396,6 +434,7 @@ pub(crate) fn rename(
 }
 
 pub(crate) fn db_stats(exec: &mut Exec<'_>) -> StoreResult<Document> {
+    let view_count = views::all(exec)?.len();
     let collections = exec.store.catalog.collections(exec.db);
     let (mut objects, mut data_size, mut indexes) = (0usize, 0usize, 0usize);
     for (_, handle) in &collections {
@@ -416,7 +455,7 @@ pub(crate) fn db_stats(exec: &mut Exec<'_>) -> StoreResult<Document> {
     Ok(doc! {
         "db": exec.db,
         "collections": size_as_i64(collections.len()),
-        "views": 0_i64,
+        "views": size_as_i64(view_count),
         "objects": size_as_i64(objects),
         "avgObjSize": average,
         "dataSize": data_size_f64,

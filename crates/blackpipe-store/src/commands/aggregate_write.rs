@@ -209,7 +209,21 @@ fn out(exec: &mut Exec<'_>, target: &str, output: &[Arc<Document>]) -> StoreResu
         "tmp.agg_out.{}",
         exec.store.new_object_id(exec.now).to_hex()
     );
-    admin::create(exec, &doc! { "create": &temporary })?;
+    if super::views::definition(exec, target)?.is_some() {
+        return Err(super::views::not_a_collection(exec, target));
+    }
+    let mut create = doc! { "create": &temporary };
+    // As mongod's $out, the replacement keeps the target's validation (and checks the output
+    // against it, unless the aggregate bypasses validation).
+    if let Some(target) = exec.store.catalog.collection(exec.db, target) {
+        let target = crate::catalog::read(&target);
+        for option in ["validator", "validationLevel", "validationAction"] {
+            if let Some(value) = target.options.get(option) {
+                create.insert(option, value.clone());
+            }
+        }
+    }
+    admin::create(exec, &create)?;
     for chunk in output.chunks(CHUNK) {
         let documents: Vec<Bson> = chunk
             .iter()

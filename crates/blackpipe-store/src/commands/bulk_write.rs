@@ -295,6 +295,7 @@ fn run_op(
             majority_committed: exec.majority_committed,
             host: exec.host,
             router: exec.router,
+            bypass_validation: exec.bypass_validation,
         };
         let reply = match op.kind {
             Kind::Insert => insert(&mut sub, &single),

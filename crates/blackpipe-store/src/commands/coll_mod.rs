@@ -47,6 +47,9 @@ fn check_images_option(value: &Bson) -> StoreResult<()> {
 pub(crate) fn coll_mod(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let collection = collection_name(command, "collMod")?;
     validate_namespace(exec.db, collection)?;
+    if let Some(reply) = super::views::modify(exec, collection, command)? {
+        return Ok(reply);
+    }
     let mut changes = Document::new();
     let mut index_spec = None;
     for (field, value) in command.iter().skip(1) {
@@ -59,6 +62,12 @@ pub(crate) fn coll_mod(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
                 continue;
             }
             "changeStreamPreAndPostImages" => check_images_option(value)?,
+            "viewOn" | "pipeline" => {
+                return Err(CommandError::new(
+                    code::INVALID_OPTIONS,
+                    format!("'{field}' option only supported on a view"),
+                ));
+            }
             known if SETTABLE.contains(&known) => {}
             other => {
                 return Err(CommandError::new(
@@ -69,6 +78,7 @@ pub(crate) fn coll_mod(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
         }
         changes.insert(field.clone(), value.clone());
     }
+    crate::validation::check_options("collMod", &changes)?;
     let Some(handle) = exec.store.catalog.collection(exec.db, collection) else {
         return Err(CommandError::new(
             code::NAMESPACE_NOT_FOUND,
@@ -81,7 +91,7 @@ pub(crate) fn coll_mod(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
             Some(spec) => super::coll_mod_index::modify_index(&mut guard, spec)?,
             None => Document::new(),
         };
-        guard.options.extend(changes.clone());
+        guard.modify_options(changes.clone());
         (guard.uuid, reply)
     };
     let mut modify = OplogWrite::catalog(

@@ -1,6 +1,8 @@
 //! `collMod`'s `index` option: `prepareUnique` (refuse new duplicate keys) and the conversion
 //! of a prepared index to `unique`, which mongod refuses with the conflicting documents' `_id`s
-//! while duplicates remain. `hidden` and `expireAfterSeconds` on an index are not modelled.
+//! while duplicates remain, and `hidden` (kept in the index's listed specification; blackpipe
+//! plans no queries with indexes, so hiding one changes no plan). `expireAfterSeconds` on an
+//! index is not modelled.
 
 use bson::{Bson, Document, doc};
 
@@ -33,7 +35,7 @@ pub(crate) fn modify_index(collection: &mut Collection, spec: &Bson) -> StoreRes
     if let Some(other) = spec.keys().find(|k| {
         !matches!(
             k.as_str(),
-            "name" | "keyPattern" | "prepareUnique" | "unique"
+            "name" | "keyPattern" | "prepareUnique" | "unique" | "hidden"
         )
     }) {
         return Err(CommandError::new(
@@ -48,6 +50,11 @@ pub(crate) fn modify_index(collection: &mut Collection, spec: &Bson) -> StoreRes
             .filter_map(|record| records.get(record)?.get("_id").cloned())
             .collect::<Vec<Bson>>()
     };
+    let id_index = name == Some("_id_")
+        || key.is_some_and(|key| crate::index::same_key_pattern(key, &doc! { "_id": 1 }));
+    if id_index && spec.contains_key("hidden") {
+        return Err(CommandError::bad_value("can't hide _id index"));
+    }
     let Some((index, records)) = collection.index_and_documents(name, key) else {
         return Err(CommandError::new(
             code::INDEX_NOT_FOUND,
@@ -55,6 +62,14 @@ pub(crate) fn modify_index(collection: &mut Collection, spec: &Bson) -> StoreRes
         ));
     };
     let mut reply = Document::new();
+    if let Some(hidden) = spec.get("hidden") {
+        let hidden = hidden
+            .as_bool()
+            .ok_or_else(|| CommandError::type_mismatch("collMod.index.hidden must be a boolean"))?;
+        reply.insert("hidden_old", index.is_hidden());
+        index.set_hidden(hidden);
+        reply.insert("hidden_new", hidden);
+    }
     if let Some(prepare) = spec.get("prepareUnique") {
         let on = prepare.as_bool().ok_or_else(|| {
             CommandError::type_mismatch("collMod.index.prepareUnique must be a boolean")

@@ -72,6 +72,9 @@ pub(crate) fn open_cursor(
 pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let collection = collection_name(command, "find")?;
     validate_namespace(exec.db, collection)?;
+    if let Some(view) = super::views::resolve(exec, collection)? {
+        return super::view_reads::find(exec, command, collection, &view);
+    }
     let filter = match optional_document(command, "find", "filter")? {
         Some(filter) => Filter::parse(&*crate::let_vars::LetVars::read(command)?.filter(filter)?)?
             .with_collation(crate::collation::of(command)?),

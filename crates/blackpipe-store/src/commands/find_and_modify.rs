@@ -1,5 +1,6 @@
 //! `findAndModify`: update, replace or remove one document and return it.
 
+use crate::validation::Write as ValidatedWrite;
 use bson::{Bson, Document, doc};
 
 use super::Exec;
@@ -95,6 +96,7 @@ pub(crate) fn find_and_modify(
 ) -> StoreResult<Document> {
     let collection = collection_name(command, name)?;
     validate_namespace(exec.db, collection)?;
+    super::views::refuse_view(exec, collection)?;
     let request = parse(command, name)?;
     let statement_id = match command.get("stmtId") {
         Some(Bson::Int32(id)) => *id,
@@ -204,6 +206,7 @@ fn execute(
         } else {
             Bson::Null
         };
+        guard.validate(&document, ValidatedWrite::Insert, exec.bypass_validation)?;
         guard.insert(document)?;
         record_insert(exec, &guard);
         return Ok((
@@ -230,6 +233,8 @@ fn execute(
         },
     )?;
     if !documents_identical(&original, &updated) {
+        let write = ValidatedWrite::Update { before: &original };
+        guard.validate(&updated, write, exec.bypass_validation)?;
         guard.replace(record, updated.clone())?;
         record_update(exec, &guard, record, &original, update);
     }

@@ -13,6 +13,8 @@ mod find_and_modify;
 mod raw_request;
 mod read;
 pub(crate) mod tail;
+mod view_reads;
+pub(crate) mod views;
 mod write;
 
 use std::sync::Arc;
@@ -174,6 +176,8 @@ pub(crate) struct Exec<'a> {
     pub(crate) host: Option<&'a str>,
     /// See [`CommandContext::router`].
     pub(crate) router: bool,
+    /// The command's `bypassDocumentValidation`: its writes skip the collections' validators.
+    pub(crate) bypass_validation: bool,
 }
 
 impl Exec<'_> {
@@ -312,6 +316,7 @@ impl Store {
             majority_committed: context.majority_committed,
             host: context.host.as_deref(),
             router: context.router,
+            bypass_validation: false,
         };
         // A commit holds the gate alone, so no command sees part of a transaction.
         let is_commit = command.keys().next().map(String::as_str) == Some("commitTransaction");
@@ -402,6 +407,8 @@ impl Store {
             ));
         }
         validate_database_name(exec.db)?;
+        exec.bypass_validation =
+            args::optional_bool(command, name, "bypassDocumentValidation")?.unwrap_or(false);
         match name.as_str() {
             "insert" => write::insert(exec, command),
             "bulkWrite" => bulk_write::bulk_write(exec, command),

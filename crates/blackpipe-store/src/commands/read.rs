@@ -12,6 +12,7 @@ use super::args::{
 };
 use super::coll_stats::{self, CollStatsSpec};
 use super::find::{CursorOptions, open_cursor};
+use super::{view_reads, views};
 use crate::aggregate::Pipeline;
 use crate::catalog::{read, validate_namespace};
 use crate::change_stream;
@@ -31,6 +32,9 @@ fn filter_of(command: &Document, name: &str) -> StoreResult<Filter> {
 pub(crate) fn count(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let collection = collection_name(command, "count")?;
     validate_namespace(exec.db, collection)?;
+    if let Some(view) = views::resolve(exec, collection)? {
+        return view_reads::count(exec, command, &view);
+    }
     let filter = filter_of(command, "count")?;
     let skip = optional_non_negative(command, "count", "skip")?.unwrap_or(0);
     // A negative limit counts like its absolute value, as mongod does for count.
@@ -66,31 +70,42 @@ pub(crate) fn distinct(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
         None => return Err(missing("distinct", "key")),
     };
     let filter = filter_of(command, "distinct")?;
-    let folding = collation::of(command)?;
+    let mut folding = collation::of(command)?;
+    let documents = match views::resolve(exec, collection)? {
+        Some(view) => {
+            // A view's values compare under the view's collation.
+            let effective = views::collation_for(&view, command)?
+                .map(|collation| doc! { "collation": collation })
+                .unwrap_or_default();
+            folding = collation::of(&effective)?;
+            view_reads::distinct_input(exec, command, &view)?
+        }
+        None => match exec.collection(collection)? {
+            Some(handle) => read(&handle).matching_documents(&filter, None),
+            None => Vec::new(),
+        },
+    };
     let same = |a: &Bson, b: &Bson| match folding {
         Some(folding) => values_equal(&folding.fold(a), &folding.fold(b)),
         None => values_equal(a, b),
     };
     let parts = split_path(&key);
     let mut values: Vec<Bson> = Vec::new();
-    if let Some(handle) = exec.collection(collection)? {
-        let collection = read(&handle);
-        for document in collection.matching_documents(&filter, None) {
-            let mut leaves = Vec::new();
-            collect_leaves(&document, &parts, &mut leaves);
-            for leaf in leaves {
-                let Leaf::Present(value) = leaf else {
-                    continue;
-                };
-                // Arrays contribute their elements, as mongod's distinct does.
-                let candidates: Vec<&Bson> = match value {
-                    Bson::Array(items) => items.iter().collect(),
-                    other => vec![other],
-                };
-                for candidate in candidates {
-                    if !values.iter().any(|existing| same(existing, candidate)) {
-                        values.push(candidate.clone());
-                    }
+    for document in documents {
+        let mut leaves = Vec::new();
+        collect_leaves(&document, &parts, &mut leaves);
+        for leaf in leaves {
+            let Leaf::Present(value) = leaf else {
+                continue;
+            };
+            // Arrays contribute their elements, as mongod's distinct does.
+            let candidates: Vec<&Bson> = match value {
+                Bson::Array(items) => items.iter().collect(),
+                other => vec![other],
+            };
+            for candidate in candidates {
+                if !values.iter().any(|existing| same(existing, candidate)) {
+                    values.push(candidate.clone());
                 }
             }
         }
@@ -141,7 +156,10 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
                 .with_collation(collation::of(command)?)
                 .run(input, false)?
         }
-        None => collection_pipeline(exec, command, &collection, &vars.pipeline(stages)?)?,
+        None => match views::resolve(exec, &collection)? {
+            Some(view) => view_reads::run(exec, command, &view, &vars.pipeline(stages)?)?,
+            None => collection_pipeline(exec, command, &collection, &vars.pipeline(stages)?)?,
+        },
     };
     if let Some(stage) = write_stage {
         // The read at a past time (majority) is done: the output goes to the current data,
@@ -158,7 +176,7 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
 }
 
 /// Runs `stages` over the documents of `collection` (none when it does not exist).
-fn collection_pipeline(
+pub(crate) fn collection_pipeline(
     exec: &mut Exec<'_>,
     command: &Document,
     collection: &str,

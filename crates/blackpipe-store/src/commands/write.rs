@@ -22,6 +22,7 @@ use crate::retryable_writes::{
 };
 use crate::sort::SortSpec;
 use crate::update::{ApplyContext, Update, with_id_first};
+use crate::validation::Write as ValidatedWrite;
 use crate::value_order::{document_size, documents_identical};
 
 /// mongod's `maxWriteBatchSize`.
@@ -191,6 +192,7 @@ pub(crate) fn collection_for_write(
 pub(crate) fn insert(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let collection = collection_name(command, "insert")?;
     validate_namespace(exec.db, collection)?;
+    super::views::refuse_view(exec, collection)?;
     let documents = required_array(command, "insert", "documents")?
         .iter()
         .enumerate()
@@ -215,6 +217,7 @@ pub(crate) fn insert(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
         exec.begin_statement(session.is_some().then_some(*statement_id), false);
         let outcome = prepare_for_insert(exec, item).and_then(|document| {
             let mut guard = write(&handle);
+            guard.validate(&document, ValidatedWrite::Insert, exec.bypass_validation)?;
             guard.insert(document)?;
             record_insert(exec, &guard);
             Ok(())
@@ -328,6 +331,7 @@ pub(crate) fn apply_update(
         )?;
         let document = prepare_for_insert(exec, &document)?;
         let id = document.get("_id").cloned();
+        collection.validate(&document, ValidatedWrite::Insert, exec.bypass_validation)?;
         collection.insert(document)?;
         record_insert(exec, collection);
         return Ok(UpdateResult {
@@ -355,6 +359,8 @@ pub(crate) fn apply_update(
                 "Resulting document after update is larger than 16777216",
             ));
         }
+        let write = ValidatedWrite::Update { before: &original };
+        collection.validate(&updated, write, exec.bypass_validation)?;
         collection.replace(record, updated)?;
         record_update(exec, collection, record, &original, update);
         result.modified += 1;
@@ -413,6 +419,7 @@ fn parse_update_statement(
 pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let collection = collection_name(command, "update")?;
     validate_namespace(exec.db, collection)?;
+    super::views::refuse_view(exec, collection)?;
     let items = required_array(command, "update", "updates")?;
     check_batch_size(items.len())?;
     let vars = LetVars::read(command)?;
@@ -554,6 +561,7 @@ fn lite_parse_pipelines(statements: &[UpdateStatement]) -> StoreResult<()> {
 pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let collection = collection_name(command, "delete")?;
     validate_namespace(exec.db, collection)?;
+    super::views::refuse_view(exec, collection)?;
     let items = required_array(command, "delete", "deletes")?;
     check_batch_size(items.len())?;
     let vars = LetVars::read(command)?;

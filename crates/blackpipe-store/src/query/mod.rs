@@ -4,6 +4,8 @@
 mod collation;
 mod parse;
 
+pub(crate) use parse::type_code_from_alias;
+
 use std::cmp::Ordering;
 
 use bson::{Bson, Document};
@@ -26,6 +28,8 @@ enum Node {
     Nor(Vec<Node>),
     Path(PathPredicate),
     Expr(Expr),
+    /// `$jsonSchema`, checked against the whole document.
+    Schema(std::sync::Arc<crate::json_schema::Schema>),
 }
 
 #[derive(Debug, Clone)]
@@ -202,6 +206,7 @@ fn node_matches(node: &Node, document: &Document) -> bool {
             predicate_matches(predicate, &leaves)
         }
         Node::Expr(expr) => expr.evaluate_truthy(document),
+        Node::Schema(schema) => schema.matches(document),
     }
 }
 

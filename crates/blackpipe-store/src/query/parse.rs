@@ -36,6 +36,9 @@ fn parse_top_level(operator: &str, value: &Bson) -> StoreResult<Option<Node>> {
         "nor" => Node::Nor(parse_branches(operator, value)?),
         "comment" => return Ok(None),
         "expr" => Node::Expr(Expr::parse(value)?),
+        "jsonSchema" => Node::Schema(std::sync::Arc::new(crate::json_schema::Schema::parse(
+            value,
+        )?)),
         _ => {
             return Err(CommandError::bad_value(format!(
                 "unknown top level operator: ${operator}. If you have a field name that starts with a '$' symbol, \

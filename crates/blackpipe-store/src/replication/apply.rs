@@ -157,7 +157,7 @@ impl Store {
                 if let Some(index) = &entry.apply.index_change {
                     modify_index(&mut collection, index).map_err(refused)?;
                 }
-                collection.options.extend((**changes).clone());
+                collection.modify_options((**changes).clone());
             }
             Change::Drop => {
                 self.entry_collection(entry)?;

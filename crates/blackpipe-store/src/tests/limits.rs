@@ -356,3 +356,55 @@ fn a_large_in_list_matches_by_query_equality() {
     let not_in = find(&store, "c", doc! { "v": { "$nin": values } });
     assert_eq!(not_in.len(), 2, "7.5 and 8 are not in the list");
 }
+
+/// `{not: {not: ... {}}}` with `levels` schemas below the top one.
+fn nested_not_schema(levels: usize) -> bson::Document {
+    let mut schema = bson::doc! {};
+    for _ in 0..levels {
+        schema = bson::doc! { "not": schema };
+    }
+    schema
+}
+
+/// `{anyOf: [{anyOf: [...]}, {required: ["missing"]}]}` `levels` deep: every level fails, so
+/// a check that evaluated a level's branches twice would take 2^levels steps.
+fn nested_any_of_schema(levels: usize) -> bson::Document {
+    let mut schema = bson::doc! { "required": ["missing"] };
+    for _ in 0..levels {
+        schema = bson::doc! { "anyOf": [schema, { "required": ["missing"] }] };
+    }
+    schema
+}
+
+#[test]
+fn a_deeply_nested_json_schema_is_answered_with_an_error_or_a_result_in_bounded_time() {
+    let store = super::new_store();
+    super::insert(&store, "c", vec![bson::doc! { "_id": 1 }]);
+    let too_deep = nested_not_schema(crate::json_schema::MAX_SCHEMA_DEPTH + 20);
+    let reply = super::run(
+        &store,
+        "db",
+        bson::doc! { "find": "c", "filter": { "$jsonSchema": too_deep } },
+    );
+    assert_eq!(super::error_code(&reply), crate::code::BAD_VALUE, "{reply}");
+    // Within the bound, an even number of `not`s is satisfied.
+    let deep = nested_not_schema(crate::json_schema::MAX_SCHEMA_DEPTH - 2);
+    assert_eq!(
+        super::ids(&store, "c", bson::doc! { "$jsonSchema": deep }),
+        vec![1]
+    );
+    // Failing branches at every level, as a query and as a validator with its details.
+    let wide = nested_any_of_schema(crate::json_schema::MAX_SCHEMA_DEPTH / 2 - 1);
+    assert!(super::ids(&store, "c", bson::doc! { "$jsonSchema": wide.clone() }).is_empty());
+    super::run_ok(
+        &store,
+        "db",
+        bson::doc! { "collMod": "c", "validator": { "$jsonSchema": wide } },
+    );
+    let refused = super::run_ok(
+        &store,
+        "db",
+        bson::doc! { "insert": "c", "documents": [{ "_id": 2 }] },
+    );
+    assert!(refused.contains_key("writeErrors"), "{refused}");
+}

@@ -30,7 +30,9 @@ mod transfers;
 mod update;
 mod update_description;
 mod update_pipelines;
+mod validation;
 mod value_order;
+mod views;
 mod writes;
 
 use bson::{Bson, DateTime, Document, doc};

@@ -129,6 +129,7 @@ impl Store {
             majority_committed: None,
             host: exec.host,
             router: exec.router,
+            bypass_validation: false,
         };
         let result = self.dispatch(&mut inner, command);
         drop(inner);

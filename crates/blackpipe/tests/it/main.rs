@@ -20,4 +20,5 @@ mod setup_options;
 mod support;
 mod tailable;
 mod transactions;
+mod views_validation;
 mod wire;

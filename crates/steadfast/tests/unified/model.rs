@@ -182,21 +182,10 @@ fn missing_server_feature(op: &Document) -> Option<&'static str> {
     let arguments = op.get_document("arguments").ok();
     match op.get_str("name").ok() {
         Some("aggregate") => {}
-        Some("createCollection") => {
-            return arguments
-                .is_some_and(|args| args.contains_key("viewOn"))
-                .then_some("views");
-        }
         Some("find") => {
             return arguments
                 .is_some_and(|args| args.get_bool("returnKey").unwrap_or(false))
                 .then_some("returnKey");
-        }
-        // blackpipe stores a collection's validator but does not enforce it.
-        Some("modifyCollection") => {
-            return arguments
-                .is_some_and(|args| args.contains_key("validator"))
-                .then_some("document validation");
         }
         // Only a time-series collection takes documents sharing an `_id`.
         Some("insertMany") => {

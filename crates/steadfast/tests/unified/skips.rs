@@ -89,14 +89,6 @@ pub(crate) const TABLE: &[(Key, &str)] = &[
          underlying namespaces of time-series collections)",
     ),
     (
-        Key::ServerFeature("document validation"),
-        "blackpipe stores a collection's validator (collMod, create) but does not enforce it: no DocumentValidationFailure (121) with errInfo",
-    ),
-    (
-        Key::ServerFeature("views"),
-        "blackpipe has no views (createCollection with viewOn)",
-    ),
-    (
         Key::ServerFeature("returnKey"),
         "blackpipe has no query planner, so find's returnKey (the keys of the index a plan \
          used) is not implemented: it returns whole documents",
