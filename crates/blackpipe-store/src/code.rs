@@ -125,6 +125,8 @@ pub const TRANSACTION_TOO_OLD: i32 = 225;
 pub const RETRY_CHANGE_STREAM: i32 = 234;
 /// `SnapshotTooOld`: a snapshot read older than the kept history.
 pub const SNAPSHOT_TOO_OLD: i32 = 239;
+/// `ConversionFailure`: `$convert` (and `$toDecimal`, `$toDouble`) cannot convert a value.
+pub const CONVERSION_FAILURE: i32 = 241;
 /// `StaleChunkHistory`: a shard's chunk history does not reach the read's time.
 pub const STALE_CHUNK_HISTORY: i32 = 241;
 /// `SnapshotUnavailable`: the snapshot is not available yet.

@@ -123,6 +123,7 @@ mod collation;
 mod collection;
 mod commands;
 mod cursor;
+mod decimal;
 mod errors;
 mod expr;
 mod history;

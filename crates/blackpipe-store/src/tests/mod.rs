@@ -13,6 +13,7 @@ mod coll_stats;
 mod collectionless;
 mod crud_features;
 mod cursors;
+mod decimal;
 mod expiry;
 mod find_and_modify;
 mod fork_and_clock;
