@@ -26,6 +26,8 @@ struct Request {
     return_new: bool,
     upsert: bool,
     projection: Option<Projection>,
+    /// The command's `hint` (as `{hint: ...}`), checked against the collection's indexes.
+    hint: Document,
 }
 
 fn parse(command: &Document, name: &str) -> StoreResult<Request> {
@@ -85,6 +87,10 @@ fn parse(command: &Document, name: &str) -> StoreResult<Request> {
         return_new,
         upsert,
         projection,
+        hint: command
+            .get("hint")
+            .map(|hint| bson::doc! { "hint": hint.clone() })
+            .unwrap_or_default(),
     })
 }
 
@@ -164,6 +170,7 @@ fn execute(
         });
     };
     let mut guard = write(&handle);
+    super::hint::resolve(&request.hint, Some(&guard))?;
     let target = if request.sort.is_empty() {
         guard
             .matching_records(&request.filter, Some(1))

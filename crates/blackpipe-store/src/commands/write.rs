@@ -374,6 +374,8 @@ struct UpdateStatement {
     array_filters: Option<Bson>,
     /// How the filter compares strings (the statement's `collation`).
     folding: Option<crate::collation::Folding>,
+    /// The statement's `hint` (as `{hint: ...}`), checked when the statement runs.
+    hint: Document,
 }
 
 fn parse_update_statement(
@@ -407,6 +409,7 @@ fn parse_update_statement(
         multi: optional_bool(statement, "update.updates", "multi")?.unwrap_or(false),
         upsert: optional_bool(statement, "update.updates", "upsert")?.unwrap_or(false),
         sort: optional_document(statement, "update.updates", "sort")?.cloned(),
+        hint: hint_of(statement),
     })
 }
 
@@ -494,6 +497,7 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
                 });
             };
             let mut guard = write(handle);
+            super::hint::resolve(&parsed.hint, Some(&guard))?;
             apply_update(
                 exec,
                 &mut guard,
@@ -542,6 +546,15 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
 /// stages it used), statements an ordered batch never reached included: an unknown stage name
 /// or a stage object without exactly one field then fails the whole command, while the writes
 /// of the statements that ran stay applied.
+/// A statement's `hint` alone, checked against the collection when the statement runs (a
+/// hint naming no index is that statement's write error, as in mongod).
+fn hint_of(statement: &Document) -> Document {
+    statement
+        .get("hint")
+        .map(|hint| doc! { "hint": hint.clone() })
+        .unwrap_or_default()
+}
+
 fn lite_parse_pipelines(statements: &[UpdateStatement]) -> StoreResult<()> {
     for statement in statements {
         if let Bson::Array(stages) = &statement.update {
@@ -572,7 +585,11 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             None => return Err(missing("delete.deletes", "limit")),
         };
         let folding = crate::collation::of(statement)?;
-        parsed.push(((vars.filter(filter)?.into_owned(), folding), limit == 1));
+        parsed.push((
+            (vars.filter(filter)?.into_owned(), folding),
+            limit == 1,
+            hint_of(statement),
+        ));
     }
     let ordered = optional_bool(command, "delete", "ordered")?.unwrap_or(true);
     let statements = statement_ids(command, items.len())?;
@@ -580,7 +597,8 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
     let mut session = checked_out.begin()?;
     let handle = exec.collection(collection)?;
     let mut result = BatchResult::default();
-    for (position, ((filter, just_one), statement_id)) in parsed.iter().zip(&statements).enumerate()
+    for (position, ((filter, just_one, hint), statement_id)) in
+        parsed.iter().zip(&statements).enumerate()
     {
         if let Some(executed) = session
             .as_ref()
@@ -598,12 +616,13 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             (session.is_some() && *just_one).then_some(*statement_id),
             false,
         );
-        let outcome = Filter::parse(filter).map(|filter| {
+        let outcome = Filter::parse(filter).and_then(|filter| {
             let filter = filter.with_collation(*folding);
             let Some(handle) = &handle else {
-                return 0;
+                return Ok(0);
             };
             let mut guard = write(handle);
+            super::hint::resolve(hint, Some(&guard))?;
             let records = guard.matching_records(&filter, if *just_one { Some(1) } else { None });
             let mut count = 0;
             for record in records {
@@ -612,7 +631,7 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
                     count += 1;
                 }
             }
-            count
+            Ok(count)
         });
         match outcome {
             Ok(count) => {

@@ -17,6 +17,7 @@ mod decimal;
 mod expiry;
 mod find_and_modify;
 mod fork_and_clock;
+mod hints;
 mod integer;
 mod limits;
 mod majority;
