@@ -141,6 +141,7 @@ mod retryable_writes;
 mod snapshot_read;
 mod sort;
 mod transaction;
+mod ttl;
 mod update;
 mod value_order;
 

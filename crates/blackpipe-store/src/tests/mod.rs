@@ -29,6 +29,7 @@ mod retryable_writes;
 mod snapshot_reads;
 mod transactions;
 mod transfers;
+mod ttl;
 mod update;
 mod update_description;
 mod update_pipelines;
