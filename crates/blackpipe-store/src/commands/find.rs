@@ -79,16 +79,14 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
         None => Filter::match_all(),
     };
     let tailable = optional_bool(command, "find", "tailable")?.unwrap_or(false);
-    let sort_document = optional_document(command, "find", "sort")?;
-    let natural_sort = match sort_document {
-        Some(sort) if !tailable => hint::natural_sort(sort)?,
-        _ => None,
-    };
-    let sort = match sort_document {
+    let (natural_sort, sort) = match optional_document(command, "find", "sort")? {
         // A tailable cursor reads in natural order, the only sort it accepts.
-        Some(sort) if tailable => natural_order_only(sort)?,
-        Some(sort) if natural_sort.is_none() => SortSpec::parse(sort)?,
-        _ => SortSpec::parse(&Document::new())?,
+        Some(sort) if tailable => (None, natural_order_only(sort)?),
+        Some(sort) => {
+            let (natural, rest) = hint::natural_sort(sort)?;
+            (natural, SortSpec::parse(&rest)?)
+        }
+        None => (None, SortSpec::parse(&Document::new())?),
     };
     let projection = match optional_document(command, "find", "projection")? {
         Some(projection) => Projection::parse(projection, ProjectionKind::Find)?,

@@ -170,12 +170,10 @@ fn execute(
         });
     };
     let mut guard = write(&handle);
-    super::hint::resolve(&request.hint, Some(&guard))?;
+    let hint = super::hint::resolve(&request.hint, Some(&guard))?;
     let target = if request.sort.is_empty() {
-        guard
-            .matching_records(&request.filter, Some(1))
-            .first()
-            .copied()
+        let forward = !super::hint::Hint::is_reverse_natural(hint.as_ref());
+        super::write::single_match(&guard, &request.filter, forward)
     } else {
         let candidates: Vec<(u64, std::sync::Arc<Document>)> = guard
             .matching_records(&request.filter, None)

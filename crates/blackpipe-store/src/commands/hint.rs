@@ -86,20 +86,23 @@ fn natural(key: &Document, direction: &Bson) -> StoreResult<Hint> {
     }
 }
 
-/// The natural direction a sort asks for: `Some(forward)` for exactly `{$natural: 1 | -1}`.
+/// The natural direction a sort asks for with its `$natural` field (`Some(forward)`), and the
+/// sort without it: a scan in that direction feeds the (stable) sort by the other fields.
 ///
 /// # Errors
-/// BadValue for `$natural` beside other sort fields or with another direction.
-pub(crate) fn natural_sort(sort: &Document) -> StoreResult<Option<bool>> {
+/// BadValue for a `$natural` direction other than 1 or -1.
+pub(crate) fn natural_sort(sort: &Document) -> StoreResult<(Option<bool>, Document)> {
     let Some(direction) = sort.get("$natural") else {
-        return Ok(None);
+        return Ok((None, sort.clone()));
     };
-    match (sort_direction(direction), sort.len()) {
-        (Some(forward), 1) => Ok(Some(forward)),
-        _ => Err(CommandError::bad_value(
-            "$natural sort cannot be set to a value other than -1 or 1, nor beside other fields",
-        )),
-    }
+    let Some(forward) = sort_direction(direction) else {
+        return Err(CommandError::bad_value(
+            "$natural sort cannot be set to a value other than -1 or 1",
+        ));
+    };
+    let mut rest = sort.clone();
+    rest.remove("$natural");
+    Ok((Some(forward), rest))
 }
 
 /// `find`'s `min` (inclusive) and `max` (exclusive) index bounds, over the hinted index.

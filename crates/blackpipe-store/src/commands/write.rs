@@ -9,6 +9,7 @@ use super::Exec;
 use super::args::{
     collection_name, missing, optional_bool, optional_document, required_array, statement,
 };
+use super::hint::Hint;
 use crate::catalog::{CollectionHandle, lock, read, validate_namespace, write};
 use crate::code;
 use crate::collection::Collection;
@@ -244,17 +245,43 @@ pub(crate) struct UpdateResult {
     pub(crate) upserted_id: Option<Bson>,
 }
 
-/// The records an update statement modifies: every match with `multi`, else the first match in
-/// `sort` order (natural order when the statement has no sort).
+/// Which match a single-document write takes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Pick<'a> {
+    /// The first match in natural order, or the last with a `{$natural: -1}` hint.
+    Natural { forward: bool },
+    /// The first match in this sort order (8.0's `sort` of a single update).
+    Sorted(&'a SortSpec),
+}
+
+impl<'a> Pick<'a> {
+    /// The statement's `sort` if it has one, else natural order in its hint's direction.
+    pub(crate) fn of(sort: Option<&'a SortSpec>, hint: Option<&Hint>) -> Pick<'a> {
+        match sort.filter(|sort| !sort.is_empty()) {
+            Some(sort) => Pick::Sorted(sort),
+            None => Pick::Natural {
+                forward: !Hint::is_reverse_natural(hint),
+            },
+        }
+    }
+}
+
+/// The records an update statement modifies: every match with `multi`, else the one `pick`
+/// chooses.
 fn update_targets(
     collection: &Collection,
     filter: &Filter,
     multi: bool,
-    sort: Option<&SortSpec>,
+    pick: Pick<'_>,
 ) -> Vec<u64> {
-    match sort.filter(|sort| !multi && !sort.is_empty()) {
-        None => collection.matching_records(filter, if multi { None } else { Some(1) }),
-        Some(sort) => {
+    if multi {
+        return collection.matching_records(filter, None);
+    }
+    match pick {
+        Pick::Natural { forward } => single_match(collection, filter, forward)
+            .into_iter()
+            .collect(),
+        Pick::Sorted(sort) => {
             let candidates: Vec<(u64, &Document)> = collection
                 .matching_records(filter, None)
                 .into_iter()
@@ -267,6 +294,18 @@ fn update_targets(
                 .into_iter()
                 .collect()
         }
+    }
+}
+
+/// The first match in natural order, or (reading in reverse) the last.
+pub(crate) fn single_match(collection: &Collection, filter: &Filter, forward: bool) -> Option<u64> {
+    if forward {
+        collection
+            .matching_records(filter, Some(1))
+            .first()
+            .copied()
+    } else {
+        collection.matching_records(filter, None).last().copied()
     }
 }
 
@@ -304,9 +343,9 @@ pub(crate) fn apply_update(
     update: &Update,
     multi: bool,
     upsert: bool,
-    sort: Option<&SortSpec>,
+    pick: Pick<'_>,
 ) -> StoreResult<UpdateResult> {
-    let records = update_targets(collection, filter, multi, sort);
+    let records = update_targets(collection, filter, multi, pick);
     let context = ApplyContext {
         is_insert: false,
         now: exec.now,
@@ -497,7 +536,7 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
                 });
             };
             let mut guard = write(handle);
-            super::hint::resolve(&parsed.hint, Some(&guard))?;
+            let hint = super::hint::resolve(&parsed.hint, Some(&guard))?;
             apply_update(
                 exec,
                 &mut guard,
@@ -505,7 +544,7 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
                 &update,
                 parsed.multi,
                 parsed.upsert,
-                sort.as_ref(),
+                Pick::of(sort.as_ref(), hint.as_ref()),
             )
         });
         match outcome {
@@ -622,8 +661,13 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
                 return Ok(0);
             };
             let mut guard = write(handle);
-            super::hint::resolve(hint, Some(&guard))?;
-            let records = guard.matching_records(&filter, if *just_one { Some(1) } else { None });
+            let hint = super::hint::resolve(hint, Some(&guard))?;
+            let records = if *just_one {
+                let forward = !Hint::is_reverse_natural(hint.as_ref());
+                single_match(&guard, &filter, forward).into_iter().collect()
+            } else {
+                guard.matching_records(&filter, None)
+            };
             let mut count = 0;
             for record in records {
                 if let Some(removed) = guard.remove(record) {

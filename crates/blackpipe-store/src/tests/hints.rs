@@ -158,3 +158,65 @@ fn min_and_max_bound_the_hinted_index() {
     );
     assert_eq!(error_code(&reply), 51174);
 }
+
+#[test]
+fn a_reverse_natural_hint_makes_single_document_writes_take_the_newest_match() {
+    let store = store_with_index();
+    let hint = doc! { "$natural": -1 };
+    run_ok(
+        &store,
+        "db",
+        doc! { "update": "c", "updates": [
+            { "q": {}, "u": { "$set": { "touched": true } }, "hint": hint.clone() },
+        ] },
+    );
+    assert_eq!(
+        find_ids(&store, doc! { "find": "c", "filter": { "touched": true } }),
+        vec![5]
+    );
+    let reply = run_ok(
+        &store,
+        "db",
+        doc! { "findAndModify": "c", "query": {}, "remove": true, "hint": hint.clone() },
+    );
+    assert_eq!(
+        reply
+            .get_document("value")
+            .ok()
+            .and_then(|value| value.get_i32("_id").ok()),
+        Some(5)
+    );
+    run_ok(
+        &store,
+        "db",
+        doc! { "delete": "c", "deletes": [{ "q": {}, "limit": 1, "hint": hint }] },
+    );
+    assert_eq!(find_ids(&store, doc! { "find": "c" }), vec![1, 2, 3]);
+}
+
+#[test]
+fn a_natural_sort_feeds_the_other_sort_fields_and_refuses_other_directions() {
+    let store = new_store();
+    insert(
+        &store,
+        "c",
+        vec![
+            doc! { "_id": 1, "g": 1 },
+            doc! { "_id": 2, "g": 0 },
+            doc! { "_id": 3, "g": 1 },
+        ],
+    );
+    assert_eq!(
+        find_ids(
+            &store,
+            doc! { "find": "c", "sort": { "$natural": -1, "g": 1 } }
+        ),
+        vec![2, 3, 1]
+    );
+    let reply = run(
+        &store,
+        "db",
+        doc! { "find": "c", "sort": { "$natural": 2 } },
+    );
+    assert_eq!(error_code(&reply), crate::code::BAD_VALUE);
+}

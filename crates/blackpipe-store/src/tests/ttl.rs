@@ -96,3 +96,28 @@ fn indexes_without_expiry_and_capped_collections_never_expire() {
     assert_eq!(store.expire_ttl(at(0)), 0);
     assert_eq!(ids(&store, "plain", doc! {}), vec![1]);
 }
+
+#[test]
+fn a_partial_ttl_index_expires_only_the_documents_its_filter_matches() {
+    let store = new_store();
+    run_ok(
+        &store,
+        "db",
+        doc! { "createIndexes": "c", "indexes": [{
+            "key": { "at": 1 },
+            "name": "at_1",
+            "expireAfterSeconds": 0,
+            "partialFilterExpression": { "kind": "session" },
+        }] },
+    );
+    insert(
+        &store,
+        "c",
+        vec![
+            doc! { "_id": 1, "at": at(-10), "kind": "session" },
+            doc! { "_id": 2, "at": at(-10), "kind": "audit" },
+        ],
+    );
+    assert_eq!(store.expire_ttl(at(0)), 1);
+    assert_eq!(ids(&store, "c", doc! {}), vec![2]);
+}
