@@ -138,6 +138,6 @@ pub(crate) fn canonical_text(value: Dec) -> String {
 /// A decimal parsed from the text `$toDecimal` accepts; `None` for anything else.
 pub(crate) fn parse_text(text: &str) -> Option<Dec> {
     let mut context = Context::<Dec>::default();
-    let parsed = context.parse(text.trim()).ok()?;
+    let parsed = context.parse(text).ok()?;
     (!parsed.is_signaling_nan()).then_some(parsed)
 }

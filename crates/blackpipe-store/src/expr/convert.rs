@@ -47,9 +47,9 @@ pub(super) fn to_double(value: Option<&Bson>) -> StoreResult<Option<Bson>> {
             let millis = at.timestamp_millis() as f64;
             millis
         }
-        Some(Bson::String(text)) => match text.trim().parse::<f64>() {
-            Ok(number) if !text.trim().is_empty() => number,
-            _ => return Err(unparsable(text)),
+        Some(Bson::String(text)) => match text.parse::<f64>() {
+            Ok(number) => number,
+            Err(_) => return Err(unparsable(text)),
         },
         Some(Bson::Decimal128(number)) => {
             let exact = decimal::from_bson(number);

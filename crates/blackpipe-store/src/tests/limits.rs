@@ -356,3 +356,34 @@ fn a_large_in_list_matches_by_query_equality() {
     let not_in = find(&store, "c", doc! { "v": { "$nin": values } });
     assert_eq!(not_in.len(), 2, "7.5 and 8 are not in the list");
 }
+
+#[test]
+fn decimal_arithmetic_on_huge_and_extreme_values_stays_bounded() {
+    let store = new_store();
+    // A million digits round to 34 at once; the largest decimal times ten overflows to
+    // Infinity, as IEEE 754 decimal arithmetic (and mongod) answers.
+    let digits = format!("0.{}", "9".repeat(1_000_000));
+    insert(&store, "c", vec![doc! { "_id": 1, "digits": digits }]);
+    let reply = aggregate(
+        &store,
+        vec![doc! { "$project": {
+            "_id": 0,
+            "rounded": { "$toDecimal": "$digits" },
+            "overflow": { "$multiply": [
+                Bson::Decimal128("9.999999999999999999999999999999999E+6144".parse().unwrap()),
+                10,
+            ] },
+        } }],
+    );
+    let batch = super::batch(&reply);
+    assert_eq!(
+        batch[0].get("rounded"),
+        Some(&Bson::Decimal128(
+            "1.000000000000000000000000000000000".parse().unwrap()
+        ))
+    );
+    assert_eq!(
+        batch[0].get("overflow"),
+        Some(&Bson::Decimal128("Infinity".parse().unwrap()))
+    );
+}
