@@ -1,11 +1,10 @@
 //! Decimal128 values as mongod computes with them: IEEE 754-2008 decimal arithmetic with 34
 //! digits and round-half-even (libdecNumber through the `dec` crate), never through double.
 //!
-//! mongod's two readings of a double as a decimal are kept apart on purpose: arithmetic and
+//! mongod reads a double as a decimal in two ways, kept apart on purpose: arithmetic and
 //! `$toDecimal` round the double to 15 significant digits (`0.1` becomes `0.100000000000000`,
-//! so `0.1 + NumberDecimal("0.2")` is `0.300000000000000`), while comparisons round it to 34
-//! digits, close enough to the double's exact binary value that `NumberDecimal("0.1")` and the
-//! double `0.1` (`0.1000000000000000055511...`) differ, as they do in mongod.
+//! so `0.1 + NumberDecimal("0.2")` is `0.300000000000000`), while comparisons are exact: the
+//! double `0.1` is `0.1000000000000000055511151231257827...`, above `NumberDecimal("0.1")`.
 
 use std::cmp::Ordering;
 
@@ -39,17 +38,9 @@ pub(crate) fn from_i64(value: i64) -> Dec {
     Dec::from(value)
 }
 
-/// A double as arithmetic and conversions read it: rounded to 15 significant digits.
+/// A double as arithmetic and conversions read it: rounded to 15 significant digits (mongod's
+/// `kRoundTo15Digits`).
 pub(crate) fn from_f64_for_arithmetic(value: f64) -> Dec {
-    from_f64_with_digits(value, 15)
-}
-
-/// A double as comparisons read it: rounded to 34 significant digits.
-pub(crate) fn from_f64_for_comparison(value: f64) -> Dec {
-    from_f64_with_digits(value, 34)
-}
-
-fn from_f64_with_digits(value: f64, digits: usize) -> Dec {
     if value.is_nan() {
         return Dec::NAN;
     }
@@ -60,7 +51,7 @@ fn from_f64_with_digits(value: f64, digits: usize) -> Dec {
         return parse(if value.is_sign_negative() { "-0" } else { "0" });
     }
     // Rust's `{:e}` with a precision rounds the double's exact value correctly (half-even).
-    parse(&format!("{value:.prec$e}", prec = digits - 1))
+    parse(&format!("{value:.14e}"))
 }
 
 /// The nearest double to a decimal (Rust's parser rounds correctly; infinities and NaN map to
@@ -77,6 +68,44 @@ pub(crate) fn compare(left: Dec, right: Dec) -> Ordering {
         (true, false) => Ordering::Less,
         (false, true) => Ordering::Greater,
         (false, false) => left.partial_cmp(&right).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// Enough 3-digit units for a double's exact decimal expansion (at most 767 significant
+/// digits, for the smallest subnormals) beside a decimal's 34.
+const EXACT_UNITS: usize = 260;
+
+/// A decimal against a double by their exact values, as mongod's `compareDecimalToDouble`
+/// does (NaN as in [`compare`]).
+pub(crate) fn compare_with_double(decimal: Dec, double: f64) -> Ordering {
+    match (decimal.is_nan(), double.is_nan()) {
+        (true, true) => return Ordering::Equal,
+        (true, false) => return Ordering::Less,
+        (false, true) => return Ordering::Greater,
+        (false, false) => {}
+    }
+    if double.is_infinite() {
+        let same_infinity = decimal.is_infinite() && decimal.is_negative() == (double < 0.0);
+        return if same_infinity {
+            Ordering::Equal
+        } else if double > 0.0 {
+            Ordering::Less
+        } else {
+            Ordering::Greater
+        };
+    }
+    // The nearest double already orders the two unless it is the double itself: a double
+    // between the decimal and its nearest double would be nearer.
+    let nearest = to_f64(decimal);
+    if nearest != double {
+        return nearest.partial_cmp(&double).unwrap_or(Ordering::Equal);
+    }
+    // Within half an ulp: compare with the double's exact expansion, which Rust prints in full.
+    let exact_double = format!("{double:.766e}").parse::<dec::Decimal<EXACT_UNITS>>();
+    let wide_decimal = decimal.to_string().parse::<dec::Decimal<EXACT_UNITS>>();
+    match (wide_decimal, exact_double) {
+        (Ok(decimal), Ok(double)) => decimal.partial_cmp(&double).unwrap_or(Ordering::Equal),
+        _ => Ordering::Equal,
     }
 }
 
@@ -120,14 +149,11 @@ pub(crate) fn exact_i64(value: Dec) -> Option<i64> {
     reduced.to_standard_notation_string().parse::<i64>().ok()
 }
 
-/// The double a decimal equals in mongod's comparison, if one does (so that index keys of
-/// equal numbers collide whatever their types).
+/// The double a decimal equals exactly, if one does (so that index keys of equal numbers
+/// collide whatever their types).
 pub(crate) fn exact_f64(value: Dec) -> Option<f64> {
-    // Exactly the decimals that compare equal to a double (mongod reads the double at 34
-    // digits), so that the key and the comparison agree.
     let double = to_f64(value);
-    (!value.is_nan() && compare(from_f64_for_comparison(double), value) == Ordering::Equal)
-        .then_some(double)
+    (!value.is_nan() && compare_with_double(value, double) == Ordering::Equal).then_some(double)
 }
 
 /// The canonical text of a decimal's value (trailing zeros removed), for index keys.

@@ -61,23 +61,23 @@ impl Number {
         }
     }
 
-    /// The value as a decimal, reading a double at 34 digits (as comparisons do).
-    fn as_decimal_for_comparison(self) -> dec::Decimal128 {
-        match self {
-            Number::Int(number) => decimal::from_i64(number),
-            Number::Float(number) => decimal::from_f64_for_comparison(number),
-            Number::Decimal(number) => number,
-        }
-    }
-
     /// Exact comparison; NaN sorts below every other number and equals itself, as in mongod.
-    /// A decimal compares with a double read at 34 digits, with an integer exactly.
+    /// A decimal compares with a double or an integer by exact value too.
     pub(crate) fn compare(self, other: Number) -> Ordering {
         match (self, other) {
-            (Number::Decimal(_), _) | (_, Number::Decimal(_)) => decimal::compare(
-                self.as_decimal_for_comparison(),
-                other.as_decimal_for_comparison(),
-            ),
+            (Number::Decimal(left), Number::Decimal(right)) => decimal::compare(left, right),
+            (Number::Decimal(left), Number::Int(right)) => {
+                decimal::compare(left, decimal::from_i64(right))
+            }
+            (Number::Int(left), Number::Decimal(right)) => {
+                decimal::compare(decimal::from_i64(left), right)
+            }
+            (Number::Decimal(left), Number::Float(right)) => {
+                decimal::compare_with_double(left, right)
+            }
+            (Number::Float(left), Number::Decimal(right)) => {
+                decimal::compare_with_double(right, left).reverse()
+            }
             (Number::Int(left), Number::Int(right)) => left.cmp(&right),
             (Number::Float(left), Number::Float(right)) => compare_floats(left, right),
             (Number::Int(left), Number::Float(right)) => compare_int_float(left, right),

@@ -131,6 +131,26 @@ fn comparisons_use_exact_values_across_numeric_types() {
         &Bson::Int64(9_007_199_254_740_993)
     ));
     assert!(values_equal(&decimal("NaN"), &Bson::Double(f64::NAN)));
+    // Exact, not at 34 digits: this decimal is the double 0.1's first 34 digits, still below.
+    assert_eq!(
+        crate::value_order::compare_values(
+            &decimal("0.1000000000000000055511151231257827"),
+            &Bson::Double(0.1)
+        ),
+        std::cmp::Ordering::Less
+    );
+    assert!(values_equal(
+        &decimal("Infinity"),
+        &Bson::Double(f64::INFINITY)
+    ));
+    assert_eq!(
+        crate::value_order::compare_values(&decimal("1E+400"), &Bson::Double(f64::MAX)),
+        std::cmp::Ordering::Greater
+    );
+    assert_eq!(
+        crate::value_order::compare_values(&decimal("1E+400"), &Bson::Double(f64::INFINITY)),
+        std::cmp::Ordering::Less
+    );
 }
 
 #[test]
