@@ -39,6 +39,32 @@ impl TtlIndex {
         })
     }
 
+    /// The expiry a collection's own options set: `expireAfterSeconds` of a clustered
+    /// collection expires by `_id` (dates only), of a time-series collection by its
+    /// `timeField`.
+    fn of_collection(db: &str, collection: &str, options: &Document) -> Option<TtlIndex> {
+        let seconds = options
+            .get("expireAfterSeconds")
+            .and_then(integer::integral)?;
+        let field = if options.contains_key("clusteredIndex") {
+            "_id".to_owned()
+        } else {
+            options
+                .get_document("timeseries")
+                .ok()?
+                .get_str("timeField")
+                .ok()?
+                .to_owned()
+        };
+        Some(TtlIndex {
+            db: db.to_owned(),
+            collection: collection.to_owned(),
+            field,
+            expire_after_seconds: seconds,
+            partial_filter: None,
+        })
+    }
+
     /// The `delete` command removing this index's expired documents at `now`.
     fn delete_command(&self, now: DateTime) -> Document {
         let cutoff = DateTime::from_millis(
@@ -80,7 +106,8 @@ impl Store {
         deleted
     }
 
-    /// Every TTL index of every collection (capped collections never expire, as in mongod).
+    /// Every TTL index of every collection, and the expiry of clustered and time-series
+    /// collections (capped collections never expire, as in mongod).
     fn ttl_indexes(&self) -> Vec<TtlIndex> {
         let mut indexes = Vec::new();
         for db in self.catalog.database_names() {
@@ -89,6 +116,7 @@ impl Store {
                 if collection.is_capped() {
                     continue;
                 }
+                indexes.extend(TtlIndex::of_collection(&db, &name, &collection.options));
                 indexes.extend(
                     collection
                         .index_specs()

@@ -121,3 +121,46 @@ fn a_partial_ttl_index_expires_only_the_documents_its_filter_matches() {
     assert_eq!(store.expire_ttl(at(0)), 1);
     assert_eq!(ids(&store, "c", doc! {}), vec![2]);
 }
+
+#[test]
+fn clustered_and_time_series_collections_expire_by_their_own_option() {
+    let store = new_store();
+    run_ok(
+        &store,
+        "db",
+        doc! {
+            "create": "clustered",
+            "clusteredIndex": { "key": { "_id": 1 }, "unique": true },
+            "expireAfterSeconds": 60,
+        },
+    );
+    run_ok(
+        &store,
+        "db",
+        doc! {
+            "create": "series",
+            "timeseries": { "timeField": "t" },
+            "expireAfterSeconds": 60,
+        },
+    );
+    insert(
+        &store,
+        "clustered",
+        vec![
+            doc! { "_id": at(-100) },
+            doc! { "_id": at(-10) },
+            doc! { "_id": 1 },
+        ],
+    );
+    insert(
+        &store,
+        "series",
+        vec![
+            doc! { "_id": 1, "t": at(-100) },
+            doc! { "_id": 2, "t": at(-10) },
+        ],
+    );
+    assert_eq!(store.expire_ttl(at(0)), 2);
+    assert_eq!(super::find(&store, "clustered", doc! {}).len(), 2);
+    assert_eq!(ids(&store, "series", doc! {}), vec![2]);
+}
