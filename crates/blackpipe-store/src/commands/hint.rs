@@ -59,13 +59,17 @@ pub(crate) fn resolve(
         return Ok(None);
     };
     let specs = collection.index_specs();
-    let found = specs.iter().find(|index| match hint {
-        Bson::String(name) => index.get_str("name").is_ok_and(|own| own == name),
-        Bson::Document(key) => index
-            .get_document("key")
-            .is_ok_and(|own| same_key_pattern(own, key)),
-        _ => false,
-    });
+    // A hidden index is invisible to the planner, hints included, as in mongod.
+    let found = specs
+        .iter()
+        .filter(|index| !index.get_bool("hidden").unwrap_or(false))
+        .find(|index| match hint {
+            Bson::String(name) => index.get_str("name").is_ok_and(|own| own == name),
+            Bson::Document(key) => index
+                .get_document("key")
+                .is_ok_and(|own| same_key_pattern(own, key)),
+            _ => false,
+        });
     match (hint, found) {
         (Bson::String(_) | Bson::Document(_), Some(index)) => Ok(Some(Hint::Index(
             index.get_document("key").cloned().unwrap_or_default(),

@@ -220,3 +220,16 @@ fn a_natural_sort_feeds_the_other_sort_fields_and_refuses_other_directions() {
     );
     assert_eq!(error_code(&reply), crate::code::BAD_VALUE);
 }
+
+#[test]
+fn a_hidden_index_cannot_be_hinted() {
+    let store = new_store();
+    insert(&store, "c", vec![doc! { "_id": 1, "x": 1 }]);
+    run_ok(
+        &store,
+        "db",
+        doc! { "createIndexes": "c", "indexes": [{ "key": { "x": 1 }, "name": "x_1", "hidden": true }] },
+    );
+    let reply = run(&store, "db", doc! { "find": "c", "hint": "x_1" });
+    assert_eq!(error_code(&reply), crate::code::BAD_VALUE);
+}
