@@ -3,7 +3,8 @@
 
 use bson::Bson;
 
-use super::value_order::{Number, f64_to_decimal};
+use super::decimal::{self, DecimalOp};
+use super::value_order::Number;
 
 /// The binary operations shared by `$inc`/`$mul`, `$sum` and `$add`/`$multiply`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,12 +63,34 @@ pub(crate) fn apply_exact(op: ArithOp, left: &Bson, right: &Bson) -> Option<Bson
             left_number.as_f64(),
             right_number.as_f64(),
         ))),
-        Width::Decimal => Some(f64_to_decimal(apply_float(
-            op,
-            left_number.as_f64(),
-            right_number.as_f64(),
-        ))),
+        Width::Decimal => Some(apply_decimal(
+            match op {
+                ArithOp::Add => DecimalOp::Add,
+                ArithOp::Subtract => DecimalOp::Subtract,
+                ArithOp::Multiply => DecimalOp::Multiply,
+            },
+            left_number,
+            right_number,
+        )),
     }
+}
+
+/// A number as decimal arithmetic reads it: integers exactly, doubles at 15 digits (mongod's
+/// `coerceToDecimal`).
+pub(crate) fn decimal_operand(number: Number) -> dec::Decimal128 {
+    match number {
+        Number::Int(value) => decimal::from_i64(value),
+        Number::Float(value) => decimal::from_f64_for_arithmetic(value),
+        Number::Decimal(value) => value,
+    }
+}
+
+fn apply_decimal(op: DecimalOp, left: Number, right: Number) -> Bson {
+    decimal::to_bson(decimal::apply(
+        op,
+        decimal_operand(left),
+        decimal_operand(right),
+    ))
 }
 
 /// Applies `op` as aggregation expressions do: int64 overflow falls back to a double.
@@ -91,7 +114,7 @@ pub(crate) fn zero_like(value: &Bson) -> Bson {
     match value {
         Bson::Int64(_) => Bson::Int64(0),
         Bson::Double(_) => Bson::Double(0.0),
-        Bson::Decimal128(_) => f64_to_decimal(0.0),
+        Bson::Decimal128(_) => decimal::to_bson(decimal::from_i64(0)),
         _ => Bson::Int32(0),
     }
 }
@@ -99,11 +122,11 @@ pub(crate) fn zero_like(value: &Bson) -> Bson {
 /// Division as `$divide` computes it: a double, or a decimal if either side is one.
 pub(crate) fn divide(left: &Bson, right: &Bson) -> Option<Bson> {
     let widest = width(left)?.max(width(right)?);
-    let quotient = Number::of(left)?.as_f64() / Number::of(right)?.as_f64();
+    let (left, right) = (Number::of(left)?, Number::of(right)?);
     Some(if widest == Width::Decimal {
-        f64_to_decimal(quotient)
+        apply_decimal(DecimalOp::Divide, left, right)
     } else {
-        Bson::Double(quotient)
+        Bson::Double(left.as_f64() / right.as_f64())
     })
 }
 
@@ -119,13 +142,7 @@ pub(crate) fn remainder(left: &Bson, right: &Bson) -> Option<Bson> {
                 Bson::Int64(result)
             })
         }
-        (a, b) => {
-            let result = a.as_f64() % b.as_f64();
-            Some(if widest == Width::Decimal {
-                f64_to_decimal(result)
-            } else {
-                Bson::Double(result)
-            })
-        }
+        (a, b) if widest == Width::Decimal => Some(apply_decimal(DecimalOp::Remainder, a, b)),
+        (a, b) => Some(Bson::Double(a.as_f64() % b.as_f64())),
     }
 }

@@ -137,10 +137,12 @@ pub const TRANSACTION_TOO_OLD: i32 = 225;
 pub const RETRY_CHANGE_STREAM: i32 = 234;
 /// `SnapshotTooOld`: a snapshot read older than the kept history.
 pub const SNAPSHOT_TOO_OLD: i32 = 239;
-/// `StaleChunkHistory`: a shard's chunk history does not reach the read's time.
-pub const STALE_CHUNK_HISTORY: i32 = 241;
+/// `ConversionFailure`: `$convert` (and `$toDecimal`, `$toDouble`) cannot convert a value.
+pub const CONVERSION_FAILURE: i32 = 241;
 /// `SnapshotUnavailable`: the snapshot is not available yet.
 pub const SNAPSHOT_UNAVAILABLE: i32 = 246;
+/// `StaleChunkHistory`: a shard's chunk history does not reach the read's time.
+pub const STALE_CHUNK_HISTORY: i32 = 250;
 /// `NoSuchTransaction`: no such (open) transaction.
 pub const NO_SUCH_TRANSACTION: i32 = 251;
 /// `TransactionCommitted`: the transaction has already committed.
@@ -463,6 +465,7 @@ pub fn name(code: i32) -> Option<&'static str> {
         TRANSACTION_TOO_OLD => "TransactionTooOld",
         RETRY_CHANGE_STREAM => "RetryChangeStream",
         SNAPSHOT_TOO_OLD => "SnapshotTooOld",
+        CONVERSION_FAILURE => "ConversionFailure",
         STALE_CHUNK_HISTORY => "StaleChunkHistory",
         SNAPSHOT_UNAVAILABLE => "SnapshotUnavailable",
         NO_SUCH_TRANSACTION => "NoSuchTransaction",

@@ -15,5 +15,10 @@ pub fn integral(value: &Bson) -> Option<i64> {
         #[allow(clippy::cast_possible_truncation)]
         Number::Float(number) if number.fract() == 0.0 => Some(number as i64),
         Number::Float(_) => None,
+        Number::Decimal(number) => {
+            let number = crate::decimal::to_f64(number);
+            #[allow(clippy::cast_possible_truncation)]
+            (number.fract() == 0.0).then_some(number as i64)
+        }
     }
 }

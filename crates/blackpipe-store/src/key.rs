@@ -100,5 +100,19 @@ fn encode_number(out: &mut Vec<u8>, number: Number) {
                 out.extend_from_slice(&value.to_bits().to_le_bytes());
             }
         }
+        Number::Decimal(value) => {
+            // A decimal equal to an integer or a double shares its encoding; other decimals
+            // (`0.1` is not the double `0.1`) encode their value's canonical text.
+            if let Some(whole) = crate::decimal::exact_i64(value) {
+                encode_number(out, Number::Int(whole));
+            } else if let Some(double) = crate::decimal::exact_f64(value) {
+                encode_number(out, Number::Float(double));
+            } else if value.is_nan() {
+                out.push(2);
+            } else {
+                out.push(3);
+                push_len_prefixed(out, crate::decimal::canonical_text(value).as_bytes());
+            }
+        }
     }
 }

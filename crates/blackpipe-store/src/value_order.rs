@@ -2,7 +2,9 @@
 
 use std::cmp::Ordering;
 
-use bson::{Bson, Decimal128, Document};
+use bson::{Bson, Document};
+
+use crate::decimal;
 
 /// mongod's canonical type ranks: values of different ranks compare by rank alone, and all
 /// numeric types share one rank so `1`, `1.0` and `NumberLong(1)` are equal.
@@ -28,22 +30,23 @@ pub(crate) fn canonical_rank(value: &Bson) -> u8 {
     }
 }
 
-/// A numeric value, kept exact for integers so that large `i64`s are not rounded.
+/// A numeric value, kept exact for integers so that large `i64`s are not rounded, and for
+/// decimals so that `NumberDecimal("0.1")` is not read as a double.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Number {
     Int(i64),
     Float(f64),
+    Decimal(dec::Decimal128),
 }
 
 impl Number {
-    /// The numeric reading of a value; `None` for non-numbers. Decimal128 is read through its
-    /// decimal string as an `f64` (blackpipe has no decimal arithmetic; precision is approximate).
+    /// The numeric reading of a value; `None` for non-numbers.
     pub(crate) fn of(value: &Bson) -> Option<Number> {
         match value {
             Bson::Int32(number) => Some(Number::Int(i64::from(*number))),
             Bson::Int64(number) => Some(Number::Int(*number)),
             Bson::Double(number) => Some(Number::Float(*number)),
-            Bson::Decimal128(number) => Some(Number::Float(decimal_to_f64(number))),
+            Bson::Decimal128(number) => Some(Number::Decimal(decimal::from_bson(number))),
             _ => None,
         }
     }
@@ -54,30 +57,32 @@ impl Number {
             #[allow(clippy::cast_precision_loss)]
             Number::Int(number) => number as f64,
             Number::Float(number) => number,
+            Number::Decimal(number) => decimal::to_f64(number),
         }
     }
 
     /// Exact comparison; NaN sorts below every other number and equals itself, as in mongod.
+    /// A decimal compares with a double or an integer by exact value too.
     pub(crate) fn compare(self, other: Number) -> Ordering {
         match (self, other) {
+            (Number::Decimal(left), Number::Decimal(right)) => decimal::compare(left, right),
+            (Number::Decimal(left), Number::Int(right)) => {
+                decimal::compare(left, decimal::from_i64(right))
+            }
+            (Number::Int(left), Number::Decimal(right)) => {
+                decimal::compare(decimal::from_i64(left), right)
+            }
+            (Number::Decimal(left), Number::Float(right)) => {
+                decimal::compare_with_double(left, right)
+            }
+            (Number::Float(left), Number::Decimal(right)) => {
+                decimal::compare_with_double(right, left).reverse()
+            }
             (Number::Int(left), Number::Int(right)) => left.cmp(&right),
             (Number::Float(left), Number::Float(right)) => compare_floats(left, right),
             (Number::Int(left), Number::Float(right)) => compare_int_float(left, right),
             (Number::Float(left), Number::Int(right)) => compare_int_float(right, left).reverse(),
         }
-    }
-}
-
-/// Reads a Decimal128 as the nearest `f64` via its canonical string form.
-pub(crate) fn decimal_to_f64(number: &Decimal128) -> f64 {
-    number.to_string().parse::<f64>().unwrap_or(f64::NAN)
-}
-
-/// Builds a Decimal128 from an `f64` (approximate; used only for arithmetic on decimals).
-pub(crate) fn f64_to_decimal(number: f64) -> Bson {
-    match format!("{number:e}").parse::<Decimal128>() {
-        Ok(decimal) => Bson::Decimal128(decimal),
-        Err(_) => Bson::Double(number),
     }
 }
 

@@ -5,12 +5,13 @@ use std::sync::Arc;
 
 use bson::{Bson, Document};
 
-use crate::arith::{ArithOp, apply_widening, is_number};
+use crate::arith::{ArithOp, apply_widening, decimal_operand, is_number};
 use crate::code;
+use crate::decimal::{self, DecimalOp};
 use crate::errors::{CommandError, StoreResult, format_document};
 use crate::expr::Expr;
 use crate::key::encode_key;
-use crate::value_order::{Number, compare_values, f64_to_decimal, value_size, values_equal};
+use crate::value_order::{Number, compare_values, value_size, values_equal};
 
 /// A parsed `$group` specification.
 #[derive(Debug, Clone)]
@@ -35,8 +36,11 @@ enum Accumulator {
 #[derive(Debug, Clone)]
 enum State {
     Sum(Bson),
+    /// `$avg`: a double sum, and beside it an exact decimal sum that becomes the answer once a
+    /// decimal was seen (mongod averages in decimal then, never through double).
     Avg {
         total: f64,
+        decimal_total: dec::Decimal128,
         count: u64,
         decimal: bool,
     },
@@ -178,6 +182,7 @@ fn initial_state(accumulator: Accumulator) -> State {
         Accumulator::Sum | Accumulator::Count => State::Sum(Bson::Int32(0)),
         Accumulator::Avg => State::Avg {
             total: 0.0,
+            decimal_total: decimal::from_i64(0),
             count: 0,
             decimal: false,
         },
@@ -241,12 +246,15 @@ fn accumulate(accumulator: Accumulator, state: &mut State, value: Option<Bson>) 
             Accumulator::Avg,
             State::Avg {
                 total,
+                decimal_total,
                 count,
                 decimal,
             },
         ) => {
             if let Some(number) = value.as_ref().and_then(Number::of) {
                 *total += number.as_f64();
+                *decimal_total =
+                    decimal::apply(DecimalOp::Add, *decimal_total, decimal_operand(number));
                 *count += 1;
                 *decimal |= matches!(value, Some(Bson::Decimal128(_)));
             }
@@ -295,15 +303,17 @@ fn finish(state: State) -> Bson {
         State::Avg { count: 0, .. } => Bson::Null,
         State::Avg {
             total,
+            decimal_total,
             count,
             decimal,
         } => {
-            // Group sizes are far below 2^53, so the conversion is exact.
-            #[allow(clippy::cast_precision_loss)]
-            let average = total / count as f64;
             if decimal {
-                f64_to_decimal(average)
+                let count = decimal::from_i64(i64::try_from(count).unwrap_or(i64::MAX));
+                decimal::to_bson(decimal::apply(DecimalOp::Divide, decimal_total, count))
             } else {
+                // Group sizes are far below 2^53, so the conversion is exact.
+                #[allow(clippy::cast_precision_loss)]
+                let average = total / count as f64;
                 Bson::Double(average)
             }
         }

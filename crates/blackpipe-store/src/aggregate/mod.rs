@@ -321,6 +321,7 @@ fn whole_number(value: &Bson) -> Option<i64> {
         #[allow(clippy::cast_possible_truncation)]
         Number::Float(number) if number.fract() == 0.0 => Some(number as i64),
         Number::Float(_) => None,
+        Number::Decimal(_) => crate::integer::integral(value),
     }
 }
 

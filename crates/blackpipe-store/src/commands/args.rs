@@ -91,15 +91,21 @@ pub(crate) fn optional_integer(
             // Whole doubles only, so the cast is exact (saturating beyond i64's range).
             #[allow(clippy::cast_possible_truncation)]
             Some(Number::Float(number)) if number.fract() == 0.0 => Ok(Some(number as i64)),
-            Some(Number::Float(_)) => Err(CommandError::bad_value(format!(
-                "BSON field '{command_name}.{field}' must be a whole number"
-            ))),
+            Some(Number::Float(_) | Number::Decimal(_)) => crate::integer::integral(value)
+                .map(Some)
+                .ok_or_else(|| whole_number_error(command_name, field)),
             None => Err(CommandError::type_mismatch(format!(
                 "BSON field '{command_name}.{field}' is the wrong type '{}', expected types '[long, int, decimal, double]'",
                 type_name(value)
             ))),
         },
     }
+}
+
+fn whole_number_error(command_name: &str, field: &str) -> CommandError {
+    CommandError::bad_value(format!(
+        "BSON field '{command_name}.{field}' must be a whole number"
+    ))
 }
 
 /// An optional non-negative integer (`skip`, `limit`, `batchSize`).

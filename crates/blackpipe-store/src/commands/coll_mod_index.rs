@@ -1,8 +1,8 @@
 //! `collMod`'s `index` option: `prepareUnique` (refuse new duplicate keys) and the conversion
 //! of a prepared index to `unique`, which mongod refuses with the conflicting documents' `_id`s
-//! while duplicates remain, and `hidden` (kept in the index's listed specification; blackpipe
-//! plans no queries with indexes, so hiding one changes no plan). `expireAfterSeconds` on an
-//! index is not modelled.
+//! while duplicates remain; `expireAfterSeconds`, which the TTL monitor reads at its next pass;
+//! and `hidden` (kept in the index's listed specification; a hinted hidden index is refused as
+//! a missing one).
 
 use bson::{Bson, Document, doc};
 
@@ -35,7 +35,12 @@ pub(crate) fn modify_index(collection: &mut Collection, spec: &Bson) -> StoreRes
     if let Some(other) = spec.keys().find(|k| {
         !matches!(
             k.as_str(),
-            "name" | "keyPattern" | "prepareUnique" | "unique" | "hidden"
+            "name"
+                | "keyPattern"
+                | "prepareUnique"
+                | "unique"
+                | "hidden"
+                | "expireAfterSeconds"
         )
     }) {
         return Err(CommandError::new(
@@ -69,6 +74,9 @@ pub(crate) fn modify_index(collection: &mut Collection, spec: &Bson) -> StoreRes
         reply.insert("hidden_old", index.is_hidden());
         index.set_hidden(hidden);
         reply.insert("hidden_new", hidden);
+    }
+    if let Some(seconds) = spec.get("expireAfterSeconds") {
+        set_expire_after_seconds(&mut index.spec, seconds, &mut reply)?;
     }
     if let Some(prepare) = spec.get("prepareUnique") {
         let on = prepare.as_bool().ok_or_else(|| {
@@ -109,6 +117,46 @@ pub(crate) fn modify_index(collection: &mut Collection, spec: &Bson) -> StoreRes
         }
     }
     Ok(reply)
+}
+
+/// mongod's bounds on `expireAfterSeconds`: 0 to 2^31 - 1.
+const MAX_EXPIRE_AFTER_SECONDS: i64 = i32::MAX as i64;
+
+/// Sets (or adds: mongod converts a single-field index to TTL) an index's expiry and reports
+/// `expireAfterSeconds_old` (when it had one) and `expireAfterSeconds_new`.
+fn set_expire_after_seconds(
+    spec: &mut Document,
+    seconds: &Bson,
+    reply: &mut Document,
+) -> StoreResult<()> {
+    let Some(value) = crate::integer::integral(seconds) else {
+        return Err(CommandError::type_mismatch(format!(
+            "BSON field 'collMod.index.expireAfterSeconds' is the wrong type '{}', expected types '[long, int, decimal, double]'",
+            type_name(seconds)
+        )));
+    };
+    if !(0..=MAX_EXPIRE_AFTER_SECONDS).contains(&value) {
+        return Err(CommandError::new(
+            code::INVALID_OPTIONS,
+            format!(
+                "expireAfterSeconds must be within [0, {MAX_EXPIRE_AFTER_SECONDS}], got {value}"
+            ),
+        ));
+    }
+    let single_field = spec.get_document("key").is_ok_and(|key| key.len() == 1);
+    if !single_field {
+        return Err(CommandError::new(
+            code::INVALID_OPTIONS,
+            "TTL indexes are single-field indexes, compound indexes do not support TTL",
+        ));
+    }
+    if let Some(old) = spec.get("expireAfterSeconds") {
+        reply.insert("expireAfterSeconds_old", old.clone());
+    }
+    let value = i32::try_from(value).map_or(Bson::Int64(value), Bson::Int32);
+    spec.insert("expireAfterSeconds", value.clone());
+    reply.insert("expireAfterSeconds_new", value);
+    Ok(())
 }
 
 #[cfg(test)]

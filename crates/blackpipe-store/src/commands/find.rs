@@ -10,6 +10,7 @@ use super::args::{
     collection_name, missing, optional_bool, optional_document, optional_non_negative,
     required_array,
 };
+use super::hint::{self, Hint, IndexBounds};
 use super::tail::cursor_not_found;
 use crate::catalog::{lock, read, validate_namespace};
 use crate::change_stream;
@@ -81,11 +82,14 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
         None => Filter::match_all(),
     };
     let tailable = optional_bool(command, "find", "tailable")?.unwrap_or(false);
-    let sort = match optional_document(command, "find", "sort")? {
+    let (natural_sort, sort) = match optional_document(command, "find", "sort")? {
         // A tailable cursor reads in natural order, the only sort it accepts.
-        Some(sort) if tailable => natural_order_only(sort)?,
-        Some(sort) => SortSpec::parse(sort)?,
-        None => SortSpec::parse(&Document::new())?,
+        Some(sort) if tailable => (None, natural_order_only(sort)?),
+        Some(sort) => {
+            let (natural, rest) = hint::natural_sort(sort)?;
+            (natural, SortSpec::parse(&rest)?)
+        }
+        None => (None, SortSpec::parse(&Document::new())?),
     };
     let projection = match optional_document(command, "find", "projection")? {
         Some(projection) => Projection::parse(projection, ProjectionKind::Find)?,
@@ -108,14 +112,19 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
         ));
     }
     let ns = exec.ns(collection);
-    // Without a sort, scanning can stop once skip + limit documents matched.
-    let scan_limit = if sort.is_empty() {
+    let handle = exec.collection(collection)?;
+    let guard = handle.as_ref().map(|handle| read(handle));
+    let hint = hint::resolve(command, guard.as_deref())?;
+    let bounds = IndexBounds::parse(command, hint.as_ref())?;
+    // A `$natural: -1` sort or hint reads newest first (on a capped collection too).
+    let reverse = natural_sort == Some(false)
+        || (natural_sort.is_none() && Hint::is_reverse_natural(hint.as_ref()));
+    // Without a sort, a forward scan can stop once skip + limit documents matched.
+    let scan_limit = if sort.is_empty() && !reverse && bounds.is_none() {
         limit.map(|limit| limit.saturating_add(skip))
     } else {
         None
     };
-    let handle = exec.collection(collection)?;
-    let guard = handle.as_ref().map(|handle| read(handle));
     if tailable && !guard.as_ref().is_some_and(|guard| guard.is_capped()) {
         return Err(CommandError::bad_value(format!(
             "error processing query: ns={ns}: tailable cursor requested on non capped collection"
@@ -132,6 +141,12 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
         .map(|guard| (guard.uuid, guard.last_record()))
         .filter(|(_, last_record)| *last_record != 0);
     drop(guard);
+    if reverse {
+        results.reverse();
+    }
+    if let Some(bounds) = &bounds {
+        results.retain(|document| bounds.contains(document));
+    }
     let tail = position
         .filter(|_| tailable)
         .map(|(uuid, last_record)| Tail {

@@ -27,6 +27,8 @@ struct Request {
     return_new: bool,
     upsert: bool,
     projection: Option<Projection>,
+    /// The command's `hint` (as `{hint: ...}`), checked against the collection's indexes.
+    hint: Document,
 }
 
 fn parse(command: &Document, name: &str) -> StoreResult<Request> {
@@ -86,6 +88,10 @@ fn parse(command: &Document, name: &str) -> StoreResult<Request> {
         return_new,
         upsert,
         projection,
+        hint: command
+            .get("hint")
+            .map(|hint| bson::doc! { "hint": hint.clone() })
+            .unwrap_or_default(),
     })
 }
 
@@ -166,11 +172,10 @@ fn execute(
         });
     };
     let mut guard = write(&handle);
+    let hint = super::hint::resolve(&request.hint, Some(&guard))?;
     let target = if request.sort.is_empty() {
-        guard
-            .matching_records(&request.filter, Some(1))
-            .first()
-            .copied()
+        let forward = !super::hint::Hint::is_reverse_natural(hint.as_ref());
+        super::write::single_match(&guard, &request.filter, forward)
     } else {
         let candidates: Vec<(u64, std::sync::Arc<Document>)> = guard
             .matching_records(&request.filter, None)

@@ -10,6 +10,7 @@ mod coll_stats;
 mod collectionless;
 mod find;
 mod find_and_modify;
+mod hint;
 mod raw_request;
 mod read;
 pub(crate) mod tail;

@@ -12,6 +12,7 @@ use super::args::{
 };
 use super::coll_stats::{self, CollStatsSpec};
 use super::find::{CursorOptions, open_cursor};
+use super::hint::{self, Hint};
 use super::{view_reads, views};
 use crate::aggregate::Pipeline;
 use crate::catalog::{read, validate_namespace};
@@ -45,6 +46,7 @@ pub(crate) fn count(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docu
     let matched = match exec.collection(collection)? {
         Some(handle) => {
             let collection = read(&handle);
+            hint::resolve(command, Some(&collection))?;
             let scan_limit = limit.map(|limit| limit.saturating_add(skip));
             collection.matching_records(&filter, scan_limit).len()
         }
@@ -81,7 +83,11 @@ pub(crate) fn distinct(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
             view_reads::distinct_input(exec, command, &view)?
         }
         None => match exec.collection(collection)? {
-            Some(handle) => read(&handle).matching_documents(&filter, None),
+            Some(handle) => {
+                let collection = read(&handle);
+                hint::resolve(command, Some(&collection))?;
+                collection.matching_documents(&filter, None)
+            }
             None => Vec::new(),
         },
     };
@@ -186,10 +192,15 @@ pub(crate) fn collection_pipeline(
     let input: Vec<Arc<Document>> = match exec.collection(collection)? {
         Some(handle) => {
             let guard = read(&handle);
-            match pipeline.leading_match() {
+            let hint = hint::resolve(command, Some(&guard))?;
+            let mut input: Vec<Arc<Document>> = match pipeline.leading_match() {
                 Some(filter) => guard.matching_documents(filter, None),
                 None => guard.documents().cloned().collect(),
+            };
+            if Hint::is_reverse_natural(hint.as_ref()) {
+                input.reverse();
             }
+            input
         }
         None => Vec::new(),
     };

@@ -9,6 +9,7 @@ use super::Exec;
 use super::args::{
     collection_name, missing, optional_bool, optional_document, required_array, statement,
 };
+use super::hint::Hint;
 use crate::catalog::{CollectionHandle, lock, read, validate_namespace, write};
 use crate::code;
 use crate::collection::Collection;
@@ -247,17 +248,43 @@ pub(crate) struct UpdateResult {
     pub(crate) upserted_id: Option<Bson>,
 }
 
-/// The records an update statement modifies: every match with `multi`, else the first match in
-/// `sort` order (natural order when the statement has no sort).
+/// Which match a single-document write takes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Pick<'a> {
+    /// The first match in natural order, or the last with a `{$natural: -1}` hint.
+    Natural { forward: bool },
+    /// The first match in this sort order (8.0's `sort` of a single update).
+    Sorted(&'a SortSpec),
+}
+
+impl<'a> Pick<'a> {
+    /// The statement's `sort` if it has one, else natural order in its hint's direction.
+    pub(crate) fn of(sort: Option<&'a SortSpec>, hint: Option<&Hint>) -> Pick<'a> {
+        match sort.filter(|sort| !sort.is_empty()) {
+            Some(sort) => Pick::Sorted(sort),
+            None => Pick::Natural {
+                forward: !Hint::is_reverse_natural(hint),
+            },
+        }
+    }
+}
+
+/// The records an update statement modifies: every match with `multi`, else the one `pick`
+/// chooses.
 fn update_targets(
     collection: &Collection,
     filter: &Filter,
     multi: bool,
-    sort: Option<&SortSpec>,
+    pick: Pick<'_>,
 ) -> Vec<u64> {
-    match sort.filter(|sort| !multi && !sort.is_empty()) {
-        None => collection.matching_records(filter, if multi { None } else { Some(1) }),
-        Some(sort) => {
+    if multi {
+        return collection.matching_records(filter, None);
+    }
+    match pick {
+        Pick::Natural { forward } => single_match(collection, filter, forward)
+            .into_iter()
+            .collect(),
+        Pick::Sorted(sort) => {
             let candidates: Vec<(u64, &Document)> = collection
                 .matching_records(filter, None)
                 .into_iter()
@@ -270,6 +297,18 @@ fn update_targets(
                 .into_iter()
                 .collect()
         }
+    }
+}
+
+/// The first match in natural order, or (reading in reverse) the last.
+pub(crate) fn single_match(collection: &Collection, filter: &Filter, forward: bool) -> Option<u64> {
+    if forward {
+        collection
+            .matching_records(filter, Some(1))
+            .first()
+            .copied()
+    } else {
+        collection.matching_records(filter, None).last().copied()
     }
 }
 
@@ -307,9 +346,9 @@ pub(crate) fn apply_update(
     update: &Update,
     multi: bool,
     upsert: bool,
-    sort: Option<&SortSpec>,
+    pick: Pick<'_>,
 ) -> StoreResult<UpdateResult> {
-    let records = update_targets(collection, filter, multi, sort);
+    let records = update_targets(collection, filter, multi, pick);
     let context = ApplyContext {
         is_insert: false,
         now: exec.now,
@@ -380,6 +419,8 @@ struct UpdateStatement {
     array_filters: Option<Bson>,
     /// How the filter compares strings (the statement's `collation`).
     folding: Option<crate::collation::Folding>,
+    /// The statement's `hint` (as `{hint: ...}`), checked when the statement runs.
+    hint: Document,
 }
 
 fn parse_update_statement(
@@ -413,6 +454,7 @@ fn parse_update_statement(
         multi: optional_bool(statement, "update.updates", "multi")?.unwrap_or(false),
         upsert: optional_bool(statement, "update.updates", "upsert")?.unwrap_or(false),
         sort: optional_document(statement, "update.updates", "sort")?.cloned(),
+        hint: hint_of(statement),
     })
 }
 
@@ -501,6 +543,7 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
                 });
             };
             let mut guard = write(handle);
+            let hint = super::hint::resolve(&parsed.hint, Some(&guard))?;
             apply_update(
                 exec,
                 &mut guard,
@@ -508,7 +551,7 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
                 &update,
                 parsed.multi,
                 parsed.upsert,
-                sort.as_ref(),
+                Pick::of(sort.as_ref(), hint.as_ref()),
             )
         });
         match outcome {
@@ -549,6 +592,15 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
 /// stages it used), statements an ordered batch never reached included: an unknown stage name
 /// or a stage object without exactly one field then fails the whole command, while the writes
 /// of the statements that ran stay applied.
+/// A statement's `hint` alone, checked against the collection when the statement runs (a
+/// hint naming no index is that statement's write error, as in mongod).
+fn hint_of(statement: &Document) -> Document {
+    statement
+        .get("hint")
+        .map(|hint| doc! { "hint": hint.clone() })
+        .unwrap_or_default()
+}
+
 fn lite_parse_pipelines(statements: &[UpdateStatement]) -> StoreResult<()> {
     for statement in statements {
         if let Bson::Array(stages) = &statement.update {
@@ -580,7 +632,11 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             None => return Err(missing("delete.deletes", "limit")),
         };
         let folding = crate::collation::of(statement)?;
-        parsed.push(((vars.filter(filter)?.into_owned(), folding), limit == 1));
+        parsed.push((
+            (vars.filter(filter)?.into_owned(), folding),
+            limit == 1,
+            hint_of(statement),
+        ));
     }
     let ordered = optional_bool(command, "delete", "ordered")?.unwrap_or(true);
     let statements = statement_ids(command, items.len())?;
@@ -588,7 +644,8 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
     let mut session = checked_out.begin()?;
     let handle = exec.collection(collection)?;
     let mut result = BatchResult::default();
-    for (position, ((filter, just_one), statement_id)) in parsed.iter().zip(&statements).enumerate()
+    for (position, ((filter, just_one, hint), statement_id)) in
+        parsed.iter().zip(&statements).enumerate()
     {
         if let Some(executed) = session
             .as_ref()
@@ -606,13 +663,19 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             (session.is_some() && *just_one).then_some(*statement_id),
             false,
         );
-        let outcome = Filter::parse(filter).map(|filter| {
+        let outcome = Filter::parse(filter).and_then(|filter| {
             let filter = filter.with_collation(*folding);
             let Some(handle) = &handle else {
-                return 0;
+                return Ok(0);
             };
             let mut guard = write(handle);
-            let records = guard.matching_records(&filter, if *just_one { Some(1) } else { None });
+            let hint = super::hint::resolve(hint, Some(&guard))?;
+            let records = if *just_one {
+                let forward = !Hint::is_reverse_natural(hint.as_ref());
+                single_match(&guard, &filter, forward).into_iter().collect()
+            } else {
+                guard.matching_records(&filter, None)
+            };
             let mut count = 0;
             for record in records {
                 if let Some(removed) = guard.remove(record) {
@@ -620,7 +683,7 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
                     count += 1;
                 }
             }
-            count
+            Ok(count)
         });
         match outcome {
             Ok(count) => {

@@ -1,6 +1,7 @@
 //! Aggregation expressions: field paths (`"$a.b"`), `$$ROOT`, literals, object and array
 //! literals, and a subset of operators.
 
+mod convert;
 mod fields;
 mod ops;
 pub(crate) mod rand;
@@ -63,6 +64,8 @@ pub(crate) enum Operator {
     SetField,
     GetField,
     Rand,
+    ToDecimal,
+    ToDouble,
 }
 
 impl Operator {
@@ -99,6 +102,8 @@ impl Operator {
             "$setField" => Operator::SetField,
             "$getField" => Operator::GetField,
             "$rand" => Operator::Rand,
+            "$toDecimal" => Operator::ToDecimal,
+            "$toDouble" => Operator::ToDouble,
             _ => return None,
         };
         Some(operator)
@@ -113,6 +118,7 @@ impl Operator {
             | Operator::ToLower
             | Operator::Not => Some(1),
             Operator::IsArray | Operator::Type => Some(1),
+            Operator::ToDecimal | Operator::ToDouble => Some(1),
             Operator::Subtract | Operator::Divide | Operator::Mod | Operator::Eq | Operator::Ne => {
                 Some(2)
             }
@@ -440,6 +446,9 @@ fn evaluate_operator(
                     .map_or(Bson::Int64(i64::from(*number).abs()), Bson::Int32),
             )),
             Some(Bson::Int64(number)) => Ok(Some(Bson::Int64(number.saturating_abs()))),
+            Some(Bson::Decimal128(number)) => Ok(Some(crate::decimal::to_bson(
+                crate::decimal::abs(crate::decimal::from_bson(number)),
+            ))),
             Some(value) if is_number(value) => {
                 Ok(Number::of(value).map(|number| Bson::Double(number.as_f64().abs())))
             }
@@ -462,6 +471,8 @@ fn evaluate_operator(
         },
         Operator::Concat => concat(&values),
         Operator::Rand => Ok(Some(Bson::Double(rand::draw()))),
+        Operator::ToDecimal => convert::to_decimal(values[0].as_ref()),
+        Operator::ToDouble => convert::to_double(values[0].as_ref()),
         Operator::ToUpper | Operator::ToLower => {
             let text = match values[0].as_ref() {
                 value if is_nullish(value) => String::new(),

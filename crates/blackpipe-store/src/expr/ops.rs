@@ -182,6 +182,9 @@ pub(super) fn array_elem_at(
     };
     let position = match index.and_then(Number::of) {
         Some(Number::Int(position)) => position,
+        Some(Number::Decimal(_)) if index.and_then(crate::integer::integral).is_some() => {
+            index.and_then(crate::integer::integral).unwrap_or_default()
+        }
         Some(Number::Float(position)) if position.fract() == 0.0 => {
             #[allow(clippy::cast_possible_truncation)]
             let position = position as i64;

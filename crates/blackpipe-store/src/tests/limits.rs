@@ -408,3 +408,34 @@ fn a_deeply_nested_json_schema_is_answered_with_an_error_or_a_result_in_bounded_
     );
     assert!(refused.contains_key("writeErrors"), "{refused}");
 }
+
+#[test]
+fn decimal_arithmetic_on_huge_and_extreme_values_stays_bounded() {
+    let store = new_store();
+    // A million digits round to 34 at once; the largest decimal times ten overflows to
+    // Infinity, as IEEE 754 decimal arithmetic (and mongod) answers.
+    let digits = format!("0.{}", "9".repeat(1_000_000));
+    insert(&store, "c", vec![doc! { "_id": 1, "digits": digits }]);
+    let reply = aggregate(
+        &store,
+        vec![doc! { "$project": {
+            "_id": 0,
+            "rounded": { "$toDecimal": "$digits" },
+            "overflow": { "$multiply": [
+                Bson::Decimal128("9.999999999999999999999999999999999E+6144".parse().unwrap()),
+                10,
+            ] },
+        } }],
+    );
+    let batch = super::batch(&reply);
+    assert_eq!(
+        batch[0].get("rounded"),
+        Some(&Bson::Decimal128(
+            "1.000000000000000000000000000000000".parse().unwrap()
+        ))
+    );
+    assert_eq!(
+        batch[0].get("overflow"),
+        Some(&Bson::Decimal128("Infinity".parse().unwrap()))
+    );
+}

@@ -64,7 +64,15 @@ pub struct DeploymentConfig {
     /// configured with `localhost:<port>` members reports them. Nodes listen on the bind
     /// address either way.
     pub host_name: String,
+    /// How often the TTL monitor deletes the documents past their TTL index's expiry on the
+    /// primary (or standalone, or the routers' shared store): mongod's
+    /// `ttlMonitorSleepSecs`, 60 seconds by default. The deletions replicate through the op
+    /// log like any delete.
+    pub ttl_monitor_period: Duration,
 }
+
+/// mongod's default `ttlMonitorSleepSecs`.
+const DEFAULT_TTL_MONITOR_PERIOD: Duration = Duration::from_secs(60);
 
 impl DeploymentConfig {
     fn new(kind: DeploymentKind, members: Vec<MemberOptions>) -> Self {
@@ -86,6 +94,7 @@ impl DeploymentConfig {
             load_balanced: false,
             load_balancer_ports: None,
             host_name: "127.0.0.1".into(),
+            ttl_monitor_period: DEFAULT_TTL_MONITOR_PERIOD,
         }
     }
 
@@ -172,6 +181,14 @@ impl DeploymentConfig {
     #[must_use]
     pub fn with_election_delay(mut self, delay: Duration) -> Self {
         self.election_delay = delay;
+        self
+    }
+
+    /// Sets how often the TTL monitor runs (mongod's `ttlMonitorSleepSecs`; 60 s by default),
+    /// so that tests of TTL indexes need not wait a minute.
+    #[must_use]
+    pub fn with_ttl_monitor_period(mut self, period: Duration) -> Self {
+        self.ttl_monitor_period = period;
         self
     }
 

@@ -209,6 +209,7 @@ impl Inner {
             state.topology = topology;
         }
         inner.spawn_replicator();
+        inner.spawn_ttl_monitor(config.ttl_monitor_period);
         Ok(inner)
     }
 
@@ -243,6 +244,50 @@ impl Inner {
                 }
             }
         });
+    }
+
+    /// Runs mongod's TTL monitor: every `period`, the member that accepts writes deletes the
+    /// documents past their TTL index's expiry, and the deletions replicate at once.
+    fn spawn_ttl_monitor(self: &Arc<Self>, period: Duration) {
+        // Weak: the monitor must not keep a stopped deployment alive; it ends at its next
+        // tick once the deployment is gone.
+        let inner = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(period.max(Duration::from_millis(1)));
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            // The first tick is immediate; mongod's first pass also waits a period.
+            ticks.tick().await;
+            loop {
+                ticks.tick().await;
+                let Some(inner) = inner.upgrade() else {
+                    return;
+                };
+                inner.expire_ttl();
+            }
+        });
+    }
+
+    /// One TTL pass on the store that accepts writes (none while a replica set has no
+    /// primary), replicated like a client's delete.
+    fn expire_ttl(&self) {
+        let store = {
+            let state = lock(&self.state);
+            let writable = match state.topology.kind() {
+                DeploymentKind::ReplicaSet => state.topology.primary(),
+                _ => Some(0),
+            };
+            writable
+                .and_then(|index| state.slots.get(index))
+                .map(|slot| slot.data.store())
+        };
+        let Some(store) = store else {
+            return;
+        };
+        let deleted = store.expire_ttl(bson::DateTime::now());
+        if deleted > 0 {
+            tracing::debug!(deleted, "TTL monitor deleted expired documents");
+            self.replicate();
+        }
     }
 
     /// With automatic failover, a caught-up secondary of higher priority than the primary
