@@ -35,12 +35,7 @@ pub(crate) fn modify_index(collection: &mut Collection, spec: &Bson) -> StoreRes
     if let Some(other) = spec.keys().find(|k| {
         !matches!(
             k.as_str(),
-            "name"
-                | "keyPattern"
-                | "prepareUnique"
-                | "unique"
-                | "hidden"
-                | "expireAfterSeconds"
+            "name" | "keyPattern" | "prepareUnique" | "unique" | "hidden" | "expireAfterSeconds"
         )
     }) {
         return Err(CommandError::new(
