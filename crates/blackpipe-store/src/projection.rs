@@ -16,6 +16,8 @@ pub(crate) struct Projection {
     fields: Vec<(String, Node)>,
     /// Whether `_id` is kept (inclusion mode keeps it unless `_id: 0`).
     keep_id: bool,
+    /// The field spelling of a positional projection (`"items.$"`), checked against the query.
+    positional: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -25,7 +27,11 @@ enum Node {
     Computed(Expr),
     Nested(Vec<(String, Node)>),
     Slice { skip: Option<i64>, limit: i64 },
-    ElemMatch(Box<Filter>),
+    /// `{field: {$elemMatch: ...}}`: the filter `{field: {$elemMatch: ...}}`, which keeps the
+    /// first element `e` for which `{field: [e]}` matches.
+    ElemMatch(String, Box<Filter>),
+    /// `{"field.$": 1}`: the element at the position the query matched.
+    Positional,
 }
 
 /// Where a projection is used: the two differ in error wording and in `$slice` support.
@@ -85,6 +91,7 @@ impl Projection {
         }
         let mut modes = Modes::default();
         let mut keep_id = None;
+        let mut positional: Option<String> = None;
         let mut fields: Vec<(String, Node)> = Vec::new();
         for (key, value) in spec {
             if key.is_empty() || key.starts_with('$') {
@@ -95,9 +102,17 @@ impl Projection {
                     ),
                 ));
             }
-            if key.ends_with(".$") || key.contains(".$.") {
-                return Err(CommandError::bad_value(
-                    "blackpipe does not support the positional projection operator",
+            if let Some(array_path) = positional_path(key) {
+                check_positional(key, value, kind, positional.is_some(), &fields)?;
+                modes.note(Mode::Include, key);
+                insert_path(&mut fields, array_path, Node::Positional);
+                positional = Some(key.clone());
+                continue;
+            }
+            if is_elem_match(value) && positional.is_some() {
+                return Err(CommandError::new(
+                    code::ELEM_MATCH_AFTER_POSITIONAL,
+                    "Cannot specify positional operator and $elemMatch.",
                 ));
             }
             let node = parse_node(value, kind, key, &mut modes)?;
@@ -147,7 +162,32 @@ impl Projection {
             inclusion,
             fields,
             keep_id: keep_id.unwrap_or(true),
+            positional,
         }))
+    }
+
+    /// Checks a positional projection against the query it projects the results of: the query
+    /// must name the projected array's top-level field.
+    ///
+    /// # Errors
+    /// mongod's 31277 when it does not.
+    pub(crate) fn check_query(&self, query: &Filter) -> StoreResult<()> {
+        let Some(key) = &self.positional else {
+            return Ok(());
+        };
+        let field = key.split('.').next().unwrap_or_default();
+        if query.names_field(field) {
+            return Ok(());
+        }
+        Err(CommandError::new(
+            code::POSITIONAL_PROJECTION_NOT_IN_QUERY,
+            format!("Positional projection '{key}' does not match the query document."),
+        ))
+    }
+
+    /// Whether the projection needs the query's matched array position (a positional `$`).
+    pub(crate) fn is_positional(&self) -> bool {
+        self.positional.is_some()
     }
 
     /// Builds an exclusion projection from a list of paths (the `$unset` stage).
@@ -165,11 +205,26 @@ impl Projection {
             inclusion: false,
             fields,
             keep_id,
+            positional: None,
         }
     }
 
     /// Applies the projection to one document.
     pub(crate) fn apply(&self, document: &Document) -> StoreResult<Document> {
+        self.apply_at(document, None)
+    }
+
+    /// Applies the projection to one document the query matched at array position `position`
+    /// (`Filter::matched_position`), which a positional projection keeps.
+    pub(crate) fn apply_at(
+        &self,
+        document: &Document,
+        position: Option<usize>,
+    ) -> StoreResult<Document> {
+        let context = Context {
+            root: document,
+            position,
+        };
         let mut out = if self.inclusion {
             let mut out = Document::new();
             if self.keep_id {
@@ -177,7 +232,7 @@ impl Projection {
                     out.insert("_id", id.clone());
                 }
             }
-            include_fields(&self.fields, document, document, &mut out)?;
+            include_fields(&self.fields, document, context, &mut out)?;
             out
         } else {
             let mut out = document.clone();
@@ -229,9 +284,8 @@ fn parse_node(
                 if let Some(argument) = spec.get("$slice") {
                     return parse_slice(argument);
                 }
-                if let Some(Bson::Document(filter)) = spec.get("$elemMatch") {
-                    modes.note(Mode::Include, path);
-                    return Ok(Node::ElemMatch(Box::new(Filter::parse(filter)?)));
+                if let Some(argument) = spec.get("$elemMatch") {
+                    return parse_elem_match(argument, path, modes);
                 }
             }
             modes.note(Mode::Compute, path);
@@ -260,6 +314,89 @@ fn parse_node(
             Ok(Node::Computed(Expr::parse(other)?))
         }
     }
+}
+
+/// The array path of a positional projection key (`"a.b.$"` gives `"a.b"`), if it is one.
+fn positional_path(key: &str) -> Option<&str> {
+    if key == "$" {
+        return Some("");
+    }
+    let end = key.find(".$.").or_else(|| key.strip_suffix(".$").map(str::len))?;
+    Some(&key[..end])
+}
+
+/// mongod's rules for a positional projection key and its value.
+fn check_positional(
+    key: &str,
+    value: &Bson,
+    kind: ProjectionKind,
+    have_positional: bool,
+    fields: &[(String, Node)],
+) -> StoreResult<()> {
+    if kind == ProjectionKind::Stage {
+        return Err(CommandError::new(
+            code::POSITIONAL_PROJECTION_IN_STAGE,
+            "Cannot use positional projection in aggregation projection",
+        ));
+    }
+    if matches!(value, Bson::Document(_)) {
+        return Err(CommandError::new(
+            code::POSITIONAL_PROJECTION_WITH_OBJECT,
+            "positional projection cannot be used with an expression or sub object",
+        ));
+    }
+    if have_positional {
+        return Err(CommandError::new(
+            code::POSITIONAL_PROJECTION_TWICE,
+            "Cannot specify more than one positional projection per query.",
+        ));
+    }
+    if has_elem_match(fields) {
+        return Err(CommandError::new(
+            code::POSITIONAL_AFTER_ELEM_MATCH,
+            "Cannot specify positional operator and $elemMatch.",
+        ));
+    }
+    let after = key.find(".$.").map_or("", |at| &key[at + 3..]);
+    if positional_path(after).is_some() {
+        return Err(CommandError::new(
+            code::POSITIONAL_PROJECTION_TWICE_IN_PATH,
+            format!("Cannot use positional operator twice: {key}"),
+        ));
+    }
+    Ok(())
+}
+
+fn is_elem_match(value: &Bson) -> bool {
+    matches!(value, Bson::Document(spec) if spec.keys().next().is_some_and(|key| key == "$elemMatch"))
+}
+
+fn has_elem_match(fields: &[(String, Node)]) -> bool {
+    fields
+        .iter()
+        .any(|(_, node)| matches!(node, Node::ElemMatch(..)))
+}
+
+fn parse_elem_match(argument: &Bson, path: &str, modes: &mut Modes) -> StoreResult<Node> {
+    let Bson::Document(spec) = argument else {
+        return Err(CommandError::new(
+            code::ELEM_MATCH_PROJECTION_NOT_OBJECT,
+            format!(
+                "elemMatch: Invalid argument, object required, but got {}",
+                crate::errors::type_name(argument)
+            ),
+        ));
+    };
+    if path.contains('.') {
+        return Err(CommandError::new(
+            code::ELEM_MATCH_PROJECTION_NESTED,
+            "Cannot use $elemMatch projection on a nested field.",
+        ));
+    }
+    modes.note(Mode::Include, path);
+    let mut filter = Document::new();
+    filter.insert(path, bson::doc! { "$elemMatch": spec.clone() });
+    Ok(Node::ElemMatch(path.to_owned(), Box::new(Filter::parse(&filter)?)))
 }
 
 fn parse_slice(argument: &Bson) -> StoreResult<Node> {
@@ -322,13 +459,22 @@ fn insert_path(fields: &mut Vec<(String, Node)>, path: &str, node: Node) {
     }
 }
 
+/// What applying an inclusion needs besides the fields: the whole document (for computed
+/// fields) and the query's matched array position (for a positional projection).
+#[derive(Clone, Copy)]
+struct Context<'a> {
+    root: &'a Document,
+    position: Option<usize>,
+}
+
 /// Inclusion: copy included fields in document order, then add computed fields in spec order.
 fn include_fields(
     fields: &[(String, Node)],
     source: &Document,
-    root: &Document,
+    context: Context<'_>,
     out: &mut Document,
 ) -> StoreResult<()> {
+    let root = context.root;
     for (name, value) in source {
         let Some((_, node)) = fields.iter().find(|(field, _)| field == name) else {
             continue;
@@ -338,19 +484,24 @@ fn include_fields(
                 out.insert(name.clone(), value.clone());
             }
             Node::Nested(children) => {
-                if let Some(projected) = include_nested(children, value, root)? {
+                if let Some(projected) = include_nested(children, value, context)? {
                     out.insert(name.clone(), projected);
                 }
+            }
+            Node::Positional => {
+                out.insert(name.clone(), positional_element(value, context.position)?);
             }
             Node::Slice { skip, limit } => {
                 out.insert(name.clone(), slice(value, *skip, *limit));
             }
-            Node::ElemMatch(filter) => {
+            Node::ElemMatch(field, filter) => {
                 if let Bson::Array(items) = value {
-                    if let Some(first) = items
-                        .iter()
-                        .find(|item| matches!(item, Bson::Document(d) if filter.matches(d)))
-                    {
+                    let matches = |item: &&Bson| {
+                        let mut probe = Document::new();
+                        probe.insert(field.clone(), Bson::Array(vec![(*item).clone()]));
+                        filter.matches(&probe)
+                    };
+                    if let Some(first) = items.iter().find(matches) {
                         out.insert(name.clone(), Bson::Array(vec![first.clone()]));
                     }
                 }
@@ -367,13 +518,33 @@ fn include_fields(
             }
             Node::Nested(children) if !source.contains_key(name) && has_computed(children) => {
                 let mut created = Document::new();
-                include_fields(children, &Document::new(), root, &mut created)?;
+                include_fields(children, &Document::new(), context, &mut created)?;
                 out.insert(name.clone(), Bson::Document(created));
             }
             _ => {}
         }
     }
     Ok(())
+}
+
+/// The array element a positional projection keeps; a value that is not an array is kept whole.
+fn positional_element(value: &Bson, position: Option<usize>) -> StoreResult<Bson> {
+    let Bson::Array(items) = value else {
+        return Ok(value.clone());
+    };
+    let Some(position) = position else {
+        return Err(CommandError::new(
+            code::POSITIONAL_PROJECTION_NO_MATCH,
+            "positional operator '.$' couldn't find a matching element in the array",
+        ));
+    };
+    match items.get(position) {
+        Some(item) => Ok(Bson::Array(vec![item.clone()])),
+        None => Err(CommandError::new(
+            code::POSITIONAL_PROJECTION_MISMATCH,
+            "positional operator '.$' element mismatch",
+        )),
+    }
 }
 
 fn has_computed(fields: &[(String, Node)]) -> bool {
@@ -387,18 +558,18 @@ fn has_computed(fields: &[(String, Node)]) -> bool {
 fn include_nested(
     children: &[(String, Node)],
     value: &Bson,
-    root: &Document,
+    context: Context<'_>,
 ) -> StoreResult<Option<Bson>> {
     match value {
         Bson::Document(document) => {
             let mut out = Document::new();
-            include_fields(children, document, root, &mut out)?;
+            include_fields(children, document, context, &mut out)?;
             Ok(Some(Bson::Document(out)))
         }
         Bson::Array(items) => {
             let mut out = Vec::with_capacity(items.len());
             for item in items {
-                if let Some(projected) = include_nested(children, item, root)? {
+                if let Some(projected) = include_nested(children, item, context)? {
                     out.push(projected);
                 }
             }
@@ -408,7 +579,7 @@ fn include_nested(
         // document in their place.
         _ if has_computed(children) => {
             let mut out = Document::new();
-            include_fields(children, &Document::new(), root, &mut out)?;
+            include_fields(children, &Document::new(), context, &mut out)?;
             Ok(Some(Bson::Document(out)))
         }
         _ => Ok(None),
@@ -435,7 +606,7 @@ fn exclude_fields(
                     *value = slice(value, *skip, *limit);
                 }
             }
-            Node::Include | Node::Computed(_) | Node::ElemMatch(_) => {}
+            Node::Include | Node::Computed(_) | Node::ElemMatch(..) | Node::Positional => {}
         }
     }
     Ok(())

@@ -307,10 +307,6 @@ pub(crate) fn apply_update(
     sort: Option<&SortSpec>,
 ) -> StoreResult<UpdateResult> {
     let records = update_targets(collection, filter, multi, sort);
-    let context = ApplyContext {
-        is_insert: false,
-        now: exec.now,
-    };
     if records.is_empty() {
         if !upsert {
             return Ok(UpdateResult {
@@ -324,6 +320,7 @@ pub(crate) fn apply_update(
             ApplyContext {
                 is_insert: true,
                 now: exec.now,
+                matched_position: None,
             },
         )?;
         let document = prepare_for_insert(exec, &document)?;
@@ -344,6 +341,11 @@ pub(crate) fn apply_update(
     for record in records {
         let Some(original) = collection.get(record).cloned() else {
             continue;
+        };
+        let context = ApplyContext {
+            is_insert: false,
+            now: exec.now,
+            matched_position: filter.matched_position(&original),
         };
         let updated = update.apply(&original, context)?;
         result.matched += 1;

@@ -2,8 +2,11 @@
 
 use bson::{Bson, Document};
 
+use super::integral::{BitOperator, BitTest, Modulo};
 use super::{Comparison, Filter, InSet, Node, PathPredicate, Predicate, TypeSelector};
+use crate::code;
 use crate::errors::{CommandError, StoreResult};
+use crate::regex::{MongoRegex, RegexError};
 use crate::expr::Expr;
 use crate::path::split_path;
 use crate::value_order::Number;
@@ -18,7 +21,7 @@ pub(super) fn parse_document(filter: &Document) -> StoreResult<Node> {
         } else {
             clauses.push(Node::Path(PathPredicate {
                 parts: split_path(key),
-                predicate: parse_field(value)?,
+                predicate: parse_field(key, value)?,
             }));
         }
     }
@@ -73,26 +76,37 @@ fn is_operator_object(value: &Bson) -> bool {
     matches!(value, Bson::Document(document) if document.keys().next().is_some_and(|key| key.starts_with('$')))
 }
 
-fn parse_field(value: &Bson) -> StoreResult<Predicate> {
+fn parse_field(path: &str, value: &Bson) -> StoreResult<Predicate> {
     match value {
-        Bson::Document(operators) if is_operator_object(value) => parse_operators(operators),
-        Bson::RegularExpression(_) => Err(regex_unsupported()),
+        Bson::Document(operators) if is_operator_object(value) => parse_operators(path, operators),
+        Bson::RegularExpression(regex) => Ok(Predicate::Regex(compile_bson_regex(regex)?)),
         other => Ok(Predicate::Eq(other.clone())),
     }
 }
 
-fn regex_unsupported() -> CommandError {
-    CommandError::bad_value("blackpipe does not support regular expressions in queries")
+/// Compiles a regular expression of a filter, with mongod's errors for one it refuses.
+pub(crate) fn compile_regex(pattern: &str, options: &str) -> StoreResult<MongoRegex> {
+    MongoRegex::compile(pattern, options).map_err(|error| match error {
+        RegexError::NullInPattern => {
+            CommandError::bad_value("Regular expression cannot contain an embedded null byte")
+        }
+        RegexError::InvalidFlag(flag) => CommandError::new(
+            code::REGEX_INVALID_FLAG,
+            format!("invalid flag in regex options: {flag}"),
+        ),
+        RegexError::Invalid(reason) => CommandError::new(
+            code::REGEX_INVALID,
+            format!("Regular expression is invalid: {reason}"),
+        ),
+    })
 }
 
-fn parse_operators(operators: &Document) -> StoreResult<Predicate> {
-    let mut predicates = Vec::with_capacity(operators.len());
-    for (key, argument) in operators {
-        let Some(operator) = key.strip_prefix('$') else {
-            return Err(CommandError::bad_value(format!("unknown operator: {key}")));
-        };
-        predicates.push(parse_operator(operator, argument)?);
-    }
+fn compile_bson_regex(regex: &bson::Regex) -> StoreResult<MongoRegex> {
+    compile_regex(regex.pattern.as_str(), regex.options.as_str())
+}
+
+fn parse_operators(path: &str, operators: &Document) -> StoreResult<Predicate> {
+    let mut predicates = parse_operator_list(path, operators)?;
     Ok(if predicates.len() == 1 {
         predicates.remove(0)
     } else {
@@ -100,35 +114,100 @@ fn parse_operators(operators: &Document) -> StoreResult<Predicate> {
     })
 }
 
-fn parse_operator(operator: &str, argument: &Bson) -> StoreResult<Predicate> {
+/// Each operator of an operator object, `$regex` and `$options` read together as one.
+fn parse_operator_list(path: &str, operators: &Document) -> StoreResult<Vec<Predicate>> {
+    let mut predicates = Vec::with_capacity(operators.len());
+    for (key, argument) in operators {
+        let Some(operator) = key.strip_prefix('$') else {
+            return Err(CommandError::bad_value(format!("unknown operator: {key}")));
+        };
+        match operator {
+            "regex" => predicates.push(Predicate::Regex(regex_document(operators)?)),
+            "options" if !operators.contains_key("$regex") => {
+                return Err(CommandError::bad_value("$options needs a $regex"));
+            }
+            "options" => {}
+            _ => predicates.push(parse_operator(path, operator, argument)?),
+        }
+    }
+    Ok(predicates)
+}
+
+/// `{$regex: "re" | /re/flags, $options: "flags"}`: options may be given once.
+fn regex_document(operators: &Document) -> StoreResult<MongoRegex> {
+    let mut pattern = "";
+    let mut options = "";
+    for (key, value) in operators {
+        match (key.as_str(), value) {
+            ("$regex", Bson::String(text)) => pattern = text,
+            ("$regex", Bson::RegularExpression(regex)) => {
+                pattern = regex.pattern.as_str();
+                if !regex.options.as_str().is_empty() {
+                    if !options.is_empty() {
+                        return Err(options_twice());
+                    }
+                    options = regex.options.as_str();
+                }
+            }
+            ("$regex", _) => return Err(CommandError::bad_value("$regex has to be a string")),
+            ("$options", Bson::String(text)) => {
+                if !options.is_empty() {
+                    return Err(options_twice());
+                }
+                options = text;
+            }
+            ("$options", _) => {
+                return Err(CommandError::bad_value("$options has to be a string"));
+            }
+            _ => {}
+        }
+    }
+    compile_regex(pattern, options)
+}
+
+fn options_twice() -> CommandError {
+    CommandError::bad_value("options set in both $regex and $options")
+}
+
+fn parse_operator(path: &str, operator: &str, argument: &Bson) -> StoreResult<Predicate> {
     let predicate = match operator {
         "eq" => Predicate::Eq(argument.clone()),
-        "ne" => Predicate::Not(Box::new(Predicate::Eq(argument.clone()))),
-        "gt" => Predicate::Compare(Comparison::Gt, comparable(argument)?),
-        "gte" => Predicate::Compare(Comparison::Gte, comparable(argument)?),
-        "lt" => Predicate::Compare(Comparison::Lt, comparable(argument)?),
-        "lte" => Predicate::Compare(Comparison::Lte, comparable(argument)?),
+        "ne" => {
+            if matches!(argument, Bson::RegularExpression(_)) {
+                return Err(CommandError::bad_value("Can't have regex as arg to $ne."));
+            }
+            Predicate::Not(Box::new(Predicate::Eq(argument.clone())))
+        }
+        "gt" => Predicate::Compare(Comparison::Gt, comparable(path, argument)?),
+        "gte" => Predicate::Compare(Comparison::Gte, comparable(path, argument)?),
+        "lt" => Predicate::Compare(Comparison::Lt, comparable(path, argument)?),
+        "lte" => Predicate::Compare(Comparison::Lte, comparable(path, argument)?),
         "in" => in_list(argument, "$in")?,
         "nin" => Predicate::Not(Box::new(in_list(argument, "$nin")?)),
         "exists" => Predicate::Exists(truthy(argument)),
         "type" => Predicate::Type(type_selectors(argument)?),
         "size" => Predicate::Size(size_argument(argument)?),
-        "all" => all_list(argument)?,
-        "not" => not_argument(argument)?,
+        "all" => all_list(path, argument)?,
+        "not" => not_argument(path, argument)?,
         "elemMatch" => elem_match(argument)?,
-        "regex" | "options" => return Err(regex_unsupported()),
-        _ => {
-            return Err(CommandError::bad_value(format!(
-                "unknown operator: ${operator}"
-            )));
-        }
+        "mod" => Predicate::Mod(Modulo::parse(argument)?),
+        _ => match BitOperator::from_name(operator) {
+            Some(bits) => Predicate::Bits(BitTest::parse(bits, argument)?),
+            None => {
+                return Err(CommandError::bad_value(format!(
+                    "unknown operator: ${operator}"
+                )));
+            }
+        },
     };
     Ok(predicate)
 }
 
-fn comparable(argument: &Bson) -> StoreResult<Bson> {
+fn comparable(path: &str, argument: &Bson) -> StoreResult<Bson> {
     match argument {
-        Bson::RegularExpression(_) => Err(regex_unsupported()),
+        Bson::RegularExpression(_) => Err(CommandError::bad_value(format!(
+            "Can't have RegEx as arg to predicate over field '{path}'."
+        ))),
         other => Ok(other.clone()),
     }
 }
@@ -151,51 +230,63 @@ fn in_list(argument: &Bson, operator: &str) -> StoreResult<Predicate> {
             "{operator} needs an array"
         )));
     };
+    let mut values = Vec::with_capacity(items.len());
+    let mut regexes = Vec::new();
     for item in items {
         if is_operator_object(item) {
             return Err(CommandError::bad_value(format!(
                 "cannot nest $ under {operator}"
             )));
         }
-        if matches!(item, Bson::RegularExpression(_)) {
-            return Err(regex_unsupported());
+        match item {
+            Bson::RegularExpression(regex) => regexes.push(compile_bson_regex(regex)?),
+            other => values.push(other.clone()),
         }
     }
     if items.is_empty() {
         return Ok(Predicate::Never);
     }
-    Ok(Predicate::In(InSet::new(items.clone())))
+    Ok(Predicate::In(InSet::new(values).with_regexes(regexes)))
 }
 
-fn all_list(argument: &Bson) -> StoreResult<Predicate> {
+fn all_list(path: &str, argument: &Bson) -> StoreResult<Predicate> {
     let Bson::Array(items) = argument else {
         return Err(CommandError::bad_value("$all needs an array"));
     };
     if items.is_empty() {
         return Ok(Predicate::Never);
     }
+    let is_elem_match = |item: &Bson| {
+        matches!(item, Bson::Document(document)
+            if document.keys().next().is_some_and(|key| key == "$elemMatch"))
+    };
+    // `$all: [{$elemMatch: ...}, ...]` holds only `$elemMatch` objects, as mongod requires.
+    if is_elem_match(&items[0]) {
+        return items
+            .iter()
+            .map(|item| match item {
+                Bson::Document(document) if is_elem_match(item) => parse_operators(path, document),
+                _ => Err(CommandError::bad_value("$all/$elemMatch has to be consistent")),
+            })
+            .collect::<StoreResult<Vec<_>>>()
+            .map(Predicate::All);
+    }
     let mut predicates = Vec::with_capacity(items.len());
     for item in items {
         match item {
-            Bson::Document(document)
-                if document
-                    .keys()
-                    .next()
-                    .is_some_and(|key| key == "$elemMatch") =>
-            {
-                predicates.push(parse_operators(document)?);
-            }
             _ if is_operator_object(item) => {
                 return Err(CommandError::bad_value("no $ expressions in $all"));
             }
-            Bson::RegularExpression(_) => return Err(regex_unsupported()),
+            Bson::RegularExpression(regex) => {
+                predicates.push(Predicate::Regex(compile_bson_regex(regex)?));
+            }
             other => predicates.push(Predicate::Eq(other.clone())),
         }
     }
     Ok(Predicate::All(predicates))
 }
 
-fn not_argument(argument: &Bson) -> StoreResult<Predicate> {
+fn not_argument(path: &str, argument: &Bson) -> StoreResult<Predicate> {
     match argument {
         Bson::Document(operators) => {
             if operators.is_empty() {
@@ -204,9 +295,11 @@ fn not_argument(argument: &Bson) -> StoreResult<Predicate> {
             if !is_operator_object(argument) {
                 return Err(CommandError::bad_value("$not needs a regex or a document"));
             }
-            Ok(Predicate::Not(Box::new(parse_operators(operators)?)))
+            Ok(Predicate::Not(Box::new(parse_operators(path, operators)?)))
         }
-        Bson::RegularExpression(_) => Err(regex_unsupported()),
+        Bson::RegularExpression(regex) => Ok(Predicate::Not(Box::new(Predicate::Regex(
+            compile_bson_regex(regex)?,
+        )))),
         _ => Err(CommandError::bad_value("$not needs a regex or a document")),
     }
 }
@@ -219,14 +312,7 @@ fn elem_match(argument: &Bson) -> StoreResult<Predicate> {
         key.starts_with('$') && !matches!(key.as_str(), "$and" | "$or" | "$nor" | "$expr")
     });
     if first_is_value_operator {
-        let mut predicates = Vec::with_capacity(spec.len());
-        for (key, value) in spec {
-            let Some(operator) = key.strip_prefix('$') else {
-                return Err(CommandError::bad_value(format!("unknown operator: {key}")));
-            };
-            predicates.push(parse_operator(operator, value)?);
-        }
-        Ok(Predicate::ElemMatchValue(predicates))
+        Ok(Predicate::ElemMatchValue(parse_operator_list("", spec)?))
     } else {
         Ok(Predicate::ElemMatchObject(Box::new(Filter::parse(spec)?)))
     }

@@ -81,6 +81,9 @@ pub(crate) struct ApplyContext {
     pub(crate) is_insert: bool,
     /// The wall-clock time for `$currentDate`.
     pub(crate) now: DateTime,
+    /// The array position the statement's query matched in this document (see
+    /// `Filter::matched_position`), which a positional `$` path component stands for.
+    pub(crate) matched_position: Option<usize>,
 }
 
 impl Update {
@@ -150,7 +153,8 @@ impl Update {
             }
             Update::Modifiers(modifiers, filters) => {
                 let mut updated = original.clone();
-                let modifiers = positional::expand(original, modifiers, filters)?;
+                let modifiers = positional::resolve_dollar(modifiers, context.matched_position)?;
+                let modifiers = positional::expand(original, &modifiers, filters)?;
                 apply::apply_modifiers(&mut updated, &modifiers, context)?;
                 updated
             }
