@@ -76,14 +76,6 @@ impl MongoRegex {
         })
     }
 
-    /// Compiles a BSON regular expression value.
-    ///
-    /// # Errors
-    /// As [`MongoRegex::compile`].
-    pub(crate) fn from_bson(regex: &bson::Regex) -> Result<MongoRegex, RegexError> {
-        MongoRegex::compile(regex.pattern.as_str(), regex.options.as_str())
-    }
-
     /// Whether the expression matches somewhere in `text`.
     pub(crate) fn is_match(&self, text: &str) -> bool {
         self.compiled.is_match(text)

@@ -4,6 +4,7 @@
 mod fields;
 mod ops;
 pub(crate) mod rand;
+mod regex;
 
 use std::cmp::Ordering;
 
@@ -63,6 +64,9 @@ pub(crate) enum Operator {
     SetField,
     GetField,
     Rand,
+    RegexMatch,
+    RegexFind,
+    RegexFindAll,
 }
 
 impl Operator {
@@ -99,6 +103,9 @@ impl Operator {
             "$setField" => Operator::SetField,
             "$getField" => Operator::GetField,
             "$rand" => Operator::Rand,
+            "$regexMatch" => Operator::RegexMatch,
+            "$regexFind" => Operator::RegexFind,
+            "$regexFindAll" => Operator::RegexFindAll,
             _ => return None,
         };
         Some(operator)
@@ -265,6 +272,11 @@ fn parse_object(document: &Document) -> StoreResult<Expr> {
         parse_cond(argument)?
     } else if matches!(operator, Operator::SetField | Operator::GetField) {
         fields::parse(operator, argument)?
+    } else if matches!(
+        operator,
+        Operator::RegexMatch | Operator::RegexFind | Operator::RegexFindAll
+    ) {
+        regex::parse(operator, argument)?
     } else if operator == Operator::Rand {
         rand::check_argument(argument)?;
         Vec::new()
@@ -529,6 +541,9 @@ fn evaluate_operator(
         Operator::Type => Ok(Some(Bson::String(type_of(values[0].as_ref()).to_owned()))),
         Operator::Min | Operator::Max => Ok(extreme(operator == Operator::Max, values)),
         Operator::SetField | Operator::GetField => fields::evaluate(operator, &values),
+        Operator::RegexMatch | Operator::RegexFind | Operator::RegexFindAll => {
+            regex::evaluate(operator, &values)
+        }
         Operator::Cond | Operator::And | Operator::Or | Operator::IfNull => Ok(None),
     }
 }
