@@ -143,7 +143,7 @@ impl BitTest {
         let positions = match argument {
             Bson::Array(items) => items
                 .iter()
-                .map(|item| bit_position(item))
+                .map(bit_position)
                 .collect::<StoreResult<Vec<_>>>()?,
             Bson::Binary(Binary { bytes, .. }) => set_bits_of_bytes(bytes),
             other if Number::of(other).is_some() => {

@@ -156,12 +156,11 @@ fn all_and_filtered_positional_work_in_update_find_and_modify_and_bulk_write() {
 }
 
 fn find_projected(store: &Store, filter: Document, projection: Document) -> Document {
-    let reply = run(
+    run(
         store,
         "db",
         doc! { "find": "c", "filter": filter, "projection": projection },
-    );
-    reply
+    )
 }
 
 #[test]
