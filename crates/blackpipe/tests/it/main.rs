@@ -13,6 +13,7 @@ mod hostile_live;
 mod interop;
 mod load_balancer;
 mod max_time;
+mod query_language;
 mod replication;
 mod robustness;
 mod scripted;
