@@ -26,7 +26,10 @@ enum Node {
     Exclude,
     Computed(Expr),
     Nested(Vec<(String, Node)>),
-    Slice { skip: Option<i64>, limit: i64 },
+    Slice {
+        skip: Option<i64>,
+        limit: i64,
+    },
     /// `{field: {$elemMatch: ...}}`: the filter `{field: {$elemMatch: ...}}`, which keeps the
     /// first element `e` for which `{field: [e]}` matches.
     ElemMatch(String, Box<Filter>),
@@ -321,7 +324,9 @@ fn positional_path(key: &str) -> Option<&str> {
     if key == "$" {
         return Some("");
     }
-    let end = key.find(".$.").or_else(|| key.strip_suffix(".$").map(str::len))?;
+    let end = key
+        .find(".$.")
+        .or_else(|| key.strip_suffix(".$").map(str::len))?;
     Some(&key[..end])
 }
 
@@ -396,7 +401,10 @@ fn parse_elem_match(argument: &Bson, path: &str, modes: &mut Modes) -> StoreResu
     modes.note(Mode::Include, path);
     let mut filter = Document::new();
     filter.insert(path, bson::doc! { "$elemMatch": spec.clone() });
-    Ok(Node::ElemMatch(path.to_owned(), Box::new(Filter::parse(&filter)?)))
+    Ok(Node::ElemMatch(
+        path.to_owned(),
+        Box::new(Filter::parse(&filter)?),
+    ))
 }
 
 fn parse_slice(argument: &Bson) -> StoreResult<Node> {

@@ -145,8 +145,7 @@ mod tests {
             panic!("an unclosed class must be invalid");
         };
         assert!(unclosed.contains("unclosed character class"), "{unclosed}");
-        let RegexError::Invalid(lookahead) = MongoRegex::compile("a(?=b)", "").unwrap_err()
-        else {
+        let RegexError::Invalid(lookahead) = MongoRegex::compile("a(?=b)", "").unwrap_err() else {
             panic!("lookahead must be invalid");
         };
         assert!(lookahead.contains("look-around"), "{lookahead}");

@@ -135,7 +135,10 @@ fn compile(
                     ),
                 ));
             }
-            (regex.pattern.as_str(), if own.is_empty() { flags } else { own })
+            (
+                regex.pattern.as_str(),
+                if own.is_empty() { flags } else { own },
+            )
         }
         _ => {
             return Err(CommandError::new(

@@ -39,9 +39,7 @@ impl Modulo {
             ));
         }
         if items.len() > 2 {
-            return Err(CommandError::bad_value(
-                "malformed mod, too many elements",
-            ));
+            return Err(CommandError::bad_value("malformed mod, too many elements"));
         }
         let divisor = coerce(divisor, "divisor")?;
         let remainder = coerce(remainder, "remainder")?;
@@ -167,7 +165,9 @@ impl BitTest {
     /// or BinData (little-endian bits) passes the test; other values never do.
     pub(super) fn matches(&self, value: &Bson) -> bool {
         let bit: Box<dyn Fn(u64) -> bool + '_> = match value {
-            Bson::Binary(Binary { bytes, .. }) => Box::new(|position| bit_of_bytes(bytes, position)),
+            Bson::Binary(Binary { bytes, .. }) => {
+                Box::new(|position| bit_of_bytes(bytes, position))
+            }
             other => match integral_value(other) {
                 Some(number) => Box::new(move |position| {
                     if position < 64 {

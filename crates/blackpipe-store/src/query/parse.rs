@@ -6,9 +6,9 @@ use super::integral::{BitOperator, BitTest, Modulo};
 use super::{Comparison, Filter, InSet, Node, PathPredicate, Predicate, TypeSelector};
 use crate::code;
 use crate::errors::{CommandError, StoreResult};
-use crate::regex::{MongoRegex, RegexError};
 use crate::expr::Expr;
 use crate::path::split_path;
+use crate::regex::{MongoRegex, RegexError};
 use crate::value_order::Number;
 
 pub(super) fn parse_document(filter: &Document) -> StoreResult<Node> {
@@ -266,7 +266,9 @@ fn all_list(path: &str, argument: &Bson) -> StoreResult<Predicate> {
             .iter()
             .map(|item| match item {
                 Bson::Document(document) if is_elem_match(item) => parse_operators(path, document),
-                _ => Err(CommandError::bad_value("$all/$elemMatch has to be consistent")),
+                _ => Err(CommandError::bad_value(
+                    "$all/$elemMatch has to be consistent",
+                )),
             })
             .collect::<StoreResult<Vec<_>>>()
             .map(Predicate::All);

@@ -38,7 +38,9 @@ fn names_field(node: &Node, field: &str) -> bool {
         Node::And(nodes) | Node::Or(nodes) | Node::Nor(nodes) => {
             nodes.iter().any(|node| names_field(node, field))
         }
-        Node::Path(PathPredicate { parts, .. }) => parts.first().is_some_and(|first| first == field),
+        Node::Path(PathPredicate { parts, .. }) => {
+            parts.first().is_some_and(|first| first == field)
+        }
         Node::Expr(_) => false,
     }
 }
@@ -88,7 +90,10 @@ fn predicate_records(
         Predicate::ElemMatchObject(_) | Predicate::ElemMatchValue(_) => {
             for (leaf, at) in leaves {
                 if let Leaf::Present(Bson::Array(items)) = leaf {
-                    if let Some(index) = items.iter().position(|item| element_matches(predicate, item)) {
+                    if let Some(index) = items
+                        .iter()
+                        .position(|item| element_matches(predicate, item))
+                    {
                         *position = at.or(Some(index));
                         return true;
                     }
@@ -96,10 +101,7 @@ fn predicate_records(
             }
             false
         }
-        Predicate::Not(_)
-        | Predicate::Never
-        | Predicate::Exists(_)
-        | Predicate::Size(_) => {
+        Predicate::Not(_) | Predicate::Never | Predicate::Exists(_) | Predicate::Size(_) => {
             let plain: Vec<Leaf<'_>> = leaves.iter().map(|(leaf, _)| *leaf).collect();
             predicate_matches(predicate, &plain)
         }

@@ -368,12 +368,27 @@ fn pathological_regular_expressions_are_answered_or_refused_in_bounded_time_and_
     insert(
         &store,
         "c",
-        vec![doc! { "_id": 1, "s": &run_of_a }, doc! { "_id": 2, "s": format!("{run_of_a}b") }],
+        vec![
+            doc! { "_id": 1, "s": &run_of_a },
+            doc! { "_id": 2, "s": format!("{run_of_a}b") },
+        ],
     );
-    for pattern in ["^(a|aa)*b$", "^(a+)+b$", "(x+x+)+y", "^(([a-z])+.)+[A-Z]([a-z])+$"] {
+    for pattern in [
+        "^(a|aa)*b$",
+        "^(a+)+b$",
+        "(x+x+)+y",
+        "^(([a-z])+.)+[A-Z]([a-z])+$",
+    ] {
         let found = find(&store, "c", doc! { "s": { "$regex": pattern } });
-        let ids: Vec<i32> = found.iter().filter_map(|doc| doc.get_i32("_id").ok()).collect();
-        let expected: Vec<i32> = if pattern.ends_with("b$") { vec![2] } else { vec![] };
+        let ids: Vec<i32> = found
+            .iter()
+            .filter_map(|doc| doc.get_i32("_id").ok())
+            .collect();
+        let expected: Vec<i32> = if pattern.ends_with("b$") {
+            vec![2]
+        } else {
+            vec![]
+        };
         assert_eq!(ids, expected, "{pattern}");
     }
     // Every empty match is listed (100,001 of them); the result is bounded by the 16 MiB rule.
@@ -385,7 +400,11 @@ fn pathological_regular_expressions_are_answered_or_refused_in_bounded_time_and_
     let first = super::batch(&reply).remove(0);
     assert_eq!(first.get_array("all").map(Vec::len).ok(), Some(100_001));
     let bomb = "((((a{100}){100}){100}){100})";
-    let reply = run(&store, "db", doc! { "find": "c", "filter": { "s": { "$regex": bomb } } });
+    let reply = run(
+        &store,
+        "db",
+        doc! { "find": "c", "filter": { "s": { "$regex": bomb } } },
+    );
     assert_eq!(error_code(&reply), 51091);
     let reply = run(
         &store,

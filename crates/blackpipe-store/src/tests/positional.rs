@@ -49,15 +49,30 @@ fn write_error_code(reply: &Document) -> i32 {
 fn the_matched_position_follows_mongods_recording_rules() {
     let document = doc! { "a": [1, 5, 9], "b": [{ "c": 1 }, { "c": 2 }], "d": 3 };
     assert_eq!(position(doc! { "a": 5 }, document.clone()), Some(1));
-    assert_eq!(position(doc! { "a": { "$gt": 4 } }, document.clone()), Some(1));
+    assert_eq!(
+        position(doc! { "a": { "$gt": 4 } }, document.clone()),
+        Some(1)
+    );
     assert_eq!(position(doc! { "b.c": 2 }, document.clone()), Some(1));
-    assert_eq!(position(doc! { "b": { "$elemMatch": { "c": 2 } } }, document.clone()), Some(1));
+    assert_eq!(
+        position(doc! { "b": { "$elemMatch": { "c": 2 } } }, document.clone()),
+        Some(1)
+    );
     // Within $and the last predicate that recorded a position wins; a non-array one records
     // nothing.
-    assert_eq!(position(doc! { "a": 9, "b.c": 1, "d": 3 }, document.clone()), Some(0));
-    assert_eq!(position(doc! { "$or": [{ "a": 42 }, { "a": 9 }] }, document.clone()), Some(2));
+    assert_eq!(
+        position(doc! { "a": 9, "b.c": 1, "d": 3 }, document.clone()),
+        Some(0)
+    );
+    assert_eq!(
+        position(doc! { "$or": [{ "a": 42 }, { "a": 9 }] }, document.clone()),
+        Some(2)
+    );
     // Negations and whole-array equality record nothing.
-    assert_eq!(position(doc! { "a": { "$ne": 5 }, "d": 3 }, document.clone()), None);
+    assert_eq!(
+        position(doc! { "a": { "$ne": 5 }, "d": 3 }, document.clone()),
+        None
+    );
     assert_eq!(position(doc! { "a": [1, 5, 9] }, document.clone()), None);
     assert_eq!(position(doc! { "a": 4 }, document), None);
 }
@@ -97,7 +112,11 @@ fn positional_dollar_updates_the_element_the_query_matched() {
         doc! { "findAndModify": "c", "query": { "items.sku": "a" }, "update": { "$unset": { "items.$.qty": "" } }, "new": true },
     );
     assert_eq!(
-        reply.get_document("value").unwrap().get_array("items").unwrap()[0],
+        reply
+            .get_document("value")
+            .unwrap()
+            .get_array("items")
+            .unwrap()[0],
         Bson::Document(doc! { "sku": "a" })
     );
 }
@@ -109,11 +128,19 @@ fn positional_misuses_get_mongods_errors() {
     // The array is not in the query.
     let reply = update_one(&store, doc! { "b": 5 }, doc! { "$set": { "a.$": 9 } });
     assert_eq!(write_error_code(&reply), 2);
-    assert!(reply.to_string().contains("The positional operator did not find the match needed from the query."));
+    assert!(
+        reply
+            .to_string()
+            .contains("The positional operator did not find the match needed from the query.")
+    );
     // Two positional operators in one path, or one first, are parse errors of the statement.
     let reply = update_one(&store, doc! { "a": 1 }, doc! { "$set": { "a.$.b.$": 9 } });
     assert_eq!(write_error_code(&reply), 2);
-    assert!(reply.to_string().contains("Too many positional (i.e. '$') elements found in path 'a.$.b.$'"));
+    assert!(
+        reply
+            .to_string()
+            .contains("Too many positional (i.e. '$') elements found in path 'a.$.b.$'")
+    );
     let reply = update_one(&store, doc! { "a": 1 }, doc! { "$set": { "$": 9 } });
     assert_eq!(write_error_code(&reply), 2);
     // An upsert that inserts has no matched position.
@@ -123,13 +150,20 @@ fn positional_misuses_get_mongods_errors() {
         doc! { "update": "c", "updates": [{ "q": { "a": 7 }, "u": { "$set": { "a.$": 9 } }, "upsert": true }] },
     );
     assert_eq!(write_error_code(&reply), 2);
-    assert_eq!(find(&store, "c", doc! {}), vec![doc! { "_id": 1, "a": [1, 2], "b": 5 }]);
+    assert_eq!(
+        find(&store, "c", doc! {}),
+        vec![doc! { "_id": 1, "a": [1, 2], "b": 5 }]
+    );
 }
 
 #[test]
 fn all_and_filtered_positional_work_in_update_find_and_modify_and_bulk_write() {
     let store = new_store();
-    insert(&store, "c", vec![doc! { "_id": 1, "a": [1, 5, 9], "b": [{ "x": 1 }, { "x": 7 }] }]);
+    insert(
+        &store,
+        "c",
+        vec![doc! { "_id": 1, "a": [1, 5, 9], "b": [{ "x": 1 }, { "x": 7 }] }],
+    );
     run_ok(
         &store,
         "db",
@@ -169,34 +203,58 @@ fn positional_projection_keeps_the_matched_element() {
     insert(
         &store,
         "c",
-        vec![doc! { "_id": 1, "grades": [70, 87, 90], "meta": { "list": [{ "k": 1 }, { "k": 2 }] }, "other": 3 }],
+        vec![
+            doc! { "_id": 1, "grades": [70, 87, 90], "meta": { "list": [{ "k": 1 }, { "k": 2 }] }, "other": 3 },
+        ],
     );
-    let reply = find_projected(&store, doc! { "grades": { "$gte": 85 } }, doc! { "grades.$": 1 });
+    let reply = find_projected(
+        &store,
+        doc! { "grades": { "$gte": 85 } },
+        doc! { "grades.$": 1 },
+    );
     assert_eq!(batch(&reply), vec![doc! { "_id": 1, "grades": [87] }]);
     let reply = find_projected(
         &store,
         doc! { "meta.list.k": 2 },
         doc! { "meta.list.$": 1, "_id": 0 },
     );
-    assert_eq!(batch(&reply), vec![doc! { "meta": { "list": [{ "k": 2 }] } }]);
+    assert_eq!(
+        batch(&reply),
+        vec![doc! { "meta": { "list": [{ "k": 2 }] } }]
+    );
     let reply = run_ok(
         &store,
         "db",
         doc! { "findAndModify": "c", "query": { "grades": 90 }, "update": { "$set": { "other": 4 } }, "fields": { "grades.$": 1 } },
     );
-    assert_eq!(reply.get_document("value").unwrap(), &doc! { "_id": 1, "grades": [90] });
+    assert_eq!(
+        reply.get_document("value").unwrap(),
+        &doc! { "_id": 1, "grades": [90] }
+    );
 }
 
 #[test]
 fn positional_projection_misuses_get_mongods_codes() {
     let store = new_store();
-    insert(&store, "c", vec![doc! { "_id": 1, "a": [1, 2], "b": [3], "c": 1 }]);
+    insert(
+        &store,
+        "c",
+        vec![doc! { "_id": 1, "a": [1, 2], "b": [3], "c": 1 }],
+    );
     let cases: Vec<(Document, Document, i32)> = vec![
         (doc! { "a": 1 }, doc! { "a.$": 1, "b.$": 1 }, 31276),
         (doc! { "c": 1 }, doc! { "a.$": 1 }, 31277),
         (doc! { "a": 1 }, doc! { "a.$": { "$slice": 1 } }, 31271),
-        (doc! { "a": 1 }, doc! { "a.$": 1, "b": { "$elemMatch": { "$gt": 1 } } }, 31255),
-        (doc! { "a": 1 }, doc! { "b": { "$elemMatch": { "$gt": 1 } }, "a.$": 1 }, 31256),
+        (
+            doc! { "a": 1 },
+            doc! { "a.$": 1, "b": { "$elemMatch": { "$gt": 1 } } },
+            31255,
+        ),
+        (
+            doc! { "a": 1 },
+            doc! { "b": { "$elemMatch": { "$gt": 1 } }, "a.$": 1 },
+            31256,
+        ),
         (doc! { "a": 1 }, doc! { "a.$.b.$": 1 }, 31287),
         (doc! { "a": 1 }, doc! { "a.$": 1, "c": 0 }, 31254),
         (doc! {}, doc! { "b": { "$elemMatch": 1 } }, 31274),
@@ -223,16 +281,37 @@ fn elem_match_and_slice_projections() {
     insert(
         &store,
         "c",
-        vec![doc! { "_id": 1, "s": [{ "n": 1, "g": "a" }, { "n": 2, "g": "b" }, { "n": 3, "g": "b" }], "v": [1, 6, 8], "w": [1, 2, 3, 4, 5] }],
+        vec![
+            doc! { "_id": 1, "s": [{ "n": 1, "g": "a" }, { "n": 2, "g": "b" }, { "n": 3, "g": "b" }], "v": [1, 6, 8], "w": [1, 2, 3, 4, 5] },
+        ],
     );
-    let reply = find_projected(&store, doc! {}, doc! { "s": { "$elemMatch": { "g": "b" } } });
-    assert_eq!(batch(&reply), vec![doc! { "_id": 1, "s": [{ "n": 2, "g": "b" }] }]);
+    let reply = find_projected(
+        &store,
+        doc! {},
+        doc! { "s": { "$elemMatch": { "g": "b" } } },
+    );
+    assert_eq!(
+        batch(&reply),
+        vec![doc! { "_id": 1, "s": [{ "n": 2, "g": "b" }] }]
+    );
     // Value operators apply to the elements themselves.
-    let reply = find_projected(&store, doc! {}, doc! { "v": { "$elemMatch": { "$gt": 5 } }, "_id": 0 });
+    let reply = find_projected(
+        &store,
+        doc! {},
+        doc! { "v": { "$elemMatch": { "$gt": 5 } }, "_id": 0 },
+    );
     assert_eq!(batch(&reply), vec![doc! { "v": [6] }]);
-    let reply = find_projected(&store, doc! {}, doc! { "w": { "$slice": -2 }, "s": 0, "v": 0 });
+    let reply = find_projected(
+        &store,
+        doc! {},
+        doc! { "w": { "$slice": -2 }, "s": 0, "v": 0 },
+    );
     assert_eq!(batch(&reply), vec![doc! { "_id": 1, "w": [4, 5] }]);
-    let reply = find_projected(&store, doc! {}, doc! { "w": { "$slice": [1, 2] }, "s": 0, "v": 0 });
+    let reply = find_projected(
+        &store,
+        doc! {},
+        doc! { "w": { "$slice": [1, 2] }, "s": 0, "v": 0 },
+    );
     assert_eq!(batch(&reply), vec![doc! { "_id": 1, "w": [2, 3] }]);
 }
 
@@ -240,19 +319,40 @@ fn elem_match_and_slice_projections() {
 fn mod_matches_truncated_integers_and_refuses_malformed_arguments() {
     assert!(matches(doc! { "a": { "$mod": [4, 1] } }, doc! { "a": 5 }));
     assert!(matches(doc! { "a": { "$mod": [4, 1] } }, doc! { "a": 5.9 }));
-    assert!(matches(doc! { "a": { "$mod": [4.5, 1.2] } }, doc! { "a": 9_i64 }));
+    assert!(matches(
+        doc! { "a": { "$mod": [4.5, 1.2] } },
+        doc! { "a": 9_i64 }
+    ));
     assert!(matches(doc! { "a": { "$mod": [4, -1] } }, doc! { "a": -5 }));
-    assert!(matches(doc! { "a": { "$mod": [-1, 0] } }, doc! { "a": i64::MIN }));
-    assert!(matches(doc! { "a": { "$mod": [3, 0] } }, doc! { "a": [1, 6] }));
-    assert!(!matches(doc! { "a": { "$mod": [4, 1] } }, doc! { "a": f64::NAN }));
-    assert!(!matches(doc! { "a": { "$mod": [4, 1] } }, doc! { "a": "5" }));
-    assert!(!matches(doc! { "a": { "$mod": [4, 0] } }, doc! { "a": 1e300 }));
+    assert!(matches(
+        doc! { "a": { "$mod": [-1, 0] } },
+        doc! { "a": i64::MIN }
+    ));
+    assert!(matches(
+        doc! { "a": { "$mod": [3, 0] } },
+        doc! { "a": [1, 6] }
+    ));
+    assert!(!matches(
+        doc! { "a": { "$mod": [4, 1] } },
+        doc! { "a": f64::NAN }
+    ));
+    assert!(!matches(
+        doc! { "a": { "$mod": [4, 1] } },
+        doc! { "a": "5" }
+    ));
+    assert!(!matches(
+        doc! { "a": { "$mod": [4, 0] } },
+        doc! { "a": 1e300 }
+    ));
     let cases: Vec<(Bson, &str)> = vec![
         (Bson::Int32(4), "malformed mod, needs to be an array"),
         (bson::bson!([]), "malformed mod, not enough elements"),
         (bson::bson!([4]), "malformed mod, not enough elements"),
         (bson::bson!(["4", 1]), "malformed mod, divisor not a number"),
-        (bson::bson!([4, "1"]), "malformed mod, remainder not a number"),
+        (
+            bson::bson!([4, "1"]),
+            "malformed mod, remainder not a number",
+        ),
         (bson::bson!([4, 1, 2]), "malformed mod, too many elements"),
         (bson::bson!([0, 1]), "divisor cannot be 0"),
         (
@@ -282,20 +382,59 @@ fn bit_tests_read_numbers_and_bin_data() {
         })
     };
     // 54 is 0b110110.
-    assert!(matches(doc! { "a": { "$bitsAllSet": [1, 5] } }, doc! { "a": 54 }));
-    assert!(!matches(doc! { "a": { "$bitsAllSet": [0, 1] } }, doc! { "a": 54 }));
-    assert!(matches(doc! { "a": { "$bitsAllSet": 50 } }, doc! { "a": 54 }));
-    assert!(matches(doc! { "a": { "$bitsAnySet": [0, 1] } }, doc! { "a": 54 }));
-    assert!(matches(doc! { "a": { "$bitsAllClear": [0, 3] } }, doc! { "a": 54 }));
-    assert!(matches(doc! { "a": { "$bitsAnyClear": [0, 1] } }, doc! { "a": 54 }));
-    assert!(matches(doc! { "a": { "$bitsAllSet": bits(&[0b0011_0000]) } }, doc! { "a": 54 }));
-    assert!(matches(doc! { "a": { "$bitsAllSet": [1, 2] } }, doc! { "a": bits(&[0b0000_0110]) }));
-    assert!(matches(doc! { "a": { "$bitsAllClear": [100] } }, doc! { "a": bits(&[0xFF]) }));
+    assert!(matches(
+        doc! { "a": { "$bitsAllSet": [1, 5] } },
+        doc! { "a": 54 }
+    ));
+    assert!(!matches(
+        doc! { "a": { "$bitsAllSet": [0, 1] } },
+        doc! { "a": 54 }
+    ));
+    assert!(matches(
+        doc! { "a": { "$bitsAllSet": 50 } },
+        doc! { "a": 54 }
+    ));
+    assert!(matches(
+        doc! { "a": { "$bitsAnySet": [0, 1] } },
+        doc! { "a": 54 }
+    ));
+    assert!(matches(
+        doc! { "a": { "$bitsAllClear": [0, 3] } },
+        doc! { "a": 54 }
+    ));
+    assert!(matches(
+        doc! { "a": { "$bitsAnyClear": [0, 1] } },
+        doc! { "a": 54 }
+    ));
+    assert!(matches(
+        doc! { "a": { "$bitsAllSet": bits(&[0b0011_0000]) } },
+        doc! { "a": 54 }
+    ));
+    assert!(matches(
+        doc! { "a": { "$bitsAllSet": [1, 2] } },
+        doc! { "a": bits(&[0b0000_0110]) }
+    ));
+    assert!(matches(
+        doc! { "a": { "$bitsAllClear": [100] } },
+        doc! { "a": bits(&[0xFF]) }
+    ));
     // Negative numbers are sign-extended; fractions and strings never match.
-    assert!(matches(doc! { "a": { "$bitsAllSet": [63, 200] } }, doc! { "a": -1 }));
-    assert!(!matches(doc! { "a": { "$bitsAnySet": [0] } }, doc! { "a": 1.5 }));
-    assert!(matches(doc! { "a": { "$bitsAnySet": [0] } }, doc! { "a": 1.0 }));
-    assert!(!matches(doc! { "a": { "$bitsAnySet": [0] } }, doc! { "a": "1" }));
+    assert!(matches(
+        doc! { "a": { "$bitsAllSet": [63, 200] } },
+        doc! { "a": -1 }
+    ));
+    assert!(!matches(
+        doc! { "a": { "$bitsAnySet": [0] } },
+        doc! { "a": 1.5 }
+    ));
+    assert!(matches(
+        doc! { "a": { "$bitsAnySet": [0] } },
+        doc! { "a": 1.0 }
+    ));
+    assert!(!matches(
+        doc! { "a": { "$bitsAnySet": [0] } },
+        doc! { "a": "1" }
+    ));
     assert_eq!(parse_error(doc! { "a": { "$bitsAllSet": -1 } }).0, 9);
     assert_eq!(parse_error(doc! { "a": { "$bitsAllSet": 1.5 } }).0, 9);
     assert_eq!(parse_error(doc! { "a": { "$bitsAllSet": [-1] } }).0, 2);
@@ -321,9 +460,20 @@ fn all_with_elem_match_needs_every_condition_met_by_some_element() {
         (2, "$all/$elemMatch has to be consistent".to_owned())
     );
     let store = new_store();
-    insert(&store, "c", vec![doc! { "_id": 1, "a": [{ "b": 1 }, { "b": 2 }] }, doc! { "_id": 2, "a": [{ "b": 1 }] }]);
+    insert(
+        &store,
+        "c",
+        vec![
+            doc! { "_id": 1, "a": [{ "b": 1 }, { "b": 2 }] },
+            doc! { "_id": 2, "a": [{ "b": 1 }] },
+        ],
+    );
     assert_eq!(
-        ids(&store, "c", doc! { "a": { "$all": [{ "$elemMatch": { "b": 1 } }, { "$elemMatch": { "b": 2 } }] } }),
+        ids(
+            &store,
+            "c",
+            doc! { "a": { "$all": [{ "$elemMatch": { "b": 1 } }, { "$elemMatch": { "b": 2 } }] } }
+        ),
         vec![1]
     );
 }

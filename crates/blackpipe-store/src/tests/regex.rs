@@ -29,9 +29,18 @@ fn parse_error(filter: Document) -> (i32, String) {
 
 #[test]
 fn a_regex_matches_strings_symbols_array_elements_and_an_equal_stored_regex() {
-    assert!(matches(doc! { "name": re("^ann", "i") }, doc! { "name": "Anna" }));
-    assert!(!matches(doc! { "name": re("^ann", "") }, doc! { "name": "Anna" }));
-    assert!(matches(doc! { "tags": re("^b", "") }, doc! { "tags": ["a", "bc"] }));
+    assert!(matches(
+        doc! { "name": re("^ann", "i") },
+        doc! { "name": "Anna" }
+    ));
+    assert!(!matches(
+        doc! { "name": re("^ann", "") },
+        doc! { "name": "Anna" }
+    ));
+    assert!(matches(
+        doc! { "tags": re("^b", "") },
+        doc! { "tags": ["a", "bc"] }
+    ));
     assert!(matches(
         doc! { "s": re("^x", "") },
         doc! { "s": Bson::Symbol("xy".into()) }
@@ -39,20 +48,44 @@ fn a_regex_matches_strings_symbols_array_elements_and_an_equal_stored_regex() {
     assert!(!matches(doc! { "n": re("1", "") }, doc! { "n": 1 }));
     assert!(!matches(doc! { "n": re("a", "") }, doc! {}));
     // mongod's rule: a regex in an equality filter also matches an equal stored regex...
-    assert!(matches(doc! { "r": re("^a", "i") }, doc! { "r": re("^a", "i") }));
-    assert!(!matches(doc! { "r": re("^a", "i") }, doc! { "r": re("^a", "") }));
+    assert!(matches(
+        doc! { "r": re("^a", "i") },
+        doc! { "r": re("^a", "i") }
+    ));
+    assert!(!matches(
+        doc! { "r": re("^a", "i") },
+        doc! { "r": re("^a", "") }
+    ));
     // ... and `$eq` compares the regex as a value only.
-    assert!(matches(doc! { "r": { "$eq": re("^a", "") } }, doc! { "r": re("^a", "") }));
-    assert!(!matches(doc! { "r": { "$eq": re("^a", "") } }, doc! { "r": "abc" }));
+    assert!(matches(
+        doc! { "r": { "$eq": re("^a", "") } },
+        doc! { "r": re("^a", "") }
+    ));
+    assert!(!matches(
+        doc! { "r": { "$eq": re("^a", "") } },
+        doc! { "r": "abc" }
+    ));
 }
 
 #[test]
 fn the_four_options_mean_what_pcre_means() {
     let text = doc! { "t": "first line\nSecond line" };
-    assert!(matches(doc! { "t": { "$regex": "^second", "$options": "im" } }, text.clone()));
-    assert!(!matches(doc! { "t": { "$regex": "^second", "$options": "i" } }, text.clone()));
-    assert!(matches(doc! { "t": { "$regex": "line.second", "$options": "si" } }, text.clone()));
-    assert!(!matches(doc! { "t": { "$regex": "line.second", "$options": "i" } }, text.clone()));
+    assert!(matches(
+        doc! { "t": { "$regex": "^second", "$options": "im" } },
+        text.clone()
+    ));
+    assert!(!matches(
+        doc! { "t": { "$regex": "^second", "$options": "i" } },
+        text.clone()
+    ));
+    assert!(matches(
+        doc! { "t": { "$regex": "line.second", "$options": "si" } },
+        text.clone()
+    ));
+    assert!(!matches(
+        doc! { "t": { "$regex": "line.second", "$options": "i" } },
+        text.clone()
+    ));
     assert!(matches(
         doc! { "t": { "$regex": "first \\s line # a comment", "$options": "x" } },
         text
@@ -62,29 +95,80 @@ fn the_four_options_mean_what_pcre_means() {
 #[test]
 fn regex_and_options_combine_in_each_documented_form() {
     let anna = doc! { "name": "Anna" };
-    assert!(matches(doc! { "name": { "$regex": "^an", "$options": "i" } }, anna.clone()));
-    assert!(matches(doc! { "name": { "$options": "i", "$regex": "^an" } }, anna.clone()));
-    assert!(matches(doc! { "name": { "$regex": re("^an", "i") } }, anna.clone()));
-    assert!(matches(doc! { "name": { "$regex": re("^an", ""), "$options": "i" } }, anna.clone()));
-    assert!(matches(doc! { "name": { "$regex": "nn", "$ne": "Anna" } }, doc! { "name": "Anne" }));
-    assert!(!matches(doc! { "name": { "$regex": "nn", "$ne": "Anna" } }, anna));
+    assert!(matches(
+        doc! { "name": { "$regex": "^an", "$options": "i" } },
+        anna.clone()
+    ));
+    assert!(matches(
+        doc! { "name": { "$options": "i", "$regex": "^an" } },
+        anna.clone()
+    ));
+    assert!(matches(
+        doc! { "name": { "$regex": re("^an", "i") } },
+        anna.clone()
+    ));
+    assert!(matches(
+        doc! { "name": { "$regex": re("^an", ""), "$options": "i" } },
+        anna.clone()
+    ));
+    assert!(matches(
+        doc! { "name": { "$regex": "nn", "$ne": "Anna" } },
+        doc! { "name": "Anne" }
+    ));
+    assert!(!matches(
+        doc! { "name": { "$regex": "nn", "$ne": "Anna" } },
+        anna
+    ));
 }
 
 #[test]
 fn regexes_inside_in_nin_not_all_and_elem_match() {
     let doc = doc! { "name": "Bob", "tags": ["red", "green"] };
-    assert!(matches(doc! { "name": { "$in": [re("^b", "i"), "Zed"] } }, doc.clone()));
-    assert!(matches(doc! { "name": { "$in": ["Zed", "Bob"] } }, doc.clone()));
-    assert!(!matches(doc! { "name": { "$nin": [re("^b", "i")] } }, doc.clone()));
-    assert!(matches(doc! { "name": { "$nin": [re("^z", "")] } }, doc.clone()));
-    assert!(matches(doc! { "name": { "$not": re("^z", "") } }, doc.clone()));
-    assert!(!matches(doc! { "name": { "$not": re("^B", "") } }, doc.clone()));
-    assert!(matches(doc! { "name": { "$not": { "$regex": "^z" } } }, doc.clone()));
-    assert!(matches(doc! { "tags": { "$all": [re("^r", ""), re("^g", "")] } }, doc.clone()));
-    assert!(!matches(doc! { "tags": { "$all": [re("^r", ""), re("^b", "")] } }, doc.clone()));
-    assert!(matches(doc! { "tags": { "$elemMatch": { "$regex": "ee" } } }, doc));
+    assert!(matches(
+        doc! { "name": { "$in": [re("^b", "i"), "Zed"] } },
+        doc.clone()
+    ));
+    assert!(matches(
+        doc! { "name": { "$in": ["Zed", "Bob"] } },
+        doc.clone()
+    ));
+    assert!(!matches(
+        doc! { "name": { "$nin": [re("^b", "i")] } },
+        doc.clone()
+    ));
+    assert!(matches(
+        doc! { "name": { "$nin": [re("^z", "")] } },
+        doc.clone()
+    ));
+    assert!(matches(
+        doc! { "name": { "$not": re("^z", "") } },
+        doc.clone()
+    ));
+    assert!(!matches(
+        doc! { "name": { "$not": re("^B", "") } },
+        doc.clone()
+    ));
+    assert!(matches(
+        doc! { "name": { "$not": { "$regex": "^z" } } },
+        doc.clone()
+    ));
+    assert!(matches(
+        doc! { "tags": { "$all": [re("^r", ""), re("^g", "")] } },
+        doc.clone()
+    ));
+    assert!(!matches(
+        doc! { "tags": { "$all": [re("^r", ""), re("^b", "")] } },
+        doc.clone()
+    ));
+    assert!(matches(
+        doc! { "tags": { "$elemMatch": { "$regex": "ee" } } },
+        doc
+    ));
     // A stored regex is matched by an equal regex of `$in`.
-    assert!(matches(doc! { "r": { "$in": [re("^a", "")] } }, doc! { "r": re("^a", "") }));
+    assert!(matches(
+        doc! { "r": { "$in": [re("^a", "")] } },
+        doc! { "r": re("^a", "") }
+    ));
     // `_id: {$in: [/re/]}` is not an index lookup by equality.
     assert!(
         Filter::parse(&doc! { "_id": { "$in": [re("^a", "")] } })
@@ -99,11 +183,17 @@ fn malformed_regex_filters_get_mongods_errors() {
     assert_eq!(parse_error(doc! { "a": { "$regex": "[)" } }).0, 51091);
     let (code, message) = parse_error(doc! { "a": { "$regex": "a(?=b)" } });
     assert_eq!(code, 51091);
-    assert!(message.starts_with("Regular expression is invalid: "), "{message}");
+    assert!(
+        message.starts_with("Regular expression is invalid: "),
+        "{message}"
+    );
     assert_eq!(parse_error(doc! { "a": { "$regex": "(a)\\1" } }).0, 51091);
     assert_eq!(parse_error(doc! { "a": { "$regex": "ab\0c" } }).0, 2);
     let (code, message) = parse_error(doc! { "a": { "$regex": "ab", "$options": "g" } });
-    assert_eq!((code, message.as_str()), (51108, "invalid flag in regex options: g"));
+    assert_eq!(
+        (code, message.as_str()),
+        (51108, "invalid flag in regex options: g")
+    );
     assert_eq!(parse_error(doc! { "a": re("a", "g") }).0, 51108);
     assert_eq!(
         parse_error(doc! { "a": { "$regex": re("a", "i"), "$options": "m" } }),
@@ -127,10 +217,19 @@ fn malformed_regex_filters_get_mongods_errors() {
     );
     assert_eq!(
         parse_error(doc! { "a": { "$gt": re("a", "") } }),
-        (2, "Can't have RegEx as arg to predicate over field 'a'.".to_owned())
+        (
+            2,
+            "Can't have RegEx as arg to predicate over field 'a'.".to_owned()
+        )
     );
-    assert_eq!(parse_error(doc! { "a": { "$in": [{ "$regex": "a" }] } }).0, 2);
-    assert_eq!(parse_error(doc! { "a": { "$regex": "c".repeat(40_000) } }).0, 51091);
+    assert_eq!(
+        parse_error(doc! { "a": { "$in": [{ "$regex": "a" }] } }).0,
+        2
+    );
+    assert_eq!(
+        parse_error(doc! { "a": { "$regex": "c".repeat(40_000) } }).0,
+        51091
+    );
 }
 
 #[test]
@@ -145,7 +244,10 @@ fn find_count_and_delete_use_regexes() {
             doc! { "_id": 3, "name": "Bob" },
         ],
     );
-    assert_eq!(ids(&store, "people", doc! { "name": re("^ann", "i") }), vec![1, 2]);
+    assert_eq!(
+        ids(&store, "people", doc! { "name": re("^ann", "i") }),
+        vec![1, 2]
+    );
     let count = run_ok(
         &store,
         "db",
@@ -169,7 +271,11 @@ fn find_count_and_delete_use_regexes() {
 #[test]
 fn pull_with_a_regex_removes_the_matching_strings() {
     let store = new_store();
-    insert(&store, "c", vec![doc! { "_id": 1, "tags": ["apple", "Avocado", "banana", 7] }]);
+    insert(
+        &store,
+        "c",
+        vec![doc! { "_id": 1, "tags": ["apple", "Avocado", "banana", 7] }],
+    );
     run_ok(
         &store,
         "db",
@@ -208,17 +314,30 @@ fn expression_error(store: &crate::Store, expression: Document) -> i32 {
 #[test]
 fn regex_expressions_match_find_and_find_all() {
     let store = new_store();
-    insert(&store, "t", vec![doc! { "_id": 1, "text": "Hello héllo hello", "n": 5 }]);
+    insert(
+        &store,
+        "t",
+        vec![doc! { "_id": 1, "text": "Hello héllo hello", "n": 5 }],
+    );
     assert_eq!(
-        project_one(&store, doc! { "$regexMatch": { "input": "$text", "regex": "^hello", "options": "i" } }),
+        project_one(
+            &store,
+            doc! { "$regexMatch": { "input": "$text", "regex": "^hello", "options": "i" } }
+        ),
         doc! { "r": true }
     );
     assert_eq!(
-        project_one(&store, doc! { "$regexFind": { "input": "$text", "regex": re("h(é|e)(l+)o", "") } }),
+        project_one(
+            &store,
+            doc! { "$regexFind": { "input": "$text", "regex": re("h(é|e)(l+)o", "") } }
+        ),
         doc! { "r": { "match": "héllo", "idx": 6, "captures": ["é", "ll"] } }
     );
     assert_eq!(
-        project_one(&store, doc! { "$regexFindAll": { "input": "$text", "regex": "h(x)?(é|e)llo" } }),
+        project_one(
+            &store,
+            doc! { "$regexFindAll": { "input": "$text", "regex": "h(x)?(é|e)llo" } }
+        ),
         doc! { "r": [
             { "match": "héllo", "idx": 6, "captures": [Bson::Null, "é"] },
             { "match": "hello", "idx": 12, "captures": [Bson::Null, "e"] },
@@ -226,7 +345,10 @@ fn regex_expressions_match_find_and_find_all() {
     );
     // Empty matches advance one code point at a time.
     assert_eq!(
-        project_one(&store, doc! { "$regexFindAll": { "input": "aé", "regex": "" } }),
+        project_one(
+            &store,
+            doc! { "$regexFindAll": { "input": "aé", "regex": "" } }
+        ),
         doc! { "r": [
             { "match": "", "idx": 0, "captures": [] },
             { "match": "", "idx": 1, "captures": [] },
@@ -235,15 +357,24 @@ fn regex_expressions_match_find_and_find_all() {
     );
     // A null input or regex answers no match.
     assert_eq!(
-        project_one(&store, doc! { "$regexFind": { "input": "$missing", "regex": "a" } }),
+        project_one(
+            &store,
+            doc! { "$regexFind": { "input": "$missing", "regex": "a" } }
+        ),
         doc! { "r": Bson::Null }
     );
     assert_eq!(
-        project_one(&store, doc! { "$regexFindAll": { "input": "$text", "regex": Bson::Null } }),
+        project_one(
+            &store,
+            doc! { "$regexFindAll": { "input": "$text", "regex": Bson::Null } }
+        ),
         doc! { "r": [] }
     );
     assert_eq!(
-        project_one(&store, doc! { "$regexMatch": { "input": Bson::Null, "regex": "a" } }),
+        project_one(
+            &store,
+            doc! { "$regexMatch": { "input": Bson::Null, "regex": "a" } }
+        ),
         doc! { "r": false }
     );
 }
@@ -254,12 +385,24 @@ fn regex_expressions_refuse_bad_arguments_with_mongods_codes() {
     insert(&store, "t", vec![doc! { "_id": 1, "text": "ABCD", "n": 5 }]);
     let cases: Vec<(Document, i32)> = vec![
         (doc! { "input": "$text", "regex": 123 }, 51105),
-        (doc! { "input": "$text", "regex": ".*", "options": 123 }, 51106),
-        (doc! { "input": "$text", "regex": re(".*", "i"), "options": "s" }, 51107),
+        (
+            doc! { "input": "$text", "regex": ".*", "options": 123 },
+            51106,
+        ),
+        (
+            doc! { "input": "$text", "regex": re(".*", "i"), "options": "s" },
+            51107,
+        ),
         (doc! { "input": "$text", "regex": "[a-b]+\0[c-d]+" }, 51109),
-        (doc! { "input": "$text", "regex": ".*", "options": "i\0s" }, 51110),
+        (
+            doc! { "input": "$text", "regex": ".*", "options": "i\0s" },
+            51110,
+        ),
         (doc! { "input": "$text", "regex": "[a-" }, 51111),
-        (doc! { "input": "$text", "regex": ".*", "options": "ish" }, 51108),
+        (
+            doc! { "input": "$text", "regex": ".*", "options": "ish" },
+            51108,
+        ),
         (doc! { "input": "$n", "regex": "a" }, 51104),
         (doc! { "regex": "a" }, 31022),
         (doc! { "input": "$text" }, 31023),

@@ -175,7 +175,13 @@ pub(super) fn resolve_dollar(
                 let parts: Vec<String> = modifier
                     .parts
                     .iter()
-                    .map(|part| if part == "$" { position.clone() } else { part.clone() })
+                    .map(|part| {
+                        if part == "$" {
+                            position.clone()
+                        } else {
+                            part.clone()
+                        }
+                    })
                     .collect();
                 Modifier {
                     path: parts.join("."),

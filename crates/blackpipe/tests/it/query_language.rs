@@ -76,12 +76,22 @@ async fn regular_expressions_filter_strings_arrays_and_stored_regexes() {
     .await
     .unwrap();
     // A regex also matches a stored regex with the same pattern and options.
-    assert_eq!(ids(&people, doc! { "name": re("^ann", "i") }).await, vec![1, 2, 4]);
     assert_eq!(
-        ids(&people, doc! { "name": { "$regex": "^ann", "$options": "im" } }).await,
+        ids(&people, doc! { "name": re("^ann", "i") }).await,
+        vec![1, 2, 4]
+    );
+    assert_eq!(
+        ids(
+            &people,
+            doc! { "name": { "$regex": "^ann", "$options": "im" } }
+        )
+        .await,
         vec![1, 2, 3]
     );
-    assert_eq!(ids(&people, doc! { "name": { "$regex": re("^A", "") } }).await, vec![1]);
+    assert_eq!(
+        ids(&people, doc! { "name": { "$regex": re("^A", "") } }).await,
+        vec![1]
+    );
     assert_eq!(
         ids(&people, doc! { "name": { "$in": [re("^b", "i"), "anna"] } }).await,
         vec![2, 3]
@@ -91,10 +101,17 @@ async fn regular_expressions_filter_strings_arrays_and_stored_regexes() {
         vec![4]
     );
     // `$not` of a regex also keeps a stored regex that is not the same one.
-    assert_eq!(ids(&people, doc! { "name": { "$not": re("^a", "i") } }).await, vec![3, 4]);
+    assert_eq!(
+        ids(&people, doc! { "name": { "$not": re("^a", "i") } }).await,
+        vec![3, 4]
+    );
     assert_eq!(ids(&people, doc! { "tags": re("^gr", "") }).await, vec![2]);
     assert_eq!(
-        ids(&people, doc! { "tags": { "$all": [re("e", ""), re("^b", "")] } }).await,
+        ids(
+            &people,
+            doc! { "tags": { "$all": [re("e", ""), re("^b", "")] } }
+        )
+        .await,
         vec![1]
     );
     let count = within(people.count_documents(doc! { "name": { "$regex": "nn" } }))
@@ -102,27 +119,45 @@ async fn regular_expressions_filter_strings_arrays_and_stored_regexes() {
         .unwrap();
     assert_eq!(count, 3);
     // mongod's answers for patterns and options it refuses.
-    assert_eq!(find_error(&people, doc! { "name": { "$regex": "[)" } }).await, 51091);
-    assert_eq!(find_error(&people, doc! { "name": { "$regex": "a(?=b)" } }).await, 51091);
+    assert_eq!(
+        find_error(&people, doc! { "name": { "$regex": "[)" } }).await,
+        51091
+    );
+    assert_eq!(
+        find_error(&people, doc! { "name": { "$regex": "a(?=b)" } }).await,
+        51091
+    );
     assert_eq!(
         find_error(&people, doc! { "name": { "$regex": "a", "$options": "g" } }).await,
         51108
     );
     assert_eq!(
-        find_error(&people, doc! { "name": { "$regex": re("a", "i"), "$options": "m" } }).await,
+        find_error(
+            &people,
+            doc! { "name": { "$regex": re("a", "i"), "$options": "m" } }
+        )
+        .await,
         2
     );
-    assert_eq!(find_error(&people, doc! { "name": { "$options": "i" } }).await, 2);
-    assert_eq!(find_error(&people, doc! { "name": { "$gt": re("a", "") } }).await, 2);
+    assert_eq!(
+        find_error(&people, doc! { "name": { "$options": "i" } }).await,
+        2
+    );
+    assert_eq!(
+        find_error(&people, doc! { "name": { "$gt": re("a", "") } }).await,
+        2
+    );
 }
 
 #[tokio::test]
 async fn regex_expressions_and_pull_use_the_same_engine() {
     let target = Target::replica_set().await;
     let (_client, texts) = collection(&target, "regex_expr").await;
-    within(texts.insert_one(doc! { "_id": 1, "text": "Hello héllo hello", "tags": ["apple", "Avocado", "kiwi"] }))
-        .await
-        .unwrap();
+    within(texts.insert_one(
+        doc! { "_id": 1, "text": "Hello héllo hello", "tags": ["apple", "Avocado", "kiwi"] },
+    ))
+    .await
+    .unwrap();
     let pipeline = vec![doc! { "$project": {
         "_id": 0,
         "matched": { "$regexMatch": { "input": "$text", "regex": "^hello", "options": "i" } },
@@ -142,14 +177,24 @@ async fn regex_expressions_and_pull_use_the_same_engine() {
             ],
         }]
     );
-    let bad = vec![doc! { "$project": { "r": { "$regexFind": { "input": "$text", "regex": "[a-" } } } }];
+    let bad =
+        vec![doc! { "$project": { "r": { "$regexFind": { "input": "$text", "regex": "[a-" } } } }];
     let error = within(texts.aggregate(bad)).await.unwrap_err();
     assert_eq!(command_code(&error), 51111);
-    within(texts.update_one(doc! { "_id": 1 }, doc! { "$pull": { "tags": re("^a", "i") } }))
+    within(texts.update_one(
+        doc! { "_id": 1 },
+        doc! { "$pull": { "tags": re("^a", "i") } },
+    ))
+    .await
+    .unwrap();
+    let after = within(texts.find_one(doc! { "_id": 1 }))
         .await
+        .unwrap()
         .unwrap();
-    let after = within(texts.find_one(doc! { "_id": 1 })).await.unwrap().unwrap();
-    assert_eq!(after.get_array("tags").unwrap(), &vec![Bson::String("kiwi".into())]);
+    assert_eq!(
+        after.get_array("tags").unwrap(),
+        &vec![Bson::String("kiwi".into())]
+    );
 }
 
 #[tokio::test]
@@ -165,9 +210,12 @@ async fn positional_updates_change_the_matched_element() {
     within(orders.update_many(doc! { "grades": 85 }, doc! { "$set": { "grades.$": 86 } }))
         .await
         .unwrap();
-    within(orders.update_one(doc! { "_id": 1, "items.sku": "b" }, doc! { "$inc": { "items.$.qty": 5 } }))
-        .await
-        .unwrap();
+    within(orders.update_one(
+        doc! { "_id": 1, "items.sku": "b" },
+        doc! { "$inc": { "items.$.qty": 5 } },
+    ))
+    .await
+    .unwrap();
     within(
         orders
             .update_one(doc! { "_id": 1 }, doc! { "$inc": { "grades.$[high]": 1 } })
@@ -183,7 +231,10 @@ async fn positional_updates_change_the_matched_element() {
     .await
     .unwrap()
     .unwrap();
-    assert_eq!(updated.get_array("grades").unwrap(), &vec![Bson::Int32(172), Bson::Int32(200)]);
+    assert_eq!(
+        updated.get_array("grades").unwrap(),
+        &vec![Bson::Int32(172), Bson::Int32(200)]
+    );
     let model = UpdateOneModel::builder()
         .namespace(orders.namespace())
         .filter(doc! { "_id": 1 })
@@ -191,7 +242,10 @@ async fn positional_updates_change_the_matched_element() {
         .array_filters(vec![Bson::Document(doc! { "i.qty": { "$gt": 1 } })])
         .build();
     within(client.bulk_write(vec![model])).await.unwrap();
-    let first = within(orders.find_one(doc! { "_id": 1 })).await.unwrap().unwrap();
+    let first = within(orders.find_one(doc! { "_id": 1 }))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         first,
         doc! { "_id": 1, "grades": [80, 87, 91], "items": [{ "sku": "a", "qty": 1 }, { "sku": "b", "qty": 6, "seen": true }] }
@@ -202,14 +256,21 @@ async fn positional_updates_change_the_matched_element() {
         .unwrap_err();
     assert_eq!(
         write_error(&error),
-        (2, "The positional operator did not find the match needed from the query.".to_owned())
+        (
+            2,
+            "The positional operator did not find the match needed from the query.".to_owned()
+        )
     );
-    let error = within(orders.update_one(doc! { "grades": 80 }, doc! { "$set": { "items.$.a.$": 0 } }))
-        .await
-        .unwrap_err();
+    let error =
+        within(orders.update_one(doc! { "grades": 80 }, doc! { "$set": { "items.$.a.$": 0 } }))
+            .await
+            .unwrap_err();
     assert_eq!(
         write_error(&error),
-        (2, "Too many positional (i.e. '$') elements found in path 'items.$.a.$'".to_owned())
+        (
+            2,
+            "Too many positional (i.e. '$') elements found in path 'items.$.a.$'".to_owned()
+        )
     );
 }
 
@@ -241,26 +302,53 @@ async fn positional_elem_match_and_slice_projections() {
     }))
     .await
     .unwrap();
-    let found = projected(&schools, doc! { "grades": { "$gte": 85 } }, doc! { "grades.$": 1 })
-        .await
-        .unwrap();
+    let found = projected(
+        &schools,
+        doc! { "grades": { "$gte": 85 } },
+        doc! { "grades.$": 1 },
+    )
+    .await
+    .unwrap();
     assert_eq!(found, vec![doc! { "_id": 1, "grades": [87] }]);
-    let found = projected(&schools, doc! {}, doc! { "students": { "$elemMatch": { "age": 12 } } })
-        .await
-        .unwrap();
-    assert_eq!(found, vec![doc! { "_id": 1, "students": [{ "name": "b", "age": 12 }] }]);
-    let found = projected(&schools, doc! {}, doc! { "scores": { "$elemMatch": { "$gt": 5 } }, "_id": 0 })
-        .await
-        .unwrap();
+    let found = projected(
+        &schools,
+        doc! {},
+        doc! { "students": { "$elemMatch": { "age": 12 } } },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        found,
+        vec![doc! { "_id": 1, "students": [{ "name": "b", "age": 12 }] }]
+    );
+    let found = projected(
+        &schools,
+        doc! {},
+        doc! { "scores": { "$elemMatch": { "$gt": 5 } }, "_id": 0 },
+    )
+    .await
+    .unwrap();
     assert_eq!(found, vec![doc! { "scores": [6] }]);
-    let found = projected(&schools, doc! {}, doc! { "scores": { "$slice": [1, 2] }, "grades": 0, "students": 0 })
-        .await
-        .unwrap();
+    let found = projected(
+        &schools,
+        doc! {},
+        doc! { "scores": { "$slice": [1, 2] }, "grades": 0, "students": 0 },
+    )
+    .await
+    .unwrap();
     assert_eq!(found, vec![doc! { "_id": 1, "scores": [6, 8] }]);
     for (filter, projection, code) in [
-        (doc! { "grades": 87 }, doc! { "grades.$": 1, "scores.$": 1 }, 31276),
+        (
+            doc! { "grades": 87 },
+            doc! { "grades.$": 1, "scores.$": 1 },
+            31276,
+        ),
         (doc! { "_id": 1 }, doc! { "grades.$": 1 }, 31277),
-        (doc! { "grades": 87 }, doc! { "grades.$": 1, "students": { "$elemMatch": { "age": 12 } } }, 31255),
+        (
+            doc! { "grades": 87 },
+            doc! { "grades.$": 1, "students": { "$elemMatch": { "age": 12 } } },
+            31255,
+        ),
     ] {
         let error = projected(&schools, filter, projection).await.unwrap_err();
         assert_eq!(command_code(&error), code, "{error}");
@@ -279,22 +367,50 @@ async fn mod_bit_tests_and_all_with_elem_match() {
     ]))
     .await
     .unwrap();
-    assert_eq!(ids(&numbers, doc! { "n": { "$mod": [4, 1] } }).await, vec![2]);
-    assert_eq!(ids(&numbers, doc! { "n": { "$mod": [2, 0] } }).await, vec![1]);
-    assert_eq!(ids(&numbers, doc! { "n": { "$bitsAllSet": [1, 5] } }).await, vec![1, 3]);
-    assert_eq!(ids(&numbers, doc! { "n": { "$bitsAnySet": 32 } }).await, vec![1, 3, 4]);
-    assert_eq!(ids(&numbers, doc! { "n": { "$bitsAllClear": [0] } }).await, vec![1, 4]);
-    assert_eq!(ids(&numbers, doc! { "n": { "$bitsAnyClear": [1, 5] } }).await, vec![4]);
+    assert_eq!(
+        ids(&numbers, doc! { "n": { "$mod": [4, 1] } }).await,
+        vec![2]
+    );
+    assert_eq!(
+        ids(&numbers, doc! { "n": { "$mod": [2, 0] } }).await,
+        vec![1]
+    );
+    assert_eq!(
+        ids(&numbers, doc! { "n": { "$bitsAllSet": [1, 5] } }).await,
+        vec![1, 3]
+    );
+    assert_eq!(
+        ids(&numbers, doc! { "n": { "$bitsAnySet": 32 } }).await,
+        vec![1, 3, 4]
+    );
+    assert_eq!(
+        ids(&numbers, doc! { "n": { "$bitsAllClear": [0] } }).await,
+        vec![1, 4]
+    );
+    assert_eq!(
+        ids(&numbers, doc! { "n": { "$bitsAnyClear": [1, 5] } }).await,
+        vec![4]
+    );
     let both = doc! { "qty": { "$all": [
         { "$elemMatch": { "size": "M", "num": { "$gt": 50 } } },
         { "$elemMatch": { "num": 50 } },
     ] } };
     assert_eq!(ids(&numbers, both).await, vec![1]);
-    assert_eq!(find_error(&numbers, doc! { "n": { "$mod": [0, 1] } }).await, 2);
-    assert_eq!(find_error(&numbers, doc! { "n": { "$mod": [4] } }).await, 2);
-    assert_eq!(find_error(&numbers, doc! { "n": { "$bitsAllSet": -1 } }).await, 9);
     assert_eq!(
-        find_error(&numbers, doc! { "qty": { "$all": [{ "$elemMatch": { "num": 50 } }, 5] } }).await,
+        find_error(&numbers, doc! { "n": { "$mod": [0, 1] } }).await,
+        2
+    );
+    assert_eq!(find_error(&numbers, doc! { "n": { "$mod": [4] } }).await, 2);
+    assert_eq!(
+        find_error(&numbers, doc! { "n": { "$bitsAllSet": -1 } }).await,
+        9
+    );
+    assert_eq!(
+        find_error(
+            &numbers,
+            doc! { "qty": { "$all": [{ "$elemMatch": { "num": 50 } }, 5] } }
+        )
+        .await,
         2
     );
 }
