@@ -239,7 +239,10 @@ fn execute(
         ApplyContext {
             is_insert: false,
             now: exec.now,
-            matched_position: request.filter.matched_position(&original),
+            matched_position: update
+                .uses_matched_position()
+                .then(|| request.filter.matched_position(&original))
+                .flatten(),
         },
     )?;
     if !documents_identical(&original, &updated) {

@@ -345,7 +345,10 @@ pub(crate) fn apply_update(
         let context = ApplyContext {
             is_insert: false,
             now: exec.now,
-            matched_position: filter.matched_position(&original),
+            matched_position: update
+                .uses_matched_position()
+                .then(|| filter.matched_position(&original))
+                .flatten(),
         };
         let updated = update.apply(&original, context)?;
         result.matched += 1;

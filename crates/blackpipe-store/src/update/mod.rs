@@ -124,6 +124,13 @@ impl Update {
         }
     }
 
+    /// Whether a modifier path holds the positional `$`, which needs the array position the
+    /// query matched (`Filter::matched_position`) in each document it updates.
+    pub(crate) fn uses_matched_position(&self) -> bool {
+        matches!(self, Update::Modifiers(modifiers, _)
+            if modifiers.iter().any(|modifier| modifier.parts.iter().any(|part| part == "$")))
+    }
+
     /// Whether this is a replacement document rather than modifiers or a pipeline.
     pub(crate) fn is_replacement(&self) -> bool {
         matches!(self, Update::Replacement(_))

@@ -164,6 +164,18 @@ fn parse_action(operator: &str, path: &str, value: &Bson) -> StoreResult<Action>
                     single_field(path, value)
                 )));
             }
+            // mongod renames fixed paths only: no positional component on either side.
+            let dynamic = |path: &str| path.split('.').any(|part| part.starts_with('$'));
+            if dynamic(path) {
+                return Err(CommandError::bad_value(format!(
+                    "The source field for $rename may not be dynamic: {path}"
+                )));
+            }
+            if dynamic(to) {
+                return Err(CommandError::bad_value(format!(
+                    "The destination field for $rename may not be dynamic: {to}"
+                )));
+            }
             Action::Rename {
                 to: to.clone(),
                 to_parts: split_path(to),
