@@ -11,12 +11,54 @@ use regex::{Regex, RegexBuilder};
 
 /// mongod refuses patterns longer than this (PCRE's limit set by the application).
 const MAX_PATTERN_BYTES: usize = 32_764;
-/// The most memory one compiled pattern may take: past it the pattern is refused, so that a
-/// hostile pattern (`(a{1000}){1000}`) costs an error, not memory.
-const COMPILED_SIZE_LIMIT: usize = 4 << 20;
-/// The lazy DFA's cache per pattern (the crate's search falls back to a slower linear engine
-/// when it fills, it never grows past it).
-const DFA_CACHE_LIMIT: usize = 2 << 20;
+
+/// How large a compiled pattern may be, in steps: the compiled program's size limit (past the
+/// largest the pattern is refused, so that `(a{1000}){1000}` costs an error, not memory), the
+/// lazy DFA's cache limit (searches fall back to a slower linear engine rather than grow it),
+/// and what a pattern compiled at that step is charged against its filter's [`RegexBudget`]
+/// (the program, its reverse twin and a one-pass DFA, plus the cache).
+struct Tier {
+    program: usize,
+    cache: usize,
+    charge: usize,
+}
+
+const TIERS: [Tier; 3] = [
+    Tier {
+        program: 16 << 10,
+        cache: 64 << 10,
+        charge: 128 << 10,
+    },
+    Tier {
+        program: 256 << 10,
+        cache: 1 << 20,
+        charge: 2 << 20,
+    },
+    Tier {
+        program: 4 << 20,
+        cache: 2 << 20,
+        charge: 16 << 20,
+    },
+];
+
+/// What the regular expressions one filter keeps compiled may take together: a filter of a
+/// million small patterns (16 MiB of `$in`) must not hold gigabytes.
+const FILTER_BUDGET: usize = 128 << 20;
+
+/// The memory the regular expressions of one filter may still take.
+#[derive(Debug)]
+pub(crate) struct RegexBudget {
+    remaining: usize,
+}
+
+impl RegexBudget {
+    /// The budget of one filter.
+    pub(crate) fn per_filter() -> RegexBudget {
+        RegexBudget {
+            remaining: FILTER_BUDGET,
+        }
+    }
+}
 
 /// A compiled regular expression with the pattern and options it came from.
 #[derive(Debug, Clone)]
@@ -38,12 +80,52 @@ pub(crate) enum RegexError {
 }
 
 impl MongoRegex {
-    /// Compiles `pattern` with mongod's option letters.
+    /// Compiles `pattern` with mongod's option letters, at the largest [`Tier`]: for a pattern
+    /// used and dropped (an expression's), which no filter keeps.
     ///
     /// # Errors
     /// [`RegexError`] for a NUL in the pattern, an unknown option letter, or a pattern that does
     /// not compile within the size limits.
     pub(crate) fn compile(pattern: &str, options: &str) -> Result<MongoRegex, RegexError> {
+        let largest = &TIERS[TIERS.len() - 1];
+        MongoRegex::compile_tier(pattern, options, largest)
+    }
+
+    /// Compiles `pattern` for a filter, charging `budget` for the memory it keeps: the pattern
+    /// is compiled at the smallest [`Tier`] it fits.
+    ///
+    /// # Errors
+    /// As [`MongoRegex::compile`], and [`RegexError::Invalid`] when the filter's patterns
+    /// together would pass the budget.
+    pub(crate) fn compile_within(
+        pattern: &str,
+        options: &str,
+        budget: &mut RegexBudget,
+    ) -> Result<MongoRegex, RegexError> {
+        for tier in &TIERS {
+            if tier.charge > budget.remaining {
+                break;
+            }
+            match MongoRegex::compile_tier(pattern, options, tier) {
+                Err(RegexError::Invalid(reason)) if reason == TOO_LARGE => continue,
+                Ok(regex) => {
+                    budget.remaining -= tier.charge;
+                    return Ok(regex);
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        // Past the budget, or past the largest tier: either way the pattern is refused; the
+        // message says which.
+        let largest = &TIERS[TIERS.len() - 1];
+        MongoRegex::compile_tier(pattern, options, largest)?;
+        Err(RegexError::Invalid(format!(
+            "the regular expressions of one query may not take more than {} MiB compiled",
+            FILTER_BUDGET >> 20
+        )))
+    }
+
+    fn compile_tier(pattern: &str, options: &str, tier: &Tier) -> Result<MongoRegex, RegexError> {
         let mut builder = RegexBuilder::new(pattern);
         for flag in options.chars() {
             match flag {
@@ -65,8 +147,8 @@ impl MongoRegex {
             ));
         }
         let compiled = builder
-            .size_limit(COMPILED_SIZE_LIMIT)
-            .dfa_size_limit(DFA_CACHE_LIMIT)
+            .size_limit(tier.program)
+            .dfa_size_limit(tier.cache)
             .build()
             .map_err(|error| RegexError::Invalid(reason(&error)))?;
         Ok(MongoRegex {
@@ -99,10 +181,13 @@ impl MongoRegex {
     }
 }
 
+/// The reason given for a pattern whose compiled form passes the largest [`Tier`].
+const TOO_LARGE: &str = "regular expression is too large";
+
 /// The crate's reason without its caret diagram: the last line, after `error: `.
 fn reason(error: &regex::Error) -> String {
     match error {
-        regex::Error::CompiledTooBig(_) => "regular expression is too large".to_owned(),
+        regex::Error::CompiledTooBig(_) => TOO_LARGE.to_owned(),
         regex::Error::Syntax(text) => text
             .lines()
             .rev()
@@ -163,6 +248,31 @@ mod tests {
             error,
             RegexError::Invalid("regular expression is too large".to_owned())
         );
+    }
+
+    #[test]
+    fn a_filter_budget_bounds_what_its_patterns_keep() {
+        let mut budget = RegexBudget::per_filter();
+        let small = FILTER_BUDGET / TIERS[0].charge;
+        for _ in 0..small {
+            MongoRegex::compile_within("^ab+c", "", &mut budget).expect("within the budget");
+        }
+        let RegexError::Invalid(reason) =
+            MongoRegex::compile_within("^ab+c", "", &mut budget).unwrap_err()
+        else {
+            panic!("past the budget must be refused");
+        };
+        assert!(reason.contains("may not take more than"), "{reason}");
+        // A pattern too large for any tier says so, budget or not.
+        let mut budget = RegexBudget::per_filter();
+        let error = MongoRegex::compile_within("(((a{100}){100}){100})", "", &mut budget);
+        assert_eq!(
+            error.unwrap_err(),
+            RegexError::Invalid(TOO_LARGE.to_owned())
+        );
+        // A mid-sized pattern takes a larger step of the budget.
+        MongoRegex::compile_within("[a-z]{2000}", "", &mut budget).expect("fits a larger tier");
+        assert!(budget.remaining <= FILTER_BUDGET - TIERS[1].charge);
     }
 
     #[test]

@@ -128,8 +128,10 @@ enum TypeSelector {
 impl Filter {
     /// Parses a filter document.
     pub(crate) fn parse(filter: &Document) -> StoreResult<Filter> {
+        // One budget for the regular expressions the whole filter keeps compiled.
+        let mut budget = super::regex::RegexBudget::per_filter();
         Ok(Filter {
-            root: parse::parse_document(filter)?,
+            root: parse::parse_document(filter, &mut budget)?,
         })
     }
 

@@ -8,20 +8,20 @@ use crate::code;
 use crate::errors::{CommandError, StoreResult};
 use crate::expr::Expr;
 use crate::path::split_path;
-use crate::regex::{MongoRegex, RegexError};
+use crate::regex::{MongoRegex, RegexBudget, RegexError};
 use crate::value_order::Number;
 
-pub(super) fn parse_document(filter: &Document) -> StoreResult<Node> {
+pub(super) fn parse_document(filter: &Document, budget: &mut RegexBudget) -> StoreResult<Node> {
     let mut clauses = Vec::with_capacity(filter.len());
     for (key, value) in filter {
         if let Some(operator) = key.strip_prefix('$') {
-            if let Some(node) = parse_top_level(operator, value)? {
+            if let Some(node) = parse_top_level(operator, value, budget)? {
                 clauses.push(node);
             }
         } else {
             clauses.push(Node::Path(PathPredicate {
                 parts: split_path(key),
-                predicate: parse_field(key, value)?,
+                predicate: parse_field(key, value, budget)?,
             }));
         }
     }
@@ -32,11 +32,15 @@ pub(super) fn parse_document(filter: &Document) -> StoreResult<Node> {
     })
 }
 
-fn parse_top_level(operator: &str, value: &Bson) -> StoreResult<Option<Node>> {
+fn parse_top_level(
+    operator: &str,
+    value: &Bson,
+    budget: &mut RegexBudget,
+) -> StoreResult<Option<Node>> {
     let node = match operator {
-        "and" => Node::And(parse_branches(operator, value)?),
-        "or" => Node::Or(parse_branches(operator, value)?),
-        "nor" => Node::Nor(parse_branches(operator, value)?),
+        "and" => Node::And(parse_branches(operator, value, budget)?),
+        "or" => Node::Or(parse_branches(operator, value, budget)?),
+        "nor" => Node::Nor(parse_branches(operator, value, budget)?),
         "comment" => return Ok(None),
         "expr" => Node::Expr(Expr::parse(value)?),
         _ => {
@@ -49,7 +53,11 @@ fn parse_top_level(operator: &str, value: &Bson) -> StoreResult<Option<Node>> {
     Ok(Some(node))
 }
 
-fn parse_branches(operator: &str, value: &Bson) -> StoreResult<Vec<Node>> {
+fn parse_branches(
+    operator: &str,
+    value: &Bson,
+    budget: &mut RegexBudget,
+) -> StoreResult<Vec<Node>> {
     let Bson::Array(items) = value else {
         return Err(CommandError::bad_value(format!(
             "${operator} must be an array"
@@ -63,7 +71,7 @@ fn parse_branches(operator: &str, value: &Bson) -> StoreResult<Vec<Node>> {
     items
         .iter()
         .map(|item| match item {
-            Bson::Document(document) => parse_document(document),
+            Bson::Document(document) => parse_document(document, budget),
             _ => Err(CommandError::bad_value(
                 "$or/$and/$nor entries need to be full objects",
             )),
@@ -76,17 +84,23 @@ fn is_operator_object(value: &Bson) -> bool {
     matches!(value, Bson::Document(document) if document.keys().next().is_some_and(|key| key.starts_with('$')))
 }
 
-fn parse_field(path: &str, value: &Bson) -> StoreResult<Predicate> {
+fn parse_field(path: &str, value: &Bson, budget: &mut RegexBudget) -> StoreResult<Predicate> {
     match value {
-        Bson::Document(operators) if is_operator_object(value) => parse_operators(path, operators),
-        Bson::RegularExpression(regex) => Ok(Predicate::Regex(compile_bson_regex(regex)?)),
+        Bson::Document(operators) if is_operator_object(value) => {
+            parse_operators(path, operators, budget)
+        }
+        Bson::RegularExpression(regex) => Ok(Predicate::Regex(compile_bson_regex(regex, budget)?)),
         other => Ok(Predicate::Eq(other.clone())),
     }
 }
 
 /// Compiles a regular expression of a filter, with mongod's errors for one it refuses.
-pub(crate) fn compile_regex(pattern: &str, options: &str) -> StoreResult<MongoRegex> {
-    MongoRegex::compile(pattern, options).map_err(|error| match error {
+pub(crate) fn compile_regex(
+    pattern: &str,
+    options: &str,
+    budget: &mut RegexBudget,
+) -> StoreResult<MongoRegex> {
+    MongoRegex::compile_within(pattern, options, budget).map_err(|error| match error {
         RegexError::NullInPattern => {
             CommandError::bad_value("Regular expression cannot contain an embedded null byte")
         }
@@ -101,12 +115,16 @@ pub(crate) fn compile_regex(pattern: &str, options: &str) -> StoreResult<MongoRe
     })
 }
 
-fn compile_bson_regex(regex: &bson::Regex) -> StoreResult<MongoRegex> {
-    compile_regex(regex.pattern.as_str(), regex.options.as_str())
+fn compile_bson_regex(regex: &bson::Regex, budget: &mut RegexBudget) -> StoreResult<MongoRegex> {
+    compile_regex(regex.pattern.as_str(), regex.options.as_str(), budget)
 }
 
-fn parse_operators(path: &str, operators: &Document) -> StoreResult<Predicate> {
-    let mut predicates = parse_operator_list(path, operators)?;
+fn parse_operators(
+    path: &str,
+    operators: &Document,
+    budget: &mut RegexBudget,
+) -> StoreResult<Predicate> {
+    let mut predicates = parse_operator_list(path, operators, budget)?;
     Ok(if predicates.len() == 1 {
         predicates.remove(0)
     } else {
@@ -115,26 +133,30 @@ fn parse_operators(path: &str, operators: &Document) -> StoreResult<Predicate> {
 }
 
 /// Each operator of an operator object, `$regex` and `$options` read together as one.
-fn parse_operator_list(path: &str, operators: &Document) -> StoreResult<Vec<Predicate>> {
+fn parse_operator_list(
+    path: &str,
+    operators: &Document,
+    budget: &mut RegexBudget,
+) -> StoreResult<Vec<Predicate>> {
     let mut predicates = Vec::with_capacity(operators.len());
     for (key, argument) in operators {
         let Some(operator) = key.strip_prefix('$') else {
             return Err(CommandError::bad_value(format!("unknown operator: {key}")));
         };
         match operator {
-            "regex" => predicates.push(Predicate::Regex(regex_document(operators)?)),
+            "regex" => predicates.push(Predicate::Regex(regex_document(operators, budget)?)),
             "options" if !operators.contains_key("$regex") => {
                 return Err(CommandError::bad_value("$options needs a $regex"));
             }
             "options" => {}
-            _ => predicates.push(parse_operator(path, operator, argument)?),
+            _ => predicates.push(parse_operator(path, operator, argument, budget)?),
         }
     }
     Ok(predicates)
 }
 
 /// `{$regex: "re" | /re/flags, $options: "flags"}`: options may be given once.
-fn regex_document(operators: &Document) -> StoreResult<MongoRegex> {
+fn regex_document(operators: &Document, budget: &mut RegexBudget) -> StoreResult<MongoRegex> {
     let mut pattern = "";
     let mut options = "";
     for (key, value) in operators {
@@ -162,14 +184,19 @@ fn regex_document(operators: &Document) -> StoreResult<MongoRegex> {
             _ => {}
         }
     }
-    compile_regex(pattern, options)
+    compile_regex(pattern, options, budget)
 }
 
 fn options_twice() -> CommandError {
     CommandError::bad_value("options set in both $regex and $options")
 }
 
-fn parse_operator(path: &str, operator: &str, argument: &Bson) -> StoreResult<Predicate> {
+fn parse_operator(
+    path: &str,
+    operator: &str,
+    argument: &Bson,
+    budget: &mut RegexBudget,
+) -> StoreResult<Predicate> {
     let predicate = match operator {
         "eq" => Predicate::Eq(argument.clone()),
         "ne" => {
@@ -182,14 +209,14 @@ fn parse_operator(path: &str, operator: &str, argument: &Bson) -> StoreResult<Pr
         "gte" => Predicate::Compare(Comparison::Gte, comparable(path, argument)?),
         "lt" => Predicate::Compare(Comparison::Lt, comparable(path, argument)?),
         "lte" => Predicate::Compare(Comparison::Lte, comparable(path, argument)?),
-        "in" => in_list(argument, "$in")?,
-        "nin" => Predicate::Not(Box::new(in_list(argument, "$nin")?)),
+        "in" => in_list(argument, "$in", budget)?,
+        "nin" => Predicate::Not(Box::new(in_list(argument, "$nin", budget)?)),
         "exists" => Predicate::Exists(truthy(argument)),
         "type" => Predicate::Type(type_selectors(argument)?),
         "size" => Predicate::Size(size_argument(argument)?),
-        "all" => all_list(path, argument)?,
-        "not" => not_argument(path, argument)?,
-        "elemMatch" => elem_match(argument)?,
+        "all" => all_list(path, argument, budget)?,
+        "not" => not_argument(path, argument, budget)?,
+        "elemMatch" => elem_match(argument, budget)?,
         "mod" => Predicate::Mod(Modulo::parse(argument)?),
         _ => match BitOperator::from_name(operator) {
             Some(bits) => Predicate::Bits(BitTest::parse(bits, argument)?),
@@ -224,7 +251,7 @@ pub(crate) fn truthy(argument: &Bson) -> bool {
     }
 }
 
-fn in_list(argument: &Bson, operator: &str) -> StoreResult<Predicate> {
+fn in_list(argument: &Bson, operator: &str, budget: &mut RegexBudget) -> StoreResult<Predicate> {
     let Bson::Array(items) = argument else {
         return Err(CommandError::bad_value(format!(
             "{operator} needs an array"
@@ -239,7 +266,7 @@ fn in_list(argument: &Bson, operator: &str) -> StoreResult<Predicate> {
             )));
         }
         match item {
-            Bson::RegularExpression(regex) => regexes.push(compile_bson_regex(regex)?),
+            Bson::RegularExpression(regex) => regexes.push(compile_bson_regex(regex, budget)?),
             other => values.push(other.clone()),
         }
     }
@@ -249,7 +276,7 @@ fn in_list(argument: &Bson, operator: &str) -> StoreResult<Predicate> {
     Ok(Predicate::In(InSet::new(values).with_regexes(regexes)))
 }
 
-fn all_list(path: &str, argument: &Bson) -> StoreResult<Predicate> {
+fn all_list(path: &str, argument: &Bson, budget: &mut RegexBudget) -> StoreResult<Predicate> {
     let Bson::Array(items) = argument else {
         return Err(CommandError::bad_value("$all needs an array"));
     };
@@ -265,7 +292,9 @@ fn all_list(path: &str, argument: &Bson) -> StoreResult<Predicate> {
         return items
             .iter()
             .map(|item| match item {
-                Bson::Document(document) if is_elem_match(item) => parse_operators(path, document),
+                Bson::Document(document) if is_elem_match(item) => {
+                    parse_operators(path, document, budget)
+                }
                 _ => Err(CommandError::bad_value(
                     "$all/$elemMatch has to be consistent",
                 )),
@@ -280,7 +309,7 @@ fn all_list(path: &str, argument: &Bson) -> StoreResult<Predicate> {
                 return Err(CommandError::bad_value("no $ expressions in $all"));
             }
             Bson::RegularExpression(regex) => {
-                predicates.push(Predicate::Regex(compile_bson_regex(regex)?));
+                predicates.push(Predicate::Regex(compile_bson_regex(regex, budget)?));
             }
             other => predicates.push(Predicate::Eq(other.clone())),
         }
@@ -288,7 +317,7 @@ fn all_list(path: &str, argument: &Bson) -> StoreResult<Predicate> {
     Ok(Predicate::All(predicates))
 }
 
-fn not_argument(path: &str, argument: &Bson) -> StoreResult<Predicate> {
+fn not_argument(path: &str, argument: &Bson, budget: &mut RegexBudget) -> StoreResult<Predicate> {
     match argument {
         Bson::Document(operators) => {
             if operators.is_empty() {
@@ -297,16 +326,18 @@ fn not_argument(path: &str, argument: &Bson) -> StoreResult<Predicate> {
             if !is_operator_object(argument) {
                 return Err(CommandError::bad_value("$not needs a regex or a document"));
             }
-            Ok(Predicate::Not(Box::new(parse_operators(path, operators)?)))
+            Ok(Predicate::Not(Box::new(parse_operators(
+                path, operators, budget,
+            )?)))
         }
         Bson::RegularExpression(regex) => Ok(Predicate::Not(Box::new(Predicate::Regex(
-            compile_bson_regex(regex)?,
+            compile_bson_regex(regex, budget)?,
         )))),
         _ => Err(CommandError::bad_value("$not needs a regex or a document")),
     }
 }
 
-fn elem_match(argument: &Bson) -> StoreResult<Predicate> {
+fn elem_match(argument: &Bson, budget: &mut RegexBudget) -> StoreResult<Predicate> {
     let Bson::Document(spec) = argument else {
         return Err(CommandError::bad_value("$elemMatch needs an Object"));
     };
@@ -314,9 +345,13 @@ fn elem_match(argument: &Bson) -> StoreResult<Predicate> {
         key.starts_with('$') && !matches!(key.as_str(), "$and" | "$or" | "$nor" | "$expr")
     });
     if first_is_value_operator {
-        Ok(Predicate::ElemMatchValue(parse_operator_list("", spec)?))
+        Ok(Predicate::ElemMatchValue(parse_operator_list(
+            "", spec, budget,
+        )?))
     } else {
-        Ok(Predicate::ElemMatchObject(Box::new(Filter::parse(spec)?)))
+        Ok(Predicate::ElemMatchObject(Box::new(Filter {
+            root: parse_document(spec, budget)?,
+        })))
     }
 }
 

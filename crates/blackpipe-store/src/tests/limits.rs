@@ -412,4 +412,19 @@ fn pathological_regular_expressions_are_answered_or_refused_in_bounded_time_and_
         doc! { "find": "c", "filter": { "s": { "$regex": "a".repeat(40_000) } } },
     );
     assert_eq!(error_code(&reply), 51091);
+    // Many patterns in one filter share one memory budget: past it, 51091 again.
+    let many: Vec<Bson> = (0..5_000)
+        .map(|n| {
+            Bson::RegularExpression(bson::Regex {
+                pattern: format!("^x{n}y").try_into().expect("no NUL"),
+                options: String::new().try_into().expect("no NUL"),
+            })
+        })
+        .collect();
+    let reply = run(
+        &store,
+        "db",
+        doc! { "find": "c", "filter": { "s": { "$in": many } } },
+    );
+    assert_eq!(error_code(&reply), 51091);
 }

@@ -145,7 +145,11 @@ fn positional_misuses_get_mongods_errors() {
     assert_eq!(write_error_code(&reply), 2);
     let reply = update_one(&store, doc! { "a": 1 }, doc! { "$rename": { "a.$": "c" } });
     assert_eq!(write_error_code(&reply), 2);
-    assert!(reply.to_string().contains("The source field for $rename may not be dynamic: a.$"));
+    assert!(
+        reply
+            .to_string()
+            .contains("The source field for $rename may not be dynamic: a.$")
+    );
     // An upsert that inserts has no matched position.
     let reply = run(
         &store,
