@@ -241,6 +241,45 @@ mod tests {
         ));
     }
 
+    /// The PCRE syntax FIDELITY.md lists as refused, and the differences it lists as kept.
+    #[test]
+    fn the_listed_differences_from_pcre_hold() {
+        for pattern in [
+            "a(?=b)",
+            "a(?!b)",
+            "(?<=a)b",
+            "(?<!a)b",
+            "(a)\\1",
+            "(?<n>a)\\k<n>",
+            "(?>a)",
+            "a\\Z",
+            "\\Ga",
+            "\\h",
+            "\\R",
+            "\\Qa.b\\E",
+            "(*UTF)a",
+            "(a)(?1)",
+        ] {
+            assert!(
+                matches!(
+                    MongoRegex::compile(pattern, ""),
+                    Err(RegexError::Invalid(_))
+                ),
+                "{pattern} should be refused"
+            );
+        }
+        // `$` without `m` only at the very end; Unicode digits; whitespace in classes under `x`.
+        assert!(!MongoRegex::compile("abc$", "").unwrap().is_match("abc\n"));
+        assert!(
+            MongoRegex::compile("^\\d$", "")
+                .unwrap()
+                .is_match("\u{663}")
+        );
+        assert!(!MongoRegex::compile("^[a b]$", "x").unwrap().is_match(" "));
+        // A possessive quantifier is read as a greedy one that may give back.
+        assert!(MongoRegex::compile("^a++a$", "").unwrap().is_match("aa"));
+    }
+
     #[test]
     fn a_huge_compiled_pattern_is_refused() {
         let error = MongoRegex::compile("(((a{100}){100}){100})", "").unwrap_err();
