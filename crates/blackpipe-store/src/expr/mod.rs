@@ -28,6 +28,9 @@ pub(crate) enum Expr {
     Object(Vec<(String, Expr)>),
     Array(Vec<Expr>),
     Operator(Operator, Vec<Expr>),
+    /// `$regexMatch`, `$regexFind` or `$regexFindAll`, with its pattern compiled once when it
+    /// is a constant.
+    Regex(Box<regex::RegexCall>),
 }
 
 /// The supported expression operators.
@@ -64,9 +67,6 @@ pub(crate) enum Operator {
     SetField,
     GetField,
     Rand,
-    RegexMatch,
-    RegexFind,
-    RegexFindAll,
 }
 
 impl Operator {
@@ -103,9 +103,6 @@ impl Operator {
             "$setField" => Operator::SetField,
             "$getField" => Operator::GetField,
             "$rand" => Operator::Rand,
-            "$regexMatch" => Operator::RegexMatch,
-            "$regexFind" => Operator::RegexFind,
-            "$regexFindAll" => Operator::RegexFindAll,
             _ => return None,
         };
         Some(operator)
@@ -177,6 +174,7 @@ impl Expr {
                 Ok(Some(Bson::Array(out)))
             }
             Expr::Operator(operator, arguments) => evaluate_operator(*operator, arguments, root),
+            Expr::Regex(call) => call.evaluate(root),
         }
     }
 
@@ -262,6 +260,9 @@ fn parse_object(document: &Document) -> StoreResult<Expr> {
     if name == "$literal" {
         return Ok(Expr::Literal(argument.clone()));
     }
+    if let Some(call) = regex::RegexCall::parse(name, argument)? {
+        return Ok(Expr::Regex(Box::new(call)));
+    }
     let Some(operator) = Operator::from_name(name) else {
         return Err(CommandError::new(
             code::INVALID_PIPELINE_OPERATOR,
@@ -272,11 +273,6 @@ fn parse_object(document: &Document) -> StoreResult<Expr> {
         parse_cond(argument)?
     } else if matches!(operator, Operator::SetField | Operator::GetField) {
         fields::parse(operator, argument)?
-    } else if matches!(
-        operator,
-        Operator::RegexMatch | Operator::RegexFind | Operator::RegexFindAll
-    ) {
-        regex::parse(operator, argument)?
     } else if operator == Operator::Rand {
         rand::check_argument(argument)?;
         Vec::new()
@@ -541,9 +537,6 @@ fn evaluate_operator(
         Operator::Type => Ok(Some(Bson::String(type_of(values[0].as_ref()).to_owned()))),
         Operator::Min | Operator::Max => Ok(extreme(operator == Operator::Max, values)),
         Operator::SetField | Operator::GetField => fields::evaluate(operator, &values),
-        Operator::RegexMatch | Operator::RegexFind | Operator::RegexFindAll => {
-            regex::evaluate(operator, &values)
-        }
         Operator::Cond | Operator::And | Operator::Or | Operator::IfNull => Ok(None),
     }
 }

@@ -1,102 +1,155 @@
 //! `$regexMatch`, `$regexFind` and `$regexFindAll`: the filters' regular expression engine
 //! ([`crate::regex`]) behind the aggregation's named-argument operators.
 //!
-//! The arguments are parsed into positional ones, `[input, regex, options]` (a missing
-//! `options` is null). Constant patterns are checked when the expression is parsed, as mongod
-//! checks them, so a bad pattern fails even on an empty collection.
+//! A missing `options` is null. Constant patterns are compiled when the expression is parsed,
+//! as mongod checks them there (a bad pattern fails even on an empty collection), and then
+//! serve every document.
 
 use bson::{Bson, Document};
 
-use super::{Expr, Operator, is_nullish};
+use super::{Expr, is_nullish};
 use crate::code;
 use crate::errors::{CommandError, StoreResult, check_bson_size};
 use crate::regex::{MongoRegex, RegexError};
 use crate::value_order::value_size;
 
-fn name(operator: Operator) -> &'static str {
-    match operator {
-        Operator::RegexMatch => "$regexMatch",
-        Operator::RegexFind => "$regexFind",
-        _ => "$regexFindAll",
+/// Which of the three operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Operator {
+    Match,
+    Find,
+    FindAll,
+}
+
+impl Operator {
+    fn from_name(name: &str) -> Option<Operator> {
+        Some(match name {
+            "$regexMatch" => Operator::Match,
+            "$regexFind" => Operator::Find,
+            "$regexFindAll" => Operator::FindAll,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Operator::Match => "$regexMatch",
+            Operator::Find => "$regexFind",
+            Operator::FindAll => "$regexFindAll",
+        }
     }
 }
 
-/// Parses the argument document into `[input, regex, options]`.
-pub(super) fn parse(operator: Operator, argument: &Bson) -> StoreResult<Vec<Expr>> {
-    let name = name(operator);
-    let Bson::Document(spec) = argument else {
-        return Err(CommandError::new(
-            code::REGEX_EXPR_NOT_OBJECT,
-            format!(
-                "{name} expects an object of named arguments but found: {}",
-                crate::errors::type_name(argument)
-            ),
-        ));
-    };
-    let (mut input, mut regex, mut options) = (None, None, None);
-    for (key, value) in spec {
-        let slot = match key.as_str() {
-            "input" => &mut input,
-            "regex" => &mut regex,
-            "options" => &mut options,
-            _ => {
-                return Err(CommandError::new(
-                    code::REGEX_EXPR_UNKNOWN_ARGUMENT,
-                    format!("{name} found an unknown argument: {key}"),
-                ));
+/// A parsed `$regexMatch`/`$regexFind`/`$regexFindAll`.
+#[derive(Debug, Clone)]
+pub(crate) struct RegexCall {
+    operator: Operator,
+    input: Expr,
+    regex: Expr,
+    options: Expr,
+    /// The compiled pattern when `regex` and `options` are constants (`None` inside for a
+    /// null pattern); compiled for each document otherwise.
+    constant: Option<Option<MongoRegex>>,
+}
+
+impl RegexCall {
+    /// Parses `{name: {input, regex, options}}`; `None` when `name` is not one of the three.
+    pub(super) fn parse(name: &str, argument: &Bson) -> StoreResult<Option<RegexCall>> {
+        let Some(operator) = Operator::from_name(name) else {
+            return Ok(None);
+        };
+        let Bson::Document(spec) = argument else {
+            return Err(CommandError::new(
+                code::REGEX_EXPR_NOT_OBJECT,
+                format!(
+                    "{name} expects an object of named arguments but found: {}",
+                    crate::errors::type_name(argument)
+                ),
+            ));
+        };
+        let (mut input, mut regex, mut options) = (None, None, None);
+        for (key, value) in spec {
+            let slot = match key.as_str() {
+                "input" => &mut input,
+                "regex" => &mut regex,
+                "options" => &mut options,
+                _ => {
+                    return Err(CommandError::new(
+                        code::REGEX_EXPR_UNKNOWN_ARGUMENT,
+                        format!("{name} found an unknown argument: {key}"),
+                    ));
+                }
+            };
+            *slot = Some(Expr::parse(value)?);
+        }
+        let input = input.ok_or_else(|| {
+            CommandError::new(
+                code::REGEX_EXPR_WITHOUT_INPUT,
+                format!("{name} requires 'input' parameter"),
+            )
+        })?;
+        let regex = regex.ok_or_else(|| {
+            CommandError::new(
+                code::REGEX_EXPR_WITHOUT_REGEX,
+                format!("{name} requires 'regex' parameter"),
+            )
+        })?;
+        let options = options.unwrap_or(Expr::Literal(Bson::Null));
+        // Constant patterns are checked (and compiled) now, as mongod checks them at parse.
+        let constant = match (&regex, &options) {
+            (Expr::Literal(pattern), Expr::Literal(flags)) => {
+                Some(compile(operator, Some(pattern), Some(flags))?)
+            }
+            _ => None,
+        };
+        Ok(Some(RegexCall {
+            operator,
+            input,
+            regex,
+            options,
+            constant,
+        }))
+    }
+
+    /// Evaluates the call against a document.
+    pub(super) fn evaluate(&self, root: &Document) -> StoreResult<Option<Bson>> {
+        let operator = self.operator;
+        let compiled;
+        let regex = match &self.constant {
+            Some(constant) => constant.as_ref(),
+            None => {
+                let pattern = self.regex.evaluate(root)?;
+                let flags = self.options.evaluate(root)?;
+                compiled = compile(operator, pattern.as_ref(), flags.as_ref())?;
+                compiled.as_ref()
             }
         };
-        *slot = Some(Expr::parse(value)?);
+        let input = self.input.evaluate(root)?;
+        let input = match input.as_ref() {
+            value if is_nullish(value) => None,
+            Some(Bson::String(text)) => Some(text.as_str()),
+            Some(_) => {
+                return Err(CommandError::new(
+                    code::REGEX_EXPR_INPUT_NOT_STRING,
+                    format!("{} needs 'input' to be of type string", operator.name()),
+                ));
+            }
+            None => None,
+        };
+        let found = input.zip(regex);
+        Ok(Some(match operator {
+            Operator::Match => {
+                Bson::Boolean(found.is_some_and(|(input, regex)| regex.is_match(input)))
+            }
+            Operator::Find => found
+                .and_then(|(input, regex)| match_at(regex, input, 0))
+                .map_or(Bson::Null, |(document, _)| Bson::Document(document)),
+            Operator::FindAll => Bson::Array(match found {
+                Some((input, regex)) => find_all(regex, input)?,
+                None => Vec::new(),
+            }),
+        }))
     }
-    let input = input.ok_or_else(|| {
-        CommandError::new(
-            code::REGEX_EXPR_WITHOUT_INPUT,
-            format!("{name} requires 'input' parameter"),
-        )
-    })?;
-    let regex = regex.ok_or_else(|| {
-        CommandError::new(
-            code::REGEX_EXPR_WITHOUT_REGEX,
-            format!("{name} requires 'regex' parameter"),
-        )
-    })?;
-    let options = options.unwrap_or(Expr::Literal(Bson::Null));
-    if let (Expr::Literal(pattern), Expr::Literal(flags)) = (&regex, &options) {
-        compile(operator, Some(pattern), Some(flags))?;
-    }
-    Ok(vec![input, regex, options])
-}
-
-/// Evaluates the operator on its evaluated `[input, regex, options]`.
-pub(super) fn evaluate(operator: Operator, values: &[Option<Bson>]) -> StoreResult<Option<Bson>> {
-    let regex = compile(operator, values[1].as_ref(), values[2].as_ref())?;
-    let input = match values[0].as_ref() {
-        value if is_nullish(value) => None,
-        Some(Bson::String(text)) => Some(text.as_str()),
-        Some(_) => {
-            return Err(CommandError::new(
-                code::REGEX_EXPR_INPUT_NOT_STRING,
-                format!("{} needs 'input' to be of type string", name(operator)),
-            ));
-        }
-        None => None,
-    };
-    let found = match (input, regex) {
-        (Some(input), Some(regex)) => Some((input, regex)),
-        _ => None,
-    };
-    Ok(Some(match operator {
-        Operator::RegexMatch => {
-            Bson::Boolean(found.is_some_and(|(input, regex)| regex.is_match(input)))
-        }
-        Operator::RegexFind => found
-            .and_then(|(input, regex)| match_at(&regex, input, 0))
-            .map_or(Bson::Null, |(document, _)| Bson::Document(document)),
-        _ => Bson::Array(match found {
-            Some((input, regex)) => find_all(&regex, input)?,
-            None => Vec::new(),
-        }),
-    }))
 }
 
 /// The compiled pattern, `None` when the pattern is null or missing.
@@ -105,7 +158,7 @@ fn compile(
     pattern: Option<&Bson>,
     options: Option<&Bson>,
 ) -> StoreResult<Option<MongoRegex>> {
-    let name = name(operator);
+    let name = operator.name();
     let flags = match options {
         value if is_nullish(value) => "",
         Some(Bson::String(flags)) => flags.as_str(),

@@ -421,5 +421,25 @@ fn regex_expressions_refuse_bad_arguments_with_mongods_codes() {
         let mut not_object = Document::new();
         not_object.insert(operator, "a");
         assert_eq!(expression_error(&store, not_object), 51103);
+        // Patterns read from the document are checked per document.
+        let mut dynamic = Document::new();
+        dynamic.insert(operator, doc! { "input": "$text", "regex": "$n" });
+        assert_eq!(expression_error(&store, dynamic), 51105);
     }
+}
+
+#[test]
+fn regex_match_serves_expr_filters_with_patterns_from_the_document() {
+    let store = new_store();
+    insert(
+        &store,
+        "t",
+        vec![
+            doc! { "_id": 1, "text": "apple", "pattern": "^a" },
+            doc! { "_id": 2, "text": "banana", "pattern": "^a" },
+            doc! { "_id": 3, "text": "cherry", "pattern": "RR", "flags": "i" },
+        ],
+    );
+    let filter = doc! { "$expr": { "$regexMatch": { "input": "$text", "regex": "$pattern", "options": "$flags" } } };
+    assert_eq!(ids(&store, "t", filter), vec![1, 3]);
 }
