@@ -401,6 +401,8 @@ pub const POSITIONAL_PROJECTION_TWICE: i32 = 31276;
 pub const POSITIONAL_PROJECTION_NOT_IN_QUERY: i32 = 31277;
 /// `Location31287`: a projection path with two positional operators.
 pub const POSITIONAL_PROJECTION_TWICE_IN_PATH: i32 = 31287;
+/// `Location31308`: a positional projection whose value is a literal.
+pub const POSITIONAL_PROJECTION_WITH_LITERAL: i32 = 31308;
 /// `Location31324`: a positional projection in an aggregation stage.
 pub const POSITIONAL_PROJECTION_IN_STAGE: i32 = 31324;
 /// `Location51091`: a regular expression that does not compile.

@@ -344,11 +344,36 @@ fn check_positional(
             "Cannot use positional projection in aggregation projection",
         ));
     }
-    if matches!(value, Bson::Document(_)) {
-        return Err(CommandError::new(
-            code::POSITIONAL_PROJECTION_WITH_OBJECT,
-            "positional projection cannot be used with an expression or sub object",
-        ));
+    match value {
+        Bson::Document(_) => {
+            return Err(CommandError::new(
+                code::POSITIONAL_PROJECTION_WITH_OBJECT,
+                "positional projection cannot be used with an expression or sub object",
+            ));
+        }
+        Bson::Boolean(_)
+        | Bson::Int32(_)
+        | Bson::Int64(_)
+        | Bson::Double(_)
+        | Bson::Decimal128(_) => {
+            let included = match value {
+                Bson::Boolean(flag) => *flag,
+                other => Number::of(other).is_some_and(|number| number.as_f64() != 0.0),
+            };
+            // An exclusion reads the key as a field path, whose `$` component is invalid.
+            if !included {
+                return Err(CommandError::new(
+                    code::FIELD_PATH_DOLLAR_PREFIXED,
+                    "FieldPath field names may not start with '$'. Consider using $getField or $setField.",
+                ));
+            }
+        }
+        _ => {
+            return Err(CommandError::new(
+                code::POSITIONAL_PROJECTION_WITH_LITERAL,
+                "positional projection cannot be used with a literal",
+            ));
+        }
     }
     if have_positional {
         return Err(CommandError::new(

@@ -95,7 +95,7 @@ fn parse_field(path: &str, value: &Bson, budget: &mut RegexBudget) -> StoreResul
 }
 
 /// Compiles a regular expression of a filter, with mongod's errors for one it refuses.
-pub(crate) fn compile_regex(
+fn compile_regex(
     pattern: &str,
     options: &str,
     budget: &mut RegexBudget,

@@ -264,6 +264,8 @@ fn positional_projection_misuses_get_mongods_codes() {
         ),
         (doc! { "a": 1 }, doc! { "a.$.b.$": 1 }, 31287),
         (doc! { "a": 1 }, doc! { "a.$": 1, "c": 0 }, 31254),
+        (doc! { "a": 1 }, doc! { "a.$": "x" }, 31308),
+        (doc! { "a": 1 }, doc! { "a.$": false }, 16410),
         (doc! {}, doc! { "b": { "$elemMatch": 1 } }, 31274),
         (doc! {}, doc! { "x.b": { "$elemMatch": { "a": 1 } } }, 31275),
     ];
