@@ -118,7 +118,10 @@ fn poll(store: &Store, tail: &Tail) -> StoreResult<Polled> {
         .into_iter()
         .map(|(record, document)| match &tail.projection {
             Some(projection) => {
-                let position = tail.filter.matched_position(&document);
+                let position = projection
+                    .is_positional()
+                    .then(|| tail.filter.matched_position(&document))
+                    .flatten();
                 Ok((record, Arc::new(projection.apply_at(&document, position)?)))
             }
             None => Ok((record, document)),
