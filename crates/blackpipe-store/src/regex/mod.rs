@@ -2,9 +2,12 @@
 //! the `regex` crate (linear-time matching, so no pattern can make a query backtrack for ever)
 //! and shared by filters, `$pull` and the aggregation's `$regexMatch`/`$regexFind`/`$regexFindAll`.
 //!
-//! The crate's syntax is close to PCRE's but not equal: lookaround and backreferences do not
-//! compile (answered as mongod answers a pattern PCRE refuses), `$` without `m` matches only at
-//! the very end, and `\d`, `\w`, `\s` are Unicode-aware. FIDELITY.md lists these.
+//! The crate's syntax is close to PCRE2's; [`translate`] rewrites what the two spell
+//! differently. What remains differs: lookaround and backreferences do not compile (answered
+//! as mongod answers a pattern PCRE2 refuses), and `$` without `m` matches only at the very
+//! end. FIDELITY.md lists these.
+
+mod translate;
 
 use bson::Bson;
 use regex::{Regex, RegexBuilder};
@@ -126,7 +129,7 @@ impl MongoRegex {
     }
 
     fn compile_tier(pattern: &str, options: &str, tier: &Tier) -> Result<MongoRegex, RegexError> {
-        let mut builder = RegexBuilder::new(pattern);
+        let mut builder = RegexBuilder::new(&translate::translate(pattern, options.contains('x')));
         for flag in options.chars() {
             match flag {
                 'i' => builder.case_insensitive(true),
@@ -254,9 +257,6 @@ mod tests {
             "(?>a)",
             "a\\Z",
             "\\Ga",
-            "\\h",
-            "\\R",
-            "\\Qa.b\\E",
             "(*UTF)a",
             "(a)(?1)",
         ] {
@@ -268,16 +268,40 @@ mod tests {
                 "{pattern} should be refused"
             );
         }
-        // `$` without `m` only at the very end; Unicode digits; whitespace in classes under `x`.
+        // `$` without `m` only at the very end.
         assert!(!MongoRegex::compile("abc$", "").unwrap().is_match("abc\n"));
-        assert!(
-            MongoRegex::compile("^\\d$", "")
-                .unwrap()
-                .is_match("\u{663}")
-        );
-        assert!(!MongoRegex::compile("^[a b]$", "x").unwrap().is_match(" "));
         // A possessive quantifier is read as a greedy one that may give back.
         assert!(MongoRegex::compile("^a++a$", "").unwrap().is_match("aa"));
+    }
+
+    /// What the translation makes mean what it means to mongod.
+    #[test]
+    fn pcre_spellings_mean_what_they_mean_to_mongod() {
+        let matches = |pattern: &str, options: &str, text: &str| {
+            MongoRegex::compile(pattern, options)
+                .unwrap_or_else(|error| panic!("{pattern}: {error:?}"))
+                .is_match(text)
+        };
+        // ASCII classes and boundaries, as PCRE2 without UCP has them.
+        assert!(!matches("^\\d$", "", "\u{663}"));
+        assert!(matches("^\\d$", "", "7"));
+        assert!(!matches("^\\w$", "", "é"));
+        assert!(matches("^\\W$", "", "é"));
+        assert!(matches("^[\\w-]+$", "", "a-b_c"));
+        assert!(matches("\\bé", "", "aé"));
+        assert!(matches("^\\s$", "", "\u{B}"));
+        // Whitespace in a class is kept under `x`; `[[]`, `&&` are literals.
+        assert!(matches("^[a b]$", "x", " "));
+        assert!(matches("^[[]$", "", "["));
+        assert!(matches("^[a&&b]$", "", "&"));
+        // PCRE-only escapes.
+        assert!(matches("^a\\hb$", "", "a\u{A0}b"));
+        assert!(matches("^a\\Rb$", "", "a\r\nb"));
+        assert!(matches("^\\Qa.b\\E$", "", "a.b"));
+        assert!(!matches("^\\Qa.b\\E$", "", "axb"));
+        assert!(matches("^\\e$", "", "\u{1B}"));
+        // Case-insensitive matching stays Unicode, as PCRE2's UTF mode has it.
+        assert!(matches("^é$", "i", "É"));
     }
 
     #[test]
