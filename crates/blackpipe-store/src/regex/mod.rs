@@ -300,6 +300,8 @@ mod tests {
         assert!(matches("^\\Qa.b\\E$", "", "a.b"));
         assert!(!matches("^\\Qa.b\\E$", "", "axb"));
         assert!(matches("^\\e$", "", "\u{1B}"));
+        assert!(matches("^\\<a\\>$", "", "<a>"));
+        assert!(matches("^a\\/b\\-c\\:$", "", "a/b-c:"));
         // Case-insensitive matching stays Unicode, as PCRE2's UTF mode has it.
         assert!(matches("^é$", "i", "É"));
     }

@@ -2,7 +2,8 @@
 //! `regex` crate's where the two spell the same meaning differently:
 //! - `\d`, `\w`, `\s` and their negations are ASCII classes (PCRE2 without UCP), `\b`/`\B`
 //!   ASCII word boundaries; the crate's are Unicode-aware;
-//! - `\h`, `\H`, `\v`, `\V`, `\R`, `\e` and `\Q...\E` are spelled out;
+//! - `\h`, `\H`, `\v`, `\V`, `\R`, `\e` and `\Q...\E` are spelled out, and `\<`, `\>` (word
+//!   boundaries to the crate) are the literals they are to PCRE2;
 //! - inside a character class, `[` is a literal (unless it opens `[:name:]`), `&&` and `~~`
 //!   are literals, and under `x` whitespace is kept, where the crate reads nested classes, set
 //!   operations, and ignores the whitespace.
@@ -123,6 +124,9 @@ fn push_escape(out: &mut String, escaped: char, in_class: bool) {
             return;
         }
         'R' if !in_class => (r"(?:\r\n|[\n\x0B\x0C\r\x{85}\x{2028}\x{2029}])", ""),
+        // Literals to PCRE2, word boundaries to the crate.
+        '<' => ("<", "<"),
+        '>' => (">", ">"),
         other => {
             out.push('\\');
             out.push(other);
