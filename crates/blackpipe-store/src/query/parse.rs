@@ -104,9 +104,11 @@ fn compile_regex(
         RegexError::NullInPattern => {
             CommandError::bad_value("Regular expression cannot contain an embedded null byte")
         }
+        // mongod formats "<operator> invalid flag ..." with no operator name for a filter,
+        // hence the leading space.
         RegexError::InvalidFlag(flag) => CommandError::new(
             code::REGEX_INVALID_FLAG,
-            format!("invalid flag in regex options: {flag}"),
+            format!(" invalid flag in regex options: {flag}"),
         ),
         RegexError::Invalid(reason) => CommandError::new(
             code::REGEX_INVALID,

