@@ -16,8 +16,9 @@ pub(crate) struct Projection {
     fields: Vec<(String, Node)>,
     /// Whether `_id` is kept (inclusion mode keeps it unless `_id: 0`).
     keep_id: bool,
-    /// The field spelling of a positional projection (`"items.$"`), checked against the query.
-    positional: Option<String>,
+    /// A positional projection: its key (`"items.$"`, checked against the query) and the path
+    /// before the `$`, included like any field and then cut to the matched element.
+    positional: Option<(String, Vec<String>)>,
 }
 
 #[derive(Debug, Clone)]
@@ -33,8 +34,6 @@ enum Node {
     /// `{field: {$elemMatch: ...}}`: the filter `{field: {$elemMatch: ...}}`, which keeps the
     /// first element `e` for which `{field: [e]}` matches.
     ElemMatch(String, Box<Filter>),
-    /// `{"field.$": 1}`: the element at the position the query matched.
-    Positional,
 }
 
 /// Where a projection is used: the two differ in error wording and in `$slice` support.
@@ -94,7 +93,7 @@ impl Projection {
         }
         let mut modes = Modes::default();
         let mut keep_id = None;
-        let mut positional: Option<String> = None;
+        let mut positional: Option<(String, Vec<String>)> = None;
         let mut fields: Vec<(String, Node)> = Vec::new();
         for (key, value) in spec {
             if key.is_empty() || key.starts_with('$') {
@@ -108,8 +107,8 @@ impl Projection {
             if let Some(array_path) = positional_path(key) {
                 check_positional(key, value, kind, positional.is_some(), &fields)?;
                 modes.note(Mode::Include, key);
-                insert_path(&mut fields, array_path, Node::Positional);
-                positional = Some(key.clone());
+                insert_path(&mut fields, array_path, Node::Include);
+                positional = Some((key.clone(), crate::path::split_path(array_path)));
                 continue;
             }
             if is_elem_match(value) && positional.is_some() {
@@ -175,7 +174,7 @@ impl Projection {
     /// # Errors
     /// mongod's 31277 when it does not.
     pub(crate) fn check_query(&self, query: &Filter) -> StoreResult<()> {
-        let Some(key) = &self.positional else {
+        let Some((key, _)) = &self.positional else {
             return Ok(());
         };
         let field = key.split('.').next().unwrap_or_default();
@@ -224,10 +223,6 @@ impl Projection {
         document: &Document,
         position: Option<usize>,
     ) -> StoreResult<Document> {
-        let context = Context {
-            root: document,
-            position,
-        };
         let mut out = if self.inclusion {
             let mut out = Document::new();
             if self.keep_id {
@@ -235,7 +230,10 @@ impl Projection {
                     out.insert("_id", id.clone());
                 }
             }
-            include_fields(&self.fields, document, context, &mut out)?;
+            include_fields(&self.fields, document, document, &mut out)?;
+            if let Some((_, path)) = &self.positional {
+                keep_matched_element(&mut out, path, position)?;
+            }
             out
         } else {
             let mut out = document.clone();
@@ -492,22 +490,13 @@ fn insert_path(fields: &mut Vec<(String, Node)>, path: &str, node: Node) {
     }
 }
 
-/// What applying an inclusion needs besides the fields: the whole document (for computed
-/// fields) and the query's matched array position (for a positional projection).
-#[derive(Clone, Copy)]
-struct Context<'a> {
-    root: &'a Document,
-    position: Option<usize>,
-}
-
 /// Inclusion: copy included fields in document order, then add computed fields in spec order.
 fn include_fields(
     fields: &[(String, Node)],
     source: &Document,
-    context: Context<'_>,
+    root: &Document,
     out: &mut Document,
 ) -> StoreResult<()> {
-    let root = context.root;
     for (name, value) in source {
         let Some((_, node)) = fields.iter().find(|(field, _)| field == name) else {
             continue;
@@ -517,12 +506,9 @@ fn include_fields(
                 out.insert(name.clone(), value.clone());
             }
             Node::Nested(children) => {
-                if let Some(projected) = include_nested(children, value, context)? {
+                if let Some(projected) = include_nested(children, value, root)? {
                     out.insert(name.clone(), projected);
                 }
-            }
-            Node::Positional => {
-                out.insert(name.clone(), positional_element(value, context.position)?);
             }
             Node::Slice { skip, limit } => {
                 out.insert(name.clone(), slice(value, *skip, *limit));
@@ -551,7 +537,7 @@ fn include_fields(
             }
             Node::Nested(children) if !source.contains_key(name) && has_computed(children) => {
                 let mut created = Document::new();
-                include_fields(children, &Document::new(), context, &mut created)?;
+                include_fields(children, &Document::new(), root, &mut created)?;
                 out.insert(name.clone(), Bson::Document(created));
             }
             _ => {}
@@ -560,24 +546,38 @@ fn include_fields(
     Ok(())
 }
 
-/// The array element a positional projection keeps; a value that is not an array is kept whole.
-fn positional_element(value: &Bson, position: Option<usize>) -> StoreResult<Bson> {
-    let Bson::Array(items) = value else {
-        return Ok(value.clone());
-    };
-    let Some(position) = position else {
-        return Err(CommandError::new(
-            code::POSITIONAL_PROJECTION_NO_MATCH,
-            "positional operator '.$' couldn't find a matching element in the array",
-        ));
-    };
-    match items.get(position) {
-        Some(item) => Ok(Bson::Array(vec![item.clone()])),
-        None => Err(CommandError::new(
-            code::POSITIONAL_PROJECTION_MISMATCH,
-            "positional operator '.$' element mismatch",
-        )),
+/// mongod's positional projection on the projected document: the first array met along the
+/// path is cut to its element at the matched position; without an array on the path the
+/// document stays as it is.
+fn keep_matched_element(
+    document: &mut Document,
+    path: &[String],
+    position: Option<usize>,
+) -> StoreResult<()> {
+    let mut current = document;
+    for part in path {
+        match current.get_mut(part) {
+            Some(Bson::Array(items)) => {
+                let Some(position) = position else {
+                    return Err(CommandError::new(
+                        code::POSITIONAL_PROJECTION_NO_MATCH,
+                        "positional operator '.$' couldn't find a matching element in the array",
+                    ));
+                };
+                let Some(element) = items.get(position).cloned() else {
+                    return Err(CommandError::new(
+                        code::POSITIONAL_PROJECTION_MISMATCH,
+                        "positional operator '.$' element mismatch",
+                    ));
+                };
+                *items = vec![element];
+                return Ok(());
+            }
+            Some(Bson::Document(child)) => current = child,
+            _ => return Ok(()),
+        }
     }
+    Ok(())
 }
 
 fn has_computed(fields: &[(String, Node)]) -> bool {
@@ -591,18 +591,18 @@ fn has_computed(fields: &[(String, Node)]) -> bool {
 fn include_nested(
     children: &[(String, Node)],
     value: &Bson,
-    context: Context<'_>,
+    root: &Document,
 ) -> StoreResult<Option<Bson>> {
     match value {
         Bson::Document(document) => {
             let mut out = Document::new();
-            include_fields(children, document, context, &mut out)?;
+            include_fields(children, document, root, &mut out)?;
             Ok(Some(Bson::Document(out)))
         }
         Bson::Array(items) => {
             let mut out = Vec::with_capacity(items.len());
             for item in items {
-                if let Some(projected) = include_nested(children, item, context)? {
+                if let Some(projected) = include_nested(children, item, root)? {
                     out.push(projected);
                 }
             }
@@ -612,7 +612,7 @@ fn include_nested(
         // document in their place.
         _ if has_computed(children) => {
             let mut out = Document::new();
-            include_fields(children, &Document::new(), context, &mut out)?;
+            include_fields(children, &Document::new(), root, &mut out)?;
             Ok(Some(Bson::Document(out)))
         }
         _ => Ok(None),
@@ -639,7 +639,7 @@ fn exclude_fields(
                     *value = slice(value, *skip, *limit);
                 }
             }
-            Node::Include | Node::Computed(_) | Node::ElemMatch(..) | Node::Positional => {}
+            Node::Include | Node::Computed(_) | Node::ElemMatch(..) => {}
         }
     }
     Ok(())

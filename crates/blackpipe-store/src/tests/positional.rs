@@ -229,6 +229,17 @@ fn positional_projection_keeps_the_matched_element() {
         batch(&reply),
         vec![doc! { "meta": { "list": [{ "k": 2 }] } }]
     );
+    // A path that meets an array before its end cuts that first array, as mongod does.
+    insert(
+        &store,
+        "c",
+        vec![doc! { "_id": 2, "a": [{ "b": [1, 2], "x": 0 }, { "b": [3, 4], "x": 1 }] }],
+    );
+    let reply = find_projected(&store, doc! { "a.b": 3 }, doc! { "a.b.$": 1 });
+    assert_eq!(
+        batch(&reply),
+        vec![doc! { "_id": 2, "a": [{ "b": [3, 4] }] }]
+    );
     let reply = run_ok(
         &store,
         "db",
