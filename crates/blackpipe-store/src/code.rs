@@ -392,6 +392,59 @@ pub const TOPOLOGY_VERSION_WITHOUT_MAX_AWAIT: i32 = 51760;
 /// `Location4886600`: `apiStrict` or `apiDeprecationErrors` without `apiVersion`.
 pub const API_PARAMETERS_WITHOUT_VERSION: i32 = 4886600;
 
+// Regular expressions, positional operators and projections (reported as `Location<code>`).
+/// `Location31022`: a `$regexMatch`/`$regexFind`/`$regexFindAll` without `input`.
+pub const REGEX_EXPR_WITHOUT_INPUT: i32 = 31022;
+/// `Location31023`: a `$regex*` expression without `regex`.
+pub const REGEX_EXPR_WITHOUT_REGEX: i32 = 31023;
+/// `Location31024`: a `$regex*` expression with an unknown argument.
+pub const REGEX_EXPR_UNKNOWN_ARGUMENT: i32 = 31024;
+/// `Location31255`: an `$elemMatch` projection after a positional one.
+pub const ELEM_MATCH_AFTER_POSITIONAL: i32 = 31255;
+/// `Location31256`: a positional projection after an `$elemMatch` one.
+pub const POSITIONAL_AFTER_ELEM_MATCH: i32 = 31256;
+/// `Location31271`: a positional projection whose value is an expression or sub-object.
+pub const POSITIONAL_PROJECTION_WITH_OBJECT: i32 = 31271;
+/// `Location31274`: an `$elemMatch` projection whose argument is not a document.
+pub const ELEM_MATCH_PROJECTION_NOT_OBJECT: i32 = 31274;
+/// `Location31275`: an `$elemMatch` projection on a nested field.
+pub const ELEM_MATCH_PROJECTION_NESTED: i32 = 31275;
+/// `Location31276`: more than one positional projection.
+pub const POSITIONAL_PROJECTION_TWICE: i32 = 31276;
+/// `Location31277`: a positional projection whose array the query does not name.
+pub const POSITIONAL_PROJECTION_NOT_IN_QUERY: i32 = 31277;
+/// `Location31287`: a projection path with two positional operators.
+pub const POSITIONAL_PROJECTION_TWICE_IN_PATH: i32 = 31287;
+/// `Location31308`: a positional projection whose value is a literal.
+pub const POSITIONAL_PROJECTION_WITH_LITERAL: i32 = 31308;
+/// `Location31324`: a positional projection in an aggregation stage.
+pub const POSITIONAL_PROJECTION_IN_STAGE: i32 = 31324;
+/// `Location51091`: a regular expression that does not compile.
+pub const REGEX_INVALID: i32 = 51091;
+/// `Location51103`: a `$regex*` expression whose argument is not a document.
+pub const REGEX_EXPR_NOT_OBJECT: i32 = 51103;
+/// `Location51104`: a `$regex*` expression whose `input` is not a string.
+pub const REGEX_EXPR_INPUT_NOT_STRING: i32 = 51104;
+/// `Location51105`: a `$regex*` expression whose `regex` is not a string or a regex.
+pub const REGEX_EXPR_REGEX_NOT_STRING: i32 = 51105;
+/// `Location51106`: a `$regex*` expression whose `options` is not a string.
+pub const REGEX_EXPR_OPTIONS_NOT_STRING: i32 = 51106;
+/// `Location51107`: options given both in a BSON regex and in `options`.
+pub const REGEX_EXPR_OPTIONS_TWICE: i32 = 51107;
+/// `Location51108`: an option letter that is not `i`, `m`, `s`, `x` or `u`.
+pub const REGEX_INVALID_FLAG: i32 = 51108;
+/// `Location51109`: a `$regex*` expression's pattern with a NUL byte.
+pub const REGEX_EXPR_NULL_IN_PATTERN: i32 = 51109;
+/// `Location51110`: a `$regex*` expression's options with a NUL byte.
+pub const REGEX_EXPR_NULL_IN_OPTIONS: i32 = 51110;
+/// `Location51111`: a `$regex*` expression's pattern that does not compile.
+pub const REGEX_EXPR_INVALID: i32 = 51111;
+/// `Location51246`: a positional projection for a document the query matched without an array
+/// position.
+pub const POSITIONAL_PROJECTION_NO_MATCH: i32 = 51246;
+/// `Location51247`: a positional projection whose matched position is past its array.
+pub const POSITIONAL_PROJECTION_MISMATCH: i32 = 51247;
+
 /// The name mongod gives `code`, if it has one; `None` for the codes mongod reports as
 /// `Location<code>`.
 pub fn name(code: i32) -> Option<&'static str> {

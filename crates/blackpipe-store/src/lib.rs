@@ -138,6 +138,7 @@ mod oplog;
 mod path;
 mod projection;
 mod query;
+mod regex;
 mod replication;
 mod retryable_writes;
 mod snapshot_read;

@@ -32,54 +32,79 @@ pub(crate) fn collect_leaves<'a>(
     parts: &[String],
     out: &mut Vec<Leaf<'a>>,
 ) {
+    for_each_leaf(document, parts, &mut |leaf, _| out.push(leaf));
+}
+
+/// Calls `sink` with every value the path reaches (as [`collect_leaves`] collects them) and the
+/// position, in the first array the path went through, of the element it came from: the
+/// position mongod's positional `$` stands for.
+pub(crate) fn for_each_leaf<'a>(
+    document: &'a Document,
+    parts: &[String],
+    sink: &mut impl FnMut(Leaf<'a>, Option<usize>),
+) {
     let Some((first, rest)) = parts.split_first() else {
         return;
     };
     match document.get(first) {
-        Some(value) => collect_from_value(value, rest, out),
-        None => out.push(Leaf::Missing),
+        Some(value) => leaves_from_value(value, rest, None, &mut *sink),
+        None => sink(Leaf::Missing, None),
     }
 }
 
-fn collect_from_value<'a>(value: &'a Bson, parts: &[String], out: &mut Vec<Leaf<'a>>) {
+/// Where [`for_each_leaf`] sends what it reaches (a trait object: the walk recurses through
+/// closures that count what they pass on).
+type LeafSink<'s, 'a> = dyn FnMut(Leaf<'a>, Option<usize>) + 's;
+
+fn leaves_from_value<'a>(
+    value: &'a Bson,
+    parts: &[String],
+    outer: Option<usize>,
+    sink: &mut LeafSink<'_, 'a>,
+) {
     let Some((first, rest)) = parts.split_first() else {
-        out.push(Leaf::Present(value));
+        sink(Leaf::Present(value), outer);
         return;
     };
     match value {
         Bson::Document(document) => match document.get(first) {
-            Some(child) => collect_from_value(child, rest, out),
-            None => out.push(Leaf::Missing),
+            Some(child) => leaves_from_value(child, rest, outer, sink),
+            None => sink(Leaf::Missing, outer),
         },
         Bson::Array(items) => {
-            let before = out.len();
+            let mut reached = false;
+            let mut counted = |leaf: Leaf<'a>, position: Option<usize>| {
+                reached = true;
+                sink(leaf, position);
+            };
             if let Some(position) = array_index(first) {
                 if let Some(item) = items.get(position) {
-                    collect_from_value(item, rest, out);
+                    leaves_from_value(item, rest, outer, &mut counted);
                 }
                 // A numeric component may also name a field of embedded documents.
-                for item in items {
+                for (index, item) in items.iter().enumerate() {
                     if let Bson::Document(document) = item {
                         if let Some(child) = document.get(first) {
-                            collect_from_value(child, rest, out);
+                            leaves_from_value(child, rest, outer.or(Some(index)), &mut counted);
                         }
                     }
                 }
             } else {
-                for item in items {
+                for (index, item) in items.iter().enumerate() {
                     if let Bson::Document(document) = item {
+                        let at = outer.or(Some(index));
                         match document.get(first) {
-                            Some(child) => collect_from_value(child, rest, out),
-                            None => out.push(Leaf::Missing),
+                            Some(child) => leaves_from_value(child, rest, at, &mut counted),
+                            None => counted(Leaf::Missing, at),
                         }
                     }
                 }
             }
-            if out.len() == before {
-                out.push(Leaf::Missing);
+            if !reached {
+                sink(Leaf::Missing, outer);
             }
         }
-        _ => out.push(Leaf::Missing),
+        _ => sink(Leaf::Missing, outer),
     }
 }
 

@@ -16,6 +16,9 @@ pub(crate) struct Projection {
     fields: Vec<(String, Node)>,
     /// Whether `_id` is kept (inclusion mode keeps it unless `_id: 0`).
     keep_id: bool,
+    /// A positional projection: its key (`"items.$"`, checked against the query) and the path
+    /// before the `$`, included like any field and then cut to the matched element.
+    positional: Option<(String, Vec<String>)>,
 }
 
 #[derive(Debug, Clone)]
@@ -24,8 +27,13 @@ enum Node {
     Exclude,
     Computed(Expr),
     Nested(Vec<(String, Node)>),
-    Slice { skip: Option<i64>, limit: i64 },
-    ElemMatch(Box<Filter>),
+    Slice {
+        skip: Option<i64>,
+        limit: i64,
+    },
+    /// `{field: {$elemMatch: ...}}`: the filter `{field: {$elemMatch: ...}}`, which keeps the
+    /// first element `e` for which `{field: [e]}` matches.
+    ElemMatch(String, Box<Filter>),
 }
 
 /// Where a projection is used: the two differ in error wording and in `$slice` support.
@@ -85,6 +93,7 @@ impl Projection {
         }
         let mut modes = Modes::default();
         let mut keep_id = None;
+        let mut positional: Option<(String, Vec<String>)> = None;
         let mut fields: Vec<(String, Node)> = Vec::new();
         for (key, value) in spec {
             if key.is_empty() || key.starts_with('$') {
@@ -95,9 +104,17 @@ impl Projection {
                     ),
                 ));
             }
-            if key.ends_with(".$") || key.contains(".$.") {
-                return Err(CommandError::bad_value(
-                    "blackpipe does not support the positional projection operator",
+            if let Some(array_path) = positional_path(key) {
+                check_positional(key, value, kind, positional.is_some(), &fields)?;
+                modes.note(Mode::Include, key);
+                insert_path(&mut fields, array_path, Node::Include);
+                positional = Some((key.clone(), crate::path::split_path(array_path)));
+                continue;
+            }
+            if is_elem_match(value) && positional.is_some() {
+                return Err(CommandError::new(
+                    code::ELEM_MATCH_AFTER_POSITIONAL,
+                    "Cannot specify positional operator and $elemMatch.",
                 ));
             }
             let node = parse_node(value, kind, key, &mut modes)?;
@@ -147,7 +164,32 @@ impl Projection {
             inclusion,
             fields,
             keep_id: keep_id.unwrap_or(true),
+            positional,
         }))
+    }
+
+    /// Checks a positional projection against the query it projects the results of: the query
+    /// must name the projected array's top-level field.
+    ///
+    /// # Errors
+    /// mongod's 31277 when it does not.
+    pub(crate) fn check_query(&self, query: &Filter) -> StoreResult<()> {
+        let Some((key, _)) = &self.positional else {
+            return Ok(());
+        };
+        let field = key.split('.').next().unwrap_or_default();
+        if query.names_field(field) {
+            return Ok(());
+        }
+        Err(CommandError::new(
+            code::POSITIONAL_PROJECTION_NOT_IN_QUERY,
+            format!("Positional projection '{key}' does not match the query document."),
+        ))
+    }
+
+    /// Whether the projection needs the query's matched array position (a positional `$`).
+    pub(crate) fn is_positional(&self) -> bool {
+        self.positional.is_some()
     }
 
     /// Builds an exclusion projection from a list of paths (the `$unset` stage).
@@ -165,11 +207,22 @@ impl Projection {
             inclusion: false,
             fields,
             keep_id,
+            positional: None,
         }
     }
 
     /// Applies the projection to one document.
     pub(crate) fn apply(&self, document: &Document) -> StoreResult<Document> {
+        self.apply_at(document, None)
+    }
+
+    /// Applies the projection to one document the query matched at array position `position`
+    /// (`Filter::matched_position`), which a positional projection keeps.
+    pub(crate) fn apply_at(
+        &self,
+        document: &Document,
+        position: Option<usize>,
+    ) -> StoreResult<Document> {
         let mut out = if self.inclusion {
             let mut out = Document::new();
             if self.keep_id {
@@ -178,6 +231,9 @@ impl Projection {
                 }
             }
             include_fields(&self.fields, document, document, &mut out)?;
+            if let Some((_, path)) = &self.positional {
+                keep_matched_element(&mut out, path, position)?;
+            }
             out
         } else {
             let mut out = document.clone();
@@ -229,9 +285,8 @@ fn parse_node(
                 if let Some(argument) = spec.get("$slice") {
                     return parse_slice(argument);
                 }
-                if let Some(Bson::Document(filter)) = spec.get("$elemMatch") {
-                    modes.note(Mode::Include, path);
-                    return Ok(Node::ElemMatch(Box::new(Filter::parse(filter)?)));
+                if let Some(argument) = spec.get("$elemMatch") {
+                    return parse_elem_match(argument, path, modes);
                 }
             }
             modes.note(Mode::Compute, path);
@@ -260,6 +315,119 @@ fn parse_node(
             Ok(Node::Computed(Expr::parse(other)?))
         }
     }
+}
+
+/// The array path of a positional projection key (`"a.b.$"` gives `"a.b"`), if it is one.
+fn positional_path(key: &str) -> Option<&str> {
+    if key == "$" {
+        return Some("");
+    }
+    let end = key
+        .find(".$.")
+        .or_else(|| key.strip_suffix(".$").map(str::len))?;
+    Some(&key[..end])
+}
+
+/// mongod's rules for a positional projection key and its value.
+fn check_positional(
+    key: &str,
+    value: &Bson,
+    kind: ProjectionKind,
+    have_positional: bool,
+    fields: &[(String, Node)],
+) -> StoreResult<()> {
+    if kind == ProjectionKind::Stage {
+        return Err(CommandError::new(
+            code::POSITIONAL_PROJECTION_IN_STAGE,
+            "Cannot use positional projection in aggregation projection",
+        ));
+    }
+    match value {
+        Bson::Document(_) => {
+            return Err(CommandError::new(
+                code::POSITIONAL_PROJECTION_WITH_OBJECT,
+                "positional projection cannot be used with an expression or sub object",
+            ));
+        }
+        Bson::Boolean(_)
+        | Bson::Int32(_)
+        | Bson::Int64(_)
+        | Bson::Double(_)
+        | Bson::Decimal128(_) => {
+            let included = match value {
+                Bson::Boolean(flag) => *flag,
+                other => Number::of(other).is_some_and(|number| number.as_f64() != 0.0),
+            };
+            // An exclusion reads the key as a field path, whose `$` component is invalid.
+            if !included {
+                return Err(CommandError::new(
+                    code::FIELD_PATH_DOLLAR_PREFIXED,
+                    "FieldPath field names may not start with '$'. Consider using $getField or $setField.",
+                ));
+            }
+        }
+        _ => {
+            return Err(CommandError::new(
+                code::POSITIONAL_PROJECTION_WITH_LITERAL,
+                "positional projection cannot be used with a literal",
+            ));
+        }
+    }
+    if have_positional {
+        return Err(CommandError::new(
+            code::POSITIONAL_PROJECTION_TWICE,
+            "Cannot specify more than one positional projection per query.",
+        ));
+    }
+    if has_elem_match(fields) {
+        return Err(CommandError::new(
+            code::POSITIONAL_AFTER_ELEM_MATCH,
+            "Cannot specify positional operator and $elemMatch.",
+        ));
+    }
+    let after = key.find(".$.").map_or("", |at| &key[at + 3..]);
+    if positional_path(after).is_some() {
+        return Err(CommandError::new(
+            code::POSITIONAL_PROJECTION_TWICE_IN_PATH,
+            format!("Cannot use positional operator twice: {key}"),
+        ));
+    }
+    Ok(())
+}
+
+fn is_elem_match(value: &Bson) -> bool {
+    matches!(value, Bson::Document(spec) if spec.keys().next().is_some_and(|key| key == "$elemMatch"))
+}
+
+fn has_elem_match(fields: &[(String, Node)]) -> bool {
+    fields
+        .iter()
+        .any(|(_, node)| matches!(node, Node::ElemMatch(..)))
+}
+
+fn parse_elem_match(argument: &Bson, path: &str, modes: &mut Modes) -> StoreResult<Node> {
+    let Bson::Document(spec) = argument else {
+        return Err(CommandError::new(
+            code::ELEM_MATCH_PROJECTION_NOT_OBJECT,
+            format!(
+                "elemMatch: Invalid argument, object required, but got {}",
+                crate::errors::type_name(argument)
+            ),
+        ));
+    };
+    if path.contains('.') {
+        return Err(CommandError::new(
+            code::ELEM_MATCH_PROJECTION_NESTED,
+            "Cannot use $elemMatch projection on a nested field.",
+        ));
+    }
+    modes.note(Mode::Include, path);
+    let mut filter = Document::new();
+    filter.insert(path, bson::doc! { "$elemMatch": spec.clone() });
+    Ok(Node::ElemMatch(
+        path.to_owned(),
+        Box::new(Filter::parse(&filter)?),
+    ))
 }
 
 fn parse_slice(argument: &Bson) -> StoreResult<Node> {
@@ -345,12 +513,14 @@ fn include_fields(
             Node::Slice { skip, limit } => {
                 out.insert(name.clone(), slice(value, *skip, *limit));
             }
-            Node::ElemMatch(filter) => {
+            Node::ElemMatch(field, filter) => {
                 if let Bson::Array(items) = value {
-                    if let Some(first) = items
-                        .iter()
-                        .find(|item| matches!(item, Bson::Document(d) if filter.matches(d)))
-                    {
+                    let matches = |item: &&Bson| {
+                        let mut probe = Document::new();
+                        probe.insert(field.clone(), Bson::Array(vec![(*item).clone()]));
+                        filter.matches(&probe)
+                    };
+                    if let Some(first) = items.iter().find(matches) {
                         out.insert(name.clone(), Bson::Array(vec![first.clone()]));
                     }
                 }
@@ -371,6 +541,40 @@ fn include_fields(
                 out.insert(name.clone(), Bson::Document(created));
             }
             _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// mongod's positional projection on the projected document: the first array met along the
+/// path is cut to its element at the matched position; without an array on the path the
+/// document stays as it is.
+fn keep_matched_element(
+    document: &mut Document,
+    path: &[String],
+    position: Option<usize>,
+) -> StoreResult<()> {
+    let mut current = document;
+    for part in path {
+        match current.get_mut(part) {
+            Some(Bson::Array(items)) => {
+                let Some(position) = position else {
+                    return Err(CommandError::new(
+                        code::POSITIONAL_PROJECTION_NO_MATCH,
+                        "positional operator '.$' couldn't find a matching element in the array",
+                    ));
+                };
+                let Some(element) = items.get(position).cloned() else {
+                    return Err(CommandError::new(
+                        code::POSITIONAL_PROJECTION_MISMATCH,
+                        "positional operator '.$' element mismatch",
+                    ));
+                };
+                *items = vec![element];
+                return Ok(());
+            }
+            Some(Bson::Document(child)) => current = child,
+            _ => return Ok(()),
         }
     }
     Ok(())
@@ -435,7 +639,7 @@ fn exclude_fields(
                     *value = slice(value, *skip, *limit);
                 }
             }
-            Node::Include | Node::Computed(_) | Node::ElemMatch(_) => {}
+            Node::Include | Node::Computed(_) | Node::ElemMatch(..) => {}
         }
     }
     Ok(())

@@ -95,6 +95,9 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
         Some(projection) => Projection::parse(projection, ProjectionKind::Find)?,
         None => None,
     };
+    if let Some(projection) = &projection {
+        projection.check_query(&filter)?;
+    }
     let skip = optional_non_negative(command, "find", "skip")?.unwrap_or(0);
     let limit = optional_non_negative(command, "find", "limit")?.filter(|limit| *limit > 0);
     let batch_size = optional_non_negative(command, "find", "batchSize")?;
@@ -147,6 +150,25 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
     if let Some(bounds) = &bounds {
         results.retain(|document| bounds.contains(document));
     }
+    results = sort.sort(results, |document| Some(document.as_ref()));
+    let results: Vec<Arc<Document>> = results
+        .into_iter()
+        .skip(skip)
+        .take(limit.unwrap_or(usize::MAX))
+        .collect();
+    let results = match &projection {
+        Some(projection) => results
+            .iter()
+            .map(|document| {
+                let position = projection
+                    .is_positional()
+                    .then(|| filter.matched_position(document))
+                    .flatten();
+                projection.apply_at(document, position).map(Arc::new)
+            })
+            .collect::<StoreResult<Vec<_>>>()?,
+        None => results,
+    };
     let tail = position
         .filter(|_| tailable)
         .map(|(uuid, last_record)| Tail {
@@ -158,19 +180,6 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
             last_record,
             await_data,
         });
-    results = sort.sort(results, |document| Some(document.as_ref()));
-    let results: Vec<Arc<Document>> = results
-        .into_iter()
-        .skip(skip)
-        .take(limit.unwrap_or(usize::MAX))
-        .collect();
-    let results = match projection {
-        Some(projection) => results
-            .iter()
-            .map(|document| projection.apply(document).map(Arc::new))
-            .collect::<StoreResult<Vec<_>>>()?,
-        None => results,
-    };
     let options = CursorOptions {
         batch_size,
         single_batch,

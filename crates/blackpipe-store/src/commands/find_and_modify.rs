@@ -75,6 +75,9 @@ fn parse(command: &Document, name: &str) -> StoreResult<Request> {
         Some(fields) => Projection::parse(fields, ProjectionKind::Find)?,
         None => None,
     };
+    if let Some(projection) = &projection {
+        projection.check_query(&filter)?;
+    }
     let update = update
         .map(|update| {
             Update::parse_with_array_filters(&*vars.update(update)?, command.get("arrayFilters"))
@@ -146,9 +149,17 @@ pub(crate) fn find_and_modify(
     Ok(reply)
 }
 
-fn project(request: &Request, document: &Document) -> StoreResult<Bson> {
+/// The document findAndModify answers with, through its projection; a positional projection
+/// keeps the element at the position the query matched in the document as it was found.
+fn project(request: &Request, document: &Document, found: &Document) -> StoreResult<Bson> {
     Ok(Bson::Document(match &request.projection {
-        Some(projection) => projection.apply(document)?,
+        Some(projection) => {
+            let position = projection
+                .is_positional()
+                .then(|| request.filter.matched_position(found))
+                .flatten();
+            projection.apply_at(document, position)?
+        }
         None => document.clone(),
     }))
 }
@@ -202,12 +213,13 @@ fn execute(
             ApplyContext {
                 is_insert: true,
                 now: exec.now,
+                matched_position: None,
             },
         )?;
         let document = prepare_for_insert(exec, &document)?;
         let id = document.get("_id").cloned().unwrap_or(Bson::Null);
         let value = if request.return_new {
-            project(request, &document)?
+            project(request, &document, &document)?
         } else {
             Bson::Null
         };
@@ -225,7 +237,7 @@ fn execute(
     if request.remove {
         guard.remove(record);
         exec.record(OplogWrite::delete(&guard, &original));
-        return Ok((doc! { "n": 1 }, project(request, &original)?));
+        return Ok((doc! { "n": 1 }, project(request, &original, &original)?));
     }
     let Some(update) = &request.update else {
         return Ok(no_match());
@@ -235,6 +247,10 @@ fn execute(
         ApplyContext {
             is_insert: false,
             now: exec.now,
+            matched_position: update
+                .uses_matched_position()
+                .then(|| request.filter.matched_position(&original))
+                .flatten(),
         },
     )?;
     if !documents_identical(&original, &updated) {
@@ -244,9 +260,9 @@ fn execute(
         record_update(exec, &guard, record, &original, update);
     }
     let value = if request.return_new {
-        project(request, &updated)?
+        project(request, &updated, &original)?
     } else {
-        project(request, &original)?
+        project(request, &original, &original)?
     };
     Ok((doc! { "n": 1, "updatedExisting": true }, value))
 }

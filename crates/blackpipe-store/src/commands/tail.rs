@@ -117,7 +117,13 @@ fn poll(store: &Store, tail: &Tail) -> StoreResult<Polled> {
     let found = found
         .into_iter()
         .map(|(record, document)| match &tail.projection {
-            Some(projection) => Ok((record, Arc::new(projection.apply(&document)?))),
+            Some(projection) => {
+                let position = projection
+                    .is_positional()
+                    .then(|| tail.filter.matched_position(&document))
+                    .flatten();
+                Ok((record, Arc::new(projection.apply_at(&document, position)?)))
+            }
             None => Ok((record, document)),
         })
         .collect::<StoreResult<Vec<_>>>()?;

@@ -349,10 +349,6 @@ pub(crate) fn apply_update(
     pick: Pick<'_>,
 ) -> StoreResult<UpdateResult> {
     let records = update_targets(collection, filter, multi, pick);
-    let context = ApplyContext {
-        is_insert: false,
-        now: exec.now,
-    };
     if records.is_empty() {
         if !upsert {
             return Ok(UpdateResult {
@@ -366,6 +362,7 @@ pub(crate) fn apply_update(
             ApplyContext {
                 is_insert: true,
                 now: exec.now,
+                matched_position: None,
             },
         )?;
         let document = prepare_for_insert(exec, &document)?;
@@ -387,6 +384,14 @@ pub(crate) fn apply_update(
     for record in records {
         let Some(original) = collection.get(record).cloned() else {
             continue;
+        };
+        let context = ApplyContext {
+            is_insert: false,
+            now: exec.now,
+            matched_position: update
+                .uses_matched_position()
+                .then(|| filter.matched_position(&original))
+                .flatten(),
         };
         let updated = update.apply(&original, context)?;
         result.matched += 1;

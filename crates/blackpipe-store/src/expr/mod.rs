@@ -5,6 +5,7 @@ mod convert;
 mod fields;
 mod ops;
 pub(crate) mod rand;
+mod regex;
 
 use std::cmp::Ordering;
 
@@ -28,6 +29,9 @@ pub(crate) enum Expr {
     Object(Vec<(String, Expr)>),
     Array(Vec<Expr>),
     Operator(Operator, Vec<Expr>),
+    /// `$regexMatch`, `$regexFind` or `$regexFindAll`, with its pattern compiled once when it
+    /// is a constant.
+    Regex(Box<regex::RegexCall>),
 }
 
 /// The supported expression operators.
@@ -176,6 +180,7 @@ impl Expr {
                 Ok(Some(Bson::Array(out)))
             }
             Expr::Operator(operator, arguments) => evaluate_operator(*operator, arguments, root),
+            Expr::Regex(call) => call.evaluate(root),
         }
     }
 
@@ -260,6 +265,9 @@ fn parse_object(document: &Document) -> StoreResult<Expr> {
         .ok_or_else(|| CommandError::bad_value("empty expression"))?;
     if name == "$literal" {
         return Ok(Expr::Literal(argument.clone()));
+    }
+    if let Some(call) = regex::RegexCall::parse(name, argument)? {
+        return Ok(Expr::Regex(Box::new(call)));
     }
     let Some(operator) = Operator::from_name(name) else {
         return Err(CommandError::new(

@@ -37,7 +37,9 @@ fn fold_predicate(predicate: Predicate, folding: Folding) -> Predicate {
     let folded = match &predicate {
         Predicate::Eq(target) => Predicate::Eq(fold(target)),
         Predicate::Compare(comparison, target) => Predicate::Compare(*comparison, fold(target)),
-        Predicate::In(set) => Predicate::In(InSet::new(set.values.iter().map(fold).collect())),
+        Predicate::In(set) => Predicate::In(
+            InSet::new(set.values.iter().map(fold).collect()).with_regexes(set.regexes.clone()),
+        ),
         Predicate::Not(inner) => {
             return Predicate::Not(Box::new(fold_predicate((**inner).clone(), folding)));
         }

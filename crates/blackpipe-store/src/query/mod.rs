@@ -2,7 +2,9 @@
 //! documents.
 
 mod collation;
+mod integral;
 mod parse;
+mod position;
 
 pub(crate) use parse::type_code_from_alias;
 
@@ -13,6 +15,7 @@ use bson::{Bson, Document};
 use super::errors::StoreResult;
 use super::expr::Expr;
 use super::path::{Leaf, collect_leaves};
+use super::regex::MongoRegex;
 use super::value_order::{canonical_rank, compare_values, values_equal};
 
 /// A parsed query filter.
@@ -56,6 +59,8 @@ pub(crate) struct InSet {
     sorted: Vec<Bson>,
     /// Whether null is among the values (it also matches undefined and missing fields).
     has_null: bool,
+    /// The regular expressions among the values, matched as `{field: /re/}` matches.
+    regexes: Vec<MongoRegex>,
 }
 
 impl InSet {
@@ -67,7 +72,14 @@ impl InSet {
             values,
             sorted,
             has_null,
+            regexes: Vec::new(),
         }
+    }
+
+    /// The set with regular expressions besides its values.
+    fn with_regexes(mut self, regexes: Vec<MongoRegex>) -> InSet {
+        self.regexes = regexes;
+        self
     }
 
     fn contains(&self, value: &Bson) -> bool {
@@ -76,6 +88,7 @@ impl InSet {
                 .sorted
                 .binary_search_by(|target| compare_values(target, value))
                 .is_ok()
+            || self.regexes.iter().any(|regex| regex.matches_value(value))
     }
 }
 
@@ -85,6 +98,10 @@ enum Predicate {
     Compare(Comparison, Bson),
     In(InSet),
     Exists(bool),
+    /// A regular expression (`{a: /re/}`, `$regex`): strings matching it, or an equal regex.
+    Regex(MongoRegex),
+    Mod(integral::Modulo),
+    Bits(integral::BitTest),
     Type(Vec<TypeSelector>),
     Size(usize),
     /// `$elemMatch` over documents: the element must be a document matching the filter.
@@ -115,8 +132,10 @@ enum TypeSelector {
 impl Filter {
     /// Parses a filter document.
     pub(crate) fn parse(filter: &Document) -> StoreResult<Filter> {
+        // One budget for the regular expressions the whole filter keeps compiled.
+        let mut budget = super::regex::RegexBudget::per_filter();
         Ok(Filter {
-            root: parse::parse_document(filter)?,
+            root: parse::parse_document(filter, &mut budget)?,
         })
     }
 
@@ -148,8 +167,10 @@ impl Filter {
                     Predicate::Eq(value) if !matches!(value, Bson::Null | Bson::Array(_)) => {
                         Some(vec![value])
                     }
-                    Predicate::In(InSet { values, .. })
-                        if values
+                    Predicate::In(InSet {
+                        values, regexes, ..
+                    }) if regexes.is_empty()
+                        && values
                             .iter()
                             .all(|value| !matches!(value, Bson::Null | Bson::Array(_))) =>
                     {
@@ -224,22 +245,31 @@ fn predicate_matches(predicate: &Predicate, leaves: &[Leaf<'_>]) -> bool {
         Predicate::Size(size) => leaves
             .iter()
             .any(|leaf| matches!(leaf, Leaf::Present(Bson::Array(items)) if items.len() == *size)),
-        Predicate::ElemMatchObject(filter) => leaves.iter().any(|leaf| match leaf {
-            Leaf::Present(Bson::Array(items)) => items
-                .iter()
-                .any(|item| matches!(item, Bson::Document(document) if filter.matches(document))),
-            _ => false,
-        }),
-        Predicate::ElemMatchValue(predicates) => leaves.iter().any(|leaf| match leaf {
-            Leaf::Present(Bson::Array(items)) => items.iter().any(|item| {
-                let element = [Leaf::Present(item)];
-                predicates
-                    .iter()
-                    .all(|predicate| predicate_matches(predicate, &element))
-            }),
-            _ => false,
-        }),
+        Predicate::ElemMatchObject(_) | Predicate::ElemMatchValue(_) => {
+            leaves.iter().any(|leaf| match leaf {
+                Leaf::Present(Bson::Array(items)) => {
+                    items.iter().any(|item| element_matches(predicate, item))
+                }
+                _ => false,
+            })
+        }
         _ => leaves.iter().any(|leaf| leaf_matches(predicate, *leaf)),
+    }
+}
+
+/// Whether one array element satisfies an `$elemMatch` predicate.
+fn element_matches(predicate: &Predicate, item: &Bson) -> bool {
+    match predicate {
+        Predicate::ElemMatchObject(filter) => {
+            matches!(item, Bson::Document(document) if filter.matches(document))
+        }
+        Predicate::ElemMatchValue(predicates) => {
+            let element = [Leaf::Present(item)];
+            predicates
+                .iter()
+                .all(|predicate| predicate_matches(predicate, &element))
+        }
+        _ => false,
     }
 }
 
@@ -270,6 +300,9 @@ fn value_matches(predicate: &Predicate, value: &Bson) -> bool {
         Predicate::Eq(target) => equals_for_query(value, target),
         Predicate::Compare(comparison, target) => compare_for_query(*comparison, value, target),
         Predicate::In(set) => set.contains(value),
+        Predicate::Regex(regex) => regex.matches_value(value),
+        Predicate::Mod(modulo) => modulo.matches(value),
+        Predicate::Bits(test) => test.matches(value),
         Predicate::Type(selectors) => selectors
             .iter()
             .any(|selector| type_matches(*selector, value)),

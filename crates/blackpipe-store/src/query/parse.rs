@@ -2,23 +2,26 @@
 
 use bson::{Bson, Document};
 
+use super::integral::{BitOperator, BitTest, Modulo};
 use super::{Comparison, Filter, InSet, Node, PathPredicate, Predicate, TypeSelector};
+use crate::code;
 use crate::errors::{CommandError, StoreResult};
 use crate::expr::Expr;
 use crate::path::split_path;
+use crate::regex::{MongoRegex, RegexBudget, RegexError};
 use crate::value_order::Number;
 
-pub(super) fn parse_document(filter: &Document) -> StoreResult<Node> {
+pub(super) fn parse_document(filter: &Document, budget: &mut RegexBudget) -> StoreResult<Node> {
     let mut clauses = Vec::with_capacity(filter.len());
     for (key, value) in filter {
         if let Some(operator) = key.strip_prefix('$') {
-            if let Some(node) = parse_top_level(operator, value)? {
+            if let Some(node) = parse_top_level(operator, value, budget)? {
                 clauses.push(node);
             }
         } else {
             clauses.push(Node::Path(PathPredicate {
                 parts: split_path(key),
-                predicate: parse_field(value)?,
+                predicate: parse_field(key, value, budget)?,
             }));
         }
     }
@@ -29,11 +32,15 @@ pub(super) fn parse_document(filter: &Document) -> StoreResult<Node> {
     })
 }
 
-fn parse_top_level(operator: &str, value: &Bson) -> StoreResult<Option<Node>> {
+fn parse_top_level(
+    operator: &str,
+    value: &Bson,
+    budget: &mut RegexBudget,
+) -> StoreResult<Option<Node>> {
     let node = match operator {
-        "and" => Node::And(parse_branches(operator, value)?),
-        "or" => Node::Or(parse_branches(operator, value)?),
-        "nor" => Node::Nor(parse_branches(operator, value)?),
+        "and" => Node::And(parse_branches(operator, value, budget)?),
+        "or" => Node::Or(parse_branches(operator, value, budget)?),
+        "nor" => Node::Nor(parse_branches(operator, value, budget)?),
         "comment" => return Ok(None),
         "expr" => Node::Expr(Expr::parse(value)?),
         "jsonSchema" => Node::Schema(std::sync::Arc::new(crate::json_schema::Schema::parse(
@@ -49,7 +56,11 @@ fn parse_top_level(operator: &str, value: &Bson) -> StoreResult<Option<Node>> {
     Ok(Some(node))
 }
 
-fn parse_branches(operator: &str, value: &Bson) -> StoreResult<Vec<Node>> {
+fn parse_branches(
+    operator: &str,
+    value: &Bson,
+    budget: &mut RegexBudget,
+) -> StoreResult<Vec<Node>> {
     let Bson::Array(items) = value else {
         return Err(CommandError::bad_value(format!(
             "${operator} must be an array"
@@ -63,7 +74,7 @@ fn parse_branches(operator: &str, value: &Bson) -> StoreResult<Vec<Node>> {
     items
         .iter()
         .map(|item| match item {
-            Bson::Document(document) => parse_document(document),
+            Bson::Document(document) => parse_document(document, budget),
             _ => Err(CommandError::bad_value(
                 "$or/$and/$nor entries need to be full objects",
             )),
@@ -76,26 +87,49 @@ fn is_operator_object(value: &Bson) -> bool {
     matches!(value, Bson::Document(document) if document.keys().next().is_some_and(|key| key.starts_with('$')))
 }
 
-fn parse_field(value: &Bson) -> StoreResult<Predicate> {
+fn parse_field(path: &str, value: &Bson, budget: &mut RegexBudget) -> StoreResult<Predicate> {
     match value {
-        Bson::Document(operators) if is_operator_object(value) => parse_operators(operators),
-        Bson::RegularExpression(_) => Err(regex_unsupported()),
+        Bson::Document(operators) if is_operator_object(value) => {
+            parse_operators(path, operators, budget)
+        }
+        Bson::RegularExpression(regex) => Ok(Predicate::Regex(compile_bson_regex(regex, budget)?)),
         other => Ok(Predicate::Eq(other.clone())),
     }
 }
 
-fn regex_unsupported() -> CommandError {
-    CommandError::bad_value("blackpipe does not support regular expressions in queries")
+/// Compiles a regular expression of a filter, with mongod's errors for one it refuses.
+fn compile_regex(
+    pattern: &str,
+    options: &str,
+    budget: &mut RegexBudget,
+) -> StoreResult<MongoRegex> {
+    MongoRegex::compile_within(pattern, options, budget).map_err(|error| match error {
+        RegexError::NullInPattern => {
+            CommandError::bad_value("Regular expression cannot contain an embedded null byte")
+        }
+        // mongod formats "<operator> invalid flag ..." with no operator name for a filter,
+        // hence the leading space.
+        RegexError::InvalidFlag(flag) => CommandError::new(
+            code::REGEX_INVALID_FLAG,
+            format!(" invalid flag in regex options: {flag}"),
+        ),
+        RegexError::Invalid(reason) => CommandError::new(
+            code::REGEX_INVALID,
+            format!("Regular expression is invalid: {reason}"),
+        ),
+    })
 }
 
-fn parse_operators(operators: &Document) -> StoreResult<Predicate> {
-    let mut predicates = Vec::with_capacity(operators.len());
-    for (key, argument) in operators {
-        let Some(operator) = key.strip_prefix('$') else {
-            return Err(CommandError::bad_value(format!("unknown operator: {key}")));
-        };
-        predicates.push(parse_operator(operator, argument)?);
-    }
+fn compile_bson_regex(regex: &bson::Regex, budget: &mut RegexBudget) -> StoreResult<MongoRegex> {
+    compile_regex(regex.pattern.as_str(), regex.options.as_str(), budget)
+}
+
+fn parse_operators(
+    path: &str,
+    operators: &Document,
+    budget: &mut RegexBudget,
+) -> StoreResult<Predicate> {
+    let mut predicates = parse_operator_list(path, operators, budget)?;
     Ok(if predicates.len() == 1 {
         predicates.remove(0)
     } else {
@@ -103,35 +137,109 @@ fn parse_operators(operators: &Document) -> StoreResult<Predicate> {
     })
 }
 
-fn parse_operator(operator: &str, argument: &Bson) -> StoreResult<Predicate> {
+/// Each operator of an operator object, `$regex` and `$options` read together as one.
+fn parse_operator_list(
+    path: &str,
+    operators: &Document,
+    budget: &mut RegexBudget,
+) -> StoreResult<Vec<Predicate>> {
+    let mut predicates = Vec::with_capacity(operators.len());
+    for (key, argument) in operators {
+        let Some(operator) = key.strip_prefix('$') else {
+            return Err(CommandError::bad_value(format!("unknown operator: {key}")));
+        };
+        match operator {
+            "regex" => predicates.push(Predicate::Regex(regex_document(operators, budget)?)),
+            "options" if !operators.contains_key("$regex") => {
+                return Err(CommandError::bad_value("$options needs a $regex"));
+            }
+            "options" => {}
+            _ => predicates.push(parse_operator(path, operator, argument, budget)?),
+        }
+    }
+    Ok(predicates)
+}
+
+/// `{$regex: "re" | /re/flags, $options: "flags"}`: options may be given once.
+fn regex_document(operators: &Document, budget: &mut RegexBudget) -> StoreResult<MongoRegex> {
+    let mut pattern = "";
+    let mut options = "";
+    for (key, value) in operators {
+        match (key.as_str(), value) {
+            ("$regex", Bson::String(text)) => pattern = text,
+            ("$regex", Bson::RegularExpression(regex)) => {
+                pattern = regex.pattern.as_str();
+                if !regex.options.as_str().is_empty() {
+                    if !options.is_empty() {
+                        return Err(options_twice());
+                    }
+                    options = regex.options.as_str();
+                }
+            }
+            ("$regex", _) => return Err(CommandError::bad_value("$regex has to be a string")),
+            ("$options", Bson::String(text)) => {
+                if !options.is_empty() {
+                    return Err(options_twice());
+                }
+                options = text;
+            }
+            ("$options", _) => {
+                return Err(CommandError::bad_value("$options has to be a string"));
+            }
+            _ => {}
+        }
+    }
+    compile_regex(pattern, options, budget)
+}
+
+fn options_twice() -> CommandError {
+    CommandError::bad_value("options set in both $regex and $options")
+}
+
+fn parse_operator(
+    path: &str,
+    operator: &str,
+    argument: &Bson,
+    budget: &mut RegexBudget,
+) -> StoreResult<Predicate> {
     let predicate = match operator {
         "eq" => Predicate::Eq(argument.clone()),
-        "ne" => Predicate::Not(Box::new(Predicate::Eq(argument.clone()))),
-        "gt" => Predicate::Compare(Comparison::Gt, comparable(argument)?),
-        "gte" => Predicate::Compare(Comparison::Gte, comparable(argument)?),
-        "lt" => Predicate::Compare(Comparison::Lt, comparable(argument)?),
-        "lte" => Predicate::Compare(Comparison::Lte, comparable(argument)?),
-        "in" => in_list(argument, "$in")?,
-        "nin" => Predicate::Not(Box::new(in_list(argument, "$nin")?)),
+        "ne" => {
+            if matches!(argument, Bson::RegularExpression(_)) {
+                return Err(CommandError::bad_value("Can't have regex as arg to $ne."));
+            }
+            Predicate::Not(Box::new(Predicate::Eq(argument.clone())))
+        }
+        "gt" => Predicate::Compare(Comparison::Gt, comparable(path, argument)?),
+        "gte" => Predicate::Compare(Comparison::Gte, comparable(path, argument)?),
+        "lt" => Predicate::Compare(Comparison::Lt, comparable(path, argument)?),
+        "lte" => Predicate::Compare(Comparison::Lte, comparable(path, argument)?),
+        "in" => in_list(argument, "$in", budget)?,
+        "nin" => Predicate::Not(Box::new(in_list(argument, "$nin", budget)?)),
         "exists" => Predicate::Exists(truthy(argument)),
         "type" => Predicate::Type(type_selectors(argument)?),
         "size" => Predicate::Size(size_argument(argument)?),
-        "all" => all_list(argument)?,
-        "not" => not_argument(argument)?,
-        "elemMatch" => elem_match(argument)?,
-        "regex" | "options" => return Err(regex_unsupported()),
-        _ => {
-            return Err(CommandError::bad_value(format!(
-                "unknown operator: ${operator}"
-            )));
-        }
+        "all" => all_list(path, argument, budget)?,
+        "not" => not_argument(path, argument, budget)?,
+        "elemMatch" => elem_match(argument, budget)?,
+        "mod" => Predicate::Mod(Modulo::parse(argument)?),
+        _ => match BitOperator::from_name(operator) {
+            Some(bits) => Predicate::Bits(BitTest::parse(bits, argument)?),
+            None => {
+                return Err(CommandError::bad_value(format!(
+                    "unknown operator: ${operator}"
+                )));
+            }
+        },
     };
     Ok(predicate)
 }
 
-fn comparable(argument: &Bson) -> StoreResult<Bson> {
+fn comparable(path: &str, argument: &Bson) -> StoreResult<Bson> {
     match argument {
-        Bson::RegularExpression(_) => Err(regex_unsupported()),
+        Bson::RegularExpression(_) => Err(CommandError::bad_value(format!(
+            "Can't have RegEx as arg to predicate over field '{path}'."
+        ))),
         other => Ok(other.clone()),
     }
 }
@@ -148,57 +256,73 @@ pub(crate) fn truthy(argument: &Bson) -> bool {
     }
 }
 
-fn in_list(argument: &Bson, operator: &str) -> StoreResult<Predicate> {
+fn in_list(argument: &Bson, operator: &str, budget: &mut RegexBudget) -> StoreResult<Predicate> {
     let Bson::Array(items) = argument else {
         return Err(CommandError::bad_value(format!(
             "{operator} needs an array"
         )));
     };
+    let mut values = Vec::with_capacity(items.len());
+    let mut regexes = Vec::new();
     for item in items {
         if is_operator_object(item) {
             return Err(CommandError::bad_value(format!(
                 "cannot nest $ under {operator}"
             )));
         }
-        if matches!(item, Bson::RegularExpression(_)) {
-            return Err(regex_unsupported());
+        match item {
+            Bson::RegularExpression(regex) => regexes.push(compile_bson_regex(regex, budget)?),
+            other => values.push(other.clone()),
         }
     }
     if items.is_empty() {
         return Ok(Predicate::Never);
     }
-    Ok(Predicate::In(InSet::new(items.clone())))
+    Ok(Predicate::In(InSet::new(values).with_regexes(regexes)))
 }
 
-fn all_list(argument: &Bson) -> StoreResult<Predicate> {
+fn all_list(path: &str, argument: &Bson, budget: &mut RegexBudget) -> StoreResult<Predicate> {
     let Bson::Array(items) = argument else {
         return Err(CommandError::bad_value("$all needs an array"));
     };
     if items.is_empty() {
         return Ok(Predicate::Never);
     }
+    let is_elem_match = |item: &Bson| {
+        matches!(item, Bson::Document(document)
+            if document.keys().next().is_some_and(|key| key == "$elemMatch"))
+    };
+    // `$all: [{$elemMatch: ...}, ...]` holds only `$elemMatch` objects, as mongod requires.
+    if is_elem_match(&items[0]) {
+        return items
+            .iter()
+            .map(|item| match item {
+                Bson::Document(document) if is_elem_match(item) => {
+                    parse_operators(path, document, budget)
+                }
+                _ => Err(CommandError::bad_value(
+                    "$all/$elemMatch has to be consistent",
+                )),
+            })
+            .collect::<StoreResult<Vec<_>>>()
+            .map(Predicate::All);
+    }
     let mut predicates = Vec::with_capacity(items.len());
     for item in items {
         match item {
-            Bson::Document(document)
-                if document
-                    .keys()
-                    .next()
-                    .is_some_and(|key| key == "$elemMatch") =>
-            {
-                predicates.push(parse_operators(document)?);
-            }
             _ if is_operator_object(item) => {
                 return Err(CommandError::bad_value("no $ expressions in $all"));
             }
-            Bson::RegularExpression(_) => return Err(regex_unsupported()),
+            Bson::RegularExpression(regex) => {
+                predicates.push(Predicate::Regex(compile_bson_regex(regex, budget)?));
+            }
             other => predicates.push(Predicate::Eq(other.clone())),
         }
     }
     Ok(Predicate::All(predicates))
 }
 
-fn not_argument(argument: &Bson) -> StoreResult<Predicate> {
+fn not_argument(path: &str, argument: &Bson, budget: &mut RegexBudget) -> StoreResult<Predicate> {
     match argument {
         Bson::Document(operators) => {
             if operators.is_empty() {
@@ -207,14 +331,18 @@ fn not_argument(argument: &Bson) -> StoreResult<Predicate> {
             if !is_operator_object(argument) {
                 return Err(CommandError::bad_value("$not needs a regex or a document"));
             }
-            Ok(Predicate::Not(Box::new(parse_operators(operators)?)))
+            Ok(Predicate::Not(Box::new(parse_operators(
+                path, operators, budget,
+            )?)))
         }
-        Bson::RegularExpression(_) => Err(regex_unsupported()),
+        Bson::RegularExpression(regex) => Ok(Predicate::Not(Box::new(Predicate::Regex(
+            compile_bson_regex(regex, budget)?,
+        )))),
         _ => Err(CommandError::bad_value("$not needs a regex or a document")),
     }
 }
 
-fn elem_match(argument: &Bson) -> StoreResult<Predicate> {
+fn elem_match(argument: &Bson, budget: &mut RegexBudget) -> StoreResult<Predicate> {
     let Bson::Document(spec) = argument else {
         return Err(CommandError::bad_value("$elemMatch needs an Object"));
     };
@@ -222,16 +350,13 @@ fn elem_match(argument: &Bson) -> StoreResult<Predicate> {
         key.starts_with('$') && !matches!(key.as_str(), "$and" | "$or" | "$nor" | "$expr")
     });
     if first_is_value_operator {
-        let mut predicates = Vec::with_capacity(spec.len());
-        for (key, value) in spec {
-            let Some(operator) = key.strip_prefix('$') else {
-                return Err(CommandError::bad_value(format!("unknown operator: {key}")));
-            };
-            predicates.push(parse_operator(operator, value)?);
-        }
-        Ok(Predicate::ElemMatchValue(predicates))
+        Ok(Predicate::ElemMatchValue(parse_operator_list(
+            "", spec, budget,
+        )?))
     } else {
-        Ok(Predicate::ElemMatchObject(Box::new(Filter::parse(spec)?)))
+        Ok(Predicate::ElemMatchObject(Box::new(Filter {
+            root: parse_document(spec, budget)?,
+        })))
     }
 }
 

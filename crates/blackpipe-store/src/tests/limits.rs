@@ -439,3 +439,75 @@ fn decimal_arithmetic_on_huge_and_extreme_values_stays_bounded() {
         Some(&Bson::Decimal128("Infinity".parse().unwrap()))
     );
 }
+
+/// A regular expression a backtracking engine takes exponential time over (`(a|aa)*b` against
+/// a long run of `a`s) is answered by the linear engine, and one whose compiled form would take
+/// gigabytes (`((a{100}){100}){100}` nested further) is refused with mongod's 51091 before any
+/// memory goes to it.
+#[test]
+fn pathological_regular_expressions_are_answered_or_refused_in_bounded_time_and_memory() {
+    let store = new_store();
+    let run_of_a = "a".repeat(100_000);
+    insert(
+        &store,
+        "c",
+        vec![
+            doc! { "_id": 1, "s": &run_of_a },
+            doc! { "_id": 2, "s": format!("{run_of_a}b") },
+        ],
+    );
+    for pattern in [
+        "^(a|aa)*b$",
+        "^(a+)+b$",
+        "(x+x+)+y",
+        "^(([a-z])+.)+[A-Z]([a-z])+$",
+    ] {
+        let found = find(&store, "c", doc! { "s": { "$regex": pattern } });
+        let ids: Vec<i32> = found
+            .iter()
+            .filter_map(|doc| doc.get_i32("_id").ok())
+            .collect();
+        let expected: Vec<i32> = if pattern.ends_with("b$") {
+            vec![2]
+        } else {
+            vec![]
+        };
+        assert_eq!(ids, expected, "{pattern}");
+    }
+    // Every empty match is listed (100,001 of them); the result is bounded by the 16 MiB rule.
+    let reply = run_ok(
+        &store,
+        "db",
+        doc! { "aggregate": "c", "pipeline": [{ "$match": { "_id": 1 } }, { "$project": { "all": { "$regexFindAll": { "input": "$s", "regex": "" } } } }], "cursor": {} },
+    );
+    let first = super::batch(&reply).remove(0);
+    assert_eq!(first.get_array("all").map(Vec::len).ok(), Some(100_001));
+    let bomb = "((((a{100}){100}){100}){100})";
+    let reply = run(
+        &store,
+        "db",
+        doc! { "find": "c", "filter": { "s": { "$regex": bomb } } },
+    );
+    assert_eq!(error_code(&reply), 51091);
+    let reply = run(
+        &store,
+        "db",
+        doc! { "find": "c", "filter": { "s": { "$regex": "a".repeat(40_000) } } },
+    );
+    assert_eq!(error_code(&reply), 51091);
+    // Many patterns in one filter share one memory budget: past it, 51091 again.
+    let many: Vec<Bson> = (0..5_000)
+        .map(|n| {
+            Bson::RegularExpression(bson::Regex {
+                pattern: format!("^x{n}y").try_into().expect("no NUL"),
+                options: String::new().try_into().expect("no NUL"),
+            })
+        })
+        .collect();
+    let reply = run(
+        &store,
+        "db",
+        doc! { "find": "c", "filter": { "s": { "$in": many } } },
+    );
+    assert_eq!(error_code(&reply), 51091);
+}

@@ -204,7 +204,7 @@ fn unsupported_and_malformed_operators_are_rejected_with_mongod_codes() {
     assert_eq!(parse_error(doc! { "$or": [] }), 2);
     assert_eq!(parse_error(doc! { "a": { "$size": -1 } }), 2);
     assert_eq!(parse_error(doc! { "a": { "$type": "nonsense" } }), 2);
-    assert_eq!(parse_error(doc! { "a": { "$regex": "x" } }), 2);
+    assert_eq!(parse_error(doc! { "a": { "$regex": "[)" } }), 51091);
     let message = Filter::parse(&doc! { "a": { "$foo": 1 } })
         .map(|_| ())
         .expect_err("error")

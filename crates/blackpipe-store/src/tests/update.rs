@@ -10,6 +10,7 @@ fn context() -> ApplyContext {
     ApplyContext {
         is_insert: false,
         now: at(0),
+        matched_position: None,
     }
 }
 
@@ -334,6 +335,7 @@ fn upsert_documents_take_equality_fields_from_the_query() {
             ApplyContext {
                 is_insert: true,
                 now: at(0),
+                matched_position: None,
             },
         )
         .expect("upsert");
@@ -348,6 +350,7 @@ fn upsert_documents_take_equality_fields_from_the_query() {
             ApplyContext {
                 is_insert: true,
                 now: at(0),
+                matched_position: None,
             },
         )
         .expect("upsert");

@@ -81,6 +81,9 @@ pub(crate) struct ApplyContext {
     pub(crate) is_insert: bool,
     /// The wall-clock time for `$currentDate`.
     pub(crate) now: DateTime,
+    /// The array position the statement's query matched in this document (see
+    /// `Filter::matched_position`), which a positional `$` path component stands for.
+    pub(crate) matched_position: Option<usize>,
 }
 
 impl Update {
@@ -121,6 +124,13 @@ impl Update {
         }
     }
 
+    /// Whether a modifier path holds the positional `$`, which needs the array position the
+    /// query matched (`Filter::matched_position`) in each document it updates.
+    pub(crate) fn uses_matched_position(&self) -> bool {
+        matches!(self, Update::Modifiers(modifiers, _)
+            if modifiers.iter().any(|modifier| modifier.parts.iter().any(|part| part == "$")))
+    }
+
     /// Whether this is a replacement document rather than modifiers or a pipeline.
     pub(crate) fn is_replacement(&self) -> bool {
         matches!(self, Update::Replacement(_))
@@ -150,7 +160,8 @@ impl Update {
             }
             Update::Modifiers(modifiers, filters) => {
                 let mut updated = original.clone();
-                let modifiers = positional::expand(original, modifiers, filters)?;
+                let modifiers = positional::resolve_dollar(modifiers, context.matched_position)?;
+                let modifiers = positional::expand(original, &modifiers, filters)?;
                 apply::apply_modifiers(&mut updated, &modifiers, context)?;
                 updated
             }

@@ -69,11 +69,28 @@ fn validate_path(path: &str) -> StoreResult<()> {
             format!("The update path '{path}' contains an empty field name, which is not allowed."),
         ));
     }
-    let unsupported =
-        |part: &str| part.starts_with('$') && !super::positional::is_valid_positional(part);
+    let first = path.split('.').next().unwrap_or_default();
+    if first == "$" {
+        return Err(CommandError::bad_value(format!(
+            "Cannot have positional (i.e. '$') element in the first component in path '{path}'"
+        )));
+    }
+    if super::positional::identifier(first).is_some() {
+        return Err(CommandError::bad_value(format!(
+            "Cannot have array filter identifier (i.e. '$[<id>]') element in the first component in path '{path}'"
+        )));
+    }
+    if path.split('.').filter(|part| *part == "$").count() > 1 {
+        return Err(CommandError::bad_value(format!(
+            "Too many positional (i.e. '$') elements found in path '{path}'"
+        )));
+    }
+    let unsupported = |part: &str| {
+        part.starts_with('$') && part != "$" && !super::positional::is_valid_positional(part)
+    };
     if path.split('.').any(unsupported) {
         return Err(CommandError::bad_value(format!(
-            "blackpipe does not support the positional update operator $ or this positional part ('{path}')"
+            "blackpipe does not support the '$'-prefixed component in the update path '{path}'"
         )));
     }
     Ok(())
@@ -145,6 +162,18 @@ fn parse_action(operator: &str, path: &str, value: &Bson) -> StoreResult<Action>
                 return Err(CommandError::bad_value(format!(
                     "The source and target field for $rename must differ: {}",
                     single_field(path, value)
+                )));
+            }
+            // mongod renames fixed paths only: no positional component on either side.
+            let dynamic = |path: &str| path.split('.').any(|part| part.starts_with('$'));
+            if dynamic(path) {
+                return Err(CommandError::bad_value(format!(
+                    "The source field for $rename may not be dynamic: {path}"
+                )));
+            }
+            if dynamic(to) {
+                return Err(CommandError::bad_value(format!(
+                    "The destination field for $rename may not be dynamic: {to}"
                 )));
             }
             Action::Rename {
@@ -288,9 +317,14 @@ fn parse_pull(value: &Bson) -> StoreResult<PullCondition> {
         Bson::Document(spec) => Ok(PullCondition::DocumentFilter(Box::new(Filter::parse(
             spec,
         )?))),
-        Bson::RegularExpression(_) => Err(CommandError::bad_value(
-            "blackpipe does not support regular expressions in $pull",
-        )),
+        // A regular expression removes the strings it matches (and equal regexes).
+        Bson::RegularExpression(_) => {
+            let mut wrapper = Document::new();
+            wrapper.insert("v", value.clone());
+            Ok(PullCondition::ValuePredicate(Box::new(Filter::parse(
+                &wrapper,
+            )?)))
+        }
         other => Ok(PullCondition::Equals(other.clone())),
     }
 }

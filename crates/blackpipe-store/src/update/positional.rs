@@ -5,7 +5,8 @@
 //! array element it selects (every element for `$[]`, those matching the identifier's filter
 //! for `$[<identifier>]`), which then applies like any other. The number of expanded paths is
 //! at most the number of elements in the document, so it is bounded by the document's size.
-//! The plain positional `$` (the element the query matched) is not modelled: it fails at parse.
+//! The plain positional `$` stands for the array position the query matched
+//! ([`resolve_dollar`]), resolved before the expansion.
 
 use std::borrow::Cow;
 
@@ -143,6 +144,53 @@ fn identifier_of(filter: &Document) -> StoreResult<String> {
             "Cannot use an expression without a top-level field name in arrayFilters",
         )),
     }
+}
+
+/// The modifiers with each positional `$` component replaced by the position the query matched.
+///
+/// # Errors
+/// BadValue when a path has `$` but the query matched no array position (or the update builds
+/// an upsert's document).
+pub(super) fn resolve_dollar(
+    modifiers: &[Modifier],
+    matched_position: Option<usize>,
+) -> StoreResult<Cow<'_, [Modifier]>> {
+    let has_dollar = |m: &Modifier| m.parts.iter().any(|part| part == "$");
+    if !modifiers.iter().any(has_dollar) {
+        return Ok(Cow::Borrowed(modifiers));
+    }
+    let Some(position) = matched_position else {
+        return Err(CommandError::bad_value(
+            "The positional operator did not find the match needed from the query.",
+        ));
+    };
+    let position = position.to_string();
+    Ok(Cow::Owned(
+        modifiers
+            .iter()
+            .map(|modifier| {
+                if !has_dollar(modifier) {
+                    return modifier.clone();
+                }
+                let parts: Vec<String> = modifier
+                    .parts
+                    .iter()
+                    .map(|part| {
+                        if part == "$" {
+                            position.clone()
+                        } else {
+                            part.clone()
+                        }
+                    })
+                    .collect();
+                Modifier {
+                    path: parts.join("."),
+                    parts,
+                    action: modifier.action.clone(),
+                }
+            })
+            .collect(),
+    ))
 }
 
 /// The modifiers with every positional path expanded against `document`.
@@ -289,6 +337,7 @@ mod tests {
         let context = ApplyContext {
             is_insert: false,
             now: bson::DateTime::from_millis(0),
+            matched_position: None,
         };
         update.apply(&document, context)
     }

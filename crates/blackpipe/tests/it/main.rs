@@ -14,6 +14,7 @@ mod interop;
 mod load_balancer;
 mod max_time;
 mod numbers_hints_ttl;
+mod query_language;
 mod replication;
 mod robustness;
 mod scripted;

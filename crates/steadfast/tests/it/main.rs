@@ -31,6 +31,7 @@ mod pool_clear;
 mod pool_concurrency;
 mod pool_maintenance;
 mod prose;
+mod query_language;
 mod recipes;
 mod recipes_counter;
 mod replication;
