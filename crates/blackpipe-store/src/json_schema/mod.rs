@@ -293,7 +293,7 @@ fn parse_keyword(
         "dependencies" => Keyword::Dependencies(dependencies(value, depth)?),
         "pattern" | "patternProperties" => {
             return Err(CommandError::bad_value(format!(
-                "blackpipe does not support regular expressions yet: $jsonSchema keyword '{keyword}'"
+                "blackpipe does not support the $jsonSchema keyword '{keyword}' yet"
             )));
         }
         "$ref" | "$schema" | "default" | "definitions" | "format" | "id" => {

@@ -27,13 +27,13 @@ impl Modulo {
         };
         let not_enough = || CommandError::bad_value("malformed mod, not enough elements");
         let divisor = items.first().ok_or_else(not_enough)?;
-        if Number::of(divisor).is_none() {
+        if number_of(divisor).is_none() {
             return Err(CommandError::bad_value(
                 "malformed mod, divisor not a number",
             ));
         }
         let remainder = items.get(1).ok_or_else(not_enough)?;
-        if Number::of(remainder).is_none() {
+        if number_of(remainder).is_none() {
             return Err(CommandError::bad_value(
                 "malformed mod, remainder not a number",
             ));
@@ -52,9 +52,9 @@ impl Modulo {
     /// Whether a value is a number whose truncation leaves the remainder; NaN, infinities and
     /// numbers past 64 bits never match.
     pub(super) fn matches(self, value: &Bson) -> bool {
-        let dividend = match Number::of(value) {
-            Some(Number::Int(number)) => number,
-            Some(Number::Float(number)) => match truncated(number) {
+        let dividend = match number_of(value) {
+            Some(Reading::Int(number)) => number,
+            Some(Reading::Float(number)) => match truncated(number) {
                 Some(number) => number,
                 None => return false,
             },
@@ -67,12 +67,12 @@ impl Modulo {
 
 /// mongod truncates a `$mod` argument toward zero and refuses what has no 64-bit value.
 fn coerce(value: &Bson, role: &str) -> StoreResult<i64> {
-    match Number::of(value) {
-        Some(Number::Int(number)) => Ok(number),
-        Some(Number::Float(number)) if !number.is_finite() => Err(CommandError::bad_value(
+    match number_of(value) {
+        Some(Reading::Int(number)) => Ok(number),
+        Some(Reading::Float(number)) if !number.is_finite() => Err(CommandError::bad_value(
             format!("malformed mod, {role} value is invalid :: caused by :: Unable to coerce NaN/Inf to integral type"),
         )),
-        Some(Number::Float(number)) => truncated(number).ok_or_else(|| {
+        Some(Reading::Float(number)) => truncated(number).ok_or_else(|| {
             CommandError::bad_value(format!(
                 "malformed mod, {role} value is invalid :: caused by :: Out of bounds coercing to integral value"
             ))
@@ -144,7 +144,7 @@ impl BitTest {
                 .map(bit_position)
                 .collect::<StoreResult<Vec<_>>>()?,
             Bson::Binary(Binary { bytes, .. }) => set_bits_of_bytes(bytes),
-            other if Number::of(other).is_some() => {
+            other if number_of(other).is_some() => {
                 let mask = integral_mask(other, name)?;
                 (0..64).filter(|bit| mask >> bit & 1 == 1).collect()
             }
@@ -190,9 +190,9 @@ impl BitTest {
 }
 
 fn bit_position(item: &Bson) -> StoreResult<u64> {
-    let position = match Number::of(item) {
-        Some(Number::Int(number)) => number,
-        Some(Number::Float(number)) if number.fract() == 0.0 => match truncated(number) {
+    let position = match number_of(item) {
+        Some(Reading::Int(number)) => number,
+        Some(Reading::Float(number)) if number.fract() == 0.0 => match truncated(number) {
             Some(number) => number,
             None => {
                 return Err(CommandError::bad_value(format!(
@@ -225,14 +225,14 @@ fn bit_position(item: &Bson) -> StoreResult<u64> {
 
 fn integral_mask(value: &Bson, name: &str) -> StoreResult<i64> {
     let shown = format!("{name}: {}", format_value(value));
-    let number = match Number::of(value) {
-        Some(Number::Int(number)) => number,
-        Some(Number::Float(number)) if number.is_nan() => {
+    let number = match number_of(value) {
+        Some(Reading::Int(number)) => number,
+        Some(Reading::Float(number)) if number.is_nan() => {
             return Err(CommandError::failed_to_parse(format!(
                 "Expected an integer, but found NaN in: {shown}"
             )));
         }
-        Some(Number::Float(number)) => {
+        Some(Reading::Float(number)) => {
             let whole = truncated(number).ok_or_else(|| {
                 CommandError::failed_to_parse(format!(
                     "Cannot represent as a 64-bit integer: {shown}"
@@ -261,10 +261,10 @@ fn integral_mask(value: &Bson, name: &str) -> StoreResult<i64> {
 
 /// A stored number as a bit test reads it: integral and within 64 bits, or no match.
 fn integral_value(value: &Bson) -> Option<i64> {
-    match Number::of(value)? {
-        Number::Int(number) => Some(number),
-        Number::Float(number) if number.fract() == 0.0 => truncated(number),
-        Number::Float(_) => None,
+    match number_of(value)? {
+        Reading::Int(number) => Some(number),
+        Reading::Float(number) if number.fract() == 0.0 => truncated(number),
+        Reading::Float(_) => None,
     }
 }
 
@@ -285,4 +285,21 @@ fn bit_of_bytes(bytes: &[u8], position: u64) -> bool {
         .ok()
         .and_then(|index| bytes.get(index))
         .is_some_and(|byte| byte >> (position % 8) & 1 == 1)
+}
+
+/// A number as `$mod` and the bit tests read it.
+#[derive(Clone, Copy)]
+enum Reading {
+    Int(i64),
+    Float(f64),
+}
+
+/// A value's number as `$mod` and the bit tests read it: a Decimal128 through its nearest
+/// double (FIDELITY.md lists the difference; mongod truncates the decimal exactly).
+fn number_of(value: &Bson) -> Option<Reading> {
+    Some(match Number::of(value)? {
+        Number::Int(number) => Reading::Int(number),
+        Number::Float(number) => Reading::Float(number),
+        Number::Decimal(decimal) => Reading::Float(crate::decimal::to_f64(decimal)),
+    })
 }

@@ -41,7 +41,7 @@ fn names_field(node: &Node, field: &str) -> bool {
         Node::Path(PathPredicate { parts, .. }) => {
             parts.first().is_some_and(|first| first == field)
         }
-        Node::Expr(_) => false,
+        Node::Expr(_) | Node::Schema(_) => false,
     }
 }
 
@@ -65,7 +65,7 @@ fn node_records(node: &Node, document: &Document, position: &mut Option<usize>) 
             for_each_leaf(document, parts, &mut |leaf, at| leaves.push((leaf, at)));
             predicate_records(predicate, &leaves, position)
         }
-        Node::Nor(_) | Node::Expr(_) => node_matches(node, document),
+        Node::Nor(_) | Node::Expr(_) | Node::Schema(_) => node_matches(node, document),
     }
 }
 
