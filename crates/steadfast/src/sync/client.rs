@@ -86,6 +86,7 @@ impl Client {
 
     /// Establishes connections up to `min_pool_size` in every usable server's pool (see
     /// [`crate::Client::warm_connection_pool`]); `.run()` blocks until they are ready.
+    /// Reports no error, as the official driver's.
     pub fn warm_connection_pool(&self) -> WarmConnectionPool<'_> {
         WarmConnectionPool { client: self }
     }
@@ -104,15 +105,17 @@ pub struct WarmConnectionPool<'a> {
 }
 
 impl WarmConnectionPool<'_> {
-    /// Warms the pools, blocking until they are ready.
-    ///
-    /// # Errors
-    /// `InvalidArgument` inside an async runtime (warming itself reports no error).
-    pub fn run(self) -> Result<()> {
-        runtime::block_on(async {
+    /// Warms the pools, blocking until they are ready. Returns nothing, as the official
+    /// driver's: inside an async runtime, where it may not block, it leaves the pools to fill
+    /// in the background as they always do.
+    pub fn run(self) {
+        let warmed = runtime::block_on(async {
             self.client.inner.warm_connection_pool().await;
             Ok(())
-        })
+        });
+        if let Err(refused) = warmed {
+            tracing::debug!(%refused, "warm_connection_pool: not waiting inside an async runtime");
+        }
     }
 }
 
@@ -123,16 +126,23 @@ pub struct Shutdown {
 }
 
 impl Shutdown {
-    /// Shuts the client down, blocking until it is done.
-    ///
-    /// # Errors
-    /// `InvalidArgument` inside an async runtime (the shutdown itself reports no error).
-    pub fn run(self) -> Result<()> {
+    /// Shuts the client down, blocking until it is done. Returns nothing, as the official
+    /// driver's: inside an async runtime, where it may not block, it requests the shutdown
+    /// and returns at once; the shutdown completes in the background (see the cancel safety
+    /// of [`crate::Client::shutdown`]).
+    pub fn run(self) {
         let client = crate::Client::clone(&self.client);
-        runtime::block_on(async {
+        let waited = runtime::block_on(async {
             client.shutdown().await;
             Ok(())
-        })
+        });
+        if waited.is_err() {
+            // Polled once, the future requests the shutdown before it first waits.
+            let _context = runtime::enter().ok();
+            let _ = futures_util::FutureExt::now_or_never(
+                crate::Client::clone(&self.client).shutdown(),
+            );
+        }
     }
 }
 
