@@ -192,11 +192,12 @@ fn a_transaction_started_and_committed_by_hand_through_a_session_cursor() {
         .session(&mut session)
         .run()
         .expect("the cursor opens");
-    let count = cursor
+    let mut ids: Vec<i32> = cursor
         .stream(&mut session)
-        .map(|d| d.expect("each"))
-        .count();
-    assert_eq!(count, 7);
+        .map(|d| d.expect("each document").get_i32("_id").expect("an id"))
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (0..7).collect::<Vec<_>>());
     session.commit_transaction().run().expect("the commit");
     let lsids: Vec<_> = started(&set.events, "getMore")
         .iter()
