@@ -29,7 +29,8 @@
 //!             .run()?;
 //!         Ok(())
 //!     })?;
-//!     client.shutdown().run()
+//!     client.shutdown().run();
+//!     Ok(())
 //! }
 //! ```
 //!
