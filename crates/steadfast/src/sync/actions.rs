@@ -4,16 +4,19 @@
 
 use serde::de::DeserializeOwned;
 
+use crate::action::gridfs;
 use crate::action::{
     Aggregate, ClientBulkWrite, ExplicitSession, Find, ImplicitSession, ListCollections,
     ListDatabases, ListIndexes, ListSearchIndexes, ParseConnectionString, RunCursorCommand,
     StartSession, Watch,
 };
 use crate::change_stream::event::ChangeStreamEvent;
+use crate::gridfs::FilesCollectionDocument;
 use crate::results::{CollectionSpecification, SummaryBulkWriteResult, VerboseBulkWriteResult};
 use crate::session::{AbortTransaction, CommitTransaction, StartTransaction};
 use crate::{ClientOptions, IndexModel};
 
+use super::gridfs::{GridFsDownloadStream, GridFsUploadStream};
 use super::{ChangeStream, ClientSession, Cursor, SessionChangeStream, SessionCursor};
 
 blocking_run!(['a, T] Find<'a, T, ImplicitSession>
@@ -49,6 +52,17 @@ blocking_run!(['a] ClientBulkWrite<'a, SummaryBulkWriteResult> => SummaryBulkWri
 blocking_run!(['a] ClientBulkWrite<'a, VerboseBulkWriteResult> => VerboseBulkWriteResult);
 blocking_run!([] ParseConnectionString => ClientOptions);
 blocking_run!(['a] StartSession<'a> => ClientSession);
+
+blocking_run!(['a] gridfs::OpenUploadStream<'a> => GridFsUploadStream);
+blocking_run!(['a] gridfs::OpenDownloadStream<'a> => GridFsDownloadStream);
+blocking_run!(['a] gridfs::OpenDownloadStreamByName<'a> => GridFsDownloadStream);
+blocking_run!(['a] gridfs::Find<'a> => Cursor<FilesCollectionDocument>);
+blocking_run!(['a] gridfs::FindOne<'a> => Option<FilesCollectionDocument>);
+blocking_run!(['a] gridfs::Delete<'a> => ());
+blocking_run!(['a] gridfs::DeleteByName<'a> => ());
+blocking_run!(['a] gridfs::Rename<'a> => ());
+blocking_run!(['a] gridfs::RenameByName<'a> => ());
+blocking_run!(['a] gridfs::Drop<'a> => ());
 
 // The async session's own transaction actions, for a blocking session reached through
 // `DerefMut` (`session.commit_transaction().run()`), and the async session's

@@ -170,6 +170,14 @@ impl Deref for Database {
 }
 
 impl Database {
+    /// A GridFS bucket in this database (see [`crate::Database::gridfs_bucket`]); no I/O.
+    pub fn gridfs_bucket(
+        &self,
+        options: impl Into<Option<crate::options::GridFsBucketOptions>>,
+    ) -> super::gridfs::GridFsBucket {
+        super::gridfs::GridFsBucket::from(self.inner.gridfs_bucket(options))
+    }
+
     /// A handle to the collection `name`, (de)serialising documents as `T`; no I/O.
     pub fn collection<T: Send + Sync>(&self, name: &str) -> Collection<T> {
         Collection::from(self.inner.collection(name))

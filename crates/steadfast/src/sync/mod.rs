@@ -1,7 +1,7 @@
 //! The blocking API (cargo feature `sync`), shaped as the official driver's `mongodb::sync`:
 //! a program with no async runtime of its own uses MongoDB through [`Client`],
 //! [`Database`], [`Collection`], [`Cursor`], [`SessionCursor`], [`ClientSession`],
-//! [`ChangeStream`] and [`SessionChangeStream`], and finishes every action with `.run()`
+//! [`ChangeStream`], [`SessionChangeStream`] and [`gridfs::GridFsBucket`], and finishes every action with `.run()`
 //! instead of `.await`.
 //!
 //! The handles wrap the async ones and build the same actions, so options, setters,
@@ -38,12 +38,13 @@
 //! Every blocking call fails as its async counterpart does, and with `InvalidArgument` when
 //! it is made from inside an async runtime (a thread of a tokio runtime, or inside
 //! `block_on`): blocking there could deadlock the runtime, so the call refuses instead of
-//! panicking; use the async API there. GridFS has no blocking form yet.
+//! panicking; use the async API there.
 
 mod actions;
 mod change_stream;
 mod client;
 mod cursor;
+pub mod gridfs;
 pub(crate) mod runtime;
 mod session;
 

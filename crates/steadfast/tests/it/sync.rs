@@ -317,3 +317,49 @@ async fn inside_an_async_runtime_the_blocking_api_refuses_instead_of_blocking() 
     );
     assert!(error.to_string().contains("use the async API"), "{error}");
 }
+
+#[test]
+fn a_gridfs_file_written_and_read_through_std_io_round_trips() {
+    use std::io::{Read as _, Write as _};
+
+    use steadfast::options::GridFsBucketOptions;
+
+    let set = BlockingSet::start("");
+    let bucket = set.client.database("sync").gridfs_bucket(
+        GridFsBucketOptions::builder()
+            .chunk_size_bytes(Some(1000))
+            .build(),
+    );
+    let bytes: Vec<u8> = (0..3500_u32).map(|i| (i % 251) as u8).collect();
+    let mut upload = bucket
+        .open_upload_stream("numbers.bin")
+        .run()
+        .expect("the upload opens");
+    for piece in bytes.chunks(700) {
+        upload.write_all(piece).expect("each piece");
+    }
+    upload.close().expect("the upload completes");
+    let id = upload.id().clone();
+
+    let file = bucket
+        .find_one(doc! { "filename": "numbers.bin" })
+        .run()
+        .expect("the query")
+        .expect("the files document");
+    assert_eq!(file.length, 3500);
+    let mut download = bucket
+        .open_download_stream(id)
+        .run()
+        .expect("the download opens");
+    let mut read = Vec::new();
+    download.read_to_end(&mut read).expect("the whole file");
+    assert_eq!(read, bytes);
+    // 3500 bytes in chunks of 1000: four chunks.
+    assert_eq!(
+        set.deployment()
+            .store()
+            .documents("sync", "fs.chunks")
+            .len(),
+        4
+    );
+}
