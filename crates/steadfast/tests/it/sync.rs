@@ -363,3 +363,43 @@ fn a_gridfs_file_written_and_read_through_std_io_round_trips() {
         4
     );
 }
+
+#[test]
+fn and_run_runs_the_callback_again_after_a_transient_error_and_commits_once() {
+    let set = BlockingSet::start("");
+    let accounts = set.collection("retried");
+    accounts
+        .insert_one(doc! { "_id": 1, "balance": 100 })
+        .run()
+        .expect("the account exists");
+    // The transaction's first update fails once with a write conflict, which the server
+    // labels TransientTransactionError: the convenient API runs the whole callback again.
+    let primary = set.primary_host();
+    set.server_runtime.block_on(retry_support::fail_command(
+        &primary,
+        doc! { "times": 1 }.into(),
+        doc! { "failCommands": ["update"], "errorCode": 112,
+        "errorLabels": ["TransientTransactionError"] },
+    ));
+    let mut session = set.client.start_session().run().expect("a session");
+    let calls = session
+        .start_transaction()
+        .and_run(0, |session, calls| {
+            *calls += 1;
+            accounts
+                .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
+                .session(&mut *session)
+                .run()?;
+            Ok(*calls)
+        })
+        .expect("the second attempt commits");
+    assert_eq!(calls, 2);
+    assert_eq!(started(&set.events, "abortTransaction").len(), 1);
+    assert_eq!(started(&set.events, "commitTransaction").len(), 1);
+    let account = accounts
+        .find_one(doc! { "_id": 1 })
+        .run()
+        .expect("the query")
+        .expect("the account");
+    assert_eq!(account.get_i32("balance").ok(), Some(90), "debited once");
+}
