@@ -118,6 +118,26 @@ impl<T> SessionCursor<T> {
         runtime::block_on(self.inner.advance(session))
     }
 
+    /// Like [`SessionCursor::advance`], sending at most one `getMore` (see
+    /// [`crate::SessionCursor::try_advance`]).
+    ///
+    /// # Errors
+    /// As [`SessionCursor::advance`].
+    pub fn try_advance(&mut self, session: &mut ClientSession) -> Result<bool> {
+        runtime::block_on(self.inner.try_advance(session))
+    }
+
+    /// Closes the cursor now, killing the server cursor in `session` (see
+    /// [`crate::SessionCursor::close`]).
+    ///
+    /// # Errors
+    /// The `killCursors`' error; `InvalidArgument` inside an async runtime (the cursor is then
+    /// closed at drop instead).
+    pub fn close(self, session: &mut ClientSession) -> Result<()> {
+        let cursor = self.inner.into_inner();
+        runtime::block_on(cursor.close(session))
+    }
+
     /// The current document (after [`SessionCursor::advance`] returned `true`).
     pub fn current(&self) -> Option<&RawDocument> {
         self.inner.current()
