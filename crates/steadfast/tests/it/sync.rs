@@ -403,3 +403,27 @@ fn and_run_runs_the_callback_again_after_a_transient_error_and_commits_once() {
         .expect("the account");
     assert_eq!(account.get_i32("balance").ok(), Some(90), "debited once");
 }
+
+#[test]
+fn an_operations_timeout_applies_in_blocking_form() {
+    let set = BlockingSet::start("");
+    let orders = set.collection("timed");
+    orders
+        .insert_one(doc! { "_id": 1 })
+        .timeout(Duration::from_secs(2))
+        .run()
+        .expect("the insert");
+    // The server is given what is left of the 2 s as maxTimeMS: the timeout was in force,
+    // shown without measuring time.
+    let sent = started(&set.events, "insert");
+    let max_time = sent
+        .last()
+        .and_then(|insert| insert.command.get("maxTimeMS"))
+        .and_then(|value| match value {
+            bson::Bson::Int32(n) => Some(i64::from(*n)),
+            bson::Bson::Int64(n) => Some(*n),
+            _ => None,
+        })
+        .expect("maxTimeMS under timeoutMS");
+    assert!((1..=2_000).contains(&max_time), "{max_time}");
+}
