@@ -11,6 +11,7 @@
 //! | `azure-oidc`, `gcp-oidc` | MONGODB-OIDC's `ENVIRONMENT=azure` / `gcp` token sources |
 //! | `socks5-proxy` | connections through a SOCKS5 proxy (`proxyHost`, `ClientOptions::socks5_proxy`) |
 //! | `opentelemetry` | OpenTelemetry spans (`ClientOptions::tracing`) |
+//! | `sync` | the blocking API, [`crate::sync`], and `.run()` on every action |
 //! | `compat-3-0-0`, `compat-3-3-0`, `bson-3`, `tracing-unstable` | nothing: kept so that a
 //!   features line written for the official `mongodb` crate resolves (steadfast is always on
 //!   bson 3 and always logs through `tracing`) |

@@ -87,6 +87,8 @@ mod runtime;
 mod sdam;
 pub mod search_index;
 pub mod session;
+#[cfg(feature = "sync")]
+pub mod sync;
 
 pub use action::StartSession;
 pub use bson;

@@ -66,7 +66,7 @@ impl<'a, T: Serialize + Send + Sync> BulkWrite<'a, T> {
         comment: #[into] Bson,
     );
 
-    async fn run(self) -> Result<BulkWriteResult> {
+    async fn execute(self) -> Result<BulkWriteResult> {
         let o = self.options;
         let ordered = o.ordered.unwrap_or(true);
         let plan = BulkPlan::new(self.models, ordered)?;

@@ -85,7 +85,7 @@ impl<'a, T: Send + Sync> CountDocuments<'a, T> {
         selection_criteria: #[into] crate::options::SelectionCriteria,
     );
 
-    async fn run(self) -> Result<u64> {
+    async fn execute(self) -> Result<u64> {
         let mut options = self.options;
         let own_read_concern = options.read_concern.is_some();
         let read_concern = self.coll.resolve_read_concern(options.read_concern.take());
@@ -136,7 +136,7 @@ impl<'a, T: Send + Sync> EstimatedDocumentCount<'a, T> {
         selection_criteria: #[into] crate::options::SelectionCriteria,
     );
 
-    async fn run(self) -> Result<u64> {
+    async fn execute(self) -> Result<u64> {
         let mut options = self.options;
         let read_concern = self.coll.resolve_read_concern(options.read_concern.take());
         let criteria = self
@@ -173,7 +173,7 @@ impl<'a, T: Send + Sync> Count<'a, T> {
         selection_criteria: #[into] crate::options::SelectionCriteria,
     );
 
-    async fn run(self) -> Result<u64> {
+    async fn execute(self) -> Result<u64> {
         let mut options = self.options;
         let own_read_concern = options.read_concern.is_some();
         let read_concern = self.coll.resolve_read_concern(options.read_concern.take());

@@ -59,7 +59,7 @@ impl<'a> CreateCollection<'a> {
         comment: #[into] Bson,
     );
 
-    async fn run(self) -> Result<()> {
+    async fn execute(self) -> Result<()> {
         let o = self.options;
         let as_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         let mut body = doc! { "create": self.name };

@@ -75,8 +75,8 @@ impl<'a, T: Send + Sync> CreateIndex<'a, T> {
         self
     }
 
-    async fn run(self) -> Result<CreateIndexResult> {
-        let mut names = self.inner.run().await?.index_names;
+    async fn execute(self) -> Result<CreateIndexResult> {
+        let mut names = self.inner.execute().await?.index_names;
         let index_name = names
             .pop()
             .ok_or_else(|| Error::invalid_argument("no index to create"))?;
@@ -105,7 +105,7 @@ impl<'a, T: Send + Sync> CreateIndexes<'a, T> {
         comment: #[into] Bson,
     );
 
-    async fn run(self) -> Result<CreateIndexesResult> {
+    async fn execute(self) -> Result<CreateIndexesResult> {
         if self.indexes.is_empty() {
             return Err(Error::invalid_argument(
                 "create_indexes needs at least one index",

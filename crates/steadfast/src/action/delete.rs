@@ -55,7 +55,7 @@ impl<'a, T: Send + Sync> Delete<'a, T> {
         comment: #[into] Bson,
     );
 
-    async fn run(self) -> Result<DeleteResult> {
+    async fn execute(self) -> Result<DeleteResult> {
         let o = self.options;
         let statement = Statement::delete(
             &self.filter,

@@ -49,7 +49,7 @@ impl<'a, T: Send + Sync> Distinct<'a, T> {
         selection_criteria: #[into] crate::options::SelectionCriteria,
     );
 
-    async fn run(self) -> Result<Vec<Bson>> {
+    async fn execute(self) -> Result<Vec<Bson>> {
         let mut options = self.options;
         let own_read_concern = options.read_concern.is_some();
         let read_concern = self.coll.resolve_read_concern(options.read_concern.take());

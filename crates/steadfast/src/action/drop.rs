@@ -44,7 +44,7 @@ impl<'a, T: Send + Sync> DropCollection<'a, T> {
         comment: #[into] Bson,
     );
 
-    async fn run(self) -> Result<()> {
+    async fn execute(self) -> Result<()> {
         let o = self.options;
         let mut body = doc! { "drop": self.coll.name() };
         put(&mut body, "comment", o.comment);
@@ -88,7 +88,7 @@ impl<'a> DropDatabase<'a> {
         comment: #[into] Bson,
     );
 
-    async fn run(self) -> Result<()> {
+    async fn execute(self) -> Result<()> {
         let o = self.options;
         let mut body = doc! { "dropDatabase": 1 };
         put(&mut body, "comment", o.comment);

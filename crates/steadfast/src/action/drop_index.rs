@@ -53,7 +53,7 @@ impl<'a, T: Send + Sync> DropIndex<'a, T> {
         comment: #[into] Bson,
     );
 
-    async fn run(self) -> Result<()> {
+    async fn execute(self) -> Result<()> {
         let o = self.options;
         let mut body = doc! { "dropIndexes": self.coll.name(), "index": self.index };
         put_max_time(&mut body, o.max_time);

@@ -216,7 +216,7 @@ impl<'a, T: Send + Sync> FindOne<'a, T> {
 
     /// Builds the operation before the future is made, so that the future holds it boxed,
     /// not the options it was built from (every call copies its future once, into a box).
-    fn run(self) -> impl Future<Output = Result<Option<T>>> + 'a
+    fn execute(self) -> impl Future<Output = Result<Option<T>>> + 'a
     where
         T: DeserializeOwned + 'a,
     {

@@ -114,7 +114,7 @@ impl<'a, T: Send + Sync> FindOneAndDelete<'a, T> {
         comment: #[into] Bson,
     );
 
-    async fn run(self) -> Result<Option<T>>
+    async fn execute(self) -> Result<Option<T>>
     where
         T: DeserializeOwned,
     {
@@ -160,7 +160,7 @@ impl<'a, T: Send + Sync> FindOneAndUpdate<'a, T> {
         comment: #[into] Bson,
     );
 
-    async fn run(self) -> Result<Option<T>>
+    async fn execute(self) -> Result<Option<T>>
     where
         T: DeserializeOwned,
     {
@@ -207,7 +207,7 @@ impl<'a, T: Send + Sync> FindOneAndReplace<'a, T> {
         comment: #[into] Bson,
     );
 
-    async fn run(self) -> Result<Option<T>>
+    async fn execute(self) -> Result<Option<T>>
     where
         T: DeserializeOwned,
     {

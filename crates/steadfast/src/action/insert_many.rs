@@ -57,7 +57,7 @@ impl<'a, T: Send + Sync> InsertMany<'a, T> {
         comment: #[into] Bson,
     );
 
-    async fn run(self) -> Result<InsertManyResult> {
+    async fn execute(self) -> Result<InsertManyResult> {
         if self.documents.is_empty() {
             return Err(Error::invalid_argument(
                 "insert_many needs at least one document",

@@ -53,7 +53,7 @@ impl<'a, T: Send + Sync> InsertOne<'a, T> {
         comment: #[into] Bson,
     );
 
-    async fn run(self) -> Result<InsertOneResult> {
+    async fn execute(self) -> Result<InsertOneResult> {
         let (statement, id) = Statement::insert(self.document?)?;
         let o = self.options;
         let fields = self.coll.write_fields(

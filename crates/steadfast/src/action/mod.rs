@@ -127,7 +127,8 @@ macro_rules! options_and_session {
     };
 }
 
-/// `IntoFuture` for an action whose `run(self)` async method produces the result.
+/// `IntoFuture` for an action whose `execute(self)` async method produces the result, and
+/// (with the `sync` feature) its blocking `run`.
 macro_rules! action_future {
     ($action:ident<$lt:lifetime $(, $param:ident)*> $(where [$($bound:tt)+])? => $output:ty) => {
         impl<$lt $(, $param)*> std::future::IntoFuture for $action<$lt $(, $param)*>
@@ -137,7 +138,33 @@ macro_rules! action_future {
             type IntoFuture = futures_util::future::BoxFuture<$lt, Self::Output>;
 
             fn into_future(self) -> Self::IntoFuture {
-                Box::pin(self.run())
+                Box::pin(self.execute())
+            }
+        }
+
+        blocking_run!([$lt $(, $param)*] $action<$lt $(, $param)*> $(where [$($bound)+])? => $output);
+    };
+}
+
+/// With the `sync` feature, an inherent `run(self)` for an action that implements
+/// `IntoFuture<Output = Result<Async>>`: it blocks on the future in the
+/// [`sync`](crate::sync) API's runtime and turns the output into `$sync`
+/// (`From<Async>`: the identity, or a cursor, session or change stream's blocking wrapper).
+macro_rules! blocking_run {
+    ([$($generics:tt)*] $action:ty $(where [$($bound:tt)+])? => $sync:ty) => {
+        #[cfg(feature = "sync")]
+        impl<$($generics)*> $action
+        $(where $($bound)+)?
+        {
+            /// Runs the action and blocks the calling thread until it completes (the
+            /// [`sync`](crate::sync) API; awaiting the action is the async API's way).
+            ///
+            /// # Errors
+            /// As awaiting the action; and `InvalidArgument` when called from inside an async
+            /// runtime, where blocking could deadlock it (await the action there instead).
+            pub fn run(self) -> crate::error::Result<$sync> {
+                crate::sync::runtime::block_on(std::future::IntoFuture::into_future(self))
+                    .map(<$sync>::from)
             }
         }
     };

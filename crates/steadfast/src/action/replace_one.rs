@@ -55,7 +55,7 @@ impl<'a, T: Send + Sync> Replace<'a, T> {
         sort: #[into] Document,
     );
 
-    async fn run(self) -> Result<UpdateResult> {
+    async fn execute(self) -> Result<UpdateResult> {
         let replacement = UpdateModifications::Document(self.replacement?);
         let o = self.options;
         let statement = Statement::update(

@@ -126,7 +126,7 @@ impl<'a> RunCommand<'a> {
     /// Builds the operation before the future is made, so that the future is the executor's
     /// alone (holding the operation boxed), not the action's, the operation's and the settings'
     /// around it: every call copies its future once, into a box.
-    fn run(self) -> impl Future<Output = Result<Document>> + 'a {
+    fn execute(self) -> impl Future<Output = Result<Document>> + 'a {
         let RunCommand {
             db,
             command,

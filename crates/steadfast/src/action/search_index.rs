@@ -100,7 +100,7 @@ pub struct CreateSearchIndexes<'a, T: Send + Sync> {
 impl<T: Send + Sync> CreateSearchIndexes<'_, T> {
     operation_overrides!();
 
-    async fn run(self) -> Result<Vec<String>> {
+    async fn execute(self) -> Result<Vec<String>> {
         let indexes = self
             .models
             .iter()
@@ -147,8 +147,8 @@ impl<T: Send + Sync> CreateSearchIndex<'_, T> {
         self
     }
 
-    async fn run(self) -> Result<String> {
-        let mut names = self.inner.run().await?;
+    async fn execute(self) -> Result<String> {
+        let mut names = self.inner.execute().await?;
         match (names.pop(), names.is_empty()) {
             (Some(name), true) => Ok(name),
             _ => Err(Error::protocol(
@@ -172,7 +172,7 @@ pub struct UpdateSearchIndex<'a, T: Send + Sync> {
 impl<T: Send + Sync> UpdateSearchIndex<'_, T> {
     operation_overrides!();
 
-    async fn run(self) -> Result<()> {
+    async fn execute(self) -> Result<()> {
         let body = doc! {
             "updateSearchIndex": self.coll.ns().coll.as_str(),
             "name": self.name,
@@ -198,7 +198,7 @@ pub struct DropSearchIndex<'a, T: Send + Sync> {
 impl<T: Send + Sync> DropSearchIndex<'_, T> {
     operation_overrides!();
 
-    async fn run(self) -> Result<()> {
+    async fn execute(self) -> Result<()> {
         let body = doc! { "dropSearchIndex": self.coll.ns().coll.as_str(), "name": self.name };
         match self
             .coll

@@ -71,7 +71,7 @@ impl<'a, T: Send + Sync> Update<'a, T> {
         sort: #[into] Document,
     );
 
-    async fn run(self) -> Result<UpdateResult> {
+    async fn execute(self) -> Result<UpdateResult> {
         check_update(&self.update)?;
         let o = self.options;
         if self.multi && o.sort.is_some() {

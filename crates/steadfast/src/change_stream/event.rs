@@ -26,7 +26,9 @@ impl From<RawBson> for ResumeToken {
 /// One change event (insert, update, replace, delete, drop, rename, dropDatabase, invalidate,
 /// ...). `T` is the type of the full documents.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+// The derive would require `T: Default` for the `#[serde(default)]` documents, which are
+// `Option`s (absent means `None` whatever `T` is).
+#[serde(rename_all = "camelCase", bound(deserialize = "T: Deserialize<'de>"))]
 #[non_exhaustive]
 pub struct ChangeStreamEvent<T> {
     /// The event's resume token.

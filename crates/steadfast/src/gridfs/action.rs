@@ -21,7 +21,7 @@ use crate::runtime;
 
 /// Defines an action struct over a bucket with the given extra fields, its `timeout` setter,
 /// and its `IntoFuture`: when first polled, the action starts its deadline (its own timeout,
-/// else the bucket's) and runs `run(self, deadline)`, which each action defines.
+/// else the bucket's) and runs `execute(self, deadline)`, which each action defines.
 macro_rules! gridfs_action {
     ($(#[$meta:meta])* $name:ident { $($field:ident : $ty:ty),* $(,)? } => $output:ty) => {
         $(#[$meta])*
@@ -48,7 +48,7 @@ macro_rules! gridfs_action {
             fn into_future(self) -> Self::IntoFuture {
                 Box::pin(async move {
                     let deadline = self.bucket.deadline(self.timeout);
-                    self.run(deadline).await
+                    self.execute(deadline).await
                 })
             }
         }
@@ -227,7 +227,7 @@ impl OpenUploadStream<'_> {
 
     gridfs_setters!(GridFsUploadOptions; chunk_size_bytes: u32, metadata: Document);
 
-    async fn run(self, deadline: Deadline) -> Result<GridFsUploadStream> {
+    async fn execute(self, deadline: Deadline) -> Result<GridFsUploadStream> {
         let chunk_size = self
             .options
             .chunk_size_bytes
@@ -257,7 +257,7 @@ gridfs_action! {
 }
 
 impl OpenDownloadStream<'_> {
-    async fn run(self, deadline: Deadline) -> Result<GridFsDownloadStream> {
+    async fn execute(self, deadline: Deadline) -> Result<GridFsDownloadStream> {
         let file = self.bucket.file_by_id(&self.id, deadline).await?;
         GridFsDownloadStream::open(self.bucket, file, deadline).await
     }
@@ -272,7 +272,7 @@ gridfs_action! {
 impl OpenDownloadStreamByName<'_> {
     gridfs_setters!(GridFsDownloadByNameOptions; revision: i32);
 
-    async fn run(self, deadline: Deadline) -> Result<GridFsDownloadStream> {
+    async fn execute(self, deadline: Deadline) -> Result<GridFsDownloadStream> {
         let revision = self.options.revision.unwrap_or(-1);
         let file = self
             .bucket
@@ -299,7 +299,7 @@ impl Find<'_> {
         sort: Document,
     );
 
-    async fn run(self, deadline: Deadline) -> Result<Cursor<FilesCollectionDocument>> {
+    async fn execute(self, deadline: Deadline) -> Result<Cursor<FilesCollectionDocument>> {
         let options = FindOptions::from(self.options);
         within!(
             self.bucket.files().find(self.filter).with_options(options),
@@ -318,7 +318,7 @@ gridfs_action! {
 impl FindOne<'_> {
     gridfs_setters!(GridFsFindOneOptions; max_time: Duration, skip: u64, sort: Document);
 
-    async fn run(self, deadline: Deadline) -> Result<Option<FilesCollectionDocument>> {
+    async fn execute(self, deadline: Deadline) -> Result<Option<FilesCollectionDocument>> {
         let options = FindOneOptions::from(self.options);
         within!(
             self.bucket
@@ -337,7 +337,7 @@ gridfs_action! {
 }
 
 impl Delete<'_> {
-    async fn run(self, deadline: Deadline) -> Result<()> {
+    async fn execute(self, deadline: Deadline) -> Result<()> {
         let bucket = self.bucket;
         let filter = doc! { "_id": self.id.clone() };
         let files = within!(bucket.files().delete_one(filter), deadline).await?;
@@ -356,7 +356,7 @@ gridfs_action! {
 }
 
 impl DeleteByName<'_> {
-    async fn run(self, deadline: Deadline) -> Result<()> {
+    async fn execute(self, deadline: Deadline) -> Result<()> {
         let bucket = self.bucket;
         let mut cursor = within!(
             bucket
@@ -410,7 +410,7 @@ gridfs_action! {
 }
 
 impl Rename<'_> {
-    async fn run(self, deadline: Deadline) -> Result<()> {
+    async fn execute(self, deadline: Deadline) -> Result<()> {
         let file = GridFsFileIdentifier::Id(self.id);
         rename_files(self.bucket, file, &self.new_filename, deadline).await
     }
@@ -422,7 +422,7 @@ gridfs_action! {
 }
 
 impl RenameByName<'_> {
-    async fn run(self, deadline: Deadline) -> Result<()> {
+    async fn execute(self, deadline: Deadline) -> Result<()> {
         let file = GridFsFileIdentifier::Filename(self.filename);
         rename_files(self.bucket, file, &self.new_filename, deadline).await
     }
@@ -466,7 +466,7 @@ gridfs_action! {
 }
 
 impl Drop<'_> {
-    async fn run(self, deadline: Deadline) -> Result<()> {
+    async fn execute(self, deadline: Deadline) -> Result<()> {
         within!(self.bucket.files().drop(), deadline).await?;
         within!(self.bucket.chunks().drop(), deadline).await?;
         self.bucket.forget_indexes();

@@ -190,6 +190,87 @@ impl StartTransaction<&mut ClientSession> {
     }
 }
 
+#[cfg(feature = "sync")]
+impl StartTransaction<&mut crate::sync::ClientSession> {
+    /// Starts the transaction (the blocking API's
+    /// [`ClientSession::start_transaction`]).
+    ///
+    /// # Errors
+    /// `Transaction` as for [`ClientSession::start_transaction`]; `InvalidArgument` inside an
+    /// async runtime.
+    pub fn run(self) -> Result<()> {
+        let StartTransaction {
+            session, options, ..
+        } = self;
+        crate::sync::runtime::block_on(async { session.start_transaction_now(options) })
+    }
+
+    /// The blocking [`and_run`](StartTransaction::and_run): runs the synchronous `callback`
+    /// in a transaction and commits it, with the same retries, backoff and time limit (the
+    /// same steps run it; only the callback is not a future). `context` is lent to every
+    /// call of the callback; the callback may run more than once.
+    ///
+    /// ```no_run
+    /// # fn demo(client: steadfast::sync::Client) -> steadfast::error::Result<()> {
+    /// use steadfast::bson::{Document, doc};
+    ///
+    /// let accounts = client.database("bank").collection::<Document>("accounts");
+    /// let mut session = client.start_session().run()?;
+    /// session
+    ///     .start_transaction()
+    ///     .and_run(accounts, |session, accounts| {
+    ///         accounts
+    ///             .update_one(doc! { "_id": 1 }, doc! { "$inc": { "balance": -10 } })
+    ///             .session(&mut *session)
+    ///             .run()?;
+    ///         accounts
+    ///             .update_one(doc! { "_id": 2 }, doc! { "$inc": { "balance": 10 } })
+    ///             .session(&mut *session)
+    ///             .run()?;
+    ///         Ok(())
+    ///     })?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As the async [`and_run`](StartTransaction::and_run); `InvalidArgument` inside an async
+    /// runtime.
+    pub fn and_run<R, C, F>(self, mut context: C, mut callback: F) -> Result<R>
+    where
+        F: for<'b> FnMut(&'b mut crate::sync::ClientSession, &'b mut C) -> Result<R>,
+    {
+        use crate::sync::runtime::block_on;
+        let StartTransaction {
+            session,
+            options,
+            timeout,
+        } = self;
+        let limits = session.begin_convenient(timeout);
+        let mut retries = ConvenientRetries::new(limits.limit);
+        let mut last_error = None;
+        let result = loop {
+            let started = block_on(session.next_convenient_attempt(
+                &mut retries,
+                &limits,
+                &mut last_error,
+                &options,
+            ));
+            if let Err(error) = started {
+                break Err(error);
+            }
+            let outcome = callback(session, &mut context);
+            match block_on(async { Ok(session.finish_attempt(outcome, &retries, &limits).await) }) {
+                Ok(Step::Done(result)) => break result,
+                Ok(Step::Again(error)) => last_error = Some(error),
+                Err(refused) => break Err(refused),
+            }
+        };
+        session.set_convenient_deadline(None);
+        result
+    }
+}
+
 impl ClientSession {
     /// The convenient API's limits: `timeout`, else the session's or the client's timeoutMS
     /// (then every operation shares its deadline), else 120 s.

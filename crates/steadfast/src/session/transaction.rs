@@ -63,11 +63,7 @@ impl ClientSession {
     /// `Transaction` while a transaction is active, in a snapshot session, or with an
     /// unacknowledged write concern.
     pub fn start_transaction(&mut self) -> StartTransaction<&mut ClientSession> {
-        StartTransaction {
-            session: self,
-            options: None,
-            timeout: None,
-        }
+        StartTransaction::new(self)
     }
 
     /// Commits the transaction. A transaction that sent nothing commits without a command.
@@ -237,6 +233,15 @@ pub struct StartTransaction<S> {
 }
 
 impl<S> StartTransaction<S> {
+    /// Starts a transaction in `session` with the session's and the client's options.
+    pub(crate) fn new(session: S) -> Self {
+        StartTransaction {
+            session,
+            options: None,
+            timeout: None,
+        }
+    }
+
     /// The transaction's options (`None`: the session's and the client's).
     pub fn with_options(mut self, options: impl Into<Option<TransactionOptions>>) -> Self {
         self.options = options.into();

@@ -42,6 +42,7 @@ mod retry_timeout;
 mod session;
 mod socks5;
 mod spans;
+mod sync;
 mod tailable;
 mod timeout_api;
 mod tls;

@@ -16,4 +16,5 @@ mod management;
 mod oidc;
 mod options;
 mod program;
+mod sync;
 mod transactions;
