@@ -1,10 +1,13 @@
 //! Secondary indexes. Only uniqueness is enforced (queries always scan, apart from the `_id`
-//! fast path), but every index is kept so that `listIndexes` reports what was created.
+//! fast path), but every index is kept so that `listIndexes` reports what was created. An index
+//! with a collation holds its strings' comparison keys, so a unique one refuses two strings the
+//! collation calls equal.
 
 use std::collections::{BTreeSet, HashMap};
 
 use bson::{Bson, Document};
 
+use super::collation::Collation;
 use super::errors::{CommandError, StoreResult, format_document};
 use super::key::encode_compound_key;
 use super::path::{Leaf, collect_leaves, split_path};
@@ -22,6 +25,7 @@ pub(crate) struct SecondaryIndex {
     pub(crate) unique: bool,
     sparse: bool,
     partial: Option<Filter>,
+    collation: Option<Collation>,
     fields: Vec<(String, Vec<String>)>,
     /// Encoded key -> record id, for unique indexes only.
     entries: HashMap<Vec<u8>, u64>,
@@ -89,8 +93,11 @@ impl SecondaryIndex {
                     .and_then(Number::of)
                     .is_some_and(|number| number.as_f64() != 0.0)
         };
+        let collation = index_collation(spec)?;
         let partial = match spec.get("partialFilterExpression") {
-            Some(Bson::Document(filter)) => Some(Filter::parse(filter)?),
+            Some(Bson::Document(filter)) => {
+                Some(Filter::parse(filter)?.with_collation(collation.as_ref()))
+            }
             Some(_) => {
                 return Err(failure(
                     "partialFilterExpression must be an object".to_owned(),
@@ -103,8 +110,17 @@ impl SecondaryIndex {
         listed.insert("key", key.clone());
         listed.insert("name", name.clone());
         for (option, value) in spec {
-            if !matches!(option.as_str(), "key" | "name" | "v" | "ns") {
-                listed.insert(option.clone(), value.clone());
+            match option.as_str() {
+                "key" | "name" | "v" | "ns" => {}
+                // Listed resolved, and not at all when simple.
+                "collation" => {
+                    if let Some(collation) = &collation {
+                        listed.insert("collation", collation.spec().clone());
+                    }
+                }
+                _ => {
+                    listed.insert(option.clone(), value.clone());
+                }
             }
         }
         let fields = key
@@ -118,6 +134,7 @@ impl SecondaryIndex {
             key,
             spec: listed,
             partial,
+            collation,
             fields,
             entries: HashMap::new(),
             prepared: None,
@@ -143,6 +160,7 @@ impl SecondaryIndex {
         same_key_pattern(&self.key, &other.key)
             && self.unique == other.unique
             && self.sparse == other.sparse
+            && self.collation == other.collation
     }
 
     /// The distinct keys this index holds for a document (several for array values); empty if
@@ -198,13 +216,27 @@ impl SecondaryIndex {
         }
         let mut keys: Vec<IndexKey> = Vec::with_capacity(combinations.len());
         for combination in combinations {
-            let encoded = encode_compound_key(&combination);
+            let encoded = match &self.collation {
+                Some(collation) => {
+                    let folded: Vec<Bson> = combination
+                        .iter()
+                        .map(|value| collation.fold(value).into_owned())
+                        .collect();
+                    encode_compound_key(&folded)
+                }
+                None => encode_compound_key(&combination),
+            };
             if keys.iter().any(|key| key.encoded == encoded) {
                 continue;
             }
             let mut value = Document::new();
             for ((field, _), item) in self.fields.iter().zip(combination) {
-                value.insert(field.clone(), item);
+                // mongod shows a collated string by its comparison key.
+                let shown = match (&self.collation, item) {
+                    (Some(collation), Bson::String(text)) => Bson::String(collation.key_hex(&text)),
+                    (_, item) => item,
+                };
+                value.insert(field.clone(), shown);
             }
             keys.push(IndexKey { encoded, value });
         }
@@ -329,6 +361,26 @@ impl SecondaryIndex {
 }
 
 /// Key patterns are equal when they list the same fields in the same order with equal directions.
+/// The index's `collation`, as mongod reads it from an index specification.
+fn index_collation(spec: &Document) -> StoreResult<Option<Collation>> {
+    if matches!(spec.get("collation"), Some(Bson::Document(collation)) if collation.is_empty()) {
+        return Err(CommandError::bad_value(format!(
+            "Error in specification {} :: caused by :: The field 'collation' cannot be an empty object.",
+            format_document(spec)
+        )));
+    }
+    crate::collation::of(spec).map_err(|error| {
+        CommandError::new(
+            error.code,
+            format!(
+                "failed to add collation information to index spec for index creation: {} :: caused by :: {}",
+                format_document(spec),
+                error.message
+            ),
+        )
+    })
+}
+
 pub(crate) fn same_key_pattern(left: &Document, right: &Document) -> bool {
     compare_documents(left, right) == std::cmp::Ordering::Equal
 }

@@ -1,10 +1,13 @@
 //! Sort specifications (`{a: 1, b: -1}`) and sort keys with MongoDB's array semantics: an
-//! ascending sort uses an array's smallest element, a descending sort its largest.
+//! ascending sort uses an array's smallest element, a descending sort its largest. Under a
+//! collation, strings sort by their comparison keys.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use bson::{Bson, Document};
 
+use super::collation::Collation;
 use super::errors::{CommandError, StoreResult};
 use super::path::{Leaf, collect_leaves, split_path};
 use super::value_order::{Number, compare_values};
@@ -14,6 +17,7 @@ use crate::code;
 #[derive(Debug, Clone)]
 pub(crate) struct SortSpec {
     keys: Vec<(Vec<String>, bool)>,
+    collation: Option<Collation>,
 }
 
 impl SortSpec {
@@ -43,7 +47,16 @@ impl SortSpec {
             };
             keys.push((split_path(path), ascending));
         }
-        Ok(SortSpec { keys })
+        Ok(SortSpec {
+            keys,
+            collation: None,
+        })
+    }
+
+    /// The specification sorting strings under `collation`.
+    pub(crate) fn with_collation(mut self, collation: Option<&Collation>) -> SortSpec {
+        self.collation = collation.cloned();
+        self
     }
 
     /// Whether the specification sorts nothing.
@@ -87,7 +100,9 @@ impl SortSpec {
     fn sort_key(&self, document: &Document) -> Vec<Bson> {
         self.keys
             .iter()
-            .map(|(parts, ascending)| sort_key_for_path(document, parts, *ascending))
+            .map(|(parts, ascending)| {
+                sort_key_for_path(document, parts, *ascending, self.collation.as_ref())
+            })
             .collect()
     }
 }
@@ -104,31 +119,41 @@ pub(crate) fn sort_direction(value: &Bson) -> Option<bool> {
     }
 }
 
-fn sort_key_for_path(document: &Document, parts: &[String], ascending: bool) -> Bson {
+/// The value a document sorts by on one path (already folded under a collation).
+fn sort_key_for_path(
+    document: &Document,
+    parts: &[String],
+    ascending: bool,
+    collation: Option<&Collation>,
+) -> Bson {
     const NULL: Bson = Bson::Null;
     // An empty array sorts below null, like mongod's `undefined` sort key.
     const UNDEFINED: Bson = Bson::Undefined;
     let mut leaves = Vec::new();
     collect_leaves(document, parts, &mut leaves);
-    let mut best: Option<&Bson> = None;
+    let mut best: Option<Cow<'_, Bson>> = None;
     for leaf in &leaves {
         match leaf {
-            Leaf::Missing => consider(&mut best, &NULL, ascending),
+            Leaf::Missing => consider(&mut best, Cow::Borrowed(&NULL), ascending),
             Leaf::Present(Bson::Array(items)) if items.is_empty() => {
-                consider(&mut best, &UNDEFINED, ascending)
+                consider(&mut best, Cow::Borrowed(&UNDEFINED), ascending);
             }
             Leaf::Present(Bson::Array(items)) => items
                 .iter()
-                .for_each(|item| consider(&mut best, item, ascending)),
-            Leaf::Present(value) => consider(&mut best, value, ascending),
+                .for_each(|item| consider(&mut best, fold(collation, item), ascending)),
+            Leaf::Present(value) => consider(&mut best, fold(collation, value), ascending),
         }
     }
-    best.cloned().unwrap_or(Bson::Null)
+    best.map_or(Bson::Null, Cow::into_owned)
 }
 
-fn consider<'a>(best: &mut Option<&'a Bson>, candidate: &'a Bson, ascending: bool) {
-    let better = best.is_none_or(|current| {
-        let order = compare_values(candidate, current);
+fn fold<'v>(collation: Option<&Collation>, value: &'v Bson) -> Cow<'v, Bson> {
+    collation.map_or(Cow::Borrowed(value), |collation| collation.fold(value))
+}
+
+fn consider<'a>(best: &mut Option<Cow<'a, Bson>>, candidate: Cow<'a, Bson>, ascending: bool) {
+    let better = best.as_ref().is_none_or(|current| {
+        let order = compare_values(&candidate, current);
         if ascending {
             order == Ordering::Less
         } else {

@@ -18,6 +18,8 @@ use crate::value_order::{Number, compare_values, value_size, values_equal};
 pub(crate) struct GroupSpec {
     id: Expr,
     fields: Vec<(String, Accumulator, Expr)>,
+    /// Group keys that compare equal under it are one group (the first key seen names it).
+    collation: Option<crate::collation::Collation>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,7 +136,20 @@ impl GroupSpec {
                 "a group specification must include an _id",
             )
         })?;
-        Ok(GroupSpec { id, fields })
+        Ok(GroupSpec {
+            id,
+            fields,
+            collation: None,
+        })
+    }
+
+    /// The specification grouping string keys under `collation`.
+    pub(crate) fn with_collation(
+        mut self,
+        collation: Option<&crate::collation::Collation>,
+    ) -> GroupSpec {
+        self.collation = collation.cloned();
+        self
     }
 
     /// Groups the input, emitting groups in order of first appearance.
@@ -143,7 +158,10 @@ impl GroupSpec {
         let mut groups: Vec<(Bson, Vec<State>)> = Vec::new();
         for document in &input {
             let id = self.id.evaluate(document)?.unwrap_or(Bson::Null);
-            let key = encode_key(&id);
+            let key = match &self.collation {
+                Some(collation) => encode_key(&collation.fold(&id)),
+                None => encode_key(&id),
+            };
             let position = match positions.get(&key) {
                 Some(position) => *position,
                 None => {

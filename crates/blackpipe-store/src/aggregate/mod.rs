@@ -30,17 +30,26 @@ pub(crate) struct Pipeline {
 }
 
 impl Pipeline {
-    /// The pipeline with its `$match` stages comparing strings under the command's collation.
-    pub(crate) fn with_collation(mut self, folding: Option<super::collation::Folding>) -> Pipeline {
-        if folding.is_some() {
-            for stage in &mut self.stages {
-                if let Stage::Match(filter) = stage {
-                    *filter =
-                        std::mem::replace(filter, Filter::match_all()).with_collation(folding);
-                }
-            }
+    /// The pipeline with its `$match`, `$sort` and `$group` stages comparing strings under the
+    /// command's collation.
+    pub(crate) fn with_collation(
+        self,
+        collation: Option<&super::collation::Collation>,
+    ) -> Pipeline {
+        if collation.is_none() {
+            return self;
         }
-        self
+        let stages = self
+            .stages
+            .into_iter()
+            .map(|stage| match stage {
+                Stage::Match(filter) => Stage::Match(filter.with_collation(collation)),
+                Stage::Sort(sort) => Stage::Sort(sort.with_collation(collation)),
+                Stage::Group(group) => Stage::Group(group.with_collation(collation)),
+                other => other,
+            })
+            .collect();
+        Pipeline { stages }
     }
 }
 

@@ -26,6 +26,16 @@ fn size_as_i64(size: usize) -> i64 {
     i64::try_from(size).unwrap_or(i64::MAX)
 }
 
+/// An index specification without a `collation` takes the collection's default, as mongod
+/// records it (so secondaries and change streams see it too).
+fn inherit_collation(spec: &Document, default: Option<&Document>) -> Document {
+    let mut spec = spec.clone();
+    if let Some(default) = default.filter(|_| !spec.contains_key("collation")) {
+        spec.insert("collation", default.clone());
+    }
+    spec
+}
+
 pub(crate) fn create_indexes(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
     let collection = collection_name(command, "createIndexes")?;
     validate_namespace(exec.db, collection)?;
@@ -36,15 +46,20 @@ pub(crate) fn create_indexes(exec: &mut Exec<'_>, command: &Document) -> StoreRe
             "Must specify at least one index to create",
         ));
     }
-    let indexes = specs
+    let default_collation = super::default_collation::of_collection(exec, collection)?;
+    let specs = specs
         .iter()
         .map(|spec| match spec {
-            Bson::Document(spec) => SecondaryIndex::from_spec(spec),
+            Bson::Document(spec) => Ok(inherit_collation(spec, default_collation.as_ref())),
             other => Err(CommandError::type_mismatch(format!(
                 "The elements of the 'indexes' array must be objects, but found {}",
                 format_value(other)
             ))),
         })
+        .collect::<StoreResult<Vec<_>>>()?;
+    let indexes = specs
+        .iter()
+        .map(SecondaryIndex::from_spec)
         .collect::<StoreResult<Vec<_>>>()?;
     let created_collection = match exec.txn.as_deref_mut() {
         Some(txn) => txn.index_creation_allowed(exec.store, exec.db, collection)?,
@@ -56,7 +71,7 @@ pub(crate) fn create_indexes(exec: &mut Exec<'_>, command: &Document) -> StoreRe
     let mut created = Vec::new();
     for (index, spec) in indexes.into_iter().zip(specs) {
         if guard.create_index(index)? {
-            created.extend(spec.as_document().cloned());
+            created.push(spec);
         }
     }
     let after = guard.index_count();
@@ -341,6 +356,7 @@ pub(crate) fn create(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
         .collect();
     let options = crate::capped::normalize_options(options)?;
     let options = crate::clustered::normalize_options(options)?;
+    let options = super::default_collation::normalize_option(options)?;
     crate::validation::check_options("create", &options)?;
     if let Some(txn) = exec.txn.as_deref_mut() {
         txn.create_collection(exec.store, exec.db, collection, options)?;

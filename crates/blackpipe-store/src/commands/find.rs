@@ -76,9 +76,10 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
     if let Some(view) = super::views::resolve(exec, collection)? {
         return super::view_reads::find(exec, command, collection, &view);
     }
+    let collation = crate::collation::of(command)?;
     let filter = match optional_document(command, "find", "filter")? {
         Some(filter) => Filter::parse(&*crate::let_vars::LetVars::read(command)?.filter(filter)?)?
-            .with_collation(crate::collation::of(command)?),
+            .with_collation(collation.as_ref()),
         None => Filter::match_all(),
     };
     let tailable = optional_bool(command, "find", "tailable")?.unwrap_or(false);
@@ -87,7 +88,10 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
         Some(sort) if tailable => (None, natural_order_only(sort)?),
         Some(sort) => {
             let (natural, rest) = hint::natural_sort(sort)?;
-            (natural, SortSpec::parse(&rest)?)
+            (
+                natural,
+                SortSpec::parse(&rest)?.with_collation(collation.as_ref()),
+            )
         }
         None => (None, SortSpec::parse(&Document::new())?),
     };

@@ -33,14 +33,14 @@ struct Request {
 
 fn parse(command: &Document, name: &str) -> StoreResult<Request> {
     let vars = crate::let_vars::LetVars::read(command)?;
+    let collation = crate::collation::of(command)?;
     let filter = match optional_document(command, name, "query")? {
-        Some(filter) => {
-            Filter::parse(&*vars.filter(filter)?)?.with_collation(crate::collation::of(command)?)
-        }
+        Some(filter) => Filter::parse(&*vars.filter(filter)?)?.with_collation(collation.as_ref()),
         None => Filter::match_all(),
     };
     let sort =
-        SortSpec::parse(optional_document(command, name, "sort")?.unwrap_or(&Document::new()))?;
+        SortSpec::parse(optional_document(command, name, "sort")?.unwrap_or(&Document::new()))?
+            .with_collation(collation.as_ref());
     let remove = optional_bool(command, name, "remove")?.unwrap_or(false);
     let return_new = optional_bool(command, name, "new")?.unwrap_or(false);
     let upsert = optional_bool(command, name, "upsert")?.unwrap_or(false);

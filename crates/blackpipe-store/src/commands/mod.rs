@@ -8,6 +8,7 @@ mod coll_mod;
 pub(crate) mod coll_mod_index;
 mod coll_stats;
 mod collectionless;
+mod default_collation;
 mod find;
 mod find_and_modify;
 mod hint;
@@ -410,6 +411,7 @@ impl Store {
         validate_database_name(exec.db)?;
         exec.bypass_validation =
             args::optional_bool(command, name, "bypassDocumentValidation")?.unwrap_or(false);
+        let command = &*default_collation::apply(exec, name, command)?;
         match name.as_str() {
             "insert" => write::insert(exec, command),
             "bulkWrite" => bulk_write::bulk_write(exec, command),

@@ -25,7 +25,7 @@ use crate::value_order::{compare_values, values_equal};
 
 fn filter_of(command: &Document, name: &str) -> StoreResult<Filter> {
     match optional_document(command, name, "query")? {
-        Some(filter) => Ok(Filter::parse(filter)?.with_collation(collation::of(command)?)),
+        Some(filter) => Ok(Filter::parse(filter)?.with_collation(collation::of(command)?.as_ref())),
         None => Ok(Filter::match_all()),
     }
 }
@@ -72,14 +72,14 @@ pub(crate) fn distinct(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
         None => return Err(missing("distinct", "key")),
     };
     let filter = filter_of(command, "distinct")?;
-    let mut folding = collation::of(command)?;
+    let mut collation = collation::of(command)?;
     let documents = match views::resolve(exec, collection)? {
         Some(view) => {
             // A view's values compare under the view's collation.
             let effective = views::collation_for(&view, command)?
                 .map(|collation| doc! { "collation": collation })
                 .unwrap_or_default();
-            folding = collation::of(&effective)?;
+            collation = collation::of(&effective)?;
             view_reads::distinct_input(exec, command, &view)?
         }
         None => match exec.collection(collection)? {
@@ -91,8 +91,8 @@ pub(crate) fn distinct(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
             None => Vec::new(),
         },
     };
-    let same = |a: &Bson, b: &Bson| match folding {
-        Some(folding) => values_equal(&folding.fold(a), &folding.fold(b)),
+    let same = |a: &Bson, b: &Bson| match &collation {
+        Some(collation) => values_equal(&collation.fold(a), &collation.fold(b)),
         None => values_equal(a, b),
     };
     let parts = split_path(&key);
@@ -159,7 +159,7 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
             let input = spec.run(exec, &collection)?;
             let rest = vars.pipeline(&stages[1..])?;
             Pipeline::parse(&rest)?
-                .with_collation(collation::of(command)?)
+                .with_collation(collation::of(command)?.as_ref())
                 .run(input, false)?
         }
         None => match views::resolve(exec, &collection)? {
@@ -188,7 +188,7 @@ pub(crate) fn collection_pipeline(
     collection: &str,
     stages: &[Bson],
 ) -> StoreResult<Vec<Arc<Document>>> {
-    let pipeline = Pipeline::parse(stages)?.with_collation(collation::of(command)?);
+    let pipeline = Pipeline::parse(stages)?.with_collation(collation::of(command)?.as_ref());
     let input: Vec<Arc<Document>> = match exec.collection(collection)? {
         Some(handle) => {
             let guard = read(&handle);

@@ -184,8 +184,15 @@ pub(crate) fn collation_for(view: &ResolvedView, command: &Document) -> StoreRes
         }
         None => None,
     };
+    // Two collations are the same when they resolve to the same specification.
+    let resolved = match requested {
+        Some(requested) => crate::collation::parse(requested)?.map(|c| c.spec().clone()),
+        None => None,
+    };
     match (requested, &view.collation) {
-        (Some(requested), Some(own)) if requested == own => Ok(Some(Bson::Document(own.clone()))),
+        (Some(_), Some(own)) if resolved.as_ref() == Some(own) => {
+            Ok(Some(Bson::Document(own.clone())))
+        }
         (None, own) => Ok(own.clone().map(Bson::Document)),
         (Some(requested), None) if simple_collation(requested) => Ok(None),
         _ => Err(CommandError::new(
@@ -223,10 +230,7 @@ fn parse_definition(command: &Document) -> StoreResult<ViewDefinition> {
     let collation = match command.get("collation") {
         None => None,
         Some(Bson::Document(collation)) if simple_collation(collation) => None,
-        Some(Bson::Document(collation)) => {
-            crate::collation::of(command)?;
-            Some(collation.clone())
-        }
+        Some(Bson::Document(_)) => crate::collation::of(command)?.map(|c| c.spec().clone()),
         Some(other) => {
             return Err(CommandError::type_mismatch(format!(
                 "BSON field 'create.collation' is the wrong type '{}', expected type 'object'",

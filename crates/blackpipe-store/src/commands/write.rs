@@ -422,8 +422,8 @@ struct UpdateStatement {
     sort: Option<Document>,
     /// The statement's `arrayFilters`, parsed with the update.
     array_filters: Option<Bson>,
-    /// How the filter compares strings (the statement's `collation`).
-    folding: Option<crate::collation::Folding>,
+    /// How the filter and the sort compare strings (the statement's `collation`).
+    collation: Option<crate::collation::Collation>,
     /// The statement's `hint` (as `{hint: ...}`), checked when the statement runs.
     hint: Document,
 }
@@ -453,7 +453,7 @@ fn parse_update_statement(
     };
     Ok(UpdateStatement {
         array_filters: statement.get("arrayFilters").cloned(),
-        folding: crate::collation::of(statement)?,
+        collation: crate::collation::of(statement)?,
         filter: vars.filter(filter)?.into_owned(),
         update,
         multi: optional_bool(statement, "update.updates", "multi")?.unwrap_or(false),
@@ -523,7 +523,7 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
         let retryable = session.is_some() && !parsed.multi;
         exec.begin_statement(retryable.then_some(*statement_id), false);
         let outcome = Filter::parse(&parsed.filter).and_then(|filter| {
-            let filter = filter.with_collation(parsed.folding);
+            let filter = filter.with_collation(parsed.collation.as_ref());
             let update =
                 Update::parse_with_array_filters(&parsed.update, parsed.array_filters.as_ref())?;
             if parsed.multi && update.is_replacement() {
@@ -536,7 +536,11 @@ pub(crate) fn update(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
                     "Cannot specify sort with multi=true",
                 ));
             }
-            let sort = parsed.sort.as_ref().map(SortSpec::parse).transpose()?;
+            let sort = parsed
+                .sort
+                .as_ref()
+                .map(|sort| Ok(SortSpec::parse(sort)?.with_collation(parsed.collation.as_ref())))
+                .transpose()?;
             if handle.is_none() && parsed.upsert {
                 handle = Some(collection_for_write(exec, collection)?);
             }
@@ -636,9 +640,9 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             }
             None => return Err(missing("delete.deletes", "limit")),
         };
-        let folding = crate::collation::of(statement)?;
+        let collation = crate::collation::of(statement)?;
         parsed.push((
-            (vars.filter(filter)?.into_owned(), folding),
+            (vars.filter(filter)?.into_owned(), collation),
             limit == 1,
             hint_of(statement),
         ));
@@ -663,13 +667,13 @@ pub(crate) fn delete(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Doc
             result.retried.push(Bson::Int32(*statement_id));
             continue;
         }
-        let (filter, folding) = filter;
+        let (filter, collation) = filter;
         exec.begin_statement(
             (session.is_some() && *just_one).then_some(*statement_id),
             false,
         );
         let outcome = Filter::parse(filter).and_then(|filter| {
-            let filter = filter.with_collation(*folding);
+            let filter = filter.with_collation(collation.as_ref());
             let Some(handle) = &handle else {
                 return Ok(0);
             };

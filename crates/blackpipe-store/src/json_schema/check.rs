@@ -10,6 +10,7 @@ use bson::{Bson, Document, doc};
 
 use super::{Additional, Dependency, Items, Keyword, Schema, TypeRule};
 use crate::errors::type_name;
+use crate::regex::MongoRegex;
 use crate::value_order::{compare_values, values_equal};
 
 /// Whether to describe the failures or only find one.
@@ -92,9 +93,22 @@ fn keyword_failure(keyword: &Keyword, subject: Subject<'_>, explain: Explain) ->
         Keyword::Properties(properties) => properties_failure(properties, subject, explain),
         Keyword::AdditionalProperties {
             named,
+            patterns,
             additional,
             spec,
-        } => additional_properties_failure(named, additional, spec, subject, explain),
+        } => additional_properties_failure(named, patterns, additional, spec, subject, explain),
+        Keyword::Pattern { regex, spec } => match subject.value() {
+            Some(Bson::String(text)) if !regex.is_match(text) => Some(doc! {
+                "operatorName": "pattern",
+                "specifiedAs": { "pattern": spec.clone() },
+                "reason": "regular expression did not match",
+                "consideredValue": text.clone(),
+            }),
+            _ => None,
+        },
+        Keyword::PatternProperties(patterns) => {
+            pattern_properties_failure(patterns, subject, explain)
+        }
         Keyword::Enum(values) => {
             let value = subject.considered();
             (!values
@@ -277,17 +291,48 @@ fn properties_failure(
         .then(|| doc! { "operatorName": "properties", "propertiesNotSatisfied": failing })
 }
 
+fn pattern_properties_failure(
+    patterns: &[(String, MongoRegex, Schema)],
+    subject: Subject<'_>,
+    explain: Explain,
+) -> Option<Document> {
+    let document = subject.document()?;
+    let mut failing = Vec::new();
+    for (name, value) in document {
+        for (pattern, regex, schema) in patterns {
+            if !regex.is_match(name) {
+                continue;
+            }
+            let details = violations(schema, Subject::Value(value), explain);
+            if details.is_empty() {
+                continue;
+            }
+            failing.push(Bson::Document(doc! {
+                "propertyName": name.clone(),
+                "regexMatched": pattern.clone(),
+                "details": details,
+            }));
+            if explain == Explain::No {
+                return Some(doc! { "operatorName": "patternProperties", "details": failing });
+            }
+        }
+    }
+    (!failing.is_empty()).then(|| doc! { "operatorName": "patternProperties", "details": failing })
+}
+
 fn additional_properties_failure(
     named: &[String],
+    patterns: &[MongoRegex],
     additional: &Additional,
     spec: &Bson,
     subject: Subject<'_>,
     explain: Explain,
 ) -> Option<Document> {
     let document = subject.document()?;
-    let extra = document
-        .iter()
-        .filter(|(name, _)| !named.iter().any(|named| named == *name));
+    let extra = document.iter().filter(|(name, _)| {
+        !named.iter().any(|named| named == *name)
+            && !patterns.iter().any(|regex| regex.is_match(name))
+    });
     match additional {
         Additional::Allowed(true) => None,
         Additional::Allowed(false) => {

@@ -2,15 +2,17 @@
 //! and checked against values. [`check`] answers both "does it match" (for queries and
 //! validators) and, on request, mongod's `schemaRulesNotSatisfied` details (for error 121).
 //!
-//! Keywords blackpipe has no regular expressions for (`pattern`, `patternProperties`) and the
-//! encryption keywords are refused with an error that says so, never ignored.
+//! `pattern` and `patternProperties` use the filters' regular expression engine (and share a
+//! compiled-size budget per schema); the encryption keywords are refused with an error that
+//! says so, never ignored.
 
 mod check;
 
 use bson::{Bson, Document};
 
 use crate::errors::{CommandError, StoreResult, type_name};
-use crate::query::type_code_from_alias;
+use crate::query::{compile_regex, type_code_from_alias};
+use crate::regex::{MongoRegex, RegexBudget};
 
 use crate::value_order::Number;
 
@@ -72,9 +74,18 @@ enum Keyword {
     Properties(Vec<(String, Schema)>),
     AdditionalProperties {
         named: Vec<String>,
+        /// The `patternProperties` regexes: a property one matches is not additional.
+        patterns: Vec<MongoRegex>,
         additional: Additional,
         spec: Bson,
     },
+    /// `pattern`: a string must match the regex (the pattern as given beside it).
+    Pattern {
+        regex: MongoRegex,
+        spec: String,
+    },
+    /// `patternProperties`: each property whose name a regex matches satisfies its schema.
+    PatternProperties(Vec<(String, MongoRegex, Schema)>),
     Enum(Vec<Bson>),
     /// `minimum` (`lower: true`) or `maximum`, with `exclusiveMinimum`/`exclusiveMaximum`.
     Bound {
@@ -122,7 +133,7 @@ impl Schema {
         let Bson::Document(schema) = value else {
             return Err(CommandError::type_mismatch("$jsonSchema must be an object"));
         };
-        parse_schema(schema, 0)
+        parse_schema(schema, 0, &mut RegexBudget::per_filter())
     }
 
     /// Whether `document` satisfies the schema.
@@ -149,7 +160,7 @@ fn keyword_error(keyword: &str, expected: &str) -> CommandError {
     ))
 }
 
-fn parse_schema(schema: &Document, depth: usize) -> StoreResult<Schema> {
+fn parse_schema(schema: &Document, depth: usize, budget: &mut RegexBudget) -> StoreResult<Schema> {
     if depth >= MAX_SCHEMA_DEPTH {
         return Err(CommandError::bad_value(format!(
             "exceeded depth limit of {MAX_SCHEMA_DEPTH} when parsing $jsonSchema"
@@ -174,11 +185,11 @@ fn parse_schema(schema: &Document, depth: usize) -> StoreResult<Schema> {
             }
             "additionalItems" if !matches!(schema.get("items"), Some(Bson::Array(_))) => {
                 // Without a tuple `items`, additionalItems has nothing to apply to.
-                additional(keyword, value, depth)?;
+                additional(keyword, value, depth, budget)?;
             }
             other => parsed
                 .keywords
-                .push(parse_keyword(other, value, schema, depth)?),
+                .push(parse_keyword(other, value, schema, depth, budget)?),
         }
     }
     Ok(parsed)
@@ -217,17 +228,25 @@ fn parse_keyword(
     value: &Bson,
     schema: &Document,
     depth: usize,
+    budget: &mut RegexBudget,
 ) -> StoreResult<Keyword> {
     let keyword = match keyword {
         "bsonType" | "type" => parse_type(keyword, value)?,
         "required" => Keyword::Required(string_list(keyword, value, false)?),
-        "properties" => Keyword::Properties(subschemas_by_name(keyword, value, depth)?),
+        "properties" => Keyword::Properties(subschemas_by_name(keyword, value, depth, budget)?),
         "additionalProperties" => Keyword::AdditionalProperties {
             named: match schema.get("properties") {
                 Some(Bson::Document(properties)) => properties.keys().cloned().collect(),
                 _ => Vec::new(),
             },
-            additional: additional(keyword, value, depth)?,
+            patterns: match schema.get("patternProperties") {
+                Some(Bson::Document(patterns)) => patterns
+                    .keys()
+                    .map(|pattern| compile_regex(pattern, "", budget))
+                    .collect::<StoreResult<_>>()?,
+                _ => Vec::new(),
+            },
+            additional: additional(keyword, value, depth, budget)?,
             spec: value.clone(),
         },
         "enum" => match value {
@@ -274,27 +293,51 @@ fn parse_keyword(
             _ => return Err(keyword_error(keyword, "a boolean")),
         },
         "items" => Keyword::Items(match value {
-            Bson::Document(item) => Items::Each(Box::new(parse_schema(item, depth + 1)?)),
-            Bson::Array(_) => Items::Tuple(subschema_list(keyword, value, depth)?),
+            Bson::Document(item) => Items::Each(Box::new(parse_schema(item, depth + 1, budget)?)),
+            Bson::Array(_) => Items::Tuple(subschema_list(keyword, value, depth, budget)?),
             _ => return Err(keyword_error(keyword, "an array or an object")),
         }),
         "additionalItems" => Keyword::AdditionalItems {
             tuple_len: schema.get_array("items").map_or(0, Vec::len),
-            additional: additional(keyword, value, depth)?,
+            additional: additional(keyword, value, depth, budget)?,
             spec: value.clone(),
         },
-        "allOf" => Keyword::AllOf(subschema_list(keyword, value, depth)?),
-        "anyOf" => Keyword::AnyOf(subschema_list(keyword, value, depth)?),
-        "oneOf" => Keyword::OneOf(subschema_list(keyword, value, depth)?),
+        "allOf" => Keyword::AllOf(subschema_list(keyword, value, depth, budget)?),
+        "anyOf" => Keyword::AnyOf(subschema_list(keyword, value, depth, budget)?),
+        "oneOf" => Keyword::OneOf(subschema_list(keyword, value, depth, budget)?),
         "not" => match value {
-            Bson::Document(inner) => Keyword::Not(Box::new(parse_schema(inner, depth + 1)?)),
+            Bson::Document(inner) => {
+                Keyword::Not(Box::new(parse_schema(inner, depth + 1, budget)?))
+            }
             _ => return Err(keyword_error(keyword, "an object")),
         },
-        "dependencies" => Keyword::Dependencies(dependencies(value, depth)?),
-        "pattern" | "patternProperties" => {
-            return Err(CommandError::bad_value(format!(
-                "blackpipe does not support the $jsonSchema keyword '{keyword}' yet"
-            )));
+        "dependencies" => Keyword::Dependencies(dependencies(value, depth, budget)?),
+        "pattern" => {
+            let spec = string_keyword(keyword, value)?;
+            Keyword::Pattern {
+                regex: compile_regex(&spec, "", budget)?,
+                spec,
+            }
+        }
+        "patternProperties" => {
+            let Bson::Document(patterns) = value else {
+                return Err(keyword_error(keyword, "an object"));
+            };
+            let mut parsed = Vec::with_capacity(patterns.len());
+            for (pattern, schema) in patterns {
+                let Bson::Document(schema) = schema else {
+                    return Err(CommandError::type_mismatch(format!(
+                        "Nested schema for $jsonSchema property '{pattern}' must be an object"
+                    )));
+                };
+                let regex = compile_regex(pattern, "", budget)?;
+                parsed.push((
+                    pattern.clone(),
+                    regex,
+                    parse_schema(schema, depth + 1, budget)?,
+                ));
+            }
+            Keyword::PatternProperties(parsed)
         }
         "$ref" | "$schema" | "default" | "definitions" | "format" | "id" => {
             return Err(CommandError::failed_to_parse(format!(
@@ -397,6 +440,7 @@ fn subschemas_by_name(
     keyword: &str,
     value: &Bson,
     depth: usize,
+    budget: &mut RegexBudget,
 ) -> StoreResult<Vec<(String, Schema)>> {
     let Bson::Document(properties) = value else {
         return Err(keyword_error(keyword, "an object"));
@@ -404,7 +448,7 @@ fn subschemas_by_name(
     properties
         .iter()
         .map(|(name, schema)| match schema {
-            Bson::Document(schema) => Ok((name.clone(), parse_schema(schema, depth + 1)?)),
+            Bson::Document(schema) => Ok((name.clone(), parse_schema(schema, depth + 1, budget)?)),
             _ => Err(CommandError::type_mismatch(format!(
                 "Nested schema for $jsonSchema property '{name}' must be an object"
             ))),
@@ -412,7 +456,12 @@ fn subschemas_by_name(
         .collect()
 }
 
-fn subschema_list(keyword: &str, value: &Bson, depth: usize) -> StoreResult<Vec<Schema>> {
+fn subschema_list(
+    keyword: &str,
+    value: &Bson,
+    depth: usize,
+    budget: &mut RegexBudget,
+) -> StoreResult<Vec<Schema>> {
     let Bson::Array(items) = value else {
         return Err(keyword_error(keyword, "an array"));
     };
@@ -424,7 +473,7 @@ fn subschema_list(keyword: &str, value: &Bson, depth: usize) -> StoreResult<Vec<
     items
         .iter()
         .map(|item| match item {
-            Bson::Document(schema) => parse_schema(schema, depth + 1),
+            Bson::Document(schema) => parse_schema(schema, depth + 1, budget),
             _ => Err(CommandError::type_mismatch(format!(
                 "$jsonSchema keyword '{keyword}' must be an array of objects, but found an element of type {}",
                 type_name(item)
@@ -433,12 +482,18 @@ fn subschema_list(keyword: &str, value: &Bson, depth: usize) -> StoreResult<Vec<
         .collect()
 }
 
-fn additional(keyword: &str, value: &Bson, depth: usize) -> StoreResult<Additional> {
+fn additional(
+    keyword: &str,
+    value: &Bson,
+    depth: usize,
+    budget: &mut RegexBudget,
+) -> StoreResult<Additional> {
     match value {
         Bson::Boolean(allowed) => Ok(Additional::Allowed(*allowed)),
         Bson::Document(schema) => Ok(Additional::Schema(Box::new(parse_schema(
             schema,
             depth + 1,
+            budget,
         )?))),
         _ => Err(keyword_error(keyword, "either an object or a boolean")),
     }
@@ -457,7 +512,11 @@ fn count(keyword: &str, value: &Bson) -> StoreResult<i64> {
     Ok(count as i64)
 }
 
-fn dependencies(value: &Bson, depth: usize) -> StoreResult<Vec<(String, Dependency)>> {
+fn dependencies(
+    value: &Bson,
+    depth: usize,
+    budget: &mut RegexBudget,
+) -> StoreResult<Vec<(String, Dependency)>> {
     let Bson::Document(dependencies) = value else {
         return Err(keyword_error("dependencies", "an object"));
     };
@@ -465,7 +524,7 @@ fn dependencies(value: &Bson, depth: usize) -> StoreResult<Vec<(String, Dependen
         .iter()
         .map(|(property, dependency)| {
             let parsed = match dependency {
-                Bson::Document(schema) => Dependency::Schema(parse_schema(schema, depth + 1)?),
+                Bson::Document(schema) => Dependency::Schema(parse_schema(schema, depth + 1, budget)?),
                 Bson::Array(_) => {
                     Dependency::Properties(string_list("dependencies", dependency, false)?)
                 }

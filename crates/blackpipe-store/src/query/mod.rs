@@ -6,7 +6,7 @@ mod integral;
 mod parse;
 mod position;
 
-pub(crate) use parse::type_code_from_alias;
+pub(crate) use parse::{compile_regex, type_code_from_alias};
 
 use std::cmp::Ordering;
 
@@ -88,7 +88,12 @@ impl InSet {
                 .sorted
                 .binary_search_by(|target| compare_values(target, value))
                 .is_ok()
-            || self.regexes.iter().any(|regex| regex.matches_value(value))
+            || self.regex_matches(value)
+    }
+
+    /// Whether one of the set's regular expressions matches the value.
+    fn regex_matches(&self, value: &Bson) -> bool {
+        self.regexes.iter().any(|regex| regex.matches_value(value))
     }
 }
 
@@ -115,7 +120,7 @@ enum Predicate {
     /// A predicate under a collation: `folded` (string targets folded) is matched against
     /// folded values; `original` keeps the targets as given (an upsert's seed fields).
     Folded {
-        folding: super::collation::Folding,
+        collation: crate::collation::Collation,
         folded: Box<Predicate>,
         original: Box<Predicate>,
     },
@@ -307,8 +312,13 @@ fn value_matches(predicate: &Predicate, value: &Bson) -> bool {
             .iter()
             .any(|selector| type_matches(*selector, value)),
         Predicate::Folded {
-            folding, folded, ..
-        } => value_matches(folded, &folding.fold(value)),
+            collation,
+            folded,
+            original,
+        } => {
+            value_matches(folded, &collation.fold(value))
+                || matches!(&**original, Predicate::In(set) if set.regex_matches(value))
+        }
         _ => false,
     }
 }

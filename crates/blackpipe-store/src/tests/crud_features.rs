@@ -114,7 +114,7 @@ fn strength_two_collation_ignores_case_and_strength_three_does_not() {
         "db",
         doc! { "find": "c", "filter": {}, "collation": { "locale": "en", "strength": 9 } },
     );
-    assert_eq!(error_code(&bad), 2);
+    assert_eq!(error_code(&bad), 51024);
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod change_signal;
 mod change_stream;
 mod change_stream_resume;
 mod coll_stats;
+mod collation;
 mod collectionless;
 mod crud_features;
 mod cursors;

@@ -242,3 +242,26 @@ fn find_uses_the_id_index_and_still_applies_the_whole_filter() {
     assert_eq!(error_code(&reply), 2);
     assert_eq!(reply.get_str("codeName").unwrap(), "BadValue");
 }
+
+#[test]
+fn text_search_and_javascript_are_refused_as_mongod_without_them() {
+    let store = new_store();
+    insert(&store, "t", vec![doc! { "_id": 1, "s": "coffee shop" }]);
+    let text = run(
+        &store,
+        "db",
+        doc! { "find": "t", "filter": { "$text": { "$search": "coffee" } } },
+    );
+    assert_eq!(error_code(&text), 27, "{text}");
+    assert!(
+        text.get_str("errmsg")
+            .unwrap()
+            .starts_with("text index required for $text query")
+    );
+    let javascript = run(
+        &store,
+        "db",
+        doc! { "find": "t", "filter": { "$where": "this.s.length > 3" } },
+    );
+    assert_eq!(error_code(&javascript), 2, "{javascript}");
+}

@@ -399,3 +399,61 @@ fn coll_mod_hides_and_unhides_an_index() {
     );
     assert_eq!(error_code(&id_index), code::BAD_VALUE);
 }
+
+#[test]
+fn pattern_and_pattern_properties_use_the_regex_engine() {
+    let schema = doc! {
+        "properties": { "code": { "bsonType": "string", "pattern": "^[A-Z]{3}-\\d+$" } },
+        "patternProperties": { "^n_": { "bsonType": "int" } },
+        "additionalProperties": false,
+        "required": ["code"],
+    };
+    let mut schema = schema;
+    // `_id` is an ordinary property to additionalProperties.
+    schema
+        .get_document_mut("properties")
+        .unwrap()
+        .insert("_id", doc! {});
+    let store = store_with_validator(doc! { "$jsonSchema": schema }, doc! {});
+    let reply = insert_one(
+        &store,
+        doc! { "_id": 1, "code": "ABC-12", "n_a": 1, "n_b": 2 },
+    );
+    assert!(!reply.contains_key("writeErrors"), "{reply}");
+    let reply = insert_one(&store, doc! { "_id": 2, "code": "abc-12" });
+    let error = write_error(&reply);
+    let details = error.get_document("errInfo").unwrap().to_string();
+    assert!(
+        details.contains("regular expression did not match"),
+        "{details}"
+    );
+    let reply = insert_one(&store, doc! { "_id": 3, "code": "ABC-1", "n_a": "one" });
+    let details = write_error(&reply)
+        .get_document("errInfo")
+        .unwrap()
+        .to_string();
+    assert!(
+        details.contains("patternProperties") && details.contains("^n_"),
+        "{details}"
+    );
+    let reply = insert_one(&store, doc! { "_id": 4, "code": "ABC-1", "other": 1 });
+    let details = write_error(&reply)
+        .get_document("errInfo")
+        .unwrap()
+        .to_string();
+    assert!(details.contains("additionalProperties"), "{details}");
+    let filter = doc! { "$jsonSchema": { "properties": { "code": { "pattern": "-12$" } } } };
+    assert_eq!(ids(&store, "c", filter), vec![1]);
+    let bad = run(
+        &store,
+        "db",
+        doc! { "find": "c", "filter": { "$jsonSchema": { "properties": { "code": { "pattern": "(" } } } } },
+    );
+    assert_eq!(error_code(&bad), code::REGEX_INVALID);
+    let bad = run(
+        &store,
+        "db",
+        doc! { "find": "c", "filter": { "$jsonSchema": { "properties": { "code": { "pattern": 1 } } } } },
+    );
+    assert_eq!(error_code(&bad), code::TYPE_MISMATCH);
+}

@@ -4,6 +4,7 @@
 mod auth;
 mod capacity;
 mod change_streams;
+mod collations;
 mod deployment;
 mod deployment_partition;
 mod fidelity;
