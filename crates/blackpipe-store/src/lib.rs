@@ -41,11 +41,14 @@
 //! `readConcern: {level: "snapshot"}` read at a cluster time through the store's recent
 //! document versions (the `history` and `snapshot_read` modules). `let` variables (`let_vars`),
 //! `$[]`/`$[<identifier>]` updates with `arrayFilters` (`update::positional`), `$out` and
-//! `$merge` as a final stage (`commands::aggregate_write`) and case-insensitive collations
-//! (`collation`, strengths 1 and 2 only) are modelled, and so are views (kept in
+//! `$merge` as a final stage (`commands::aggregate_write`) and ICU collations (`collation`:
+//! comparison keys from the ICU4X collator, in filters, sorts, `distinct`, `$group` keys,
+//! collated unique indexes and a collection's default collation) are modelled, and so are
+//! regular expressions (`regex`), positional updates and projections, views (kept in
 //! `system.views`, read through their pipeline: `commands::views`) and document validation
-//! (`validation`, with `$jsonSchema` in `json_schema`). Regular expressions and the plain
-//! positional `$` update operator fail with a clear error; hints are accepted but ignored.
+//! (`validation`, with `$jsonSchema` in `json_schema`). A hint must name an index
+//! (`commands::hint`), though every query scans; `$text` and `$where` are refused as mongod
+//! refuses them without a text index or a JavaScript engine.
 //! Capped collections keep their `size`/`max` bounds and take tailable (`awaitData`) cursors;
 //! an awaitData getMore that finds nothing new reports [`CommandOutcome::awaiting_inserts`] so
 //! that the caller, not the store, waits for an insert.

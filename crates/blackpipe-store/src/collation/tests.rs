@@ -84,6 +84,8 @@ fn the_resolved_specification_lists_every_field() {
         }
     );
     assert!(parse(&doc! { "locale": "simple" }).unwrap().is_none());
+    let danish = collation(doc! { "locale": "da" });
+    assert_eq!(danish.spec().get_str("caseFirst").unwrap(), "upper");
 }
 
 #[test]
