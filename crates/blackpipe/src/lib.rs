@@ -51,6 +51,11 @@
 //! # }
 //! ```
 
+/// The README's examples (using blackpipe in Rust tests), compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeExamples;
+
 pub mod auth;
 pub mod deployment;
 pub mod failpoint;

@@ -78,6 +78,7 @@ pub use capacity::{Capacity, CapacityChange, CapacityStats};
 pub use config::DeploymentConfig;
 pub use control::admin;
 pub use control_error::ControlError;
+pub use effects::blocking::BlockingDeployment;
 pub use effects::handle::{Deployment, serve_forever, serve_forever_then};
 pub use effects::load_balancer;
 pub use model::{

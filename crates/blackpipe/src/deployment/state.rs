@@ -166,6 +166,9 @@ pub(crate) struct Inner {
     pub(crate) load_balancer: OnceLock<Arc<dyn Balancers>>,
     /// The MONGODB-OIDC test issuer, when the deployment accepts the mechanism.
     pub(crate) oidc: Option<Arc<crate::auth::OidcIssuer>>,
+    /// The runtime the deployment started on: its timers (elections, replication, the TTL
+    /// monitor) run there, so its synchronous controls work from any thread.
+    pub(crate) runtime: tokio::runtime::Handle,
 }
 
 /// What the control commands (and the [`Deployment`](crate::deployment::Deployment) handle) ask

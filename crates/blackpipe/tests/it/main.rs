@@ -22,6 +22,7 @@ mod scripted;
 mod setup_options;
 mod support;
 mod tailable;
+mod test_library;
 mod transactions;
 mod views_validation;
 mod wire;

@@ -61,7 +61,7 @@ impl Effects for Inner {
     fn elect_later(self: &Arc<Self>, index: NodeIndex, delay: Duration) {
         // Weak, as for automatic elections: a pending one keeps nothing alive.
         let inner = Arc::downgrade(self);
-        tokio::spawn(async move {
+        self.runtime.spawn(async move {
             tokio::time::sleep(delay).await;
             let Some(inner) = inner.upgrade() else {
                 return;

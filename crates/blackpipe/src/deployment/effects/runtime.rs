@@ -191,6 +191,7 @@ impl Inner {
             auth_required: config.auth,
             load_balancer: OnceLock::new(),
             oidc,
+            runtime: tokio::runtime::Handle::current(),
         });
         let mut bound = Vec::with_capacity(count);
         for (index, &port) in ports.iter().enumerate() {
@@ -221,7 +222,7 @@ impl Inner {
         // once the deployment is gone; `stop` wakes it).
         let inner = Arc::downgrade(self);
         let timer = Arc::clone(&self.replication.timer);
-        tokio::spawn(async move {
+        self.runtime.spawn(async move {
             loop {
                 let notified = timer.notified();
                 let next_due = match inner.upgrade() {
@@ -252,7 +253,7 @@ impl Inner {
         // Weak: the monitor must not keep a stopped deployment alive; it ends at its next
         // tick once the deployment is gone.
         let inner = Arc::downgrade(self);
-        tokio::spawn(async move {
+        self.runtime.spawn(async move {
             let mut ticks = tokio::time::interval(period.max(Duration::from_millis(1)));
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             // The first tick is immediate; mongod's first pass also waits a period.
@@ -313,7 +314,7 @@ impl Inner {
             return;
         }
         let inner = Arc::downgrade(self);
-        tokio::spawn(async move {
+        self.runtime.spawn(async move {
             tokio::time::sleep(delay).await;
             let Some(inner) = inner.upgrade() else {
                 return;
@@ -400,7 +401,7 @@ impl Inner {
         // Weak: a pending election must not keep a stopped and dropped deployment (its store,
         // op log and history) alive until the timer fires.
         let inner = Arc::downgrade(self);
-        tokio::spawn(async move {
+        self.runtime.spawn(async move {
             tokio::time::sleep(delay).await;
             let Some(inner) = inner.upgrade() else {
                 return;
