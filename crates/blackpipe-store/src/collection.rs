@@ -418,6 +418,14 @@ impl Collection {
         Ok(true)
     }
 
+    /// The secondary index with key pattern `key` (the first, when indexes differ only by
+    /// collation).
+    pub(crate) fn secondary_index(&self, key: &Document) -> Option<&SecondaryIndex> {
+        self.secondary
+            .iter()
+            .find(|index| same_key_pattern(&index.key, key))
+    }
+
     /// The secondary index named `name` or with key pattern `key`, with the documents (by
     /// record id) it indexes, for `collMod` to change.
     pub(crate) fn index_and_documents(

@@ -123,6 +123,9 @@ impl SecondaryIndex {
                 }
             }
         }
+        if key.values().any(|kind| kind.as_str() == Some("text")) {
+            list_as_text_index(&key, &mut listed);
+        }
         let fields = key
             .keys()
             .map(|field| (field.clone(), split_path(field)))
@@ -139,6 +142,20 @@ impl SecondaryIndex {
             entries: HashMap::new(),
             prepared: None,
         })
+    }
+
+    /// The order a scan of the index returns documents in (its key pattern under its
+    /// collation); `None` for an index with a non-numeric key (hashed, text, geo), whose order
+    /// blackpipe does not model.
+    pub(crate) fn scan_order(&self) -> Option<crate::sort::SortSpec> {
+        let order = crate::sort::SortSpec::parse(&self.key).ok()?;
+        Some(order.with_collation(self.collation.as_ref()))
+    }
+
+    /// Whether the index holds an entry for `document` (a sparse index leaves out documents
+    /// without its fields, a partial index those outside its filter).
+    pub(crate) fn holds(&self, document: &Document) -> bool {
+        !self.keys_for(document).is_empty()
     }
 
     /// Whether the index is hidden from the query planner (`hidden: true` in its specification).
@@ -361,6 +378,42 @@ impl SecondaryIndex {
 }
 
 /// Key patterns are equal when they list the same fields in the same order with equal directions.
+/// A text index as mongod lists it: the text fields become `_fts: "text", _ftsx: 1` in the key
+/// (other fields keep their places), with `weights` (1 for a field without one),
+/// `default_language`, `language_override` and `textIndexVersion` filled in. blackpipe keeps
+/// no text index entries: `$text` is refused (see FIDELITY.md).
+fn list_as_text_index(key: &Document, listed: &mut Document) {
+    let mut weights = match listed.get("weights") {
+        Some(Bson::Document(weights)) => weights.clone(),
+        _ => Document::new(),
+    };
+    let mut listed_key = Document::new();
+    for (field, kind) in key {
+        if kind.as_str() == Some("text") {
+            if !listed_key.contains_key("_fts") {
+                listed_key.insert("_fts", "text");
+                listed_key.insert("_ftsx", 1);
+            }
+            if !weights.contains_key(field) {
+                weights.insert(field.clone(), 1);
+            }
+        } else {
+            listed_key.insert(field.clone(), kind.clone());
+        }
+    }
+    listed.insert("key", listed_key);
+    listed.insert("weights", weights);
+    for (option, default) in [
+        ("default_language", Bson::String("english".to_owned())),
+        ("language_override", Bson::String("language".to_owned())),
+        ("textIndexVersion", Bson::Int32(3)),
+    ] {
+        if !listed.contains_key(option) {
+            listed.insert(option, default);
+        }
+    }
+}
+
 /// The index's `collation`, as mongod reads it from an index specification.
 fn index_collation(spec: &Document) -> StoreResult<Option<Collation>> {
     if matches!(spec.get("collation"), Some(Bson::Document(collation)) if collation.is_empty()) {

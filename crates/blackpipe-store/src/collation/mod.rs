@@ -42,19 +42,36 @@ impl PartialEq for Collation {
 }
 
 /// Reads the `collation` field of `spec` (a command, a statement or an index specification):
-/// `None` when absent or when it is the simple collation.
+/// `None` when absent, empty (mongod's CRUD commands read `collation: {}` as none given) or
+/// the simple collation.
 ///
 /// # Errors
 /// TypeMismatch when it is not a document; otherwise as [`parse`].
 pub(crate) fn of(spec: &Document) -> StoreResult<Option<Collation>> {
     match spec.get("collation") {
         None => Ok(None),
+        Some(Bson::Document(collation)) if collation.is_empty() => Ok(None),
         Some(Bson::Document(collation)) => parse(collation),
         Some(other) => Err(CommandError::type_mismatch(format!(
             "BSON field 'collation' is the wrong type '{}', expected type 'object'",
             type_name(other)
         ))),
     }
+}
+
+/// `create`'s `collation` (a collection's or a view's default), which unlike a CRUD command's
+/// may not be empty.
+///
+/// # Errors
+/// 40414 for an empty document; otherwise as [`of`].
+pub(crate) fn of_create(command: &Document) -> StoreResult<Option<Collation>> {
+    if matches!(command.get("collation"), Some(Bson::Document(collation)) if collation.is_empty()) {
+        return Err(CommandError::new(
+            crate::code::IDL_MISSING_FIELD,
+            "BSON field 'create.collation.locale' is missing but a required field",
+        ));
+    }
+    of(command)
 }
 
 /// Parses a collation document: `None` for `{locale: "simple"}`.

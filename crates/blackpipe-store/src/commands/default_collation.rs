@@ -14,7 +14,7 @@ use crate::errors::StoreResult;
 /// it), or removed when it is the simple collation.
 pub(crate) fn normalize_option(mut options: Document) -> StoreResult<Document> {
     if options.contains_key("collation") {
-        match crate::collation::of(&options)? {
+        match crate::collation::of_create(&options)? {
             Some(collation) => {
                 options.insert("collation", collation.spec().clone());
             }
@@ -63,7 +63,7 @@ pub(crate) fn apply<'c>(
     let mut command = command.clone();
     match statements {
         None => {
-            if !command.contains_key("collation") {
+            if names_no_collation(&command) {
                 command.insert("collation", default);
             }
         }
@@ -71,7 +71,7 @@ pub(crate) fn apply<'c>(
             if let Ok(statements) = command.get_array_mut(field) {
                 for statement in statements {
                     if let Bson::Document(statement) = statement {
-                        if !statement.contains_key("collation") {
+                        if names_no_collation(statement) {
                             statement.insert("collation", default.clone());
                         }
                     }
@@ -80,4 +80,13 @@ pub(crate) fn apply<'c>(
         }
     }
     Ok(Cow::Owned(command))
+}
+
+/// Whether a command or statement leaves its collation to the collection: none, or `{}`.
+fn names_no_collation(spec: &Document) -> bool {
+    match spec.get("collation") {
+        None => true,
+        Some(Bson::Document(collation)) => collation.is_empty(),
+        Some(_) => false,
+    }
 }

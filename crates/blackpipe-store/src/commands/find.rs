@@ -126,8 +126,12 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
     // A `$natural: -1` sort or hint reads newest first (on a capped collection too).
     let reverse = natural_sort == Some(false)
         || (natural_sort.is_none() && Hint::is_reverse_natural(hint.as_ref()));
+    let hinted_index = match &hint {
+        Some(Hint::Index(key)) => Some(key),
+        _ => None,
+    };
     // Without a sort, a forward scan can stop once skip + limit documents matched.
-    let scan_limit = if sort.is_empty() && !reverse && bounds.is_none() {
+    let scan_limit = if sort.is_empty() && !reverse && bounds.is_none() && hinted_index.is_none() {
         limit.map(|limit| limit.saturating_add(skip))
     } else {
         None
@@ -141,6 +145,10 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
         .as_ref()
         .map(|guard| guard.matching_documents(&filter, scan_limit))
         .unwrap_or_default();
+    let index_order = match (&guard, hinted_index) {
+        (Some(guard), Some(key)) => hint::index_scan(guard, key, &mut results),
+        _ => None,
+    };
     // Like mongod, a tailable cursor on an empty collection is not kept (SERVER-13955), so
     // a tail always starts at an existing record.
     let position = guard
@@ -154,7 +162,13 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
     if let Some(bounds) = &bounds {
         results.retain(|document| bounds.contains(document));
     }
-    results = sort.sort(results, |document| Some(document.as_ref()));
+    results = match index_order {
+        // An index scan returns its key order unless the find sorts otherwise.
+        Some(order) if sort.is_empty() && natural_sort.is_none() => {
+            order.sort(results, |document| Some(document.as_ref()))
+        }
+        _ => sort.sort(results, |document| Some(document.as_ref())),
+    };
     let results: Vec<Arc<Document>> = results
         .into_iter()
         .skip(skip)

@@ -4,6 +4,7 @@
 //! no plan to choose and answers as an empty one.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use bson::{Bson, Document};
 
@@ -11,7 +12,7 @@ use crate::collection::Collection;
 use crate::errors::{CommandError, StoreResult};
 use crate::index::same_key_pattern;
 use crate::path::{Leaf, collect_leaves, split_path};
-use crate::sort::sort_direction;
+use crate::sort::{SortSpec, sort_direction};
 use crate::value_order::compare_values;
 
 /// mongod's message for a hint that matches no index.
@@ -78,6 +79,24 @@ pub(crate) fn resolve(
         _ => Err(CommandError::bad_value(
             "hint must be a string or an object",
         )),
+    }
+}
+
+/// A find through a hinted index, as mongod's index scan answers it: only the documents the
+/// index holds (a sparse or partial index leaves some out), and the order to return them in
+/// when the find has no sort of its own (the index's key order).
+pub(crate) fn index_scan(
+    collection: &Collection,
+    key: &Document,
+    documents: &mut Vec<Arc<Document>>,
+) -> Option<SortSpec> {
+    match collection.secondary_index(key) {
+        Some(index) => {
+            documents.retain(|document| index.holds(document));
+            index.scan_order()
+        }
+        // The `_id` index holds every document.
+        None => SortSpec::parse(key).ok(),
     }
 }
 

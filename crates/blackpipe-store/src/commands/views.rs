@@ -175,6 +175,8 @@ pub(crate) fn refuse_view(exec: &mut Exec<'_>, name: &str) -> StoreResult<()> {
 /// OptionNotSupportedOnView (167) for a request with another collation.
 pub(crate) fn collation_for(view: &ResolvedView, command: &Document) -> StoreResult<Option<Bson>> {
     let requested = match command.get("collation") {
+        // `{}` names no collation, as in mongod's CRUD commands.
+        Some(Bson::Document(requested)) if requested.is_empty() => None,
         Some(Bson::Document(requested)) => Some(requested),
         Some(other) => {
             return Err(CommandError::type_mismatch(format!(
@@ -230,7 +232,7 @@ fn parse_definition(command: &Document) -> StoreResult<ViewDefinition> {
     let collation = match command.get("collation") {
         None => None,
         Some(Bson::Document(collation)) if simple_collation(collation) => None,
-        Some(Bson::Document(_)) => crate::collation::of(command)?.map(|c| c.spec().clone()),
+        Some(Bson::Document(_)) => crate::collation::of_create(command)?.map(|c| c.spec().clone()),
         Some(other) => {
             return Err(CommandError::type_mismatch(format!(
                 "BSON field 'create.collation' is the wrong type '{}', expected type 'object'",

@@ -210,3 +210,22 @@ fn a_regex_in_an_in_list_ignores_the_collation() {
     ));
     assert_eq!(names(&found), ["apple", "Apple", "zebra"]);
 }
+
+#[test]
+fn an_empty_collation_names_none_except_in_create() {
+    let store = words();
+    let found = batch(&run_ok(
+        &store,
+        "db",
+        doc! { "find": "w", "filter": { "s": "APPLE" }, "collation": {} },
+    ));
+    assert!(found.is_empty(), "binary comparison");
+    let deleted = run_ok(
+        &store,
+        "db",
+        doc! { "delete": "w", "deletes": [{ "q": { "s": "nothing" }, "limit": 0, "collation": {} }] },
+    );
+    assert_eq!(deleted.get_i32("n").unwrap(), 0);
+    let create = run(&store, "db", doc! { "create": "fresh", "collation": {} });
+    assert_eq!(error_code(&create), 40414);
+}

@@ -233,3 +233,65 @@ fn a_hidden_index_cannot_be_hinted() {
     let reply = run(&store, "db", doc! { "find": "c", "hint": "x_1" });
     assert_eq!(error_code(&reply), crate::code::BAD_VALUE);
 }
+
+#[test]
+fn a_hinted_index_returns_its_key_order_and_only_what_it_holds() {
+    let store = new_store();
+    let documents: Vec<Document> = (0..5)
+        .map(|i| doc! { "_id": i, "num": i })
+        .chain([doc! { "_id": 9 }])
+        .collect();
+    insert(&store, "h", documents);
+    run_ok(
+        &store,
+        "db",
+        doc! { "createIndexes": "h", "indexes": [
+            { "key": { "num": -1 }, "name": "num_desc" },
+            { "key": { "num": 1 }, "name": "num_sparse", "sparse": true },
+        ] },
+    );
+    let ids_of = |command: Document| -> Vec<i32> {
+        batch(&run_ok(&store, "db", command))
+            .iter()
+            .map(|document| document.get_i32("_id").unwrap())
+            .collect()
+    };
+    assert_eq!(
+        ids_of(doc! { "find": "h", "hint": { "num": -1 } }),
+        vec![4, 3, 2, 1, 0, 9],
+        "descending index order; the document without num keys as null, last"
+    );
+    assert_eq!(
+        ids_of(doc! { "find": "h", "hint": "num_sparse" }),
+        vec![0, 1, 2, 3, 4],
+        "a sparse index leaves out the document without num"
+    );
+    assert_eq!(
+        ids_of(doc! { "find": "h", "hint": "num_desc", "sort": { "_id": 1 } }),
+        vec![0, 1, 2, 3, 4, 9],
+        "the find's own sort wins"
+    );
+    assert_eq!(
+        ids_of(doc! { "find": "h", "hint": "num_desc", "limit": 2 }),
+        vec![4, 3]
+    );
+}
+
+#[test]
+fn a_text_index_is_listed_as_mongod_lists_it() {
+    let store = new_store();
+    run_ok(
+        &store,
+        "db",
+        doc! { "createIndexes": "t", "indexes": [{ "key": { "a": 1, "t": "text" }, "name": "a_1_t_text" }] },
+    );
+    let listed = batch(&run_ok(&store, "db", doc! { "listIndexes": "t" }));
+    assert_eq!(
+        listed[1],
+        doc! {
+            "v": 2, "key": { "a": 1, "_fts": "text", "_ftsx": 1 }, "name": "a_1_t_text",
+            "weights": { "t": 1 }, "default_language": "english",
+            "language_override": "language", "textIndexVersion": 3,
+        }
+    );
+}
