@@ -511,3 +511,34 @@ fn pathological_regular_expressions_are_answered_or_refused_in_bounded_time_and_
     );
     assert_eq!(error_code(&reply), 51091);
 }
+
+#[test]
+fn a_huge_collation_request_is_answered_with_an_error_or_a_result_in_bounded_time() {
+    let store = new_store();
+    let long = "Ab".repeat(512 * 1024);
+    insert(&store, "c", vec![doc! { "_id": 1, "s": long.clone() }]);
+    let huge_locale = run(
+        &store,
+        "db",
+        doc! { "find": "c", "filter": {}, "collation": { "locale": "x".repeat(8 * 1024 * 1024) } },
+    );
+    assert_eq!(error_code(&huge_locale), 2);
+    let many_fields = run(
+        &store,
+        "db",
+        doc! { "find": "c", "filter": {}, "collation": (0..100_000).map(|i| (format!("f{i}"), Bson::Int32(i))).collect::<bson::Document>() },
+    );
+    assert_eq!(error_code(&many_fields), 40415);
+    // A 1 MiB string folded on both sides of the comparison and for the sort.
+    let found = run_ok(
+        &store,
+        "db",
+        doc! { "find": "c", "filter": { "s": long.to_lowercase() }, "sort": { "s": 1 },
+        "collation": { "locale": "en", "strength": 1 } },
+    );
+    let batch = found
+        .get_document("cursor")
+        .and_then(|cursor| cursor.get_array("firstBatch"))
+        .unwrap();
+    assert_eq!(batch.len(), 1);
+}
