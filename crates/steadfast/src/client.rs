@@ -250,7 +250,12 @@ impl Client {
     ///
     /// # Cancel safety
     /// Cancel safe: connections already being created still join their pools.
-    pub async fn warm_connection_pool(&self) {
+    pub fn warm_connection_pool(&self) -> crate::action::WarmConnectionPool<'_> {
+        crate::action::WarmConnectionPool { client: self }
+    }
+
+    /// The work of [`Self::warm_connection_pool`].
+    pub(crate) async fn warm_pools(&self) {
         if self.options().min_pool_size == 0 {
             return;
         }
@@ -291,11 +296,17 @@ impl Client {
     /// timeoutMS (else by serverSelectionTimeoutMS, at most 10 s), so a server that never
     /// answers it cannot hold shutdown up.
     ///
+    /// [`immediate(true)`](crate::action::Shutdown::immediate) skips the `endSessions` and
+    /// does not wait for the client's own background tasks.
+    ///
     /// # Cancel safety
     /// Cancel safe: the topology's shutdown is requested before the future first waits, and
     /// completes in the background if the future is dropped.
-    pub async fn shutdown(self) {
-        self.executor.shutdown().await;
+    pub fn shutdown(self) -> crate::action::Shutdown {
+        crate::action::Shutdown {
+            client: self,
+            immediate: false,
+        }
     }
 
     /// The client's background work, for proving that none outlives it: tasks of the topology

@@ -170,8 +170,10 @@ macro_rules! blocking_run {
     };
 }
 
+mod action_trait;
 mod aggregate;
 mod bulk_write;
+mod client_lifecycle;
 mod count;
 mod create_collection;
 mod create_index;
@@ -197,8 +199,10 @@ mod watch;
 
 use crate::session::ClientSession;
 
+pub use action_trait::Action;
 pub use aggregate::Aggregate;
 pub use bulk_write::{BulkWrite, ClientBulkWrite};
+pub use client_lifecycle::{Shutdown, WarmConnectionPool};
 pub use count::{Count, CountDocuments, EstimatedDocumentCount};
 pub use create_collection::CreateCollection;
 pub use create_index::{CreateIndex, CreateIndexes};
@@ -214,7 +218,7 @@ pub use list_collections::ListCollections;
 pub use list_databases::ListDatabases;
 pub use list_indexes::ListIndexes;
 pub use parse_connection_string::ParseConnectionString;
-pub use replace_one::Replace;
+pub use replace_one::ReplaceOne;
 pub use run_command::{RunCommand, RunCursorCommand};
 pub use search_index::{
     CreateSearchIndex, CreateSearchIndexes, DropSearchIndex, ListSearchIndexes, UpdateSearchIndex,

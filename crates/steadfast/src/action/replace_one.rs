@@ -19,8 +19,8 @@ use crate::session::ClientSession;
 impl<T: Serialize + Send + Sync> Collection<T> {
     /// Replaces the first document matching `filter` with `replacement`, which must not
     /// contain update operators.
-    pub fn replace_one(&self, filter: Document, replacement: impl Borrow<T>) -> Replace<'_, T> {
-        Replace {
+    pub fn replace_one(&self, filter: Document, replacement: impl Borrow<T>) -> ReplaceOne<'_, T> {
+        ReplaceOne {
             coll: self,
             filter,
             replacement: replacement_document(replacement.borrow()),
@@ -33,7 +33,7 @@ impl<T: Serialize + Send + Sync> Collection<T> {
 
 /// The action of [`Collection::replace_one`].
 #[must_use = "an action does nothing until awaited"]
-pub struct Replace<'a, T: Send + Sync> {
+pub struct ReplaceOne<'a, T: Send + Sync> {
     coll: &'a Collection<T>,
     filter: Document,
     replacement: Result<Document>,
@@ -42,7 +42,7 @@ pub struct Replace<'a, T: Send + Sync> {
     session: Option<&'a mut ClientSession>,
 }
 
-impl<'a, T: Send + Sync> Replace<'a, T> {
+impl<'a, T: Send + Sync> ReplaceOne<'a, T> {
     options_and_session!(ReplaceOptions);
     option_setters!(ReplaceOptions;
         bypass_document_validation: bool,
@@ -81,4 +81,4 @@ impl<'a, T: Send + Sync> Replace<'a, T> {
     }
 }
 
-action_future!(Replace<'a, T> where [T: Send + Sync + 'a] => UpdateResult);
+action_future!(ReplaceOne<'a, T> where [T: Send + Sync + 'a] => UpdateResult);

@@ -238,13 +238,21 @@ impl Executor {
     /// # Cancel safety
     /// Cancel safe: once `endSessions` is done, the topology's shutdown is requested before the
     /// future waits again, and completes in the background if the future is dropped.
-    pub(crate) async fn shutdown(self: &Arc<Self>) {
+    ///
+    /// With `immediate`, without the `endSessions` and without waiting for the client's own
+    /// background tasks (a dropped cursor's `killCursors`): new operations are refused and the
+    /// topology (monitors, pools, sockets) is still shut down.
+    pub(crate) async fn shutdown_with(self: &Arc<Self>, immediate: bool) {
         if !self.closed.load(Ordering::SeqCst) {
-            self.end_pooled_sessions().await;
+            if !immediate {
+                self.end_pooled_sessions().await;
+            }
             self.closed.store(true, Ordering::SeqCst);
         }
         self.topology.shutdown().await;
-        self.tasks.wait_until_idle().await;
+        if !immediate {
+            self.tasks.wait_until_idle().await;
+        }
     }
 
     /// Sends `endSessions` for every pooled server session, in batches, errors ignored.

@@ -139,9 +139,9 @@ impl Shutdown {
         if waited.is_err() {
             // Polled once, the future requests the shutdown before it first waits.
             let _context = runtime::enter().ok();
-            let _ = futures_util::FutureExt::now_or_never(
+            let _ = futures_util::FutureExt::now_or_never(std::future::IntoFuture::into_future(
                 crate::Client::clone(&self.client).shutdown(),
-            );
+            ));
         }
     }
 }

@@ -305,6 +305,24 @@ async fn shutdown_ends_the_sessions_and_leaves_nothing_behind() {
 }
 
 #[tokio::test]
+async fn an_immediate_shutdown_skips_end_sessions_and_still_closes_everything() {
+    let server = server().await;
+    let h = harness(&crate::uri(&server, ""), "").await;
+    let db = h.client.database("app");
+    within(db.run_command(doc! { "ping": 1 })).await.unwrap();
+    within(h.client.clone().shutdown().immediate(true)).await;
+    assert!(
+        requests(&server, "endSessions").is_empty(),
+        "an immediate shutdown leaves the sessions to the server's timeout"
+    );
+    within(server.wait_for_open_connections(0)).await;
+    let error = within(db.run_command(doc! { "ping": 1 }))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("shut down"), "{error}");
+}
+
+#[tokio::test]
 async fn dropping_the_client_leaks_no_task_or_socket() {
     let server = server().await;
     let h = harness(&crate::uri(&server, ""), "").await;

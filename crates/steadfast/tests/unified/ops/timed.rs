@@ -7,7 +7,7 @@ use steadfast::action::{
     Aggregate, BulkWrite, Count, CountDocuments, CreateCollection, CreateIndex, CreateIndexes,
     Delete, Distinct, DropCollection, DropDatabase, DropIndex, EstimatedDocumentCount, Find,
     FindOne, FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate, InsertMany, InsertOne,
-    ListCollections, ListDatabases, ListIndexes, Replace, RunCommand, RunCursorCommand, Update,
+    ListCollections, ListDatabases, ListIndexes, ReplaceOne, RunCommand, RunCursorCommand, Update,
 };
 
 /// An action that takes a per-operation timeout.
@@ -58,7 +58,7 @@ timed!(
     ListDatabases<'_, true>,
     ListIndexes<'_, Document>,
     ListIndexes<'_, Document, true>,
-    Replace<'_, Document>,
+    ReplaceOne<'_, Document>,
     RunCommand<'_>,
     RunCursorCommand<'_>,
     Update<'_, Document>,
@@ -105,7 +105,7 @@ in_session!(
     InsertOne<'a, Document>,
     ListDatabases<'a>,
     ListDatabases<'a, true>,
-    Replace<'a, Document>,
+    ReplaceOne<'a, Document>,
     RunCommand<'a>,
     Update<'a, Document>,
 );
