@@ -110,4 +110,5 @@ pub use session::{
     TransactionState,
 };
 pub use steadfast_core::options::Credential;
+pub use steadfast_core::selection::ServerInfo;
 pub use steadfast_core::{ServerAddress, ServerType};

@@ -11,7 +11,10 @@ use super::staleness::check_max_staleness;
 use super::suitable::{StalenessReference, suitable_for_read, suitable_for_write};
 use super::window::{choose_in_window, within_latency_window};
 use crate::address::ServerAddress;
-use crate::description::{ServerDescription, TopologyDescription, TopologyType};
+use std::time::Duration;
+
+use super::read_preference::TagSet;
+use crate::description::{ServerDescription, ServerType, TopologyDescription, TopologyType};
 
 /// A function choosing the servers an operation may use, given what is known about each.
 pub type Predicate = Arc<dyn Fn(&ServerInfo<'_>) -> bool + Send + Sync>;
@@ -29,7 +32,77 @@ impl<'a> ServerInfo<'a> {
     }
 }
 
-/// The accessors are the description's own (named as in the official driver).
+/// The accessors of the official driver's `ServerInfo`, over the description's own.
+impl<'a> ServerInfo<'a> {
+    /// The server's address.
+    pub fn address(&self) -> &'a ServerAddress {
+        self.description.address()
+    }
+
+    /// Its type (primary, secondary, mongos, ...).
+    pub fn server_type(&self) -> ServerType {
+        self.description.server_type()
+    }
+
+    /// Its replica set tags; `None` when it has none.
+    pub fn tags(&self) -> Option<&'a TagSet> {
+        self.description.tags()
+    }
+
+    /// Its average round-trip time, once measured.
+    pub fn average_round_trip_time(&self) -> Option<Duration> {
+        self.description.average_round_trip_time()
+    }
+
+    /// Its replica set's name, if it is a member of one.
+    pub fn replica_set_name(&self) -> Option<&'a str> {
+        self.description.replica_set_name()
+    }
+
+    /// Its replica set configuration version, if it reported one.
+    pub fn replica_set_version(&self) -> Option<i64> {
+        self.description.replica_set_version()
+    }
+
+    /// The highest wire version it speaks, once known.
+    pub fn max_wire_version(&self) -> Option<i32> {
+        self.description.max_wire_version()
+    }
+
+    /// The lowest wire version it speaks, once known.
+    pub fn min_wire_version(&self) -> Option<i32> {
+        self.description.min_wire_version()
+    }
+
+    /// The error that made it unknown, if one did (its message).
+    pub fn error(&self) -> Option<&'a str> {
+        self.description.error()
+    }
+}
+
+/// `{ Address: ..., Type: ..., ... }`, the fields a reader needs to see which server it is.
+impl std::fmt::Display for ServerInfo<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{{ Address: {}, Type: {:?}",
+            self.address(),
+            self.server_type()
+        )?;
+        if let Some(rtt) = self.average_round_trip_time() {
+            write!(f, ", Average RTT: {rtt:?}")?;
+        }
+        if let Some(name) = self.replica_set_name() {
+            write!(f, ", Replica set name: {name}")?;
+        }
+        if let Some(error) = self.error() {
+            write!(f, ", Error: {error}")?;
+        }
+        f.write_str(" }")
+    }
+}
+
+/// The rest of the description is reachable through it too.
 impl std::ops::Deref for ServerInfo<'_> {
     type Target = ServerDescription;
 

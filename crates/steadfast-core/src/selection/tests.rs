@@ -368,3 +368,32 @@ fn a_write_stage_behind_a_load_balancer_keeps_the_read_preference() {
         SelectionCriteria::Write
     );
 }
+
+#[test]
+fn server_info_shows_a_predicate_the_servers_description() {
+    let mut secondary = server("b", ServerType::RsSecondary, 7);
+    secondary.set_name = Some("rs0".to_owned());
+    secondary.tags.insert("dc".to_owned(), "east".to_owned());
+    let info = ServerInfo::new(&secondary);
+    assert_eq!(info.address(), &addr("b"));
+    assert_eq!(info.server_type(), ServerType::RsSecondary);
+    assert_eq!(info.replica_set_name(), Some("rs0"));
+    assert_eq!(
+        info.average_round_trip_time(),
+        Some(Duration::from_millis(7))
+    );
+    assert_eq!(
+        info.tags()
+            .and_then(|tags| tags.get("dc"))
+            .map(String::as_str),
+        Some("east")
+    );
+    assert_eq!(info.error(), None);
+    let shown = info.to_string();
+    assert!(
+        shown.contains("Address: b:27017") && shown.contains("RsSecondary"),
+        "{shown}"
+    );
+    let unknown = ServerDescription::unknown(addr("c"));
+    assert_eq!(ServerInfo::new(&unknown).max_wire_version(), None);
+}

@@ -63,6 +63,30 @@ impl<'a, T: Send + Sync> CreateIndex<'a, T> {
         self
     }
 
+    /// Sets [`CreateIndexOptions::commit_quorum`](crate::options::CreateIndexOptions::commit_quorum).
+    pub fn commit_quorum(mut self, value: crate::options::CommitQuorum) -> Self {
+        self.inner = self.inner.commit_quorum(value);
+        self
+    }
+
+    /// Sets [`CreateIndexOptions::max_time`](crate::options::CreateIndexOptions::max_time).
+    pub fn max_time(mut self, value: Duration) -> Self {
+        self.inner = self.inner.max_time(value);
+        self
+    }
+
+    /// Sets [`CreateIndexOptions::write_concern`](crate::options::CreateIndexOptions::write_concern).
+    pub fn write_concern(mut self, value: WriteConcern) -> Self {
+        self.inner = self.inner.write_concern(value);
+        self
+    }
+
+    /// Sets [`CreateIndexOptions::comment`](crate::options::CreateIndexOptions::comment).
+    pub fn comment(mut self, value: impl Into<Bson>) -> Self {
+        self.inner = self.inner.comment(value);
+        self
+    }
+
     /// Sets the retry policy for this operation alone (see [`CreateIndexes::retry_policy`]).
     pub fn retry_policy(mut self, policy: std::sync::Arc<dyn crate::retries::RetryPolicy>) -> Self {
         self.inner = self.inner.retry_policy(policy);

@@ -248,6 +248,37 @@ impl<S> StartTransaction<S> {
         self
     }
 
+    /// Sets [`TransactionOptions::read_concern`] for this transaction.
+    pub fn read_concern(mut self, value: crate::options::ReadConcern) -> Self {
+        self.options_mut().read_concern = Some(value);
+        self
+    }
+
+    /// Sets [`TransactionOptions::write_concern`] for this transaction.
+    pub fn write_concern(mut self, value: crate::options::WriteConcern) -> Self {
+        self.options_mut().write_concern = Some(value);
+        self
+    }
+
+    /// Sets [`TransactionOptions::selection_criteria`] for this transaction.
+    pub fn selection_criteria(
+        mut self,
+        value: impl Into<crate::options::SelectionCriteria>,
+    ) -> Self {
+        self.options_mut().selection_criteria = Some(value.into());
+        self
+    }
+
+    /// Sets [`TransactionOptions::max_commit_time`] for this transaction.
+    pub fn max_commit_time(mut self, value: Duration) -> Self {
+        self.options_mut().max_commit_time = Some(value);
+        self
+    }
+
+    fn options_mut(&mut self) -> &mut TransactionOptions {
+        self.options.get_or_insert_with(TransactionOptions::default)
+    }
+
     /// For [`and_run`](Self::and_run) and [`and_run2`](Self::and_run2): the timeoutMS of the
     /// whole transaction, retries included (a steadfast addition; the default is the
     /// session's defaultTimeoutMS, else the client's). Every operation of the callback, and
