@@ -93,7 +93,8 @@ impl<T: Send + Sync> Collection<T> {
         &self.inner.db
     }
 
-    pub(crate) fn client(&self) -> &Client {
+    /// The client this collection belongs to.
+    pub fn client(&self) -> &Client {
         self.inner.db.client()
     }
 
