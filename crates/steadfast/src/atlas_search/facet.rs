@@ -18,7 +18,7 @@
 //!     .get_document("$searchMeta").unwrap()
 //!     .get_document("facet").unwrap()
 //!     .get_document("facets").unwrap();
-//! assert_eq!(facets.get_document("runtime").unwrap().get_str("default"), Ok("longer"));
+//! assert_eq!(facets.get_document("runtime").unwrap().get_str("default").unwrap(), "longer");
 //! ```
 //!
 //! See the [facet reference](https://www.mongodb.com/docs/atlas/atlas-search/facet/) for what

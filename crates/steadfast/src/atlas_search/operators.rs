@@ -252,7 +252,7 @@ pub struct GeoWithin;
 /// let op = geo_within("address.location").circle(doc! { "center": centre, "radius": 1600 });
 /// let spec = op.into_stage();
 /// let within = spec.get_document("$search").unwrap().get_document("geoWithin").unwrap();
-/// assert_eq!(within.get_document("circle").unwrap().get_i32("radius"), Ok(1600));
+/// assert_eq!(within.get_document("circle").unwrap().get_i32("radius").unwrap(), 1600);
 /// ```
 pub fn geo_within(path: impl StringOrArray) -> SearchOperator<GeoWithin> {
     SearchOperator::new("geoWithin", doc! { "path": path.into_bson() })
