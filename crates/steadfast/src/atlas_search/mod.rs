@@ -1,7 +1,7 @@
 //! Builders for Atlas Search aggregation stages (`$search` and `$searchMeta`).
 //!
 //! Each Atlas Search operator has a constructor function here ([`text`], [`compound`],
-//! [`range`], [`facet`], ...) taking the operator's required fields and returning a
+//! [`range`], [`facet`](facet()), ...) taking the operator's required fields and returning a
 //! [`SearchOperator`]; its optional fields are set by chained methods. The finished operator
 //! becomes a pipeline stage with [`SearchOperator::into_stage`] (`$search`) or
 //! [`SearchOperator::into_stage_meta`] (`$searchMeta`), or, when stage-level options such as
