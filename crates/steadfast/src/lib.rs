@@ -56,6 +56,7 @@
 #[macro_use]
 pub mod action;
 mod adaptive;
+pub mod atlas_search;
 mod auth;
 mod bulk;
 pub mod change_stream;
