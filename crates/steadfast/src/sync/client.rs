@@ -15,8 +15,9 @@ use super::{ClientSession, Database};
 
 /// A blocking handle to a MongoDB deployment, as [`crate::Client`]: cheap to clone (clones
 /// share the topology, the pools and the sessions); its monitors and pools run on the sync
-/// API's own runtime, so the program needs none. Dereferences to the async [`crate::Client`],
-/// whose action builders it shares (`client.list_database_names().run()?`).
+/// API's own runtime, so the program needs none. Its operation methods return the async
+/// API's actions, which `.run()` finishes (`client.list_database_names().run()?`); it also
+/// dereferences to the async [`crate::Client`], for what only steadfast has.
 #[derive(Clone, Debug)]
 pub struct Client {
     inner: InRuntime<crate::Client>,

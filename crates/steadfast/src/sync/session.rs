@@ -12,8 +12,8 @@ use super::runtime::InRuntime;
 
 /// A blocking handle to an explicit session (see [`crate::session::ClientSession`]), from
 /// `client.start_session().run()`. Dereferences (mutably too) to the async session, so that
-/// `.session(&mut session)` on any action takes it and its accessors (`id`,
-/// `in_transaction`, `cluster_time`, ...) are there; `commit_transaction().run()` and
+/// `.session(&mut session)` on any action takes it and the async session's accessors
+/// (`in_transaction`, `options`, ...) are there; `commit_transaction().run()` and
 /// `abort_transaction().run()` finish the transaction. Dropping it ends the session (and
 /// aborts its transaction in the background, as the async session does).
 #[derive(Debug)]
