@@ -64,9 +64,9 @@ blocking_run!(['a] gridfs::Rename<'a> => ());
 blocking_run!(['a] gridfs::RenameByName<'a> => ());
 blocking_run!(['a] gridfs::Drop<'a> => ());
 
-// The async session's own transaction actions, for a blocking session reached through
-// `DerefMut` (`session.commit_transaction().run()`), and the async session's
-// `start_transaction()` (the blocking session's is in `session::convenient`).
+// The transaction actions, which the blocking session's `commit_transaction()` and
+// `abort_transaction()` return too, and the async session's `start_transaction()` (the
+// blocking session's is in `session::convenient`).
 blocking_run!(['a] StartTransaction<&'a mut crate::session::ClientSession> => ());
 blocking_run!(['a] CommitTransaction<'a> => ());
 blocking_run!(['a] AbortTransaction<'a> => ());

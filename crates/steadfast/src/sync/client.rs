@@ -1,23 +1,23 @@
-//! The blocking handles: [`Client`], [`Database`] and [`Collection`]. Each wraps the async
-//! handle and dereferences to it, so the async handle's methods that build actions
-//! (`find`, `insert_one`, `list_database_names`, `run_command`, `watch`, ...) are theirs too
-//! and return the same action types, which `.run()` finishes. The async handle's `async fn`s
-//! are shadowed here by blocking ones.
+//! The blocking [`Client`]: it wraps the async client, whose actions its methods build
+//! (`.run()` finishes them), and dereferences to it for what only steadfast has.
 
 use std::ops::Deref;
 
+use crate::action::{ClientBulkWrite, ListDatabases, StartSession, Watch};
 use crate::client::ClientOptions;
 use crate::error::Result;
-use crate::options::{CollectionOptions, DatabaseOptions};
+use crate::options::{DatabaseOptions, ReadConcern, WriteConcern, WriteModel};
+use crate::results::SummaryBulkWriteResult;
 use crate::session::SessionOptions;
 
-use super::ClientSession;
 use super::runtime::{self, InRuntime};
+use super::{ClientSession, Database};
 
 /// A blocking handle to a MongoDB deployment, as [`crate::Client`]: cheap to clone (clones
 /// share the topology, the pools and the sessions); its monitors and pools run on the sync
-/// API's own runtime, so the program needs none. Dereferences to the async [`crate::Client`],
-/// whose action builders it shares (`client.list_database_names().run()?`).
+/// API's own runtime, so the program needs none. Its operation methods return the async
+/// API's actions, which `.run()` finishes (`client.list_database_names().run()?`); it also
+/// dereferences to the async [`crate::Client`], for what only steadfast has.
 #[derive(Clone, Debug)]
 pub struct Client {
     inner: InRuntime<crate::Client>,
@@ -73,6 +73,50 @@ impl Client {
     /// The database named in the connection string, if it names one.
     pub fn default_database(&self) -> Option<Database> {
         self.inner.default_database().map(Database::from)
+    }
+
+    /// The client's default read concern, if one was set.
+    pub fn read_concern(&self) -> Option<&ReadConcern> {
+        self.inner.read_concern()
+    }
+
+    /// The client's default write concern, if one was set.
+    pub fn write_concern(&self) -> Option<&WriteConcern> {
+        self.inner.write_concern()
+    }
+
+    /// Lists the deployment's databases (see [`crate::Client::list_databases`]); `.run()`
+    /// returns their [`DatabaseSpecification`](crate::results::DatabaseSpecification)s.
+    pub fn list_databases(&self) -> ListDatabases<'_> {
+        self.inner.list_databases()
+    }
+
+    /// The names of the deployment's databases (see
+    /// [`crate::Client::list_database_names`]).
+    pub fn list_database_names(&self) -> ListDatabases<'_, true> {
+        self.inner.list_database_names()
+    }
+
+    /// Starts an explicit session (see [`crate::Client::start_session`]); `.run()` returns a
+    /// blocking [`ClientSession`].
+    pub fn start_session(&self) -> StartSession<'_> {
+        self.inner.start_session()
+    }
+
+    /// Opens a change stream on the whole deployment (see [`crate::Client::watch`]);
+    /// `.run()` returns a blocking [`ChangeStream`](super::ChangeStream).
+    pub fn watch(&self) -> Watch<'_> {
+        self.inner.watch()
+    }
+
+    /// Runs writes on any number of collections in one `bulkWrite` command (MongoDB 8.0+;
+    /// see [`crate::Client::bulk_write`]); `.run()` returns the summary, or the per-write
+    /// results after `.verbose_results()`.
+    pub fn bulk_write(
+        &self,
+        models: impl IntoIterator<Item = impl Into<WriteModel>>,
+    ) -> ClientBulkWrite<'_, SummaryBulkWriteResult> {
+        self.inner.bulk_write(models)
     }
 
     /// Starts an explicit session with `options`, as
@@ -143,96 +187,5 @@ impl Shutdown {
                 crate::Client::clone(&self.client).shutdown(),
             ));
         }
-    }
-}
-
-/// A blocking handle to a database, as [`crate::Database`]; dereferences to it, whose action
-/// builders it shares (`db.run_command(doc! { "ping": 1 }).run()?`).
-#[derive(Clone, Debug)]
-pub struct Database {
-    inner: InRuntime<crate::Database>,
-}
-
-impl From<crate::Database> for Database {
-    fn from(database: crate::Database) -> Self {
-        Database {
-            inner: InRuntime::new(database),
-        }
-    }
-}
-
-impl Deref for Database {
-    type Target = crate::Database;
-
-    fn deref(&self) -> &crate::Database {
-        &self.inner
-    }
-}
-
-impl Database {
-    /// A GridFS bucket in this database (see [`crate::Database::gridfs_bucket`]); no I/O.
-    pub fn gridfs_bucket(
-        &self,
-        options: impl Into<Option<crate::options::GridFsBucketOptions>>,
-    ) -> super::gridfs::GridFsBucket {
-        super::gridfs::GridFsBucket::from(self.inner.gridfs_bucket(options))
-    }
-
-    /// A handle to the collection `name`, (de)serialising documents as `T`; no I/O.
-    pub fn collection<T: Send + Sync>(&self, name: &str) -> Collection<T> {
-        Collection::from(self.inner.collection(name))
-    }
-
-    /// As [`Database::collection`], with settings that override the database's.
-    pub fn collection_with_options<T: Send + Sync>(
-        &self,
-        name: &str,
-        options: CollectionOptions,
-    ) -> Collection<T> {
-        Collection::from(self.inner.collection_with_options(name, options))
-    }
-}
-
-/// A blocking handle to a collection, as [`crate::Collection`]; dereferences to it, whose
-/// action builders it shares (`coll.insert_one(doc).run()?`, `coll.find(filter).run()?`
-/// returning a [`Cursor`](super::Cursor)).
-pub struct Collection<T: Send + Sync> {
-    inner: InRuntime<crate::Collection<T>>,
-}
-
-impl<T: Send + Sync> Clone for Collection<T> {
-    fn clone(&self) -> Self {
-        Collection {
-            inner: self.inner.clone(),
-        }
-    }
-}
-
-impl<T: Send + Sync> std::fmt::Debug for Collection<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.inner.fmt(f)
-    }
-}
-
-impl<T: Send + Sync> From<crate::Collection<T>> for Collection<T> {
-    fn from(collection: crate::Collection<T>) -> Self {
-        Collection {
-            inner: InRuntime::new(collection),
-        }
-    }
-}
-
-impl<T: Send + Sync> Deref for Collection<T> {
-    type Target = crate::Collection<T>;
-
-    fn deref(&self) -> &crate::Collection<T> {
-        &self.inner
-    }
-}
-
-impl<T: Send + Sync> Collection<T> {
-    /// The same collection, (de)serialising documents as `U`.
-    pub fn clone_with_type<U: Send + Sync>(&self) -> Collection<U> {
-        Collection::from(self.inner.clone_with_type())
     }
 }

@@ -171,23 +171,36 @@ impl<T: DeserializeOwned> SessionCursor<T> {
             .unwrap_or_else(|refused| Some(Err(refused)))
     }
 
-    /// An iterator over the remaining documents, borrowing the cursor and the session.
-    pub fn stream<'a>(&'a mut self, session: &'a mut ClientSession) -> SessionCursorIter<'a, T> {
+    /// An iterator over the remaining documents, fetching in `session` (the one the cursor
+    /// was opened in); it borrows the cursor and the session until dropped.
+    pub fn iter<'session>(
+        &mut self,
+        session: &'session mut ClientSession,
+    ) -> SessionCursorIter<'_, 'session, T> {
         SessionCursorIter {
             cursor: self,
             session,
         }
     }
+
+    /// As [`SessionCursor::iter`], the cursor and the session borrowed for as long.
+    pub fn stream<'a>(
+        &'a mut self,
+        session: &'a mut ClientSession,
+    ) -> SessionCursorIter<'a, 'a, T> {
+        self.iter(session)
+    }
 }
 
-/// The iterator of [`SessionCursor::stream`].
+/// The iterator of [`SessionCursor::iter`]: yields the cursor's remaining documents, each
+/// fetch in the borrowed session.
 #[derive(Debug)]
-pub struct SessionCursorIter<'a, T> {
-    cursor: &'a mut SessionCursor<T>,
-    session: &'a mut ClientSession,
+pub struct SessionCursorIter<'cursor, 'session, T> {
+    cursor: &'cursor mut SessionCursor<T>,
+    session: &'session mut ClientSession,
 }
 
-impl<T: DeserializeOwned> Iterator for SessionCursorIter<'_, T> {
+impl<T: DeserializeOwned> Iterator for SessionCursorIter<'_, '_, T> {
     type Item = Result<T>;
 
     fn next(&mut self) -> Option<Result<T>> {

@@ -43,12 +43,18 @@
 mod actions;
 mod change_stream;
 mod client;
+mod coll;
 mod cursor;
+mod db;
 pub mod gridfs;
 pub(crate) mod runtime;
 mod session;
+#[cfg(test)]
+mod tests;
 
 pub use change_stream::{ChangeStream, SessionChangeStream};
-pub use client::{Client, Collection, Database, Shutdown, WarmConnectionPool};
+pub use client::{Client, Shutdown, WarmConnectionPool};
+pub use coll::Collection;
 pub use cursor::{Cursor, SessionCursor, SessionCursorIter};
+pub use db::Database;
 pub use session::ClientSession;

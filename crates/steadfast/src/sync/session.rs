@@ -2,15 +2,18 @@
 
 use std::ops::{Deref, DerefMut};
 
-use crate::session::StartTransaction;
+use bson::Document;
+
+use crate::error::Result;
+use crate::session::{AbortTransaction, CommitTransaction, StartTransaction};
 
 use super::Client;
 use super::runtime::InRuntime;
 
 /// A blocking handle to an explicit session (see [`crate::session::ClientSession`]), from
 /// `client.start_session().run()`. Dereferences (mutably too) to the async session, so that
-/// `.session(&mut session)` on any action takes it and its accessors (`id`,
-/// `in_transaction`, `cluster_time`, ...) are there; `commit_transaction().run()` and
+/// `.session(&mut session)` on any action takes it and the async session's accessors
+/// (`in_transaction`, `options`, ...) are there; `commit_transaction().run()` and
 /// `abort_transaction().run()` finish the transaction. Dropping it ends the session (and
 /// aborts its transaction in the background, as the async session does).
 #[derive(Debug)]
@@ -44,6 +47,40 @@ impl ClientSession {
     /// The client this session belongs to.
     pub fn client(&self) -> Client {
         Client::from(self.inner.client())
+    }
+
+    /// The session's id (its `lsid`).
+    pub fn id(&self) -> &Document {
+        self.inner.id()
+    }
+
+    /// The highest `$clusterTime` the session has seen, `None` before its first operation
+    /// (see [`crate::session::ClientSession::cluster_time`]).
+    pub fn cluster_time(&self) -> Option<&Document> {
+        self.inner.cluster_time()
+    }
+
+    /// Moves the session's cluster time forward to `to` if `to` is later (see
+    /// [`crate::session::ClientSession::advance_cluster_time`]).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when `to` has no `clusterTime` timestamp.
+    pub fn advance_cluster_time(&mut self, to: &Document) -> Result<()> {
+        self.inner.advance_cluster_time(to)
+    }
+
+    /// Commits the session's transaction (see
+    /// [`crate::session::ClientSession::commit_transaction`]); `.run()` blocks until the
+    /// server has answered.
+    pub fn commit_transaction(&mut self) -> CommitTransaction<'_> {
+        self.inner.commit_transaction()
+    }
+
+    /// Aborts the session's transaction (see
+    /// [`crate::session::ClientSession::abort_transaction`]); `.run()` blocks until it is
+    /// done.
+    pub fn abort_transaction(&mut self) -> AbortTransaction<'_> {
+        self.inner.abort_transaction()
     }
 
     /// Starts a transaction: `.run()` starts it, `.and_run(context, callback)` runs a whole

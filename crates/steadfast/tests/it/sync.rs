@@ -427,3 +427,67 @@ fn an_operations_timeout_applies_in_blocking_form() {
         .expect("maxTimeMS under timeoutMS");
     assert!((1..=2_000).contains(&max_time), "{max_time}");
 }
+
+#[test]
+fn the_handles_own_methods_list_index_count_and_drop() {
+    let set = BlockingSet::start("");
+    let client = &set.client;
+    let db = client.database("sync_handles");
+    db.create_collection("made").run().expect("created");
+    assert_eq!(
+        db.list_collection_names().run().expect("the names"),
+        vec!["made".to_string()]
+    );
+    assert!(
+        client
+            .list_database_names()
+            .run()
+            .expect("the names")
+            .contains(&"sync_handles".to_string())
+    );
+    let made = db.collection::<Document>("made");
+    made.insert_many((1..=3).map(|i| doc! { "_id": i, "sku": format!("s{}", i % 2) }))
+        .run()
+        .expect("the inserts");
+    let index = made
+        .create_index(steadfast::IndexModel::new(doc! { "sku": 1 }))
+        .run()
+        .expect("the index");
+    assert_eq!(index.index_name, "sku_1");
+    let mut names = made.list_index_names().run().expect("the index names");
+    names.sort_unstable();
+    assert_eq!(names, ["_id_", "sku_1"]);
+    let mut skus = made.distinct("sku", doc! {}).run().expect("the values");
+    skus.sort_by_key(|sku| sku.to_string());
+    assert_eq!(skus, [bson::Bson::from("s0"), bson::Bson::from("s1")]);
+    let after = made
+        .find_one_and_update(doc! { "_id": 1 }, doc! { "$set": { "sku": "s9" } })
+        .return_document(steadfast::options::ReturnDocument::After)
+        .run()
+        .expect("the update")
+        .expect("the document");
+    assert_eq!(after.get_str("sku").ok(), Some("s9"));
+    assert_eq!(made.estimated_document_count().run().expect("the count"), 3);
+
+    let mut session = client.start_session().run().expect("a session");
+    assert!(session.id().contains_key("id"));
+    let mut cursor = made
+        .find(doc! {})
+        .batch_size(1)
+        .session(&mut session)
+        .run()
+        .expect("the cursor opens");
+    assert_eq!(cursor.iter(&mut session).count(), 3);
+    assert!(session.cluster_time().is_some());
+
+    made.drop_index("sku_1").run().expect("dropped");
+    assert_eq!(made.list_index_names().run().expect("the names"), ["_id_"]);
+    db.drop().run().expect("the database dropped");
+    assert!(
+        !client
+            .list_database_names()
+            .run()
+            .expect("the names")
+            .contains(&"sync_handles".to_string())
+    );
+}
