@@ -51,3 +51,45 @@ impl IntoFuture for Shutdown {
         })
     }
 }
+
+#[cfg(feature = "sync")]
+impl WarmConnectionPool<'_> {
+    /// Warms the pools, blocking until they are ready (the [`sync`](crate::sync) API).
+    /// Returns nothing, as the official driver's: inside an async runtime, where it may not
+    /// block, it leaves the pools to fill in the background as they always do.
+    pub fn run(self) {
+        let client = self.client;
+        let warmed = crate::sync::runtime::block_on(async {
+            client.warm_pools().await;
+            Ok(())
+        });
+        if let Err(refused) = warmed {
+            tracing::debug!(%refused, "warm_connection_pool: not waiting inside an async runtime");
+        }
+    }
+}
+
+#[cfg(feature = "sync")]
+impl Shutdown {
+    /// Shuts the client down, blocking until it is done (the [`sync`](crate::sync) API).
+    /// Returns nothing, as the official driver's: inside an async runtime, where it may not
+    /// block, it requests the shutdown and returns at once; the shutdown completes in the
+    /// background (see the cancel safety of [`Client::shutdown`]).
+    pub fn run(self) {
+        let Shutdown { client, immediate } = self;
+        let attempt = Shutdown {
+            client: client.clone(),
+            immediate,
+        };
+        let waited = crate::sync::runtime::block_on(async move {
+            attempt.await;
+            Ok(())
+        });
+        if waited.is_err() {
+            // Polled once, the future requests the shutdown before it first waits.
+            let _context = crate::sync::runtime::enter().ok();
+            let _ =
+                futures_util::FutureExt::now_or_never(Shutdown { client, immediate }.into_future());
+        }
+    }
+}

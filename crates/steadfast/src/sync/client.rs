@@ -131,61 +131,13 @@ impl Client {
     /// Establishes connections up to `min_pool_size` in every usable server's pool (see
     /// [`crate::Client::warm_connection_pool`]); `.run()` blocks until they are ready.
     /// Reports no error, as the official driver's.
-    pub fn warm_connection_pool(&self) -> WarmConnectionPool<'_> {
-        WarmConnectionPool { client: self }
+    pub fn warm_connection_pool(&self) -> crate::action::WarmConnectionPool<'_> {
+        self.inner.warm_connection_pool()
     }
 
     /// Shuts the client down (see [`crate::Client::shutdown`]); `.run()` blocks until every
     /// task of the client has ended and every socket is closed.
-    pub fn shutdown(self) -> Shutdown {
-        Shutdown { client: self }
-    }
-}
-
-/// The action of [`Client::warm_connection_pool`].
-#[must_use = "an action does nothing until run"]
-pub struct WarmConnectionPool<'a> {
-    client: &'a Client,
-}
-
-impl WarmConnectionPool<'_> {
-    /// Warms the pools, blocking until they are ready. Returns nothing, as the official
-    /// driver's: inside an async runtime, where it may not block, it leaves the pools to fill
-    /// in the background as they always do.
-    pub fn run(self) {
-        let warmed = runtime::block_on(async {
-            self.client.inner.warm_connection_pool().await;
-            Ok(())
-        });
-        if let Err(refused) = warmed {
-            tracing::debug!(%refused, "warm_connection_pool: not waiting inside an async runtime");
-        }
-    }
-}
-
-/// The action of [`Client::shutdown`].
-#[must_use = "an action does nothing until run"]
-pub struct Shutdown {
-    client: Client,
-}
-
-impl Shutdown {
-    /// Shuts the client down, blocking until it is done. Returns nothing, as the official
-    /// driver's: inside an async runtime, where it may not block, it requests the shutdown
-    /// and returns at once; the shutdown completes in the background (see the cancel safety
-    /// of [`crate::Client::shutdown`]).
-    pub fn run(self) {
-        let client = crate::Client::clone(&self.client);
-        let waited = runtime::block_on(async {
-            client.shutdown().await;
-            Ok(())
-        });
-        if waited.is_err() {
-            // Polled once, the future requests the shutdown before it first waits.
-            let _context = runtime::enter().ok();
-            let _ = futures_util::FutureExt::now_or_never(std::future::IntoFuture::into_future(
-                crate::Client::clone(&self.client).shutdown(),
-            ));
-        }
+    pub fn shutdown(self) -> crate::action::Shutdown {
+        crate::Client::clone(&self.inner).shutdown()
     }
 }

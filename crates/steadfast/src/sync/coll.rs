@@ -12,7 +12,7 @@ use crate::action::{
     Aggregate, CountDocuments, CreateIndex, CreateIndexes, CreateSearchIndex, CreateSearchIndexes,
     Delete, Distinct, DropCollection, DropIndex, DropSearchIndex, EstimatedDocumentCount, Find,
     FindOne, FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate, InsertMany, InsertOne,
-    ListIndexes, ListSearchIndexes, Replace, Update, UpdateSearchIndex, Watch,
+    ListIndexes, ListSearchIndexes, ReplaceOne, Update, UpdateSearchIndex, Watch,
 };
 use crate::options::{ReadConcern, SelectionCriteria, UpdateModifications, WriteConcern};
 use crate::{IndexModel, Namespace, SearchIndexModel};
@@ -212,7 +212,7 @@ impl<T: Serialize + Send + Sync> Collection<T> {
 
     /// Replaces the first document matching `query` with `replacement` (see
     /// [`crate::Collection::replace_one`]).
-    pub fn replace_one(&self, query: Document, replacement: impl Borrow<T>) -> Replace<'_, T> {
+    pub fn replace_one(&self, query: Document, replacement: impl Borrow<T>) -> ReplaceOne<'_, T> {
         self.inner.replace_one(query, replacement)
     }
 }

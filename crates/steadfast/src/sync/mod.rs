@@ -53,7 +53,7 @@ mod session;
 mod tests;
 
 pub use change_stream::{ChangeStream, SessionChangeStream};
-pub use client::{Client, Shutdown, WarmConnectionPool};
+pub use client::Client;
 pub use coll::Collection;
 pub use cursor::{Cursor, SessionCursor, SessionCursorIter};
 pub use db::Database;
