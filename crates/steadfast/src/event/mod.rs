@@ -14,6 +14,7 @@ pub mod command;
 mod handler;
 mod recorder;
 pub mod sdam;
+mod shapes;
 
 use std::fmt;
 use std::sync::Arc;
