@@ -15,6 +15,8 @@ mod handler;
 mod recorder;
 pub mod sdam;
 mod shapes;
+#[cfg(test)]
+mod tests;
 
 use std::fmt;
 use std::sync::Arc;
