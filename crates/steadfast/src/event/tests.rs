@@ -404,3 +404,51 @@ async fn legacy_handlers_receive_a_clients_events() {
     let ids = recorder.heartbeat_ids.lock().expect("not poisoned").clone();
     assert!(ids.iter().all(|(_, server)| server.is_some()), "{ids:?}");
 }
+
+/// The closing reasons of the connections `recorder` saw closed.
+fn closed_reasons(recorder: &super::EventRecorder) -> Vec<ConnectionClosedReason> {
+    recorder
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            super::Event::Cmap(super::CmapEvent::ConnectionClosed { reason, .. }) => Some(reason),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_connection_abandoned_mid_command_closes_as_dropped() {
+    use blackpipe::scripted::{Matcher, ScriptedServer};
+    use blackpipe::server::Reaction;
+    use steadfast_core::options::{ClientOptions as UriOptions, ParsedUri};
+
+    let server = ScriptedServer::start().await.expect("server starts");
+    server
+        .rule(Matcher::command("probe"), Reaction::no_reply())
+        .always();
+    let uri = format!("mongodb://127.0.0.1:{}/", server.port());
+    let ParsedUri::Complete { options, .. } = UriOptions::parse(&uri).expect("valid URI") else {
+        panic!("not an SRV URI")
+    };
+    let recorder = Arc::new(super::EventRecorder::new());
+    let listener: Arc<dyn super::EventListener> = recorder.clone();
+    let pool = crate::pool::standalone::StandalonePool::new(
+        options.hosts[0].clone(),
+        &options,
+        vec![listener],
+        None,
+    )
+    .expect("pool options are valid");
+    pool.ready();
+    let mut connection = pool.check_out().await.expect("checked out");
+    // The operation is cancelled while it awaits the reply.
+    let abandoned = tokio::time::timeout(
+        Duration::from_millis(50),
+        connection.run_command("db", doc! { "probe": 1 }),
+    )
+    .await;
+    assert!(abandoned.is_err(), "the server never answers");
+    drop(connection);
+    assert_eq!(closed_reasons(&recorder), [ConnectionClosedReason::Dropped]);
+}
