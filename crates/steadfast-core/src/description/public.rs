@@ -296,8 +296,7 @@ pub fn deserialize_address<'de, D: Deserializer<'de>>(
     }
     match Shape::deserialize(deserializer)? {
         Shape::Text(text) => ServerAddress::parse(&text).map_err(serde::de::Error::custom),
-        Shape::Parts { host, port } if host.ends_with(".sock") => {
-            let _ = port;
+        Shape::Parts { host, .. } if host.ends_with(".sock") => {
             Ok(ServerAddress::Unix { path: host })
         }
         Shape::Parts { host, port } => Ok(ServerAddress::Tcp {
