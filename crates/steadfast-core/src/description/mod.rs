@@ -1,6 +1,7 @@
 //! Server and topology descriptions: immutable values describing what the driver knows.
 
 mod hello;
+pub mod public;
 pub mod server;
 pub mod topology;
 

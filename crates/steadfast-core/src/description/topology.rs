@@ -17,8 +17,11 @@ pub const DEFAULT_HEARTBEAT_FREQUENCY: Duration = Duration::from_secs(10);
 /// The smallest interval between two checks of one server (`minHeartbeatFrequencyMS`).
 pub const MIN_HEARTBEAT_FREQUENCY: Duration = Duration::from_millis(500);
 
-/// What kind of deployment the client believes it is talking to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+/// What kind of deployment the client believes it is talking to. Serializes as its
+/// specification name (`"ReplicaSetNoPrimary"`, ...), which [`TopologyType::spec_name`] gives.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub enum TopologyType {
     /// Exactly one server, used whatever its type (`directConnection=true`).
     Single,

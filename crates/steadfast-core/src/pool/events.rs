@@ -10,8 +10,10 @@ use bson::oid::ObjectId;
 use super::{ConnectionId, PoolOptions};
 use crate::address::ServerAddress;
 
-/// Why a connection was closed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Why a connection was closed. Serializes as the specification's camel-case name
+/// (`"stale"`, `"poolClosed"`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum ConnectionClosedReason {
     /// The pool was cleared after the connection was created.
     Stale,
@@ -19,6 +21,9 @@ pub enum ConnectionClosedReason {
     Idle,
     /// It hit an error (network, timeout, protocol) and is no longer trusted.
     Error,
+    /// It was checked back in while a request was being written or its reply read: the
+    /// operation using it was cancelled (its future dropped) midway.
+    Dropped,
     /// The pool was closed.
     PoolClosed,
 }
@@ -30,13 +35,16 @@ impl ConnectionClosedReason {
             ConnectionClosedReason::Stale => "stale",
             ConnectionClosedReason::Idle => "idle",
             ConnectionClosedReason::Error => "error",
+            ConnectionClosedReason::Dropped => "dropped",
             ConnectionClosedReason::PoolClosed => "poolClosed",
         }
     }
 }
 
-/// Why a check-out failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Why a check-out failed. Serializes as the specification's camel-case name (`"timeout"`,
+/// `"connectionError"`, `"poolClosed"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum CheckOutFailedReason {
     /// The pool is closed.
     PoolClosed,

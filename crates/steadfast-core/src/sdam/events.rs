@@ -53,6 +53,11 @@ pub enum SdamEvent {
         address: ServerAddress,
         /// Whether this is an awaitable (streaming) hello.
         awaited: bool,
+        /// The driver's id for the monitoring connection the heartbeat uses.
+        driver_connection_id: u64,
+        /// The server's id for that connection (`connectionId` of its hello), once a reply
+        /// on it has named one.
+        server_connection_id: Option<i64>,
     },
     /// A monitor's hello succeeded.
     ServerHeartbeatSucceeded {
@@ -64,6 +69,11 @@ pub enum SdamEvent {
         reply: Document,
         /// Whether this was an awaitable (streaming) hello, whose duration is not an RTT.
         awaited: bool,
+        /// The driver's id for the monitoring connection the heartbeat uses.
+        driver_connection_id: u64,
+        /// The server's id for that connection (`connectionId` of its hello), once a reply
+        /// on it has named one.
+        server_connection_id: Option<i64>,
     },
     /// A monitor's hello failed with `ok: 0` or an I/O error.
     ServerHeartbeatFailed {
@@ -75,6 +85,11 @@ pub enum SdamEvent {
         failure: String,
         /// Whether this was an awaitable (streaming) hello.
         awaited: bool,
+        /// The driver's id for the monitoring connection the heartbeat uses.
+        driver_connection_id: u64,
+        /// The server's id for that connection (`connectionId` of its hello), once a reply
+        /// on it has named one.
+        server_connection_id: Option<i64>,
     },
 }
 

@@ -136,6 +136,18 @@ impl Connection {
         self.state.reserve_request_id()
     }
 
+    /// Whether a request was being written or its reply read when the connection was let go,
+    /// i.e. the operation using it was cancelled midway ([`ConnState::is_mid_exchange`]).
+    pub(crate) fn is_mid_exchange(&self) -> bool {
+        self.state.is_mid_exchange()
+    }
+
+    /// Marks the connection broken: whatever exchange was under way ended in an error (as
+    /// when a pool clear interrupted it), not in a cancellation.
+    pub(crate) fn mark_broken(&mut self) {
+        self.state.close();
+    }
+
     /// Whether the connection hit an error, an exchange was abandoned midway, or it owes a late
     /// reply, so that it must not carry another command (see [`ConnState::is_broken`]).
     pub(crate) fn is_broken(&self) -> bool {

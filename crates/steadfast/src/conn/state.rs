@@ -197,6 +197,13 @@ impl ConnState {
         }
     }
 
+    /// Whether an exchange was under way when the connection was let go: a request being
+    /// written or its reply awaited, which only a future dropped midway leaves behind (every
+    /// exchange that completes or fails settles the state).
+    pub(crate) fn is_mid_exchange(self) -> bool {
+        matches!(self, Self::Writing { .. } | Self::AwaitingReply { .. })
+    }
+
     /// Whether another command may use the connection, which is what lets it go back to a
     /// pool: it is idle (no streamed reply waits unread, to be taken for the next reply).
     pub(crate) fn is_reusable(self) -> bool {

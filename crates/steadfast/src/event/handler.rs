@@ -64,6 +64,35 @@ impl<T> From<tokio::sync::mpsc::Sender<T>> for EventHandler<T> {
     }
 }
 
+/// An `Arc` of a legacy [`CommandEventHandler`](command::CommandEventHandler) is accepted
+/// wherever an `EventHandler<CommandEvent>` is: each event goes to its `handle_*` method.
+#[allow(deprecated, reason = "the legacy handler traits still convert")]
+impl<H: command::CommandEventHandler + 'static> From<Arc<H>>
+    for EventHandler<command::CommandEvent>
+{
+    fn from(handler: Arc<H>) -> Self {
+        EventHandler::callback(move |event: command::CommandEvent| event.deliver_to(&*handler))
+    }
+}
+
+/// An `Arc` of a legacy [`CmapEventHandler`](cmap::CmapEventHandler) is accepted wherever an
+/// `EventHandler<CmapEvent>` is: each event goes to its `handle_*` method.
+#[allow(deprecated, reason = "the legacy handler traits still convert")]
+impl<H: cmap::CmapEventHandler + 'static> From<Arc<H>> for EventHandler<cmap::CmapEvent> {
+    fn from(handler: Arc<H>) -> Self {
+        EventHandler::callback(move |event: cmap::CmapEvent| event.deliver_to(&*handler))
+    }
+}
+
+/// An `Arc` of a legacy [`SdamEventHandler`](sdam::SdamEventHandler) is accepted wherever an
+/// `EventHandler<SdamEvent>` is: each event goes to its `handle_*` method.
+#[allow(deprecated, reason = "the legacy handler traits still convert")]
+impl<H: sdam::SdamEventHandler + 'static> From<Arc<H>> for EventHandler<sdam::SdamEvent> {
+    fn from(handler: Arc<H>) -> Self {
+        EventHandler::callback(move |event: sdam::SdamEvent| event.deliver_to(&*handler))
+    }
+}
+
 impl<T: Send + Sync + 'static> EventHandler<T> {
     /// A handler calling `f` with each event.
     pub fn callback(f: impl Fn(T) + Send + Sync + 'static) -> Self {

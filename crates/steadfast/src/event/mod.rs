@@ -14,6 +14,9 @@ pub mod command;
 mod handler;
 mod recorder;
 pub mod sdam;
+mod shapes;
+#[cfg(test)]
+mod tests;
 
 use std::fmt;
 use std::sync::Arc;

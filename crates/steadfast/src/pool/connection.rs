@@ -208,7 +208,12 @@ impl DerefMut for PooledConnection {
 
 impl Drop for PooledConnection {
     fn drop(&mut self) {
-        if let Some(connection) = self.connection.take() {
+        if let Some(mut connection) = self.connection.take() {
+            if self.interrupt.is_interrupted() {
+                // An exchange cut short by a clear failed with an error: the connection is
+                // closed as broken, not as dropped by a cancelled operation.
+                connection.mark_broken();
+            }
             if connection.has_late_reply() && !self.interrupt.is_interrupted() {
                 // The reply timeoutMS left unread is read off the stream in the background,
                 // and the connection checked in after it, instead of being closed.

@@ -23,6 +23,9 @@ fn closed_reason(reason: ConnectionClosedReason) -> &'static str {
             "Connection has been available but unused for longer than the configured max idle time"
         }
         ConnectionClosedReason::Error => "An error occurred while using the connection",
+        ConnectionClosedReason::Dropped => {
+            "The operation using the connection was cancelled midway"
+        }
         ConnectionClosedReason::PoolClosed => "Connection pool was closed",
     }
 }

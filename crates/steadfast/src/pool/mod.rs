@@ -591,6 +591,14 @@ impl Shared {
                 inner.idle.insert(id, connection);
             }
             CheckInDecision::Close(reason) => {
+                // An unhealthy connection still mid-exchange was abandoned by a cancelled
+                // operation rather than broken by an error.
+                let reason = match reason {
+                    ConnectionClosedReason::Error if connection.is_mid_exchange() => {
+                        ConnectionClosedReason::Dropped
+                    }
+                    other => other,
+                };
                 tracing::debug!(target: DIAGNOSTIC_TARGET, connection = id, reason = reason.as_str(),
                     address = %self.address, "closing a checked-in connection");
                 self.emit_closed(id, reason);

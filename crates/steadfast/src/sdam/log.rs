@@ -107,7 +107,9 @@ fn heartbeat(
     let driver_id = connection.driver;
     let server_id = connection.server;
     match event {
-        SdamEvent::ServerHeartbeatStarted { address, awaited } => tracing::debug!(
+        SdamEvent::ServerHeartbeatStarted {
+            address, awaited, ..
+        } => tracing::debug!(
             target: LOG_TARGET, topologyId = topology_id, serverHost = address.host(),
             serverPort = address.port(), driverConnectionId = driver_id,
             serverConnectionId = server_id, awaited = *awaited, "Server heartbeat started"),
@@ -116,6 +118,7 @@ fn heartbeat(
             duration,
             reply,
             awaited,
+            ..
         } => tracing::debug!(
             target: LOG_TARGET, topologyId = topology_id, serverHost = address.host(),
             serverPort = address.port(), driverConnectionId = driver_id,
@@ -127,6 +130,7 @@ fn heartbeat(
             duration,
             failure,
             awaited,
+            ..
         } => tracing::debug!(
             target: LOG_TARGET, topologyId = topology_id, serverHost = address.host(),
             serverPort = address.port(), driverConnectionId = driver_id,

@@ -291,6 +291,8 @@ impl MonitorState {
         self.event(SdamEvent::ServerHeartbeatStarted {
             address: self.params.address.clone(),
             awaited,
+            driver_connection_id: self.heartbeat_connection.driver,
+            server_connection_id: self.heartbeat_connection.server,
         });
     }
 
@@ -302,6 +304,8 @@ impl MonitorState {
                 duration: runtime::now().saturating_duration_since(since),
                 failure: why.to_string(),
                 awaited,
+                driver_connection_id: self.heartbeat_connection.driver,
+                server_connection_id: self.heartbeat_connection.server,
             });
         }
     }
@@ -377,6 +381,10 @@ impl MonitorState {
         if let Ok((_, reply)) = &result {
             self.heartbeat_connection.learn(&reply.document);
         }
+        let HeartbeatConnection {
+            driver: driver_connection_id,
+            server: server_connection_id,
+        } = self.heartbeat_connection;
         match &result {
             Ok((_, reply)) => self.event(SdamEvent::ServerHeartbeatSucceeded {
                 address,
@@ -388,12 +396,16 @@ impl MonitorState {
                 },
                 reply: reply.document.clone(),
                 awaited,
+                driver_connection_id,
+                server_connection_id,
             }),
             Err(error) => self.event(SdamEvent::ServerHeartbeatFailed {
                 address,
                 duration: runtime::now().saturating_duration_since(since),
                 failure: error.to_string(),
                 awaited,
+                driver_connection_id,
+                server_connection_id,
             }),
         }
         result

@@ -67,7 +67,7 @@ async fn streaming_reports_a_stepdown_without_waiting_for_the_heartbeat() {
         let address = address_of(&deployment, index);
         harness
             .sdam(0, "an awaited heartbeat started", |e| {
-                matches!(e, SdamEvent::ServerHeartbeatStarted { address: a, awaited: true } if *a == address)
+                matches!(e, SdamEvent::ServerHeartbeatStarted { address: a, awaited: true, .. } if *a == address)
             })
             .await;
     }
@@ -122,7 +122,7 @@ async fn a_network_error_cancels_the_check_in_progress() {
     let primary = address_of(&deployment, 0);
     let started = harness
         .sdam(0, "the primary's awaited check", |e| {
-            matches!(e, SdamEvent::ServerHeartbeatStarted { address, awaited: true } if *address == primary)
+            matches!(e, SdamEvent::ServerHeartbeatStarted { address, awaited: true, .. } if *address == primary)
         })
         .await;
     let generation = harness.topology.inner.servers.read().unwrap()[&primary]
@@ -170,7 +170,7 @@ async fn a_request_made_during_a_check_that_is_then_cancelled_is_honoured() {
     let primary = address_of(&deployment, 0);
     let started = harness
         .sdam(0, "the primary's awaited check", |e| {
-            matches!(e, SdamEvent::ServerHeartbeatStarted { address, awaited: true } if *address == primary)
+            matches!(e, SdamEvent::ServerHeartbeatStarted { address, awaited: true, .. } if *address == primary)
         })
         .await;
     // The request arrives while the awaited hello is in progress...
@@ -204,7 +204,7 @@ async fn every_heartbeat_started_has_its_outcome_even_on_shutdown() {
         let address = address_of(&deployment, index);
         harness
             .sdam(0, "an awaited check in progress", |e| {
-                matches!(e, SdamEvent::ServerHeartbeatStarted { address: a, awaited: true } if *a == address)
+                matches!(e, SdamEvent::ServerHeartbeatStarted { address: a, awaited: true, .. } if *a == address)
             })
             .await;
     }
