@@ -112,4 +112,6 @@ pub use session::{
 };
 pub use steadfast_core::options::Credential;
 pub use steadfast_core::selection::ServerInfo;
+/// The kind of deployment the client sees (also `event::sdam::TopologyType`).
+pub use steadfast_core::description::TopologyType;
 pub use steadfast_core::{ServerAddress, ServerType};
