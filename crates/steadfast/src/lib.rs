@@ -112,6 +112,8 @@ pub use session::{
 };
 pub use steadfast_core::options::Credential;
 pub use steadfast_core::selection::ServerInfo;
+/// A boxed future, as the official driver names it (`futures_util`'s).
+pub type BoxFuture<'a, T> = futures_util::future::BoxFuture<'a, T>;
 /// The kind of deployment the client sees (also `event::sdam::TopologyType`).
 pub use steadfast_core::description::TopologyType;
 pub use steadfast_core::{ServerAddress, ServerType};

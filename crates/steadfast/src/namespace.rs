@@ -44,9 +44,42 @@ impl FromStr for Namespace {
     }
 }
 
+/// As `"database.collection"`, the string form the official driver uses.
+impl serde::Serialize for Namespace {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// From `"database.collection"`, split at the first dot.
+impl<'de> serde::Deserialize<'de> for Namespace {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Namespace;
+
+    #[test]
+    fn serializes_as_its_string_form() {
+        let ns = Namespace::new("shop", "orders.archive");
+        let document = bson::doc! { "ns": bson::serialize_to_bson(&ns).unwrap() };
+        assert_eq!(document.get_str("ns").unwrap(), "shop.orders.archive");
+        let back: Namespace =
+            bson::deserialize_from_bson(document.get("ns").unwrap().clone()).unwrap();
+        assert_eq!(back, ns);
+        assert!(
+            bson::deserialize_from_bson::<Namespace>(bson::Bson::String("nodot".into())).is_err()
+        );
+    }
 
     #[test]
     fn parses_at_the_first_dot() {

@@ -24,8 +24,11 @@ pub const DEFAULT_MAX_MESSAGE_SIZE_BYTES: i64 = 48_000_000;
 /// `maxWriteBatchSize` assumed when a hello reply omits it.
 pub const DEFAULT_MAX_WRITE_BATCH_SIZE: i64 = 100_000;
 
-/// What kind of server a description is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+/// What kind of server a description is about (serialized by its variant's name, as the
+/// official driver's).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub enum ServerType {
     /// A server that is not part of a replica set nor a sharded cluster.
     Standalone,

@@ -386,3 +386,22 @@ fn a_bulk_write_stopped_by_an_error_reports_that_error_s_code_and_timeout() {
     assert!(timed_out.is_timeout());
     assert_eq!(timed_out.code(), None);
 }
+
+#[test]
+fn write_errors_serialize_with_the_servers_field_names() {
+    use crate::error::{WriteConcernError, WriteError, WriteFailure};
+    let reply = bson::doc! { "code": 11000, "codeName": "DuplicateKey", "errmsg": "E11000 dup", "errInfo": { "k": 1 } };
+    let error: WriteError = bson::deserialize_from_document(reply.clone()).unwrap();
+    assert_eq!(error.code, 11000);
+    assert_eq!(error.code_name.as_deref(), Some("DuplicateKey"));
+    assert_eq!(error.message, "E11000 dup");
+    assert_eq!(bson::serialize_to_document(&error).unwrap(), reply);
+    let concern: WriteConcernError = bson::deserialize_from_document(
+        bson::doc! { "code": 64, "errmsg": "waiting", "errInfo": null },
+    )
+    .unwrap();
+    assert_eq!(concern.message, "waiting");
+    let failure = WriteFailure::WriteConcernError(concern);
+    let shown = bson::serialize_to_document(&failure).unwrap();
+    assert!(shown.contains_key("WriteConcernError"), "{shown}");
+}

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use bson::{Bson, Document};
+use serde::{Deserialize, Serialize};
 use steadfast_core::ErrorLabels;
 
 use super::command::{bson_as_i32, labels_of};
@@ -14,34 +15,41 @@ use crate::client_bulk::PartialBulkWriteResult;
 
 /// A statement the server refused (a duplicate key, a validation failure), as reported for a
 /// single-statement write.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WriteError {
     /// Error code, e.g. 11000 for a duplicate key.
     pub code: i32,
     /// Symbolic name of the code, when the server sent one.
+    #[serde(rename = "codeName", default)]
     pub code_name: Option<String>,
     /// The server's message.
+    #[serde(rename = "errmsg", default)]
     pub message: String,
     /// Extra information the server attached (`errInfo`), e.g. why a document failed validation.
+    #[serde(rename = "errInfo")]
     pub details: Option<Document>,
 }
 
 /// A statement of a multi-statement write (`insert_many`, `bulk_write`) the server refused,
 /// with its position in the caller's input.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct IndexedWriteError {
     /// Position of the statement: the document's index for `insert_many`, the model's for
     /// `bulk_write`.
+    #[serde(default)]
     pub index: usize,
     /// Error code, e.g. 11000 for a duplicate key.
     pub code: i32,
     /// Symbolic name of the code, when the server sent one.
+    #[serde(rename = "codeName", default)]
     pub code_name: Option<String>,
     /// The server's message.
+    #[serde(rename = "errmsg", default)]
     pub message: String,
     /// Extra information the server attached (`errInfo`).
+    #[serde(rename = "errInfo")]
     pub details: Option<Document>,
 }
 
@@ -59,22 +67,25 @@ impl IndexedWriteError {
 
 /// A write concern that could not be satisfied (`writeConcernError`). The write itself was
 /// applied.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WriteConcernError {
     /// Error code, e.g. 64 (WriteConcernFailed / WriteConcernTimeout) or a state-change code.
     pub code: i32,
     /// Symbolic name, when the server sent one (empty otherwise).
+    #[serde(rename = "codeName", default)]
     pub code_name: String,
     /// The server's message.
+    #[serde(alias = "errmsg", default)]
     pub message: String,
     /// Extra information the server attached (`errInfo`).
+    #[serde(rename = "errInfo")]
     pub details: Option<Document>,
 }
 
 /// How a single-statement write (`insert_one`, `update_*`, `replace_one`, `delete_*`,
 /// `find_one_and_*`) failed although the server acknowledged it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum WriteFailure {
     /// The write was applied but its write concern could not be satisfied.
@@ -86,7 +97,8 @@ pub enum WriteFailure {
 /// How an `insert_many` failed although the server acknowledged its batches. What was inserted
 /// before the failure is in [`inserted_ids`](Self::inserted_ids), and in full in
 /// [`Error::partial_write`](super::Error::partial_write).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct InsertManyError {
     /// The documents the server refused, by position in the input (`None` when there were
@@ -94,7 +106,9 @@ pub struct InsertManyError {
     pub write_errors: Option<Vec<IndexedWriteError>>,
     /// The write concern error, if a batch reported one (the first, when several did).
     pub write_concern_error: Option<WriteConcernError>,
-    /// The `_id` of every document the server inserted, keyed by its position in the input.
+    /// The `_id` of every document the server inserted, keyed by its position in the input
+    /// (not serialized, as in the official driver).
+    #[serde(skip)]
     pub inserted_ids: HashMap<usize, Bson>,
 }
 
