@@ -24,6 +24,12 @@
 /// `builder()` (every builder setter takes `impl Into<Option<Type>>`, as the official driver's)
 /// and a chainable setter per field on the struct itself. A field marked `[into]` has a
 /// chainable setter taking `impl Into<Type>`.
+///
+/// The struct's attributes must derive `serde::Serialize` and/or `serde::Deserialize` (with the
+/// struct-level `#[serde(..)]` shape of the official driver's type): every field is given
+/// `#[serde(default, skip_serializing_if = "Option::is_none")]`, so that a field left at `None`
+/// is neither written nor required, and may add its own `#[serde(..)]` (a wire name, a
+/// duration in milliseconds, `skip`).
 macro_rules! options_struct {
     (
         $(#[$struct_meta:meta])*
@@ -41,6 +47,7 @@ macro_rules! options_struct {
         pub struct $name {
             $(
                 $(#[$field_meta])*
+                #[serde(default, skip_serializing_if = "Option::is_none")]
                 pub $field: Option<$ty>,
             )*
         }
@@ -79,6 +86,7 @@ mod handle;
 mod index;
 mod listed;
 mod read;
+mod serde_impls;
 #[cfg(test)]
 mod tests;
 mod transaction;
