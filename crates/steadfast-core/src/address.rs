@@ -177,6 +177,79 @@ impl std::str::FromStr for ServerAddress {
     }
 }
 
+impl Default for ServerAddress {
+    /// `localhost:27017`.
+    fn default() -> Self {
+        ServerAddress::Tcp {
+            host: "localhost".to_string(),
+            port: None,
+        }
+    }
+}
+
+impl From<std::net::SocketAddr> for ServerAddress {
+    fn from(address: std::net::SocketAddr) -> Self {
+        ServerAddress::Tcp {
+            host: address.ip().to_string(),
+            port: Some(address.port()),
+        }
+    }
+}
+
+/// The serialized shape of a [`ServerAddress`]: `{ "Tcp": { host, port } }` or
+/// `{ "Unix": { path } }`, as the official driver writes it.
+#[derive(serde::Serialize)]
+enum AddressForm<'a> {
+    Tcp { host: &'a str, port: Option<u16> },
+    Unix { path: &'a str },
+}
+
+impl serde::Serialize for ServerAddress {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ServerAddress::Tcp { host, port } => AddressForm::Tcp { host, port: *port },
+            ServerAddress::Unix { path } => AddressForm::Unix { path },
+        }
+        .serialize(serializer)
+    }
+}
+
+/// What a [`ServerAddress`] is read from: `"host:port"`, `{ host, port? }`, or the tagged form
+/// it is written in.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum AddressInput {
+    Text(String),
+    Fields { host: String, port: Option<u16> },
+    Tagged(TaggedAddress),
+}
+
+#[derive(serde::Deserialize)]
+enum TaggedAddress {
+    Tcp { host: String, port: Option<u16> },
+    Unix { path: String },
+}
+
+impl<'de> serde::Deserialize<'de> for ServerAddress {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let tcp = |host: String, port: Option<u16>| match port {
+            Some(port) => ServerAddress::tcp(host, port),
+            None => ServerAddress::Tcp {
+                host: host.to_ascii_lowercase(),
+                port: None,
+            },
+        };
+        Ok(match AddressInput::deserialize(deserializer)? {
+            AddressInput::Text(text) => {
+                ServerAddress::parse(&text).map_err(serde::de::Error::custom)?
+            }
+            AddressInput::Fields { host, port }
+            | AddressInput::Tagged(TaggedAddress::Tcp { host, port }) => tcp(host, port),
+            AddressInput::Tagged(TaggedAddress::Unix { path }) => ServerAddress::Unix { path },
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -82,6 +82,8 @@ mod admin;
 mod change_stream;
 mod collation;
 mod collection;
+mod command;
+mod connection_string;
 mod handle;
 mod index;
 mod listed;
@@ -105,6 +107,11 @@ pub use collection::{
     ChangeStreamPreAndPostImages, ClusteredIndex, CommitQuorum, IndexOptionDefaults,
     TimeseriesGranularity, TimeseriesOptions, ValidationAction, ValidationLevel,
 };
+pub use command::{
+    CreateSearchIndexOptions, DropSearchIndexOptions, ListSearchIndexOptions, RunCommandOptions,
+    RunCursorCommandOptions, UpdateSearchIndexOptions,
+};
+pub use connection_string::{ConnectionString, HostInfo};
 pub use handle::{CollectionOptions, DatabaseOptions};
 pub use index::{
     IndexModel, IndexModelBuilder, IndexOptions, IndexVersion, Sphere2DIndexVersion,
