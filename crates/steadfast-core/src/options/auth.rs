@@ -156,6 +156,36 @@ pub struct Credential {
     pub oidc_callback: Callback,
 }
 
+/// The fields a [`Credential`] is deserialized from (the callback is code, not data).
+#[derive(serde::Deserialize)]
+struct CredentialForm {
+    #[serde(default)]
+    username: Option<String>,
+    #[serde(default)]
+    password: Option<String>,
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default)]
+    mechanism: Option<AuthMechanism>,
+    #[serde(default)]
+    mechanism_properties: Option<BTreeMap<String, String>>,
+}
+
+impl<'de> serde::Deserialize<'de> for Credential {
+    /// Reads `{ username?, password?, source?, mechanism?, mechanism_properties? }` (mechanism
+    /// property names are upper-cased). Not validated: see [`Credential::validate`].
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let form = <CredentialForm as serde::Deserialize>::deserialize(deserializer)?;
+        Ok(Credential::builder()
+            .username(form.username)
+            .password(form.password)
+            .source(form.source)
+            .mechanism(form.mechanism)
+            .mechanism_properties(form.mechanism_properties.unwrap_or_default())
+            .build())
+    }
+}
+
 impl fmt::Debug for Credential {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Credential")
