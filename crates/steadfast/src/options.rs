@@ -80,6 +80,7 @@ pub(crate) use options_struct;
 
 mod admin;
 mod change_stream;
+mod client_options_serde;
 mod client_serde;
 mod collation;
 mod collection;
