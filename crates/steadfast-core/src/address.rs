@@ -255,6 +255,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn serde_forms_and_defaults() {
+        let tcp = ServerAddress::tcp("db", 27018);
+        let written = bson::serialize_to_bson(&tcp).unwrap();
+        assert_eq!(
+            written,
+            bson::Bson::Document(bson::doc! { "Tcp": { "host": "db", "port": 27018 } })
+        );
+        assert_eq!(
+            bson::deserialize_from_bson::<ServerAddress>(written).unwrap(),
+            tcp
+        );
+        let text: ServerAddress =
+            bson::deserialize_from_bson(bson::Bson::String("DB:27018".into())).unwrap();
+        assert_eq!(text, tcp);
+        let fields: ServerAddress =
+            bson::deserialize_from_bson(bson::Bson::Document(bson::doc! { "host": "db" })).unwrap();
+        assert_eq!(fields, ServerAddress::tcp("db", 27017));
+        assert!(
+            bson::deserialize_from_bson::<ServerAddress>(bson::Bson::String("h:0".into())).is_err()
+        );
+        assert_eq!(
+            ServerAddress::default(),
+            ServerAddress::tcp("localhost", 27017)
+        );
+        let socket: std::net::SocketAddr = "127.0.0.1:5".parse().unwrap();
+        assert_eq!(
+            ServerAddress::from(socket),
+            ServerAddress::tcp("127.0.0.1", 5)
+        );
+    }
+
+    #[test]
     fn parses_and_normalises() {
         assert_eq!(
             ServerAddress::parse("A.example:1").unwrap(),

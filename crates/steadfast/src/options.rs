@@ -92,6 +92,8 @@ mod listed;
 mod read;
 mod serde_impls;
 #[cfg(test)]
+mod serde_tests;
+#[cfg(test)]
 mod tests;
 mod transaction;
 mod types;

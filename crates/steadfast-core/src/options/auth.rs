@@ -370,7 +370,7 @@ impl Credential {
             }
             Some(AuthMechanism::MongoDbCr) => {
                 return Err(fail(
-                    "MONGODB-CR was removed in MongoDB 4.0 and is not supported; use \
+                    "authMechanism MONGODB-CR was removed in MongoDB 4.0 and is not supported; use \
                      SCRAM-SHA-256 or SCRAM-SHA-1"
                         .into(),
                 ));

@@ -123,3 +123,52 @@ impl<'de> Deserialize<'de> for SelectionCriteria {
         ReadPreference::deserialize(deserializer).map(SelectionCriteria::ReadPreference)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    use bson::{Bson, doc};
+
+    use super::*;
+
+    #[test]
+    fn read_preference_round_trips_with_wire_names() {
+        let tags: TagSet = BTreeMap::from([("dc".to_string(), "ny".to_string())]);
+        let preference = ReadPreference::secondary_preferred(
+            ReadPreferenceOptions::builder()
+                .tag_sets(vec![tags])
+                .max_staleness(Duration::from_secs(90))
+                .hedge(HedgedReadOptions::new(true))
+                .build(),
+        );
+        let written = bson::serialize_to_document(&preference).unwrap();
+        assert_eq!(
+            written,
+            doc! {
+                "mode": "secondaryPreferred",
+                "tagSets": [{ "dc": "ny" }],
+                "maxStalenessSeconds": 90_i64,
+                "hedge": { "enabled": true },
+            }
+        );
+        let read: ReadPreference = bson::deserialize_from_document(written).unwrap();
+        assert_eq!(read, preference);
+        let primary = bson::serialize_to_document(&ReadPreference::primary()).unwrap();
+        assert_eq!(primary, doc! { "mode": "primary" });
+    }
+
+    #[test]
+    fn read_preference_errors_and_selection_criteria() {
+        let tagged_primary = doc! { "mode": "primary", "tagSets": [{ "a": "b" }] };
+        assert!(bson::deserialize_from_document::<ReadPreference>(tagged_primary).is_err());
+        assert!(bson::deserialize_from_document::<ReadPreference>(doc! { "mode": "x" }).is_err());
+        let criteria: SelectionCriteria =
+            bson::deserialize_from_bson(Bson::Document(doc! { "mode": "NEAREST" })).unwrap();
+        assert_eq!(
+            criteria,
+            SelectionCriteria::ReadPreference(ReadPreference::nearest(None))
+        );
+    }
+}

@@ -299,3 +299,6 @@ impl fmt::Display for ConnectionString {
         f.write_str(&display::to_uri(self))
     }
 }
+
+#[cfg(test)]
+mod tests;
