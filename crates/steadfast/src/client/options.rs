@@ -360,79 +360,6 @@ impl From<ResolvedClientOptions> for ClientOptions {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use steadfast_core::options::{ClientOptions as ResolvedClientOptions, ParsedUri};
-
-    use super::ClientOptions;
-
-    fn parsed(uri: &str) -> ResolvedClientOptions {
-        match ResolvedClientOptions::parse(uri) {
-            Ok(ParsedUri::Complete { options, .. }) => options,
-            other => panic!("{uri}: {other:?}"),
-        }
-    }
-
-    #[test]
-    fn parsed_options_resolve_to_what_was_parsed() {
-        let resolved = parsed(
-            "mongodb://a:1,b/db?replicaSet=rs&appName=x&connectTimeoutMS=0&maxIdleTimeMS=5\
-             &heartbeatFrequencyMS=700&maxPoolSize=0&minPoolSize=3&readPreference=nearest\
-             &readPreferenceTags=dc:ny&maxStalenessSeconds=120&w=2&readConcernLevel=local\
-             &retryReads=false&timeoutMS=40&tls=true&tlsAllowInvalidHostnames=true&compressors=zlib\
-             &zlibCompressionLevel=4&socketTimeoutMS=9&waitQueueTimeoutMS=11",
-        );
-        let options = ClientOptions::from_resolved(resolved.clone());
-        assert_eq!(options.connect_timeout, Some(Duration::ZERO));
-        assert_eq!(options.max_pool_size, Some(0));
-        assert_eq!(options.resolve(), resolved);
-
-        // tlsInsecure comes back as the two switches it stands for.
-        let insecure = parsed("mongodb://a/?tls=true&tlsInsecure=true");
-        let tls = ClientOptions::from_resolved(insecure).resolve().tls;
-        assert!(tls.accepts_invalid_certificates() && tls.accepts_invalid_hostnames());
-        assert_eq!(tls.validate(), Ok(()));
-    }
-
-    #[test]
-    fn zero_durations_mean_no_limit_and_none_means_the_default() {
-        let defaults = ClientOptions::default().resolve();
-        assert_eq!(defaults, ResolvedClientOptions::default());
-        let options = ClientOptions {
-            connect_timeout: Some(Duration::ZERO),
-            max_idle_time: Some(Duration::ZERO),
-            socket_timeout: Some(Duration::ZERO),
-            ..ClientOptions::default()
-        };
-        let resolved = options.resolve();
-        assert_eq!(resolved.connect_timeout, None);
-        assert_eq!(resolved.max_idle_time, None);
-        assert_eq!(resolved.socket_timeout, None);
-        assert!(defaults.connect_timeout.is_some_and(|t| !t.is_zero()));
-    }
-
-    #[test]
-    fn the_connection_strings_auth_source_is_the_source_of_a_credential_set_in_code() {
-        let mut options = ClientOptions::from_resolved(parsed("mongodb://h/?authSource=fromuri"));
-        assert_eq!(options.resolve().auth_source.as_deref(), Some("fromuri"));
-        assert_eq!(options.resolve().credential, None);
-
-        options.credential = Some(
-            steadfast_core::options::Credential::builder()
-                .username("u".to_string())
-                .password("p".to_string())
-                .build(),
-        );
-        let source = |options: &ClientOptions| options.resolve().credential.unwrap().source;
-        assert_eq!(source(&options).as_deref(), Some("fromuri"));
-
-        options.credential.as_mut().unwrap().source = Some("fromcode".to_string());
-        assert_eq!(source(&options).as_deref(), Some("fromcode"));
-    }
-}
-
 /// Whether two optional shared objects are the same object (or both absent): policies,
 /// listeners and tracer providers are code, compared by identity.
 fn same_arc<T: ?Sized>(a: Option<&Arc<T>>, b: Option<&Arc<T>>) -> bool {
@@ -519,5 +446,78 @@ impl ClientOptions {
             && self.tracing_max_document_length_bytes == other.tracing_max_document_length_bytes
             && self.srv_host == other.srv_host
             && self.auth_source == other.auth_source
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use steadfast_core::options::{ClientOptions as ResolvedClientOptions, ParsedUri};
+
+    use super::ClientOptions;
+
+    fn parsed(uri: &str) -> ResolvedClientOptions {
+        match ResolvedClientOptions::parse(uri) {
+            Ok(ParsedUri::Complete { options, .. }) => options,
+            other => panic!("{uri}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn parsed_options_resolve_to_what_was_parsed() {
+        let resolved = parsed(
+            "mongodb://a:1,b/db?replicaSet=rs&appName=x&connectTimeoutMS=0&maxIdleTimeMS=5\
+             &heartbeatFrequencyMS=700&maxPoolSize=0&minPoolSize=3&readPreference=nearest\
+             &readPreferenceTags=dc:ny&maxStalenessSeconds=120&w=2&readConcernLevel=local\
+             &retryReads=false&timeoutMS=40&tls=true&tlsAllowInvalidHostnames=true&compressors=zlib\
+             &zlibCompressionLevel=4&socketTimeoutMS=9&waitQueueTimeoutMS=11",
+        );
+        let options = ClientOptions::from_resolved(resolved.clone());
+        assert_eq!(options.connect_timeout, Some(Duration::ZERO));
+        assert_eq!(options.max_pool_size, Some(0));
+        assert_eq!(options.resolve(), resolved);
+
+        // tlsInsecure comes back as the two switches it stands for.
+        let insecure = parsed("mongodb://a/?tls=true&tlsInsecure=true");
+        let tls = ClientOptions::from_resolved(insecure).resolve().tls;
+        assert!(tls.accepts_invalid_certificates() && tls.accepts_invalid_hostnames());
+        assert_eq!(tls.validate(), Ok(()));
+    }
+
+    #[test]
+    fn zero_durations_mean_no_limit_and_none_means_the_default() {
+        let defaults = ClientOptions::default().resolve();
+        assert_eq!(defaults, ResolvedClientOptions::default());
+        let options = ClientOptions {
+            connect_timeout: Some(Duration::ZERO),
+            max_idle_time: Some(Duration::ZERO),
+            socket_timeout: Some(Duration::ZERO),
+            ..ClientOptions::default()
+        };
+        let resolved = options.resolve();
+        assert_eq!(resolved.connect_timeout, None);
+        assert_eq!(resolved.max_idle_time, None);
+        assert_eq!(resolved.socket_timeout, None);
+        assert!(defaults.connect_timeout.is_some_and(|t| !t.is_zero()));
+    }
+
+    #[test]
+    fn the_connection_strings_auth_source_is_the_source_of_a_credential_set_in_code() {
+        let mut options = ClientOptions::from_resolved(parsed("mongodb://h/?authSource=fromuri"));
+        assert_eq!(options.resolve().auth_source.as_deref(), Some("fromuri"));
+        assert_eq!(options.resolve().credential, None);
+
+        options.credential = Some(
+            steadfast_core::options::Credential::builder()
+                .username("u".to_string())
+                .password("p".to_string())
+                .build(),
+        );
+        let source = |options: &ClientOptions| options.resolve().credential.unwrap().source;
+        assert_eq!(source(&options).as_deref(), Some("fromuri"));
+
+        options.credential.as_mut().unwrap().source = Some("fromcode".to_string());
+        assert_eq!(source(&options).as_deref(), Some("fromcode"));
     }
 }
