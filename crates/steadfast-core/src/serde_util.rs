@@ -106,3 +106,23 @@ pub fn i64_abs<S: Serializer>(value: &Option<i64>, serializer: S) -> Result<S::O
         None => serializer.serialize_none(),
     }
 }
+
+/// Writes an `Option<u32>` batch size as the `cursor` document of an `aggregate` or
+/// `listCollections` command: `{ batchSize: <Int32> }` (the field is renamed `cursor`).
+///
+/// # Errors
+/// A value above `i32::MAX`.
+pub fn batch_size_as_cursor<S: Serializer>(
+    value: &Option<u32>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::Serialize;
+    match value {
+        Some(v) => {
+            let size =
+                i32::try_from(*v).map_err(|_| S::Error::custom(format!("{v} exceeds i32::MAX")))?;
+            bson::doc! { "batchSize": size }.serialize(serializer)
+        }
+        None => serializer.serialize_none(),
+    }
+}

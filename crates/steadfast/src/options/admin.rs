@@ -131,7 +131,10 @@ options_struct! {
         /// Lists only the collections the user is allowed to read.
         authorized_collections: bool,
         /// How many collection descriptions each batch holds.
-        #[serde(serialize_with = "steadfast_core::serde_util::u32_as_i32")]
+        #[serde(
+            serialize_with = "steadfast_core::serde_util::batch_size_as_cursor",
+            rename(serialize = "cursor")
+        )]
         batch_size: u32,
         /// A comment attached to the command.
         [into] comment: Bson,

@@ -156,7 +156,10 @@ options_struct! {
         /// Lets stages write temporary files.
         allow_disk_use: bool,
         /// How many documents each batch holds (never sent with `$out`/`$merge`).
-        #[serde(serialize_with = "steadfast_core::serde_util::u32_as_i32")]
+        #[serde(
+            serialize_with = "steadfast_core::serde_util::batch_size_as_cursor",
+            rename(serialize = "cursor")
+        )]
         batch_size: u32,
         /// Skips document validation in `$out`/`$merge`.
         bypass_document_validation: bool,

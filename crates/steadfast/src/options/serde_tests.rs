@@ -54,8 +54,19 @@ fn aggregate_options_round_trip() {
     assert_eq!(written.get_i64("maxTimeMS").ok(), Some(250));
     assert_eq!(written.get_i64("maxAwaitTimeMS").ok(), Some(40));
     assert_eq!(written.get_str("hint").ok(), Some("a_1"));
+    // As the official driver, the batch size is written as the command's cursor document.
+    assert_eq!(
+        written.get_document("cursor").ok(),
+        Some(&doc! { "batchSize": 100 })
+    );
     let read: AggregateOptions = bson::deserialize_from_document(written).expect("readable");
-    assert_eq!(read, options);
+    assert_eq!(
+        read,
+        AggregateOptions {
+            batch_size: None,
+            ..options
+        }
+    );
 }
 
 #[test]
