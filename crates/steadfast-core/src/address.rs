@@ -177,9 +177,114 @@ impl std::str::FromStr for ServerAddress {
     }
 }
 
+impl Default for ServerAddress {
+    /// `localhost:27017`.
+    fn default() -> Self {
+        ServerAddress::Tcp {
+            host: "localhost".to_string(),
+            port: None,
+        }
+    }
+}
+
+impl From<std::net::SocketAddr> for ServerAddress {
+    fn from(address: std::net::SocketAddr) -> Self {
+        ServerAddress::Tcp {
+            host: address.ip().to_string(),
+            port: Some(address.port()),
+        }
+    }
+}
+
+/// The serialized shape of a [`ServerAddress`]: `{ "Tcp": { host, port } }` or
+/// `{ "Unix": { path } }`, as the official driver writes it.
+#[derive(serde::Serialize)]
+enum AddressForm<'a> {
+    Tcp { host: &'a str, port: Option<u16> },
+    Unix { path: &'a str },
+}
+
+impl serde::Serialize for ServerAddress {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ServerAddress::Tcp { host, port } => AddressForm::Tcp { host, port: *port },
+            ServerAddress::Unix { path } => AddressForm::Unix { path },
+        }
+        .serialize(serializer)
+    }
+}
+
+/// What a [`ServerAddress`] is read from: `"host:port"`, `{ host, port? }`, or the tagged form
+/// it is written in.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum AddressInput {
+    Text(String),
+    Fields { host: String, port: Option<u16> },
+    Tagged(TaggedAddress),
+}
+
+#[derive(serde::Deserialize)]
+enum TaggedAddress {
+    Tcp { host: String, port: Option<u16> },
+    Unix { path: String },
+}
+
+impl<'de> serde::Deserialize<'de> for ServerAddress {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let tcp = |host: String, port: Option<u16>| match port {
+            Some(port) => ServerAddress::tcp(host, port),
+            None => ServerAddress::Tcp {
+                host: host.to_ascii_lowercase(),
+                port: None,
+            },
+        };
+        Ok(match AddressInput::deserialize(deserializer)? {
+            AddressInput::Text(text) => {
+                ServerAddress::parse(&text).map_err(serde::de::Error::custom)?
+            }
+            AddressInput::Fields { host, port }
+            | AddressInput::Tagged(TaggedAddress::Tcp { host, port }) => tcp(host, port),
+            AddressInput::Tagged(TaggedAddress::Unix { path }) => ServerAddress::Unix { path },
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn serde_forms_and_defaults() {
+        let tcp = ServerAddress::tcp("db", 27018);
+        let written = bson::serialize_to_bson(&tcp).unwrap();
+        assert_eq!(
+            written,
+            bson::Bson::Document(bson::doc! { "Tcp": { "host": "db", "port": 27018 } })
+        );
+        assert_eq!(
+            bson::deserialize_from_bson::<ServerAddress>(written).unwrap(),
+            tcp
+        );
+        let text: ServerAddress =
+            bson::deserialize_from_bson(bson::Bson::String("DB:27018".into())).unwrap();
+        assert_eq!(text, tcp);
+        let fields: ServerAddress =
+            bson::deserialize_from_bson(bson::Bson::Document(bson::doc! { "host": "db" })).unwrap();
+        assert_eq!(fields, ServerAddress::tcp("db", 27017));
+        assert!(
+            bson::deserialize_from_bson::<ServerAddress>(bson::Bson::String("h:0".into())).is_err()
+        );
+        assert_eq!(
+            ServerAddress::default(),
+            ServerAddress::tcp("localhost", 27017)
+        );
+        let socket: std::net::SocketAddr = "127.0.0.1:5".parse().unwrap();
+        assert_eq!(
+            ServerAddress::from(socket),
+            ServerAddress::tcp("127.0.0.1", 5)
+        );
+    }
 
     #[test]
     fn parses_and_normalises() {

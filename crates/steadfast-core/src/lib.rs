@@ -25,6 +25,8 @@ pub mod reply;
 pub mod retry;
 pub mod sdam;
 pub mod selection;
+#[doc(hidden)]
+pub mod serde_util;
 pub mod session;
 
 pub use address::ServerAddress;

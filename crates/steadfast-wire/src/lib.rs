@@ -38,7 +38,7 @@ mod op_reply;
 mod read;
 
 pub use bson_check::{BsonValidation, MAX_BSON_NESTING_DEPTH, check_bson, find_top_level};
-pub use compression::{Compressor, CompressorId, is_uncompressible_command};
+pub use compression::{Compressor, CompressorId, UnknownCompressor, is_uncompressible_command};
 pub use decoder::FrameDecoder;
 pub use error::WireError;
 pub use flags::MsgFlags;

@@ -24,6 +24,12 @@
 /// `builder()` (every builder setter takes `impl Into<Option<Type>>`, as the official driver's)
 /// and a chainable setter per field on the struct itself. A field marked `[into]` has a
 /// chainable setter taking `impl Into<Type>`.
+///
+/// The struct's attributes must derive `serde::Serialize` and/or `serde::Deserialize` (with the
+/// struct-level `#[serde(..)]` shape of the official driver's type): every field is given
+/// `#[serde(default, skip_serializing_if = "Option::is_none")]`, so that a field left at `None`
+/// is neither written nor required, and may add its own `#[serde(..)]` (a wire name, a
+/// duration in milliseconds, `skip`).
 macro_rules! options_struct {
     (
         $(#[$struct_meta:meta])*
@@ -41,6 +47,7 @@ macro_rules! options_struct {
         pub struct $name {
             $(
                 $(#[$field_meta])*
+                #[serde(default, skip_serializing_if = "Option::is_none")]
                 pub $field: Option<$ty>,
             )*
         }
@@ -73,12 +80,19 @@ pub(crate) use options_struct;
 
 mod admin;
 mod change_stream;
+mod client_options_serde;
+mod client_serde;
 mod collation;
 mod collection;
+mod command;
+mod connection_string;
 mod handle;
 mod index;
 mod listed;
 mod read;
+mod serde_impls;
+#[cfg(test)]
+mod serde_tests;
 #[cfg(test)]
 mod tests;
 mod transaction;
@@ -97,6 +111,11 @@ pub use collection::{
     ChangeStreamPreAndPostImages, ClusteredIndex, CommitQuorum, IndexOptionDefaults,
     TimeseriesGranularity, TimeseriesOptions, ValidationAction, ValidationLevel,
 };
+pub use command::{
+    CreateSearchIndexOptions, DropSearchIndexOptions, ListSearchIndexOptions, RunCommandOptions,
+    RunCursorCommandOptions, UpdateSearchIndexOptions,
+};
+pub use connection_string::{ConnectionString, HostInfo};
 pub use handle::{CollectionOptions, DatabaseOptions};
 pub use index::{
     IndexModel, IndexModelBuilder, IndexOptions, IndexVersion, Sphere2DIndexVersion,

@@ -29,10 +29,14 @@ pub enum AuthMechanism {
     MongoDbAws,
     /// MONGODB-OIDC: tokens from an identity provider.
     MongoDbOidc,
+    /// MONGODB-CR, removed in MongoDB 4.0. Named so that a connection string or a
+    /// deserialized credential asking for it is refused with a clear error (by
+    /// [`Credential::validate`]) rather than taken for an unknown name; never used.
+    MongoDbCr,
 }
 
 impl AuthMechanism {
-    const ALL: [AuthMechanism; 7] = [
+    const ALL: [AuthMechanism; 8] = [
         AuthMechanism::ScramSha1,
         AuthMechanism::ScramSha256,
         AuthMechanism::Plain,
@@ -40,6 +44,7 @@ impl AuthMechanism {
         AuthMechanism::Gssapi,
         AuthMechanism::MongoDbAws,
         AuthMechanism::MongoDbOidc,
+        AuthMechanism::MongoDbCr,
     ];
 
     /// The mechanism's name as used in connection strings and on the wire.
@@ -52,6 +57,7 @@ impl AuthMechanism {
             AuthMechanism::Gssapi => "GSSAPI",
             AuthMechanism::MongoDbAws => "MONGODB-AWS",
             AuthMechanism::MongoDbOidc => "MONGODB-OIDC",
+            AuthMechanism::MongoDbCr => "MONGODB-CR",
         }
     }
 
@@ -66,7 +72,7 @@ impl AuthMechanism {
     /// string's database, if any.
     pub fn default_source(self, database: Option<&str>) -> String {
         match self {
-            AuthMechanism::ScramSha1 | AuthMechanism::ScramSha256 => {
+            AuthMechanism::ScramSha1 | AuthMechanism::ScramSha256 | AuthMechanism::MongoDbCr => {
                 database.unwrap_or(ADMIN_SOURCE).to_string()
             }
             AuthMechanism::Plain => database.unwrap_or(EXTERNAL_SOURCE).to_string(),
@@ -75,6 +81,51 @@ impl AuthMechanism {
             | AuthMechanism::MongoDbAws
             | AuthMechanism::MongoDbOidc => EXTERNAL_SOURCE.to_string(),
         }
+    }
+}
+
+impl AuthMechanism {
+    /// Checks that `credential` has what this mechanism needs (whatever mechanism the
+    /// credential itself names): the rules of [`Credential::validate`].
+    ///
+    /// # Errors
+    /// [`OptionsError::InvalidCredential`] as [`Credential::validate`] reports it; always for
+    /// [`AuthMechanism::MongoDbCr`], which no supported server offers.
+    pub fn validate_credential(&self, credential: &Credential) -> Result<(), OptionsError> {
+        let mut credential = credential.clone();
+        credential.mechanism = Some(*self);
+        credential.validate()
+    }
+}
+
+impl std::str::FromStr for AuthMechanism {
+    type Err = OptionsError;
+
+    /// Parses a mechanism name as a connection string's `authMechanism` spells it (ASCII case
+    /// ignored).
+    ///
+    /// # Errors
+    /// [`OptionsError::InvalidValue`] for a name no mechanism has.
+    fn from_str(name: &str) -> Result<Self, OptionsError> {
+        AuthMechanism::parse(name).ok_or_else(|| OptionsError::InvalidValue {
+            option: "authMechanism",
+            value: name.to_string(),
+            reason: "not a known authentication mechanism",
+        })
+    }
+}
+
+impl serde::Serialize for AuthMechanism {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for AuthMechanism {
+    /// Reads a mechanism name (`"SCRAM-SHA-256"`, ...).
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -103,6 +154,36 @@ pub struct Credential {
     /// MONGODB-OIDC: the application's function that obtains access tokens (instead of a
     /// built-in `ENVIRONMENT`).
     pub oidc_callback: Callback,
+}
+
+/// The fields a [`Credential`] is deserialized from (the callback is code, not data).
+#[derive(serde::Deserialize)]
+struct CredentialForm {
+    #[serde(default)]
+    username: Option<String>,
+    #[serde(default)]
+    password: Option<String>,
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default)]
+    mechanism: Option<AuthMechanism>,
+    #[serde(default)]
+    mechanism_properties: Option<BTreeMap<String, String>>,
+}
+
+impl<'de> serde::Deserialize<'de> for Credential {
+    /// Reads `{ username?, password?, source?, mechanism?, mechanism_properties? }` (mechanism
+    /// property names are upper-cased). Not validated: see [`Credential::validate`].
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let form = <CredentialForm as serde::Deserialize>::deserialize(deserializer)?;
+        Ok(Credential::builder()
+            .username(form.username)
+            .password(form.password)
+            .source(form.source)
+            .mechanism(form.mechanism)
+            .mechanism_properties(form.mechanism_properties.unwrap_or_default())
+            .build())
+    }
 }
 
 impl fmt::Debug for Credential {
@@ -286,6 +367,13 @@ impl Credential {
                             .into(),
                     ));
                 }
+            }
+            Some(AuthMechanism::MongoDbCr) => {
+                return Err(fail(
+                    "authMechanism MONGODB-CR was removed in MongoDB 4.0 and is not supported; use \
+                     SCRAM-SHA-256 or SCRAM-SHA-1"
+                        .into(),
+                ));
             }
             Some(AuthMechanism::MongoDbOidc) => {
                 if self.password.is_some() {

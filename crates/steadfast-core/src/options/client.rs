@@ -36,7 +36,10 @@ pub const DEFAULT_MAX_ADAPTIVE_RETRIES: u32 = 2;
 pub const MAX_APP_NAME_BYTES: usize = 128;
 
 /// Which monitoring protocol the client uses (server-monitoring.md).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "camelCase")]
 pub enum ServerMonitoringMode {
     /// Polling on FaaS platforms, streaming elsewhere.
     #[default]
@@ -510,7 +513,7 @@ fn read_preference_error(error: ReadPreferenceError) -> OptionsError {
 /// A credential exists when the string has user information (even empty) or names a
 /// mechanism or mechanism properties; a database or authSource alone never asks for
 /// authentication (auth.md).
-fn build_credential(
+pub(crate) fn build_credential(
     user_info: Option<&UserInfo>,
     database: Option<&str>,
     uri: &UriOptions,

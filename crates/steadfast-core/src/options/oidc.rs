@@ -107,8 +107,9 @@ impl fmt::Debug for Callback {
 }
 
 /// What the identity provider told the server about itself (the human flow's first step).
-#[derive(Clone, Debug, PartialEq, Eq, TypedBuilder)]
+#[derive(Clone, Debug, PartialEq, Eq, TypedBuilder, serde::Deserialize)]
 #[builder(field_defaults(default, setter(into)))]
+#[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct IdpServerInfo {
     /// The issuer: the URL of the authorization server.

@@ -38,7 +38,7 @@ impl fmt::Debug for UriProxyOptions {
 /// A SOCKS5 proxy every connection of a client goes through (application and monitoring
 /// connections alike). The proxy is given the servers' host names as they are: the driver
 /// never resolves them itself.
-#[derive(Clone, PartialEq, Eq, TypedBuilder)]
+#[derive(Clone, PartialEq, Eq, TypedBuilder, serde::Deserialize)]
 #[builder(field_defaults(default, setter(into)))]
 #[non_exhaustive]
 pub struct Socks5Proxy {

@@ -46,7 +46,7 @@ impl fmt::Debug for UserInfo {
 }
 
 /// A parsed connection string: every part decoded and every option typed, nothing resolved.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct ConnectionString {
     /// The hosts, or the SRV name for `mongodb+srv://`.
@@ -130,6 +130,17 @@ impl ConnectionString {
         };
         parsed.check_rules()?;
         Ok(parsed)
+    }
+
+    /// The credential the string asks for (user information and the `auth*` options), with
+    /// its source filled in as the authentication specification defaults it; `None` when the
+    /// string names neither a user nor a mechanism.
+    pub fn credential(&self) -> Option<super::Credential> {
+        super::client::build_credential(
+            self.user_info.as_ref(),
+            self.default_database.as_deref(),
+            &self.options,
+        )
     }
 
     /// Whether this is a `mongodb+srv://` string.

@@ -24,9 +24,12 @@ use crate::selection::read_preference::{ReadPreferenceMode, TagSet};
 ///
 /// Durations keep the value written, so `Some(Duration::ZERO)` for `connectTimeoutMS=0` still
 /// means "given as zero" here; [`ClientOptions`](super::ClientOptions) gives zero its meaning.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Default)]
 #[non_exhaustive]
 pub struct UriOptions {
+    /// `uuidRepresentation`: how the application decodes legacy (subtype 3) UUIDs. The
+    /// driver does not use it; it is kept for the application.
+    pub uuid_representation: Option<bson::UuidRepresentation>,
     /// `appname`.
     pub app_name: Option<String>,
     /// `authMechanism`.
@@ -318,10 +321,28 @@ impl UriOptions {
                 set_bool(&mut self.tls.allow_invalid_hostnames, value, &mut warn);
             }
             "tlsinsecure" => set_bool(&mut self.tls.insecure, value, &mut warn),
+            "uuidrepresentation" => match parse_uuid_representation(value) {
+                Some(representation) => self.uuid_representation = Some(representation),
+                None => warn("must be standard, csharpLegacy, javaLegacy or pythonLegacy"),
+            },
             _ => warnings.push(format!("unsupported option {key} ignored")),
         }
         Ok(())
     }
+}
+
+/// A `uuidRepresentation` value (ASCII case ignored).
+fn parse_uuid_representation(value: &str) -> Option<bson::UuidRepresentation> {
+    use bson::UuidRepresentation as Rep;
+    [
+        ("standard", Rep::Standard),
+        ("csharpLegacy", Rep::CSharpLegacy),
+        ("javaLegacy", Rep::JavaLegacy),
+        ("pythonLegacy", Rep::PythonLegacy),
+    ]
+    .into_iter()
+    .find(|(name, _)| name.eq_ignore_ascii_case(value))
+    .map(|(_, rep)| rep)
 }
 
 fn parse_bool(value: &str) -> Option<bool> {

@@ -7,6 +7,7 @@
 pub mod read_preference;
 pub mod rtt;
 mod select;
+mod serde_impls;
 pub mod staleness;
 mod suitable;
 pub mod window;

@@ -201,6 +201,35 @@ impl ReadPreference {
         ReadPreference::Primary
     }
 
+    /// Mode secondary (reads go to secondaries only) with `options`.
+    pub fn secondary(options: impl Into<Option<ReadPreferenceOptions>>) -> Self {
+        ReadPreference::Secondary {
+            options: options.into(),
+        }
+    }
+
+    /// Mode primaryPreferred (the primary when there is one, else a secondary) with `options`.
+    pub fn primary_preferred(options: impl Into<Option<ReadPreferenceOptions>>) -> Self {
+        ReadPreference::PrimaryPreferred {
+            options: options.into(),
+        }
+    }
+
+    /// Mode secondaryPreferred (a secondary when there is one, else the primary) with
+    /// `options`.
+    pub fn secondary_preferred(options: impl Into<Option<ReadPreferenceOptions>>) -> Self {
+        ReadPreference::SecondaryPreferred {
+            options: options.into(),
+        }
+    }
+
+    /// Mode nearest (any member within the latency window) with `options`.
+    pub fn nearest(options: impl Into<Option<ReadPreferenceOptions>>) -> Self {
+        ReadPreference::Nearest {
+            options: options.into(),
+        }
+    }
+
     /// A mode with no options.
     pub fn with_mode(mode: ReadPreferenceMode) -> Self {
         let options = None;

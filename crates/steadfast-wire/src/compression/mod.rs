@@ -86,8 +86,9 @@ impl CompressorId {
     }
 }
 
-/// A compressor negotiated in the handshake, with its level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A compressor negotiated in the handshake, with its level. Serializes as the official
+/// driver's does: `"Snappy"`, `{ "Zlib": { "level": .. } }`, `{ "Zstd": { "level": .. } }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum Compressor {
     /// Snappy; it has no level.
     Snappy,
@@ -101,6 +102,24 @@ pub enum Compressor {
         /// Compression level.
         level: Option<i32>,
     },
+}
+
+/// A compressor name [`Compressor::from_str`](std::str::FromStr::from_str) does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown compressor {0:?}: expected snappy, zlib or zstd")]
+pub struct UnknownCompressor(pub String);
+
+impl std::str::FromStr for Compressor {
+    type Err = UnknownCompressor;
+
+    /// Parses a handshake name (`snappy`, `zlib`, `zstd`, ASCII case ignored), with the
+    /// default level.
+    ///
+    /// # Errors
+    /// [`UnknownCompressor`] for any other name.
+    fn from_str(name: &str) -> Result<Self, UnknownCompressor> {
+        Compressor::from_name(name, None).ok_or_else(|| UnknownCompressor(name.to_string()))
+    }
 }
 
 impl Compressor {

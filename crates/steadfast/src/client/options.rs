@@ -360,6 +360,95 @@ impl From<ResolvedClientOptions> for ClientOptions {
     }
 }
 
+/// Whether two optional shared objects are the same object (or both absent): policies,
+/// listeners and tracer providers are code, compared by identity.
+fn same_arc<T: ?Sized>(a: Option<&Arc<T>>, b: Option<&Arc<T>>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+impl PartialEq for ClientOptions {
+    /// Compares every setting. The event handlers are not compared (as in the official
+    /// driver); the retry policy, the event listeners and the OpenTelemetry tracer provider
+    /// compare equal only when they are the same objects.
+    fn eq(&self, other: &Self) -> bool {
+        let listeners_eq = self.event_listeners.len() == other.event_listeners.len()
+            && self
+                .event_listeners
+                .iter()
+                .zip(&other.event_listeners)
+                .all(|(a, b)| Arc::ptr_eq(a, b));
+        #[cfg(feature = "dns-resolver")]
+        let resolver_eq = self.resolver_config == other.resolver_config;
+        #[cfg(not(feature = "dns-resolver"))]
+        let resolver_eq = true;
+        #[cfg(feature = "opentelemetry")]
+        let tracing_eq = match (&self.tracing, &other.tracing) {
+            (Some(a), Some(b)) => {
+                a.enabled == b.enabled
+                    && a.query_text_max_length == b.query_text_max_length
+                    && same_arc(a.tracer_provider.as_ref(), b.tracer_provider.as_ref())
+            }
+            (None, None) => true,
+            _ => false,
+        };
+        #[cfg(not(feature = "opentelemetry"))]
+        let tracing_eq = true;
+        self.settings_eq(other)
+            && listeners_eq
+            && resolver_eq
+            && tracing_eq
+            && same_arc(self.retry_policy.as_ref(), other.retry_policy.as_ref())
+    }
+}
+
+impl ClientOptions {
+    /// The plain data settings of [`PartialEq`] (everything but code and the feature-gated
+    /// fields).
+    fn settings_eq(&self, other: &Self) -> bool {
+        self.hosts == other.hosts
+            && self.app_name == other.app_name
+            && self.compressors == other.compressors
+            && self.connect_timeout == other.connect_timeout
+            && self.credential == other.credential
+            && self.direct_connection == other.direct_connection
+            && self.driver_info == other.driver_info
+            && self.heartbeat_freq == other.heartbeat_freq
+            && self.load_balanced == other.load_balanced
+            && self.local_threshold == other.local_threshold
+            && self.max_idle_time == other.max_idle_time
+            && self.max_pool_size == other.max_pool_size
+            && self.min_pool_size == other.min_pool_size
+            && self.max_connecting == other.max_connecting
+            && self.read_concern == other.read_concern
+            && self.repl_set_name == other.repl_set_name
+            && self.retry_reads == other.retry_reads
+            && self.retry_writes == other.retry_writes
+            && self.server_monitoring_mode == other.server_monitoring_mode
+            && self.selection_criteria == other.selection_criteria
+            && self.server_api == other.server_api
+            && self.server_selection_timeout == other.server_selection_timeout
+            && self.default_database == other.default_database
+            && self.srv_service_name == other.srv_service_name
+            && self.tls == other.tls
+            && self.socks5_proxy == other.socks5_proxy
+            && self.write_concern == other.write_concern
+            && self.srv_max_hosts == other.srv_max_hosts
+            && self.max_adaptive_retries == other.max_adaptive_retries
+            && self.enable_overload_retargeting == other.enable_overload_retargeting
+            && self.timeout == other.timeout
+            && self.socket_timeout == other.socket_timeout
+            && self.wait_queue_timeout == other.wait_queue_timeout
+            && self.retry_budget == other.retry_budget
+            && self.tracing_max_document_length_bytes == other.tracing_max_document_length_bytes
+            && self.srv_host == other.srv_host
+            && self.auth_source == other.auth_source
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

@@ -13,7 +13,8 @@ use crate::operation::write::{Statement, encode};
 use crate::options::UpdateModifications;
 
 /// One write of a client-level bulk write.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(untagged)]
 #[non_exhaustive]
 pub enum WriteModel {
     /// Inserts one document.
@@ -31,12 +32,14 @@ pub enum WriteModel {
 }
 
 /// Inserts `document` into `namespace`; an `_id` (ObjectId) is generated when it has none.
-#[derive(Clone, Debug, TypedBuilder)]
+#[derive(Clone, Debug, TypedBuilder, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 #[builder(field_defaults(default, setter(into)))]
 #[non_exhaustive]
 pub struct InsertOneModel {
     /// Where to insert.
     #[builder(!default)]
+    #[serde(skip_serializing)]
     pub namespace: Namespace,
     /// The document.
     #[builder(!default)]
@@ -44,110 +47,140 @@ pub struct InsertOneModel {
 }
 
 /// Updates the first document of `namespace` matching `filter`.
-#[derive(Clone, Debug, TypedBuilder)]
+#[derive(Clone, Debug, TypedBuilder, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 #[builder(field_defaults(default, setter(into)))]
 #[non_exhaustive]
 pub struct UpdateOneModel {
     /// Where to update.
     #[builder(!default)]
+    #[serde(skip_serializing)]
     pub namespace: Namespace,
     /// Which document.
     #[builder(!default)]
     pub filter: Document,
     /// Update operators or a pipeline.
     #[builder(!default)]
+    #[serde(rename = "updateMods")]
     pub update: UpdateModifications,
     /// Which array elements `$[identifier]` operators apply to.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub array_filters: Option<Array>,
     /// The collation.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub collation: Option<Document>,
     /// The index to use (its name or key pattern).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<Bson>,
     /// Inserts a document when none matches.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upsert: Option<bool>,
     /// Which document is first when several match (servers 8.0+).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sort: Option<Document>,
 }
 
 /// Updates every document of `namespace` matching `filter`.
-#[derive(Clone, Debug, TypedBuilder)]
+#[derive(Clone, Debug, TypedBuilder, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 #[builder(field_defaults(default, setter(into)))]
 #[non_exhaustive]
 pub struct UpdateManyModel {
     /// Where to update.
     #[builder(!default)]
+    #[serde(skip_serializing)]
     pub namespace: Namespace,
     /// Which documents.
     #[builder(!default)]
     pub filter: Document,
     /// Update operators or a pipeline.
     #[builder(!default)]
+    #[serde(rename = "updateMods")]
     pub update: UpdateModifications,
     /// Which array elements `$[identifier]` operators apply to.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub array_filters: Option<Array>,
     /// The collation.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub collation: Option<Document>,
     /// The index to use (its name or key pattern).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<Bson>,
     /// Inserts a document when none matches.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upsert: Option<bool>,
 }
 
 /// Replaces the first document of `namespace` matching `filter`.
-#[derive(Clone, Debug, TypedBuilder)]
+#[derive(Clone, Debug, TypedBuilder, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 #[builder(field_defaults(default, setter(into)))]
 #[non_exhaustive]
 pub struct ReplaceOneModel {
     /// Where to replace.
     #[builder(!default)]
+    #[serde(skip_serializing)]
     pub namespace: Namespace,
     /// Which document.
     #[builder(!default)]
     pub filter: Document,
     /// The new document (no update operators).
     #[builder(!default)]
+    #[serde(rename = "updateMods")]
     pub replacement: Document,
     /// The collation.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub collation: Option<Document>,
     /// The index to use (its name or key pattern).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<Bson>,
     /// Inserts the replacement when no document matches.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upsert: Option<bool>,
     /// Which document is first when several match (servers 8.0+).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sort: Option<Document>,
 }
 
 /// Deletes the first document of `namespace` matching `filter`.
-#[derive(Clone, Debug, TypedBuilder)]
+#[derive(Clone, Debug, TypedBuilder, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 #[builder(field_defaults(default, setter(into)))]
 #[non_exhaustive]
 pub struct DeleteOneModel {
     /// Where to delete.
     #[builder(!default)]
+    #[serde(skip_serializing)]
     pub namespace: Namespace,
     /// Which document.
     #[builder(!default)]
     pub filter: Document,
     /// The collation.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub collation: Option<Document>,
     /// The index to use (its name or key pattern).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<Bson>,
 }
 
 /// Deletes every document of `namespace` matching `filter`.
-#[derive(Clone, Debug, TypedBuilder)]
+#[derive(Clone, Debug, TypedBuilder, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 #[builder(field_defaults(default, setter(into)))]
 #[non_exhaustive]
 pub struct DeleteManyModel {
     /// Where to delete.
     #[builder(!default)]
+    #[serde(skip_serializing)]
     pub namespace: Namespace,
     /// Which documents.
     #[builder(!default)]
     pub filter: Document,
     /// The collation.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub collation: Option<Document>,
     /// The index to use (its name or key pattern).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<Bson>,
 }
 

@@ -10,7 +10,7 @@ use crate::options::{FindOneOptions, FindOptions, ReadConcern, SelectionCriteria
 /// Settings of a [`GridFsBucket`](crate::gridfs::GridFsBucket) (see
 /// [`Database::gridfs_bucket`](crate::Database::gridfs_bucket)). Unset fields inherit the
 /// database's settings.
-#[derive(Clone, Debug, Default, TypedBuilder)]
+#[derive(Clone, Debug, Default, TypedBuilder, serde::Deserialize)]
 #[builder(field_defaults(default, setter(into)))]
 #[non_exhaustive]
 pub struct GridFsBucketOptions {
@@ -27,13 +27,19 @@ pub struct GridFsBucketOptions {
     pub selection_criteria: Option<SelectionCriteria>,
     /// timeoutMS for each of the bucket's operations (an upload or download stream's whole
     /// life, from opening to closing); `Duration::ZERO`: no limit. steadfast's addition.
+    #[serde(
+        default,
+        rename = "timeoutMS",
+        with = "steadfast_core::serde_util::duration_ms"
+    )]
     pub timeout: Option<Duration>,
 }
 
 /// Options of [`GridFsBucket::open_upload_stream`](crate::gridfs::GridFsBucket::open_upload_stream).
-#[derive(Clone, Debug, Default, TypedBuilder)]
+#[derive(Clone, Debug, Default, TypedBuilder, serde::Deserialize)]
 #[builder(field_defaults(default, setter(into)))]
 #[non_exhaustive]
+#[serde(rename_all = "camelCase")]
 pub struct GridFsUploadOptions {
     /// The chunk size of this file, over the bucket's.
     pub chunk_size_bytes: Option<u32>,
@@ -42,7 +48,7 @@ pub struct GridFsUploadOptions {
 }
 
 /// Options of [`GridFsBucket::open_download_stream_by_name`](crate::gridfs::GridFsBucket::open_download_stream_by_name).
-#[derive(Clone, Debug, Default, TypedBuilder)]
+#[derive(Clone, Debug, Default, TypedBuilder, serde::Deserialize)]
 #[builder(field_defaults(default, setter(into)))]
 #[non_exhaustive]
 pub struct GridFsDownloadByNameOptions {
@@ -52,7 +58,7 @@ pub struct GridFsDownloadByNameOptions {
 }
 
 /// Options of [`GridFsBucket::find`](crate::gridfs::GridFsBucket::find).
-#[derive(Clone, Debug, Default, TypedBuilder)]
+#[derive(Clone, Debug, Default, TypedBuilder, serde::Deserialize)]
 #[builder(field_defaults(default, setter(into)))]
 #[non_exhaustive]
 pub struct GridFsFindOptions {
@@ -88,7 +94,7 @@ impl From<GridFsFindOptions> for FindOptions {
 }
 
 /// Options of [`GridFsBucket::find_one`](crate::gridfs::GridFsBucket::find_one).
-#[derive(Clone, Debug, Default, TypedBuilder)]
+#[derive(Clone, Debug, Default, TypedBuilder, serde::Deserialize)]
 #[builder(field_defaults(default, setter(into)))]
 #[non_exhaustive]
 pub struct GridFsFindOneOptions {

@@ -12,6 +12,8 @@ use steadfast_core::selection::SelectionCriteria;
 
 options_struct! {
     /// Options of `watch()` (`Client::watch`, `Database::watch`, `Collection::watch`).
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
     pub struct ChangeStreamOptions {
         /// What `full_document` holds for update events (by default nothing).
         full_document: FullDocumentType,
@@ -27,14 +29,19 @@ options_struct! {
         /// renamed collection).
         start_after: ResumeToken,
         /// How long each `getMore` waits on the server for new events.
+        #[serde(skip_serializing, rename = "maxAwaitTimeMS", with = "steadfast_core::serde_util::duration_ms")]
         max_await_time: Duration,
         /// How many events each batch holds.
+        #[serde(skip_serializing)]
         batch_size: u32,
         /// The collation.
+        #[serde(skip_serializing)]
         collation: Collation,
         /// The read concern of the `aggregate`.
+        #[serde(skip_serializing)]
         read_concern: ReadConcern,
         /// The read preference (also used to select a server again on resume).
+        #[serde(skip_serializing)]
         selection_criteria: SelectionCriteria,
         /// Asks for the expanded set of events (DDL events, 6.0+).
         show_expanded_events: bool,

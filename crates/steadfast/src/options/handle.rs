@@ -15,8 +15,9 @@ use steadfast_core::selection::SelectionCriteria;
 macro_rules! handle_options {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
-        #[derive(Clone, Default, typed_builder::TypedBuilder)]
+        #[derive(Clone, Default, typed_builder::TypedBuilder, serde::Deserialize)]
         #[builder(field_defaults(default, setter(into)))]
+        #[serde(rename_all = "camelCase", default)]
         #[non_exhaustive]
         pub struct $name {
             /// The read concern; `None` inherits it.
@@ -27,8 +28,10 @@ macro_rules! handle_options {
             pub selection_criteria: Option<SelectionCriteria>,
             /// The per-operation time limit (timeoutMS); `Some(Duration::ZERO)` means no limit,
             /// `None` inherits it.
+            #[serde(rename = "timeoutMS", with = "steadfast_core::serde_util::duration_ms")]
             pub timeout: Option<Duration>,
-            /// The retry policy; `None` inherits it.
+            /// The retry policy; `None` inherits it. Not deserialized (code, not data).
+            #[serde(skip)]
             pub retry_policy: Option<Arc<dyn RetryPolicy>>,
         }
 

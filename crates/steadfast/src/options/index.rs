@@ -76,11 +76,14 @@ impl IndexModel {
 
 options_struct! {
     /// Options of one index.
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
     pub struct IndexOptions {
         /// Builds the index in the background (ignored by servers 4.2+).
         background: bool,
         /// Deletes documents this long after the date in the indexed field (TTL index), whole
         /// seconds (`expireAfterSeconds`).
+        #[serde(rename = "expireAfterSeconds", with = "steadfast_core::serde_util::duration_secs")]
         expire_after: Duration,
         /// The index name (derived from the keys when unset).
         [into] name: String,
@@ -91,24 +94,30 @@ options_struct! {
         /// Rejects documents whose indexed values duplicate another document's.
         unique: bool,
         /// The index version (`v`).
+        #[serde(rename = "v")]
         version: IndexVersion,
         /// The default language of a text index.
+        #[serde(rename = "default_language")]
         [into] default_language: String,
         /// The field holding each document's language in a text index.
+        #[serde(rename = "language_override")]
         [into] language_override: String,
         /// The text index version (`textIndexVersion`).
         text_index_version: TextIndexVersion,
         /// Field weights of a text index.
         [into] weights: Document,
         /// The 2dsphere index version (`2dsphereIndexVersion`).
+        #[serde(rename = "2dsphereIndexVersion")]
         sphere_2d_index_version: Sphere2DIndexVersion,
         /// The precision of a 2d index's geohash, in bits.
+        #[serde(serialize_with = "steadfast_core::serde_util::u32_as_i32")]
         bits: u32,
         /// The upper bound of a 2d index's coordinates.
         max: f64,
         /// The lower bound of a 2d index's coordinates.
         min: f64,
         /// The grouping distance of a geoHaystack index (removed in servers 5.0).
+        #[serde(serialize_with = "steadfast_core::serde_util::u32_as_i32")]
         bucket_size: u32,
         /// Indexes only documents matching this filter.
         [into] partial_filter_expression: Document,
@@ -118,6 +127,9 @@ options_struct! {
         [into] wildcard_projection: Document,
         /// Hides the index from the query planner.
         hidden: bool,
+        /// Marks the index as the clustered index of a collection (sent as `clustered`; the
+        /// server allows it only when creating a collection's clustered index).
+        clustered: bool,
     }
 }
 
@@ -169,6 +181,7 @@ impl IndexOptions {
             self.wildcard_projection.clone().map(Bson::from),
         );
         put("hidden", self.hidden.map(Bson::Boolean));
+        put("clustered", self.clustered.map(Bson::Boolean));
     }
 }
 
@@ -201,7 +214,7 @@ macro_rules! index_version {
         impl $name {
             /// The version a listed index reports, if it is a whole non-negative number.
             #[allow(deprecated)]
-            fn from_bson(value: &Bson) -> Option<Self> {
+            pub(super) fn from_bson(value: &Bson) -> Option<Self> {
                 let number = u32::try_from(bson_as_u64(value)?).ok()?;
                 Some(match number {
                     $($number => $name::$variant,)+
@@ -260,6 +273,7 @@ struct IndexSpec {
     expire_after_seconds: Option<Bson>,
     partial_filter_expression: Option<Document>,
     hidden: Option<bool>,
+    clustered: Option<bool>,
     collation: Option<Collation>,
     weights: Option<Document>,
     #[serde(rename = "default_language")]
@@ -310,6 +324,7 @@ impl From<IndexSpec> for IndexModel {
                 .map(Duration::from_secs),
             partial_filter_expression: spec.partial_filter_expression,
             hidden: spec.hidden,
+            clustered: spec.clustered,
             collation: spec.collation,
             weights: spec.weights,
             default_language: spec.default_language,

@@ -102,7 +102,8 @@ pub enum CursorType {
 
 /// What an update applies: a document of update operators (`{ "$set": { .. } }`) or an
 /// aggregation pipeline (`[ { "$set": { .. } }, .. ]`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
 pub enum UpdateModifications {
     /// Update operators; the first key must start with `$`.
     Document(Document),

@@ -10,10 +10,13 @@ use super::types::{Hint, ReturnDocument};
 
 options_struct! {
     /// Options of `Collection::insert_one`.
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
     pub struct InsertOneOptions {
         /// Skips the collection's document validation.
         bypass_document_validation: bool,
         /// The write concern for this operation, replacing the collection's.
+        #[serde(skip_serializing)]
         write_concern: WriteConcern,
         /// A comment attached to the command.
         [into] comment: Bson,
@@ -22,6 +25,8 @@ options_struct! {
 
 options_struct! {
     /// Options of `Collection::insert_many`.
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
     pub struct InsertManyOptions {
         /// Skips the collection's document validation.
         bypass_document_validation: bool,
@@ -29,6 +34,7 @@ options_struct! {
         /// document that can be.
         ordered: bool,
         /// The write concern for this operation.
+        #[serde(skip_serializing)]
         write_concern: WriteConcern,
         /// A comment attached to every batch command.
         [into] comment: Bson,
@@ -37,6 +43,8 @@ options_struct! {
 
 options_struct! {
     /// Options of `Collection::update_one` and `Collection::update_many`.
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
     pub struct UpdateOptions {
         /// Which array elements the `$[identifier]` operators apply to.
         array_filters: Vec<Document>,
@@ -49,8 +57,10 @@ options_struct! {
         /// Inserts a document when none matches.
         upsert: bool,
         /// The write concern for this operation.
+        #[serde(skip_serializing)]
         write_concern: WriteConcern,
         /// Variables usable as `$$name` in the filter and update (5.0+).
+        #[serde(rename = "let")]
         [into] let_vars: Document,
         /// A comment attached to the command.
         [into] comment: Bson,
@@ -62,6 +72,8 @@ options_struct! {
 
 options_struct! {
     /// Options of `Collection::replace_one`.
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
     pub struct ReplaceOptions {
         /// Skips the collection's document validation.
         bypass_document_validation: bool,
@@ -72,8 +84,10 @@ options_struct! {
         /// Inserts the replacement when no document matches.
         upsert: bool,
         /// The write concern for this operation.
+        #[serde(skip_serializing)]
         write_concern: WriteConcern,
         /// Variables usable as `$$name` in the filter (5.0+).
+        #[serde(rename = "let")]
         [into] let_vars: Document,
         /// A comment attached to the command.
         [into] comment: Bson,
@@ -100,14 +114,18 @@ impl From<ReplaceOptions> for UpdateOptions {
 
 options_struct! {
     /// Options of `Collection::delete_one` and `Collection::delete_many`.
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
     pub struct DeleteOptions {
         /// The collation.
         collation: Collation,
         /// The index to use.
         [into] hint: Hint,
         /// The write concern for this operation.
+        #[serde(skip_serializing)]
         write_concern: WriteConcern,
         /// Variables usable as `$$name` in the filter (5.0+).
+        #[serde(rename = "let")]
         [into] let_vars: Document,
         /// A comment attached to the command.
         [into] comment: Bson,
@@ -116,20 +134,25 @@ options_struct! {
 
 options_struct! {
     /// Options of `Collection::find_one_and_delete`.
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
     pub struct FindOneAndDeleteOptions {
         /// The server-side time limit (deprecated in favour of timeoutMS).
+        #[serde(rename = "maxTimeMS", with = "steadfast_core::serde_util::duration_ms")]
         max_time: Duration,
         /// The fields of the returned document.
         [into] projection: Document,
         /// Which matching document is deleted first.
         [into] sort: Document,
         /// The write concern for this operation.
+        #[serde(skip_serializing)]
         write_concern: WriteConcern,
         /// The collation.
         collation: Collation,
         /// The index to use.
         [into] hint: Hint,
         /// Variables usable as `$$name` in the filter (5.0+).
+        #[serde(rename = "let")]
         [into] let_vars: Document,
         /// A comment attached to the command.
         [into] comment: Bson,
@@ -138,12 +161,15 @@ options_struct! {
 
 options_struct! {
     /// Options of `Collection::find_one_and_update`.
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
     pub struct FindOneAndUpdateOptions {
         /// Which array elements the `$[identifier]` operators apply to.
         array_filters: Vec<Document>,
         /// Skips the collection's document validation.
         bypass_document_validation: bool,
         /// The server-side time limit (deprecated in favour of timeoutMS).
+        #[serde(rename = "maxTimeMS", with = "steadfast_core::serde_util::duration_ms")]
         max_time: Duration,
         /// The fields of the returned document.
         [into] projection: Document,
@@ -154,12 +180,14 @@ options_struct! {
         /// Inserts a document when none matches.
         upsert: bool,
         /// The write concern for this operation.
+        #[serde(skip_serializing)]
         write_concern: WriteConcern,
         /// The collation.
         collation: Collation,
         /// The index to use.
         [into] hint: Hint,
         /// Variables usable as `$$name` (5.0+).
+        #[serde(rename = "let")]
         [into] let_vars: Document,
         /// A comment attached to the command.
         [into] comment: Bson,
@@ -168,10 +196,13 @@ options_struct! {
 
 options_struct! {
     /// Options of `Collection::find_one_and_replace`.
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
     pub struct FindOneAndReplaceOptions {
         /// Skips the collection's document validation.
         bypass_document_validation: bool,
         /// The server-side time limit (deprecated in favour of timeoutMS).
+        #[serde(rename = "maxTimeMS", with = "steadfast_core::serde_util::duration_ms")]
         max_time: Duration,
         /// The fields of the returned document.
         [into] projection: Document,
@@ -182,12 +213,14 @@ options_struct! {
         /// Inserts the replacement when no document matches.
         upsert: bool,
         /// The write concern for this operation.
+        #[serde(skip_serializing)]
         write_concern: WriteConcern,
         /// The collation.
         collation: Collation,
         /// The index to use.
         [into] hint: Hint,
         /// Variables usable as `$$name` (5.0+).
+        #[serde(rename = "let")]
         [into] let_vars: Document,
         /// A comment attached to the command.
         [into] comment: Bson,
@@ -196,6 +229,8 @@ options_struct! {
 
 options_struct! {
     /// Options of `Collection::bulk_write`.
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
     pub struct BulkWriteOptions {
         /// Whether to run the models in order and stop at the first failure (`true`, the
         /// default), or run every model that can be, in any order.
@@ -203,8 +238,10 @@ options_struct! {
         /// Skips the collection's document validation.
         bypass_document_validation: bool,
         /// The write concern for this operation.
+        #[serde(skip_serializing)]
         write_concern: WriteConcern,
         /// Variables usable as `$$name` (5.0+).
+        #[serde(rename = "let")]
         [into] let_vars: Document,
         /// A comment attached to every batch command.
         [into] comment: Bson,

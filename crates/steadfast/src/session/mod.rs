@@ -40,7 +40,8 @@ pub(crate) use end_transaction::EndTransaction;
 pub use transaction::{AbortTransaction, CommitTransaction, StartTransaction};
 
 /// How a session started with [`Client::start_session`] behaves.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 #[non_exhaustive]
 pub struct SessionOptions {
     /// Whether reads in the session observe the session's earlier operations
@@ -49,6 +50,10 @@ pub struct SessionOptions {
     /// defaultTimeoutMS: the timeoutMS of operations run in the session that do not set their
     /// own, over the collection's, database's and client's (`Duration::ZERO`: no limit; `None`:
     /// inherit as usual).
+    #[serde(
+        rename = "defaultTimeoutMS",
+        with = "steadfast_core::serde_util::duration_ms"
+    )]
     pub default_timeout: Option<Duration>,
     /// The options of transactions started in the session that do not set their own (before
     /// the client's).
