@@ -306,17 +306,25 @@ async fn create_collection_sends_typed_options_as_the_server_expects() {
             "capped": true, "size": 1_048_576_i64, "max": 1000_i64,
             "validator": { "qty": { "$gte": 0 } },
             "validationLevel": "moderate", "validationAction": "warn",
+            // As mongod, the server lists the collation with every field resolved.
             "collation": {
-                "locale": "fr", "strength": 2, "caseFirst": "upper", "numericOrdering": true,
-                "alternate": "shifted", "maxVariable": "space",
+                "locale": "fr", "caseLevel": false, "caseFirst": "upper", "strength": 2,
+                "numericOrdering": true, "alternate": "shifted", "maxVariable": "space",
+                "normalization": false, "backwards": false, "version": "57.1",
             },
             "indexOptionDefaults": { "storageEngine": { "wiredTiger": {} } },
             "changeStreamPreAndPostImages": { "enabled": true },
         }
     );
-    // Read back typed, the options are the ones sent (a write concern is not stored).
+    // Read back typed, the options are the ones sent (a write concern is not stored), with the
+    // collation's fields the server resolved filled in.
     let mut expected = options;
     expected.write_concern = None;
+    if let Some(collation) = expected.collation.as_mut() {
+        collation.case_level = Some(false);
+        collation.normalization = Some(false);
+        collation.backwards = Some(false);
+    }
     assert_eq!(listed_options(&db, "orders").await, expected);
 
     // The official's chained setters on the action.
