@@ -118,7 +118,7 @@ pub struct CollectionSpecificationInfo {
 }
 
 /// One entry of `Database::list_collections`.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct CollectionSpecification {

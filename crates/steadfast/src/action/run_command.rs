@@ -115,6 +115,18 @@ impl<'a> RunCommand<'a> {
         self
     }
 
+    /// Replaces every option at once ([`RunCommandOptions`](crate::options::RunCommandOptions);
+    /// `None`: the defaults).
+    pub fn with_options(
+        mut self,
+        options: impl Into<Option<crate::options::RunCommandOptions>>,
+    ) -> Self {
+        self.criteria = options
+            .into()
+            .and_then(|options| options.selection_criteria);
+        self
+    }
+
     /// Where the command runs (default: the primary). The command is sent as written: a read
     /// preference other than primary makes it eligible for secondaries, and the driver adds
     /// `$readPreference` where the topology needs it.
@@ -168,6 +180,22 @@ impl<'a, S> RunCursorCommand<'a, S> {
     /// Where the command runs (default: the primary).
     pub fn selection_criteria(mut self, criteria: impl Into<SelectionCriteria>) -> Self {
         self.criteria = Some(criteria.into());
+        self
+    }
+
+    /// Replaces every option at once
+    /// ([`RunCursorCommandOptions`](crate::options::RunCursorCommandOptions); `None`: the
+    /// defaults).
+    pub fn with_options(
+        mut self,
+        options: impl Into<Option<crate::options::RunCursorCommandOptions>>,
+    ) -> Self {
+        let options = options.into().unwrap_or_default();
+        self.criteria = options.selection_criteria;
+        self.cursor_type = options.cursor_type.unwrap_or(CursorType::NonTailable);
+        self.batch_size = options.batch_size;
+        self.max_time = options.max_time;
+        self.comment = options.comment;
         self
     }
 

@@ -141,6 +141,17 @@ pub struct CreateSearchIndex<'a, T: Send + Sync> {
 }
 
 impl<T: Send + Sync> CreateSearchIndex<'_, T> {
+    /// Sets the operation's [`CreateSearchIndexOptions`](crate::options::CreateSearchIndexOptions). The struct has no field
+    /// yet (as in the official driver): it is accepted so that code passing it compiles, and
+    /// changes nothing that is sent.
+    pub fn with_options(
+        self,
+        options: impl Into<Option<crate::options::CreateSearchIndexOptions>>,
+    ) -> Self {
+        let _no_fields_yet: Option<crate::options::CreateSearchIndexOptions> = options.into();
+        self
+    }
+
     /// Overrides the client's timeoutMS for this operation.
     pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
         self.inner = self.inner.timeout(timeout);
@@ -170,6 +181,17 @@ pub struct UpdateSearchIndex<'a, T: Send + Sync> {
 }
 
 impl<T: Send + Sync> UpdateSearchIndex<'_, T> {
+    /// Sets the operation's [`UpdateSearchIndexOptions`](crate::options::UpdateSearchIndexOptions). The struct has no field
+    /// yet (as in the official driver): it is accepted so that code passing it compiles, and
+    /// changes nothing that is sent.
+    pub fn with_options(
+        self,
+        options: impl Into<Option<crate::options::UpdateSearchIndexOptions>>,
+    ) -> Self {
+        let _no_fields_yet: Option<crate::options::UpdateSearchIndexOptions> = options.into();
+        self
+    }
+
     operation_overrides!();
 
     async fn execute(self) -> Result<()> {
@@ -196,6 +218,17 @@ pub struct DropSearchIndex<'a, T: Send + Sync> {
 }
 
 impl<T: Send + Sync> DropSearchIndex<'_, T> {
+    /// Sets the operation's [`DropSearchIndexOptions`](crate::options::DropSearchIndexOptions). The struct has no field
+    /// yet (as in the official driver): it is accepted so that code passing it compiles, and
+    /// changes nothing that is sent.
+    pub fn with_options(
+        self,
+        options: impl Into<Option<crate::options::DropSearchIndexOptions>>,
+    ) -> Self {
+        let _no_fields_yet: Option<crate::options::DropSearchIndexOptions> = options.into();
+        self
+    }
+
     operation_overrides!();
 
     async fn execute(self) -> Result<()> {
@@ -223,6 +256,17 @@ pub struct ListSearchIndexes<'a, T: Send + Sync> {
 }
 
 impl<'a, T: Send + Sync> ListSearchIndexes<'a, T> {
+    /// Sets the operation's [`ListSearchIndexOptions`](crate::options::ListSearchIndexOptions). The struct has no field
+    /// yet (as in the official driver): it is accepted so that code passing it compiles, and
+    /// changes nothing that is sent.
+    pub fn with_options(
+        self,
+        options: impl Into<Option<crate::options::ListSearchIndexOptions>>,
+    ) -> Self {
+        let _no_fields_yet: Option<crate::options::ListSearchIndexOptions> = options.into();
+        self
+    }
+
     operation_overrides!();
     timeout_mode_setter!();
 

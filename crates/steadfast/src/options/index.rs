@@ -31,6 +31,23 @@ pub struct IndexModel {
     pub options: Option<IndexOptions>,
 }
 
+/// `{key, ...options}`, the shape of an index specification (the official driver's).
+impl serde::Serialize for IndexModel {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(serde::Serialize)]
+        struct Shape<'m> {
+            key: &'m Document,
+            #[serde(flatten)]
+            options: &'m Option<IndexOptions>,
+        }
+        Shape {
+            key: &self.keys,
+            options: &self.options,
+        }
+        .serialize(serializer)
+    }
+}
+
 impl IndexModel {
     /// An index on `keys` with default options (its name is derived from the keys).
     pub fn new(keys: Document) -> Self {

@@ -306,3 +306,24 @@ fn handle_and_gridfs_options_deserialize() {
         bson::deserialize_from_document(doc! { "causalConsistency": false }).unwrap();
     assert_eq!(session.causal_consistency, Some(false));
 }
+
+#[test]
+fn an_index_model_serializes_as_an_index_specification() {
+    let model = crate::IndexModel::builder()
+        .keys(doc! { "email": 1 })
+        .options(
+            crate::options::IndexOptions::builder()
+                .unique(true)
+                .name("email_1".to_owned())
+                .build(),
+        )
+        .build();
+    let document = bson::serialize_to_document(&model).expect("serializable");
+    assert_eq!(document.get_document("key").unwrap(), &doc! { "email": 1 });
+    assert!(document.get_bool("unique").unwrap());
+    assert_eq!(document.get_str("name").unwrap(), "email_1");
+    let bare =
+        bson::serialize_to_document(&crate::IndexModel::builder().keys(doc! { "a": -1 }).build())
+            .expect("serializable");
+    assert_eq!(bare, doc! { "key": { "a": -1 } });
+}
