@@ -6,6 +6,14 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serializer, ser::Error as _};
 
+/// A whole number of time units as an `Int64` (saturating), or nothing.
+fn write_whole<S: Serializer>(whole: Option<u128>, serializer: S) -> Result<S::Ok, S::Error> {
+    match whole {
+        Some(whole) => serializer.serialize_i64(i64::try_from(whole).unwrap_or(i64::MAX)),
+        None => serializer.serialize_none(),
+    }
+}
+
 /// `Option<Duration>` as whole milliseconds (an `Int64`, saturating); read back from any
 /// non-negative whole number. For `#[serde(with = "...")]`.
 pub mod duration_ms {
@@ -19,12 +27,7 @@ pub mod duration_ms {
         value: &Option<Duration>,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
-        match value {
-            Some(duration) => {
-                serializer.serialize_i64(i64::try_from(duration.as_millis()).unwrap_or(i64::MAX))
-            }
-            None => serializer.serialize_none(),
-        }
+        write_whole(value.map(|duration| duration.as_millis()), serializer)
     }
 
     /// Reads whole milliseconds.
@@ -50,12 +53,10 @@ pub mod duration_secs {
         value: &Option<Duration>,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
-        match value {
-            Some(duration) => {
-                serializer.serialize_i64(i64::try_from(duration.as_secs()).unwrap_or(i64::MAX))
-            }
-            None => serializer.serialize_none(),
-        }
+        write_whole(
+            value.map(|duration| u128::from(duration.as_secs())),
+            serializer,
+        )
     }
 
     /// Reads whole seconds.

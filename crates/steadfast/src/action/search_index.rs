@@ -2,6 +2,18 @@
 //! the `$listSearchIndexes` aggregation stage. As the index management specification requires,
 //! none of them sends a read or write concern, inherited or not.
 
+/// `with_options` for a search index action: the official driver's options structs have no
+/// field yet, so it is accepted so that code passing one compiles, and changes nothing sent.
+macro_rules! search_index_options_setter {
+    ($options:ident) => {
+        #[doc = concat!("Sets the operation's [`", stringify!($options), "`](crate::options::", stringify!($options), "), which has no field yet.")]
+        pub fn with_options(self, options: impl Into<Option<crate::options::$options>>) -> Self {
+            let _no_fields_yet: Option<crate::options::$options> = options.into();
+            self
+        }
+    };
+}
+
 use std::future::IntoFuture;
 
 use bson::{Bson, Document, doc};
@@ -141,16 +153,7 @@ pub struct CreateSearchIndex<'a, T: Send + Sync> {
 }
 
 impl<T: Send + Sync> CreateSearchIndex<'_, T> {
-    /// Sets the operation's [`CreateSearchIndexOptions`](crate::options::CreateSearchIndexOptions). The struct has no field
-    /// yet (as in the official driver): it is accepted so that code passing it compiles, and
-    /// changes nothing that is sent.
-    pub fn with_options(
-        self,
-        options: impl Into<Option<crate::options::CreateSearchIndexOptions>>,
-    ) -> Self {
-        let _no_fields_yet: Option<crate::options::CreateSearchIndexOptions> = options.into();
-        self
-    }
+    search_index_options_setter!(CreateSearchIndexOptions);
 
     /// Overrides the client's timeoutMS for this operation.
     pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
@@ -181,16 +184,7 @@ pub struct UpdateSearchIndex<'a, T: Send + Sync> {
 }
 
 impl<T: Send + Sync> UpdateSearchIndex<'_, T> {
-    /// Sets the operation's [`UpdateSearchIndexOptions`](crate::options::UpdateSearchIndexOptions). The struct has no field
-    /// yet (as in the official driver): it is accepted so that code passing it compiles, and
-    /// changes nothing that is sent.
-    pub fn with_options(
-        self,
-        options: impl Into<Option<crate::options::UpdateSearchIndexOptions>>,
-    ) -> Self {
-        let _no_fields_yet: Option<crate::options::UpdateSearchIndexOptions> = options.into();
-        self
-    }
+    search_index_options_setter!(UpdateSearchIndexOptions);
 
     operation_overrides!();
 
@@ -218,16 +212,7 @@ pub struct DropSearchIndex<'a, T: Send + Sync> {
 }
 
 impl<T: Send + Sync> DropSearchIndex<'_, T> {
-    /// Sets the operation's [`DropSearchIndexOptions`](crate::options::DropSearchIndexOptions). The struct has no field
-    /// yet (as in the official driver): it is accepted so that code passing it compiles, and
-    /// changes nothing that is sent.
-    pub fn with_options(
-        self,
-        options: impl Into<Option<crate::options::DropSearchIndexOptions>>,
-    ) -> Self {
-        let _no_fields_yet: Option<crate::options::DropSearchIndexOptions> = options.into();
-        self
-    }
+    search_index_options_setter!(DropSearchIndexOptions);
 
     operation_overrides!();
 
@@ -256,16 +241,7 @@ pub struct ListSearchIndexes<'a, T: Send + Sync> {
 }
 
 impl<'a, T: Send + Sync> ListSearchIndexes<'a, T> {
-    /// Sets the operation's [`ListSearchIndexOptions`](crate::options::ListSearchIndexOptions). The struct has no field
-    /// yet (as in the official driver): it is accepted so that code passing it compiles, and
-    /// changes nothing that is sent.
-    pub fn with_options(
-        self,
-        options: impl Into<Option<crate::options::ListSearchIndexOptions>>,
-    ) -> Self {
-        let _no_fields_yet: Option<crate::options::ListSearchIndexOptions> = options.into();
-        self
-    }
+    search_index_options_setter!(ListSearchIndexOptions);
 
     operation_overrides!();
     timeout_mode_setter!();
