@@ -166,6 +166,7 @@ impl Client {
             budget: options.retry_budget,
             tasks,
             tracer: tracer(&options),
+            selection_criteria: options.selection_criteria.clone(),
         }));
         if let Some(info) = options.driver_info {
             client.append_metadata(info)?;
@@ -270,6 +271,11 @@ impl Client {
     /// `InvalidArgument` when a field contains the delimiter `|`.
     pub fn append_metadata(&self, info: DriverInfo) -> Result<()> {
         self.executor.append_metadata(info)
+    }
+
+    /// The client's default selection criteria (its read preference), if one was set.
+    pub fn selection_criteria(&self) -> Option<&SelectionCriteria> {
+        self.executor.selection_criteria()
     }
 
     /// The client's default read concern, if one was set.

@@ -126,7 +126,8 @@ impl fmt::Display for ServerType {
 
 /// A server's `topologyVersion`: a process identity plus a counter the server bumps on every
 /// topology change. Versions from different processes are not comparable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct TopologyVersion {
     /// Identifies the server process; a restart changes it.
     pub process_id: ObjectId,

@@ -45,7 +45,16 @@ impl Database {
     /// Dropping the future midway abandons the command: the connection it used is closed, and
     /// the command may or may not have run.
     pub fn run_command(&self, command: Document) -> RunCommand<'_> {
-        RunCommand::new(self, command)
+        RunCommand::new(self, Ok(command))
+    }
+
+    /// [`Database::run_command`] with the command given as raw BSON (as read from the wire
+    /// or a file).
+    ///
+    /// # Errors
+    /// As [`Database::run_command`]; `InvalidArgument` when `command` is not well-formed BSON.
+    pub fn run_raw_command(&self, command: bson::RawDocumentBuf) -> RunCommand<'_> {
+        RunCommand::new(self, raw_command(&command))
     }
 
     /// [`Database::run_command`] in an explicit session: the command carries the session's
@@ -90,14 +99,15 @@ impl Database {
 #[must_use = "an action does nothing until awaited"]
 pub struct RunCommand<'a> {
     db: &'a Database,
-    command: Document,
+    /// The command, or why the raw one given could not be read.
+    command: Result<Document>,
     overrides: OperationOverrides,
     session: Option<&'a mut ClientSession>,
     criteria: Option<SelectionCriteria>,
 }
 
 impl<'a> RunCommand<'a> {
-    fn new(db: &'a Database, command: Document) -> Self {
+    fn new(db: &'a Database, command: Result<Document>) -> Self {
         RunCommand {
             db,
             command,
@@ -148,7 +158,7 @@ impl<'a> RunCommand<'a> {
         } = self;
         let explicit = criteria.is_some();
         let criteria = criteria.unwrap_or_else(SelectionCriteria::primary_read);
-        let op = match RunCommandOp::new(db.name(), command, criteria) {
+        let op = match command.and_then(|command| RunCommandOp::new(db.name(), command, criteria)) {
             Ok(op) => op.run_by_application().with_explicit_criteria(explicit),
             Err(error) => return Either::Left(std::future::ready(Err(error))),
         };
@@ -286,4 +296,11 @@ impl<'a> IntoFuture for RunCursorCommand<'a, ExplicitSession<'a>> {
             open_session_cursor(client, Box::new(op), session, settings, cursor_settings).await
         })
     }
+}
+
+/// A raw command as a document, or `InvalidArgument` saying why it is not well-formed BSON.
+pub(crate) fn raw_command(command: &bson::RawDocumentBuf) -> Result<Document> {
+    Document::try_from(command.as_ref()).map_err(|error| {
+        crate::error::Error::invalid_argument(format!("the raw command is not valid BSON: {error}"))
+    })
 }

@@ -75,6 +75,12 @@ impl<'a> StartSession<'a> {
         self.options.snapshot = Some(on);
         self
     }
+
+    /// Sets [`SessionOptions::snapshot_time`] (a snapshot session reads at that time).
+    pub fn snapshot_time(mut self, time: bson::Timestamp) -> Self {
+        self.options.snapshot_time = Some(time);
+        self
+    }
 }
 
 impl IntoFuture for StartSession<'_> {

@@ -1,28 +1,56 @@
 //! Command errors (`ok: 0` replies), parsed from replies.
 
 use std::fmt;
+use std::time::Duration;
 
 use bson::{Bson, Document};
+use serde::{Deserialize, Serialize};
 use steadfast_core::ErrorLabels;
 use steadfast_core::description::TopologyVersion;
 use steadfast_core::description::topology_version_of;
 
-/// A command the server answered with `ok: 0`.
-#[derive(Clone, Debug, PartialEq)]
+/// A command the server answered with `ok: 0`. Serialized with the reply's own field names
+/// (`code`, `codeName`, `errmsg`, `topologyVersion`, `baseBackoffMS`); the labels travel with
+/// the [`crate::Error`], not here.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CommandError {
     /// The numeric error code (0 when the server sent none).
+    #[serde(default)]
     pub code: i32,
     /// The symbolic code name, e.g. `NotWritablePrimary` (empty when absent).
+    #[serde(rename = "codeName", default)]
     pub code_name: String,
     /// The server's `errmsg`.
+    #[serde(rename = "errmsg", default)]
     pub message: String,
     /// The `errorLabels` the server attached, until the [`crate::Error`] made of this takes
     /// them (read them there: [`crate::Error::labels`]); moved, never copied.
+    #[serde(skip)]
     pub(crate) labels: ErrorLabels,
     /// The server's `topologyVersion` at the time of the error (4.4+ state-change errors).
+    #[serde(
+        rename = "topologyVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub topology_version: Option<TopologyVersion>,
+    /// The base of the backoff before a retry the server asked for (`baseBackoffMS`, client
+    /// backpressure specification): it replaces the driver's 100 ms base when positive.
+    #[serde(
+        rename = "baseBackoffMS",
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "steadfast_core::serde_util::duration_ms"
+    )]
+    pub base_backoff: Option<Duration>,
+    #[serde(skip, default = "present")]
     has_code: bool,
+}
+
+/// A deserialized error names its code (it is not read from a reply without one).
+fn present() -> bool {
+    true
 }
 
 impl CommandError {
@@ -34,6 +62,7 @@ impl CommandError {
             message: message.into(),
             labels: ErrorLabels::new(),
             topology_version: None,
+            base_backoff: None,
             has_code: true,
         }
     }
@@ -47,6 +76,7 @@ impl CommandError {
             message: reply.get_str("errmsg").unwrap_or_default().to_string(),
             labels: labels_of(reply),
             topology_version: topology_version_of(reply),
+            base_backoff: base_backoff_of(reply),
             has_code: code.is_some(),
         }
     }
@@ -86,6 +116,19 @@ pub(crate) fn bson_as_i32(value: &Bson) -> Option<i32> {
         }
         _ => None,
     }
+}
+
+/// A positive `baseBackoffMS`, as a duration.
+fn base_backoff_of(reply: &Document) -> Option<Duration> {
+    let millis = match reply.get("baseBackoffMS")? {
+        Bson::Int32(ms) => f64::from(*ms),
+        // Backoffs are far below 2^53 ms: the conversion is exact where it matters.
+        #[allow(clippy::cast_precision_loss)]
+        Bson::Int64(ms) => *ms as f64,
+        Bson::Double(ms) => *ms,
+        _ => return None,
+    };
+    (millis.is_finite() && millis > 0.0).then(|| Duration::from_secs_f64(millis.min(1e12) / 1000.0))
 }
 
 pub(super) fn labels_of(doc: &Document) -> ErrorLabels {

@@ -187,6 +187,25 @@ impl ErrorKind {
     }
 }
 
+/// The wrapped error, for the kinds that wrap one.
+impl std::error::Error for ErrorKind {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ErrorKind::Io(error) => Some(error.as_ref()),
+            ErrorKind::BsonDeserialization(error) => Some(error),
+            ErrorKind::Command(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// An I/O error as its kind (`Io`).
+impl From<std::io::Error> for ErrorKind {
+    fn from(error: std::io::Error) -> ErrorKind {
+        ErrorKind::Io(Arc::new(error))
+    }
+}
+
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

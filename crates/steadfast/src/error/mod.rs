@@ -90,6 +90,8 @@ pub const RETRYABLE_WRITE_ERROR: &str = Label::RetryableWriteError.as_str();
 pub const TRANSIENT_TRANSACTION_ERROR: &str = Label::TransientTransactionError.as_str();
 /// Error label for a commit whose outcome is unknown.
 pub const UNKNOWN_TRANSACTION_COMMIT_RESULT: &str = Label::UnknownTransactionCommitResult.as_str();
+/// Error label of a change stream error after which the stream may resume (the server's, 4.4+).
+pub const RESUMABLE_CHANGE_STREAM_ERROR: &str = steadfast_core::change_stream::RESUMABLE_LABEL;
 /// Error label the server attaches when it shed load (client backpressure specification).
 pub const SYSTEM_OVERLOADED_ERROR: &str = Label::SystemOverloadedError.as_str();
 /// Error label saying the server considers the command safe to retry (client backpressure).
@@ -357,6 +359,15 @@ impl Error {
     /// options, a closed client). See [`Error::outcome`] and [`Error::class`].
     pub fn retry_history(&self) -> &[AttemptRecord] {
         &self.inner.retry_history
+    }
+
+    /// The backoff base the server asked for with a command error (`baseBackoffMS`; see
+    /// [`CommandError::base_backoff`]); `None` for any other error.
+    pub fn base_backoff(&self) -> Option<std::time::Duration> {
+        match &*self.kind {
+            ErrorKind::Command(command) => command.base_backoff,
+            _ => None,
+        }
     }
 
     /// The server error code: the command error's `code`, or the write concern error's code,

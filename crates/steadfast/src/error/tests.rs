@@ -405,3 +405,29 @@ fn write_errors_serialize_with_the_servers_field_names() {
     let shown = bson::serialize_to_document(&failure).unwrap();
     assert!(shown.contains_key("WriteConcernError"), "{shown}");
 }
+
+#[test]
+fn a_command_error_keeps_the_servers_base_backoff_and_serializes_as_the_reply() {
+    use crate::error::CommandError;
+    let reply = bson::doc! { "ok": 0, "code": 462, "codeName": "IngressRequestRateLimitExceeded",
+    "errmsg": "shed", "baseBackoffMS": 250, "errorLabels": ["SystemOverloadedError"] };
+    let error = CommandError::from_reply(&reply);
+    assert_eq!(
+        error.base_backoff,
+        Some(std::time::Duration::from_millis(250))
+    );
+    let shown = bson::serialize_to_document(&error).unwrap();
+    assert_eq!(
+        shown,
+        bson::doc! { "code": 462, "codeName": "IngressRequestRateLimitExceeded", "errmsg": "shed", "baseBackoffMS": 250_i64 }
+    );
+    let back: CommandError = bson::deserialize_from_document(shown).unwrap();
+    assert_eq!(back.code_if_present(), Some(462));
+    assert_eq!(back.base_backoff, error.base_backoff);
+    assert_eq!(
+        crate::Error::from(error).base_backoff(),
+        Some(std::time::Duration::from_millis(250))
+    );
+    let none = CommandError::from_reply(&bson::doc! { "ok": 0, "code": 1, "baseBackoffMS": -5 });
+    assert_eq!(none.base_backoff, None);
+}

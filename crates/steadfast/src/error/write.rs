@@ -53,6 +53,12 @@ pub struct IndexedWriteError {
     pub details: Option<Document>,
 }
 
+impl From<IndexedWriteError> for WriteError {
+    fn from(error: IndexedWriteError) -> WriteError {
+        error.to_write_error()
+    }
+}
+
 impl IndexedWriteError {
     /// The same failure without its position.
     pub(crate) fn to_write_error(&self) -> WriteError {

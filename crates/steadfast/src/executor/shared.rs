@@ -41,6 +41,9 @@ pub(crate) struct ExecutorParts {
     pub(crate) tasks: TaskTracker,
     /// The client's OpenTelemetry tracer (off unless enabled).
     pub(crate) tracer: crate::otel::Tracer,
+    /// The client's default selection criteria as the application gave them (a read
+    /// preference), for `Client::selection_criteria`.
+    pub(crate) selection_criteria: Option<steadfast_core::selection::SelectionCriteria>,
 }
 
 /// Runs operations against one deployment; see the module documentation.
@@ -62,6 +65,8 @@ pub(crate) struct Executor {
     tasks: TaskTracker,
     /// The client's OpenTelemetry tracer (off unless enabled).
     tracer: crate::otel::Tracer,
+    /// The client's default selection criteria as given (see [`ExecutorParts`]).
+    selection_criteria: Option<steadfast_core::selection::SelectionCriteria>,
     closed: AtomicBool,
 }
 
@@ -92,6 +97,7 @@ impl Executor {
             retry_policy: parts.retry_policy,
             tasks: parts.tasks,
             tracer: parts.tracer,
+            selection_criteria: parts.selection_criteria,
             closed: AtomicBool::new(false),
         })
     }
@@ -99,6 +105,13 @@ impl Executor {
     /// The options the client was created with.
     pub(crate) fn options(&self) -> &ClientOptions {
         &self.options
+    }
+
+    /// The client's default selection criteria, when the application set them.
+    pub(crate) fn selection_criteria(
+        &self,
+    ) -> Option<&steadfast_core::selection::SelectionCriteria> {
+        self.selection_criteria.as_ref()
     }
 
     /// The client's OpenTelemetry tracer.

@@ -75,6 +75,11 @@ impl Client {
         self.inner.default_database().map(Database::from)
     }
 
+    /// The client's default selection criteria (its read preference), if one was set.
+    pub fn selection_criteria(&self) -> Option<&crate::options::SelectionCriteria> {
+        self.inner.selection_criteria()
+    }
+
     /// The client's default read concern, if one was set.
     pub fn read_concern(&self) -> Option<&ReadConcern> {
         self.inner.read_concern()

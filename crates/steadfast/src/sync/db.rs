@@ -121,6 +121,12 @@ impl Database {
         self.inner.run_command(command)
     }
 
+    /// Runs a command given as raw BSON (see [`crate::Database::run_raw_command`]); `.run()`
+    /// returns the server's reply.
+    pub fn run_raw_command(&self, command: bson::RawDocumentBuf) -> RunCommand<'_> {
+        self.inner.run_raw_command(command)
+    }
+
     /// Runs a command that opens a cursor (see [`crate::Database::run_cursor_command`]);
     /// `.run()` returns a blocking cursor over its results.
     pub fn run_cursor_command(&self, command: Document) -> RunCursorCommand<'_> {

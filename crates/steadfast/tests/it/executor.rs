@@ -342,3 +342,37 @@ async fn dropping_the_client_leaks_no_task_or_socket() {
     assert_eq!(tasks.live(), 0);
     within(server.wait_for_open_connections(0)).await;
 }
+
+#[tokio::test]
+async fn a_raw_command_runs_as_written_and_a_malformed_one_is_refused() {
+    let server = server().await;
+    let h = harness(
+        &crate::uri(&server, "readPreference=secondaryPreferred"),
+        "",
+    )
+    .await;
+    assert!(
+        matches!(
+            h.client.selection_criteria(),
+            Some(steadfast::options::SelectionCriteria::ReadPreference(
+                ReadPreference::SecondaryPreferred { .. }
+            ))
+        ),
+        "{:?}",
+        h.client.selection_criteria()
+    );
+    let db = h.client.database("app");
+    let raw = bson::RawDocumentBuf::try_from(&doc! { "ping": 1 }).unwrap();
+    let reply = within(db.run_raw_command(raw)).await.unwrap();
+    assert_eq!(reply.get("ok"), Some(&Bson::Double(1.0)));
+    assert_eq!(requests(&server, "ping").len(), 1);
+    // A string element whose length runs past the document's end.
+    let broken =
+        bson::RawDocumentBuf::from_bytes(vec![13, 0, 0, 0, 2, b'a', 0, 100, 0, 0, 0, b'x', 0])
+            .expect("the header and the terminator are sound");
+    assert!(Document::try_from(broken.as_ref()).is_err());
+    let error = within(db.run_raw_command(broken)).await.unwrap_err();
+    assert!(error.to_string().contains("not valid BSON"), "{error}");
+    assert_eq!(requests(&server, "ping").len(), 1, "nothing more was sent");
+    h.client.shutdown().await;
+}
