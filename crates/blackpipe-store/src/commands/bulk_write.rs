@@ -299,8 +299,11 @@ fn run_op(
         };
         let reply = match op.kind {
             Kind::Insert => insert(&mut sub, &single),
-            Kind::Update => update(&mut sub, &single),
-            Kind::Delete => delete(&mut sub, &single),
+            // The collection's default collation, as for the update and delete commands.
+            Kind::Update => super::default_collation::apply(&sub, "update", &single)
+                .and_then(|single| update(&mut sub, &single)),
+            Kind::Delete => super::default_collation::apply(&sub, "delete", &single)
+                .and_then(|single| delete(&mut sub, &single)),
         };
         if let Some(written) = sub.last_write {
             exec.last_write = Some(written);

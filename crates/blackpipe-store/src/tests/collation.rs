@@ -229,3 +229,24 @@ fn an_empty_collation_names_none_except_in_create() {
     let create = run(&store, "db", doc! { "create": "fresh", "collation": {} });
     assert_eq!(error_code(&create), 40414);
 }
+
+#[test]
+fn bulk_write_operations_take_the_collections_default_collation() {
+    let store = new_store();
+    run_ok(
+        &store,
+        "db",
+        doc! { "create": "d", "collation": { "locale": "en", "strength": 2 } },
+    );
+    insert(&store, "d", vec![doc! { "_id": 1, "s": "ann" }]);
+    let reply = run_ok(
+        &store,
+        "admin",
+        doc! { "bulkWrite": 1, "nsInfo": [{ "ns": "db.d" }], "ops": [
+            { "update": 0, "filter": { "s": "ANN" }, "updateMods": { "$set": { "hit": true } } },
+            { "delete": 0, "filter": { "s": "Ann" }, "multi": false },
+        ] },
+    );
+    assert_eq!(reply.get_i32("nModified").unwrap(), 1, "{reply}");
+    assert_eq!(reply.get_i32("nDeleted").unwrap(), 1, "{reply}");
+}
