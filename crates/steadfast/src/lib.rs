@@ -99,7 +99,7 @@ pub use client::BackgroundTasks;
 pub use client::{Client, ClientBuilder, ClientOptions};
 pub use coll::Collection;
 pub use conn::config::ServerApi;
-pub use cursor::{Cursor, SessionCursor};
+pub use cursor::{Cursor, SessionCursor, SessionCursorStream};
 pub use db::Database;
 pub use error::{Error, ErrorKind, Result};
 pub use handshake::metadata::DriverInfo;
@@ -107,8 +107,8 @@ pub use namespace::Namespace;
 pub use options::IndexModel;
 pub use search_index::{SearchIndexModel, SearchIndexType};
 pub use session::{
-    AbortTransaction, ClientSession, CommitTransaction, SessionOptions, StartTransaction,
-    TransactionState,
+    AbortTransaction, ClientSession, ClusterTime, CommitTransaction, SessionOptions,
+    StartTransaction, TransactionState,
 };
 pub use steadfast_core::options::Credential;
 pub use steadfast_core::selection::ServerInfo;

@@ -7,13 +7,16 @@
 //! `logicalSessionTimeoutMinutes` are discarded rather than reused, and sessions that saw a
 //! network error are never pooled again.
 
+mod cluster_time;
 pub mod transaction;
+
+pub use cluster_time::{ClusterTime, advance_cluster_time, newest_cluster_time};
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use bson::raw::{RawBinaryRef, cstr};
-use bson::{Binary, Document, RawDocument, RawDocumentBuf, Timestamp, doc, spec::BinarySubtype};
+use bson::{Binary, Document, RawDocument, RawDocumentBuf, doc, spec::BinarySubtype};
 use rand::Rng;
 
 /// How close to expiry a session may be and still be reused.
@@ -189,58 +192,6 @@ impl SessionPool {
         let ids: Vec<Document> = self.sessions.drain(..).map(|s| s.lsid()).collect();
         ids.chunks(10_000).map(<[Document]>::to_vec).collect()
     }
-}
-
-/// A `$clusterTime` document and the timestamp that orders it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ClusterTime {
-    /// The ordering key: `clusterTime` (seconds, then increment).
-    pub timestamp: Timestamp,
-    /// The whole document as the server sent it (with its signature), to send back unchanged.
-    pub document: Document,
-}
-
-impl ClusterTime {
-    /// Reads `$clusterTime` from a server reply, if it carries a well-formed one.
-    pub fn from_reply(reply: &Document) -> Option<Self> {
-        let document = reply.get_document("$clusterTime").ok()?;
-        let timestamp = document.get_timestamp("clusterTime").ok()?;
-        Some(ClusterTime {
-            timestamp,
-            document: document.clone(),
-        })
-    }
-
-    /// The greater of two optional cluster times (signature ignored in the comparison).
-    pub fn max<'a>(
-        a: Option<&'a ClusterTime>,
-        b: Option<&'a ClusterTime>,
-    ) -> Option<&'a ClusterTime> {
-        match (a, b) {
-            (Some(x), Some(y)) => Some(if ts_key(y.timestamp) > ts_key(x.timestamp) {
-                y
-            } else {
-                x
-            }),
-            (x, None) => x,
-            (None, y) => y,
-        }
-    }
-
-    /// Replaces `current` with `candidate` if the candidate is newer. Returns whether it advanced.
-    pub fn advance(current: &mut Option<ClusterTime>, candidate: &ClusterTime) -> bool {
-        let newer = current
-            .as_ref()
-            .is_none_or(|c| ts_key(candidate.timestamp) > ts_key(c.timestamp));
-        if newer {
-            *current = Some(candidate.clone());
-        }
-        newer
-    }
-}
-
-fn ts_key(ts: Timestamp) -> (u32, u32) {
-    (ts.time, ts.increment)
 }
 
 #[cfg(test)]

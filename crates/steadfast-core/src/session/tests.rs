@@ -125,29 +125,80 @@ fn end_sessions_batches_ids() {
     assert!(pool.is_empty());
 }
 
+fn ct(time: u32, increment: u32) -> ClusterTime {
+    ClusterTime::from_document(doc! {
+        "clusterTime": Timestamp { time, increment },
+        "signature": { "hash": bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes: vec![time as u8; 20] }, "keyId": 7_i64 },
+    })
+    .unwrap()
+}
+
 #[test]
 fn cluster_time_advances_only_forward() {
-    let ct = |t, i| ClusterTime {
-        timestamp: Timestamp {
-            time: t,
-            increment: i,
-        },
-        document: doc! { "clusterTime": Timestamp { time: t, increment: i } },
-    };
     let mut current = None;
-    assert!(ClusterTime::advance(&mut current, &ct(10, 1)));
-    assert!(!ClusterTime::advance(&mut current, &ct(9, 100)));
-    assert!(ClusterTime::advance(&mut current, &ct(10, 2)));
-    assert_eq!(current.as_ref().unwrap().timestamp.increment, 2);
+    assert!(advance_cluster_time(&mut current, &ct(10, 1)));
+    assert!(!advance_cluster_time(&mut current, &ct(9, 100)));
+    assert!(advance_cluster_time(&mut current, &ct(10, 2)));
+    assert_eq!(current.as_ref().unwrap().timestamp().increment, 2);
     let reply = doc! { "ok": 1, "$clusterTime": { "clusterTime": Timestamp { time: 5, increment: 1 }, "signature": {} } };
     let parsed = ClusterTime::from_reply(&reply).unwrap();
-    assert_eq!(parsed.timestamp.time, 5);
+    assert_eq!(parsed.timestamp().time, 5);
     let bigger = ct(20, 0);
     assert_eq!(
-        ClusterTime::max(Some(&parsed), Some(&bigger)),
+        newest_cluster_time(Some(&parsed), Some(&bigger)),
         Some(&bigger)
     );
-    assert_eq!(ClusterTime::max(None, Some(&parsed)), Some(&parsed));
+    assert_eq!(newest_cluster_time(None, Some(&parsed)), Some(&parsed));
+}
+
+#[test]
+fn cluster_times_compare_by_timestamp_only() {
+    let a = ct(10, 1);
+    let mut other_signature = a.as_document().clone();
+    other_signature.insert("signature", doc! { "keyId": 1_i64 });
+    let b = ClusterTime::from_document(other_signature).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a.cmp(&b), std::cmp::Ordering::Equal);
+    assert!(ct(10, 2) > a);
+    assert!(ct(9, 100) < a);
+    assert!(ct(11, 0) > ct(10, u32::MAX));
+    assert_eq!(
+        std::cmp::max(ct(3, 1), ct(2, 9)).timestamp(),
+        Timestamp {
+            time: 3,
+            increment: 1
+        }
+    );
+}
+
+#[test]
+fn cluster_time_serde_is_the_server_document() {
+    let time = ct(42, 3);
+    let serialized = bson::serialize_to_document(&time).unwrap();
+    assert_eq!(&serialized, time.as_document());
+    assert_eq!(
+        serialized.get_timestamp("clusterTime").unwrap(),
+        Timestamp {
+            time: 42,
+            increment: 3
+        }
+    );
+    assert_eq!(
+        serialized
+            .get_document("signature")
+            .unwrap()
+            .get_i64("keyId")
+            .unwrap(),
+        7
+    );
+    let back: ClusterTime = bson::deserialize_from_document(serialized).unwrap();
+    assert_eq!(back.timestamp(), time.timestamp());
+    assert_eq!(back.signature(), time.signature());
+    assert_eq!(back.as_document(), time.as_document());
+    let no_signature = doc! { "clusterTime": Timestamp { time: 1, increment: 1 } };
+    assert!(bson::deserialize_from_document::<ClusterTime>(no_signature).is_err());
+    let no_time = doc! { "clusterTime": 5, "signature": {} };
+    assert!(bson::deserialize_from_document::<ClusterTime>(no_time).is_err());
 }
 
 #[test]

@@ -3,6 +3,7 @@
 mod pin;
 mod reply;
 mod session_cursor;
+mod session_stream;
 mod state;
 mod stream;
 #[cfg(test)]
@@ -12,6 +13,7 @@ mod timeout;
 pub(crate) use pin::CursorPin;
 pub(crate) use reply::CursorReply;
 pub use session_cursor::SessionCursor;
+pub use session_stream::SessionCursorStream;
 pub(crate) use state::{CursorSettings, CursorState};
 pub use stream::Cursor;
 pub(crate) use stream::{CURSOR_GONE_CODES, KillLimit, deserialize, spawn_kill};

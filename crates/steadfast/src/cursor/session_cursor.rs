@@ -4,9 +4,9 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use bson::{RawDocument, RawDocumentBuf};
-use futures_core::Stream;
 use serde::de::DeserializeOwned;
 
+use super::session_stream::SessionCursorStream;
 use super::state::CursorState;
 use super::stream::{KillLimit, deserialize, spawn_kill};
 use super::timeout::{Tailing, call_deadline};
@@ -266,23 +266,21 @@ impl<T: DeserializeOwned> SessionCursor<T> {
             Err(error) => Some(Err(error)),
         }
     }
-
-    /// A stream over the remaining documents, borrowing the cursor and the session.
-    pub fn stream<'a>(
-        &'a mut self,
-        session: &'a mut ClientSession,
-    ) -> impl Stream<Item = Result<T>> + 'a
-    where
-        T: 'a,
-    {
-        futures_util::stream::unfold((self, session), |(cursor, session)| async move {
-            let item = cursor.next(session).await?;
-            Some((item, (cursor, session)))
-        })
-    }
 }
 
 impl<T> SessionCursor<T> {
+    /// A [`Stream`](futures_core::Stream) over the remaining documents, each fetch in
+    /// `session` (the session the cursor was opened in). The stream borrows both, so the
+    /// session cannot be used for anything else while it lives; drop it (or use
+    /// [`SessionCursor::next`]) to use the session between documents. A later stream or
+    /// [`SessionCursor::next`] carries on where this one stopped.
+    pub fn stream<'session>(
+        &mut self,
+        session: &'session mut ClientSession,
+    ) -> SessionCursorStream<'_, 'session, T> {
+        SessionCursorStream::new(self, session)
+    }
+
     /// Changes the type documents are deserialised as (the same server cursor and
     /// buffered documents).
     pub fn with_type<U>(mut self) -> SessionCursor<U> {

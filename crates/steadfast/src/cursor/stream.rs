@@ -208,6 +208,18 @@ impl<T> Cursor<T> {
         self.current.as_deref()
     }
 
+    /// Whether the cursor may have more documents: `true` while documents are buffered or the
+    /// server cursor is still open (a `getMore` may bring more, or, at the end, an empty last
+    /// batch), `false` once it is exhausted or closed after an error. Sends nothing and does not
+    /// move the cursor.
+    pub fn has_next(&self) -> bool {
+        match &self.phase {
+            Phase::Idle(core) => !core.state.is_exhausted(),
+            Phase::Fetching(_) => true,
+            Phase::Failed(_) | Phase::Finished => false,
+        }
+    }
+
     /// Whether the cursor is finished: exhausted, or closed after an error.
     pub fn is_exhausted(&self) -> bool {
         matches!(self.phase, Phase::Finished | Phase::Failed(_))

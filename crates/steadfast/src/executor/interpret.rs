@@ -159,13 +159,9 @@ impl Executor {
     /// the session.
     fn observe_times(&self, reply: &ReplyFields<'_>, session: Option<&mut ClientSession>) {
         let cluster_time = match reply.value(&reply.cluster_time) {
-            Some(RawBsonRef::Document(raw)) => Document::try_from(raw).ok().and_then(|document| {
-                let timestamp = document.get_timestamp("clusterTime").ok()?;
-                Some(ClusterTime {
-                    timestamp,
-                    document,
-                })
-            }),
+            Some(RawBsonRef::Document(raw)) => Document::try_from(raw)
+                .ok()
+                .and_then(ClusterTime::from_document),
             _ => None,
         };
         if let Some(cluster_time) = &cluster_time {

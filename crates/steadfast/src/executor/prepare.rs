@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bson::Document;
 use steadfast_core::NotEnoughTime;
-use steadfast_core::session::ClusterTime;
+use steadfast_core::session::newest_cluster_time;
 use steadfast_wire::{MsgFlags, OpMsg};
 
 use super::Executor;
@@ -177,7 +177,7 @@ impl Executor {
     fn cluster_time(&self, session: Option<&ClientSession>) -> Option<Document> {
         let client_time = self.topology().cluster_time();
         let session_time = session.and_then(ClientSession::cluster_time_value);
-        ClusterTime::max(client_time.as_ref(), session_time).map(|c| c.document.clone())
+        newest_cluster_time(client_time.as_ref(), session_time).map(|c| c.as_document().clone())
     }
 
     /// The failure of a command that was not sent because the deadline left too little time.

@@ -37,7 +37,7 @@ use steadfast_core::description::TopologyConfig;
 use steadfast_core::options::{ClientOptions, ServerMonitoringMode};
 use steadfast_core::pool::PoolOptions;
 use steadfast_core::sdam::ErrorPhase;
-use steadfast_core::session::ClusterTime;
+use steadfast_core::session::{ClusterTime, advance_cluster_time};
 use steadfast_core::{ServerAddress, ServerDescription, TopologyDescription, TopologyType};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -249,7 +249,7 @@ impl Topology {
             .cluster_time
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        ClusterTime::advance(&mut current, cluster_time);
+        advance_cluster_time(&mut current, cluster_time);
     }
 
     /// The highest `$clusterTime` seen.

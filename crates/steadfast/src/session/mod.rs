@@ -28,7 +28,9 @@ use std::time::Duration;
 
 use bson::{Document, RawDocument, Timestamp};
 pub use steadfast_core::session::transaction::TransactionState;
-use steadfast_core::session::{ClusterTime, ServerSession, lsid_document};
+use steadfast_core::session::{ServerSession, advance_cluster_time, lsid_document};
+
+pub use steadfast_core::session::ClusterTime;
 use steadfast_core::{Deadline, ServerAddress};
 
 use crate::client::Client;
@@ -237,7 +239,7 @@ impl fmt::Debug for ClientSession {
             .field("dirty", &self.is_dirty())
             .field(
                 "cluster_time",
-                &self.cluster_time.as_ref().map(|c| c.timestamp),
+                &self.cluster_time.as_ref().map(ClusterTime::timestamp),
             )
             .field("operation_time", &self.operation_time)
             .field("options", &self.options)
@@ -381,29 +383,16 @@ impl ClientSession {
     }
 
     /// The highest `$clusterTime` this session has seen (from replies to its operations or
-    /// [`ClientSession::advance_cluster_time`]), as the server sent it.
-    pub fn cluster_time(&self) -> Option<&Document> {
-        self.cluster_time.as_ref().map(|c| &c.document)
+    /// [`ClientSession::advance_cluster_time`]); `None` until it has seen one.
+    pub fn cluster_time(&self) -> Option<&ClusterTime> {
+        self.cluster_time.as_ref()
     }
 
-    /// Advances the session's cluster time to `cluster_time` (a `$clusterTime` document as a
-    /// server sent it, `{clusterTime: <timestamp>, signature: ...}`) if it is newer. Only this
-    /// session sends it; the client's own cluster time only ever comes from servers.
-    ///
-    /// # Errors
-    /// `InvalidArgument` when the document has no `clusterTime` timestamp.
-    pub fn advance_cluster_time(&mut self, cluster_time: &Document) -> Result<()> {
-        let timestamp = cluster_time.get_timestamp("clusterTime").map_err(|_| {
-            Error::invalid_argument("a $clusterTime document needs a `clusterTime` timestamp")
-        })?;
-        ClusterTime::advance(
-            &mut self.cluster_time,
-            &ClusterTime {
-                timestamp,
-                document: cluster_time.clone(),
-            },
-        );
-        Ok(())
+    /// Sets the session's cluster time to `to` if the session has none yet or `to` is newer
+    /// (typically the cluster time of another session, for causal consistency across them).
+    /// Only this session sends it; the client's own cluster time only ever comes from servers.
+    pub fn advance_cluster_time(&mut self, to: &ClusterTime) {
+        advance_cluster_time(&mut self.cluster_time, to);
     }
 
     /// The `operationTime` of the last operation run in this session (or given to
@@ -450,7 +439,7 @@ impl ClientSession {
 
     /// Records a `$clusterTime` received from a server.
     pub(crate) fn observe_cluster_time(&mut self, cluster_time: &ClusterTime) {
-        ClusterTime::advance(&mut self.cluster_time, cluster_time);
+        advance_cluster_time(&mut self.cluster_time, cluster_time);
     }
 
     /// Marks the server session dirty after a network error.

@@ -55,6 +55,12 @@ impl<T> Cursor<T> {
         self.inner.current()
     }
 
+    /// Whether the cursor may have more documents, without fetching or moving (see
+    /// [`crate::Cursor::has_next`]).
+    pub fn has_next(&self) -> bool {
+        self.inner.has_next()
+    }
+
     /// Whether the cursor is finished: exhausted, or closed after an error.
     pub fn is_exhausted(&self) -> bool {
         self.inner.is_exhausted()

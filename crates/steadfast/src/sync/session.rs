@@ -4,8 +4,7 @@ use std::ops::{Deref, DerefMut};
 
 use bson::Document;
 
-use crate::error::Result;
-use crate::session::{AbortTransaction, CommitTransaction, StartTransaction};
+use crate::session::{AbortTransaction, ClusterTime, CommitTransaction, StartTransaction};
 
 use super::Client;
 use super::runtime::InRuntime;
@@ -56,17 +55,14 @@ impl ClientSession {
 
     /// The highest `$clusterTime` the session has seen, `None` before its first operation
     /// (see [`crate::session::ClientSession::cluster_time`]).
-    pub fn cluster_time(&self) -> Option<&Document> {
+    pub fn cluster_time(&self) -> Option<&ClusterTime> {
         self.inner.cluster_time()
     }
 
-    /// Moves the session's cluster time forward to `to` if `to` is later (see
-    /// [`crate::session::ClientSession::advance_cluster_time`]).
-    ///
-    /// # Errors
-    /// `InvalidArgument` when `to` has no `clusterTime` timestamp.
-    pub fn advance_cluster_time(&mut self, to: &Document) -> Result<()> {
-        self.inner.advance_cluster_time(to)
+    /// Moves the session's cluster time forward to `to` if the session has none or `to` is
+    /// later (see [`crate::session::ClientSession::advance_cluster_time`]).
+    pub fn advance_cluster_time(&mut self, to: &ClusterTime) {
+        self.inner.advance_cluster_time(to);
     }
 
     /// Commits the session's transaction (see

@@ -301,3 +301,73 @@ async fn a_cursor_keeps_its_implicit_session_until_exhausted() {
     items.insert_one(doc! {}).await.unwrap();
     assert_eq!(lsid_of("insert", 1), lsid_of("find", 0));
 }
+
+#[tokio::test]
+async fn has_next_looks_ahead_without_fetching_or_moving() {
+    let server = server().await;
+    script_cursor(&server, &[(0..2, 7), (2..3, 0)]);
+    let client = client_for(&server).await;
+    let items = client.database("db").collection::<Document>("items");
+    let mut cursor = items.find(doc! {}).batch_size(2).await.unwrap();
+    assert!(cursor.has_next(), "a buffered first batch");
+    assert!(cursor.has_next(), "asking again changes nothing");
+    assert!(cursor.current().is_none(), "has_next does not move");
+    assert_eq!(cursor.next().await.unwrap().unwrap(), doc! { "i": 0 });
+    assert_eq!(cursor.next().await.unwrap().unwrap(), doc! { "i": 1 });
+    assert!(cursor.has_next(), "the server cursor is still open");
+    assert!(
+        server
+            .requests_matching(&Matcher::command("getMore"))
+            .is_empty(),
+        "has_next sends nothing"
+    );
+    assert_eq!(cursor.next().await.unwrap().unwrap(), doc! { "i": 2 });
+    assert!(!cursor.has_next(), "the server closed the cursor");
+    assert!(cursor.next().await.is_none());
+
+    server
+        .rule(
+            Matcher::command("find"),
+            cursor_reply("firstBatch", 0..0, 0),
+        )
+        .once();
+    let empty = items.find(doc! {}).await.unwrap();
+    assert!(!empty.has_next());
+}
+
+#[tokio::test]
+async fn a_session_cursor_stream_stops_and_resumes_where_the_cursor_is() {
+    let server = server().await;
+    script_cursor(&server, &[(0..2, 9), (2..4, 9), (4..5, 0)]);
+    let client = client_for(&server).await;
+    let items = client.database("db").collection::<Document>("items");
+    let mut session = client.start_session().await.unwrap();
+    let mut cursor = items
+        .find(doc! {})
+        .batch_size(2)
+        .session(&mut session)
+        .await
+        .unwrap();
+    let stream: steadfast::SessionCursorStream<'_, '_, Document> = cursor.stream(&mut session);
+    let first: Vec<Document> = stream.take(3).try_collect().await.unwrap();
+    assert_eq!(
+        first,
+        vec![doc! { "i": 0 }, doc! { "i": 1 }, doc! { "i": 2 }]
+    );
+    // The stream is gone: the session is free again, and the cursor carries on.
+    assert_eq!(
+        cursor.next(&mut session).await.unwrap().unwrap(),
+        doc! { "i": 3 }
+    );
+    let rest: Vec<Document> = cursor.stream(&mut session).try_collect().await.unwrap();
+    assert_eq!(rest, vec![doc! { "i": 4 }]);
+    assert!(cursor.next(&mut session).await.is_none());
+    let get_mores = server.requests_matching(&Matcher::command("getMore"));
+    assert_eq!(get_mores.len(), 2);
+    for get_more in &get_mores {
+        assert_eq!(
+            get_more.command().get_document("lsid").ok(),
+            Some(session.id())
+        );
+    }
+}
