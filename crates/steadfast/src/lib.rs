@@ -81,6 +81,7 @@ pub mod otel;
 /// [`Client`]. Not a stable API.
 #[doc(hidden)]
 pub mod pool;
+pub mod raw_batch_cursor;
 pub mod recipes;
 pub mod results;
 pub mod retries;

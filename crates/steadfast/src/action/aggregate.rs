@@ -217,3 +217,40 @@ where
         })
     }
 }
+
+impl<'a, T> Aggregate<'a, ImplicitSession, T> {
+    /// Runs the pipeline and returns a [`RawBatchCursor`](crate::raw_batch_cursor::RawBatchCursor): the same cursor
+    /// awaiting the action opens, handing out whole server batches, unparsed, instead of
+    /// documents.
+    ///
+    /// # Errors
+    /// As awaiting the action.
+    pub async fn batch(self) -> Result<crate::raw_batch_cursor::RawBatchCursor> {
+        let overrides = self.overrides.clone();
+        let (client, op, cursor_settings, inherited, _) = self.prepare();
+        let settings = inherited.settings.overridden_by(&overrides);
+        super::run::open_raw_batch_cursor(client, Box::new(op), settings, cursor_settings).await
+    }
+}
+
+impl<'a, T> Aggregate<'a, ExplicitSession<'a>, T> {
+    /// Runs the pipeline in the explicit session and returns a
+    /// [`SessionRawBatchCursor`](crate::raw_batch_cursor::SessionRawBatchCursor): the same cursor awaiting the
+    /// action opens, handing out whole server batches, unparsed, instead of documents.
+    ///
+    /// # Errors
+    /// As awaiting the action.
+    pub async fn batch(self) -> Result<crate::raw_batch_cursor::SessionRawBatchCursor> {
+        let overrides = self.overrides.clone();
+        let (client, op, cursor_settings, inherited, ExplicitSession(session)) = self.prepare();
+        let settings = inherited.settings.overridden_by(&overrides);
+        super::run::open_raw_batch_session_cursor(
+            client,
+            Box::new(op),
+            session,
+            settings,
+            cursor_settings,
+        )
+        .await
+    }
+}

@@ -258,3 +258,41 @@ impl<'a, T: Send + Sync> FindOne<'a, T> {
 }
 
 action_future!(FindOne<'a, T> where [T: DeserializeOwned + Send + Sync + 'a] => Option<T>);
+
+impl<'a, T: Send + Sync> Find<'a, T, ImplicitSession> {
+    /// Runs the query and returns a [`RawBatchCursor`](crate::raw_batch_cursor::RawBatchCursor): the same cursor
+    /// awaiting the action opens, handing out whole server batches, unparsed, instead of
+    /// documents.
+    ///
+    /// # Errors
+    /// As awaiting the action.
+    pub async fn batch(self) -> Result<crate::raw_batch_cursor::RawBatchCursor> {
+        let coll = self.coll;
+        let (op, cursor_settings, overrides, _) = self.prepare();
+        let settings = coll.operation_settings(&overrides);
+        super::run::open_raw_batch_cursor(coll.client(), Box::new(op), settings, cursor_settings)
+            .await
+    }
+}
+
+impl<'a, T: Send + Sync> Find<'a, T, ExplicitSession<'a>> {
+    /// Runs the query in the explicit session and returns a
+    /// [`SessionRawBatchCursor`](crate::raw_batch_cursor::SessionRawBatchCursor): the same cursor awaiting the
+    /// action opens, handing out whole server batches, unparsed, instead of documents.
+    ///
+    /// # Errors
+    /// As awaiting the action.
+    pub async fn batch(self) -> Result<crate::raw_batch_cursor::SessionRawBatchCursor> {
+        let coll = self.coll;
+        let (op, cursor_settings, overrides, ExplicitSession(session)) = self.prepare();
+        let settings = coll.operation_settings(&overrides);
+        super::run::open_raw_batch_session_cursor(
+            coll.client(),
+            Box::new(op),
+            session,
+            settings,
+            cursor_settings,
+        )
+        .await
+    }
+}

@@ -166,3 +166,38 @@ impl<'a, T: Send + Sync + 'a> IntoFuture for ListIndexes<'a, T, true, ExplicitSe
         })
     }
 }
+
+impl<T: Send + Sync> ListIndexes<'_, T, false, ImplicitSession> {
+    /// Runs the listing and returns a [`RawBatchCursor`](crate::raw_batch_cursor::RawBatchCursor): the same cursor
+    /// awaiting the action opens, handing out whole server batches, unparsed, instead of
+    /// documents.
+    ///
+    /// # Errors
+    /// As awaiting the action.
+    pub async fn batch(self) -> Result<crate::raw_batch_cursor::RawBatchCursor> {
+        let client = self.coll.client();
+        let (op, cursor_settings, settings, _) = self.prepare();
+        super::run::open_raw_batch_cursor(client, Box::new(op), settings, cursor_settings).await
+    }
+}
+
+impl<'a, T: Send + Sync> ListIndexes<'a, T, false, ExplicitSession<'a>> {
+    /// Runs the listing in the explicit session and returns a
+    /// [`SessionRawBatchCursor`](crate::raw_batch_cursor::SessionRawBatchCursor): the same cursor awaiting the
+    /// action opens, handing out whole server batches, unparsed, instead of documents.
+    ///
+    /// # Errors
+    /// As awaiting the action.
+    pub async fn batch(self) -> Result<crate::raw_batch_cursor::SessionRawBatchCursor> {
+        let client = self.coll.client();
+        let (op, cursor_settings, settings, ExplicitSession(session)) = self.prepare();
+        super::run::open_raw_batch_session_cursor(
+            client,
+            Box::new(op),
+            session,
+            settings,
+            cursor_settings,
+        )
+        .await
+    }
+}

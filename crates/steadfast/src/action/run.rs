@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use bson::{Bson, Document};
+use steadfast_core::ServerAddress;
 use steadfast_core::options::WriteConcern;
 use steadfast_core::retry::Outcome;
 
@@ -23,6 +24,7 @@ use crate::operation::inherited::Inherited;
 use crate::operation::settings::{OperationOverrides, OperationSettings};
 use crate::operation::write::{SizeCheck, WriteBatch, WriteCommandFields};
 use crate::options::CollectionOptions;
+use crate::raw_batch_cursor::{RawBatchCursor, SessionRawBatchCursor};
 use crate::results::BulkWriteResult;
 use crate::runtime;
 use crate::session::ClientSession;
@@ -55,10 +57,76 @@ pub(crate) async fn open_cursor<O, T>(
 where
     O: Operation<Output = CursorReply>,
 {
+    open_cursor_as(client, op, settings, cursor_settings, CursorState::new).await
+}
+
+/// [`open_cursor`] for a cursor handing out whole batches (`.batch()`).
+///
+/// # Errors
+/// Whatever the executor or the operation reports.
+pub(crate) async fn open_raw_batch_cursor<O>(
+    client: &Client,
+    op: Box<O>,
+    settings: OperationSettings,
+    cursor_settings: CursorSettings,
+) -> Result<RawBatchCursor>
+where
+    O: Operation<Output = CursorReply>,
+{
+    let cursor = open_cursor_as(
+        client,
+        op,
+        settings,
+        cursor_settings,
+        CursorState::new_raw_batches,
+    )
+    .await?;
+    Ok(RawBatchCursor::new(cursor))
+}
+
+/// [`open_session_cursor`] for a cursor handing out whole batches (`.batch()`).
+///
+/// # Errors
+/// Whatever the executor or the operation reports.
+pub(crate) async fn open_raw_batch_session_cursor<O>(
+    client: &Client,
+    op: Box<O>,
+    session: &mut ClientSession,
+    settings: OperationSettings,
+    cursor_settings: CursorSettings,
+) -> Result<SessionRawBatchCursor>
+where
+    O: Operation<Output = CursorReply>,
+{
+    let cursor = open_session_cursor_as(
+        client,
+        op,
+        session,
+        settings,
+        cursor_settings,
+        CursorState::new_raw_batches,
+    )
+    .await?;
+    Ok(SessionRawBatchCursor::new(cursor))
+}
+
+/// How a cursor's state is built from the opening reply (documents or whole batches).
+type NewState = fn(CursorReply, ServerAddress, CursorSettings) -> CursorState;
+
+async fn open_cursor_as<O, T>(
+    client: &Client,
+    op: Box<O>,
+    settings: OperationSettings,
+    cursor_settings: CursorSettings,
+    new_state: NewState,
+) -> Result<Cursor<T>>
+where
+    O: Operation<Output = CursorReply>,
+{
     let (opening, settings) = cursor_phases(settings, &cursor_settings, None)?;
     let executor = client.executor();
     let (reply, pin) = executor.execute_cursor(op, opening.context(None)).await?;
-    let state = CursorState::new(reply, pin.address, cursor_settings).pinned_to(pin.connection);
+    let state = new_state(reply, pin.address, cursor_settings).pinned_to(pin.connection);
     Ok(Cursor::new(
         Arc::clone(executor),
         state,
@@ -81,12 +149,34 @@ pub(crate) async fn open_session_cursor<O, T>(
 where
     O: Operation<Output = CursorReply>,
 {
+    open_session_cursor_as(
+        client,
+        op,
+        session,
+        settings,
+        cursor_settings,
+        CursorState::new,
+    )
+    .await
+}
+
+async fn open_session_cursor_as<O, T>(
+    client: &Client,
+    op: Box<O>,
+    session: &mut ClientSession,
+    settings: OperationSettings,
+    cursor_settings: CursorSettings,
+    new_state: NewState,
+) -> Result<SessionCursor<T>>
+where
+    O: Operation<Output = CursorReply>,
+{
     let (opening, settings) = cursor_phases(settings, &cursor_settings, Some(session))?;
     let executor = client.executor();
     let (reply, pin) = executor
         .execute_cursor(op, opening.context(Some(session)))
         .await?;
-    let state = CursorState::new(reply, pin.address, cursor_settings).pinned_to(pin.connection);
+    let state = new_state(reply, pin.address, cursor_settings).pinned_to(pin.connection);
     Ok(SessionCursor::new(
         Arc::clone(executor),
         state,

@@ -304,3 +304,38 @@ pub(crate) fn raw_command(command: &bson::RawDocumentBuf) -> Result<Document> {
         crate::error::Error::invalid_argument(format!("the raw command is not valid BSON: {error}"))
     })
 }
+
+impl RunCursorCommand<'_, ImplicitSession> {
+    /// Runs the command and returns a [`RawBatchCursor`](crate::raw_batch_cursor::RawBatchCursor): the same cursor
+    /// awaiting the action opens, handing out whole server batches, unparsed, instead of
+    /// documents.
+    ///
+    /// # Errors
+    /// As awaiting the action.
+    pub async fn batch(self) -> Result<crate::raw_batch_cursor::RawBatchCursor> {
+        let client = self.db.client();
+        let (op, cursor_settings, settings, _) = self.prepare()?;
+        super::run::open_raw_batch_cursor(client, Box::new(op), settings, cursor_settings).await
+    }
+}
+
+impl<'a> RunCursorCommand<'a, ExplicitSession<'a>> {
+    /// Runs the command in the explicit session and returns a
+    /// [`SessionRawBatchCursor`](crate::raw_batch_cursor::SessionRawBatchCursor): the same cursor awaiting the
+    /// action opens, handing out whole server batches, unparsed, instead of documents.
+    ///
+    /// # Errors
+    /// As awaiting the action.
+    pub async fn batch(self) -> Result<crate::raw_batch_cursor::SessionRawBatchCursor> {
+        let client = self.db.client();
+        let (op, cursor_settings, settings, ExplicitSession(session)) = self.prepare()?;
+        super::run::open_raw_batch_session_cursor(
+            client,
+            Box::new(op),
+            session,
+            settings,
+            cursor_settings,
+        )
+        .await
+    }
+}

@@ -289,6 +289,7 @@ fn parse_reply(reply: &RawDocumentBuf) -> Result<BatchReply> {
             ns: crate::namespace::Namespace::new("admin", "$cmd.bulkWrite"),
             first_batch: Default::default(),
             post_batch_resume_token: None,
+            raw: None,
         }
     };
     let failures = ReplyWriteErrors::from_reply(&doc);

@@ -150,6 +150,7 @@ fn reply(inserted: i64, n_errors: u64) -> BatchReply {
             ns: Namespace::new("admin", "$cmd.bulkWrite"),
             first_batch: Default::default(),
             post_batch_resume_token: None,
+            raw: None,
         },
         write_concern_error: None,
         labels: Default::default(),

@@ -21,6 +21,9 @@ pub(crate) struct CursorReply {
     pub(crate) first_batch: VecDeque<RawDocumentBuf>,
     /// The resume token after this batch (change streams).
     pub(crate) post_batch_resume_token: Option<RawDocumentBuf>,
+    /// The whole reply the cursor was read from, when the operation kept it (see
+    /// [`CursorReply::with_raw`]): a raw batch cursor hands it out as one batch.
+    pub(crate) raw: Option<RawDocumentBuf>,
 }
 
 impl AsRef<CursorReply> for CursorReply {
@@ -110,7 +113,15 @@ impl CursorReply {
             ns,
             first_batch,
             post_batch_resume_token,
+            raw: None,
         })
+    }
+
+    /// This reply with `reply`, the whole server reply it was parsed from, kept alongside.
+    /// The cursor state drops it unless the cursor hands out whole batches.
+    pub(crate) fn with_raw(mut self, reply: RawDocumentBuf) -> Self {
+        self.raw = Some(reply);
+        self
     }
 }
 

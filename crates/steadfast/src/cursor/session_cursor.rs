@@ -281,6 +281,20 @@ impl<T> SessionCursor<T> {
         SessionCursorStream::new(self, session)
     }
 
+    /// The next buffered entry taken out whole, fetched in `session` if needed, without
+    /// deserialising it: for a cursor over a raw-batch state, the next batch's server reply.
+    /// `None` once exhausted.
+    pub(crate) async fn next_raw(
+        &mut self,
+        session: &mut ClientSession,
+    ) -> Option<Result<RawDocumentBuf>> {
+        match self.advance(session).await {
+            Ok(true) => self.current.take().map(Ok),
+            Ok(false) => None,
+            Err(error) => Some(Err(error)),
+        }
+    }
+
     /// Changes the type documents are deserialised as (the same server cursor and
     /// buffered documents).
     pub fn with_type<U>(mut self) -> SessionCursor<U> {

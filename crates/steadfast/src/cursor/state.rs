@@ -49,6 +49,9 @@ pub(crate) struct CursorState {
     /// The connection the server cursor is reachable on, in load-balanced mode; checked back in
     /// once the server cursor is exhausted, or by whoever closes the cursor.
     pinned: Option<PinnedConnection>,
+    /// Whether the buffer holds whole server replies, one per batch, instead of documents
+    /// (a raw batch cursor).
+    raw_batches: bool,
 }
 
 impl CursorState {
@@ -58,6 +61,26 @@ impl CursorState {
         address: ServerAddress,
         settings: CursorSettings,
     ) -> Self {
+        Self::open(reply, address, settings, false)
+    }
+
+    /// Like [`CursorState::new`], but the buffer holds each batch's whole server reply (its
+    /// `cursor` document holding the `firstBatch` or `nextBatch`), one entry per batch, empty
+    /// batches included: [`CursorState::pop`] then hands out whole batches.
+    pub(crate) fn new_raw_batches(
+        reply: CursorReply,
+        address: ServerAddress,
+        settings: CursorSettings,
+    ) -> Self {
+        Self::open(reply, address, settings, true)
+    }
+
+    fn open(
+        reply: CursorReply,
+        address: ServerAddress,
+        settings: CursorSettings,
+        raw_batches: bool,
+    ) -> Self {
         let mut state = CursorState {
             id: 0,
             ns: reply.ns.clone(),
@@ -66,6 +89,7 @@ impl CursorState {
             received: 0,
             settings,
             pinned: None,
+            raw_batches,
         };
         state.absorb(reply);
         state
@@ -105,14 +129,17 @@ impl CursorState {
         self.received = self
             .received
             .saturating_add(u64::try_from(reply.first_batch.len()).unwrap_or(u64::MAX));
-        if self.buffer.is_empty() {
+        if self.raw_batches {
+            // The whole reply is the batch; the documents parsed out of it are not needed.
+            self.buffer.extend(reply.raw);
+        } else if self.buffer.is_empty() {
             self.buffer = reply.first_batch;
         } else {
             self.buffer.extend(reply.first_batch);
         }
     }
 
-    /// The next buffered document.
+    /// The next buffered document (the next whole batch's reply, for a raw batch cursor).
     pub(crate) fn pop(&mut self) -> Option<RawDocumentBuf> {
         self.buffer.pop_front()
     }
@@ -218,6 +245,7 @@ impl CursorState {
             received: self.received,
             settings: self.settings.clone(),
             pinned: self.pinned.take(),
+            raw_batches: self.raw_batches,
         }
     }
 }

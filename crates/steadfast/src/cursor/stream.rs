@@ -350,6 +350,22 @@ impl<T> Cursor<T> {
     }
 }
 
+impl<T> Cursor<T> {
+    /// The next buffered entry taken out whole, without deserialising it: for a cursor over a
+    /// raw-batch state, the next batch's server reply. `None` once the cursor is finished.
+    pub(crate) fn poll_next_raw(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<RawDocumentBuf>>> {
+        match self.poll_advance(cx, Tailing::UntilDocument) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Ok(true)) => Poll::Ready(self.current.take().map(Ok)),
+            Poll::Ready(Ok(false)) => Poll::Ready(None),
+            Poll::Ready(Err(error)) => Poll::Ready(Some(Err(error))),
+        }
+    }
+}
+
 impl<T: DeserializeOwned> Cursor<T> {
     /// The current document deserialised as `T`.
     ///

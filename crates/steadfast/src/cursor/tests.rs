@@ -20,6 +20,7 @@ fn reply(id: i64, docs: usize) -> CursorReply {
             .map(|i| rawdoc! { "i": i as i32 })
             .collect::<VecDeque<RawDocumentBuf>>(),
         post_batch_resume_token: None,
+        raw: None,
     }
 }
 

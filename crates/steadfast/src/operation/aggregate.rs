@@ -132,7 +132,7 @@ impl Operation for Aggregate {
         reply: RawDocumentBuf,
         _context: &ReplyContext<'_>,
     ) -> Result<CursorReply> {
-        CursorReply::parse(&reply, "aggregate")
+        CursorReply::parse(&reply, "aggregate").map(|cursor| cursor.with_raw(reply))
     }
 
     fn selection_criteria(&self) -> SelectionCriteria {

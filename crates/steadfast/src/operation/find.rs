@@ -150,7 +150,7 @@ impl Operation for Find {
         reply: RawDocumentBuf,
         _context: &ReplyContext<'_>,
     ) -> Result<CursorReply> {
-        CursorReply::parse(&reply, "find")
+        CursorReply::parse(&reply, "find").map(|cursor| cursor.with_raw(reply))
     }
 
     fn selection_criteria(&self) -> SelectionCriteria {

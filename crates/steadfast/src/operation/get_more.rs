@@ -90,7 +90,7 @@ impl Operation for GetMore {
                 self.id, self.ns, cursor.ns
             )));
         }
-        Ok(cursor)
+        Ok(cursor.with_raw(reply))
     }
 
     fn selection_criteria(&self) -> SelectionCriteria {

@@ -87,7 +87,7 @@ impl Operation for ListCursor {
         reply: RawDocumentBuf,
         _context: &ReplyContext<'_>,
     ) -> Result<CursorReply> {
-        CursorReply::parse(&reply, self.name)
+        CursorReply::parse(&reply, self.name).map(|cursor| cursor.with_raw(reply))
     }
 
     fn selection_criteria(&self) -> SelectionCriteria {
@@ -154,7 +154,7 @@ impl Operation for CursorCommand {
         reply: RawDocumentBuf,
         _context: &ReplyContext<'_>,
     ) -> Result<CursorReply> {
-        CursorReply::parse(&reply, &self.name)
+        CursorReply::parse(&reply, &self.name).map(|cursor| cursor.with_raw(reply))
     }
 
     fn selection_criteria(&self) -> SelectionCriteria {
