@@ -155,3 +155,61 @@ fn a_get_more_reply_updates_the_id() {
     state.forget_server_cursor();
     assert!(state.take_kill().is_none());
 }
+
+/// `reply(id, docs)` carrying a whole server reply, as the operations keep it.
+fn raw_reply(id: i64, docs: usize, batch: &str) -> CursorReply {
+    let mut reply = reply(id, docs);
+    let documents: Vec<Bson> = (0..docs)
+        .map(|i| Bson::Document(bson::doc! { "i": i as i32 }))
+        .collect();
+    let whole =
+        bson::doc! { "cursor": { "id": id, "ns": "shop.orders", batch: documents }, "ok": 1.0 };
+    reply.raw = Some(RawDocumentBuf::try_from(&whole).expect("encodes"));
+    reply
+}
+
+#[test]
+fn a_raw_batch_state_buffers_one_whole_reply_per_batch_empty_ones_included() {
+    let settings = CursorSettings {
+        limit: Some(3),
+        ..CursorSettings::default()
+    };
+    let mut state =
+        CursorState::new_raw_batches(raw_reply(5, 0, "firstBatch"), address(), settings);
+    assert_eq!(state.buffered(), 1);
+    let first = state.pop().expect("the empty first batch");
+    assert!(
+        first
+            .get_document("cursor")
+            .unwrap()
+            .get_array("firstBatch")
+            .is_ok()
+    );
+    assert!(!state.is_exhausted());
+    state.absorb(raw_reply(5, 2, "nextBatch"));
+    state.absorb(raw_reply(5, 1, "nextBatch"));
+    // Two batches buffered, not three documents; the limit still counts documents.
+    assert_eq!(state.buffered(), 2);
+    assert!(state.get_more().is_none());
+    let second = state.pop().expect("the second batch");
+    let batch = second
+        .get_document("cursor")
+        .unwrap()
+        .get_array("nextBatch")
+        .unwrap();
+    assert_eq!(batch.into_iter().count(), 2);
+    assert!(state.pop().is_some() && state.pop().is_none());
+    assert!(state.is_exhausted());
+}
+
+#[test]
+fn a_document_state_drops_the_whole_reply() {
+    let mut state = CursorState::new(
+        raw_reply(0, 2, "firstBatch"),
+        address(),
+        CursorSettings::default(),
+    );
+    let first = state.pop().expect("a document");
+    assert_eq!(first, rawdoc! { "i": 0 });
+    assert_eq!(state.buffered(), 1);
+}

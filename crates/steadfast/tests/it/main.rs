@@ -32,6 +32,7 @@ mod pool_concurrency;
 mod pool_maintenance;
 mod prose;
 mod query_language;
+mod raw_batch;
 mod recipes;
 mod recipes_counter;
 mod replication;
