@@ -155,3 +155,47 @@ async fn a_session_batch_cursor_fetches_in_its_session_and_is_killed_when_droppe
     kill.reply(doc! { "cursorsKilled": [9_i64], "ok": 1 })
         .unwrap();
 }
+
+#[tokio::test]
+async fn listings_and_cursor_commands_hand_out_batches_too() {
+    let server = server().await;
+    for command in ["listIndexes", "listCollections", "find"] {
+        server
+            .rule(
+                Matcher::command(command),
+                cursor_reply("firstBatch", 0..3, 0),
+            )
+            .once();
+    }
+    let client = client_for(&server).await;
+    let db = client.database("db");
+    let items = db.collection::<Document>("items");
+    let indexes: Vec<RawBatch> = items
+        .list_indexes()
+        .batch()
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let collections: Vec<RawBatch> = db
+        .list_collections()
+        .batch()
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let command: Vec<RawBatch> = db
+        .run_cursor_command(doc! { "find": "items" })
+        .batch()
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    for batches in [indexes, collections, command] {
+        assert_eq!(batches.len(), 1);
+        assert_eq!(values(&batches[0]), [0, 1, 2]);
+    }
+}
