@@ -81,6 +81,19 @@ impl Database {
     /// command itself must ask for a tailable cursor if `cursor_type` says so. After
     /// `.session(..)` it runs in that session and awaiting returns a [`SessionCursor`].
     pub fn run_cursor_command(&self, command: Document) -> RunCursorCommand<'_> {
+        self.cursor_command(Ok(command))
+    }
+
+    /// [`Database::run_cursor_command`] with the command given as raw BSON.
+    ///
+    /// # Errors
+    /// As [`Database::run_cursor_command`]; `InvalidArgument` when `command` is not well-formed
+    /// BSON.
+    pub fn run_raw_cursor_command(&self, command: bson::RawDocumentBuf) -> RunCursorCommand<'_> {
+        self.cursor_command(raw_command(&command))
+    }
+
+    fn cursor_command(&self, command: Result<Document>) -> RunCursorCommand<'_> {
         RunCursorCommand {
             db: self,
             command,
@@ -173,7 +186,8 @@ action_future!(RunCommand<'a> => Document);
 #[must_use = "an action does nothing until awaited"]
 pub struct RunCursorCommand<'a, S = ImplicitSession> {
     db: &'a Database,
-    command: Document,
+    /// The command, or why the raw one given could not be read.
+    command: Result<Document>,
     criteria: Option<SelectionCriteria>,
     batch_size: Option<u32>,
     cursor_type: CursorType,
@@ -236,7 +250,7 @@ impl<'a, S> RunCursorCommand<'a, S> {
 
     /// The command, the cursor's settings and the operation's settings.
     fn prepare(self) -> Result<(CursorCommand, CursorSettings, OperationSettings, S)> {
-        let op = CursorCommand::new(self.db.name(), self.command)?.with_criteria(self.criteria);
+        let op = CursorCommand::new(self.db.name(), self.command?)?.with_criteria(self.criteria);
         let cursor_settings = CursorSettings {
             batch_size: self.batch_size,
             get_more_max_time: self.max_time,

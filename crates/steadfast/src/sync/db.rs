@@ -133,6 +133,12 @@ impl Database {
         self.inner.run_cursor_command(command)
     }
 
+    /// Runs a command given as raw BSON that opens a cursor (see
+    /// [`crate::Database::run_raw_cursor_command`]); `.run()` returns the cursor.
+    pub fn run_raw_cursor_command(&self, command: bson::RawDocumentBuf) -> RunCursorCommand<'_> {
+        self.inner.run_raw_cursor_command(command)
+    }
+
     /// Opens a change stream on every collection of the database (see
     /// [`crate::Database::watch`]); `.run()` returns a blocking
     /// [`ChangeStream`](super::ChangeStream).

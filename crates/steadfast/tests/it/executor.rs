@@ -371,7 +371,11 @@ async fn a_raw_command_runs_as_written_and_a_malformed_one_is_refused() {
         bson::RawDocumentBuf::from_bytes(vec![13, 0, 0, 0, 2, b'a', 0, 100, 0, 0, 0, b'x', 0])
             .expect("the header and the terminator are sound");
     assert!(Document::try_from(broken.as_ref()).is_err());
-    let error = within(db.run_raw_command(broken)).await.unwrap_err();
+    let error = within(db.run_raw_command(broken.clone()))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("not valid BSON"), "{error}");
+    let error = within(db.run_raw_cursor_command(broken)).await.unwrap_err();
     assert!(error.to_string().contains("not valid BSON"), "{error}");
     assert_eq!(requests(&server, "ping").len(), 1, "nothing more was sent");
     h.client.shutdown().await;
