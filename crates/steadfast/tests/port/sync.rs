@@ -5,9 +5,12 @@
 //! `*e.kind`, and `shutdown().run()`. It runs from a plain `#[test]`, with no runtime of its
 //! own; the embedded deployment runs on a runtime the test keeps for it.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use blackpipe::deployment::{Deployment, DeploymentConfig};
+use fast_socks5::server::{DnsResolveHelper as _, Socks5ServerProtocol, run_tcp_proxy};
 use serde::{Deserialize, Serialize};
 use steadfast::IndexModel;
 use steadfast::bson::{Document, doc};
@@ -129,5 +132,69 @@ fn a_blocking_program_written_for_the_official_sync_api_runs_unchanged() {
     assert_eq!(titles, ["Emma", "Dune", "Ubik"]);
     assert_eq!(balances, [10, 10]);
     assert_eq!(first, "Dune");
+    server_runtime.block_on(async move { drop(deployment) });
+}
+
+/// A SOCKS5 proxy on 127.0.0.1 that requires `app`/`secret` and tunnels to any target,
+/// counting the tunnels it opened.
+async fn start_proxy() -> (u16, Arc<AtomicUsize>, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a free port");
+    let port = listener.local_addr().expect("bound").port();
+    let tunnels = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&tunnels);
+    let task = tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            let counted = Arc::clone(&counted);
+            tokio::spawn(async move {
+                // A refused handshake or a dropped client ends this connection only.
+                let _ = tunnel(socket, &counted).await;
+            });
+        }
+    });
+    (port, tunnels, task)
+}
+
+async fn tunnel(
+    socket: tokio::net::TcpStream,
+    tunnels: &AtomicUsize,
+) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let (protocol, _) = Socks5ServerProtocol::accept_password_auth(socket, |user, password| {
+        user == "app" && password == "secret"
+    })
+    .await?;
+    let (protocol, _, target) = protocol.read_command().await?.resolve_dns().await?;
+    tunnels.fetch_add(1, Ordering::SeqCst);
+    run_tcp_proxy(protocol, &target, Duration::from_secs(10), true).await?;
+    Ok(())
+}
+
+/// The same blocking program with a SOCKS5 connection string: every connection, application
+/// and monitoring alike, goes through an authenticating proxy. The test binary builds steadfast
+/// with the features line a program moving from the official crate would have
+/// (`features = ["sync", "socks5-proxy", "zstd-compression", ...]`, this crate's
+/// dev-dependency on itself).
+#[test]
+fn the_blocking_program_runs_through_a_socks5_proxy_uri() {
+    let server_runtime = tokio::runtime::Runtime::new().expect("the deployment's runtime");
+    let deployment = server_runtime
+        .block_on(Deployment::start(DeploymentConfig::replica_set(3)))
+        .expect("the replica set starts");
+    let (port, tunnels, proxy) = server_runtime.block_on(start_proxy());
+    let uri = format!(
+        "{}&proxyHost=127.0.0.1&proxyPort={port}&proxyUsername=app&proxyPassword=secret",
+        deployment.uri()
+    );
+    let (titles, balances, first) = shelf(&uri).expect("the program runs through the proxy");
+    assert_eq!(titles, ["Emma", "Dune", "Ubik"]);
+    assert_eq!(balances, [10, 10]);
+    assert_eq!(first, "Dune");
+    assert!(
+        tunnels.load(Ordering::SeqCst) >= 3,
+        "at least one tunnel per member: {}",
+        tunnels.load(Ordering::SeqCst)
+    );
+    proxy.abort();
     server_runtime.block_on(async move { drop(deployment) });
 }
