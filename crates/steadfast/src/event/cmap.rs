@@ -201,30 +201,21 @@ event_struct!(
     }
 );
 
-/// One connection pool event.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-#[allow(
-    missing_docs,
-    reason = "each variant is documented by the struct it holds"
-)]
-pub enum CmapEvent {
-    PoolCreated(PoolCreatedEvent),
-    PoolReady(PoolReadyEvent),
-    PoolCleared(PoolClearedEvent),
-    PoolClosed(PoolClosedEvent),
-    ConnectionCreated(ConnectionCreatedEvent),
-    ConnectionReady(ConnectionReadyEvent),
-    ConnectionClosed(ConnectionClosedEvent),
-    ConnectionCheckoutStarted(ConnectionCheckoutStartedEvent),
-    ConnectionCheckoutFailed(ConnectionCheckoutFailedEvent),
-    ConnectionCheckedOut(ConnectionCheckedOutEvent),
-    ConnectionCheckedIn(ConnectionCheckedInEvent),
-}
-
-/// Each event struct converts into its [`CmapEvent`] variant.
-macro_rules! into_cmap_event {
+/// [`CmapEvent`], one variant per event struct, and each struct's conversion into its
+/// variant: the list is written once.
+macro_rules! cmap_events {
     ($($variant:ident($event:ident)),* $(,)?) => {
+        /// One connection pool event.
+        #[derive(Clone, Debug, PartialEq)]
+        #[non_exhaustive]
+        #[allow(
+            missing_docs,
+            reason = "each variant is documented by the struct it holds"
+        )]
+        pub enum CmapEvent {
+            $($variant($event),)*
+        }
+
         $(impl From<$event> for CmapEvent {
             fn from(event: $event) -> Self {
                 CmapEvent::$variant(event)
@@ -233,7 +224,7 @@ macro_rules! into_cmap_event {
     };
 }
 
-into_cmap_event!(
+cmap_events!(
     PoolCreated(PoolCreatedEvent),
     PoolReady(PoolReadyEvent),
     PoolCleared(PoolClearedEvent),
