@@ -1,0 +1,1 @@
+//! Unit tests of the report's data: bins, downsampling, spans, colours.
