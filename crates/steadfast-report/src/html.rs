@@ -78,9 +78,9 @@ pub fn page(title: &str, subtitle: &str, sections: &[String]) -> String {
         out.push_str(section);
         out.push('\n');
     }
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<div id=\"tip\"></div><script>{SCRIPT}</script></body></html>\n"
+        "<div id=\"tip\"></div><script>{SCRIPT}</script></body></html>"
     );
     out
 }

@@ -39,7 +39,7 @@ pub fn sum_per_bin(
 /// Every operation that did not simply succeed (retried, failed, ambiguous...) is what a
 /// reader looks for, so they get up to half of the budget (evenly thinned if there are more);
 /// the plain successes share the rest by time bin, each bin keeping its slowest operation and
-/// its first one, so that a latency spike survives however thin the sample.
+/// its last one, so that a latency spike survives however thin the sample.
 pub fn downsample(operations: &[OpPoint], max_points: usize) -> Vec<OpPoint> {
     if operations.len() <= max_points {
         let mut all = operations.to_vec();
@@ -51,7 +51,7 @@ pub fn downsample(operations: &[OpPoint], max_points: usize) -> Vec<OpPoint> {
     let notable_kept = thin(&notable, notable.len().min(max_points / 2));
     let budget = max_points - notable_kept.len();
     let mut kept: Vec<OpPoint> = notable_kept.into_iter().cloned().collect();
-    kept.extend(spikes_and_firsts(&plain, budget).into_iter().cloned());
+    kept.extend(spikes_and_lasts(&plain, budget).into_iter().cloned());
     kept.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
     kept
 }
@@ -67,30 +67,30 @@ fn thin<'a>(items: &[&'a OpPoint], keep: usize) -> Vec<&'a OpPoint> {
     (0..keep).map(|i| items[i * items.len() / keep]).collect()
 }
 
-/// Up to `budget` of `plain`: per time bin, its slowest and its first operation.
-fn spikes_and_firsts<'a>(plain: &[&'a OpPoint], budget: usize) -> Vec<&'a OpPoint> {
+/// Up to `budget` of `plain`: per time bin, its slowest and its last operation.
+fn spikes_and_lasts<'a>(plain: &[&'a OpPoint], budget: usize) -> Vec<&'a OpPoint> {
     if plain.len() <= budget {
         return plain.to_vec();
     }
     let bins = (budget / 2).max(1);
     let end = plain.iter().map(|op| op.at_ms).fold(0.0, f64::max) + 1e-9;
     let mut slowest: Vec<Option<&OpPoint>> = vec![None; bins];
-    let mut first: Vec<Option<&OpPoint>> = vec![None; bins];
+    let mut last: Vec<Option<&OpPoint>> = vec![None; bins];
     for &op in plain {
         let index = ((op.at_ms.max(0.0) / end * bins as f64) as usize).min(bins - 1);
         if slowest[index].is_none_or(|kept| op.latency_ms > kept.latency_ms) {
             slowest[index] = Some(op);
         }
-        if first[index].is_none_or(|kept| op.at_ms < kept.at_ms) {
-            first[index] = Some(op);
+        if last[index].is_none_or(|kept| op.at_ms >= kept.at_ms) {
+            last[index] = Some(op);
         }
     }
     let mut kept = Vec::with_capacity(budget);
-    for (slow, early) in slowest.into_iter().zip(first) {
+    for (slow, late) in slowest.into_iter().zip(last) {
         kept.extend(slow);
-        if let Some(early) = early {
-            if !slow.is_some_and(|slow| std::ptr::eq(slow, early)) {
-                kept.push(early);
+        if let Some(late) = late {
+            if !slow.is_some_and(|slow| std::ptr::eq(slow, late)) {
+                kept.push(late);
             }
         }
     }

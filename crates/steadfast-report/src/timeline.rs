@@ -3,7 +3,7 @@
 
 mod render;
 
-pub use render::render;
+pub use render::{MAX_SCATTER_POINTS, RETRY_BIN_MS, THROUGHPUT_BIN_MS, render};
 
 /// Everything a run's report shows. Times are milliseconds from the start of the run.
 #[derive(Clone, Debug, Default, PartialEq)]
