@@ -22,8 +22,9 @@ mod schedule;
 
 use schedule::OverloadPlan;
 
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use blackpipe::deployment::{Deployment, RolledBackWrite};
 use bson::{Document, doc};
@@ -39,6 +40,7 @@ use crate::workload::report::{Report, ReportInputs};
 use crate::workload::roles::{Consumer, Transfers};
 use crate::workload::run::{RunPlan, execute};
 use crate::workload::setup::{self, DATABASE};
+use crate::workload::timeline::{self, Heading, TimelineRecorder};
 use crate::workload::transfer_worker::BANK;
 use crate::workload::verify::check_counters;
 use crate::workload::worker::{OpMix, Workload};
@@ -85,6 +87,11 @@ pub(crate) struct DemoArgs {
     /// events are checked against blackpipe's op log (embedded deployment only).
     #[arg(long)]
     consumer: bool,
+    /// Also write the run as a self-contained HTML page: each member's role over time, the
+    /// faults, the driver's view of each server, every operation's latency by outcome,
+    /// throughput, retries and the invariants.
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
 }
 
 type DemoResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
@@ -110,10 +117,20 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
     }
     let retries = !args.no_retries;
     let duration = Duration::from_secs_f64(args.seconds);
-    let driver = Arc::new(DriverWatch::default());
+    let recorder = args
+        .report
+        .as_ref()
+        .map(|_| Arc::new(TimelineRecorder::new(Instant::now())));
+    let driver = Arc::new(DriverWatch::recording(recorder.clone()));
     let target = match &args.uri {
         Some(uri) => Target::Remote(uri.clone()),
         None => Target::Embedded(Arc::new(setup::embedded_replica_set(args.seed).await?)),
+    };
+    let member_watch = match (&recorder, &target) {
+        (Some(recorder), Target::Embedded(deployment)) => {
+            Some(recorder.watch(Arc::clone(deployment)))
+        }
+        _ => None,
     };
     let (uri, collection_name) = match &target {
         Target::Embedded(deployment) => (
@@ -248,6 +265,7 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         },
         check_reads: matches!(target, Target::Embedded(_)),
         bank: transfers.as_ref().map(|t| Arc::clone(&t.bank)),
+        record_samples: recorder.is_some(),
     });
     let mut outcome = execute(RunPlan {
         workload,
@@ -311,6 +329,13 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         Target::Embedded(deployment) => Some(rollback::play(deployment).await),
         Target::Remote(_) => None,
     };
+    if let Some(watch) = member_watch {
+        watch.finish().await;
+    }
+    let members = match &target {
+        Target::Embedded(deployment) => deployment.hosts(),
+        Target::Remote(_) => Vec::new(),
+    };
     if let Target::Embedded(deployment) = &target {
         deployment.stop().await;
     }
@@ -346,6 +371,26 @@ pub(crate) async fn run(args: DemoArgs) -> DemoResult {
         }
         None => Vec::new(),
     };
+    if let (Some(path), Some(recorder)) = (&args.report, &recorder) {
+        let heading = Heading {
+            title: "steadfast demo".to_owned(),
+            subtitle: format!(
+                "{} workers for {:.1} s on the {}, seed {}, retries {}",
+                args.workers,
+                args.seconds,
+                report.deployment,
+                args.seed,
+                if retries { "on" } else { "off" }
+            ),
+            duration: recorder.elapsed(),
+            members,
+        };
+        let mut page =
+            recorder.timeline(heading, &outcome.faults, &outcome.ledger.samples, &report);
+        page.checks
+            .insert(0, timeline::counters_row(&report.counters, retries));
+        timeline::write(path, &page, args.json)?;
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

@@ -3,7 +3,7 @@
 use crate::charts::{self, Curve, Series};
 use crate::html::{self, Cell};
 use crate::timeline::{
-    self, CheckRow, FaultMark, Marker, OpPoint, Outcome, RunTimeline, State, StateChange,
+    self, CheckRow, FaultMark, Marker, OpPoint, Outcome, RunTimeline, State, StateChange, Verdict,
 };
 use crate::{count_per_bin, downsample, sum_per_bin};
 
@@ -174,7 +174,7 @@ fn sample_run() -> RunTimeline {
         ],
         checks: vec![CheckRow {
             name: "no acknowledged write lost".to_owned(),
-            passed: true,
+            verdict: Verdict::Held,
             detail: "812 of 812".to_owned(),
         }],
     }

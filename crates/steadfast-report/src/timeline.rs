@@ -212,9 +212,20 @@ pub struct CheckRow {
     /// Its name.
     pub name: String,
     /// Whether it held.
-    pub passed: bool,
+    pub verdict: Verdict,
     /// The counts behind it.
     pub detail: String,
+}
+
+/// What became of an invariant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// It held.
+    Held,
+    /// It was violated.
+    Violated,
+    /// The run could not check it (with the reason in the detail).
+    NotChecked,
 }
 
 /// Consecutive spans of one row's state: `(start, end, state)`, from its changes (in any

@@ -18,6 +18,7 @@ mod panics;
 mod schedule;
 mod settle;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -34,6 +35,7 @@ use crate::workload::progress::{Display, LiveCounters};
 use crate::workload::report::{Report, ReportInputs};
 use crate::workload::run::{RunPlan, execute};
 use crate::workload::setup::{self, DATABASE};
+use crate::workload::timeline::{self, Heading, TimelineRecorder};
 use crate::workload::verify::{Rollbacks, check_counters_after, check_inserts};
 use crate::workload::worker::Workload;
 
@@ -85,6 +87,12 @@ pub(crate) struct TortureArgs {
     /// Transfers commit with `majority` either way.
     #[arg(long, value_enum, default_value_t = Durability::Majority)]
     write_concern: Durability,
+    /// Also write the run as a self-contained HTML page: each member's role over time, the
+    /// faults, the driver's view of each server, every operation's latency by outcome,
+    /// throughput, retries and the invariants. The recording it needs is allowed for in the
+    /// memory invariant.
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
 }
 
 impl TortureArgs {
@@ -136,8 +144,15 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
 
     let panic_watch = panics::PanicWatch::install();
     let memory_before = memory::live_heap_bytes();
+    let recorder = args
+        .report
+        .as_ref()
+        .map(|_| Arc::new(TimelineRecorder::new(Instant::now())));
     let deployment = Arc::new(setup::embedded_replica_set(seed).await?);
-    let driver = Arc::new(DriverWatch::default());
+    let member_watch = recorder
+        .as_ref()
+        .map(|recorder| recorder.watch(Arc::clone(&deployment)));
+    let driver = Arc::new(DriverWatch::recording(recorder.clone()));
     let uri = setup::embedded_uri(&deployment, APP_NAME, true);
     let client = setup::connect(&uri, Arc::clone(&driver), true).await?;
     let tasks = client.background_tasks();
@@ -170,6 +185,7 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         mix: args.workload.mix(),
         check_reads: true,
         bank: transfers.as_ref().map(|t| Arc::clone(&t.bank)),
+        record_samples: recorder.is_some(),
     });
     let mut outcome = execute(RunPlan {
         workload,
@@ -229,6 +245,12 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     }
     let convergence = check_convergence(&settle::member_data(&deployment, &collections));
     drop(rollbacks);
+    if let Some(watch) = member_watch {
+        watch.finish().await;
+    }
+    let members = deployment.hosts();
+    // The page's time axis ends here: what follows is the checks, with no deployment.
+    let recorded_for = recorder.as_ref().map(|recorder| recorder.elapsed());
     deployment.stop().await;
     let deployment_name = format!("embedded blackpipe replica set {}", deployment.uri());
     // The injector shares the deployment: both go, so the store's data is freed before the
@@ -278,6 +300,34 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
     report.stream = stream;
     report.write_concern = Some(args.write_concern);
     report.convergence = Some(convergence.clone());
+    // The report's recording stays for the page written after the checks; what it holds is
+    // measured by copying it, with nothing else running, and allowed for.
+    let mut recording = recorder.as_ref().map(|recorder| {
+        let heading = Heading {
+            title: "steadfast torture".to_owned(),
+            subtitle: format!(
+                "seed {seed}, {:.1} s, {} workers, {:?} workload with w: {}, on the {}",
+                args.seconds,
+                args.workers,
+                args.workload,
+                args.write_concern.name(),
+                report.deployment
+            ),
+            duration: recorded_for.unwrap_or_else(|| recorder.elapsed()),
+            members,
+        };
+        recorder.timeline(heading, &outcome.faults, &outcome.ledger.samples, &report)
+    });
+    drop(recorder);
+    let report_heap = recording.as_ref().map_or(0, |recording| {
+        let before = memory::live_heap_bytes();
+        let copy = recording.clone();
+        let after = memory::live_heap_bytes();
+        drop(copy);
+        before
+            .zip(after)
+            .map_or(0, |(before, after)| after.saturating_sub(before))
+    });
     // The ledger holds an entry per operation: release it before measuring memory.
     drop(outcome);
     let memory_after = memory::live_heap_bytes();
@@ -296,6 +346,7 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         open_connections,
         memory: memory_before.zip(memory_after),
         findings_heap,
+        report_heap,
         operations: report.operations,
         faults: report.faults.len(),
         restore_problems,
@@ -308,6 +359,10 @@ pub(crate) async fn run(args: TortureArgs) -> TortureResult {
         report.checks.extend(stream.checks());
     }
 
+    if let (Some(path), Some(recording)) = (&args.report, &mut recording) {
+        recording.checks = timeline::check_rows(&report);
+        timeline::write(path, recording, args.json)?;
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

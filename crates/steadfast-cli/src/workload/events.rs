@@ -5,7 +5,12 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use steadfast::event::{EventListener, RetryEvent, SdamEvent};
+use std::sync::Arc;
+
+use steadfast::event::{CmapEvent, EventListener, RetryEvent, SdamEvent};
+
+use super::timeline::TimelineRecorder;
+use super::worker::note_retry;
 
 /// Counts retries by reason and remembers the driver's view of the primary.
 #[derive(Debug, Default)]
@@ -14,9 +19,19 @@ pub(crate) struct DriverWatch {
     by_reason: Mutex<BTreeMap<String, u64>>,
     by_operation: Mutex<BTreeMap<String, u64>>,
     primary: Mutex<Option<String>>,
+    /// Records the driver's view for the HTML report, when the run writes one.
+    timeline: Option<Arc<TimelineRecorder>>,
 }
 
 impl DriverWatch {
+    /// A watch that also records the driver's view of each server into `timeline`.
+    pub(crate) fn recording(timeline: Option<Arc<TimelineRecorder>>) -> Self {
+        Self {
+            timeline,
+            ..Self::default()
+        }
+    }
+
     /// Retries so far.
     pub(crate) fn retries(&self) -> u64 {
         self.retries.load(Ordering::Relaxed)
@@ -57,11 +72,21 @@ impl DriverWatch {
 impl EventListener for DriverWatch {
     fn on_retry(&self, event: &RetryEvent) {
         self.retries.fetch_add(1, Ordering::Relaxed);
+        note_retry();
         Self::count(&self.by_reason, event.reason.to_string());
         Self::count(&self.by_operation, event.operation.clone());
     }
 
+    fn on_cmap(&self, event: &CmapEvent) {
+        if let Some(timeline) = &self.timeline {
+            timeline.on_cmap(event);
+        }
+    }
+
     fn on_sdam(&self, event: &SdamEvent) {
+        if let Some(timeline) = &self.timeline {
+            timeline.on_sdam(event);
+        }
         if let SdamEvent::TopologyDescriptionChanged { new, .. } = event {
             let primary = new.primary().map(|server| server.address.to_string());
             *self.primary.lock().unwrap_or_else(PoisonError::into_inner) = primary;

@@ -40,6 +40,9 @@ pub(crate) struct FaultRecord {
     /// When it was injected (not serialised: reports use `at_ms`).
     #[serde(skip)]
     pub(crate) injected: Instant,
+    /// How long it was meant to last (zero for an instant fault), for the HTML report.
+    #[serde(skip)]
+    pub(crate) lasted: Duration,
 }
 
 /// The fault currently being played, for the progress display.
@@ -613,6 +616,7 @@ pub(crate) async fn play(
             member,
             skipped,
             injected,
+            lasted: fault.duration(),
         });
     }
     records

@@ -180,6 +180,17 @@ pub(crate) struct WriteSpan {
     pub(crate) acknowledged: Instant,
 }
 
+/// One operation as the HTML report draws it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct OpSample {
+    pub(crate) sent: Instant,
+    pub(crate) latency: Duration,
+    pub(crate) kind: OpKind,
+    pub(crate) outcome: steadfast_report::timeline::Outcome,
+    /// How many times the driver retried it.
+    pub(crate) retries: u32,
+}
+
 /// One failure the application saw, kept (a few per class) to show in reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct FailureSample {
@@ -209,6 +220,9 @@ pub(crate) struct WorkerLog {
     pub(crate) stale_reads: Vec<StaleRead>,
     /// Acknowledgements that contradict the request (an upsert that changed nothing...).
     pub(crate) anomalies: Vec<String>,
+    /// Every operation, when the run writes an HTML report (`None` otherwise: a long run
+    /// would keep millions).
+    pub(crate) samples: Option<Vec<OpSample>>,
 }
 
 impl WorkerLog {
@@ -268,6 +282,8 @@ pub(crate) struct Ledger {
     pub(crate) acknowledged_writes: Vec<WriteSpan>,
     pub(crate) stale_reads: Vec<StaleRead>,
     pub(crate) anomalies: Vec<String>,
+    /// Every worker's operations, when recorded.
+    pub(crate) samples: Vec<OpSample>,
 }
 
 impl Ledger {
@@ -298,6 +314,7 @@ impl Ledger {
         self.acknowledged_writes.extend(log.acknowledged_writes);
         self.stale_reads.extend(log.stale_reads);
         self.anomalies.extend(log.anomalies);
+        self.samples.extend(log.samples.unwrap_or_default());
     }
 
     /// Failures of class `class`, all operation kinds together.

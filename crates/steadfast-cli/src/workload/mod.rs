@@ -28,6 +28,7 @@ pub(crate) mod run;
 pub(crate) mod setup;
 pub(crate) mod stats;
 pub(crate) mod stream_check;
+pub(crate) mod timeline;
 pub(crate) mod transfer_worker;
 pub(crate) mod transfers;
 pub(crate) mod verify;

@@ -5,6 +5,7 @@
 //! sends the operation once and records the result. Whatever resilience the run shows is the
 //! driver's.
 
+use std::cell::Cell;
 use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,9 +15,11 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use steadfast::error::{ErrorClass, Outcome};
 use steadfast::{Collection, ErrorKind};
+use steadfast_report::timeline::Outcome as SampleOutcome;
 
 use super::ledger::{
-    CounterBook, FailureClass, OpKind, StaleRead, WorkerLog, WriteFate, WriteProgress, WriteSpan,
+    CounterBook, FailureClass, OpKind, OpSample, StaleRead, WorkerLog, WriteFate, WriteProgress,
+    WriteSpan,
 };
 use super::progress::LiveCounters;
 use super::transfer_worker::{self, Bank};
@@ -70,6 +73,8 @@ pub(crate) struct Workload {
     pub(crate) check_reads: bool,
     /// The accounts transfers move money between; `None` for the counter workload.
     pub(crate) bank: Option<Arc<Bank>>,
+    /// Whether workers keep every operation for the HTML report.
+    pub(crate) record_samples: bool,
 }
 
 /// Runs operations until `deadline`, then returns what it saw. The operation in flight at the
@@ -81,7 +86,10 @@ pub(crate) async fn run(
     deadline: Instant,
 ) -> WorkerLog {
     let mut rng = SmallRng::seed_from_u64(seed);
-    let mut log = WorkerLog::default();
+    let mut log = WorkerLog {
+        samples: workload.record_samples.then(Vec::new),
+        ..WorkerLog::default()
+    };
     let mut inserted = 0u64;
     let mut transferred = 0u64;
     while Instant::now() < deadline {
@@ -217,14 +225,43 @@ async fn insert(workload: &Workload, id: String, log: &mut WorkerLog) {
     }
 }
 
+tokio::task_local! {
+    /// How many times the driver retried the operation a worker is awaiting: the retry
+    /// layer emits its retry events on the operation's own task, so the listener can count
+    /// them here ([`note_retry`]).
+    static RETRIES: Cell<u32>;
+}
+
+/// Counts one retry of the operation the current task awaits in [`guard`] (nothing outside one).
+pub(crate) fn note_retry() {
+    let _ = RETRIES.try_with(|retries| retries.set(retries.get() + 1));
+}
+
 /// Awaits `operation` for at most [`HANG_LIMIT`]; `None` (recorded as a hung operation) if it
-/// did not complete.
+/// did not complete. When the log keeps samples, the operation is recorded with its outcome
+/// and retries.
 pub(crate) async fn guard<T>(
-    operation: impl Future<Output = T>,
+    operation: impl Future<Output = steadfast::error::Result<T>>,
     op: OpKind,
     log: &mut WorkerLog,
-) -> Option<T> {
-    match tokio::time::timeout(HANG_LIMIT, operation).await {
+) -> Option<steadfast::error::Result<T>> {
+    let sent = Instant::now();
+    let (result, retries) = RETRIES
+        .scope(Cell::new(0), async {
+            let result = tokio::time::timeout(HANG_LIMIT, operation).await;
+            (result, RETRIES.with(Cell::get))
+        })
+        .await;
+    if let Some(samples) = &mut log.samples {
+        samples.push(OpSample {
+            sent,
+            latency: sent.elapsed(),
+            kind: op,
+            outcome: sample_outcome(result.as_ref().ok(), op, retries),
+            retries,
+        });
+    }
+    match result {
         Ok(result) => Some(result),
         Err(_) => {
             log.failure(op, FailureClass::Other, HANG_LIMIT, || {
@@ -237,6 +274,25 @@ pub(crate) async fn guard<T>(
             ));
             None
         }
+    }
+}
+
+/// How the report shows an operation that ended with `result` (`None`: it hung).
+fn sample_outcome<T>(
+    result: Option<&steadfast::error::Result<T>>,
+    op: OpKind,
+    retries: u32,
+) -> SampleOutcome {
+    match result {
+        Some(Ok(_)) if retries > 0 => SampleOutcome::RetriedOk,
+        Some(Ok(_)) => SampleOutcome::Ok,
+        _ if op == OpKind::Read => SampleOutcome::Failed,
+        Some(Err(error)) => match error.outcome() {
+            Outcome::NotApplied => SampleOutcome::NotApplied,
+            Outcome::Applied => SampleOutcome::AppliedDespiteError,
+            _ => SampleOutcome::Ambiguous,
+        },
+        None => SampleOutcome::Ambiguous,
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{Marker, OpPoint, Outcome, RunTimeline, State, StateChange, spans};
+use super::{Marker, OpPoint, Outcome, RunTimeline, State, StateChange, Verdict, spans};
 use crate::html::{self, Cell, escape};
 use crate::sample::{downsample, sum_per_bin};
 use crate::svg::{self, Linear, Log10, px};
@@ -424,7 +424,11 @@ fn checks_table(timeline: &RunTimeline) -> String {
         .map(|check| {
             vec![
                 Cell::text(check.name.clone()),
-                Cell::verdict(check.passed),
+                match check.verdict {
+                    Verdict::Held => Cell::verdict(true),
+                    Verdict::Violated => Cell::verdict(false),
+                    Verdict::NotChecked => Cell::text("not checked"),
+                },
                 Cell::text(check.detail.clone()),
             ]
         })
