@@ -6,5 +6,5 @@ set -euo pipefail
 root="$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
 cd "$root"
 STEADFAST_REPORT_SCREENSHOT="$root/docs/demo-report.png" \
-  cargo test --release -p steadfast-cli --test report_in_browser -- --nocapture
+  cargo test -p steadfast-cli --test report_in_browser -- --nocapture
 echo "wrote docs/demo-report.png"

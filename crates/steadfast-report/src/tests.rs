@@ -266,3 +266,13 @@ fn tables_escape_and_mark_verdicts() {
     assert!(table.contains("<td class=\"fail\">FAIL</td>"));
     assert!(table.contains("x &amp; y"));
 }
+
+#[test]
+fn the_latency_axis_spans_whole_decades_around_the_operations() {
+    use crate::timeline::render::latency_decades;
+    let ops = [op(0.0, 0.7, Outcome::Ok), op(1.0, 1_500.0, Outcome::Ok)];
+    assert_eq!(latency_decades(&ops), (0.1, 10_000.0));
+    assert_eq!(latency_decades(&[op(0.0, 2.0, Outcome::Ok)]), (1.0, 10.0));
+    assert_eq!(latency_decades(&[]), (0.1, 10.0));
+    assert_eq!(latency_decades(&[op(0.0, 0.0, Outcome::Ok)]), (0.1, 10.0));
+}

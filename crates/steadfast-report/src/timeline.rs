@@ -1,7 +1,7 @@
 //! A run in time: what the deployment did, what the driver saw, and how the application's
 //! operations fared, one under the other on one time axis.
 
-mod render;
+pub(crate) mod render;
 
 pub use render::{MAX_SCATTER_POINTS, RETRY_BIN_MS, THROUGHPUT_BIN_MS, render};
 

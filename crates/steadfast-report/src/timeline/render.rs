@@ -303,12 +303,7 @@ fn latency_scatter(
     x: &Linear,
     (top, bottom): (f64, f64),
 ) {
-    let slowest = operations
-        .iter()
-        .map(|op| op.latency_ms)
-        .fold(1.0, f64::max);
-    let high = 10f64.powf(slowest.log10().ceil());
-    let low = 0.01f64.min(high / 10.0);
+    let (low, high) = latency_decades(operations);
     let y = Log10::new((low, high), (bottom, top));
     let mut decade = low;
     while decade <= high * 1.0001 {
@@ -350,6 +345,23 @@ fn latency_scatter(
             retries_text(op.retries)
         );
     }
+}
+
+/// The latency axis: whole decades (in milliseconds) from the fastest operation's to the
+/// slowest's, at least one, never below a microsecond.
+pub(crate) fn latency_decades(operations: &[OpPoint]) -> (f64, f64) {
+    let positive = operations
+        .iter()
+        .map(|op| op.latency_ms)
+        .filter(|ms| *ms > 0.0);
+    let fastest = positive.clone().fold(f64::INFINITY, f64::min);
+    let slowest = positive.fold(0.0, f64::max);
+    if !fastest.is_finite() {
+        return (0.1, 10.0);
+    }
+    let low = 10f64.powf(fastest.max(0.001).log10().floor());
+    let high = 10f64.powf(slowest.log10().ceil()).max(low * 10.0);
+    (low, high)
 }
 
 fn retries_text(retries: u32) -> String {
