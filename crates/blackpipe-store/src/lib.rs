@@ -176,9 +176,11 @@ pub use self::commands::{
     COMMANDS, CommandContext, CommandOutcome, MAX_BSON_DEPTH, RawRequestError, check_raw_request,
 };
 pub use self::cursor::InsertWait;
+pub use self::errors::type_name;
 pub use self::op_clock::OpClock;
 pub use self::oplog::{Change, OpTime, OplogEntry, OplogOp, WriteSession};
 pub use self::replication::ApplyError;
+pub use self::transaction::registry::TransactionCounts;
 
 /// Options of a [`Store`].
 #[derive(Debug, Clone)]
@@ -341,6 +343,11 @@ impl Store {
     /// How many multi-document transactions are open.
     pub fn open_transaction_count(&self) -> usize {
         self.transaction_registry.open_count()
+    }
+
+    /// Transactions started, committed and aborted since the store started.
+    pub fn transaction_counts(&self) -> TransactionCounts {
+        self.transaction_registry.counts()
     }
 
     /// Closes every cursor idle for the cursor timeout or longer at wall time `now` (cursors

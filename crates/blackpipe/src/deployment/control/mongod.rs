@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use bson::{Document, doc};
 
-use super::admin;
 use super::blackpipe::{detached, error};
+use super::{admin, diagnostics};
 use crate::deployment::control_error::ControlError;
 use crate::deployment::errors::{self, SessionFacts};
 use crate::deployment::hello::MAX_BSON_OBJECT_SIZE;
@@ -62,6 +62,8 @@ pub(crate) async fn run_builtin(
             | "replSetReconfig"
             | "shutdown"
             | "getParameter"
+            | "getCmdLineOpts"
+            | "getLog"
     );
     if let Some(reply) = admin_only(request, name).filter(|_| admin_command) {
         return Some(node.finish(reply, SessionFacts::default(), None));
@@ -76,7 +78,7 @@ pub(crate) async fn run_builtin(
         "buildInfo" => Ok(ok_reply(
             node,
             doc! {
-                "version": "8.0.0",
+                "version": crate::deployment::hello::SERVER_VERSION,
                 "gitVersion": "blackpipe",
                 "versionArray": [8, 0, 0, 0],
                 "bits": 64,
@@ -97,6 +99,16 @@ pub(crate) async fn run_builtin(
             ))
         }
         "getParameter" => Ok(ok_reply(node, stable_api::get_parameter(request.command()))),
+        "serverStatus" => Ok(ok_reply(
+            node,
+            diagnostics::server_status(node, request.command()),
+        )),
+        "hostInfo" => Ok(ok_reply(node, diagnostics::host_info())),
+        "getCmdLineOpts" => Ok(ok_reply(node, diagnostics::cmd_line_opts(node))),
+        "getLog" => Ok(match diagnostics::get_log(request.command()) {
+            Ok(reply) => ok_reply(node, reply),
+            Err(error) => node.finish(error, SessionFacts::default(), None),
+        }),
         test if stable_api::is_test_command(test) => Ok(ok(node)),
         // A router's sharding catalog is always consistent in blackpipe: an exhausted cursor
         // with no inconsistency (mongod shards have the command too, but blackpipe's shards

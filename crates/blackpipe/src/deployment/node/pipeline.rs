@@ -81,6 +81,7 @@ async fn run(
     let is_hello = matches!(name.as_str(), "hello" | "isMaster");
     counters.count(is_hello);
     let command = request.command();
+    node.process.opcounters.count(&name, command);
     let session = SessionFacts::of(&name, command);
     let class = classify(&name);
     let write_on_primary = ingress::arrive(node, request, &name, class, session).await?;
