@@ -10,14 +10,18 @@
 mod contender;
 mod driverbench;
 mod failover;
+#[cfg(test)]
+mod fixture;
 mod machine;
 mod memory;
 mod official;
 mod overload;
 mod raw;
 mod report;
+mod sections;
 mod stats;
 mod steadfast_side;
+mod tables;
 #[cfg(test)]
 mod tests;
 mod throughput;
