@@ -1,7 +1,7 @@
 //! The page's charts, each drawn from the measurements or, when the run did not measure its
 //! data, replaced by a one-line note saying why (never an empty chart).
 
-use steadfast_report::charts::{Curve, Series, curves, grouped_bars, ratios};
+use steadfast_report::charts::{Axis, Curve, Series, curves, grouped_bars, ratios};
 
 use super::note;
 use crate::driverbench::DriverBenchReport;
@@ -59,10 +59,12 @@ fn bars(title: &str, unit: &str, categories: &[String], series: &[Series]) -> St
             "No {title} chart: no contender completed an operation in any cell."
         ));
     }
-    grouped_bars(title, unit, categories, series)
+    // Cells span orders of magnitude (a bulk insert against a ping): a log axis keeps every
+    // bar visible.
+    grouped_bars(title, unit, categories, series, Axis::Log)
 }
 
-/// The name of a policy in the goodput chart's legend (short: the legend has ~360 px).
+/// The name of a policy in the goodput chart's legend.
 fn short_name(policy: Policy) -> &'static str {
     match policy {
         Policy::SteadfastDefault => "steadfast default",

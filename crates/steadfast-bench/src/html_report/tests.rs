@@ -47,13 +47,13 @@ fn every_contender_has_one_bar_per_cell_with_its_value() {
     assert_eq!(
         ops,
         [
-            "ping @ 1: steadfast: 32k ops/s",
-            "ping @ 1: official: 14k ops/s",
-            "ping @ 1: raw: 40k ops/s",
-            "find_one @ 1: steadfast: 16k ops/s",
-            "find_one @ 1: official: 10k ops/s",
-            "find_one @ 1: raw: 30k ops/s",
-            "find_one @ 64: steadfast: 10k ops/s",
+            "ping @ 1: steadfast: 32000 ops/s",
+            "ping @ 1: official: 14000 ops/s",
+            "ping @ 1: raw: 40000 ops/s",
+            "find_one @ 1: steadfast: 16000 ops/s",
+            "find_one @ 1: official: 10000 ops/s",
+            "find_one @ 1: raw: 30000 ops/s",
+            "find_one @ 64: steadfast: 10000 ops/s",
             "find_one @ 64: official: 8000 ops/s",
             "insert_one @ 16: official: 8000 ops/s",
         ]
@@ -74,7 +74,7 @@ fn every_contender_has_one_bar_per_cell_with_its_value() {
     let p99 = tips(chart(&page, "p99 latency per cell"), "bar");
     assert_eq!(p99.len(), 7, "{p99:?}");
     assert_eq!(p99[0], "ping @ 1: steadfast: 73.5 µs");
-    assert_eq!(p99[5], "find_one @ 64: official: 24k µs");
+    assert_eq!(p99[5], "find_one @ 64: official: 24000 µs");
 }
 
 #[test]
