@@ -16,6 +16,7 @@ mod crud_features;
 mod cursors;
 mod decimal;
 mod expiry;
+mod explain;
 mod find_and_modify;
 mod fork_and_clock;
 mod hints;
