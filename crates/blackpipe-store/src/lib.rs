@@ -429,6 +429,12 @@ impl Store {
         lock(&self.cursors).contains(id)
     }
 
+    /// Whether cursor `id` exists and was opened by a command with `maxTimeMS`: its getMores
+    /// run under that limit, as mongod's do.
+    pub fn cursor_is_time_limited(&self, id: i64) -> bool {
+        lock(&self.cursors).is_time_limited(id)
+    }
+
     /// How many cursors are open.
     pub fn open_cursor_count(&self) -> usize {
         lock(&self.cursors).len()

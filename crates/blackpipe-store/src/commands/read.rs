@@ -187,6 +187,7 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
     let ns = exec.ns(&collection);
     let options = CursorOptions {
         batch_size,
+        time_limited: super::find::has_time_limit(command),
         ..CursorOptions::default()
     };
     Ok(open_cursor(exec, &ns, output, options))

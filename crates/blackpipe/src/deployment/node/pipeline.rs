@@ -103,6 +103,7 @@ async fn run(
     };
     fail_points::fail_command(node, &facts, write_on_primary, session).await?;
     let limit = max_time::limit(node, command, session)?;
+    max_time::always_time_out(node, &name, command, limit, session)?;
     if is_hello {
         return ControlFlow::Break(hello(node, request, connection, &name, session).await);
     }
