@@ -17,6 +17,7 @@ mod plan;
 mod raw_request;
 mod read;
 pub(crate) mod tail;
+mod validate;
 mod view_reads;
 pub(crate) mod views;
 mod write;
@@ -154,6 +155,7 @@ pub const COMMANDS: &[&str] = &[
     "abortTransaction",
     "bulkWrite",
     "explain",
+    "validate",
 ];
 
 /// The state of one command execution.
@@ -430,6 +432,7 @@ impl Store {
             "distinct" => read::distinct(exec, command),
             "aggregate" => read::aggregate(exec, command),
             "explain" => explain::explain(exec, command),
+            "validate" => validate::validate(exec, command),
             "createIndexes" => admin::create_indexes(exec, command),
             "listIndexes" => admin::list_indexes(exec, command),
             "dropIndexes" | "deleteIndexes" => admin::drop_indexes(exec, command, name),

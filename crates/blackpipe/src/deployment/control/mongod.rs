@@ -104,6 +104,22 @@ pub(crate) async fn run_builtin(
             diagnostics::server_status(node, request.command()),
         )),
         "hostInfo" => Ok(ok_reply(node, diagnostics::host_info())),
+        "usersInfo" => Ok(
+            match node.inner.users.info(
+                request.database(),
+                request
+                    .command()
+                    .get("usersInfo")
+                    .unwrap_or(&bson::Bson::Int32(1)),
+            ) {
+                Ok(users) => ok_reply(node, doc! { "users": users }),
+                Err((code, message)) => node.finish(
+                    errors::error_reply(code, message),
+                    SessionFacts::default(),
+                    None,
+                ),
+            },
+        ),
         "getCmdLineOpts" => Ok(ok_reply(node, diagnostics::cmd_line_opts(node))),
         "getLog" => Ok(match diagnostics::get_log(request.command()) {
             Ok(reply) => ok_reply(node, reply),
