@@ -33,7 +33,7 @@ pub(super) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     // Both are small by construction (1..=31 and 1..=12).
-    (year, small(day), small(month))
+    (year, small(month), small(day))
 }
 
 /// The day number of a civil date; `month` in 1..=12, `day` may run past the month (it

@@ -16,6 +16,8 @@ mod crud_features;
 mod cursors;
 mod decimal;
 mod expiry;
+mod expr_dates;
+mod expr_eval;
 mod find_and_modify;
 mod fork_and_clock;
 mod hints;
