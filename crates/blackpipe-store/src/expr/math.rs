@@ -196,9 +196,18 @@ fn quantize(value: Dec, quantum: Dec, rounding: Rounding) -> Dec {
 /// Decimal arithmetic at 36 digits, rounded once to decimal128's 34.
 type Wide = dec::Decimal<12>;
 
-fn wide(value: Dec, operation: impl FnOnce(&mut Context<Wide>, &mut Wide)) -> Dec {
+/// A context of `digits` digits with decimal128's exponent range (libdecNumber's exp, ln and
+/// log10 refuse the unbounded default range).
+fn wide_context(digits: usize) -> Context<Wide> {
     let mut context = Context::<Wide>::default();
-    let _ = context.set_precision(34);
+    let _ = context.set_precision(digits);
+    let _ = context.set_max_exponent(6144);
+    let _ = context.set_min_exponent(-6143);
+    context
+}
+
+fn wide(value: Dec, operation: impl FnOnce(&mut Context<Wide>, &mut Wide)) -> Dec {
+    let mut context = wide_context(34);
     let mut wide = context
         .parse(value.to_string())
         .unwrap_or_else(|_| Wide::nan());
@@ -312,21 +321,11 @@ fn log(argument: Option<&Bson>, base: Option<&Bson>) -> StoreResult<Option<Bson>
     Ok(Some(Bson::Double(x.ln() / b.ln())))
 }
 
-/// `ln(x) / ln(base)` with guard digits, rounded once to 34 digits.
+/// `ln(x) / ln(base)`, each logarithm rounded to 34 digits and then divided, as mongod's
+/// `Decimal128::logarithm(base)` computes it.
 fn decimal_log(x: Dec, base: Dec) -> Dec {
-    let mut context = Context::<Wide>::default();
-    let _ = context.set_precision(36);
-    let parse = |context: &mut Context<Wide>, value: Dec| {
-        context
-            .parse(value.to_string())
-            .unwrap_or_else(|_| Wide::nan())
-    };
-    let mut numerator = parse(&mut context, x);
-    let mut denominator = parse(&mut context, base);
-    context.ln(&mut numerator);
-    context.ln(&mut denominator);
-    context.div(&mut numerator, &denominator);
-    Context::<Dec>::default().from_decimal(&numerator)
+    let ln = |value: Dec| wide(value, |context, wide| context.ln(wide));
+    Context::<Dec>::default().div(ln(x), ln(base))
 }
 
 fn pow(base: Option<&Bson>, exponent: Option<&Bson>) -> StoreResult<Option<Bson>> {
