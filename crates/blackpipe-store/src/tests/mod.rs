@@ -17,6 +17,7 @@ mod cursors;
 mod decimal;
 mod expiry;
 mod expr_convert;
+mod expr_date_arith;
 mod expr_dates;
 mod expr_eval;
 mod expr_math;
