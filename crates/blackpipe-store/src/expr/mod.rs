@@ -1,11 +1,20 @@
 //! Aggregation expressions: field paths (`"$a.b"`), `$$ROOT`, literals, object and array
 //! literals, and a subset of operators.
 
+mod args;
+mod calendar;
 mod convert;
+mod date_arith;
+mod date_format;
+mod date_parse;
+mod dates;
 mod fields;
+mod math;
 mod ops;
 pub(crate) mod rand;
 mod regex;
+mod strings;
+mod tz;
 
 use std::cmp::Ordering;
 
@@ -32,6 +41,10 @@ pub(crate) enum Expr {
     /// `$regexMatch`, `$regexFind` or `$regexFindAll`, with its pattern compiled once when it
     /// is a constant.
     Regex(Box<regex::RegexCall>),
+    /// An optional named argument that was not given (`onNull`, `timezone`...): evaluates to
+    /// missing, and operators tell it apart from an argument that evaluates to missing, as
+    /// mongod does (an absent `onNull` gives null, `onNull: "$nothing"` gives missing).
+    Absent,
 }
 
 /// The supported expression operators.
@@ -68,8 +81,15 @@ pub(crate) enum Operator {
     SetField,
     GetField,
     Rand,
-    ToDecimal,
-    ToDouble,
+    // Scalar operator families, each parsed and evaluated in its own file.
+    /// Dates (`$year`..., `$dateToString`, `$dateAdd`...): `dates.rs` and the `date_*` files.
+    Date(dates::DateOp),
+    /// Strings (`$substrCP`, `$split`, `$trim`...): `strings.rs`.
+    Text(strings::StringOp),
+    /// Arithmetic and trigonometry (`$round`, `$pow`, `$sin`...): `math.rs`.
+    Math(math::MathOp),
+    /// Type conversions (`$convert`, `$toInt`, `$isNumber`...): `convert.rs`.
+    Convert(convert::ConvertOp),
 }
 
 impl Operator {
@@ -106,9 +126,14 @@ impl Operator {
             "$setField" => Operator::SetField,
             "$getField" => Operator::GetField,
             "$rand" => Operator::Rand,
-            "$toDecimal" => Operator::ToDecimal,
-            "$toDouble" => Operator::ToDouble,
-            _ => return None,
+            // Scalar operator families.
+            _ => {
+                return dates::DateOp::from_name(name)
+                    .map(Operator::Date)
+                    .or_else(|| strings::StringOp::from_name(name).map(Operator::Text))
+                    .or_else(|| math::MathOp::from_name(name).map(Operator::Math))
+                    .or_else(|| convert::ConvertOp::from_name(name).map(Operator::Convert));
+            }
         };
         Some(operator)
     }
@@ -122,7 +147,6 @@ impl Operator {
             | Operator::ToLower
             | Operator::Not => Some(1),
             Operator::IsArray | Operator::Type => Some(1),
-            Operator::ToDecimal | Operator::ToDouble => Some(1),
             Operator::Subtract | Operator::Divide | Operator::Mod | Operator::Eq | Operator::Ne => {
                 Some(2)
             }
@@ -181,6 +205,7 @@ impl Expr {
             }
             Expr::Operator(operator, arguments) => evaluate_operator(*operator, arguments, root),
             Expr::Regex(call) => call.evaluate(root),
+            Expr::Absent => Ok(None),
         }
     }
 
@@ -275,6 +300,17 @@ fn parse_object(document: &Document) -> StoreResult<Expr> {
             format!("Unrecognized expression '{name}'"),
         ));
     };
+    // The scalar families parse their own arguments (named ones, arity and all).
+    let family = match operator {
+        Operator::Date(op) => Some(dates::parse(op, name, argument)?),
+        Operator::Text(op) => Some(strings::parse(op, name, argument)?),
+        Operator::Math(op) => Some(math::parse(op, name, argument)?),
+        Operator::Convert(op) => Some(convert::parse(op, name, argument)?),
+        _ => None,
+    };
+    if let Some(arguments) = family {
+        return Ok(Expr::Operator(operator, arguments));
+    }
     let arguments = if operator == Operator::Cond {
         parse_cond(argument)?
     } else if matches!(operator, Operator::SetField | Operator::GetField) {
@@ -376,7 +412,7 @@ pub(super) fn type_of(value: Option<&Bson>) -> &'static str {
     value.map_or("missing", type_name)
 }
 
-fn evaluate_all(arguments: &[Expr], root: &Document) -> StoreResult<Vec<Option<Bson>>> {
+pub(super) fn evaluate_all(arguments: &[Expr], root: &Document) -> StoreResult<Vec<Option<Bson>>> {
     arguments
         .iter()
         .map(|argument| argument.evaluate(root))
@@ -390,6 +426,11 @@ fn evaluate_operator(
 ) -> StoreResult<Option<Bson>> {
     // Short-circuiting operators evaluate their arguments lazily.
     match operator {
+        // The scalar families evaluate their own arguments (lazily where mongod does).
+        Operator::Date(op) => return dates::evaluate(op, arguments, root),
+        Operator::Text(op) => return strings::evaluate(op, arguments, root),
+        Operator::Math(op) => return math::evaluate(op, arguments, root),
+        Operator::Convert(op) => return convert::evaluate(op, arguments, root),
         Operator::Cond => {
             let condition = arguments[0].evaluate(root)?;
             let branch = if condition.as_ref().is_some_and(is_truthy) {
@@ -479,8 +520,6 @@ fn evaluate_operator(
         },
         Operator::Concat => concat(&values),
         Operator::Rand => Ok(Some(Bson::Double(rand::draw()))),
-        Operator::ToDecimal => convert::to_decimal(values[0].as_ref()),
-        Operator::ToDouble => convert::to_double(values[0].as_ref()),
         Operator::ToUpper | Operator::ToLower => {
             let text = match values[0].as_ref() {
                 value if is_nullish(value) => String::new(),
@@ -549,5 +588,8 @@ fn evaluate_operator(
         Operator::Min | Operator::Max => Ok(extreme(operator == Operator::Max, values)),
         Operator::SetField | Operator::GetField => fields::evaluate(operator, &values),
         Operator::Cond | Operator::And | Operator::Or | Operator::IfNull => Ok(None),
+        Operator::Date(_) | Operator::Text(_) | Operator::Math(_) | Operator::Convert(_) => {
+            Ok(None)
+        }
     }
 }
