@@ -157,7 +157,12 @@ pub(crate) async fn run_builtin(
                 time: 0,
                 increment: 0,
             });
-            let reply = admin::status_reply(&node.inner.topology(), node.index, committed);
+            let reply = admin::status_reply(
+                &node.inner.topology(),
+                node.index,
+                committed,
+                bson::DateTime::now(),
+            );
             ok_reply(node, reply)
         }),
         "replSetGetConfig" => require_replica_set(node).map(|()| {
