@@ -180,6 +180,7 @@ pub use self::errors::type_name;
 pub use self::op_clock::OpClock;
 pub use self::oplog::{Change, OpTime, OplogEntry, OplogOp, WriteSession};
 pub use self::replication::ApplyError;
+pub use self::transaction::blocking::TransactionWait;
 pub use self::transaction::registry::TransactionCounts;
 
 /// Options of a [`Store`].

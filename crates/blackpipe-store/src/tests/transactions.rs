@@ -640,3 +640,54 @@ fn transactions_are_counted_as_started_committed_and_aborted() {
     assert_eq!(store.transaction_counts(), counts(4, 1, 2));
     assert_eq!(store.open_transaction_count(), 1);
 }
+
+#[test]
+fn a_plain_write_to_a_document_an_open_transaction_wrote_is_told_to_wait() {
+    let store = new_store();
+    insert(
+        &store,
+        "c",
+        vec![doc! { "_id": 1, "v": 0 }, doc! { "_id": 2, "v": 0 }],
+    );
+    let plain = |id: i32| doc! { "update": "c", "updates": [{ "q": { "_id": id }, "u": { "$inc": { "v": 10 } } }] };
+    assert!(
+        store.write_blocker("db", &plain(1)).is_none(),
+        "no transaction open"
+    );
+    run_ok(
+        &store,
+        "db",
+        first(
+            doc! { "update": "c", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "v": 1 } } }] },
+            1,
+            1,
+        ),
+    );
+    let mut wait = store
+        .write_blocker("db", &plain(1))
+        .expect("document 1 is held by the open transaction");
+    assert!(
+        store.write_blocker("db", &plain(2)).is_none(),
+        "document 2 is free"
+    );
+    let insert_same_id = doc! { "insert": "c", "documents": [{ "_id": 1 }] };
+    assert!(store.write_blocker("db", &insert_same_id).is_some());
+    let delete_all = doc! { "delete": "c", "deletes": [{ "q": {}, "limit": 0 }] };
+    assert!(store.write_blocker("db", &delete_all).is_some());
+    // Statements of the transaction itself are never blocked.
+    let in_transaction = next(plain(1), 1, 1);
+    assert!(store.write_blocker("db", &in_transaction).is_none());
+
+    assert_eq!(commit(&store, 1, 1).get_f64("ok").ok(), Some(1.0));
+    // The wait completes once the transaction has ended; the write then goes through.
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut ended = std::pin::pin!(wait.ended());
+    assert!(ended.as_mut().poll(&mut context).is_ready());
+    assert!(store.write_blocker("db", &plain(1)).is_none());
+    run_ok(&store, "db", plain(1));
+    assert_eq!(
+        value_of(&store, 1),
+        Some(11),
+        "the transaction's write, then the plain one"
+    );
+}

@@ -51,6 +51,7 @@
 //! their private copies (ExceededMemoryLimit, 146). A transaction older than the store's
 //! `transactionLifetimeLimitSeconds` (60 s by default) is aborted.
 
+pub(crate) mod blocking;
 mod commit;
 mod fields;
 mod private;

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::catalog::lock;
+use crate::change_signal::{ChangeSignal, ChangeSubscription};
 use crate::code;
 use crate::errors::{CommandError, StoreResult};
 
@@ -122,6 +123,9 @@ pub(crate) struct TransactionRegistry {
     inner: Mutex<Inner>,
     /// [`MAX_COPIED_DOCUMENTS`] outside tests.
     max_copied: usize,
+    /// Signalled whenever a transaction ends (commits, aborts, or is aborted from outside) and
+    /// releases the documents it held: writes waiting for them look again.
+    ended: ChangeSignal,
 }
 
 impl Default for TransactionRegistry {
@@ -129,6 +133,7 @@ impl Default for TransactionRegistry {
         TransactionRegistry {
             inner: Mutex::default(),
             max_copied: MAX_COPIED_DOCUMENTS,
+            ended: ChangeSignal::default(),
         }
     }
 }
@@ -153,6 +158,13 @@ impl Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
+        self.release();
+        self.registry.ended.notify();
+    }
+}
+
+impl Registration {
+    fn release(&mut self) {
         let mut inner = lock(&self.registry.inner);
         if let Some(entry) = inner.open.remove(&self.id) {
             if self.committed {
@@ -272,10 +284,33 @@ impl TransactionRegistry {
     /// any, is aborted (it could otherwise commit over the write). Called after the write is in
     /// the op log, so a transaction taking the document later sees the write there instead.
     pub(crate) fn displace(&self, key: &DocumentKey) {
-        let mut inner = lock(&self.inner);
-        if let Some(holder) = inner.holders.get(key).copied() {
-            inner.abort(holder, AbortReason::Displaced);
+        let displaced = {
+            let mut inner = lock(&self.inner);
+            let holder = inner.holders.get(key).copied();
+            if let Some(holder) = holder {
+                inner.abort(holder, AbortReason::Displaced);
+            }
+            holder.is_some()
+        };
+        if displaced {
+            self.ended.notify();
         }
+    }
+
+    /// Whether an open transaction holds any of `keys` (has written that document).
+    pub(crate) fn holds_any(&self, keys: &[DocumentKey]) -> bool {
+        let inner = lock(&self.inner);
+        keys.iter().any(|key| inner.holders.contains_key(key))
+    }
+
+    /// Whether any open transaction holds a document (the fast path of a write's check).
+    pub(crate) fn holds_none(&self) -> bool {
+        lock(&self.inner).holders.is_empty()
+    }
+
+    /// A subscription woken when a transaction ends.
+    pub(crate) fn subscribe_ended(&self) -> ChangeSubscription {
+        self.ended.subscribe()
     }
 
     /// Aborts every open transaction whose lifetime ended at `now_millis`; returns how many.
@@ -289,6 +324,10 @@ impl TransactionRegistry {
             .collect();
         for id in &expired {
             inner.abort(*id, AbortReason::Expired);
+        }
+        drop(inner);
+        if !expired.is_empty() {
+            self.ended.notify();
         }
         expired.len()
     }
@@ -305,6 +344,10 @@ impl TransactionRegistry {
         for id in &ids {
             inner.abort(*id, reason);
         }
+        drop(inner);
+        if !ids.is_empty() {
+            self.ended.notify();
+        }
         ids.len()
     }
 
@@ -314,6 +357,7 @@ impl TransactionRegistry {
         TransactionRegistry {
             inner: Mutex::default(),
             max_copied,
+            ended: ChangeSignal::default(),
         }
     }
 
@@ -323,12 +367,12 @@ impl TransactionRegistry {
         lock(&self.inner).open.len()
     }
 
-    /// How many transactions are open and not aborted.
     /// Transactions started, committed and aborted so far.
     pub(crate) fn counts(&self) -> TransactionCounts {
         lock(&self.inner).counts
     }
 
+    /// How many transactions are open and not aborted.
     pub(crate) fn open_count(&self) -> usize {
         lock(&self.inner)
             .open

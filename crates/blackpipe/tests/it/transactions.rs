@@ -227,3 +227,65 @@ async fn a_standalone_refuses_snapshot_reads_and_a_replica_set_member_serves_the
     let cursor = served.get_document("cursor").expect("a cursor");
     assert!(cursor.get_timestamp("atClusterTime").is_ok(), "{served}");
 }
+
+/// As on mongod, a write outside a transaction to a document the open transaction wrote waits
+/// for the transaction: until its `maxTimeMS` (MaxTimeMSExpired), or until the transaction
+/// commits, after which it applies on top of the transaction's write. The transaction is not
+/// aborted by the waiting write.
+#[tokio::test]
+async fn a_plain_write_waits_for_the_open_transaction_that_wrote_its_document() {
+    let deployment = start(DeploymentConfig::replica_set(3)).await;
+    let primary = deployment.wait_for_primary().await;
+    let mut transaction = client(&deployment, primary).await;
+    let mut plain = client(&deployment, primary).await;
+    let seed = plain
+        .round_trip(doc! { "insert": "c", "documents": [{ "_id": 1, "v": 0 }], "$db": "db" })
+        .await;
+    assert!(is_ok(&seed), "{seed}");
+    let set = transaction
+        .round_trip(in_transaction::<1>(
+            doc! { "update": "c", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "v": 1 } } }] },
+            "db",
+            1,
+            true,
+        ))
+        .await;
+    assert!(is_ok(&set), "{set}");
+    let increment = |max_time: Option<i32>| {
+        let mut command = doc! { "update": "c", "updates": [{ "q": { "_id": 1 }, "u": { "$inc": { "v": 10 } } }], "$db": "db" };
+        if let Some(max_time) = max_time {
+            command.insert("maxTimeMS", max_time);
+        }
+        command
+    };
+    let timed_out = plain.round_trip(increment(Some(50))).await;
+    assert_eq!(timed_out.get_i32("code").ok(), Some(50), "{timed_out}");
+    // Another document is not held: no wait.
+    let other = plain
+        .round_trip(
+            doc! { "insert": "c", "documents": [{ "_id": 2 }], "maxTimeMS": 50, "$db": "db" },
+        )
+        .await;
+    assert!(is_ok(&other), "{other}");
+
+    let waiting = tokio::spawn(async move { plain.round_trip(increment(None)).await });
+    let committed = commit::<1>(&mut transaction, 1).await;
+    assert!(
+        is_ok(&committed),
+        "the waiting write did not abort the transaction: {committed}"
+    );
+    let applied = waiting.await.unwrap();
+    assert_eq!(applied.get_i32("nModified").ok(), Some(1), "{applied}");
+    let found = transaction
+        .round_trip(doc! { "find": "c", "filter": { "_id": 1 }, "$db": "db" })
+        .await;
+    let document = found
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert_eq!(document.get_i32("v").ok(), Some(11), "{document}");
+}

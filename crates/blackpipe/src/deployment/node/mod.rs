@@ -24,3 +24,4 @@ mod router_txn;
 mod search;
 mod standalone;
 mod write_concern;
+mod write_wait;

@@ -20,7 +20,7 @@ use super::context::request::{self, CommandClass, canonical_name, classify};
 use super::context::{Gate, NodeContext, NodeView, stop_with};
 use super::{
     auth, awaitable, change_streams, fail_points, ingress, load_balanced, max_time, oidc,
-    read_concern, role, router_txn, search, stable_api, standalone, write_concern,
+    read_concern, role, router_txn, search, stable_api, standalone, write_concern, write_wait,
 };
 use crate::deployment::backend;
 use crate::deployment::control::{blackpipe, mongod};
@@ -126,6 +126,10 @@ async fn run(
         return ControlFlow::Break(node.finish(error, session, None));
     }
     max_time::execution(node, &view, &name, limit, write_on_primary, session).await?;
+    if class == CommandClass::Write {
+        write_wait::wait_for_transactions(node, request.database(), command, limit, session)
+            .await?;
+    }
     read_concern::before(node, &view, command, limit, session).await?;
     store(node, request, &facts, session, class, limit, &view).await
 }
