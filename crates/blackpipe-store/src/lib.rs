@@ -328,6 +328,11 @@ impl Store {
             .store(millis_of(lifetime), Ordering::Relaxed);
     }
 
+    /// mongod's `transactionLifetimeLimitSeconds` as set (60 s by default).
+    pub fn transaction_lifetime(&self) -> Duration {
+        Duration::from_millis(u64::try_from(self.transaction_lifetime_millis()).unwrap_or(0))
+    }
+
     fn transaction_lifetime_millis(&self) -> i64 {
         self.transaction_lifetime_millis.load(Ordering::Relaxed)
     }

@@ -86,6 +86,8 @@ pub(crate) struct Process {
     pub(crate) opcounters: OpCounters,
     /// When the process started (`serverStatus`'s uptime).
     pub(crate) started: Instant,
+    /// `logLevel` as `setParameter` set it (blackpipe's own logging is `tracing`'s).
+    pub(crate) log_level: std::sync::atomic::AtomicI32,
 }
 
 impl Default for Process {
@@ -95,6 +97,7 @@ impl Default for Process {
             routed_transactions: Mutex::default(),
             opcounters: OpCounters::default(),
             started: Instant::now(),
+            log_level: std::sync::atomic::AtomicI32::new(0),
         }
     }
 }

@@ -8,3 +8,4 @@ pub mod admin;
 pub(crate) mod blackpipe;
 pub(crate) mod diagnostics;
 pub(crate) mod mongod;
+pub(crate) mod parameters;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use bson::{Document, doc};
 
 use super::blackpipe::{detached, error};
-use super::{admin, diagnostics};
+use super::{admin, diagnostics, parameters};
 use crate::deployment::control_error::ControlError;
 use crate::deployment::errors::{self, SessionFacts};
 use crate::deployment::hello::MAX_BSON_OBJECT_SIZE;
@@ -62,6 +62,7 @@ pub(crate) async fn run_builtin(
             | "replSetReconfig"
             | "shutdown"
             | "getParameter"
+            | "setParameter"
             | "getCmdLineOpts"
             | "getLog"
     );
@@ -98,7 +99,11 @@ pub(crate) async fn run_builtin(
                 doc! { "authInfo": { "authenticatedUsers": users, "authenticatedUserRoles": [] } },
             ))
         }
-        "getParameter" => Ok(ok_reply(node, stable_api::get_parameter(request.command()))),
+        "getParameter" => Ok(ok_reply(node, parameters::get(node, request.command()))),
+        "setParameter" => Ok(match parameters::set(node, request.command()) {
+            Ok(reply) => ok_reply(node, reply),
+            Err(error) => node.finish(error, SessionFacts::default(), None),
+        }),
         "serverStatus" => Ok(ok_reply(
             node,
             diagnostics::server_status(node, request.command()),

@@ -73,6 +73,16 @@ pub fn server_parameters() -> Document {
         "requireApiVersion": false,
         "enableTestCommands": true,
         "acceptApiVersion2": true,
+        "featureCompatibilityVersion": { "version": "8.0" },
+        "authenticationMechanisms": [
+            "MONGODB-AWS", "MONGODB-OIDC", "MONGODB-X509", "PLAIN", "SCRAM-SHA-1", "SCRAM-SHA-256",
+        ],
+        "localLogicalSessionTimeoutMinutes": 30,
+        "maxTransactionLockRequestTimeoutMillis": 5,
+        "cursorTimeoutMillis": 600_000_i64,
+        "ttlMonitorEnabled": true,
+        "ttlMonitorSleepSecs": 60,
+        "maxBSONDepth": 200,
     }
 }
 
@@ -125,10 +135,11 @@ pub(crate) fn refusal(name: &str, command: &Document) -> Option<Document> {
 }
 
 /// `getParameter`'s reply: every parameter for `"*"` (or `{allParameters: true}`), else the
-/// ones the command names; a named parameter blackpipe does not model is an InvalidOptions
+/// ones the command names (`runtime`: those `setParameter` can change, as they are now); a named parameter blackpipe does not model is an InvalidOptions
 /// error, as mongod answers an unknown one.
-pub(crate) fn get_parameter(command: &Document) -> Document {
-    let all = server_parameters();
+pub(crate) fn get_parameter(command: &Document, runtime: Document) -> Document {
+    let mut all = server_parameters();
+    all.extend(runtime);
     let everything = match command.get("getParameter") {
         Some(Bson::String(s)) => s == "*",
         Some(Bson::Document(options)) => options.get_bool("allParameters").unwrap_or(false),
@@ -215,12 +226,18 @@ mod tests {
 
     #[test]
     fn get_parameter_answers_the_named_parameters() {
-        let reply = get_parameter(&doc! { "getParameter": 1, "requireApiVersion": 1 });
+        let reply = get_parameter(
+            &doc! { "getParameter": 1, "requireApiVersion": 1 },
+            Document::new(),
+        );
         assert_eq!(reply, doc! { "requireApiVersion": false });
-        let unknown = get_parameter(&doc! { "getParameter": 1, "noSuchParameter": 1 });
+        let unknown = get_parameter(
+            &doc! { "getParameter": 1, "noSuchParameter": 1 },
+            Document::new(),
+        );
         assert_eq!(unknown.get_i32("code").ok(), Some(72));
         assert_eq!(
-            get_parameter(&doc! { "getParameter": "*" }),
+            get_parameter(&doc! { "getParameter": "*" }, Document::new()),
             server_parameters()
         );
     }
