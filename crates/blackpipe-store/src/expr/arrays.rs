@@ -254,10 +254,10 @@ fn int32_array_size(count: usize) -> usize {
 
 /// A `$range` bound or step: a number with a 32-bit integer value.
 fn range_int(value: Option<&Bson>, which: &str, not_number: i32) -> StoreResult<i64> {
-    let what = if which == "step" {
-        "a step value".to_owned()
-    } else {
-        format!("an {which} value")
+    let what = match which {
+        "starting" => "a starting value",
+        "ending" => "an ending value",
+        _ => "a step value",
     };
     if value.and_then(Number::of).is_none() {
         let numeric = if which == "step" {
