@@ -32,6 +32,9 @@ pub(crate) struct OpenCursor {
     pub(crate) tail: Option<Tail>,
     /// Set for a change stream: its position in the op log and how it shapes events.
     pub(crate) stream: Option<Box<StreamCursor>>,
+    /// Opened by a command with `maxTimeMS`: its getMores run under what is left of that
+    /// limit (blackpipe keeps no clock here, so only `maxTimeAlwaysTimeOut` can end one).
+    pub(crate) time_limited: bool,
 }
 
 /// What a tailable cursor on a capped collection returns after its first results: the
@@ -154,6 +157,12 @@ impl CursorRegistry {
 
     pub(crate) fn contains(&self, id: i64) -> bool {
         self.cursors.contains_key(&id)
+    }
+
+    pub(crate) fn is_time_limited(&self, id: i64) -> bool {
+        self.cursors
+            .get(&id)
+            .is_some_and(|(cursor, _)| cursor.time_limited)
     }
 
     pub(crate) fn get_mut(&mut self, id: i64) -> Option<&mut OpenCursor> {

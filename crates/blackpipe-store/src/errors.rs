@@ -120,7 +120,7 @@ pub(crate) fn index_as_i32(index: usize) -> i32 {
 }
 
 /// The BSON type name mongod uses in messages (`$type` aliases use the same names).
-pub(crate) fn type_name(value: &Bson) -> &'static str {
+pub fn type_name(value: &Bson) -> &'static str {
     match value {
         Bson::Double(_) => "double",
         Bson::String(_) => "string",

@@ -176,9 +176,11 @@ pub use self::commands::{
     COMMANDS, CommandContext, CommandOutcome, MAX_BSON_DEPTH, RawRequestError, check_raw_request,
 };
 pub use self::cursor::InsertWait;
+pub use self::errors::type_name;
 pub use self::op_clock::OpClock;
 pub use self::oplog::{Change, OpTime, OplogEntry, OplogOp, WriteSession};
 pub use self::replication::ApplyError;
+pub use self::transaction::registry::TransactionCounts;
 
 /// Options of a [`Store`].
 #[derive(Debug, Clone)]
@@ -343,6 +345,11 @@ impl Store {
         self.transaction_registry.open_count()
     }
 
+    /// Transactions started, committed and aborted since the store started.
+    pub fn transaction_counts(&self) -> TransactionCounts {
+        self.transaction_registry.counts()
+    }
+
     /// Closes every cursor idle for the cursor timeout or longer at wall time `now` (cursors
     /// opened with `noCursorTimeout` excepted); a later getMore on one fails with
     /// CursorNotFound (43). Returns how many were closed. [`Store::execute`] also does this by
@@ -420,6 +427,12 @@ impl Store {
     /// Whether cursor `id` is open.
     pub fn has_cursor(&self, id: i64) -> bool {
         lock(&self.cursors).contains(id)
+    }
+
+    /// Whether cursor `id` exists and was opened by a command with `maxTimeMS`: its getMores
+    /// run under that limit, as mongod's do.
+    pub fn cursor_is_time_limited(&self, id: i64) -> bool {
+        lock(&self.cursors).is_time_limited(id)
     }
 
     /// How many cursors are open.

@@ -10,14 +10,19 @@
 mod contender;
 mod driverbench;
 mod failover;
+#[cfg(test)]
+mod fixture;
+mod html_report;
 mod machine;
 mod memory;
 mod official;
 mod overload;
 mod raw;
 mod report;
+mod sections;
 mod stats;
 mod steadfast_side;
+mod tables;
 #[cfg(test)]
 mod tests;
 mod throughput;
@@ -68,6 +73,10 @@ pub(crate) struct BenchArgs {
     /// Also write the Markdown report to FILE.
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
+    /// Also write the report as one self-contained HTML page (tables and inline-SVG charts,
+    /// no network) to FILE.html.
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
     /// Measured seconds per (workload, concurrency, contender), split into rounds
     /// [default: 5, or 0.1 with --quick].
     #[arg(long, value_name = "N")]
@@ -141,6 +150,9 @@ async fn run(args: BenchArgs) -> Result<(), BenchError> {
         return memory::child(driver, uri).await;
     }
     let (schedule, failover_schedule) = schedules(&args)?;
+    if let Some(path) = &args.report {
+        check_report_path(path)?;
+    }
     let mut report = Report::new(
         std::env::args().collect::<Vec<_>>().join(" "),
         schedule,
@@ -201,6 +213,38 @@ async fn run(args: BenchArgs) -> Result<(), BenchError> {
         let json = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, json + "\n")
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if let Some(path) = &args.report {
+        let generated = bson::DateTime::now()
+            .try_to_rfc3339_string()
+            .unwrap_or_else(|_| "unknown date".to_owned());
+        html_report::write(&report, &generated, path)?;
+        eprintln!("HTML report written to {}", path.display());
+    }
+    Ok(())
+}
+
+/// Fails before measuring anything if `path`'s folder does not exist, rather than losing
+/// the run's report at the end (the file itself is written after the run).
+fn check_report_path(path: &std::path::Path) -> Result<(), BenchError> {
+    let folder = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| std::path::Path::new("."));
+    if !folder.is_dir() {
+        return Err(format!(
+            "cannot write the HTML report {}: {} is not a directory",
+            path.display(),
+            folder.display()
+        )
+        .into());
+    }
+    if path.is_dir() {
+        return Err(format!(
+            "cannot write the HTML report {}: it is a directory",
+            path.display()
+        )
+        .into());
     }
     Ok(())
 }

@@ -9,7 +9,8 @@ use serde::{Serialize, Serializer};
 use super::failover::{FailoverOp, FailoverReport, FailoverSchedule};
 use super::machine::Machine;
 use super::memory::MemoryReport;
-use super::stats::{Summary, ratio};
+use super::stats::ratio;
+use super::tables::TextSection;
 use super::throughput::{CellReport, Schedule};
 use super::timeout::{TimeoutReport, TimeoutSchedule};
 use super::workload::{ContenderKind, Workload};
@@ -210,7 +211,7 @@ impl Report {
     }
 }
 
-fn percent(share: Option<f64>) -> String {
+pub(crate) fn percent(share: Option<f64>) -> String {
     share.map_or_else(
         || "not measured".to_owned(),
         |share| format!("{:.1}%", share * 100.0),
@@ -218,58 +219,51 @@ fn percent(share: Option<f64>) -> String {
 }
 
 /// `driver`'s p50 latency over the raw baseline's, in `cell`.
-fn raw_overhead(cell: &CellReport, driver: ContenderKind) -> Option<f64> {
+pub(crate) fn raw_overhead(cell: &CellReport, driver: ContenderKind) -> Option<f64> {
     ratio(
         cell.summary(driver).map(|s| s.p50_us),
         cell.summary(ContenderKind::Raw).map(|s| s.p50_us),
     )
 }
 
-fn figures(summary: Option<&Summary>) -> String {
-    summary.map_or_else(
-        || "n/a | n/a | n/a".to_owned(),
-        |s| format!("{:.0} | {:.1} | {:.1}", s.ops_per_sec, s.p50_us, s.p99_us),
-    )
-}
-
-fn times(value: Option<f64>) -> String {
-    value.map_or_else(|| "n/a".to_owned(), |r| format!("{r:.2}x"))
-}
-
-fn kib(bytes: i64) -> String {
-    // KiB with one decimal; sizes here are far below f64's exact range.
-    #[allow(clippy::cast_precision_loss)]
-    let kib = bytes as f64 / 1024.0;
-    format!("{kib:.1}")
-}
-
 impl Report {
     /// The report as Markdown.
     pub(crate) fn to_markdown(&self) -> String {
         let mut out = String::new();
-        self.write_header(&mut out);
-        self.write_throughput(&mut out);
-        self.write_raw(&mut out);
-        self.write_failover(&mut out);
-        self.write_memory(&mut out);
-        self.write_timeout(&mut out);
-        if let Some(overload) = &self.overload {
-            out.push_str(&overload.to_markdown());
+        let _ = writeln!(out, "# steadfast-bench\n");
+        let _ = writeln!(out, "- command: `{}`", self.command_line);
+        let _ = writeln!(out, "- machine: {}", self.machine_text());
+        let _ = writeln!(out, "- schedule: {}\n", self.schedule_text());
+        for section in self.sections() {
+            section.write_markdown(&mut out);
         }
-        self.driverbench
-            .iter()
-            .for_each(|d| d.write_markdown(&mut out));
-        self.write_targets(&mut out);
         out
     }
 
-    fn write_header(&self, out: &mut String) {
+    /// Every section, in report order (those of parts that did not run left out).
+    pub(crate) fn sections(&self) -> Vec<TextSection> {
+        let mut sections = vec![
+            self.throughput_section(),
+            self.raw_section(),
+            self.failover_section(),
+            self.memory_section(),
+        ];
+        sections.extend(self.timeout_section());
+        sections.extend(
+            self.overload
+                .iter()
+                .map(super::overload::OverloadReport::section),
+        );
+        sections.extend(self.driverbench.iter().flat_map(|d| d.sections()));
+        sections.push(self.targets_section());
+        sections
+    }
+
+    /// The machine in one line: cores, CPU, toolchain, build.
+    pub(crate) fn machine_text(&self) -> String {
         let machine = &self.machine;
-        let _ = writeln!(out, "# steadfast-bench\n");
-        let _ = writeln!(out, "- command: `{}`", self.command_line);
-        let _ = writeln!(
-            out,
-            "- machine: {} cores, {}, {}, {} build",
+        format!(
+            "{} cores, {}, {}, {} build",
             machine.cores,
             machine.cpu_model.as_deref().unwrap_or("unknown CPU"),
             machine.rustc.as_deref().unwrap_or("rustc unknown"),
@@ -278,282 +272,17 @@ impl Report {
             } else {
                 "debug"
             }
-        );
-        let _ = writeln!(
-            out,
-            "- schedule: per cell, a {:?} warm-up then {} interleaved rounds of {:?} per contender \
+        )
+    }
+
+    /// How the throughput cells ran.
+    pub(crate) fn schedule_text(&self) -> String {
+        format!(
+            "per cell, a {:?} warm-up then {} interleaved rounds of {:?} per contender \
              (the first contender rotates), all against one embedded blackpipe standalone on \
              127.0.0.1 sharing the client's tokio runtime; drivers use default options (note \
-             the default maxPoolSize: 10 for the official driver, 100 for steadfast)\n",
+             the default maxPoolSize: 10 for the official driver, 100 for steadfast)",
             self.schedule.warmup, self.schedule.rounds, self.schedule.round
-        );
+        )
     }
-
-    fn write_throughput(&self, out: &mut String) {
-        let _ = writeln!(out, "## Throughput and latency (ops/s, p50 µs, p99 µs)\n");
-        let _ = writeln!(
-            out,
-            "| workload | tasks | steadfast ops/s | p50 | p99 | official ops/s | p50 | p99 | steadfast / official |"
-        );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-        let mut notes: Vec<(ContenderKind, String, Vec<String>)> = Vec::new();
-        for cell in &self.throughput {
-            let steadfast = cell.summary(ContenderKind::Steadfast);
-            let official = cell.summary(ContenderKind::Official);
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} |",
-                cell.workload.label(),
-                cell.concurrency,
-                figures(steadfast),
-                figures(official),
-                times(ratio(
-                    steadfast.map(|s| s.ops_per_sec),
-                    official.map(|s| s.ops_per_sec)
-                ))
-            );
-            for result in &cell.results {
-                if let Some(note) = &result.note {
-                    let where_ = format!("{}×{}", cell.workload.label(), cell.concurrency);
-                    match notes
-                        .iter_mut()
-                        .find(|(who, what, _)| *who == result.contender && what == note)
-                    {
-                        Some((_, _, cells)) => cells.push(where_),
-                        None => notes.push((result.contender, note.clone(), vec![where_])),
-                    }
-                }
-            }
-        }
-        for (who, what, cells) in notes {
-            let _ = writeln!(
-                out,
-                "- {} ({}): {}",
-                who.label(),
-                cells.join(", "),
-                cell_text(&what)
-            );
-        }
-        let _ = writeln!(out);
-    }
-
-    fn write_raw(&self, out: &mut String) {
-        let _ = writeln!(
-            out,
-            "## Raw floor (pre-encoded OP_MSG, one socket per task)\n\n\
-             Overhead is the driver's p50 over the raw p50 in the same cell.\n"
-        );
-        let _ = writeln!(
-            out,
-            "| workload | sockets | raw ops/s | p50 | p99 | steadfast overhead | official overhead |"
-        );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
-        for cell in &self.throughput {
-            let Some(raw) = cell.summary(ContenderKind::Raw) else {
-                continue;
-            };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} |",
-                cell.workload.label(),
-                cell.concurrency,
-                figures(Some(raw)),
-                times(raw_overhead(cell, ContenderKind::Steadfast)),
-                times(raw_overhead(cell, ContenderKind::Official))
-            );
-        }
-        let _ = writeln!(out);
-    }
-
-    fn write_failover(&self, out: &mut String) {
-        let _ = writeln!(
-            out,
-            "## Failover (replica set of 3, one writer loop of insert_one or of transfers through \
-             the convenient transaction API, election delay {:?})\n\n\
-             Recovery runs from the new primary's election (or the fail point being armed) to \
-             the end of the first successful write (committed transfer); errors are those the \
-             writer saw from the fault until then.\n",
-            self.failover_schedule.election_delay
-        );
-        let _ = writeln!(
-            out,
-            "| driver | writer | fault | recovery ms | errors surfaced | first error |"
-        );
-        let _ = writeln!(out, "|---|---|---|---:|---:|---|");
-        for run in &self.failover {
-            for fault in &run.faults {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} | {} | {} | {} |",
-                    run.driver.label(),
-                    run.operation.label(),
-                    fault.fault,
-                    fault
-                        .recovery_ms
-                        .map_or_else(|| "none".to_owned(), |ms| format!("{ms:.1}")),
-                    fault.errors,
-                    fault
-                        .first_error
-                        .as_deref()
-                        .map_or_else(String::new, cell_text)
-                );
-            }
-        }
-        let _ = writeln!(out);
-        for run in &self.failover {
-            let _ = writeln!(
-                out,
-                "- {}, {}: {} writes acknowledged, {} documents stored{}, {} errors in all{}",
-                run.driver.label(),
-                run.operation.label(),
-                run.writes_acknowledged,
-                run.documents_stored,
-                run.balance_total
-                    .map_or_else(String::new, |total| format!(", balances sum to {total}")),
-                run.errors_total,
-                run.note
-                    .as_deref()
-                    .map_or_else(String::new, |note| format!("; {note}"))
-            );
-        }
-        let _ = writeln!(out);
-    }
-
-    fn write_memory(&self, out: &mut String) {
-        let _ = writeln!(
-            out,
-            "## Memory (RSS from /proc/self/statm, each driver in a fresh child process)\n\n\
-             Both clients get `maxPoolSize=64`. Idle client: creating one client and \
-             completing one ping. Per connection: growth while 64 tasks share the client (the server holding each ping {} ms, so that the \
-             tasks overlap) until it holds 64 pooled connections (or 10 s pass), over the sockets it \
-             opened meanwhile; the growth includes whatever else the driver allocated for that \
-             load, among it each task's operation in flight. \"Of which anonymous\": the part \
-             that is heap and stacks (`Anonymous:` in /proc/self/smaps_rollup); the rest is pages \
-             of the executable touched for the first time.\n",
-            super::memory::PING_BLOCK_MS
-        );
-        let _ = writeln!(
-            out,
-            "| driver | idle client KiB | of which anonymous | sockets idle | sockets after 64 tasks | tasks ran ms | growth KiB | of which anonymous | per connection KiB |"
-        );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for memory in &self.memory {
-            if memory.note.is_some() {
-                let _ = writeln!(
-                    out,
-                    "| {} | n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a (see below) |",
-                    memory.driver
-                );
-                continue;
-            }
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {:.0} | {} | {} | {} |",
-                memory.driver,
-                kib(memory.idle_client_bytes),
-                kib(memory.idle_client_anon_bytes),
-                memory.idle_sockets,
-                memory.busy_sockets,
-                memory.busy_ms,
-                kib(memory.busy_growth_bytes),
-                kib(memory.busy_growth_anon_bytes),
-                memory
-                    .per_connection_bytes
-                    .map_or_else(|| "n/a (no socket opened)".to_owned(), kib)
-            );
-        }
-        for memory in &self.memory {
-            if let Some(note) = &memory.note {
-                let _ = writeln!(out, "- {}: {}", memory.driver, cell_text(note));
-            }
-        }
-        let _ = writeln!(out);
-    }
-
-    fn write_timeout(&self, out: &mut String) {
-        let Some(schedule) = &self.timeout_schedule else {
-            return;
-        };
-        let _ = writeln!(
-            out,
-            "## Timeout cell ({} find_one operations over {} tasks, client timeoutMS {:?}, each \
-             find taking the standalone {:?}: blackpipe's slowCommands)\n\n\
-             On time means returned within {:?} (timeoutMS + max(10 ms, 2%)); connections are \
-             the pool's ConnectionCreated/ConnectionClosed events during the measured operations, \
-             after a warm-up of the same operations.\n",
-            schedule.operations,
-            schedule.tasks,
-            schedule.timeout,
-            schedule.command_time,
-            schedule.on_time_limit()
-        );
-        let _ = writeln!(
-            out,
-            "| driver | operations | on time | p50 ms | p99 ms | max ms | timeout errors | new connections | closed |"
-        );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for run in &self.timeout {
-            if run.note.is_some() {
-                let _ = writeln!(
-                    out,
-                    "| {} | n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a |",
-                    run.driver
-                );
-                continue;
-            }
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} ({}) | {} |",
-                run.driver,
-                run.operations,
-                percent(run.on_time_share()),
-                run.p50_ms,
-                run.p99_ms,
-                run.max_ms,
-                run.timed_out,
-                run.connections_created,
-                percent(run.new_connection_share()),
-                run.connections_closed
-            );
-        }
-        for run in &self.timeout {
-            if let Some(note) = &run.note {
-                let _ = writeln!(out, "- {}: {}", run.driver, cell_text(note));
-            }
-            if let Some(other) = &run.first_other {
-                let _ = writeln!(
-                    out,
-                    "- {}: {} operations ended otherwise than with a timeout error; the first: {}",
-                    run.driver,
-                    run.other,
-                    cell_text(other)
-                );
-            }
-        }
-        let _ = writeln!(out);
-    }
-
-    fn write_targets(&self, out: &mut String) {
-        let _ = writeln!(out, "## Targets (measured, not asserted)\n");
-        let _ = writeln!(out, "| target | measured | met |");
-        let _ = writeln!(out, "|---|---|---|");
-        for target in &self.targets {
-            let met = match target.met {
-                Some(true) => "yes",
-                Some(false) => "no",
-                None => "n/a",
-            };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {met} |",
-                target.target,
-                cell_text(&target.measured)
-            );
-        }
-    }
-}
-
-/// Text safe inside a Markdown table cell.
-fn cell_text(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
 }

@@ -3,58 +3,13 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use super::failover::{FailoverOp, FailoverReport, FailoverSchedule, FaultReport};
-use super::report::Report;
-use super::stats::Summary;
-use super::throughput::{CellReport, ContenderResult, Schedule};
+use super::failover::{FailoverOp, FailoverReport, FaultReport};
+use super::fixture::{cell, empty_report};
+use super::throughput::ContenderResult;
 use super::timeout::{TimeoutReport, TimeoutSchedule, summarize};
 use super::workload::{
     ContenderKind, INSERT_MANY_BATCH, ITEM_COUNT, Workload, fresh_batch, item_id, seed_commands,
 };
-
-fn summary(ops_per_sec: f64, p50_us: f64) -> Option<Summary> {
-    Some(Summary {
-        operations: 1_000,
-        ops_per_sec,
-        p50_us,
-        p99_us: p50_us * 3.0,
-    })
-}
-
-fn cell(
-    workload: Workload,
-    concurrency: usize,
-    figures: &[(ContenderKind, f64, f64)],
-) -> CellReport {
-    CellReport {
-        workload,
-        concurrency,
-        results: figures
-            .iter()
-            .map(|&(contender, ops, p50)| ContenderResult {
-                contender,
-                summary: summary(ops, p50),
-                note: None,
-            })
-            .collect(),
-    }
-}
-
-fn empty_report() -> Report {
-    Report::new(
-        "steadfast-bench --quick".into(),
-        Schedule {
-            rounds: 2,
-            round: Duration::from_millis(50),
-            warmup: Duration::from_millis(25),
-        },
-        FailoverSchedule {
-            election_delay: Duration::from_millis(200),
-            patience: Duration::from_secs(10),
-            settle_writes: 10,
-        },
-    )
-}
 
 #[test]
 fn find_one_reads_only_seeded_ids_and_batches_have_fresh_ids() {
@@ -263,4 +218,46 @@ fn the_timeout_cell_counts_late_returns_and_new_connections_against_the_targets(
         markdown.contains("- official: not measured: the official mongodb crate has no timeoutMS"),
         "{markdown}"
     );
+}
+
+#[test]
+fn markdown_has_every_part_of_a_full_report() {
+    use super::fixture::{HOSTILE, full_report};
+    let markdown = full_report().to_markdown();
+    let mut at = 0;
+    for heading in [
+        "## Throughput and latency",
+        "## Raw floor",
+        "## Failover",
+        "## Memory",
+        "## Timeout cell",
+        "## Overload (open loop)",
+        "## DriverBench",
+        "## Client CPU per operation",
+        "## Targets",
+    ] {
+        let found = markdown[at..].find(heading);
+        assert!(
+            found.is_some(),
+            "{heading} missing or out of order:\n{markdown}"
+        );
+        at += found.unwrap_or_default();
+    }
+    assert_eq!(markdown.matches("| 3× |").count(), 3, "{markdown}");
+    assert!(
+        markdown
+            .contains("| official | n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a (see below) |"),
+        "{markdown}"
+    );
+    assert!(markdown.contains(
+        "| Small doc Client BulkWrite insert | 2.750 | 12.50 | not available | – | 3/– | 1.0–3.0 | – | 0.8 / – |"
+    ));
+    assert!(markdown.contains(
+        "| find one by _id | 1 | defaults (100 / 10) | 5000 | 5000 | 20.0 | 50.0 | 0.40× |"
+    ));
+    assert!(markdown.contains("- official: child crashed\n"));
+    assert!(markdown.contains(&format!(
+        "- steadfast (insert_one×16): failed: {}\n",
+        HOSTILE.replace('|', "\\|")
+    )));
 }

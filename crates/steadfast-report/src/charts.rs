@@ -35,21 +35,49 @@ const WIDTH: f64 = 1100.0;
 const LEFT: f64 = 64.0;
 const RIGHT: f64 = 16.0;
 
+/// The value axis of a bar chart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    /// From zero, linear.
+    Linear,
+    /// Whole decades around the values (for figures that span orders of magnitude, such as
+    /// throughput across workloads or latency across concurrencies).
+    Log,
+}
+
 /// Bars grouped by category: one bar per series in each group, the value axis in `unit`.
-pub fn grouped_bars(title: &str, unit: &str, categories: &[String], series: &[Series]) -> String {
+pub fn grouped_bars(
+    title: &str,
+    unit: &str,
+    categories: &[String],
+    series: &[Series],
+    axis: Axis,
+) -> String {
     let height = 300.0;
     let (top, bottom) = (28.0, height - 84.0);
-    let max = series
-        .iter()
-        .flat_map(|s| s.values.iter().flatten())
-        .copied()
-        .filter(|v| v.is_finite())
-        .fold(0.0f64, f64::max);
-    let y = Linear::new((0.0, nice_max(max)), (bottom, top));
+    let values = || {
+        series
+            .iter()
+            .flat_map(|s| s.values.iter().flatten())
+            .copied()
+            .filter(|v| v.is_finite() && (axis == Axis::Linear || *v > 0.0))
+    };
+    let max = values().fold(0.0f64, f64::max);
+    let scale = match axis {
+        Axis::Linear => ValueScale::Linear(Linear::new((0.0, nice_max(max)), (bottom, top))),
+        Axis::Log => {
+            let min = values().fold(f64::INFINITY, f64::min);
+            let (low, high) = decades(min, max);
+            ValueScale::Log(svg::Log10::new((low, high), (bottom, top)), (low, high))
+        }
+    };
     let mut out = String::new();
     svg::open(&mut out, "chart bars", WIDTH, height);
     write_title(&mut out, title);
-    y_axis(&mut out, &y, (0.0, nice_max(max)), top, bottom, unit);
+    match &scale {
+        ValueScale::Linear(y) => y_axis(&mut out, y, (0.0, nice_max(max)), top, bottom, unit),
+        ValueScale::Log(y, range) => log_y_axis(&mut out, y, *range, top, bottom, unit),
+    }
     legend(&mut out, series.iter().map(|s| s.name.as_str()));
     let group = (WIDTH - LEFT - RIGHT) / categories.len().max(1) as f64;
     let bar = (group * 0.8 / series.len().max(1) as f64).min(36.0);
@@ -60,7 +88,7 @@ pub fn grouped_bars(title: &str, unit: &str, categories: &[String], series: &[Se
                 continue;
             };
             let x = start + s as f64 * bar;
-            let top_y = y.at(value);
+            let top_y = scale.at(value);
             let _ = write!(
                 out,
                 "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" data-tip=\"{}: {}: {} {}\"/>",
@@ -71,7 +99,7 @@ pub fn grouped_bars(title: &str, unit: &str, categories: &[String], series: &[Se
                 PALETTE[s % PALETTE.len()],
                 escape(category),
                 escape(&one.name),
-                svg::label(value),
+                svg::exact(value),
                 escape(unit)
             );
         }
@@ -125,9 +153,9 @@ pub fn curves(title: &str, x_caption: &str, y_caption: &str, curves: &[Curve]) -
                 px(y.at(b)),
                 escape(&curve.name),
                 escape(x_caption),
-                svg::label(a),
+                svg::exact(a),
                 escape(y_caption),
-                svg::label(b)
+                svg::exact(b)
             );
         }
     }
@@ -140,7 +168,7 @@ pub fn curves(title: &str, x_caption: &str, y_caption: &str, curves: &[Curve]) -
 pub fn ratios(title: &str, items: &[(String, f64)], reference: f64, target: Option<f64>) -> String {
     let row = 20.0;
     let top = 30.0;
-    let height = top + row * items.len() as f64 + 30.0;
+    let height = top + row * items.len() as f64 + 44.0;
     let left = 260.0;
     let max = items
         .iter()
@@ -175,15 +203,20 @@ pub fn ratios(title: &str, items: &[(String, f64)], reference: f64, target: Opti
             value
         );
     }
-    for (line, caption) in [(Some(reference), "parity"), (target, "target")] {
+    // The parity label above the bars, the target's below them, so that close lines'
+    // labels do not overlap.
+    for (line, caption, label_y) in [
+        (Some(reference), "parity", top - 8.0),
+        (target, "target", bottom + 26.0),
+    ] {
         if let Some(line) = line {
             let at = px(x.at(line));
             let _ = write!(
                 out,
-                "<line x1=\"{at}\" x2=\"{at}\" y1=\"{}\" y2=\"{}\" stroke=\"#333\" stroke-dasharray=\"4 3\"/><text x=\"{at}\" y=\"{}\" text-anchor=\"middle\">{caption} {}</text>",
+                "<line x1=\"{at}\" x2=\"{at}\" y1=\"{}\" y2=\"{}\" stroke=\"#333\" stroke-dasharray=\"4 3\"/><text x=\"{at}\" y=\"{}\" text-anchor=\"start\" dx=\"3\">{caption} {}</text>",
                 px(top - 4.0),
                 px(bottom),
-                px(top - 8.0),
+                px(label_y),
                 svg::label(line)
             );
         }
@@ -199,11 +232,61 @@ pub(crate) fn nice_max(max: f64) -> f64 {
         return 1.0;
     }
     let magnitude = 10f64.powf(max.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
+    [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0]
         .into_iter()
         .map(|m| m * magnitude)
         .find(|candidate| *candidate >= max)
         .unwrap_or(10.0 * magnitude)
+}
+
+/// Whole decades from `min`'s to `max`'s (at least one); one decade for no values.
+pub(crate) fn decades(min: f64, max: f64) -> (f64, f64) {
+    if !(min.is_finite() && max.is_finite() && min > 0.0) {
+        return (1.0, 10.0);
+    }
+    let low = 10f64.powf(min.log10().floor());
+    let high = 10f64.powf(max.log10().ceil()).max(low * 10.0);
+    (low, high)
+}
+
+/// A bar chart's value axis.
+enum ValueScale {
+    Linear(Linear),
+    Log(svg::Log10, (f64, f64)),
+}
+
+impl ValueScale {
+    fn at(&self, value: f64) -> f64 {
+        match self {
+            ValueScale::Linear(y) => y.at(value),
+            ValueScale::Log(y, _) => y.at(value),
+        }
+    }
+}
+
+/// A logarithmic value axis: a line and a label per decade.
+fn log_y_axis(
+    out: &mut String,
+    y: &svg::Log10,
+    (low, high): (f64, f64),
+    top: f64,
+    bottom: f64,
+    caption: &str,
+) {
+    let mut decade = low;
+    while decade <= high * 1.0001 {
+        let at = px(y.at(decade));
+        let _ = write!(
+            out,
+            "<line x1=\"{}\" x2=\"{}\" y1=\"{at}\" y2=\"{at}\" stroke=\"#eee\"/><text x=\"{}\" y=\"{at}\" dy=\"4\" text-anchor=\"end\">{}</text>",
+            px(LEFT),
+            px(WIDTH - RIGHT),
+            px(LEFT - 6.0),
+            svg::label(decade)
+        );
+        decade *= 10.0;
+    }
+    axis_caption(out, top, bottom, &format!("{caption} (log)"));
 }
 
 fn write_title(out: &mut String, title: &str) {
@@ -234,6 +317,11 @@ pub(crate) fn y_axis(
             svg::label(tick)
         );
     }
+    axis_caption(out, top, bottom, caption);
+}
+
+/// The value axis's line and its caption, turned along it.
+fn axis_caption(out: &mut String, top: f64, bottom: f64, caption: &str) {
     let _ = write!(
         out,
         "<line x1=\"{l}\" x2=\"{l}\" y1=\"{}\" y2=\"{}\" stroke=\"#999\"/><text x=\"12\" y=\"{}\" transform=\"rotate(-90 12 {})\" text-anchor=\"middle\">{}</text>",
@@ -246,8 +334,15 @@ pub(crate) fn y_axis(
     );
 }
 
-fn legend<'a>(out: &mut String, names: impl Iterator<Item = &'a str>) {
-    let mut x = WIDTH - RIGHT - 360.0;
+/// Roughly how wide a legend entry is drawn (11 px font).
+fn entry_width(name: &str) -> f64 {
+    20.0 + 6.5 * name.chars().count() as f64
+}
+
+/// The legend, right-aligned on the title's line.
+fn legend<'a>(out: &mut String, names: impl Iterator<Item = &'a str> + Clone) {
+    let total: f64 = names.clone().map(entry_width).sum();
+    let mut x = (WIDTH - RIGHT - total).max(LEFT + 320.0);
     for (index, name) in names.enumerate() {
         let _ = write!(
             out,
@@ -257,6 +352,6 @@ fn legend<'a>(out: &mut String, names: impl Iterator<Item = &'a str>) {
             px(x + 15.0),
             escape(name)
         );
-        x += 20.0 + 7.0 * name.chars().count() as f64;
+        x += entry_width(name);
     }
 }

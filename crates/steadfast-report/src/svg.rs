@@ -90,6 +90,20 @@ pub(crate) fn label(value: f64) -> String {
     }
 }
 
+/// A value for a tooltip, exact: integers whole, others with up to six significant figures.
+pub(crate) fn exact(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        return format!("{}", value as i64);
+    }
+    let digits = 5 - value.abs().log10().floor().clamp(-6.0, 5.0) as i32;
+    let text = format!("{value:.*}", usize::try_from(digits.max(0)).unwrap_or(0));
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text
+    }
+}
+
 fn trim(value: f64) -> String {
     let text = if value.abs() >= 100.0 {
         format!("{value:.0}")

@@ -238,9 +238,29 @@ fn charts_carry_exact_values_and_skip_what_was_not_measured() {
                 values: vec![Some(9_000.0), Some(5.5)],
             },
         ],
+        charts::Axis::Linear,
     );
     assert_eq!(bars.matches("class=\"bar\"").count(), 3);
-    assert!(bars.contains("ping @ 1: steadfast: 12.3k ops/s"));
+    assert!(
+        bars.contains("ping @ 1: steadfast: 12345 ops/s"),
+        "exact in the tooltip"
+    );
+    assert!(bars.contains("find @ 16: official: 5.5 ops/s"));
+    let log = charts::grouped_bars(
+        "latency",
+        "µs",
+        &["a".to_owned()],
+        &[Series {
+            name: "s".to_owned(),
+            values: vec![Some(37.25), Some(41_234.5)],
+        }],
+        charts::Axis::Log,
+    );
+    assert!(log.contains("µs (log)"));
+    assert!(
+        log.contains(">10k<") || log.contains(">100k<"),
+        "decade labels: {log}"
+    );
     let curve = charts::curves(
         "goodput",
         "offered",
@@ -275,4 +295,16 @@ fn the_latency_axis_spans_whole_decades_around_the_operations() {
     assert_eq!(latency_decades(&[op(0.0, 2.0, Outcome::Ok)]), (1.0, 10.0));
     assert_eq!(latency_decades(&[]), (0.1, 10.0));
     assert_eq!(latency_decades(&[op(0.0, 0.0, Outcome::Ok)]), (0.1, 10.0));
+}
+
+#[test]
+fn round_maxima_and_exact_values() {
+    use crate::charts::{decades, nice_max};
+    assert_eq!(nice_max(1_040.0), 1_200.0);
+    assert_eq!(nice_max(3.0), 3.0);
+    assert_eq!(nice_max(0.0), 1.0);
+    assert_eq!(decades(37.0, 41_000.0), (10.0, 100_000.0));
+    assert_eq!(crate::svg::exact(30_125.0), "30125");
+    assert_eq!(crate::svg::exact(1.234_567), "1.23457");
+    assert_eq!(crate::svg::exact(0.5), "0.5");
 }

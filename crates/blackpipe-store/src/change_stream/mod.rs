@@ -106,6 +106,7 @@ pub(crate) fn aggregate(
             no_timeout: false,
             tail: None,
             stream: Some(Box::new(stream)),
+            time_limited: false,
         })
     };
     Ok(with_resume_token(

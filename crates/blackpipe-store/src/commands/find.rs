@@ -32,6 +32,16 @@ pub(crate) struct CursorOptions {
     pub(crate) no_timeout: bool,
     /// A tailable cursor: kept open after its results run out (unless `single_batch`).
     pub(crate) tail: Option<Tail>,
+    /// The opening command had `maxTimeMS` (see [`OpenCursor::time_limited`]).
+    pub(crate) time_limited: bool,
+}
+
+/// Whether `command` sets a time limit (`maxTimeMS` above 0).
+pub(crate) fn has_time_limit(command: &Document) -> bool {
+    command
+        .get("maxTimeMS")
+        .and_then(crate::value_order::Number::of)
+        .is_some_and(|limit| limit.as_f64() > 0.0)
 }
 
 /// Replies with the first batch and, if results remain (or the batch filled up), registers a
@@ -47,6 +57,7 @@ pub(crate) fn open_cursor(
         single_batch,
         no_timeout,
         tail,
+        time_limited,
     } = options;
     let mut remaining = VecDeque::from(results);
     let batch = take_batch(
@@ -63,6 +74,7 @@ pub(crate) fn open_cursor(
             no_timeout,
             tail,
             stream: None,
+            time_limited,
         })
     } else {
         0
@@ -202,6 +214,7 @@ pub(crate) fn find(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Docum
         batch_size,
         single_batch,
         no_timeout,
+        time_limited: tail.is_none() && has_time_limit(command),
         tail,
     };
     Ok(open_cursor(exec, &ns, results, options))

@@ -9,12 +9,15 @@ pub(crate) mod coll_mod_index;
 mod coll_stats;
 mod collectionless;
 mod default_collation;
+mod explain;
 mod find;
 mod find_and_modify;
 mod hint;
+mod plan;
 mod raw_request;
 mod read;
 pub(crate) mod tail;
+mod validate;
 mod view_reads;
 pub(crate) mod views;
 mod write;
@@ -151,6 +154,8 @@ pub const COMMANDS: &[&str] = &[
     "commitTransaction",
     "abortTransaction",
     "bulkWrite",
+    "explain",
+    "validate",
 ];
 
 /// The state of one command execution.
@@ -426,6 +431,8 @@ impl Store {
             "count" => read::count(exec, command),
             "distinct" => read::distinct(exec, command),
             "aggregate" => read::aggregate(exec, command),
+            "explain" => explain::explain(exec, command),
+            "validate" => validate::validate(exec, command),
             "createIndexes" => admin::create_indexes(exec, command),
             "listIndexes" => admin::list_indexes(exec, command),
             "dropIndexes" | "deleteIndexes" => admin::drop_indexes(exec, command, name),

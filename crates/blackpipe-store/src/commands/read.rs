@@ -121,6 +121,17 @@ pub(crate) fn distinct(exec: &mut Exec<'_>, command: &Document) -> StoreResult<D
 }
 
 pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<Document> {
+    // The legacy `{aggregate: ..., explain: true}` form: the plan at the queryPlanner level.
+    if matches!(command.get("explain"), Some(Bson::Boolean(true)))
+        && matches!(command.get("aggregate"), Some(Bson::String(_)))
+    {
+        let mut inner = command.clone();
+        inner.remove("explain");
+        return super::explain::explain(
+            exec,
+            &bson::doc! { "explain": inner, "verbosity": "queryPlanner" },
+        );
+    }
     let collection = match command.get("aggregate") {
         Some(Bson::String(collection)) => collection.clone(),
         Some(other)
@@ -176,6 +187,7 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
     let ns = exec.ns(&collection);
     let options = CursorOptions {
         batch_size,
+        time_limited: super::find::has_time_limit(command),
         ..CursorOptions::default()
     };
     Ok(open_cursor(exec, &ns, output, options))
@@ -207,14 +219,14 @@ pub(crate) fn collection_pipeline(
     pipeline.run(input, true)
 }
 
-/// An aggregate must ask for a cursor; blackpipe runs no `explain`.
+/// An aggregate must ask for a cursor (a collectionless one cannot be explained by blackpipe).
 fn check_cursor_and_explain(command: &Document) -> StoreResult<()> {
     if command
         .get("explain")
         .is_some_and(|explain| explain.as_bool() == Some(true))
     {
         return Err(CommandError::bad_value(
-            "blackpipe does not support explain",
+            "blackpipe does not explain collectionless aggregates",
         ));
     }
     if optional_document(command, "aggregate", "cursor")?.is_none() {

@@ -97,6 +97,7 @@ pub(crate) fn find(
         single_batch: optional_bool(command, "find", "singleBatch")?.unwrap_or(false),
         no_timeout: optional_bool(command, "find", "noCursorTimeout")?.unwrap_or(false),
         tail: None,
+        time_limited: super::find::has_time_limit(command),
     };
     Ok(open_cursor(exec, &exec.ns(name), output, options))
 }

@@ -6,17 +6,26 @@
 //! [`Expr::parse_in`] and evaluated with [`Expr::eval`], never with the top-level
 //! [`Expr::parse`] / [`Expr::evaluate`], which start with no variables bound.
 
+mod args;
 mod arrays;
+mod calendar;
 mod control;
 mod convert;
+mod date_arith;
+mod date_format;
+mod date_parse;
+mod dates;
 mod fields;
 mod iterate;
+mod math;
 mod named;
 mod ops;
 mod pick;
 pub(crate) mod rand;
 mod regex;
 mod sets;
+mod strings;
+mod tz;
 pub(crate) mod vars;
 
 use std::cmp::Ordering;
@@ -54,6 +63,10 @@ pub(crate) enum Expr {
     /// `$regexMatch`, `$regexFind` or `$regexFindAll`, with its pattern compiled once when it
     /// is a constant.
     Regex(Box<regex::RegexCall>),
+    /// An optional named argument that was not given (`onNull`, `timezone`...): evaluates to
+    /// missing, and operators tell it apart from an argument that evaluates to missing, as
+    /// mongod does (an absent `onNull` gives null, `onNull: "$nothing"` gives missing).
+    Absent,
 }
 
 /// The supported expression operators.
@@ -90,8 +103,15 @@ pub(crate) enum Operator {
     SetField,
     GetField,
     Rand,
-    ToDecimal,
-    ToDouble,
+    // Scalar operator families, each parsed and evaluated in its own file.
+    /// Dates (`$year`..., `$dateToString`, `$dateAdd`...): `dates.rs` and the `date_*` files.
+    Date(dates::DateOp),
+    /// Strings (`$substrCP`, `$split`, `$trim`...): `strings.rs`.
+    Text(strings::StringOp),
+    /// Arithmetic and trigonometry (`$round`, `$pow`, `$sin`...): `math.rs`.
+    Math(math::MathOp),
+    /// Type conversions (`$convert`, `$toInt`, `$isNumber`...): `convert.rs`.
+    Convert(convert::ConvertOp),
     // Variables, array, set, object and conditional operators (agg-vars).
     Let,
     Map,
@@ -157,8 +177,6 @@ impl Operator {
             "$setField" => Operator::SetField,
             "$getField" => Operator::GetField,
             "$rand" => Operator::Rand,
-            "$toDecimal" => Operator::ToDecimal,
-            "$toDouble" => Operator::ToDouble,
             // Variables, array, set, object and conditional operators (agg-vars).
             "$let" => Operator::Let,
             "$map" => Operator::Map,
@@ -188,7 +206,14 @@ impl Operator {
             "$allElementsTrue" => Operator::AllElementsTrue,
             "$mergeObjects" => Operator::MergeObjects,
             "$switch" => Operator::Switch,
-            _ => return None,
+            // Scalar operator families (agg-scalar).
+            _ => {
+                return dates::DateOp::from_name(name)
+                    .map(Operator::Date)
+                    .or_else(|| strings::StringOp::from_name(name).map(Operator::Text))
+                    .or_else(|| math::MathOp::from_name(name).map(Operator::Math))
+                    .or_else(|| convert::ConvertOp::from_name(name).map(Operator::Convert));
+            }
         };
         Some(operator)
     }
@@ -202,7 +227,6 @@ impl Operator {
             | Operator::ToLower
             | Operator::Not => Some(1),
             Operator::IsArray | Operator::Type => Some(1),
-            Operator::ToDecimal | Operator::ToDouble => Some(1),
             Operator::Subtract | Operator::Divide | Operator::Mod | Operator::Eq | Operator::Ne => {
                 Some(2)
             }
@@ -302,6 +326,7 @@ impl Expr {
             }
             Expr::Operator(operator, arguments) => evaluate_operator(*operator, arguments, scope),
             Expr::Regex(call) => call.evaluate(scope),
+            Expr::Absent => Ok(None),
         }
     }
 
@@ -386,6 +411,17 @@ fn parse_object(document: &Document, defined: &Defined) -> StoreResult<Expr> {
     };
     if let Some(named) = Named::parse(operator, argument, defined)? {
         return Ok(Expr::Named(Box::new(named)));
+    }
+    // The scalar families parse their own arguments (named ones, arity and all).
+    let family = match operator {
+        Operator::Date(op) => Some(dates::parse(op, name, argument, defined)?),
+        Operator::Text(op) => Some(strings::parse(op, name, argument, defined)?),
+        Operator::Math(op) => Some(math::parse(op, name, argument, defined)?),
+        Operator::Convert(op) => Some(convert::parse(op, name, argument, defined)?),
+        _ => None,
+    };
+    if let Some(arguments) = family {
+        return Ok(Expr::Operator(operator, arguments));
     }
     let arguments = if operator == Operator::Cond {
         control::parse_cond(argument, defined)?
@@ -479,7 +515,7 @@ pub(super) fn type_of(value: Option<&Bson>) -> &'static str {
     value.map_or("missing", type_name)
 }
 
-fn evaluate_all(arguments: &[Expr], scope: &Scope) -> StoreResult<Vec<Option<Bson>>> {
+pub(super) fn evaluate_all(arguments: &[Expr], scope: &Scope) -> StoreResult<Vec<Option<Bson>>> {
     arguments
         .iter()
         .map(|argument| argument.eval(scope))
@@ -493,6 +529,11 @@ fn evaluate_operator(
 ) -> StoreResult<Option<Bson>> {
     // Short-circuiting operators evaluate their arguments lazily.
     match operator {
+        // The scalar families evaluate their own arguments (lazily where mongod does).
+        Operator::Date(op) => return dates::evaluate(op, arguments, scope),
+        Operator::Text(op) => return strings::evaluate(op, arguments, scope),
+        Operator::Math(op) => return math::evaluate(op, arguments, scope),
+        Operator::Convert(op) => return convert::evaluate(op, arguments, scope),
         Operator::Cond => {
             let condition = arguments[0].eval(scope)?;
             let branch = if condition.as_ref().is_some_and(is_truthy) {
@@ -603,8 +644,6 @@ fn evaluate_operator(
         },
         Operator::Concat => concat(&values),
         Operator::Rand => Ok(Some(Bson::Double(rand::draw()))),
-        Operator::ToDecimal => convert::to_decimal(values[0].as_ref()),
-        Operator::ToDouble => convert::to_double(values[0].as_ref()),
         Operator::ToUpper | Operator::ToLower => {
             let text = match values[0].as_ref() {
                 value if is_nullish(value) => String::new(),
@@ -702,7 +741,12 @@ fn evaluate_operator(
         | Operator::MaxN
         | Operator::MinN
         | Operator::SortArray
-        | Operator::Switch => Err(CommandError::new(
+        | Operator::Switch
+        // Scalar operator families (agg-scalar): evaluated by their own files, above.
+        | Operator::Date(_)
+        | Operator::Text(_)
+        | Operator::Math(_)
+        | Operator::Convert(_) => Err(CommandError::new(
             code::INTERNAL_ERROR,
             format!("{operator:?} reached the positional evaluator"),
         )),

@@ -54,7 +54,7 @@ impl<'a> Defined<'a> {
 /// over large arrays (`$map` inside `$map`, a `$reduce` concatenating its accumulator) ends in
 /// an error instead of running for hours. Generous: a single pass over the largest array a
 /// document can hold costs about two million.
-const WORK_LIMIT: u64 = 1 << 28;
+pub(crate) const WORK_LIMIT: u64 = 1 << 28;
 
 /// The work an evaluation has spent (see [`WORK_LIMIT`]).
 #[derive(Debug, Default)]

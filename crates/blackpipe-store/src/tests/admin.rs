@@ -327,3 +327,43 @@ fn rename_collection_moves_documents_and_indexes() {
     assert_eq!(reply, doc! { "ok": 1.0 });
     assert_eq!(store.documents("other", "moved"), vec![doc! { "_id": 1 }]);
 }
+
+#[test]
+fn validate_counts_records_and_index_keys() {
+    let store = new_store();
+    insert(
+        &store,
+        "c",
+        vec![
+            doc! { "_id": 1, "a": [1, 2] },
+            doc! { "_id": 2 },
+            doc! { "_id": 3, "a": 3 },
+        ],
+    );
+    run_ok(
+        &store,
+        "db",
+        doc! { "createIndexes": "c", "indexes": [
+            { "key": { "a": 1 }, "name": "a_1" },
+            { "key": { "a": -1 }, "name": "a_-1_sparse", "sparse": true },
+        ] },
+    );
+    let reply = run_ok(&store, "db", doc! { "validate": "c", "full": true });
+    assert_eq!(reply.get_bool("valid").ok(), Some(true), "{reply}");
+    assert_eq!(reply.get_i64("nrecords").ok(), Some(3));
+    let keys = reply.get_document("keysPerIndex").unwrap();
+    assert_eq!(keys.get_i64("_id_").ok(), Some(3));
+    // Multikey: two keys for [1, 2]; the missing field is a null key, except in a sparse index.
+    assert_eq!(keys.get_i64("a_1").ok(), Some(4), "{keys}");
+    assert_eq!(keys.get_i64("a_-1_sparse").ok(), Some(3), "{keys}");
+    let missing = run(&store, "db", doc! { "validate": "nothing" });
+    assert_eq!(error_code(&missing), 26, "{missing}");
+    let background = run(&store, "db", doc! { "validate": "c", "background": true });
+    assert_eq!(error_code(&background), 115, "{background}");
+    let both = run(
+        &store,
+        "db",
+        doc! { "validate": "c", "background": true, "full": true },
+    );
+    assert_eq!(error_code(&both), 72, "{both}");
+}

@@ -136,6 +136,7 @@ fn past_the_cursor_byte_bound_the_least_recently_used_cursors_are_closed() {
         no_timeout: true,
         tail: None,
         stream: None,
+        time_limited: false,
     };
     let mut registry = CursorRegistry::with_max_bytes(1_000);
     registry.insert(1, cursor(0, None));
@@ -166,6 +167,7 @@ fn results_appended_to_a_tailable_cursor_count_against_the_byte_bound() {
         no_timeout: true,
         tail: None,
         stream: None,
+        time_limited: false,
     };
     let mut registry = CursorRegistry::with_max_bytes(1_000);
     registry.insert(1, cursor(0));

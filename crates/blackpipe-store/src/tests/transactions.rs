@@ -612,3 +612,31 @@ fn private_copies_are_bounded_across_transactions_and_released_with_them() {
         first(doc! { "find": "c", "filter": {} }, 2, 2),
     );
 }
+
+#[test]
+fn transactions_are_counted_as_started_committed_and_aborted() {
+    use crate::TransactionCounts;
+    let store = new_store();
+    let counts = |started, committed, aborted| TransactionCounts {
+        started,
+        committed,
+        aborted,
+    };
+    assert_eq!(store.transaction_counts(), counts(0, 0, 0));
+    let write = |id: i32| doc! { "insert": "c", "documents": [{ "_id": id }] };
+    run_ok(&store, "db", first(write(1), 1, 1));
+    assert_eq!(store.transaction_counts(), counts(1, 0, 0));
+    assert_eq!(commit(&store, 1, 1).get_f64("ok").ok(), Some(1.0));
+    assert_eq!(store.transaction_counts(), counts(1, 1, 0));
+    // A retried commit answers as the first and counts nothing more.
+    assert_eq!(commit(&store, 1, 1).get_f64("ok").ok(), Some(1.0));
+    assert_eq!(store.transaction_counts(), counts(1, 1, 0));
+    run_ok(&store, "db", first(write(2), 1, 2));
+    assert_eq!(abort(&store, 1, 2).get_f64("ok").ok(), Some(1.0));
+    assert_eq!(store.transaction_counts(), counts(2, 1, 1));
+    // A newer transaction on the session ends the open one: aborted.
+    run_ok(&store, "db", first(write(3), 2, 1));
+    run_ok(&store, "db", first(write(4), 2, 2));
+    assert_eq!(store.transaction_counts(), counts(4, 1, 2));
+    assert_eq!(store.open_transaction_count(), 1);
+}

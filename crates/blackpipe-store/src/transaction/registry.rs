@@ -75,6 +75,20 @@ struct Inner {
     holders: HashMap<DocumentKey, u64>,
     /// The sum of the entries' `copied`.
     copied: usize,
+    /// Since the store started (serverStatus's `transactions` section).
+    counts: TransactionCounts,
+}
+
+/// How many transactions a store started, committed and aborted since it started.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TransactionCounts {
+    /// Transactions started.
+    pub started: u64,
+    /// Transactions committed.
+    pub committed: u64,
+    /// Transactions aborted: by `abortTransaction`, a failed commit, a newer transaction on
+    /// the session, or from outside (a conflicting write, their lifetime, a stepdown).
+    pub aborted: u64,
 }
 
 impl OpenEntry {
@@ -95,6 +109,7 @@ impl Inner {
             return;
         }
         entry.aborted.store(reason as u8, Ordering::SeqCst);
+        self.counts.aborted += 1;
         for key in std::mem::take(&mut entry.holds) {
             self.holders.remove(&key);
         }
@@ -125,12 +140,27 @@ pub(crate) struct Registration {
     id: u64,
     aborted: Arc<AtomicU8>,
     registry: Arc<TransactionRegistry>,
+    /// Set when the transaction committed: dropped without it, it was aborted.
+    committed: bool,
+}
+
+impl Registration {
+    /// Records that the transaction committed (it is counted when the registration drops).
+    pub(crate) fn mark_committed(&mut self) {
+        self.committed = true;
+    }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
         let mut inner = lock(&self.registry.inner);
         if let Some(entry) = inner.open.remove(&self.id) {
+            if self.committed {
+                inner.counts.committed += 1;
+            } else if !entry.is_aborted() {
+                // Aborted from outside was counted when it happened.
+                inner.counts.aborted += 1;
+            }
             inner.copied = inner.copied.saturating_sub(entry.copied);
             for key in entry.holds {
                 inner.holders.remove(&key);
@@ -218,6 +248,7 @@ impl TransactionRegistry {
             ));
         }
         inner.next_id = inner.next_id.wrapping_add(1);
+        inner.counts.started += 1;
         let id = inner.next_id;
         let aborted = Arc::new(AtomicU8::new(0));
         inner.open.insert(
@@ -233,6 +264,7 @@ impl TransactionRegistry {
             id,
             aborted,
             registry: self.clone(),
+            committed: false,
         })
     }
 
@@ -292,6 +324,11 @@ impl TransactionRegistry {
     }
 
     /// How many transactions are open and not aborted.
+    /// Transactions started, committed and aborted so far.
+    pub(crate) fn counts(&self) -> TransactionCounts {
+        lock(&self.inner).counts
+    }
+
     pub(crate) fn open_count(&self) -> usize {
         lock(&self.inner)
             .open

@@ -227,7 +227,7 @@ impl Store {
                 record.transaction = TransactionState::Committed;
                 Ok(doc! { "ok": 1.0 })
             }
-            TransactionState::Open(txn) => {
+            TransactionState::Open(mut txn) => {
                 if let Some(why) = ended_outside(&txn, exec.now) {
                     record.transaction = TransactionState::Aborted;
                     return Err(no_such_transaction(
@@ -237,6 +237,7 @@ impl Store {
                 }
                 match apply_commit(self, exec.now, &txn) {
                     Ok(last_write) => {
+                        txn.registration.mark_committed();
                         exec.last_write = last_write.or(exec.last_write);
                         record.transaction = TransactionState::Committed;
                         Ok(doc! { "ok": 1.0 })

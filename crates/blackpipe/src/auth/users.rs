@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use bson::{Bson, Document, doc};
 use rand::RngCore;
 
 use super::aws::AwsKey;
@@ -200,6 +201,54 @@ impl Users {
         self.users.contains_key(&(db.to_owned(), name.to_owned()))
     }
 
+    /// `usersInfo` run on `db` with `query` (`1`, a name, `{user, db}`, a list of those, or
+    /// `{forAllDBs: true}`): each user's description, in (database, name) order. blackpipe
+    /// keeps no roles: every authenticated user may run everything, so each is shown with the
+    /// `root` role.
+    ///
+    /// # Errors
+    /// A `(code, message)`: BadValue for a malformed query.
+    pub fn info(&self, db: &str, query: &Bson) -> Result<Vec<Document>, (i32, String)> {
+        let mut wanted: Vec<(String, String)> = Vec::new();
+        let everyone = |db: Option<&str>| -> Vec<(String, String)> {
+            self.users
+                .keys()
+                .filter(|(own_db, _)| db.is_none_or(|db| db == own_db))
+                .cloned()
+                .collect()
+        };
+        match query {
+            Bson::Int32(1) | Bson::Int64(1) | Bson::Double(1.0) => wanted = everyone(Some(db)),
+            Bson::Document(spec) if spec.get_bool("forAllDBs").unwrap_or(false) => {
+                wanted = everyone(None);
+            }
+            Bson::Array(items) => {
+                for item in items {
+                    wanted.push(user_name(db, item)?);
+                }
+            }
+            other => wanted.push(user_name(db, other)?),
+        }
+        wanted.sort();
+        wanted.dedup();
+        Ok(wanted
+            .into_iter()
+            .filter_map(|key| {
+                let user = self.users.get(&key)?;
+                let (user_db, name) = key;
+                let mechanisms: Vec<&str> =
+                    user.credentials.iter().map(|(m, _)| m.name()).collect();
+                Some(doc! {
+                    "_id": format!("{user_db}.{name}"),
+                    "user": name,
+                    "db": &user_db,
+                    "roles": [{ "role": "root", "db": "admin" }],
+                    "mechanisms": mechanisms,
+                })
+            })
+            .collect())
+    }
+
     /// The credential of `db.name` for `mechanism`, if the user exists and has one.
     pub(crate) fn credential(
         &self,
@@ -233,5 +282,23 @@ impl Users {
         let (db, name) = db_and_name.split_once('.')?;
         let user = self.users.get(&(db.to_owned(), name.to_owned()))?;
         Some(user.credentials.iter().map(|(m, _)| m.name()).collect())
+    }
+}
+
+/// One user of a `usersInfo` query: a name (in `db`) or `{user, db}`.
+fn user_name(db: &str, item: &Bson) -> Result<(String, String), (i32, String)> {
+    match item {
+        Bson::String(name) => Ok((db.to_owned(), name.clone())),
+        Bson::Document(spec) => match (spec.get_str("user"), spec.get_str("db")) {
+            (Ok(user), Ok(user_db)) => Ok((user_db.to_owned(), user.to_owned())),
+            _ => Err((
+                blackpipe_store::code::BAD_VALUE,
+                "User name must contain both 'user' and 'db' fields".to_owned(),
+            )),
+        },
+        _ => Err((
+            blackpipe_store::code::BAD_VALUE,
+            "User and role names must be either strings or objects".to_owned(),
+        )),
     }
 }

@@ -67,6 +67,7 @@ pub mod hello;
 mod member_options;
 mod model;
 mod node;
+mod opcounters;
 mod replication;
 mod state;
 

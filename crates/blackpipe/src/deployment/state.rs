@@ -8,7 +8,7 @@ use std::collections::{HashSet, VecDeque};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bson::Document;
 use rand::rngs::SmallRng;
@@ -19,6 +19,7 @@ use super::balanced::Balancers;
 use super::capacity::{self, Capacity, CapacityChange, CapacityStats, MemberCapacity};
 use super::control_error::ControlError;
 use super::model::{MemberOptions, NodeIndex, Role, Topology, TopologyVersion};
+use super::opcounters::OpCounters;
 use super::replication::{MemberData, Replication};
 use crate::failpoint::{FailPoints, Overload};
 use crate::server::{Server, ServerConfig};
@@ -75,12 +76,27 @@ impl NodeCounters {
     }
 }
 
-/// What lives and dies with one server process: its fail points.
-#[derive(Debug, Default)]
+/// What lives and dies with one server process: its fail points, its counters, its start.
+#[derive(Debug)]
 pub(crate) struct Process {
     pub(crate) fail_points: Mutex<FailPoints>,
     /// On a router, the transactions it routed (a restart forgets them, as a mongos does).
     pub(crate) routed_transactions: Mutex<RoutedTransactions>,
+    /// `serverStatus`'s `opcounters`.
+    pub(crate) opcounters: OpCounters,
+    /// When the process started (`serverStatus`'s uptime).
+    pub(crate) started: Instant,
+}
+
+impl Default for Process {
+    fn default() -> Self {
+        Self {
+            fail_points: Mutex::default(),
+            routed_transactions: Mutex::default(),
+            opcounters: OpCounters::default(),
+            started: Instant::now(),
+        }
+    }
 }
 
 /// The most transactions one router remembers having routed (the oldest are forgotten; a

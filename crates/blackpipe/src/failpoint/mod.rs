@@ -97,6 +97,9 @@ pub const FAIL_COMMAND: &str = "failCommand";
 pub const ON_PRIMARY_TRANSACTIONAL_WRITE: &str = "onPrimaryTransactionalWrite";
 /// See [`FAIL_COMMAND`].
 pub const FAIL_GET_MORE_AFTER_CURSOR_CHECKOUT: &str = "failGetMoreAfterCursorCheckout";
+/// See [`FAIL_COMMAND`]: every operation with a time limit fails with MaxTimeMSExpired, as if
+/// its time had run out.
+pub const MAX_TIME_ALWAYS_TIME_OUT: &str = "maxTimeAlwaysTimeOut";
 
 /// The fail points of one simulated server process.
 #[derive(Debug, Clone, Default)]
@@ -105,11 +108,14 @@ pub struct FailPoints {
     transactional_write: Option<(ModeState, TransactionalWriteFault)>,
     /// `failGetMoreAfterCursorCheckout` and its error code.
     get_more: Option<(ModeState, i32)>,
+    /// `maxTimeAlwaysTimeOut`.
+    max_time: Option<ModeState>,
     /// Triggers of earlier configurations: mongod's `timesEntered` counts for the life of the
     /// process, across reconfigurations.
     fail_command_entered_before: i64,
     transactional_write_entered_before: i64,
     get_more_entered_before: i64,
+    max_time_entered_before: i64,
 }
 
 impl FailPoints {
@@ -182,6 +188,11 @@ impl FailPoints {
                     previous.map_or(0, |(state, _)| state.times_entered());
                 self.get_more_entered_before
             }
+            MAX_TIME_ALWAYS_TIME_OUT => {
+                let previous = self.max_time.replace(ModeState::new(mode));
+                self.max_time_entered_before += previous.map_or(0, |state| state.times_entered());
+                self.max_time_entered_before
+            }
             other => {
                 return Err(FailPointError::bad_value(format!(
                     "Failed to find FailPoint {other}"
@@ -247,6 +258,14 @@ impl FailPoints {
         (state.is_active() && state.should_trigger(rng)).then_some(*code)
     }
 
+    /// Evaluates `maxTimeAlwaysTimeOut` for an operation with a time limit: whether it fails
+    /// with MaxTimeMSExpired.
+    pub fn max_time_always_times_out(&mut self, rng: &mut impl Rng) -> bool {
+        self.max_time
+            .as_mut()
+            .is_some_and(|state| state.is_active() && state.should_trigger(rng))
+    }
+
     /// True if any fail point can still trigger (lets the hot path skip evaluation).
     pub fn any_active(&self) -> bool {
         self.fail_command
@@ -260,6 +279,7 @@ impl FailPoints {
                 .get_more
                 .as_ref()
                 .is_some_and(|(state, _)| state.is_active())
+            || self.max_time.as_ref().is_some_and(ModeState::is_active)
     }
 }
 

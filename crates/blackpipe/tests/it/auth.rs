@@ -174,3 +174,46 @@ async fn sasl_errors_on_the_wire_carry_mongods_codes() {
     assert_eq!(refused.get_str("codeName").ok(), Some("Unauthorized"));
     deployment.stop().await;
 }
+
+#[tokio::test]
+async fn users_info_lists_the_deployments_users() {
+    let deployment = start(DeploymentConfig::standalone()).await;
+    let client = Client::with_uri_str(uri_with(&deployment, "app:s3cret@", ""))
+        .await
+        .unwrap();
+    let admin = client.database("admin");
+    let all = within(admin.run_command(doc! { "usersInfo": 1 }))
+        .await
+        .unwrap();
+    let users = all.get_array("users").unwrap();
+    let names: Vec<&str> = users
+        .iter()
+        .filter_map(|user| user.as_document()?.get_str("user").ok())
+        .collect();
+    assert_eq!(names, ["app", "old"], "{all}");
+    let old = within(admin.run_command(doc! { "usersInfo": { "user": "old", "db": "admin" } }))
+        .await
+        .unwrap();
+    let old = old.get_array("users").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert_eq!(old.get_str("_id").unwrap(), "admin.old");
+    assert_eq!(old.get_array("mechanisms").unwrap().len(), 1, "{old}");
+    // A user of another database, and no such user: an empty list, as mongod answers.
+    let elsewhere = within(
+        client
+            .database("app")
+            .run_command(doc! { "usersInfo": "app" }),
+    )
+    .await
+    .unwrap();
+    assert!(
+        elsewhere.get_array("users").unwrap().is_empty(),
+        "{elsewhere}"
+    );
+    let error = within(admin.run_command(doc! { "usersInfo": 5 }))
+        .await
+        .expect_err("a user is a name or {user, db}");
+    assert_eq!(command_code(&error), Some(2));
+}

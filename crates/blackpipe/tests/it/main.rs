@@ -7,6 +7,7 @@ mod change_streams;
 mod collations;
 mod deployment;
 mod deployment_partition;
+mod diagnostics;
 mod fidelity;
 mod fidelity_aggregate;
 mod fidelity_sdam;

@@ -161,3 +161,74 @@ async fn a_malformed_max_time_ms_is_a_bad_value() {
         }
     }
 }
+
+/// PyMongo's test suite turns `maxTimeAlwaysTimeOut` on to see a driver handle a timeout: every
+/// operation with a time limit fails, getMores of a cursor opened with one included.
+#[tokio::test]
+async fn max_time_always_time_out_fails_every_operation_with_a_time_limit() {
+    let deployment = standalone().await;
+    let mut connection = client(&deployment, 0).await;
+    let insert = connection
+        .round_trip(
+            doc! { "insert": "c", "documents": [{"_id": 1}, {"_id": 2}, {"_id": 3}], "$db": "db" },
+        )
+        .await;
+    assert!(is_ok(&insert), "{insert}");
+    let opened = connection
+        .round_trip(doc! { "find": "c", "batchSize": 1, "maxTimeMS": 5_000, "$db": "db" })
+        .await;
+    let cursor = opened
+        .get_document("cursor")
+        .unwrap()
+        .get_i64("id")
+        .unwrap();
+    let untimed = connection
+        .round_trip(doc! { "find": "c", "batchSize": 1, "$db": "db" })
+        .await;
+    let on = connection
+        .round_trip(doc! { "configureFailPoint": "maxTimeAlwaysTimeOut", "mode": "alwaysOn", "$db": "admin" })
+        .await;
+    assert!(is_ok(&on), "{on}");
+
+    let timed = connection
+        .round_trip(doc! { "find": "c", "maxTimeMS": 5_000, "$db": "db" })
+        .await;
+    assert_eq!(code(&timed), Some(50), "{timed}");
+    let get_more = connection
+        .round_trip(doc! { "getMore": cursor, "collection": "c", "$db": "db" })
+        .await;
+    assert_eq!(
+        code(&get_more),
+        Some(50),
+        "a cursor opened with maxTimeMS: {get_more}"
+    );
+    let plain = connection
+        .round_trip(doc! { "find": "c", "$db": "db" })
+        .await;
+    assert!(is_ok(&plain), "no time limit, no timeout: {plain}");
+    let untimed_cursor = untimed
+        .get_document("cursor")
+        .unwrap()
+        .get_i64("id")
+        .unwrap();
+    let untimed_more = connection
+        .round_trip(doc! { "getMore": untimed_cursor, "collection": "c", "$db": "db" })
+        .await;
+    assert!(is_ok(&untimed_more), "{untimed_more}");
+
+    let off = connection
+        .round_trip(
+            doc! { "configureFailPoint": "maxTimeAlwaysTimeOut", "mode": "off", "$db": "admin" },
+        )
+        .await;
+    assert!(is_ok(&off), "{off}");
+    assert!(
+        off.get_i64("count").unwrap_or_default() >= 2
+            || off.get_i32("count").unwrap_or_default() >= 2,
+        "{off}"
+    );
+    let after = connection
+        .round_trip(doc! { "find": "c", "maxTimeMS": 5_000, "$db": "db" })
+        .await;
+    assert!(is_ok(&after), "{after}");
+}

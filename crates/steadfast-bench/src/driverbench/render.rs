@@ -1,16 +1,16 @@
 //! DriverBench and the CPU cells as Markdown, and where they stand against the issue's
 //! targets (measured and reported, never asserted).
 
-use std::fmt::Write as _;
-
 use super::super::report::TargetCheck;
+use super::super::tables::{TextSection, TextTable};
 use super::super::workload::ContenderKind;
 use super::DriverBenchReport;
 use super::cpu::{CpuCell, CpuResult};
-use super::score::{Composite, Outcome, TaskScore};
+use super::score::{Composite, CompositeScore, Outcome, TaskScore};
 
 const MIN_COMPOSITE_RATIO: f64 = 1.5;
-const MIN_TASK_RATIO: f64 = 1.1;
+/// The per-task target: no DriverBench task below this ratio (steadfast over official).
+pub(crate) const MIN_TASK_RATIO: f64 = 1.1;
 const MAX_CPU_RATIO: f64 = 0.5;
 
 fn cell(outcome: &Outcome) -> String {
@@ -41,120 +41,152 @@ fn cpu_cell(outcome: &Outcome) -> String {
     }
 }
 
-impl DriverBenchReport {
-    /// The Markdown sections.
-    pub(crate) fn write_markdown(&self, out: &mut String) {
-        let _ = writeln!(out, "## DriverBench (MB/s from the median iteration)\n");
-        let _ = writeln!(
-            out,
-            "- server: blackpipe standalone, {}; {}\n- scale: {}; iterations per task and driver: \
-             one untimed warm-up iteration each, then at least {} s, then until {} iterations \
-             or {} s, interleaved iteration by iteration (first driver alternating)\n- {}\n",
-            self.server.mode,
-            self.server.pinning,
-            if self.scale.divisor == 1 {
-                "the specification's sizes".to_owned()
-            } else {
-                format!("1/{} of the specification's sizes", self.scale.divisor)
-            },
-            self.policy.min_seconds,
-            self.policy.max_iterations,
-            self.policy.max_seconds,
-            self.bsonbench
-        );
-        if !self.tasks.is_empty() {
-            self.write_tasks(out);
-            self.write_composites(out);
-        }
-        if !self.cpu.is_empty() {
-            write_cpu(&self.cpu, out);
-        }
-    }
+const TASK_HEADER: &[&str] = &[
+    "task",
+    "MB",
+    "steadfast MB/s",
+    "official MB/s",
+    "steadfast/official",
+    "iterations (s/o)",
+    "p10–p90 ms steadfast",
+    "p10–p90 ms official",
+    "client CPU ms/iteration (s/o)",
+];
+const COMPOSITE_HEADER: &[&str] = &[
+    "composite",
+    "tasks both measured",
+    "steadfast MB/s",
+    "official MB/s",
+    "steadfast/official",
+    "steadfast over all its tasks",
+];
+const CPU_HEADER: &[&str] = &[
+    "operation",
+    "workers",
+    "maxPoolSize",
+    "steadfast ops/s",
+    "official ops/s",
+    "steadfast CPU µs/op",
+    "official CPU µs/op",
+    "CPU steadfast/official",
+];
 
-    fn write_tasks(&self, out: &mut String) {
-        let _ = writeln!(
-            out,
-            "| task | MB | steadfast MB/s | official MB/s | steadfast/official | iterations (s/o) | \
-             p10–p90 ms steadfast | p10–p90 ms official | client CPU ms/iteration (s/o) |"
-        );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for score in &self.tasks {
-            let iterations = |o: &Outcome| match o {
-                Outcome::Measured(m) => m.iterations.to_string(),
-                _ => "–".to_owned(),
-            };
-            let spread = |o: &Outcome| match o {
-                Outcome::Measured(m) => {
-                    let at = |p: u32| m.percentiles_ms.iter().find(|(q, _)| *q == p).map(|x| x.1);
-                    format!("{}–{}", optional(at(10), 1, ""), optional(at(90), 1, ""))
-                }
-                _ => "–".to_owned(),
-            };
-            let _ = writeln!(
-                out,
-                "| {} | {:.3} | {} | {} | {} | {}/{} | {} | {} | {} / {} |",
-                score.task.label(),
-                score.bytes as f64 / 1e6,
-                cell(&score.steadfast),
-                cell(&score.official),
-                optional(score.ratio(), 2, "×"),
-                iterations(&score.steadfast),
-                iterations(&score.official),
-                spread(&score.steadfast),
-                spread(&score.official),
-                cpu_cell(&score.steadfast),
-                cpu_cell(&score.official),
-            );
+fn iterations(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Measured(m) => m.iterations.to_string(),
+        _ => "–".to_owned(),
+    }
+}
+
+fn spread(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Measured(m) => {
+            let at = |p: u32| m.percentiles_ms.iter().find(|(q, _)| *q == p).map(|x| x.1);
+            format!("{}–{}", optional(at(10), 1, ""), optional(at(90), 1, ""))
         }
-        let notes: Vec<String> = self
-            .tasks
-            .iter()
-            .flat_map(|score| {
-                [
-                    ("steadfast", &score.steadfast),
-                    ("official", &score.official),
-                ]
-                .into_iter()
-                .filter_map(move |(who, outcome)| match outcome {
-                    Outcome::NotAvailable { reason } => Some(format!(
-                        "{} ({who}): not available: {reason}",
-                        score.task.label()
-                    )),
-                    Outcome::Failed { error } => Some(format!(
-                        "{} ({who}): failed: {}",
-                        score.task.label(),
-                        first_line(error)
-                    )),
-                    Outcome::Measured(_) => None,
-                })
+        _ => "–".to_owned(),
+    }
+}
+
+fn task_row(score: &TaskScore) -> Vec<String> {
+    vec![
+        score.task.label().to_owned(),
+        format!("{:.3}", score.bytes as f64 / 1e6),
+        cell(&score.steadfast),
+        cell(&score.official),
+        optional(score.ratio(), 2, "×"),
+        format!(
+            "{}/{}",
+            iterations(&score.steadfast),
+            iterations(&score.official)
+        ),
+        spread(&score.steadfast),
+        spread(&score.official),
+        format!(
+            "{} / {}",
+            cpu_cell(&score.steadfast),
+            cpu_cell(&score.official)
+        ),
+    ]
+}
+
+/// Why a driver has no figure for a task, for each such (task, driver).
+fn task_notes(tasks: &[TaskScore]) -> Vec<String> {
+    tasks
+        .iter()
+        .flat_map(|score| {
+            [
+                ("steadfast", &score.steadfast),
+                ("official", &score.official),
+            ]
+            .into_iter()
+            .filter_map(move |(who, outcome)| match outcome {
+                Outcome::NotAvailable { reason } => Some(format!(
+                    "{} ({who}): not available: {reason}",
+                    score.task.label()
+                )),
+                Outcome::Failed { error } => Some(format!(
+                    "{} ({who}): failed: {}",
+                    score.task.label(),
+                    first_line(error)
+                )),
+                Outcome::Measured(_) => None,
             })
-            .collect();
-        let _ = writeln!(out);
-        for note in notes {
-            let _ = writeln!(out, "- {note}");
+        })
+        .collect()
+}
+
+impl DriverBenchReport {
+    /// The report sections (shared by the Markdown and HTML writers): DriverBench, then the
+    /// CPU cells when they ran.
+    pub(crate) fn sections(&self) -> Vec<TextSection> {
+        let mut sections = vec![self.tasks_section()];
+        if !self.cpu.is_empty() {
+            sections.push(cpu_section(&self.cpu));
         }
-        let _ = writeln!(out);
+        sections
     }
 
-    fn write_composites(&self, out: &mut String) {
-        let _ = writeln!(
-            out,
-            "| composite | tasks both measured | steadfast MB/s | official MB/s | steadfast/official | steadfast over all its tasks |"
-        );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
-        for c in &self.composites {
-            let _ = writeln!(
-                out,
-                "| {:?} | {} | {} | {} | {} | {} |",
-                c.composite,
-                c.tasks,
-                optional(c.steadfast, 2, ""),
-                optional(c.official, 2, ""),
-                optional(c.ratio(), 2, "×"),
-                optional(c.steadfast_all_tasks, 2, ""),
-            );
+    fn tasks_section(&self) -> TextSection {
+        let mut tables = Vec::new();
+        if !self.tasks.is_empty() {
+            tables.push(TextTable {
+                header: TASK_HEADER,
+                align: "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+                rows: self.tasks.iter().map(task_row).collect(),
+            });
+            tables.push(TextTable {
+                header: COMPOSITE_HEADER,
+                align: "|---|---:|---:|---:|---:|---:|",
+                rows: self.composites.iter().map(composite_row).collect(),
+            });
         }
-        let _ = writeln!(out);
+        TextSection {
+            heading: "DriverBench (MB/s from the median iteration)".into(),
+            facts: vec![
+                format!(
+                    "server: blackpipe standalone, {}; {}",
+                    self.server.mode, self.server.pinning
+                ),
+                format!(
+                    "scale: {}; iterations per task and driver: one untimed warm-up iteration \
+                     each, then at least {} s, then until {} iterations or {} s, interleaved \
+                     iteration by iteration (first driver alternating)",
+                    if self.scale.divisor == 1 {
+                        "the specification's sizes".to_owned()
+                    } else {
+                        format!("1/{} of the specification's sizes", self.scale.divisor)
+                    },
+                    self.policy.min_seconds,
+                    self.policy.max_iterations,
+                    self.policy.max_seconds,
+                ),
+                self.bsonbench.to_owned(),
+            ],
+            tables,
+            notes: task_notes(&self.tasks),
+            ..TextSection::default()
+        }
     }
 
     /// The issue's DriverBench and CPU targets against this run.
@@ -214,51 +246,63 @@ fn cpu_ratio(cell: &CpuCell) -> Option<f64> {
     super::super::stats::ratio(cpu(ContenderKind::Steadfast), cpu(ContenderKind::Official))
 }
 
-fn write_cpu(cells: &[CpuCell], out: &mut String) {
-    let _ = writeln!(
-        out,
-        "## Client CPU per operation (getrusage user+sys of the client process, server in another process)\n"
-    );
-    let _ = writeln!(
-        out,
-        "| operation | workers | maxPoolSize | steadfast ops/s | official ops/s | steadfast CPU µs/op | official CPU µs/op | CPU steadfast/official |"
-    );
-    let _ = writeln!(out, "|---|---:|---|---:|---:|---:|---:|---:|");
-    for cell in cells {
-        let figure = |d: ContenderKind, f: fn(&CpuResult) -> Option<f64>, digits: usize| match cell
-            .result(d)
-        {
+fn composite_row(c: &CompositeScore) -> Vec<String> {
+    vec![
+        format!("{:?}", c.composite),
+        c.tasks.to_string(),
+        optional(c.steadfast, 2, ""),
+        optional(c.official, 2, ""),
+        optional(c.ratio(), 2, "×"),
+        optional(c.steadfast_all_tasks, 2, ""),
+    ]
+}
+
+fn cpu_row(cell: &CpuCell) -> Vec<String> {
+    let figure =
+        |d: ContenderKind, f: fn(&CpuResult) -> Option<f64>, digits: usize| match cell.result(d) {
             Some(r) if r.error.is_some() => "failed".to_owned(),
             Some(r) => optional(f(r), digits, ""),
             None => "–".to_owned(),
         };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            cell.label(),
-            cell.workers,
-            cell.max_pool_size
-                .map_or_else(|| "defaults (100 / 10)".to_owned(), |n| format!("{n} both")),
-            figure(ContenderKind::Steadfast, |r| r.ops_per_sec, 0),
-            figure(ContenderKind::Official, |r| r.ops_per_sec, 0),
-            figure(ContenderKind::Steadfast, |r| r.cpu_us_per_op, 1),
-            figure(ContenderKind::Official, |r| r.cpu_us_per_op, 1),
-            optional(cpu_ratio(cell), 2, "×"),
-        );
-    }
-    for cell in cells {
-        for r in &cell.results {
-            if let Some(error) = &r.error {
-                let _ = writeln!(
-                    out,
-                    "\n- {} x{} ({}): failed: {}",
+    vec![
+        cell.label().to_owned(),
+        cell.workers.to_string(),
+        cell.max_pool_size
+            .map_or_else(|| "defaults (100 / 10)".to_owned(), |n| format!("{n} both")),
+        figure(ContenderKind::Steadfast, |r| r.ops_per_sec, 0),
+        figure(ContenderKind::Official, |r| r.ops_per_sec, 0),
+        figure(ContenderKind::Steadfast, |r| r.cpu_us_per_op, 1),
+        figure(ContenderKind::Official, |r| r.cpu_us_per_op, 1),
+        optional(cpu_ratio(cell), 2, "×"),
+    ]
+}
+
+fn cpu_section(cells: &[CpuCell]) -> TextSection {
+    let notes = cells
+        .iter()
+        .flat_map(|cell| {
+            cell.results.iter().filter_map(move |r| {
+                let error = r.error.as_ref()?;
+                Some(format!(
+                    "{} x{} ({}): failed: {}",
                     cell.label(),
                     cell.workers,
                     r.driver.label(),
                     first_line(error)
-                );
-            }
-        }
+                ))
+            })
+        })
+        .collect();
+    TextSection {
+        heading: "Client CPU per operation (getrusage user+sys of the client process, server in \
+                  another process)"
+            .into(),
+        tables: vec![TextTable {
+            header: CPU_HEADER,
+            align: "|---|---:|---|---:|---:|---:|---:|---:|",
+            rows: cells.iter().map(cpu_row).collect(),
+        }],
+        notes,
+        ..TextSection::default()
     }
-    let _ = writeln!(out);
 }

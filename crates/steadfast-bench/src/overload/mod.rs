@@ -21,6 +21,7 @@ pub(crate) use self::driver::Policy;
 use self::driver::{COLLECTION, Driver, Outcome};
 use super::BenchError;
 use super::report::as_millis;
+use super::tables::{TextSection, TextTable};
 use super::workload::DATABASE;
 
 /// The offered loads, as multiples of the capacity.
@@ -276,46 +277,64 @@ async fn summarize(
     }
 }
 
+/// The overload table's columns.
+const HEADER: &[&str] = &[
+    "load",
+    "driver",
+    "goodput (ops/s)",
+    "% of C",
+    "attempts/success",
+    "errors",
+    "local refusals",
+    "p50 ms",
+    "p99 ms",
+    "dropped at cap",
+];
+
 impl OverloadReport {
-    /// The cell as a Markdown section.
-    pub(crate) fn to_markdown(&self) -> String {
-        use std::fmt::Write as _;
-        let mut out = String::new();
+    /// The cell as a report section (shared by the Markdown and HTML writers).
+    pub(crate) fn section(&self) -> TextSection {
         let s = &self.schedule;
-        let _ = writeln!(
-            out,
-            "\n## Overload (open loop)\n\nCapacity C = {} ops/s (blackpipe `opsPerSec`, rejections cost 0.05); \
-             requests arrive at a fixed rate; {} ms warm-up, {} ms measured per cell; point reads by `_id`.\n",
-            s.capacity,
-            s.warmup.as_millis(),
-            s.measure.as_millis()
-        );
-        let _ = writeln!(
-            out,
-            "| load | driver | goodput (ops/s) | % of C | attempts/success | errors | local refusals | p50 ms | p99 ms | dropped at cap |"
-        );
-        let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
-        for c in &self.cells {
-            let aps = c
-                .attempts_per_success
-                .map_or_else(|| "n/a".to_string(), |a| format!("{a:.2}"));
-            let _ = writeln!(
-                out,
-                "| {}× | {} | {:.0} | {:.0}% | {aps} | {} | {} | {:.2} | {:.2} | {} |",
-                c.load,
-                c.driver,
-                c.goodput,
-                100.0 * c.goodput / s.capacity,
-                c.errors,
-                c.refusals,
-                c.p50_ms,
-                c.p99_ms,
-                c.dropped_at_cap
-            );
+        let rows = self
+            .cells
+            .iter()
+            .map(|c| {
+                vec![
+                    format!("{}×", c.load),
+                    c.driver.to_owned(),
+                    format!("{:.0}", c.goodput),
+                    format!("{:.0}%", 100.0 * c.goodput / s.capacity),
+                    c.attempts_per_success
+                        .map_or_else(|| "n/a".to_string(), |a| format!("{a:.2}")),
+                    c.errors.to_string(),
+                    c.refusals.to_string(),
+                    format!("{:.2}", c.p50_ms),
+                    format!("{:.2}", c.p99_ms),
+                    c.dropped_at_cap.to_string(),
+                ]
+            })
+            .collect();
+        TextSection {
+            heading: "Overload (open loop)".into(),
+            intro: vec![format!(
+                "Capacity C = {} ops/s (blackpipe `opsPerSec`, rejections cost 0.05); requests \
+                 arrive at a fixed rate; {} ms warm-up, {} ms measured per cell; point reads by \
+                 `_id`.",
+                s.capacity,
+                s.warmup.as_millis(),
+                s.measure.as_millis()
+            )],
+            tables: vec![TextTable {
+                header: HEADER,
+                align: "|---|---|---|---|---|---|---|---|---|---|",
+                rows,
+            }],
+            notes: self
+                .plot
+                .iter()
+                .map(|plot| format!("Plot of goodput against offered load: `{plot}`"))
+                .collect(),
+            ..TextSection::default()
         }
-        if let Some(plot) = &self.plot {
-            let _ = writeln!(out, "\nPlot of goodput against offered load: `{plot}`");
-        }
-        out
     }
 }

@@ -6,4 +6,5 @@
 
 pub mod admin;
 pub(crate) mod blackpipe;
+pub(crate) mod diagnostics;
 pub(crate) mod mongod;

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use bson::{Document, doc};
 
-use super::admin;
 use super::blackpipe::{detached, error};
+use super::{admin, diagnostics};
 use crate::deployment::control_error::ControlError;
 use crate::deployment::errors::{self, SessionFacts};
 use crate::deployment::hello::MAX_BSON_OBJECT_SIZE;
@@ -62,6 +62,8 @@ pub(crate) async fn run_builtin(
             | "replSetReconfig"
             | "shutdown"
             | "getParameter"
+            | "getCmdLineOpts"
+            | "getLog"
     );
     if let Some(reply) = admin_only(request, name).filter(|_| admin_command) {
         return Some(node.finish(reply, SessionFacts::default(), None));
@@ -76,7 +78,7 @@ pub(crate) async fn run_builtin(
         "buildInfo" => Ok(ok_reply(
             node,
             doc! {
-                "version": "8.0.0",
+                "version": crate::deployment::hello::SERVER_VERSION,
                 "gitVersion": "blackpipe",
                 "versionArray": [8, 0, 0, 0],
                 "bits": 64,
@@ -97,6 +99,32 @@ pub(crate) async fn run_builtin(
             ))
         }
         "getParameter" => Ok(ok_reply(node, stable_api::get_parameter(request.command()))),
+        "serverStatus" => Ok(ok_reply(
+            node,
+            diagnostics::server_status(node, request.command()),
+        )),
+        "hostInfo" => Ok(ok_reply(node, diagnostics::host_info())),
+        "usersInfo" => Ok(
+            match node.inner.users.info(
+                request.database(),
+                request
+                    .command()
+                    .get("usersInfo")
+                    .unwrap_or(&bson::Bson::Int32(1)),
+            ) {
+                Ok(users) => ok_reply(node, doc! { "users": users }),
+                Err((code, message)) => node.finish(
+                    errors::error_reply(code, message),
+                    SessionFacts::default(),
+                    None,
+                ),
+            },
+        ),
+        "getCmdLineOpts" => Ok(ok_reply(node, diagnostics::cmd_line_opts(node))),
+        "getLog" => Ok(match diagnostics::get_log(request.command()) {
+            Ok(reply) => ok_reply(node, reply),
+            Err(error) => node.finish(error, SessionFacts::default(), None),
+        }),
         test if stable_api::is_test_command(test) => Ok(ok(node)),
         // A router's sharding catalog is always consistent in blackpipe: an exhausted cursor
         // with no inconsistency (mongod shards have the command too, but blackpipe's shards
@@ -129,7 +157,12 @@ pub(crate) async fn run_builtin(
                 time: 0,
                 increment: 0,
             });
-            let reply = admin::status_reply(&node.inner.topology(), node.index, committed);
+            let reply = admin::status_reply(
+                &node.inner.topology(),
+                node.index,
+                committed,
+                bson::DateTime::now(),
+            );
             ok_reply(node, reply)
         }),
         "replSetGetConfig" => require_replica_set(node).map(|()| {

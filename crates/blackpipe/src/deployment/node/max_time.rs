@@ -8,11 +8,12 @@
 use std::ops::ControlFlow;
 use std::time::Duration;
 
-use bson::Document;
+use bson::{Bson, Document};
 
 use super::context::time::{self, spend};
 use super::context::{Gate, NodeContext, NodeView};
 use crate::deployment::errors::SessionFacts;
+use crate::deployment::state::lock;
 
 /// The command's `maxTimeMS` (`None`: no limit), or the refusal of a malformed one.
 pub(crate) fn limit(
@@ -23,6 +24,36 @@ pub(crate) fn limit(
     match time::parse(command) {
         Ok(limit) => ControlFlow::Continue(limit),
         Err(reply) => ControlFlow::Break(node.finish(reply, session, None)),
+    }
+}
+
+/// The `maxTimeAlwaysTimeOut` fail point: an operation with a time limit (its own
+/// `maxTimeMS`, or a getMore of a cursor opened with one) fails at once with
+/// MaxTimeMSExpired, as if its time had run out.
+pub(crate) fn always_time_out(
+    node: &NodeContext,
+    name: &str,
+    command: &Document,
+    limit: Option<Duration>,
+    session: SessionFacts,
+) -> Gate {
+    let limited = match (name, command.get("getMore")) {
+        ("getMore", Some(Bson::Int64(id))) => node.store().cursor_is_time_limited(*id),
+        ("getMore", _) => false,
+        _ => limit.is_some(),
+    };
+    if !limited {
+        return ControlFlow::Continue(());
+    }
+    let triggered = {
+        let mut fail_points = lock(&node.process.fail_points);
+        fail_points.any_active()
+            && fail_points.max_time_always_times_out(&mut *lock(&node.inner.rng))
+    };
+    if triggered {
+        ControlFlow::Break(node.finish(time::expired_reply(), session, None))
+    } else {
+        ControlFlow::Continue(())
     }
 }
 

@@ -81,6 +81,7 @@ async fn run(
     let is_hello = matches!(name.as_str(), "hello" | "isMaster");
     counters.count(is_hello);
     let command = request.command();
+    node.process.opcounters.count(&name, command);
     let session = SessionFacts::of(&name, command);
     let class = classify(&name);
     let write_on_primary = ingress::arrive(node, request, &name, class, session).await?;
@@ -102,6 +103,7 @@ async fn run(
     };
     fail_points::fail_command(node, &facts, write_on_primary, session).await?;
     let limit = max_time::limit(node, command, session)?;
+    max_time::always_time_out(node, &name, command, limit, session)?;
     if is_hello {
         return ControlFlow::Break(hello(node, request, connection, &name, session).await);
     }

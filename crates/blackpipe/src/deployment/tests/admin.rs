@@ -170,6 +170,7 @@ fn config_and_status_documents_describe_the_set() {
     let config = config.get_document("config").unwrap();
     assert_eq!(config.get_str("_id").unwrap(), "rs0");
     assert_eq!(config.get_array("members").unwrap().len(), 3);
+    let now = bson::DateTime::from_millis(1_700_000_000_000);
     let status = status_reply(
         &topology,
         0,
@@ -177,6 +178,20 @@ fn config_and_status_documents_describe_the_set() {
             time: 0,
             increment: 0,
         },
+        now,
+    );
+    assert_eq!(status.get_datetime("date").unwrap(), &now);
+    assert_eq!(status.get_i32("votingMembersCount").unwrap(), 3);
+    assert_eq!(status.get_i32("majorityVoteCount").unwrap(), 2);
+    assert_eq!(
+        status.get_i32("writableVotingMembersCount").unwrap(),
+        2,
+        "the arbiter holds no data"
+    );
+    assert_eq!(
+        status.get_str("syncSourceHost").unwrap(),
+        "",
+        "the primary syncs from nobody"
     );
     let members = status.get_array("members").unwrap();
     let states: Vec<&str> = members
@@ -188,6 +203,35 @@ fn config_and_status_documents_describe_the_set() {
         vec!["PRIMARY", "(not reachable/healthy)", "ARBITER"]
     );
     assert_eq!(status.get_i32("myState").unwrap(), 1);
+    let killed = members[1].as_document().unwrap();
+    assert_eq!(
+        killed
+            .get_datetime("lastHeartbeat")
+            .unwrap()
+            .timestamp_millis(),
+        0,
+        "never heard from"
+    );
+    let arbiter = members[2].as_document().unwrap();
+    assert_eq!(arbiter.get_datetime("lastHeartbeat").unwrap(), &now);
+    assert!(members[0].as_document().unwrap().get_bool("self").unwrap());
+    // A secondary syncs from the primary it reaches.
+    let mut healthy = set();
+    healthy.kill(2).ok();
+    let seen_by_secondary = status_reply(
+        &healthy,
+        1,
+        bson::Timestamp {
+            time: 0,
+            increment: 0,
+        },
+        now,
+    );
+    assert_eq!(
+        seen_by_secondary.get_str("syncSourceHost").unwrap(),
+        "h:1",
+        "{seen_by_secondary}"
+    );
     let summary = blackpipe_status(&topology, Instant::now());
     assert_eq!(summary.get_str("primary").unwrap(), "h:1");
     assert_eq!(summary.get_array("nodes").unwrap().len(), 3);

@@ -1,0 +1,167 @@
+//! The diagnostic commands shells and test harnesses send (`serverStatus`, `hostInfo`,
+//! `getCmdLineOpts`, `getLog`), through the official `mongodb` driver. Against a real mongod
+//! (`BLACKPIPE_FIDELITY_URI`) the shapes checked are mongod's own; the exact counts need
+//! blackpipe and are checked only there.
+
+use bson::{Bson, Document, doc};
+use mongodb::Client;
+use mongodb::error::ErrorKind;
+
+use crate::fidelity::Target;
+use crate::support::within;
+
+fn int(document: &Document, key: &str) -> i64 {
+    match document.get(key) {
+        Some(Bson::Int32(n)) => i64::from(*n),
+        Some(Bson::Int64(n)) => *n,
+        Some(Bson::Double(n)) => *n as i64,
+        other => panic!("{key} is not a number: {other:?} in {document}"),
+    }
+}
+
+async fn admin(client: &Client, command: Document) -> Document {
+    within(client.database("admin").run_command(command))
+        .await
+        .expect("the command succeeds")
+}
+
+#[tokio::test]
+async fn server_status_reports_the_node_its_counters_and_its_transactions() {
+    let target = Target::replica_set().await;
+    let client = Client::with_uri_str(&target.uri).await.unwrap();
+    let coll = client.database("diag").collection::<Document>("c");
+    within(coll.insert_many([doc! { "_id": 1 }, doc! { "_id": 2 }]))
+        .await
+        .unwrap();
+    let mut session = client.start_session().await.unwrap();
+    session.start_transaction().await.unwrap();
+    within(coll.insert_one(doc! { "_id": 3 }).session(&mut session))
+        .await
+        .unwrap();
+    within(session.commit_transaction()).await.unwrap();
+
+    let status = admin(&client, doc! { "serverStatus": 1 }).await;
+    assert_eq!(status.get_str("process").unwrap(), "mongod");
+    assert!(
+        status.get_str("version").unwrap().starts_with("8."),
+        "{status}"
+    );
+    assert!(status.get_datetime("localTime").is_ok(), "{status}");
+    let connections = status.get_document("connections").unwrap();
+    assert!(int(connections, "current") >= 1, "{connections}");
+    assert!(int(connections, "totalCreated") >= int(connections, "current"));
+    let opcounters = status.get_document("opcounters").unwrap();
+    assert!(
+        int(opcounters, "insert") >= 3,
+        "two documents and one in the transaction: {opcounters}"
+    );
+    assert!(int(opcounters, "command") >= 1, "{opcounters}");
+    let repl = status.get_document("repl").unwrap();
+    assert_eq!(
+        repl.get_bool("isWritablePrimary").ok(),
+        Some(true),
+        "{repl}"
+    );
+    assert!(repl.get_str("setName").is_ok(), "{repl}");
+    let transactions = status.get_document("transactions").unwrap();
+    assert!(int(transactions, "totalCommitted") >= 1, "{transactions}");
+    assert!(int(transactions, "totalStarted") >= int(transactions, "totalCommitted"));
+    assert!(status.get_document("mem").is_ok(), "{status}");
+    assert!(
+        status
+            .get_document("storageEngine")
+            .unwrap()
+            .get_str("name")
+            .is_ok()
+    );
+    if target.deployment.is_some() {
+        assert_eq!(int(opcounters, "insert"), 3, "{opcounters}");
+        assert_eq!(int(transactions, "totalStarted"), 1, "{transactions}");
+        assert_eq!(int(transactions, "totalCommitted"), 1, "{transactions}");
+        assert_eq!(int(transactions, "currentOpen"), 0, "{transactions}");
+    }
+
+    // A section can be left out, as in mongod.
+    let without = admin(
+        &client,
+        doc! { "serverStatus": 1, "repl": 0, "opcounters": 0 },
+    )
+    .await;
+    assert!(
+        !without.contains_key("repl") && !without.contains_key("opcounters"),
+        "{without}"
+    );
+    assert!(without.contains_key("connections"));
+    // On any database, like mongod.
+    let elsewhere = within(
+        client
+            .database("diag")
+            .run_command(doc! { "serverStatus": 1 }),
+    )
+    .await
+    .unwrap();
+    assert!(elsewhere.contains_key("uptime"));
+}
+
+#[tokio::test]
+async fn host_info_cmd_line_opts_and_get_log_answer_as_mongod_does() {
+    let target = Target::replica_set().await;
+    let client = Client::with_uri_str(&target.uri).await.unwrap();
+
+    let host = admin(&client, doc! { "hostInfo": 1 }).await;
+    let system = host.get_document("system").unwrap();
+    assert!(int(system, "numCores") >= 1, "{system}");
+    assert!(system.get_str("hostname").is_ok(), "{system}");
+    assert!(
+        host.get_document("os").unwrap().get_str("type").is_ok(),
+        "{host}"
+    );
+
+    let options = admin(&client, doc! { "getCmdLineOpts": 1 }).await;
+    assert!(!options.get_array("argv").unwrap().is_empty(), "{options}");
+    let parsed = options.get_document("parsed").unwrap();
+    assert!(
+        parsed.get_document("net").unwrap().contains_key("port"),
+        "{parsed}"
+    );
+    assert!(
+        parsed
+            .get_document("replication")
+            .unwrap()
+            .get_str("replSet")
+            .is_ok(),
+        "{parsed}"
+    );
+
+    let names = admin(&client, doc! { "getLog": "*" }).await;
+    let names: Vec<&str> = names
+        .get_array("names")
+        .unwrap()
+        .iter()
+        .filter_map(Bson::as_str)
+        .collect();
+    assert!(
+        names.contains(&"global") && names.contains(&"startupWarnings"),
+        "{names:?}"
+    );
+    let global = admin(&client, doc! { "getLog": "global" }).await;
+    assert!(global.get_array("log").is_ok(), "{global}");
+
+    // getCmdLineOpts and getLog run on the admin database only.
+    for command in [doc! { "getCmdLineOpts": 1 }, doc! { "getLog": "*" }] {
+        let error = within(client.database("diag").run_command(command.clone()))
+            .await
+            .expect_err("refused outside admin");
+        match *error.kind {
+            ErrorKind::Command(ref failure) => assert_eq!(failure.code, 13, "{command}"),
+            ref other => panic!("{other:?}"),
+        }
+    }
+    let error = within(client.database("admin").run_command(doc! { "getLog": 5 }))
+        .await
+        .expect_err("a log name is a string");
+    match *error.kind {
+        ErrorKind::Command(ref failure) => assert_eq!(failure.code, 14),
+        ref other => panic!("{other:?}"),
+    }
+}
