@@ -256,11 +256,12 @@ pub const DIVIDE_NOT_NUMBER: i32 = 16609;
 pub const ADD_TWO_DATES: i32 = 16612;
 /// `Location16702`: a `$concat` of a non-string.
 pub const CONCAT_NOT_STRING: i32 = 16702;
-/// `Location16870`: a user variable name that starts with an invalid character.
+/// `Location16870`: a user variable name that starts with an invalid character (mongod before
+/// 5.0; 8.0 answers FailedToParse).
 pub const INVALID_VARIABLE_NAME: i32 = 16870;
 /// `Location16872`: `$` alone as a field path.
 pub const DOLLAR_ALONE_FIELD_PATH: i32 = 16872;
-/// `Location17080`: a `$cond` without `if`, `then` or `else`.
+/// `Location17080`: a `$cond` without `if`.
 pub const COND_MISSING_PARAMETER: i32 = 17080;
 /// `Location17083`: a `$cond` with an unknown parameter.
 pub const COND_UNKNOWN_PARAMETER: i32 = 17083;
@@ -444,6 +445,209 @@ pub const REGEX_EXPR_INVALID: i32 = 51111;
 pub const POSITIONAL_PROJECTION_NO_MATCH: i32 = 51246;
 /// `Location51247`: a positional projection whose matched position is past its array.
 pub const POSITIONAL_PROJECTION_MISMATCH: i32 = 51247;
+
+// Variables, array, set, object and conditional expressions (agg-vars), reported as
+// `Location<code>`.
+/// `Location16874`: a `$let` whose argument is not a document.
+pub const LET_NOT_OBJECT: i32 = 16874;
+/// `Location16875`: a `$let` with an unknown parameter.
+pub const LET_UNKNOWN_PARAMETER: i32 = 16875;
+/// `Location16876`: a `$let` without `vars`.
+pub const LET_WITHOUT_VARS: i32 = 16876;
+/// `Location16877`: a `$let` without `in`.
+pub const LET_WITHOUT_IN: i32 = 16877;
+/// `Location16878`: a `$map` whose argument is not a document.
+pub const MAP_NOT_OBJECT: i32 = 16878;
+/// `Location16879`: a `$map` with an unknown parameter.
+pub const MAP_UNKNOWN_PARAMETER: i32 = 16879;
+/// `Location16880`: a `$map` without `input`.
+pub const MAP_WITHOUT_INPUT: i32 = 16880;
+/// `Location16882`: a `$map` without `in`.
+pub const MAP_WITHOUT_IN: i32 = 16882;
+/// `Location16883`: a `$map` input that is not an array.
+pub const MAP_INPUT_NOT_ARRAY: i32 = 16883;
+/// `Location28646`: a `$filter` whose argument is not a document.
+pub const FILTER_NOT_OBJECT: i32 = 28646;
+/// `Location28647`: a `$filter` with an unknown parameter.
+pub const FILTER_UNKNOWN_PARAMETER: i32 = 28647;
+/// `Location28648`: a `$filter` without `input`.
+pub const FILTER_WITHOUT_INPUT: i32 = 28648;
+/// `Location28650`: a `$filter` without `cond`.
+pub const FILTER_WITHOUT_COND: i32 = 28650;
+/// `Location28651`: a `$filter` input that is not an array.
+pub const FILTER_INPUT_NOT_ARRAY: i32 = 28651;
+/// `Location327391`: a `$filter` `limit` that is not a 32-bit integer.
+pub const FILTER_LIMIT_NOT_INT32: i32 = 327_391;
+/// `Location327392`: a `$filter` `limit` that is not positive.
+pub const FILTER_LIMIT_NOT_POSITIVE: i32 = 327_392;
+/// `Location40075`: a `$reduce` whose argument is not a document.
+pub const REDUCE_NOT_OBJECT: i32 = 40075;
+/// `Location40076`: a `$reduce` with an unknown argument.
+pub const REDUCE_UNKNOWN_ARGUMENT: i32 = 40076;
+/// `Location40077`: a `$reduce` without `input`.
+pub const REDUCE_WITHOUT_INPUT: i32 = 40077;
+/// `Location40078`: a `$reduce` without `initialValue`.
+pub const REDUCE_WITHOUT_INITIAL_VALUE: i32 = 40078;
+/// `Location40079`: a `$reduce` without `in`.
+pub const REDUCE_WITHOUT_IN: i32 = 40079;
+/// `Location40080`: a `$reduce` input that is not an array.
+pub const REDUCE_INPUT_NOT_ARRAY: i32 = 40080;
+/// `Location28664`: a `$concatArrays` of a non-array.
+pub const CONCAT_ARRAYS_NOT_ARRAY: i32 = 28664;
+/// `Location28667`: an expression given fewer or more arguments than its range allows.
+pub const EXPRESSION_ARITY_RANGE: i32 = 28667;
+/// `Location28724`: a `$slice` expression whose first argument is not an array.
+pub const SLICE_NOT_ARRAY: i32 = 28724;
+/// `Location28725`: a `$slice` expression whose second argument is not a number.
+pub const SLICE_SECOND_NOT_NUMBER: i32 = 28725;
+/// `Location28726`: a `$slice` expression whose second argument is not a 32-bit integer.
+pub const SLICE_SECOND_NOT_INT32: i32 = 28726;
+/// `Location28727`: a `$slice` expression whose third argument is not a number.
+pub const SLICE_THIRD_NOT_NUMBER: i32 = 28727;
+/// `Location28728`: a `$slice` expression whose third argument is not a 32-bit integer.
+pub const SLICE_THIRD_NOT_INT32: i32 = 28728;
+/// `Location28729`: a `$slice` expression whose third argument is not positive.
+pub const SLICE_THIRD_NOT_POSITIVE: i32 = 28729;
+/// `Location34435`: a `$reverseArray` of a non-array.
+pub const REVERSE_ARRAY_NOT_ARRAY: i32 = 34435;
+/// `Location34443`: a `$range` start that is not a number.
+pub const RANGE_START_NOT_NUMBER: i32 = 34443;
+/// `Location34444`: a `$range` start that is not a 32-bit integer.
+pub const RANGE_START_NOT_INT32: i32 = 34444;
+/// `Location34445`: a `$range` end that is not a number.
+pub const RANGE_END_NOT_NUMBER: i32 = 34445;
+/// `Location34446`: a `$range` end that is not a 32-bit integer.
+pub const RANGE_END_NOT_INT32: i32 = 34446;
+/// `Location34447`: a `$range` step that is not a number.
+pub const RANGE_STEP_NOT_NUMBER: i32 = 34447;
+/// `Location34448`: a `$range` step that is not a 32-bit integer.
+pub const RANGE_STEP_NOT_INT32: i32 = 34448;
+/// `Location34449`: a `$range` step of zero.
+pub const RANGE_STEP_ZERO: i32 = 34449;
+/// `Location34460`: a `$zip` whose argument is not a document.
+pub const ZIP_NOT_OBJECT: i32 = 34460;
+/// `Location34461`: `$zip` `inputs` that is not an array.
+pub const ZIP_INPUTS_NOT_ARRAY: i32 = 34461;
+/// `Location34462`: `$zip` `defaults` that is not an array.
+pub const ZIP_DEFAULTS_NOT_ARRAY: i32 = 34462;
+/// `Location34463`: a `$zip` `useLongestLength` that is not a boolean.
+pub const ZIP_LONGEST_NOT_BOOL: i32 = 34463;
+/// `Location34464`: a `$zip` with an unknown argument.
+pub const ZIP_UNKNOWN_ARGUMENT: i32 = 34464;
+/// `Location34465`: a `$zip` without input arrays.
+pub const ZIP_WITHOUT_INPUTS: i32 = 34465;
+/// `Location34466`: `$zip` `defaults` without `useLongestLength: true`.
+pub const ZIP_DEFAULTS_WITHOUT_LONGEST: i32 = 34466;
+/// `Location34467`: `$zip` `defaults` and `inputs` of different lengths.
+pub const ZIP_DEFAULTS_LENGTH: i32 = 34467;
+/// `Location34468`: a `$zip` input that is not an array.
+pub const ZIP_INPUT_NOT_ARRAY: i32 = 34468;
+/// `Location40090`: an `$indexOfArray` of a non-array.
+pub const INDEX_OF_ARRAY_NOT_ARRAY: i32 = 40090;
+/// `Location40096`: an `$indexOfArray` start or end index that is not an integer.
+pub const INDEX_OF_ARRAY_INDEX_NOT_INTEGRAL: i32 = 40096;
+/// `Location40097`: a negative `$indexOfArray` start or end index.
+pub const INDEX_OF_ARRAY_INDEX_NEGATIVE: i32 = 40097;
+/// `Location5787801`: a `$firstN`/`$lastN` whose argument is not a document.
+pub const FIRST_LAST_N_NOT_OBJECT: i32 = 5_787_801;
+/// `Location5787900`: a `$minN`/`$maxN` whose argument is not a document.
+pub const MIN_MAX_N_NOT_OBJECT: i32 = 5_787_900;
+/// `Location5787901`: an `n` operator with an unknown argument.
+pub const N_OPERATOR_UNKNOWN_ARGUMENT: i32 = 5_787_901;
+/// `Location5787902`: an `n` that is not a number.
+pub const N_NOT_NUMBER: i32 = 5_787_902;
+/// `Location5787903`: an `n` that is not an integer.
+pub const N_NOT_INTEGRAL: i32 = 5_787_903;
+/// `Location5787906`: an `n` operator without `n`.
+pub const N_OPERATOR_WITHOUT_N: i32 = 5_787_906;
+/// `Location5787907`: an `n` operator without `input`.
+pub const N_OPERATOR_WITHOUT_INPUT: i32 = 5_787_907;
+/// `Location5787908`: an `n` that is not positive.
+pub const N_NOT_POSITIVE: i32 = 5_787_908;
+/// `Location5788200`: an `n` operator's input that is not an array.
+pub const N_OPERATOR_INPUT_NOT_ARRAY: i32 = 5_788_200;
+/// `Location2942500`: a `$sortArray` whose argument is not a document.
+pub const SORT_ARRAY_NOT_OBJECT: i32 = 2_942_500;
+/// `Location2942501`: a `$sortArray` with an unknown argument.
+pub const SORT_ARRAY_UNKNOWN_ARGUMENT: i32 = 2_942_501;
+/// `Location2942502`: a `$sortArray` without `input`.
+pub const SORT_ARRAY_WITHOUT_INPUT: i32 = 2_942_502;
+/// `Location2942503`: a `$sortArray` without `sortBy`.
+pub const SORT_ARRAY_WITHOUT_SORT_BY: i32 = 2_942_503;
+/// `Location2942504`: a `$sortArray` input that is not an array.
+pub const SORT_ARRAY_INPUT_NOT_ARRAY: i32 = 2_942_504;
+/// `Location2942506`: a `$sortArray` `sortBy` neither 1, -1 nor a sort pattern.
+pub const SORT_ARRAY_BAD_SORT_BY: i32 = 2_942_506;
+/// `Location40386`: an `$arrayToObject` of a non-array.
+pub const ARRAY_TO_OBJECT_NOT_ARRAY: i32 = 40386;
+/// `Location40391`: an `$arrayToObject` element that is not a document after a document.
+pub const ARRAY_TO_OBJECT_EXPECTED_OBJECT: i32 = 40391;
+/// `Location40392`: an `$arrayToObject` `{k, v}` document with other than two fields.
+pub const ARRAY_TO_OBJECT_FIELD_COUNT: i32 = 40392;
+/// `Location40393`: an `$arrayToObject` document without `k` or `v`.
+pub const ARRAY_TO_OBJECT_WITHOUT_K_OR_V: i32 = 40393;
+/// `Location40394`: an `$arrayToObject` `k` that is not a string.
+pub const ARRAY_TO_OBJECT_K_NOT_STRING: i32 = 40394;
+/// `Location40395`: an `$arrayToObject` pair whose key is not a string.
+pub const ARRAY_TO_OBJECT_KEY_NOT_STRING: i32 = 40395;
+/// `Location40396`: an `$arrayToObject` element that is not an array after an array.
+pub const ARRAY_TO_OBJECT_EXPECTED_ARRAY: i32 = 40396;
+/// `Location40397`: an `$arrayToObject` pair that is not of size 2.
+pub const ARRAY_TO_OBJECT_PAIR_SIZE: i32 = 40397;
+/// `Location40398`: an `$arrayToObject` element neither an array nor a document.
+pub const ARRAY_TO_OBJECT_BAD_FORMAT: i32 = 40398;
+/// `Location4940400`: an `$arrayToObject` pair key with a NUL byte.
+pub const ARRAY_TO_OBJECT_KEY_NUL: i32 = 4_940_400;
+/// `Location4940401`: an `$arrayToObject` `k` with a NUL byte.
+pub const ARRAY_TO_OBJECT_K_NUL: i32 = 4_940_401;
+/// `Location40390`: an `$objectToArray` of a non-document.
+pub const OBJECT_TO_ARRAY_NOT_OBJECT: i32 = 40390;
+/// `Location17040`: an `$allElementsTrue` of a non-array.
+pub const ALL_ELEMENTS_TRUE_NOT_ARRAY: i32 = 17040;
+/// `Location17041`: an `$anyElementTrue` of a non-array.
+pub const ANY_ELEMENT_TRUE_NOT_ARRAY: i32 = 17041;
+/// `Location17042`: a `$setIsSubset` whose second argument is not an array.
+pub const SET_IS_SUBSET_SECOND_NOT_ARRAY: i32 = 17042;
+/// `Location17043`: a `$setUnion` of a non-array.
+pub const SET_UNION_NOT_ARRAY: i32 = 17043;
+/// `Location17044`: a `$setEquals` of a non-array.
+pub const SET_EQUALS_NOT_ARRAY: i32 = 17044;
+/// `Location17045`: a `$setEquals` with fewer than two arguments.
+pub const SET_EQUALS_TOO_FEW_ARGUMENTS: i32 = 17045;
+/// `Location17046`: a `$setIsSubset` whose first argument is not an array.
+pub const SET_IS_SUBSET_FIRST_NOT_ARRAY: i32 = 17046;
+/// `Location17047`: a `$setIntersection` of a non-array.
+pub const SET_INTERSECTION_NOT_ARRAY: i32 = 17047;
+/// `Location17048`: a `$setDifference` whose first argument is not an array.
+pub const SET_DIFFERENCE_FIRST_NOT_ARRAY: i32 = 17048;
+/// `Location17049`: a `$setDifference` whose second argument is not an array.
+pub const SET_DIFFERENCE_SECOND_NOT_ARRAY: i32 = 17049;
+/// `Location40400`: a `$mergeObjects` of a non-document.
+pub const MERGE_OBJECTS_NOT_OBJECT: i32 = 40400;
+/// `Location40060`: a `$switch` whose argument is not a document.
+pub const SWITCH_NOT_OBJECT: i32 = 40060;
+/// `Location40061`: `$switch` `branches` that is not an array.
+pub const SWITCH_BRANCHES_NOT_ARRAY: i32 = 40061;
+/// `Location40062`: a `$switch` branch that is not a document.
+pub const SWITCH_BRANCH_NOT_OBJECT: i32 = 40062;
+/// `Location40063`: a `$switch` branch with an unknown argument.
+pub const SWITCH_BRANCH_UNKNOWN_ARGUMENT: i32 = 40063;
+/// `Location40064`: a `$switch` branch without `case`.
+pub const SWITCH_BRANCH_WITHOUT_CASE: i32 = 40064;
+/// `Location40065`: a `$switch` branch without `then`.
+pub const SWITCH_BRANCH_WITHOUT_THEN: i32 = 40065;
+/// `Location40066`: a `$switch` where no branch matched and there is no default.
+pub const SWITCH_NO_MATCH: i32 = 40066;
+/// `Location40067`: a `$switch` with an unknown argument.
+pub const SWITCH_UNKNOWN_ARGUMENT: i32 = 40067;
+/// `Location40068`: a `$switch` without branches.
+pub const SWITCH_WITHOUT_BRANCHES: i32 = 40068;
+/// `Location4738901`: a command's `let` setting a system variable.
+pub const SET_INTERNAL_CONSTANT: i32 = 4_738_901;
+/// `Location17081`: a `$cond` without `then`.
+pub const COND_WITHOUT_THEN: i32 = 17081;
+/// `Location17082`: a `$cond` without `else`.
+pub const COND_WITHOUT_ELSE: i32 = 17082;
 
 /// The name mongod gives `code`, if it has one; `None` for the codes mongod reports as
 /// `Location<code>`.

@@ -6,13 +6,16 @@
 //! expression context (a filter's `$expr`, a pipeline stage other than `$match`'s query part,
 //! a pipeline update) is replaced with `{$literal: value}` (or `$$REMOVE` when the path is
 //! missing). References in query operators outside `$expr` stay plain strings, as in mongod.
-//! The bound result is bounded: it may not exceed the BSON size limit in total.
+//! A reference inside a `$let`, `$map`, `$filter` or `$reduce` that binds the same name is the
+//! inner variable and is left alone. The bound result is bounded: it may not exceed the BSON
+//! size limit in total.
 
 use std::borrow::Cow;
 
 use bson::{Bson, Document, doc};
 
 use super::errors::{CommandError, StoreResult, check_bson_size};
+use super::expr::vars::check_name_for_write;
 use super::expr::{Expr, field_path_in_document};
 use super::path::split_path;
 use super::value_order::value_size;
@@ -26,8 +29,8 @@ impl LetVars {
     /// Reads and evaluates the command's `let` document.
     ///
     /// # Errors
-    /// TypeMismatch when `let` is not a document, 16870 for a name that is not a user
-    /// variable name, and any error of evaluating a value.
+    /// TypeMismatch when `let` is not a document, FailedToParse for a name that is not a user
+    /// variable name, 4738901 for a system variable, and any error of evaluating a value.
     pub(crate) fn read(command: &Document) -> StoreResult<LetVars> {
         let spec = match command.get("let") {
             None => return Ok(LetVars::default()),
@@ -94,7 +97,7 @@ impl LetVars {
                             ("$match", Bson::Document(query)) => {
                                 Bson::Document(self.bind_filter(query, &mut budget)?)
                             }
-                            _ => self.bind_expression(value, &mut budget)?,
+                            _ => self.bind_expression(value, &mut budget, &[])?,
                         };
                         bound.insert(name.clone(), value);
                     }
@@ -111,7 +114,7 @@ impl LetVars {
         let mut out = Document::new();
         for (key, value) in filter {
             let bound = match (key.as_str(), value) {
-                ("$expr", _) => self.bind_expression(value, budget)?,
+                ("$expr", _) => self.bind_expression(value, budget, &[])?,
                 ("$and" | "$or" | "$nor", Bson::Array(clauses)) => Bson::Array(
                     clauses
                         .iter()
@@ -130,35 +133,80 @@ impl LetVars {
         Ok(out)
     }
 
-    fn bind_expression(&self, value: &Bson, budget: &mut Budget) -> StoreResult<Bson> {
+    /// `value` with the references to bound variables replaced, except those to a name in
+    /// `shadowed` (which an enclosing `$let`, `$map`, `$filter` or `$reduce` rebinds).
+    fn bind_expression(
+        &self,
+        value: &Bson,
+        budget: &mut Budget,
+        shadowed: &[String],
+    ) -> StoreResult<Bson> {
         match value {
             Bson::String(text) => Ok(self
-                .reference(text, budget)?
+                .reference(text, budget, shadowed)?
                 .unwrap_or_else(|| value.clone())),
             // A literal is never evaluated, so nothing inside it is a reference.
             Bson::Document(d) if d.len() == 1 && d.contains_key("$literal") => Ok(value.clone()),
             Bson::Document(d) => {
+                let binder = match d.iter().next() {
+                    Some((name, Bson::Document(spec))) if d.len() == 1 => {
+                        binder_names(name, spec).map(|names| (name, spec, names))
+                    }
+                    _ => None,
+                };
+                if let Some((name, spec, names)) = binder {
+                    let bound = self.bind_binder(spec, &names, budget, shadowed)?;
+                    let mut out = Document::new();
+                    out.insert(name.clone(), bound);
+                    return Ok(Bson::Document(out));
+                }
                 let mut out = Document::new();
                 for (key, item) in d {
-                    out.insert(key.clone(), self.bind_expression(item, budget)?);
+                    out.insert(key.clone(), self.bind_expression(item, budget, shadowed)?);
                 }
                 Ok(Bson::Document(out))
             }
             Bson::Array(items) => items
                 .iter()
-                .map(|item| self.bind_expression(item, budget))
+                .map(|item| self.bind_expression(item, budget, shadowed))
                 .collect::<StoreResult<Vec<_>>>()
                 .map(Bson::Array),
             other => Ok(other.clone()),
         }
     }
 
+    /// The argument of a binding operator: the arguments `names` says are evaluated with the
+    /// new variables get them added to `shadowed`.
+    fn bind_binder(
+        &self,
+        spec: &Document,
+        names: &BinderNames,
+        budget: &mut Budget,
+        shadowed: &[String],
+    ) -> StoreResult<Bson> {
+        let inner: Vec<String> = shadowed.iter().chain(&names.bound).cloned().collect();
+        let mut out = Document::new();
+        for (key, item) in spec {
+            let scope = if key == names.body { &inner } else { shadowed };
+            out.insert(key.clone(), self.bind_expression(item, budget, scope)?);
+        }
+        Ok(Bson::Document(out))
+    }
+
     /// The replacement of `text` when it references a bound variable.
-    fn reference(&self, text: &str, budget: &mut Budget) -> StoreResult<Option<Bson>> {
+    fn reference(
+        &self,
+        text: &str,
+        budget: &mut Budget,
+        shadowed: &[String],
+    ) -> StoreResult<Option<Bson>> {
         let Some(variable) = text.strip_prefix("$$") else {
             return Ok(None);
         };
         let (name, rest) = variable.split_once('.').unwrap_or((variable, ""));
+        if shadowed.iter().any(|inner| inner == name) {
+            return Ok(None);
+        }
         let Some(value) = self.0.get(name) else {
             return Ok(None);
         };
@@ -191,20 +239,56 @@ impl Budget {
     }
 }
 
-/// mongod's rule for user variable names: a lowercase ASCII letter or a non-ASCII character
-/// first, then letters, digits and `_`.
+/// The variables a binding operator's argument defines, and the argument they are visible in.
+struct BinderNames {
+    bound: Vec<String>,
+    body: &'static str,
+}
+
+/// What `name` (an operator) binds, if it binds variables.
+fn binder_names(name: &str, spec: &Document) -> Option<BinderNames> {
+    let as_name = || match spec.get("as") {
+        Some(Bson::String(name)) => name.clone(),
+        Some(_) => String::new(),
+        None => "this".to_owned(),
+    };
+    let (bound, body) = match name {
+        "$let" => match spec.get("vars") {
+            Some(Bson::Document(vars)) => (vars.keys().cloned().collect(), "in"),
+            _ => (Vec::new(), "in"),
+        },
+        "$map" => (vec![as_name()], "in"),
+        "$filter" => (vec![as_name()], "cond"),
+        "$reduce" => (vec!["this".to_owned(), "value".to_owned()], "in"),
+        _ => return None,
+    };
+    Some(BinderNames { bound, body })
+}
+
+/// The system variables a command's `let` may set only from inside the server.
+const SYSTEM_VARIABLES: [&str; 5] = ["NOW", "CLUSTER_TIME", "IS_MR", "JS_SCOPE", "USER_ROLES"];
+
+/// mongod's rule for a command's `let` names: a user variable name (see
+/// [`check_name_for_write`]), worded with mongod's context.
 fn check_name(name: &str) -> StoreResult<()> {
-    let mut chars = name.chars();
-    let first_ok = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || !c.is_ascii());
-    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii());
-    if first_ok && rest_ok {
-        Ok(())
-    } else {
-        Err(CommandError::new(
-            code::INVALID_VARIABLE_NAME,
-            format!("'{name}' starts with an invalid character for a user variable name"),
-        ))
+    if SYSTEM_VARIABLES.contains(&name) {
+        return Err(CommandError::new(
+            code::SET_INTERNAL_CONSTANT,
+            format!("Attempt to set internal constant: {name}"),
+        ));
     }
+    if name == "CURRENT" {
+        // mongod rebinds `$$CURRENT` (and so every field path) to the value; blackpipe binds
+        // a command's variables by substitution, which cannot reach field paths.
+        return Err(CommandError::failed_to_parse(
+            "Invalid 'let' parameter :: caused by :: blackpipe does not support binding \
+             'CURRENT' in a command's let",
+        ));
+    }
+    check_name_for_write(name).map_err(|error| {
+        CommandError::new(
+            error.code,
+            format!("Invalid 'let' parameter :: caused by :: {}", error.message),
+        )
+    })
 }

@@ -1,27 +1,36 @@
 //! Argument parsing shared by the scalar operator families: positional arguments with mongod's
 //! arity messages, named arguments into fixed slots, and the number formatting mongod's
 //! messages and `$toString` use.
+//!
+//! Every operand is parsed with the variables `defined` around the operator (`Expr::parse_in`),
+//! so that `$$this` and `$let` names work inside the families as anywhere else.
 
 use bson::{Bson, Document};
 
 use super::Expr;
+use super::vars::Defined;
 use crate::code;
 use crate::errors::{CommandError, StoreResult};
 
-/// `Location28667`: an expression with a number of arguments outside its range.
-const RANGED_ARITY: i32 = 28667;
-
 /// The operands of a positional operator: the elements of an array, or the one value.
-pub(super) fn positional(argument: &Bson) -> StoreResult<Vec<Expr>> {
+pub(super) fn positional(argument: &Bson, defined: &Defined) -> StoreResult<Vec<Expr>> {
     match argument {
-        Bson::Array(items) => items.iter().map(Expr::parse).collect(),
-        other => Ok(vec![Expr::parse(other)?]),
+        Bson::Array(items) => items
+            .iter()
+            .map(|item| Expr::parse_in(item, defined))
+            .collect(),
+        other => Ok(vec![Expr::parse_in(other, defined)?]),
     }
 }
 
 /// Exactly `count` positional operands (16020 otherwise).
-pub(super) fn exactly(name: &str, argument: &Bson, count: usize) -> StoreResult<Vec<Expr>> {
-    let operands = positional(argument)?;
+pub(super) fn exactly(
+    name: &str,
+    argument: &Bson,
+    count: usize,
+    defined: &Defined,
+) -> StoreResult<Vec<Expr>> {
+    let operands = positional(argument, defined)?;
     if operands.len() != count {
         return Err(CommandError::new(
             code::EXPRESSION_ARITY,
@@ -40,11 +49,12 @@ pub(super) fn between(
     argument: &Bson,
     min: usize,
     max: usize,
+    defined: &Defined,
 ) -> StoreResult<Vec<Expr>> {
-    let operands = positional(argument)?;
+    let operands = positional(argument, defined)?;
     if operands.len() < min || operands.len() > max {
         return Err(CommandError::new(
-            RANGED_ARITY,
+            code::EXPRESSION_ARITY_RANGE,
             format!(
                 "Expression {name} takes at least {min} arguments, and at most {max}, but {} were \
                  passed in.",
@@ -60,6 +70,7 @@ pub(super) fn between(
 pub(super) fn named(
     spec: &Document,
     names: &[&str],
+    defined: &Defined,
     unknown: impl Fn(&str) -> CommandError,
 ) -> StoreResult<Vec<Expr>> {
     let mut slots: Vec<Expr> = names.iter().map(|_| Expr::Absent).collect();
@@ -67,7 +78,7 @@ pub(super) fn named(
         let Some(position) = names.iter().position(|name| name == key) else {
             return Err(unknown(key));
         };
-        slots[position] = Expr::parse(value)?;
+        slots[position] = Expr::parse_in(value, defined)?;
     }
     Ok(slots)
 }

@@ -8,11 +8,12 @@
 //! the `format`/`byteOrder` and `to: {type, subtype}` forms that mongod 8.0 added; they are
 //! refused as unknown arguments or an unsupported `to`.
 
+use bson::Bson;
 use bson::oid::ObjectId;
-use bson::{Bson, Document};
 
 use super::args::{self, is_absent};
 use super::tz::TimeZone;
+use super::vars::{Defined, Scope};
 use super::{Expr, is_nullish};
 use crate::code;
 use crate::decimal;
@@ -96,11 +97,16 @@ fn kind_name(code: i32) -> &'static str {
 }
 
 /// Parses the argument of a conversion operator.
-pub(super) fn parse(op: ConvertOp, name: &str, argument: &Bson) -> StoreResult<Vec<Expr>> {
+pub(super) fn parse(
+    op: ConvertOp,
+    name: &str,
+    argument: &Bson,
+    defined: &Defined,
+) -> StoreResult<Vec<Expr>> {
     match op {
-        ConvertOp::IsNumber => args::exactly(name, argument, 1),
+        ConvertOp::IsNumber => args::exactly(name, argument, 1, defined),
         ConvertOp::To(..) => {
-            let operands = args::positional(argument)?;
+            let operands = args::positional(argument, defined)?;
             if operands.len() != 1 {
                 return Err(CommandError::new(
                     SHORTCUT_ARITY,
@@ -116,9 +122,16 @@ pub(super) fn parse(op: ConvertOp, name: &str, argument: &Bson) -> StoreResult<V
                     type_name(argument)
                 )));
             };
-            let slots = args::named(spec, &["input", "to", "onError", "onNull"], |key| {
-                CommandError::failed_to_parse(format!("$convert found an unknown argument: {key}"))
-            })?;
+            let slots = args::named(
+                spec,
+                &["input", "to", "onError", "onNull"],
+                defined,
+                |key| {
+                    CommandError::failed_to_parse(format!(
+                        "$convert found an unknown argument: {key}"
+                    ))
+                },
+            )?;
             if is_absent(&slots[0]) {
                 return Err(CommandError::failed_to_parse(
                     "Missing 'input' parameter to $convert",
@@ -138,29 +151,29 @@ pub(super) fn parse(op: ConvertOp, name: &str, argument: &Bson) -> StoreResult<V
 pub(super) fn evaluate(
     op: ConvertOp,
     arguments: &[Expr],
-    root: &Document,
+    scope: &Scope,
 ) -> StoreResult<Option<Bson>> {
     match op {
         ConvertOp::IsNumber => Ok(Some(Bson::Boolean(
             arguments[0]
-                .evaluate(root)?
+                .eval(scope)?
                 .as_ref()
                 .is_some_and(crate::arith::is_number),
         ))),
-        ConvertOp::To(_, target) => match arguments[0].evaluate(root)? {
+        ConvertOp::To(_, target) => match arguments[0].eval(scope)? {
             value if is_nullish(value.as_ref()) => Ok(Some(Bson::Null)),
             Some(value) => convert(&value, target).map(Some),
             None => Ok(Some(Bson::Null)),
         },
-        ConvertOp::Convert => evaluate_convert(arguments, root),
+        ConvertOp::Convert => evaluate_convert(arguments, scope),
     }
 }
 
 /// `$convert` (`[input, to, onError, onNull]`): `to` is checked first, then a null input
 /// gives `onNull`, a null `to` gives null, and a ConversionFailure gives `onError`.
-fn evaluate_convert(arguments: &[Expr], root: &Document) -> StoreResult<Option<Bson>> {
-    let to = arguments[1].evaluate(root)?;
-    let input = arguments[0].evaluate(root)?;
+fn evaluate_convert(arguments: &[Expr], scope: &Scope) -> StoreResult<Option<Bson>> {
+    let to = arguments[1].eval(scope)?;
+    let input = arguments[0].eval(scope)?;
     let target = match &to {
         value if is_nullish(value.as_ref()) => None,
         Some(value) => Some(target_type(value)?),
@@ -170,7 +183,7 @@ fn evaluate_convert(arguments: &[Expr], root: &Document) -> StoreResult<Option<B
         return if is_absent(&arguments[3]) {
             Ok(Some(Bson::Null))
         } else {
-            arguments[3].evaluate(root)
+            arguments[3].eval(scope)
         };
     };
     let Some(target) = target else {
@@ -178,7 +191,7 @@ fn evaluate_convert(arguments: &[Expr], root: &Document) -> StoreResult<Option<B
     };
     match convert(&input, target) {
         Err(error) if error.code == code::CONVERSION_FAILURE && !is_absent(&arguments[2]) => {
-            arguments[2].evaluate(root)
+            arguments[2].eval(scope)
         }
         other => other.map(Some),
     }

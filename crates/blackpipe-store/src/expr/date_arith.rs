@@ -3,12 +3,13 @@
 //! saving change keeps the local time, so the instant moves by 23 or 25 hours); smaller units
 //! work on the instant.
 
-use bson::{Bson, Document};
+use bson::Bson;
 
 use super::args::is_absent;
 use super::calendar::{self, MS_PER_DAY, Parts};
 use super::dates::{as_date, date, integral64};
 use super::tz::{self, TimeZone};
+use super::vars::Scope;
 use super::{Expr, is_nullish};
 use crate::code;
 use crate::errors::{CommandError, StoreResult, format_value, type_name};
@@ -142,15 +143,15 @@ fn parse_start_of_week(value: &Bson, op: &str) -> StoreResult<i64> {
 }
 
 /// Evaluates an argument; `None` when it is null or missing.
-fn present(argument: &Expr, root: &Document) -> StoreResult<Option<Bson>> {
+fn present(argument: &Expr, scope: &Scope) -> StoreResult<Option<Bson>> {
     Ok(argument
-        .evaluate(root)?
+        .eval(scope)?
         .filter(|value| !is_nullish(Some(value))))
 }
 
 /// The zone of `$dateDiff`/`$dateTrunc`, whose errors mongod prefixes with the parameter.
-fn zone_with_context(argument: &Expr, root: &Document, op: &str) -> StoreResult<Option<TimeZone>> {
-    tz::evaluate(argument, root).map_err(|mut error| {
+fn zone_with_context(argument: &Expr, scope: &Scope, op: &str) -> StoreResult<Option<TimeZone>> {
+    tz::evaluate(argument, scope).map_err(|mut error| {
         error.message = format!(
             "{op} parameter 'timezone' value parsing failed :: caused by :: {}",
             error.message
@@ -167,27 +168,23 @@ fn out_of_range(amount: i64, unit: &str) -> CommandError {
 }
 
 /// `$dateAdd`/`$dateSubtract` (`[startDate, unit, amount, timezone]`).
-pub(super) fn add(
-    subtract: bool,
-    arguments: &[Expr],
-    root: &Document,
-) -> StoreResult<Option<Bson>> {
+pub(super) fn add(subtract: bool, arguments: &[Expr], scope: &Scope) -> StoreResult<Option<Bson>> {
     let op = if subtract {
         "$dateSubtract"
     } else {
         "$dateAdd"
     };
-    let Some(start) = present(&arguments[0], root)? else {
+    let Some(start) = present(&arguments[0], scope)? else {
         return Ok(Some(Bson::Null));
     };
-    let Some(unit_value) = present(&arguments[1], root)? else {
+    let Some(unit_value) = present(&arguments[1], scope)? else {
         return Ok(Some(Bson::Null));
     };
     let unit = parse_unit(&unit_value, op)?;
-    let Some(amount) = present(&arguments[2], root)? else {
+    let Some(amount) = present(&arguments[2], scope)? else {
         return Ok(Some(Bson::Null));
     };
-    let Some(zone) = tz::evaluate(&arguments[3], root)? else {
+    let Some(zone) = tz::evaluate(&arguments[3], scope)? else {
         return Ok(Some(Bson::Null));
     };
     let start = as_date(&start).ok_or_else(|| {
@@ -253,21 +250,21 @@ fn date_add(start: i64, unit: Unit, amount: i64, zone: &TimeZone) -> Option<i64>
 
 /// `$dateDiff` (`[startDate, endDate, unit, timezone, startOfWeek]`): the number of unit
 /// boundaries crossed, as a long.
-pub(super) fn diff(arguments: &[Expr], root: &Document) -> StoreResult<Option<Bson>> {
-    let Some(start) = present(&arguments[0], root)? else {
+pub(super) fn diff(arguments: &[Expr], scope: &Scope) -> StoreResult<Option<Bson>> {
+    let Some(start) = present(&arguments[0], scope)? else {
         return Ok(Some(Bson::Null));
     };
-    let Some(end) = present(&arguments[1], root)? else {
+    let Some(end) = present(&arguments[1], scope)? else {
         return Ok(Some(Bson::Null));
     };
-    let Some(unit) = present(&arguments[2], root)? else {
+    let Some(unit) = present(&arguments[2], scope)? else {
         return Ok(Some(Bson::Null));
     };
     let unit = parse_unit(&unit, "$dateDiff")?;
-    let Some(start_of_week) = start_of_week(unit, &arguments[4], root, "$dateDiff")? else {
+    let Some(start_of_week) = start_of_week(unit, &arguments[4], scope, "$dateDiff")? else {
         return Ok(Some(Bson::Null));
     };
-    let Some(zone) = zone_with_context(&arguments[3], root, "$dateDiff")? else {
+    let Some(zone) = zone_with_context(&arguments[3], scope, "$dateDiff")? else {
         return Ok(Some(Bson::Null));
     };
     let start = convert_date(&start, "$dateDiff", "startDate")?;
@@ -278,16 +275,11 @@ pub(super) fn diff(arguments: &[Expr], root: &Document) -> StoreResult<Option<Bs
 
 /// The `startOfWeek` that applies (Sunday unless given, only for weeks); `None` when given
 /// as null.
-fn start_of_week(
-    unit: Unit,
-    argument: &Expr,
-    root: &Document,
-    op: &str,
-) -> StoreResult<Option<i64>> {
+fn start_of_week(unit: Unit, argument: &Expr, scope: &Scope, op: &str) -> StoreResult<Option<i64>> {
     if unit != Unit::Week || is_absent(argument) {
         return Ok(Some(7));
     }
-    match present(argument, root)? {
+    match present(argument, scope)? {
         None => Ok(None),
         Some(value) => parse_start_of_week(&value, op).map(Some),
     }
@@ -329,26 +321,26 @@ fn unit_index(local: i64, unit: Unit, start_of_week: i64) -> i64 {
 }
 
 /// `$dateTrunc` (`[date, unit, binSize, timezone, startOfWeek]`).
-pub(super) fn trunc(arguments: &[Expr], root: &Document) -> StoreResult<Option<Bson>> {
-    let Some(value) = present(&arguments[0], root)? else {
+pub(super) fn trunc(arguments: &[Expr], scope: &Scope) -> StoreResult<Option<Bson>> {
+    let Some(value) = present(&arguments[0], scope)? else {
         return Ok(Some(Bson::Null));
     };
     let bin_size = if is_absent(&arguments[2]) {
         1
     } else {
-        match present(&arguments[2], root)? {
+        match present(&arguments[2], scope)? {
             None => return Ok(Some(Bson::Null)),
             Some(size) => bin_size(&size)?,
         }
     };
-    let Some(unit) = present(&arguments[1], root)? else {
+    let Some(unit) = present(&arguments[1], scope)? else {
         return Ok(Some(Bson::Null));
     };
     let unit = parse_unit(&unit, "$dateTrunc")?;
-    let Some(start_of_week) = start_of_week(unit, &arguments[4], root, "$dateTrunc")? else {
+    let Some(start_of_week) = start_of_week(unit, &arguments[4], scope, "$dateTrunc")? else {
         return Ok(Some(Bson::Null));
     };
-    let Some(zone) = zone_with_context(&arguments[3], root, "$dateTrunc")? else {
+    let Some(zone) = zone_with_context(&arguments[3], scope, "$dateTrunc")? else {
         return Ok(Some(Bson::Null));
     };
     let instant = convert_date(&value, "$dateTrunc", "date")?;

@@ -2,12 +2,13 @@
 
 use std::fmt::Write as _;
 
-use bson::{Bson, Document};
+use bson::Bson;
 
 use super::args::is_absent;
 use super::calendar::{MONTH_NAMES, Parts};
 use super::dates::coerce_to_date;
 use super::tz::{self, TimeZone};
+use super::vars::Scope;
 use super::{Expr, is_nullish};
 use crate::errors::{CommandError, StoreResult, check_bson_size, format_value, type_name};
 
@@ -145,12 +146,12 @@ fn write_specifier(
 
 /// `$dateToString` (`[date, format, timezone, onNull]`), checked in mongod's order: the
 /// format, then the zone, then a null date (`onNull`), then a null zone or format.
-pub(super) fn to_string(arguments: &[Expr], root: &Document) -> StoreResult<Option<Bson>> {
-    let value = arguments[0].evaluate(root)?;
+pub(super) fn to_string(arguments: &[Expr], scope: &Scope) -> StoreResult<Option<Bson>> {
+    let value = arguments[0].eval(scope)?;
     let format = if is_absent(&arguments[1]) {
         None
     } else {
-        Some(arguments[1].evaluate(root)?)
+        Some(arguments[1].eval(scope)?)
     };
     if let Some(Some(format)) = &format {
         match format {
@@ -168,12 +169,12 @@ pub(super) fn to_string(arguments: &[Expr], root: &Document) -> StoreResult<Opti
             }
         }
     }
-    let zone = tz::evaluate(&arguments[2], root)?;
+    let zone = tz::evaluate(&arguments[2], scope)?;
     let Some(value) = value.filter(|value| !is_nullish(Some(value))) else {
         return if is_absent(&arguments[3]) {
             Ok(Some(Bson::Null))
         } else {
-            arguments[3].evaluate(root)
+            arguments[3].eval(scope)
         };
     };
     let Some(zone) = zone else {
@@ -186,5 +187,8 @@ pub(super) fn to_string(arguments: &[Expr], root: &Document) -> StoreResult<Opti
         Some(_) => return Ok(Some(Bson::Null)),
     };
     let utc = coerce_to_date(&value)?;
-    Ok(Some(Bson::String(format_date(format, utc, &zone)?)))
+    let text = format_date(format, utc, &zone)?;
+    // A long format built in every iteration of a `$map` is work like any built value.
+    scope.charge(1 + text.len() / 16)?;
+    Ok(Some(Bson::String(text)))
 }

@@ -8,12 +8,13 @@
 //! ConversionFailure, as an unparsable string does in mongod (so `onError` applies). With a
 //! `format`, every specifier mongod accepts is read.
 
-use bson::{Bson, Document};
+use bson::Bson;
 
 use super::args::is_absent;
 use super::calendar::{self, MONTH_NAMES, MS_PER_DAY};
 use super::date_format::{FROM_STRING_SPECIFIERS, validate};
 use super::tz::{self, TimeZone};
+use super::vars::Scope;
 use super::{Expr, is_nullish};
 use crate::code;
 use crate::errors::{CommandError, StoreResult, format_value, type_name};
@@ -47,12 +48,12 @@ fn failure(text: &str, position: usize, reason: &str) -> CommandError {
 }
 
 /// `$dateFromString` (`[dateString, timezone, format, onNull, onError]`).
-pub(super) fn from_string(arguments: &[Expr], root: &Document) -> StoreResult<Option<Bson>> {
-    let value = arguments[0].evaluate(root)?;
+pub(super) fn from_string(arguments: &[Expr], scope: &Scope) -> StoreResult<Option<Bson>> {
+    let value = arguments[0].eval(scope)?;
     let format = if is_absent(&arguments[2]) {
         None
     } else {
-        Some(arguments[2].evaluate(root)?)
+        Some(arguments[2].eval(scope)?)
     };
     if let Some(Some(format)) = &format {
         match format {
@@ -71,17 +72,17 @@ pub(super) fn from_string(arguments: &[Expr], root: &Document) -> StoreResult<Op
             }
         }
     }
-    let zone = tz::evaluate(&arguments[1], root)?;
+    let zone = tz::evaluate(&arguments[1], scope)?;
     let Some(value) = value.filter(|value| !is_nullish(Some(value))) else {
         return if is_absent(&arguments[3]) {
             Ok(Some(Bson::Null))
         } else {
-            arguments[3].evaluate(root)
+            arguments[3].eval(scope)
         };
     };
     match convert(&value, zone.as_ref(), format.as_ref()) {
         Err(error) if error.code == code::CONVERSION_FAILURE && !is_absent(&arguments[4]) => {
-            arguments[4].evaluate(root)
+            arguments[4].eval(scope)
         }
         other => other,
     }

@@ -11,6 +11,7 @@ use bson::{Bson, Document};
 use super::args::{self, is_absent};
 use super::calendar::{self, MS_PER_DAY, Parts};
 use super::tz::{self, TimeZone};
+use super::vars::{Defined, Scope};
 use super::{Expr, is_nullish};
 use crate::errors::{CommandError, StoreResult, format_document, format_value, type_name};
 
@@ -120,7 +121,7 @@ pub(super) struct NamedSpec {
 
 impl NamedSpec {
     /// Parses `argument` into the slots of `names`.
-    pub(super) fn parse(&self, argument: &Bson) -> StoreResult<Vec<Expr>> {
+    pub(super) fn parse(&self, argument: &Bson, defined: &Defined) -> StoreResult<Vec<Expr>> {
         let Bson::Document(spec) = argument else {
             let (code, message) = self.not_object;
             return Err(CommandError::new(
@@ -129,7 +130,7 @@ impl NamedSpec {
             ));
         };
         let (code, message) = self.unknown;
-        let slots = args::named(spec, self.names, |name| {
+        let slots = args::named(spec, self.names, defined, |name| {
             CommandError::new(code, message.replace("{name}", name))
         })?;
         for &(position, code, message) in self.required {
@@ -249,22 +250,27 @@ const DATE_TRUNC: NamedSpec = NamedSpec {
 };
 
 /// Parses the argument of a date operator.
-pub(super) fn parse(op: DateOp, name: &str, argument: &Bson) -> StoreResult<Vec<Expr>> {
+pub(super) fn parse(
+    op: DateOp,
+    name: &str,
+    argument: &Bson,
+    defined: &Defined,
+) -> StoreResult<Vec<Expr>> {
     if op.is_extractor() {
-        return parse_extractor(name, argument);
+        return parse_extractor(name, argument, defined);
     }
     match op {
-        DateOp::DateToString => TO_STRING.parse(argument),
-        DateOp::DateFromString => FROM_STRING.parse(argument),
-        DateOp::DateToParts => TO_PARTS.parse(argument),
-        DateOp::DateFromParts => parse_from_parts(argument),
+        DateOp::DateToString => TO_STRING.parse(argument, defined),
+        DateOp::DateFromString => FROM_STRING.parse(argument, defined),
+        DateOp::DateToParts => TO_PARTS.parse(argument, defined),
+        DateOp::DateFromParts => parse_from_parts(argument, defined),
         DateOp::DateAdd | DateOp::DateSubtract => {
             let spec = if op == DateOp::DateAdd {
                 &DATE_ADD
             } else {
                 &DATE_SUBTRACT
             };
-            let slots = spec.parse(argument)?;
+            let slots = spec.parse(argument, defined)?;
             if slots[..3].iter().any(is_absent) {
                 return Err(CommandError::new(
                     5166402,
@@ -273,16 +279,16 @@ pub(super) fn parse(op: DateOp, name: &str, argument: &Bson) -> StoreResult<Vec<
             }
             Ok(slots)
         }
-        DateOp::DateDiff => DATE_DIFF.parse(argument),
-        _ => DATE_TRUNC.parse(argument),
+        DateOp::DateDiff => DATE_DIFF.parse(argument, defined),
+        _ => DATE_TRUNC.parse(argument, defined),
     }
 }
 
 /// `$year: <date>`, `$year: [<date>]` or `$year: {date, timezone}` as `[date, timezone]`.
-fn parse_extractor(name: &str, argument: &Bson) -> StoreResult<Vec<Expr>> {
+fn parse_extractor(name: &str, argument: &Bson, defined: &Defined) -> StoreResult<Vec<Expr>> {
     match argument {
         Bson::Document(spec) if !spec.keys().next().is_some_and(|k| k.starts_with('$')) => {
-            let slots = args::named(spec, &["date", "timezone"], |option| {
+            let slots = args::named(spec, &["date", "timezone"], defined, |option| {
                 CommandError::new(
                     PART_UNKNOWN_OPTION,
                     format!("unrecognized option to {name}: \"{option}\""),
@@ -309,14 +315,14 @@ fn parse_extractor(name: &str, argument: &Bson) -> StoreResult<Vec<Expr>> {
                     ),
                 ));
             };
-            Ok(vec![Expr::parse(item)?, Expr::Absent])
+            Ok(vec![Expr::parse_in(item, defined)?, Expr::Absent])
         }
-        other => Ok(vec![Expr::parse(other)?, Expr::Absent]),
+        other => Ok(vec![Expr::parse_in(other, defined)?, Expr::Absent]),
     }
 }
 
-fn parse_from_parts(argument: &Bson) -> StoreResult<Vec<Expr>> {
-    let slots = FROM_PARTS.parse(argument)?;
+fn parse_from_parts(argument: &Bson, defined: &Defined) -> StoreResult<Vec<Expr>> {
+    let slots = FROM_PARTS.parse(argument, defined)?;
     let given = |position: usize| !is_absent(&slots[position]);
     if !given(0) && !given(7) {
         return Err(CommandError::new(
@@ -340,22 +346,18 @@ fn parse_from_parts(argument: &Bson) -> StoreResult<Vec<Expr>> {
 }
 
 /// Evaluates a date operator.
-pub(super) fn evaluate(
-    op: DateOp,
-    arguments: &[Expr],
-    root: &Document,
-) -> StoreResult<Option<Bson>> {
+pub(super) fn evaluate(op: DateOp, arguments: &[Expr], scope: &Scope) -> StoreResult<Option<Bson>> {
     match op {
-        DateOp::DateToString => super::date_format::to_string(arguments, root),
-        DateOp::DateFromString => super::date_parse::from_string(arguments, root),
-        DateOp::DateToParts => to_parts(arguments, root),
-        DateOp::DateFromParts => from_parts(arguments, root),
+        DateOp::DateToString => super::date_format::to_string(arguments, scope),
+        DateOp::DateFromString => super::date_parse::from_string(arguments, scope),
+        DateOp::DateToParts => to_parts(arguments, scope),
+        DateOp::DateFromParts => from_parts(arguments, scope),
         DateOp::DateAdd | DateOp::DateSubtract => {
-            super::date_arith::add(op == DateOp::DateSubtract, arguments, root)
+            super::date_arith::add(op == DateOp::DateSubtract, arguments, scope)
         }
-        DateOp::DateDiff => super::date_arith::diff(arguments, root),
-        DateOp::DateTrunc => super::date_arith::trunc(arguments, root),
-        _ => extract(op, arguments, root),
+        DateOp::DateDiff => super::date_arith::diff(arguments, scope),
+        DateOp::DateTrunc => super::date_arith::trunc(arguments, scope),
+        _ => extract(op, arguments, scope),
     }
 }
 
@@ -388,13 +390,13 @@ fn int(value: i64) -> Bson {
     i32::try_from(value).map_or(Bson::Int64(value), Bson::Int32)
 }
 
-fn extract(op: DateOp, arguments: &[Expr], root: &Document) -> StoreResult<Option<Bson>> {
-    let value = arguments[0].evaluate(root)?;
+fn extract(op: DateOp, arguments: &[Expr], scope: &Scope) -> StoreResult<Option<Bson>> {
+    let value = arguments[0].eval(scope)?;
     let Some(value) = value.filter(|value| !is_nullish(Some(value))) else {
         return Ok(Some(Bson::Null));
     };
     let utc = coerce_to_date(&value)?;
-    let Some(zone) = tz::evaluate(&arguments[1], root)? else {
+    let Some(zone) = tz::evaluate(&arguments[1], scope)? else {
         return Ok(Some(Bson::Null));
     };
     let parts = Parts::of(zone.to_local(utc));
@@ -416,15 +418,15 @@ fn extract(op: DateOp, arguments: &[Expr], root: &Document) -> StoreResult<Optio
     Ok(Some(int(result)))
 }
 
-fn to_parts(arguments: &[Expr], root: &Document) -> StoreResult<Option<Bson>> {
-    let value = arguments[0].evaluate(root)?;
-    let Some(zone) = tz::evaluate(&arguments[1], root)? else {
+fn to_parts(arguments: &[Expr], scope: &Scope) -> StoreResult<Option<Bson>> {
+    let value = arguments[0].eval(scope)?;
+    let Some(zone) = tz::evaluate(&arguments[1], scope)? else {
         return Ok(Some(Bson::Null));
     };
     let iso = if is_absent(&arguments[2]) {
         false
     } else {
-        match arguments[2].evaluate(root)? {
+        match arguments[2].eval(scope)? {
             value if is_nullish(value.as_ref()) => return Ok(Some(Bson::Null)),
             Some(Bson::Boolean(flag)) => flag,
             other => {
@@ -482,7 +484,7 @@ pub(super) fn integral64(value: &Bson) -> Option<i64> {
 /// A `$dateFromParts` part: `Ok(None)` when it is null or missing, its default when absent.
 fn part(
     argument: &Expr,
-    root: &Document,
+    scope: &Scope,
     name: &str,
     default: i64,
     bounded: bool,
@@ -490,7 +492,7 @@ fn part(
     if is_absent(argument) {
         return Ok(Some(default));
     }
-    let value = match argument.evaluate(root)? {
+    let value = match argument.eval(scope)? {
         value if is_nullish(value.as_ref()) => return Ok(None),
         Some(value) => value,
         None => return Ok(None),
@@ -517,7 +519,7 @@ fn part(
     Ok(Some(number))
 }
 
-fn from_parts(arguments: &[Expr], root: &Document) -> StoreResult<Option<Bson>> {
+fn from_parts(arguments: &[Expr], scope: &Scope) -> StoreResult<Option<Bson>> {
     let mut time = [0i64; 4];
     for (slot, (name, bounded)) in [
         ("hour", true),
@@ -528,21 +530,21 @@ fn from_parts(arguments: &[Expr], root: &Document) -> StoreResult<Option<Bson>> 
     .into_iter()
     .enumerate()
     {
-        let Some(value) = part(&arguments[3 + slot], root, name, 0, bounded)? else {
+        let Some(value) = part(&arguments[3 + slot], scope, name, 0, bounded)? else {
             return Ok(Some(Bson::Null));
         };
         time[slot] = value;
     }
-    let Some(zone) = tz::evaluate(&arguments[10], root)? else {
+    let Some(zone) = tz::evaluate(&arguments[10], scope)? else {
         return Ok(Some(Bson::Null));
     };
     let days = if is_absent(&arguments[0]) {
-        match iso_days(arguments, root)? {
+        match iso_days(arguments, scope)? {
             Some(days) => days,
             None => return Ok(Some(Bson::Null)),
         }
     } else {
-        match natural_days(arguments, root)? {
+        match natural_days(arguments, scope)? {
             Some(days) => days,
             None => return Ok(Some(Bson::Null)),
         }
@@ -553,14 +555,14 @@ fn from_parts(arguments: &[Expr], root: &Document) -> StoreResult<Option<Bson>> 
 /// The local day number of `year`/`month`/`day`, out-of-range months and days carried into
 /// the next unit as mongod does (`month: 13` is January of the next year, `day: 0` the last
 /// day of the previous month).
-fn natural_days(arguments: &[Expr], root: &Document) -> StoreResult<Option<i64>> {
-    let Some(year) = part(&arguments[0], root, "year", 1970, false)? else {
+fn natural_days(arguments: &[Expr], scope: &Scope) -> StoreResult<Option<i64>> {
+    let Some(year) = part(&arguments[0], scope, "year", 1970, false)? else {
         return Ok(None);
     };
-    let Some(month) = part(&arguments[1], root, "month", 1, true)? else {
+    let Some(month) = part(&arguments[1], scope, "month", 1, true)? else {
         return Ok(None);
     };
-    let Some(day) = part(&arguments[2], root, "day", 1, true)? else {
+    let Some(day) = part(&arguments[2], scope, "day", 1, true)? else {
         return Ok(None);
     };
     if !(1..=9999).contains(&year) {
@@ -578,14 +580,14 @@ fn natural_days(arguments: &[Expr], root: &Document) -> StoreResult<Option<i64>>
     )))
 }
 
-fn iso_days(arguments: &[Expr], root: &Document) -> StoreResult<Option<i64>> {
-    let Some(year) = part(&arguments[7], root, "isoWeekYear", 1970, false)? else {
+fn iso_days(arguments: &[Expr], scope: &Scope) -> StoreResult<Option<i64>> {
+    let Some(year) = part(&arguments[7], scope, "isoWeekYear", 1970, false)? else {
         return Ok(None);
     };
-    let Some(week) = part(&arguments[8], root, "isoWeek", 1, true)? else {
+    let Some(week) = part(&arguments[8], scope, "isoWeek", 1, true)? else {
         return Ok(None);
     };
-    let Some(day) = part(&arguments[9], root, "isoDayOfWeek", 1, true)? else {
+    let Some(day) = part(&arguments[9], scope, "isoDayOfWeek", 1, true)? else {
         return Ok(None);
     };
     if !(1..=9999).contains(&year) {

@@ -7,6 +7,7 @@
 
 use bson::{Bson, Document};
 
+use super::vars::Defined;
 use super::{Expr, Operator, is_nullish, type_of};
 use crate::code;
 use crate::errors::{CommandError, StoreResult};
@@ -17,7 +18,11 @@ fn input_value(document: &Document) -> Bson {
 }
 
 /// Parses the argument document of `$setField` or `$getField`.
-pub(super) fn parse(operator: Operator, argument: &Bson) -> StoreResult<Vec<Expr>> {
+pub(super) fn parse(
+    operator: Operator,
+    argument: &Bson,
+    defined: &Defined,
+) -> StoreResult<Vec<Expr>> {
     let name = if operator == Operator::SetField {
         "$setField"
     } else {
@@ -40,8 +45,10 @@ pub(super) fn parse(operator: Operator, argument: &Bson) -> StoreResult<Vec<Expr
     for (key, item) in spec {
         match key.as_str() {
             "field" => field = Some(constant_name(item, name)?),
-            "input" => input = Some(Expr::parse(item)?),
-            "value" if operator == Operator::SetField => value = Some(Expr::parse(item)?),
+            "input" => input = Some(Expr::parse_in(item, defined)?),
+            "value" if operator == Operator::SetField => {
+                value = Some(Expr::parse_in(item, defined)?)
+            }
             other => {
                 return Err(CommandError::new(
                     code::FIELD_OPERATOR_UNKNOWN_ARGUMENT,

@@ -9,10 +9,11 @@
 //! trigonometry: decimal `$sin`...`$atanh` and `$atan2` are computed in double precision and
 //! returned as decimals (about 16 significant digits where mongod gives 34).
 
-use bson::{Bson, Document};
+use bson::Bson;
 use dec::{Context, Decimal128 as Dec, Rounding};
 
 use super::args;
+use super::vars::{Defined, Scope};
 use super::{Expr, is_nullish, type_of};
 use crate::decimal;
 use crate::errors::{CommandError, StoreResult, type_name};
@@ -87,22 +88,23 @@ impl MathOp {
 }
 
 /// Parses the operands of a math operator.
-pub(super) fn parse(op: MathOp, name: &str, argument: &Bson) -> StoreResult<Vec<Expr>> {
+pub(super) fn parse(
+    op: MathOp,
+    name: &str,
+    argument: &Bson,
+    defined: &Defined,
+) -> StoreResult<Vec<Expr>> {
     match op {
-        MathOp::Log | MathOp::Pow | MathOp::Atan2 => args::exactly(name, argument, 2),
-        MathOp::Round | MathOp::Trunc => args::between(name, argument, 1, 2),
-        _ => args::exactly(name, argument, 1),
+        MathOp::Log | MathOp::Pow | MathOp::Atan2 => args::exactly(name, argument, 2, defined),
+        MathOp::Round | MathOp::Trunc => args::between(name, argument, 1, 2, defined),
+        _ => args::exactly(name, argument, 1, defined),
     }
 }
 
 /// Evaluates a math operator.
-pub(super) fn evaluate(
-    op: MathOp,
-    arguments: &[Expr],
-    root: &Document,
-) -> StoreResult<Option<Bson>> {
+pub(super) fn evaluate(op: MathOp, arguments: &[Expr], scope: &Scope) -> StoreResult<Option<Bson>> {
     let name = operator_name(op);
-    let values = super::evaluate_all(arguments, root)?;
+    let values = super::evaluate_all(arguments, scope)?;
     let first = values[0].as_ref();
     match op {
         MathOp::Log => log(first, values[1].as_ref()),

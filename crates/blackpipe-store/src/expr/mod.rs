@@ -1,26 +1,40 @@
-//! Aggregation expressions: field paths (`"$a.b"`), `$$ROOT`, literals, object and array
-//! literals, and a subset of operators.
+//! Aggregation expressions: field paths (`"$a.b"`, `$$ROOT`), literals, object and array
+//! literals, variables, and a subset of operators.
+//!
+//! Variables (`$let`, `$map`, ...) are resolved through a [`Defined`] chain when parsing and a
+//! [`Scope`] when evaluating (see `vars`): sub-expressions are parsed with
+//! [`Expr::parse_in`] and evaluated with [`Expr::eval`], never with the top-level
+//! [`Expr::parse`] / [`Expr::evaluate`], which start with no variables bound.
 
 mod args;
+mod arrays;
 mod calendar;
+mod control;
 mod convert;
 mod date_arith;
 mod date_format;
 mod date_parse;
 mod dates;
 mod fields;
+mod iterate;
 mod math;
+mod named;
 mod ops;
+mod pick;
 pub(crate) mod rand;
 mod regex;
+mod sets;
 mod strings;
 mod tz;
+pub(crate) mod vars;
 
 use std::cmp::Ordering;
 
 use bson::{Bson, Document};
 
+use self::named::Named;
 use self::ops::{add, array_elem_at, concat, divide_or_mod, extreme, multiply, subtract};
+pub(crate) use self::vars::{Defined, Scope, Work};
 use super::arith::is_number;
 use super::errors::{CommandError, StoreResult, check_bson_size, type_name};
 use super::path::split_path;
@@ -31,8 +45,16 @@ use crate::code;
 #[derive(Debug, Clone)]
 pub(crate) enum Expr {
     Literal(Bson),
-    /// A field path from the current document (`"$a.b"`, `"$$ROOT.a"`, `"$$ROOT"` when empty).
+    /// A field path from `$$CURRENT` (`"$a.b"`, `"$$CURRENT.a"`, `"$$CURRENT"` when empty),
+    /// which is the document unless a `$let` rebinds it.
     Field(Vec<String>),
+    /// `$$ROOT` (or `$$ROOT.a.b`): the document, even where `$$CURRENT` is rebound.
+    Root(Vec<String>),
+    /// `$$name` or `$$name.a.b`: a variable a `$let`, `$map`, `$filter` or `$reduce` binds.
+    Variable(Box<vars::Reference>),
+    /// An operator with named arguments that binds variables or needs more than a list of
+    /// expressions (`$let`, `$map`, `$switch`, `$zip`, ...).
+    Named(Box<Named>),
     /// `$$REMOVE`: evaluates to a missing value.
     Remove,
     Object(Vec<(String, Expr)>),
@@ -90,6 +112,35 @@ pub(crate) enum Operator {
     Math(math::MathOp),
     /// Type conversions (`$convert`, `$toInt`, `$isNumber`...): `convert.rs`.
     Convert(convert::ConvertOp),
+    // Variables, array, set, object and conditional operators (agg-vars).
+    Let,
+    Map,
+    Filter,
+    Reduce,
+    ConcatArrays,
+    Slice,
+    ReverseArray,
+    Range,
+    Zip,
+    IndexOfArray,
+    First,
+    Last,
+    FirstN,
+    LastN,
+    MaxN,
+    MinN,
+    SortArray,
+    ArrayToObject,
+    ObjectToArray,
+    SetUnion,
+    SetIntersection,
+    SetDifference,
+    SetEquals,
+    SetIsSubset,
+    AnyElementTrue,
+    AllElementsTrue,
+    MergeObjects,
+    Switch,
 }
 
 impl Operator {
@@ -126,7 +177,36 @@ impl Operator {
             "$setField" => Operator::SetField,
             "$getField" => Operator::GetField,
             "$rand" => Operator::Rand,
-            // Scalar operator families.
+            // Variables, array, set, object and conditional operators (agg-vars).
+            "$let" => Operator::Let,
+            "$map" => Operator::Map,
+            "$filter" => Operator::Filter,
+            "$reduce" => Operator::Reduce,
+            "$concatArrays" => Operator::ConcatArrays,
+            "$slice" => Operator::Slice,
+            "$reverseArray" => Operator::ReverseArray,
+            "$range" => Operator::Range,
+            "$zip" => Operator::Zip,
+            "$indexOfArray" => Operator::IndexOfArray,
+            "$first" => Operator::First,
+            "$last" => Operator::Last,
+            "$firstN" => Operator::FirstN,
+            "$lastN" => Operator::LastN,
+            "$maxN" => Operator::MaxN,
+            "$minN" => Operator::MinN,
+            "$sortArray" => Operator::SortArray,
+            "$arrayToObject" => Operator::ArrayToObject,
+            "$objectToArray" => Operator::ObjectToArray,
+            "$setUnion" => Operator::SetUnion,
+            "$setIntersection" => Operator::SetIntersection,
+            "$setDifference" => Operator::SetDifference,
+            "$setEquals" => Operator::SetEquals,
+            "$setIsSubset" => Operator::SetIsSubset,
+            "$anyElementTrue" => Operator::AnyElementTrue,
+            "$allElementsTrue" => Operator::AllElementsTrue,
+            "$mergeObjects" => Operator::MergeObjects,
+            "$switch" => Operator::Switch,
+            // Scalar operator families (agg-scalar).
             _ => {
                 return dates::DateOp::from_name(name)
                     .map(Operator::Date)
@@ -153,39 +233,80 @@ impl Operator {
             Operator::Gt | Operator::Gte | Operator::Lt | Operator::Lte | Operator::Cmp => Some(2),
             Operator::In | Operator::ArrayElemAt => Some(2),
             Operator::Cond => Some(3),
+            // Variables, array, set, object and conditional operators (agg-vars).
+            Operator::First | Operator::Last | Operator::ReverseArray => Some(1),
+            Operator::ArrayToObject | Operator::ObjectToArray => Some(1),
+            Operator::AnyElementTrue | Operator::AllElementsTrue => Some(1),
+            Operator::SetDifference | Operator::SetIsSubset => Some(2),
+            _ => None,
+        }
+    }
+
+    /// The least and most arguments, for operators that take a range of counts.
+    fn arity_range(self) -> Option<(usize, usize)> {
+        match self {
+            // Variables, array, set, object and conditional operators (agg-vars).
+            Operator::Slice | Operator::Range => Some((2, 3)),
+            Operator::IndexOfArray => Some((2, 4)),
             _ => None,
         }
     }
 }
 
 impl Expr {
-    /// Parses an expression.
+    /// Parses a top-level expression (no variables defined but the built-in ones).
     pub(crate) fn parse(value: &Bson) -> StoreResult<Expr> {
+        Expr::parse_in(value, &Defined::TOP)
+    }
+
+    /// Parses an expression where the variables `defined` names are in scope.
+    pub(crate) fn parse_in(value: &Bson, defined: &Defined) -> StoreResult<Expr> {
         match value {
-            Bson::String(text) if text.starts_with('$') => parse_path(text),
-            Bson::Document(document) => parse_object(document),
+            Bson::String(text) if text.starts_with('$') => parse_path(text, defined),
+            Bson::Document(document) => parse_object(document, defined),
             Bson::Array(items) => Ok(Expr::Array(
-                items.iter().map(Expr::parse).collect::<StoreResult<_>>()?,
+                items
+                    .iter()
+                    .map(|item| Expr::parse_in(item, defined))
+                    .collect::<StoreResult<_>>()?,
             )),
             other => Ok(Expr::Literal(other.clone())),
         }
     }
 
-    /// Evaluates against a document; `None` means "missing".
+    /// Evaluates a top-level expression against a document; `None` means "missing".
     pub(crate) fn evaluate(&self, root: &Document) -> StoreResult<Option<Bson>> {
+        let work = Work::default();
+        self.eval(&Scope::new(root, &work))
+    }
+
+    /// Evaluates in `scope` (the document and the variables bound around this expression).
+    pub(crate) fn eval(&self, scope: &Scope) -> StoreResult<Option<Bson>> {
         match self {
-            Expr::Literal(value) => Ok(Some(value.clone())),
-            Expr::Field(parts) => Ok(if parts.is_empty() {
-                Some(Bson::Document(root.clone()))
-            } else {
-                field_path_in_document(root, parts)
-            }),
+            Expr::Literal(value) => {
+                // Copying a large literal in every iteration of a loop is work too.
+                scope.charge_copy(Some(value))?;
+                Ok(Some(value.clone()))
+            }
+            Expr::Field(parts) => scope.current_path(parts),
+            Expr::Root(parts) => {
+                let root = scope.root();
+                let value = if parts.is_empty() {
+                    Some(Bson::Document(root.clone()))
+                } else {
+                    field_path_in_document(root, parts)
+                };
+                scope.charge_copy(value.as_ref())?;
+                Ok(value)
+            }
+            Expr::Variable(reference) => reference.evaluate(scope),
+            Expr::Named(named) => named.evaluate(scope),
             Expr::Remove => Ok(None),
             Expr::Object(fields) => {
                 let mut out = Document::new();
                 let mut size = EMPTY_DOCUMENT_BYTES;
                 for (name, expr) in fields {
-                    if let Some(value) = expr.evaluate(root)? {
+                    if let Some(value) = expr.eval(scope)? {
                         size = grown_size(size, name.len(), &value)?;
                         out.insert(name.clone(), value);
                     }
@@ -197,14 +318,14 @@ impl Expr {
                 let mut size = EMPTY_DOCUMENT_BYTES;
                 for item in items {
                     // Missing values inside array literals become null, as in mongod.
-                    let value = item.evaluate(root)?.unwrap_or(Bson::Null);
+                    let value = item.eval(scope)?.unwrap_or(Bson::Null);
                     size = grown_size(size, decimal_digits(out.len()), &value)?;
                     out.push(value);
                 }
                 Ok(Some(Bson::Array(out)))
             }
-            Expr::Operator(operator, arguments) => evaluate_operator(*operator, arguments, root),
-            Expr::Regex(call) => call.evaluate(root),
+            Expr::Operator(operator, arguments) => evaluate_operator(*operator, arguments, scope),
+            Expr::Regex(call) => call.evaluate(scope),
             Expr::Absent => Ok(None),
         }
     }
@@ -216,12 +337,12 @@ impl Expr {
 }
 
 /// Length prefix and terminator of an encoded document or array.
-const EMPTY_DOCUMENT_BYTES: usize = 5;
+pub(super) const EMPTY_DOCUMENT_BYTES: usize = 5;
 
 /// The size of a document or array of `size` bytes once an element named by `name_len` bytes
 /// holding `value` is added; an error past mongod's internal limit, so that literals repeating a
 /// large field (`["$big", "$big", ...]`) stop at the limit.
-fn grown_size(size: usize, name_len: usize, value: &Bson) -> StoreResult<usize> {
+pub(super) fn grown_size(size: usize, name_len: usize, value: &Bson) -> StoreResult<usize> {
     let grown = size
         .saturating_add(name_len + 2)
         .saturating_add(value_size(value));
@@ -229,21 +350,9 @@ fn grown_size(size: usize, name_len: usize, value: &Bson) -> StoreResult<usize> 
     Ok(grown)
 }
 
-fn parse_path(text: &str) -> StoreResult<Expr> {
+fn parse_path(text: &str, defined: &Defined) -> StoreResult<Expr> {
     if let Some(variable) = text.strip_prefix("$$") {
-        let (name, rest) = variable.split_once('.').unwrap_or((variable, ""));
-        return match name {
-            "ROOT" | "CURRENT" => Ok(Expr::Field(if rest.is_empty() {
-                Vec::new()
-            } else {
-                split_path(rest)
-            })),
-            "REMOVE" => Ok(Expr::Remove),
-            _ => Err(CommandError::new(
-                code::UNDEFINED_VARIABLE,
-                format!("Use of undefined variable: {name}"),
-            )),
-        };
+        return vars::parse_reference(variable, defined);
     }
     let path = &text[1..];
     if path.is_empty() {
@@ -255,7 +364,7 @@ fn parse_path(text: &str) -> StoreResult<Expr> {
     Ok(Expr::Field(split_path(path)))
 }
 
-fn parse_object(document: &Document) -> StoreResult<Expr> {
+fn parse_object(document: &Document, defined: &Defined) -> StoreResult<Expr> {
     let Some(first) = document.keys().next() else {
         return Ok(Expr::Object(Vec::new()));
     };
@@ -270,7 +379,7 @@ fn parse_object(document: &Document) -> StoreResult<Expr> {
                     ),
                 ));
             }
-            fields.push((key.clone(), Expr::parse(value)?));
+            fields.push((key.clone(), Expr::parse_in(value, defined)?));
         }
         return Ok(Expr::Object(fields));
     }
@@ -291,7 +400,7 @@ fn parse_object(document: &Document) -> StoreResult<Expr> {
     if name == "$literal" {
         return Ok(Expr::Literal(argument.clone()));
     }
-    if let Some(call) = regex::RegexCall::parse(name, argument)? {
+    if let Some(call) = regex::RegexCall::parse(name, argument, defined)? {
         return Ok(Expr::Regex(Box::new(call)));
     }
     let Some(operator) = Operator::from_name(name) else {
@@ -300,21 +409,24 @@ fn parse_object(document: &Document) -> StoreResult<Expr> {
             format!("Unrecognized expression '{name}'"),
         ));
     };
+    if let Some(named) = Named::parse(operator, argument, defined)? {
+        return Ok(Expr::Named(Box::new(named)));
+    }
     // The scalar families parse their own arguments (named ones, arity and all).
     let family = match operator {
-        Operator::Date(op) => Some(dates::parse(op, name, argument)?),
-        Operator::Text(op) => Some(strings::parse(op, name, argument)?),
-        Operator::Math(op) => Some(math::parse(op, name, argument)?),
-        Operator::Convert(op) => Some(convert::parse(op, name, argument)?),
+        Operator::Date(op) => Some(dates::parse(op, name, argument, defined)?),
+        Operator::Text(op) => Some(strings::parse(op, name, argument, defined)?),
+        Operator::Math(op) => Some(math::parse(op, name, argument, defined)?),
+        Operator::Convert(op) => Some(convert::parse(op, name, argument, defined)?),
         _ => None,
     };
     if let Some(arguments) = family {
         return Ok(Expr::Operator(operator, arguments));
     }
     let arguments = if operator == Operator::Cond {
-        parse_cond(argument)?
+        control::parse_cond(argument, defined)?
     } else if matches!(operator, Operator::SetField | Operator::GetField) {
-        fields::parse(operator, argument)?
+        fields::parse(operator, argument, defined)?
     } else if operator == Operator::Rand {
         rand::check_argument(argument)?;
         Vec::new()
@@ -322,54 +434,45 @@ fn parse_object(document: &Document) -> StoreResult<Expr> {
         match argument {
             Bson::Array(items) => items
                 .iter()
-                .map(Expr::parse)
+                .map(|item| Expr::parse_in(item, defined))
                 .collect::<StoreResult<Vec<_>>>()?,
-            other => vec![Expr::parse(other)?],
+            other => vec![Expr::parse_in(other, defined)?],
         }
     };
+    check_arity(operator, name, arguments.len())?;
+    Ok(Expr::Operator(operator, arguments))
+}
+
+/// The argument count checks mongod makes when it parses an operator.
+fn check_arity(operator: Operator, name: &str, count: usize) -> StoreResult<()> {
     if let Some(arity) = operator.arity() {
-        if arguments.len() != arity {
+        if count != arity {
             return Err(CommandError::new(
                 code::EXPRESSION_ARITY,
                 format!(
-                    "Expression {name} takes exactly {arity} arguments. {} were passed in.",
-                    arguments.len()
+                    "Expression {name} takes exactly {arity} arguments. {count} were passed in."
                 ),
             ));
         }
     }
-    Ok(Expr::Operator(operator, arguments))
-}
-
-fn parse_cond(argument: &Bson) -> StoreResult<Vec<Expr>> {
-    match argument {
-        Bson::Document(spec) => {
-            let mut parts = [None, None, None];
-            for (key, value) in spec {
-                let slot = match key.as_str() {
-                    "if" => 0,
-                    "then" => 1,
-                    "else" => 2,
-                    _ => {
-                        return Err(CommandError::new(
-                            code::COND_UNKNOWN_PARAMETER,
-                            format!("Unrecognized parameter to $cond: {key}"),
-                        ));
-                    }
-                };
-                parts[slot] = Some(Expr::parse(value)?);
-            }
-            let [Some(condition), Some(then), Some(otherwise)] = parts else {
-                return Err(CommandError::new(
-                    code::COND_MISSING_PARAMETER,
-                    "Missing 'if', 'then' or 'else' parameter to $cond",
-                ));
-            };
-            Ok(vec![condition, then, otherwise])
+    if let Some((least, most)) = operator.arity_range() {
+        if !(least..=most).contains(&count) {
+            return Err(CommandError::new(
+                code::EXPRESSION_ARITY_RANGE,
+                format!(
+                    "Expression {name} takes at least {least} arguments, and at most {most}, but \
+                     {count} were passed in."
+                ),
+            ));
         }
-        Bson::Array(items) => items.iter().map(Expr::parse).collect(),
-        other => Ok(vec![Expr::parse(other)?]),
     }
+    if operator == Operator::SetEquals && count < 2 {
+        return Err(CommandError::new(
+            code::SET_EQUALS_TOO_FEW_ARGUMENTS,
+            format!("$setEquals needs at least two arguments had: {count}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Aggregation field-path semantics: arrays met along the way are mapped element by element.
@@ -378,7 +481,7 @@ pub(crate) fn field_path_in_document(document: &Document, parts: &[String]) -> O
     field_path_in_value(document.get(first)?, rest)
 }
 
-fn field_path_in_value(value: &Bson, parts: &[String]) -> Option<Bson> {
+pub(super) fn field_path_in_value(value: &Bson, parts: &[String]) -> Option<Bson> {
     if parts.is_empty() {
         return Some(value.clone());
     }
@@ -412,37 +515,37 @@ pub(super) fn type_of(value: Option<&Bson>) -> &'static str {
     value.map_or("missing", type_name)
 }
 
-pub(super) fn evaluate_all(arguments: &[Expr], root: &Document) -> StoreResult<Vec<Option<Bson>>> {
+pub(super) fn evaluate_all(arguments: &[Expr], scope: &Scope) -> StoreResult<Vec<Option<Bson>>> {
     arguments
         .iter()
-        .map(|argument| argument.evaluate(root))
+        .map(|argument| argument.eval(scope))
         .collect()
 }
 
 fn evaluate_operator(
     operator: Operator,
     arguments: &[Expr],
-    root: &Document,
+    scope: &Scope,
 ) -> StoreResult<Option<Bson>> {
     // Short-circuiting operators evaluate their arguments lazily.
     match operator {
         // The scalar families evaluate their own arguments (lazily where mongod does).
-        Operator::Date(op) => return dates::evaluate(op, arguments, root),
-        Operator::Text(op) => return strings::evaluate(op, arguments, root),
-        Operator::Math(op) => return math::evaluate(op, arguments, root),
-        Operator::Convert(op) => return convert::evaluate(op, arguments, root),
+        Operator::Date(op) => return dates::evaluate(op, arguments, scope),
+        Operator::Text(op) => return strings::evaluate(op, arguments, scope),
+        Operator::Math(op) => return math::evaluate(op, arguments, scope),
+        Operator::Convert(op) => return convert::evaluate(op, arguments, scope),
         Operator::Cond => {
-            let condition = arguments[0].evaluate(root)?;
+            let condition = arguments[0].eval(scope)?;
             let branch = if condition.as_ref().is_some_and(is_truthy) {
                 &arguments[1]
             } else {
                 &arguments[2]
             };
-            return branch.evaluate(root);
+            return branch.eval(scope);
         }
         Operator::And => {
             for argument in arguments {
-                if !argument.evaluate(root)?.as_ref().is_some_and(is_truthy) {
+                if !argument.eval(scope)?.as_ref().is_some_and(is_truthy) {
                     return Ok(Some(Bson::Boolean(false)));
                 }
             }
@@ -450,7 +553,7 @@ fn evaluate_operator(
         }
         Operator::Or => {
             for argument in arguments {
-                if argument.evaluate(root)?.as_ref().is_some_and(is_truthy) {
+                if argument.eval(scope)?.as_ref().is_some_and(is_truthy) {
                     return Ok(Some(Bson::Boolean(true)));
                 }
             }
@@ -470,16 +573,37 @@ fn evaluate_operator(
                 ));
             }
             for candidate in candidates {
-                let value = candidate.evaluate(root)?;
+                let value = candidate.eval(scope)?;
                 if !is_nullish(value.as_ref()) {
                     return Ok(value);
                 }
             }
-            return replacement.evaluate(root);
+            return replacement.eval(scope);
         }
+        // Variables, array, set, object and conditional operators (agg-vars): each evaluates
+        // its own arguments, in mongod's order.
+        Operator::ConcatArrays => return arrays::concat_arrays(arguments, scope),
+        Operator::Slice => return arrays::slice(arguments, scope),
+        Operator::ReverseArray => return arrays::reverse_array(arguments, scope),
+        Operator::Range => return arrays::range(arguments, scope),
+        Operator::IndexOfArray => return arrays::index_of_array(arguments, scope),
+        Operator::First | Operator::Last => {
+            return arrays::first_or_last(operator == Operator::Last, arguments, scope);
+        }
+        Operator::ArrayToObject => return arrays::array_to_object(arguments, scope),
+        Operator::ObjectToArray => return arrays::object_to_array(arguments, scope),
+        Operator::SetUnion => return sets::union(arguments, scope),
+        Operator::SetIntersection => return sets::intersection(arguments, scope),
+        Operator::SetDifference => return sets::difference(arguments, scope),
+        Operator::SetEquals => return sets::equals(arguments, scope),
+        Operator::SetIsSubset => return sets::is_subset(arguments, scope),
+        Operator::AnyElementTrue | Operator::AllElementsTrue => {
+            return sets::elements_true(operator == Operator::AllElementsTrue, arguments, scope);
+        }
+        Operator::MergeObjects => return control::merge_objects(arguments, scope),
         _ => {}
     }
-    let values = evaluate_all(arguments, root)?;
+    let values = evaluate_all(arguments, scope)?;
     match operator {
         Operator::Add => add(&values),
         Operator::Multiply => multiply(&values),
@@ -588,8 +712,43 @@ fn evaluate_operator(
         Operator::Min | Operator::Max => Ok(extreme(operator == Operator::Max, values)),
         Operator::SetField | Operator::GetField => fields::evaluate(operator, &values),
         Operator::Cond | Operator::And | Operator::Or | Operator::IfNull => Ok(None),
-        Operator::Date(_) | Operator::Text(_) | Operator::Math(_) | Operator::Convert(_) => {
-            Ok(None)
-        }
+        // Variables, array, set, object and conditional operators (agg-vars): handled above
+        // (the positional ones) or parsed into `Expr::Named` (the named ones).
+        Operator::ConcatArrays
+        | Operator::Slice
+        | Operator::ReverseArray
+        | Operator::Range
+        | Operator::IndexOfArray
+        | Operator::First
+        | Operator::Last
+        | Operator::ArrayToObject
+        | Operator::ObjectToArray
+        | Operator::SetUnion
+        | Operator::SetIntersection
+        | Operator::SetDifference
+        | Operator::SetEquals
+        | Operator::SetIsSubset
+        | Operator::AnyElementTrue
+        | Operator::AllElementsTrue
+        | Operator::MergeObjects
+        | Operator::Let
+        | Operator::Map
+        | Operator::Filter
+        | Operator::Reduce
+        | Operator::Zip
+        | Operator::FirstN
+        | Operator::LastN
+        | Operator::MaxN
+        | Operator::MinN
+        | Operator::SortArray
+        | Operator::Switch
+        // Scalar operator families (agg-scalar): evaluated by their own files, above.
+        | Operator::Date(_)
+        | Operator::Text(_)
+        | Operator::Math(_)
+        | Operator::Convert(_) => Err(CommandError::new(
+            code::INTERNAL_ERROR,
+            format!("{operator:?} reached the positional evaluator"),
+        )),
     }
 }

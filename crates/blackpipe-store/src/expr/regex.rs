@@ -7,6 +7,7 @@
 
 use bson::{Bson, Document};
 
+use super::vars::{Defined, Scope};
 use super::{Expr, is_nullish};
 use crate::code;
 use crate::errors::{CommandError, StoreResult, check_bson_size};
@@ -54,7 +55,11 @@ pub(crate) struct RegexCall {
 
 impl RegexCall {
     /// Parses `{name: {input, regex, options}}`; `None` when `name` is not one of the three.
-    pub(super) fn parse(name: &str, argument: &Bson) -> StoreResult<Option<RegexCall>> {
+    pub(super) fn parse(
+        name: &str,
+        argument: &Bson,
+        defined: &Defined,
+    ) -> StoreResult<Option<RegexCall>> {
         let Some(operator) = Operator::from_name(name) else {
             return Ok(None);
         };
@@ -80,7 +85,7 @@ impl RegexCall {
                     ));
                 }
             };
-            *slot = Some(Expr::parse(value)?);
+            *slot = Some(Expr::parse_in(value, defined)?);
         }
         let input = input.ok_or_else(|| {
             CommandError::new(
@@ -112,19 +117,19 @@ impl RegexCall {
     }
 
     /// Evaluates the call against a document.
-    pub(super) fn evaluate(&self, root: &Document) -> StoreResult<Option<Bson>> {
+    pub(super) fn evaluate(&self, scope: &Scope) -> StoreResult<Option<Bson>> {
         let operator = self.operator;
         let compiled;
         let regex = match &self.constant {
             Some(constant) => constant.as_ref(),
             None => {
-                let pattern = self.regex.evaluate(root)?;
-                let flags = self.options.evaluate(root)?;
+                let pattern = self.regex.eval(scope)?;
+                let flags = self.options.eval(scope)?;
                 compiled = compile(operator, pattern.as_ref(), flags.as_ref())?;
                 compiled.as_ref()
             }
         };
-        let input = self.input.evaluate(root)?;
+        let input = self.input.eval(scope)?;
         let input = match input.as_ref() {
             value if is_nullish(value) => None,
             Some(Bson::String(text)) => Some(text.as_str()),

@@ -6,9 +6,12 @@
 //! malformed UTF-8 (34456..34459, 40095, 50697/50698) cannot occur; byte offsets that fall
 //! inside a code point still fail as mongod's do (28656/28657).
 
-use bson::{Bson, Document};
+use std::collections::BTreeSet;
+
+use bson::Bson;
 
 use super::args::{self, is_absent};
+use super::vars::{Defined, Scope};
 use super::{Expr, is_nullish, type_of};
 use crate::errors::{CommandError, StoreResult, check_bson_size, format_value, type_name};
 use crate::value_order::Number;
@@ -72,18 +75,27 @@ impl StringOp {
 }
 
 /// Parses the argument of a string operator.
-pub(super) fn parse(op: StringOp, name: &str, argument: &Bson) -> StoreResult<Vec<Expr>> {
+pub(super) fn parse(
+    op: StringOp,
+    name: &str,
+    argument: &Bson,
+    defined: &Defined,
+) -> StoreResult<Vec<Expr>> {
     match op {
-        StringOp::SubstrCP | StringOp::SubstrBytes => args::exactly(op.name(), argument, 3),
-        StringOp::StrLenCP | StringOp::StrLenBytes => args::exactly(name, argument, 1),
-        StringOp::Split | StringOp::Strcasecmp => args::exactly(name, argument, 2),
-        StringOp::IndexOfCP | StringOp::IndexOfBytes => args::between(name, argument, 2, 4),
-        StringOp::Trim | StringOp::LTrim | StringOp::RTrim => parse_trim(name, argument),
-        StringOp::ReplaceOne | StringOp::ReplaceAll => parse_replace(name, argument),
+        StringOp::SubstrCP | StringOp::SubstrBytes => {
+            args::exactly(op.name(), argument, 3, defined)
+        }
+        StringOp::StrLenCP | StringOp::StrLenBytes => args::exactly(name, argument, 1, defined),
+        StringOp::Split | StringOp::Strcasecmp => args::exactly(name, argument, 2, defined),
+        StringOp::IndexOfCP | StringOp::IndexOfBytes => {
+            args::between(name, argument, 2, 4, defined)
+        }
+        StringOp::Trim | StringOp::LTrim | StringOp::RTrim => parse_trim(name, argument, defined),
+        StringOp::ReplaceOne | StringOp::ReplaceAll => parse_replace(name, argument, defined),
     }
 }
 
-fn parse_trim(name: &str, argument: &Bson) -> StoreResult<Vec<Expr>> {
+fn parse_trim(name: &str, argument: &Bson, defined: &Defined) -> StoreResult<Vec<Expr>> {
     let Bson::Document(spec) = argument else {
         return Err(CommandError::new(
             50696,
@@ -93,7 +105,7 @@ fn parse_trim(name: &str, argument: &Bson) -> StoreResult<Vec<Expr>> {
             ),
         ));
     };
-    let slots = args::named(spec, &["input", "chars"], |key| {
+    let slots = args::named(spec, &["input", "chars"], defined, |key| {
         CommandError::new(50694, format!("{name} found an unknown argument: {key}"))
     })?;
     if is_absent(&slots[0]) {
@@ -105,7 +117,7 @@ fn parse_trim(name: &str, argument: &Bson) -> StoreResult<Vec<Expr>> {
     Ok(slots)
 }
 
-fn parse_replace(name: &str, argument: &Bson) -> StoreResult<Vec<Expr>> {
+fn parse_replace(name: &str, argument: &Bson, defined: &Defined) -> StoreResult<Vec<Expr>> {
     let Bson::Document(spec) = argument else {
         return Err(CommandError::new(
             51751,
@@ -115,7 +127,7 @@ fn parse_replace(name: &str, argument: &Bson) -> StoreResult<Vec<Expr>> {
             ),
         ));
     };
-    let slots = args::named(spec, &["input", "find", "replacement"], |key| {
+    let slots = args::named(spec, &["input", "find", "replacement"], defined, |key| {
         CommandError::new(51750, format!("{name} found an unknown argument: {key}"))
     })?;
     for (position, (field, code)) in [("input", 51749), ("find", 51748), ("replacement", 51747)]
@@ -136,20 +148,20 @@ fn parse_replace(name: &str, argument: &Bson) -> StoreResult<Vec<Expr>> {
 pub(super) fn evaluate(
     op: StringOp,
     arguments: &[Expr],
-    root: &Document,
+    scope: &Scope,
 ) -> StoreResult<Option<Bson>> {
     let name = op.name();
     match op {
-        StringOp::Trim | StringOp::LTrim | StringOp::RTrim => trim(op, arguments, root),
-        StringOp::ReplaceOne | StringOp::ReplaceAll => replace(op, arguments, root),
+        StringOp::Trim | StringOp::LTrim | StringOp::RTrim => trim(op, arguments, scope),
+        StringOp::ReplaceOne | StringOp::ReplaceAll => replace(op, arguments, scope),
         _ => {
-            let values = super::evaluate_all(arguments, root)?;
+            let values = super::evaluate_all(arguments, scope)?;
             let values: Vec<Option<&Bson>> = values.iter().map(Option::as_ref).collect();
             match op {
                 StringOp::SubstrBytes => substr_bytes(name, &values),
                 StringOp::SubstrCP => substr_cp(name, &values),
                 StringOp::StrLenBytes | StringOp::StrLenCP => str_len(op, values[0]),
-                StringOp::Split => split(values[0], values[1]),
+                StringOp::Split => split(values[0], values[1], scope),
                 StringOp::Strcasecmp => strcasecmp(values[0], values[1]),
                 _ => index_of(op, &values),
             }
@@ -343,7 +355,11 @@ fn str_len(op: StringOp, value: Option<&Bson>) -> StoreResult<Option<Bson>> {
     Ok(Some(Bson::Int32(i32::try_from(length).unwrap_or(i32::MAX))))
 }
 
-fn split(input: Option<&Bson>, separator: Option<&Bson>) -> StoreResult<Option<Bson>> {
+fn split(
+    input: Option<&Bson>,
+    separator: Option<&Bson>,
+    scope: &Scope,
+) -> StoreResult<Option<Bson>> {
     if is_nullish(input) || is_nullish(separator) {
         return Ok(Some(Bson::Null));
     }
@@ -379,6 +395,8 @@ fn split(input: Option<&Bson>, separator: Option<&Bson>) -> StoreResult<Option<B
     for piece in input.split(separator.as_str()) {
         size = size.saturating_add(piece.len() + 8 + crate::value_order::decimal_digits(out.len()));
         check_bson_size(size)?;
+        // Each piece is a value built, so a `$split` in every iteration of a `$map` counts.
+        scope.charge(1 + piece.len() / 16)?;
         out.push(Bson::String(piece.to_owned()));
     }
     Ok(Some(Bson::Array(out)))
@@ -461,9 +479,19 @@ fn index_of(op: StringOp, values: &[Option<&Bson>]) -> StoreResult<Option<Bson>>
         if start > input.len() || end < start {
             return Ok(Some(Bson::Int32(-1)));
         }
-        let haystack = &input.as_bytes()[..end];
-        let found = (start..=haystack.len().saturating_sub(token.len()))
-            .find(|&at| haystack[at..].starts_with(token.as_bytes()));
+        if token.is_empty() {
+            return Ok(Some(position(Some(start))));
+        }
+        // A match of a (UTF-8) token starts on a character boundary, so a linear string search
+        // from the first boundary at or after `start` finds the first match (comparing at every
+        // byte is quadratic on hostile input); a later match ends later, so past `end` is none.
+        let from = (start..input.len())
+            .find(|&at| input.is_char_boundary(at))
+            .unwrap_or(input.len());
+        let found = input[from..]
+            .find(token.as_str())
+            .map(|at| at + from)
+            .filter(|at| at + token.len() <= end);
         return Ok(Some(position(found)));
     }
     // Byte offsets of each code point, and of the end.
@@ -483,8 +511,16 @@ fn index_of(op: StringOp, values: &[Option<&Bson>]) -> StoreResult<Option<Bson>>
     if start == 0 && input.is_empty() && token.is_empty() {
         return Ok(Some(Bson::Int32(0)));
     }
-    let found =
-        (start..end).find(|&unit| input.as_bytes()[units[unit]..].starts_with(token.as_bytes()));
+    if token.is_empty() {
+        return Ok(Some(position((start < end).then_some(start))));
+    }
+    // A match may run past `end` (mongod only bounds where it starts); searched linearly, then
+    // turned back into a code point index.
+    let from = units[start];
+    let found = input[from..]
+        .find(token.as_str())
+        .and_then(|at| units.binary_search(&(at + from)).ok())
+        .filter(|&unit| unit < end);
     Ok(Some(position(found)))
 }
 
@@ -499,9 +535,9 @@ const WHITESPACE: [char; 20] = [
     '\u{200A}',
 ];
 
-fn trim(op: StringOp, arguments: &[Expr], root: &Document) -> StoreResult<Option<Bson>> {
+fn trim(op: StringOp, arguments: &[Expr], scope: &Scope) -> StoreResult<Option<Bson>> {
     let name = op.name();
-    let input = match arguments[0].evaluate(root)? {
+    let input = match arguments[0].eval(scope)? {
         value if is_nullish(value.as_ref()) => return Ok(Some(Bson::Null)),
         Some(Bson::String(text)) => text,
         Some(other) => {
@@ -516,10 +552,11 @@ fn trim(op: StringOp, arguments: &[Expr], root: &Document) -> StoreResult<Option
         }
         None => return Ok(Some(Bson::Null)),
     };
-    let chars: Vec<char> = if is_absent(&arguments[1]) {
-        WHITESPACE.to_vec()
+    // A set: testing each character against a long `chars` list would be quadratic.
+    let chars: BTreeSet<char> = if is_absent(&arguments[1]) {
+        WHITESPACE.into_iter().collect()
     } else {
-        match arguments[1].evaluate(root)? {
+        match arguments[1].eval(scope)? {
             value if is_nullish(value.as_ref()) => return Ok(Some(Bson::Null)),
             Some(Bson::String(text)) => text.chars().collect(),
             Some(other) => {
@@ -537,17 +574,17 @@ fn trim(op: StringOp, arguments: &[Expr], root: &Document) -> StoreResult<Option
     };
     let mut trimmed = input.as_str();
     if op != StringOp::RTrim {
-        trimmed = trimmed.trim_start_matches(chars.as_slice());
+        trimmed = trimmed.trim_start_matches(|c| chars.contains(&c));
     }
     if op != StringOp::LTrim {
-        trimmed = trimmed.trim_end_matches(chars.as_slice());
+        trimmed = trimmed.trim_end_matches(|c| chars.contains(&c));
     }
     Ok(Some(Bson::String(trimmed.to_owned())))
 }
 
-fn replace(op: StringOp, arguments: &[Expr], root: &Document) -> StoreResult<Option<Bson>> {
+fn replace(op: StringOp, arguments: &[Expr], scope: &Scope) -> StoreResult<Option<Bson>> {
     let name = op.name();
-    let values = super::evaluate_all(arguments, root)?;
+    let values = super::evaluate_all(arguments, scope)?;
     let checks = [("input", 51746), ("find", 51745), ("replacement", 51744)];
     for (value, (field, code)) in values.iter().zip(checks) {
         if !is_nullish(value.as_ref()) && !matches!(value, Some(Bson::String(_))) {
@@ -569,7 +606,9 @@ fn replace(op: StringOp, arguments: &[Expr], root: &Document) -> StoreResult<Opt
         return Ok(Some(Bson::Null));
     };
     if op == StringOp::ReplaceOne {
-        check_bson_size(input.len().saturating_add(replacement.len()))?;
+        let size = input.len().saturating_add(replacement.len());
+        check_bson_size(size)?;
+        scope.charge(1 + size / 16)?;
         return Ok(Some(Bson::String(input.replacen(
             find.as_str(),
             replacement,
@@ -586,6 +625,9 @@ fn replace(op: StringOp, arguments: &[Expr], root: &Document) -> StoreResult<Opt
         .len()
         .saturating_add(matches.saturating_mul(replacement.len()));
     check_bson_size(size)?;
+    // The string built, one unit a match: a `$replaceAll` in a loop can build 16 MiB per
+    // iteration from a small input.
+    scope.charge(1 + matches + size / 16)?;
     if find.is_empty() {
         let mut out = String::with_capacity(size);
         for c in input.chars() {

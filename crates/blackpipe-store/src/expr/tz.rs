@@ -8,6 +8,7 @@ use jiff::Timestamp;
 use jiff::civil::DateTime;
 use jiff::tz::TimeZone as Olson;
 
+use super::vars::Scope;
 use crate::errors::{CommandError, StoreResult};
 
 /// `Location40485`: a time zone that is neither an Olson name nor a UTC offset.
@@ -145,14 +146,11 @@ fn parse_offset(text: &str) -> Option<i64> {
 ///
 /// # Errors
 /// 40517 for a non-string, 40485 for an unknown zone.
-pub(super) fn evaluate(
-    argument: &super::Expr,
-    root: &bson::Document,
-) -> StoreResult<Option<TimeZone>> {
+pub(super) fn evaluate(argument: &super::Expr, scope: &Scope) -> StoreResult<Option<TimeZone>> {
     if matches!(argument, super::Expr::Absent) {
         return Ok(Some(TimeZone::Utc));
     }
-    match argument.evaluate(root)? {
+    match argument.eval(scope)? {
         None | Some(bson::Bson::Null | bson::Bson::Undefined) => Ok(None),
         Some(bson::Bson::String(name)) => TimeZone::parse(&name).map(Some),
         Some(other) => Err(CommandError::new(
