@@ -179,6 +179,7 @@ pub use self::cursor::InsertWait;
 pub use self::errors::type_name;
 pub use self::op_clock::OpClock;
 pub use self::oplog::{Change, OpTime, OplogEntry, OplogOp, WriteSession};
+pub use self::query::filter_matches;
 pub use self::replication::ApplyError;
 pub use self::transaction::blocking::TransactionWait;
 pub use self::transaction::registry::TransactionCounts;

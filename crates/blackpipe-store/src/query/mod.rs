@@ -364,3 +364,12 @@ fn type_matches(selector: TypeSelector, value: &Bson) -> bool {
         }
     }
 }
+
+/// Whether `document` matches the query `filter` (mongod's query language, as `find` reads
+/// it), for documents that live outside the store (`currentOp`'s operations). `Err` is the
+/// error reply of a malformed filter.
+pub fn filter_matches(filter: &Document, document: &Document) -> Result<bool, Document> {
+    Filter::parse(filter)
+        .map(|filter| filter.matches(document))
+        .map_err(|error| error.to_reply())
+}

@@ -64,6 +64,7 @@ mod control_error;
 mod effects;
 pub mod errors;
 pub mod hello;
+mod in_progress;
 mod member_options;
 mod model;
 mod node;

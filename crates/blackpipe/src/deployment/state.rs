@@ -18,6 +18,7 @@ use super::backend::WriteTime;
 use super::balanced::Balancers;
 use super::capacity::{self, Capacity, CapacityChange, CapacityStats, MemberCapacity};
 use super::control_error::ControlError;
+use super::in_progress::InProgress;
 use super::model::{MemberOptions, NodeIndex, Role, Topology, TopologyVersion};
 use super::opcounters::OpCounters;
 use super::replication::{MemberData, Replication};
@@ -88,6 +89,8 @@ pub(crate) struct Process {
     pub(crate) started: Instant,
     /// `logLevel` as `setParameter` set it (blackpipe's own logging is `tracing`'s).
     pub(crate) log_level: std::sync::atomic::AtomicI32,
+    /// The operations running now (`currentOp`, `killOp`).
+    pub(crate) in_progress: Arc<InProgress>,
 }
 
 impl Default for Process {
@@ -98,6 +101,7 @@ impl Default for Process {
             opcounters: OpCounters::default(),
             started: Instant::now(),
             log_level: std::sync::atomic::AtomicI32::new(0),
+            in_progress: Arc::default(),
         }
     }
 }

@@ -165,3 +165,62 @@ async fn host_info_cmd_line_opts_and_get_log_answer_as_mongod_does() {
         ref other => panic!("{other:?}"),
     }
 }
+
+/// `currentOp` lists a running operation (a find a slow node holds) and itself; `killOp` ends
+/// the find with Interrupted.
+#[tokio::test]
+async fn current_op_lists_running_operations_and_kill_op_interrupts_one() {
+    use blackpipe::deployment::DeploymentConfig;
+    use std::time::Duration;
+
+    let deployment = crate::deployment::start(DeploymentConfig::standalone()).await;
+    let mut admin = crate::deployment::client(&deployment, 0).await;
+    let mut worker = crate::deployment::client(&deployment, 0).await;
+    deployment
+        .slow_commands(0, Duration::from_secs(600))
+        .unwrap();
+    let slow = tokio::spawn(async move {
+        worker
+            .round_trip(
+                doc! { "find": "c", "filter": { "x": 1 }, "comment": "slow one", "$db": "db" },
+            )
+            .await
+    });
+    // Wait for the find to be running: its arrival is counted before it is held.
+    let counters = deployment.counters(0).unwrap();
+    within(counters.wait_until(|counters| counters.commands() >= 1)).await;
+    let listed = admin
+        .round_trip(doc! { "currentOp": 1, "command.comment": "slow one", "$db": "admin" })
+        .await;
+    let ops = listed.get_array("inprog").unwrap();
+    assert_eq!(ops.len(), 1, "{listed}");
+    let op = ops[0].as_document().unwrap();
+    assert_eq!(op.get_str("op").unwrap(), "query");
+    assert_eq!(op.get_str("ns").unwrap(), "db.c");
+    let opid = op.get_i64("opid").unwrap();
+    let itself = admin
+        .round_trip(
+            doc! { "currentOp": 1, "command.currentOp": { "$exists": true }, "$db": "admin" },
+        )
+        .await;
+    assert_eq!(itself.get_array("inprog").unwrap().len(), 1, "{itself}");
+
+    let killed = admin
+        .round_trip(doc! { "killOp": 1, "op": opid, "$db": "admin" })
+        .await;
+    assert_eq!(killed.get_f64("ok").ok(), Some(1.0), "{killed}");
+    let interrupted = within(slow).await.unwrap();
+    assert_eq!(
+        interrupted.get_i32("code").ok(),
+        Some(11601),
+        "{interrupted}"
+    );
+    let after = admin
+        .round_trip(doc! { "currentOp": 1, "command.comment": "slow one", "$db": "admin" })
+        .await;
+    assert!(after.get_array("inprog").unwrap().is_empty(), "{after}");
+    let malformed = admin
+        .round_trip(doc! { "killOp": 1, "op": "x", "$db": "admin" })
+        .await;
+    assert_eq!(malformed.get_i32("code").ok(), Some(14), "{malformed}");
+}

@@ -277,3 +277,67 @@ pub(crate) fn get_log(command: &Document) -> Result<Document, Document> {
         )),
     }
 }
+
+/// Fields of a `currentOp` command that are options, not conditions on the operations.
+const CURRENT_OP_OPTIONS: &[&str] = &[
+    "currentOp",
+    "$all",
+    "$ownOps",
+    "$truncateOps",
+    "comment",
+    "lsid",
+    "txnNumber",
+    "autocommit",
+    "$db",
+    "$clusterTime",
+    "$readPreference",
+    "apiVersion",
+    "apiStrict",
+    "apiDeprecationErrors",
+    "maxTimeMS",
+    "readConcern",
+];
+
+/// `currentOp`: the node's running operations (itself included) that match the command's
+/// other fields as a query, as `{inprog: [...]}`. blackpipe keeps no idle connections'
+/// entries, so `$all` changes nothing. `Err` is the error reply of a malformed condition.
+pub(crate) fn current_op(node: &NodeContext, command: &Document) -> Result<Document, Document> {
+    let filter: Document = command
+        .iter()
+        .filter(|(key, _)| !CURRENT_OP_OPTIONS.contains(&key.as_str()))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    let mut matching = Vec::new();
+    for op in node
+        .process
+        .in_progress
+        .describe(&node.host().unwrap_or_default())
+    {
+        if blackpipe_store::filter_matches(&filter, &op)? {
+            matching.push(op);
+        }
+    }
+    Ok(doc! { "inprog": matching })
+}
+
+/// `killOp`: asks the operation `op` to stop (it answers Interrupted); like mongod, the reply
+/// does not say whether such an operation was running. `Err` is the error reply of a missing
+/// or malformed `op`.
+pub(crate) fn kill_op(node: &NodeContext, command: &Document) -> Result<Document, Document> {
+    let opid = match command.get("op") {
+        Some(Bson::Int32(n)) => u64::try_from(*n).ok(),
+        Some(Bson::Int64(n)) => u64::try_from(*n).ok(),
+        Some(Bson::Double(n)) if n.fract() == 0.0 && *n >= 0.0 => Some(*n as u64),
+        Some(_) => {
+            return Err(error_reply(
+                code::TYPE_MISMATCH,
+                "Did not provide \"op\" field of a numeric type",
+            ));
+        }
+        None => return Err(error_reply(code::BAD_VALUE, "Did not provide \"op\" field")),
+    };
+    if let Some(opid) = opid {
+        node.process.in_progress.kill(opid);
+    }
+    Ok(doc! { "info": "attempting to kill op" })
+}

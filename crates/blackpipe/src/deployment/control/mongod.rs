@@ -65,6 +65,8 @@ pub(crate) async fn run_builtin(
             | "setParameter"
             | "getCmdLineOpts"
             | "getLog"
+            | "currentOp"
+            | "killOp"
     );
     if let Some(reply) = admin_only(request, name).filter(|_| admin_command) {
         return Some(node.finish(reply, SessionFacts::default(), None));
@@ -109,6 +111,17 @@ pub(crate) async fn run_builtin(
             diagnostics::server_status(node, request.command()),
         )),
         "hostInfo" => Ok(ok_reply(node, diagnostics::host_info())),
+        "currentOp" | "killOp" => {
+            let answer = if name == "currentOp" {
+                diagnostics::current_op(node, request.command())
+            } else {
+                diagnostics::kill_op(node, request.command())
+            };
+            Ok(match answer {
+                Ok(reply) => ok_reply(node, reply),
+                Err(error) => node.finish(error, SessionFacts::default(), None),
+            })
+        }
         "usersInfo" => Ok(
             match node.inner.users.info(
                 request.database(),

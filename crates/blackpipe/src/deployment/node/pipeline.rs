@@ -14,6 +14,8 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Instant;
 
+use blackpipe_store::code;
+use bson::Document;
 use tokio::sync::watch;
 
 use super::context::request::{self, CommandClass, canonical_name, classify};
@@ -25,6 +27,7 @@ use super::{
 use crate::deployment::backend;
 use crate::deployment::control::{blackpipe, mongod};
 use crate::deployment::errors::{self, SessionFacts};
+use crate::deployment::in_progress::Client;
 use crate::deployment::model::{NodeIndex, TopologyVersion};
 use crate::deployment::state::{Inner, NodeCounters, Process};
 use crate::failpoint::{CommandFacts, TransactionalWriteAction};
@@ -63,11 +66,35 @@ impl Handler for MemberHandler {
         connection: &'a mut ConnectionContext,
     ) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let (ControlFlow::Break(outcome) | ControlFlow::Continue(outcome)) =
-                run(&self.node, &self.counters, &request, connection).await;
+            let client = Client {
+                connection_id: connection.id().get(),
+                address: connection.peer().to_string(),
+                app_name: connection.app_name().map(str::to_owned),
+            };
+            let mut operation = self.node.process.in_progress.begin(
+                client,
+                request::namespace_of(&request),
+                request.command(),
+            );
+            let outcome = tokio::select! {
+                biased;
+                flow = run(&self.node, &self.counters, &request, connection) => {
+                    let (ControlFlow::Break(outcome) | ControlFlow::Continue(outcome)) = flow;
+                    outcome
+                }
+                () = operation.killed() => {
+                    self.node.finish(interrupted(), SessionFacts::of(request.command_name(), request.command()), None)
+                }
+            };
+            drop(operation);
             self.node.deliver(outcome).await
         })
     }
+}
+
+/// mongod's answer to an operation `killOp` ended.
+fn interrupted() -> Document {
+    errors::error_reply(code::INTERRUPTED, "operation was interrupted")
 }
 
 /// Runs `request` through the gates, then the store.
