@@ -87,8 +87,9 @@ pub(crate) struct Process {
     pub(crate) opcounters: OpCounters,
     /// When the process started (`serverStatus`'s uptime).
     pub(crate) started: Instant,
-    /// `logLevel` as `setParameter` set it (blackpipe's own logging is `tracing`'s).
-    pub(crate) log_level: std::sync::atomic::AtomicI32,
+    /// `logComponentVerbosity` (and `logLevel`, its top `verbosity`) as `setParameter` set
+    /// it: kept and reported; blackpipe's own logging is `tracing`'s.
+    pub(crate) log_verbosity: Mutex<Document>,
     /// The operations running now (`currentOp`, `killOp`).
     pub(crate) in_progress: Arc<InProgress>,
 }
@@ -100,7 +101,9 @@ impl Default for Process {
             routed_transactions: Mutex::default(),
             opcounters: OpCounters::default(),
             started: Instant::now(),
-            log_level: std::sync::atomic::AtomicI32::new(0),
+            log_verbosity: Mutex::new(
+                crate::deployment::control::parameters::default_log_verbosity(),
+            ),
             in_progress: Arc::default(),
         }
     }

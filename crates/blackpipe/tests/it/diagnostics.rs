@@ -224,3 +224,66 @@ async fn current_op_lists_running_operations_and_kill_op_interrupts_one() {
         .await;
     assert_eq!(malformed.get_i32("code").ok(), Some(14), "{malformed}");
 }
+
+/// What shells send to read and set logging and profiling (`db.setLogLevel`,
+/// `db.getLogComponents`, `db.getProfilingStatus`).
+#[tokio::test]
+async fn log_verbosity_and_profiling_answer_as_shells_expect() {
+    use blackpipe::deployment::DeploymentConfig;
+
+    let deployment = crate::deployment::start(DeploymentConfig::standalone()).await;
+    let mut admin = crate::deployment::client(&deployment, 0).await;
+    let set = admin
+        .round_trip(doc! { "setParameter": 1, "logComponentVerbosity": { "verbosity": 1, "query": { "verbosity": 2 } }, "$db": "admin" })
+        .await;
+    assert_eq!(set.get_f64("ok").ok(), Some(1.0), "{set}");
+    let got = admin
+        .round_trip(
+            doc! { "getParameter": 1, "logComponentVerbosity": 1, "logLevel": 1, "$db": "admin" },
+        )
+        .await;
+    let verbosity = got.get_document("logComponentVerbosity").unwrap();
+    assert_eq!(verbosity.get_i32("verbosity").unwrap(), 1);
+    assert_eq!(
+        verbosity
+            .get_document("query")
+            .unwrap()
+            .get_i32("verbosity")
+            .unwrap(),
+        2
+    );
+    assert_eq!(got.get_i32("logLevel").unwrap(), 1);
+    let bad = admin
+        .round_trip(
+            doc! { "setParameter": 1, "logComponentVerbosity": { "nonsense": 1 }, "$db": "admin" },
+        )
+        .await;
+    assert_eq!(bad.get_i32("code").ok(), Some(2), "{bad}");
+    let lifetime = admin
+        .round_trip(
+            doc! { "setParameter": 1, "transactionLifetimeLimitSeconds": 5, "$db": "admin" },
+        )
+        .await;
+    assert_eq!(lifetime.get_i32("was").ok(), Some(60), "{lifetime}");
+    let fixed = admin
+        .round_trip(
+            doc! { "setParameter": 1, "featureCompatibilityVersion": "7.0", "$db": "admin" },
+        )
+        .await;
+    assert_eq!(fixed.get_i32("code").ok(), Some(72), "{fixed}");
+    let fcv = admin
+        .round_trip(doc! { "getParameter": 1, "featureCompatibilityVersion": 1, "$db": "admin" })
+        .await;
+    assert_eq!(
+        fcv.get_document("featureCompatibilityVersion")
+            .unwrap()
+            .get_str("version")
+            .unwrap(),
+        "8.0"
+    );
+
+    let status = admin.round_trip(doc! { "profile": -1, "$db": "db" }).await;
+    assert_eq!(status.get_i32("was").ok(), Some(0), "{status}");
+    let on = admin.round_trip(doc! { "profile": 2, "$db": "db" }).await;
+    assert_eq!(on.get_i32("code").ok(), Some(20), "no profiler: {on}");
+}

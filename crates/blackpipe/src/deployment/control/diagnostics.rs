@@ -341,3 +341,31 @@ pub(crate) fn kill_op(node: &NodeContext, command: &Document) -> Result<Document
     }
     Ok(doc! { "info": "attempting to kill op" })
 }
+
+/// `profile`: blackpipe has no profiler, so its level is always 0 (off): `-1` and `0` answer
+/// `{was: 0, slowms: 100, sampleRate: 1}` (mongod's defaults) and levels 1 and 2 are refused
+/// with IllegalOperation rather than accepted and never recorded.
+pub(crate) fn profile(command: &Document) -> Result<Document, Document> {
+    let level = match command.get("profile") {
+        Some(Bson::Int32(n)) => i64::from(*n),
+        Some(Bson::Int64(n)) => *n,
+        Some(Bson::Double(n)) if n.fract() == 0.0 => *n as i64,
+        _ => {
+            return Err(error_reply(
+                code::TYPE_MISMATCH,
+                "BSON field 'profile' is the wrong type, expected a number",
+            ));
+        }
+    };
+    match level {
+        -1 | 0 => Ok(doc! { "was": 0, "slowms": 100, "sampleRate": 1.0 }),
+        1 | 2 => Err(error_reply(
+            code::ILLEGAL_OPERATION,
+            "blackpipe has no profiler: profiling levels 1 and 2 are not supported",
+        )),
+        other => Err(error_reply(
+            code::BAD_VALUE,
+            format!("Invalid profiling level: {other}"),
+        )),
+    }
+}

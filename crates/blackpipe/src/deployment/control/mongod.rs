@@ -111,6 +111,10 @@ pub(crate) async fn run_builtin(
             diagnostics::server_status(node, request.command()),
         )),
         "hostInfo" => Ok(ok_reply(node, diagnostics::host_info())),
+        "profile" => Ok(match diagnostics::profile(request.command()) {
+            Ok(reply) => ok_reply(node, reply),
+            Err(error) => node.finish(error, SessionFacts::default(), None),
+        }),
         "currentOp" | "killOp" => {
             let answer = if name == "currentOp" {
                 diagnostics::current_op(node, request.command())

@@ -1,9 +1,9 @@
 //! `getParameter` and `setParameter`: mongod's fixed parameters that describe blackpipe's
 //! configuration ([`stable_api::server_parameters`]) and the few a running blackpipe can change:
-//! `transactionLifetimeLimitSeconds` (the node's store aborts transactions open longer) and
-//! `logLevel` (kept and reported; blackpipe logs through `tracing`).
+//! `transactionLifetimeLimitSeconds` (the node's store aborts transactions open longer),
+//! `logLevel` and `logComponentVerbosity` (kept and reported, as shells set and read them;
+//! blackpipe logs through `tracing`).
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use bson::{Bson, Document, doc};
@@ -11,6 +11,7 @@ use bson::{Bson, Document, doc};
 use crate::deployment::errors::error_reply;
 use crate::deployment::node::context::NodeContext;
 use crate::deployment::node::stable_api;
+use crate::deployment::state::lock;
 use blackpipe_store::code;
 
 /// Fields of a command that are not parameters.
@@ -21,9 +22,11 @@ fn is_parameter(key: &str) -> bool {
 /// The parameters `setParameter` changes, as they are now.
 fn runtime(node: &NodeContext) -> Document {
     let lifetime = node.store().transaction_lifetime().as_secs();
+    let verbosity = lock(&node.process.log_verbosity).clone();
     doc! {
         "transactionLifetimeLimitSeconds": i32::try_from(lifetime).unwrap_or(i32::MAX),
-        "logLevel": node.process.log_level.load(Ordering::Relaxed),
+        "logLevel": verbosity.get_i32("verbosity").unwrap_or(0),
+        "logComponentVerbosity": verbosity,
     }
 }
 
@@ -63,9 +66,22 @@ pub(crate) fn set(node: &NodeContext, command: &Document) -> Result<Document, Do
                 None => return Err(out_of_range(key, value, "greater than or equal to 1")),
             },
             "logLevel" => match integer().filter(|level| (0..=5).contains(level)) {
-                Some(level) => node.process.log_level.store(level, Ordering::Relaxed),
+                Some(level) => {
+                    lock(&node.process.log_verbosity).insert("verbosity", level);
+                }
                 None => return Err(out_of_range(key, value, "between 0 and 5")),
             },
+            "logComponentVerbosity" => {
+                let Bson::Document(changes) = value else {
+                    return Err(error_reply(
+                        code::TYPE_MISMATCH,
+                        "logComponentVerbosity must be an object",
+                    ));
+                };
+                let mut verbosity = lock(&node.process.log_verbosity).clone();
+                merge_verbosity(&mut verbosity, changes)?;
+                *lock(&node.process.log_verbosity) = verbosity;
+            }
             other if stable_api::server_parameters().contains_key(other) => {
                 return Err(error_reply(
                     code::INVALID_OPTIONS,
@@ -93,4 +109,69 @@ fn out_of_range(key: &str, value: &Bson, bound: &str) -> Document {
         code::BAD_VALUE,
         format!("Invalid value for parameter {key}: {value} is not {bound}"),
     )
+}
+
+/// mongod 8.0's log components, each inheriting (-1) the default verbosity 0.
+const LOG_COMPONENTS: &[&str] = &[
+    "accessControl",
+    "assert",
+    "command",
+    "control",
+    "executor",
+    "geo",
+    "globalIndex",
+    "index",
+    "network",
+    "processHealth",
+    "query",
+    "queryStats",
+    "replication",
+    "sharding",
+    "storage",
+    "transaction",
+    "write",
+];
+
+/// `logComponentVerbosity` at start: verbosity 0, every component inheriting it.
+pub(crate) fn default_log_verbosity() -> Document {
+    let mut verbosity = doc! { "verbosity": 0 };
+    for component in LOG_COMPONENTS {
+        verbosity.insert(*component, doc! { "verbosity": -1 });
+    }
+    verbosity
+}
+
+/// Applies `changes` (`{verbosity: n, <component>: n | {verbosity: n, ...}}`) to `verbosity`.
+fn merge_verbosity(verbosity: &mut Document, changes: &Document) -> Result<(), Document> {
+    for (key, change) in changes {
+        let level = change
+            .as_i32()
+            .or_else(|| change.as_i64().and_then(|n| i32::try_from(n).ok()));
+        match (key.as_str(), change, level) {
+            (_, _, Some(level)) if !(-1..=5).contains(&level) => {
+                return Err(out_of_range(key, change, "between -1 and 5"));
+            }
+            ("verbosity", _, Some(level)) => {
+                verbosity.insert("verbosity", level);
+            }
+            (component, _, Some(level)) if verbosity.contains_key(component) => {
+                verbosity.insert(component, doc! { "verbosity": level });
+            }
+            (component, Bson::Document(nested), None) if verbosity.contains_key(component) => {
+                let mut inner = verbosity
+                    .get_document(component)
+                    .cloned()
+                    .unwrap_or_default();
+                merge_verbosity(&mut inner, nested)?;
+                verbosity.insert(component, inner);
+            }
+            (component, _, _) => {
+                return Err(error_reply(
+                    code::BAD_VALUE,
+                    format!("Invalid component name {component}"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
