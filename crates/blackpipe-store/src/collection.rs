@@ -250,6 +250,15 @@ impl Collection {
     }
 
     /// Inserts a document that already carries its `_id`.
+    /// Appends a document to a collection that has no `_id` index and no other index (the
+    /// op log, which mongod keeps without an `_id` index): no key is checked or recorded.
+    pub(crate) fn append_unindexed(&mut self, document: Document) {
+        let record = self.next_record;
+        self.next_record += 1;
+        self.data_size = self.data_size.saturating_add(document_size(&document));
+        self.records.insert(record, Arc::new(document));
+    }
+
     pub(crate) fn insert(&mut self, document: Document) -> StoreResult<()> {
         let size = document_size(&document);
         if self.capped.is_some_and(|limits| size > limits.max_bytes) {

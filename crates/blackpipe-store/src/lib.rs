@@ -136,6 +136,7 @@ pub mod integer;
 mod json_schema;
 mod key;
 mod let_vars;
+mod local;
 mod op_clock;
 mod oplog;
 mod path;
@@ -291,6 +292,8 @@ pub struct Store {
     /// The seed of the next command's `$rand` draws (moved on by a golden-ratio step per
     /// command, so that each command draws its own sequence from the store's seed).
     next_command_seed: AtomicU64,
+    /// What `local.system.replset` holds ([`Store::set_replica_set_config`]).
+    replica_set_config: Mutex<Option<Document>>,
 }
 
 impl Default for Store {
@@ -319,6 +322,7 @@ impl Store {
             commit_gate: RwLock::new(()),
             history: Mutex::new(History::default()),
             transaction_lifetime_millis: AtomicI64::new(DEFAULT_TRANSACTION_LIFETIME_MILLIS),
+            replica_set_config: Mutex::new(None),
         }
     }
 

@@ -210,7 +210,11 @@ pub(crate) fn list_collections(exec: &mut Exec<'_>, command: &Document) -> Store
     let name_only = optional_bool(command, "listCollections", "nameOnly")?.unwrap_or(false);
     let batch_size = cursor_batch_size(command, "listCollections")?;
     let mut entries = Vec::new();
-    for (name, handle) in exec.store.catalog.collections(exec.db) {
+    let mut collections = exec.store.catalog.collections(exec.db);
+    if exec.db == crate::local::LOCAL {
+        collections.extend(exec.store.local_collections());
+    }
+    for (name, handle) in collections {
         let collection = read(&handle);
         let mut full = doc! {
             "name": name.clone(),

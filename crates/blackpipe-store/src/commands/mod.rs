@@ -229,6 +229,11 @@ impl Exec<'_> {
     /// Inside a transaction, WriteConflict when the collection cannot be seen as of the
     /// transaction's snapshot.
     pub(crate) fn collection(&mut self, name: &str) -> StoreResult<Option<CollectionHandle>> {
+        if self.db == crate::local::LOCAL {
+            if let Some(built) = self.store.local_collection(name) {
+                return Ok(Some(built));
+            }
+        }
         match self.txn.as_deref_mut() {
             Some(txn) => txn.collection(self.store, self.db, name),
             None => match self.read_at {

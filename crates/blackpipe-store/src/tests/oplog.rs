@@ -2,7 +2,7 @@
 
 use bson::{Bson, doc};
 
-use super::{at, new_store};
+use super::{at, insert, new_store, run_ok};
 use crate::{CommandContext, OpTime, OplogOp, Store, StoreOptions};
 
 fn insert_at(store: &Store, seconds: i64, id: i32) -> Option<OpTime> {
@@ -95,4 +95,83 @@ fn the_oplog_is_bounded() {
         OpTime::ZERO,
         "older than the retained log"
     );
+}
+
+#[test]
+fn local_oplog_rs_reads_the_op_log_in_mongods_entry_format() {
+    let store = new_store();
+    insert(&store, "c", vec![doc! { "_id": 1, "a": 1 }]);
+    run_ok(
+        &store,
+        "db",
+        doc! { "update": "c", "updates": [{ "q": { "_id": 1 }, "u": { "$set": { "a": 2 } } }] },
+    );
+    run_ok(
+        &store,
+        "db",
+        doc! { "delete": "c", "deletes": [{ "q": { "_id": 1 }, "limit": 1 }] },
+    );
+    let standalone = run_ok(&store, "local", doc! { "find": "oplog.rs" });
+    assert!(
+        super::batch(&standalone).is_empty(),
+        "a standalone has no op log to read"
+    );
+    store.set_replica_set_config(doc! { "_id": "rs0", "version": 1 });
+    let listed = run_ok(
+        &store,
+        "local",
+        doc! { "listCollections": 1, "nameOnly": true },
+    );
+    let names: Vec<String> = super::batch(&listed)
+        .iter()
+        .map(|entry| entry.get_str("name").unwrap().to_owned())
+        .collect();
+    assert!(names.contains(&"oplog.rs".to_owned()), "{names:?}");
+    assert!(names.contains(&"system.replset".to_owned()), "{names:?}");
+    let all = run_ok(
+        &store,
+        "local",
+        doc! { "find": "oplog.rs", "filter": { "ns": "db.c" } },
+    );
+    let entries = super::batch(&all);
+    let ops: Vec<&str> = entries.iter().map(|e| e.get_str("op").unwrap()).collect();
+    assert_eq!(
+        ops,
+        ["c", "i", "u", "d"],
+        "the implicit create first: {all}"
+    );
+    assert_eq!(
+        entries[0].get_document("o").unwrap(),
+        &doc! { "create": "c" }
+    );
+    assert_eq!(
+        entries[1].get_document("o").unwrap(),
+        &doc! { "_id": 1, "a": 1 }
+    );
+    assert_eq!(entries[2].get_document("o2").unwrap(), &doc! { "_id": 1 });
+    assert_eq!(
+        entries[2]
+            .get_document("o")
+            .unwrap()
+            .get_document("diff")
+            .unwrap(),
+        &doc! { "u": { "a": 2 } }
+    );
+    assert!(
+        entries
+            .iter()
+            .all(|e| e.get_timestamp("ts").is_ok() && e.get_datetime("wall").is_ok())
+    );
+    // The newest entry first, as tools read it.
+    let last = run_ok(
+        &store,
+        "local",
+        doc! { "find": "oplog.rs", "sort": { "$natural": -1 }, "limit": 1 },
+    );
+    assert_eq!(super::batch(&last)[0].get_str("op").unwrap(), "d");
+    let count = run_ok(&store, "local", doc! { "count": "oplog.rs" });
+    assert_eq!(count.get_i32("n").unwrap(), 4, "{count}");
+    // system.replset holds what the deployment set.
+    let config = run_ok(&store, "local", doc! { "find": "system.replset" });
+    assert_eq!(super::batch(&config)[0].get_str("_id").unwrap(), "rs0");
 }

@@ -65,6 +65,7 @@ mod effects;
 pub mod errors;
 pub mod hello;
 mod in_progress;
+mod log_verbosity;
 mod member_options;
 mod model;
 mod node;

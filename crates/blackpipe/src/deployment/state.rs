@@ -101,9 +101,7 @@ impl Default for Process {
             routed_transactions: Mutex::default(),
             opcounters: OpCounters::default(),
             started: Instant::now(),
-            log_verbosity: Mutex::new(
-                crate::deployment::control::parameters::default_log_verbosity(),
-            ),
+            log_verbosity: Mutex::new(crate::deployment::log_verbosity::default_log_verbosity()),
             in_progress: Arc::default(),
         }
     }

@@ -28,7 +28,7 @@ use crate::deployment::backend;
 use crate::deployment::control::{blackpipe, mongod};
 use crate::deployment::errors::{self, SessionFacts};
 use crate::deployment::in_progress::Client;
-use crate::deployment::model::{NodeIndex, TopologyVersion};
+use crate::deployment::model::{DeploymentKind, NodeIndex, TopologyVersion};
 use crate::deployment::state::{Inner, NodeCounters, Process};
 use crate::failpoint::{CommandFacts, TransactionalWriteAction};
 use crate::server::{BoxFuture, ConnectionContext, Handler, Outcome, Reaction, Request};
@@ -216,6 +216,13 @@ async fn store(
     let command = request.command();
     let transactional = fail_points::transactional_write(node, request, session, class)?;
     let store = node.store();
+    if request.database() == "local" && view.kind == DeploymentKind::ReplicaSet {
+        // `local.system.replset` shows the configuration as it is now.
+        let config = crate::deployment::control::admin::config_reply(&node.inner.topology());
+        if let Ok(config) = config.get_document("config") {
+            store.set_replica_set_config(config.clone());
+        }
+    }
     let recovered = router_txn::recover_commit(node, facts.name, command, &store);
     node.refuse(recovered, session)?;
     let stream_get_more = node.is_stream_get_more(facts.name, command);
