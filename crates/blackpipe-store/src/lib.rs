@@ -294,6 +294,8 @@ pub struct Store {
     next_command_seed: AtomicU64,
     /// What `local.system.replset` holds ([`Store::set_replica_set_config`]).
     replica_set_config: Mutex<Option<Document>>,
+    /// A router's `config` catalog ([`Store::set_config_catalog`]).
+    config_catalog: Mutex<Option<Vec<(String, Vec<Document>)>>>,
 }
 
 impl Default for Store {
@@ -323,6 +325,7 @@ impl Store {
             history: Mutex::new(History::default()),
             transaction_lifetime_millis: AtomicI64::new(DEFAULT_TRANSACTION_LIFETIME_MILLIS),
             replica_set_config: Mutex::new(None),
+            config_catalog: Mutex::new(None),
         }
     }
 

@@ -1,8 +1,9 @@
-//! The `local` database as mongod's members have it, read-only: `oplog.rs` (this store's op
-//! log, in mongod's entry format) and `system.replset` (the replica set's configuration, as
-//! the deployment last set it). Each read builds the collection afresh from what the store
-//! holds (the op log is bounded, so the copy is too); the read commands then run on it as on
-//! any collection.
+//! The databases a server builds rather than stores, read-only: `local` as mongod's replica set
+//! members have it (`oplog.rs`, this store's op log in mongod's entry format, and
+//! `system.replset`, the configuration as the deployment last set it), and a router's `config`
+//! catalog (the documents the deployment last set). Each read builds the collection afresh from
+//! what the store holds (the op log is bounded, so the copy is too); the read commands then run
+//! on it as on any collection.
 
 use std::sync::{Arc, RwLock};
 
@@ -20,11 +21,41 @@ pub(crate) const LOCAL: &str = "local";
 /// The collections of `local` the store builds.
 const LOCAL_COLLECTIONS: [&str; 2] = ["oplog.rs", "system.replset"];
 
+/// A router's sharding catalog database.
+pub(crate) const CONFIG: &str = "config";
+
 impl Store {
     /// Sets the document `local.system.replset` holds (the replica set's configuration);
     /// the deployment calls it whenever the configuration may have changed.
     pub fn set_replica_set_config(&self, config: Document) {
         *lock(&self.replica_set_config) = Some(config);
+    }
+
+    /// Sets a router's `config` catalog: each collection's documents (replacing the catalog
+    /// set before); the deployment calls it whenever the catalog may have changed.
+    pub fn set_config_catalog(&self, collections: Vec<(String, Vec<Document>)>) {
+        *lock(&self.config_catalog) = Some(collections);
+    }
+
+    /// The collections of `config` the deployment set (none on a store that serves no router).
+    pub(crate) fn config_collections(&self) -> Vec<(String, CollectionHandle)> {
+        lock(&self.config_catalog)
+            .iter()
+            .flatten()
+            .map(|(name, documents)| {
+                (
+                    name.clone(),
+                    built(CONFIG, name, Document::new(), documents.clone()),
+                )
+            })
+            .collect()
+    }
+
+    /// `config.<name>` when the deployment set it.
+    pub(crate) fn config_collection(&self, name: &str) -> Option<CollectionHandle> {
+        let catalog = lock(&self.config_catalog);
+        let (_, documents) = catalog.as_ref()?.iter().find(|(own, _)| own == name)?;
+        Some(built(CONFIG, name, Document::new(), documents.clone()))
     }
 
     /// The collections of `local` the store builds, by name: none until the store is a
@@ -58,13 +89,18 @@ impl Store {
         } else {
             Document::new()
         };
-        let mut collection = Collection::new(format!("{LOCAL}.{name}"), [0; 16], options);
-        for document in documents {
-            // Op log entries carry no `_id`: kept in insertion (natural) order, unindexed.
-            collection.append_unindexed(document);
-        }
-        Some(Arc::new(RwLock::new(collection)))
+        Some(built(LOCAL, name, options, documents))
     }
+}
+
+/// A collection `db.name` holding `documents` in that (natural) order, unindexed: op log
+/// entries carry no `_id`, and the catalogs are read, never written.
+fn built(db: &str, name: &str, options: Document, documents: Vec<Document>) -> CollectionHandle {
+    let mut collection = Collection::new(format!("{db}.{name}"), [0; 16], options);
+    for document in documents {
+        collection.append_unindexed(document);
+    }
+    Arc::new(RwLock::new(collection))
 }
 
 /// One op log entry as mongod writes it in `local.oplog.rs`: `ts`, `v`, `op` (`i`, `u`, `d`,

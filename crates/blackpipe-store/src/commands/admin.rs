@@ -211,8 +211,10 @@ pub(crate) fn list_collections(exec: &mut Exec<'_>, command: &Document) -> Store
     let batch_size = cursor_batch_size(command, "listCollections")?;
     let mut entries = Vec::new();
     let mut collections = exec.store.catalog.collections(exec.db);
-    if exec.db == crate::local::LOCAL {
-        collections.extend(exec.store.local_collections());
+    match exec.db {
+        crate::local::LOCAL => collections.extend(exec.store.local_collections()),
+        crate::local::CONFIG => collections.extend(exec.store.config_collections()),
+        _ => {}
     }
     for (name, handle) in collections {
         let collection = read(&handle);

@@ -229,10 +229,13 @@ impl Exec<'_> {
     /// Inside a transaction, WriteConflict when the collection cannot be seen as of the
     /// transaction's snapshot.
     pub(crate) fn collection(&mut self, name: &str) -> StoreResult<Option<CollectionHandle>> {
-        if self.db == crate::local::LOCAL {
-            if let Some(built) = self.store.local_collection(name) {
-                return Ok(Some(built));
-            }
+        let built = match self.db {
+            crate::local::LOCAL => self.store.local_collection(name),
+            crate::local::CONFIG => self.store.config_collection(name),
+            _ => None,
+        };
+        if built.is_some() {
+            return Ok(built);
         }
         match self.txn.as_deref_mut() {
             Some(txn) => txn.collection(self.store, self.db, name),

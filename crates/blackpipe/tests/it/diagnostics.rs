@@ -287,3 +287,50 @@ async fn log_verbosity_and_profiling_answer_as_shells_expect() {
     let on = admin.round_trip(doc! { "profile": 2, "$db": "db" }).await;
     assert_eq!(on.get_i32("code").ok(), Some(20), "no profiler: {on}");
 }
+
+/// A router's `config` catalog, as `sh.status()` reads it: the cluster's version, its one
+/// shard (blackpipe's store), every router, every database; and `balancerStatus`.
+#[tokio::test]
+async fn a_router_has_the_config_catalog_shells_read() {
+    use blackpipe::deployment::{Deployment, DeploymentConfig};
+
+    let deployment = Deployment::start(DeploymentConfig::sharded(2))
+        .await
+        .unwrap();
+    let client = Client::with_uri_str(&deployment.uri()).await.unwrap();
+    within(
+        client
+            .database("app")
+            .collection::<Document>("c")
+            .insert_one(doc! { "a": 1 }),
+    )
+    .await
+    .unwrap();
+    let config = client.database("config");
+    let all = |name: &'static str| {
+        let collection = config.collection::<Document>(name);
+        async move {
+            let cursor = within(collection.find(doc! {})).await.unwrap();
+            futures_util::TryStreamExt::try_collect::<Vec<_>>(cursor)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(all("version").await.len(), 1);
+    assert_eq!(all("shards").await.len(), 1);
+    assert_eq!(all("mongos").await.len(), 2, "both routers");
+    let databases = all("databases").await;
+    assert!(
+        databases.iter().any(|db| db.get_str("_id").is_ok_and(|id| id == "app")),
+        "{databases:?}"
+    );
+    assert!(all("collections").await.is_empty(), "no sharded collection");
+    let names = within(config.list_collection_names()).await.unwrap();
+    assert!(names.contains(&"shards".to_owned()), "{names:?}");
+    let balancer = admin(&client, doc! { "balancerStatus": 1 }).await;
+    assert_eq!(
+        balancer.get_bool("inBalancerRound").ok(),
+        Some(false),
+        "{balancer}"
+    );
+}

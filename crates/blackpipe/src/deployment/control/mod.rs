@@ -6,6 +6,7 @@
 
 pub mod admin;
 pub(crate) mod blackpipe;
+pub(crate) mod config_catalog;
 pub(crate) mod diagnostics;
 pub(crate) mod mongod;
 pub(crate) mod parameters;

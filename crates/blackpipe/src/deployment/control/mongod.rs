@@ -111,6 +111,9 @@ pub(crate) async fn run_builtin(
             diagnostics::server_status(node, request.command()),
         )),
         "hostInfo" => Ok(ok_reply(node, diagnostics::host_info())),
+        "balancerStatus" if node.is_router() => {
+            Ok(ok_reply(node, super::config_catalog::balancer_status()))
+        }
         "profile" => Ok(match diagnostics::profile(request.command()) {
             Ok(reply) => ok_reply(node, reply),
             Err(error) => node.finish(error, SessionFacts::default(), None),

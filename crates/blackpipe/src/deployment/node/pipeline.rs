@@ -223,6 +223,21 @@ async fn store(
             store.set_replica_set_config(config.clone());
         }
     }
+    if request.database() == "config" && node.is_router() {
+        // The sharding catalog, as it is now.
+        let topology = node.inner.topology();
+        let cluster_id = topology
+            .nodes()
+            .first()
+            .map(|first| first.topology_version().process_id)
+            .unwrap_or_default();
+        store.set_config_catalog(crate::deployment::control::config_catalog::catalog(
+            &topology,
+            &store.database_names(),
+            cluster_id,
+            bson::DateTime::now(),
+        ));
+    }
     let recovered = router_txn::recover_commit(node, facts.name, command, &store);
     node.refuse(recovered, session)?;
     let stream_get_more = node.is_stream_get_more(facts.name, command);
