@@ -295,7 +295,7 @@ pub struct Store {
     /// What `local.system.replset` holds ([`Store::set_replica_set_config`]).
     replica_set_config: Mutex<Option<Document>>,
     /// A router's `config` catalog ([`Store::set_config_catalog`]).
-    config_catalog: Mutex<Option<Vec<(String, Vec<Document>)>>>,
+    config_catalog: Mutex<Option<local::BuiltCollections>>,
 }
 
 impl Default for Store {

@@ -24,6 +24,9 @@ const LOCAL_COLLECTIONS: [&str; 2] = ["oplog.rs", "system.replset"];
 /// A router's sharding catalog database.
 pub(crate) const CONFIG: &str = "config";
 
+/// Collections a deployment hands the store: each name with its documents.
+pub(crate) type BuiltCollections = Vec<(String, Vec<Document>)>;
+
 impl Store {
     /// Sets the document `local.system.replset` holds (the replica set's configuration);
     /// the deployment calls it whenever the configuration may have changed.
@@ -33,7 +36,7 @@ impl Store {
 
     /// Sets a router's `config` catalog: each collection's documents (replacing the catalog
     /// set before); the deployment calls it whenever the catalog may have changed.
-    pub fn set_config_catalog(&self, collections: Vec<(String, Vec<Document>)>) {
+    pub fn set_config_catalog(&self, collections: BuiltCollections) {
         *lock(&self.config_catalog) = Some(collections);
     }
 
