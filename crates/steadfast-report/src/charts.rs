@@ -273,18 +273,13 @@ fn log_y_axis(
     bottom: f64,
     caption: &str,
 ) {
-    let mut decade = low;
-    while decade <= high * 1.0001 {
-        let at = px(y.at(decade));
-        let _ = write!(
+    for decade in svg::decade_ticks(low, high) {
+        svg::grid_line(
             out,
-            "<line x1=\"{}\" x2=\"{}\" y1=\"{at}\" y2=\"{at}\" stroke=\"#eee\"/><text x=\"{}\" y=\"{at}\" dy=\"4\" text-anchor=\"end\">{}</text>",
-            px(LEFT),
-            px(WIDTH - RIGHT),
-            px(LEFT - 6.0),
-            svg::label(decade)
+            y.at(decade),
+            (LEFT, WIDTH - RIGHT),
+            &svg::label(decade),
         );
-        decade *= 10.0;
     }
     axis_caption(out, top, bottom, &format!("{caption} (log)"));
 }
@@ -307,15 +302,7 @@ pub(crate) fn y_axis(
     caption: &str,
 ) {
     for tick in svg::ticks(domain.0, domain.1, 5) {
-        let at = px(y.at(tick));
-        let _ = write!(
-            out,
-            "<line x1=\"{}\" x2=\"{}\" y1=\"{at}\" y2=\"{at}\" stroke=\"#eee\"/><text x=\"{}\" y=\"{at}\" dy=\"4\" text-anchor=\"end\">{}</text>",
-            px(LEFT),
-            px(WIDTH - RIGHT),
-            px(LEFT - 6.0),
-            svg::label(tick)
-        );
+        svg::grid_line(out, y.at(tick), (LEFT, WIDTH - RIGHT), &svg::label(tick));
     }
     axis_caption(out, top, bottom, caption);
 }

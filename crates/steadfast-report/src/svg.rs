@@ -159,3 +159,23 @@ pub(crate) fn x_axis(
         crate::html::escape(caption)
     );
 }
+
+/// A horizontal grid line across `[left, right]` at `y`, labelled at its left end.
+pub(crate) fn grid_line(out: &mut String, y: f64, (left, right): (f64, f64), label: &str) {
+    let at = px(y);
+    let _ = write!(
+        out,
+        "<line x1=\"{}\" x2=\"{}\" y1=\"{at}\" y2=\"{at}\" stroke=\"#eee\"/><text x=\"{}\" y=\"{at}\" dy=\"4\" text-anchor=\"end\">{}</text>",
+        px(left),
+        px(right),
+        px(left - 6.0),
+        crate::html::escape(label)
+    );
+}
+
+/// The powers of ten from `low` to `high` (both powers of ten themselves).
+pub(crate) fn decade_ticks(low: f64, high: f64) -> impl Iterator<Item = f64> {
+    std::iter::successors(Some(low), |decade| Some(decade * 10.0))
+        .take_while(move |decade| *decade <= high * 1.0001)
+        .take(64)
+}

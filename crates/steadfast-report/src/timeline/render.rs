@@ -305,18 +305,9 @@ fn latency_scatter(
 ) {
     let (low, high) = latency_decades(operations);
     let y = Log10::new((low, high), (bottom, top));
-    let mut decade = low;
-    while decade <= high * 1.0001 {
-        let at = px(y.at(decade));
-        let _ = write!(
-            out,
-            "<line x1=\"{}\" x2=\"{}\" y1=\"{at}\" y2=\"{at}\" stroke=\"#eee\"/><text x=\"{}\" y=\"{at}\" dy=\"4\" text-anchor=\"end\">{} ms</text>",
-            px(LEFT),
-            px(WIDTH - RIGHT),
-            px(LEFT - 6.0),
-            svg::label(decade)
-        );
-        decade *= 10.0;
+    for decade in svg::decade_ticks(low, high) {
+        let label = format!("{} ms", svg::label(decade));
+        svg::grid_line(out, y.at(decade), (LEFT, WIDTH - RIGHT), &label);
     }
     caption(out, (top + bottom) / 2.0, "latency (log)");
     let drawn = downsample(operations, MAX_SCATTER_POINTS);
@@ -359,9 +350,7 @@ pub(crate) fn latency_decades(operations: &[OpPoint]) -> (f64, f64) {
     if !fastest.is_finite() {
         return (0.1, 10.0);
     }
-    let low = 10f64.powf(fastest.max(0.001).log10().floor());
-    let high = 10f64.powf(slowest.log10().ceil()).max(low * 10.0);
-    (low, high)
+    crate::charts::decades(fastest.max(0.001), slowest)
 }
 
 fn retries_text(retries: u32) -> String {
@@ -394,15 +383,7 @@ fn bars(
     let max = crate::charts::nice_max(values.iter().copied().fold(0.0, f64::max));
     let y = Linear::new((0.0, max), (bottom, top));
     for tick in svg::ticks(0.0, max, 3) {
-        let at = px(y.at(tick));
-        let _ = write!(
-            out,
-            "<line x1=\"{}\" x2=\"{}\" y1=\"{at}\" y2=\"{at}\" stroke=\"#eee\"/><text x=\"{}\" y=\"{at}\" dy=\"4\" text-anchor=\"end\">{}</text>",
-            px(LEFT),
-            px(WIDTH - RIGHT),
-            px(LEFT - 6.0),
-            svg::label(tick)
-        );
+        svg::grid_line(out, y.at(tick), (LEFT, WIDTH - RIGHT), &svg::label(tick));
     }
     caption(out, (top + bottom) / 2.0, unit);
     for (index, value) in values.iter().enumerate() {
