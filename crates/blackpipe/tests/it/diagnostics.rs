@@ -321,7 +321,9 @@ async fn a_router_has_the_config_catalog_shells_read() {
     assert_eq!(all("mongos").await.len(), 2, "both routers");
     let databases = all("databases").await;
     assert!(
-        databases.iter().any(|db| db.get_str("_id").is_ok_and(|id| id == "app")),
+        databases
+            .iter()
+            .any(|db| db.get_str("_id").is_ok_and(|id| id == "app")),
         "{databases:?}"
     );
     assert!(all("collections").await.is_empty(), "no sharded collection");

@@ -211,6 +211,18 @@ async fn a_write_concern_no_member_count_satisfies_is_a_write_concern_error() {
         !satisfiable.contains_key("writeConcernError"),
         "{satisfiable}"
     );
+    // An aggregate that writes ($out) takes a write concern like a write.
+    let out = node
+        .round_trip(doc! {
+            "aggregate": "c", "pipeline": [{ "$out": "copy" }], "cursor": {},
+            "writeConcern": { "w": 10 }, "$db": "db",
+        })
+        .await;
+    assert!(is_ok(&out), "{out}");
+    let error = out
+        .get_document("writeConcernError")
+        .expect("a writeConcernError");
+    assert_eq!(error.get_i32("code").ok(), Some(100), "{out}");
 }
 
 #[tokio::test]

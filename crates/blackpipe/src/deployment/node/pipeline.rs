@@ -126,7 +126,8 @@ async fn run(
         name: &name,
         namespace: &namespace,
         app_name: app_name.as_deref(),
-        supports_write_concern: class == CommandClass::Write,
+        supports_write_concern: class == CommandClass::Write
+            || request::aggregate_writes(&name, command),
     };
     fail_points::fail_command(node, &facts, write_on_primary, session).await?;
     let limit = max_time::limit(node, command, session)?;
@@ -271,7 +272,7 @@ async fn store(
         return ControlFlow::Break(Reaction::HangUp.into());
     }
     let mut labels = None;
-    if class == CommandClass::Write && errors::reply_is_ok(&reply) {
+    if facts.supports_write_concern && errors::reply_is_ok(&reply) {
         labels = write_concern::after_write(node, facts, command, &mut reply, limit).await;
     }
     ControlFlow::Continue(node.finish(reply, session, labels.as_deref()))

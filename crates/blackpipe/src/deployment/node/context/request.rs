@@ -40,6 +40,19 @@ pub(crate) fn classify(name: &str) -> CommandClass {
     }
 }
 
+/// Whether `command` (named `name`) is an `aggregate` whose last stage writes (`$out` or
+/// `$merge`): its `writeConcern` applies as a write's does.
+pub(crate) fn aggregate_writes(name: &str, command: &Document) -> bool {
+    name == "aggregate"
+        && command
+            .get_array("pipeline")
+            .ok()
+            .and_then(|stages| stages.last())
+            .and_then(Bson::as_document)
+            .and_then(|stage| stage.keys().next())
+            .is_some_and(|stage| stage == "$out" || stage == "$merge")
+}
+
 /// `db.coll` when the command's first value names a collection (for `getMore`, its
 /// `collection` field), `db.$cmd` otherwise.
 pub(crate) fn namespace_of(request: &Request) -> String {
