@@ -102,7 +102,9 @@ pub(crate) fn snapshot_read_time(
     let Some(concern) = read_concern(store, command)? else {
         return Ok(None);
     };
-    if concern.level != "snapshot" {
+    // A getMore reads on from its cursor, opened at the snapshot's time; mongod takes the
+    // session's snapshot read concern on it (PyMongo sends it) and it changes nothing.
+    if concern.level != "snapshot" || name == "getMore" {
         return Ok(None);
     }
     if !matches!(name, "find" | "aggregate" | "distinct") {

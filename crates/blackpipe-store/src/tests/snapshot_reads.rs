@@ -132,3 +132,40 @@ fn snapshot_read_concern_is_refused_where_mongod_refuses_it() {
     let untyped = doc! { "find": "c", "readConcern": { "level": 1 } };
     assert_eq!(error_code(&run(&store, "db", untyped)), 14);
 }
+
+#[test]
+fn a_snapshot_cursor_continues_with_the_sessions_read_concern_on_its_get_more() {
+    let store = new_store();
+    insert(&store, "c", (0..5).map(|i| doc! { "_id": i }).collect());
+    let opened = run_ok(
+        &store,
+        "db",
+        doc! { "find": "c", "batchSize": 2, "readConcern": { "level": "snapshot" } },
+    );
+    let id = opened
+        .get_document("cursor")
+        .unwrap()
+        .get_i64("id")
+        .unwrap();
+    // PyMongo sends the snapshot read concern on the getMore too; mongod takes it.
+    let more = run_ok(
+        &store,
+        "db",
+        doc! { "getMore": id, "collection": "c", "readConcern": { "level": "snapshot" } },
+    );
+    assert_eq!(
+        more.get_document("cursor")
+            .unwrap()
+            .get_array("nextBatch")
+            .unwrap()
+            .len(),
+        3
+    );
+    // Other commands still refuse it outside a transaction.
+    let count = run(
+        &store,
+        "db",
+        doc! { "count": "c", "readConcern": { "level": "snapshot" } },
+    );
+    assert_eq!(error_code(&count), 72, "{count}");
+}
