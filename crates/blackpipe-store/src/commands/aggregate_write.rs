@@ -2,17 +2,18 @@
 //!
 //! The rest of the pipeline runs as usual; its output is then written through the store's own
 //! write commands, so that every write is validated and reaches the op log like any other.
-//! - `$out` (a collection name, or `{db, coll}` naming this database) fills a temporary
+//! - `$out` (a collection name, or `{db, coll}`) fills a temporary
 //!   collection and renames it over the target with `dropTarget`, so readers see the old
 //!   contents or the new, never a mix (as mongod does). The target's indexes and options are
 //!   not carried over (not modelled).
-//! - `$merge` (`into` a name or `{db, coll}` in this database, `on: "_id"` only) writes each
+//! - `$merge` (`into` a name or `{db, coll}`, `on: "_id"` only) writes each
 //!   output document by `_id`: `whenMatched` `merge` (default, `$set` of its fields),
 //!   `replace`, `keepExisting` or `fail`; `whenNotMatched` `insert` (default) or `discard`.
 //!   `whenMatched` pipelines, `let`, other `on` fields and `whenNotMatched: "fail"` are
 //!   refused with a clear error.
 //!
-//! Writing into another database, and either stage inside a transaction, are refused.
+//! Output may go to another database (not `admin`, `config` or `local`, as mongod refuses);
+//! either stage inside a transaction is refused.
 
 use std::sync::Arc;
 
@@ -30,13 +31,21 @@ const CHUNK: usize = 1000;
 #[derive(Debug)]
 pub(crate) enum WriteStage {
     Out {
-        target: String,
+        target: Target,
     },
     Merge {
-        target: String,
+        target: Target,
         matched: WhenMatched,
         insert_unmatched: bool,
     },
+}
+
+/// Where a write stage's output goes: a collection, in the aggregate's database or another.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    /// `None`: the aggregate's own database.
+    db: Option<String>,
+    collection: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,20 +109,38 @@ pub(crate) fn split<'p>(
     Ok((rest, Some(stage)))
 }
 
-/// The target collection: a name, or `{db, <coll_field>}` naming this database.
-fn target_in(exec: &Exec<'_>, value: &Bson, coll_field: &str) -> StoreResult<String> {
+/// The target collection: a name, or `{db, <coll_field>}`.
+///
+/// # Errors
+/// FailedToParse for a malformed target; InvalidNamespace for `admin`, `config` or `local`.
+fn target_in(exec: &Exec<'_>, value: &Bson, coll_field: &str) -> StoreResult<Target> {
     match value {
-        Bson::String(name) if !name.is_empty() => Ok(name.clone()),
+        Bson::String(name) if !name.is_empty() => Ok(Target {
+            db: None,
+            collection: name.clone(),
+        }),
         Bson::Document(spec) => {
-            if let Some(db) = spec.get("db") {
-                if db.as_str() != Some(exec.db) {
-                    return Err(CommandError::bad_value(
-                        "blackpipe writes $out/$merge output only into the aggregate's own database",
+            let db = match spec.get("db") {
+                None => None,
+                Some(Bson::String(db)) if db == exec.db => None,
+                Some(Bson::String(db)) if matches!(db.as_str(), "admin" | "config" | "local") => {
+                    return Err(CommandError::new(
+                        code::INVALID_NAMESPACE,
+                        format!("Invalid $out/$merge target: cannot write to the '{db}' database"),
                     ));
                 }
-            }
+                Some(Bson::String(db)) if !db.is_empty() => Some(db.clone()),
+                Some(_) => {
+                    return Err(CommandError::failed_to_parse(
+                        "the target database of $out/$merge must be a non-empty string",
+                    ));
+                }
+            };
             match spec.get(coll_field) {
-                Some(Bson::String(name)) if !name.is_empty() => Ok(name.clone()),
+                Some(Bson::String(name)) if !name.is_empty() => Ok(Target {
+                    db,
+                    collection: name.clone(),
+                }),
                 _ => Err(CommandError::failed_to_parse(format!(
                     "the target of $out/$merge needs a non-empty string '{coll_field}'"
                 ))),
@@ -194,13 +221,35 @@ pub(crate) fn write_output(
     stage: &WriteStage,
     output: Vec<Arc<Document>>,
 ) -> StoreResult<()> {
+    let target = match stage {
+        WriteStage::Out { target } | WriteStage::Merge { target, .. } => target,
+    };
+    let Some(db) = &target.db else {
+        return write_in(exec, stage, &target.collection, &output);
+    };
+    super::validate_database_name(db)?;
+    // The writes run as commands of the target database, then report their op log position
+    // back to the aggregate.
+    let mut elsewhere = exec.in_database(db);
+    let result = write_in(&mut elsewhere, stage, &target.collection, &output);
+    let last_write = elsewhere.last_write;
+    exec.last_write = last_write.or(exec.last_write);
+    result
+}
+
+fn write_in(
+    exec: &mut Exec<'_>,
+    stage: &WriteStage,
+    target: &str,
+    output: &[Arc<Document>],
+) -> StoreResult<()> {
     match stage {
-        WriteStage::Out { target } => out(exec, target, &output),
+        WriteStage::Out { .. } => out(exec, target, output),
         WriteStage::Merge {
-            target,
             matched,
             insert_unmatched,
-        } => merge(exec, target, *matched, *insert_unmatched, &output),
+            ..
+        } => merge(exec, target, *matched, *insert_unmatched, output),
     }
 }
 

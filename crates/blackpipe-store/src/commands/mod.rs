@@ -280,6 +280,26 @@ impl Exec<'_> {
         record.record(id, outcome);
     }
 
+    /// The same command's state, for writes into database `db` (a `$out`/`$merge` target
+    /// elsewhere): no transaction, snapshot or statement of its own.
+    pub(crate) fn in_database<'d>(&'d self, db: &'d str) -> Exec<'d> {
+        Exec {
+            store: self.store,
+            db,
+            now: self.now,
+            last_write: self.last_write,
+            awaiting_inserts: None,
+            session: self.session.clone(),
+            txn: None,
+            read_at: None,
+            statement: None,
+            majority_committed: self.majority_committed,
+            host: self.host,
+            router: self.router,
+            bypass_validation: self.bypass_validation,
+        }
+    }
+
     pub(crate) fn ns(&self, collection: &str) -> String {
         format!("{}.{collection}", self.db)
     }

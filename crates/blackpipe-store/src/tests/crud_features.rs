@@ -222,3 +222,47 @@ fn out_replaces_the_target_and_merge_upserts_by_id() {
     );
     assert_eq!(fails.get_document("keyValue").unwrap(), &doc! { "_id": 1 });
 }
+
+#[test]
+fn out_and_merge_write_into_another_database() {
+    let store = new_store();
+    insert(
+        &store,
+        "c",
+        vec![doc! { "_id": 1, "a": 1 }, doc! { "_id": 2, "a": 2 }],
+    );
+    run_ok(
+        &store,
+        "db",
+        doc! { "aggregate": "c", "pipeline": [{ "$out": { "db": "reports", "coll": "copy" } }], "cursor": {} },
+    );
+    assert_eq!(store.documents("reports", "copy").len(), 2);
+    run_ok(
+        &store,
+        "db",
+        doc! { "aggregate": "c", "pipeline": [
+            { "$match": { "_id": 1 } },
+            { "$merge": { "into": { "db": "reports", "coll": "merged" } } },
+        ], "cursor": {} },
+    );
+    assert_eq!(
+        store.documents("reports", "merged"),
+        vec![doc! { "_id": 1, "a": 1 }]
+    );
+    // A collectionless aggregate can write elsewhere too (PyMongo's fake-cursor test).
+    run_ok(
+        &store,
+        "admin",
+        doc! { "aggregate": 1, "pipeline": [
+            { "$documents": [{ "_id": 9 }] },
+            { "$merge": { "into": { "db": "reports", "coll": "from_admin" } } },
+        ], "cursor": {} },
+    );
+    assert_eq!(store.documents("reports", "from_admin"), vec![doc! { "_id": 9 }]);
+    let refused = run(
+        &store,
+        "db",
+        doc! { "aggregate": "c", "pipeline": [{ "$out": { "db": "admin", "coll": "x" } }], "cursor": {} },
+    );
+    assert_eq!(error_code(&refused), 73, "{refused}");
+}
