@@ -258,7 +258,10 @@ fn out_and_merge_write_into_another_database() {
             { "$merge": { "into": { "db": "reports", "coll": "from_admin" } } },
         ], "cursor": {} },
     );
-    assert_eq!(store.documents("reports", "from_admin"), vec![doc! { "_id": 9 }]);
+    assert_eq!(
+        store.documents("reports", "from_admin"),
+        vec![doc! { "_id": 9 }]
+    );
     let refused = run(
         &store,
         "db",

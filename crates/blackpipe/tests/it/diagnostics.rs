@@ -166,19 +166,25 @@ async fn host_info_cmd_line_opts_and_get_log_answer_as_mongod_does() {
     }
 }
 
-/// `currentOp` lists a running operation (a find a slow node holds) and itself; `killOp` ends
+/// `currentOp` lists a running operation (a find a fail point holds) and itself; `killOp` ends
 /// the find with Interrupted.
 #[tokio::test]
 async fn current_op_lists_running_operations_and_kill_op_interrupts_one() {
     use blackpipe::deployment::DeploymentConfig;
-    use std::time::Duration;
 
     let deployment = crate::deployment::start(DeploymentConfig::standalone()).await;
     let mut admin = crate::deployment::client(&deployment, 0).await;
     let mut worker = crate::deployment::client(&deployment, 0).await;
-    deployment
-        .slow_commands(0, Duration::from_secs(600))
-        .unwrap();
+    // The find waits in a fail point for ten minutes: long enough never to end by itself.
+    let blocking = admin
+        .round_trip(doc! {
+            "configureFailPoint": "failCommand",
+            "mode": "alwaysOn",
+            "data": { "failCommands": ["find"], "blockConnection": true, "blockTimeMS": 600_000 },
+            "$db": "admin",
+        })
+        .await;
+    assert_eq!(blocking.get_f64("ok").ok(), Some(1.0), "{blocking}");
     let slow = tokio::spawn(async move {
         worker
             .round_trip(
@@ -188,7 +194,7 @@ async fn current_op_lists_running_operations_and_kill_op_interrupts_one() {
     });
     // Wait for the find to be running: its arrival is counted before it is held.
     let counters = deployment.counters(0).unwrap();
-    within(counters.wait_until(|counters| counters.commands() >= 1)).await;
+    within(counters.wait_until(|counters| counters.commands() >= 2)).await;
     let listed = admin
         .round_trip(doc! { "currentOp": 1, "command.comment": "slow one", "$db": "admin" })
         .await;
@@ -205,6 +211,25 @@ async fn current_op_lists_running_operations_and_kill_op_interrupts_one() {
         .await;
     assert_eq!(itself.get_array("inprog").unwrap().len(), 1, "{itself}");
 
+    // The same through the aggregation stage, as mongosh's db.currentOp() reads it.
+    let staged = admin
+        .round_trip(doc! {
+            "aggregate": 1,
+            "pipeline": [{ "$currentOp": {} }, { "$match": { "command.comment": "slow one" } }],
+            "cursor": {},
+            "$db": "admin",
+        })
+        .await;
+    let batch = staged
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap();
+    assert_eq!(batch.len(), 1, "{staged}");
+    let misplaced = admin
+        .round_trip(doc! { "aggregate": "c", "pipeline": [{ "$currentOp": {} }], "cursor": {}, "$db": "db" })
+        .await;
+    assert_eq!(misplaced.get_i32("code").ok(), Some(73), "{misplaced}");
     let killed = admin
         .round_trip(doc! { "killOp": 1, "op": opid, "$db": "admin" })
         .await;

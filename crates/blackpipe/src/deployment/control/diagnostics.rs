@@ -369,3 +369,60 @@ pub(crate) fn profile(command: &Document) -> Result<Document, Document> {
         )),
     }
 }
+
+/// An `aggregate` whose first stage is `$currentOp`, rewritten for the store: the node's
+/// running operations become a `$documents` stage the rest of the pipeline reads, as mongod
+/// feeds them to it. `None` for any other command; `Err` is the error reply of a misplaced or
+/// malformed `$currentOp` (mongod's codes).
+pub(crate) fn current_op_stage(
+    node: &NodeContext,
+    database: &str,
+    command: &Document,
+) -> Option<Result<Document, Document>> {
+    if !command.contains_key("aggregate") {
+        return None;
+    }
+    let stages = command.get_array("pipeline").ok()?;
+    let position = stages.iter().position(|stage| {
+        stage
+            .as_document()
+            .is_some_and(|stage| stage.contains_key("$currentOp"))
+    })?;
+    let collectionless = matches!(
+        command.get("aggregate"),
+        Some(Bson::Int32(1) | Bson::Int64(1))
+    ) || matches!(command.get("aggregate"), Some(Bson::Double(n)) if *n == 1.0);
+    if position != 0 {
+        return Some(Err(error_reply(
+            40602,
+            "$currentOp is only valid as the first stage in a pipeline",
+        )));
+    }
+    if database != "admin" || !collectionless {
+        return Some(Err(error_reply(
+            code::INVALID_NAMESPACE,
+            "$currentOp must be run against the 'admin' database with {aggregate: 1}",
+        )));
+    }
+    let options = stages[0]
+        .as_document()
+        .and_then(|stage| stage.get("$currentOp"));
+    if !matches!(options, Some(Bson::Document(_))) {
+        return Some(Err(error_reply(
+            code::FAILED_TO_PARSE,
+            "$currentOp options must be specified in an object",
+        )));
+    }
+    let operations: Vec<Bson> = node
+        .process
+        .in_progress
+        .describe(&node.host().unwrap_or_default())
+        .into_iter()
+        .map(Bson::Document)
+        .collect();
+    let mut pipeline = vec![Bson::Document(doc! { "$documents": operations })];
+    pipeline.extend(stages[1..].iter().cloned());
+    let mut rewritten = command.clone();
+    rewritten.insert("pipeline", pipeline);
+    Some(Ok(rewritten))
+}

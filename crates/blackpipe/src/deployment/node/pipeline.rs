@@ -239,6 +239,16 @@ async fn store(
             bson::DateTime::now(),
         ));
     }
+    let rewritten = match crate::deployment::control::diagnostics::current_op_stage(
+        node,
+        request.database(),
+        command,
+    ) {
+        Some(Ok(rewritten)) => Some(rewritten),
+        Some(Err(error)) => return ControlFlow::Break(node.finish(error, session, None)),
+        None => None,
+    };
+    let command = rewritten.as_ref().unwrap_or(command);
     let recovered = router_txn::recover_commit(node, facts.name, command, &store);
     node.refuse(recovered, session)?;
     let stream_get_more = node.is_stream_get_more(facts.name, command);
