@@ -135,6 +135,7 @@ mod index;
 pub mod integer;
 mod json_schema;
 mod key;
+mod latency;
 mod let_vars;
 mod local;
 mod op_clock;
@@ -178,6 +179,7 @@ pub use self::commands::{
 };
 pub use self::cursor::InsertWait;
 pub use self::errors::type_name;
+pub use self::latency::LatencyClass;
 pub use self::op_clock::OpClock;
 pub use self::oplog::{Change, OpTime, OplogEntry, OplogOp, WriteSession};
 pub use self::query::filter_matches;
@@ -296,6 +298,8 @@ pub struct Store {
     replica_set_config: Mutex<Option<Document>>,
     /// A router's `config` catalog ([`Store::set_config_catalog`]).
     config_catalog: Mutex<Option<local::BuiltCollections>>,
+    /// Operation latencies per namespace ([`Store::record_latency`]).
+    latencies: Mutex<latency::Latencies>,
 }
 
 impl Default for Store {
@@ -326,6 +330,7 @@ impl Store {
             transaction_lifetime_millis: AtomicI64::new(DEFAULT_TRANSACTION_LIFETIME_MILLIS),
             replica_set_config: Mutex::new(None),
             config_catalog: Mutex::new(None),
+            latencies: Mutex::default(),
         }
     }
 

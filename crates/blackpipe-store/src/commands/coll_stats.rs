@@ -4,8 +4,9 @@
 //! blackpipe holds documents in memory, not in a storage engine: `storageStats` reports their
 //! BSON sizes (`storageSize` is `size`, `freeStorageSize` is 0, and there is no `wiredTiger`
 //! section), and an index's size is the bytes of the keys it holds plus 8 per entry for the
-//! record id. `latencyStats` and `queryExecStats` need operation counters blackpipe does not
-//! keep: they are refused, never answered with made-up numbers.
+//! record id. `latencyStats` reports the latencies the deployment recorded per namespace
+//! ([`crate::Store::record_latency`]); `queryExecStats` needs plan cache counters blackpipe
+//! does not keep: it is refused, never answered with made-up numbers.
 
 use std::sync::Arc;
 
@@ -24,6 +25,8 @@ pub(super) struct CollStatsSpec {
     storage_scale: Option<i64>,
     /// `count`.
     count: bool,
+    /// `latencyStats`, with whether it asked for `histograms`.
+    latency_histograms: Option<bool>,
 }
 
 /// The options of `$collStats` when it is the pipeline's first stage.
@@ -67,7 +70,8 @@ impl CollStatsSpec {
                     object(value, "$collStats.count")?;
                     spec.count = true;
                 }
-                "latencyStats" | "queryExecStats" => {
+                "latencyStats" => spec.latency_histograms = Some(latency_histograms(value)?),
+                "queryExecStats" => {
                     return Err(CommandError::bad_value(format!(
                         "blackpipe does not keep operation counters: $collStats.{key} is not \
                          supported (storageStats and count are)"
@@ -102,6 +106,9 @@ impl CollStatsSpec {
             output.insert("host", host);
         }
         output.insert("localTime", exec.now);
+        if let Some(histograms) = self.latency_histograms {
+            output.insert("latencyStats", exec.store.latency_stats(&ns, histograms));
+        }
         if self.storage_scale.is_some() || self.count {
             let handle = exec.collection(collection)?;
             let handle = handle.ok_or_else(|| self.not_found(&ns))?;
@@ -130,6 +137,26 @@ impl CollStatsSpec {
             ),
         )
     }
+}
+
+/// `latencyStats`' options: whether it asks for `histograms`.
+fn latency_histograms(value: &Bson) -> StoreResult<bool> {
+    let options = object(value, "$collStats.latencyStats")?;
+    let mut histograms = false;
+    for (key, value) in options {
+        match (key.as_str(), value) {
+            ("histograms", Bson::Boolean(on)) => histograms = *on,
+            ("histograms", other) => {
+                return Err(wrong_type(
+                    "$collStats.latencyStats.histograms",
+                    other,
+                    "bool",
+                ));
+            }
+            _ => return Err(unknown_field(&format!("$collStats.latencyStats.{key}"))),
+        }
+    }
+    Ok(histograms)
 }
 
 /// `storageStats`' options: `scale` (at least 1) and the flags mongod takes.

@@ -151,13 +151,57 @@ fn malformed_options_get_mongods_parse_errors() {
 }
 
 #[test]
-fn operation_counters_are_refused_not_invented() {
+fn plan_cache_counters_are_refused_not_invented() {
     let store = new_store();
     insert(&store, "c", vec![doc! { "_id": 1 }]);
-    for section in ["latencyStats", "queryExecStats"] {
-        let reply = coll_stats(&store, "c", doc! { section: {} });
-        assert_eq!(error_code(&reply), 2, "{reply}");
-    }
+    let reply = coll_stats(&store, "c", doc! { "queryExecStats": {} });
+    assert_eq!(error_code(&reply), 2, "{reply}");
+}
+
+#[test]
+fn latency_stats_report_what_the_caller_recorded() {
+    use crate::LatencyClass;
+    use std::time::Duration;
+
+    let store = new_store();
+    insert(&store, "c", vec![doc! { "_id": 1 }]);
+    store.record_latency("db.c", LatencyClass::Read, Duration::from_micros(100));
+    store.record_latency("db.c", LatencyClass::Read, Duration::from_micros(300));
+    store.record_latency("db.c", LatencyClass::Write, Duration::from_micros(5));
+    store.record_latency("db.other", LatencyClass::Write, Duration::from_micros(7));
+    let reply = coll_stats(&store, "c", doc! { "latencyStats": { "histograms": true } });
+    let stats = batch(&reply)[0]
+        .get_document("latencyStats")
+        .unwrap()
+        .clone();
+    let reads = stats.get_document("reads").unwrap();
+    assert_eq!(reads.get_i64("ops").unwrap(), 2);
+    assert_eq!(reads.get_i64("latency").unwrap(), 400);
+    let histogram = reads.get_array("histogram").unwrap();
+    assert_eq!(
+        histogram.len(),
+        2,
+        "100 µs and 300 µs fall in different buckets: {histogram:?}"
+    );
+    assert_eq!(
+        stats
+            .get_document("writes")
+            .unwrap()
+            .get_i64("ops")
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        stats
+            .get_document("commands")
+            .unwrap()
+            .get_i64("ops")
+            .unwrap(),
+        0
+    );
+    assert_eq!(LatencyClass::of("findAndModify"), LatencyClass::Write);
+    let bad = coll_stats(&store, "c", doc! { "latencyStats": { "histograms": 1 } });
+    assert_eq!(error_code(&bad), 14, "{bad}");
 }
 
 #[test]

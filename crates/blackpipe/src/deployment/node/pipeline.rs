@@ -277,7 +277,15 @@ async fn store(
     if stream_get_more {
         errors::label_resumable_change_stream_error(&mut reply);
     }
-    tracing::trace!(command = facts.name, elapsed = ?started.elapsed(), "store executed");
+    let elapsed = started.elapsed();
+    tracing::trace!(command = facts.name, ?elapsed, "store executed");
+    if !facts.namespace.ends_with(".$cmd") {
+        store.record_latency(
+            facts.namespace,
+            blackpipe_store::LatencyClass::of(facts.name),
+            elapsed,
+        );
+    }
     if transactional == TransactionalWriteAction::CloseAfterCommit {
         return ControlFlow::Break(Reaction::HangUp.into());
     }
