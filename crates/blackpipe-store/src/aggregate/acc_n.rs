@@ -230,6 +230,11 @@ impl TopBottom {
                 .saturating_sub(entry_size(&dropped.0, &dropped.1));
         }
         self.bytes = charge(self.bytes, entry_size(&key, &value), self.name)?;
+        if self.removable {
+            // Sorted (stably, so ties keep their order) when the value is asked for.
+            self.items.push((key, value));
+            return Ok(());
+        }
         // After any equal keys, so that ties stay in the order they were seen.
         let position = self
             .items
@@ -245,11 +250,19 @@ impl TopBottom {
     }
 
     pub(super) fn value(&self) -> Bson {
-        let count = self.n.min(self.items.len());
-        let chosen = if self.bottom {
-            &self.items[self.items.len() - count..]
+        let mut sorted;
+        let items = if self.removable {
+            sorted = self.items.clone();
+            sorted.sort_by(|(a, _), (b, _)| self.compare(a, b));
+            &sorted
         } else {
-            &self.items[..count]
+            &self.items
+        };
+        let count = self.n.min(items.len());
+        let chosen = if self.bottom {
+            &items[items.len() - count..]
+        } else {
+            &items[..count]
         };
         if self.single {
             return chosen
@@ -275,7 +288,7 @@ pub(crate) struct MinMaxN {
     max: bool,
     n: usize,
     removable: bool,
-    /// Ascending.
+    /// Ascending (in arrival order while `removable`).
     items: Vec<Bson>,
     bytes: usize,
 }
@@ -313,6 +326,11 @@ impl MinMaxN {
         }
         let name = if self.max { "$maxN" } else { "$minN" };
         self.bytes = charge(self.bytes, value_size(&value), name)?;
+        if self.removable {
+            // Sorted when the value is asked for.
+            self.items.push(value);
+            return Ok(());
+        }
         let position = self
             .items
             .partition_point(|other| compare_values(other, &value) != Ordering::Greater);
@@ -321,11 +339,19 @@ impl MinMaxN {
     }
 
     pub(super) fn value(&self) -> Bson {
-        let count = self.n.min(self.items.len());
-        if self.max {
-            Bson::Array(self.items.iter().rev().take(count).cloned().collect())
+        let mut sorted;
+        let items = if self.removable {
+            sorted = self.items.clone();
+            sorted.sort_by(compare_values);
+            &sorted
         } else {
-            Bson::Array(self.items.iter().take(count).cloned().collect())
+            &self.items
+        };
+        let count = self.n.min(items.len());
+        if self.max {
+            Bson::Array(items.iter().rev().take(count).cloned().collect())
+        } else {
+            Bson::Array(items.iter().take(count).cloned().collect())
         }
     }
 

@@ -412,3 +412,32 @@ fn runtime_errors_and_bounds() {
         Some(&Bson::Int32(12999 * 13000 / 2))
     );
 }
+
+#[test]
+fn a_partition_past_100_mib_without_allow_disk_use_is_mongods_5414201() {
+    let store = new_store();
+    let big = "z".repeat(1024 * 1024);
+    for chunk in 0..11 {
+        let docs: Vec<Document> = (0..10)
+            .map(|i| doc! { "_id": chunk * 10 + i, "big": big.clone() })
+            .collect();
+        insert(&store, "w", docs);
+    }
+    let pipeline = vec![
+        doc! { "$setWindowFields": { "output": { "n": { "$count": {} } } } },
+        doc! { "$count": "n" },
+    ];
+    let reply = run(
+        &store,
+        "db",
+        doc! { "aggregate": "w", "pipeline": pipeline.clone(), "cursor": {}, "allowDiskUse": false },
+    );
+    assert_eq!(error_code(&reply), 5_414_201, "{reply}");
+    // mongod 8.0 spills the partition by default; blackpipe holds it.
+    let reply = run_ok(
+        &store,
+        "db",
+        doc! { "aggregate": "w", "pipeline": pipeline, "cursor": {} },
+    );
+    assert_eq!(batch(&reply), vec![doc! { "n": 110 }]);
+}
