@@ -59,6 +59,11 @@ impl SortSpec {
         self
     }
 
+    /// The keys: each path and whether it sorts ascending.
+    pub(crate) fn keys(&self) -> &[(Vec<String>, bool)] {
+        &self.keys
+    }
+
     /// Whether the specification sorts nothing.
     pub(crate) fn is_empty(&self) -> bool {
         self.keys.is_empty()
@@ -86,7 +91,8 @@ impl SortSpec {
         keyed.into_iter().map(|(_, item)| item).collect()
     }
 
-    fn compare_keys(&self, left: &[Bson], right: &[Bson]) -> Ordering {
+    /// Compares two keys [`SortSpec::sort_key`] made (used by `$top`/`$bottom` and windows).
+    pub(crate) fn compare_keys(&self, left: &[Bson], right: &[Bson]) -> Ordering {
         for ((left, right), (_, ascending)) in left.iter().zip(right).zip(&self.keys) {
             let order = compare_values(left, right);
             let order = if *ascending { order } else { order.reverse() };
@@ -97,7 +103,8 @@ impl SortSpec {
         Ordering::Equal
     }
 
-    fn sort_key(&self, document: &Document) -> Vec<Bson> {
+    /// The values `document` sorts by, one per key (used by `$top`/`$bottom` and windows).
+    pub(crate) fn sort_key(&self, document: &Document) -> Vec<Bson> {
         self.keys
             .iter()
             .map(|(parts, ascending)| {

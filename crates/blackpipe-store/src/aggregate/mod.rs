@@ -3,6 +3,18 @@
 
 mod group;
 mod stage_names;
+// Accumulators and window functions (accumulators): shared by `$group` and
+// `$setWindowFields`.
+mod acc_js;
+mod acc_n;
+mod acc_percentile;
+mod acc_state;
+mod accumulator;
+mod window;
+mod window_bounds;
+mod window_exec;
+mod window_funcs;
+mod window_states;
 
 pub(crate) use self::stage_names::lite_parse;
 
@@ -12,6 +24,7 @@ use bson::{Bson, Document, doc};
 
 use self::group::GroupSpec;
 use self::stage_names::{UNSUPPORTED_STAGES, stage_not_one_field, unrecognized_stage};
+use self::window::SetWindowFields;
 use super::errors::{
     CommandError, MAX_INTERNAL_BSON_BYTES, StoreResult, check_bson_size, type_name,
 };
@@ -46,11 +59,38 @@ impl Pipeline {
                 Stage::Match(filter) => Stage::Match(filter.with_collation(collation)),
                 Stage::Sort(sort) => Stage::Sort(sort.with_collation(collation)),
                 Stage::Group(group) => Stage::Group(group.with_collation(collation)),
+                // Accumulators and window functions (accumulators).
+                Stage::SetWindowFields(stage) => {
+                    Stage::SetWindowFields(Box::new(stage.with_collation(collation)))
+                }
                 other => other,
             })
             .collect();
         Pipeline { stages }
     }
+
+    /// The pipeline under the command's `allowDiskUse` (accumulators family): `$group` and
+    /// `$setWindowFields` hold at most mongod's 100 MiB when it is false.
+    pub(crate) fn with_allow_disk_use(self, allow: bool) -> Pipeline {
+        let stages = self
+            .stages
+            .into_iter()
+            .map(|stage| match stage {
+                Stage::Group(group) => Stage::Group(group.with_allow_disk_use(allow)),
+                Stage::SetWindowFields(stage) => {
+                    Stage::SetWindowFields(Box::new(stage.with_allow_disk_use(allow)))
+                }
+                other => other,
+            })
+            .collect();
+        Pipeline { stages }
+    }
+}
+
+/// A command's `allowDiskUse`: mongod 8.0 lets stages spill unless the command says `false`
+/// (`allowDiskUseByDefault`).
+pub(crate) fn allow_disk_use(command: &Document) -> bool {
+    !matches!(command.get("allowDiskUse"), Some(Bson::Boolean(false)))
 }
 
 #[derive(Debug, Clone)]
@@ -69,6 +109,8 @@ enum Stage {
         preserve: bool,
     },
     ReplaceRoot(Expr),
+    // Accumulators and window functions (accumulators).
+    SetWindowFields(Box<SetWindowFields>),
 }
 
 impl Stage {
@@ -92,6 +134,8 @@ impl Stage {
             Stage::Skip(_) => "$skip",
             Stage::Unwind { .. } => "$unwind",
             Stage::ReplaceRoot(_) => "$replaceRoot",
+            // Accumulators and window functions (accumulators).
+            Stage::SetWindowFields(_) => "$setWindowFields",
         }
     }
 }
@@ -307,6 +351,8 @@ fn parse_stage(stage: &Bson) -> StoreResult<Vec<Stage>> {
             }
         },
         "$replaceWith" => Stage::ReplaceRoot(Expr::parse(spec)?),
+        // Accumulators and window functions (accumulators).
+        "$setWindowFields" => Stage::SetWindowFields(Box::new(SetWindowFields::parse(spec)?)),
         "$sortByCount" => {
             let group = doc! { "_id": spec.clone(), "count": { "$sum": 1 } };
             let group = Stage::Group(GroupSpec::parse(&Bson::Document(group))?);
@@ -511,6 +557,12 @@ fn run_stage(
             .map(|document| budget.admit(Arc::unwrap_or_clone(document)))
             .collect(),
         Stage::Sort(spec) => Ok(spec.sort(documents, |document| Some(document.as_ref()))),
+        // Accumulators and window functions (accumulators).
+        Stage::SetWindowFields(stage) => stage
+            .run(documents)?
+            .into_iter()
+            .map(|document| budget.admit(Arc::unwrap_or_clone(document)))
+            .collect(),
         Stage::Limit(limit) => Ok(documents.into_iter().take(*limit).collect()),
         Stage::Skip(skip) => Ok(documents.into_iter().skip(*skip).collect()),
         Stage::Count(name) => {

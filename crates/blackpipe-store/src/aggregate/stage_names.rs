@@ -27,6 +27,8 @@ const IMPLEMENTED_STAGES: &[&str] = &[
     "$replaceRoot",
     "$replaceWith",
     "$sortByCount",
+    // Accumulators and window functions (accumulators).
+    "$setWindowFields",
 ];
 
 /// Stages mongod has that blackpipe does not implement; they get a clear error. (`$collStats`
@@ -51,7 +53,6 @@ pub(super) const UNSUPPORTED_STAGES: &[&str] = &[
     "$documents",
     "$densify",
     "$fill",
-    "$setWindowFields",
     "$unionWith",
     "$search",
     "$planCacheStats",

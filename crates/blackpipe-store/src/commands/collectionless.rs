@@ -36,7 +36,9 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
     };
     let input = source_documents(exec, first)?;
     let (rest, write_stage) = super::aggregate_write::split(exec, command, rest)?;
-    let mut output = Pipeline::parse(rest)?.run(input, false)?;
+    let mut output = Pipeline::parse(rest)?
+        .with_allow_disk_use(crate::aggregate::allow_disk_use(command))
+        .run(input, false)?;
     if let Some(stage) = write_stage {
         super::aggregate_write::write_output(exec, &stage, std::mem::take(&mut output))?;
     }

@@ -171,6 +171,7 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
             let rest = vars.pipeline(&stages[1..])?;
             Pipeline::parse(&rest)?
                 .with_collation(collation::of(command)?.as_ref())
+                .with_allow_disk_use(crate::aggregate::allow_disk_use(command))
                 .run(input, false)?
         }
         None => match views::resolve(exec, &collection)? {
@@ -200,7 +201,9 @@ pub(crate) fn collection_pipeline(
     collection: &str,
     stages: &[Bson],
 ) -> StoreResult<Vec<Arc<Document>>> {
-    let pipeline = Pipeline::parse(stages)?.with_collation(collation::of(command)?.as_ref());
+    let pipeline = Pipeline::parse(stages)?
+        .with_collation(collation::of(command)?.as_ref())
+        .with_allow_disk_use(crate::aggregate::allow_disk_use(command));
     let input: Vec<Arc<Document>> = match exec.collection(collection)? {
         Some(handle) => {
             let guard = read(&handle);

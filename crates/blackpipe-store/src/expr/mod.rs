@@ -6,6 +6,8 @@
 //! [`Expr::parse_in`] and evaluated with [`Expr::eval`], never with the top-level
 //! [`Expr::parse`] / [`Expr::evaluate`], which start with no variables bound.
 
+// Accumulators and window functions (accumulators): shared helpers and `$function`.
+pub(crate) mod accum_support;
 mod args;
 mod arrays;
 mod calendar;
@@ -17,6 +19,7 @@ mod date_parse;
 mod dates;
 mod fields;
 mod iterate;
+pub(crate) mod javascript;
 mod math;
 mod named;
 mod ops;
@@ -141,6 +144,8 @@ pub(crate) enum Operator {
     AllElementsTrue,
     MergeObjects,
     Switch,
+    // Accumulators and window functions (accumulators): server-side JavaScript, refused.
+    Function,
 }
 
 impl Operator {
@@ -206,6 +211,8 @@ impl Operator {
             "$allElementsTrue" => Operator::AllElementsTrue,
             "$mergeObjects" => Operator::MergeObjects,
             "$switch" => Operator::Switch,
+            // Accumulators and window functions (accumulators).
+            "$function" => Operator::Function,
             // Scalar operator families (agg-scalar).
             _ => {
                 return dates::DateOp::from_name(name)
@@ -418,6 +425,8 @@ fn parse_object(document: &Document, defined: &Defined) -> StoreResult<Expr> {
         Operator::Text(op) => Some(strings::parse(op, name, argument, defined)?),
         Operator::Math(op) => Some(math::parse(op, name, argument, defined)?),
         Operator::Convert(op) => Some(convert::parse(op, name, argument, defined)?),
+        // Accumulators and window functions (accumulators).
+        Operator::Function => Some(javascript::parse_function(argument, defined)?),
         _ => None,
     };
     if let Some(arguments) = family {
@@ -601,6 +610,8 @@ fn evaluate_operator(
             return sets::elements_true(operator == Operator::AllElementsTrue, arguments, scope);
         }
         Operator::MergeObjects => return control::merge_objects(arguments, scope),
+        // Accumulators and window functions (accumulators).
+        Operator::Function => return javascript::evaluate_function(arguments, scope),
         _ => {}
     }
     let values = evaluate_all(arguments, scope)?;
@@ -742,6 +753,8 @@ fn evaluate_operator(
         | Operator::MinN
         | Operator::SortArray
         | Operator::Switch
+        // Accumulators and window functions (accumulators): evaluated above.
+        | Operator::Function
         // Scalar operator families (agg-scalar): evaluated by their own files, above.
         | Operator::Date(_)
         | Operator::Text(_)

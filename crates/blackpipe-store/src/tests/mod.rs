@@ -1,6 +1,9 @@
 //! Unit tests of the store, by area.
 
 mod admin;
+// Accumulators and window functions (accumulators).
+mod agg_accumulators;
+mod agg_windows;
 mod aggregate;
 mod atomic_commit;
 mod bounds;
