@@ -1,8 +1,19 @@
 //! Aggregation pipelines: `$match $project $addFields/$set $unset $group $sort $limit $skip
-//! $count $unwind $replaceRoot/$replaceWith $sortByCount`.
+//! $count $unwind $replaceRoot/$replaceWith $sortByCount`, and the single-input stages
+//! `$bucket $bucketAuto $sample $redact $densify $fill` (`single.rs`).
 
 mod group;
 mod stage_names;
+// Single-input stages (stages-single).
+mod bucket;
+mod bucket_auto;
+mod densify;
+mod densify_run;
+mod fill;
+mod granularity;
+mod redact;
+mod sample;
+mod single;
 
 pub(crate) use self::stage_names::lite_parse;
 
@@ -46,6 +57,8 @@ impl Pipeline {
                 Stage::Match(filter) => Stage::Match(filter.with_collation(collation)),
                 Stage::Sort(sort) => Stage::Sort(sort.with_collation(collation)),
                 Stage::Group(group) => Stage::Group(group.with_collation(collation)),
+                // Single-input stages (stages-single).
+                Stage::Single(stage) => Stage::Single(stage.with_collation(collation)),
                 other => other,
             })
             .collect();
@@ -69,6 +82,8 @@ enum Stage {
         preserve: bool,
     },
     ReplaceRoot(Expr),
+    /// `$bucket $bucketAuto $sample $redact $densify $fill` (stages-single): `single.rs`.
+    Single(single::SingleStage),
 }
 
 impl Stage {
@@ -92,6 +107,7 @@ impl Stage {
             Stage::Skip(_) => "$skip",
             Stage::Unwind { .. } => "$unwind",
             Stage::ReplaceRoot(_) => "$replaceRoot",
+            Stage::Single(stage) => stage.source_name(),
         }
     }
 }
@@ -143,10 +159,18 @@ impl Pipeline {
     pub(crate) fn parse_for_change_stream(stages: &[Bson]) -> StoreResult<Pipeline> {
         let pipeline = Pipeline::parse(stages)?;
         for stage in &pipeline.stages {
-            if !matches!(
-                stage,
-                Stage::Match(_) | Stage::Project(_) | Stage::AddFields(_) | Stage::ReplaceRoot(_)
-            ) {
+            // Single-input stages (stages-single): `$redact` may follow `$changeStream`.
+            let single_allowed =
+                matches!(stage, Stage::Single(single) if single.allowed_in_change_stream());
+            if !single_allowed
+                && !matches!(
+                    stage,
+                    Stage::Match(_)
+                        | Stage::Project(_)
+                        | Stage::AddFields(_)
+                        | Stage::ReplaceRoot(_)
+                )
+            {
                 return Err(CommandError::new(
                     code::ILLEGAL_OPERATION,
                     "Only $match, $project, $addFields, $set, $unset, $replaceRoot and $replaceWith may follow $changeStream",
@@ -312,6 +336,10 @@ fn parse_stage(stage: &Bson) -> StoreResult<Vec<Stage>> {
             let group = Stage::Group(GroupSpec::parse(&Bson::Document(group))?);
             let sort = Stage::Sort(SortSpec::parse(&doc! { "count": -1 })?);
             return Ok(vec![group, sort]);
+        }
+        // Single-input stages (stages-single): `single.rs`.
+        name if single::NAMES.contains(&name) => {
+            Stage::Single(single::SingleStage::parse(name, spec)?)
         }
         other if stage_names::is_mongod_stage(other) => {
             return Err(CommandError::new(
@@ -523,6 +551,8 @@ fn run_stage(
             out.insert(name.clone(), count);
             Ok(vec![Arc::new(out)])
         }
+        // Single-input stages (stages-single).
+        Stage::Single(stage) => stage.run(documents, budget),
         Stage::Unwind { parts, include_index, preserve } => unwind(documents, parts, include_index.as_deref(), *preserve, budget),
         Stage::ReplaceRoot(expr) => documents
             .iter()

@@ -27,6 +27,13 @@ const IMPLEMENTED_STAGES: &[&str] = &[
     "$replaceRoot",
     "$replaceWith",
     "$sortByCount",
+    // Single-input stages (stages-single).
+    "$bucket",
+    "$bucketAuto",
+    "$sample",
+    "$redact",
+    "$densify",
+    "$fill",
 ];
 
 /// Stages mongod has that blackpipe does not implement; they get a clear error. (`$collStats`
@@ -38,19 +45,13 @@ pub(super) const UNSUPPORTED_STAGES: &[&str] = &[
     "$out",
     "$merge",
     "$graphLookup",
-    "$bucket",
-    "$bucketAuto",
-    "$sample",
     "$geoNear",
-    "$redact",
     "$collStats",
     "$indexStats",
     "$changeStream",
     "$currentOp",
     "$listSessions",
     "$documents",
-    "$densify",
-    "$fill",
     "$setWindowFields",
     "$unionWith",
     "$search",
