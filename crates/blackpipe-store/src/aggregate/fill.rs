@@ -214,10 +214,22 @@ impl Fill {
             let x = sort_field.evaluate(document)?;
             points.push((x, y));
         }
+        // The next known point after each document, found in one pass from the end (mongod
+        // caches it the same way), so a long run of nulls costs linear work.
+        let mut next_known = vec![None; points.len()];
+        let mut known: Option<(Bson, Bson)> = None;
+        for (position, (x, y)) in points.iter().enumerate().rev() {
+            next_known[position] = known.clone();
+            if let (Some(x), Some(y)) = (x, y) {
+                if !is_nullish(x) {
+                    known = Some((x.clone(), y.clone()));
+                }
+            }
+        }
         let mut last_x: Option<&Bson> = None;
         let mut previous: Option<(Bson, Bson)> = None;
         let mut filled = Vec::with_capacity(points.len());
-        for (position, (x, y)) in points.iter().enumerate() {
+        for ((x, y), next) in points.iter().zip(next_known) {
             check_linear_point(x.as_ref(), y.as_ref(), last_x)?;
             last_x = x.as_ref();
             let x = x.clone().unwrap_or(Bson::Null);
@@ -226,12 +238,6 @@ impl Fill {
                 filled.push(y.clone());
                 continue;
             }
-            let next = points[position + 1..]
-                .iter()
-                .find_map(|(x, y)| match (x, y) {
-                    (Some(x), Some(y)) if !is_nullish(x) => Some((x.clone(), y.clone())),
-                    _ => None,
-                });
             filled.push(match (&previous, next) {
                 (Some((x1, y1)), Some((x2, y2))) => interpolate(x1, y1, &x2, &y2, &x)?,
                 _ => Bson::Null,

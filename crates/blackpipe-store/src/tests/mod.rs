@@ -1,6 +1,11 @@
 //! Unit tests of the store, by area.
 
 mod admin;
+// Single-input stages and system variables (stages-single).
+mod agg_bucket;
+mod agg_densify;
+mod agg_fill;
+mod agg_sample_redact;
 mod aggregate;
 mod atomic_commit;
 mod bounds;
@@ -41,6 +46,7 @@ mod regex;
 mod replication;
 mod retryable_writes;
 mod snapshot_reads;
+mod system_vars;
 mod transactions;
 mod transfers;
 mod ttl;
