@@ -284,6 +284,13 @@ pub(super) fn parse_output(output: Option<&Document>) -> StoreResult<GroupSpec> 
     match output {
         Some(output) => {
             for (name, value) in output {
+                if name == "_id" {
+                    // The bucket's `_id` is the stage's; mongod's `$group` sees a second one.
+                    return Err(CommandError::new(
+                        code::GROUP_ID_TWICE,
+                        "a group's _id may only be specified once",
+                    ));
+                }
                 group.insert(name.clone(), value.clone());
             }
         }

@@ -160,17 +160,13 @@ impl Pipeline {
         let pipeline = Pipeline::parse(stages)?;
         for stage in &pipeline.stages {
             // Single-input stages (stages-single): `$redact` may follow `$changeStream`.
-            let single_allowed =
-                matches!(stage, Stage::Single(single) if single.allowed_in_change_stream());
-            if !single_allowed
-                && !matches!(
-                    stage,
-                    Stage::Match(_)
-                        | Stage::Project(_)
-                        | Stage::AddFields(_)
-                        | Stage::ReplaceRoot(_)
-                )
-            {
+            if matches!(stage, Stage::Single(single) if single.allowed_in_change_stream()) {
+                continue;
+            }
+            if !matches!(
+                stage,
+                Stage::Match(_) | Stage::Project(_) | Stage::AddFields(_) | Stage::ReplaceRoot(_)
+            ) {
                 return Err(CommandError::new(
                     code::ILLEGAL_OPERATION,
                     "Only $match, $project, $addFields, $set, $unset, $replaceRoot and $replaceWith may follow $changeStream",

@@ -58,14 +58,16 @@ impl SingleStage {
         })
     }
 
-    /// The name mongod gives the stage in errors (`$bucket` is a `$group` there).
+    /// The name mongod gives the stage in errors (`$bucket` is a `$group` there, `$densify` a
+    /// `$sort`).
     pub(super) fn source_name(&self) -> &'static str {
         match self {
             SingleStage::Bucket(_) => "$group",
             SingleStage::BucketAuto(_) => "$bucketAuto",
             SingleStage::Sample(_) => "$sample",
             SingleStage::Redact(_) => "$redact",
-            SingleStage::Densify(_) => "$densify",
+            // mongod runs `$densify` as a `$sort` and an internal stage.
+            SingleStage::Densify(_) => "$sort",
             SingleStage::Fill(_) => "$fill",
         }
     }

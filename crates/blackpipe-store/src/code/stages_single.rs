@@ -124,3 +124,5 @@ pub const FILL_LINEAR_SORT_BY: i32 = 605_001;
 pub const FILL_LINEAR_REPEATED_SORT_VALUE: i32 = 6_050_106;
 /// `Location5722400`: a `$fill` partition that evaluates to an array.
 pub const FILL_PARTITION_ARRAY: i32 = 5_722_400;
+/// `Location15948`: a `$bucket` or `$bucketAuto` `output` naming `_id`, a second group `_id`.
+pub const GROUP_ID_TWICE: i32 = 15948;

@@ -208,3 +208,46 @@ fn redact_of_a_deeply_nested_document_ends() {
     let output = aggregate(&store, "deep", vec![doc! { "$redact": "$$DESCEND" }]);
     assert_eq!(output, vec![doc! { "_id": 1, "tree": nested }]);
 }
+
+#[test]
+fn single_input_stages_are_refused_in_an_update_pipeline() {
+    let store = new_store();
+    numbers(&store, 1);
+    for (stage, name) in [
+        (doc! { "$sample": { "size": 1 } }, "$sample"),
+        (doc! { "$redact": "$$KEEP" }, "$redact"),
+        (
+            doc! { "$bucket": { "groupBy": "$_id", "boundaries": [0, 1] } },
+            "$group",
+        ),
+        (
+            doc! { "$bucketAuto": { "groupBy": "$_id", "buckets": 1 } },
+            "$bucketAuto",
+        ),
+        (
+            doc! { "$densify": { "field": "v", "range": { "step": 1, "bounds": "full" } } },
+            "$sort",
+        ),
+        (
+            doc! { "$fill": { "output": { "v": { "method": "locf" } } } },
+            "$fill",
+        ),
+    ] {
+        let reply = super::run_ok(
+            &store,
+            "db",
+            doc! { "update": "n", "updates": [{ "q": {}, "u": [stage.clone()] }] },
+        );
+        let errors = reply.get_array("writeErrors").cloned().unwrap_or_default();
+        let error = errors
+            .first()
+            .and_then(Bson::as_document)
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(error.get_i32("code").ok(), Some(72), "{stage}: {reply}");
+        assert_eq!(
+            error.get_str("errmsg").ok(),
+            Some(format!("{name} is not allowed to be used within an update").as_str())
+        );
+    }
+}
