@@ -761,6 +761,9 @@ pub const INTEGRAL_NOT_NUMBER: i32 = 5_423_902;
 pub const WINDOW_OUTPUT_CONFLICT: i32 = 6_307_900;
 /// `Location5414201`: `$setWindowFields` past its memory limit.
 pub const WINDOW_MEMORY_LIMIT: i32 = 5_414_201;
+// Single-input aggregation stages and the system variables (stages-single): their own file.
+mod stages_single;
+pub use self::stages_single::*;
 
 /// The name mongod gives `code`, if it has one; `None` for the codes mongod reports as
 /// `Location<code>`.

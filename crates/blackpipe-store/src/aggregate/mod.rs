@@ -1,5 +1,6 @@
 //! Aggregation pipelines: `$match $project $addFields/$set $unset $group $sort $limit $skip
-//! $count $unwind $replaceRoot/$replaceWith $sortByCount`.
+//! $count $unwind $replaceRoot/$replaceWith $sortByCount`, and the single-input stages
+//! `$bucket $bucketAuto $sample $redact $densify $fill` (`single.rs`).
 
 mod group;
 mod stage_names;
@@ -15,6 +16,16 @@ mod window_bounds;
 mod window_exec;
 mod window_funcs;
 mod window_states;
+// Single-input stages (stages-single).
+mod bucket;
+mod bucket_auto;
+mod densify;
+mod densify_run;
+mod fill;
+mod granularity;
+mod redact;
+mod sample;
+mod single;
 
 pub(crate) use self::stage_names::lite_parse;
 
@@ -63,6 +74,8 @@ impl Pipeline {
                 Stage::SetWindowFields(stage) => {
                     Stage::SetWindowFields(Box::new(stage.with_collation(collation)))
                 }
+                // Single-input stages (stages-single).
+                Stage::Single(stage) => Stage::Single(stage.with_collation(collation)),
                 other => other,
             })
             .collect();
@@ -111,6 +124,8 @@ enum Stage {
     ReplaceRoot(Expr),
     // Accumulators and window functions (accumulators).
     SetWindowFields(Box<SetWindowFields>),
+    /// `$bucket $bucketAuto $sample $redact $densify $fill` (stages-single): `single.rs`.
+    Single(single::SingleStage),
 }
 
 impl Stage {
@@ -136,6 +151,7 @@ impl Stage {
             Stage::ReplaceRoot(_) => "$replaceRoot",
             // Accumulators and window functions (accumulators).
             Stage::SetWindowFields(_) => "$setWindowFields",
+            Stage::Single(stage) => stage.source_name(),
         }
     }
 }
@@ -187,6 +203,10 @@ impl Pipeline {
     pub(crate) fn parse_for_change_stream(stages: &[Bson]) -> StoreResult<Pipeline> {
         let pipeline = Pipeline::parse(stages)?;
         for stage in &pipeline.stages {
+            // Single-input stages (stages-single): `$redact` may follow `$changeStream`.
+            if matches!(stage, Stage::Single(single) if single.allowed_in_change_stream()) {
+                continue;
+            }
             if !matches!(
                 stage,
                 Stage::Match(_) | Stage::Project(_) | Stage::AddFields(_) | Stage::ReplaceRoot(_)
@@ -358,6 +378,10 @@ fn parse_stage(stage: &Bson) -> StoreResult<Vec<Stage>> {
             let group = Stage::Group(GroupSpec::parse(&Bson::Document(group))?);
             let sort = Stage::Sort(SortSpec::parse(&doc! { "count": -1 })?);
             return Ok(vec![group, sort]);
+        }
+        // Single-input stages (stages-single): `single.rs`.
+        name if single::NAMES.contains(&name) => {
+            Stage::Single(single::SingleStage::parse(name, spec)?)
         }
         other if stage_names::is_mongod_stage(other) => {
             return Err(CommandError::new(
@@ -575,6 +599,8 @@ fn run_stage(
             out.insert(name.clone(), count);
             Ok(vec![Arc::new(out)])
         }
+        // Single-input stages (stages-single).
+        Stage::Single(stage) => stage.run(documents, budget),
         Stage::Unwind { parts, include_index, preserve } => unwind(documents, parts, include_index.as_deref(), *preserve, budget),
         Stage::ReplaceRoot(expr) => documents
             .iter()

@@ -29,6 +29,13 @@ const IMPLEMENTED_STAGES: &[&str] = &[
     "$sortByCount",
     // Accumulators and window functions (accumulators).
     "$setWindowFields",
+    // Single-input stages (stages-single).
+    "$bucket",
+    "$bucketAuto",
+    "$sample",
+    "$redact",
+    "$densify",
+    "$fill",
 ];
 
 /// Stages mongod has that blackpipe does not implement; they get a clear error. (`$collStats`
@@ -40,19 +47,13 @@ pub(super) const UNSUPPORTED_STAGES: &[&str] = &[
     "$out",
     "$merge",
     "$graphLookup",
-    "$bucket",
-    "$bucketAuto",
-    "$sample",
     "$geoNear",
-    "$redact",
     "$collStats",
     "$indexStats",
     "$changeStream",
     "$currentOp",
     "$listSessions",
     "$documents",
-    "$densify",
-    "$fill",
     "$unionWith",
     "$search",
     "$planCacheStats",

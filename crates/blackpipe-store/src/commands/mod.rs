@@ -58,6 +58,14 @@ pub struct CommandContext {
     /// `listIndexes` cursor is in the collection's own namespace (`<db>.<coll>`), where
     /// mongod's is `<db>.$cmd.listIndexes.<coll>`, and its `getMore`s name the collection.
     pub router: bool,
+    /// The cluster time the member running the command knows (the `$clusterTime` it gossips):
+    /// `$$CLUSTER_TIME` reads the later of it and the store's op-log clock, one value for the
+    /// whole command. `None` (the default): the op-log clock alone.
+    pub cluster_time: Option<Timestamp>,
+    /// Whether the command runs on a standalone mongod, which has no cluster time:
+    /// `$$CLUSTER_TIME` then fails (51144) as on mongod. `false` (the default): a replica set
+    /// member.
+    pub standalone: bool,
 }
 
 impl CommandContext {
@@ -68,7 +76,24 @@ impl CommandContext {
             majority_committed: None,
             host: None,
             router: false,
+            cluster_time: None,
+            standalone: false,
         }
+    }
+
+    /// Sets the cluster time the member knows (see [`CommandContext::cluster_time`]).
+    #[must_use]
+    pub fn with_cluster_time(mut self, ts: Timestamp) -> Self {
+        self.cluster_time = Some(ts);
+        self
+    }
+
+    /// Runs the command as a standalone mongod answers it (see
+    /// [`CommandContext::standalone`]).
+    #[must_use]
+    pub fn on_standalone(mut self) -> Self {
+        self.standalone = true;
+        self
     }
 
     /// Names the member running the command (see [`CommandContext::host`]).
@@ -338,6 +363,10 @@ impl Store {
     ) -> CommandOutcome {
         self.reap_if_due(context.now);
         let _random = crate::expr::rand::CommandRandom::enter(self.command_seed());
+        let _time = crate::expr::system_vars::CommandTime::enter(
+            context.now,
+            self.command_cluster_time(context),
+        );
         let mut exec = Exec {
             store: self,
             db,
@@ -371,6 +400,16 @@ impl Store {
             last_write: exec.last_write,
             awaiting_inserts: exec.awaiting_inserts,
         }
+    }
+
+    /// The command's `$$CLUSTER_TIME`: none on a standalone, else the later of the cluster time
+    /// the caller knows and the op-log clock (which every member of a replica set shares).
+    fn command_cluster_time(&self, context: &CommandContext) -> Option<Timestamp> {
+        if context.standalone {
+            return None;
+        }
+        let clock = lock(&self.oplog).clock().latest();
+        Some(context.cluster_time.map_or(clock, |known| known.max(clock)))
     }
 
     /// Whether [`Store::execute`] implements the command named `name`.

@@ -28,6 +28,8 @@ pub(crate) mod rand;
 mod regex;
 mod sets;
 mod strings;
+// `$$NOW` and `$$CLUSTER_TIME` (stages-single).
+pub(crate) mod system_vars;
 mod tz;
 pub(crate) mod vars;
 

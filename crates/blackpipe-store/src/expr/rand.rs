@@ -67,6 +67,23 @@ pub(crate) fn draw() -> f64 {
     })
 }
 
+/// Moves a uniformly random choice of `count` of `items` (all of them when there are fewer),
+/// in random order, to the front, drawing from the current command's source: `$sample`
+/// (stages-single). A partial Fisher-Yates shuffle, so the work is `count` draws.
+pub(crate) fn shuffle_prefix<T>(items: &mut [T], count: usize) {
+    SOURCE.with_borrow_mut(|source| {
+        let seed = source.seed;
+        let generator = source
+            .generator
+            .get_or_insert_with(|| SmallRng::seed_from_u64(seed));
+        let len = items.len();
+        for position in 0..count.min(len.saturating_sub(1)) {
+            let chosen = generator.random_range(position..len);
+            items.swap(position, chosen);
+        }
+    });
+}
+
 /// Checks `$rand`'s argument: an empty object, as mongod requires.
 ///
 /// # Errors

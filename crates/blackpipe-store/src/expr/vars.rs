@@ -16,6 +16,7 @@ use std::cell::Cell;
 
 use bson::{Bson, Document};
 
+use super::system_vars::{self, SystemVars};
 use super::{Expr, field_path_in_value};
 use crate::code;
 use crate::errors::{CommandError, StoreResult};
@@ -74,6 +75,8 @@ pub(crate) struct Scope<'a> {
     root: &'a Document,
     frame: Option<&'a Frame<'a>>,
     work: &'a Work,
+    /// `$$NOW` and `$$CLUSTER_TIME`, fixed for the command (`system_vars.rs`).
+    system: SystemVars,
 }
 
 impl<'a> Scope<'a> {
@@ -83,6 +86,7 @@ impl<'a> Scope<'a> {
             root,
             frame: None,
             work,
+            system: system_vars::current(),
         }
     }
 
@@ -112,6 +116,7 @@ impl<'a> Scope<'a> {
             root: self.root,
             frame: Some(frame),
             work: self.work,
+            system: self.system,
         }
     }
 
@@ -188,8 +193,12 @@ pub(crate) struct Reference {
 
 impl Reference {
     pub(super) fn evaluate(&self, scope: &Scope) -> StoreResult<Option<Bson>> {
-        // Parsing checked that an enclosing construct binds the name, so it is bound here.
-        let value = path_in(scope.lookup(&self.name).flatten(), &self.path);
+        // Parsing checked that an enclosing construct binds the name, so it is bound here,
+        // unless it is a system variable (`NOW`, `CLUSTER_TIME`), which no user can bind.
+        let value = match scope.lookup(&self.name) {
+            Some(bound) => path_in(bound, &self.path),
+            None => path_in(Some(&scope.system.value(&self.name)?), &self.path),
+        };
         scope.charge_copy(value.as_ref())?;
         Ok(value)
     }
@@ -215,6 +224,11 @@ pub(super) fn parse_reference(text: &str, defined: &Defined) -> StoreResult<Expr
         "CURRENT" => Ok(Expr::Field(path)),
         "ROOT" => Ok(Expr::Root(path)),
         "REMOVE" => Ok(Expr::Remove),
+        // The command's system variables (stages-single): read from the scope.
+        "NOW" | "CLUSTER_TIME" => Ok(Expr::Variable(Box::new(Reference {
+            name: name.to_owned(),
+            path,
+        }))),
         _ => Err(CommandError::new(
             code::UNDEFINED_VARIABLE,
             format!("Use of undefined variable: {name}"),

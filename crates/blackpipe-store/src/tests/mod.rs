@@ -4,6 +4,11 @@ mod admin;
 // Accumulators and window functions (accumulators).
 mod agg_accumulators;
 mod agg_windows;
+// Single-input stages and system variables (stages-single).
+mod agg_bucket;
+mod agg_densify;
+mod agg_fill;
+mod agg_sample_redact;
 mod aggregate;
 mod atomic_commit;
 mod bounds;
@@ -44,6 +49,7 @@ mod regex;
 mod replication;
 mod retryable_writes;
 mod snapshot_reads;
+mod system_vars;
 mod transactions;
 mod transfers;
 mod ttl;
