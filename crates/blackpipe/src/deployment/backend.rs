@@ -26,20 +26,31 @@ fn known(op_time: OpTime) -> Option<WriteTime> {
 ///
 /// `majority_committed` gives the member's majority commit point (`None` outside replica
 /// sets): change streams see only what it covers, and `majority` reads read as of it. `host`
-/// names the member (`$collStats` reports it); `router` runs the command as mongos answers it
-/// (see [`CommandContext::router`]).
+/// names the member (`$collStats` reports it); `kind` runs it as a member, a standalone or a router answers it (see
+/// [`CommandContext::router`], [`CommandContext::standalone`]).
 ///
 /// A tailable awaitData getMore that finds nothing new waits, as mongod does, until a document
 /// is inserted into its collection (for a change stream: until any write is applied or the
 /// commit point moves), then runs again, or until its await time passes, then answers the
 /// empty batch. The wait holds no store lock.
+/// What kind of server runs a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ServedAs {
+    /// A replica set member.
+    Member,
+    /// A standalone mongod.
+    Standalone,
+    /// A mongos router.
+    Router,
+}
+
 pub(crate) async fn execute(
     store: &Store,
     database: &str,
     command: &Document,
     majority_committed: &(dyn Fn() -> Option<Timestamp> + Sync),
     host: Option<&str>,
-    router: bool,
+    kind: ServedAs,
 ) -> Document {
     // Read afresh on every run: a change stream's getMore woken by the commit point moving
     // must see the new one.
@@ -48,8 +59,11 @@ pub(crate) async fn execute(
         if let Some(host) = host {
             context = context.with_host(host);
         }
-        if router {
-            context = context.on_router();
+        match kind {
+            ServedAs::Router => context = context.on_router(),
+            // A standalone has no cluster time (`$$CLUSTER_TIME` is refused there).
+            ServedAs::Standalone => context = context.on_standalone(),
+            ServedAs::Member => {}
         }
         match majority_committed() {
             Some(commit) => context.with_majority_committed(commit),
@@ -104,7 +118,7 @@ pub(crate) fn write_at(store: &Store, at: Timestamp) -> Option<WriteTime> {
 mod tests {
     use bson::{Bson, Document, doc};
 
-    use super::execute;
+    use super::{ServedAs, execute};
     use blackpipe_store::{Store, StoreOptions};
 
     /// A store whose capped collection `c` holds `{_id: 1}`, and an awaitData cursor on it
@@ -115,10 +129,10 @@ mod tests {
             doc! { "create": "c", "capped": true, "size": 4096 },
             doc! { "insert": "c", "documents": [{ "_id": 1 }] },
         ] {
-            execute(&store, "db", &command, &|| None, None, false).await;
+            execute(&store, "db", &command, &|| None, None, ServedAs::Member).await;
         }
         let find = doc! { "find": "c", "tailable": true, "awaitData": true };
-        let reply = execute(&store, "db", &find, &|| None, None, false).await;
+        let reply = execute(&store, "db", &find, &|| None, None, ServedAs::Member).await;
         let id = reply
             .get_document("cursor")
             .and_then(|cursor| cursor.get_i64("id"))
@@ -142,10 +156,10 @@ mod tests {
         let get_more = doc! { "getMore": id, "collection": "c", "maxTimeMS": 600_000 };
         let insert = doc! { "insert": "c", "documents": [{ "_id": 2 }] };
         let (reply, _) = tokio::join!(
-            execute(&store, "db", &get_more, &|| None, None, false),
+            execute(&store, "db", &get_more, &|| None, None, ServedAs::Member),
             async {
                 // Runs once the getMore waits: join polls it first.
-                execute(&store, "db", &insert, &|| None, None, false).await
+                execute(&store, "db", &insert, &|| None, None, ServedAs::Member).await
             }
         );
         assert_eq!(next_batch(&reply), [Bson::Document(doc! { "_id": 2 })]);
@@ -156,7 +170,7 @@ mod tests {
         let (store, id) = tailed_store().await;
         let get_more = doc! { "getMore": id, "collection": "c", "maxTimeMS": 500 };
         let started = tokio::time::Instant::now();
-        let reply = execute(&store, "db", &get_more, &|| None, None, false).await;
+        let reply = execute(&store, "db", &get_more, &|| None, None, ServedAs::Member).await;
         assert_eq!(next_batch(&reply), []);
         assert_eq!(reply.get("ok"), Some(&Bson::Double(1.0)));
         // Paused time moves only by the waits the code made.

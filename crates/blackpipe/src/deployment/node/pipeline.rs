@@ -265,7 +265,13 @@ async fn store(
         command,
         &majority,
         host.as_deref(),
-        router,
+        if router {
+            backend::ServedAs::Router
+        } else if view.kind == DeploymentKind::Standalone {
+            backend::ServedAs::Standalone
+        } else {
+            backend::ServedAs::Member
+        },
     )
     .await;
     if store.op_time() != written_before {
