@@ -1,6 +1,10 @@
 //! Unit tests of the store, by area.
 
 mod admin;
+// Stages reading other collections and running sub-pipelines (stages-multi).
+mod agg_graph_lookup;
+mod agg_lookup;
+mod agg_union_facet;
 mod aggregate;
 mod atomic_commit;
 mod bounds;
