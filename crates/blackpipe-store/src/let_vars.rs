@@ -9,6 +9,12 @@
 //! A reference inside a `$let`, `$map`, `$filter` or `$reduce` that binds the same name is the
 //! inner variable and is left alone. The bound result is bounded: it may not exceed the BSON
 //! size limit in total.
+//!
+//! The same binding serves a `$lookup`'s `let`, bound for each input document into the
+//! lookup's sub-pipeline. Sub-pipelines (`$lookup`, `$unionWith`, `$facet`, and `$graphLookup`'s
+//! `startWith` and `restrictSearchWithMatch`) are bound stage by stage like the top-level one;
+//! a `$lookup` that defines a name in its own `let` shadows it inside its pipeline. A variable
+//! bound to a missing value is `$$REMOVE`.
 
 use std::borrow::Cow;
 

@@ -71,7 +71,7 @@ impl Facet {
         let mut output = Document::new();
         let mut total = 0usize;
         for (name, pipeline) in &self.facets {
-            reader.charge(documents.len())?;
+            reader.charge(documents.len().max(1))?;
             let results = pipeline.run_with(documents.clone(), false, reader)?;
             let mut array = Vec::with_capacity(results.len());
             for result in results {

@@ -30,7 +30,7 @@ use crate::expr::vars::check_name_for_write;
 use crate::let_vars::LetVars;
 use crate::path::set_path_creating;
 use crate::query::Filter;
-use crate::value_order::document_size;
+use crate::value_order::{document_size, value_size};
 
 /// mongod's `internalLookupStageIntermediateDocumentMaxSizeBytes`: the documents one input
 /// document joins with may total this much.
@@ -48,6 +48,9 @@ pub(crate) struct Lookup {
     raw: Vec<Bson>,
     /// The sub-pipeline parsed (with placeholder variables when there are `lets`).
     pipeline: Pipeline,
+    /// What binding and parsing the sub-pipeline again for one document costs, in
+    /// documents examined (about one per 64 bytes of it).
+    bind_cost: usize,
     /// How deep the sub-pipeline is.
     depth: usize,
 }
@@ -104,7 +107,9 @@ impl Lookup {
             Some(value) => parse_with_placeholders(value, &lets, sub)?,
             None => (Vec::new(), Pipeline { stages: Vec::new() }),
         };
+        let raw_bytes: usize = raw.iter().map(value_size).sum();
         Ok(Lookup {
+            bind_cost: 1 + raw_bytes / 64,
             from: arguments.from,
             as_path,
             join,
@@ -176,7 +181,8 @@ impl Lookup {
     }
 
     /// The sub-pipeline with the `let` variables bound to their values for `document`.
-    fn bind(&self, document: &Document, reader: &Reader<'_>) -> StoreResult<Pipeline> {
+    fn bind(&self, document: &Document, reader: &mut Reader<'_>) -> StoreResult<Pipeline> {
+        reader.charge(self.bind_cost)?;
         let values = self
             .lets
             .iter()

@@ -117,7 +117,11 @@ impl MultiStage {
             MultiStage::GraphLookup(graph) => graph.run(documents, reader, budget),
             MultiStage::UnionWith(union) => union.run(documents, reader),
             MultiStage::Facet(facet) => facet.run(documents, reader, budget),
-            MultiStage::Documents(source) => source.run(budget),
+            MultiStage::Documents(source) => {
+                let produced = source.run(budget)?;
+                reader.charge(produced.len())?;
+                Ok(produced)
+            }
         }
     }
 }

@@ -101,6 +101,22 @@ fn union_with_a_name_a_missing_collection_and_documents() {
     assert_eq!(by_name[3].get_str("warehouse").ok(), Some("A"));
     let missing = aggregate(&store, "suppliers", vec![doc! { "$unionWith": "nothing" }]);
     assert_eq!(missing.len(), 3);
+    // A view runs its pipeline first.
+    run_ok(
+        &store,
+        "db",
+        doc! { "create": "west", "viewOn": "warehouses", "pipeline": [{ "$match": { "region": "West" } }] },
+    );
+    let through_view = aggregate(
+        &store,
+        "suppliers",
+        vec![
+            doc! { "$match": { "_id": 1 } },
+            doc! { "$unionWith": { "coll": "west", "pipeline": [{ "$project": { "warehouse": 1 } }] } },
+        ],
+    );
+    assert_eq!(through_view.len(), 2);
+    assert_eq!(through_view[1], doc! { "_id": 1, "warehouse": "A" });
     let documents = aggregate(
         &store,
         "suppliers",

@@ -4,6 +4,7 @@ mod admin;
 // Stages reading other collections and running sub-pipelines (stages-multi).
 mod agg_graph_lookup;
 mod agg_lookup;
+mod agg_lookup_context;
 mod agg_union_facet;
 mod aggregate;
 mod atomic_commit;
