@@ -220,6 +220,7 @@ impl<'a> Reader<'a> {
         let mut combined = view_pipeline.clone();
         combined.stages.extend(pipeline.stages.iter().cloned());
         let collection = collection.clone();
+        self.charge(combined.stages.len())?;
         self.scan_and_run(&collection, &combined)
     }
 

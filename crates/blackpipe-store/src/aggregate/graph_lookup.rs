@@ -147,6 +147,7 @@ impl GraphLookup {
             }
             memory.frontier = frontier.iter().map(value_size).sum();
             memory.check()?;
+            reader.charge(frontier.len())?;
             let filter = self.frontier_filter(&frontier, reader.collation())?;
             let round = Pipeline {
                 stages: vec![Stage::Match(filter)],

@@ -161,7 +161,9 @@ impl Lookup {
         let Some(join) = &self.join else {
             return reader.run_over(self.from.as_deref(), pipeline, self.depth);
         };
-        let filter = join.filter(document, reader.collation())?;
+        let (filter, values) = join.filter(document, reader.collation())?;
+        // A large array of local values is a large filter to build, for every document.
+        reader.charge(values)?;
         // The equality `$match` comes after a leading `$documents`, before the rest.
         if pipeline.starts_with_documents() {
             let produced = run_stages(&pipeline.stages[..1], Vec::new(), reader)?;
@@ -226,10 +228,15 @@ impl Lookup {
 
 impl Join {
     /// The filter a foreign document must pass to join with `document`, built as mongod
-    /// builds it.
-    fn filter(&self, document: &Document, collation: Option<&Collation>) -> StoreResult<Filter> {
+    /// builds it, and how many local values it holds.
+    fn filter(
+        &self,
+        document: &Document,
+        collation: Option<&Collation>,
+    ) -> StoreResult<(Filter, usize)> {
         let mut values = Vec::new();
         values_at_path(document, &self.local, &mut values);
+        let count = values.len();
         let foreign = self.foreign.as_str();
         let query = match values.len() {
             // Missing values (and an empty array) join with null.
@@ -247,7 +254,7 @@ impl Join {
             }
             _ => doc! { foreign: { "$in": values } },
         };
-        Ok(Filter::parse(&query)?.with_collation(collation))
+        Ok((Filter::parse(&query)?.with_collation(collation), count))
     }
 }
 
