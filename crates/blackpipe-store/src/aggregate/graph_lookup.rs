@@ -136,52 +136,37 @@ impl GraphLookup {
             Some(value) => vec![value],
             None => Vec::new(),
         };
-        let mut visited = BTreeSet::new();
-        let mut found = Vec::new();
-        let mut memory = Memory::default();
+        let mut search = Search::default();
         let mut depth: i64 = 0;
         loop {
             frontier = distinct(frontier);
             if frontier.is_empty() {
                 break;
             }
-            memory.frontier = frontier.iter().map(value_size).sum();
-            memory.check()?;
+            search.memory.frontier = frontier.iter().map(value_size).sum();
+            search.memory.check()?;
             reader.charge(frontier.len())?;
             let filter = self.frontier_filter(&frontier, reader.collation())?;
             let round = Pipeline {
                 stages: vec![Stage::Match(filter)],
             };
             let matched = reader.run_over(Some(&self.from), &round, self.depth)?;
-            let found_before = found.len();
+            let found_before = search.found.len();
             let mut next = Vec::new();
             for candidate in matched {
-                let Some(id) = candidate.get("_id") else {
+                if candidate.get("_id").is_none() {
                     return Err(self.no_id(reader));
-                };
-                let id_bytes = value_size(id);
-                if !visited.insert(Key(id.clone())) {
-                    continue;
                 }
-                let mut candidate = Arc::unwrap_or_clone(candidate);
-                if let Some(field) = &self.depth_field {
-                    set_path_creating(&mut candidate, field, Bson::Int64(depth));
-                }
-                let before = next.len();
-                values_at_path(&candidate, &self.connect_from, &mut next);
-                memory.frontier += next[before..].iter().map(value_size).sum::<usize>();
-                memory.visited += id_bytes + document_size(&candidate);
-                memory.check()?;
-                found.push(Bson::Document(candidate));
+                search.visit(self, candidate, depth, &mut next)?;
             }
             depth += 1;
-            let nothing_new = found.len() == found_before;
+            let nothing_new = search.found.len() == found_before;
             if nothing_new || self.max_depth.is_some_and(|max| depth > max) {
                 break;
             }
             frontier = next;
         }
-        Ok(found)
+        Ok(search.found)
     }
 
     /// `{$and: [restrictSearchWithMatch, {connectToField: {$in: frontier}}, ...]}`; when null
@@ -225,6 +210,44 @@ impl GraphLookup {
                 self.from
             ),
         )
+    }
+}
+
+/// What one search has found so far.
+#[derive(Default)]
+struct Search {
+    /// The `_id`s found.
+    visited: BTreeSet<Key>,
+    found: Vec<Bson>,
+    memory: Memory,
+}
+
+impl Search {
+    /// Keeps `candidate`, found `depth` rounds in, unless its `_id` was found before, and adds
+    /// its `connectFromField` values to the `next` frontier.
+    fn visit(
+        &mut self,
+        stage: &GraphLookup,
+        candidate: Arc<Document>,
+        depth: i64,
+        next: &mut Vec<Bson>,
+    ) -> StoreResult<()> {
+        let id = candidate.get("_id").cloned().unwrap_or(Bson::Null);
+        let id_bytes = value_size(&id);
+        if !self.visited.insert(Key(id)) {
+            return Ok(());
+        }
+        let mut candidate = Arc::unwrap_or_clone(candidate);
+        if let Some(field) = &stage.depth_field {
+            set_path_creating(&mut candidate, field, Bson::Int64(depth));
+        }
+        let before = next.len();
+        values_at_path(&candidate, &stage.connect_from, next);
+        self.memory.frontier += next[before..].iter().map(value_size).sum::<usize>();
+        self.memory.visited += id_bytes + document_size(&candidate);
+        self.memory.check()?;
+        self.found.push(Bson::Document(candidate));
+        Ok(())
     }
 }
 
