@@ -9,6 +9,12 @@
 //! A reference inside a `$let`, `$map`, `$filter` or `$reduce` that binds the same name is the
 //! inner variable and is left alone. The bound result is bounded: it may not exceed the BSON
 //! size limit in total.
+//!
+//! The same binding serves a `$lookup`'s `let`, bound for each input document into the
+//! lookup's sub-pipeline. Sub-pipelines (`$lookup`, `$unionWith`, `$facet`, and `$graphLookup`'s
+//! `startWith` and `restrictSearchWithMatch`) are bound stage by stage like the top-level one;
+//! a `$lookup` that defines a name in its own `let` shadows it inside its pipeline. A variable
+//! bound to a missing value is `$$REMOVE`.
 
 use std::borrow::Cow;
 
@@ -21,9 +27,14 @@ use super::path::split_path;
 use super::value_order::value_size;
 use crate::code;
 
-/// The evaluated variables of one command (empty without `let`).
+/// The evaluated variables of one command (empty without `let`), or of one `$lookup`'s `let`
+/// for one input document.
 #[derive(Debug, Default)]
-pub(crate) struct LetVars(Document);
+pub(crate) struct LetVars {
+    values: Document,
+    /// The variables bound to a missing value: a reference to one is `$$REMOVE`.
+    missing: Vec<String>,
+}
 
 impl LetVars {
     /// Reads and evaluates the command's `let` document.
@@ -43,14 +54,30 @@ impl LetVars {
             }
         };
         let empty = Document::new();
-        let mut values = Document::new();
+        let mut bound = Vec::with_capacity(spec.len());
         for (name, value) in spec {
             check_name(name)?;
-            if let Some(value) = Expr::parse(value)?.evaluate(&empty)? {
-                values.insert(name.clone(), value);
+            bound.push((name.clone(), Expr::parse(value)?.evaluate(&empty)?));
+        }
+        Ok(LetVars::bound(bound))
+    }
+
+    /// Variables with their values already evaluated (`None`: bound to a missing value).
+    pub(crate) fn bound(variables: Vec<(String, Option<Bson>)>) -> LetVars {
+        let mut vars = LetVars::default();
+        for (name, value) in variables {
+            match value {
+                Some(value) => {
+                    vars.values.insert(name, value);
+                }
+                None => vars.missing.push(name),
             }
         }
-        Ok(LetVars(values))
+        vars
+    }
+
+    fn is_empty(&self) -> bool {
+        self.values.is_empty() && self.missing.is_empty()
     }
 
     /// `filter` with the variables bound inside its `$expr` clauses.
@@ -58,11 +85,11 @@ impl LetVars {
     /// # Errors
     /// BSONObjectTooLarge when the bound filter would exceed the size limit.
     pub(crate) fn filter<'a>(&self, filter: &'a Document) -> StoreResult<Cow<'a, Document>> {
-        if self.0.is_empty() {
+        if self.is_empty() {
             return Ok(Cow::Borrowed(filter));
         }
         let mut budget = Budget::default();
-        Ok(Cow::Owned(self.bind_filter(filter, &mut budget)?))
+        Ok(Cow::Owned(self.bind_filter(filter, &mut budget, &[])?))
     }
 
     /// An update (`u`): a pipeline gets its variables bound; modifiers take no expressions.
@@ -71,7 +98,7 @@ impl LetVars {
     /// BSONObjectTooLarge when the bound update would exceed the size limit.
     pub(crate) fn update<'a>(&self, update: &'a Bson) -> StoreResult<Cow<'a, Bson>> {
         match update {
-            Bson::Array(stages) if !self.0.is_empty() => {
+            Bson::Array(stages) if !self.is_empty() => {
                 Ok(Cow::Owned(Bson::Array(self.pipeline(stages)?.into_owned())))
             }
             other => Ok(Cow::Borrowed(other)),
@@ -83,10 +110,19 @@ impl LetVars {
     /// # Errors
     /// BSONObjectTooLarge when the bound pipeline would exceed the size limit.
     pub(crate) fn pipeline<'a>(&self, stages: &'a [Bson]) -> StoreResult<Cow<'a, [Bson]>> {
-        if self.0.is_empty() {
+        if self.is_empty() {
             return Ok(Cow::Borrowed(stages));
         }
         let mut budget = Budget::default();
+        Ok(Cow::Owned(self.bind_pipeline(stages, &mut budget, &[])?))
+    }
+
+    fn bind_pipeline(
+        &self,
+        stages: &[Bson],
+        budget: &mut Budget,
+        shadowed: &[String],
+    ) -> StoreResult<Vec<Bson>> {
         let mut out = Vec::with_capacity(stages.len());
         for stage in stages {
             let bound = match stage {
@@ -95,9 +131,12 @@ impl LetVars {
                     for (name, value) in spec {
                         let value = match (name.as_str(), value) {
                             ("$match", Bson::Document(query)) => {
-                                Bson::Document(self.bind_filter(query, &mut budget)?)
+                                Bson::Document(self.bind_filter(query, budget, shadowed)?)
                             }
-                            _ => self.bind_expression(value, &mut budget, &[])?,
+                            _ => match self.bind_nested(name, value, budget, shadowed)? {
+                                Some(bound) => bound,
+                                None => self.bind_expression(value, budget, shadowed)?,
+                            },
                         };
                         bound.insert(name.clone(), value);
                     }
@@ -107,21 +146,26 @@ impl LetVars {
             };
             out.push(bound);
         }
-        Ok(Cow::Owned(out))
+        Ok(out)
     }
 
-    fn bind_filter(&self, filter: &Document, budget: &mut Budget) -> StoreResult<Document> {
+    fn bind_filter(
+        &self,
+        filter: &Document,
+        budget: &mut Budget,
+        shadowed: &[String],
+    ) -> StoreResult<Document> {
         let mut out = Document::new();
         for (key, value) in filter {
             let bound = match (key.as_str(), value) {
-                ("$expr", _) => self.bind_expression(value, budget, &[])?,
+                ("$expr", _) => self.bind_expression(value, budget, shadowed)?,
                 ("$and" | "$or" | "$nor", Bson::Array(clauses)) => Bson::Array(
                     clauses
                         .iter()
                         .map(|clause| match clause {
-                            Bson::Document(clause) => {
-                                self.bind_filter(clause, budget).map(Bson::Document)
-                            }
+                            Bson::Document(clause) => self
+                                .bind_filter(clause, budget, shadowed)
+                                .map(Bson::Document),
                             other => Ok(other.clone()),
                         })
                         .collect::<StoreResult<_>>()?,
@@ -193,6 +237,53 @@ impl LetVars {
         Ok(Bson::Document(out))
     }
 
+    // Stages with sub-pipelines (stages-multi): the variables reach into `$lookup`,
+    // `$unionWith` and `$facet` pipelines and `$graphLookup`'s expression and filter, as in
+    // mongod; a `$lookup`'s own `let` shadows the names it defines inside its pipeline.
+
+    /// `value`, the specification of stage `name`, bound if the stage holds sub-pipelines;
+    /// `None` for the other stages. A malformed specification is left for the stage's parser.
+    fn bind_nested(
+        &self,
+        name: &str,
+        value: &Bson,
+        budget: &mut Budget,
+        shadowed: &[String],
+    ) -> StoreResult<Option<Bson>> {
+        if !matches!(name, "$lookup" | "$unionWith" | "$facet" | "$graphLookup") {
+            return Ok(None);
+        }
+        let Bson::Document(spec) = value else {
+            return Ok(Some(value.clone()));
+        };
+        let inner: Vec<String> = match (name, spec.get("let")) {
+            ("$lookup", Some(Bson::Document(own))) => {
+                shadowed.iter().chain(own.keys()).cloned().collect()
+            }
+            _ => shadowed.to_vec(),
+        };
+        let mut out = Document::new();
+        for (key, item) in spec {
+            let bound = match (name, key.as_str(), item) {
+                ("$lookup" | "$unionWith", "pipeline", Bson::Array(stages)) => {
+                    Bson::Array(self.bind_pipeline(stages, budget, &inner)?)
+                }
+                ("$lookup", "let", Bson::Document(_)) | ("$graphLookup", "startWith", _) => {
+                    self.bind_expression(item, budget, shadowed)?
+                }
+                ("$graphLookup", "restrictSearchWithMatch", Bson::Document(filter)) => {
+                    Bson::Document(self.bind_filter(filter, budget, shadowed)?)
+                }
+                ("$facet", _, Bson::Array(stages)) => {
+                    Bson::Array(self.bind_pipeline(stages, budget, shadowed)?)
+                }
+                _ => item.clone(),
+            };
+            out.insert(key.clone(), bound);
+        }
+        Ok(Some(Bson::Document(out)))
+    }
+
     /// The replacement of `text` when it references a bound variable.
     fn reference(
         &self,
@@ -207,7 +298,10 @@ impl LetVars {
         if shadowed.iter().any(|inner| inner == name) {
             return Ok(None);
         }
-        let Some(value) = self.0.get(name) else {
+        if self.missing.iter().any(|missing| missing == name) {
+            return Ok(Some(Bson::String("$$REMOVE".to_owned())));
+        }
+        let Some(value) = self.values.get(name) else {
             return Ok(None);
         };
         let found = if rest.is_empty() {

@@ -1,6 +1,9 @@
 //! Aggregation pipelines: `$match $project $addFields/$set $unset $group $sort $limit $skip
 //! $count $unwind $replaceRoot/$replaceWith $sortByCount`, and the single-input stages
 //! `$bucket $bucketAuto $sample $redact $densify $fill` (`single.rs`).
+//! Stages reading other collections and running sub-pipelines (`$lookup $graphLookup
+//! $unionWith $facet $documents`): `multi.rs`, with the command's collections reached through
+//! a [`Reader`] (`foreign.rs`).
 
 mod group;
 mod stage_names;
@@ -26,7 +29,16 @@ mod granularity;
 mod redact;
 mod sample;
 mod single;
+// Stages reading other collections and running sub-pipelines (stages-multi).
+mod documents;
+mod facet;
+mod foreign;
+mod graph_lookup;
+mod lookup;
+mod multi;
+mod union_with;
 
+pub(crate) use self::foreign::{ForeignSource, ParseContext, Reader, Scan};
 pub(crate) use self::stage_names::lite_parse;
 
 use std::sync::Arc;
@@ -76,6 +88,7 @@ impl Pipeline {
                 }
                 // Single-input stages (stages-single).
                 Stage::Single(stage) => Stage::Single(stage.with_collation(collation)),
+                Stage::Multi(multi) => Stage::Multi(Box::new(multi.with_collation(collation))),
                 other => other,
             })
             .collect();
@@ -126,6 +139,8 @@ enum Stage {
     SetWindowFields(Box<SetWindowFields>),
     /// `$bucket $bucketAuto $sample $redact $densify $fill` (stages-single): `single.rs`.
     Single(single::SingleStage),
+    /// `$lookup`, `$graphLookup`, `$unionWith`, `$facet`, `$documents` (stages-multi).
+    Multi(Box<multi::MultiStage>),
 }
 
 impl Stage {
@@ -152,17 +167,25 @@ impl Stage {
             // Accumulators and window functions (accumulators).
             Stage::SetWindowFields(_) => "$setWindowFields",
             Stage::Single(stage) => stage.source_name(),
+            Stage::Multi(multi) => multi.name(),
         }
     }
 }
 
 impl Pipeline {
-    /// Parses an aggregation pipeline.
+    /// Parses an aggregation pipeline that reads no other collection by name.
     pub(crate) fn parse(stages: &[Bson]) -> StoreResult<Pipeline> {
+        Pipeline::parse_in(stages, ParseContext::TOP)
+    }
+
+    /// Parses a pipeline of a command on database `context.db`, `context`'s depth deep in
+    /// sub-pipelines.
+    pub(crate) fn parse_in(stages: &[Bson], context: ParseContext<'_>) -> StoreResult<Pipeline> {
         let mut parsed = Vec::with_capacity(stages.len());
         for stage in stages {
-            parsed.extend(parse_stage(stage)?);
+            parsed.extend(parse_any(stage, context)?);
         }
+        multi::check_positions(&parsed)?;
         Ok(Pipeline { stages: parsed })
     }
 
@@ -182,7 +205,7 @@ impl Pipeline {
                 refused = refused.or_else(|| Some(name.clone()));
                 continue;
             }
-            for stage in parse_stage(stage)? {
+            for stage in parse_any(stage, ParseContext::TOP)? {
                 if refused.is_none() && !stage.allowed_in_update() {
                     refused = Some(stage.source_name().to_owned());
                 }
@@ -229,19 +252,29 @@ impl Pipeline {
     }
 
     /// Runs the pipeline; with `skip_leading_match`, the caller already applied [`Self::leading_match`].
+    /// A pipeline run this way may not read other collections (see [`Self::run_with`]).
     pub(crate) fn run(
         &self,
-        mut documents: Vec<Arc<Document>>,
+        documents: Vec<Arc<Document>>,
         skip_leading_match: bool,
     ) -> StoreResult<Vec<Arc<Document>>> {
+        Reader::detached(|reader| self.run_with(documents, skip_leading_match, reader))
+    }
+
+    /// [`Self::run`], reading other collections of the command's database through `reader`.
+    pub(crate) fn run_with(
+        &self,
+        documents: Vec<Arc<Document>>,
+        skip_leading_match: bool,
+        reader: &mut Reader<'_>,
+    ) -> StoreResult<Vec<Arc<Document>>> {
         let skip = usize::from(skip_leading_match && self.leading_match().is_some());
-        for stage in &self.stages[skip..] {
-            let mut budget = OutputBudget {
-                remaining: MAX_STAGE_OUTPUT_BYTES,
-            };
-            documents = run_stage(stage, documents, &mut budget)?;
-        }
-        Ok(documents)
+        run_stages(&self.stages[skip..], documents, reader)
+    }
+
+    /// Whether the pipeline starts with `$documents` (stages-multi): it reads no collection.
+    pub(crate) fn starts_with_documents(&self) -> bool {
+        matches!(self.stages.first(), Some(Stage::Multi(multi)) if multi.is_source())
     }
 
     /// Applies a (reshaping-only) pipeline to one document, for pipeline-style updates.
@@ -251,6 +284,34 @@ impl Pipeline {
             .pop()
             .ok_or_else(|| CommandError::bad_value("update pipeline produced no document"))?;
         Ok(Arc::unwrap_or_clone(result))
+    }
+}
+
+/// Runs `stages` over `documents`, each stage's output the next one's input.
+fn run_stages(
+    stages: &[Stage],
+    mut documents: Vec<Arc<Document>>,
+    reader: &mut Reader<'_>,
+) -> StoreResult<Vec<Arc<Document>>> {
+    for stage in stages {
+        let mut budget = OutputBudget {
+            remaining: MAX_STAGE_OUTPUT_BYTES,
+        };
+        documents = match stage {
+            // Stages reading other collections and running sub-pipelines (stages-multi).
+            Stage::Multi(multi) => multi.run(documents, reader, &mut budget)?,
+            other => run_stage(other, documents, &mut budget)?,
+        };
+    }
+    Ok(documents)
+}
+
+/// Parses one stage in `context`: the stages reading other collections and running
+/// sub-pipelines (stages-multi) need it; the others are parsed by [`parse_stage`].
+fn parse_any(stage: &Bson, context: ParseContext<'_>) -> StoreResult<Vec<Stage>> {
+    match multi::parse(stage, context)? {
+        Some(multi) => Ok(vec![Stage::Multi(Box::new(multi))]),
+        None => parse_stage(stage),
     }
 }
 
@@ -616,6 +677,11 @@ fn run_stage(
                 )),
             })
             .collect(),
+        // Run by `Pipeline::run_with`, which has the reader they need (stages-multi).
+        Stage::Multi(multi) => Err(CommandError::new(
+            code::INTERNAL_ERROR,
+            format!("{} reached the single-collection runner", multi.name()),
+        )),
     }
 }
 

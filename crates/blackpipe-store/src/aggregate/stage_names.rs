@@ -36,25 +36,26 @@ const IMPLEMENTED_STAGES: &[&str] = &[
     "$redact",
     "$densify",
     "$fill",
+    // Stages reading other collections and running sub-pipelines (stages-multi).
+    "$lookup",
+    "$graphLookup",
+    "$unionWith",
+    "$facet",
+    "$documents",
 ];
 
 /// Stages mongod has that blackpipe does not implement; they get a clear error. (`$collStats`
 /// runs as the first stage of an aggregate on a collection, `commands/coll_stats.rs`, which
 /// handles it before the pipeline is parsed; anywhere else it is refused.)
 pub(super) const UNSUPPORTED_STAGES: &[&str] = &[
-    "$lookup",
-    "$facet",
     "$out",
     "$merge",
-    "$graphLookup",
     "$geoNear",
     "$collStats",
     "$indexStats",
     "$changeStream",
     "$currentOp",
     "$listSessions",
-    "$documents",
-    "$unionWith",
     "$search",
     "$planCacheStats",
 ];

@@ -106,8 +106,6 @@ pub const DENSIFY_THROUGH_ARRAY: i32 = 5_733_307;
 pub const DENSIFY_THROUGH_SCALAR: i32 = 5_733_308;
 /// `Location5733306`: a `$densify` partition field that is the densified field.
 pub const DENSIFY_PARTITION_IS_FIELD: i32 = 5_733_306;
-/// `Location15998`: a field path with an empty component.
-pub const FIELD_PATH_EMPTY_COMPONENT: i32 = 15998;
 /// `Location6050203`: a `$fill` `output` without fields.
 pub const FILL_OUTPUT_EMPTY: i32 = 6_050_203;
 /// `Location6050200`: a `$fill` output specification that is not a document.

@@ -8,10 +8,13 @@ use bson::{Bson, Document};
 use super::Exec;
 use super::args::{cursor_batch_size, required_array};
 use super::find::{CursorOptions, open_cursor};
-use crate::aggregate::Pipeline;
+use super::foreign::ExecSource;
+use crate::aggregate::{ParseContext, Pipeline, Reader};
 use crate::catalog::validate_database_name;
 use crate::code;
+use crate::collation;
 use crate::errors::{CommandError, StoreResult, type_name};
+use crate::let_vars::LetVars;
 
 /// Runs `{aggregate: 1, pipeline, cursor}` (the caller has checked `cursor` and `explain`).
 ///
@@ -34,11 +37,27 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
             "{aggregate: 1} is not valid for an empty pipeline.",
         ));
     };
-    let input = source_documents(exec, first)?;
     let (rest, write_stage) = super::aggregate_write::split(exec, command, rest)?;
-    let mut output = Pipeline::parse(rest)?
-        .with_allow_disk_use(crate::aggregate::allow_disk_use(command))
-        .run(input, false)?;
+    let vars = LetVars::read(command)?;
+    let collation = collation::of(command)?;
+    let (input, stages) = match list_local_sessions(exec, first)? {
+        Some(sessions) => (sessions, vars.pipeline(rest)?.into_owned()),
+        None => {
+            let mut stages = vec![first.clone()];
+            stages.extend_from_slice(rest);
+            (Vec::new(), vars.pipeline(&stages)?.into_owned())
+        }
+    };
+    let pipeline = Pipeline::parse_in(&stages, ParseContext::database(exec.db))?
+        .with_collation(collation.as_ref())
+        .with_allow_disk_use(crate::aggregate::allow_disk_use(command));
+    if !is_list_local_sessions(first) && !pipeline.starts_with_documents() {
+        return Err(needs_a_collection(stage_name(first)));
+    }
+    let mut source = ExecSource::new(exec);
+    let mut reader = Reader::new(&mut source, collation);
+    reader.check_involved(&pipeline)?;
+    let mut output = pipeline.run_with(input, false, &mut reader)?;
     if let Some(stage) = write_stage {
         super::aggregate_write::write_output(exec, &stage, std::mem::take(&mut output))?;
     }
@@ -50,35 +69,35 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
     Ok(open_cursor(exec, &ns, output, options))
 }
 
-/// The documents a collectionless first stage produces.
-fn source_documents(exec: &Exec<'_>, stage: &Bson) -> StoreResult<Vec<Arc<Document>>> {
-    let name = match stage {
-        Bson::Document(stage) if stage.len() == 1 => stage.iter().next(),
-        _ => None,
-    };
-    match name {
-        Some((name, Bson::Array(documents))) if name == "$documents" => documents
-            .iter()
-            .map(|document| match document {
-                Bson::Document(document) => Ok(Arc::new(document.clone())),
-                other => Err(not_an_array_of_objects(other)),
-            })
-            .collect(),
-        Some((name, other)) if name == "$documents" => Err(not_an_array_of_objects(other)),
-        Some((name, Bson::Document(options))) if name == "$listLocalSessions" => {
+fn stage_name(stage: &Bson) -> &str {
+    match stage {
+        Bson::Document(stage) if stage.len() == 1 => stage.keys().next().map_or("", String::as_str),
+        _ => "",
+    }
+}
+
+fn is_list_local_sessions(stage: &Bson) -> bool {
+    stage_name(stage) == "$listLocalSessions"
+}
+
+/// The sessions a first stage `$listLocalSessions` lists; `None` for any other first stage
+/// (`$documents` is parsed with the rest of the pipeline).
+fn list_local_sessions(exec: &Exec<'_>, stage: &Bson) -> StoreResult<Option<Vec<Arc<Document>>>> {
+    if !is_list_local_sessions(stage) {
+        return Ok(None);
+    }
+    match stage
+        .as_document()
+        .and_then(|stage| stage.get("$listLocalSessions"))
+    {
+        Some(Bson::Document(options)) => {
             check_list_sessions_options(options)?;
-            Ok(local_sessions(exec))
+            Ok(Some(local_sessions(exec)))
         }
-        Some((name, other)) if name == "$listLocalSessions" => {
-            Err(CommandError::type_mismatch(format!(
-                "$listLocalSessions options must be an object, not a {}",
-                type_name(other)
-            )))
-        }
-        // Any other stage needs a collection; a malformed one gets the pipeline parser's error.
-        _ => Err(Pipeline::parse(std::slice::from_ref(stage))
-            .err()
-            .unwrap_or_else(|| needs_a_collection(name.map_or("", |(name, _)| name)))),
+        other => Err(CommandError::type_mismatch(format!(
+            "$listLocalSessions options must be an object, not a {}",
+            other.map_or("missing", type_name)
+        ))),
     }
 }
 
@@ -124,15 +143,5 @@ fn needs_a_collection(stage: &str) -> CommandError {
     CommandError::new(
         code::INVALID_NAMESPACE,
         format!("{{aggregate: 1}} is not valid for '{stage}'; a collection is required."),
-    )
-}
-
-fn not_an_array_of_objects(value: &Bson) -> CommandError {
-    CommandError::new(
-        code::DOCUMENTS_NOT_AN_ARRAY,
-        format!(
-            "$documents must evaluate to an array of objects, found {}",
-            type_name(value)
-        ),
     )
 }

@@ -12,6 +12,8 @@ mod default_collation;
 mod explain;
 mod find;
 mod find_and_modify;
+// Stages reading other collections (stages-multi).
+mod foreign;
 mod hint;
 mod plan;
 mod raw_request;

@@ -12,9 +12,10 @@ use super::args::{
 };
 use super::coll_stats::{self, CollStatsSpec};
 use super::find::{CursorOptions, open_cursor};
+use super::foreign::ExecSource;
 use super::hint::{self, Hint};
 use super::{view_reads, views};
-use crate::aggregate::Pipeline;
+use crate::aggregate::{ParseContext, Pipeline, Reader};
 use crate::catalog::{read, validate_namespace};
 use crate::change_stream;
 use crate::collation;
@@ -169,10 +170,14 @@ pub(crate) fn aggregate(exec: &mut Exec<'_>, command: &Document) -> StoreResult<
             let spec = CollStatsSpec::parse(options)?;
             let input = spec.run(exec, &collection)?;
             let rest = vars.pipeline(&stages[1..])?;
-            Pipeline::parse(&rest)?
-                .with_collation(collation::of(command)?.as_ref())
-                .with_allow_disk_use(crate::aggregate::allow_disk_use(command))
-                .run(input, false)?
+            let collation = collation::of(command)?;
+            let pipeline = Pipeline::parse_in(&rest, ParseContext::database(exec.db))?
+                .with_collation(collation.as_ref())
+                .with_allow_disk_use(crate::aggregate::allow_disk_use(command));
+            let mut source = ExecSource::new(exec);
+            let mut reader = Reader::new(&mut source, collation);
+            reader.check_involved(&pipeline)?;
+            pipeline.run_with(input, false, &mut reader)?
         }
         None => match views::resolve(exec, &collection)? {
             Some(view) => view_reads::run(exec, command, &view, &vars.pipeline(stages)?)?,
@@ -201,9 +206,16 @@ pub(crate) fn collection_pipeline(
     collection: &str,
     stages: &[Bson],
 ) -> StoreResult<Vec<Arc<Document>>> {
-    let pipeline = Pipeline::parse(stages)?
-        .with_collation(collation::of(command)?.as_ref())
+    let collation = collation::of(command)?;
+    let pipeline = Pipeline::parse_in(stages, ParseContext::database(exec.db))?
+        .with_collation(collation.as_ref())
         .with_allow_disk_use(crate::aggregate::allow_disk_use(command));
+    if pipeline.starts_with_documents() {
+        return Err(CommandError::new(
+            crate::code::INVALID_NAMESPACE,
+            "'$documents' can only be run with {aggregate: 1}",
+        ));
+    }
     let input: Vec<Arc<Document>> = match exec.collection(collection)? {
         Some(handle) => {
             let guard = read(&handle);
@@ -219,7 +231,11 @@ pub(crate) fn collection_pipeline(
         }
         None => Vec::new(),
     };
-    pipeline.run(input, true)
+    // The stages reading other collections read them as this command sees them.
+    let mut source = ExecSource::new(exec);
+    let mut reader = Reader::new(&mut source, collation);
+    reader.check_involved(&pipeline)?;
+    pipeline.run_with(input, true, &mut reader)
 }
 
 /// An aggregate must ask for a cursor (a collectionless one cannot be explained by blackpipe).

@@ -211,10 +211,8 @@ fn errors_and_cursor_batching() {
         error_code(&run_pipeline(vec![doc! { "$bogus": {} }])),
         40324
     );
-    assert_eq!(
-        error_code(&run_pipeline(vec![doc! { "$lookup": {} }])),
-        40324
-    );
+    // A `$lookup` without `from` needs a pipeline starting with `$documents` (stages-multi).
+    assert_eq!(error_code(&run_pipeline(vec![doc! { "$lookup": {} }])), 9);
     assert_eq!(error_code(&run_pipeline(vec![doc! { "$limit": 0 }])), 15958);
     assert_eq!(
         error_code(&run_pipeline(vec![

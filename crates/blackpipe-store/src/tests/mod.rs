@@ -9,6 +9,11 @@ mod agg_bucket;
 mod agg_densify;
 mod agg_fill;
 mod agg_sample_redact;
+// Stages reading other collections and running sub-pipelines (stages-multi).
+mod agg_graph_lookup;
+mod agg_lookup;
+mod agg_lookup_context;
+mod agg_union_facet;
 mod aggregate;
 mod atomic_commit;
 mod bounds;

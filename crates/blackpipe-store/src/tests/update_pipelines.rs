@@ -75,7 +75,10 @@ fn a_known_stage_an_update_may_not_use_is_a_write_error() {
     for (stage, name) in [
         (doc! { "$match": {} }, "$match"),
         (doc! { "$count": "n" }, "$group"),
-        (doc! { "$lookup": { "from": "x", "as": "y" } }, "$lookup"),
+        (
+            doc! { "$lookup": { "from": "x", "pipeline": [], "as": "y" } },
+            "$lookup",
+        ),
         (doc! { "$changeStream": {} }, "$changeStream"),
         (doc! { "$vectorSearch": {} }, "$vectorSearch"),
     ] {
