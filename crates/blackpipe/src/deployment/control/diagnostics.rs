@@ -418,7 +418,9 @@ pub(crate) fn current_op_stage(
         .in_progress
         .describe(&node.host().unwrap_or_default())
         .into_iter()
-        .map(Bson::Document)
+        // Literal: an operation's command has `$`-prefixed fields (`$db`), which `$documents`
+        // (an expression) would read as operators.
+        .map(|operation| Bson::Document(doc! { "$literal": operation }))
         .collect();
     let mut pipeline = vec![Bson::Document(doc! { "$documents": operations })];
     pipeline.extend(stages[1..].iter().cloned());
