@@ -26,7 +26,7 @@ for _ in $(seq 50); do
 done
 status=0
 echo "== Node.js driver $(cd "$WORK" && node -p 'require("mongodb/package.json").version')"
-(cd "$WORK" && node "$OLDPWD/$HERE/driver.js") || status=1
+(cd "$WORK" && NODE_PATH="$WORK/node_modules" node "$OLDPWD/$HERE/driver.js") || status=1
 echo "== mongosh $(cd "$WORK" && node -p 'require("mongosh/package.json").version')"
 (cd "$WORK" && ./node_modules/.bin/mongosh --quiet "$BLACKPIPE_URI" "$OLDPWD/$HERE/shell.js") || status=1
 exit $status

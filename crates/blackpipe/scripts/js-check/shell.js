@@ -32,7 +32,7 @@ check('db.c.countDocuments', () => db.c.countDocuments({}));
 check('db.c.totalSize()', () => db.c.totalSize());
 check('db.c.dataSize()', () => db.c.dataSize());
 check('db.c.storageSize()', () => db.c.storageSize());
-check('db.c.latencyStats()', () => db.c.latencyStats().toArray());
+check('db.c.latencyStats()', () => db.c.latencyStats());
 check('db.c.watch', () => { const cs = db.c.watch(); cs.close(); });
 check('session transaction', () => { const s = db.getMongo().startSession(); s.startTransaction(); s.getDatabase('shellcheck').c.insertOne({ _id: 3 }); s.commitTransaction(); s.endSession(); });
 print(out.join('\n'));
