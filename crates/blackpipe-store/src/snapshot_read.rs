@@ -29,8 +29,8 @@ pub(crate) struct ReadConcern<'a> {
 ///
 /// # Errors
 ///
-/// TypeMismatch for ill-typed fields; InvalidOptions for `atClusterTime` without level snapshot
-/// or after the store's latest write.
+/// TypeMismatch for ill-typed fields; BadValue for an unknown level; InvalidOptions for
+/// `atClusterTime` without level snapshot or after the store's latest write.
 pub(crate) fn read_concern<'a>(
     store: &Store,
     command: &'a Document,
@@ -54,6 +54,14 @@ pub(crate) fn read_concern<'a>(
             )));
         }
     };
+    if !matches!(
+        level,
+        "local" | "majority" | "linearizable" | "available" | "snapshot"
+    ) {
+        return Err(CommandError::bad_value(format!(
+            "Enumeration value '{level}' for field 'readConcern.level' is not a valid value."
+        )));
+    }
     let at_cluster_time = match read_concern.get("atClusterTime") {
         None => None,
         Some(Bson::Timestamp(at)) => Some(*at),

@@ -169,3 +169,21 @@ fn a_snapshot_cursor_continues_with_the_sessions_read_concern_on_its_get_more() 
     );
     assert_eq!(error_code(&count), 72, "{count}");
 }
+
+#[test]
+fn an_unknown_read_concern_level_is_refused() {
+    let store = new_store();
+    let reply = run(
+        &store,
+        "db",
+        doc! { "find": "c", "readConcern": { "level": "unknown" } },
+    );
+    assert_eq!(error_code(&reply), 2, "{reply}");
+    for level in ["local", "majority", "available", "snapshot"] {
+        run_ok(
+            &store,
+            "db",
+            doc! { "find": "c", "readConcern": { "level": level } },
+        );
+    }
+}

@@ -479,17 +479,19 @@ pub fn parse_step_down(command: &Document) -> Result<(Duration, bool), ControlEr
         Some(Bson::Boolean(true)) => Duration::from_secs(60),
         other => seconds(other, "replSetStepDown", 60)?,
     };
+    let force = flag(command, "force")?;
+    // As mongod: a forced stepdown waits for no secondary to catch up by default.
     let catch_up = seconds(
         command.get("secondaryCatchUpPeriodSecs"),
         "secondaryCatchUpPeriodSecs",
-        10,
+        if force { 0 } else { 10 },
     )?;
     if freeze_for < catch_up {
         return Err(bad(
             "stepdown period must be longer than secondaryCatchUpPeriodSecs",
         ));
     }
-    Ok((freeze_for, flag(command, "force")?))
+    Ok((freeze_for, force))
 }
 
 /// Parses `{replSetFreeze: secs}`.

@@ -135,6 +135,11 @@ fn repl_set_step_down_and_freeze_parse_like_mongod() {
         (Duration::from_secs(5), false)
     );
     assert_eq!(
+        parse_step_down(&doc! {"replSetStepDown": 5, "force": true}).unwrap(),
+        (Duration::from_secs(5), true),
+        "a forced stepdown's catch-up period is 0 by default"
+    );
+    assert_eq!(
         parse_freeze(&doc! {"replSetFreeze": 0}).unwrap(),
         Duration::ZERO
     );
