@@ -15,6 +15,7 @@
 //! Output may go to another database (not `admin`, `config` or `local`, as mongod refuses);
 //! either stage inside a transaction is refused.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use bson::{Bson, Document, doc};
@@ -307,7 +308,18 @@ fn merge(
         } else {
             let updates = chunk
                 .iter()
-                .map(|document| merge_statement(document, matched, insert_unmatched))
+                .map(|document| {
+                    // As mongod: an output document without `_id` gets a new ObjectId (it
+                    // can match nothing, so it is inserted).
+                    let document = if document.contains_key("_id") {
+                        Cow::Borrowed(&**document)
+                    } else {
+                        let mut with_id = doc! { "_id": exec.store.new_object_id(exec.now) };
+                        with_id.extend((**document).clone());
+                        Cow::Owned(with_id)
+                    };
+                    merge_statement(&document, matched, insert_unmatched)
+                })
                 .collect::<StoreResult<Vec<_>>>()?;
             write::update(exec, &doc! { "update": target, "updates": updates })?
         };

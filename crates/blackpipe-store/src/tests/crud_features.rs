@@ -269,3 +269,28 @@ fn out_and_merge_write_into_another_database() {
     );
     assert_eq!(error_code(&refused), 73, "{refused}");
 }
+
+#[test]
+fn merge_gives_an_output_document_without_id_a_new_one() {
+    let store = new_store();
+    insert(
+        &store,
+        "c",
+        vec![doc! { "_id": 1, "a": 1 }, doc! { "_id": 2, "a": 2 }],
+    );
+    run_ok(
+        &store,
+        "db",
+        doc! { "aggregate": "c", "pipeline": [
+            { "$project": { "_id": 0, "a": 1 } },
+            { "$merge": { "into": "out" } },
+        ], "cursor": {} },
+    );
+    let stored = store.documents("db", "out");
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    assert!(
+        stored
+            .iter()
+            .all(|document| document.get_object_id("_id").is_ok())
+    );
+}
