@@ -75,12 +75,29 @@ pub(crate) fn has_later_change_stream(stages: &[Bson]) -> bool {
 /// a change stream does not allow (`$out` and `$merge` included); InvalidResumeToken (260) for
 /// `resumeAfter` an invalidate; ChangeStreamHistoryLost (286) when the start is older than
 /// the op log still holds.
+/// A change stream reads majority-committed changes only: a read concern other than
+/// `majority` (none given is fine) is refused, as mongod refuses it.
+fn check_read_concern(command: &Document) -> StoreResult<()> {
+    let level = command
+        .get_document("readConcern")
+        .ok()
+        .and_then(|concern| concern.get_str("level").ok());
+    match level {
+        None | Some("majority") => Ok(()),
+        Some(level) => Err(CommandError::new(
+            code::INVALID_OPTIONS,
+            format!("Read concern level '{level}' is not supported by $changeStream"),
+        )),
+    }
+}
+
 pub(crate) fn aggregate(
     exec: &mut Exec<'_>,
     command: &Document,
     target: Option<&str>,
     stages: &[Bson],
 ) -> StoreResult<Document> {
+    check_read_concern(command)?;
     let (spec, pipeline) = parse_stream(exec, target, stages)?;
     let batch_size = cursor_batch_size(command, "aggregate")?.unwrap_or(DEFAULT_FIRST_BATCH);
     let newest = visible_newest(lock(&exec.store.oplog).last().ts, exec.majority_committed);

@@ -596,3 +596,20 @@ fn an_event_too_large_for_a_reply_is_an_error_not_an_oversized_batch() {
     let failed = run(&store, "db", doc! { "getMore": id, "collection": "c" });
     assert_eq!(error_code(&failed), 10334);
 }
+
+#[test]
+fn a_change_stream_reads_with_majority_read_concern_only() {
+    let store = crate::Store::default();
+    let stream = |concern: Option<&str>| {
+        let mut command =
+            bson::doc! { "aggregate": "c", "pipeline": [{ "$changeStream": {} }], "cursor": {} };
+        if let Some(level) = concern {
+            command.insert("readConcern", bson::doc! { "level": level });
+        }
+        super::run(&store, "db", command)
+    };
+    assert_eq!(super::error_code(&stream(Some("local"))), 72);
+    assert_eq!(super::error_code(&stream(Some("snapshot"))), 72);
+    assert!(stream(Some("majority")).get_document("cursor").is_ok());
+    assert!(stream(None).get_document("cursor").is_ok());
+}
