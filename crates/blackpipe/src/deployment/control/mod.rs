@@ -10,3 +10,4 @@ pub(crate) mod config_catalog;
 pub(crate) mod diagnostics;
 pub(crate) mod mongod;
 pub(crate) mod parameters;
+mod repl_status;
