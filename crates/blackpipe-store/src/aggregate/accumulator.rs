@@ -13,9 +13,7 @@ use super::window_states::{Covariance, ExpMovingAvg, Integral, Rank};
 use crate::code;
 use crate::collation::Collation;
 use crate::errors::{CommandError, StoreResult, format_document};
-use crate::expr::accum_support::value_text;
 use crate::expr::{Defined, Expr};
-use crate::value_order::Number;
 
 /// Which accumulator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,40 +226,10 @@ impl Accumulator {
     }
 }
 
-/// `n`: a positive number with an integral value (mongod's `AccumulatorN::validateN`).
+/// `n`: a positive number with an integral value (mongod's `AccumulatorN::validateN`, the
+/// same check as the `$firstN`-family expressions').
 pub(crate) fn validate_n(value: Option<&Bson>) -> StoreResult<i64> {
-    let not_integral = |code| {
-        CommandError::new(
-            code,
-            format!(
-                "Value for 'n' must be of integral type, but found {}",
-                value_text(value)
-            ),
-        )
-    };
-    let n = match value.and_then(Number::of) {
-        None => return Err(not_integral(code::N_NOT_NUMBER)),
-        Some(Number::Int(n)) => n,
-        Some(number) => {
-            let float = number.as_f64();
-            // Within i64's range: 2^63 itself is not.
-            if float.fract() != 0.0
-                || !(-9.223_372_036_854_775e18..9.223_372_036_854_775e18).contains(&float)
-            {
-                return Err(not_integral(code::N_NOT_INTEGRAL));
-            }
-            #[allow(clippy::cast_possible_truncation)]
-            let n = float as i64;
-            n
-        }
-    };
-    if n <= 0 {
-        return Err(CommandError::new(
-            code::N_NOT_POSITIVE,
-            format!("'n' must be greater than 0, found {n}"),
-        ));
-    }
-    Ok(n)
+    crate::expr::checked_n(value)
 }
 
 /// The value of an expression that is a constant (a literal, or an array or object of them),

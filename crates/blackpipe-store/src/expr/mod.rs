@@ -24,6 +24,7 @@ mod math;
 mod named;
 mod ops;
 mod pick;
+pub(crate) use self::pick::checked_n;
 pub(crate) mod rand;
 mod regex;
 mod sets;

@@ -112,7 +112,7 @@ impl PickN {
 }
 
 /// `n`: a positive number with an integer value.
-fn checked_n(value: Option<&Bson>) -> StoreResult<i64> {
+pub(crate) fn checked_n(value: Option<&Bson>) -> StoreResult<i64> {
     let not_integral = |code| {
         CommandError::new(
             code,
