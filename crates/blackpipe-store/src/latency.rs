@@ -79,12 +79,19 @@ impl Store {
     pub fn record_latency(&self, ns: &str, class: LatencyClass, elapsed: Duration) {
         let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
         let mut latencies = lock(&self.latencies);
-        if !latencies.by_namespace.contains_key(ns)
-            && latencies.by_namespace.len() >= MAX_NAMESPACES
-        {
-            return;
+        let by_namespace = &mut latencies.by_namespace;
+        // The namespace is copied only the first time it is seen: a command on a known one
+        // allocates nothing.
+        if !by_namespace.contains_key(ns) {
+            if by_namespace.len() >= MAX_NAMESPACES {
+                return;
+            }
+            by_namespace.insert(ns.to_owned(), Default::default());
         }
-        let totals = &mut latencies.by_namespace.entry(ns.to_owned()).or_default()[class.index()];
+        let Some(figures) = by_namespace.get_mut(ns) else {
+            return;
+        };
+        let totals = &mut figures[class.index()];
         totals.ops += 1;
         totals.micros = totals.micros.saturating_add(micros);
         let bucket = usize::try_from(u64::BITS - micros.max(1).leading_zeros() - 1).unwrap_or(0);

@@ -11,6 +11,8 @@ use std::time::Instant;
 use bson::{Bson, DateTime, Document, doc};
 use tokio::sync::watch;
 
+use crate::server::Request;
+
 /// A command document larger than this is shown truncated, as mongod does.
 const MAX_SHOWN_COMMAND_BYTES: usize = 1024;
 
@@ -18,16 +20,16 @@ const MAX_SHOWN_COMMAND_BYTES: usize = 1024;
 #[derive(Debug, Clone)]
 pub(crate) struct Client {
     pub(crate) connection_id: u64,
-    pub(crate) address: String,
+    pub(crate) address: std::net::SocketAddr,
     pub(crate) app_name: Option<String>,
 }
 
+/// A running request: kept as it arrived (shared, not copied: registering costs the hot path
+/// no more than an insertion); `currentOp` shapes it only when asked.
 #[derive(Debug)]
 struct Running {
     client: Client,
-    ns: String,
-    command_name: String,
-    command: Document,
+    request: Arc<Request>,
     started: Instant,
     kill: watch::Sender<bool>,
 }
@@ -45,22 +47,14 @@ impl InProgress {
     }
 
     /// Registers a request until the returned guard is dropped.
-    pub(crate) fn begin(
-        self: &Arc<Self>,
-        client: Client,
-        ns: String,
-        command: &Document,
-    ) -> OpGuard {
+    pub(crate) fn begin(self: &Arc<Self>, client: Client, request: Arc<Request>) -> OpGuard {
         let opid = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let (kill, killed) = watch::channel(false);
-        let command_name = command.keys().next().cloned().unwrap_or_default();
         self.running().insert(
             opid,
             Running {
                 client,
-                ns,
-                command_name,
-                command: shown(command),
+                request,
                 started: Instant::now(),
                 kill,
             },
@@ -80,28 +74,34 @@ impl InProgress {
             .is_some()
     }
 
-    /// Every running operation as `currentOp` describes it, oldest first.
-    pub(crate) fn describe(&self, host: &str) -> Vec<Document> {
+    /// Every running operation as `currentOp` describes it, oldest first; `namespace` names
+    /// a request's namespace as the node does.
+    pub(crate) fn describe(
+        &self,
+        host: &str,
+        namespace: impl Fn(&Request) -> String,
+    ) -> Vec<Document> {
         let now = Instant::now();
         let wall = DateTime::now();
         self.running()
             .iter()
             .map(|(opid, running)| {
                 let elapsed = now.saturating_duration_since(running.started);
+                let command = running.request.command();
                 let mut op = doc! {
                     "type": "op",
                     "host": host,
                     "desc": format!("conn{}", running.client.connection_id),
                     "connectionId": i64::try_from(running.client.connection_id).unwrap_or(i64::MAX),
-                    "client": &running.client.address,
+                    "client": running.client.address.to_string(),
                     "active": true,
                     "currentOpTime": wall,
                     "opid": i64::try_from(*opid).unwrap_or(i64::MAX),
                     "secs_running": i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX),
                     "microsecs_running": i64::try_from(elapsed.as_micros()).unwrap_or(i64::MAX),
-                    "op": op_kind(&running.command_name),
-                    "ns": &running.ns,
-                    "command": running.command.clone(),
+                    "op": op_kind(running.request.command_name()),
+                    "ns": namespace(&running.request),
+                    "command": shown(command),
                     "numYields": 0,
                     "waitingForLock": false,
                     "locks": {},
@@ -109,7 +109,7 @@ impl InProgress {
                 if let Some(app_name) = &running.client.app_name {
                     op.insert("appName", app_name);
                 }
-                if let Some(lsid) = running.command.get("lsid") {
+                if let Some(lsid) = command.get("lsid") {
                     op.insert("lsid", lsid.clone());
                 }
                 op
@@ -177,24 +177,36 @@ mod tests {
     fn client() -> Client {
         Client {
             connection_id: 7,
-            address: "127.0.0.1:5000".to_owned(),
+            address: "127.0.0.1:5000".parse().unwrap(),
             app_name: Some("app".to_owned()),
         }
+    }
+
+    fn find() -> Arc<Request> {
+        let body = bson::RawDocumentBuf::try_from(&doc! { "find": "c", "$db": "db" }).unwrap();
+        let message = steadfast_wire::Message::new(1, 0, steadfast_wire::OpMsg::new(body));
+        Arc::new(Request::from_message(message).unwrap())
+    }
+
+    fn namespace(_: &Request) -> String {
+        "db.c".to_owned()
     }
 
     #[tokio::test]
     async fn operations_are_listed_while_running_and_killable() {
         let registry = Arc::new(InProgress::default());
-        let mut guard = registry.begin(client(), "db.c".to_owned(), &doc! { "find": "c" });
-        let listed = registry.describe("h:1");
+        let mut guard = registry.begin(client(), find());
+        let listed = registry.describe("h:1", namespace);
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].get_str("op").unwrap(), "query");
         assert_eq!(listed[0].get_str("appName").unwrap(), "app");
+        assert_eq!(listed[0].get_str("ns").unwrap(), "db.c");
+        assert_eq!(listed[0].get_str("client").unwrap(), "127.0.0.1:5000");
         let opid = u64::try_from(listed[0].get_i64("opid").unwrap()).unwrap();
         assert!(registry.kill(opid));
         guard.killed().await;
         drop(guard);
-        assert!(registry.describe("h:1").is_empty());
+        assert!(registry.describe("h:1", namespace).is_empty());
         assert!(!registry.kill(opid), "gone once finished");
     }
 

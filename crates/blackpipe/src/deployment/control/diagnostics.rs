@@ -9,6 +9,7 @@ use crate::deployment::errors::error_reply;
 use crate::deployment::hello::SERVER_VERSION;
 use crate::deployment::model::DeploymentKind;
 use crate::deployment::node::context::NodeContext;
+use crate::deployment::node::context::request;
 use crate::deployment::state::lock;
 use blackpipe_store::code;
 use blackpipe_store::type_name;
@@ -311,7 +312,7 @@ pub(crate) fn current_op(node: &NodeContext, command: &Document) -> Result<Docum
     for op in node
         .process
         .in_progress
-        .describe(&node.host().unwrap_or_default())
+        .describe(&node.host().unwrap_or_default(), request::namespace_of)
     {
         if blackpipe_store::filter_matches(&filter, &op)? {
             matching.push(op);
@@ -416,7 +417,7 @@ pub(crate) fn current_op_stage(
     let operations: Vec<Bson> = node
         .process
         .in_progress
-        .describe(&node.host().unwrap_or_default())
+        .describe(&node.host().unwrap_or_default(), request::namespace_of)
         .into_iter()
         // Literal: an operation's command has `$`-prefixed fields (`$db`), which `$documents`
         // (an expression) would read as operators.

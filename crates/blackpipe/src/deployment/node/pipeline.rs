@@ -68,14 +68,14 @@ impl Handler for MemberHandler {
         Box::pin(async move {
             let client = Client {
                 connection_id: connection.id().get(),
-                address: connection.peer().to_string(),
+                address: connection.peer(),
                 app_name: connection.app_name().map(str::to_owned),
             };
-            let mut operation = self.node.process.in_progress.begin(
-                client,
-                request::namespace_of(&request),
-                request.command(),
-            );
+            let mut operation = self
+                .node
+                .process
+                .in_progress
+                .begin(client, Arc::clone(&request));
             let outcome = tokio::select! {
                 biased;
                 flow = run(&self.node, &self.counters, &request, connection) => {
