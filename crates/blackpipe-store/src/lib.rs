@@ -178,6 +178,9 @@ pub use self::commands::{
     COMMANDS, CommandContext, CommandOutcome, MAX_BSON_DEPTH, RawRequestError, check_raw_request,
 };
 pub use self::cursor::InsertWait;
+/// The mongod version blackpipe answers as (`buildInfo`, `serverStatus`, `explain`).
+pub const SERVER_VERSION: &str = "8.0.0";
+
 pub use self::errors::type_name;
 pub use self::latency::LatencyClass;
 pub use self::op_clock::OpClock;

@@ -160,7 +160,7 @@ fn server_info(host: Option<&str>) -> Document {
         .map_or(("localhost", 27017), |(name, port)| {
             (name, port.parse().unwrap_or(27017))
         });
-    doc! { "host": name, "port": port, "version": "8.0.0", "gitVersion": "blackpipe" }
+    doc! { "host": name, "port": port, "version": crate::SERVER_VERSION, "gitVersion": "blackpipe" }
 }
 
 /// Reads the explained command into a query and the stage above it.

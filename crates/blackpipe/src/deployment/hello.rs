@@ -10,8 +10,7 @@ use blackpipe_store::code;
 pub const MAX_BSON_OBJECT_SIZE: i32 = 16 * 1024 * 1024;
 /// `maxMessageSizeBytes` of mongod 8.0.
 pub const MAX_MESSAGE_SIZE_BYTES: i32 = 48_000_000;
-/// The server version blackpipe answers as (`buildInfo`, `serverStatus`).
-pub const SERVER_VERSION: &str = "8.0.0";
+pub use blackpipe_store::SERVER_VERSION;
 /// `maxWriteBatchSize` of mongod 8.0.
 pub const MAX_WRITE_BATCH_SIZE: i32 = 100_000;
 /// `logicalSessionTimeoutMinutes` (mongod's default).

@@ -127,7 +127,7 @@ pub(crate) fn respond(
         DefaultKind::Hello => Reaction::Reply(hello_reply(request, connection, hello_template)),
         DefaultKind::Ping | DefaultKind::EndSessions => Reaction::ok(),
         DefaultKind::BuildInfo => Reaction::Reply(doc! {
-            "version": "8.0.0",
+            "version": blackpipe_store::SERVER_VERSION,
             "gitVersion": "blackpipe",
             "versionArray": [8, 0, 0, 0],
             "bits": 64,
