@@ -117,6 +117,33 @@ fn the_demo_report_renders_in_a_real_browser() {
         "a marker per injected fault"
     );
     assert!(dom.contains("class=\"op-ok\""), "operations are drawn");
+    // Each operation's retries are counted on its own task: what the page shows per operation
+    // adds up to at most what the driver reported, and to some when it retried at all (a 4 s
+    // demo draws every one of its operations).
+    let driver_retries = report["retries"]
+        .as_u64()
+        .expect("the report counts retries");
+    let page_retries: u64 = dom
+        .split("data-tip=\"")
+        .skip(1)
+        .filter_map(|tip| {
+            let tip = &tip[..tip.find('"')?];
+            let count = tip.rsplit(", ").next()?;
+            let count = count
+                .strip_suffix(" retries")
+                .or_else(|| count.strip_suffix(" retry"))?;
+            count.parse::<u64>().ok()
+        })
+        .sum();
+    assert!(
+        page_retries <= driver_retries,
+        "{page_retries} > {driver_retries}"
+    );
+    assert_eq!(
+        page_retries > 0,
+        driver_retries > 0,
+        "{page_retries} of {driver_retries}"
+    );
 
     let screenshot = std::env::var_os("STEADFAST_REPORT_SCREENSHOT")
         .map_or_else(|| dir.join("demo.png"), PathBuf::from);
