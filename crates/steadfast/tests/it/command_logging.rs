@@ -120,6 +120,10 @@ fn record() -> (Recorder, tracing::subscriber::DefaultGuard) {
     let recorder = Recorder::default();
     let subscriber = tracing_subscriber::registry().with(recorder.clone());
     let guard = tracing::subscriber::set_default(subscriber);
+    // Callsites cache whether anyone listens; one first reached on another test's thread
+    // (where no subscriber is set) could stay cached as "never" for this one. Recompute now
+    // that this thread has a subscriber.
+    tracing::callsite::rebuild_interest_cache();
     (recorder, guard)
 }
 
